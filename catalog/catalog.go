@@ -1,0 +1,177 @@
+// Package catalog is the unified tool catalog: every tool Legate offers, from
+// native connectors and upstream MCP servers, under its canonical name
+// (`<instance>.<tool>`, `mcp.<upstream>.<tool>`) and its wire name (what a
+// client sees in tools/list).
+//
+// A Catalog is immutable once built; the gateway swaps in a new one when a
+// source changes, so readers never lock.
+package catalog
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/legate-mcp/legate/connectors"
+)
+
+// Naming chooses how canonical names are shown to clients.
+type Naming string
+
+// The naming modes.
+const (
+	// Safe maps names to ^[A-Za-z0-9_-]{1,64}$, which every host accepts:
+	// "." becomes "__", other characters "_", and a name still too long (or
+	// changed beyond dots, or colliding) ends in "_" and a short hash.
+	Safe Naming = "safe"
+	// Canonical shows canonical names as they are.
+	Canonical Naming = "canonical"
+)
+
+// MaxWireLen is the longest wire name under Safe.
+const MaxWireLen = 64
+
+// Entry is one tool in the catalog.
+type Entry struct {
+	// Canonical is the tool's canonical name.
+	Canonical string
+	// Wire is the name clients see; set by Build.
+	Wire string
+	// Source describes where the tool comes from, for people: e.g.
+	// `connector "web" (config.yaml connectors[0])`.
+	Source string
+	// Class is the tool's declared operation class.
+	Class connectors.Class
+	// Tool is the definition as sent to clients; Build sets its Name to Wire.
+	Tool *mcp.Tool
+	// Target is the source's own handle for executing the tool; the
+	// catalog never looks inside it.
+	Target any
+}
+
+// Catalog is an immutable set of entries.
+type Catalog struct {
+	naming      Naming
+	entries     []*Entry // sorted by canonical name
+	byWire      map[string]*Entry
+	byCanonical map[string]*Entry
+	tools       []*mcp.Tool
+}
+
+// Build makes a catalog of entries. Two entries with one canonical name are
+// an error naming both sources.
+func Build(naming Naming, entries []*Entry) (*Catalog, error) {
+	if naming == "" {
+		naming = Safe
+	}
+	c := &Catalog{
+		naming:      naming,
+		entries:     slices.Clone(entries),
+		byWire:      make(map[string]*Entry, len(entries)),
+		byCanonical: make(map[string]*Entry, len(entries)),
+	}
+	slices.SortFunc(c.entries, func(a, b *Entry) int { return strings.Compare(a.Canonical, b.Canonical) })
+	var errs []string
+	for _, e := range c.entries {
+		if prev, dup := c.byCanonical[e.Canonical]; dup {
+			errs = append(errs, fmt.Sprintf("tool %q is defined by both %s and %s", e.Canonical, prev.Source, e.Source))
+			continue
+		}
+		c.byCanonical[e.Canonical] = e
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("tool name collision: %s", strings.Join(errs, "; "))
+	}
+	// Wire names: a first pass finds names two canonical names share; those
+	// get a hash suffix, which depends only on the canonical name, so the
+	// result does not depend on the order of the entries.
+	first := make(map[string]int, len(c.entries))
+	for _, e := range c.entries {
+		first[wireName(e.Canonical, naming, false)]++
+	}
+	for _, e := range c.entries {
+		w := wireName(e.Canonical, naming, false)
+		if first[w] > 1 {
+			w = wireName(e.Canonical, naming, true)
+		}
+		if prev, dup := c.byWire[w]; dup {
+			return nil, fmt.Errorf("tool names %q (%s) and %q (%s) map to one wire name %q; rename one", prev.Canonical, prev.Source, e.Canonical, e.Source, w)
+		}
+		e.Wire = w
+		c.byWire[w] = e
+	}
+	c.tools = make([]*mcp.Tool, len(c.entries))
+	for i, e := range c.entries {
+		t := *e.Tool
+		t.Name = e.Wire
+		e.Tool = &t
+		c.tools[i] = &t
+	}
+	return c, nil
+}
+
+// Lookup finds an entry by wire name or, failing that, canonical name.
+func (c *Catalog) Lookup(name string) (*Entry, bool) {
+	if e, ok := c.byWire[name]; ok {
+		return e, true
+	}
+	e, ok := c.byCanonical[name]
+	return e, ok
+}
+
+// Entries returns every entry, sorted by canonical name. Do not modify them.
+func (c *Catalog) Entries() []*Entry { return c.entries }
+
+// Tools returns the wire definitions in canonical-name order. Do not modify them.
+func (c *Catalog) Tools() []*mcp.Tool { return c.tools }
+
+// Len is the number of tools.
+func (c *Catalog) Len() int { return len(c.entries) }
+
+// Naming is the catalog's naming mode.
+func (c *Catalog) Naming() Naming { return c.naming }
+
+// WireName is the wire name of a lone canonical name under naming.
+func WireName(canonical string, naming Naming) string {
+	return wireName(canonical, naming, false)
+}
+
+func wireName(canonical string, naming Naming, forceHash bool) string {
+	if naming == Canonical {
+		if forceHash {
+			return canonical + "_" + shortHash(canonical)
+		}
+		return canonical
+	}
+	var b strings.Builder
+	lossy := false
+	for _, r := range canonical {
+		switch {
+		case r == '.':
+			b.WriteString("__")
+		case r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+			lossy = true
+		}
+	}
+	w := b.String()
+	if !lossy && !forceHash && len(w) <= MaxWireLen && w != "" {
+		return w
+	}
+	h := shortHash(canonical)
+	if keep := MaxWireLen - len(h) - 1; len(w) > keep {
+		w = w[:keep]
+	}
+	return w + "_" + h
+}
+
+func shortHash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:4])
+}

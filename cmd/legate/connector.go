@@ -1,0 +1,265 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
+
+	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/server"
+	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/vault"
+)
+
+func connectorCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "connector", Short: "Connector types and instances"}
+	cmd.AddCommand(connectorTypesCmd(), connectorListCmd(g), connectorAddCmd(g), connectorRemoveCmd(g), connectorTestCmd(g))
+	return cmd
+}
+
+func connectorTypesCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "types",
+		Short: "List the registered connector types with their config fields and credentials",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			type typeInfo struct {
+				Name        string                  `json:"name"`
+				Description string                  `json:"description"`
+				Fields      []connectors.Field      `json:"fields"`
+				Credentials []connectors.Credential `json:"credentials"`
+			}
+			var out []typeInfo
+			for _, t := range connectors.Types() {
+				ti := typeInfo{Name: t.Name, Description: t.Description, Credentials: t.Credentials}
+				if t.Config != nil {
+					ti.Fields, _ = connectors.FieldsOf(t.Config())
+				}
+				out = append(out, ti)
+			}
+			if asJSON {
+				return printJSON(out)
+			}
+			for _, t := range out {
+				fmt.Printf("%s — %s\n", t.Name, t.Description)
+				tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+				for _, f := range t.Fields {
+					attrs := f.Kind
+					if f.Required {
+						attrs += ", required"
+					}
+					if f.Default != "" {
+						attrs += ", default " + f.Default
+					}
+					fmt.Fprintf(tw, "  config.%s\t%s\t%s\n", f.Name, attrs, f.Description)
+				}
+				for _, c := range t.Credentials {
+					attrs := "secret"
+					if c.Required {
+						attrs += ", required"
+					}
+					fmt.Fprintf(tw, "  credentials.%s\t%s\t%s\n", c.Name, attrs, c.Description)
+				}
+				tw.Flush()
+				fmt.Println()
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func connectorListCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List connector instances from the config file and the store",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			e, err := g.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			defs, err := server.InstanceDefs(cmd.Context(), e.cfg, e.store)
+			if err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tTYPE\tCREDENTIALS\tDEFINED IN")
+			for _, d := range defs {
+				var creds []string
+				for name, ref := range d.Credentials {
+					creds = append(creds, name+"="+ref.String())
+				}
+				slices.Sort(creds)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.ID, d.Type, orDash(strings.Join(creds, ",")), d.Origin)
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func connectorAddCmd(g *globals) *cobra.Command {
+	var typ, cfgText string
+	var creds []string
+	cmd := &cobra.Command{
+		Use:   "add [ID] --type TYPE [--config YAML] [--credential NAME=env:VAR|file:PATH ...]",
+		Short: "Add a connector instance to the store (validated first; the id defaults to the type)",
+		Example: `  legate connector add web --type http --config '{base_url: https://api.example.com}' --credential token=env:API_TOKEN
+  legate connector add --type webhook --config 'url: https://hooks.example.com/in' --credential signing_secret=file:/run/secrets/hook`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			ctx := cmd.Context()
+			id := typ
+			if len(argv) == 1 {
+				id = argv[0]
+			}
+			refs := map[string]vault.Ref{}
+			for _, c := range creds {
+				name, val, ok := strings.Cut(c, "=")
+				if !ok {
+					return fmt.Errorf("--credential %q: want NAME=env:VAR or NAME=file:PATH", c)
+				}
+				ref, err := vault.ParseRef(val)
+				if err != nil {
+					return fmt.Errorf("--credential %s: %w", name, err)
+				}
+				refs[name] = ref
+			}
+			var node yaml.Node
+			if err := yaml.Unmarshal([]byte(cfgText), &node); err != nil {
+				return fmt.Errorf("--config: invalid YAML: %w", err)
+			}
+			var cfgMap map[string]any
+			if err := node.Decode(&cfgMap); err != nil && cfgText != "" {
+				return fmt.Errorf("--config: must be a mapping of config fields: %w", err)
+			}
+			cfgJSON, err := json.Marshal(cfgMap)
+			if err != nil {
+				return fmt.Errorf("--config: %w", err)
+			}
+			credJSON, _ := json.Marshal(refs)
+			rec := store.Connector{ID: id, Type: typ, Config: cfgJSON, Credentials: credJSON}
+			def, err := server.StoredDef(rec)
+			if err != nil {
+				return err
+			}
+			def.Path = "connector " + id
+			if _, err := def.Build(); err != nil {
+				return err
+			}
+			e, err := g.open(ctx)
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			for _, c := range e.cfg.Connectors {
+				if c.ID == id {
+					return fmt.Errorf("connector id %q is already defined in %s; pick another id", id, e.cfg.Path)
+				}
+			}
+			if err := e.store.Connectors().Create(ctx, rec); err != nil {
+				if errors.Is(err, store.ErrExists) {
+					return fmt.Errorf("connector id %q is already in the store; remove it first (legate connector remove %s)", id, id)
+				}
+				return err
+			}
+			fmt.Printf("added connector %q (type %s) to %s; a running server picks it up at its next start\n", id, typ, e.stateDir)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&typ, "type", "", "connector type (legate connector types)")
+	cmd.Flags().StringVar(&cfgText, "config", "", "the instance's config section, YAML or JSON")
+	cmd.Flags().StringArrayVar(&creds, "credential", nil, "credential reference NAME=env:VAR or NAME=file:PATH (repeatable)")
+	cmd.MarkFlagRequired("type")
+	return cmd
+}
+
+func connectorRemoveCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "remove ID",
+		Short: "Remove a connector instance from the store",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			e, err := g.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			id := argv[0]
+			err = e.store.Connectors().Delete(cmd.Context(), id)
+			if errors.Is(err, store.ErrNotFound) {
+				for _, c := range e.cfg.Connectors {
+					if c.ID == id {
+						return fmt.Errorf("connector %q is defined in %s, not in the store: edit the file to remove it", id, e.cfg.Path)
+					}
+				}
+				return fmt.Errorf("no connector %q in the store (legate connector list shows them)", id)
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Printf("removed connector %q\n", id)
+			return nil
+		},
+	}
+}
+
+func connectorTestCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "test [ID...]",
+		Short: "Test the connection of connector instances (all by default)",
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			e, err := g.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			gw, err := e.gateway(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer gw.Close()
+			results := gw.Test(cmd.Context(), argv...)
+			for _, id := range argv {
+				if _, ok := results[id]; !ok {
+					return fmt.Errorf("no connector %q (legate connector list shows them)", id)
+				}
+			}
+			ids := make([]string, 0, len(results))
+			for id := range results {
+				ids = append(ids, id)
+			}
+			slices.Sort(ids)
+			failed := 0
+			for _, id := range ids {
+				if err := results[id]; err != nil {
+					failed++
+					fmt.Printf("FAIL  %s: %v\n", id, err)
+				} else {
+					fmt.Printf("ok    %s\n", id)
+				}
+			}
+			if failed > 0 {
+				return exitError{fmt.Sprintf("%d connector(s) failed", failed)}
+			}
+			return nil
+		},
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,160 @@
+// Command legate is the Legate MCP gateway: `legate serve` runs it on
+// Streamable HTTP, `legate stdio` for desktop clients, and the other
+// commands administer it (`legate <noun> <verb>`).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/legate-mcp/legate/config"
+	_ "github.com/legate-mcp/legate/connectors/all" // every connector type
+	"github.com/legate-mcp/legate/server"
+	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/store/sqlite"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// globals are the flags every command shares.
+type globals struct {
+	configPath string
+	stateDir   string
+	logLevel   string
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := newRoot()
+	if err := root.ExecuteContext(ctx); err != nil {
+		var ee exitError
+		if !errors.As(err, &ee) {
+			fmt.Fprintln(os.Stderr, "legate:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+// exitError makes the command exit non-zero after it printed its own report.
+type exitError struct{ msg string }
+
+func (e exitError) Error() string { return e.msg }
+
+func newRoot() *cobra.Command {
+	g := &globals{}
+	root := &cobra.Command{
+		Use:           "legate",
+		Short:         "Legate: one MCP endpoint for every tool an agent is allowed",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.configPath, "config", "", "config file (default ./config.yaml if it exists, else none)")
+	pf.StringVar(&g.stateDir, "state-dir", "", "state directory (default $LEGATE_STATE_DIR, then state_dir from the config, then ~/.local/state/legate)")
+	pf.StringVar(&g.logLevel, "log-level", "", "debug, info, warn or error (default from the config, else info)")
+	root.AddCommand(
+		serveCmd(g), stdioCmd(g), toolsCmd(g), connectorCmd(g), configCmd(g), versionCmd(),
+	)
+	return root
+}
+
+// loadConfig reads --config, or ./config.yaml when present; with neither it
+// returns an empty configuration.
+func (g *globals) loadConfig() (*config.File, error) {
+	path := g.configPath
+	if path == "" {
+		if _, err := os.Stat("config.yaml"); err != nil {
+			return &config.File{}, nil
+		}
+		path = "config.yaml"
+	}
+	return config.Load(path)
+}
+
+// resolveStateDir picks the state directory: --state-dir, then
+// $LEGATE_STATE_DIR, then state_dir from the config (relative to the config
+// file), then $XDG_STATE_HOME/legate or ~/.local/state/legate.
+func (g *globals) resolveStateDir(cfg *config.File) (string, error) {
+	switch {
+	case g.stateDir != "":
+		return g.stateDir, nil
+	case os.Getenv("LEGATE_STATE_DIR") != "":
+		return os.Getenv("LEGATE_STATE_DIR"), nil
+	case cfg.StateDir != "":
+		if filepath.IsAbs(cfg.StateDir) || cfg.Path == "" {
+			return cfg.StateDir, nil
+		}
+		return filepath.Join(filepath.Dir(cfg.Path), cfg.StateDir), nil
+	case os.Getenv("XDG_STATE_HOME") != "":
+		return filepath.Join(os.Getenv("XDG_STATE_HOME"), "legate"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("no state directory: set --state-dir or LEGATE_STATE_DIR (%w)", err)
+	}
+	return filepath.Join(home, ".local", "state", "legate"), nil
+}
+
+// env is what most commands need: the configuration, the state directory
+// and the open store.
+type env struct {
+	cfg      *config.File
+	stateDir string
+	store    store.Store
+	log      *slog.Logger
+}
+
+// open loads the configuration and opens the store; the caller closes it.
+func (g *globals) open(ctx context.Context) (*env, error) {
+	cfg, err := g.loadConfig()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := g.resolveStateDir(cfg)
+	if err != nil {
+		return nil, err
+	}
+	st, err := sqlite.Open(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	return &env{cfg: cfg, stateDir: dir, store: st, log: g.logger(cfg)}, nil
+}
+
+// gateway builds the gateway on e; the caller closes it.
+func (e *env) gateway(ctx context.Context) (*server.Gateway, error) {
+	return server.New(ctx, server.Options{Config: e.cfg, Store: e.store, Logger: e.log, Version: version})
+}
+
+func (e *env) Close() error { return e.store.Close() }
+
+// logger logs to stderr (stdout belongs to the protocol under stdio).
+func (g *globals) logger(cfg *config.File) *slog.Logger {
+	level := g.logLevel
+	if level == "" && cfg != nil {
+		level = cfg.LogLevel
+	}
+	var l slog.Level
+	switch strings.ToLower(level) {
+	case "debug":
+		l = slog.LevelDebug
+	case "warn":
+		l = slog.LevelWarn
+	case "error":
+		l = slog.LevelError
+	default:
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
+}

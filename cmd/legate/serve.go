@@ -1,0 +1,78 @@
+package main
+
+import (
+	"fmt"
+	"net"
+
+	"github.com/spf13/cobra"
+
+	"github.com/legate-mcp/legate/config"
+)
+
+func serveCmd(g *globals) *cobra.Command {
+	var listen string
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve MCP over Streamable HTTP at /mcp (and /healthz, /readyz)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			e, err := g.open(ctx)
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			if listen == "" {
+				listen = e.cfg.Listen
+			}
+			if listen == "" {
+				listen = config.DefaultListen
+			}
+			gw, err := e.gateway(ctx)
+			if err != nil {
+				return err
+			}
+			defer gw.Close()
+			ln, err := net.Listen("tcp", listen)
+			if err != nil {
+				return fmt.Errorf("listening on %s: %w", listen, err)
+			}
+			e.log.Info("legate serving", "mcp", "http://"+ln.Addr().String()+"/mcp", "tools", gw.Catalog().Len(),
+				"config", orNone(e.cfg.Path), "state_dir", e.stateDir, "version", version)
+			err = gw.ServeHTTP(ctx, ln)
+			e.log.Info("legate stopped")
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&listen, "listen", "", "address to listen on (default from the config, else "+config.DefaultListen+")")
+	return cmd
+}
+
+func stdioCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "stdio",
+		Short: "Serve MCP over stdin/stdout for desktop clients (logs go to stderr)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			e, err := g.open(ctx)
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			gw, err := e.gateway(ctx)
+			if err != nil {
+				return err
+			}
+			defer gw.Close()
+			return gw.ServeStdio(ctx)
+		},
+	}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/server"
+)
+
+func toolsCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "tools", Short: "List and call the tools of the catalog"}
+	var asJSON bool
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List every tool: wire name, canonical name, class, source",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			e, err := g.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			gw, err := e.gateway(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer gw.Close()
+			entries := gw.Catalog().Entries()
+			if asJSON {
+				type row struct {
+					Name        string           `json:"name"`
+					Canonical   string           `json:"canonical"`
+					Class       connectors.Class `json:"class"`
+					Source      string           `json:"source"`
+					Description string           `json:"description"`
+					InputSchema any              `json:"inputSchema"`
+				}
+				rows := make([]row, len(entries))
+				for i, en := range entries {
+					rows[i] = row{en.Wire, en.Canonical, en.Class, en.Source, en.Tool.Description, en.Tool.InputSchema}
+				}
+				return printJSON(rows)
+			}
+			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tCANONICAL\tCLASS\tSOURCE")
+			for _, en := range entries {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", en.Wire, en.Canonical, en.Class, en.Source)
+			}
+			return tw.Flush()
+		},
+	}
+	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+
+	var args string
+	call := &cobra.Command{
+		Use:   "call NAME --args JSON",
+		Short: "Call one tool through the same call path the server uses; prints the MCP result",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			if !json.Valid([]byte(args)) {
+				return fmt.Errorf("--args: not valid JSON: %s", args)
+			}
+			e, err := g.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			gw, err := e.gateway(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer gw.Close()
+			res, err := gw.Call(cmd.Context(), argv[0], json.RawMessage(args), connectors.Caller{Session: "cli"})
+			if errors.Is(err, server.ErrUnknownTool) {
+				return fmt.Errorf("%w (legate tools list shows the catalog)", err)
+			}
+			out := server.ToolResult(res, err)
+			if err := printJSON(out); err != nil {
+				return err
+			}
+			if out.IsError {
+				return exitError{"tool call failed"}
+			}
+			return nil
+		},
+	}
+	call.Flags().StringVar(&args, "args", "{}", "arguments as a JSON object")
+	cmd.AddCommand(list, call)
+	return cmd
+}
+
+func printJSON(v any) error {
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -1,0 +1,257 @@
+// Package config loads config.yaml: strict YAML (an unknown key is an error
+// naming its key path), `${NAME}` expanded from the environment in values,
+// and structural validation. Each connector instance's own `config:` section
+// is kept as YAML and decoded against its type's spec when the instance is
+// built, so its errors name their key path too.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/internal/strictyaml"
+	"github.com/legate-mcp/legate/vault"
+)
+
+// File is the whole of config.yaml. Every field is optional: Legate runs
+// with no config at all.
+type File struct {
+	// Listen is the address `legate serve` listens on (default 127.0.0.1:8080).
+	Listen string `yaml:"listen"`
+	// StateDir holds the embedded database (default $LEGATE_STATE_DIR or
+	// ~/.local/state/legate). A relative path is relative to the config file.
+	StateDir string `yaml:"state_dir"`
+	// ToolNames chooses the names clients see: safe (default) or canonical.
+	ToolNames string `yaml:"tool_names"`
+	// LogLevel is debug, info (default), warn or error.
+	LogLevel string `yaml:"log_level"`
+	// AllowedOrigins are the browser origins allowed to call /mcp, besides
+	// loopback origins when listening on loopback.
+	AllowedOrigins []string `yaml:"allowed_origins"`
+	// AllowedHosts are the Host header values accepted besides loopback names.
+	AllowedHosts []string `yaml:"allowed_hosts"`
+	// SessionIdleTimeout closes an HTTP client session idle this long (default 30m).
+	SessionIdleTimeout connectors.Duration `yaml:"session_idle_timeout"`
+	// CallTimeout bounds one native tool call (default 60s).
+	CallTimeout connectors.Duration `yaml:"call_timeout"`
+	// Connectors are the native connector instances.
+	Connectors []Connector `yaml:"connectors"`
+
+	// Path is the file the configuration was read from, "" for none.
+	Path string `yaml:"-"`
+}
+
+// Connector is one native connector instance.
+type Connector struct {
+	// ID is the instance id ([a-z0-9-]+, default: the type); tools are <id>.<tool>.
+	ID string `yaml:"id"`
+	// Type is a registered connector type (`legate connector types`).
+	Type string `yaml:"type"`
+	// Config is the type's own configuration, decoded against its spec when
+	// the instance is built.
+	Config yaml.Node `yaml:"config"`
+	// Credentials maps the type's credential names to references.
+	Credentials map[string]vault.Ref `yaml:"credentials"`
+}
+
+// The tool naming modes.
+const (
+	NamesSafe      = "safe"
+	NamesCanonical = "canonical"
+)
+
+// DefaultListen is where `legate serve` listens without configuration.
+const DefaultListen = "127.0.0.1:8080"
+
+// IDPattern is what connector instance (and upstream) ids must match.
+var IDPattern = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]{0,62})$`)
+
+// ReservedIDs are namespaces instance ids may not take.
+var ReservedIDs = []string{"mcp", "legate"}
+
+// Load reads and validates the file at path.
+func Load(path string) (*File, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading config: %w", err)
+	}
+	f, err := Parse(b, os.LookupEnv)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	f.Path = path
+	return f, nil
+}
+
+// Parse decodes and validates a configuration document, expanding
+// `${NAME}` through lookup (nil: the process environment).
+func Parse(b []byte, lookup func(string) (string, bool)) (*File, error) {
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	f := &File{}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("invalid YAML: %w", err)
+	}
+	if len(doc.Content) == 0 {
+		return f, f.Validate()
+	}
+	if err := expand(&doc, "", lookup); err != nil {
+		return nil, err
+	}
+	if err := strictyaml.Decode(&doc, f, ""); err != nil {
+		return nil, err
+	}
+	return f, f.Validate()
+}
+
+// Validate checks the file without I/O and reports every problem at once.
+func (f *File) Validate() error {
+	var errs []error
+	bad := func(path, format string, args ...any) {
+		errs = append(errs, &strictyaml.PathError{Path: path, Msg: fmt.Sprintf(format, args...)})
+	}
+	if f.Listen != "" {
+		if _, _, err := net.SplitHostPort(f.Listen); err != nil {
+			bad("listen", "want host:port, e.g. 127.0.0.1:8080")
+		}
+	}
+	if f.ToolNames != "" && f.ToolNames != NamesSafe && f.ToolNames != NamesCanonical {
+		bad("tool_names", "must be %q or %q, not %q", NamesSafe, NamesCanonical, f.ToolNames)
+	}
+	if f.LogLevel != "" && !slices.Contains([]string{"debug", "info", "warn", "error"}, f.LogLevel) {
+		bad("log_level", "must be debug, info, warn or error")
+	}
+	if f.SessionIdleTimeout < 0 {
+		bad("session_idle_timeout", "must not be negative")
+	}
+	if f.CallTimeout < 0 {
+		bad("call_timeout", "must not be negative")
+	}
+	seen := map[string]string{}
+	for i := range f.Connectors {
+		c := &f.Connectors[i]
+		path := fmt.Sprintf("connectors[%d]", i)
+		if c.ID == "" {
+			c.ID = c.Type
+		}
+		errs = append(errs, ValidateInstance(path, c.ID, c.Type, c.Credentials)...)
+		if prev, dup := seen[c.ID]; dup && c.ID != "" {
+			bad(path+".id", "duplicate id %q (also %s)", c.ID, prev)
+		}
+		seen[c.ID] = path
+	}
+	return errors.Join(errs...)
+}
+
+// ValidateInstance checks an instance's id, type and credential references;
+// the config section itself is checked when the instance is built.
+func ValidateInstance(path, id, typ string, creds map[string]vault.Ref) []error {
+	var errs []error
+	bad := func(p, format string, args ...any) {
+		errs = append(errs, &strictyaml.PathError{Path: p, Msg: fmt.Sprintf(format, args...)})
+	}
+	t, ok := connectors.Lookup(typ)
+	switch {
+	case typ == "":
+		bad(path+".type", "is required (one of: %s)", strings.Join(connectors.TypeNames(), ", "))
+	case !ok:
+		bad(path+".type", "unknown connector type %q (known: %s)", typ, strings.Join(connectors.TypeNames(), ", "))
+	}
+	switch {
+	case id == "":
+	case !IDPattern.MatchString(id):
+		bad(path+".id", "%q must match %s", id, IDPattern)
+	case slices.Contains(ReservedIDs, id):
+		bad(path+".id", "%q is reserved", id)
+	}
+	names := make([]string, 0, len(creds))
+	for name := range creds {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		p := path + ".credentials." + name
+		if ok && !t.HasCredential(name) {
+			bad(p, "type %q takes no credential %q (it takes: %s)", typ, name, strings.Join(t.CredentialNames(), ", "))
+		}
+		if err := creds[name].Validate(); err != nil {
+			bad(p, "%v", err)
+		}
+	}
+	if ok {
+		for _, c := range t.Credentials {
+			if _, set := creds[c.Name]; c.Required && !set {
+				bad(path+".credentials."+c.Name, "is required")
+			}
+		}
+	}
+	return errs
+}
+
+var envRef = regexp.MustCompile(`\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// expand replaces ${NAME} in every scalar value (not in keys); $$ is a
+// literal $. An unset variable is an error naming the key path.
+func expand(n *yaml.Node, path string, lookup func(string) (string, bool)) error {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			if err := expand(c, path, lookup); err != nil {
+				return err
+			}
+		}
+	case yaml.MappingNode:
+		var errs []error
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			p := n.Content[i].Value
+			if path != "" {
+				p = path + "." + p
+			}
+			if err := expand(n.Content[i+1], p, lookup); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		return errors.Join(errs...)
+	case yaml.SequenceNode:
+		var errs []error
+		for i, c := range n.Content {
+			if err := expand(c, fmt.Sprintf("%s[%d]", path, i), lookup); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		return errors.Join(errs...)
+	case yaml.ScalarNode:
+		if !strings.Contains(n.Value, "$") {
+			return nil
+		}
+		var missing []string
+		n.Value = envRef.ReplaceAllStringFunc(n.Value, func(m string) string {
+			if m == "$$" {
+				return "$"
+			}
+			name := m[2 : len(m)-1]
+			v, ok := lookup(name)
+			if !ok {
+				missing = append(missing, name)
+			}
+			return v
+		})
+		if len(missing) > 0 {
+			return &strictyaml.PathError{Path: path, Msg: fmt.Sprintf("environment variable %s is not set", strings.Join(missing, ", "))}
+		}
+		if n.Tag == "!!str" && n.Style == 0 {
+			n.Tag = "" // let the expanded value be read as a number or bool
+		}
+	}
+	return nil
+}

@@ -1,0 +1,99 @@
+package config_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/legate-mcp/legate/config"
+	_ "github.com/legate-mcp/legate/connectors/all"
+)
+
+func env(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func TestExampleLoadsAndValidates(t *testing.T) {
+	f, err := config.Load("../config.yaml.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Connectors) != 2 || f.Connectors[0].ID != "web" || f.Connectors[1].Type != "webhook" {
+		t.Fatalf("unexpected connectors: %+v", f.Connectors)
+	}
+}
+
+func TestExampleDocumentsEveryKey(t *testing.T) {
+	b, err := os.ReadFile("../config.yaml.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	for _, key := range []string{"listen:", "state_dir:", "tool_names:", "log_level:", "allowed_origins:", "allowed_hosts:",
+		"session_idle_timeout:", "call_timeout:", "connectors:", "id:", "type:", "config:", "credentials:"} {
+		if !strings.Contains(text, key) {
+			t.Errorf("config.yaml.example does not show %s", key)
+		}
+	}
+}
+
+func TestErrorsNameTheKeyPath(t *testing.T) {
+	tests := map[string]struct {
+		yaml string
+		want []string
+	}{
+		"unknown top-level key": {"listen: 127.0.0.1:1\nlisten_addr: x\n", []string{"listen_addr: unknown key"}},
+		"typo suggests":         {"tool_name: safe\n", []string{`tool_name: unknown key (did you mean "tool_names"?)`}},
+		"bad enum":              {"tool_names: fancy\n", []string{"tool_names: must be"}},
+		"bad listen":            {"listen: nope\n", []string{"listen: want host:port"}},
+		"bad duration":          {"call_timeout: soon\n", []string{"call_timeout: invalid duration"}},
+		"wrong kind":            {"allowed_hosts: {a: b}\n", []string{"allowed_hosts: must be a list"}},
+		"unknown connector key": {"connectors:\n  - type: http\n    confg: {}\n", []string{"connectors[0].confg: unknown key"}},
+		"unknown type": {"connectors:\n  - type: nosuch\n",
+			[]string{`connectors[0].type: unknown connector type "nosuch"`, "http", "webhook"}},
+		"bad id":       {"connectors:\n  - id: Web_1\n    type: http\n", []string{`connectors[0].id: "Web_1" must match`}},
+		"reserved id":  {"connectors:\n  - id: mcp\n    type: http\n", []string{`connectors[0].id: "mcp" is reserved`}},
+		"duplicate id": {"connectors:\n  - type: http\n  - id: http\n    type: http\n", []string{`connectors[1].id: duplicate id "http" (also connectors[0])`}},
+		"unknown credential": {"connectors:\n  - type: webhook\n    credentials:\n      secret: {env: X}\n",
+			[]string{`connectors[0].credentials.secret: type "webhook" takes no credential "secret"`}},
+		"empty credential ref": {"connectors:\n  - type: webhook\n    credentials:\n      signing_secret: {}\n",
+			[]string{"connectors[0].credentials.signing_secret: must name exactly one source"}},
+		"unknown ref kind": {"connectors:\n  - type: webhook\n    credentials:\n      signing_secret: {value: hunter2}\n",
+			[]string{"connectors[0].credentials.signing_secret.value: unknown key"}},
+		"unset env var": {"listen: 127.0.0.1:${PORT}\n", []string{"listen: environment variable PORT is not set"}},
+		"all errors at once": {"listen: nope\ntool_names: fancy\n", []string{"listen:", "tool_names:"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, err := config.Parse([]byte(tc.yaml), env(nil))
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestEnvExpansion(t *testing.T) {
+	f, err := config.Parse([]byte("listen: ${HOST}:${PORT}\ncall_timeout: ${T}\nallowed_origins: [\"$$literal\"]\n"),
+		env(map[string]string{"HOST": "127.0.0.1", "PORT": "9999", "T": "5s"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Listen != "127.0.0.1:9999" || time.Duration(f.CallTimeout) != 5*time.Second || f.AllowedOrigins[0] != "$literal" {
+		t.Fatalf("got %+v", f)
+	}
+}
+
+func TestEmptyConfigIsValid(t *testing.T) {
+	for _, doc := range []string{"", "# nothing\n", "{}\n"} {
+		if _, err := config.Parse([]byte(doc), env(nil)); err != nil {
+			t.Errorf("%q: %v", doc, err)
+		}
+	}
+}

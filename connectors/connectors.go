@@ -1,0 +1,307 @@
+// Package connectors is the contract every native connector implements and
+// the registry connector types add themselves to.
+//
+// A connector type lives in its own package, connectors/<type>, and registers
+// itself from init:
+//
+//	func init() {
+//		connectors.Register(connectors.Type{
+//			Name:        "webhook",
+//			Description: "POST signed JSON payloads to one fixed URL",
+//			Config:      func() any { return new(Config) },
+//			Credentials: []connectors.Credential{{Name: "signing_secret", Description: "..."}},
+//			New:         New,
+//		})
+//	}
+//
+// connectors/all/<type>.go blank-imports it; adding a type touches no other file.
+//
+// The lifecycle of an instance, in order:
+//
+//  1. strict decode of its config section into the type's Config struct
+//     (unknown keys are errors; `default` tags fill unset fields);
+//  2. New builds the instance from the decoded config;
+//  3. Validate checks it without I/O and reports every field error at once;
+//  4. Test, only at start-up on demand or from `legate connector test`, does I/O;
+//  5. Tools lists the tools; each tool's Run executes one call with the
+//     credentials resolved at call time.
+//
+// Optional abilities are small interfaces checked with a type assertion:
+// [Closer] releases resources when the instance is dropped.
+package connectors
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Type describes one connector type: its configuration, the credentials it
+// takes, and how to build an instance.
+type Type struct {
+	// Name is the type name used in config (`type: slack`) and the default
+	// instance id. It must match [a-z][a-z0-9-]*.
+	Name string
+	// Description is one line for `legate connector types`.
+	Description string
+	// Config returns a pointer to a new, zero config struct. Its fields carry
+	// `yaml` names, `desc` descriptions, `default` values and `required:"true"`.
+	// The struct is the schema: decoding, validation messages and the type
+	// listing all come from it. Nil means the type takes no configuration.
+	Config func() any
+	// Credentials are the secret values the type may use, given in config as
+	// references ({env: NAME}, {file: PATH}) and resolved at call time.
+	Credentials []Credential
+	// New builds an instance from its decoded config.
+	New func(inst Instance) (Connector, error)
+}
+
+// Credential declares one secret a connector type accepts.
+type Credential struct {
+	Name        string
+	Description string
+	Required    bool
+}
+
+// Instance is what a type's New receives.
+type Instance struct {
+	// ID is the instance id; its tools are named <ID>.<tool>.
+	ID string
+	// Config is the pointer returned by Type.Config, filled from the config file.
+	Config any
+}
+
+// Connector is one configured instance of a connector type.
+type Connector interface {
+	// Validate checks the configuration without I/O. It returns every problem
+	// at once, joined, each a *FieldError naming the field.
+	Validate() error
+	// Test checks that the instance can reach its system with its credentials.
+	Test(ctx context.Context, creds Credentials) error
+	// Tools lists the instance's tools. The list is fixed for the instance's life.
+	Tools() []Tool
+}
+
+// Closer is implemented by connectors holding resources (pools, clients) to
+// release when the instance is dropped.
+type Closer interface {
+	Close() error
+}
+
+// Class is the operation class of a call: how much it can change the world.
+type Class string
+
+// The operation classes, from harmless to irreversible.
+const (
+	ClassRead        Class = "read"        // reads only
+	ClassDraft       Class = "draft"       // a reversible write (a draft, a staged change)
+	ClassWrite       Class = "write"       // an external side effect
+	ClassDestructive Class = "destructive" // deletes or overwrites what cannot be restored
+)
+
+// Valid reports whether c is one of the four classes.
+func (c Class) Valid() bool {
+	switch c {
+	case ClassRead, ClassDraft, ClassWrite, ClassDestructive:
+		return true
+	}
+	return false
+}
+
+// Rank orders the classes: read < draft < write < destructive.
+func (c Class) Rank() int {
+	switch c {
+	case ClassRead:
+		return 0
+	case ClassDraft:
+		return 1
+	case ClassWrite:
+		return 2
+	}
+	return 3
+}
+
+// Tool is one tool a connector instance offers.
+type Tool struct {
+	// Name is the tool's name within its instance: [a-z][a-z0-9_]*.
+	Name        string
+	Description string
+	// InputSchema is the JSON Schema of the arguments, an object schema.
+	// [NewTool] derives it from a Go struct.
+	InputSchema json.RawMessage
+	// Class is the tool's operation class.
+	Class Class
+	// ClassFor, when set, gives the class of one call from its arguments
+	// (an HTTP GET reads, a POST writes). Its result is never below Class
+	// for unparsable arguments: return Class then.
+	ClassFor func(args json.RawMessage) Class
+	// Run executes one call.
+	Run func(ctx context.Context, call *Call) (*Result, error)
+}
+
+// ClassOf returns the class of a call to t with args.
+func (t *Tool) ClassOf(args json.RawMessage) Class {
+	if t.ClassFor != nil {
+		return t.ClassFor(args)
+	}
+	return t.Class
+}
+
+// Caller identifies who makes a call.
+type Caller struct {
+	Principal string
+	Tenant    string
+	Session   string
+}
+
+// Call is one tool call as a connector receives it.
+type Call struct {
+	// Tool is the tool's name within its instance.
+	Tool string
+	// Args is the arguments object as the client sent it.
+	Args json.RawMessage
+	// Caller made the call.
+	Caller Caller
+	// Credentials resolves the instance's secrets for this call.
+	Credentials Credentials
+	// OperationID is unique per call; a connector uses it as the idempotency
+	// key of a write so that its own retries never write twice.
+	OperationID string
+}
+
+// Credentials resolves an instance's secrets at call time. Values must never
+// be put in results, errors or logs.
+type Credentials interface {
+	// Get returns the secret's value. A credential the instance does not have
+	// returns an error wrapping ErrNoCredential.
+	Get(ctx context.Context, name string) (string, error)
+	// Has reports whether the instance configures the credential.
+	Has(name string) bool
+}
+
+// ErrNoCredential is returned by Credentials.Get for a credential the
+// instance does not configure. A connector with an optional credential
+// checks Has first.
+var ErrNoCredential = errors.New("credential not configured")
+
+// Result is the stable result of a successful call.
+type Result struct {
+	// Structured is the result as a JSON object; it becomes the MCP result's
+	// structured content and, when Text is empty, its text.
+	Structured any
+	// Text, when set, is the human-readable text of the result.
+	Text string
+}
+
+var (
+	mu    sync.RWMutex
+	types = map[string]Type{}
+	// TypeNamePattern is what a type name must match.
+	typeName = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+	toolName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+)
+
+// Register adds a connector type. It panics on an invalid or duplicate
+// name or a missing constructor: registration happens in init, where a
+// mistake must stop the program at once.
+func Register(t Type) {
+	mu.Lock()
+	defer mu.Unlock()
+	if !typeName.MatchString(t.Name) {
+		panic(fmt.Sprintf("connectors: invalid type name %q", t.Name))
+	}
+	if t.New == nil {
+		panic(fmt.Sprintf("connectors: type %q has no constructor", t.Name))
+	}
+	if _, dup := types[t.Name]; dup {
+		panic(fmt.Sprintf("connectors: type %q registered twice", t.Name))
+	}
+	if t.Config != nil {
+		if _, err := FieldsOf(t.Config()); err != nil {
+			panic(fmt.Sprintf("connectors: type %q: %v", t.Name, err))
+		}
+	}
+	types[t.Name] = t
+}
+
+// Lookup returns the registered type with that name.
+func Lookup(name string) (Type, bool) {
+	mu.RLock()
+	defer mu.RUnlock()
+	t, ok := types[name]
+	return t, ok
+}
+
+// Types returns every registered type, sorted by name.
+func Types() []Type {
+	mu.RLock()
+	defer mu.RUnlock()
+	out := make([]Type, 0, len(types))
+	for _, t := range types {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// TypeNames returns the registered type names, sorted.
+func TypeNames() []string {
+	ts := Types()
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		names[i] = t.Name
+	}
+	return names
+}
+
+// CheckTools verifies the tools of an instance: valid unique names, a
+// valid class, an object input schema and a Run function.
+func CheckTools(tools []Tool) error {
+	var errs []error
+	seen := map[string]bool{}
+	for _, t := range tools {
+		switch {
+		case !toolName.MatchString(t.Name):
+			errs = append(errs, fmt.Errorf("tool %q: name must match %s", t.Name, toolName))
+		case seen[t.Name]:
+			errs = append(errs, fmt.Errorf("tool %q: declared twice", t.Name))
+		}
+		seen[t.Name] = true
+		if !t.Class.Valid() {
+			errs = append(errs, fmt.Errorf("tool %q: invalid class %q", t.Name, t.Class))
+		}
+		if t.Run == nil {
+			errs = append(errs, fmt.Errorf("tool %q: no Run function", t.Name))
+		}
+		var schema struct {
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal(t.InputSchema, &schema); err != nil || schema.Type != "object" {
+			errs = append(errs, fmt.Errorf("tool %q: input schema must be a JSON object schema of type \"object\"", t.Name))
+		}
+		if strings.TrimSpace(t.Description) == "" {
+			errs = append(errs, fmt.Errorf("tool %q: no description", t.Name))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// CredentialNames returns the names of the type's credentials.
+func (t Type) CredentialNames() []string {
+	names := make([]string, len(t.Credentials))
+	for i, c := range t.Credentials {
+		names[i] = c.Name
+	}
+	return names
+}
+
+// HasCredential reports whether the type declares a credential of that name.
+func (t Type) HasCredential(name string) bool {
+	return slices.Contains(t.CredentialNames(), name)
+}

@@ -1,0 +1,117 @@
+package connectors
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/legate-mcp/legate/internal/strictyaml"
+)
+
+// DecodeConfig decodes an instance's config section into a new config struct
+// of type t: defaults first, then the section strictly, then the required
+// check. Errors name their key path below path (e.g. "connectors[0].config").
+// A nil node decodes to the defaults.
+func DecodeConfig(t Type, node *yaml.Node, path string) (any, error) {
+	if t.Config == nil {
+		if node != nil && node.Kind == yaml.MappingNode && len(node.Content) > 0 {
+			return nil, &strictyaml.PathError{Path: path, Msg: fmt.Sprintf("type %q takes no configuration", t.Name)}
+		}
+		return nil, nil
+	}
+	cfg := t.Config()
+	v := reflect.ValueOf(cfg).Elem()
+	fields, _ := FieldsOf(cfg)
+	for i, f := range fields {
+		if f.Default == "" {
+			continue
+		}
+		var dn yaml.Node
+		if err := yaml.Unmarshal([]byte(f.Default), &dn); err != nil {
+			return nil, fmt.Errorf("connectors: type %q: field %s: bad default: %w", t.Name, f.Name, err)
+		}
+		if err := strictyaml.Decode(&dn, v.Field(fieldIndex(v.Type(), i)).Addr().Interface(), ""); err != nil {
+			return nil, fmt.Errorf("connectors: type %q: field %s: bad default: %w", t.Name, f.Name, err)
+		}
+	}
+	var errs []error
+	if node != nil {
+		if err := strictyaml.Decode(node, cfg, path); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for i, f := range fields {
+		if f.Required && v.Field(fieldIndex(v.Type(), i)).IsZero() {
+			errs = append(errs, &strictyaml.PathError{Path: joinPath(path, f.Name), Msg: "is required"})
+		}
+	}
+	return cfg, errors.Join(errs...)
+}
+
+// fieldIndex maps the i-th exported field to its struct index.
+func fieldIndex(t reflect.Type, i int) int {
+	n := -1
+	for j := range t.NumField() {
+		if t.Field(j).IsExported() {
+			n++
+			if n == i {
+				return j
+			}
+		}
+	}
+	return -1
+}
+
+// Build decodes, constructs and validates an instance of type t. Every error
+// is prefixed with path, so a user sees `connectors[0].config.base_url: ...`.
+func Build(t Type, id string, node *yaml.Node, path string) (Connector, error) {
+	cfg, err := DecodeConfig(t, node, joinPath(path, "config"))
+	if err != nil {
+		return nil, err
+	}
+	c, err := t.New(Instance{ID: id, Config: cfg})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := c.Validate(); err != nil {
+		return nil, prefixFieldErrors(err, joinPath(path, "config"))
+	}
+	if err := CheckTools(c.Tools()); err != nil {
+		return nil, fmt.Errorf("%s: connector type %q: %w", path, t.Name, err)
+	}
+	return c, nil
+}
+
+// prefixFieldErrors rewrites each *FieldError in a joined error with the
+// key path of the instance config.
+func prefixFieldErrors(err error, path string) error {
+	var list []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		list = j.Unwrap()
+	} else {
+		list = []error{err}
+	}
+	out := make([]error, 0, len(list))
+	for _, e := range list {
+		var fe *FieldError
+		if errors.As(e, &fe) {
+			out = append(out, &strictyaml.PathError{Path: joinPath(path, fe.Field), Msg: fe.Message})
+			continue
+		}
+		out = append(out, fmt.Errorf("%s: %w", path, e))
+	}
+	return errors.Join(out...)
+}
+
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	if strings.HasPrefix(key, "[") {
+		return path + key
+	}
+	return path + "." + key
+}

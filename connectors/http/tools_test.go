@@ -1,0 +1,516 @@
+package httpconn_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/legate-mcp/legate/connectors"
+	httpconn "github.com/legate-mcp/legate/connectors/http"
+)
+
+// recorded is what the test server saw of one request.
+type recorded struct {
+	Method, Path, RawPath, Query string
+	Header                       http.Header
+	Body                         string
+}
+
+// recorder is a test API that records requests and answers with handler.
+type recorder struct {
+	srv *httptest.Server
+	mu  sync.Mutex
+	got []recorded
+}
+
+func newRecorder(t *testing.T, handler http.HandlerFunc) *recorder {
+	t.Helper()
+	rec := &recorder{}
+	rec.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		rec.mu.Lock()
+		rec.got = append(rec.got, recorded{r.Method, r.URL.Path, r.URL.EscapedPath(), r.URL.RawQuery, r.Header.Clone(), string(b)})
+		rec.mu.Unlock()
+		if handler != nil {
+			handler(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Upstream", "yes")
+		io.WriteString(w, `{"ok":true}`)
+	}))
+	t.Cleanup(rec.srv.Close)
+	return rec
+}
+
+func (r *recorder) requests() []recorded {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]recorded(nil), r.got...)
+}
+
+func (r *recorder) last(t *testing.T) recorded {
+	t.Helper()
+	got := r.requests()
+	if len(got) == 0 {
+		t.Fatal("the server saw no request")
+	}
+	return got[len(got)-1]
+}
+
+func TestCallGet(t *testing.T) {
+	rec := newRecorder(t, nil)
+	c := build(t, rec.srv.URL+"/api/v1")
+	resp, err := callTool(t, c, `{"path":"users/42?expand=1","query":{"fields":"name,email"}}`, map[string]string{"token": "tok-secret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := rec.last(t)
+	if got.Method != "GET" || got.Path != "/api/v1/users/42" {
+		t.Errorf("server saw %s %s; want GET /api/v1/users/42", got.Method, got.Path)
+	}
+	q, _ := url.ParseQuery(got.Query)
+	if q.Get("expand") != "1" || q.Get("fields") != "name,email" {
+		t.Errorf("query %q", got.Query)
+	}
+	if got.Header.Get("Authorization") != "Bearer tok-secret" {
+		t.Errorf("Authorization %q", got.Header.Get("Authorization"))
+	}
+	if resp.Status != 200 || resp.Body != `{"ok":true}` || resp.BodyBase64 != "" || resp.Truncated || resp.Size != 11 {
+		t.Errorf("response %+v", resp)
+	}
+	if resp.Headers["x-upstream"] != "yes" || resp.Headers["content-type"] != "application/json" {
+		t.Errorf("headers %v", resp.Headers)
+	}
+}
+
+func TestCallJSONBodyKeepsNumbers(t *testing.T) {
+	rec := newRecorder(t, nil)
+	c := build(t, rec.srv.URL)
+	_, err := callTool(t, c, `{"method":"post","path":"items","json":{"id": 12345678901234567890, "price": 1.10, "tags": ["a"]}}`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := rec.last(t)
+	if got.Method != "POST" || got.Header.Get("Content-Type") != "application/json" {
+		t.Errorf("%s with Content-Type %q", got.Method, got.Header.Get("Content-Type"))
+	}
+	if got.Body != `{"id":12345678901234567890,"price":1.10,"tags":["a"]}` {
+		t.Errorf("body %s", got.Body)
+	}
+}
+
+func TestCallRawBody(t *testing.T) {
+	rec := newRecorder(t, nil)
+	c := build(t, rec.srv.URL)
+	_, err := callTool(t, c, `{"method":"PUT","path":"x","body":"a=1&b=2","headers":{"Content-Type":"application/x-www-form-urlencoded"}}`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := rec.last(t)
+	if got.Body != "a=1&b=2" || got.Header.Get("Content-Type") != "application/x-www-form-urlencoded" {
+		t.Errorf("body %q, Content-Type %q", got.Body, got.Header.Get("Content-Type"))
+	}
+}
+
+func TestCallRefusals(t *testing.T) {
+	rec := newRecorder(t, nil)
+	c := build(t, rec.srv.URL+"/api", "header_name: X-API-Key")
+	tests := map[string]string{
+		"body and json":         `{"method":"POST","body":"x","json":{}}`,
+		"unknown method":        `{"method":"TRACE"}`,
+		"connect":               `{"method":"CONNECT"}`,
+		"dot dot":               `{"path":"../admin"}`,
+		"dot dot inside":        `{"path":"users/../../admin"}`,
+		"dot dot at end":        `{"path":"users/.."}`,
+		"single dot":            `{"path":"./users"}`,
+		"encoded dot dot":       `{"path":"%2e%2e/admin"}`,
+		"encoded upper":         `{"path":"%2E%2E%2Fadmin"}`,
+		"encoded slash":         `{"path":"..%2fadmin"}`,
+		"double encoded":        `{"path":"%252e%252e/admin"}`,
+		"tomcat path parameter": `{"path":"..;/admin"}`,
+		"backslash":             `{"path":"users\\..\\admin"}`,
+		"encoded backslash":     `{"path":"users%5c..%5cadmin"}`,
+		"protocol relative":     `{"path":"//evil.example/x"}`,
+		"absolute":              `{"path":"http://evil.example/"}`,
+		"absolute https":        `{"path":"HTTPS://evil.example"}`,
+		"fragment":              `{"path":"users#top"}`,
+		"nul":                   `{"path":"users%00"}`,
+		"newline":               `{"path":"users\nHost: x"}`,
+		"bad escape":            `{"path":"users%zz"}`,
+		"bad query":             `{"path":"users?a=%zz"}`,
+		"authorization header":  `{"headers":{"Authorization":"Bearer stolen"}}`,
+		"lower-case cookie":     `{"headers":{"cookie":"s=1"}}`,
+		"credential header":     `{"headers":{"x-api-key":"other"}}`,
+		"host header":           `{"headers":{"Host":"evil.example"}}`,
+		"transfer-encoding":     `{"headers":{"Transfer-Encoding":"chunked"}}`,
+		"proxy authorization":   `{"headers":{"Proxy-Authorization":"x"}}`,
+		"header injection":      `{"headers":{"X-A":"1\r\nX-Injected: 1"}}`,
+		"bad header name":       `{"headers":{"Bad Name":"1"}}`,
+		"mistyped argument":     `{"query":{"a":1}}`,
+		"json with wrong case":  `{"JSON":{}}`,
+		"unknown argument":      `{"url":"http://x"}`,
+	}
+	for name, args := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, err := callTool(t, c, args, nil)
+			wantCode(t, err, connectors.CodeInvalidArgument)
+		})
+	}
+	if n := len(rec.requests()); n != 0 {
+		t.Fatalf("the server saw %d request(s); want 0", n)
+	}
+}
+
+func TestCallPaths(t *testing.T) {
+	rec := newRecorder(t, nil)
+	tests := map[string]struct {
+		base, path, want string
+	}{
+		"empty path":          {"/api", "", "/api"},
+		"slash":               {"/api", "/", "/api"},
+		"relative":            {"/api", "users", "/api/users"},
+		"leading slash":       {"/api", "/users", "/api/users"},
+		"base trailing slash": {"/api/", "users", "/api/users"},
+		"base root":           {"", "users", "/users"},
+		"encoded slash kept":  {"/api", "projects/group%2Fproj", "/api/projects/group%2Fproj"},
+		"colon segment":       {"/api", "documents:batchGet", "/api/documents:batchGet"},
+		"space escaped":       {"/api", "a b", "/api/a%20b"},
+		"unicode escaped":     {"/api", "café", "/api/caf%C3%A9"},
+		"dots inside names":   {"/api", "v1.2/file..txt", "/api/v1.2/file..txt"},
+		"trailing slash kept": {"/api", "users/", "/api/users/"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			c := build(t, rec.srv.URL+tc.base)
+			args, _ := json.Marshal(map[string]string{"path": tc.path})
+			if _, err := callTool(t, c, string(args), nil); err != nil {
+				t.Fatal(err)
+			}
+			if got := rec.last(t).RawPath; got != tc.want {
+				t.Errorf("server saw path %q; want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCallAuth(t *testing.T) {
+	// The server echoes the credential it received: the result must mask it.
+	rec := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.Header().Set("X-Echo", r.Header.Get("Authorization")+r.Header.Get("X-API-Key"))
+		io.WriteString(w, "auth="+r.Header.Get("Authorization")+" key="+r.Header.Get("X-API-Key"))
+	})
+	tests := map[string]struct {
+		config     []string
+		creds      map[string]string
+		wantHeader string // the credential header the server must see, as name=value
+		secret     string // must not appear in the result
+		code       connectors.Code
+	}{
+		"auto bearer": {
+			creds: map[string]string{"token": "tok-123456"}, wantHeader: "Authorization=Bearer tok-123456", secret: "tok-123456",
+		},
+		"auto basic": {
+			creds:      map[string]string{"username": "ann", "password": "pw-secret"},
+			wantHeader: "Authorization=Basic YW5uOnB3LXNlY3JldA==", secret: "pw-secret",
+		},
+		"auto header": {
+			config: []string{"header_name: X-API-Key"}, creds: map[string]string{"header_value": "key-98765"},
+			wantHeader: "X-Api-Key=key-98765", secret: "key-98765",
+		},
+		"auto none": {wantHeader: "Authorization="},
+		"auto username only is none": {
+			creds: map[string]string{"username": "ann"}, wantHeader: "Authorization=",
+		},
+		"explicit basic without password": {
+			config: []string{"auth: basic"}, creds: map[string]string{"username": "ann"},
+			wantHeader: "Authorization=Basic YW5uOg==",
+		},
+		"explicit none ignores token": {
+			config: []string{"auth: none"}, creds: map[string]string{"token": "tok-123456"}, wantHeader: "Authorization=",
+		},
+		"explicit bearer missing token": {config: []string{"auth: bearer"}, code: connectors.CodeAuthExpired},
+		"explicit header missing value": {
+			config: []string{"auth: header", "header_name: X-API-Key"}, code: connectors.CodeAuthExpired,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			c := build(t, rec.srv.URL, tc.config...)
+			resp, err := callTool(t, c, `{}`, tc.creds)
+			if tc.code != "" {
+				ce := wantCode(t, err, tc.code)
+				for _, v := range tc.creds {
+					if strings.Contains(ce.Error(), v) {
+						t.Errorf("error holds a credential value: %v", ce)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			name, value, _ := strings.Cut(tc.wantHeader, "=")
+			if got := rec.last(t).Header.Get(name); got != value {
+				t.Errorf("server saw %s %q; want %q", name, got, value)
+			}
+			if tc.secret != "" {
+				out, _ := json.Marshal(resp)
+				if strings.Contains(string(out), tc.secret) {
+					t.Errorf("result holds the credential: %s", out)
+				}
+				if !strings.Contains(resp.Body, "[redacted]") || !strings.Contains(resp.Headers["x-echo"], "[redacted]") {
+					t.Errorf("echoed credential not masked: %+v", resp)
+				}
+			}
+		})
+	}
+}
+
+func TestCallStatuses(t *testing.T) {
+	now := time.Now()
+	rec := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/429":
+			w.Header().Set("Retry-After", "7")
+		case "/429date":
+			w.Header().Set("Retry-After", now.Add(time.Minute).UTC().Format(http.TimeFormat))
+		}
+		code := map[string]int{
+			"/400": 400, "/401": 401, "/403": 403, "/404": 404, "/405": 405, "/409": 409, "/410": 410,
+			"/412": 412, "/422": 422, "/429": 429, "/429date": 429, "/408": 408, "/500": 500, "/503": 503,
+			"/304": 304, "/204": 204,
+		}[r.URL.Path]
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		io.WriteString(w, `{"error":"field name is required","echo":"`+r.Header.Get("Authorization")+`"}`)
+	})
+	c := build(t, rec.srv.URL)
+	tests := map[string]struct {
+		path       string
+		code       connectors.Code
+		retryAfter time.Duration
+	}{
+		"400":            {"400", connectors.CodeInvalidArgument, 0},
+		"401":            {"401", connectors.CodeAuthExpired, 0},
+		"403":            {"403", connectors.CodePermissionDenied, 0},
+		"404":            {"404", connectors.CodeNotFound, 0},
+		"405":            {"405", connectors.CodeInvalidArgument, 0},
+		"408":            {"408", connectors.CodeTransient, 0},
+		"409":            {"409", connectors.CodeConflict, 0},
+		"410":            {"410", connectors.CodeNotFound, 0},
+		"412":            {"412", connectors.CodeConflict, 0},
+		"422":            {"422", connectors.CodeInvalidArgument, 0},
+		"429 seconds":    {"429", connectors.CodeRateLimited, 7 * time.Second},
+		"429 date":       {"429date", connectors.CodeRateLimited, time.Minute},
+		"500":            {"500", connectors.CodeTransient, 0},
+		"503":            {"503", connectors.CodeTransient, 0},
+		"204 is success": {"204", "", 0},
+		"304 is success": {"304", "", 0},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			resp, err := callTool(t, c, `{"path":"`+tc.path+`"}`, map[string]string{"token": "tok-abcdef"})
+			if tc.code == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if resp.Status != map[string]int{"204": 204, "304": 304}[tc.path] {
+					t.Errorf("status %d", resp.Status)
+				}
+				return
+			}
+			ce := wantCode(t, err, tc.code)
+			if tc.retryAfter > 0 && (ce.RetryAfter < tc.retryAfter-2*time.Second || ce.RetryAfter > tc.retryAfter) {
+				t.Errorf("RetryAfter %v; want about %v", ce.RetryAfter, tc.retryAfter)
+			}
+			status := strings.TrimSuffix(tc.path, "date")
+			if !strings.Contains(ce.Message, status) || !strings.Contains(ce.Message, "field name is required") {
+				t.Errorf("message %q does not give the status and the server's words", ce.Message)
+			}
+			if strings.Contains(ce.Error(), "tok-abcdef") {
+				t.Errorf("error holds the token: %v", ce)
+			}
+		})
+	}
+}
+
+func TestCallResponseBodies(t *testing.T) {
+	png := []byte{0x89, 'P', 'N', 'G', 0, 1, 2, 3}
+	rec := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/long":
+			io.WriteString(w, strings.Repeat("x", 100))
+		case "/png":
+			w.Header().Set("Content-Type", "image/png")
+			w.Write(png)
+		case "/utf8":
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			io.WriteString(w, strings.Repeat("é", 50))
+		case "/latin1":
+			w.Header().Set("Content-Type", "text/plain; charset=iso-8859-1")
+			w.Write([]byte{'c', 'a', 'f', 0xe9})
+		case "/cookie":
+			http.SetCookie(w, &http.Cookie{Name: "session", Value: "s3cr3t"})
+			io.WriteString(w, "ok")
+		}
+	})
+	c := build(t, rec.srv.URL, "max_response_bytes: 11")
+	tests := map[string]struct {
+		path  string
+		check func(t *testing.T, r *httpconn.Response)
+	}{
+		"truncated": {"long", func(t *testing.T, r *httpconn.Response) {
+			if !r.Truncated || r.Size != 11 || r.Body != strings.Repeat("x", 11) {
+				t.Errorf("%+v", r)
+			}
+		}},
+		"binary": {"png", func(t *testing.T, r *httpconn.Response) {
+			if r.Body != "" || r.BodyBase64 != "iVBORwABAgM=" || r.Truncated || r.Size != len(png) {
+				t.Errorf("%+v", r)
+			}
+		}},
+		"cut inside a rune": {"utf8", func(t *testing.T, r *httpconn.Response) {
+			if !r.Truncated || r.Body != strings.Repeat("é", 5) || !utf8.ValidString(r.Body) || r.Size != 10 {
+				t.Errorf("%+v", r)
+			}
+		}},
+		"not utf-8": {"latin1", func(t *testing.T, r *httpconn.Response) {
+			if r.Body != "" || r.BodyBase64 == "" {
+				t.Errorf("%+v", r)
+			}
+		}},
+		"set-cookie left out": {"cookie", func(t *testing.T, r *httpconn.Response) {
+			if _, ok := r.Headers["set-cookie"]; ok {
+				t.Errorf("headers %v", r.Headers)
+			}
+		}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			resp, err := callTool(t, c, `{"path":"`+tc.path+`"}`, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, resp)
+		})
+	}
+}
+
+func TestCallTimeout(t *testing.T) {
+	release := make(chan struct{})
+	rec := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	defer close(release)
+	c := build(t, rec.srv.URL, "timeout: 200ms")
+	start := time.Now()
+	_, err := callTool(t, c, `{}`, nil)
+	wantCode(t, err, connectors.CodeTimeout)
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("took %v", d)
+	}
+}
+
+func TestCallRedirects(t *testing.T) {
+	var sawKey, sawAuth atomic.Value
+	other := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		sawKey.Store(r.Header.Get("X-API-Key"))
+		sawAuth.Store(r.Header.Get("Authorization"))
+	})
+	rec := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/away":
+			http.Redirect(w, r, other.srv.URL+"/landing", http.StatusFound)
+		case "/here":
+			http.Redirect(w, r, "/landing", http.StatusFound)
+		}
+	})
+	t.Run("cross-origin drops the credential", func(t *testing.T) {
+		c := build(t, rec.srv.URL, "header_name: X-API-Key")
+		if _, err := callTool(t, c, `{"path":"away"}`, map[string]string{"header_value": "key-98765"}); err != nil {
+			t.Fatal(err)
+		}
+		if k := sawKey.Load(); k != "" {
+			t.Errorf("the other origin received X-API-Key %q", k)
+		}
+		c = build(t, rec.srv.URL)
+		if _, err := callTool(t, c, `{"path":"away"}`, map[string]string{"token": "tok-123456"}); err != nil {
+			t.Fatal(err)
+		}
+		if a := sawAuth.Load(); a != "" {
+			t.Errorf("the other origin received Authorization %q", a)
+		}
+	})
+	t.Run("same origin keeps it", func(t *testing.T) {
+		c := build(t, rec.srv.URL, "header_name: X-API-Key")
+		if _, err := callTool(t, c, `{"path":"here"}`, map[string]string{"header_value": "key-98765"}); err != nil {
+			t.Fatal(err)
+		}
+		if got := rec.last(t); got.Path != "/landing" || got.Header.Get("X-API-Key") != "key-98765" {
+			t.Errorf("landing saw %s with key %q", got.Path, got.Header.Get("X-API-Key"))
+		}
+	})
+}
+
+func TestCallRefusesPrivateNetworks(t *testing.T) {
+	// Built without Validate, which would refuse this base_url at start.
+	addr, conns := counting(t)
+	cfg := okCfg("http://" + addr + "/api")
+	c, err := httpconn.New(connectors.Instance{ID: "api", Config: &cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = callTool(t, c, `{"path":"x"}`, map[string]string{"token": "tok-123456"})
+	ce := wantCode(t, err, connectors.CodePermissionDenied)
+	if !strings.Contains(ce.Message, "allow_private_networks: true") || !strings.Contains(ce.Message, "refused") {
+		t.Errorf("message %q does not say the address was refused and how to allow it", ce.Message)
+	}
+	if err := c.Test(t.Context(), nil); err == nil {
+		t.Error("Test reached a private address")
+	}
+	time.Sleep(50 * time.Millisecond)
+	if n := conns.Load(); n != 0 {
+		t.Fatalf("listener accepted %d connection(s); want 0", n)
+	}
+}
+
+func TestClassFor(t *testing.T) {
+	c := build(t, "http://127.0.0.1:9")
+	tool := c.Tools()[0]
+	if tool.Class != connectors.ClassWrite {
+		t.Errorf("declared class %s; want write", tool.Class)
+	}
+	tests := map[string]connectors.Class{
+		`{}`:                                 connectors.ClassRead,
+		`{"method":"GET"}`:                   connectors.ClassRead,
+		`{"method":"head"}`:                  connectors.ClassRead,
+		`{"method":"OPTIONS"}`:               connectors.ClassRead,
+		`{"method":"POST"}`:                  connectors.ClassWrite,
+		`{"method":"put"}`:                   connectors.ClassWrite,
+		`{"method":"PATCH"}`:                 connectors.ClassWrite,
+		`{"method":"DELETE"}`:                connectors.ClassDestructive,
+		`{"method":"BREW"}`:                  connectors.ClassWrite,
+		`not json`:                           connectors.ClassWrite,
+		`{"method":1}`:                       connectors.ClassWrite,
+		`{"method":"GET","surprise":1}`:      connectors.ClassWrite,
+		`{"method":"GET","method":"DELETE"}`: connectors.ClassDestructive,
+	}
+	for args, want := range tests {
+		if got := tool.ClassOf(json.RawMessage(args)); got != want {
+			t.Errorf("ClassOf(%s) = %s; want %s", args, got, want)
+		}
+	}
+}

@@ -1,0 +1,183 @@
+// Package netguard is the one outbound HTTP client every connector uses. It
+// defends against server-side request forgery (SSRF): a model that controls
+// a URL must not reach the gateway's own host, its private network or the
+// cloud metadata service.
+//
+//	client := netguard.NewClient(netguard.Options{Timeout: 30 * time.Second})
+//	resp, err := client.Get(url)
+//	if errors.Is(err, netguard.ErrBlocked) {
+//		// refused: a private address; the error says how to allow it
+//	}
+//
+// The address is checked where it cannot be fooled: in net.Dialer.Control,
+// after name resolution, against the IP the socket is about to connect to.
+// A name that resolves to a public address at one lookup and to 127.0.0.1
+// at the next (DNS rebinding) is still refused, and so is every redirect,
+// which is dialed like any request. Redirects to a literal address are also
+// refused before any dial. Proxy settings from the environment are never
+// used: a proxy would make the connected address meaningless.
+package netguard
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"syscall"
+	"time"
+)
+
+// Defaults used when an Options field is zero.
+const (
+	DefaultTimeout      = 30 * time.Second
+	DefaultMaxRedirects = 10
+)
+
+// ErrTooManyRedirects is returned (wrapped in *url.Error) when a request is
+// redirected more than Options.MaxRedirects times. It is not worth retrying.
+var ErrTooManyRedirects = errors.New("too many redirects")
+
+// Options configures a client. The zero value is the safe default: private
+// networks refused, 30s timeout, 10 redirects.
+type Options struct {
+	// AllowPrivate turns the address check off: loopback, private and
+	// link-local addresses may be reached. It maps to a connector's
+	// allow_private_networks setting.
+	AllowPrivate bool
+	// Timeout bounds a whole request, reading the body included; zero means
+	// DefaultTimeout.
+	Timeout time.Duration
+	// MaxRedirects is how many redirects are followed; zero means
+	// DefaultMaxRedirects, a negative value follows none (the 3xx response
+	// is returned to the caller).
+	MaxRedirects int
+	// Resolver resolves names; nil means net.DefaultResolver. Tests point it
+	// at a fake DNS server.
+	Resolver *net.Resolver
+
+	// allowAddr, when set, admits one address that would be blocked. Only
+	// the package's tests set it (export_test.go), to let a first hop reach
+	// a 127.0.0.1 test server while the rest of loopback stays blocked.
+	allowAddr func(netip.AddrPort) bool
+}
+
+// NewClient returns an *http.Client whose every connection, redirects
+// included, goes to an address the options allow. Each client has its own
+// connection pool; keep one per connector instance.
+func NewClient(opts Options) *http.Client {
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	g := &guard{opts: opts}
+	g.dialer = &net.Dialer{
+		Timeout:   min(timeout, 10*time.Second),
+		KeepAlive: 30 * time.Second,
+		Resolver:  opts.Resolver,
+		Control:   g.control,
+	}
+	transport := &http.Transport{
+		Proxy:                 nil, // never from the environment
+		DialContext:           g.dialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          256,
+		MaxIdleConnsPerHost:   64,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ResponseHeaderTimeout: timeout,
+		ExpectContinueTimeout: 1 * time.Second,
+		TLSClientConfig:       &tls.Config{MinVersion: tls.VersionTLS12},
+	}
+	return &http.Client{
+		Transport:     transport,
+		Timeout:       timeout,
+		CheckRedirect: g.checkRedirect,
+	}
+}
+
+type guard struct {
+	opts   Options
+	dialer *net.Dialer
+}
+
+// control runs after resolution, just before connect(2): address is the IP
+// the socket will connect to.
+func (g *guard) control(network, address string, _ syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return &BlockedError{Reason: "unparsable"}
+	}
+	return g.check(ap)
+}
+
+func (g *guard) check(ap netip.AddrPort) error {
+	if g.opts.AllowPrivate {
+		return nil
+	}
+	if g.opts.allowAddr != nil && g.opts.allowAddr(ap) {
+		return nil
+	}
+	if r := reason(ap.Addr()); r != "" {
+		return &BlockedError{Addr: ap.Addr().WithZone(""), Reason: r}
+	}
+	return nil
+}
+
+// dialContext names the requested host in a refusal, which Control cannot.
+// A localhost name is refused before resolution, whatever the resolver says.
+func (g *guard) dialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	if host, _, err := net.SplitHostPort(addr); err == nil && !g.opts.AllowPrivate {
+		if _, perr := netip.ParseAddr(host); perr != nil {
+			if err := CheckHost(host); err != nil {
+				return nil, err
+			}
+		}
+	}
+	conn, err := g.dialer.DialContext(ctx, network, addr)
+	if err != nil {
+		var be *BlockedError
+		if errors.As(err, &be) && be.Host == "" {
+			if host, _, serr := net.SplitHostPort(addr); serr == nil {
+				be.Host = host
+			}
+		}
+		return nil, err
+	}
+	return conn, nil
+}
+
+// checkRedirect limits redirects and refuses a literal blocked address
+// before any dial; names are checked when dialed.
+func (g *guard) checkRedirect(req *http.Request, via []*http.Request) error {
+	max := g.opts.MaxRedirects
+	if max == 0 {
+		max = DefaultMaxRedirects
+	}
+	if max < 0 {
+		return http.ErrUseLastResponse
+	}
+	if len(via) > max {
+		return fmt.Errorf("stopped after %d redirects: %w", max, ErrTooManyRedirects)
+	}
+	if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
+		return fmt.Errorf("redirect to scheme %q refused", req.URL.Scheme)
+	}
+	if g.opts.AllowPrivate {
+		return nil
+	}
+	err := CheckHost(req.URL.Host)
+	var be *BlockedError
+	if errors.As(err, &be) && g.opts.allowAddr != nil {
+		port := req.URL.Port()
+		if port == "" {
+			port = map[string]string{"http": "80", "https": "443"}[req.URL.Scheme]
+		}
+		if ap, perr := netip.ParseAddrPort(net.JoinHostPort(be.Addr.String(), port)); perr == nil && g.opts.allowAddr(ap) {
+			return nil
+		}
+	}
+	return err
+}

@@ -1,0 +1,66 @@
+package connectors
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// NewTool builds a Tool whose input schema is derived from In (its `json`
+// and `jsonschema` tags) and whose arguments are decoded strictly into an In
+// before run is called: an unknown or mistyped argument is INVALID_ARGUMENT.
+func NewTool[In any](name, description string, class Class, run func(ctx context.Context, call *Call, in *In) (*Result, error)) Tool {
+	schema, err := jsonschema.For[In](nil)
+	if err != nil {
+		panic(fmt.Sprintf("connectors: tool %q: input schema: %v", name, err))
+	}
+	raw, err := json.Marshal(schema)
+	if err != nil {
+		panic(fmt.Sprintf("connectors: tool %q: input schema: %v", name, err))
+	}
+	resolved, err := schema.Resolve(nil)
+	if err != nil {
+		panic(fmt.Sprintf("connectors: tool %q: input schema: %v", name, err))
+	}
+	return Tool{
+		Name:        name,
+		Description: description,
+		InputSchema: raw,
+		Class:       class,
+		Run: func(ctx context.Context, call *Call) (*Result, error) {
+			in, err := DecodeArgs[In](call.Args, resolved)
+			if err != nil {
+				return nil, err
+			}
+			return run(ctx, call, in)
+		},
+	}
+}
+
+// DecodeArgs validates args against the resolved schema (nil skips it) and
+// decodes them strictly into a new In. Failures are INVALID_ARGUMENT errors
+// naming the problem.
+func DecodeArgs[In any](args json.RawMessage, resolved *jsonschema.Resolved) (*In, error) {
+	if len(bytes.TrimSpace(args)) == 0 || bytes.Equal(bytes.TrimSpace(args), []byte("null")) {
+		args = []byte("{}")
+	}
+	if resolved != nil {
+		var v any
+		if err := json.Unmarshal(args, &v); err != nil {
+			return nil, Errorf(CodeInvalidArgument, "arguments are not valid JSON: %v", err)
+		}
+		if err := resolved.Validate(v); err != nil {
+			return nil, Errorf(CodeInvalidArgument, "invalid arguments: %v", err)
+		}
+	}
+	in := new(In)
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(in); err != nil {
+		return nil, Errorf(CodeInvalidArgument, "invalid arguments: %v", err)
+	}
+	return in, nil
+}

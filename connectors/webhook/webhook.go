@@ -1,0 +1,213 @@
+// Package webhook is the "webhook" connector: it POSTs signed JSON
+// payloads to one fixed URL.
+//
+// Each call of its send tool is one delivery with one id, sent in the
+// X-Legate-Delivery header on every attempt; the id is the call's
+// OperationID, so that a retry by the gateway keeps it too. A delivery is
+// retried with exponential backoff and jitter on 408, 425, 429, 5xx and
+// network errors, honouring Retry-After, up to max_attempts. With a
+// signing_secret credential every attempt carries
+//
+//	X-Legate-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>
+//
+// signed afresh (so a retry is not refused as stale); a receiver checks it
+// with [Verify]. Every connection goes through netguard: private and
+// metadata addresses are refused unless allow_private_networks is set.
+// Redirects are not followed: a POST must not turn into a GET elsewhere.
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/netguard"
+)
+
+// Limits of the configuration.
+const (
+	MaxAttemptsLimit     = 20
+	MaxPayloadBytesLimit = 16 << 20
+)
+
+// Config is a webhook instance's configuration.
+type Config struct {
+	// URL receives every delivery.
+	URL string `yaml:"url" required:"true" desc:"http or https URL every delivery is POSTed to" example:"https://hooks.example.com/legate"`
+	// AllowPrivateNetworks lets the instance reach loopback, private and
+	// link-local addresses.
+	AllowPrivateNetworks bool `yaml:"allow_private_networks" default:"false" desc:"Allow loopback, private, link-local (cloud metadata) and other internal addresses; refused by default to prevent server-side request forgery"`
+	// Timeout bounds one attempt.
+	Timeout connectors.Duration `yaml:"timeout" default:"10s" desc:"Time limit of one delivery attempt"`
+	// MaxAttempts bounds the attempts of one delivery.
+	MaxAttempts int `yaml:"max_attempts" default:"5" desc:"Attempts per delivery, the first included (1 to 20); retried on 408, 425, 429, 5xx and network errors"`
+	// MaxPayloadBytes bounds the payload.
+	MaxPayloadBytes int `yaml:"max_payload_bytes" default:"1048576" desc:"Largest payload accepted, in bytes of compact JSON (at most 16 MiB)"`
+	// Headers are sent with every delivery.
+	Headers map[string]string `yaml:"headers" desc:"Extra headers sent with every delivery (not secrets: a bearer token goes in the token credential)"`
+}
+
+func init() {
+	connectors.Register(connectors.Type{
+		Name:        "webhook",
+		Description: "POST signed JSON payloads to one fixed URL, retried with a stable delivery id",
+		Config:      func() any { return new(Config) },
+		Credentials: []connectors.Credential{
+			{Name: "signing_secret", Description: "HMAC-SHA256 key; when set, every attempt carries an X-Legate-Signature header the receiver verifies"},
+			{Name: "token", Description: "Bearer token sent as Authorization: Bearer <token>, for receivers that require one"},
+		},
+		New: New,
+	})
+}
+
+// Connector is one webhook instance.
+type Connector struct {
+	id     string
+	cfg    Config
+	client *http.Client
+	tools  []connectors.Tool
+}
+
+// New builds an instance from its decoded *Config. An invalid configuration
+// is reported by Validate, not here.
+func New(inst connectors.Instance) (connectors.Connector, error) {
+	cfg, ok := inst.Config.(*Config)
+	if !ok || cfg == nil {
+		return nil, fmt.Errorf("webhook: config is %T, want *webhook.Config", inst.Config)
+	}
+	c := &Connector{id: inst.ID, cfg: *cfg}
+	c.client = netguard.NewClient(netguard.Options{
+		AllowPrivate: cfg.AllowPrivateNetworks,
+		Timeout:      time.Duration(cfg.Timeout),
+		MaxRedirects: -1,
+	})
+	c.tools = []connectors.Tool{c.sendTool()}
+	return c, nil
+}
+
+// Validate checks the configuration without I/O and reports every problem.
+func (c *Connector) Validate() error {
+	var errs []error
+	if u, err := parseURL(c.cfg.URL); err != nil {
+		errs = append(errs, connectors.Invalid("url", "%v", err))
+	} else if !c.cfg.AllowPrivateNetworks {
+		if err := netguard.CheckHost(u.Host); err != nil {
+			errs = append(errs, connectors.Invalid("url", "%v", err))
+		}
+	}
+	if c.cfg.Timeout <= 0 {
+		errs = append(errs, connectors.Invalid("timeout", "must be positive"))
+	}
+	if c.cfg.MaxAttempts < 1 || c.cfg.MaxAttempts > MaxAttemptsLimit {
+		errs = append(errs, connectors.Invalid("max_attempts", "must be between 1 and %d, got %d", MaxAttemptsLimit, c.cfg.MaxAttempts))
+	}
+	if c.cfg.MaxPayloadBytes < 1 || c.cfg.MaxPayloadBytes > MaxPayloadBytesLimit {
+		errs = append(errs, connectors.Invalid("max_payload_bytes", "must be between 1 and %d (16 MiB), got %d", MaxPayloadBytesLimit, c.cfg.MaxPayloadBytes))
+	}
+	for name, value := range c.cfg.Headers {
+		field := "headers." + name
+		canon := http.CanonicalHeaderKey(name)
+		switch {
+		case !netguard.ValidHeaderName(name):
+			errs = append(errs, connectors.Invalid(field, "not a valid header name"))
+		case netguard.ReservedHeader(name):
+			errs = append(errs, connectors.Invalid(field, "is managed by the transport and cannot be set"))
+		case canon == "Authorization" || canon == "Cookie":
+			errs = append(errs, connectors.Invalid(field, "would carry a secret in plain configuration: use the token credential"))
+		case strings.HasPrefix(canon, "X-Legate-"):
+			errs = append(errs, connectors.Invalid(field, "X-Legate-* headers are set by the connector"))
+		case !netguard.ValidHeaderValue(value):
+			errs = append(errs, connectors.Invalid(field, "value holds control characters"))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Test checks that the URL answers, without delivering anything: it sends
+// HEAD, and any answer below 500 counts as reachable (receivers commonly
+// refuse HEAD or an unsigned request). The credentials must resolve.
+func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) error {
+	u, err := parseURL(c.cfg.URL)
+	if err != nil {
+		return connectors.Errorf(connectors.CodeInvalidArgument, "webhook: url %v", err)
+	}
+	if _, err := credential(ctx, creds, "signing_secret"); err != nil {
+		return err
+	}
+	token, err := credential(ctx, creds, "token")
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodHead, u.String(), nil)
+	if err != nil {
+		return connectors.Errorf(connectors.CodeInvalidArgument, "webhook: %v", err)
+	}
+	c.setHeaders(req.Header, token)
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return transportError(ctx, err, "", 1)
+	}
+	drain(resp)
+	if resp.StatusCode >= 500 {
+		return connectors.Errorf(connectors.CodeTransient, "webhook: receiver answered %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
+	}
+	return nil
+}
+
+// Tools lists the instance's one tool, send.
+func (c *Connector) Tools() []connectors.Tool { return c.tools }
+
+// Close releases the instance's idle connections.
+func (c *Connector) Close() error {
+	c.client.CloseIdleConnections()
+	return nil
+}
+
+// parseURL checks url: absolute http(s), a host, no user info or fragment.
+// A query is allowed: some receivers take their key there.
+func parseURL(raw string) (*url.URL, error) {
+	if raw == "" {
+		return nil, errors.New("is required")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("not a URL: %v", err)
+	}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return nil, errors.New("must be an absolute http or https URL")
+	case u.Hostname() == "":
+		return nil, errors.New("has no host")
+	case u.User != nil:
+		return nil, errors.New("must not hold user info")
+	case u.Fragment != "":
+		return nil, errors.New("must not hold a fragment")
+	}
+	return u, nil
+}
+
+// credential resolves an optional credential: "" when not configured.
+func credential(ctx context.Context, creds connectors.Credentials, name string) (string, error) {
+	if creds == nil || !creds.Has(name) {
+		return "", nil
+	}
+	v, err := creds.Get(ctx, name)
+	if err != nil {
+		return "", &connectors.Error{Code: connectors.CodeAuthExpired, Message: "webhook: credential " + name + " could not be resolved", Err: err}
+	}
+	return v, nil
+}
+
+var (
+	_ connectors.Connector = (*Connector)(nil)
+	_ connectors.Closer    = (*Connector)(nil)
+)

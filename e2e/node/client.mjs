@@ -1,0 +1,49 @@
+// A real MCP client: the TypeScript SDK (@modelcontextprotocol/sdk, pinned by scripts/peers.sh).
+//
+//   LEGATE_PEERS_DIR=DIR node client.mjs --http URL [--call NAME JSON]...
+//   LEGATE_PEERS_DIR=DIR node client.mjs [--call NAME JSON]... -- COMMAND ARGS...   (stdio)
+//
+// Connects, lists the tools, makes each call in order, and prints one JSON object on stdout:
+// {server, tools: [names], calls: [{name, result} | {name, error: {code, message}}]}.
+// With stdio the child gets this process's whole environment (secrets travel by env only) and
+// its stderr goes to ours. The SDK is loaded from the peers folder, so this file needs no
+// node_modules of its own.
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+
+const peers = process.env.LEGATE_PEERS_DIR;
+if (!peers) throw new Error("LEGATE_PEERS_DIR is not set");
+const sdk = (p) => import(pathToFileURL(join(peers, "node_modules/@modelcontextprotocol/sdk/dist/esm", p)).href);
+const { Client } = await sdk("client/index.js");
+
+const argv = process.argv.slice(2);
+let url, command, calls = [];
+for (let i = 0; i < argv.length; i++) {
+  if (argv[i] === "--http") url = argv[++i];
+  else if (argv[i] === "--call") { calls.push([argv[i + 1], JSON.parse(argv[i + 2])]); i += 2; }
+  else if (argv[i] === "--") { command = argv.slice(i + 1); break; }
+  else throw new Error(`unknown argument ${argv[i]}`);
+}
+
+let transport;
+if (url) {
+  const { StreamableHTTPClientTransport } = await sdk("client/streamableHttp.js");
+  transport = new StreamableHTTPClientTransport(new URL(url));
+} else if (command?.length) {
+  const { StdioClientTransport } = await sdk("client/stdio.js");
+  transport = new StdioClientTransport({ command: command[0], args: command.slice(1), env: process.env, stderr: "inherit" });
+} else throw new Error("need --http URL or -- COMMAND");
+
+const client = new Client({ name: "legate-e2e-ts", version: "0.0.1" });
+await client.connect(transport);
+const out = { server: client.getServerVersion(), tools: [], calls: [] };
+out.tools = (await client.listTools()).tools.map((t) => t.name);
+for (const [name, args] of calls) {
+  try {
+    out.calls.push({ name, result: await client.callTool({ name, arguments: args }) });
+  } catch (e) {
+    out.calls.push({ name, error: { code: e.code, message: e.message } });
+  }
+}
+await client.close();
+console.log(JSON.stringify(out));

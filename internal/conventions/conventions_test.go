@@ -1,0 +1,232 @@
+// Package conventions_test checks, over the whole tree, the rules of the
+// code base that no compiler checks: the import direction, the shape of a
+// connector package, and that adding a connector type touches nothing but
+// its own folder and its connectors/all file.
+package conventions_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/legate-mcp/legate/connectors"
+	_ "github.com/legate-mcp/legate/connectors/all"
+)
+
+const module = "github.com/legate-mcp/legate"
+
+// helpers are the packages under connectors/ that are not connector types.
+var helpers = []string{"all", "connectortest", "netguard"}
+
+type pkg struct {
+	ImportPath string
+	Dir        string
+	Imports    []string
+}
+
+func root(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func listPackages(t *testing.T) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-json", "./...")
+	cmd.Dir = root(t)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p pkg
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+func rel(path string) string { return strings.TrimPrefix(strings.TrimPrefix(path, module), "/") }
+
+func connectorTypeDir(rp string) bool {
+	if !strings.HasPrefix(rp, "connectors/") {
+		return false
+	}
+	rest := strings.TrimPrefix(rp, "connectors/")
+	return !strings.Contains(rest, "/") && !slices.Contains(helpers, rest)
+}
+
+func TestImportDirection(t *testing.T) {
+	for _, p := range listPackages(t) {
+		from := rel(p.ImportPath)
+		for _, imp := range p.Imports {
+			if !strings.HasPrefix(imp, module) {
+				continue
+			}
+			to := rel(imp)
+			switch {
+			case (strings.HasPrefix(to, "cmd/") || to == "server") && !strings.HasPrefix(from, "cmd/"):
+				t.Errorf("%s imports %s: only cmd may import cmd or server", from, to)
+			case connectorTypeDir(from) && to != "connectors" && to != "connectors/netguard":
+				t.Errorf("connector %s imports %s: a connector imports only connectors (and connectors/netguard)", from, to)
+			case from == "connectors" && to != "internal/strictyaml":
+				t.Errorf("the connector contract imports %s", to)
+			case from == "connectors/all" && !connectorTypeDir(to):
+				t.Errorf("connectors/all imports %s, which is not a connector type", to)
+			}
+		}
+	}
+}
+
+func TestConnectorPackagesAreComplete(t *testing.T) {
+	base := filepath.Join(root(t), "connectors")
+	dirs, err := os.ReadDir(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dirs {
+		if !d.IsDir() || slices.Contains(helpers, d.Name()) {
+			continue
+		}
+		name := d.Name()
+		for _, f := range []string{"README.md", "sample.yaml"} {
+			if _, err := os.Stat(filepath.Join(base, name, f)); err != nil {
+				t.Errorf("connectors/%s has no %s", name, f)
+			}
+		}
+		b, err := os.ReadFile(filepath.Join(base, "all", name+".go"))
+		if err != nil || !strings.Contains(string(b), `"`+module+"/connectors/"+name+`"`) {
+			t.Errorf("connectors/all/%s.go does not import connectors/%s", name, name)
+		}
+		tests, _ := filepath.Glob(filepath.Join(base, name, "*_test.go"))
+		found := false
+		for _, f := range tests {
+			b, _ := os.ReadFile(f)
+			found = found || strings.Contains(string(b), "connectortest.Run(")
+		}
+		if !found {
+			t.Errorf("connectors/%s: no test runs connectortest.Run", name)
+		}
+	}
+}
+
+var secretLooking = regexp.MustCompile(`(?i)(token|secret|password|passwd|api_?key|private_?key|credential)`)
+
+func TestSecretsAreCredentialsNotConfig(t *testing.T) {
+	for _, ct := range connectors.Types() {
+		if ct.Config == nil {
+			continue
+		}
+		fields, err := connectors.FieldsOf(ct.Config())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range fields {
+			if secretLooking.MatchString(f.Name) && f.Kind == "string" {
+				t.Errorf("type %s: config field %q looks secret; declare it as a credential so it is given by reference", ct.Name, f.Name)
+			}
+		}
+	}
+}
+
+// TestAddingAConnectorTouchesOnlyItsFolder adds a connector type with an
+// overlay — a new folder and a new connectors/all file, nothing else — and
+// checks that the built binary lists the type and serves its tool.
+func TestAddingAConnectorTouchesOnlyItsFolder(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	dir := t.TempDir()
+	r := root(t)
+	files := map[string]string{
+		filepath.Join(r, "connectors", "probe", "probe.go"): `package probe
+
+import (
+	"context"
+
+	"github.com/legate-mcp/legate/connectors"
+)
+
+type Config struct {
+	Greeting string ` + "`" + `yaml:"greeting" default:"hello" desc:"What to say"` + "`" + `
+}
+
+type probe struct{ greeting string }
+
+type args struct{}
+
+func (p *probe) Validate() error                                    { return nil }
+func (p *probe) Test(context.Context, connectors.Credentials) error { return nil }
+func (p *probe) Tools() []connectors.Tool {
+	return []connectors.Tool{connectors.NewTool("hello", "Say hello.", connectors.ClassRead,
+		func(ctx context.Context, call *connectors.Call, in *args) (*connectors.Result, error) {
+			return &connectors.Result{Text: p.greeting}, nil
+		})}
+}
+
+func init() {
+	connectors.Register(connectors.Type{
+		Name: "probe", Description: "a probe", Config: func() any { return new(Config) },
+		New: func(in connectors.Instance) (connectors.Connector, error) {
+			return &probe{greeting: in.Config.(*Config).Greeting}, nil
+		},
+	})
+}
+`,
+		filepath.Join(r, "connectors", "all", "probe.go"): "package all\n\nimport _ \"" + module + "/connectors/probe\"\n",
+	}
+	overlay := map[string]map[string]string{"Replace": {}}
+	for path, content := range files {
+		if _, err := os.Stat(path); err == nil {
+			t.Fatalf("%s exists already", path)
+		}
+		tmp := filepath.Join(dir, fmt.Sprintf("f%d.go", len(overlay["Replace"])))
+		if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		overlay["Replace"][path] = tmp
+	}
+	ov, _ := json.Marshal(overlay)
+	ovPath := filepath.Join(dir, "overlay.json")
+	os.WriteFile(ovPath, ov, 0o644)
+	bin := filepath.Join(dir, "legate")
+	build := exec.Command("go", "build", "-overlay", ovPath, "-o", bin, "./cmd/legate")
+	build.Dir = r
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build with the new connector: %v\n%s", err, out)
+	}
+	cfg := filepath.Join(dir, "config.yaml")
+	os.WriteFile(cfg, []byte("connectors:\n  - type: probe\n"), 0o644)
+	run := func(args ...string) string {
+		cmd := exec.Command(bin, append(args, "--config", cfg, "--state-dir", filepath.Join(dir, "state"))...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("legate %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	if out := run("connector", "types"); !strings.Contains(out, "probe — a probe") || !strings.Contains(out, "config.greeting") {
+		t.Errorf("connector types does not list the new type:\n%s", out)
+	}
+	if out := run("tools", "call", "probe.hello"); !strings.Contains(out, `"text": "hello"`) {
+		t.Errorf("the new tool did not answer:\n%s", out)
+	}
+}

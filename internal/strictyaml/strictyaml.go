@@ -1,0 +1,210 @@
+// Package strictyaml decodes YAML into Go structs strictly: an unknown key
+// or a value of the wrong type is an error naming its key path
+// (`connectors[1].config.base_url`), and every error is reported, not just
+// the first.
+package strictyaml
+
+import (
+	"encoding"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// PathError is a decoding error at a key path.
+type PathError struct {
+	Path string
+	Msg  string
+}
+
+func (e *PathError) Error() string {
+	if e.Path == "" {
+		return e.Msg
+	}
+	return e.Path + ": " + e.Msg
+}
+
+// Decode decodes node into out, a non-nil pointer, with path as the key
+// path of node. The returned error joins one *PathError per problem.
+func Decode(node *yaml.Node, out any, path string) error {
+	v := reflect.ValueOf(out)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		return fmt.Errorf("strictyaml: out must be a non-nil pointer, got %T", out)
+	}
+	var errs []error
+	decode(node, v.Elem(), path, &errs)
+	return errors.Join(errs...)
+}
+
+var (
+	nodeType      = reflect.TypeFor[yaml.Node]()
+	unmarshalerT  = reflect.TypeFor[yaml.Unmarshaler]()
+	textUnmarshal = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+func decode(n *yaml.Node, v reflect.Value, path string, errs *[]error) {
+	if n.Kind == yaml.DocumentNode {
+		if len(n.Content) == 0 {
+			return
+		}
+		n = n.Content[0]
+	}
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n.Kind == 0 || n.Tag == "!!null" {
+		return // absent or null: leave the zero value
+	}
+	t := v.Type()
+	if t == nodeType {
+		v.Set(reflect.ValueOf(*n))
+		return
+	}
+	pt := reflect.PointerTo(t)
+	if pt.Implements(unmarshalerT) || pt.Implements(textUnmarshal) {
+		leaf(n, v, path, errs)
+		return
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			v.Set(reflect.New(t.Elem()))
+		}
+		decode(n, v.Elem(), path, errs)
+	case reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			*errs = append(*errs, &PathError{path, "must be a mapping"})
+			return
+		}
+		fields := structFields(t)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key, val := n.Content[i].Value, n.Content[i+1]
+			idx, ok := fields[key]
+			if !ok {
+				*errs = append(*errs, &PathError{join(path, key), "unknown key" + suggest(key, fields)})
+				continue
+			}
+			decode(val, v.Field(idx), join(path, key), errs)
+		}
+	case reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			*errs = append(*errs, &PathError{path, "must be a list"})
+			return
+		}
+		s := reflect.MakeSlice(t, len(n.Content), len(n.Content))
+		for i, item := range n.Content {
+			decode(item, s.Index(i), fmt.Sprintf("%s[%d]", path, i), errs)
+		}
+		v.Set(s)
+	case reflect.Map:
+		if n.Kind != yaml.MappingNode {
+			*errs = append(*errs, &PathError{path, "must be a mapping"})
+			return
+		}
+		if v.IsNil() {
+			v.Set(reflect.MakeMap(t))
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := reflect.New(t.Key()).Elem()
+			if err := n.Content[i].Decode(k.Addr().Interface()); err != nil {
+				*errs = append(*errs, &PathError{join(path, n.Content[i].Value), "invalid key"})
+				continue
+			}
+			e := reflect.New(t.Elem()).Elem()
+			decode(n.Content[i+1], e, join(path, n.Content[i].Value), errs)
+			v.SetMapIndex(k, e)
+		}
+	default:
+		leaf(n, v, path, errs)
+	}
+}
+
+func leaf(n *yaml.Node, v reflect.Value, path string, errs *[]error) {
+	if err := n.Decode(v.Addr().Interface()); err != nil {
+		*errs = append(*errs, &PathError{path, cleanErr(err, n, v.Type())})
+	}
+}
+
+// cleanErr turns yaml's "line 3: cannot unmarshal !!str `x` into int" into
+// a message that names the expected kind.
+func cleanErr(err error, n *yaml.Node, t reflect.Type) string {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		want := t.Kind().String()
+		if t.Kind() == reflect.Map || t.Kind() == reflect.Struct {
+			want = "mapping"
+		}
+		return fmt.Sprintf("cannot use %q as %s", n.Value, want)
+	}
+	msg := err.Error()
+	if i := strings.Index(msg, ": "); strings.HasPrefix(msg, "yaml: line") && i > 0 {
+		msg = msg[i+2:]
+	}
+	return msg
+}
+
+func structFields(t reflect.Type) map[string]int {
+	m := map[string]int{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		m[name] = i
+	}
+	return m
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// suggest names a known key one edit away, for typos such as `base_ur`.
+func suggest(key string, fields map[string]int) string {
+	for k := range fields {
+		if close(k, key) {
+			return fmt.Sprintf(" (did you mean %q?)", k)
+		}
+	}
+	return ""
+}
+
+func close(a, b string) bool {
+	if a == b {
+		return false
+	}
+	if len(a) < len(b) {
+		a, b = b, a
+	}
+	if len(a)-len(b) > 1 {
+		return false
+	}
+	diff := 0
+	for i, j := 0, 0; i < len(a); i++ {
+		if j < len(b) && a[i] == b[j] {
+			j++
+			continue
+		}
+		diff++
+		if len(a) == len(b) {
+			j++
+		}
+		if diff > 1 {
+			return false
+		}
+	}
+	return true
+}

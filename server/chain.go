@@ -1,0 +1,104 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"github.com/legate-mcp/legate/catalog"
+	"github.com/legate-mcp/legate/connectors"
+)
+
+// Request is one tool call on its way through the call path. The MCP
+// server, `legate tools call` and any future front door all build one and
+// hand it to Gateway.Call, so every call takes the same path.
+type Request struct {
+	// Entry is the catalog entry of the tool called.
+	Entry *catalog.Entry
+	// Args is the arguments object as the client sent it.
+	Args json.RawMessage
+	// Caller made the call.
+	Caller connectors.Caller
+	// Class is the operation class of this call (it may depend on Args).
+	Class connectors.Class
+	// OperationID is unique per call: the idempotency key of its writes.
+	OperationID string
+	// Start is when the call entered the gateway.
+	Start time.Time
+}
+
+// Handler handles one call.
+type Handler func(ctx context.Context, r *Request) (*connectors.Result, error)
+
+// Middleware wraps a Handler with one cross-cutting step.
+type Middleware func(Handler) Handler
+
+// chain applies middleware so that the first runs first:
+// chain(h, a, b) == a(b(h)).
+func chain(h Handler, mw ...Middleware) Handler {
+	for i := len(mw) - 1; i >= 0; i-- {
+		h = mw[i](h)
+	}
+	return h
+}
+
+// recoverPanics turns a panic in a connector into an error result, so one
+// faulty tool cannot take the gateway down.
+func recoverPanics(log *slog.Logger) Middleware {
+	return func(next Handler) Handler {
+		return func(ctx context.Context, r *Request) (res *connectors.Result, err error) {
+			defer func() {
+				if p := recover(); p != nil {
+					log.Error("tool panicked", "tool", r.Entry.Canonical, "panic", p, "stack", string(debug.Stack()))
+					res, err = nil, &connectors.Error{Code: connectors.CodeAdapterMapping, Message: fmt.Sprintf("tool %s failed unexpectedly", r.Entry.Canonical)}
+				}
+			}()
+			return next(ctx, r)
+		}
+	}
+}
+
+// logCalls logs each call's outcome and latency at debug level, and
+// failures other than the caller's own mistakes at warn.
+func logCalls(log *slog.Logger) Middleware {
+	return func(next Handler) Handler {
+		return func(ctx context.Context, r *Request) (*connectors.Result, error) {
+			res, err := next(ctx, r)
+			if err == nil {
+				if log.Enabled(ctx, slog.LevelDebug) {
+					log.Debug("call", "tool", r.Entry.Canonical, "class", r.Class, "principal", r.Caller.Principal, "latency", time.Since(r.Start))
+				}
+				return res, nil
+			}
+			code := connectors.CodeOf(err)
+			level := slog.LevelWarn
+			if code == connectors.CodeInvalidArgument {
+				level = slog.LevelDebug
+			}
+			log.Log(ctx, level, "call failed", "tool", r.Entry.Canonical, "class", r.Class, "principal", r.Caller.Principal,
+				"code", code, "error", err, "latency", time.Since(r.Start))
+			return nil, err
+		}
+	}
+}
+
+// withTimeout bounds each call.
+func withTimeout(d time.Duration) Middleware {
+	return func(next Handler) Handler {
+		return func(ctx context.Context, r *Request) (*connectors.Result, error) {
+			if d <= 0 {
+				return next(ctx, r)
+			}
+			ctx, cancel := context.WithTimeout(ctx, d)
+			defer cancel()
+			res, err := next(ctx, r)
+			if err != nil && ctx.Err() == context.DeadlineExceeded {
+				return nil, &connectors.Error{Code: connectors.CodeTimeout, Message: fmt.Sprintf("%s did not answer within %s", r.Entry.Canonical, d), Err: err}
+			}
+			return res, err
+		}
+	}
+}

@@ -1,0 +1,124 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/legate-mcp/legate/config"
+	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/vault"
+)
+
+// InstanceDef is one connector instance as configured, from the config file
+// or the store, before it is built.
+type InstanceDef struct {
+	ID          string
+	Type        string
+	Config      *yaml.Node
+	Credentials map[string]vault.Ref
+	// Origin says where the instance is defined, for people:
+	// "config.yaml connectors[0]" or "the store (added 2026-11-30)".
+	Origin string
+	// Path is the key path errors about this instance start with.
+	Path string
+}
+
+// InstanceDefs merges the instances of the config file and of the store. An
+// id defined in both places is an error naming both.
+func InstanceDefs(ctx context.Context, cfg *config.File, st store.Store) ([]InstanceDef, error) {
+	var defs []InstanceDef
+	where := map[string]string{}
+	file := "config"
+	if cfg != nil && cfg.Path != "" {
+		file = cfg.Path
+	}
+	if cfg != nil {
+		for i, c := range cfg.Connectors {
+			path := fmt.Sprintf("connectors[%d]", i)
+			node := c.Config
+			defs = append(defs, InstanceDef{
+				ID: c.ID, Type: c.Type, Config: &node, Credentials: c.Credentials,
+				Origin: file + " " + path, Path: path,
+			})
+			where[c.ID] = file + " " + path
+		}
+	}
+	if st == nil {
+		return defs, nil
+	}
+	stored, err := st.Connectors().List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range stored {
+		def, err := StoredDef(s)
+		if err != nil {
+			return nil, err
+		}
+		if prev, dup := where[s.ID]; dup {
+			return nil, fmt.Errorf("connector id %q is defined twice: in %s and in %s; remove one (legate connector remove %s removes the stored one)", s.ID, prev, def.Origin, s.ID)
+		}
+		where[s.ID] = def.Origin
+		defs = append(defs, def)
+	}
+	return defs, nil
+}
+
+// StoredDef turns a stored instance into its definition.
+func StoredDef(s store.Connector) (InstanceDef, error) {
+	def := InstanceDef{
+		ID: s.ID, Type: s.Type,
+		Origin: fmt.Sprintf("the store (added %s)", s.CreatedAt.Format("2006-01-02 15:04")),
+		Path:   fmt.Sprintf("stored connector %q", s.ID),
+	}
+	var node yaml.Node
+	if len(s.Config) > 0 {
+		if err := yaml.Unmarshal(s.Config, &node); err != nil {
+			return def, fmt.Errorf("%s: config: %w", def.Path, err)
+		}
+		def.Config = &node
+	}
+	if len(s.Credentials) > 0 {
+		if err := json.Unmarshal(s.Credentials, &def.Credentials); err != nil {
+			return def, fmt.Errorf("%s: credentials: %w", def.Path, err)
+		}
+	}
+	return def, nil
+}
+
+// Build validates the definition and builds its instance.
+func (d InstanceDef) Build() (connectors.Connector, error) {
+	if errs := config.ValidateInstance(d.Path, d.ID, d.Type, d.Credentials); len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	t, _ := connectors.Lookup(d.Type)
+	return connectors.Build(t, d.ID, d.Config, d.Path)
+}
+
+// credentialSet resolves one instance's credential references at call time.
+type credentialSet struct {
+	refs     map[string]vault.Ref
+	resolver *vault.Resolver
+	tenant   string
+}
+
+func (c credentialSet) Get(ctx context.Context, name string) (string, error) {
+	ref, ok := c.refs[name]
+	if !ok {
+		return "", fmt.Errorf("credential %s: %w", name, connectors.ErrNoCredential)
+	}
+	v, err := c.resolver.Resolve(ctx, c.tenant, ref)
+	if err != nil {
+		return "", &connectors.Error{Code: connectors.CodeAuthExpired, Message: fmt.Sprintf("credential %s (%s) cannot be read", name, ref), Err: err}
+	}
+	return v, nil
+}
+
+func (c credentialSet) Has(name string) bool { _, ok := c.refs[name]; return ok }
+
+var _ connectors.Credentials = credentialSet{}

@@ -1,0 +1,103 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/legate-mcp/legate/connectors"
+)
+
+// newMCPServer builds the go-sdk server. tools/list and tools/call are
+// answered by a receiving middleware straight from the catalog, not from
+// tools registered on the SDK server: the catalog is swapped whole when a
+// source changes, definitions pass through untouched (an upstream schema
+// need not be an object schema the SDK would accept), and a call reaches
+// the call path with no extra lookup or re-encoding.
+func (g *Gateway) newMCPServer() *mcp.Server {
+	version := g.opts.Version
+	if version == "" {
+		version = "dev"
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "legate", Title: "Legate", Version: version}, &mcp.ServerOptions{
+		Logger: g.log,
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:   &mcp.ToolCapabilities{ListChanged: true},
+			Logging: &mcp.LoggingCapabilities{},
+		},
+		Instructions: "Legate is a gateway: its tools come from the connectors and MCP servers its operator configured. " +
+			"Sensitive calls may wait for a person's approval.",
+	})
+	s.AddReceivingMiddleware(g.toolsMiddleware)
+	return s
+}
+
+func (g *Gateway) toolsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "tools/list":
+			return &mcp.ListToolsResult{Tools: g.Catalog().Tools()}, nil
+		case "tools/call":
+			r := req.(*mcp.CallToolRequest)
+			return g.callTool(ctx, r)
+		}
+		return next(ctx, method, req)
+	}
+}
+
+func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var caller connectors.Caller
+	if req.Session != nil {
+		caller.Session = req.Session.ID()
+	}
+	res, err := g.Call(ctx, req.Params.Name, req.Params.Arguments, caller)
+	if errors.Is(err, ErrUnknownTool) {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", req.Params.Name)}
+	}
+	return ToolResult(res, err), nil
+}
+
+// ToolResult turns a call's outcome into the MCP result a client sees: the
+// text of the result (or its JSON) with the structured content; or, for a
+// failure, isError with "CODE: message" and {"error": {code, message,
+// retry_after_seconds}} as structured content.
+func ToolResult(res *connectors.Result, err error) *mcp.CallToolResult {
+	if err != nil {
+		ce := &connectors.Error{Code: connectors.CodeOf(err), Message: err.Error()}
+		errors.As(err, &ce)
+		body := map[string]any{"code": ce.Code, "message": ce.Message}
+		if ce.RetryAfter > 0 {
+			body["retry_after_seconds"] = ce.RetryAfter.Seconds()
+		}
+		return &mcp.CallToolResult{
+			IsError:           true,
+			Content:           []mcp.Content{&mcp.TextContent{Text: string(ce.Code) + ": " + ce.Message}},
+			StructuredContent: map[string]any{"error": body},
+		}
+	}
+	out := &mcp.CallToolResult{Content: []mcp.Content{}}
+	if res == nil {
+		return out
+	}
+	text := res.Text
+	if res.Structured != nil {
+		b, err := json.Marshal(res.Structured)
+		if err != nil {
+			return ToolResult(nil, &connectors.Error{Code: connectors.CodeAdapterMapping, Message: "result is not JSON", Err: err})
+		}
+		if text == "" {
+			text = string(b)
+		}
+		if len(b) == 0 || b[0] != '{' {
+			// Structured content must be an object.
+			b = append(append([]byte(`{"result":`), b...), '}')
+		}
+		out.StructuredContent = json.RawMessage(b)
+	}
+	out.Content = append(out.Content, &mcp.TextContent{Text: text})
+	return out
+}
