@@ -61,7 +61,7 @@ func TestErrorsNameTheKeyPath(t *testing.T) {
 			[]string{"connectors[0].credentials.signing_secret: must name exactly one source"}},
 		"unknown ref kind": {"connectors:\n  - type: webhook\n    credentials:\n      signing_secret: {value: hunter2}\n",
 			[]string{"connectors[0].credentials.signing_secret.value: unknown key"}},
-		"unset env var": {"listen: 127.0.0.1:${PORT}\n", []string{"listen: environment variable PORT is not set"}},
+		"unset env var":      {"listen: 127.0.0.1:${PORT}\n", []string{"listen: environment variable PORT is not set"}},
 		"all errors at once": {"listen: nope\ntool_names: fancy\n", []string{"listen:", "tool_names:"}},
 	}
 	for name, tc := range tests {

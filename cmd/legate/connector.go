@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -46,11 +45,11 @@ func connectorTypesCmd() *cobra.Command {
 				out = append(out, ti)
 			}
 			if asJSON {
-				return printJSON(out)
+				return printJSON(cmd.OutOrStdout(), out)
 			}
 			for _, t := range out {
-				fmt.Printf("%s — %s\n", t.Name, t.Description)
-				tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintf(cmd.OutOrStdout(), "%s — %s\n", t.Name, t.Description)
+				tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 				for _, f := range t.Fields {
 					attrs := f.Kind
 					if f.Required {
@@ -69,7 +68,7 @@ func connectorTypesCmd() *cobra.Command {
 					fmt.Fprintf(tw, "  credentials.%s\t%s\t%s\n", c.Name, attrs, c.Description)
 				}
 				tw.Flush()
-				fmt.Println()
+				fmt.Fprintln(cmd.OutOrStdout())
 			}
 			return nil
 		},
@@ -93,7 +92,7 @@ func connectorListCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tTYPE\tCREDENTIALS\tDEFINED IN")
 			for _, d := range defs {
 				var creds []string
@@ -109,13 +108,14 @@ func connectorListCmd(g *globals) *cobra.Command {
 }
 
 func connectorAddCmd(g *globals) *cobra.Command {
-	var typ, cfgText string
+	var typ string
+	var sets []string
 	var creds []string
 	cmd := &cobra.Command{
-		Use:   "add [ID] --type TYPE [--config YAML] [--credential NAME=env:VAR|file:PATH ...]",
+		Use:   "add [ID] --type TYPE [--set KEY=VALUE ...] [--credential NAME=env:VAR|file:PATH ...]",
 		Short: "Add a connector instance to the store (validated first; the id defaults to the type)",
-		Example: `  legate connector add web --type http --config '{base_url: https://api.example.com}' --credential token=env:API_TOKEN
-  legate connector add --type webhook --config 'url: https://hooks.example.com/in' --credential signing_secret=file:/run/secrets/hook`,
+		Example: `  legate connector add web --type http --set base_url=https://api.example.com --credential token=env:API_TOKEN
+  legate connector add --type webhook --set url=https://hooks.example.com/in --credential signing_secret=file:/run/secrets/hook`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			ctx := cmd.Context()
@@ -135,17 +135,21 @@ func connectorAddCmd(g *globals) *cobra.Command {
 				}
 				refs[name] = ref
 			}
-			var node yaml.Node
-			if err := yaml.Unmarshal([]byte(cfgText), &node); err != nil {
-				return fmt.Errorf("--config: invalid YAML: %w", err)
-			}
-			var cfgMap map[string]any
-			if err := node.Decode(&cfgMap); err != nil && cfgText != "" {
-				return fmt.Errorf("--config: must be a mapping of config fields: %w", err)
+			cfgMap := map[string]any{}
+			for _, kv := range sets {
+				key, val, ok := strings.Cut(kv, "=")
+				if !ok || key == "" {
+					return fmt.Errorf("--set %q: want KEY=VALUE", kv)
+				}
+				var v any
+				if err := yaml.Unmarshal([]byte(val), &v); err != nil {
+					return fmt.Errorf("--set %s: invalid value: %w", key, err)
+				}
+				cfgMap[key] = v
 			}
 			cfgJSON, err := json.Marshal(cfgMap)
 			if err != nil {
-				return fmt.Errorf("--config: %w", err)
+				return fmt.Errorf("--set: %w", err)
 			}
 			credJSON, _ := json.Marshal(refs)
 			rec := store.Connector{ID: id, Type: typ, Config: cfgJSON, Credentials: credJSON}
@@ -173,12 +177,12 @@ func connectorAddCmd(g *globals) *cobra.Command {
 				}
 				return err
 			}
-			fmt.Printf("added connector %q (type %s) to %s; a running server picks it up at its next start\n", id, typ, e.stateDir)
+			fmt.Fprintf(cmd.OutOrStdout(), "added connector %q (type %s) to %s; a running server picks it up at its next start\n", id, typ, e.stateDir)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&typ, "type", "", "connector type (legate connector types)")
-	cmd.Flags().StringVar(&cfgText, "config", "", "the instance's config section, YAML or JSON")
+	cmd.Flags().StringArrayVar(&sets, "set", nil, "a config field KEY=VALUE, the value read as YAML (repeatable)")
 	cmd.Flags().StringArrayVar(&creds, "credential", nil, "credential reference NAME=env:VAR or NAME=file:PATH (repeatable)")
 	cmd.MarkFlagRequired("type")
 	return cmd
@@ -208,7 +212,7 @@ func connectorRemoveCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Printf("removed connector %q\n", id)
+			fmt.Fprintf(cmd.OutOrStdout(), "removed connector %q\n", id)
 			return nil
 		},
 	}
@@ -244,9 +248,9 @@ func connectorTestCmd(g *globals) *cobra.Command {
 			for _, id := range ids {
 				if err := results[id]; err != nil {
 					failed++
-					fmt.Printf("FAIL  %s: %v\n", id, err)
+					fmt.Fprintf(cmd.OutOrStdout(), "FAIL  %s: %v\n", id, err)
 				} else {
-					fmt.Printf("ok    %s\n", id)
+					fmt.Fprintf(cmd.OutOrStdout(), "ok    %s\n", id)
 				}
 			}
 			if failed > 0 {

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -45,9 +45,9 @@ func toolsCmd(g *globals) *cobra.Command {
 				for i, en := range entries {
 					rows[i] = row{en.Wire, en.Canonical, en.Class, en.Source, en.Tool.Description, en.Tool.InputSchema}
 				}
-				return printJSON(rows)
+				return printJSON(cmd.OutOrStdout(), rows)
 			}
-			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tCANONICAL\tCLASS\tSOURCE")
 			for _, en := range entries {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", en.Wire, en.Canonical, en.Class, en.Source)
@@ -81,7 +81,7 @@ func toolsCmd(g *globals) *cobra.Command {
 				return fmt.Errorf("%w (legate tools list shows the catalog)", err)
 			}
 			out := server.ToolResult(res, err)
-			if err := printJSON(out); err != nil {
+			if err := printJSON(cmd.OutOrStdout(), out); err != nil {
 				return err
 			}
 			if out.IsError {
@@ -95,8 +95,8 @@ func toolsCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-func printJSON(v any) error {
-	enc := json.NewEncoder(os.Stdout)
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }

@@ -22,7 +22,7 @@ func versionCmd() *cobra.Command {
 					}
 				}
 			}
-			fmt.Printf("legate %s (%s, go-sdk %s, %s/%s)\n", version, runtime.Version(), sdk, runtime.GOOS, runtime.GOARCH)
+			fmt.Fprintf(cmd.OutOrStdout(), "legate %s (%s, go-sdk %s, %s/%s)\n", version, runtime.Version(), sdk, runtime.GOOS, runtime.GOARCH)
 		},
 	}
 }

@@ -92,9 +92,10 @@ var v4Blocked = []blockedRange{
 var v6Blocked = []blockedRange{
 	{netip.MustParsePrefix("::/128"), "unspecified"},
 	{netip.MustParsePrefix("::1/128"), "loopback"},
-	{netip.MustParsePrefix("100::/64"), "reserved"},  // discard-only
-	{netip.MustParsePrefix("2001::/32"), "reserved"}, // Teredo tunnels reach obfuscated IPv4 hosts
-	{netip.MustParsePrefix("fc00::/7"), "private"},   // unique local
+	{netip.MustParsePrefix("64:ff9b:1::/48"), "private"}, // local-use NAT64: translates into the local network
+	{netip.MustParsePrefix("100::/64"), "reserved"},      // discard-only
+	{netip.MustParsePrefix("2001::/32"), "reserved"},     // Teredo tunnels reach obfuscated IPv4 hosts
+	{netip.MustParsePrefix("fc00::/7"), "private"},       // unique local
 	{netip.MustParsePrefix("fe80::/10"), "link-local"},
 	{netip.MustParsePrefix("fec0::/10"), "link-local"}, // deprecated site-local
 	{netip.MustParsePrefix("ff00::/8"), "multicast"},
@@ -108,7 +109,6 @@ var v6Embedding = []struct {
 	{netip.MustParsePrefix("::/96"), 12},           // IPv4-compatible (deprecated)
 	{netip.MustParsePrefix("::ffff:0:0:0/96"), 12}, // IPv4-translated (SIIT)
 	{netip.MustParsePrefix("64:ff9b::/96"), 12},    // NAT64 well-known prefix
-	{netip.MustParsePrefix("64:ff9b:1::/48"), 12},  // NAT64 local-use prefix
 	{netip.MustParsePrefix("2002::/16"), 2},        // 6to4
 }
 
