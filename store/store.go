@@ -13,6 +13,9 @@ import (
 type Store interface {
 	// Connectors holds the connector instances added through the CLI or API.
 	Connectors() ConnectorStore
+	// Upstreams holds upstream MCP servers added through the CLI or API,
+	// and every upstream's cached tool definitions.
+	Upstreams() UpstreamStore
 	// Close releases the store.
 	Close() error
 }
@@ -27,6 +30,55 @@ type ConnectorStore interface {
 	Create(ctx context.Context, c Connector) error
 	// Delete removes an instance or returns an error wrapping ErrNotFound.
 	Delete(ctx context.Context, id string) error
+}
+
+// UpstreamStore keeps upstream definitions and their tool caches.
+type UpstreamStore interface {
+	// List returns the stored upstream definitions, sorted by id.
+	List(ctx context.Context) ([]Upstream, error)
+	// Create adds a definition; an existing id is an error wrapping ErrExists.
+	Create(ctx context.Context, u Upstream) error
+	// Delete removes a definition and its cache, or returns an error
+	// wrapping ErrNotFound.
+	Delete(ctx context.Context, id string) error
+
+	// Cache returns the cached tools and status of every upstream that has
+	// been refreshed, keyed by upstream id.
+	Cache(ctx context.Context) (map[string]UpstreamCache, error)
+	// SaveCache replaces one upstream's cached tools (when tools is non-nil)
+	// and records the refresh time and error (empty on success).
+	SaveCache(ctx context.Context, id string, tools []CachedTool, refreshed time.Time, lastErr string) error
+	// DeleteCache removes one upstream's cache (for an upstream no longer configured).
+	DeleteCache(ctx context.Context, id string) error
+	// CacheVersion changes whenever any cache changes; a server polls it to
+	// pick up refreshes made by another process.
+	CacheVersion(ctx context.Context) (int64, error)
+}
+
+// Upstream is a stored upstream definition.
+type Upstream struct {
+	ID string
+	// Definition is the upstream's configuration as a JSON object, in the
+	// shape of one entry of `upstreams:` in config.yaml.
+	Definition json.RawMessage
+	CreatedAt  time.Time
+}
+
+// UpstreamCache is one upstream's cached tool list and refresh status.
+type UpstreamCache struct {
+	Tools       []CachedTool
+	RefreshedAt time.Time // last successful refresh
+	CheckedAt   time.Time // last attempt
+	LastError   string
+}
+
+// CachedTool is one tool definition as the upstream sent it.
+type CachedTool struct {
+	Name string
+	// Definition is the tool's JSON as listed by the upstream.
+	Definition json.RawMessage
+	// Hash is the SHA-256 of the definition's canonical JSON, hex.
+	Hash string
 }
 
 // Connector is a stored connector instance.

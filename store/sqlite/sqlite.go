@@ -57,6 +57,27 @@ var migrations = []string{
 		credentials TEXT NOT NULL DEFAULT '{}',
 		created_at  INTEGER NOT NULL
 	)`,
+	// 2: upstream MCP servers and their cached tools.
+	`CREATE TABLE upstreams (
+		id         TEXT PRIMARY KEY,
+		definition TEXT NOT NULL,
+		created_at INTEGER NOT NULL
+	);
+	CREATE TABLE upstream_status (
+		id           TEXT PRIMARY KEY,
+		refreshed_at INTEGER NOT NULL DEFAULT 0,
+		checked_at   INTEGER NOT NULL DEFAULT 0,
+		last_error   TEXT NOT NULL DEFAULT ''
+	);
+	CREATE TABLE upstream_tools (
+		upstream_id TEXT NOT NULL,
+		name        TEXT NOT NULL,
+		definition  TEXT NOT NULL,
+		hash        TEXT NOT NULL,
+		PRIMARY KEY (upstream_id, name)
+	);
+	CREATE TABLE cache_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL);
+	INSERT INTO cache_version VALUES (1, 0);`,
 }
 
 func (s *Store) migrate(ctx context.Context) error {
@@ -99,6 +120,9 @@ func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 
 // Connectors returns the connector store.
 func (s *Store) Connectors() store.ConnectorStore { return connectorStore{s.db} }
+
+// Upstreams returns the upstream store.
+func (s *Store) Upstreams() store.UpstreamStore { return upstreamStore{s.db} }
 
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
