@@ -18,6 +18,7 @@ import (
 
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/internal/strictyaml"
+	"github.com/legate-mcp/legate/upstream"
 	"github.com/legate-mcp/legate/vault"
 )
 
@@ -44,6 +45,8 @@ type File struct {
 	CallTimeout connectors.Duration `yaml:"call_timeout"`
 	// Connectors are the native connector instances.
 	Connectors []Connector `yaml:"connectors"`
+	// Upstreams are the upstream MCP servers.
+	Upstreams []upstream.Config `yaml:"upstreams"`
 
 	// Path is the file the configuration was read from, "" for none.
 	Path string `yaml:"-"`
@@ -149,6 +152,16 @@ func (f *File) Validate() error {
 			bad(path+".id", "duplicate id %q (also %s)", c.ID, prev)
 		}
 		seen[c.ID] = path
+	}
+	seenUp := map[string]string{}
+	for i := range f.Upstreams {
+		u := &f.Upstreams[i]
+		path := fmt.Sprintf("upstreams[%d]", i)
+		errs = append(errs, u.Validate(path)...)
+		if prev, dup := seenUp[u.ID]; dup {
+			bad(path+".id", "duplicate id %q (also %s)", u.ID, prev)
+		}
+		seenUp[u.ID] = path
 	}
 	return errors.Join(errs...)
 }

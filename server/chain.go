@@ -3,10 +3,14 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/connectors"
@@ -28,10 +32,18 @@ type Request struct {
 	OperationID string
 	// Start is when the call entered the gateway.
 	Start time.Time
+	// Session is the client's MCP session, nil outside MCP (the CLI).
+	// Upstream calls relay progress, logs, sampling and elicitation to it.
+	Session *mcp.ServerSession
+	// ProgressToken is the client's progress token, nil if it gave none.
+	ProgressToken any
 }
 
-// Handler handles one call.
-type Handler func(ctx context.Context, r *Request) (*connectors.Result, error)
+// Handler handles one call. A tool failure is an error, a *connectors.Error
+// carrying its canonical code, which the MCP edge turns into an isError
+// result; a *jsonrpc.Error is relayed to the client as a protocol error.
+// A result with IsError set (an upstream tool's own failure) passes as is.
+type Handler func(ctx context.Context, r *Request) (*mcp.CallToolResult, error)
 
 // Middleware wraps a Handler with one cross-cutting step.
 type Middleware func(Handler) Handler
@@ -49,7 +61,7 @@ func chain(h Handler, mw ...Middleware) Handler {
 // faulty tool cannot take the gateway down.
 func recoverPanics(log *slog.Logger) Middleware {
 	return func(next Handler) Handler {
-		return func(ctx context.Context, r *Request) (res *connectors.Result, err error) {
+		return func(ctx context.Context, r *Request) (res *mcp.CallToolResult, err error) {
 			defer func() {
 				if p := recover(); p != nil {
 					log.Error("tool panicked", "tool", r.Entry.Canonical, "panic", p, "stack", string(debug.Stack()))
@@ -65,13 +77,18 @@ func recoverPanics(log *slog.Logger) Middleware {
 // failures other than the caller's own mistakes at warn.
 func logCalls(log *slog.Logger) Middleware {
 	return func(next Handler) Handler {
-		return func(ctx context.Context, r *Request) (*connectors.Result, error) {
+		return func(ctx context.Context, r *Request) (*mcp.CallToolResult, error) {
 			res, err := next(ctx, r)
 			if err == nil {
 				if log.Enabled(ctx, slog.LevelDebug) {
 					log.Debug("call", "tool", r.Entry.Canonical, "class", r.Class, "principal", r.Caller.Principal, "latency", time.Since(r.Start))
 				}
 				return res, nil
+			}
+			var rpcErr *jsonrpc.Error
+			if errors.As(err, &rpcErr) {
+				log.Debug("call refused by upstream", "tool", r.Entry.Canonical, "error", err)
+				return nil, err
 			}
 			code := connectors.CodeOf(err)
 			level := slog.LevelWarn
@@ -81,24 +98,6 @@ func logCalls(log *slog.Logger) Middleware {
 			log.Log(ctx, level, "call failed", "tool", r.Entry.Canonical, "class", r.Class, "principal", r.Caller.Principal,
 				"code", code, "error", err, "latency", time.Since(r.Start))
 			return nil, err
-		}
-	}
-}
-
-// withTimeout bounds each call.
-func withTimeout(d time.Duration) Middleware {
-	return func(next Handler) Handler {
-		return func(ctx context.Context, r *Request) (*connectors.Result, error) {
-			if d <= 0 {
-				return next(ctx, r)
-			}
-			ctx, cancel := context.WithTimeout(ctx, d)
-			defer cancel()
-			res, err := next(ctx, r)
-			if err != nil && ctx.Err() == context.DeadlineExceeded {
-				return nil, &connectors.Error{Code: connectors.CodeTimeout, Message: fmt.Sprintf("%s did not answer within %s", r.Entry.Canonical, d), Err: err}
-			}
-			return res, err
 		}
 	}
 }

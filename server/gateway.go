@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate/catalog"
@@ -30,6 +31,7 @@ import (
 	"github.com/legate-mcp/legate/connectors"
 	httpconn "github.com/legate-mcp/legate/connectors/http"
 	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/upstream"
 	"github.com/legate-mcp/legate/vault"
 )
 
@@ -37,7 +39,7 @@ import (
 type Options struct {
 	// Config is the loaded configuration; nil means none.
 	Config *config.File
-	// Store is the state store; nil keeps nothing (tests, `tools list`).
+	// Store is the state store; required (sqlite.OpenMemory keeps nothing).
 	Store store.Store
 	// Logger receives logs; nil discards them.
 	Logger *slog.Logger
@@ -56,6 +58,9 @@ type Gateway struct {
 	mcp       *mcp.Server
 	instances []*instance
 	ready     atomic.Bool
+
+	callTimeout time.Duration
+	upstreams   *upstream.Manager
 }
 
 // instance is one built connector instance.
@@ -86,6 +91,9 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	if opts.Principal == "" {
 		opts.Principal = "local"
 	}
+	if opts.Store == nil {
+		return nil, errors.New("server: no store")
+	}
 	g := &Gateway{opts: opts, log: opts.Logger}
 
 	defs, err := InstanceDefs(ctx, opts.Config, opts.Store)
@@ -105,24 +113,28 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	cat, err := g.buildCatalog()
-	if err != nil {
+	if err := g.newUpstreams(ctx); err != nil {
 		return nil, err
 	}
-	g.cat.Store(cat)
+	g.mcp = g.newMCPServer()
+	cat, err := g.buildCatalog()
+	if err != nil {
+		g.upstreams.Close()
+		return nil, err
+	}
+	g.setCatalog(cat)
 
-	timeout := time.Duration(opts.Config.CallTimeout)
-	if timeout == 0 {
-		timeout = DefaultCallTimeout
+	g.callTimeout = time.Duration(opts.Config.CallTimeout)
+	if g.callTimeout == 0 {
+		g.callTimeout = DefaultCallTimeout
 	}
 	// The call path, outermost first:
 	//  1. recoverPanics: a panicking tool becomes an error result;
 	//  2. logCalls: one log line per failure, latency measured around all below;
-	//  3. withTimeout: the per-call deadline;
-	//  4. execute: the native connector or the upstream session.
+	//  3. execute: the native connector (within call_timeout) or the upstream
+	//     (within its own timeout, extended by progress).
 	// Policy, approval and audit steps go between 2 and 3.
-	g.call = chain(g.execute, recoverPanics(g.log), logCalls(g.log), withTimeout(timeout))
-	g.mcp = g.newMCPServer()
+	g.call = chain(g.execute, recoverPanics(g.log), logCalls(g.log))
 	g.ready.Store(true)
 	return g, nil
 }
@@ -151,6 +163,16 @@ func (g *Gateway) buildCatalog() (*catalog.Catalog, error) {
 			add(in.def.ID+"."+t.Name, fmt.Sprintf("connector %q (%s)", in.def.ID, in.def.Origin), &nativeTool{inst: in, tool: t})
 		}
 	}
+	for _, t := range g.upstreams.Tools() {
+		u, _ := g.upstreams.Upstream(t.Upstream)
+		entries = append(entries, &catalog.Entry{
+			Canonical: t.Canonical(),
+			Source:    fmt.Sprintf("upstream %q (%s)", t.Upstream, u.Origin()),
+			Class:     t.Class,
+			Tool:      t.Def,
+			Target:    t,
+		})
+	}
 	naming := catalog.Safe
 	if g.opts.Config.ToolNames == config.NamesCanonical {
 		naming = catalog.Canonical
@@ -178,44 +200,89 @@ func (g *Gateway) Catalog() *catalog.Catalog { return g.cat.Load() }
 // the MCP server answers it with a JSON-RPC invalid-params error.
 var ErrUnknownTool = errors.New("unknown tool")
 
-// Call runs one call by wire or canonical name through the call path.
-func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage, caller connectors.Caller) (*connectors.Result, error) {
+// CallOptions are the optional parts of a call.
+type CallOptions struct {
+	Caller        connectors.Caller
+	Session       *mcp.ServerSession
+	ProgressToken any
+}
+
+// Call runs one call by wire or canonical name through the call path. A
+// tool failure is an isError result; the error is only for an unknown tool
+// (ErrUnknownTool) or a protocol error to relay (*jsonrpc.Error).
+func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage, o CallOptions) (*mcp.CallToolResult, error) {
 	e, ok := g.Catalog().Lookup(name)
 	if !ok {
 		return nil, fmt.Errorf("%w %q", ErrUnknownTool, name)
 	}
-	if caller.Principal == "" {
-		caller.Principal = g.opts.Principal
+	if o.Caller.Principal == "" {
+		o.Caller.Principal = g.opts.Principal
 	}
-	nt := e.Target.(*nativeTool)
 	r := &Request{
-		Entry:       e,
-		Args:        args,
-		Caller:      caller,
-		Class:       nt.tool.ClassOf(args),
-		OperationID: uuid.NewString(),
-		Start:       time.Now(),
+		Entry:         e,
+		Args:          args,
+		Caller:        o.Caller,
+		Class:         g.classOf(e, args),
+		OperationID:   uuid.NewString(),
+		Start:         time.Now(),
+		Session:       o.Session,
+		ProgressToken: o.ProgressToken,
 	}
-	return g.call(ctx, r)
+	res, err := g.call(ctx, r)
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) {
+		return nil, rpcErr
+	}
+	if err != nil {
+		return ErrorResult(err), nil
+	}
+	return res, nil
 }
 
-// execute is the innermost handler: it runs the tool.
-func (g *Gateway) execute(ctx context.Context, r *Request) (*connectors.Result, error) {
-	nt := r.Entry.Target.(*nativeTool)
+// classOf is the class of one call: a native tool may class it from its
+// arguments; an upstream tool's class is fixed in its catalog entry.
+func (g *Gateway) classOf(e *catalog.Entry, args json.RawMessage) connectors.Class {
+	if nt, ok := e.Target.(*nativeTool); ok {
+		return nt.tool.ClassOf(args)
+	}
+	return e.Class
+}
+
+// execute is the innermost handler: it runs the tool at its source.
+func (g *Gateway) execute(ctx context.Context, r *Request) (*mcp.CallToolResult, error) {
+	switch t := r.Entry.Target.(type) {
+	case *nativeTool:
+		return g.executeNative(ctx, t, r)
+	case *upstream.Tool:
+		return g.upstreams.Call(ctx, t, r.Args, upstream.Client{Session: r.Session, ProgressToken: r.ProgressToken})
+	}
+	return nil, fmt.Errorf("tool %s has no executor", r.Entry.Canonical)
+}
+
+// executeNative runs a native tool within the call timeout.
+func (g *Gateway) executeNative(ctx context.Context, nt *nativeTool, r *Request) (*mcp.CallToolResult, error) {
 	call := &connectors.Call{
 		Tool:        nt.tool.Name,
 		Args:        r.Args,
 		Caller:      r.Caller,
 		OperationID: r.OperationID,
+		Credentials: credentialSet{},
 	}
 	if nt.inst != nil {
 		creds := nt.inst.creds
 		creds.tenant = r.Caller.Tenant
 		call.Credentials = creds
-	} else {
-		call.Credentials = credentialSet{}
 	}
-	return nt.tool.Run(ctx, call)
+	ctx, cancel := context.WithTimeout(ctx, g.callTimeout)
+	defer cancel()
+	res, err := nt.tool.Run(ctx, call)
+	if err != nil {
+		if ctx.Err() == context.DeadlineExceeded {
+			return nil, &connectors.Error{Code: connectors.CodeTimeout, Message: fmt.Sprintf("%s did not answer within %s", r.Entry.Canonical, g.callTimeout), Err: err}
+		}
+		return nil, err
+	}
+	return NativeResult(res)
 }
 
 // Test runs every instance's connection test and returns the failures by id.
@@ -230,8 +297,17 @@ func (g *Gateway) Test(ctx context.Context, ids ...string) map[string]error {
 	return out
 }
 
-// Close releases the instances' resources.
+// Start begins the background work: connecting upstreams, refreshing their
+// tool caches, following the store. Call it for a serving gateway; one
+// made for a single CLI command needs none of it.
+func (g *Gateway) Start(ctx context.Context) { g.upstreams.Start(ctx) }
+
+// Upstreams returns the upstream manager.
+func (g *Gateway) Upstreams() *upstream.Manager { return g.upstreams }
+
+// Close ends upstream sessions and processes and releases the instances' resources.
 func (g *Gateway) Close() error {
+	g.upstreams.Close()
 	var errs []error
 	for _, in := range g.instances {
 		if c, ok := in.conn.(connectors.Closer); ok {

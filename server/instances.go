@@ -48,9 +48,6 @@ func InstanceDefs(ctx context.Context, cfg *config.File, st store.Store) ([]Inst
 			where[c.ID] = file + " " + path
 		}
 	}
-	if st == nil {
-		return defs, nil
-	}
 	stored, err := st.Connectors().List(ctx)
 	if err != nil {
 		return nil, err

@@ -50,44 +50,46 @@ func (g *Gateway) toolsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var caller connectors.Caller
+	o := CallOptions{Session: req.Session, ProgressToken: req.Params.GetProgressToken()}
 	if req.Session != nil {
-		caller.Session = req.Session.ID()
+		o.Caller.Session = req.Session.ID()
 	}
-	res, err := g.Call(ctx, req.Params.Name, req.Params.Arguments, caller)
+	res, err := g.Call(ctx, req.Params.Name, req.Params.Arguments, o)
 	if errors.Is(err, ErrUnknownTool) {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", req.Params.Name)}
 	}
-	return ToolResult(res, err), nil
+	return res, err
 }
 
-// ToolResult turns a call's outcome into the MCP result a client sees: the
-// text of the result (or its JSON) with the structured content; or, for a
-// failure, isError with "CODE: message" and {"error": {code, message,
+// ErrorResult turns a failed call into the result a client sees: isError,
+// the text "CODE: message", and {"error": {code, message,
 // retry_after_seconds}} as structured content.
-func ToolResult(res *connectors.Result, err error) *mcp.CallToolResult {
-	if err != nil {
-		ce := &connectors.Error{Code: connectors.CodeOf(err), Message: err.Error()}
-		errors.As(err, &ce)
-		body := map[string]any{"code": ce.Code, "message": ce.Message}
-		if ce.RetryAfter > 0 {
-			body["retry_after_seconds"] = ce.RetryAfter.Seconds()
-		}
-		return &mcp.CallToolResult{
-			IsError:           true,
-			Content:           []mcp.Content{&mcp.TextContent{Text: string(ce.Code) + ": " + ce.Message}},
-			StructuredContent: map[string]any{"error": body},
-		}
+func ErrorResult(err error) *mcp.CallToolResult {
+	ce := &connectors.Error{Code: connectors.CodeOf(err), Message: err.Error()}
+	errors.As(err, &ce)
+	body := map[string]any{"code": ce.Code, "message": ce.Message}
+	if ce.RetryAfter > 0 {
+		body["retry_after_seconds"] = ce.RetryAfter.Seconds()
 	}
+	return &mcp.CallToolResult{
+		IsError:           true,
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(ce.Code) + ": " + ce.Message}},
+		StructuredContent: map[string]any{"error": body},
+	}
+}
+
+// NativeResult turns a connector's result into an MCP result: its text
+// (or its JSON) and its structured content, always a JSON object.
+func NativeResult(res *connectors.Result) (*mcp.CallToolResult, error) {
 	out := &mcp.CallToolResult{Content: []mcp.Content{}}
 	if res == nil {
-		return out
+		return out, nil
 	}
 	text := res.Text
 	if res.Structured != nil {
 		b, err := json.Marshal(res.Structured)
 		if err != nil {
-			return ToolResult(nil, &connectors.Error{Code: connectors.CodeAdapterMapping, Message: "result is not JSON", Err: err})
+			return nil, &connectors.Error{Code: connectors.CodeAdapterMapping, Message: "result is not JSON", Err: err}
 		}
 		if text == "" {
 			text = string(b)
@@ -99,5 +101,5 @@ func ToolResult(res *connectors.Result, err error) *mcp.CallToolResult {
 		out.StructuredContent = json.RawMessage(b)
 	}
 	out.Content = append(out.Content, &mcp.TextContent{Text: text})
-	return out
+	return out, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/server"
+	"github.com/legate-mcp/legate/store/sqlite"
 )
 
 // echo is a connector type for these tests: tool "echo" returns its
@@ -69,11 +70,22 @@ func newGateway(t *testing.T, doc string) *server.Gateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw, err := server.New(context.Background(), server.Options{Config: cfg})
+	gw, err := server.New(context.Background(), server.Options{Config: cfg, Store: memStore(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { gw.Close() })
 	return gw
+}
+
+func memStore(t *testing.T) *sqlite.Store {
+	t.Helper()
+	st, err := sqlite.OpenMemory(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
 }
 
 // serve starts the gateway's HTTP handler on a real loopback listener.
@@ -227,12 +239,12 @@ func TestHostAndOriginAreChecked(t *testing.T) {
 
 func TestCallPathOutsideMCP(t *testing.T) {
 	gw := newGateway(t, testConfig)
-	_, err := gw.Call(context.Background(), "nope", nil, connectors.Caller{})
+	_, err := gw.Call(context.Background(), "nope", nil, server.CallOptions{})
 	if !errors.Is(err, server.ErrUnknownTool) {
 		t.Fatalf("got %v", err)
 	}
-	res, err := gw.Call(context.Background(), "e.echo", json.RawMessage(`{"text":"cli"}`), connectors.Caller{})
-	if err != nil || res.Structured.(map[string]any)["text"] != "cli" {
+	res, err := gw.Call(context.Background(), "e.echo", json.RawMessage(`{"text":"cli"}`), server.CallOptions{})
+	if err != nil || res.IsError || !strings.Contains(string(res.StructuredContent.(json.RawMessage)), `"text":"cli"`) {
 		t.Fatalf("got %v, %v", res, err)
 	}
 }
@@ -242,7 +254,7 @@ func TestInstanceNamedLikeTheBuiltinDoesNotCollide(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = server.New(context.Background(), server.Options{Config: cfg})
+	_, err = server.New(context.Background(), server.Options{Config: cfg, Store: memStore(t)})
 	if err != nil {
 		t.Fatalf("instance id http with other tool names must not collide: %v", err)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,18 +26,19 @@ func configCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			opts := server.Options{Config: cfg}
+			// The stored instances count when there is a database; none is created.
+			open := sqlite.OpenMemory
 			if dir, err := g.resolveStateDir(cfg); err == nil {
 				if _, err := os.Stat(filepath.Join(dir, sqlite.FileName)); err == nil {
-					st, err := sqlite.Open(ctx, dir)
-					if err != nil {
-						return err
-					}
-					defer st.Close()
-					opts.Store = st
+					open = func(ctx context.Context) (*sqlite.Store, error) { return sqlite.Open(ctx, dir) }
 				}
 			}
-			gw, err := server.New(ctx, opts)
+			st, err := open(ctx)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			gw, err := server.New(ctx, server.Options{Config: cfg, Store: st})
 			if err != nil {
 				return err
 			}

@@ -33,6 +33,7 @@ func serveCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer gw.Close()
+			gw.Start(ctx)
 			ln, err := net.Listen("tcp", listen)
 			if err != nil {
 				return fmt.Errorf("listening on %s: %w", listen, err)
@@ -65,6 +66,7 @@ func stdioCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer gw.Close()
+			gw.Start(ctx)
 			return gw.ServeStdio(ctx)
 		},
 	}

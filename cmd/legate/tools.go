@@ -76,11 +76,13 @@ func toolsCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer gw.Close()
-			res, err := gw.Call(cmd.Context(), argv[0], json.RawMessage(args), connectors.Caller{Session: "cli"})
+			out, err := gw.Call(cmd.Context(), argv[0], json.RawMessage(args), server.CallOptions{Caller: connectors.Caller{Session: "cli"}})
 			if errors.Is(err, server.ErrUnknownTool) {
 				return fmt.Errorf("%w (legate tools list shows the catalog)", err)
 			}
-			out := server.ToolResult(res, err)
+			if err != nil {
+				return err
+			}
 			if err := printJSON(cmd.OutOrStdout(), out); err != nil {
 				return err
 			}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
@@ -33,15 +34,27 @@ func Open(ctx context.Context, dir string) (*Store, error) {
 		return nil, fmt.Errorf("creating state dir: %w", err)
 	}
 	path := filepath.Join(dir, FileName)
-	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	return open(ctx, "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate", path)
+}
+
+var memoryDBs atomic.Int64
+
+// OpenMemory opens a private in-memory store, gone when closed: for
+// commands that must not create a state directory, and for tests.
+func OpenMemory(ctx context.Context) (*Store, error) {
+	name := fmt.Sprintf("legate-mem-%d-%d", os.Getpid(), memoryDBs.Add(1))
+	return open(ctx, "file:"+name+"?mode=memory&cache=shared&_pragma=busy_timeout(10000)&_txlock=immediate", "memory")
+}
+
+func open(ctx context.Context, dsn, what string) (*Store, error) {
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
-		return nil, fmt.Errorf("opening %s: %w", path, err)
+		return nil, fmt.Errorf("opening %s: %w", what, err)
 	}
 	s := &Store{db: db}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("migrating %s: %w", path, err)
+		return nil, fmt.Errorf("migrating %s: %w", what, err)
 	}
 	return s, nil
 }

@@ -1,0 +1,276 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/upstream"
+)
+
+func upstreamCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "upstream", Short: "Upstream MCP servers and their tool caches"}
+	cmd.AddCommand(upstreamListCmd(g), upstreamAddCmd(g), upstreamRemoveCmd(g), upstreamTestCmd(g), upstreamRefreshCmd(g))
+	return cmd
+}
+
+func upstreamListCmd(g *globals) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List upstreams: transport, circuit, cached tools, last refresh and error",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			e, err := g.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			gw, err := e.gateway(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer gw.Close()
+			st, err := gw.Upstreams().Status(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(cmd.OutOrStdout(), st)
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tTRANSPORT\tSTATUS\tCIRCUIT\tTOOLS\tLAST REFRESH\tLAST ERROR\tDEFINED IN")
+			for _, s := range st {
+				status := "ok"
+				switch {
+				case s.LastError != "":
+					status = "error"
+				case s.RefreshedAt.IsZero():
+					status = "never refreshed"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", s.ID, s.Transport, status, s.Circuit, s.Tools,
+					ago(s.RefreshedAt), orDash(s.LastError), s.Origin)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func ago(t time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	return t.Local().Format("2006-01-02 15:04:05")
+}
+
+func upstreamAddCmd(g *globals) *cobra.Command {
+	var def upstream.Config
+	var session, transport, timeout string
+	var headerEnv, env []string
+	var noPrefix, distrust, noRefresh bool
+	cmd := &cobra.Command{
+		Use:   "add ID (--url URL | -- PROGRAM [ARG...])",
+		Short: "Add an upstream to the store, connect to it and cache its tools",
+		Example: `  legate upstream add github --url https://api.example.com/mcp/ --header-env Authorization=GITHUB_MCP_TOKEN
+  legate upstream add fs --session per_client -- node /opt/mcp/server-filesystem/dist/index.js /srv/data`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			ctx := cmd.Context()
+			def.ID = argv[0]
+			def.Command = argv[1:]
+			def.Session, def.Transport = session, transport
+			if timeout != "" {
+				if err := def.Timeout.UnmarshalText([]byte(timeout)); err != nil {
+					return fmt.Errorf("--timeout: %w", err)
+				}
+			}
+			var err error
+			if def.HeaderEnv, err = pairs("--header-env", headerEnv); err != nil {
+				return err
+			}
+			if def.Env, err = pairs("--env", env); err != nil {
+				return err
+			}
+			if noPrefix {
+				def.Prefix = new(bool)
+			}
+			if distrust {
+				def.TrustAnnotations = new(bool)
+			}
+			if errs := def.Validate("upstream " + def.ID); len(errs) > 0 {
+				return errors.Join(errs...)
+			}
+			e, err := g.open(ctx)
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			for _, u := range e.cfg.Upstreams {
+				if u.ID == def.ID {
+					return fmt.Errorf("upstream id %q is already defined in %s; pick another id", def.ID, e.cfg.Path)
+				}
+			}
+			raw, _ := json.Marshal(def)
+			if err := e.store.Upstreams().Create(ctx, store.Upstream{ID: def.ID, Definition: raw}); err != nil {
+				if errors.Is(err, store.ErrExists) {
+					return fmt.Errorf("upstream %q is already in the store; remove it first (legate upstream remove %s)", def.ID, def.ID)
+				}
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "added upstream %q (%s)\n", def.ID, def.TransportName())
+			if noRefresh {
+				return nil
+			}
+			return refreshUpstreams(cmd, e, []string{def.ID})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&def.URL, "url", "", "URL of a remote server (Streamable HTTP, or SSE with --transport sse)")
+	f.StringVar(&transport, "transport", "", "streamable (default) or sse, for --url")
+	f.StringArrayVar(&headerEnv, "header-env", nil, "HEADER=ENV_VAR: send HEADER with the value of ENV_VAR (repeatable)")
+	f.StringArrayVar(&env, "env", nil, "NAME=VALUE in a stdio server's environment (repeatable)")
+	f.StringVar(&session, "session", "", "shared (default) or per_client")
+	f.StringVar(&timeout, "timeout", "", "per-call timeout, e.g. 60s")
+	f.BoolVar(&noPrefix, "no-prefix", false, "expose its tools under their own names, not mcp.<id>.<tool>")
+	f.BoolVar(&distrust, "distrust-annotations", false, "ignore readOnlyHint: every tool is at least class write")
+	f.BoolVar(&noRefresh, "no-refresh", false, "do not connect now")
+	return cmd
+}
+
+func pairs(flag string, list []string) (map[string]string, error) {
+	if len(list) == 0 {
+		return nil, nil
+	}
+	m := map[string]string{}
+	for _, kv := range list {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("%s %q: want NAME=VALUE", flag, kv)
+		}
+		m[k] = v
+	}
+	return m, nil
+}
+
+func upstreamRemoveCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "remove ID",
+		Short: "Remove a stored upstream and its tool cache",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			e, err := g.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			id := argv[0]
+			err = e.store.Upstreams().Delete(cmd.Context(), id)
+			if errors.Is(err, store.ErrNotFound) {
+				for _, u := range e.cfg.Upstreams {
+					if u.ID == id {
+						return fmt.Errorf("upstream %q is defined in %s, not in the store: edit the file to remove it", id, e.cfg.Path)
+					}
+				}
+				return fmt.Errorf("no upstream %q in the store (legate upstream list shows them)", id)
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "removed upstream %q\n", id)
+			return nil
+		},
+	}
+}
+
+func upstreamTestCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "test ID",
+		Short: "Connect to an upstream, list its tools, cache them and report",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			e, err := g.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			return refreshUpstreams(cmd, e, argv)
+		},
+	}
+}
+
+func upstreamRefreshCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "refresh [ID...]",
+		Short: "Refresh the tool caches of upstreams (all by default); a running server picks the result up",
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			e, err := g.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			return refreshUpstreams(cmd, e, argv)
+		},
+	}
+}
+
+// refreshUpstreams refreshes each upstream in turn, printing its progress
+// and what changed; it fails if any failed.
+func refreshUpstreams(cmd *cobra.Command, e *env, ids []string) error {
+	ctx := cmd.Context()
+	gw, err := e.gateway(ctx)
+	if err != nil {
+		return err
+	}
+	defer gw.Close()
+	m := gw.Upstreams()
+	if len(ids) == 0 {
+		ids = m.IDs()
+	}
+	out := cmd.OutOrStdout()
+	failed := 0
+	for i, id := range ids {
+		if _, ok := m.Upstream(id); !ok {
+			return fmt.Errorf("no upstream %q (legate upstream list shows them)", id)
+		}
+		fmt.Fprintf(out, "[%d/%d] %s: connecting…\n", i+1, len(ids), id)
+		start := time.Now()
+		d, err := m.Refresh(ctx, id)
+		if err != nil {
+			failed++
+			fmt.Fprintf(out, "[%d/%d] %s: FAILED: %v\n", i+1, len(ids), id, err)
+			continue
+		}
+		u, _ := m.Upstream(id)
+		n := 0
+		for _, t := range m.Tools() {
+			if t.Upstream == id {
+				n++
+			}
+		}
+		fmt.Fprintf(out, "[%d/%d] %s: ok in %s, %d tools (%s)\n", i+1, len(ids), id, time.Since(start).Round(time.Millisecond), n, u.Config().TransportName())
+		for _, name := range slices.Concat(prefixed("+ ", d.Added), prefixed("- ", d.Removed), prefixed("~ ", d.Changed)) {
+			fmt.Fprintf(out, "    %s\n", name)
+		}
+	}
+	if failed > 0 {
+		return exitError{fmt.Sprintf("%d upstream(s) failed", failed)}
+	}
+	return nil
+}
+
+func prefixed(p string, names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = p + n
+	}
+	return out
+}

@@ -1,0 +1,129 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/legate-mcp/legate/catalog"
+	"github.com/legate-mcp/legate/config"
+	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/upstream"
+)
+
+// UpstreamDefs merges the upstreams of the config file and of the store.
+func UpstreamDefs(ctx context.Context, cfg *config.File, st store.Store) ([]upstream.Def, error) {
+	var defs []upstream.Def
+	file := "config"
+	if cfg != nil && cfg.Path != "" {
+		file = cfg.Path
+	}
+	if cfg != nil {
+		for i, u := range cfg.Upstreams {
+			defs = append(defs, upstream.Def{Config: u, Origin: fmt.Sprintf("%s upstreams[%d]", file, i)})
+		}
+	}
+	stored, err := st.Upstreams().List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range stored {
+		d, err := StoredUpstream(s)
+		if err != nil {
+			return nil, err
+		}
+		defs = append(defs, d)
+	}
+	return defs, nil
+}
+
+// StoredUpstream decodes and validates a stored upstream definition.
+func StoredUpstream(s store.Upstream) (upstream.Def, error) {
+	d := upstream.Def{Origin: fmt.Sprintf("the store (added %s)", s.CreatedAt.Format("2006-01-02 15:04"))}
+	if err := json.Unmarshal(s.Definition, &d.Config); err != nil {
+		return d, fmt.Errorf("stored upstream %q: %w", s.ID, err)
+	}
+	if errs := d.Config.Validate(fmt.Sprintf("stored upstream %q", s.ID)); len(errs) > 0 {
+		return d, errs[0]
+	}
+	return d, nil
+}
+
+// newUpstreams builds the upstream manager from the cached tools; it does
+// no I/O to upstreams.
+func (g *Gateway) newUpstreams(ctx context.Context) error {
+	defs, err := UpstreamDefs(ctx, g.opts.Config, g.opts.Store)
+	if err != nil {
+		return err
+	}
+	g.upstreams, err = upstream.NewManager(ctx, defs, upstream.Options{
+		Store:          g.opts.Store.Upstreams(),
+		Logger:         g.log,
+		Version:        g.opts.Version,
+		OnToolsChanged: g.toolsChanged,
+		OnResourceUpdated: func(ctx context.Context, p *mcp.ResourceUpdatedNotificationParams) {
+			g.mcp.ResourceUpdated(ctx, p)
+		},
+	})
+	return err
+}
+
+// toolsChanged rebuilds the catalog after an upstream's tools changed. A
+// catalog that does not build (a new name collides) is refused and the
+// current one kept, with the collision logged.
+func (g *Gateway) toolsChanged() {
+	if g.mcp == nil {
+		return // still in New, which builds the first catalog itself
+	}
+	cat, err := g.buildCatalog()
+	if err != nil {
+		g.log.Error("upstream tools changed but the catalog cannot be rebuilt; keeping the current one", "error", err)
+		return
+	}
+	g.setCatalog(cat)
+}
+
+// setCatalog swaps in a new catalog and mirrors its names into the SDK
+// server's tool registry. The registry never answers a request (the tools
+// middleware does); it lets the SDK send a debounced
+// notifications/tools/list_changed to every client, each in the way its
+// protocol version expects.
+func (g *Gateway) setCatalog(c *catalog.Catalog) {
+	old := g.cat.Swap(c)
+	prev := map[string]*mcp.Tool{}
+	if old != nil {
+		for _, t := range old.Tools() {
+			prev[t.Name] = t
+		}
+	}
+	var removed []string
+	for _, t := range c.Tools() {
+		p, ok := prev[t.Name]
+		delete(prev, t.Name)
+		if ok && sameTool(p, t) {
+			continue
+		}
+		g.mcp.AddTool(&mcp.Tool{Name: t.Name, InputSchema: json.RawMessage(`{"type":"object"}`)}, unreachable)
+	}
+	for name := range prev {
+		removed = append(removed, name)
+	}
+	if len(removed) > 0 {
+		slices.Sort(removed)
+		g.mcp.RemoveTools(removed...)
+	}
+}
+
+func sameTool(a, b *mcp.Tool) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
+
+// unreachable is the handler of the mirrored registry entries.
+func unreachable(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return nil, fmt.Errorf("internal error: tool registry entry called directly")
+}

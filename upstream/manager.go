@@ -1,0 +1,466 @@
+// Package upstream connects Legate to upstream MCP servers — remote
+// (Streamable HTTP, legacy SSE) or local (stdio) — whose tools it
+// discovers, caches in the store and re-exports as mcp.<id>.<tool>.
+//
+// Serving tools/list never calls an upstream: the catalog is built from the
+// cache, which is refreshed when an upstream is added or tested, by
+// `legate upstream refresh` (even with no server running: a running server
+// polls the store and picks the change up), on the upstream's
+// notifications/tools/list_changed, after a stdio upstream restarts, and
+// every refresh_interval. A down upstream keeps its cached tools listed;
+// calls to it fail fast with UPSTREAM_UNAVAILABLE.
+//
+// Each upstream is isolated: its own sessions and HTTP connection pool, a
+// circuit breaker, a bound on calls in flight and a per-call timeout that
+// progress extends.
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/legate-mcp/legate/store"
+)
+
+// Options configure a Manager.
+type Options struct {
+	// Store keeps the tool caches; required.
+	Store store.UpstreamStore
+	// Logger receives logs; nil discards them.
+	Logger *slog.Logger
+	// Version is sent to upstreams as the client version.
+	Version string
+	// LookupEnv resolves header_env (default os.LookupEnv).
+	LookupEnv func(string) (string, bool)
+	// OnToolsChanged is called after the set of cached tools changed.
+	OnToolsChanged func()
+	// OnResourceUpdated relays an upstream's resources/updated.
+	OnResourceUpdated func(context.Context, *mcp.ResourceUpdatedNotificationParams)
+	// ConnectTimeout bounds connecting and initializing (default 10s).
+	ConnectTimeout time.Duration
+	// BreakerFailures opens an upstream's circuit after this many
+	// consecutive failures (default 5).
+	BreakerFailures int
+	// BreakerCooldown is how long a circuit stays open before one probe
+	// call is let through (default 15s).
+	BreakerCooldown time.Duration
+	// PollInterval is how often the store is checked for refreshes made by
+	// another process (default 2s).
+	PollInterval time.Duration
+}
+
+// Def is one upstream to manage, with where it was defined.
+type Def struct {
+	Config Config
+	// Origin says where, for people: "config.yaml upstreams[0]" or "the store".
+	Origin string
+}
+
+// Manager owns every upstream.
+type Manager struct {
+	opts Options
+	log  *slog.Logger
+
+	ups   map[string]*Upstream
+	order []string
+
+	version   string
+	cacheVer  atomic.Int64
+	toolsHash atomic.Value // string: fingerprint of the current tool set
+
+	endMu sync.Mutex
+	ends  map[*mcp.ServerSession]chan struct{}
+
+	refreshing sync.Map // id → struct{}: a refresh is queued or running
+	wg         sync.WaitGroup
+	cancel     context.CancelFunc
+}
+
+// NewManager validates the definitions and loads their cached tools. It
+// does no network I/O.
+func NewManager(ctx context.Context, defs []Def, opts Options) (*Manager, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.LookupEnv == nil {
+		opts.LookupEnv = os.LookupEnv
+	}
+	if opts.ConnectTimeout == 0 {
+		opts.ConnectTimeout = 10 * time.Second
+	}
+	if opts.BreakerFailures == 0 {
+		opts.BreakerFailures = 5
+	}
+	if opts.BreakerCooldown == 0 {
+		opts.BreakerCooldown = 15 * time.Second
+	}
+	if opts.PollInterval == 0 {
+		opts.PollInterval = 2 * time.Second
+	}
+	m := &Manager{
+		opts: opts, log: opts.Logger, version: opts.Version,
+		ups: map[string]*Upstream{}, ends: map[*mcp.ServerSession]chan struct{}{},
+	}
+	if m.version == "" {
+		m.version = "dev"
+	}
+	var errs []error
+	for _, d := range defs {
+		cfg := d.Config
+		if prev, dup := m.ups[cfg.ID]; dup {
+			errs = append(errs, fmt.Errorf("upstream id %q is defined twice: in %s and in %s", cfg.ID, prev.origin, d.Origin))
+			continue
+		}
+		u := newUpstream(m, &cfg, d.Origin)
+		if u.headerErr != nil {
+			m.log.Error("upstream unusable", "upstream", cfg.ID, "error", u.headerErr)
+		}
+		m.ups[cfg.ID] = u
+		m.order = append(m.order, cfg.ID)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	slices.Sort(m.order)
+	if _, err := m.reload(ctx); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Start runs the background work until Close: a first refresh of every
+// upstream, reconnection of stdio upstreams that exit, refresh_interval,
+// and polling the store for refreshes made elsewhere.
+func (m *Manager) Start(ctx context.Context) {
+	ctx, m.cancel = context.WithCancel(ctx)
+	for _, id := range m.order {
+		u := m.ups[id]
+		m.wg.Go(func() { u.supervise(ctx) })
+	}
+	m.wg.Go(func() { m.poll(ctx) })
+}
+
+// Close stops the background work and ends every session and process.
+func (m *Manager) Close() {
+	if m.cancel != nil {
+		m.cancel()
+	}
+	m.wg.Wait()
+	var wg sync.WaitGroup
+	for _, u := range m.ups {
+		wg.Go(u.close)
+	}
+	wg.Wait()
+}
+
+// Upstream returns the upstream with that id.
+func (m *Manager) Upstream(id string) (*Upstream, bool) {
+	u, ok := m.ups[id]
+	return u, ok
+}
+
+// IDs returns the upstream ids, sorted.
+func (m *Manager) IDs() []string { return m.order }
+
+// Tools returns every upstream's cached tools that pass its filter.
+func (m *Manager) Tools() []*Tool {
+	var out []*Tool
+	for _, id := range m.order {
+		out = append(out, *m.ups[id].tools.Load()...)
+	}
+	return out
+}
+
+// Call forwards a call to t's upstream.
+func (m *Manager) Call(ctx context.Context, t *Tool, args json.RawMessage, client Client) (*mcp.CallToolResult, error) {
+	u, ok := m.ups[t.Upstream]
+	if !ok {
+		return nil, unavailable(t.Upstream, "no longer configured", nil)
+	}
+	var a any = args
+	if len(args) == 0 {
+		a = map[string]any{}
+	}
+	return u.call(ctx, t.Name, a, client)
+}
+
+// Refresh lists the upstream's tools now, stores them and returns what changed.
+func (m *Manager) Refresh(ctx context.Context, id string) (Diff, error) {
+	u, ok := m.ups[id]
+	if !ok {
+		return Diff{}, fmt.Errorf("no upstream %q", id)
+	}
+	return m.refresh(ctx, u)
+}
+
+func (m *Manager) refresh(ctx context.Context, u *Upstream) (Diff, error) {
+	listed, err := u.list(ctx)
+	st := m.opts.Store
+	if err != nil {
+		if serr := st.SaveCache(ctx, u.cfg.ID, nil, time.Time{}, errText(err)); serr != nil {
+			m.log.Error("recording refresh failure", "upstream", u.cfg.ID, "error", serr)
+		}
+		return Diff{}, err
+	}
+	rows, err := cachedFrom(listed)
+	if err != nil {
+		return Diff{}, fmt.Errorf("upstream %s: %w", u.cfg.ID, err)
+	}
+	all, err := st.Cache(ctx)
+	if err != nil {
+		return Diff{}, err
+	}
+	d := diff(all[u.cfg.ID].Tools, rows)
+	if err := st.SaveCache(ctx, u.cfg.ID, rows, time.Now(), ""); err != nil {
+		return Diff{}, err
+	}
+	if _, err := m.reload(ctx); err != nil {
+		return d, err
+	}
+	return d, nil
+}
+
+// list fetches every page of the upstream's tools.
+func (u *Upstream) list(ctx context.Context) ([]*mcp.Tool, error) {
+	var s *session
+	var err error
+	if u.cfg.Session == SessionPerClient {
+		// Per-client upstreams keep no shared session: list on a short one.
+		u.mu.Lock()
+		s, err = u.connectLocked(ctx, nil)
+		u.mu.Unlock()
+		if err == nil {
+			defer s.cs.Close()
+		}
+	} else {
+		s, err = u.sharedSession(ctx)
+	}
+	if err != nil {
+		return nil, err
+	}
+	lctx, cancel := context.WithTimeout(ctx, u.cfg.timeout())
+	defer cancel()
+	var tools []*mcp.Tool
+	for t, err := range s.cs.Tools(lctx, nil) {
+		if err != nil {
+			return nil, fmt.Errorf("listing tools of upstream %s: %w", u.cfg.ID, err)
+		}
+		tools = append(tools, t)
+	}
+	return tools, nil
+}
+
+// reload reads the caches from the store into each upstream and reports
+// whether the tool set changed (then OnToolsChanged is called).
+func (m *Manager) reload(ctx context.Context) (bool, error) {
+	ver, err := m.opts.Store.CacheVersion(ctx)
+	if err != nil {
+		return false, err
+	}
+	all, err := m.opts.Store.Cache(ctx)
+	if err != nil {
+		return false, err
+	}
+	m.cacheVer.Store(ver)
+	var fp []byte
+	for _, id := range m.order {
+		u := m.ups[id]
+		var tools []*Tool
+		for _, row := range all[id].Tools {
+			if !u.cfg.Tools.wanted(row.Name) {
+				continue
+			}
+			t, err := toolFrom(u.cfg, row)
+			if err != nil {
+				m.log.Error("skipping cached tool", "upstream", id, "error", err)
+				continue
+			}
+			tools = append(tools, t)
+			fp = fmt.Appendf(fp, "%s/%s/%s;", id, t.Name, t.Hash)
+		}
+		u.tools.Store(&tools)
+	}
+	old, _ := m.toolsHash.Swap(string(fp)).(string)
+	changed := old != string(fp)
+	if changed && m.opts.OnToolsChanged != nil {
+		m.opts.OnToolsChanged()
+	}
+	return changed, nil
+}
+
+// poll reloads the caches when another process (the CLI) changed them.
+func (m *Manager) poll(ctx context.Context) {
+	t := time.NewTicker(m.opts.PollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		ver, err := m.opts.Store.CacheVersion(ctx)
+		if err != nil || ver == m.cacheVer.Load() {
+			continue
+		}
+		if changed, err := m.reload(ctx); err != nil {
+			m.log.Warn("reloading tool cache", "error", err)
+		} else if changed {
+			m.log.Info("tool cache changed in the store; catalog updated")
+		}
+	}
+}
+
+// refreshSoon refreshes an upstream in the background, once however many
+// times it is asked while one is queued or running.
+func (m *Manager) refreshSoon(id string) {
+	u, ok := m.ups[id]
+	if !ok {
+		return
+	}
+	if _, busy := m.refreshing.LoadOrStore(id, struct{}{}); busy {
+		return
+	}
+	go func() {
+		defer m.refreshing.Delete(id)
+		ctx, cancel := context.WithTimeout(context.Background(), u.cfg.timeout())
+		defer cancel()
+		d, err := m.refresh(ctx, u)
+		if err != nil {
+			u.log.Warn("refreshing tools", "error", err)
+			return
+		}
+		if !d.Empty() {
+			u.log.Info("upstream tools changed", "diff", d.String())
+		}
+	}()
+}
+
+// supervise refreshes the upstream at start, after its shared session
+// ends (a stdio process that exits is restarted with backoff and
+// re-listed), after a failure once its backoff passes, and every
+// refresh_interval.
+func (u *Upstream) supervise(ctx context.Context) {
+	var tick <-chan time.Time
+	if u.cfg.RefreshInterval > 0 {
+		t := time.NewTicker(time.Duration(u.cfg.RefreshInterval))
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		var wait <-chan time.Time
+		var ended <-chan struct{}
+		if d, err := u.m.refresh(ctx, u); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			u.log.Warn("upstream refresh failed", "error", err)
+			wait = time.After(u.retryAfter())
+		} else {
+			if !d.Empty() {
+				u.log.Info("upstream tools changed", "diff", d.String())
+			}
+			ended = u.sharedDone()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick:
+		case <-wait:
+		case <-ended:
+			u.log.Warn("upstream session ended; reconnecting")
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(u.retryAfter()):
+			}
+		}
+	}
+}
+
+// retryAfter is the current reconnection backoff (at least 250ms).
+func (u *Upstream) retryAfter() time.Duration {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.backoff == 0 {
+		u.backoff = 250 * time.Millisecond
+	}
+	return u.backoff
+}
+
+// sharedDone is closed when the first live shared session ends; nil when
+// there is none to watch (per_client upstreams).
+func (u *Upstream) sharedDone() <-chan struct{} {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for _, s := range u.shared {
+		if s.alive() {
+			return s.done
+		}
+	}
+	return nil
+}
+
+// sessionEnded returns a channel closed when the client session ends.
+func (m *Manager) sessionEnded(ss *mcp.ServerSession) <-chan struct{} {
+	m.endMu.Lock()
+	defer m.endMu.Unlock()
+	if ch, ok := m.ends[ss]; ok {
+		return ch
+	}
+	ch := make(chan struct{})
+	m.ends[ss] = ch
+	go func() {
+		ss.Wait()
+		m.endMu.Lock()
+		delete(m.ends, ss)
+		m.endMu.Unlock()
+		close(ch)
+	}()
+	return ch
+}
+
+// Status is what `legate upstream list` shows of one upstream.
+type Status struct {
+	ID          string    `json:"id"`
+	Transport   string    `json:"transport"`
+	Origin      string    `json:"origin"`
+	Circuit     string    `json:"circuit"`
+	Sessions    int       `json:"sessions"`
+	Tools       int       `json:"tools"`
+	RefreshedAt time.Time `json:"refreshed_at,omitzero"`
+	CheckedAt   time.Time `json:"checked_at,omitzero"`
+	LastError   string    `json:"last_error,omitempty"`
+}
+
+// Status reports every upstream.
+func (m *Manager) Status(ctx context.Context) ([]Status, error) {
+	all, err := m.opts.Store.Cache(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Status, 0, len(m.order))
+	for _, id := range m.order {
+		u := m.ups[id]
+		c := all[id]
+		s := Status{
+			ID: id, Transport: u.cfg.TransportName(), Origin: u.origin, Circuit: u.Circuit(),
+			Sessions: u.sessions(), Tools: len(*u.tools.Load()),
+			RefreshedAt: c.RefreshedAt, CheckedAt: c.CheckedAt, LastError: c.LastError,
+		}
+		if u.headerErr != nil {
+			s.LastError = u.headerErr.Error()
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}

@@ -1,0 +1,222 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ErrHeaderEnv is wrapped by the error of an upstream whose header_env
+// names an unset or empty environment variable.
+var ErrHeaderEnv = errors.New("header environment variable not set")
+
+// session is one connected upstream session.
+type session struct {
+	cs    *mcp.ClientSession
+	owner *mcp.ServerSession // the client it serves (per_client), nil when shared
+	done  chan struct{}      // closed when the session ends
+}
+
+func (s *session) alive() bool {
+	select {
+	case <-s.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// headers resolves header_env at connect time. The values stay in the
+// transport; errors name the variable, never a value.
+func (c *Config) headers(lookup func(string) (string, bool)) (http.Header, error) {
+	h := http.Header{}
+	for name, env := range c.HeaderEnv {
+		v, ok := lookup(env)
+		if !ok || v == "" {
+			return nil, fmt.Errorf("upstream %s: header %s: environment variable %s is not set or empty: %w", c.ID, name, env, ErrHeaderEnv)
+		}
+		h.Set(name, v)
+	}
+	return h, nil
+}
+
+// headerTransport adds fixed headers to every request.
+type headerTransport struct {
+	base http.RoundTripper
+	h    http.Header
+}
+
+func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range t.h {
+		r.Header[k] = v
+	}
+	return t.base.RoundTrip(r)
+}
+
+// newHTTPClient gives an upstream its own connection pool, sized to its
+// concurrency so that calls under load reuse connections.
+func newHTTPClient(c *Config, h http.Header) *http.Client {
+	tr := &http.Transport{
+		Proxy:                 nil, // never from the environment
+		MaxIdleConns:          c.maxConcurrency() * 2,
+		MaxIdleConnsPerHost:   c.maxConcurrency() * 2,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ResponseHeaderTimeout: 0, // SSE responses stream for the call's whole life
+		ForceAttemptHTTP2:     true,
+	}
+	var rt http.RoundTripper = tr
+	if len(h) > 0 {
+		rt = &headerTransport{base: tr, h: h}
+	}
+	return &http.Client{Transport: rt}
+}
+
+// transport builds the MCP transport for one new session.
+func (u *Upstream) transport() (mcp.Transport, error) {
+	c := u.cfg
+	if len(c.Command) > 0 {
+		cmd := exec.Command(c.Command[0], c.Command[1:]...)
+		cmd.Env = childEnv(c.Env)
+		cmd.Dir = c.Dir
+		cmd.Stderr = &lineLogger{log: u.log, id: c.ID}
+		return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
+	}
+	if u.headerErr != nil {
+		return nil, u.headerErr
+	}
+	if c.Transport == "sse" {
+		return &mcp.SSEClientTransport{Endpoint: c.URL, HTTPClient: u.http}, nil
+	}
+	return &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: u.http, MaxRetries: 1}, nil
+}
+
+// childEnv is the whole environment of a stdio upstream: what the config
+// gives, plus PATH and HOME when it does not set them.
+func childEnv(env map[string]string) []string {
+	out := make([]string, 0, len(env)+2)
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	if _, ok := env["PATH"]; !ok {
+		path := os.Getenv("PATH")
+		if path == "" {
+			path = "/usr/local/bin:/usr/bin:/bin"
+		}
+		out = append(out, "PATH="+path)
+	}
+	if _, ok := env["HOME"]; !ok {
+		if home, err := os.UserHomeDir(); err == nil {
+			out = append(out, "HOME="+home)
+		}
+	}
+	return out
+}
+
+// lineLogger logs a stdio upstream's stderr line by line, tagged with its id.
+type lineLogger struct {
+	log *slog.Logger
+	id  string
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (l *lineLogger) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, p...)
+	for {
+		i := strings.IndexByte(string(l.buf), '\n')
+		if i < 0 {
+			break
+		}
+		if line := strings.TrimRight(string(l.buf[:i]), "\r"); line != "" {
+			l.log.Info("upstream stderr", "upstream", l.id, "line", line)
+		}
+		l.buf = l.buf[i+1:]
+	}
+	if len(l.buf) > 64<<10 { // a line with no end: log what we have
+		l.log.Info("upstream stderr", "upstream", l.id, "line", string(l.buf))
+		l.buf = l.buf[:0]
+	}
+	return len(p), nil
+}
+
+var _ io.Writer = (*lineLogger)(nil)
+
+// connect opens a session, for owner (per_client) or shared (nil owner).
+func (u *Upstream) connect(ctx context.Context, owner *mcp.ServerSession) (*session, error) {
+	t, err := u.transport()
+	if err != nil {
+		return nil, err
+	}
+	s := &session{owner: owner, done: make(chan struct{})}
+	client := mcp.NewClient(&mcp.Implementation{Name: "legate", Version: u.m.version}, u.clientOptions(s))
+	cs, err := client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: u.cfg.protocolVersion()})
+	if err != nil {
+		return nil, fmt.Errorf("connecting to upstream %s: %w", u.cfg.ID, err)
+	}
+	s.cs = cs
+	go func() {
+		cs.Wait()
+		close(s.done)
+	}()
+	return s, nil
+}
+
+// clientOptions are the handlers of one upstream session: they relay what
+// the upstream sends to the client the session serves.
+func (u *Upstream) clientOptions(s *session) *mcp.ClientOptions {
+	opts := &mcp.ClientOptions{
+		Logger: u.log,
+		// No roots: a server such as server-filesystem replaces its allowed
+		// directories with the client's roots, which would widen its access.
+		Capabilities: &mcp.ClientCapabilities{},
+		ProgressNotificationHandler: func(ctx context.Context, r *mcp.ProgressNotificationClientRequest) {
+			u.relayProgress(ctx, r.Params)
+		},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			u.m.refreshSoon(u.cfg.ID)
+		},
+		LoggingMessageHandler: func(ctx context.Context, r *mcp.LoggingMessageRequest) {
+			if s.owner != nil {
+				s.owner.Log(ctx, r.Params)
+				return
+			}
+			u.log.Debug("upstream log", "upstream", u.cfg.ID, "level", r.Params.Level, "data", r.Params.Data)
+		},
+		ResourceUpdatedHandler: func(ctx context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
+			if u.m.opts.OnResourceUpdated != nil {
+				u.m.opts.OnResourceUpdated(ctx, r.Params)
+			}
+		},
+	}
+	if u.cfg.Session == SessionPerClient {
+		// Only a session serving one client can send it the upstream's
+		// requests; a shared session declares no such capability.
+		opts.CreateMessageHandler = func(ctx context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			if s.owner == nil {
+				return nil, errors.New("no client to ask")
+			}
+			return s.owner.CreateMessage(ctx, r.Params)
+		}
+		opts.ElicitationHandler = func(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			if s.owner == nil {
+				return nil, errors.New("no client to ask")
+			}
+			return s.owner.Elicit(ctx, r.Params)
+		}
+	}
+	return opts
+}

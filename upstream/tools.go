@@ -1,0 +1,150 @@
+package upstream
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/store"
+)
+
+// Tool is one cached upstream tool, as the catalog receives it.
+type Tool struct {
+	// Upstream is the upstream's id.
+	Upstream string
+	// Name is the tool's name at the upstream, used when calling it.
+	Name string
+	// Def is the definition as the upstream listed it; its schemas are the
+	// upstream's JSON, unchanged.
+	Def *mcp.Tool
+	// Hash identifies the definition (name, description, schemas, annotations).
+	Hash string
+	// Class follows the annotations (readOnlyHint → read, destructiveHint →
+	// destructive, else write), never below write when the upstream is not trusted.
+	Class connectors.Class
+	// Prefixed is false for an upstream with prefix: false.
+	Prefixed bool
+}
+
+// Canonical is the tool's canonical name: mcp.<upstream>.<name>, or the
+// bare name for an upstream with prefix: false.
+func (t *Tool) Canonical() string {
+	if !t.Prefixed {
+		return t.Name
+	}
+	return "mcp." + t.Upstream + "." + t.Name
+}
+
+// ClassOf classes a tool from its annotations.
+func ClassOf(a *mcp.ToolAnnotations, trusted bool) connectors.Class {
+	switch {
+	case a != nil && a.DestructiveHint != nil && *a.DestructiveHint && !a.ReadOnlyHint:
+		return connectors.ClassDestructive
+	case a != nil && a.ReadOnlyHint && trusted:
+		return connectors.ClassRead
+	}
+	return connectors.ClassWrite
+}
+
+// canonicalJSON re-encodes a JSON value with sorted keys and no spaces, so
+// that equal definitions hash equally whatever their key order.
+func canonicalJSON(raw []byte) ([]byte, error) {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
+}
+
+// cachedFrom turns listed tools into cache rows: the definition's JSON and
+// the hash of its canonical form.
+func cachedFrom(tools []*mcp.Tool) ([]store.CachedTool, error) {
+	out := make([]store.CachedTool, 0, len(tools))
+	for _, t := range tools {
+		raw, err := json.Marshal(t)
+		if err != nil {
+			return nil, fmt.Errorf("tool %q: %w", t.Name, err)
+		}
+		canon, err := canonicalJSON(raw)
+		if err != nil {
+			return nil, fmt.Errorf("tool %q: %w", t.Name, err)
+		}
+		sum := sha256.Sum256(canon)
+		out = append(out, store.CachedTool{Name: t.Name, Definition: canon, Hash: hex.EncodeToString(sum[:])})
+	}
+	slices.SortFunc(out, func(a, b store.CachedTool) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// toolFrom decodes a cache row, keeping the schemas as raw JSON so they
+// reach clients exactly as the upstream wrote them.
+func toolFrom(c *Config, row store.CachedTool) (*Tool, error) {
+	var def mcp.Tool
+	if err := json.Unmarshal(row.Definition, &def); err != nil {
+		return nil, fmt.Errorf("cached tool %q of %q: %w", row.Name, c.ID, err)
+	}
+	var raw struct {
+		InputSchema  json.RawMessage `json:"inputSchema"`
+		OutputSchema json.RawMessage `json:"outputSchema"`
+	}
+	json.Unmarshal(row.Definition, &raw)
+	def.InputSchema = raw.InputSchema
+	if len(raw.InputSchema) == 0 {
+		def.InputSchema = json.RawMessage(`{"type":"object"}`)
+	}
+	def.OutputSchema = nil
+	if len(raw.OutputSchema) > 0 {
+		def.OutputSchema = raw.OutputSchema
+	}
+	return &Tool{
+		Upstream: c.ID, Name: row.Name, Def: &def, Hash: row.Hash,
+		Class: ClassOf(def.Annotations, c.Trusted()), Prefixed: c.Prefixed(),
+	}, nil
+}
+
+// Diff is what a refresh changed in one upstream's tools.
+type Diff struct {
+	Added, Removed, Changed []string
+}
+
+// Empty reports whether nothing changed.
+func (d Diff) Empty() bool { return len(d.Added)+len(d.Removed)+len(d.Changed) == 0 }
+
+func (d Diff) String() string {
+	if d.Empty() {
+		return "no change"
+	}
+	return fmt.Sprintf("%d added %v, %d removed %v, %d changed %v", len(d.Added), d.Added, len(d.Removed), d.Removed, len(d.Changed), d.Changed)
+}
+
+func diff(old, cur []store.CachedTool) Diff {
+	var d Diff
+	was := map[string]string{}
+	for _, t := range old {
+		was[t.Name] = t.Hash
+	}
+	for _, t := range cur {
+		h, ok := was[t.Name]
+		switch {
+		case !ok:
+			d.Added = append(d.Added, t.Name)
+		case h != t.Hash:
+			d.Changed = append(d.Changed, t.Name)
+		}
+		delete(was, t.Name)
+	}
+	for name := range was {
+		d.Removed = append(d.Removed, name)
+	}
+	slices.Sort(d.Removed)
+	return d
+}

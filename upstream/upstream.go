@@ -1,0 +1,327 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/sony/gobreaker/v2"
+
+	"github.com/legate-mcp/legate/connectors"
+)
+
+// Upstream is one upstream MCP server: its sessions, its circuit breaker,
+// its concurrency bound and its cached tools.
+type Upstream struct {
+	cfg       *Config
+	origin    string
+	m         *Manager
+	log       *slog.Logger
+	http      *http.Client
+	headerErr error // header_env unresolved: every connection fails with it
+
+	breaker *gobreaker.CircuitBreaker[*mcp.CallToolResult]
+	slots   chan struct{} // bounds calls in flight
+
+	mu        sync.Mutex
+	shared    []*session
+	next      int
+	perClient map[*mcp.ServerSession]*session
+	connErr   error     // last connection failure
+	connAt    time.Time // when it happened
+	backoff   time.Duration
+	closed    bool
+
+	tools atomic.Pointer[[]*Tool] // from the cache, filtered
+
+	calls   sync.Map // progress token (string) → *pendingCall
+	tokenID atomic.Uint64
+}
+
+// pendingCall routes an upstream's progress to the client that made the call.
+type pendingCall struct {
+	client Client
+	extend func() // restarts the call's timeout
+}
+
+// Client is the downstream side of a forwarded call.
+type Client struct {
+	// Session is the client's session; nil for calls from the CLI.
+	Session *mcp.ServerSession
+	// ProgressToken is the client's token; nil if it asked for no progress.
+	ProgressToken any
+}
+
+// errTimeout is the cause of a call cancelled by its timeout.
+var errTimeout = errors.New("upstream call timed out")
+
+func newUpstream(m *Manager, cfg *Config, origin string) *Upstream {
+	u := &Upstream{
+		cfg: cfg, origin: origin, m: m,
+		log:       m.log.With("upstream", cfg.ID),
+		slots:     make(chan struct{}, cfg.maxConcurrency()),
+		perClient: map[*mcp.ServerSession]*session{},
+	}
+	if cfg.URL != "" {
+		h, err := cfg.headers(m.opts.LookupEnv)
+		u.headerErr = err
+		u.http = newHTTPClient(cfg, h)
+	}
+	u.breaker = gobreaker.NewCircuitBreaker[*mcp.CallToolResult](gobreaker.Settings{
+		Name:        cfg.ID,
+		MaxRequests: 1,
+		Timeout:     m.opts.BreakerCooldown,
+		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= uint32(m.opts.BreakerFailures) },
+		IsSuccessful: func(err error) bool {
+			// Only the upstream's own failures count: a JSON-RPC error is an
+			// answer, and a call the client cancelled says nothing of health.
+			var rpcErr *jsonrpc.Error
+			return err == nil || errors.As(err, &rpcErr) || errors.Is(err, context.Canceled)
+		},
+		OnStateChange: func(name string, from, to gobreaker.State) {
+			u.log.Warn("upstream circuit changed", "from", from.String(), "to", to.String())
+		},
+	})
+	empty := []*Tool{}
+	u.tools.Store(&empty)
+	return u
+}
+
+// Origin says where the upstream is defined.
+func (u *Upstream) Origin() string { return u.origin }
+
+// Config returns the upstream's definition.
+func (u *Upstream) Config() *Config { return u.cfg }
+
+// Circuit returns the breaker's state: closed, half-open or open.
+func (u *Upstream) Circuit() string { return u.breaker.State().String() }
+
+// sharedSession returns a live shared session, connecting one if the pool
+// is not full. A recent connection failure fails fast until its backoff ends.
+func (u *Upstream) sharedSession(ctx context.Context) (*session, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.closed {
+		return nil, errors.New("upstream closed")
+	}
+	live := u.shared[:0]
+	for _, s := range u.shared {
+		if s.alive() {
+			live = append(live, s)
+		}
+	}
+	u.shared = live
+	if len(u.shared) >= u.cfg.poolSize() {
+		u.next = (u.next + 1) % len(u.shared)
+		return u.shared[u.next], nil
+	}
+	if u.connErr != nil && time.Since(u.connAt) < u.backoff {
+		if len(u.shared) > 0 {
+			return u.shared[0], nil
+		}
+		return nil, u.connErr
+	}
+	s, err := u.connectLocked(ctx, nil)
+	if err != nil {
+		if len(u.shared) > 0 {
+			return u.shared[0], nil
+		}
+		return nil, err
+	}
+	u.shared = append(u.shared, s)
+	return s, nil
+}
+
+// clientSession returns the session serving owner, connecting it on first
+// use; it is closed when the client's session ends.
+func (u *Upstream) clientSession(ctx context.Context, owner *mcp.ServerSession) (*session, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.closed {
+		return nil, errors.New("upstream closed")
+	}
+	if s, ok := u.perClient[owner]; ok && s.alive() {
+		return s, nil
+	}
+	if u.connErr != nil && time.Since(u.connAt) < u.backoff {
+		return nil, u.connErr
+	}
+	s, err := u.connectLocked(ctx, owner)
+	if err != nil {
+		return nil, err
+	}
+	u.perClient[owner] = s
+	go func() {
+		select {
+		case <-s.done:
+		case <-u.m.sessionEnded(owner):
+		}
+		u.mu.Lock()
+		if u.perClient[owner] == s {
+			delete(u.perClient, owner)
+		}
+		u.mu.Unlock()
+		s.cs.Close()
+	}()
+	return s, nil
+}
+
+// connectLocked connects with u.mu held, keeping the failure backoff
+// (doubling from 250ms to 30s) so a dead upstream fails fast.
+func (u *Upstream) connectLocked(ctx context.Context, owner *mcp.ServerSession) (*session, error) {
+	cctx, cancel := context.WithTimeout(ctx, u.m.opts.ConnectTimeout)
+	defer cancel()
+	s, err := u.connect(cctx, owner)
+	if err != nil {
+		u.connErr, u.connAt = err, time.Now()
+		switch {
+		case u.backoff == 0:
+			u.backoff = 250 * time.Millisecond
+		case u.backoff < 30*time.Second:
+			u.backoff *= 2
+		}
+		return nil, err
+	}
+	if u.connErr != nil {
+		// Back after a failure (a restarted process): its tools may differ.
+		u.m.refreshSoon(u.cfg.ID)
+	}
+	u.connErr, u.backoff = nil, 0
+	return s, nil
+}
+
+// session picks the session a call from client uses.
+func (u *Upstream) session(ctx context.Context, client Client) (*session, error) {
+	if u.cfg.Session == SessionPerClient && client.Session != nil {
+		return u.clientSession(ctx, client.Session)
+	}
+	return u.sharedSession(ctx)
+}
+
+// call forwards one call to the tool named name.
+func (u *Upstream) call(ctx context.Context, name string, args any, client Client) (*mcp.CallToolResult, error) {
+	select {
+	case u.slots <- struct{}{}:
+		defer func() { <-u.slots }()
+	case <-ctx.Done():
+		return nil, unavailable(u.cfg.ID, "too many calls in flight", ctx.Err())
+	}
+	res, err := u.breaker.Execute(func() (*mcp.CallToolResult, error) {
+		s, err := u.session(ctx, client)
+		if err != nil {
+			return nil, err
+		}
+		return u.callOn(ctx, s, name, args, client)
+	})
+	switch {
+	case err == nil:
+		return res, nil
+	case errors.Is(err, gobreaker.ErrOpenState), errors.Is(err, gobreaker.ErrTooManyRequests):
+		return nil, unavailable(u.cfg.ID, "circuit open after repeated failures; retry later", err)
+	case errors.Is(err, errTimeout):
+		return nil, &connectors.Error{Code: connectors.CodeTimeout, Message: fmt.Sprintf("upstream %s did not answer within %s", u.cfg.ID, u.cfg.timeout()), Err: err}
+	}
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) || errors.Is(err, context.Canceled) {
+		return nil, err
+	}
+	return nil, unavailable(u.cfg.ID, errText(err), err)
+}
+
+// callOn makes the call on one session, within the timeout that each
+// progress notification restarts.
+func (u *Upstream) callOn(ctx context.Context, s *session, name string, args any, client Client) (*mcp.CallToolResult, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	timeout := u.cfg.timeout()
+	timer := time.AfterFunc(timeout, func() { cancel(errTimeout) })
+	defer timer.Stop()
+
+	token := fmt.Sprintf("legate-%d", u.tokenID.Add(1))
+	u.calls.Store(token, &pendingCall{client: client, extend: func() { timer.Reset(timeout) }})
+	defer u.calls.Delete(token)
+
+	params := &mcp.CallToolParams{Name: name, Arguments: args}
+	params.SetProgressToken(token)
+	res, err := s.cs.CallTool(ctx, params)
+	if err != nil && context.Cause(ctx) == errTimeout {
+		return nil, errTimeout
+	}
+	return res, err
+}
+
+// relayProgress forwards an upstream's progress to the calling client,
+// under the client's own token, and extends the call's timeout.
+func (u *Upstream) relayProgress(ctx context.Context, p *mcp.ProgressNotificationParams) {
+	token, _ := p.ProgressToken.(string)
+	v, ok := u.calls.Load(token)
+	if !ok {
+		return
+	}
+	pc := v.(*pendingCall)
+	pc.extend()
+	if pc.client.Session == nil || pc.client.ProgressToken == nil {
+		return
+	}
+	out := *p
+	out.ProgressToken = pc.client.ProgressToken
+	if err := pc.client.Session.NotifyProgress(ctx, &out); err != nil {
+		u.log.Debug("relaying progress", "error", err)
+	}
+}
+
+// close ends every session.
+func (u *Upstream) close() {
+	u.mu.Lock()
+	u.closed = true
+	sessions := append([]*session{}, u.shared...)
+	for _, s := range u.perClient {
+		sessions = append(sessions, s)
+	}
+	u.shared, u.perClient = nil, map[*mcp.ServerSession]*session{}
+	u.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range sessions {
+		wg.Go(func() { s.cs.Close(); <-s.done })
+	}
+	wg.Wait()
+	if u.http != nil {
+		u.http.CloseIdleConnections()
+	}
+}
+
+// sessions counts open sessions, for status and tests.
+func (u *Upstream) sessions() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	n := 0
+	for _, s := range u.shared {
+		if s.alive() {
+			n++
+		}
+	}
+	for _, s := range u.perClient {
+		if s.alive() {
+			n++
+		}
+	}
+	return n
+}
+
+func unavailable(id, msg string, err error) error {
+	return &connectors.Error{Code: connectors.CodeUpstreamUnavailable, Message: fmt.Sprintf("upstream %s is unavailable: %s", id, msg), Err: err}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
