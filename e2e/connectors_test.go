@@ -116,6 +116,10 @@ type delivery struct {
 	sigErr   error // nil when the signature verified
 }
 
+func (d delivery) String() string {
+	return fmt.Sprintf("{id: %q, body: %s, signature error: %v}", d.id, d.body, d.sigErr)
+}
+
 func newFixture(t *testing.T) *fixture {
 	f := &fixture{token: "tok-" + nonce(), secret: "whsec-" + nonce(), greeting: "hello-" + nonce()}
 
@@ -182,7 +186,7 @@ func (f *fixture) check(t *testing.T, c connectorClient) {
 	t.Cleanup(func() {
 		if t.Failed() {
 			f.mu.Lock()
-			t.Logf("client output:\n%s\ntarget saw: %q\nreceiver saw: %+v", out, f.targetHits, f.deliveries)
+			t.Logf("client output:\n%s\ntarget saw: %q\nreceiver saw: %v", out, f.targetHits, f.deliveries)
 			f.mu.Unlock()
 		}
 	})

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/upstream"
 )
 
 // newMCPServer builds the go-sdk server. tools/list and tools/call are
@@ -23,7 +24,7 @@ func (g *Gateway) newMCPServer() *mcp.Server {
 	if version == "" {
 		version = "dev"
 	}
-	s := mcp.NewServer(&mcp.Implementation{Name: "legate", Title: "Legate", Version: version}, &mcp.ServerOptions{
+	opts := &mcp.ServerOptions{
 		Logger: g.log,
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:   &mcp.ToolCapabilities{ListChanged: true},
@@ -31,8 +32,19 @@ func (g *Gateway) newMCPServer() *mcp.Server {
 		},
 		Instructions: "Legate is a gateway: its tools come from the connectors and MCP servers its operator configured. " +
 			"Sensitive calls may wait for a person's approval.",
-	})
-	s.AddReceivingMiddleware(g.toolsMiddleware)
+	}
+	if len(g.upstreams.IDs()) > 0 {
+		// Upstreams may offer prompts, resources and completion: proxy them.
+		opts.Capabilities.Prompts = &mcp.PromptCapabilities{}
+		opts.Capabilities.Resources = &mcp.ResourceCapabilities{Subscribe: true}
+		opts.Capabilities.Completions = &mcp.CompletionCapabilities{}
+		opts.SubscribeHandler = g.subscribe
+		opts.UnsubscribeHandler = g.unsubscribe
+		opts.CompletionHandler = g.complete
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "legate", Title: "Legate", Version: version}, opts)
+	s.AddReceivingMiddleware(g.toolsMiddleware, g.proxyMiddleware)
+	s.AddSendingMiddleware(upstream.CaptureElicitResult)
 	return s
 }
 

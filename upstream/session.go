@@ -25,6 +25,20 @@ type session struct {
 	cs    *mcp.ClientSession
 	owner *mcp.ServerSession // the client it serves (per_client), nil when shared
 	done  chan struct{}      // closed when the session ends
+
+	inflight sync.Map // progress token → *pendingCall: the calls under way on it
+}
+
+// callContext is the context of a call under way on the session, so that
+// what the upstream sends during it (logs, sampling and elicitation
+// requests) reaches the client on that call's response stream; without
+// one, ctx.
+func (s *session) callContext(ctx context.Context) context.Context {
+	s.inflight.Range(func(_, v any) bool {
+		ctx = v.(*pendingCall).ctx
+		return false
+	})
+	return ctx
 }
 
 func (s *session) alive() bool {
@@ -163,6 +177,9 @@ func (u *Upstream) connect(ctx context.Context, owner *mcp.ServerSession) (*sess
 	}
 	s := &session{owner: owner, done: make(chan struct{})}
 	client := mcp.NewClient(&mcp.Implementation{Name: "legate", Version: u.m.version}, u.clientOptions(s))
+	if u.cfg.Session == SessionPerClient {
+		client.AddReceivingMiddleware(s.relayElicitation)
+	}
 	cs, err := client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: u.cfg.protocolVersion()})
 	if err != nil {
 		return nil, fmt.Errorf("connecting to upstream %s: %w", u.cfg.ID, err)
@@ -184,14 +201,14 @@ func (u *Upstream) clientOptions(s *session) *mcp.ClientOptions {
 		// directories with the client's roots, which would widen its access.
 		Capabilities: &mcp.ClientCapabilities{},
 		ProgressNotificationHandler: func(ctx context.Context, r *mcp.ProgressNotificationClientRequest) {
-			u.relayProgress(ctx, r.Params)
+			u.relayProgress(r.Params)
 		},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			u.m.refreshSoon(u.cfg.ID)
 		},
 		LoggingMessageHandler: func(ctx context.Context, r *mcp.LoggingMessageRequest) {
 			if s.owner != nil {
-				s.owner.Log(ctx, r.Params)
+				s.owner.Log(s.callContext(ctx), r.Params)
 				return
 			}
 			u.log.Debug("upstream log", "upstream", u.cfg.ID, "level", r.Params.Level, "data", r.Params.Data)
@@ -209,13 +226,13 @@ func (u *Upstream) clientOptions(s *session) *mcp.ClientOptions {
 			if s.owner == nil {
 				return nil, errors.New("no client to ask")
 			}
-			return s.owner.CreateMessage(ctx, r.Params)
+			return s.owner.CreateMessage(s.callContext(ctx), r.Params)
 		}
 		opts.ElicitationHandler = func(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			if s.owner == nil {
 				return nil, errors.New("no client to ask")
 			}
-			return s.owner.Elicit(ctx, r.Params)
+			return relayElicit(s.callContext(ctx), s.owner, r.Params)
 		}
 	}
 	return opts

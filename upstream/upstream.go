@@ -45,8 +45,12 @@ type Upstream struct {
 	tokenID atomic.Uint64
 }
 
-// pendingCall routes an upstream's progress to the client that made the call.
+// pendingCall routes what an upstream sends during a call to the client
+// that made it.
 type pendingCall struct {
+	// ctx is the client request's context: messages sent with it travel on
+	// that request's response stream, where the client expects them.
+	ctx    context.Context
 	client Client
 	extend func() // restarts the call's timeout
 }
@@ -245,8 +249,11 @@ func (u *Upstream) callOn(ctx context.Context, s *session, name string, args any
 	defer timer.Stop()
 
 	token := fmt.Sprintf("legate-%d", u.tokenID.Add(1))
-	u.calls.Store(token, &pendingCall{client: client, extend: func() { timer.Reset(timeout) }})
+	pc := &pendingCall{ctx: ctx, client: client, extend: func() { timer.Reset(timeout) }}
+	u.calls.Store(token, pc)
 	defer u.calls.Delete(token)
+	s.inflight.Store(token, pc)
+	defer s.inflight.Delete(token)
 
 	params := &mcp.CallToolParams{Name: name, Arguments: args}
 	params.SetProgressToken(token)
@@ -259,7 +266,7 @@ func (u *Upstream) callOn(ctx context.Context, s *session, name string, args any
 
 // relayProgress forwards an upstream's progress to the calling client,
 // under the client's own token, and extends the call's timeout.
-func (u *Upstream) relayProgress(ctx context.Context, p *mcp.ProgressNotificationParams) {
+func (u *Upstream) relayProgress(p *mcp.ProgressNotificationParams) {
 	token, _ := p.ProgressToken.(string)
 	v, ok := u.calls.Load(token)
 	if !ok {
@@ -272,7 +279,7 @@ func (u *Upstream) relayProgress(ctx context.Context, p *mcp.ProgressNotificatio
 	}
 	out := *p
 	out.ProgressToken = pc.client.ProgressToken
-	if err := pc.client.Session.NotifyProgress(ctx, &out); err != nil {
+	if err := pc.client.Session.NotifyProgress(pc.ctx, &out); err != nil {
 		u.log.Debug("relaying progress", "error", err)
 	}
 }
@@ -324,4 +331,22 @@ func errText(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// Session returns the upstream session that client uses, connecting it if
+// needed, for requests other than tool calls (prompts, resources,
+// completion). It fails fast while the upstream's circuit is open.
+func (m *Manager) Session(ctx context.Context, id string, client Client) (*mcp.ClientSession, error) {
+	u, ok := m.ups[id]
+	if !ok {
+		return nil, fmt.Errorf("no upstream %q", id)
+	}
+	if u.breaker.State() == gobreaker.StateOpen {
+		return nil, unavailable(id, "circuit open after repeated failures; retry later", nil)
+	}
+	s, err := u.session(ctx, client)
+	if err != nil {
+		return nil, unavailable(id, errText(err), err)
+	}
+	return s.cs, nil
 }

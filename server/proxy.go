@@ -1,0 +1,291 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/legate-mcp/legate/catalog"
+	"github.com/legate-mcp/legate/upstream"
+)
+
+// Prompts, resources, resource templates and completion are proxied live
+// to the upstreams that offer them: prompt names are namespaced like tools
+// (mcp.<id>.<prompt>, shown under the catalog's naming) unless the
+// upstream has prefix: false; resource URIs are kept as they are.
+
+// proxyMiddleware answers the prompt, resource and completion methods.
+func (g *Gateway) proxyMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch r := req.(type) {
+		case *mcp.ListPromptsRequest:
+			return g.listPrompts(ctx, clientOf(r.Session))
+		case *mcp.GetPromptRequest:
+			return g.getPrompt(ctx, clientOf(r.Session), r.Params)
+		case *mcp.ListResourcesRequest:
+			return g.listResources(ctx, clientOf(r.Session))
+		case *mcp.ListResourceTemplatesRequest:
+			return g.listResourceTemplates(ctx, clientOf(r.Session))
+		case *mcp.ReadResourceRequest:
+			return g.readResource(ctx, clientOf(r.Session), r.Params)
+		case *mcp.ServerRequest[*mcp.SetLoggingLevelParams]:
+			res, err := next(ctx, method, req)
+			if err == nil {
+				g.forwardLogLevel(ctx, clientOf(r.Session), r.Params)
+			}
+			return res, err
+		}
+		return next(ctx, method, req)
+	}
+}
+
+func clientOf(ss *mcp.ServerSession) upstream.Client { return upstream.Client{Session: ss} }
+
+// eachUpstream runs fn on every upstream whose session offers what has
+// reports, concurrently; failures are logged and skipped, so one bad
+// upstream cannot break a list.
+func (g *Gateway) eachUpstream(ctx context.Context, c upstream.Client, has func(*mcp.ServerCapabilities) bool, fn func(u *upstream.Upstream, cs *mcp.ClientSession) error) {
+	var wg sync.WaitGroup
+	for _, id := range g.upstreams.IDs() {
+		u, _ := g.upstreams.Upstream(id)
+		wg.Go(func() {
+			cs, err := g.upstreams.Session(ctx, id, c)
+			if err != nil {
+				g.log.Debug("upstream skipped", "upstream", id, "error", err)
+				return
+			}
+			if caps := cs.InitializeResult().Capabilities; caps == nil || !has(caps) {
+				return
+			}
+			if err := fn(u, cs); err != nil {
+				g.log.Warn("upstream request failed", "upstream", id, "error", err)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// promptName is the name clients see for an upstream's prompt.
+func (g *Gateway) promptName(u *upstream.Upstream, name string) string {
+	if !u.Config().Prefixed() {
+		return name
+	}
+	return catalog.WireName("mcp."+u.Config().ID+"."+name, g.Catalog().Naming())
+}
+
+func (g *Gateway) listPrompts(ctx context.Context, c upstream.Client) (*mcp.ListPromptsResult, error) {
+	var mu sync.Mutex
+	out := &mcp.ListPromptsResult{Prompts: []*mcp.Prompt{}}
+	g.eachUpstream(ctx, c, func(s *mcp.ServerCapabilities) bool { return s.Prompts != nil },
+		func(u *upstream.Upstream, cs *mcp.ClientSession) error {
+			for p, err := range cs.Prompts(ctx, nil) {
+				if err != nil {
+					return err
+				}
+				q := *p
+				q.Name = g.promptName(u, p.Name)
+				mu.Lock()
+				out.Prompts = append(out.Prompts, &q)
+				mu.Unlock()
+			}
+			return nil
+		})
+	return out, nil
+}
+
+// resolvePrompt finds the upstream and original name of a prompt as the
+// client named it.
+func (g *Gateway) resolvePrompt(ctx context.Context, c upstream.Client, name string) (*mcp.ClientSession, string, error) {
+	for _, id := range g.upstreams.IDs() {
+		u, _ := g.upstreams.Upstream(id)
+		orig := name
+		if u.Config().Prefixed() {
+			var ok bool
+			orig, ok = strings.CutPrefix(name, g.promptName(u, ""))
+			if !ok || orig == "" {
+				continue
+			}
+		}
+		cs, err := g.upstreams.Session(ctx, id, c)
+		if err != nil {
+			if u.Config().Prefixed() {
+				return nil, "", err
+			}
+			continue
+		}
+		if !u.Config().Prefixed() {
+			if !hasPrompt(ctx, cs, orig) {
+				continue
+			}
+		}
+		return cs, orig, nil
+	}
+	return nil, "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", name)}
+}
+
+func hasPrompt(ctx context.Context, cs *mcp.ClientSession, name string) bool {
+	if cs.InitializeResult().Capabilities.Prompts == nil {
+		return false
+	}
+	for p, err := range cs.Prompts(ctx, nil) {
+		if err != nil {
+			return false
+		}
+		if p.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (g *Gateway) getPrompt(ctx context.Context, c upstream.Client, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+	cs, orig, err := g.resolvePrompt(ctx, c, p.Name)
+	if err != nil {
+		return nil, err
+	}
+	q := *p
+	q.Name = orig
+	return cs.GetPrompt(ctx, &q)
+}
+
+func (g *Gateway) listResources(ctx context.Context, c upstream.Client) (*mcp.ListResourcesResult, error) {
+	var mu sync.Mutex
+	out := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}
+	g.eachUpstream(ctx, c, func(s *mcp.ServerCapabilities) bool { return s.Resources != nil },
+		func(u *upstream.Upstream, cs *mcp.ClientSession) error {
+			for r, err := range cs.Resources(ctx, nil) {
+				if err != nil {
+					return err
+				}
+				mu.Lock()
+				out.Resources = append(out.Resources, r)
+				mu.Unlock()
+			}
+			return nil
+		})
+	return out, nil
+}
+
+func (g *Gateway) listResourceTemplates(ctx context.Context, c upstream.Client) (*mcp.ListResourceTemplatesResult, error) {
+	var mu sync.Mutex
+	out := &mcp.ListResourceTemplatesResult{ResourceTemplates: []*mcp.ResourceTemplate{}}
+	g.eachUpstream(ctx, c, func(s *mcp.ServerCapabilities) bool { return s.Resources != nil },
+		func(u *upstream.Upstream, cs *mcp.ClientSession) error {
+			for r, err := range cs.ResourceTemplates(ctx, nil) {
+				if err != nil {
+					return err
+				}
+				mu.Lock()
+				out.ResourceTemplates = append(out.ResourceTemplates, r)
+				mu.Unlock()
+			}
+			return nil
+		})
+	return out, nil
+}
+
+// readResource asks the upstreams in order until one has the URI.
+func (g *Gateway) readResource(ctx context.Context, c upstream.Client, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+	var last error = &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf("resource %q not found", p.URI)}
+	for _, id := range g.upstreams.IDs() {
+		cs, err := g.upstreams.Session(ctx, id, c)
+		if err != nil || cs.InitializeResult().Capabilities.Resources == nil {
+			continue
+		}
+		res, err := cs.ReadResource(ctx, p)
+		if err == nil {
+			return res, nil
+		}
+		var rpcErr *jsonrpc.Error
+		if !errors.As(err, &rpcErr) {
+			last = err
+		}
+	}
+	return nil, last
+}
+
+// subscribe forwards a resource subscription to the upstreams offering
+// subscriptions; the SDK server records it and delivers the upstream's
+// resources/updated (relayed through OnResourceUpdated) to the subscriber.
+func (g *Gateway) subscribe(ctx context.Context, r *mcp.SubscribeRequest) error {
+	return g.forEachSubscriber(ctx, r.Session, func(cs *mcp.ClientSession) error {
+		return cs.Subscribe(ctx, &mcp.SubscribeParams{URI: r.Params.URI})
+	})
+}
+
+func (g *Gateway) unsubscribe(ctx context.Context, r *mcp.UnsubscribeRequest) error {
+	return g.forEachSubscriber(ctx, r.Session, func(cs *mcp.ClientSession) error {
+		return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: r.Params.URI})
+	})
+}
+
+func (g *Gateway) forEachSubscriber(ctx context.Context, ss *mcp.ServerSession, fn func(*mcp.ClientSession) error) error {
+	var errs []error
+	ok := false
+	g.eachUpstream(ctx, clientOf(ss), func(s *mcp.ServerCapabilities) bool { return s.Resources != nil && s.Resources.Subscribe },
+		func(u *upstream.Upstream, cs *mcp.ClientSession) error {
+			if err := fn(cs); err != nil {
+				errs = append(errs, err)
+				return err
+			}
+			ok = true
+			return nil
+		})
+	if !ok && len(errs) > 0 {
+		return errs[0]
+	}
+	return nil
+}
+
+// complete forwards completion to the upstream owning the prompt, or to
+// the upstreams in order for a resource reference.
+func (g *Gateway) complete(ctx context.Context, r *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	c := clientOf(r.Session)
+	p := *r.Params
+	if p.Ref != nil && p.Ref.Type == "ref/prompt" {
+		cs, orig, err := g.resolvePrompt(ctx, c, p.Ref.Name)
+		if err != nil {
+			return nil, err
+		}
+		ref := *p.Ref
+		ref.Name = orig
+		p.Ref = &ref
+		return cs.Complete(ctx, &p)
+	}
+	var last error = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "no upstream completes this reference"}
+	for _, id := range g.upstreams.IDs() {
+		cs, err := g.upstreams.Session(ctx, id, c)
+		if err != nil || cs.InitializeResult().Capabilities.Completions == nil {
+			continue
+		}
+		res, err := cs.Complete(ctx, &p)
+		if err == nil {
+			return res, nil
+		}
+		last = err
+	}
+	return nil, last
+}
+
+// forwardLogLevel passes a client's logging level on to its per-client
+// upstream sessions, so upstreams send what it asked for.
+func (g *Gateway) forwardLogLevel(ctx context.Context, c upstream.Client, p *mcp.SetLoggingLevelParams) {
+	for _, id := range g.upstreams.IDs() {
+		u, _ := g.upstreams.Upstream(id)
+		if u.Config().Session != upstream.SessionPerClient {
+			continue
+		}
+		cs, err := g.upstreams.Session(ctx, id, c)
+		if err != nil || cs.InitializeResult().Capabilities.Logging == nil {
+			continue
+		}
+		if err := cs.SetLoggingLevel(ctx, p); err != nil {
+			g.log.Debug("forwarding logging level", "upstream", id, "error", err)
+		}
+	}
+}
