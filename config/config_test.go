@@ -22,6 +22,9 @@ func TestExampleLoadsAndValidates(t *testing.T) {
 	if len(f.Connectors) != 2 || f.Connectors[0].ID != "web" || f.Connectors[1].Type != "webhook" {
 		t.Fatalf("unexpected connectors: %+v", f.Connectors)
 	}
+	if len(f.Upstreams) != 3 || f.Upstreams[1].Session != "per_client" || f.Upstreams[2].Prefixed() {
+		t.Fatalf("unexpected upstreams: %+v", f.Upstreams)
+	}
 }
 
 func TestExampleDocumentsEveryKey(t *testing.T) {
@@ -31,7 +34,9 @@ func TestExampleDocumentsEveryKey(t *testing.T) {
 	}
 	text := string(b)
 	for _, key := range []string{"listen:", "state_dir:", "tool_names:", "log_level:", "allowed_origins:", "allowed_hosts:",
-		"session_idle_timeout:", "call_timeout:", "connectors:", "id:", "type:", "config:", "credentials:"} {
+		"session_idle_timeout:", "call_timeout:", "connectors:", "id:", "type:", "config:", "credentials:",
+		"upstreams:", "url:", "transport:", "header_env:", "trust_annotations:", "tools:", "timeout:", "refresh_interval:",
+		"max_concurrency:", "pool_size:", "protocol_version:", "command:", "env:", "dir:", "session:", "prefix:"} {
 		if !strings.Contains(text, key) {
 			t.Errorf("config.yaml.example does not show %s", key)
 		}
@@ -61,8 +66,14 @@ func TestErrorsNameTheKeyPath(t *testing.T) {
 			[]string{"connectors[0].credentials.signing_secret: must name exactly one source"}},
 		"unknown ref kind": {"connectors:\n  - type: webhook\n    credentials:\n      signing_secret: {value: hunter2}\n",
 			[]string{"connectors[0].credentials.signing_secret.value: unknown key"}},
-		"unset env var":      {"listen: 127.0.0.1:${PORT}\n", []string{"listen: environment variable PORT is not set"}},
-		"all errors at once": {"listen: nope\ntool_names: fancy\n", []string{"listen:", "tool_names:"}},
+		"unset env var":           {"listen: 127.0.0.1:${PORT}\n", []string{"listen: environment variable PORT is not set"}},
+		"all errors at once":      {"listen: nope\ntool_names: fancy\n", []string{"listen:", "tool_names:"}},
+		"upstream id with a dot":  {"upstreams:\n  - id: a.b\n    url: http://127.0.0.1:1/mcp\n", []string{`upstreams[0].id: "a.b" must match`}},
+		"upstream without source": {"upstreams:\n  - id: a\n", []string{"upstreams[0].url: an upstream needs a url or a command"}},
+		"upstream both sources":   {"upstreams:\n  - id: a\n    url: http://x/\n    command: [x]\n", []string{"upstreams[0].command: give a url or a command"}},
+		"upstream bad session":    {"upstreams:\n  - id: a\n    command: [x]\n    session: each\n", []string{"upstreams[0].session: must be shared or per_client"}},
+		"upstream unknown key":    {"upstreams:\n  - id: a\n    command: [x]\n    headers: {}\n", []string{"upstreams[0].headers: unknown key"}},
+		"duplicate upstream":      {"upstreams:\n  - {id: a, command: [x]}\n  - {id: a, command: [y]}\n", []string{`upstreams[1].id: duplicate id "a" (also upstreams[0])`}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

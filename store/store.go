@@ -45,9 +45,9 @@ type UpstreamStore interface {
 	// Cache returns the cached tools and status of every upstream that has
 	// been refreshed, keyed by upstream id.
 	Cache(ctx context.Context) (map[string]UpstreamCache, error)
-	// SaveCache replaces one upstream's cached tools (when tools is non-nil)
-	// and records the refresh time and error (empty on success).
-	SaveCache(ctx context.Context, id string, tools []CachedTool, refreshed time.Time, lastErr string) error
+	// SaveCache replaces one upstream's cached tools and resource URIs (when
+	// tools is non-nil) and records the refresh time and error (empty on success).
+	SaveCache(ctx context.Context, id string, tools []CachedTool, resources []string, refreshed time.Time, lastErr string) error
 	// DeleteCache removes one upstream's cache (for an upstream no longer configured).
 	DeleteCache(ctx context.Context, id string) error
 	// CacheVersion changes whenever any cache changes; a server polls it to
@@ -66,7 +66,9 @@ type Upstream struct {
 
 // UpstreamCache is one upstream's cached tool list and refresh status.
 type UpstreamCache struct {
-	Tools       []CachedTool
+	Tools []CachedTool
+	// Resources are the URIs of the upstream's resources at the last refresh.
+	Resources   []string
 	RefreshedAt time.Time // last successful refresh
 	CheckedAt   time.Time // last attempt
 	LastError   string

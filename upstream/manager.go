@@ -204,10 +204,10 @@ func (m *Manager) Refresh(ctx context.Context, id string) (Diff, error) {
 }
 
 func (m *Manager) refresh(ctx context.Context, u *Upstream) (Diff, error) {
-	listed, err := u.list(ctx)
+	listed, resources, err := u.list(ctx)
 	st := m.opts.Store
 	if err != nil {
-		if serr := st.SaveCache(ctx, u.cfg.ID, nil, time.Time{}, errText(err)); serr != nil {
+		if serr := st.SaveCache(ctx, u.cfg.ID, nil, nil, time.Time{}, errText(err)); serr != nil {
 			m.log.Error("recording refresh failure", "upstream", u.cfg.ID, "error", serr)
 		}
 		return Diff{}, err
@@ -221,7 +221,7 @@ func (m *Manager) refresh(ctx context.Context, u *Upstream) (Diff, error) {
 		return Diff{}, err
 	}
 	d := diff(all[u.cfg.ID].Tools, rows)
-	if err := st.SaveCache(ctx, u.cfg.ID, rows, time.Now(), ""); err != nil {
+	if err := st.SaveCache(ctx, u.cfg.ID, rows, resources, time.Now(), ""); err != nil {
 		return Diff{}, err
 	}
 	if _, err := m.reload(ctx); err != nil {
@@ -230,8 +230,9 @@ func (m *Manager) refresh(ctx context.Context, u *Upstream) (Diff, error) {
 	return d, nil
 }
 
-// list fetches every page of the upstream's tools.
-func (u *Upstream) list(ctx context.Context) ([]*mcp.Tool, error) {
+// list fetches every page of the upstream's tools, and the URIs of its
+// resources when it has some (an empty, non-nil list otherwise).
+func (u *Upstream) list(ctx context.Context) ([]*mcp.Tool, []string, error) {
 	var s *session
 	var err error
 	if u.cfg.Session == SessionPerClient {
@@ -246,18 +247,28 @@ func (u *Upstream) list(ctx context.Context) ([]*mcp.Tool, error) {
 		s, err = u.sharedSession(ctx)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	lctx, cancel := context.WithTimeout(ctx, u.cfg.timeout())
 	defer cancel()
 	var tools []*mcp.Tool
 	for t, err := range s.cs.Tools(lctx, nil) {
 		if err != nil {
-			return nil, fmt.Errorf("listing tools of upstream %s: %w", u.cfg.ID, err)
+			return nil, nil, fmt.Errorf("listing tools of upstream %s: %w", u.cfg.ID, err)
 		}
 		tools = append(tools, t)
 	}
-	return tools, nil
+	uris := []string{}
+	if caps := s.cs.InitializeResult().Capabilities; caps != nil && caps.Resources != nil {
+		for r, err := range s.cs.Resources(lctx, nil) {
+			if err != nil {
+				u.log.Warn("listing resources", "error", err)
+				break
+			}
+			uris = append(uris, r.URI)
+		}
+	}
+	return tools, uris, nil
 }
 
 // reload reads the caches from the store into each upstream and reports
@@ -440,6 +451,9 @@ type Status struct {
 	RefreshedAt time.Time `json:"refreshed_at,omitzero"`
 	CheckedAt   time.Time `json:"checked_at,omitzero"`
 	LastError   string    `json:"last_error,omitempty"`
+	// SharedURIs are resource URIs this upstream offers that another
+	// upstream offers too; a read goes to the first by id.
+	SharedURIs []string `json:"shared_uris,omitempty"`
 }
 
 // Status reports every upstream.
@@ -447,6 +461,12 @@ func (m *Manager) Status(ctx context.Context) ([]Status, error) {
 	all, err := m.opts.Store.Cache(ctx)
 	if err != nil {
 		return nil, err
+	}
+	owners := map[string][]string{}
+	for _, id := range m.order {
+		for _, uri := range all[id].Resources {
+			owners[uri] = append(owners[uri], id)
+		}
 	}
 	out := make([]Status, 0, len(m.order))
 	for _, id := range m.order {
@@ -459,6 +479,11 @@ func (m *Manager) Status(ctx context.Context) ([]Status, error) {
 		}
 		if u.headerErr != nil {
 			s.LastError = u.headerErr.Error()
+		}
+		for _, uri := range c.Resources {
+			if len(owners[uri]) > 1 {
+				s.SharedURIs = append(s.SharedURIs, fmt.Sprintf("%s (also %v)", uri, slices.DeleteFunc(slices.Clone(owners[uri]), func(o string) bool { return o == id })))
+			}
 		}
 		out = append(out, s)
 	}

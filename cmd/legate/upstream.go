@@ -58,7 +58,15 @@ func upstreamListCmd(g *globals) *cobra.Command {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", s.ID, s.Transport, status, s.Circuit, s.Tools,
 					ago(s.RefreshedAt), orDash(s.LastError), s.Origin)
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			for _, s := range st {
+				for _, uri := range s.SharedURIs {
+					fmt.Fprintf(cmd.OutOrStdout(), "warning: upstream %s: resource %s\n", s.ID, uri)
+				}
+			}
+			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")

@@ -91,6 +91,8 @@ var migrations = []string{
 	);
 	CREATE TABLE cache_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL);
 	INSERT INTO cache_version VALUES (1, 0);`,
+	// 3: the resource URIs each upstream offers, to report URIs two claim.
+	`ALTER TABLE upstream_status ADD COLUMN resources TEXT NOT NULL DEFAULT '[]'`,
 }
 
 func (s *Store) migrate(ctx context.Context) error {

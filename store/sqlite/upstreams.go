@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -61,18 +62,20 @@ func (u upstreamStore) Delete(ctx context.Context, id string) error {
 
 func (u upstreamStore) Cache(ctx context.Context) (map[string]store.UpstreamCache, error) {
 	out := map[string]store.UpstreamCache{}
-	rows, err := u.db.QueryContext(ctx, `SELECT id, refreshed_at, checked_at, last_error FROM upstream_status`)
+	rows, err := u.db.QueryContext(ctx, `SELECT id, refreshed_at, checked_at, last_error, resources FROM upstream_status`)
 	if err != nil {
 		return nil, fmt.Errorf("reading tool cache: %w", err)
 	}
 	for rows.Next() {
-		var id, lastErr string
+		var id, lastErr, resources string
 		var refreshed, checked int64
-		if err := rows.Scan(&id, &refreshed, &checked, &lastErr); err != nil {
+		if err := rows.Scan(&id, &refreshed, &checked, &lastErr, &resources); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("reading tool cache: %w", err)
 		}
-		out[id] = store.UpstreamCache{RefreshedAt: unixOrZero(refreshed), CheckedAt: unixOrZero(checked), LastError: lastErr}
+		c := store.UpstreamCache{RefreshedAt: unixOrZero(refreshed), CheckedAt: unixOrZero(checked), LastError: lastErr}
+		json.Unmarshal([]byte(resources), &c.Resources)
+		out[id] = c
 	}
 	rows.Close()
 	rows, err = u.db.QueryContext(ctx, `SELECT upstream_id, name, definition, hash FROM upstream_tools ORDER BY upstream_id, name`)
@@ -94,7 +97,7 @@ func (u upstreamStore) Cache(ctx context.Context) (map[string]store.UpstreamCach
 	return out, rows.Err()
 }
 
-func (u upstreamStore) SaveCache(ctx context.Context, id string, tools []store.CachedTool, refreshed time.Time, lastErr string) error {
+func (u upstreamStore) SaveCache(ctx context.Context, id string, tools []store.CachedTool, resources []string, refreshed time.Time, lastErr string) error {
 	return u.tx(ctx, func(tx *sql.Tx) error {
 		now := time.Now().Unix()
 		if tools != nil {
@@ -112,9 +115,14 @@ func (u upstreamStore) SaveCache(ctx context.Context, id string, tools []store.C
 		if !refreshed.IsZero() {
 			ref = refreshed.Unix()
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO upstream_status (id, refreshed_at, checked_at, last_error) VALUES (?, ?, ?, ?)
+		res, _ := json.Marshal(resources)
+		if resources == nil {
+			res = nil // keep what is stored
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO upstream_status (id, refreshed_at, checked_at, last_error, resources) VALUES (?, ?, ?, ?, COALESCE(?, '[]'))
 			ON CONFLICT (id) DO UPDATE SET refreshed_at = CASE WHEN excluded.refreshed_at > 0 THEN excluded.refreshed_at ELSE refreshed_at END,
-			checked_at = excluded.checked_at, last_error = excluded.last_error`, id, ref, now, lastErr); err != nil {
+			checked_at = excluded.checked_at, last_error = excluded.last_error,
+			resources = CASE WHEN ? IS NULL THEN resources ELSE excluded.resources END`, id, ref, now, lastErr, nullable(res), nullable(res)); err != nil {
 			return err
 		}
 		return bumpVersion(ctx, tx)
@@ -156,6 +164,13 @@ func (u upstreamStore) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 		return err
 	}
 	return tx.Commit()
+}
+
+func nullable(b []byte) any {
+	if b == nil {
+		return nil
+	}
+	return string(b)
 }
 
 func unixOrZero(v int64) time.Time {
