@@ -46,6 +46,9 @@ type Entry struct {
 	Source string
 	// Class is the tool's declared operation class.
 	Class connectors.Class
+	// Hash identifies the definition the source gave: an approval is bound
+	// to it, so a changed tool cannot run on an earlier approval.
+	Hash string
 	// Tool is the definition as sent to clients; Build sets its Name to Wire.
 	Tool *mcp.Tool
 	// Target is the source's own handle for executing the tool; the

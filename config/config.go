@@ -18,6 +18,7 @@ import (
 
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/internal/strictyaml"
+	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/upstream"
 	"github.com/legate-mcp/legate/vault"
 )
@@ -47,9 +48,23 @@ type File struct {
 	Connectors []Connector `yaml:"connectors"`
 	// Upstreams are the upstream MCP servers.
 	Upstreams []upstream.Config `yaml:"upstreams"`
+	// Principal is who makes unauthenticated calls (default "local").
+	Principal string `yaml:"principal"`
+	// Policy decides which calls run, wait for approval, or are denied.
+	Policy policy.Config `yaml:"policy"`
+	// Approvals configures the approval inbox.
+	Approvals policy.ApprovalsConfig `yaml:"approvals"`
+	// Audit configures the audit log.
+	Audit Audit `yaml:"audit"`
 
 	// Path is the file the configuration was read from, "" for none.
 	Path string `yaml:"-"`
+}
+
+// Audit is the `audit:` section.
+type Audit struct {
+	// Retention is how long audit rows are kept (default 2160h, 90 days).
+	Retention connectors.Duration `yaml:"retention"`
 }
 
 // Connector is one native connector instance.
@@ -152,6 +167,22 @@ func (f *File) Validate() error {
 			bad(path+".id", "duplicate id %q (also %s)", c.ID, prev)
 		}
 		seen[c.ID] = path
+	}
+	errs = append(errs, f.Policy.Validate("policy")...)
+	if f.Approvals.Wait < 0 || f.Approvals.Expire < 0 {
+		bad("approvals", "durations must not be negative")
+	}
+	if f.Audit.Retention < 0 {
+		bad("audit.retention", "must not be negative")
+	}
+	if f.Approvals.Notify != "" {
+		found := false
+		for _, c := range f.Connectors {
+			found = found || c.ID == f.Approvals.Notify && c.Type == "webhook"
+		}
+		if !found {
+			bad("approvals.notify", "names no webhook connector instance of this file: %q", f.Approvals.Notify)
+		}
 	}
 	seenUp := map[string]string{}
 	for i := range f.Upstreams {

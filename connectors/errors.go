@@ -49,7 +49,10 @@ type Error struct {
 	Code       Code
 	Message    string
 	RetryAfter time.Duration // with CodeRateLimited, how long to wait; 0 if unknown
-	Err        error         // the underlying cause, for logs; never shown to clients
+	// Details are extra fields for the client, beside code and message
+	// (an approval id, when it expires).
+	Details map[string]any
+	Err     error // the underlying cause, for logs; never shown to clients
 }
 
 func (e *Error) Error() string {

@@ -159,7 +159,10 @@ func newFixture(t *testing.T) *fixture {
 	}))
 	t.Cleanup(receiver.Close)
 
-	config := fmt.Sprintf(`connectors:
+	config := fmt.Sprintf(`policy:
+  rules:
+    - {tool: hooks.send, action: allow}   # a write: without this rule it waits for approval
+connectors:
   - id: web
     type: http
     config: {base_url: %q, allow_private_networks: true}

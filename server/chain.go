@@ -13,6 +13,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate/catalog"
+	"github.com/legate-mcp/legate/policy"
+	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/connectors"
 )
 
@@ -37,6 +39,16 @@ type Request struct {
 	Session *mcp.ServerSession
 	// ProgressToken is the client's progress token, nil if it gave none.
 	ProgressToken any
+	// ArgsHash is the SHA-256 of the arguments' canonical JSON.
+	ArgsHash string
+
+	// Set along the path, for the audit row:
+	Decision   policy.Decision // the policy's decision
+	ApprovalID string          // the approval request the call is bound to
+
+	// approved is set when the executor runs a request already approved
+	// and claimed: the policy step lets it through.
+	approved *store.Approval
 }
 
 // Handler handles one call. A tool failure is an error, a *connectors.Error

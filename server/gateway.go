@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -29,6 +30,7 @@ import (
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/policy"
 	httpconn "github.com/legate-mcp/legate/connectors/http"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/upstream"
@@ -61,6 +63,12 @@ type Gateway struct {
 
 	callTimeout time.Duration
 	upstreams   *upstream.Manager
+	policy      *policy.Policy
+	inbox       *policy.Inbox
+	metrics     *metrics
+	audit       *auditWriter
+	stop        context.CancelFunc
+	background  sync.WaitGroup
 }
 
 // instance is one built connector instance.
@@ -89,12 +97,21 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.Principal == "" {
+		opts.Principal = opts.Config.Principal
+	}
+	if opts.Principal == "" {
 		opts.Principal = "local"
 	}
 	if opts.Store == nil {
 		return nil, errors.New("server: no store")
 	}
 	g := &Gateway{opts: opts, log: opts.Logger}
+	var err error
+	if g.policy, err = policy.New(opts.Config.Policy); err != nil {
+		return nil, err
+	}
+	g.inbox = policy.NewInbox(opts.Store.Approvals(), opts.Config.Approvals)
+	g.audit = newAuditWriter(opts.Store.Audit(), g.log)
 
 	defs, err := InstanceDefs(ctx, opts.Config, opts.Store)
 	if err != nil {
@@ -128,13 +145,17 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	if g.callTimeout == 0 {
 		g.callTimeout = DefaultCallTimeout
 	}
+	g.metrics = newMetrics(g)
 	// The call path, outermost first:
 	//  1. recoverPanics: a panicking tool becomes an error result;
-	//  2. logCalls: one log line per failure, latency measured around all below;
-	//  3. execute: the native connector (within call_timeout) or the upstream
+	//  2. observe: one audit row and the metrics of every call, whatever
+	//     happens below, latency measured around all of it;
+	//  3. logCalls: one log line per failure;
+	//  4. decide: the policy allows, denies, or holds the call for approval
+	//     (waiting for a decision, then running it exactly once);
+	//  5. execute: the native connector (within call_timeout) or the upstream
 	//     (within its own timeout, extended by progress).
-	// Policy, approval and audit steps go between 2 and 3.
-	g.call = chain(g.execute, recoverPanics(g.log), logCalls(g.log))
+	g.call = chain(g.execute, recoverPanics(g.log), g.observe, logCalls(g.log), g.decide)
 	g.ready.Store(true)
 	return g, nil
 }
@@ -144,20 +165,23 @@ func (g *Gateway) buildCatalog() (*catalog.Catalog, error) {
 	var entries []*catalog.Entry
 	add := func(canonical, source string, nt *nativeTool) {
 		t := nt.tool
+		def := &mcp.Tool{
+			Name:        canonical,
+			Description: t.Description,
+			InputSchema: t.InputSchema,
+			Annotations: annotationsFor(t.Class),
+		}
 		entries = append(entries, &catalog.Entry{
 			Canonical: canonical,
 			Source:    source,
 			Class:     t.Class,
-			Tool: &mcp.Tool{
-				Name:        canonical,
-				Description: t.Description,
-				InputSchema: t.InputSchema,
-				Annotations: annotationsFor(t.Class),
-			},
-			Target: nt,
+			Hash:      entryHash(def, t.Class),
+			Tool:      def,
+			Target:    nt,
 		})
 	}
 	add("http.request", "the built-in http.request tool", &nativeTool{tool: httpconn.Builtin()})
+	add("legate.approval_status", "the built-in approval inbox", &nativeTool{tool: g.approvalStatusTool()})
 	for _, in := range g.instances {
 		for _, t := range in.conn.Tools() {
 			add(in.def.ID+"."+t.Name, fmt.Sprintf("connector %q (%s)", in.def.ID, in.def.Origin), &nativeTool{inst: in, tool: t})
@@ -169,6 +193,7 @@ func (g *Gateway) buildCatalog() (*catalog.Catalog, error) {
 			Canonical: t.Canonical(),
 			Source:    fmt.Sprintf("upstream %q (%s)", t.Upstream, u.Origin()),
 			Class:     t.Class,
+			Hash:      t.Hash,
 			Tool:      t.Def,
 			Target:    t,
 		})
@@ -227,6 +252,7 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage, o
 		Start:         time.Now(),
 		Session:       o.Session,
 		ProgressToken: o.ProgressToken,
+		ArgsHash:      policy.ArgsHash(args),
 	}
 	res, err := g.call(ctx, r)
 	var rpcErr *jsonrpc.Error
@@ -297,17 +323,46 @@ func (g *Gateway) Test(ctx context.Context, ids ...string) map[string]error {
 	return out
 }
 
-// Start begins the background work: connecting upstreams, refreshing their
-// tool caches, following the store. Call it for a serving gateway; one
-// made for a single CLI command needs none of it.
-func (g *Gateway) Start(ctx context.Context) { g.upstreams.Start(ctx) }
+// Start begins the background work: connecting upstreams and refreshing
+// their tool caches, writing audit rows, and running approved requests
+// (see runApproved). Call it for a serving gateway; one made for a single
+// CLI command needs only StartAudit.
+func (g *Gateway) Start(ctx context.Context) {
+	ctx = g.startAudit(ctx, g.auditRetention())
+	g.upstreams.Start(ctx)
+	g.background.Go(func() { g.runApproved(ctx) })
+}
+
+// StartAudit starts the audit writer alone, for a gateway made for one
+// CLI command such as `legate tools call`.
+func (g *Gateway) StartAudit(ctx context.Context) { g.startAudit(ctx, 0) }
+
+// startAudit starts the audit writer (pruning past retention when it is
+// positive) and returns the context background work runs under, ended by Close.
+func (g *Gateway) startAudit(ctx context.Context, retention time.Duration) context.Context {
+	ctx, g.stop = context.WithCancel(context.WithoutCancel(ctx))
+	g.background.Go(func() { g.audit.run(ctx, retention) })
+	return ctx
+}
+
+func (g *Gateway) auditRetention() time.Duration {
+	if r := time.Duration(g.opts.Config.Audit.Retention); r > 0 {
+		return r
+	}
+	return 90 * 24 * time.Hour
+}
 
 // Upstreams returns the upstream manager.
 func (g *Gateway) Upstreams() *upstream.Manager { return g.upstreams }
 
-// Close ends upstream sessions and processes and releases the instances' resources.
+// Close stops the background work (writing the last audit rows), ends
+// upstream sessions and processes and releases the instances' resources.
 func (g *Gateway) Close() error {
 	g.upstreams.Close()
+	if g.stop != nil {
+		g.stop()
+	}
+	g.background.Wait()
 	var errs []error
 	for _, in := range g.instances {
 		if c, ok := in.conn.(connectors.Closer); ok {

@@ -80,6 +80,9 @@ func ErrorResult(err error) *mcp.CallToolResult {
 	ce := &connectors.Error{Code: connectors.CodeOf(err), Message: err.Error()}
 	errors.As(err, &ce)
 	body := map[string]any{"code": ce.Code, "message": ce.Message}
+	for k, v := range ce.Details {
+		body[k] = v
+	}
 	if ce.RetryAfter > 0 {
 		body["retry_after_seconds"] = ce.RetryAfter.Seconds()
 	}

@@ -56,6 +56,8 @@ func init() {
 }
 
 const testConfig = `
+policy:
+  defaults: {read: allow, draft: allow, write: allow, destructive: allow}
 connectors:
   - id: e
     type: echo-test
@@ -126,7 +128,7 @@ func TestListAndCallOverHTTP(t *testing.T) {
 			for _, tool := range res.Tools {
 				names = append(names, tool.Name)
 			}
-			want := "e__boom e__echo e__fail http__request"
+			want := "e__boom e__echo e__fail http__request legate__approval_status"
 			if strings.Join(names, " ") != want {
 				t.Fatalf("tools = %v, want %s", names, want)
 			}

@@ -16,6 +16,12 @@ type Store interface {
 	// Upstreams holds upstream MCP servers added through the CLI or API,
 	// and every upstream's cached tool definitions.
 	Upstreams() UpstreamStore
+	// Pins holds the accepted definition of every upstream tool.
+	Pins() PinStore
+	// Approvals is the approval inbox.
+	Approvals() ApprovalStore
+	// Audit is the audit log.
+	Audit() AuditStore
 	// Close releases the store.
 	Close() error
 }
@@ -95,6 +101,139 @@ type Connector struct {
 	CreatedAt   time.Time
 }
 
+// PinStore keeps the definition hash each upstream tool is pinned to.
+type PinStore interface {
+	// List returns every pin, by upstream id then tool name.
+	List(ctx context.Context) (map[string]map[string]Pin, error)
+	// Set pins a tool to a definition. With ifAbsent, an existing pin is
+	// kept (trust on first use); otherwise it is replaced (an admin accepting).
+	Set(ctx context.Context, upstream, tool string, p Pin, ifAbsent bool) error
+}
+
+// Pin is the accepted definition of one upstream tool.
+type Pin struct {
+	Hash       string
+	Definition json.RawMessage
+	AcceptedAt time.Time
+	AcceptedBy string // "tofu" for a pin taken on first sight
+}
+
+// The states of an approval request.
+const (
+	StatePending   = "pending"
+	StateApproved  = "approved"
+	StateDenied    = "denied"
+	StateExpired   = "expired"
+	StateExecuting = "executing"
+	StateExecuted  = "executed"
+	StateFailed    = "failed"
+)
+
+// Approval is one request in the approval inbox.
+type Approval struct {
+	ID        string
+	Principal string
+	Tenant    string
+	Session   string
+	Tool      string // canonical name
+	Class     string
+	// Args are the arguments in full, shown to approvers; ArgsHash, the
+	// SHA-256 of their canonical JSON, binds the approval to them.
+	Args     json.RawMessage
+	ArgsHash string
+	// DefHash is the hash of the tool's definition when the request was
+	// made; a call runs only if the definition still has it.
+	DefHash string
+	// Definition is the tool's definition as clients saw it, for approvers.
+	Definition json.RawMessage
+	State      string
+	CreatedAt  time.Time
+	ExpiresAt  time.Time
+	DecidedAt  time.Time
+	Decider    string
+	Reason     string
+	// Outcome is the MCP result of the execution, once executed or failed.
+	Outcome json.RawMessage
+}
+
+// Binding is what makes two calls the same request.
+type Binding struct {
+	Principal, Tenant, Tool, ArgsHash, DefHash string
+}
+
+// ApprovalStore is the durable approval inbox. State changes are atomic
+// compare-and-set operations, so an approval is decided once and executed
+// once however many processes and goroutines race for it.
+type ApprovalStore interface {
+	// Create adds a pending request.
+	Create(ctx context.Context, a *Approval) error
+	// Get returns one request or an error wrapping ErrNotFound.
+	Get(ctx context.Context, id string) (*Approval, error)
+	// List returns requests, newest first; an empty state means all.
+	List(ctx context.Context, state, tenant string, limit int) ([]*Approval, error)
+	// Find returns the newest request with the binding that is not expired
+	// and was created after since, or ErrNotFound.
+	Find(ctx context.Context, b Binding, since time.Time) (*Approval, error)
+	// Decide moves a pending, unexpired request to approved or denied. A
+	// request not pending is an error wrapping ErrConflict.
+	Decide(ctx context.Context, id string, approve bool, decider, reason string, now time.Time) (*Approval, error)
+	// Claim moves an approved request to executing, with a heartbeat of now,
+	// and reports whether this caller won it: only the winner may execute.
+	Claim(ctx context.Context, id string, now time.Time) (bool, error)
+	// Heartbeat tells that the executing request's run is still alive.
+	Heartbeat(ctx context.Context, id string, now time.Time) error
+	// Finish records the outcome of a claimed request: executed or failed.
+	Finish(ctx context.Context, id, state string, outcome json.RawMessage) error
+	// Expire marks pending requests whose time is past expired.
+	Expire(ctx context.Context, now time.Time) (int, error)
+	// FailInterrupted marks failed, with the outcome given, every executing
+	// request whose last heartbeat is before staleBefore: its process
+	// stopped, nobody knows whether it ran, so it must not run again.
+	FailInterrupted(ctx context.Context, staleBefore time.Time, outcome json.RawMessage) (int, error)
+	// CountPending counts pending requests.
+	CountPending(ctx context.Context) (int, error)
+}
+
+// AuditRow is one audited call or event. It never holds argument values.
+type AuditRow struct {
+	ID         int64
+	Time       time.Time
+	Principal  string
+	Tenant     string
+	Session    string
+	Tool       string
+	Source     string
+	Class      string
+	Decision   string // allow, deny, approve, or an event: quarantined
+	Rule       string
+	ApprovalID string
+	Outcome    string // ok, or the canonical error code
+	Latency    time.Duration
+	ArgsHash   string
+	ResultSize int
+	Detail     string
+}
+
+// AuditQuery selects audit rows; zero fields match all.
+type AuditQuery struct {
+	Tool      string
+	Principal string
+	Since     time.Time
+	AfterID   int64
+	Limit     int
+}
+
+// AuditStore is the append-only audit log.
+type AuditStore interface {
+	// Append writes rows in one transaction.
+	Append(ctx context.Context, rows []AuditRow) error
+	// Query returns matching rows in id order, after AfterID; with no
+	// AfterID and a Limit, the newest Limit rows.
+	Query(ctx context.Context, q AuditQuery) ([]AuditRow, error)
+	// Prune deletes rows older than before.
+	Prune(ctx context.Context, before time.Time) (int64, error)
+}
+
 // Sentinel errors, matched with errors.Is.
 var (
 	// ErrNotFound: no such record; the caller reports it by name.
@@ -102,4 +241,7 @@ var (
 	// ErrExists: a record with that key exists; the caller picks another key
 	// or removes the old record first.
 	ErrExists = errors.New("already exists")
+	// ErrConflict: the record is not in the state the change needs (an
+	// approval decided already); the caller re-reads it and reports.
+	ErrConflict = errors.New("conflict")
 )

@@ -98,7 +98,8 @@ func toolFrom(c *Config, row store.CachedTool) (*Tool, error) {
 	}
 	json.Unmarshal(row.Definition, &raw)
 	def.InputSchema = raw.InputSchema
-	if len(raw.InputSchema) == 0 {
+	if len(raw.InputSchema) == 0 || string(raw.InputSchema) == "null" {
+		// Missing (the SDK client decodes it as null): clients need an object schema.
 		def.InputSchema = json.RawMessage(`{"type":"object"}`)
 	}
 	def.OutputSchema = nil

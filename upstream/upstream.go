@@ -86,8 +86,7 @@ func newUpstream(m *Manager, cfg *Config, origin string) *Upstream {
 		IsSuccessful: func(err error) bool {
 			// Only the upstream's own failures count: a JSON-RPC error is an
 			// answer, and a call the client cancelled says nothing of health.
-			var rpcErr *jsonrpc.Error
-			return err == nil || errors.As(err, &rpcErr) || errors.Is(err, context.Canceled)
+			return err == nil || answered(err) || errors.Is(err, context.Canceled)
 		},
 		OnStateChange: func(name string, from, to gobreaker.State) {
 			u.log.Warn("upstream circuit changed", "from", from.String(), "to", to.String())
@@ -232,11 +231,34 @@ func (u *Upstream) call(ctx context.Context, name string, args any, client Clien
 	case errors.Is(err, errTimeout):
 		return nil, &connectors.Error{Code: connectors.CodeTimeout, Message: fmt.Sprintf("upstream %s did not answer within %s", u.cfg.ID, u.cfg.timeout()), Err: err}
 	}
-	var rpcErr *jsonrpc.Error
-	if errors.As(err, &rpcErr) || errors.Is(err, context.Canceled) {
+	if answered(err) || errors.Is(err, context.Canceled) {
 		return nil, err
 	}
 	return nil, unavailable(u.cfg.ID, errText(err), err)
+}
+
+// JSON-RPC codes the go-sdk uses for failures on Legate's side of the
+// connection, never for an upstream's answer.
+const (
+	codeClientClosing = -32003 // the session is closed
+	codeServerClosing = -32004 // the connection broke while writing
+	codeRejected      = -32005 // the transport failed: HTTP 5xx/429, refused or dropped connection
+)
+
+// answered reports whether err is the upstream's own JSON-RPC error. The
+// go-sdk also reports transport failures as *jsonrpc.Error values (an
+// HTTP 500 or a dropped connection is wrapped in "rejected by transport"):
+// those are the upstream's failures, not answers.
+func answered(err error) bool {
+	var rpcErr *jsonrpc.Error
+	if !errors.As(err, &rpcErr) {
+		return false
+	}
+	switch rpcErr.Code {
+	case codeClientClosing, codeServerClosing, codeRejected:
+		return false
+	}
+	return true
 }
 
 // callOn makes the call on one session, within the timeout that each

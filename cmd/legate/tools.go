@@ -76,6 +76,7 @@ func toolsCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer gw.Close()
+			gw.StartAudit(cmd.Context())
 			out, err := gw.Call(cmd.Context(), argv[0], json.RawMessage(args), server.CallOptions{Caller: connectors.Caller{Session: "cli"}})
 			if errors.Is(err, server.ErrUnknownTool) {
 				return fmt.Errorf("%w (legate tools list shows the catalog)", err)

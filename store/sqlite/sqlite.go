@@ -93,6 +93,58 @@ var migrations = []string{
 	INSERT INTO cache_version VALUES (1, 0);`,
 	// 3: the resource URIs each upstream offers, to report URIs two claim.
 	`ALTER TABLE upstream_status ADD COLUMN resources TEXT NOT NULL DEFAULT '[]'`,
+	// 4: pins, the approval inbox and the audit log.
+	`CREATE TABLE pins (
+		upstream_id TEXT NOT NULL,
+		tool        TEXT NOT NULL,
+		hash        TEXT NOT NULL,
+		definition  TEXT NOT NULL,
+		accepted_at INTEGER NOT NULL,
+		accepted_by TEXT NOT NULL,
+		PRIMARY KEY (upstream_id, tool)
+	);
+	CREATE TABLE approvals (
+		id          TEXT PRIMARY KEY,
+		principal   TEXT NOT NULL,
+		tenant      TEXT NOT NULL,
+		session     TEXT NOT NULL,
+		tool        TEXT NOT NULL,
+		class       TEXT NOT NULL,
+		args        TEXT NOT NULL,
+		args_hash   TEXT NOT NULL,
+		def_hash    TEXT NOT NULL,
+		definition  TEXT NOT NULL,
+		state       TEXT NOT NULL,
+		created_at  INTEGER NOT NULL,
+		expires_at  INTEGER NOT NULL,
+		decided_at  INTEGER NOT NULL DEFAULT 0,
+		decider     TEXT NOT NULL DEFAULT '',
+		reason      TEXT NOT NULL DEFAULT '',
+		outcome     TEXT NOT NULL DEFAULT '',
+		heartbeat_at INTEGER NOT NULL DEFAULT 0
+	);
+	CREATE INDEX approvals_binding ON approvals (principal, tenant, tool, args_hash, def_hash, created_at);
+	CREATE INDEX approvals_state ON approvals (state, created_at);
+	CREATE TABLE audit (
+		id          INTEGER PRIMARY KEY AUTOINCREMENT,
+		time        INTEGER NOT NULL,
+		principal   TEXT NOT NULL,
+		tenant      TEXT NOT NULL,
+		session     TEXT NOT NULL,
+		tool        TEXT NOT NULL,
+		source      TEXT NOT NULL,
+		class       TEXT NOT NULL,
+		decision    TEXT NOT NULL,
+		rule        TEXT NOT NULL,
+		approval_id TEXT NOT NULL,
+		outcome     TEXT NOT NULL,
+		latency_us  INTEGER NOT NULL,
+		args_hash   TEXT NOT NULL,
+		result_size INTEGER NOT NULL,
+		detail      TEXT NOT NULL
+	);
+	CREATE INDEX audit_time ON audit (time);
+	CREATE INDEX audit_tool ON audit (tool, time);`,
 }
 
 func (s *Store) migrate(ctx context.Context) error {
@@ -138,6 +190,15 @@ func (s *Store) Connectors() store.ConnectorStore { return connectorStore{s.db} 
 
 // Upstreams returns the upstream store.
 func (s *Store) Upstreams() store.UpstreamStore { return upstreamStore{s.db} }
+
+// Pins returns the pin store.
+func (s *Store) Pins() store.PinStore { return pinStore{s.db} }
+
+// Approvals returns the approval inbox.
+func (s *Store) Approvals() store.ApprovalStore { return approvalStore{s.db} }
+
+// Audit returns the audit log.
+func (s *Store) Audit() store.AuditStore { return auditStore{s.db} }
 
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }

@@ -1,0 +1,261 @@
+package policy
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/store"
+)
+
+// ApprovalsConfig is the `approvals:` section of config.yaml.
+type ApprovalsConfig struct {
+	// Wait is how long a call blocks for a decision before it returns
+	// APPROVAL_PENDING (default 30s).
+	Wait connectors.Duration `yaml:"wait"`
+	// Expire is how long a request can be decided (default 24h); the
+	// outcome of an executed request is returned to the same call that long.
+	Expire connectors.Duration `yaml:"expire"`
+	// SeparateApprover forbids a caller to approve its own request.
+	SeparateApprover bool `yaml:"separate_approver"`
+	// Notify names a webhook connector instance that receives every new request.
+	Notify string `yaml:"notify"`
+}
+
+// Defaults of the approvals section.
+const (
+	DefaultWait   = 30 * time.Second
+	DefaultExpire = 24 * time.Hour
+)
+
+// WaitTime is the configured wait or its default.
+func (c ApprovalsConfig) WaitTime() time.Duration {
+	if c.Wait > 0 {
+		return time.Duration(c.Wait)
+	}
+	return DefaultWait
+}
+
+// ExpireTime is the configured expiry or its default.
+func (c ApprovalsConfig) ExpireTime() time.Duration {
+	if c.Expire > 0 {
+		return time.Duration(c.Expire)
+	}
+	return DefaultExpire
+}
+
+// ErrSelfApproval is returned when separate_approver forbids the decider.
+var ErrSelfApproval = errors.New("separate_approver is set: a caller may not decide its own request")
+
+// Inbox is the durable approval inbox: requests are rows in the store and
+// every state change is a compare-and-set there, so a request is decided
+// once and executed once across goroutines, processes and restarts.
+type Inbox struct {
+	st  store.ApprovalStore
+	cfg ApprovalsConfig
+	now func() time.Time
+
+	mu   sync.Mutex
+	wake chan struct{} // closed and replaced on every local state change
+}
+
+// NewInbox returns an inbox on st.
+func NewInbox(st store.ApprovalStore, cfg ApprovalsConfig) *Inbox {
+	return &Inbox{st: st, cfg: cfg, now: time.Now, wake: make(chan struct{})}
+}
+
+// Config returns the approvals configuration.
+func (in *Inbox) Config() ApprovalsConfig { return in.cfg }
+
+// Store returns the approval store.
+func (in *Inbox) Store() store.ApprovalStore { return in.st }
+
+// changed wakes every waiter to re-read its request.
+func (in *Inbox) changed() {
+	in.mu.Lock()
+	close(in.wake)
+	in.wake = make(chan struct{})
+	in.mu.Unlock()
+}
+
+func (in *Inbox) waitChan() <-chan struct{} {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.wake
+}
+
+// ArgsHash is the SHA-256 of the arguments' canonical JSON (sorted keys,
+// no spaces), the value an approval is bound to.
+func ArgsHash(args json.RawMessage) string {
+	canon := []byte("{}")
+	if len(bytes.TrimSpace(args)) > 0 {
+		var v any
+		dec := json.NewDecoder(bytes.NewReader(args))
+		dec.UseNumber()
+		if err := dec.Decode(&v); err == nil {
+			canon, _ = json.Marshal(v)
+		} else {
+			canon = args
+		}
+	}
+	sum := sha256.Sum256(canon)
+	return hex.EncodeToString(sum[:])
+}
+
+// Open returns the live request bound to a, creating a pending one when
+// there is none (created reports which). Live means unexpired or, once
+// decided, created within the expiry window: calling again with the same
+// arguments finds the same request and its outcome.
+func (in *Inbox) Open(ctx context.Context, a *store.Approval) (req *store.Approval, created bool, err error) {
+	now := in.now()
+	b := store.Binding{Principal: a.Principal, Tenant: a.Tenant, Tool: a.Tool, ArgsHash: a.ArgsHash, DefHash: a.DefHash}
+	old, err := in.st.Find(ctx, b, now.Add(-in.cfg.ExpireTime()))
+	switch {
+	case err == nil && !(old.State == store.StatePending && !old.ExpiresAt.After(now)):
+		return old, false, nil
+	case err != nil && !errors.Is(err, store.ErrNotFound):
+		return nil, false, err
+	}
+	a.ID = newID()
+	a.CreatedAt = now
+	a.ExpiresAt = now.Add(in.cfg.ExpireTime())
+	if err := in.st.Create(ctx, a); err != nil {
+		return nil, false, err
+	}
+	return a, true, nil
+}
+
+func newID() string {
+	b := make([]byte, 10)
+	rand.Read(b)
+	return "ap_" + hex.EncodeToString(b)
+}
+
+// Decide approves or denies a pending request for decider.
+func (in *Inbox) Decide(ctx context.Context, id string, approve bool, decider, reason string) (*store.Approval, error) {
+	if in.cfg.SeparateApprover {
+		a, err := in.st.Get(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if a.Principal == decider {
+			return a, ErrSelfApproval
+		}
+	}
+	a, err := in.st.Decide(ctx, id, approve, decider, reason, in.now())
+	if err == nil {
+		in.changed()
+	}
+	return a, err
+}
+
+// Settled reports whether a request needs no more waiting: executed,
+// failed, denied or expired.
+func Settled(a *store.Approval, now time.Time) bool {
+	switch a.State {
+	case store.StateExecuted, store.StateFailed, store.StateDenied, store.StateExpired:
+		return true
+	case store.StatePending:
+		return !a.ExpiresAt.After(now)
+	}
+	return false
+}
+
+// Await re-reads the request until it is approved (and unclaimed) or
+// settled, or until wait passes; tick is called about every second while
+// it waits (for progress notifications). Decisions made in this process
+// wake it at once; those made elsewhere (the CLI) within 250ms.
+func (in *Inbox) Await(ctx context.Context, id string, wait time.Duration, tick func()) (*store.Approval, error) {
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	poll := time.NewTicker(250 * time.Millisecond)
+	defer poll.Stop()
+	lastTick := in.now()
+	for {
+		wake := in.waitChan()
+		a, err := in.st.Get(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if a.State == store.StateApproved || Settled(a, in.now()) {
+			return a, nil
+		}
+		select {
+		case <-ctx.Done():
+			return a, ctx.Err()
+		case <-deadline.C:
+			return a, nil
+		case <-wake:
+		case <-poll.C:
+			if tick != nil && in.now().Sub(lastTick) >= time.Second {
+				lastTick = in.now()
+				tick()
+			}
+		}
+	}
+}
+
+// Execute claims an approved request and, if this caller won the claim,
+// runs it with run and records the outcome: executed when run returned a
+// result, failed when it returned an error (with outcomeOf(err) stored).
+// won is false when another caller holds the claim; then nothing ran here.
+func (in *Inbox) Execute(ctx context.Context, a *store.Approval, run func(context.Context) (json.RawMessage, error), failure func(error) json.RawMessage) (won bool, err error) {
+	won, err = in.st.Claim(ctx, a.ID, in.now())
+	if err != nil || !won {
+		return false, err
+	}
+	defer in.changed()
+	// While it runs, a heartbeat shows the run is alive; a request whose
+	// heartbeat stops (the process died) is failed by Recover.
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		t := time.NewTicker(HeartbeatInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				in.st.Heartbeat(context.WithoutCancel(ctx), a.ID, in.now())
+			}
+		}
+	}()
+	// The outcome is recorded even if the caller went away meanwhile.
+	out, runErr := run(context.WithoutCancel(ctx))
+	state := store.StateExecuted
+	if runErr != nil {
+		state, out = store.StateFailed, failure(runErr)
+	}
+	if err := in.st.Finish(context.WithoutCancel(ctx), a.ID, state, out); err != nil {
+		return true, fmt.Errorf("approval %s ran but its outcome was not stored: %w", a.ID, err)
+	}
+	return true, nil
+}
+
+// HeartbeatInterval is how often a running approved call says it is alive;
+// one silent for StaleAfter is taken for dead.
+const (
+	HeartbeatInterval = 5 * time.Second
+	StaleAfter        = 4 * HeartbeatInterval
+)
+
+// Recover marks failed the requests that were executing in a process that
+// stopped (no heartbeat for StaleAfter): they may have taken effect, so
+// they are never run again. Approved requests not yet claimed are left for
+// the executor to run.
+func (in *Inbox) Recover(ctx context.Context, outcome json.RawMessage) (int, error) {
+	n, err := in.st.FailInterrupted(ctx, in.now().Add(-StaleAfter), outcome)
+	if n > 0 {
+		in.changed()
+	}
+	return n, err
+}

@@ -1,0 +1,193 @@
+// Package policy decides what happens to a call before it runs: allow it,
+// deny it, or hold it for a person's approval. Rules are ordered and the
+// first that matches decides; a call no rule matches gets its class's
+// default (read allow, everything else approve).
+//
+//	policy:
+//	  defaults: {read: allow, draft: approve, write: approve, destructive: approve}
+//	  rules:
+//	    - {tool: "mcp.fs.read_*", action: allow}
+//	    - {class: destructive, upstream: "*", action: deny, reason: "no deletes through agents"}
+//	    - {tool: "web.call", action: approve, confirm: client}
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+
+	"github.com/legate-mcp/legate/connectors"
+)
+
+// Action is what a decision does with a call.
+type Action string
+
+// The actions.
+const (
+	Allow   Action = "allow"
+	Deny    Action = "deny"
+	Approve Action = "approve"
+)
+
+// Confirmation modes of an approve rule.
+const (
+	// ConfirmInbox: an approver decides in the inbox (CLI, admin API). The default.
+	ConfirmInbox = "inbox"
+	// ConfirmClient: the user confirms in the client when its session can
+	// answer (elicitation); otherwise the inbox.
+	ConfirmClient = "client"
+)
+
+// Config is the `policy:` section of config.yaml.
+type Config struct {
+	// Defaults give the action for calls no rule matches, by class.
+	Defaults map[connectors.Class]Action `yaml:"defaults"`
+	// Rules are tried in order; the first that matches decides.
+	Rules []Rule `yaml:"rules"`
+}
+
+// Rule matches calls and gives them an action. Empty fields match
+// anything; tool, principal, tenant, connector and upstream are globs
+// (path.Match syntax: * does not cross a '/', dots are ordinary).
+type Rule struct {
+	Principal string           `yaml:"principal"`
+	Tenant    string           `yaml:"tenant"`
+	Connector string           `yaml:"connector"` // native instance id; "*" matches every native tool
+	Upstream  string           `yaml:"upstream"`  // upstream id; "*" matches every upstream tool
+	Tool      string           `yaml:"tool"`      // canonical tool name
+	Class     connectors.Class `yaml:"class"`
+	Action    Action           `yaml:"action"`
+	Reason    string           `yaml:"reason"`
+	Confirm   string           `yaml:"confirm"` // inbox (default) | client
+}
+
+// Subject is the call a decision is about.
+type Subject struct {
+	Principal string
+	Tenant    string
+	Tool      string // canonical name
+	Class     connectors.Class
+	Connector string // the native instance id, "" for upstream tools
+	Upstream  string // the upstream id, "" for native tools
+}
+
+// Decision is the outcome of evaluating a subject.
+type Decision struct {
+	Action Action
+	// Rule is the index of the rule that matched, -1 for a default.
+	Rule int
+	// Reason explains a deny or approve to the client.
+	Reason string
+	// Confirm is where an approval is asked (ConfirmInbox or ConfirmClient).
+	Confirm string
+}
+
+// RuleName names the rule for audit rows: "rules[2]" or "defaults.write".
+func (d Decision) RuleName(class connectors.Class) string {
+	if d.Rule < 0 {
+		return "defaults." + string(class)
+	}
+	return fmt.Sprintf("rules[%d]", d.Rule)
+}
+
+// DefaultActions are the defaults for classes the config does not name.
+var DefaultActions = map[connectors.Class]Action{
+	connectors.ClassRead:        Allow,
+	connectors.ClassDraft:       Approve,
+	connectors.ClassWrite:       Approve,
+	connectors.ClassDestructive: Approve,
+}
+
+// Policy is a validated, ready policy.
+type Policy struct {
+	defaults map[connectors.Class]Action
+	rules    []Rule
+}
+
+// New validates cfg (errors name their key below "policy") and returns the policy.
+func New(cfg Config) (*Policy, error) {
+	if errs := cfg.Validate("policy"); len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	p := &Policy{defaults: map[connectors.Class]Action{}, rules: cfg.Rules}
+	for c, a := range DefaultActions {
+		p.defaults[c] = a
+	}
+	for c, a := range cfg.Defaults {
+		p.defaults[c] = a
+	}
+	return p, nil
+}
+
+// Validate checks the section without I/O.
+func (cfg Config) Validate(at string) []error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s.%s: %s", at, key, fmt.Sprintf(format, args...)))
+	}
+	for c, a := range cfg.Defaults {
+		if !c.Valid() {
+			bad("defaults."+string(c), "unknown class (read, draft, write, destructive)")
+		}
+		if !validAction(a) {
+			bad("defaults."+string(c), "action must be allow, deny or approve, not %q", a)
+		}
+	}
+	for i, r := range cfg.Rules {
+		key := fmt.Sprintf("rules[%d]", i)
+		if !validAction(r.Action) {
+			bad(key+".action", "must be allow, deny or approve, not %q", r.Action)
+		}
+		if r.Class != "" && !r.Class.Valid() {
+			bad(key+".class", "unknown class %q (read, draft, write, destructive)", r.Class)
+		}
+		if !slices.Contains([]string{"", ConfirmInbox, ConfirmClient}, r.Confirm) {
+			bad(key+".confirm", "must be inbox or client, not %q", r.Confirm)
+		}
+		if r.Confirm != "" && r.Action != Approve {
+			bad(key+".confirm", "applies to action approve only")
+		}
+		if r.Connector != "" && r.Upstream != "" {
+			bad(key, "a rule matches native tools (connector) or upstream tools (upstream), not both")
+		}
+		for field, g := range map[string]string{"principal": r.Principal, "tenant": r.Tenant, "connector": r.Connector, "upstream": r.Upstream, "tool": r.Tool} {
+			if _, err := path.Match(g, ""); err != nil {
+				bad(key+"."+field, "bad glob %q", g)
+			}
+		}
+	}
+	return errs
+}
+
+func validAction(a Action) bool { return a == Allow || a == Deny || a == Approve }
+
+// Decide evaluates the rules for s.
+func (p *Policy) Decide(s Subject) Decision {
+	for i, r := range p.rules {
+		if r.matches(s) {
+			d := Decision{Action: r.Action, Rule: i, Reason: r.Reason, Confirm: r.Confirm}
+			if d.Confirm == "" {
+				d.Confirm = ConfirmInbox
+			}
+			return d
+		}
+	}
+	return Decision{Action: p.defaults[s.Class], Rule: -1, Confirm: ConfirmInbox}
+}
+
+func (r Rule) matches(s Subject) bool {
+	return glob(r.Principal, s.Principal) && glob(r.Tenant, s.Tenant) && glob(r.Tool, s.Tool) &&
+		(r.Class == "" || r.Class == s.Class) &&
+		(r.Connector == "" || s.Connector != "" && glob(r.Connector, s.Connector)) &&
+		(r.Upstream == "" || s.Upstream != "" && glob(r.Upstream, s.Upstream))
+}
+
+// glob matches value against an optional pattern.
+func glob(pattern, value string) bool {
+	if pattern == "" {
+		return true
+	}
+	ok, _ := path.Match(pattern, value)
+	return ok
+}

@@ -1,0 +1,312 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/policy"
+	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/upstream"
+)
+
+// decide is the policy step of the call path: deny, allow, or hold the
+// call for approval.
+func (g *Gateway) decide(next Handler) Handler {
+	return func(ctx context.Context, r *Request) (*mcp.CallToolResult, error) {
+		if r.approved != nil {
+			// The executor runs a request already approved and claimed.
+			r.Decision = policy.Decision{Action: policy.Approve, Rule: -1}
+			r.ApprovalID = r.approved.ID
+			return next(ctx, r)
+		}
+		s := policy.Subject{Principal: r.Caller.Principal, Tenant: r.Caller.Tenant, Tool: r.Entry.Canonical, Class: r.Class}
+		switch t := r.Entry.Target.(type) {
+		case *nativeTool:
+			if t.inst != nil {
+				s.Connector = t.inst.def.ID
+			} else {
+				s.Connector = builtinSource
+			}
+		case *upstream.Tool:
+			s.Upstream = t.Upstream
+		}
+		d := g.policy.Decide(s)
+		r.Decision = d
+		g.metrics.decisions.WithLabelValues(string(d.Action)).Inc()
+		switch d.Action {
+		case policy.Deny:
+			reason := d.Reason
+			if reason == "" {
+				reason = "denied by policy " + d.RuleName(r.Class)
+			}
+			return nil, &connectors.Error{Code: connectors.CodePolicyDenied, Message: fmt.Sprintf("%s: %s", r.Entry.Canonical, reason)}
+		case policy.Approve:
+			return g.holdForApproval(ctx, r, next)
+		}
+		return next(ctx, r)
+	}
+}
+
+// builtinSource is the "connector" of the built-in tools in policy rules.
+const builtinSource = "legate"
+
+// holdForApproval parks the call as an approval request bound to its
+// principal, tenant, tool, arguments and tool definition; waits up to
+// approvals.wait for a decision (asking the user in the client when the
+// rule says confirm: client and the session can answer); runs it once if
+// approved; and otherwise tells the client how to follow up.
+func (g *Gateway) holdForApproval(ctx context.Context, r *Request, next Handler) (*mcp.CallToolResult, error) {
+	def, _ := json.Marshal(r.Entry.Tool)
+	args := r.Args
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	a, created, err := g.inbox.Open(ctx, &store.Approval{
+		Principal: r.Caller.Principal, Tenant: r.Caller.Tenant, Session: r.Caller.Session,
+		Tool: r.Entry.Canonical, Class: string(r.Class), Args: args, ArgsHash: r.ArgsHash,
+		DefHash: r.Entry.Hash, Definition: def,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("opening approval request: %w", err)
+	}
+	r.ApprovalID = a.ID
+	if created {
+		g.log.Info("approval requested", "approval", a.ID, "tool", a.Tool, "principal", a.Principal, "expires", a.ExpiresAt)
+		g.notifyApproval(a)
+		if r.Decision.Confirm == policy.ConfirmClient && !g.inbox.Config().SeparateApprover {
+			g.confirmInClient(ctx, r, a)
+		}
+	}
+	tick := func() {}
+	if r.Session != nil && r.ProgressToken != nil {
+		start := time.Now()
+		tick = func() {
+			r.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+				ProgressToken: r.ProgressToken, Progress: time.Since(start).Seconds(),
+				Message: fmt.Sprintf("waiting for approval %s", a.ID),
+			})
+		}
+	}
+	deadline := time.Now().Add(g.inbox.Config().WaitTime())
+	for {
+		a, err = g.inbox.Await(ctx, a.ID, time.Until(deadline), tick)
+		if err != nil {
+			return nil, err
+		}
+		if a.State != store.StateApproved {
+			break
+		}
+		won, err := g.inbox.Execute(ctx, a, func(ctx context.Context) (json.RawMessage, error) {
+			res, err := next(ctx, r)
+			if err != nil {
+				return nil, err
+			}
+			return json.Marshal(res)
+		}, outcomeOf)
+		if err != nil {
+			return nil, err
+		}
+		if !won {
+			continue // another caller runs it: wait for its outcome
+		}
+	}
+	return g.settledResult(a)
+}
+
+// settledResult is what a call bound to a gets: the stored outcome, a
+// denial, or APPROVAL_PENDING with how to follow up.
+func (g *Gateway) settledResult(a *store.Approval) (*mcp.CallToolResult, error) {
+	switch a.State {
+	case store.StateExecuted, store.StateFailed:
+		var res mcp.CallToolResult
+		if err := json.Unmarshal(a.Outcome, &res); err != nil {
+			return nil, fmt.Errorf("approval %s: stored outcome unreadable: %w", a.ID, err)
+		}
+		return &res, nil
+	case store.StateDenied:
+		msg := fmt.Sprintf("%s was denied by %s", a.Tool, a.Decider)
+		if a.Reason != "" {
+			msg += ": " + a.Reason
+		}
+		return nil, &connectors.Error{Code: connectors.CodeApprovalDenied, Message: msg, Details: map[string]any{"approval_id": a.ID}}
+	case store.StateExpired:
+		return nil, &connectors.Error{Code: connectors.CodeApprovalDenied, Message: fmt.Sprintf("approval %s expired undecided", a.ID), Details: map[string]any{"approval_id": a.ID}}
+	}
+	if a.State == store.StatePending && !a.ExpiresAt.After(time.Now()) {
+		return nil, &connectors.Error{Code: connectors.CodeApprovalDenied, Message: fmt.Sprintf("approval %s expired undecided", a.ID), Details: map[string]any{"approval_id": a.ID}}
+	}
+	return nil, &connectors.Error{
+		Code: connectors.CodeApprovalPending,
+		Message: fmt.Sprintf("%s needs approval %s (state %s) until %s. Once decided it runs once; call again with the same arguments, "+
+			"or call legate.approval_status, to get its outcome", a.Tool, a.ID, a.State, a.ExpiresAt.Format(time.RFC3339)),
+		Details: map[string]any{"approval_id": a.ID, "expires_at": a.ExpiresAt.Format(time.RFC3339), "state": a.State},
+	}
+}
+
+// outcomeOf is the stored outcome of a run that failed.
+func outcomeOf(err error) json.RawMessage {
+	b, _ := json.Marshal(ErrorResult(err))
+	return b
+}
+
+// confirmInClient asks the user in the client, when its session can
+// answer elicitation, and records the answer as the decision. Any failure
+// leaves the request in the inbox.
+func (g *Gateway) confirmInClient(ctx context.Context, r *Request, a *store.Approval) {
+	ss := r.Session
+	if ss == nil {
+		return
+	}
+	if p := ss.InitializeParams(); p == nil || p.Capabilities == nil || p.Capabilities.Elicitation == nil {
+		return
+	}
+	ectx, cancel := context.WithTimeout(ctx, g.inbox.Config().WaitTime())
+	defer cancel()
+	res, err := ss.Elicit(ectx, &mcp.ElicitParams{
+		Message: fmt.Sprintf("Allow %s (%s) to run with these arguments?\n%s", a.Tool, a.Class, string(a.Args)),
+		RequestedSchema: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"approve": map[string]any{"type": "boolean", "title": "Allow this call", "default": false},
+			},
+			"required": []string{"approve"},
+		},
+	})
+	if err != nil {
+		g.log.Info("confirmation in the client failed; the request stays in the inbox", "approval", a.ID, "error", err)
+		return
+	}
+	approve := res.Action == "accept" && res.Content["approve"] == true
+	decider := r.Caller.Principal + " (in the client)"
+	if _, err := g.inbox.Decide(ctx, a.ID, approve, decider, "answered in the client: "+res.Action); err != nil {
+		g.log.Info("recording the client's answer", "approval", a.ID, "error", err)
+	}
+}
+
+// notifyApproval sends a new request to the webhook instance named by
+// approvals.notify, in the background; the call does not wait for it.
+func (g *Gateway) notifyApproval(a *store.Approval) {
+	id := g.inbox.Config().Notify
+	if id == "" {
+		return
+	}
+	e, ok := g.Catalog().Lookup(id + ".send")
+	if !ok {
+		return
+	}
+	nt := e.Target.(*nativeTool)
+	payload, _ := json.Marshal(map[string]any{
+		"event": "approval.requested",
+		"payload": map[string]any{
+			"approval_id": a.ID, "tool": a.Tool, "class": a.Class, "principal": a.Principal, "tenant": a.Tenant,
+			"arguments": a.Args, "expires_at": a.ExpiresAt, "approve": "legate approvals approve " + a.ID,
+		},
+	})
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_, err := nt.tool.Run(ctx, &connectors.Call{Tool: "send", Args: payload, Credentials: nt.inst.creds, OperationID: "approval-" + a.ID})
+		if err != nil {
+			g.log.Warn("approval notification failed", "approval", a.ID, "notifier", id, "error", err)
+		}
+	}()
+}
+
+// interrupted is the outcome of an approved call whose run stopped with
+// its process.
+var interrupted = outcomeOf(&connectors.Error{Code: connectors.CodeTransient,
+	Message: "Legate stopped while this approved call was running; it is not run again because it may have taken effect"})
+
+// runApproved, until ctx ends: executes approved requests nobody is
+// waiting for (decided through the CLI or API after the call returned
+// APPROVAL_PENDING, or approved before a restart); marks failed the runs
+// whose process stopped; expires overdue requests.
+func (g *Gateway) runApproved(ctx context.Context) {
+	t := time.NewTicker(500 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if n, err := g.inbox.Store().Expire(ctx, time.Now()); err == nil && n > 0 {
+			g.log.Info("approval requests expired", "count", n)
+		}
+		if n, err := g.inbox.Recover(ctx, interrupted); err == nil && n > 0 {
+			g.log.Warn("approved calls interrupted by a stop were marked failed, not run again", "count", n)
+		}
+		approved, err := g.inbox.Store().List(ctx, store.StateApproved, "", 100)
+		if err != nil && ctx.Err() == nil {
+			g.log.Warn("listing approved requests", "error", err)
+		}
+		for _, a := range approved {
+			g.runOne(ctx, a)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// runOne executes one approved request through the call path, if its tool
+// still exists with the definition that was approved.
+func (g *Gateway) runOne(ctx context.Context, a *store.Approval) {
+	e, ok := g.Catalog().Lookup(a.Tool)
+	r := &Request{Entry: e, Args: a.Args, Caller: connectors.Caller{Principal: a.Principal, Tenant: a.Tenant, Session: a.Session},
+		OperationID: a.ID, Start: time.Now(), ArgsHash: a.ArgsHash, approved: a}
+	_, err := g.inbox.Execute(ctx, a, func(ctx context.Context) (json.RawMessage, error) {
+		switch {
+		case !ok:
+			return nil, &connectors.Error{Code: connectors.CodeNotFound, Message: fmt.Sprintf("tool %s no longer exists", a.Tool)}
+		case e.Hash != a.DefHash:
+			return nil, &connectors.Error{Code: connectors.CodePolicyDenied, Message: fmt.Sprintf("the definition of %s changed after it was approved; call again for a new approval", a.Tool)}
+		}
+		r.Class = g.classOf(e, a.Args)
+		res, err := g.call(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(res)
+	}, outcomeOf)
+	if err != nil {
+		g.log.Error("running approved request", "approval", a.ID, "error", err)
+	}
+}
+
+// approvalStatusTool is the built-in read-only tool legate.approval_status.
+func (g *Gateway) approvalStatusTool() connectors.Tool {
+	type args struct {
+		ApprovalID string `json:"approval_id" jsonschema:"the approval id an APPROVAL_PENDING result gave"`
+	}
+	return connectors.NewTool("approval_status",
+		"Report the state of an approval request (pending, approved, denied, expired, executing, executed, failed) and, once it ran, its outcome.",
+		connectors.ClassRead,
+		func(ctx context.Context, call *connectors.Call, in *args) (*connectors.Result, error) {
+			a, err := g.inbox.Store().Get(ctx, strings.TrimSpace(in.ApprovalID))
+			if err != nil || a.Principal != call.Caller.Principal || a.Tenant != call.Caller.Tenant {
+				return nil, connectors.Errorf(connectors.CodeNotFound, "no approval %q of yours", in.ApprovalID)
+			}
+			out := map[string]any{"approval_id": a.ID, "tool": a.Tool, "state": a.State, "expires_at": a.ExpiresAt}
+			if a.Decider != "" {
+				out["decided_by"], out["reason"] = a.Decider, a.Reason
+			}
+			if len(a.Outcome) > 0 {
+				out["outcome"] = a.Outcome
+			}
+			return &connectors.Result{Structured: out}, nil
+		})
+}
+
+// entryHash is the definition hash of a native catalog entry.
+func entryHash(t *mcp.Tool, class connectors.Class) string {
+	b, _ := json.Marshal(struct {
+		Tool  *mcp.Tool
+		Class connectors.Class
+	}{t, class})
+	return policy.ArgsHash(b)
+}
+

@@ -1,0 +1,144 @@
+package upstreamtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Fault is how a Faulty handler answers tools/call.
+type Fault int32
+
+// The faults. Every other request (initialize, tools/list, notifications,
+// the SSE stream) is always served normally, so that Legate connects and
+// caches tools, then sees only its calls fail.
+const (
+	// Healthy passes calls through.
+	Healthy Fault = iota
+	// Hang never answers: the request stays open until the client gives up
+	// (or the test ends).
+	Hang
+	// Crash drops the TCP connection in the middle of the call, without an
+	// HTTP response.
+	Crash
+	// Status500 answers HTTP 500 Internal Server Error.
+	Status500
+	// Malformed answers HTTP 200, Content-Type application/json, with a body
+	// that is not JSON.
+	Malformed
+	// Slow waits SlowBy, then passes the call through.
+	Slow
+)
+
+func (f Fault) String() string {
+	return [...]string{"healthy", "hang", "crash", "status500", "malformed", "slow"}[f]
+}
+
+// Faulty wraps an MCP HTTP handler and breaks its tools/call requests on demand.
+type Faulty struct {
+	inner  http.Handler
+	mode   atomic.Int32
+	slowBy atomic.Int64
+
+	// Calls counts the tools/call requests that reached the handler.
+	Calls atomic.Int64
+
+	stopOnce sync.Once
+	stop     chan struct{}
+}
+
+// NewFaulty wraps inner. Hanging and slow requests are released when the
+// test ends, before the servers close.
+func NewFaulty(t testing.TB, inner http.Handler) *Faulty {
+	f := &Faulty{inner: inner, stop: make(chan struct{})}
+	f.slowBy.Store(int64(time.Second))
+	t.Cleanup(f.Release)
+	return f
+}
+
+// NewFaultyHTTP serves srv behind a Faulty handler on 127.0.0.1.
+func NewFaultyHTTP(t testing.TB, srv *mcp.Server) (*Faulty, *Server) {
+	t.Helper()
+	CloseSessionsAtCleanup(t, srv)
+	f := NewFaulty(t, Handler(srv))
+	s := NewServer(t, f)
+	// Registered after the server's cleanup, so it runs before it.
+	t.Cleanup(f.Release)
+	return f, s
+}
+
+// Set changes how calls are answered from now on.
+func (f *Faulty) Set(mode Fault) { f.mode.Store(int32(mode)) }
+
+// Mode is the current fault.
+func (f *Faulty) Mode() Fault { return Fault(f.mode.Load()) }
+
+// SetSlowBy sets the delay of Slow (default 1s).
+func (f *Faulty) SetSlowBy(d time.Duration) { f.slowBy.Store(int64(d)) }
+
+// Release ends every hanging or slow request.
+func (f *Faulty) Release() { f.stopOnce.Do(func() { close(f.stop) }) }
+
+func (f *Faulty) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		f.inner.ServeHTTP(w, r)
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var msg struct {
+		Method string `json:"method"`
+	}
+	json.Unmarshal(body, &msg)
+	if msg.Method != "tools/call" {
+		f.inner.ServeHTTP(w, r)
+		return
+	}
+	f.Calls.Add(1)
+	switch f.Mode() {
+	case Hang:
+		select {
+		case <-r.Context().Done():
+		case <-f.stop:
+		}
+		return
+	case Crash:
+		hj, ok := w.(http.Hijacker)
+		if !ok {
+			panic("upstreamtest: connection cannot be hijacked")
+		}
+		conn, _, err := hj.Hijack()
+		if err == nil {
+			conn.Close()
+		}
+		return
+	case Status500:
+		http.Error(w, "internal server error", http.StatusInternalServerError)
+		return
+	case Malformed:
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		io.WriteString(w, `{"jsonrpc":"2.0","id":`+"\x00garbage{{{")
+		return
+	case Slow:
+		select {
+		case <-time.After(time.Duration(f.slowBy.Load())):
+		case <-r.Context().Done():
+			return
+		case <-f.stop:
+			return
+		}
+	}
+	f.inner.ServeHTTP(w, r)
+}

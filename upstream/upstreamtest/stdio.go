@@ -1,0 +1,170 @@
+package upstreamtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"syscall"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The stdio fixture is the test binary itself, re-executed with these
+// variables set: call RunStdioChild first thing in TestMain.
+const (
+	envStdio = "LEGATE_UPSTREAMTEST_STDIO"
+	envDir   = "LEGATE_UPSTREAMTEST_DIR"
+)
+
+// RunStdioChild serves the stdio fixture and exits when the process was
+// started as one (by a Stdio's command); otherwise it returns at once.
+// Call it at the top of TestMain, before m.Run.
+func RunStdioChild() {
+	if os.Getenv(envStdio) == "" {
+		return
+	}
+	os.Exit(serveStdio(os.Getenv(envDir)))
+}
+
+// Stdio is a stdio MCP server fixture. Each process it starts records its
+// PID in Dir, so a test can check which processes exist. Its tools:
+//   - echo (read-only): returns {"text": ...} as text;
+//   - pid (read-only): returns the process id as text;
+//   - exit: the process exits in the middle of the call;
+//   - hang: never answers (until cancelled);
+//   - extra (read-only): listed only while SetExtra(true).
+//
+// While SetDown(true), a new process exits at once, as a server that no
+// longer starts.
+type Stdio struct {
+	Dir string
+}
+
+// NewStdio makes a fixture whose state lives in a fresh temporary directory.
+func NewStdio(t testing.TB) *Stdio {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "pids"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return &Stdio{Dir: dir}
+}
+
+// Command is the program to run: this test binary.
+func (s *Stdio) Command() []string {
+	exe, err := os.Executable()
+	if err != nil {
+		panic(err)
+	}
+	return []string{exe}
+}
+
+// Env is the environment the command needs.
+func (s *Stdio) Env() map[string]string {
+	return map[string]string{envStdio: "1", envDir: s.Dir}
+}
+
+// YAML is the command and env keys of an upstream entry, in YAML flow
+// style, for a config document.
+func (s *Stdio) YAML() string {
+	return fmt.Sprintf("command: [%q]\n    env: {%s: %q, %s: %q}", s.Command()[0], envStdio, "1", envDir, s.Dir)
+}
+
+// SetDown makes new processes exit at once (true) or serve (false).
+func (s *Stdio) SetDown(down bool) { s.flag("down", down) }
+
+// SetExtra makes new processes list the tool "extra".
+func (s *Stdio) SetExtra(extra bool) { s.flag("extra", extra) }
+
+func (s *Stdio) flag(name string, on bool) {
+	p := filepath.Join(s.Dir, name)
+	if on {
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			panic(err)
+		}
+		return
+	}
+	os.Remove(p)
+}
+
+// PIDs are the processes started so far, sorted.
+func (s *Stdio) PIDs() []int {
+	ents, _ := os.ReadDir(filepath.Join(s.Dir, "pids"))
+	var out []int
+	for _, e := range ents {
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			out = append(out, pid)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Alive are the processes started so far that still exist.
+func (s *Stdio) Alive() []int {
+	var out []int
+	for _, pid := range s.PIDs() {
+		if PIDAlive(pid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// PIDAlive reports whether a process exists (a zombie still does: a child
+// that was not waited for counts as left behind).
+func PIDAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+type echoIn struct {
+	Text string `json:"text"`
+}
+
+func serveStdio(dir string) int {
+	if _, err := os.Stat(filepath.Join(dir, "down")); err == nil {
+		fmt.Fprintln(os.Stderr, "fixture: down")
+		return 1
+	}
+	pid := os.Getpid()
+	if err := os.WriteFile(filepath.Join(dir, "pids", strconv.Itoa(pid)), nil, 0o600); err != nil {
+		fmt.Fprintln(os.Stderr, "fixture:", err)
+		return 1
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "upstreamtest-stdio", Version: "1"}, nil)
+	ro := &mcp.ToolAnnotations{ReadOnlyHint: true}
+	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "Echo text.", Annotations: ro},
+		func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "pid", Description: "The process id.", Annotations: ro},
+		func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strconv.Itoa(pid)}}}, nil, nil
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "exit", Description: "Exit mid-call."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
+			os.Exit(3)
+			return nil, nil, nil
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "hang", Description: "Never answer."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
+			<-ctx.Done()
+			return nil, nil, ctx.Err()
+		})
+	if _, err := os.Stat(filepath.Join(dir, "extra")); err == nil {
+		mcp.AddTool(srv, &mcp.Tool{Name: "extra", Description: "Listed on demand.", Annotations: ro},
+			func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "extra"}}}, nil, nil
+			})
+	}
+	if err := srv.Run(context.Background(), &mcp.StdioTransport{}); err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintln(os.Stderr, "fixture:", err)
+	}
+	return 0
+}
