@@ -309,4 +309,3 @@ func entryHash(t *mcp.Tool, class connectors.Class) string {
 	}{t, class})
 	return policy.ArgsHash(b)
 }
-

@@ -13,9 +13,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate/catalog"
+	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/store"
-	"github.com/legate-mcp/legate/connectors"
 )
 
 // Request is one tool call on its way through the call path. The MCP
