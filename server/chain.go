@@ -104,8 +104,9 @@ func logCalls(log *slog.Logger) Middleware {
 			}
 			code := connectors.CodeOf(err)
 			level := slog.LevelWarn
-			if code == connectors.CodeInvalidArgument {
-				level = slog.LevelDebug
+			switch code {
+			case connectors.CodeInvalidArgument, connectors.CodeApprovalPending, connectors.CodePolicyDenied, connectors.CodeApprovalDenied:
+				level = slog.LevelInfo // the gateway working as configured, or the caller's mistake
 			}
 			log.Log(ctx, level, "call failed", "tool", r.Entry.Canonical, "class", r.Class, "principal", r.Caller.Principal,
 				"code", code, "error", err, "latency", time.Since(r.Start))

@@ -47,8 +47,12 @@ type Options struct {
 	Logger *slog.Logger
 	// Version is reported to clients as the server version.
 	Version string
-	// Principal is the caller of unauthenticated calls (default "local").
+	// Principal is the caller of unauthenticated calls (default: the
+	// config's principal, else "local").
 	Principal string
+	// AdminToken enables the admin API under /admin/v1/ for requests
+	// bearing it; empty leaves the API off.
+	AdminToken string
 }
 
 // Gateway is a running Legate: catalog, call path, MCP server.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // DefaultSessionIdleTimeout closes HTTP client sessions idle this long.
@@ -50,6 +51,8 @@ func (g *Gateway) Handler(listen string) http.Handler {
 
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", g.guard(listen, mcpHandler))
+	mux.Handle("/admin/", g.guard(listen, g.adminHandler()))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(g.metrics.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintln(w, `{"status":"ok"}`)

@@ -64,7 +64,7 @@ func newRoot() *cobra.Command {
 	pf.StringVar(&g.stateDir, "state-dir", "", "state directory (default $LEGATE_STATE_DIR, then state_dir from the config, then ~/.local/state/legate)")
 	pf.StringVar(&g.logLevel, "log-level", "", "debug, info, warn or error (default from the config, else info)")
 	root.AddCommand(
-		serveCmd(g), stdioCmd(g), toolsCmd(g), connectorCmd(g), upstreamCmd(g), configCmd(g), versionCmd(),
+		serveCmd(g), stdioCmd(g), toolsCmd(g), connectorCmd(g), upstreamCmd(g), approvalsCmd(g), auditCmd(g), configCmd(g), versionCmd(),
 	)
 	return root
 }
@@ -134,7 +134,8 @@ func (g *globals) open(ctx context.Context) (*env, error) {
 
 // gateway builds the gateway on e; the caller closes it.
 func (e *env) gateway(ctx context.Context) (*server.Gateway, error) {
-	return server.New(ctx, server.Options{Config: e.cfg, Store: e.store, Logger: e.log, Version: version})
+	return server.New(ctx, server.Options{Config: e.cfg, Store: e.store, Logger: e.log, Version: version,
+		AdminToken: os.Getenv("LEGATE_ADMIN_TOKEN")})
 }
 
 func (e *env) Close() error { return e.store.Close() }

@@ -98,6 +98,8 @@ func toolsCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
+func printJSONLine(w io.Writer, v any) error { return json.NewEncoder(w).Encode(v) }
+
 func printJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

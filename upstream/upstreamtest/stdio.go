@@ -123,10 +123,6 @@ func PIDAlive(pid int) bool {
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
-type echoIn struct {
-	Text string `json:"text"`
-}
-
 func serveStdio(dir string) int {
 	if _, err := os.Stat(filepath.Join(dir, "down")); err == nil {
 		fmt.Fprintln(os.Stderr, "fixture: down")
@@ -140,26 +136,26 @@ func serveStdio(dir string) int {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "upstreamtest-stdio", Version: "1"}, nil)
 	ro := &mcp.ToolAnnotations{ReadOnlyHint: true}
 	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "Echo text.", Annotations: ro},
-		func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+		func(ctx context.Context, req *mcp.CallToolRequest, in EchoIn) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "pid", Description: "The process id.", Annotations: ro},
-		func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
+		func(ctx context.Context, req *mcp.CallToolRequest, in EchoIn) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strconv.Itoa(pid)}}}, nil, nil
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "exit", Description: "Exit mid-call."},
-		func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
+		func(ctx context.Context, req *mcp.CallToolRequest, in EchoIn) (*mcp.CallToolResult, any, error) {
 			os.Exit(3)
 			return nil, nil, nil
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "hang", Description: "Never answer."},
-		func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
+		func(ctx context.Context, req *mcp.CallToolRequest, in EchoIn) (*mcp.CallToolResult, any, error) {
 			<-ctx.Done()
 			return nil, nil, ctx.Err()
 		})
 	if _, err := os.Stat(filepath.Join(dir, "extra")); err == nil {
 		mcp.AddTool(srv, &mcp.Tool{Name: "extra", Description: "Listed on demand.", Annotations: ro},
-			func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
+			func(ctx context.Context, req *mcp.CallToolRequest, in EchoIn) (*mcp.CallToolResult, any, error) {
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "extra"}}}, nil, nil
 			})
 	}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"fmt"
+	"os/user"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/legate-mcp/legate/policy"
+	"github.com/legate-mcp/legate/server"
+	"github.com/legate-mcp/legate/store"
+)
+
+func approvalsCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "approvals", Short: "The approval inbox: list, show, approve and deny sensitive calls"}
+	var state string
+	var all, asJSON bool
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List approval requests (pending ones by default)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			e, err := g.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			if all {
+				state = ""
+			}
+			list, err := e.store.Approvals().List(cmd.Context(), state, "", 500)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				views := make([]server.ApprovalView, len(list))
+				for i, a := range list {
+					views[i] = server.ViewOf(a)
+				}
+				return printJSON(cmd.OutOrStdout(), views)
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tSTATE\tTOOL\tCLASS\tPRINCIPAL\tCREATED\tEXPIRES\tARGUMENTS")
+			for _, a := range list {
+				args := string(a.Args)
+				if len(args) > 60 {
+					args = args[:57] + "..."
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.ID, a.State, a.Tool, a.Class, a.Principal,
+					a.CreatedAt.Local().Format(time.DateTime), a.ExpiresAt.Local().Format(time.DateTime), args)
+			}
+			return tw.Flush()
+		},
+	}
+	list.Flags().StringVar(&state, "state", store.StatePending, "pending, approved, denied, expired, executing, executed or failed")
+	list.Flags().BoolVar(&all, "all", false, "every state")
+	list.Flags().BoolVar(&asJSON, "json", false, "print JSON, with arguments and tool definitions in full")
+
+	show := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show one request in full: arguments, the tool's definition as clients saw it, decision and outcome",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			e, err := g.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			a, err := e.store.Approvals().Get(cmd.Context(), argv[0])
+			if err != nil {
+				return err
+			}
+			return printJSON(cmd.OutOrStdout(), server.ViewOf(a))
+		},
+	}
+	cmd.AddCommand(list, show, decideCmd(g, true), decideCmd(g, false))
+	return cmd
+}
+
+func decideCmd(g *globals, approve bool) *cobra.Command {
+	verb, short := "deny", "Deny a pending request; the call gets APPROVAL_DENIED"
+	if approve {
+		verb, short = "approve", "Approve a pending request; a running server executes it exactly once"
+	}
+	var reason, as string
+	cmd := &cobra.Command{
+		Use:   verb + " ID [--reason TEXT]",
+		Short: short,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			e, err := g.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			if as == "" {
+				as = "cli"
+				if u, err := user.Current(); err == nil {
+					as = "cli:" + u.Username
+				}
+			}
+			inbox := policy.NewInbox(e.store.Approvals(), e.cfg.Approvals)
+			a, err := inbox.Decide(cmd.Context(), argv[0], approve, as, reason)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s %s: %s %v by %s\n", a.State, a.ID, a.Tool, string(a.Args), a.Decider)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&reason, "reason", "", "why, shown to the caller")
+	cmd.Flags().StringVar(&as, "as", "", "the decider's name (default cli:<user>)")
+	return cmd
+}
