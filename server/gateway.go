@@ -242,6 +242,9 @@ type CallOptions struct {
 func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage, o CallOptions) (*mcp.CallToolResult, error) {
 	e, ok := g.Catalog().Lookup(name)
 	if !ok {
+		if err := g.quarantineError(name); err != nil {
+			return ErrorResult(err), nil
+		}
 		return nil, fmt.Errorf("%w %q", ErrUnknownTool, name)
 	}
 	if o.Caller.Principal == "" {

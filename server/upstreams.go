@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/config"
+	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/upstream"
 )
@@ -61,6 +63,8 @@ func (g *Gateway) newUpstreams(ctx context.Context) error {
 	}
 	g.upstreams, err = upstream.NewManager(ctx, defs, upstream.Options{
 		Store:          g.opts.Store.Upstreams(),
+		Pins:           g.opts.Store.Pins(),
+		OnQuarantine:   g.quarantined,
 		Logger:         g.log,
 		Version:        g.opts.Version,
 		OnToolsChanged: g.toolsChanged,
@@ -69,6 +73,31 @@ func (g *Gateway) newUpstreams(ctx context.Context) error {
 		},
 	})
 	return err
+}
+
+// quarantined writes the audit event of a tool put in quarantine.
+func (g *Gateway) quarantined(q upstream.Quarantined) {
+	detail := fmt.Sprintf("definition changed: pinned %.12s, now %.12s; review with legate upstream diff %s, then legate upstream accept %s %s",
+		q.PinnedHash, q.Tool.Hash, q.Tool.Upstream, q.Tool.Upstream, q.Tool.Name)
+	if q.PinnedHash == "" {
+		detail = fmt.Sprintf("not accepted yet (pin: strict); accept with legate upstream accept %s %s", q.Tool.Upstream, q.Tool.Name)
+	}
+	g.log.Warn("upstream tool quarantined", "tool", q.Tool.Canonical(), "detail", detail)
+	g.audit.add(store.AuditRow{Time: time.Now(), Tool: q.Tool.Canonical(), Source: "upstream:" + q.Tool.Upstream,
+		Class: string(q.Tool.Class), Decision: "quarantined", Outcome: "QUARANTINED", Detail: detail})
+}
+
+// quarantineError refuses a call to a quarantined tool by name, if name is one.
+func (g *Gateway) quarantineError(name string) error {
+	for _, q := range g.upstreams.Quarantine() {
+		c := q.Tool.Canonical()
+		if name == c || name == catalog.WireName(c, g.Catalog().Naming()) {
+			return &connectors.Error{Code: connectors.CodePolicyDenied, Message: fmt.Sprintf(
+				"%s is quarantined: its definition changed since it was accepted; an admin must review it (legate upstream diff %s) and accept it (legate upstream accept %s %s)",
+				c, q.Tool.Upstream, q.Tool.Upstream, q.Tool.Name)}
+		}
+	}
+	return nil
 }
 
 // toolsChanged rebuilds the catalog after an upstream's tools changed. A

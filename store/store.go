@@ -56,8 +56,8 @@ type UpstreamStore interface {
 	SaveCache(ctx context.Context, id string, tools []CachedTool, resources []string, refreshed time.Time, lastErr string) error
 	// DeleteCache removes one upstream's cache (for an upstream no longer configured).
 	DeleteCache(ctx context.Context, id string) error
-	// CacheVersion changes whenever any cache changes; a server polls it to
-	// pick up refreshes made by another process.
+	// CacheVersion changes whenever any cache changes or a pin is accepted;
+	// a server polls it to pick up what another process (the CLI) did.
 	CacheVersion(ctx context.Context) (int64, error)
 }
 

@@ -52,7 +52,17 @@ type Config struct {
 	// ProtocolVersion spoken to the upstream (default 2025-11-25, which has
 	// sessions and so can relay sampling and elicitation).
 	ProtocolVersion string `yaml:"protocol_version" json:"protocol_version,omitempty"`
+	// Pin is tofu (default: a tool's definition is pinned when first seen)
+	// or strict (only when an admin accepts it). A definition that differs
+	// from its pin is quarantined until accepted.
+	Pin string `yaml:"pin" json:"pin,omitempty"`
 }
+
+// Pin modes.
+const (
+	PinTOFU   = "tofu"
+	PinStrict = "strict"
+)
 
 // ToolFilter selects tools by glob (path.Match syntax) on their upstream names.
 type ToolFilter struct {
@@ -118,6 +128,9 @@ func (c *Config) Validate(at string) []error {
 		if _, err := path.Match(g, ""); err != nil {
 			bad("tools", "bad glob %q", g)
 		}
+	}
+	if !slices.Contains([]string{"", PinTOFU, PinStrict}, c.Pin) {
+		bad("pin", "must be tofu or strict, not %q", c.Pin)
 	}
 	if !slices.Contains([]string{"", SessionShared, SessionPerClient}, c.Session) {
 		bad("session", "must be shared or per_client, not %q", c.Session)

@@ -56,7 +56,7 @@ func fileStore(t *testing.T, dir string) *sqlite.Store {
 }
 
 // newManager builds a manager over st for the upstreams; it is closed at
-// cleanup. opts.Store is set from st.
+// cleanup. opts.Store (and opts.Pins, unless set) come from st.
 func newManager(t *testing.T, st *sqlite.Store, opts upstream.Options, cfgs ...upstream.Config) *upstream.Manager {
 	t.Helper()
 	var defs []upstream.Def
@@ -64,6 +64,9 @@ func newManager(t *testing.T, st *sqlite.Store, opts upstream.Options, cfgs ...u
 		defs = append(defs, upstream.Def{Config: c, Origin: fmt.Sprintf("test upstreams[%d]", i)})
 	}
 	opts.Store = st.Upstreams()
+	if opts.Pins == nil {
+		opts.Pins = st.Pins()
+	}
 	m, err := upstream.NewManager(context.Background(), defs, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -36,6 +36,10 @@ import (
 type Options struct {
 	// Store keeps the tool caches; required.
 	Store store.UpstreamStore
+	// Pins keeps the accepted definitions; required.
+	Pins store.PinStore
+	// OnQuarantine is called once per changed definition put in quarantine.
+	OnQuarantine func(q Quarantined)
 	// Logger receives logs; nil discards them.
 	Logger *slog.Logger
 	// Version is sent to upstreams as the client version.
@@ -77,6 +81,9 @@ type Manager struct {
 	version   string
 	cacheVer  atomic.Int64
 	toolsHash atomic.Value // string: fingerprint of the current tool set
+
+	quarantine atomic.Pointer[[]Quarantined]
+	reported   sync.Map // "upstream/tool/hash" → struct{}: quarantines already reported
 
 	endMu sync.Mutex
 	ends  map[*mcp.ServerSession]chan struct{}
@@ -132,10 +139,42 @@ func NewManager(ctx context.Context, defs []Def, opts Options) (*Manager, error)
 		return nil, err
 	}
 	slices.Sort(m.order)
+	empty := []Quarantined{}
+	m.quarantine.Store(&empty)
 	if _, err := m.reload(ctx); err != nil {
 		return nil, err
 	}
 	return m, nil
+}
+
+// Accept pins the current definitions of an upstream's tools (all of them
+// when tools is empty), releasing them from quarantine, and returns the
+// names accepted.
+func (m *Manager) Accept(ctx context.Context, id, by string, tools ...string) ([]string, error) {
+	if _, ok := m.ups[id]; !ok {
+		return nil, fmt.Errorf("no upstream %q", id)
+	}
+	all, err := m.opts.Store.Cache(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var accepted []string
+	for _, row := range all[id].Tools {
+		if len(tools) > 0 && !slices.Contains(tools, row.Name) {
+			continue
+		}
+		if err := m.opts.Pins.Set(ctx, id, row.Name, store.Pin{Hash: row.Hash, Definition: row.Definition, AcceptedBy: by}, false); err != nil {
+			return accepted, err
+		}
+		accepted = append(accepted, row.Name)
+	}
+	for _, name := range tools {
+		if !slices.Contains(accepted, name) {
+			return accepted, fmt.Errorf("upstream %s has no cached tool %q (legate upstream refresh %s first?)", id, name, id)
+		}
+	}
+	_, err = m.reload(ctx)
+	return accepted, err
 }
 
 // Start runs the background work until Close: a first refresh of every
@@ -271,8 +310,21 @@ func (u *Upstream) list(ctx context.Context) ([]*mcp.Tool, []string, error) {
 	return tools, uris, nil
 }
 
-// reload reads the caches from the store into each upstream and reports
-// whether the tool set changed (then OnToolsChanged is called).
+// Quarantined is an upstream tool whose definition differs from its pin
+// (or, with pin: strict, was never accepted): it is neither listed nor callable.
+type Quarantined struct {
+	Tool       *Tool
+	PinnedHash string // "" when never accepted
+	Pinned     json.RawMessage
+}
+
+// Quarantine lists the quarantined tools.
+func (m *Manager) Quarantine() []Quarantined { return *m.quarantine.Load() }
+
+// reload reads the caches and pins from the store into each upstream,
+// pins new definitions on first sight (pin: tofu), quarantines changed
+// ones, and reports whether the tool set changed (then OnToolsChanged is
+// called).
 func (m *Manager) reload(ctx context.Context) (bool, error) {
 	ver, err := m.opts.Store.CacheVersion(ctx)
 	if err != nil {
@@ -282,8 +334,13 @@ func (m *Manager) reload(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	pins, err := m.opts.Pins.List(ctx)
+	if err != nil {
+		return false, err
+	}
 	m.cacheVer.Store(ver)
 	var fp []byte
+	quarantined := []Quarantined{}
 	for _, id := range m.order {
 		u := m.ups[id]
 		var tools []*Tool
@@ -296,11 +353,28 @@ func (m *Manager) reload(ctx context.Context) (bool, error) {
 				m.log.Error("skipping cached tool", "upstream", id, "error", err)
 				continue
 			}
+			pin, pinned := pins[id][row.Name]
+			switch {
+			case pinned && pin.Hash == row.Hash:
+			case !pinned && u.cfg.Pin != PinStrict:
+				if err := m.opts.Pins.Set(ctx, id, row.Name, store.Pin{Hash: row.Hash, Definition: row.Definition, AcceptedBy: "tofu"}, true); err != nil {
+					return false, err
+				}
+			default:
+				q := Quarantined{Tool: t, PinnedHash: pin.Hash, Pinned: pin.Definition}
+				quarantined = append(quarantined, q)
+				fp = fmt.Appendf(fp, "q:%s/%s/%s;", id, t.Name, t.Hash)
+				if _, seen := m.reported.LoadOrStore(id+"/"+t.Name+"/"+t.Hash, struct{}{}); !seen && m.opts.OnQuarantine != nil {
+					m.opts.OnQuarantine(q)
+				}
+				continue
+			}
 			tools = append(tools, t)
 			fp = fmt.Appendf(fp, "%s/%s/%s;", id, t.Name, t.Hash)
 		}
 		u.tools.Store(&tools)
 	}
+	m.quarantine.Store(&quarantined)
 	old, _ := m.toolsHash.Swap(string(fp)).(string)
 	changed := old != string(fp)
 	if changed && m.opts.OnToolsChanged != nil {

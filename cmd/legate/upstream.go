@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os/user"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -17,7 +19,8 @@ import (
 
 func upstreamCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "upstream", Short: "Upstream MCP servers and their tool caches"}
-	cmd.AddCommand(upstreamListCmd(g), upstreamAddCmd(g), upstreamRemoveCmd(g), upstreamTestCmd(g), upstreamRefreshCmd(g))
+	cmd.AddCommand(upstreamListCmd(g), upstreamAddCmd(g), upstreamRemoveCmd(g), upstreamTestCmd(g), upstreamRefreshCmd(g),
+		upstreamDiffCmd(g), upstreamAcceptCmd(g))
 	return cmd
 }
 
@@ -281,4 +284,131 @@ func prefixed(p string, names []string) []string {
 		out[i] = p + n
 	}
 	return out
+}
+
+func upstreamDiffCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "diff ID",
+		Short: "Show each quarantined tool of an upstream: its accepted definition beside the new one",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			e, err := g.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			gw, err := e.gateway(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer gw.Close()
+			if _, ok := gw.Upstreams().Upstream(argv[0]); !ok {
+				return fmt.Errorf("no upstream %q (legate upstream list shows them)", argv[0])
+			}
+			out := cmd.OutOrStdout()
+			n := 0
+			for _, q := range gw.Upstreams().Quarantine() {
+				if q.Tool.Upstream != argv[0] {
+					continue
+				}
+				n++
+				cur, _ := json.Marshal(q.Tool.Def)
+				fmt.Fprintf(out, "%s  (accepted %.12s, now %.12s)\n", q.Tool.Canonical(), orDash(q.PinnedHash), q.Tool.Hash)
+				sideBySide(out, pretty(q.Pinned), pretty(cur))
+				fmt.Fprintln(out)
+			}
+			if n == 0 {
+				fmt.Fprintf(out, "no quarantined tool in %s\n", argv[0])
+			} else {
+				fmt.Fprintf(out, "accept with: legate upstream accept %s [TOOL...]\n", argv[0])
+			}
+			return nil
+		},
+	}
+}
+
+func upstreamAcceptCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "accept ID [TOOL...]",
+		Short: "Accept the current definitions of an upstream's tools (all by default), releasing them from quarantine",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			e, err := g.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			gw, err := e.gateway(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer gw.Close()
+			by := "cli"
+			if u, err := user.Current(); err == nil {
+				by = "cli:" + u.Username
+			}
+			accepted, err := gw.Upstreams().Accept(cmd.Context(), argv[0], by, argv[1:]...)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "accepted %d tool definitions of %s: %s\n", len(accepted), argv[0], strings.Join(accepted, ", "))
+			return nil
+		},
+	}
+}
+
+// pretty indents JSON for reading; invalid JSON is shown as it is.
+func pretty(b []byte) []string {
+	if len(b) == 0 {
+		return []string{"(never accepted)"}
+	}
+	var v any
+	if json.Unmarshal(b, &v) == nil {
+		b, _ = json.MarshalIndent(v, "", "  ")
+	}
+	return strings.Split(string(b), "\n")
+}
+
+// sideBySide prints two texts in columns, aligned on their common lines
+// (a longest-common-subsequence line diff); changed lines are marked |,
+// lines only on one side < or >.
+func sideBySide(w io.Writer, a, b []string) {
+	lcs := make([][]int, len(a)+1)
+	for i := range lcs {
+		lcs[i] = make([]int, len(b)+1)
+	}
+	for i := len(a) - 1; i >= 0; i-- {
+		for j := len(b) - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	const width = 60
+	row := func(l, mark, r string) {
+		if len(l) > width {
+			l = l[:width-1] + "…"
+		}
+		fmt.Fprintf(w, "  %-*s %s %s\n", width, l, mark, r)
+	}
+	row("ACCEPTED", " ", "NOW")
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case i < len(a) && j < len(b) && a[i] == b[j]:
+			row(a[i], " ", b[j])
+			i, j = i+1, j+1
+		case i < len(a) && j < len(b) && lcs[i+1][j] == lcs[i][j+1]:
+			row(a[i], "|", b[j])
+			i, j = i+1, j+1
+		case j < len(b) && (i == len(a) || lcs[i][j+1] >= lcs[i+1][j]):
+			row("", ">", b[j])
+			j++
+		default:
+			row(a[i], "<", "")
+			i++
+		}
+	}
 }

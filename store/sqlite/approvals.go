@@ -48,10 +48,15 @@ func (p pinStore) Set(ctx context.Context, upstream, tool string, pin store.Pin,
 		q = `INSERT INTO pins (upstream_id, tool, hash, definition, accepted_at, accepted_by) VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (upstream_id, tool) DO NOTHING`
 	}
-	if _, err := p.db.ExecContext(ctx, q, upstream, tool, pin.Hash, string(pin.Definition), pin.AcceptedAt.Unix(), pin.AcceptedBy); err != nil {
-		return fmt.Errorf("pinning %s of %s: %w", tool, upstream, err)
-	}
-	return nil
+	return upstreamStore{p.db}.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, q, upstream, tool, pin.Hash, string(pin.Definition), pin.AcceptedAt.Unix(), pin.AcceptedBy); err != nil {
+			return fmt.Errorf("pinning %s of %s: %w", tool, upstream, err)
+		}
+		if ifAbsent {
+			return nil // a first pin changes nothing a server shows
+		}
+		return bumpVersion(ctx, tx) // a server picks up the acceptance
+	})
 }
 
 type approvalStore struct{ db *sql.DB }
