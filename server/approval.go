@@ -76,6 +76,9 @@ func (g *Gateway) holdForApproval(ctx context.Context, r *Request, next Handler)
 		return nil, fmt.Errorf("opening approval request: %w", err)
 	}
 	r.ApprovalID = a.ID
+	// Whoever runs the request (this call, another, or the executor), its
+	// writes carry the approval id as their idempotency key.
+	r.OperationID = a.ID
 	if created {
 		g.log.Info("approval requested", "approval", a.ID, "tool", a.Tool, "principal", a.Principal, "expires", a.ExpiresAt)
 		g.notifyApproval(a)
