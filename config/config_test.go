@@ -36,7 +36,9 @@ func TestExampleDocumentsEveryKey(t *testing.T) {
 	for _, key := range []string{"listen:", "state_dir:", "tool_names:", "log_level:", "allowed_origins:", "allowed_hosts:",
 		"session_idle_timeout:", "call_timeout:", "connectors:", "id:", "type:", "config:", "credentials:",
 		"upstreams:", "url:", "transport:", "header_env:", "trust_annotations:", "tools:", "timeout:", "refresh_interval:",
-		"max_concurrency:", "pool_size:", "protocol_version:", "command:", "env:", "dir:", "session:", "prefix:"} {
+		"max_concurrency:", "pool_size:", "protocol_version:", "command:", "env:", "dir:", "session:", "prefix:", "pin:",
+		"principal:", "policy:", "defaults:", "rules:", "approvals:", "wait:", "expire:", "separate_approver:", "notify:",
+		"audit:", "retention:"} {
 		if !strings.Contains(text, key) {
 			t.Errorf("config.yaml.example does not show %s", key)
 		}
