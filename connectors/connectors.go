@@ -173,6 +173,16 @@ type Call struct {
 	// OperationID is unique per call; a connector uses it as the idempotency
 	// key of a write so that its own retries never write twice.
 	OperationID string
+	// Retried, when set, is told of each retry a connector makes to its
+	// provider (for metrics); reason is short, e.g. "429" or "network".
+	Retried func(reason string)
+}
+
+// Retry tells c.Retried, if set, of one retry.
+func (c *Call) Retry(reason string) {
+	if c.Retried != nil {
+		c.Retried(reason)
+	}
 }
 
 // Credentials resolves an instance's secrets at call time. Values must never

@@ -300,6 +300,7 @@ func (g *Gateway) executeNative(ctx context.Context, nt *nativeTool, r *Request)
 		Caller:      r.Caller,
 		OperationID: r.OperationID,
 		Credentials: credentialSet{},
+		Retried:     func(string) { g.metrics.retries.WithLabelValues(r.Entry.Canonical).Inc() },
 	}
 	if nt.inst != nil {
 		creds := nt.inst.creds

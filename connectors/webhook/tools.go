@@ -85,13 +85,14 @@ func (c *Connector) send(ctx context.Context, call *connectors.Call, in *sendArg
 	if err != nil {
 		return nil, err
 	}
-	d := &delivery{c: c, url: u, id: deliveryID(call.OperationID), event: in.Event, body: body.Bytes(), secret: secret, token: token}
+	d := &delivery{c: c, call: call, url: u, id: deliveryID(call.OperationID), event: in.Event, body: body.Bytes(), secret: secret, token: token}
 	return d.run(ctx)
 }
 
 // delivery is one call of send: one id, one or more attempts.
 type delivery struct {
 	c             *Connector
+	call          *connectors.Call
 	url           *url.URL
 	id, event     string
 	body          []byte
@@ -135,6 +136,11 @@ func (d *delivery) run(ctx context.Context) (*connectors.Result, error) {
 			return nil, d.failure(ctx, outcome{err: ctx.Err()}, attempt)
 		case <-timer.C:
 		}
+		reason := "network"
+		if o.err == nil {
+			reason = fmt.Sprint(o.status)
+		}
+		d.call.Retry(reason)
 	}
 }
 
