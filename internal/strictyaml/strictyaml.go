@@ -175,14 +175,14 @@ func join(path, key string) string {
 // suggest names a known key one edit away, for typos such as `base_ur`.
 func suggest(key string, fields map[string]int) string {
 	for k := range fields {
-		if close(k, key) {
+		if oneEditApart(k, key) {
 			return fmt.Sprintf(" (did you mean %q?)", k)
 		}
 	}
 	return ""
 }
 
-func close(a, b string) bool {
+func oneEditApart(a, b string) bool {
 	if a == b {
 		return false
 	}
