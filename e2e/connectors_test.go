@@ -248,6 +248,7 @@ func (f *fixture) check(t *testing.T, c connectorClient) {
 type callResult struct {
 	IsError           bool           `json:"isError"`
 	StructuredContent map[string]any `json:"structuredContent"`
+	Meta              map[string]any `json:"_meta"`
 	Content           []struct {
 		Type string `json:"type"`
 		Text string `json:"text"`

@@ -267,10 +267,26 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage, o
 		return nil, rpcErr
 	}
 	if err != nil {
-		return ErrorResult(err), nil
+		return errorResultFor(e, err), nil
 	}
 	return res, nil
 }
+
+// errorResultFor is ErrorResult for a call to e. A tool that declares an
+// output schema gets its error details in _meta instead of structured
+// content, which clients check against that schema even on errors.
+func errorResultFor(e *catalog.Entry, err error) *mcp.CallToolResult {
+	res := ErrorResult(err)
+	if e.Tool.OutputSchema != nil {
+		res.Meta = mcp.Meta{ErrorMetaKey: res.StructuredContent.(map[string]any)["error"]}
+		res.StructuredContent = nil
+	}
+	return res
+}
+
+// ErrorMetaKey holds a gateway error's details in a result's _meta when the
+// tool's output schema leaves no room for them in structured content.
+const ErrorMetaKey = "io.legate/error"
 
 // classOf is the class of one call: a native tool may class it from its
 // arguments; an upstream tool's class is fixed in its catalog entry.
