@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
 
+	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/server"
 	"github.com/legate-mcp/legate/store"
@@ -200,20 +201,8 @@ func connectorRemoveCmd(g *globals) *cobra.Command {
 			}
 			defer e.Close()
 			id := argv[0]
-			err = e.store.Connectors().Delete(cmd.Context(), id)
-			if errors.Is(err, store.ErrNotFound) {
-				for _, c := range e.cfg.Connectors {
-					if c.ID == id {
-						return fmt.Errorf("connector %q is defined in %s, not in the store: edit the file to remove it", id, e.cfg.Path)
-					}
-				}
-				return fmt.Errorf("no connector %q in the store (legate connector list shows them)", id)
-			}
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "removed connector %q\n", id)
-			return nil
+			inFile := slices.ContainsFunc(e.cfg.Connectors, func(c config.Connector) bool { return c.ID == id })
+			return removeStored(cmd, "connector", id, e.store.Connectors().Delete(cmd.Context(), id), inFile, e.cfg.Path)
 		},
 	}
 }
@@ -223,16 +212,11 @@ func connectorTestCmd(g *globals) *cobra.Command {
 		Use:   "test [ID...]",
 		Short: "Test the connection of connector instances (all by default)",
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			e, err := g.open(cmd.Context())
+			_, gw, done, err := g.openGateway(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer e.Close()
-			gw, err := e.gateway(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer gw.Close()
+			defer done()
 			results := gw.Test(cmd.Context(), argv...)
 			for _, id := range argv {
 				if _, ok := results[id]; !ok {
@@ -266,4 +250,19 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// removeStored reports the deletion of a stored connector or upstream; one
+// defined in the config file is not in the store, and the error says so.
+func removeStored(cmd *cobra.Command, kind, id string, err error, inFile bool, file string) error {
+	switch {
+	case errors.Is(err, store.ErrNotFound) && inFile:
+		return fmt.Errorf("%s %q is defined in %s, not in the store: edit the file to remove it", kind, id, file)
+	case errors.Is(err, store.ErrNotFound):
+		return fmt.Errorf("no %s %q in the store (legate %s list shows them)", kind, id, kind)
+	case err != nil:
+		return err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "removed %s %q\n", kind, id)
+	return nil
 }

@@ -140,6 +140,20 @@ func (e *env) gateway(ctx context.Context) (*server.Gateway, error) {
 
 func (e *env) Close() error { return e.store.Close() }
 
+// openGateway opens the env and builds the gateway on it; done closes both.
+func (g *globals) openGateway(ctx context.Context) (*env, *server.Gateway, func(), error) {
+	e, err := g.open(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	gw, err := e.gateway(ctx)
+	if err != nil {
+		e.Close()
+		return nil, nil, nil, err
+	}
+	return e, gw, func() { gw.Close(); e.Close() }, nil
+}
+
 // logger logs to stderr (stdout belongs to the protocol under stdio).
 func (g *globals) logger(cfg *config.File) *slog.Logger {
 	level := g.logLevel

@@ -21,16 +21,11 @@ func toolsCmd(g *globals) *cobra.Command {
 		Short: "List every tool: wire name, canonical name, class, source",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			e, err := g.open(cmd.Context())
+			_, gw, done, err := g.openGateway(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer e.Close()
-			gw, err := e.gateway(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer gw.Close()
+			defer done()
 			entries := gw.Catalog().Entries()
 			if asJSON {
 				type row struct {
@@ -66,16 +61,11 @@ func toolsCmd(g *globals) *cobra.Command {
 			if !json.Valid([]byte(args)) {
 				return fmt.Errorf("--args: not valid JSON: %s", args)
 			}
-			e, err := g.open(cmd.Context())
+			_, gw, done, err := g.openGateway(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer e.Close()
-			gw, err := e.gateway(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer gw.Close()
+			defer done()
 			gw.StartAudit(cmd.Context())
 			out, err := gw.Call(cmd.Context(), argv[0], json.RawMessage(args), server.CallOptions{Caller: connectors.Caller{Session: "cli"}})
 			if errors.Is(err, server.ErrUnknownTool) {

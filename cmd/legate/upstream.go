@@ -31,16 +31,11 @@ func upstreamListCmd(g *globals) *cobra.Command {
 		Short: "List upstreams: transport, circuit, cached tools, last refresh and error",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			e, err := g.open(cmd.Context())
+			_, gw, done, err := g.openGateway(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer e.Close()
-			gw, err := e.gateway(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer gw.Close()
+			defer done()
 			st, err := gw.Upstreams().Status(cmd.Context())
 			if err != nil {
 				return err
@@ -184,20 +179,8 @@ func upstreamRemoveCmd(g *globals) *cobra.Command {
 			}
 			defer e.Close()
 			id := argv[0]
-			err = e.store.Upstreams().Delete(cmd.Context(), id)
-			if errors.Is(err, store.ErrNotFound) {
-				for _, u := range e.cfg.Upstreams {
-					if u.ID == id {
-						return fmt.Errorf("upstream %q is defined in %s, not in the store: edit the file to remove it", id, e.cfg.Path)
-					}
-				}
-				return fmt.Errorf("no upstream %q in the store (legate upstream list shows them)", id)
-			}
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "removed upstream %q\n", id)
-			return nil
+			inFile := slices.ContainsFunc(e.cfg.Upstreams, func(u upstream.Config) bool { return u.ID == id })
+			return removeStored(cmd, "upstream", id, e.store.Upstreams().Delete(cmd.Context(), id), inFile, e.cfg.Path)
 		},
 	}
 }
@@ -292,16 +275,11 @@ func upstreamDiffCmd(g *globals) *cobra.Command {
 		Short: "Show each quarantined tool of an upstream: its accepted definition beside the new one",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			e, err := g.open(cmd.Context())
+			_, gw, done, err := g.openGateway(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer e.Close()
-			gw, err := e.gateway(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer gw.Close()
+			defer done()
 			if _, ok := gw.Upstreams().Upstream(argv[0]); !ok {
 				return fmt.Errorf("no upstream %q (legate upstream list shows them)", argv[0])
 			}
@@ -333,16 +311,11 @@ func upstreamAcceptCmd(g *globals) *cobra.Command {
 		Short: "Accept the current definitions of an upstream's tools (all by default), releasing them from quarantine",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			e, err := g.open(cmd.Context())
+			_, gw, done, err := g.openGateway(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer e.Close()
-			gw, err := e.gateway(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer gw.Close()
+			defer done()
 			by := "cli"
 			if u, err := user.Current(); err == nil {
 				by = "cli:" + u.Username
