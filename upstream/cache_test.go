@@ -2,6 +2,7 @@ package upstream_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -37,7 +38,7 @@ func TestCachedCatalogSurvivesRestartWithUpstreamsDown(t *testing.T) {
 
 	// Every upstream stops.
 	httpUp.Stop()
-	fx.SetDown(true)
+	fx.SetMissing(true)
 	lists := raw.Lists.Load()
 
 	st2 := fileStore(t, dir)
@@ -176,5 +177,27 @@ func TestPerClientWithoutClient(t *testing.T) {
 	m.Close()
 	if alive := fx.Alive(); len(alive) > 0 {
 		t.Fatalf("processes %v after Close", alive)
+	}
+}
+
+// Upstreams refreshed at once each reload the catalog from the store: a
+// reload that read the store earlier must never finish last and put an
+// older tool set back (tools vanished until the next poll).
+func TestConcurrentRefreshesKeepEveryTool(t *testing.T) {
+	noLeaks(t)
+	_, srv := upstreamtest.NewRaw(t, rawTool("a"), rawTool("b"))
+	var cfgs []upstream.Config
+	for i := range 12 {
+		cfgs = append(cfgs, upstream.Config{ID: fmt.Sprintf("u%d", i), URL: srv.URL()})
+	}
+	// No polling: only the refreshes' own reloads build the catalog.
+	m := newManager(t, fileStore(t, t.TempDir()), upstream.Options{PollInterval: time.Hour}, cfgs...)
+	m.Start(upstreamtest.Context(t))
+	full := func() bool { return len(m.Tools()) == 2*len(cfgs) }
+	upstreamtest.Eventually(t, 10*time.Second, full, "never every tool: %d of %d", len(m.Tools()), 2*len(cfgs))
+	for deadline := time.Now().Add(300 * time.Millisecond); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if !full() {
+			t.Fatalf("tools vanished after every upstream was listed: %d of %d", len(m.Tools()), 2*len(cfgs))
+		}
 	}
 }

@@ -167,7 +167,7 @@ func TestFaultIsolation(t *testing.T) {
 			if len(errs) > 0 {
 				t.Errorf("%d of %d calls to the healthy upstream failed, first: %v", len(errs), n, errs[0])
 			}
-			if n < 20 {
+			if n < 8 {
 				t.Errorf("only %d calls to the healthy upstream", n)
 			}
 			if slowest > 2*time.Second {

@@ -88,7 +88,8 @@ type Manager struct {
 	endMu sync.Mutex
 	ends  map[*mcp.ServerSession]chan struct{}
 
-	refreshing sync.Map // id → struct{}: a refresh is queued or running
+	reloadMu   sync.Mutex // serializes reload
+	refreshing sync.Map   // id → struct{}: a refresh is queued or running
 	wg         sync.WaitGroup
 	cancel     context.CancelFunc
 }
@@ -326,6 +327,10 @@ func (m *Manager) Quarantine() []Quarantined { return *m.quarantine.Load() }
 // ones, and reports whether the tool set changed (then OnToolsChanged is
 // called).
 func (m *Manager) reload(ctx context.Context) (bool, error) {
+	// One at a time: a reload that read the store earlier must not finish
+	// last and put back an older tool set.
+	m.reloadMu.Lock()
+	defer m.reloadMu.Unlock()
 	ver, err := m.opts.Store.CacheVersion(ctx)
 	if err != nil {
 		return false, err

@@ -345,7 +345,18 @@ func (u *Upstream) sessions() int {
 }
 
 func unavailable(id, msg string, err error) error {
-	return &connectors.Error{Code: connectors.CodeUpstreamUnavailable, Message: fmt.Sprintf("upstream %s is unavailable: %s", id, msg), Err: err}
+	return &connectors.Error{Code: connectors.CodeUpstreamUnavailable, Message: fmt.Sprintf("upstream %s is unavailable: %s", id, msg), Err: opaque(err)}
+}
+
+// opaque keeps a failure's text for logs but hides a transport's
+// *jsonrpc.Error (see answered) from errors.As up the call path, which
+// relays a *jsonrpc.Error to the client as the upstream's own answer.
+func opaque(err error) error {
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) {
+		return errors.New(err.Error())
+	}
+	return err
 }
 
 func errText(err error) string {

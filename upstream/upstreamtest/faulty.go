@@ -16,9 +16,9 @@ import (
 // Fault is how a Faulty handler answers tools/call.
 type Fault int32
 
-// The faults. Every other request (initialize, tools/list, notifications,
-// the SSE stream) is always served normally, so that Legate connects and
-// caches tools, then sees only its calls fail.
+// The faults. Except with Unresponsive, every other request (initialize,
+// tools/list, notifications, the SSE stream) is served normally, so that
+// Legate connects and caches tools, then sees only its calls fail.
 const (
 	// Healthy passes calls through.
 	Healthy Fault = iota
@@ -35,10 +35,13 @@ const (
 	Malformed
 	// Slow waits SlowBy, then passes the call through.
 	Slow
+	// Unresponsive hangs every POST, initialize included: a server that
+	// accepts connections but never answers.
+	Unresponsive
 )
 
 func (f Fault) String() string {
-	return [...]string{"healthy", "hang", "crash", "status500", "malformed", "slow"}[f]
+	return [...]string{"healthy", "hang", "crash", "status500", "malformed", "slow", "unresponsive"}[f]
 }
 
 // Faulty wraps an MCP HTTP handler and breaks its tools/call requests on demand.
@@ -101,6 +104,13 @@ func (f *Faulty) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Method string `json:"method"`
 	}
 	json.Unmarshal(body, &msg)
+	if f.Mode() == Unresponsive {
+		select {
+		case <-r.Context().Done():
+		case <-f.stop:
+		}
+		return
+	}
 	if msg.Method != "tools/call" {
 		f.inner.ServeHTTP(w, r)
 		return

@@ -11,6 +11,7 @@ package upstreamtest
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"sync"
@@ -158,6 +159,11 @@ func Eventually(t testing.TB, within time.Duration, cond func() bool, format str
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// Lazy is a value computed when printed, for Eventually's message.
+type Lazy func() any
+
+func (l Lazy) String() string { return fmt.Sprint(l()) }
 
 // Context is a context ended at cleanup.
 func Context(t testing.TB) context.Context {

@@ -40,7 +40,7 @@ func RunStdioChild() {
 //   - extra (read-only): listed only while SetExtra(true).
 //
 // While SetDown(true), a new process exits at once, as a server that no
-// longer starts.
+// longer starts; while SetMissing(true), the program does not exist.
 type Stdio struct {
 	Dir string
 }
@@ -52,16 +52,29 @@ func NewStdio(t testing.TB) *Stdio {
 	if err := os.Mkdir(filepath.Join(dir, "pids"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	return &Stdio{Dir: dir}
+	s := &Stdio{Dir: dir}
+	s.SetMissing(false)
+	return s
 }
 
-// Command is the program to run: this test binary.
-func (s *Stdio) Command() []string {
+// Command is the program to run: a link to this test binary.
+func (s *Stdio) Command() []string { return []string{filepath.Join(s.Dir, "server")} }
+
+// SetMissing removes the program (true), as a server uninstalled: starting
+// it fails at once. False puts it back.
+func (s *Stdio) SetMissing(missing bool) {
+	link := s.Command()[0]
+	os.Remove(link)
+	if missing {
+		return
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		panic(err)
 	}
-	return []string{exe}
+	if err := os.Symlink(exe, link); err != nil {
+		panic(err)
+	}
 }
 
 // Env is the environment the command needs.
@@ -92,7 +105,8 @@ func (s *Stdio) flag(name string, on bool) {
 	os.Remove(p)
 }
 
-// PIDs are the processes started so far, sorted.
+// PIDs are the processes started so far (those that exited at once while
+// down included), sorted.
 func (s *Stdio) PIDs() []int {
 	ents, _ := os.ReadDir(filepath.Join(s.Dir, "pids"))
 	var out []int
@@ -124,13 +138,13 @@ func PIDAlive(pid int) bool {
 }
 
 func serveStdio(dir string) int {
-	if _, err := os.Stat(filepath.Join(dir, "down")); err == nil {
-		fmt.Fprintln(os.Stderr, "fixture: down")
-		return 1
-	}
 	pid := os.Getpid()
 	if err := os.WriteFile(filepath.Join(dir, "pids", strconv.Itoa(pid)), nil, 0o600); err != nil {
 		fmt.Fprintln(os.Stderr, "fixture:", err)
+		return 1
+	}
+	if _, err := os.Stat(filepath.Join(dir, "down")); err == nil {
+		fmt.Fprintln(os.Stderr, "fixture: down")
 		return 1
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "upstreamtest-stdio", Version: "1"}, nil)
