@@ -30,8 +30,14 @@ lint:
 peers:
 	bash scripts/peers.sh
 
+## bench: the performance harness, scenarios P1-P5 against their baselines
+## (docs/BENCHMARKS.md); a few minutes. Extra flags: make bench BENCHFLAGS="-only P1".
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) run ./cmd/legate-bench $(BENCHFLAGS)
+
+## bench-smoke: every benchmark scenario once, briefly; fails only if one cannot run.
+bench-smoke:
+	$(GO) run ./cmd/legate-bench -smoke $(BENCHFLAGS)
 
 clean:
 	rm -rf bin

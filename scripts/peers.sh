@@ -70,4 +70,5 @@ node 22:        $node22 ($v)
 conformance:    $dir/node_modules/@modelcontextprotocol/conformance/dist/index.js
 inspector-cli:  $dir/node_modules/@modelcontextprotocol/inspector-cli/build/cli.js (run from $dir/run)
 ts sdk:         $dir/node_modules/@modelcontextprotocol/sdk
+upstreams:      $dir/node_modules/@modelcontextprotocol/server-{everything,filesystem,memory}/dist/index.js
 EOF

@@ -97,8 +97,7 @@ func logCalls(log *slog.Logger) Middleware {
 				}
 				return res, nil
 			}
-			var rpcErr *jsonrpc.Error
-			if errors.As(err, &rpcErr) {
+			if protocolError(err) != nil {
 				log.Debug("call refused by upstream", "tool", r.Entry.Canonical, "error", err)
 				return nil, err
 			}
@@ -113,4 +112,21 @@ func logCalls(log *slog.Logger) Middleware {
 			return nil, err
 		}
 	}
+}
+
+// protocolError returns the JSON-RPC error to relay to the client as a
+// protocol error: one an upstream answered with. An error the gateway or a
+// connector classed (a *connectors.Error, even one wrapping a JSON-RPC
+// error from a broken transport) is a tool failure instead, and nil is
+// returned.
+func protocolError(err error) *jsonrpc.Error {
+	var ce *connectors.Error
+	if errors.As(err, &ce) {
+		return nil
+	}
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) {
+		return rpcErr
+	}
+	return nil
 }

@@ -24,7 +24,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate/catalog"
@@ -53,6 +52,8 @@ type Options struct {
 	// AdminToken enables the admin API under /admin/v1/ for requests
 	// bearing it; empty leaves the API off.
 	AdminToken string
+	// Vault resolves {vault: NAME} credentials; nil makes them fail.
+	Vault *vault.Vault
 }
 
 // Gateway is a running Legate: catalog, call path, MCP server.
@@ -122,7 +123,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		return nil, err
 	}
 	var errs []error
-	resolver := &vault.Resolver{}
+	resolver := &vault.Resolver{Vault: opts.Vault}
 	for _, d := range defs {
 		c, err := d.Build()
 		if err != nil {
@@ -262,8 +263,7 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage, o
 		ArgsHash:      policy.ArgsHash(args),
 	}
 	res, err := g.call(ctx, r)
-	var rpcErr *jsonrpc.Error
-	if errors.As(err, &rpcErr) {
+	if rpcErr := protocolError(err); rpcErr != nil {
 		return nil, rpcErr
 	}
 	if err != nil {

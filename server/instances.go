@@ -111,7 +111,11 @@ func (c credentialSet) Get(ctx context.Context, name string) (string, error) {
 	}
 	v, err := c.resolver.Resolve(ctx, c.tenant, ref)
 	if err != nil {
-		return "", &connectors.Error{Code: connectors.CodeAuthExpired, Message: fmt.Sprintf("credential %s (%s) cannot be read", name, ref), Err: err}
+		msg := fmt.Sprintf("credential %s (%s) cannot be read", name, ref)
+		if errors.Is(err, vault.ErrNotFound) {
+			msg += ": " + err.Error() // names the reference and tenant, never a value
+		}
+		return "", &connectors.Error{Code: connectors.CodeAuthExpired, Message: msg, Err: err}
 	}
 	return v, nil
 }

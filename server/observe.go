@@ -2,12 +2,10 @@ package server
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -116,9 +114,8 @@ func sourceOf(r *Request) string {
 // upstream's own isError result, or "PROTOCOL_ERROR" for a relayed
 // JSON-RPC error.
 func outcomeCode(res *mcp.CallToolResult, err error) string {
-	var rpcErr *jsonrpc.Error
 	switch {
-	case errors.As(err, &rpcErr):
+	case protocolError(err) != nil:
 		return "PROTOCOL_ERROR"
 	case err != nil:
 		return string(connectors.CodeOf(err))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -44,16 +45,23 @@ func (g *Gateway) proxyMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
+// listTimeout bounds one upstream's part of an aggregated list (connecting
+// included): a slow upstream is left out of that list rather than holding
+// up every other's.
+const listTimeout = 1500 * time.Millisecond
+
 func clientOf(ss *mcp.ServerSession) upstream.Client { return upstream.Client{Session: ss} }
 
 // eachUpstream runs fn on every upstream whose session offers what has
-// reports, concurrently; failures are logged and skipped, so one bad
-// upstream cannot break a list.
+// reports, concurrently, each within listTimeout; failures are logged and
+// skipped, so one bad or slow upstream cannot break or stall a list.
 func (g *Gateway) eachUpstream(ctx context.Context, c upstream.Client, has func(*mcp.ServerCapabilities) bool, fn func(u *upstream.Upstream, cs *mcp.ClientSession) error) {
 	var wg sync.WaitGroup
 	for _, id := range g.upstreams.IDs() {
 		u, _ := g.upstreams.Upstream(id)
 		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(ctx, listTimeout)
+			defer cancel()
 			cs, err := g.upstreams.Session(ctx, id, c)
 			if err != nil {
 				g.log.Debug("upstream skipped", "upstream", id, "error", err)

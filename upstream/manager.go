@@ -90,8 +90,11 @@ type Manager struct {
 
 	reloadMu   sync.Mutex // serializes reload
 	refreshing sync.Map   // id → struct{}: a refresh is queued or running
-	wg         sync.WaitGroup
-	cancel     context.CancelFunc
+	// ctx ends at Close; every goroutine the manager starts runs under it
+	// and is counted in wg, so none outlives Close.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 }
 
 // NewManager validates the definitions and loads their cached tools. It
@@ -119,6 +122,7 @@ func NewManager(ctx context.Context, defs []Def, opts Options) (*Manager, error)
 		opts: opts, log: opts.Logger, version: opts.Version,
 		ups: map[string]*Upstream{}, ends: map[*mcp.ServerSession]chan struct{}{},
 	}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
 	if m.version == "" {
 		m.version = "dev"
 	}
@@ -182,7 +186,8 @@ func (m *Manager) Accept(ctx context.Context, id, by string, tools ...string) ([
 // upstream, reconnection of stdio upstreams that exit, refresh_interval,
 // and polling the store for refreshes made elsewhere.
 func (m *Manager) Start(ctx context.Context) {
-	ctx, m.cancel = context.WithCancel(ctx)
+	context.AfterFunc(ctx, m.cancel)
+	ctx = m.ctx
 	for _, id := range m.order {
 		u := m.ups[id]
 		m.wg.Go(func() { u.supervise(ctx) })
@@ -192,9 +197,7 @@ func (m *Manager) Start(ctx context.Context) {
 
 // Close stops the background work and ends every session and process.
 func (m *Manager) Close() {
-	if m.cancel != nil {
-		m.cancel()
-	}
+	m.cancel()
 	m.wg.Wait()
 	var wg sync.WaitGroup
 	for _, u := range m.ups {
@@ -277,9 +280,7 @@ func (u *Upstream) list(ctx context.Context) ([]*mcp.Tool, []string, error) {
 	var err error
 	if u.cfg.Session == SessionPerClient {
 		// Per-client upstreams keep no shared session: list on a short one.
-		u.mu.Lock()
-		s, err = u.connectLocked(ctx, nil)
-		u.mu.Unlock()
+		s, err = u.dial(ctx, nil)
 		if err == nil {
 			defer s.cs.Close()
 		}
@@ -420,9 +421,9 @@ func (m *Manager) refreshSoon(id string) {
 	if _, busy := m.refreshing.LoadOrStore(id, struct{}{}); busy {
 		return
 	}
-	go func() {
+	m.wg.Go(func() {
 		defer m.refreshing.Delete(id)
-		ctx, cancel := context.WithTimeout(context.Background(), u.cfg.timeout())
+		ctx, cancel := context.WithTimeout(m.ctx, u.cfg.timeout())
 		defer cancel()
 		d, err := m.refresh(ctx, u)
 		if err != nil {
@@ -432,7 +433,7 @@ func (m *Manager) refreshSoon(id string) {
 		if !d.Empty() {
 			u.log.Info("upstream tools changed", "diff", d.String())
 		}
-	}()
+	})
 }
 
 // supervise refreshes the upstream at start, after its shared session

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/sony/gobreaker/v2"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/legate-mcp/legate/connectors"
 )
@@ -30,14 +32,15 @@ type Upstream struct {
 	breaker *gobreaker.CircuitBreaker[*mcp.CallToolResult]
 	slots   chan struct{} // bounds calls in flight
 
-	mu        sync.Mutex
-	shared    []*session
-	next      int
-	perClient map[*mcp.ServerSession]*session
-	connErr   error     // last connection failure
-	connAt    time.Time // when it happened
-	backoff   time.Duration
-	closed    bool
+	mu         sync.Mutex
+	connecting singleflight.Group // one connection attempt at a time per key
+	shared     []*session
+	next       int
+	perClient  map[*mcp.ServerSession]*session
+	connErr    error     // last connection failure
+	connAt     time.Time // when it happened
+	backoff    time.Duration
+	closed     bool
 
 	tools atomic.Pointer[[]*Tool] // from the cache, filtered
 
@@ -107,64 +110,94 @@ func (u *Upstream) Config() *Config { return u.cfg }
 func (u *Upstream) Circuit() string { return u.breaker.State().String() }
 
 // sharedSession returns a live shared session, connecting one if the pool
-// is not full. A recent connection failure fails fast until its backoff ends.
+// is not full. A recent connection failure fails fast until its backoff
+// ends. The lock is never held while connecting: a slow upstream blocks no
+// status report and no other caller.
 func (u *Upstream) sharedSession(ctx context.Context) (*session, error) {
 	u.mu.Lock()
-	defer u.mu.Unlock()
 	if u.closed {
+		u.mu.Unlock()
 		return nil, errors.New("upstream closed")
 	}
-	live := u.shared[:0]
-	for _, s := range u.shared {
-		if s.alive() {
-			live = append(live, s)
-		}
+	u.shared = slices.DeleteFunc(u.shared, func(s *session) bool { return !s.alive() })
+	if n := len(u.shared); n >= u.cfg.poolSize() || n > 0 && u.backingOff() {
+		u.next = (u.next + 1) % n
+		s := u.shared[u.next]
+		u.mu.Unlock()
+		return s, nil
 	}
-	u.shared = live
-	if len(u.shared) >= u.cfg.poolSize() {
-		u.next = (u.next + 1) % len(u.shared)
-		return u.shared[u.next], nil
+	if u.backingOff() {
+		err := u.connErr
+		u.mu.Unlock()
+		return nil, err
 	}
-	if u.connErr != nil && time.Since(u.connAt) < u.backoff {
-		if len(u.shared) > 0 {
-			return u.shared[0], nil
-		}
-		return nil, u.connErr
-	}
-	s, err := u.connectLocked(ctx, nil)
+	u.mu.Unlock()
+
+	v, err := u.await(ctx, "shared", nil)
+	u.mu.Lock()
+	defer u.mu.Unlock()
 	if err != nil {
 		if len(u.shared) > 0 {
 			return u.shared[0], nil
 		}
 		return nil, err
 	}
-	u.shared = append(u.shared, s)
+	s := v.(*session)
+	if u.closed {
+		s.cs.Close()
+		return nil, errors.New("upstream closed")
+	}
+	if !slices.Contains(u.shared, s) {
+		u.shared = append(u.shared, s)
+	}
 	return s, nil
+}
+
+// backingOff reports, with u.mu held, whether a recent connection failure
+// still holds new connections back.
+func (u *Upstream) backingOff() bool {
+	return u.connErr != nil && time.Since(u.connAt) < u.backoff
 }
 
 // clientSession returns the session serving owner, connecting it on first
 // use; it is closed when the client's session ends.
 func (u *Upstream) clientSession(ctx context.Context, owner *mcp.ServerSession) (*session, error) {
 	u.mu.Lock()
-	defer u.mu.Unlock()
 	if u.closed {
+		u.mu.Unlock()
 		return nil, errors.New("upstream closed")
 	}
 	if s, ok := u.perClient[owner]; ok && s.alive() {
+		u.mu.Unlock()
 		return s, nil
 	}
-	if u.connErr != nil && time.Since(u.connAt) < u.backoff {
-		return nil, u.connErr
+	if u.backingOff() {
+		err := u.connErr
+		u.mu.Unlock()
+		return nil, err
 	}
-	s, err := u.connectLocked(ctx, owner)
+	u.mu.Unlock()
+
+	v, err := u.await(ctx, fmt.Sprintf("client-%p", owner), owner)
 	if err != nil {
 		return nil, err
 	}
+	s := v.(*session)
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.closed {
+		s.cs.Close()
+		return nil, errors.New("upstream closed")
+	}
+	if u.perClient[owner] == s {
+		return s, nil // a concurrent caller stored it
+	}
 	u.perClient[owner] = s
-	go func() {
+	u.m.wg.Go(func() {
 		select {
 		case <-s.done:
 		case <-u.m.sessionEnded(owner):
+		case <-u.m.ctx.Done():
 		}
 		u.mu.Lock()
 		if u.perClient[owner] == s {
@@ -172,16 +205,32 @@ func (u *Upstream) clientSession(ctx context.Context, owner *mcp.ServerSession) 
 		}
 		u.mu.Unlock()
 		s.cs.Close()
-	}()
+		<-s.done
+	})
 	return s, nil
 }
 
-// connectLocked connects with u.mu held, keeping the failure backoff
-// (doubling from 250ms to 30s) so a dead upstream fails fast.
-func (u *Upstream) connectLocked(ctx context.Context, owner *mcp.ServerSession) (*session, error) {
-	cctx, cancel := context.WithTimeout(ctx, u.m.opts.ConnectTimeout)
+// await joins (or starts) the connection attempt for key and waits for it
+// until ctx ends; the attempt itself goes on, for the next caller.
+func (u *Upstream) await(ctx context.Context, key string, owner *mcp.ServerSession) (any, error) {
+	ch := u.connecting.DoChan(key, func() (any, error) { return u.dial(ctx, owner) })
+	select {
+	case r := <-ch:
+		return r.Val, r.Err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("connecting to upstream %s: %w", u.cfg.ID, ctx.Err())
+	}
+}
+
+// dial connects one session, within ConnectTimeout whatever the caller's
+// context (concurrent callers share the result), and keeps the failure
+// backoff (doubling from 250ms to 30s) so a dead upstream fails fast.
+func (u *Upstream) dial(ctx context.Context, owner *mcp.ServerSession) (*session, error) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), u.m.opts.ConnectTimeout)
 	defer cancel()
 	s, err := u.connect(cctx, owner)
+	u.mu.Lock()
+	defer u.mu.Unlock()
 	if err != nil {
 		u.connErr, u.connAt = err, time.Now()
 		switch {
@@ -345,18 +394,7 @@ func (u *Upstream) sessions() int {
 }
 
 func unavailable(id, msg string, err error) error {
-	return &connectors.Error{Code: connectors.CodeUpstreamUnavailable, Message: fmt.Sprintf("upstream %s is unavailable: %s", id, msg), Err: opaque(err)}
-}
-
-// opaque keeps a failure's text for logs but hides a transport's
-// *jsonrpc.Error (see answered) from errors.As up the call path, which
-// relays a *jsonrpc.Error to the client as the upstream's own answer.
-func opaque(err error) error {
-	var rpcErr *jsonrpc.Error
-	if errors.As(err, &rpcErr) {
-		return errors.New(err.Error())
-	}
-	return err
+	return &connectors.Error{Code: connectors.CodeUpstreamUnavailable, Message: fmt.Sprintf("upstream %s is unavailable: %s", id, msg), Err: err}
 }
 
 func errText(err error) string {

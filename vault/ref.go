@@ -1,7 +1,3 @@
-// Package vault holds what Legate knows of secrets: references to them in
-// configuration and their resolution at call time. A reference names where
-// a secret lives ({env: NAME}, {file: PATH}); the value is read only when a
-// call needs it and never enters tool arguments, results, errors or logs.
 package vault
 
 import (
@@ -18,60 +14,79 @@ type Ref struct {
 	Env string `yaml:"env,omitempty" json:"env,omitempty"`
 	// File is the path of a file holding the value; one trailing newline is trimmed.
 	File string `yaml:"file,omitempty" json:"file,omitempty"`
+	// Vault names a secret in the vault (legate vault set NAME): the calling
+	// tenant's own when it has one, else the shared one.
+	Vault string `yaml:"vault,omitempty" json:"vault,omitempty"`
 }
 
 // ErrNotFound is returned when a referenced secret does not exist or is empty.
 var ErrNotFound = errors.New("secret not found")
 
-// Validate checks that exactly one source is named.
+// Validate checks that exactly one source is named, and a vault name's form.
 func (r Ref) Validate() error {
 	n := 0
-	for _, s := range []string{r.Env, r.File} {
+	for _, s := range []string{r.Env, r.File, r.Vault} {
 		if s != "" {
 			n++
 		}
 	}
 	if n != 1 {
-		return errors.New("must name exactly one source: {env: NAME} or {file: PATH}")
+		return errors.New("must name exactly one source: {env: NAME}, {file: PATH} or {vault: NAME}")
+	}
+	if r.Vault != "" && !NamePattern.MatchString(r.Vault) {
+		return fmt.Errorf("vault: secret name %q must match %s", r.Vault, NamePattern)
 	}
 	return nil
 }
 
-// String describes the reference without its value: "env:NAME", "file:PATH".
+// String describes the reference without its value: "env:NAME",
+// "file:PATH", "vault:NAME".
 func (r Ref) String() string {
 	switch {
 	case r.Env != "":
 		return "env:" + r.Env
 	case r.File != "":
 		return "file:" + r.File
+	case r.Vault != "":
+		return "vault:" + r.Vault
 	}
 	return "(empty reference)"
 }
 
-// ParseRef parses the CLI form "env:NAME" or "file:PATH".
+// ParseRef parses the CLI form "env:NAME", "file:PATH" or "vault:NAME".
 func ParseRef(s string) (Ref, error) {
 	kind, val, ok := strings.Cut(s, ":")
 	if !ok || val == "" {
-		return Ref{}, fmt.Errorf("credential reference %q: want env:NAME or file:PATH", s)
+		return Ref{}, fmt.Errorf("credential reference %q: want env:NAME, file:PATH or vault:NAME", s)
 	}
+	var r Ref
 	switch kind {
 	case "env":
-		return Ref{Env: val}, nil
+		r = Ref{Env: val}
 	case "file":
-		return Ref{File: val}, nil
+		r = Ref{File: val}
+	case "vault":
+		r = Ref{Vault: val}
+	default:
+		return Ref{}, fmt.Errorf("credential reference %q: unknown source %q (want env, file or vault)", s, kind)
 	}
-	return Ref{}, fmt.Errorf("credential reference %q: unknown source %q (want env or file)", s, kind)
+	if err := r.Validate(); err != nil {
+		return Ref{}, fmt.Errorf("credential reference %q: %w", s, err)
+	}
+	return r, nil
 }
 
 // Resolver reads secret values from their references.
 type Resolver struct {
 	// LookupEnv defaults to os.LookupEnv.
 	LookupEnv func(string) (string, bool)
+	// Vault resolves {vault: NAME}; nil makes such references fail.
+	Vault *Vault
 }
 
 // Resolve returns the value ref points at, for tenant. Errors name the
 // reference, never a value.
-func (r *Resolver) Resolve(_ context.Context, _ string, ref Ref) (string, error) {
+func (r *Resolver) Resolve(ctx context.Context, tenant string, ref Ref) (string, error) {
 	switch {
 	case ref.Env != "":
 		lookup := os.LookupEnv
@@ -96,6 +111,11 @@ func (r *Resolver) Resolve(_ context.Context, _ string, ref Ref) (string, error)
 			return "", fmt.Errorf("secret file %s is empty: %w", ref.File, ErrNotFound)
 		}
 		return v, nil
+	case ref.Vault != "":
+		if r == nil || r.Vault == nil {
+			return "", fmt.Errorf("%s: no vault is open in this process", ref)
+		}
+		return r.Vault.Resolve(ctx, tenant, ref.Vault)
 	}
 	return "", fmt.Errorf("empty credential reference: %w", ErrNotFound)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/legate-mcp/legate/server"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/store/sqlite"
+	"github.com/legate-mcp/legate/vault"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -64,7 +65,7 @@ func newRoot() *cobra.Command {
 	pf.StringVar(&g.stateDir, "state-dir", "", "state directory (default $LEGATE_STATE_DIR, then state_dir from the config, then ~/.local/state/legate)")
 	pf.StringVar(&g.logLevel, "log-level", "", "debug, info, warn or error (default from the config, else info)")
 	root.AddCommand(
-		serveCmd(g), stdioCmd(g), toolsCmd(g), connectorCmd(g), upstreamCmd(g), approvalsCmd(g), auditCmd(g), configCmd(g), versionCmd(),
+		serveCmd(g), stdioCmd(g), toolsCmd(g), connectorCmd(g), upstreamCmd(g), approvalsCmd(g), auditCmd(g), configCmd(g), vaultCmd(g), versionCmd(),
 	)
 	return root
 }
@@ -106,12 +107,13 @@ func (g *globals) resolveStateDir(cfg *config.File) (string, error) {
 	return filepath.Join(home, ".local", "state", "legate"), nil
 }
 
-// env is what most commands need: the configuration, the state directory
-// and the open store.
+// env is what most commands need: the configuration, the state directory,
+// the open store and the vault on it (whose keys are read at first use).
 type env struct {
 	cfg      *config.File
 	stateDir string
 	store    store.Store
+	vault    *vault.Vault
 	log      *slog.Logger
 }
 
@@ -129,13 +131,15 @@ func (g *globals) open(ctx context.Context) (*env, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &env{cfg: cfg, stateDir: dir, store: st, log: g.logger(cfg)}, nil
+	log := g.logger(cfg)
+	v := vault.New(st.Secrets(), vault.SourceFromEnv(os.Getenv, dir), &vault.Options{Logger: log})
+	return &env{cfg: cfg, stateDir: dir, store: st, vault: v, log: log}, nil
 }
 
 // gateway builds the gateway on e; the caller closes it.
 func (e *env) gateway(ctx context.Context) (*server.Gateway, error) {
 	return server.New(ctx, server.Options{Config: e.cfg, Store: e.store, Logger: e.log, Version: version,
-		AdminToken: os.Getenv("LEGATE_ADMIN_TOKEN")})
+		AdminToken: os.Getenv("LEGATE_ADMIN_TOKEN"), Vault: e.vault})
 }
 
 func (e *env) Close() error { return e.store.Close() }

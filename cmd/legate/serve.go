@@ -22,6 +22,9 @@ func serveCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer e.Close()
+			if err := e.vault.LoadKeys(); err != nil { // a bad key fails the start, not the first call
+				return err
+			}
 			if listen == "" {
 				listen = e.cfg.Listen
 			}
@@ -61,6 +64,9 @@ func stdioCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer e.Close()
+			if err := e.vault.LoadKeys(); err != nil {
+				return err
+			}
 			gw, err := e.gateway(ctx)
 			if err != nil {
 				return err

@@ -145,6 +145,18 @@ var migrations = []string{
 	);
 	CREATE INDEX audit_time ON audit (time);
 	CREATE INDEX audit_tool ON audit (tool, time);`,
+	// 5: vault secrets, one row per version: ciphertext and wrapped data key.
+	`CREATE TABLE secrets (
+		tenant      TEXT NOT NULL,
+		name        TEXT NOT NULL,
+		version     INTEGER NOT NULL,
+		key_id      TEXT NOT NULL,
+		wrapped_key BLOB NOT NULL,
+		ciphertext  BLOB NOT NULL,
+		created_at  INTEGER NOT NULL,
+		PRIMARY KEY (tenant, name, version)
+	);
+	CREATE INDEX secrets_key ON secrets (key_id);`,
 }
 
 func (s *Store) migrate(ctx context.Context) error {
@@ -199,6 +211,9 @@ func (s *Store) Approvals() store.ApprovalStore { return approvalStore{s.db} }
 
 // Audit returns the audit log.
 func (s *Store) Audit() store.AuditStore { return auditStore{s.db} }
+
+// Secrets returns the vault's secret store.
+func (s *Store) Secrets() store.SecretStore { return secretStore{s.db} }
 
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }

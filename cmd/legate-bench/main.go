@@ -1,0 +1,399 @@
+// Command legate-bench is Legate's performance harness: `make bench` runs
+// it, `make bench-smoke` runs it once, briefly, as a check that every
+// scenario still runs. docs/BENCHMARKS.md describes the method.
+//
+// It builds the real legate binary, starts every server it needs on
+// 127.0.0.1 as a separate process (so that CPU time and memory are read
+// per process from /proc), drives them with go-sdk clients from this
+// process, and prints a markdown table: each scenario beside its baseline,
+// measured in interleaved rounds, medians and ratios, and PASS/FAIL per
+// target.
+//
+//	go run ./cmd/legate-bench            # the full run (a few minutes)
+//	go run ./cmd/legate-bench -smoke     # every scenario once, briefly
+//	go run ./cmd/legate-bench -only P1,P3 -rounds 3
+//	go run ./cmd/legate-bench -profile /tmp/prof   # CPU and allocation profiles of Legate
+//
+// The hidden subcommands upstream, bare and legate are the servers it
+// starts (see servers.go).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	if len(os.Args) > 1 {
+		sub := map[string]func([]string) error{"upstream": upstreamMain, "bare": bareMain, "legate": legateMain}
+		if f, ok := sub[os.Args[1]]; ok {
+			if err := f(os.Args[2:]); err != nil {
+				fmt.Fprintf(os.Stderr, "legate-bench %s: %v\n", os.Args[1], err)
+				os.Exit(1)
+			}
+			return
+		}
+	}
+	os.Exit(run())
+}
+
+func run() int {
+	smoke := flag.Bool("smoke", false, "every scenario once, very short (200 ms windows, C=1, 100 sessions, 10 upstreams in P2 and P5): checks that each produces numbers, never speed")
+	rounds := flag.Int("rounds", 5, "rounds; each measures baseline and Legate back to back, alternating which goes first")
+	dur := flag.Duration("duration", 2*time.Second, "measured window of each load measurement")
+	warmup := flag.Duration("warmup", 500*time.Millisecond, "warm-up before each load measurement")
+	csFlag := flag.String("c", "1,8,32", "concurrent sessions of P1 (P3 uses those ≤ 8)")
+	lists := flag.Int("lists", 200, "P2: tools/list calls timed through Legate, over all rounds (the slow baseline gets a sixteenth)")
+	sessions := flag.Int("sessions", 1000, "P4: idle sessions opened")
+	bigUps := flag.Int("upstreams", 50, "P2 and P5: upstreams of 100 tools each")
+	only := flag.String("only", "", "run only these scenarios, e.g. P1,P3")
+	jsonOut := flag.String("json", "", "also write the results as JSON to this file")
+	legateBin := flag.String("legate", "", "use this legate binary instead of building ./cmd/legate")
+	keep := flag.Bool("keep", false, "keep the temporary directory (configs, state, logs)")
+	profile := flag.String("profile", "", "instead of the scenarios, profile Legate (in-process) under the P1 and P3 loads at the highest C ≤ 8, its start-up on the P5 cache and tools/list of that cache, writing CPU and allocation profiles in this directory")
+	selfProfile := flag.String("selfprofile", "", "write a CPU profile of the harness itself (the load clients) to this file")
+	flag.Parse()
+
+	if *selfProfile != "" {
+		f, err := os.Create(*selfProfile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "legate-bench:", err)
+			return 1
+		}
+		pprof.StartCPUProfile(f)
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
+	set := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *smoke {
+		defaults := map[string]func(){
+			"rounds":    func() { *rounds = 1 },
+			"duration":  func() { *dur = 200 * time.Millisecond },
+			"warmup":    func() { *warmup = 50 * time.Millisecond },
+			"c":         func() { *csFlag = "1" },
+			"lists":     func() { *lists = 10 },
+			"sessions":  func() { *sessions = 100 },
+			"upstreams": func() { *bigUps = 10 },
+		}
+		for name, f := range defaults {
+			if !set[name] {
+				f()
+			}
+		}
+	}
+	if *profile != "" && !set["duration"] {
+		*dur = 10 * time.Second
+	}
+	var cs []int
+	for f := range strings.SplitSeq(*csFlag, ",") {
+		c, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || c < 1 {
+			fmt.Fprintf(os.Stderr, "legate-bench: -c: bad concurrency %q\n", f)
+			return 2
+		}
+		cs = append(cs, c)
+	}
+	if *rounds < 1 {
+		fmt.Fprintln(os.Stderr, "legate-bench: -rounds must be ≥ 1")
+		return 2
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	start := time.Now()
+	load0 := loadAvg()
+	dir, err := os.MkdirTemp("", "legate-bench-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "legate-bench:", err)
+		return 1
+	}
+	defer stopAll()
+	if *keep {
+		fmt.Fprintln(os.Stderr, "legate-bench: keeping", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
+	go func() { <-ctx.Done(); stopAll() }()
+
+	b := &bench{dir: dir, smoke: *smoke, rounds: *rounds, warmup: *warmup, dur: *dur, cs: cs, lists: *lists, sessions: *sessions,
+		bigUps: *bigUps, settle: time.Second}
+	if b.smoke {
+		b.settle = 200 * time.Millisecond
+	}
+	b.bin = *legateBin
+	if b.bin == "" {
+		t0 := time.Now()
+		if b.bin, err = buildLegate(dir); err != nil {
+			fmt.Fprintln(os.Stderr, "legate-bench:", err)
+			return 1
+		}
+		b.logf("built ./cmd/legate in %s", time.Since(t0).Round(time.Millisecond))
+	}
+
+	if *profile != "" {
+		if err := b.profile(ctx, *profile); err != nil {
+			fmt.Fprintln(os.Stderr, "legate-bench: profile:", err)
+			return 1
+		}
+		return 0
+	}
+
+	scenarios := []struct {
+		name string
+		run  func(context.Context) ([]row, error)
+	}{
+		{"P1", b.p1}, {"P2", b.p2}, {"P3", b.p3}, {"P4", b.p4}, {"P5", b.p5},
+	}
+	want := map[string]bool{}
+	for s := range strings.SplitSeq(*only, ",") {
+		if s = strings.ToUpper(strings.TrimSpace(s)); s != "" {
+			want[s] = true
+		}
+	}
+	var rows []row
+	var failed []string
+	for _, s := range scenarios {
+		if len(want) > 0 && !want[s.name] {
+			continue
+		}
+		t0 := time.Now()
+		b.logf("%s…", s.name)
+		r, err := s.run(ctx)
+		if err == nil {
+			err = checkNumbers(r)
+		}
+		if err != nil {
+			b.logf("%s FAILED TO RUN: %v", s.name, err)
+			failed = append(failed, s.name)
+			rows = append(rows, row{Scenario: s.name, Metric: "failed to run: " + firstLine(err.Error()), Baseline: none, Legate: none, Ratio: none, Result: "ERROR"})
+			if ctx.Err() != nil {
+				break
+			}
+			continue
+		}
+		b.logf("%s done in %s", s.name, time.Since(t0).Round(time.Millisecond))
+		rows = append(rows, r...)
+	}
+	if b.big != nil && b.big.up != nil {
+		b.big.up.stop()
+	}
+
+	elapsed := time.Since(start)
+	fmt.Println(machineLine())
+	mode := fmt.Sprintf("%d rounds, %s windows after %s warm-up, C=%s", b.rounds, b.dur, b.warmup, *csFlag)
+	if b.smoke {
+		mode = "smoke: " + mode + " (numbers checked, speed not judged)"
+	}
+	fmt.Printf("Run: %s; %s; took %s; load average %s at start, %s at end.\n\n", time.Now().UTC().Format("2006-01-02 15:04 MST"), mode,
+		elapsed.Round(time.Second), load0, loadAvg())
+	printTable(os.Stdout, rows, !b.smoke)
+	if *jsonOut != "" {
+		out, _ := json.MarshalIndent(map[string]any{"machine": machineLine(), "smoke": b.smoke, "rounds": b.rounds,
+			"duration": b.dur.String(), "elapsed": elapsed.String(), "rows": jsonRows(rows)}, "", "  ")
+		if err := os.WriteFile(*jsonOut, out, 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "legate-bench:", err)
+			return 1
+		}
+	}
+	if len(failed) > 0 {
+		fmt.Fprintf(os.Stderr, "legate-bench: %s failed to run\n", strings.Join(failed, ", "))
+		return 1
+	}
+	return 0
+}
+
+// checkNumbers refuses a scenario whose rows hold no number (a
+// measurement that silently produced nothing).
+func checkNumbers(rows []row) error {
+	if len(rows) == 0 {
+		return fmt.Errorf("no results")
+	}
+	for _, r := range rows {
+		if r.Legate != r.Legate { // NaN
+			return fmt.Errorf("%s: no value", r.Metric)
+		}
+	}
+	return nil
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}
+
+// jsonRows replaces NaN (not JSON) by nulls.
+func jsonRows(rows []row) []map[string]any {
+	out := make([]map[string]any, len(rows))
+	for i, r := range rows {
+		num := func(v float64) any {
+			if v != v {
+				return nil
+			}
+			return v
+		}
+		out[i] = map[string]any{"scenario": r.Scenario, "metric": r.Metric, "note": r.Note, "unit": r.Unit,
+			"baseline": num(r.Baseline), "legate": num(r.Legate), "ratio": num(r.Ratio), "target": r.Target, "result": r.Result}
+	}
+	return out
+}
+
+// machineLine describes this machine and toolchain.
+func machineLine() string {
+	model := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for l := range strings.Lines(string(b)) {
+			if v, ok := strings.CutPrefix(l, "model name"); ok {
+				model = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+				break
+			}
+		}
+	}
+	kernel := ""
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		kernel = ", Linux " + strings.TrimSpace(string(b))
+	}
+	commit := ""
+	if out, err := exec.Command("git", "describe", "--always", "--dirty").Output(); err == nil {
+		commit = ", commit " + strings.TrimSpace(string(out))
+	}
+	return fmt.Sprintf("Machine: %d × %s (nproc %d)%s, %s %s/%s%s.", runtime.NumCPU(), model, runtime.NumCPU(), kernel,
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, commit)
+}
+
+// loadAvg is the 1-minute load average: other work on the machine skews
+// absolute numbers (ratios, measured back to back, less so).
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return "?"
+	}
+	return f[0]
+}
+
+// execCommand is exec.CommandContext with the child killed if we die.
+func execCommand(ctx context.Context, argv ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	return cmd
+}
+
+// profile runs the P1 and P3 loads against Legate in-process under
+// runtime/pprof and leaves the profiles in out.
+func (b *bench) profile(ctx context.Context, out string) error {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	out, _ = filepath.Abs(out)
+	c := 1
+	for _, x := range b.cs {
+		if x <= 8 {
+			c = max(c, x)
+		}
+	}
+	b.cs, b.rounds, b.warmup = []int{c}, 1, max(b.warmup, time.Second)
+
+	up, err := startSelf(ctx, b.dir, "prof-upstream", "upstream", "-servers", "1", "-tools", "1")
+	if err != nil {
+		return err
+	}
+	defer up.stop()
+	cfg, err := b.writeFile("prof-p1.yaml", fmt.Sprintf("upstreams:\n  - {id: up, url: \"http://%s/mcp\"}\npolicy:\n  rules:\n    - {tool: \"mcp.up.echo\", action: allow}\n", up.addr))
+	if err != nil {
+		return err
+	}
+	cpu, allocs := filepath.Join(out, "forward.cpu.pprof"), filepath.Join(out, "forward.allocs.pprof")
+	lg, err := startLegateInProcess(ctx, b.dir, "prof-legate", cfg, filepath.Join(b.dir, "prof-state"), "-cpuprofile", cpu, "-memprofile", allocs)
+	if err != nil {
+		return err
+	}
+	rows, err := b.forwarded(ctx, up, lg, "P1 (in-process)")
+	lg.stop()
+	if err != nil {
+		return err
+	}
+	printTable(os.Stdout, rows[:3], false)
+
+	cfg3, err := b.writeFile("prof-p3.yaml", "connectors:\n  - {id: noop, type: noop}\n")
+	if err != nil {
+		return err
+	}
+	cpu3, allocs3 := filepath.Join(out, "native.cpu.pprof"), filepath.Join(out, "native.allocs.pprof")
+	lg3, err := startLegateInProcess(ctx, b.dir, "prof-legate3", cfg3, filepath.Join(b.dir, "prof-state3"), "-cpuprofile", cpu3, "-memprofile", allocs3)
+	if err != nil {
+		return err
+	}
+	sess, err := openSessions(ctx, newHTTPClient(), "http://"+lg3.addr+"/mcp", c, 8, false)
+	if err != nil {
+		lg3.stop()
+		return err
+	}
+	lr, err := runLoad(ctx, sess, toolCall("noop__nop", map[string]any{}), b.warmup, b.dur, map[string]*proc{"legate": lg3}, nil)
+	closeSessions(sess)
+	lg3.stop()
+	if err != nil {
+		return err
+	}
+	b.logf("native no-op C=%d: %.0f calls/s, %.0f µs Legate CPU per call", c, lr.rate(), lr.cpuPerCall("legate"))
+
+	// Start-up with a large cache and every upstream down (P5).
+	big, err := b.prepareBigCache(ctx)
+	if err != nil {
+		return err
+	}
+	big.up.kill()
+	big.up = nil
+	cpu5 := filepath.Join(out, "startup.cpu.pprof")
+	t0 := time.Now()
+	lg5, err := startLegateInProcess(ctx, b.dir, "prof-legate5", big.cfg, big.state, "-cpuprofile", cpu5)
+	if err != nil {
+		return err
+	}
+	b.logf("start-up with %d cached tools: ready after %s", b.bigUps*bigTools, time.Since(t0).Round(time.Millisecond))
+	lg5.stop()
+
+	// tools/list of the whole cache (P2).
+	cpu2 := filepath.Join(out, "list.cpu.pprof")
+	lg2, err := startLegateInProcess(ctx, b.dir, "prof-legate2", big.cfg, big.state, "-cpuprofile", cpu2, "-profile-serving")
+	if err != nil {
+		return err
+	}
+	rs, err := openRaw(ctx, newHTTPClient(), "http://"+lg2.addr+"/mcp")
+	if err != nil {
+		lg2.stop()
+		return err
+	}
+	var lists []time.Duration
+	for deadline := time.Now().Add(b.dur); time.Now().Before(deadline); {
+		d, _, err := rs.listRaw(ctx)
+		if err != nil {
+			lg2.stop()
+			return err
+		}
+		lists = append(lists, d)
+	}
+	lg2.stop()
+	slices.Sort(lists)
+	b.logf("tools/list of %d tools: %d lists, p50 %s", b.bigUps*bigTools, len(lists), percentile(lists, .5))
+	for _, f := range []string{cpu, allocs, cpu3, allocs3, cpu5, cpu2} {
+		fmt.Printf("wrote %s\n", f)
+	}
+	fmt.Printf("read them with e.g.: go tool pprof -top %s\n", cpu)
+	return nil
+}

@@ -1,0 +1,692 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// bench is one run of the harness.
+type bench struct {
+	dir      string // temporary directory: configs, state, logs
+	bin      string // the real legate binary
+	smoke    bool
+	rounds   int
+	warmup   time.Duration
+	dur      time.Duration
+	cs       []int // concurrencies of P1
+	lists    int   // tools/list calls timed through Legate in P2
+	sessions int   // idle sessions in P4
+	bigUps   int   // upstreams of P2 and P5 (each with bigTools tools)
+	settle   time.Duration
+	big      *bigCache
+}
+
+func (b *bench) logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "legate-bench: "+format+"\n", args...)
+}
+
+// order is the two targets' order in round r: baseline first in even
+// rounds, Legate first in odd ones.
+func order(r int) []int {
+	if r%2 == 0 {
+		return []int{0, 1}
+	}
+	return []int{1, 0}
+}
+
+func (b *bench) writeFile(name, content string) (string, error) {
+	p := filepath.Join(b.dir, name)
+	return p, os.WriteFile(p, []byte(content), 0o600)
+}
+
+// waitTools polls tools/list on cs until it holds want tools named with
+// prefix (10 s at most).
+func waitTools(ctx context.Context, cs *mcp.ClientSession, prefix string, want int) error {
+	deadline := time.Now().Add(10 * time.Second)
+	got := 0
+	for time.Now().Before(deadline) {
+		tools, err := listAll(ctx, cs)
+		if err != nil {
+			return err
+		}
+		if got = countPrefix(tools, prefix); got >= want {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fmt.Errorf("catalog holds %d %s* tools after 10s, want %d", got, prefix, want)
+}
+
+func countPrefix(tools []*mcp.Tool, prefix string) int {
+	n := 0
+	for _, t := range tools {
+		if strings.HasPrefix(t.Name, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+// ---- P1: forwarded call ----
+
+func (b *bench) p1(ctx context.Context) ([]row, error) {
+	up, err := startSelf(ctx, b.dir, "p1-upstream", "upstream", "-servers", "1", "-tools", "1")
+	if err != nil {
+		return nil, err
+	}
+	defer up.stop()
+	cfg, err := b.writeFile("p1.yaml", fmt.Sprintf(`upstreams:
+  - {id: up, url: "http://%s/mcp"}
+policy:
+  rules:
+    - {tool: "mcp.up.echo", action: allow}
+`, up.addr))
+	if err != nil {
+		return nil, err
+	}
+	lg, err := startLegate(ctx, b.dir, "p1-legate", b.bin, cfg, filepath.Join(b.dir, "p1-state"))
+	if err != nil {
+		return nil, err
+	}
+	defer lg.stop()
+	rows, err := b.forwarded(ctx, up, lg, "P1")
+	return rows, err
+}
+
+// forwarded measures P1 against a running upstream and Legate (also used
+// by -profile with Legate in-process).
+func (b *bench) forwarded(ctx context.Context, up, lg *proc, scen string) ([]row, error) {
+	maxC := slices.Max(b.cs)
+	hcs := []*http.Client{newHTTPClient(), newHTTPClient()}
+	direct, err := openSessions(ctx, hcs[0], "http://"+up.addr+"/mcp", maxC, 8, false)
+	if err != nil {
+		return nil, err
+	}
+	defer closeSessions(direct)
+	via, err := openSessions(ctx, hcs[1], "http://"+lg.addr+"/mcp", maxC, 8, false)
+	if err != nil {
+		return nil, err
+	}
+	defer closeSessions(via)
+	if err := waitTools(ctx, via[0], "mcp__up__echo", 1); err != nil {
+		return nil, err
+	}
+	targets := [2][]*mcp.ClientSession{direct, via}
+	calls := [2]callFunc{
+		toolCall("echo", map[string]any{"text": "hello"}),
+		toolCall("mcp__up__echo", map[string]any{"text": "hello"}),
+	}
+	watch := map[string]*proc{"upstream": up, "legate": lg}
+	type series struct{ rate, p50, p99, upCPU, lgCPU, conns, reqs []float64 }
+	res := map[int]*[2]series{}
+	for _, c := range b.cs {
+		res[c] = &[2]series{}
+	}
+	var rtt []float64
+	rttClient := newHTTPClient()
+	for r := range b.rounds {
+		lat, err := httpRTT(ctx, rttClient, "http://"+up.addr+"/_bench/ping", b.warmup/2, b.dur/2)
+		if err != nil {
+			return nil, err
+		}
+		rtt = append(rtt, us(percentile(lat, 0.5)))
+		for _, c := range b.cs {
+			for _, t := range order(r) {
+				lr, err := runLoad(ctx, targets[t][:c], calls[t], b.warmup, b.dur, watch, up)
+				if err != nil {
+					return nil, fmt.Errorf("C=%d %s: %w", c, []string{"direct", "through Legate"}[t], err)
+				}
+				s := &res[c][t]
+				s.rate = append(s.rate, lr.rate())
+				s.p50 = append(s.p50, us(lr.p(0.5)))
+				s.p99 = append(s.p99, us(lr.p(0.99)))
+				s.upCPU = append(s.upCPU, lr.cpuPerCall("upstream"))
+				s.lgCPU = append(s.lgCPU, lr.cpuPerCall("legate"))
+				s.conns = append(s.conns, float64(lr.Up.Conns)/float64(lr.Calls)*1000)
+				s.reqs = append(s.reqs, float64(lr.Up.Requests)/float64(lr.Calls))
+				b.logf("%s round %d C=%d %-14s %7.0f calls/s p50 %6.0f µs p99 %6.0f µs cpu/call upstream %4.0f µs legate %4.0f µs",
+					scen, r+1, c, []string{"direct", "through Legate"}[t], lr.rate(), us(lr.p(0.5)), us(lr.p(0.99)),
+					lr.cpuPerCall("upstream"), lr.cpuPerCall("legate"))
+			}
+		}
+	}
+	var rows []row
+	for _, c := range b.cs {
+		d, v := res[c][0], res[c][1]
+		rr := row{Scenario: scen, Metric: fmt.Sprintf("calls/s, C=%d", c), Unit: "calls/s",
+			Baseline: median(d.rate), Legate: median(v.rate), Ratio: median(ratios(v.rate, d.rate))}
+		if c == 8 {
+			rr.Target = "≥ 0.75× direct"
+			rr.Result = passFail(rr.Ratio >= 0.75)
+		}
+		rows = append(rows, rr)
+		rows = append(rows, row{Scenario: scen, Metric: fmt.Sprintf("p50 latency, C=%d", c), Unit: "µs",
+			Baseline: median(d.p50), Legate: median(v.p50), Ratio: median(ratios(v.p50, d.p50))})
+		rows = append(rows, row{Scenario: scen, Metric: fmt.Sprintf("p99 latency, C=%d", c), Unit: "µs",
+			Baseline: median(d.p99), Legate: median(v.p99), Ratio: median(ratios(v.p99, d.p99))})
+	}
+	if _, ok := res[1]; ok {
+		d, v := res[1][0], res[1][1]
+		added := make([]float64, len(d.p50))
+		for i := range added {
+			added[i] = v.p50[i] - d.p50[i]
+		}
+		budget := median(rtt) + 150
+		rows = append(rows, row{Scenario: scen, Metric: "p50 added latency, C=1", Note: "baseline: one loopback HTTP round trip", Unit: "µs",
+			Baseline: median(rtt), Legate: median(added), Ratio: none,
+			Target: fmt.Sprintf("≤ round trip + 150 µs = %.0f µs", budget), Result: passFail(median(added) <= budget)})
+	}
+	for _, c := range b.cs {
+		v := res[c][1]
+		rows = append(rows, row{Scenario: scen, Metric: fmt.Sprintf("CPU per forwarded call, C=%d", c), Note: "baseline: upstream's, same window", Unit: "µs",
+			Baseline: median(v.upCPU), Legate: median(v.lgCPU), Ratio: median(ratios(v.lgCPU, v.upCPU)),
+			Target: "≤ 1× upstream", Result: passFail(median(ratios(v.lgCPU, v.upCPU)) <= 1)})
+	}
+	for _, c := range b.cs {
+		d, v := res[c][0], res[c][1]
+		rows = append(rows, row{Scenario: scen, Metric: fmt.Sprintf("upstream CPU per call, C=%d", c), Note: "direct vs through Legate", Unit: "µs",
+			Baseline: median(d.upCPU), Legate: median(v.upCPU), Ratio: median(ratios(v.upCPU, d.upCPU))})
+	}
+	for _, c := range b.cs {
+		d, v := res[c][0], res[c][1]
+		rows = append(rows, row{Scenario: scen, Metric: fmt.Sprintf("upstream HTTP requests per call, C=%d", c), Unit: "x",
+			Baseline: median(d.reqs), Legate: median(v.reqs), Ratio: none})
+		rows = append(rows, row{Scenario: scen, Metric: fmt.Sprintf("new upstream TCP connections per 1,000 calls, C=%d", c), Unit: "",
+			Baseline: median(d.conns), Legate: median(v.conns), Ratio: none})
+	}
+	return rows, nil
+}
+
+// ---- P2: list at scale, and the cache P5 starts from ----
+
+// bigTools is the tools of each P2 upstream.
+const bigTools = 100
+
+// bigCache is a state directory whose cache holds 50 upstreams × 100 tools.
+type bigCache struct {
+	cfg, state string
+	up         *proc // the upstreams, while running
+}
+
+// prepareBigCache starts the 50 upstreams (one process, /u0../u49, plus
+// the uncounted /all baseline) and fills a state directory's cache with
+// `legate upstream refresh`.
+func (b *bench) prepareBigCache(ctx context.Context) (*bigCache, error) {
+	if b.big != nil {
+		return b.big, nil
+	}
+	up, err := startSelf(ctx, b.dir, "p2-upstreams", "upstream", "-servers", fmt.Sprint(b.bigUps), "-tools", fmt.Sprint(bigTools), "-all")
+	if err != nil {
+		return nil, err
+	}
+	var sb strings.Builder
+	sb.WriteString("upstreams:\n")
+	for i := range b.bigUps {
+		fmt.Fprintf(&sb, "  - {id: u%d, url: \"http://%s/u%d\"}\n", i, up.addr, i)
+	}
+	cfg, err := b.writeFile("p2.yaml", sb.String())
+	if err != nil {
+		up.stop()
+		return nil, err
+	}
+	state := filepath.Join(b.dir, "p2-state")
+	t0 := time.Now()
+	out, err := runCmd(ctx, b.bin, "upstream", "refresh", "--config", cfg, "--state-dir", state)
+	if err != nil {
+		up.stop()
+		return nil, fmt.Errorf("legate upstream refresh: %v\n%s", err, out)
+	}
+	b.logf("cache filled: %d upstreams × %d tools in %s", b.bigUps, bigTools, time.Since(t0).Round(time.Millisecond))
+	b.big = &bigCache{cfg: cfg, state: state, up: up}
+	return b.big, nil
+}
+
+func runCmd(ctx context.Context, argv ...string) (string, error) {
+	var out strings.Builder
+	cmd := execCommand(ctx, argv...)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
+}
+
+func (b *bench) p2(ctx context.Context) ([]row, error) {
+	big, err := b.prepareBigCache(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { big.up.stop(); big.up = nil }()
+	want := b.bigUps * bigTools
+	t0 := time.Now()
+	lg, err := startLegate(ctx, b.dir, "p2-legate", b.bin, big.cfg, big.state)
+	if err != nil {
+		return nil, err
+	}
+	defer lg.stop()
+	b.logf("P2 legate serve ready after %s", time.Since(t0).Round(time.Millisecond))
+	// Legate refreshes every upstream when it starts: let that finish
+	// (no upstream request and Legate idle), then count from zero.
+	if err := waitQuiet(big.up, 500*time.Millisecond, 60*time.Second); err != nil {
+		return nil, err
+	}
+	settled, settleCPU, err := waitIdle(lg, 500*time.Millisecond, 5*time.Minute)
+	if err != nil {
+		return nil, err
+	}
+	startupCPU, err := cpuSeconds(lg.pid())
+	if err != nil {
+		return nil, err
+	}
+	b.logf("P2 legate serve idle %s after ready (%.1f s CPU since start, %.1f s while waiting)", settled.Round(time.Millisecond), startupCPU, settleCPU)
+	if err := resetUpstreamStats(big.up); err != nil {
+		return nil, err
+	}
+	hc := newHTTPClient()
+	endpoints := []string{"http://" + big.up.addr + "/all", "http://" + lg.addr + "/mcp"}
+	var raw [2]*rawSession
+	var sdk [2]*mcp.ClientSession
+	for i, ep := range endpoints {
+		if raw[i], err = openRaw(ctx, hc, ep); err != nil {
+			return nil, err
+		}
+		s, err := openSessions(ctx, hc, ep, 1, 1, false)
+		if err != nil {
+			return nil, err
+		}
+		defer closeSessions(s)
+		sdk[i] = s[0]
+	}
+	names := []string{"baseline", "through Legate"}
+	check := func(t int, tools []string) error {
+		n := len(tools)
+		if t == 1 {
+			n = 0
+			for _, name := range tools {
+				if strings.HasPrefix(name, "mcp__") {
+					n++
+				}
+			}
+		}
+		if n != want {
+			return fmt.Errorf("tools/list %s returned %d upstream tools, want %d", names[t], n, want)
+		}
+		return nil
+	}
+	// Legate is measured b.lists times; the baseline (a go-sdk server that
+	// takes far longer per list) and the go-sdk client, both informative,
+	// fewer times.
+	t0 = time.Now()
+	perRound := max(1, b.lists/b.rounds)
+	basePerRound := max(1, perRound/16)
+	sdkPerRound := 1
+	var lat, sdkLat [2][]time.Duration
+	counts := [2]int{}
+	for r := range b.rounds {
+		for _, t := range order(r) {
+			n := perRound
+			if t == 0 {
+				n = basePerRound
+			}
+			for i := range n + 1 { // one warm-up list
+				d, tools, err := raw[t].listRaw(ctx)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", names[t], err)
+				}
+				if err := check(t, tools); err != nil {
+					return nil, err
+				}
+				counts[t] = len(tools)
+				if i >= 1 {
+					lat[t] = append(lat[t], d)
+				}
+			}
+			for range sdkPerRound {
+				t0 := time.Now()
+				tools, err := listAll(ctx, sdk[t])
+				d := time.Since(t0)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", names[t], err)
+				}
+				ns := make([]string, len(tools))
+				for i, tl := range tools {
+					ns[i] = tl.Name
+				}
+				if err := check(t, ns); err != nil {
+					return nil, err
+				}
+				sdkLat[t] = append(sdkLat[t], d)
+			}
+		}
+	}
+	st, err := upstreamStats(big.up)
+	if err != nil {
+		return nil, err
+	}
+	if b.smoke && st.Requests != 0 {
+		return nil, fmt.Errorf("listing through Legate caused %d upstream requests, want 0", st.Requests)
+	}
+	for t := range lat {
+		slices.Sort(lat[t])
+		slices.Sort(sdkLat[t])
+	}
+	pct := func(l [2][]time.Duration, q float64) [2]float64 {
+		return [2]float64{us(percentile(l[0], q)), us(percentile(l[1], q))}
+	}
+	p50, p99, sdk50 := pct(lat, .5), pct(lat, .99), pct(sdkLat, .5)
+	b.logf("P2 lists took %s", time.Since(t0).Round(time.Millisecond))
+	b.logf("P2 tools/list of %d tools (%d/%d lists): baseline p50 %.2f ms, Legate p50 %.2f ms p99 %.2f ms (go-sdk client: %.2f / %.2f ms), upstream requests %d",
+		want, len(lat[0]), len(lat[1]), p50[0]/1000, p50[1]/1000, p99[1]/1000, sdk50[0]/1000, sdk50[1]/1000, st.Requests)
+	return []row{
+		{Scenario: "P2", Metric: "tools/list p50",
+			Note: fmt.Sprintf("%d upstreams × %d tools, %d lists (baseline %d), one session, plain HTTP client; baseline: one go-sdk server with the same %d tools", b.bigUps, bigTools, len(lat[1]), len(lat[0]), want),
+			Unit: "µs", Baseline: p50[0], Legate: p50[1], Ratio: p50[1] / p50[0], Target: "≤ 5 ms", Result: passFail(p50[1] <= 5000)},
+		{Scenario: "P2", Metric: "tools/list p99", Unit: "µs", Baseline: p99[0], Legate: p99[1], Ratio: p99[1] / p99[0]},
+		{Scenario: "P2", Metric: "tools/list p50 with the go-sdk client", Note: fmt.Sprintf("%d lists, client decoding included", len(sdkLat[1])),
+			Unit: "µs", Baseline: sdk50[0], Legate: sdk50[1], Ratio: sdk50[1] / sdk50[0]},
+		{Scenario: "P2", Metric: "upstream tools listed", Unit: "", Baseline: float64(counts[0]), Legate: float64(want), Ratio: none,
+			Target: fmt.Sprintf("= %d", want), Result: "PASS"},
+		{Scenario: "P2", Metric: "upstream requests caused", Unit: "", Baseline: none, Legate: float64(st.Requests), Ratio: none,
+			Target: "= 0", Result: passFail(st.Requests == 0)},
+		{Scenario: "P2", Metric: fmt.Sprintf("legate serve CPU from exec to idle, %d upstreams up, cache filled", b.bigUps), Note: "start-up refresh of every upstream",
+			Unit: "s", Baseline: none, Legate: startupCPU, Ratio: none},
+	}, nil
+}
+
+// ---- P3: native call ----
+
+func (b *bench) p3(ctx context.Context) ([]row, error) {
+	bare, err := startSelf(ctx, b.dir, "p3-bare", "bare")
+	if err != nil {
+		return nil, err
+	}
+	defer bare.stop()
+	cfg, err := b.writeFile("p3.yaml", "connectors:\n  - {id: noop, type: noop}\n")
+	if err != nil {
+		return nil, err
+	}
+	lg, err := startLegateInProcess(ctx, b.dir, "p3-legate", cfg, filepath.Join(b.dir, "p3-state"))
+	if err != nil {
+		return nil, err
+	}
+	defer lg.stop()
+	var cs []int
+	for _, c := range b.cs {
+		if c <= 8 {
+			cs = append(cs, c)
+		}
+	}
+	if len(cs) == 0 {
+		cs = []int{1}
+	}
+	maxC := slices.Max(cs)
+	hcs := []*http.Client{newHTTPClient(), newHTTPClient()}
+	var targets [2][]*mcp.ClientSession
+	for i, ep := range []string{"http://" + bare.addr + "/mcp", "http://" + lg.addr + "/mcp"} {
+		s, err := openSessions(ctx, hcs[i], ep, maxC, 8, false)
+		if err != nil {
+			return nil, err
+		}
+		defer closeSessions(s)
+		targets[i] = s
+	}
+	calls := [2]callFunc{toolCall("nop", map[string]any{}), toolCall("noop__nop", map[string]any{})}
+	procs := [2]*proc{bare, lg}
+	type series struct{ rate, p50, cpu []float64 }
+	res := map[int]*[2]series{}
+	for _, c := range cs {
+		res[c] = &[2]series{}
+	}
+	for r := range b.rounds {
+		for _, c := range cs {
+			for _, t := range order(r) {
+				lr, err := runLoad(ctx, targets[t][:c], calls[t], b.warmup, b.dur, map[string]*proc{"server": procs[t]}, nil)
+				if err != nil {
+					return nil, fmt.Errorf("C=%d %s: %w", c, []string{"bare", "Legate"}[t], err)
+				}
+				s := &res[c][t]
+				s.rate = append(s.rate, lr.rate())
+				s.p50 = append(s.p50, us(lr.p(0.5)))
+				s.cpu = append(s.cpu, lr.cpuPerCall("server"))
+				b.logf("P3 round %d C=%d %-6s %7.0f calls/s p50 %6.0f µs cpu/call %4.0f µs",
+					r+1, c, []string{"bare", "Legate"}[t], lr.rate(), us(lr.p(0.5)), lr.cpuPerCall("server"))
+			}
+		}
+	}
+	var rows []row
+	for _, c := range cs {
+		d, v := res[c][0], res[c][1]
+		rr := row{Scenario: "P3", Metric: fmt.Sprintf("calls/s, C=%d", c), Unit: "calls/s",
+			Baseline: median(d.rate), Legate: median(v.rate), Ratio: median(ratios(v.rate, d.rate))}
+		if c == 1 {
+			rr.Note = "baseline: same no-op handler on a bare go-sdk server"
+		}
+		if c == 8 {
+			rr.Target = "≥ 0.8× bare"
+			rr.Result = passFail(rr.Ratio >= 0.8)
+		}
+		rows = append(rows, rr)
+		rows = append(rows, row{Scenario: "P3", Metric: fmt.Sprintf("p50 latency, C=%d", c), Unit: "µs",
+			Baseline: median(d.p50), Legate: median(v.p50), Ratio: median(ratios(v.p50, d.p50))})
+		rows = append(rows, row{Scenario: "P3", Metric: fmt.Sprintf("server CPU per call, C=%d", c), Unit: "µs",
+			Baseline: median(d.cpu), Legate: median(v.cpu), Ratio: median(ratios(v.cpu, d.cpu))})
+	}
+	return rows, nil
+}
+
+// ---- P4: memory ----
+
+// p4Legate starts `legate serve` with 10 connectors and 10 upstreams and
+// waits until its catalog is complete and its start-up refresh is over.
+func (b *bench) p4Legate(ctx context.Context, up *proc, name string) (*proc, error) {
+	var sb strings.Builder
+	sb.WriteString("connectors:\n")
+	for i := range 5 {
+		fmt.Fprintf(&sb, "  - {id: web%d, type: http, config: {base_url: \"http://%s/api%d/\", allow_private_networks: true}}\n", i, up.addr, i)
+		fmt.Fprintf(&sb, "  - {id: hook%d, type: webhook, config: {url: \"http://%s/hook%d\", allow_private_networks: true}}\n", i, up.addr, i)
+	}
+	sb.WriteString("upstreams:\n")
+	for i := range 10 {
+		fmt.Fprintf(&sb, "  - {id: u%d, url: \"http://%s/u%d\"}\n", i, up.addr, i)
+	}
+	cfg, err := b.writeFile("p4.yaml", sb.String())
+	if err != nil {
+		return nil, err
+	}
+	lg, err := startLegate(ctx, b.dir, name, b.bin, cfg, filepath.Join(b.dir, name+"-state"))
+	if err != nil {
+		return nil, err
+	}
+	// 2 built-in tools + 5 http.call + 5 webhook.send + 10 upstream echo.
+	const want = 22
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var rz struct{ Tools int }
+		resp, err := http.Get("http://" + lg.addr + "/readyz")
+		if err == nil {
+			json.NewDecoder(resp.Body).Decode(&rz)
+			resp.Body.Close()
+		}
+		if rz.Tools == want {
+			break
+		}
+		if time.Now().After(deadline) {
+			lg.stop()
+			return nil, fmt.Errorf("legate catalog holds %d tools after 10s, want %d", rz.Tools, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := waitQuiet(up, 300*time.Millisecond, 10*time.Second); err != nil {
+		lg.stop()
+		return nil, err
+	}
+	return lg, nil
+}
+
+// sessionGrowth reads p's idle RSS, opens n sessions, and returns the idle
+// RSS and the growth per session.
+func (b *bench) sessionGrowth(ctx context.Context, p *proc, endpoint string, n int, sse bool) (idle, per float64, err error) {
+	time.Sleep(b.settle)
+	rss0, err := rssBytes(p.pid())
+	if err != nil {
+		return 0, 0, err
+	}
+	ss, err := openSessions(ctx, newHTTPClient(), endpoint, n, 8, sse)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer closeSessions(ss)
+	time.Sleep(b.settle)
+	rss1, err := rssBytes(p.pid())
+	if err != nil {
+		return 0, 0, err
+	}
+	return float64(rss0), float64(rss1-rss0) / float64(n), nil
+}
+
+func (b *bench) p4(ctx context.Context) ([]row, error) {
+	up, err := startSelf(ctx, b.dir, "p4-upstreams", "upstream", "-servers", "10", "-tools", "1")
+	if err != nil {
+		return nil, err
+	}
+	defer up.stop()
+	// [variant][target]: variant 0 without the standalone SSE stream, 1 with it.
+	var idle, per [2][2]float64
+	for v, sse := range []bool{false, true} {
+		for t := range 2 {
+			var p *proc
+			if t == 0 {
+				p, err = startSelf(ctx, b.dir, fmt.Sprintf("p4-bare-%d", v), "bare")
+			} else {
+				p, err = b.p4Legate(ctx, up, fmt.Sprintf("p4-legate-%d", v))
+			}
+			if err != nil {
+				return nil, err
+			}
+			ep := "http://" + p.addr + "/mcp"
+			idle[v][t], per[v][t], err = b.sessionGrowth(ctx, p, ep, b.sessions, sse)
+			p.stop()
+			if err != nil {
+				return nil, err
+			}
+			b.logf("P4 %s %s: idle RSS %.1f MiB, %.1f KiB per idle session (%d sessions)",
+				[]string{"bare  ", "Legate"}[t], []string{"without SSE", "with SSE"}[v], idle[v][t]/(1<<20), per[v][t]/1024, b.sessions)
+		}
+	}
+	mib := func(v float64) float64 { return v / (1 << 20) }
+	kib := func(v float64) float64 { return v / 1024 }
+	return []row{
+		{Scenario: "P4", Metric: "idle RSS", Note: "Legate: 10 connectors + 10 upstreams; baseline: bare go-sdk server, one tool", Unit: "MiB",
+			Baseline: mib(idle[0][0]), Legate: mib(idle[0][1]), Ratio: idle[0][1] / idle[0][0], Target: "≤ 40 MiB", Result: passFail(mib(idle[0][1]) <= 40)},
+		{Scenario: "P4", Metric: fmt.Sprintf("RSS per idle session, %d sessions, no standalone SSE", b.sessions), Unit: "KiB",
+			Baseline: kib(per[0][0]), Legate: kib(per[0][1]), Ratio: per[0][1] / per[0][0], Target: "≤ 50 KiB", Result: passFail(kib(per[0][1]) <= 50)},
+		{Scenario: "P4", Metric: fmt.Sprintf("RSS per idle session, %d sessions, with standalone SSE GET", b.sessions), Unit: "KiB",
+			Baseline: kib(per[1][0]), Legate: kib(per[1][1]), Ratio: per[1][1] / per[1][0]},
+	}, nil
+}
+
+// ---- P5: cold start ----
+
+// coldStart starts argv listening on addr and returns the time from exec
+// to the first answered tools/list and the tools it held.
+// It speaks plain HTTP (see rawSession), so that the client's own decoding
+// of thousands of tools is not counted.
+func (b *bench) coldStart(ctx context.Context, name, addr string, argv ...string) (time.Duration, []string, error) {
+	t0 := time.Now()
+	p, err := startProc(ctx, b.dir, name, addr, argv...)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer p.stop()
+	hc := newHTTPClient()
+	deadline := t0.Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-p.done:
+			return 0, nil, fmt.Errorf("%s exited: %v %s", name, p.err, p.tail())
+		default:
+		}
+		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
+		if err != nil {
+			time.Sleep(2 * time.Millisecond)
+			continue
+		}
+		c.Close()
+		rs, err := openRaw(ctx, hc, "http://"+addr+"/mcp")
+		if err != nil {
+			time.Sleep(2 * time.Millisecond)
+			continue
+		}
+		_, tools, err := rs.listRaw(ctx)
+		d := time.Since(t0)
+		if err != nil {
+			time.Sleep(2 * time.Millisecond)
+			continue
+		}
+		return d, tools, nil
+	}
+	return 0, nil, fmt.Errorf("%s: no tools/list answered within 10s: %s", name, p.tail())
+}
+
+func (b *bench) p5(ctx context.Context) ([]row, error) {
+	big, err := b.prepareBigCache(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if big.up != nil {
+		big.up.kill() // every upstream down
+		big.up = nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	want := b.bigUps * bigTools
+	var times [2][]float64
+	listed := 0
+	for r := range b.rounds {
+		for _, t := range order(r) {
+			addr, err := freeAddr()
+			if err != nil {
+				return nil, err
+			}
+			var d time.Duration
+			var tools []string
+			if t == 0 {
+				d, tools, err = b.coldStart(ctx, "p5-bare", addr, exe, "bare", "-addr", addr)
+			} else {
+				d, tools, err = b.coldStart(ctx, "p5-legate", addr, b.bin, "serve", "--config", big.cfg, "--state-dir", big.state, "--listen", addr)
+			}
+			if err != nil {
+				return nil, err
+			}
+			if t == 1 {
+				listed = 0
+				for _, n := range tools {
+					if strings.HasPrefix(n, "mcp__") {
+						listed++
+					}
+				}
+				if listed != want {
+					return nil, fmt.Errorf("first tools/list after a cold start held %d cached upstream tools, want %d", listed, want)
+				}
+			}
+			times[t] = append(times[t], float64(d)/float64(time.Millisecond))
+			b.logf("P5 round %d %-6s first tools/list after %.1f ms (%d tools)", r+1, []string{"bare", "Legate"}[t], float64(d)/float64(time.Millisecond), len(tools))
+		}
+	}
+	return []row{
+		{Scenario: "P5", Metric: "exec to first answered tools/list", Note: fmt.Sprintf("every upstream down, %d tools cached; baseline: bare go-sdk server", want), Unit: "ms",
+			Baseline: median(times[0]), Legate: median(times[1]), Ratio: median(ratios(times[1], times[0])), Target: "≤ 200 ms", Result: passFail(median(times[1]) <= 200)},
+		{Scenario: "P5", Metric: "cached upstream tools in that list", Unit: "", Baseline: none, Legate: float64(listed), Ratio: none,
+			Target: fmt.Sprintf("= %d", want), Result: passFail(listed == want)},
+	}, nil
+}
