@@ -110,14 +110,9 @@ func TestNPMUpstreams(t *testing.T) {
 				if len(progress) == 0 {
 					t.Errorf("%s {duration: 2, steps: 4} with a progress token: the client received no progress notification (the upstream sends 4)\n%s", long, out)
 				} else if len(progress) < 4 {
-					// Known bug (see tolerateLostLastLog): the last notification, sent right
-					// before the result, is often relayed after it.
-					msg := fmt.Sprintf("%s {duration: 2, steps: 4}: the client received %d of the upstream's 4 progress notifications", long, len(progress))
-					if strictKnownBugs() {
-						t.Error(msg)
-					} else {
-						t.Logf("KNOWN BUG tolerated (set LEGATE_TEST_KNOWN_BUGS=1 to fail on it): %s", msg)
-					}
+					// Each notification the upstream sends before its result reaches the
+					// client before the result.
+					t.Errorf("%s {duration: 2, steps: 4}: the client received %d of the upstream's 4 progress notifications\n%s", long, len(progress), out)
 				}
 				for i, n := range progress {
 					if n.Total != 4 || n.Progress < 1 || n.Progress > 4 || (i > 0 && n.Progress <= progress[i-1].Progress) {

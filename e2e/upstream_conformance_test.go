@@ -61,9 +61,6 @@ func TestUpstreamConformance(t *testing.T) {
 			}
 			t.Logf("conformance --suite active: directly: %d passed, %d failed; through Legate (upstream over %s): %d passed, %d failed",
 				direct.passed, direct.failed, transport, got.passed, got.failed)
-			if bug := tolerateLostLastLog(direct, got); bug != "" {
-				t.Logf("KNOWN BUG tolerated (set LEGATE_TEST_KNOWN_BUGS=1 to fail on it): %s", bug)
-			}
 			if diff := direct.diff(got); diff != "" {
 				t.Errorf("conformance --suite active through Legate (upstream over %s) differs from the fixture directly:\n%s\nthrough Legate:\n%s",
 					transport, diff, got.summary)
@@ -213,28 +210,4 @@ func (r *conformanceResult) diff(got *conformanceResult) string {
 		lines = append(lines, line)
 	}
 	return strings.Join(lines, "\n")
-}
-
-// lostLastLog is the failure of tools-call-with-logging when the last of the fixture's three log
-// notifications reaches the client after the call's result (or not at all).
-var lostLastLog = regexp.MustCompile(`^tools-call-with-logging FAILURE: Expected at least 3 log messages, got 2$`)
-
-// tolerateLostLastLog is for a reported production bug: the upstream client (go-sdk) handles
-// notifications on a queue of their own while the call's response is delivered at once, so a
-// log (or progress) notification the upstream sends just before its result is relayed after
-// the call has returned — outside the call's stream. Unless LEGATE_TEST_KNOWN_BUGS is set, that
-// exact symptom (tools-call-with-logging failing with 2 of 3 log messages through Legate while
-// it passes directly) is removed from got, which is then compared as usual, and tolerated
-// describes it; every other difference still fails. Remove this once the bug is fixed.
-func tolerateLostLastLog(direct, got *conformanceResult) (tolerated string) {
-	const scenario = "tools-call-with-logging"
-	if strictKnownBugs() || !lostLastLog.MatchString(got.errors[scenario]) ||
-		direct.scenarios[scenario] != "✓ 1 passed, 0 failed" || got.scenarios[scenario] != "✗ 0 passed, 1 failed" {
-		return ""
-	}
-	got.scenarios[scenario] = direct.scenarios[scenario]
-	delete(got.errors, scenario)
-	got.passed++
-	got.failed--
-	return scenario + ": the client got 2 of the upstream's 3 log notifications during the call (the last one was not relayed before the result)"
 }

@@ -24,10 +24,6 @@ const allowAll = `policy:
   defaults: {read: allow, draft: allow, write: allow, destructive: allow}
 `
 
-// strictKnownBugs reports whether LEGATE_TEST_KNOWN_BUGS is set: then the tests also fail on
-// the symptoms of reported production bugs that they otherwise tolerate (and log).
-func strictKnownBugs() bool { return os.Getenv("LEGATE_TEST_KNOWN_BUGS") != "" }
-
 // upstreamConfig writes a legate config.yaml with the given "upstreams:" section and the
 // allow-all policy, and returns its path.
 func upstreamConfig(t *testing.T, upstreams string) string {

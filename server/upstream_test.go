@@ -809,10 +809,6 @@ func killPID(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) }
 // what other upstreams serve: prompts/list (which asks every upstream) and
 // /metrics (which reads every upstream's status).
 func TestUnresponsiveUpstreamDoesNotDelayOthers(t *testing.T) {
-	if os.Getenv("LEGATE_TEST_KNOWN_BUGS") == "" {
-		t.Skip("known production bug (reported; set LEGATE_TEST_KNOWN_BUGS=1 to run): eachUpstream waits for every upstream's Session, " +
-			"which waits for a connect under Upstream.mu up to the 10s connect timeout; Status (behind /metrics) waits on the same lock")
-	}
 	good := upstreamtest.NewEchoServer("good")
 	good.AddPrompt(&mcp.Prompt{Name: "hello"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		return &mcp.GetPromptResult{}, nil

@@ -27,6 +27,7 @@ type session struct {
 	done  chan struct{}      // closed when the session ends
 
 	inflight sync.Map // progress token → *pendingCall: the calls under way on it
+	tapped   bool     // its progress and logs are relayed from the wire (tap.go)
 }
 
 // callContext is the context of a call under way on the session, so that
@@ -97,23 +98,28 @@ func newHTTPClient(c *Config, h http.Header) *http.Client {
 	return &http.Client{Transport: rt}
 }
 
-// transport builds the MCP transport for one new session.
-func (u *Upstream) transport() (mcp.Transport, error) {
+// transport builds the MCP transport for session s, tapped so that its
+// notifications are relayed in wire order (see tap.go).
+func (u *Upstream) transport(s *session) (mcp.Transport, error) {
 	c := u.cfg
 	if len(c.Command) > 0 {
 		cmd := exec.Command(c.Command[0], c.Command[1:]...)
 		cmd.Env = childEnv(c.Env)
 		cmd.Dir = c.Dir
 		cmd.Stderr = &lineLogger{log: u.log, id: c.ID}
-		return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
+		s.tapped = true
+		return &stdioTransport{cmd: cmd, tap: func(raw []byte) { u.tapMessage(s, raw) }}, nil
 	}
 	if u.headerErr != nil {
 		return nil, u.headerErr
 	}
 	if c.Transport == "sse" {
+		// The legacy transport's one event stream serves every request:
+		// the SDK's handlers relay its notifications.
 		return &mcp.SSEClientTransport{Endpoint: c.URL, HTTPClient: u.http}, nil
 	}
-	return &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: u.http, MaxRetries: 1}, nil
+	s.tapped = true
+	return &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: u.tappedHTTP, MaxRetries: 1}, nil
 }
 
 // childEnv is the whole environment of a stdio upstream: what the config
@@ -171,11 +177,11 @@ var _ io.Writer = (*lineLogger)(nil)
 
 // connect opens a session, for owner (per_client) or shared (nil owner).
 func (u *Upstream) connect(ctx context.Context, owner *mcp.ServerSession) (*session, error) {
-	t, err := u.transport()
+	s := &session{owner: owner, done: make(chan struct{})}
+	t, err := u.transport(s)
 	if err != nil {
 		return nil, err
 	}
-	s := &session{owner: owner, done: make(chan struct{})}
 	client := mcp.NewClient(&mcp.Implementation{Name: "legate", Version: u.m.version}, u.clientOptions(s))
 	if u.cfg.Session == SessionPerClient {
 		client.AddReceivingMiddleware(s.relayElicitation)
@@ -201,17 +207,17 @@ func (u *Upstream) clientOptions(s *session) *mcp.ClientOptions {
 		// directories with the client's roots, which would widen its access.
 		Capabilities: &mcp.ClientCapabilities{},
 		ProgressNotificationHandler: func(ctx context.Context, r *mcp.ProgressNotificationClientRequest) {
-			u.relayProgress(r.Params)
+			if !s.tapped {
+				u.relayProgress(r.Params)
+			}
 		},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			u.m.refreshSoon(u.cfg.ID)
 		},
 		LoggingMessageHandler: func(ctx context.Context, r *mcp.LoggingMessageRequest) {
-			if s.owner != nil {
-				s.owner.Log(s.callContext(ctx), r.Params)
-				return
+			if !s.tapped {
+				u.relayLog(s, r.Params)
 			}
-			u.log.Debug("upstream log", "upstream", u.cfg.ID, "level", r.Params.Level, "data", r.Params.Data)
 		},
 		ResourceUpdatedHandler: func(ctx context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
 			if u.m.opts.OnResourceUpdated != nil {

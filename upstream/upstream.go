@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,12 +23,13 @@ import (
 // Upstream is one upstream MCP server: its sessions, its circuit breaker,
 // its concurrency bound and its cached tools.
 type Upstream struct {
-	cfg       *Config
-	origin    string
-	m         *Manager
-	log       *slog.Logger
-	http      *http.Client
-	headerErr error // header_env unresolved: every connection fails with it
+	cfg        *Config
+	origin     string
+	m          *Manager
+	log        *slog.Logger
+	http       *http.Client
+	tappedHTTP *http.Client // http, with event streams tapped (tap.go)
+	headerErr  error        // header_env unresolved: every connection fails with it
 
 	breaker *gobreaker.CircuitBreaker[*mcp.CallToolResult]
 	slots   chan struct{} // bounds calls in flight
@@ -80,6 +82,7 @@ func newUpstream(m *Manager, cfg *Config, origin string) *Upstream {
 		h, err := cfg.headers(m.opts.LookupEnv)
 		u.headerErr = err
 		u.http = newHTTPClient(cfg, h)
+		u.tappedHTTP = &http.Client{Transport: &tapTransport{base: u.http.Transport, u: u}}
 	}
 	u.breaker = gobreaker.NewCircuitBreaker[*mcp.CallToolResult](gobreaker.Settings{
 		Name:        cfg.ID,
@@ -134,23 +137,15 @@ func (u *Upstream) sharedSession(ctx context.Context) (*session, error) {
 	u.mu.Unlock()
 
 	v, err := u.await(ctx, "shared", nil)
-	u.mu.Lock()
-	defer u.mu.Unlock()
 	if err != nil {
+		u.mu.Lock()
+		defer u.mu.Unlock()
 		if len(u.shared) > 0 {
 			return u.shared[0], nil
 		}
 		return nil, err
 	}
-	s := v.(*session)
-	if u.closed {
-		s.cs.Close()
-		return nil, errors.New("upstream closed")
-	}
-	if !slices.Contains(u.shared, s) {
-		u.shared = append(u.shared, s)
-	}
-	return s, nil
+	return v.(*session), nil
 }
 
 // backingOff reports, with u.mu held, whether a recent connection failure
@@ -182,32 +177,7 @@ func (u *Upstream) clientSession(ctx context.Context, owner *mcp.ServerSession) 
 	if err != nil {
 		return nil, err
 	}
-	s := v.(*session)
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.closed {
-		s.cs.Close()
-		return nil, errors.New("upstream closed")
-	}
-	if u.perClient[owner] == s {
-		return s, nil // a concurrent caller stored it
-	}
-	u.perClient[owner] = s
-	u.m.wg.Go(func() {
-		select {
-		case <-s.done:
-		case <-u.m.sessionEnded(owner):
-		case <-u.m.ctx.Done():
-		}
-		u.mu.Lock()
-		if u.perClient[owner] == s {
-			delete(u.perClient, owner)
-		}
-		u.mu.Unlock()
-		s.cs.Close()
-		<-s.done
-	})
-	return s, nil
+	return v.(*session), nil
 }
 
 // await joins (or starts) the connection attempt for key and waits for it
@@ -241,11 +211,36 @@ func (u *Upstream) dial(ctx context.Context, owner *mcp.ServerSession) (*session
 		}
 		return nil, err
 	}
+	if u.closed {
+		s.cs.Close()
+		return nil, errors.New("upstream closed")
+	}
 	if u.connErr != nil {
 		// Back after a failure (a restarted process): its tools may differ.
 		u.m.refreshSoon(u.cfg.ID)
 	}
 	u.connErr, u.backoff = nil, 0
+	// The session is registered here, not by the caller, who may have
+	// stopped waiting: every session connected is owned, and Close ends it.
+	if owner == nil {
+		u.shared = append(u.shared, s)
+		return s, nil
+	}
+	u.perClient[owner] = s
+	u.m.wg.Go(func() {
+		select {
+		case <-s.done:
+		case <-u.m.sessionEnded(owner):
+		case <-u.m.ctx.Done():
+		}
+		u.mu.Lock()
+		if u.perClient[owner] == s {
+			delete(u.perClient, owner)
+		}
+		u.mu.Unlock()
+		s.cs.Close()
+		<-s.done
+	})
 	return s, nil
 }
 
@@ -313,26 +308,37 @@ func answered(err error) bool {
 // callOn makes the call on one session, within the timeout that each
 // progress notification restarts.
 func (u *Upstream) callOn(ctx context.Context, s *session, name string, args any, client Client) (*mcp.CallToolResult, error) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
+	// The upstream request has its own context, cancelled when the client's
+	// is or the timeout passes — but not once the answer is in: cancelling
+	// then would cut the connection before the response stream ends, and
+	// the next call would pay for a new one.
+	callCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
 	timeout := u.cfg.timeout()
 	timer := time.AfterFunc(timeout, func() { cancel(errTimeout) })
-	defer timer.Stop()
 
-	token := fmt.Sprintf("legate-%d", u.tokenID.Add(1))
+	token := "legate-" + strconv.FormatUint(u.tokenID.Add(1), 10)
 	pc := &pendingCall{ctx: ctx, client: client, extend: func() { timer.Reset(timeout) }}
 	u.calls.Store(token, pc)
-	defer u.calls.Delete(token)
 	s.inflight.Store(token, pc)
-	defer s.inflight.Delete(token)
 
 	params := &mcp.CallToolParams{Name: name, Arguments: args}
 	params.SetProgressToken(token)
-	res, err := s.cs.CallTool(ctx, params)
-	if err != nil && context.Cause(ctx) == errTimeout {
-		return nil, errTimeout
+	res, err := s.cs.CallTool(callCtx, params)
+
+	timer.Stop()
+	stop()
+	u.calls.Delete(token)
+	s.inflight.Delete(token)
+	if err != nil {
+		timedOut := context.Cause(callCtx) == errTimeout
+		cancel(err)
+		if timedOut {
+			return nil, errTimeout
+		}
+		return nil, err
 	}
-	return res, err
+	return res, nil // callCtx is left to the response stream; nothing else holds it
 }
 
 // relayProgress forwards an upstream's progress to the calling client,

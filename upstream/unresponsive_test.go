@@ -2,7 +2,6 @@ package upstream_test
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -11,20 +10,10 @@ import (
 	"github.com/legate-mcp/legate/upstream/upstreamtest"
 )
 
-// knownBug skips a test reproducing a reported production bug unless
-// LEGATE_TEST_KNOWN_BUGS is set; remove the call once the bug is fixed.
-func knownBug(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv("LEGATE_TEST_KNOWN_BUGS") == "" {
-		t.Skip("known production bug (reported; set LEGATE_TEST_KNOWN_BUGS=1 to run): " + why)
-	}
-}
-
 // An upstream that accepts connections but never answers initialize: while
 // Legate connects to it, Status (`legate upstream list`, /metrics) must not
 // wait for the connect.
 func TestUnresponsiveUpstreamBlocksNothing(t *testing.T) {
-	knownBug(t, "connectLocked holds Upstream.mu for the whole connect (up to ConnectTimeout), so Status() and every call to that upstream wait behind it")
 	noLeaks(t)
 	f, srv := upstreamtest.NewFaultyHTTP(t, upstreamtest.NewEchoServer("bh"))
 	f.Set(upstreamtest.Unresponsive)
