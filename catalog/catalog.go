@@ -63,6 +63,7 @@ type Catalog struct {
 	byWire      map[string]*Entry
 	byCanonical map[string]*Entry
 	tools       []*mcp.Tool
+	fingerprint string
 }
 
 // Build makes a catalog of entries. Two entries with one canonical name are
@@ -108,14 +109,22 @@ func Build(naming Naming, entries []*Entry) (*Catalog, error) {
 		c.byWire[w] = e
 	}
 	c.tools = make([]*mcp.Tool, len(c.entries))
+	fp := sha256.New()
 	for i, e := range c.entries {
 		t := *e.Tool
 		t.Name = e.Wire
 		e.Tool = &t
 		c.tools[i] = &t
+		fmt.Fprintf(fp, "%s\x00%s\x00%s\x00%s\n", e.Wire, e.Canonical, e.Class, e.Hash)
 	}
+	c.fingerprint = hex.EncodeToString(fp.Sum(nil))
 	return c, nil
 }
+
+// Fingerprint identifies what clients see of the catalog: two catalogs
+// with the same fingerprint list the same tools (each entry's Hash stands
+// for its definition).
+func (c *Catalog) Fingerprint() string { return c.fingerprint }
 
 // Lookup finds an entry by wire name or, failing that, canonical name.
 func (c *Catalog) Lookup(name string) (*Entry, bool) {

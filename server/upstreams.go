@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -115,41 +114,18 @@ func (g *Gateway) toolsChanged() {
 	g.setCatalog(cat)
 }
 
-// setCatalog swaps in a new catalog and mirrors its names into the SDK
-// server's tool registry. The registry never answers a request (the tools
-// middleware does); it lets the SDK send a debounced
-// notifications/tools/list_changed to every client, each in the way its
-// protocol version expects.
+// setCatalog swaps in a new catalog and, when its tools differ from the
+// old one's, tells clients: the SDK server's tool registry holds a single
+// sentinel entry (tools/list and tools/call never reach the registry: the
+// tools middleware answers them), and re-adding it makes the SDK send a
+// debounced notifications/tools/list_changed to every client, each in the
+// way its protocol version expects.
 func (g *Gateway) setCatalog(c *catalog.Catalog) {
 	old := g.cat.Swap(c)
-	prev := map[string]*mcp.Tool{}
-	if old != nil {
-		for _, t := range old.Tools() {
-			prev[t.Name] = t
-		}
+	if old != nil && old.Fingerprint() == c.Fingerprint() {
+		return
 	}
-	var removed []string
-	for _, t := range c.Tools() {
-		p, ok := prev[t.Name]
-		delete(prev, t.Name)
-		if ok && sameTool(p, t) {
-			continue
-		}
-		g.mcp.AddTool(&mcp.Tool{Name: t.Name, InputSchema: json.RawMessage(`{"type":"object"}`)}, unreachable)
-	}
-	for name := range prev {
-		removed = append(removed, name)
-	}
-	if len(removed) > 0 {
-		slices.Sort(removed)
-		g.mcp.RemoveTools(removed...)
-	}
-}
-
-func sameTool(a, b *mcp.Tool) bool {
-	x, _ := json.Marshal(a)
-	y, _ := json.Marshal(b)
-	return string(x) == string(y)
+	g.mcp.AddTool(&mcp.Tool{Name: "legate__catalog", InputSchema: json.RawMessage(`{"type":"object"}`)}, unreachable)
 }
 
 // unreachable is the handler of the mirrored registry entries.

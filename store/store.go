@@ -53,6 +53,8 @@ type UpstreamStore interface {
 	// Cache returns the cached tools and status of every upstream that has
 	// been refreshed, keyed by upstream id.
 	Cache(ctx context.Context) (map[string]UpstreamCache, error)
+	// CacheOf returns one upstream's cached tools and status (zero if none).
+	CacheOf(ctx context.Context, id string) (UpstreamCache, error)
 	// SaveCache replaces one upstream's cached tools and resource URIs (when
 	// tools is non-nil) and records the refresh time and error (empty on success).
 	SaveCache(ctx context.Context, id string, tools []CachedTool, resources []string, refreshed time.Time, lastErr string) error

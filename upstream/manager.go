@@ -259,15 +259,15 @@ func (m *Manager) refresh(ctx context.Context, u *Upstream) (Diff, error) {
 	if err != nil {
 		return Diff{}, fmt.Errorf("upstream %s: %w", u.cfg.ID, err)
 	}
-	all, err := st.Cache(ctx)
+	old, err := st.CacheOf(ctx, u.cfg.ID)
 	if err != nil {
 		return Diff{}, err
 	}
-	d := diff(all[u.cfg.ID].Tools, rows)
+	d := diff(old.Tools, rows)
 	if err := st.SaveCache(ctx, u.cfg.ID, rows, resources, time.Now(), ""); err != nil {
 		return Diff{}, err
 	}
-	if _, err := m.reload(ctx); err != nil {
+	if _, err := m.reloadOne(ctx, u, rows); err != nil {
 		return d, err
 	}
 	return d, nil
@@ -345,40 +345,80 @@ func (m *Manager) reload(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	m.cacheVer.Store(ver)
+	for _, id := range m.order {
+		if err := m.load(ctx, m.ups[id], all[id].Tools, pins[id]); err != nil {
+			return false, err
+		}
+	}
+	return m.publish(), nil
+}
+
+// reloadOne takes one upstream's freshly cached rows, leaving the others
+// as they are (a refresh need not re-read every upstream's cache).
+func (m *Manager) reloadOne(ctx context.Context, u *Upstream, rows []store.CachedTool) (bool, error) {
+	m.reloadMu.Lock()
+	defer m.reloadMu.Unlock()
+	pins, err := m.opts.Pins.List(ctx)
+	if err != nil {
+		return false, err
+	}
+	if err := m.load(ctx, u, rows, pins[u.cfg.ID]); err != nil {
+		return false, err
+	}
+	return m.publish(), nil
+}
+
+// load sets u's tools and quarantine from its cached rows and pins,
+// pinning new definitions on first sight (pin: tofu). m.reloadMu is held.
+func (m *Manager) load(ctx context.Context, u *Upstream, rows []store.CachedTool, pins map[string]store.Pin) error {
+	id := u.cfg.ID
+	tools := []*Tool{}
+	quarantined := []Quarantined{}
+	for _, row := range rows {
+		if !u.cfg.Tools.wanted(row.Name) {
+			continue
+		}
+		t, err := toolFrom(u.cfg, row)
+		if err != nil {
+			m.log.Error("skipping cached tool", "upstream", id, "error", err)
+			continue
+		}
+		pin, pinned := pins[row.Name]
+		switch {
+		case pinned && pin.Hash == row.Hash:
+		case !pinned && u.cfg.Pin != PinStrict:
+			if err := m.opts.Pins.Set(ctx, id, row.Name, store.Pin{Hash: row.Hash, Definition: row.Definition, AcceptedBy: "tofu"}, true); err != nil {
+				return err
+			}
+		default:
+			q := Quarantined{Tool: t, PinnedHash: pin.Hash, Pinned: pin.Definition}
+			quarantined = append(quarantined, q)
+			if _, seen := m.reported.LoadOrStore(id+"/"+t.Name+"/"+t.Hash, struct{}{}); !seen && m.opts.OnQuarantine != nil {
+				m.opts.OnQuarantine(q)
+			}
+			continue
+		}
+		tools = append(tools, t)
+	}
+	u.tools.Store(&tools)
+	u.quarantined.Store(&quarantined)
+	return nil
+}
+
+// publish gathers the quarantine and, if the tool set changed, calls
+// OnToolsChanged; it reports whether it did. m.reloadMu is held.
+func (m *Manager) publish() bool {
 	var fp []byte
 	quarantined := []Quarantined{}
 	for _, id := range m.order {
 		u := m.ups[id]
-		var tools []*Tool
-		for _, row := range all[id].Tools {
-			if !u.cfg.Tools.wanted(row.Name) {
-				continue
-			}
-			t, err := toolFrom(u.cfg, row)
-			if err != nil {
-				m.log.Error("skipping cached tool", "upstream", id, "error", err)
-				continue
-			}
-			pin, pinned := pins[id][row.Name]
-			switch {
-			case pinned && pin.Hash == row.Hash:
-			case !pinned && u.cfg.Pin != PinStrict:
-				if err := m.opts.Pins.Set(ctx, id, row.Name, store.Pin{Hash: row.Hash, Definition: row.Definition, AcceptedBy: "tofu"}, true); err != nil {
-					return false, err
-				}
-			default:
-				q := Quarantined{Tool: t, PinnedHash: pin.Hash, Pinned: pin.Definition}
-				quarantined = append(quarantined, q)
-				fp = fmt.Appendf(fp, "q:%s/%s/%s;", id, t.Name, t.Hash)
-				if _, seen := m.reported.LoadOrStore(id+"/"+t.Name+"/"+t.Hash, struct{}{}); !seen && m.opts.OnQuarantine != nil {
-					m.opts.OnQuarantine(q)
-				}
-				continue
-			}
-			tools = append(tools, t)
+		for _, t := range *u.tools.Load() {
 			fp = fmt.Appendf(fp, "%s/%s/%s;", id, t.Name, t.Hash)
 		}
-		u.tools.Store(&tools)
+		for _, q := range *u.quarantined.Load() {
+			fp = fmt.Appendf(fp, "q:%s/%s/%s;", id, q.Tool.Name, q.Tool.Hash)
+			quarantined = append(quarantined, q)
+		}
 	}
 	m.quarantine.Store(&quarantined)
 	old, _ := m.toolsHash.Swap(string(fp)).(string)
@@ -386,7 +426,7 @@ func (m *Manager) reload(ctx context.Context) (bool, error) {
 	if changed && m.opts.OnToolsChanged != nil {
 		m.opts.OnToolsChanged()
 	}
-	return changed, nil
+	return changed
 }
 
 // poll reloads the caches when another process (the CLI) changed them.

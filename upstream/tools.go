@@ -88,26 +88,32 @@ func cachedFrom(tools []*mcp.Tool) ([]store.CachedTool, error) {
 // toolFrom decodes a cache row, keeping the schemas as raw JSON so they
 // reach clients exactly as the upstream wrote them.
 func toolFrom(c *Config, row store.CachedTool) (*Tool, error) {
-	var def mcp.Tool
-	if err := json.Unmarshal(row.Definition, &def); err != nil {
+	// One decoding, with the schemas kept as raw JSON (decoding them into
+	// maps would cost the most and serve nothing).
+	var d struct {
+		Meta         mcp.Meta             `json:"_meta"`
+		Annotations  *mcp.ToolAnnotations `json:"annotations"`
+		Description  string               `json:"description"`
+		InputSchema  json.RawMessage      `json:"inputSchema"`
+		Name         string               `json:"name"`
+		OutputSchema json.RawMessage      `json:"outputSchema"`
+		Title        string               `json:"title"`
+		Icons        []mcp.Icon           `json:"icons"`
+	}
+	if err := json.Unmarshal(row.Definition, &d); err != nil {
 		return nil, fmt.Errorf("cached tool %q of %q: %w", row.Name, c.ID, err)
 	}
-	var raw struct {
-		InputSchema  json.RawMessage `json:"inputSchema"`
-		OutputSchema json.RawMessage `json:"outputSchema"`
-	}
-	json.Unmarshal(row.Definition, &raw)
-	def.InputSchema = raw.InputSchema
-	if len(raw.InputSchema) == 0 || string(raw.InputSchema) == "null" {
+	def := &mcp.Tool{Meta: d.Meta, Annotations: d.Annotations, Description: d.Description, InputSchema: d.InputSchema,
+		Name: d.Name, Title: d.Title, Icons: d.Icons}
+	if len(d.InputSchema) == 0 || string(d.InputSchema) == "null" {
 		// Missing (the SDK client decodes it as null): clients need an object schema.
 		def.InputSchema = json.RawMessage(`{"type":"object"}`)
 	}
-	def.OutputSchema = nil
-	if len(raw.OutputSchema) > 0 {
-		def.OutputSchema = raw.OutputSchema
+	if len(d.OutputSchema) > 0 && string(d.OutputSchema) != "null" {
+		def.OutputSchema = d.OutputSchema
 	}
 	return &Tool{
-		Upstream: c.ID, Name: row.Name, Def: &def, Hash: row.Hash,
+		Upstream: c.ID, Name: row.Name, Def: def, Hash: row.Hash,
 		Class: ClassOf(def.Annotations, c.Trusted()), Prefixed: c.Prefixed(),
 	}, nil
 }

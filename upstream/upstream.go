@@ -44,7 +44,8 @@ type Upstream struct {
 	backoff    time.Duration
 	closed     bool
 
-	tools atomic.Pointer[[]*Tool] // from the cache, filtered
+	tools       atomic.Pointer[[]*Tool]       // from the cache, filtered, accepted
+	quarantined atomic.Pointer[[]Quarantined] // from the cache, changed since accepted
 
 	calls   sync.Map // progress token (string) → *pendingCall
 	tokenID atomic.Uint64
@@ -100,6 +101,8 @@ func newUpstream(m *Manager, cfg *Config, origin string) *Upstream {
 	})
 	empty := []*Tool{}
 	u.tools.Store(&empty)
+	none := []Quarantined{}
+	u.quarantined.Store(&none)
 	return u
 }
 
@@ -323,6 +326,8 @@ func (u *Upstream) callOn(ctx context.Context, s *session, name string, args any
 	s.inflight.Store(token, pc)
 
 	params := &mcp.CallToolParams{Name: name, Arguments: args}
+	// Always a token: the upstream's progress restarts the call's timeout
+	// even when the client did not ask to see it.
 	params.SetProgressToken(token)
 	res, err := s.cs.CallTool(callCtx, params)
 

@@ -61,8 +61,18 @@ func (u upstreamStore) Delete(ctx context.Context, id string) error {
 }
 
 func (u upstreamStore) Cache(ctx context.Context) (map[string]store.UpstreamCache, error) {
+	return u.cache(ctx, "")
+}
+
+func (u upstreamStore) CacheOf(ctx context.Context, id string) (store.UpstreamCache, error) {
+	all, err := u.cache(ctx, id)
+	return all[id], err
+}
+
+// cache reads the caches of every upstream, or of the one named by only.
+func (u upstreamStore) cache(ctx context.Context, only string) (map[string]store.UpstreamCache, error) {
 	out := map[string]store.UpstreamCache{}
-	rows, err := u.db.QueryContext(ctx, `SELECT id, refreshed_at, checked_at, last_error, resources FROM upstream_status`)
+	rows, err := u.db.QueryContext(ctx, `SELECT id, refreshed_at, checked_at, last_error, resources FROM upstream_status WHERE ? = '' OR id = ?`, only, only)
 	if err != nil {
 		return nil, fmt.Errorf("reading tool cache: %w", err)
 	}
@@ -78,7 +88,8 @@ func (u upstreamStore) Cache(ctx context.Context) (map[string]store.UpstreamCach
 		out[id] = c
 	}
 	rows.Close()
-	rows, err = u.db.QueryContext(ctx, `SELECT upstream_id, name, definition, hash FROM upstream_tools ORDER BY upstream_id, name`)
+	rows, err = u.db.QueryContext(ctx, `SELECT upstream_id, name, definition, hash FROM upstream_tools
+		WHERE ? = '' OR upstream_id = ? ORDER BY upstream_id, name`, only, only)
 	if err != nil {
 		return nil, fmt.Errorf("reading tool cache: %w", err)
 	}
@@ -124,6 +135,9 @@ func (u upstreamStore) SaveCache(ctx context.Context, id string, tools []store.C
 			checked_at = excluded.checked_at, last_error = excluded.last_error,
 			resources = CASE WHEN ? IS NULL THEN resources ELSE excluded.resources END`, id, ref, now, lastErr, nullable(res), nullable(res)); err != nil {
 			return err
+		}
+		if tools == nil {
+			return nil // a status alone changes nothing a server lists
 		}
 		return bumpVersion(ctx, tx)
 	})
