@@ -10,9 +10,11 @@ package catalog
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -64,6 +66,9 @@ type Catalog struct {
 	byCanonical map[string]*Entry
 	tools       []*mcp.Tool
 	fingerprint string
+
+	listOnce sync.Once
+	listJSON []byte
 }
 
 // Build makes a catalog of entries. Two entries with one canonical name are
@@ -119,6 +124,15 @@ func Build(naming Naming, entries []*Entry) (*Catalog, error) {
 	}
 	c.fingerprint = hex.EncodeToString(fp.Sum(nil))
 	return c, nil
+}
+
+// ListJSON is the tools/list result of the catalog, {"tools":[...]},
+// encoded once: listing thousands of tools then costs a copy.
+func (c *Catalog) ListJSON() []byte {
+	c.listOnce.Do(func() {
+		c.listJSON, _ = json.Marshal(&mcp.ListToolsResult{Tools: c.tools})
+	})
+	return c.listJSON
 }
 
 // Fingerprint identifies what clients see of the catalog: two catalogs

@@ -74,6 +74,7 @@ type Gateway struct {
 	audit       *auditWriter
 	stop        context.CancelFunc
 	background  sync.WaitGroup
+	live        sync.Map // HTTP session id → the user who opened it (fastList)
 }
 
 // instance is one built connector instance.

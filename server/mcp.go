@@ -30,6 +30,7 @@ func (g *Gateway) newMCPServer() *mcp.Server {
 			Tools:   &mcp.ToolCapabilities{ListChanged: true},
 			Logging: &mcp.LoggingCapabilities{},
 		},
+		InitializedHandler: g.trackSession,
 		Instructions: "Legate is a gateway: its tools come from the connectors and MCP servers its operator configured. " +
 			"Sensitive calls may wait for a person's approval.",
 	}

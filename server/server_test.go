@@ -261,3 +261,73 @@ func TestInstanceNamedLikeTheBuiltinDoesNotCollide(t *testing.T) {
 		t.Fatalf("instance id http with other tool names must not collide: %v", err)
 	}
 }
+
+// post sends one JSON-RPC message to url and returns the response.
+func post(t *testing.T, url, session, accept, body string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", accept)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// The fast tools/list answer and the SDK's are the same.
+func TestToolsListFastPathMatchesTheSDK(t *testing.T) {
+	gw := newGateway(t, testConfig)
+	url := serve(t, gw)
+	const both = "application/json, text/event-stream"
+	resp := post(t, url, "", both, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	resp.Body.Close()
+	if sid == "" {
+		t.Fatal("no session id")
+	}
+	post(t, url, sid, both, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
+
+	waitFor(t, "the session to be tracked", func() bool {
+		r := post(t, url, sid, both, `{"jsonrpc":"2.0","id":"a","method":"tools/list"}`)
+		defer r.Body.Close()
+		return r.Header.Get("Cache-Control") == "no-cache" // the SDK's event streams do not set it
+	})
+	fast := post(t, url, sid, "application/json", `{"jsonrpc":"2.0","id":"a","method":"tools/list"}`)
+	var fastMsg struct {
+		ID     string          `json:"id"`
+		Result json.RawMessage `json:"result"`
+	}
+	if err := json.NewDecoder(fast.Body).Decode(&fastMsg); err != nil || fastMsg.ID != "a" {
+		t.Fatalf("fast answer: %v %+v", err, fastMsg)
+	}
+	fast.Body.Close()
+
+	// A stateless (2026-07-28) client has no session: the SDK answers it.
+	res, err := connect(t, url, "2026-07-28").ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var x struct {
+		Tools []*mcp.Tool `json:"tools"`
+	}
+	if err := json.Unmarshal(fastMsg.Result, &x); err != nil {
+		t.Fatal(err)
+	}
+	xb, _ := json.Marshal(x.Tools)
+	yb, _ := json.Marshal(res.Tools)
+	if string(xb) != string(yb) {
+		t.Fatalf("fast and SDK answers differ:\n%s\n%s", xb, yb)
+	}
+
+	// An unknown session is the SDK's to refuse.
+	r := post(t, url, "no-such-session", both, `{"jsonrpc":"2.0","id":"c","method":"tools/list"}`)
+	r.Body.Close()
+	if r.StatusCode != http.StatusNotFound {
+		t.Fatalf("unknown session: status %d", r.StatusCode)
+	}
+}
