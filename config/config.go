@@ -56,6 +56,9 @@ type File struct {
 	Approvals policy.ApprovalsConfig `yaml:"approvals"`
 	// Audit configures the audit log.
 	Audit Audit `yaml:"audit"`
+	// Auth decides who may call /mcp: static tokens, OAuth access tokens,
+	// or nobody but loopback clients.
+	Auth Auth `yaml:"auth"`
 
 	// Path is the file the configuration was read from, "" for none.
 	Path string `yaml:"-"`
@@ -168,6 +171,7 @@ func (f *File) Validate() error {
 		}
 		seen[c.ID] = path
 	}
+	errs = append(errs, f.Auth.Validate("auth")...)
 	errs = append(errs, f.Policy.Validate("policy")...)
 	if f.Approvals.Wait < 0 || f.Approvals.Expire < 0 {
 		bad("approvals", "durations must not be negative")

@@ -157,6 +157,16 @@ var migrations = []string{
 		PRIMARY KEY (tenant, name, version)
 	);
 	CREATE INDEX secrets_key ON secrets (key_id);`,
+	// 6: static bearer tokens, by the SHA-256 of the token (never the token).
+	`CREATE TABLE tokens (
+		name       TEXT PRIMARY KEY,
+		hash       TEXT NOT NULL UNIQUE,
+		tenant     TEXT NOT NULL,
+		role       TEXT NOT NULL,
+		profile    TEXT NOT NULL,
+		created_at INTEGER NOT NULL,
+		revoked_at INTEGER NOT NULL DEFAULT 0
+	)`,
 }
 
 func (s *Store) migrate(ctx context.Context) error {
@@ -214,6 +224,9 @@ func (s *Store) Audit() store.AuditStore { return auditStore{s.db} }
 
 // Secrets returns the vault's secret store.
 func (s *Store) Secrets() store.SecretStore { return secretStore{s.db} }
+
+// Tokens returns the static token store.
+func (s *Store) Tokens() store.TokenStore { return tokenStore{s.db} }
 
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }

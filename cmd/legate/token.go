@@ -1,0 +1,145 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/legate-mcp/legate/server"
+	"github.com/legate-mcp/legate/store"
+)
+
+func tokenCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "token",
+		Short: "Static bearer tokens for /mcp: create, list, revoke",
+		Long: `Static bearer tokens for /mcp. Each names a principal: its name, tenant,
+role (user, approver or admin) and profile. The store keeps only the
+token's SHA-256 hash; the token is printed once, when it is made.
+
+The server accepts them once auth is on in the config (auth.tokens: true,
+or auth.resource / auth.oauth set).`,
+	}
+	cmd.AddCommand(tokenCreateCmd(g), tokenListCmd(g), tokenRevokeCmd(g))
+	return cmd
+}
+
+func tokenCreateCmd(g *globals) *cobra.Command {
+	var p server.Principal
+	cmd := &cobra.Command{
+		Use:     "create NAME [--tenant T] [--role R] [--profile P]",
+		Short:   "Make a token for a principal and print it, the only time it is shown",
+		Example: `  legate token create ci-bot --tenant acme --role user > ci-bot.token`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			e, err := g.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			p.Name = argv[0]
+			token, err := server.CreateToken(cmd.Context(), e.store.Tokens(), p)
+			if errors.Is(err, store.ErrExists) {
+				return fmt.Errorf("a token named %q exists (revoked tokens keep their names): pick another name", p.Name)
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), token)
+			fmt.Fprintf(cmd.ErrOrStderr(), "made token %q (role %s, tenant %s); it is shown only this once\n", p.Name, roleOrUser(p.Role), orDash(p.Tenant))
+			if !e.cfg.Auth.TokensEnabled() {
+				fmt.Fprintln(cmd.ErrOrStderr(), "note: the config does not turn static tokens on (auth.tokens: true); until it does the server does not ask for them")
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&p.Tenant, "tenant", "", "the principal's tenant (default none)")
+	cmd.Flags().StringVar(&p.Role, "role", server.RoleUser, "user, approver or admin")
+	cmd.Flags().StringVar(&p.Profile, "profile", "", "the principal's profile (default none)")
+	return cmd
+}
+
+func roleOrUser(r string) string {
+	if r == "" {
+		return server.RoleUser
+	}
+	return r
+}
+
+// tokenInfo is a token as listed: never the token or its hash.
+type tokenInfo struct {
+	Name    string     `json:"name"`
+	Tenant  string     `json:"tenant"`
+	Role    string     `json:"role"`
+	Profile string     `json:"profile"`
+	Created time.Time  `json:"created"`
+	Revoked *time.Time `json:"revoked,omitempty"`
+}
+
+func tokenListCmd(g *globals) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list [--json]",
+		Short: "List tokens: name, tenant, role, profile, created, revoked — never the token",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			e, err := g.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			list, err := e.store.Tokens().List(cmd.Context())
+			if err != nil {
+				return err
+			}
+			out := make([]tokenInfo, 0, len(list))
+			for _, t := range list {
+				in := tokenInfo{Name: t.Name, Tenant: t.Tenant, Role: t.Role, Profile: t.Profile, Created: t.CreatedAt}
+				if !t.RevokedAt.IsZero() {
+					in.Revoked = &t.RevokedAt
+				}
+				out = append(out, in)
+			}
+			if asJSON {
+				return printJSON(cmd.OutOrStdout(), out)
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tTENANT\tROLE\tPROFILE\tCREATED\tREVOKED")
+			for _, in := range out {
+				revoked := "-"
+				if in.Revoked != nil {
+					revoked = localTime(*in.Revoked)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", in.Name, orDash(in.Tenant), in.Role, orDash(in.Profile), localTime(in.Created), revoked)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func localTime(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") }
+
+func tokenRevokeCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "revoke NAME",
+		Short: "Revoke a token: the next request bearing it is refused",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			e, err := g.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			if err := e.store.Tokens().Revoke(cmd.Context(), argv[0], time.Now()); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "revoked token %q\n", argv[0])
+			return nil
+		},
+	}
+}
