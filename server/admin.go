@@ -24,6 +24,12 @@ func (g *Gateway) adminHandler() http.Handler {
 	mux.HandleFunc("GET /admin/v1/approvals/{id}", g.adminGetApproval)
 	mux.HandleFunc("POST /admin/v1/approvals/{id}/{verb}", g.adminDecide)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if g.auth.Enabled() {
+			// The authenticator checked the token and the role already.
+			r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+			mux.ServeHTTP(w, r)
+			return
+		}
 		if g.opts.AdminToken == "" {
 			writeJSONError(w, http.StatusForbidden, "the admin API is off: start legate with LEGATE_ADMIN_TOKEN set")
 			return
@@ -70,9 +76,29 @@ func ViewOf(a *store.Approval) ApprovalView {
 	}
 }
 
+// tenantScope is the tenant an approver is confined to: its own, unless it
+// is an admin (or authentication is off), which sees every tenant ("", false).
+func tenantScope(r *http.Request) (string, bool) {
+	p := PrincipalFromContext(r.Context())
+	if p == nil || p.HasRole(RoleAdmin) {
+		return "", false
+	}
+	return p.Tenant, true
+}
+
+// visible reports whether the request's principal may see a.
+func visible(r *http.Request, a *store.Approval) bool {
+	t, scoped := tenantScope(r)
+	return !scoped || a.Tenant == t
+}
+
 func (g *Gateway) adminListApprovals(w http.ResponseWriter, r *http.Request) {
 	limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
-	list, err := g.inbox.Store().List(r.Context(), r.URL.Query().Get("state"), r.URL.Query().Get("tenant"), limit)
+	tenant := r.URL.Query().Get("tenant")
+	if t, scoped := tenantScope(r); scoped {
+		tenant = t
+	}
+	list, err := g.inbox.Store().List(r.Context(), r.URL.Query().Get("state"), tenant, limit)
 	if err != nil {
 		writeJSONError(w, http.StatusInternalServerError, err.Error())
 		return
@@ -86,8 +112,8 @@ func (g *Gateway) adminListApprovals(w http.ResponseWriter, r *http.Request) {
 
 func (g *Gateway) adminGetApproval(w http.ResponseWriter, r *http.Request) {
 	a, err := g.inbox.Store().Get(r.Context(), r.PathValue("id"))
-	if errors.Is(err, store.ErrNotFound) {
-		writeJSONError(w, http.StatusNotFound, err.Error())
+	if errors.Is(err, store.ErrNotFound) || err == nil && !visible(r, a) {
+		writeJSONError(w, http.StatusNotFound, fmt.Sprintf("approval %q not found", r.PathValue("id")))
 		return
 	}
 	if err != nil {
@@ -116,6 +142,13 @@ func (g *Gateway) adminDecide(w http.ResponseWriter, r *http.Request) {
 	decider := "admin"
 	if body.Decider != "" {
 		decider = "admin:" + body.Decider
+	}
+	if p := PrincipalFromContext(r.Context()); p != nil {
+		decider = p.Name // an authenticated approver decides as itself
+		if a, err := g.inbox.Store().Get(r.Context(), r.PathValue("id")); err == nil && !visible(r, a) {
+			writeJSONError(w, http.StatusNotFound, fmt.Sprintf("approval %q not found", r.PathValue("id")))
+			return
+		}
 	}
 	a, err := g.Decide(r.Context(), r.PathValue("id"), verb == "approve", decider, body.Reason)
 	switch {

@@ -262,23 +262,13 @@ func CheckListen(listen string, authEnabled, allowUnauthenticated bool) (warning
 	if err != nil {
 		return "", fmt.Errorf("listen %q: want host:port", listen)
 	}
-	if authEnabled || listenHostIsLoopback(host) {
+	if authEnabled || isLoopbackName(host) {
 		return "", nil
 	}
 	if allowUnauthenticated {
 		return fmt.Sprintf("listening on %s without authentication (auth.allow_unauthenticated): anyone who can reach it can call every tool", listen), nil
 	}
 	return "", fmt.Errorf("refusing to listen on %s without authentication: turn on auth (auth.tokens: true with `legate token create`, or auth.oauth), listen on a loopback address, or set auth.allow_unauthenticated: true", listen)
-}
-
-// listenHostIsLoopback reports whether a listen host is a loopback address or
-// localhost; "" (every interface) is not.
-func listenHostIsLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // TokenPrefix begins every static token, telling it from a JWT.

@@ -75,6 +75,7 @@ type Gateway struct {
 	stop        context.CancelFunc
 	background  sync.WaitGroup
 	live        sync.Map // HTTP session id → the user who opened it (fastList)
+	auth        *Authenticator
 }
 
 // instance is one built connector instance.
@@ -117,6 +118,9 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		return nil, err
 	}
 	g.inbox = policy.NewInbox(opts.Store.Approvals(), opts.Config.Approvals)
+	if g.auth, err = NewAuthenticator(opts.Config.Auth, opts.Store.Tokens(), g.log); err != nil {
+		return nil, err
+	}
 	g.audit = newAuditWriter(opts.Store.Audit(), g.log)
 
 	defs, err := InstanceDefs(ctx, opts.Config, opts.Store)

@@ -56,9 +56,20 @@ func (g *Gateway) Handler(listen string) http.Handler {
 		stateful.ServeHTTP(w, r)
 	})
 
+	// With authentication on, every /mcp request needs a valid bearer token
+	// (its principal is the caller, and a session answers only the
+	// principal that opened it), and the admin API the approver role.
+	var mcpH, adminH http.Handler = mcpHandler, g.adminHandler()
+	if g.auth.Enabled() {
+		mcpH = g.auth.Middleware()(mcpH)
+		adminH = g.auth.Middleware()(g.auth.RequireRole(RoleApprover, adminH))
+	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", g.guard(listen, mcpHandler))
-	mux.Handle("/admin/", g.guard(listen, g.adminHandler()))
+	mux.Handle("/mcp", g.guard(listen, mcpH))
+	mux.Handle("/admin/", g.guard(listen, adminH))
+	// RFC 9728 metadata is public: outside the Origin check.
+	mux.Handle("GET "+MetadataPath, g.auth.MetadataHandler())
+	mux.Handle("GET "+MetadataPath+"/mcp", g.auth.MetadataHandler())
 	mux.Handle("GET /metrics", promhttp.HandlerFor(g.metrics.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

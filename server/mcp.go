@@ -67,6 +67,11 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	if req.Session != nil {
 		o.Caller.Session = req.Session.ID()
 	}
+	if req.Extra != nil {
+		if p := PrincipalFrom(req.Extra.TokenInfo); p != nil {
+			o.Caller.Principal, o.Caller.Tenant = p.Name, p.Tenant
+		}
+	}
 	res, err := g.Call(ctx, req.Params.Name, req.Params.Arguments, o)
 	if errors.Is(err, ErrUnknownTool) {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", req.Params.Name)}

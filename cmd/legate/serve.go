@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/legate-mcp/legate/config"
+	"github.com/legate-mcp/legate/server"
 )
 
 func serveCmd(g *globals) *cobra.Command {
@@ -30,6 +31,13 @@ func serveCmd(g *globals) *cobra.Command {
 			}
 			if listen == "" {
 				listen = config.DefaultListen
+			}
+			warning, err := server.CheckListen(listen, e.cfg.Auth.Enabled(), e.cfg.Auth.AllowUnauthenticated)
+			if err != nil {
+				return err
+			}
+			if warning != "" {
+				e.log.Warn(warning)
 			}
 			gw, err := e.gateway(ctx)
 			if err != nil {
