@@ -75,6 +75,7 @@ type Gateway struct {
 	stop        context.CancelFunc
 	background  sync.WaitGroup
 	live        sync.Map // HTTP session id → the user who opened it (fastList)
+	tracked     atomic.Int64
 	auth        *Authenticator
 }
 

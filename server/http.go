@@ -99,7 +99,7 @@ func (g *Gateway) fastList(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	owner, ok := g.live.Load(sid)
-	if !ok || owner.(string) != userOf(r.Context()) {
+	if !ok || owner.(string) != userOf(r.Context()) || !g.sessionAlive(sid) {
 		return false
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, 4<<10+1))
@@ -150,10 +150,11 @@ func userOf(ctx context.Context) string {
 	return ""
 }
 
-// trackSession records an initialized session for fastList, until it ends.
+// trackSession records an initialized session, and who opened it, for
+// fastList. Entries of ended sessions are pruned as new ones come, without
+// a goroutine per session.
 func (g *Gateway) trackSession(ctx context.Context, req *mcp.InitializedRequest) {
-	ss := req.Session
-	id := ss.ID()
+	id := req.Session.ID()
 	if id == "" {
 		return // stateless: no session to answer for
 	}
@@ -162,10 +163,29 @@ func (g *Gateway) trackSession(ctx context.Context, req *mcp.InitializedRequest)
 		user = req.Extra.TokenInfo.UserID
 	}
 	g.live.Store(id, user)
-	go func() {
-		ss.Wait()
-		g.live.Delete(id)
-	}()
+	if g.tracked.Add(1)%256 == 0 {
+		alive := map[string]bool{}
+		for ss := range g.mcp.Sessions() {
+			alive[ss.ID()] = true
+		}
+		g.live.Range(func(k, _ any) bool {
+			if !alive[k.(string)] {
+				g.live.Delete(k)
+			}
+			return true
+		})
+	}
+}
+
+// sessionAlive reports whether the SDK still holds the session.
+func (g *Gateway) sessionAlive(id string) bool {
+	for ss := range g.mcp.Sessions() {
+		if ss.ID() == id {
+			return true
+		}
+	}
+	g.live.Delete(id)
+	return false
 }
 
 // guard refuses requests whose Host or Origin are not this server's,
