@@ -48,6 +48,8 @@ type Entry struct {
 	Source string
 	// Class is the tool's declared operation class.
 	Class connectors.Class
+	// Tenant owns the tool's source; "" for a shared one.
+	Tenant string
 	// Hash identifies the definition the source gave: an approval is bound
 	// to it, so a changed tool cannot run on an earlier approval.
 	Hash string

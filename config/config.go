@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	pathpkg "path"
 	"regexp"
 	"slices"
 	"strings"
@@ -56,12 +57,32 @@ type File struct {
 	Approvals policy.ApprovalsConfig `yaml:"approvals"`
 	// Audit configures the audit log.
 	Audit Audit `yaml:"audit"`
+	// Profiles are named views of the catalog, assigned per principal
+	// (a token's or JWT's profile).
+	Profiles []Profile `yaml:"profiles"`
 	// Auth decides who may call /mcp: static tokens, OAuth access tokens,
 	// or nobody but loopback clients.
 	Auth Auth `yaml:"auth"`
 
 	// Path is the file the configuration was read from, "" for none.
 	Path string `yaml:"-"`
+}
+
+// Profile is a named view of the catalog: what a principal assigned to it
+// sees in tools/list and may call.
+type Profile struct {
+	// Name is what principals refer to.
+	Name string `yaml:"name"`
+	// Include keeps only tools whose canonical name matches one of these
+	// globs (path.Match syntax); empty keeps all.
+	Include []string `yaml:"include"`
+	// Exclude drops tools matching one of these globs.
+	Exclude []string `yaml:"exclude"`
+	// MaxTools keeps at most this many, the first by canonical name (0: no limit).
+	MaxTools int `yaml:"max_tools"`
+	// ToolNames is the wire naming for this profile: safe or canonical
+	// (default: the top-level tool_names).
+	ToolNames string `yaml:"tool_names"`
 }
 
 // Audit is the `audit:` section.
@@ -76,6 +97,8 @@ type Connector struct {
 	ID string `yaml:"id"`
 	// Type is a registered connector type (`legate connector types`).
 	Type string `yaml:"type"`
+	// Tenant owns the instance: only its principals see its tools. Empty: shared.
+	Tenant string `yaml:"tenant"`
 	// Config is the type's own configuration, decoded against its spec when
 	// the instance is built.
 	Config yaml.Node `yaml:"config"`
@@ -186,6 +209,25 @@ func (f *File) Validate() error {
 		}
 		if !found {
 			bad("approvals.notify", "names no webhook connector instance of this file: %q", f.Approvals.Notify)
+		}
+	}
+	seenProfile := map[string]bool{}
+	for i, p := range f.Profiles {
+		path := fmt.Sprintf("profiles[%d]", i)
+		if p.Name == "" || seenProfile[p.Name] {
+			bad(path+".name", "needs a unique name")
+		}
+		seenProfile[p.Name] = true
+		for _, g := range slices.Concat(p.Include, p.Exclude) {
+			if _, err := pathpkg.Match(g, ""); err != nil {
+				bad(path, "bad glob %q", g)
+			}
+		}
+		if p.MaxTools < 0 {
+			bad(path+".max_tools", "must not be negative")
+		}
+		if p.ToolNames != "" && p.ToolNames != NamesSafe && p.ToolNames != NamesCanonical {
+			bad(path+".tool_names", "must be %q or %q", NamesSafe, NamesCanonical)
 		}
 	}
 	seenUp := map[string]string{}

@@ -77,6 +77,7 @@ type Gateway struct {
 	live        sync.Map // HTTP session id → the user who opened it (fastList)
 	tracked     atomic.Int64
 	auth        *Authenticator
+	views       views
 }
 
 // instance is one built connector instance.
@@ -174,7 +175,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 // buildCatalog lists the built-in tools and every instance's tools.
 func (g *Gateway) buildCatalog() (*catalog.Catalog, error) {
 	var entries []*catalog.Entry
-	add := func(canonical, source string, nt *nativeTool) {
+	add := func(canonical, source, tenant string, nt *nativeTool) {
 		t := nt.tool
 		def := &mcp.Tool{
 			Name:        canonical,
@@ -185,17 +186,18 @@ func (g *Gateway) buildCatalog() (*catalog.Catalog, error) {
 		entries = append(entries, &catalog.Entry{
 			Canonical: canonical,
 			Source:    source,
+			Tenant:    tenant,
 			Class:     t.Class,
 			Hash:      entryHash(def, t.Class),
 			Tool:      def,
 			Target:    nt,
 		})
 	}
-	add("http.request", "the built-in http.request tool", &nativeTool{tool: httpconn.Builtin()})
-	add("legate.approval_status", "the built-in approval inbox", &nativeTool{tool: g.approvalStatusTool()})
+	add("http.request", "the built-in http.request tool", "", &nativeTool{tool: httpconn.Builtin()})
+	add("legate.approval_status", "the built-in approval inbox", "", &nativeTool{tool: g.approvalStatusTool()})
 	for _, in := range g.instances {
 		for _, t := range in.conn.Tools() {
-			add(in.def.ID+"."+t.Name, fmt.Sprintf("connector %q (%s)", in.def.ID, in.def.Origin), &nativeTool{inst: in, tool: t})
+			add(in.def.ID+"."+t.Name, fmt.Sprintf("connector %q (%s)", in.def.ID, in.def.Origin), in.def.Tenant, &nativeTool{inst: in, tool: t})
 		}
 	}
 	for _, t := range g.upstreams.Tools() {
@@ -203,6 +205,7 @@ func (g *Gateway) buildCatalog() (*catalog.Catalog, error) {
 		entries = append(entries, &catalog.Entry{
 			Canonical: t.Canonical(),
 			Source:    fmt.Sprintf("upstream %q (%s)", t.Upstream, u.Origin()),
+			Tenant:    u.Config().Tenant,
 			Class:     t.Class,
 			Hash:      t.Hash,
 			Tool:      t.Def,
@@ -238,6 +241,9 @@ var ErrUnknownTool = errors.New("unknown tool")
 
 // CallOptions are the optional parts of a call.
 type CallOptions struct {
+	// Principal is the authenticated caller; nil without authentication
+	// (then Caller says who calls, and every tool is visible).
+	Principal     *Principal
 	Caller        connectors.Caller
 	Session       *mcp.ServerSession
 	ProgressToken any
@@ -247,12 +253,15 @@ type CallOptions struct {
 // tool failure is an isError result; the error is only for an unknown tool
 // (ErrUnknownTool) or a protocol error to relay (*jsonrpc.Error).
 func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage, o CallOptions) (*mcp.CallToolResult, error) {
-	e, ok := g.Catalog().Lookup(name)
+	e, ok := g.viewFor(o.Principal).Lookup(name)
 	if !ok {
 		if err := g.quarantineError(name); err != nil {
 			return ErrorResult(err), nil
 		}
 		return nil, fmt.Errorf("%w %q", ErrUnknownTool, name)
+	}
+	if o.Principal != nil {
+		o.Caller.Principal, o.Caller.Tenant = o.Principal.Name, o.Principal.Tenant
 	}
 	if o.Caller.Principal == "" {
 		o.Caller.Principal = g.opts.Principal

@@ -119,7 +119,7 @@ func (g *Gateway) fastList(w http.ResponseWriter, r *http.Request) bool {
 	}
 	// Framed as the SDK frames it: an event stream when the client takes one.
 	sse := strings.Contains(r.Header.Get("Accept"), "text/event-stream")
-	list := g.Catalog().ListJSON()
+	list := g.viewFor(PrincipalFromContext(r.Context())).ListJSON()
 	out := make([]byte, 0, len(list)+len(msg.ID)+64)
 	if sse {
 		out = append(out, "event: message\ndata: "...)

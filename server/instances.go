@@ -19,6 +19,7 @@ import (
 type InstanceDef struct {
 	ID          string
 	Type        string
+	Tenant      string
 	Config      *yaml.Node
 	Credentials map[string]vault.Ref
 	// Origin says where the instance is defined, for people:
@@ -42,7 +43,7 @@ func InstanceDefs(ctx context.Context, cfg *config.File, st store.Store) ([]Inst
 			path := fmt.Sprintf("connectors[%d]", i)
 			node := c.Config
 			defs = append(defs, InstanceDef{
-				ID: c.ID, Type: c.Type, Config: &node, Credentials: c.Credentials,
+				ID: c.ID, Type: c.Type, Tenant: c.Tenant, Config: &node, Credentials: c.Credentials,
 				Origin: file + " " + path, Path: path,
 			})
 			where[c.ID] = file + " " + path

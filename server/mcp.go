@@ -53,7 +53,8 @@ func (g *Gateway) toolsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "tools/list":
-			return &mcp.ListToolsResult{Tools: g.Catalog().Tools()}, nil
+			r := req.(*mcp.ListToolsRequest)
+			return &mcp.ListToolsResult{Tools: g.viewFor(principalOf(r.Extra)).Tools()}, nil
 		case "tools/call":
 			r := req.(*mcp.CallToolRequest)
 			return g.callTool(ctx, r)
@@ -67,16 +68,20 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	if req.Session != nil {
 		o.Caller.Session = req.Session.ID()
 	}
-	if req.Extra != nil {
-		if p := PrincipalFrom(req.Extra.TokenInfo); p != nil {
-			o.Caller.Principal, o.Caller.Tenant = p.Name, p.Tenant
-		}
-	}
+	o.Principal = principalOf(req.Extra)
 	res, err := g.Call(ctx, req.Params.Name, req.Params.Arguments, o)
 	if errors.Is(err, ErrUnknownTool) {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", req.Params.Name)}
 	}
 	return res, err
+}
+
+// principalOf is the authenticated caller of a request, nil without auth.
+func principalOf(extra *mcp.RequestExtra) *Principal {
+	if extra == nil {
+		return nil
+	}
+	return PrincipalFrom(extra.TokenInfo)
 }
 
 // ErrorResult turns a failed call into the result a client sees: isError,

@@ -25,19 +25,19 @@ func (g *Gateway) proxyMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch r := req.(type) {
 		case *mcp.ListPromptsRequest:
-			return g.listPrompts(ctx, clientOf(r.Session))
+			return g.listPrompts(ctx, clientOf(r.Session, r.Extra))
 		case *mcp.GetPromptRequest:
-			return g.getPrompt(ctx, clientOf(r.Session), r.Params)
+			return g.getPrompt(ctx, clientOf(r.Session, r.Extra), r.Params)
 		case *mcp.ListResourcesRequest:
-			return g.listResources(ctx, clientOf(r.Session))
+			return g.listResources(ctx, clientOf(r.Session, r.Extra))
 		case *mcp.ListResourceTemplatesRequest:
-			return g.listResourceTemplates(ctx, clientOf(r.Session))
+			return g.listResourceTemplates(ctx, clientOf(r.Session, r.Extra))
 		case *mcp.ReadResourceRequest:
-			return g.readResource(ctx, clientOf(r.Session), r.Params)
+			return g.readResource(ctx, clientOf(r.Session, r.Extra), r.Params)
 		case *mcp.ServerRequest[*mcp.SetLoggingLevelParams]:
 			res, err := next(ctx, method, req)
 			if err == nil {
-				g.forwardLogLevel(ctx, clientOf(r.Session), r.Params)
+				g.forwardLogLevel(ctx, clientOf(r.Session, r.Extra), r.Params)
 			}
 			return res, err
 		}
@@ -50,14 +50,33 @@ func (g *Gateway) proxyMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 // up every other's.
 const listTimeout = 1500 * time.Millisecond
 
-func clientOf(ss *mcp.ServerSession) upstream.Client { return upstream.Client{Session: ss} }
+// clientOf is the upstream side's view of a request's client: its session
+// and, when authenticated, its tenant (which limits the upstreams it sees).
+func clientOf(ss *mcp.ServerSession, extra *mcp.RequestExtra) upstream.Client {
+	c := upstream.Client{Session: ss}
+	if p := principalOf(extra); p != nil {
+		c.Tenant, c.Scoped = p.Tenant, true
+	}
+	return c
+}
+
+// upstreamIDs are the upstreams c may see.
+func (g *Gateway) upstreamIDs(c upstream.Client) []string {
+	var ids []string
+	for _, id := range g.upstreams.IDs() {
+		if g.upstreams.Visible(id, c) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
 
 // eachUpstream runs fn on every upstream whose session offers what has
 // reports, concurrently, each within listTimeout; failures are logged and
 // skipped, so one bad or slow upstream cannot break or stall a list.
 func (g *Gateway) eachUpstream(ctx context.Context, c upstream.Client, has func(*mcp.ServerCapabilities) bool, fn func(u *upstream.Upstream, cs *mcp.ClientSession) error) {
 	var wg sync.WaitGroup
-	for _, id := range g.upstreams.IDs() {
+	for _, id := range g.upstreamIDs(c) {
 		u, _ := g.upstreams.Upstream(id)
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(ctx, listTimeout)
@@ -109,7 +128,7 @@ func (g *Gateway) listPrompts(ctx context.Context, c upstream.Client) (*mcp.List
 // resolvePrompt finds the upstream and original name of a prompt as the
 // client named it.
 func (g *Gateway) resolvePrompt(ctx context.Context, c upstream.Client, name string) (*mcp.ClientSession, string, error) {
-	for _, id := range g.upstreams.IDs() {
+	for _, id := range g.upstreamIDs(c) {
 		u, _ := g.upstreams.Upstream(id)
 		orig := name
 		if u.Config().Prefixed() {
@@ -200,7 +219,7 @@ func (g *Gateway) listResourceTemplates(ctx context.Context, c upstream.Client) 
 // readResource asks the upstreams in order until one has the URI.
 func (g *Gateway) readResource(ctx context.Context, c upstream.Client, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
 	var last error = &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf("resource %q not found", p.URI)}
-	for _, id := range g.upstreams.IDs() {
+	for _, id := range g.upstreamIDs(c) {
 		cs, err := g.upstreams.Session(ctx, id, c)
 		if err != nil || cs.InitializeResult().Capabilities.Resources == nil {
 			continue
@@ -221,21 +240,21 @@ func (g *Gateway) readResource(ctx context.Context, c upstream.Client, p *mcp.Re
 // subscriptions; the SDK server records it and delivers the upstream's
 // resources/updated (relayed through OnResourceUpdated) to the subscriber.
 func (g *Gateway) subscribe(ctx context.Context, r *mcp.SubscribeRequest) error {
-	return g.forEachSubscriber(ctx, r.Session, func(cs *mcp.ClientSession) error {
+	return g.forEachSubscriber(ctx, clientOf(r.Session, r.Extra), func(cs *mcp.ClientSession) error {
 		return cs.Subscribe(ctx, &mcp.SubscribeParams{URI: r.Params.URI})
 	})
 }
 
 func (g *Gateway) unsubscribe(ctx context.Context, r *mcp.UnsubscribeRequest) error {
-	return g.forEachSubscriber(ctx, r.Session, func(cs *mcp.ClientSession) error {
+	return g.forEachSubscriber(ctx, clientOf(r.Session, r.Extra), func(cs *mcp.ClientSession) error {
 		return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: r.Params.URI})
 	})
 }
 
-func (g *Gateway) forEachSubscriber(ctx context.Context, ss *mcp.ServerSession, fn func(*mcp.ClientSession) error) error {
+func (g *Gateway) forEachSubscriber(ctx context.Context, c upstream.Client, fn func(*mcp.ClientSession) error) error {
 	var errs []error
 	ok := false
-	g.eachUpstream(ctx, clientOf(ss), func(s *mcp.ServerCapabilities) bool { return s.Resources != nil && s.Resources.Subscribe },
+	g.eachUpstream(ctx, c, func(s *mcp.ServerCapabilities) bool { return s.Resources != nil && s.Resources.Subscribe },
 		func(u *upstream.Upstream, cs *mcp.ClientSession) error {
 			if err := fn(cs); err != nil {
 				errs = append(errs, err)
@@ -253,7 +272,7 @@ func (g *Gateway) forEachSubscriber(ctx context.Context, ss *mcp.ServerSession, 
 // complete forwards completion to the upstream owning the prompt, or to
 // the upstreams in order for a resource reference.
 func (g *Gateway) complete(ctx context.Context, r *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
-	c := clientOf(r.Session)
+	c := clientOf(r.Session, r.Extra)
 	p := *r.Params
 	if p.Ref != nil && p.Ref.Type == "ref/prompt" {
 		cs, orig, err := g.resolvePrompt(ctx, c, p.Ref.Name)
@@ -266,7 +285,7 @@ func (g *Gateway) complete(ctx context.Context, r *mcp.CompleteRequest) (*mcp.Co
 		return cs.Complete(ctx, &p)
 	}
 	var last error = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "no upstream completes this reference"}
-	for _, id := range g.upstreams.IDs() {
+	for _, id := range g.upstreamIDs(c) {
 		cs, err := g.upstreams.Session(ctx, id, c)
 		if err != nil || cs.InitializeResult().Capabilities.Completions == nil {
 			continue
@@ -283,7 +302,7 @@ func (g *Gateway) complete(ctx context.Context, r *mcp.CompleteRequest) (*mcp.Co
 // forwardLogLevel passes a client's logging level on to its per-client
 // upstream sessions, so upstreams send what it asked for.
 func (g *Gateway) forwardLogLevel(ctx context.Context, c upstream.Client, p *mcp.SetLoggingLevelParams) {
-	for _, id := range g.upstreams.IDs() {
+	for _, id := range g.upstreamIDs(c) {
 		u, _ := g.upstreams.Upstream(id)
 		if u.Config().Session != upstream.SessionPerClient {
 			continue

@@ -52,6 +52,8 @@ type Config struct {
 	// ProtocolVersion spoken to the upstream (default 2025-11-25, which has
 	// sessions and so can relay sampling and elicitation).
 	ProtocolVersion string `yaml:"protocol_version" json:"protocol_version,omitempty"`
+	// Tenant owns the upstream: only its principals see its tools. Empty: shared.
+	Tenant string `yaml:"tenant" json:"tenant,omitempty"`
 	// Pin is tofu (default: a tool's definition is pinned when first seen)
 	// or strict (only when an admin accepts it). A definition that differs
 	// from its pin is quarantined until accepted.

@@ -67,6 +67,16 @@ type Client struct {
 	Session *mcp.ServerSession
 	// ProgressToken is the client's token; nil if it asked for no progress.
 	ProgressToken any
+	// Tenant is the authenticated caller's tenant; with Scoped, only shared
+	// upstreams and those of Tenant are visible to it.
+	Tenant string
+	Scoped bool
+}
+
+// Visible reports whether the client may see upstream id.
+func (m *Manager) Visible(id string, c Client) bool {
+	u, ok := m.ups[id]
+	return ok && (!c.Scoped || u.cfg.Tenant == "" || u.cfg.Tenant == c.Tenant)
 }
 
 // errTimeout is the cause of a call cancelled by its timeout.
