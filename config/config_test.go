@@ -38,7 +38,8 @@ func TestExampleDocumentsEveryKey(t *testing.T) {
 		"upstreams:", "url:", "transport:", "header_env:", "trust_annotations:", "tools:", "timeout:", "refresh_interval:",
 		"max_concurrency:", "pool_size:", "protocol_version:", "command:", "env:", "dir:", "session:", "prefix:", "pin:",
 		"principal:", "policy:", "defaults:", "rules:", "approvals:", "wait:", "expire:", "separate_approver:", "notify:",
-		"audit:", "retention:"} {
+		"audit:", "retention:", "auth:", "resource:", "oauth:", "issuer:", "jwks_url:", "jwks_refresh:",
+		"authorization_servers:", "claims:", "allow_unauthenticated:", "profiles:", "include:", "exclude:", "max_tools:"} {
 		if !strings.Contains(text, key) {
 			t.Errorf("config.yaml.example does not show %s", key)
 		}
