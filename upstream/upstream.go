@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -30,6 +31,7 @@ type Upstream struct {
 	http       *http.Client
 	tappedHTTP *http.Client // http, with event streams tapped (tap.go)
 	headerErr  error        // header_env unresolved: every connection fails with it
+	secrets    []string     // header_env values: masked in what the upstream returns
 
 	breaker *gobreaker.CircuitBreaker[*mcp.CallToolResult]
 	slots   chan struct{} // bounds calls in flight
@@ -92,6 +94,9 @@ func newUpstream(m *Manager, cfg *Config, origin string) *Upstream {
 	if cfg.URL != "" {
 		h, err := cfg.headers(m.opts.LookupEnv)
 		u.headerErr = err
+		for _, v := range h {
+			u.secrets = append(u.secrets, v...)
+		}
 		u.http = newHTTPClient(cfg, h)
 		u.tappedHTTP = &http.Client{Transport: &tapTransport{base: u.http.Transport, u: u}}
 	}
@@ -209,7 +214,10 @@ func (u *Upstream) await(ctx context.Context, key string, owner *mcp.ServerSessi
 // context (concurrent callers share the result), and keeps the failure
 // backoff (doubling from 250ms to 30s) so a dead upstream fails fast.
 func (u *Upstream) dial(ctx context.Context, owner *mcp.ServerSession) (*session, error) {
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), u.m.opts.ConnectTimeout)
+	// Not the caller's context: the session outlives the call, and the
+	// caller's context carries values of the client's request (its protocol
+	// version, for one) the SDK would send on to the upstream.
+	cctx, cancel := context.WithTimeout(u.m.ctx, u.m.opts.ConnectTimeout)
 	defer cancel()
 	s, err := u.connect(cctx, owner)
 	u.mu.Lock()
@@ -282,7 +290,7 @@ func (u *Upstream) call(ctx context.Context, name string, args any, client Clien
 	})
 	switch {
 	case err == nil:
-		return res, nil
+		return u.redact(res), nil
 	case errors.Is(err, gobreaker.ErrOpenState), errors.Is(err, gobreaker.ErrTooManyRequests):
 		return nil, unavailable(u.cfg.ID, "circuit open after repeated failures; retry later", err)
 	case errors.Is(err, errTimeout):
@@ -316,6 +324,23 @@ func answered(err error) bool {
 		return false
 	}
 	return true
+}
+
+// redact masks the upstream's own credentials (header_env values) in a
+// result, should it echo them: they must never reach a client.
+func (u *Upstream) redact(res *mcp.CallToolResult) *mcp.CallToolResult {
+	if len(u.secrets) == 0 {
+		return res
+	}
+	b, err := json.Marshal(res)
+	if err != nil || !connectors.Contains(b, u.secrets...) {
+		return res
+	}
+	var out mcp.CallToolResult
+	if err := json.Unmarshal(connectors.Mask(b, false, u.secrets...), &out); err != nil {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "the upstream's result held a credential and was withheld"}}}
+	}
+	return &out
 }
 
 // callOn makes the call on one session, within the timeout that each

@@ -405,36 +405,6 @@ func drain(resp *http.Response) {
 // may echo a token back (httpbin's /headers does).
 type masker []string
 
-const masked = "[redacted]"
+func (m masker) bytes(b []byte, truncated bool) []byte { return connectors.Mask(b, truncated, m...) }
 
-// minMasked is the shortest value masked: shorter ones would mangle
-// ordinary text without protecting much.
-const minMasked = 4
-
-func (m masker) bytes(b []byte, truncated bool) []byte {
-	for _, s := range m {
-		if len(s) < minMasked {
-			continue
-		}
-		b = bytes.ReplaceAll(b, []byte(s), []byte(masked))
-		if truncated {
-			// The cut may have left the start of a secret at the end.
-			for k := len(s) - 1; k >= minMasked; k-- {
-				if bytes.HasSuffix(b, []byte(s[:k])) {
-					b = append(b[:len(b)-k:len(b)-k], masked...)
-					break
-				}
-			}
-		}
-	}
-	return b
-}
-
-func (m masker) text(s string) string {
-	for _, v := range m {
-		if len(v) >= minMasked {
-			s = strings.ReplaceAll(s, v, masked)
-		}
-	}
-	return s
-}
+func (m masker) text(s string) string { return string(connectors.Mask([]byte(s), false, m...)) }

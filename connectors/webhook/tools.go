@@ -165,8 +165,12 @@ func (d *delivery) attempt(ctx context.Context) outcome {
 	defer drain(resp)
 	o := outcome{status: resp.StatusCode, header: resp.Header}
 	if resp.StatusCode >= 300 {
-		head, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		o.snippet = d.mask(snippet(head))
+		head, _ := io.ReadAll(io.LimitReader(resp.Body, snippetLimit+1))
+		truncated := len(head) > snippetLimit
+		head = head[:min(len(head), snippetLimit)]
+		// Masked before anything else, while a secret cut at the limit is
+		// still at the very end.
+		o.snippet = snippet(connectors.Mask(head, truncated, d.secret, d.token))
 	}
 	o.retryAfter, o.hasRetryAfter = netguard.RetryAfter(resp.Header, time.Now())
 	return o
@@ -281,14 +285,8 @@ func transportError(ctx context.Context, err error, prefix string, attempts int)
 	return &connectors.Error{Code: connectors.CodeTransient, Message: prefix + ": request failed" + after + ": " + inner.Error(), Err: err}
 }
 
-func (d *delivery) mask(s string) string {
-	for _, v := range []string{d.secret, d.token} {
-		if len(v) >= 4 {
-			s = strings.ReplaceAll(s, v, "[redacted]")
-		}
-	}
-	return s
-}
+// snippetLimit is how much of a receiver's error answer is kept.
+const snippetLimit = 512
 
 // snippet is a one-line excerpt of a receiver's answer, when it is text.
 func snippet(b []byte) string {
