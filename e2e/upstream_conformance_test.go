@@ -15,7 +15,7 @@ import (
 )
 
 // The conformance suite's active server scenarios against go-sdk's everything-server directly
-// (stateful HTTP) give this total with the pinned versions (see /work/shared/PEERS.md).
+// (stateful HTTP) give this total with the pinned versions.
 const wantDirectPassed, wantDirectFailed = 40, 0
 
 // TestUpstreamConformance: with go-sdk's conformance fixture as a transparent upstream
