@@ -325,3 +325,41 @@ func TestMetricsAreExposed(t *testing.T) {
 		}
 	}
 }
+
+func TestNewRequestsAreNotified(t *testing.T) {
+	ctx := context.Background()
+	var got atomic.Value
+	notifier := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got.Store(r.Header.Get("X-Legate-Event") + " " + string(b))
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer notifier.Close()
+	recv := newReceiver(t)
+	cfg, err := config.Parse([]byte(`
+approvals: {wait: 10ms, notify: inbox}
+connectors:
+  - {id: hooks, type: webhook, config: {url: "`+recv.url+`", allow_private_networks: true}}
+  - {id: inbox, type: webhook, config: {url: "`+notifier.URL+`", allow_private_networks: true}}
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, err := server.New(ctx, server.Options{Config: cfg, Store: memStore(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gw.Close()
+	res, _ := gw.Call(ctx, "hooks.send", json.RawMessage(`{"payload":{"amount":42}}`), server.CallOptions{})
+	_, id := errorCode(t, res)
+	waitFor(t, "the notification", func() bool { return got.Load() != nil })
+	body := got.Load().(string)
+	for _, want := range []string{"approval.requested {", id, `"hooks.send"`, `"amount":42`, "legate approvals approve " + id} {
+		if !strings.Contains(body, want) {
+			t.Errorf("notification lacks %s: %s", want, body)
+		}
+	}
+	if recv.total.Load() != 0 {
+		t.Fatal("the pending call ran")
+	}
+}
