@@ -280,7 +280,7 @@ func (u *Upstream) list(ctx context.Context) ([]*mcp.Tool, []string, error) {
 	var err error
 	if u.cfg.Session == SessionPerClient {
 		// Per-client upstreams keep no shared session: list on a short one.
-		s, err = u.dial(ctx, nil)
+		s, err = u.dial(nil, false)
 		if err == nil {
 			defer s.cs.Close()
 		}

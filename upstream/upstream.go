@@ -201,7 +201,7 @@ func (u *Upstream) clientSession(ctx context.Context, owner *mcp.ServerSession) 
 // await joins (or starts) the connection attempt for key and waits for it
 // until ctx ends; the attempt itself goes on, for the next caller.
 func (u *Upstream) await(ctx context.Context, key string, owner *mcp.ServerSession) (any, error) {
-	ch := u.connecting.DoChan(key, func() (any, error) { return u.dial(ctx, owner) })
+	ch := u.connecting.DoChan(key, func() (any, error) { return u.dial(owner, true) })
 	select {
 	case r := <-ch:
 		return r.Val, r.Err
@@ -210,10 +210,10 @@ func (u *Upstream) await(ctx context.Context, key string, owner *mcp.ServerSessi
 	}
 }
 
-// dial connects one session, within ConnectTimeout whatever the caller's
-// context (concurrent callers share the result), and keeps the failure
+// dial connects one session within ConnectTimeout (concurrent callers
+// share the result, whatever their own contexts), and keeps the failure
 // backoff (doubling from 250ms to 30s) so a dead upstream fails fast.
-func (u *Upstream) dial(ctx context.Context, owner *mcp.ServerSession) (*session, error) {
+func (u *Upstream) dial(owner *mcp.ServerSession, register bool) (*session, error) {
 	// Not the caller's context: the session outlives the call, and the
 	// caller's context carries values of the client's request (its protocol
 	// version, for one) the SDK would send on to the upstream.
@@ -243,6 +243,10 @@ func (u *Upstream) dial(ctx context.Context, owner *mcp.ServerSession) (*session
 	u.connErr, u.backoff = nil, 0
 	// The session is registered here, not by the caller, who may have
 	// stopped waiting: every session connected is owned, and Close ends it.
+	// An unregistered one (a short listing session) its caller closes.
+	if !register {
+		return s, nil
+	}
 	if owner == nil {
 		u.shared = append(u.shared, s)
 		return s, nil
