@@ -152,36 +152,6 @@ func NewManager(ctx context.Context, defs []Def, opts Options) (*Manager, error)
 	return m, nil
 }
 
-// Accept pins the current definitions of an upstream's tools (all of them
-// when tools is empty), releasing them from quarantine, and returns the
-// names accepted.
-func (m *Manager) Accept(ctx context.Context, id, by string, tools ...string) ([]string, error) {
-	if _, ok := m.ups[id]; !ok {
-		return nil, fmt.Errorf("no upstream %q", id)
-	}
-	all, err := m.opts.Store.Cache(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var accepted []string
-	for _, row := range all[id].Tools {
-		if len(tools) > 0 && !slices.Contains(tools, row.Name) {
-			continue
-		}
-		if err := m.opts.Pins.Set(ctx, id, row.Name, store.Pin{Hash: row.Hash, Definition: row.Definition, AcceptedBy: by}, false); err != nil {
-			return accepted, err
-		}
-		accepted = append(accepted, row.Name)
-	}
-	for _, name := range tools {
-		if !slices.Contains(accepted, name) {
-			return accepted, fmt.Errorf("upstream %s has no cached tool %q (legate upstream refresh %s first?)", id, name, id)
-		}
-	}
-	_, err = m.reload(ctx)
-	return accepted, err
-}
-
 // Start runs the background work until Close: a first refresh of every
 // upstream, reconnection of stdio upstreams that exit, refresh_interval,
 // and polling the store for refreshes made elsewhere.
@@ -312,17 +282,6 @@ func (u *Upstream) list(ctx context.Context) ([]*mcp.Tool, []string, error) {
 	return tools, uris, nil
 }
 
-// Quarantined is an upstream tool whose definition differs from its pin
-// (or, with pin: strict, was never accepted): it is neither listed nor callable.
-type Quarantined struct {
-	Tool       *Tool
-	PinnedHash string // "" when never accepted
-	Pinned     json.RawMessage
-}
-
-// Quarantine lists the quarantined tools.
-func (m *Manager) Quarantine() []Quarantined { return *m.quarantine.Load() }
-
 // reload reads the caches and pins from the store into each upstream,
 // pins new definitions on first sight (pin: tofu), quarantines changed
 // ones, and reports whether the tool set changed (then OnToolsChanged is
@@ -366,67 +325,6 @@ func (m *Manager) reloadOne(ctx context.Context, u *Upstream, rows []store.Cache
 		return false, err
 	}
 	return m.publish(), nil
-}
-
-// load sets u's tools and quarantine from its cached rows and pins,
-// pinning new definitions on first sight (pin: tofu). m.reloadMu is held.
-func (m *Manager) load(ctx context.Context, u *Upstream, rows []store.CachedTool, pins map[string]store.Pin) error {
-	id := u.cfg.ID
-	tools := []*Tool{}
-	quarantined := []Quarantined{}
-	for _, row := range rows {
-		if !u.cfg.Tools.wanted(row.Name) {
-			continue
-		}
-		t, err := toolFrom(u.cfg, row)
-		if err != nil {
-			m.log.Error("skipping cached tool", "upstream", id, "error", err)
-			continue
-		}
-		pin, pinned := pins[row.Name]
-		switch {
-		case pinned && pin.Hash == row.Hash:
-		case !pinned && u.cfg.Pin != PinStrict:
-			if err := m.opts.Pins.Set(ctx, id, row.Name, store.Pin{Hash: row.Hash, Definition: row.Definition, AcceptedBy: "tofu"}, true); err != nil {
-				return err
-			}
-		default:
-			q := Quarantined{Tool: t, PinnedHash: pin.Hash, Pinned: pin.Definition}
-			quarantined = append(quarantined, q)
-			if _, seen := m.reported.LoadOrStore(id+"/"+t.Name+"/"+t.Hash, struct{}{}); !seen && m.opts.OnQuarantine != nil {
-				m.opts.OnQuarantine(q)
-			}
-			continue
-		}
-		tools = append(tools, t)
-	}
-	u.tools.Store(&tools)
-	u.quarantined.Store(&quarantined)
-	return nil
-}
-
-// publish gathers the quarantine and, if the tool set changed, calls
-// OnToolsChanged; it reports whether it did. m.reloadMu is held.
-func (m *Manager) publish() bool {
-	var fp []byte
-	quarantined := []Quarantined{}
-	for _, id := range m.order {
-		u := m.ups[id]
-		for _, t := range *u.tools.Load() {
-			fp = fmt.Appendf(fp, "%s/%s/%s;", id, t.Name, t.Hash)
-		}
-		for _, q := range *u.quarantined.Load() {
-			fp = fmt.Appendf(fp, "q:%s/%s/%s;", id, q.Tool.Name, q.Tool.Hash)
-			quarantined = append(quarantined, q)
-		}
-	}
-	m.quarantine.Store(&quarantined)
-	old, _ := m.toolsHash.Swap(string(fp)).(string)
-	changed := old != string(fp)
-	if changed && m.opts.OnToolsChanged != nil {
-		m.opts.OnToolsChanged()
-	}
-	return changed
 }
 
 // poll reloads the caches when another process (the CLI) changed them.
@@ -558,54 +456,4 @@ func (m *Manager) sessionEnded(ss *mcp.ServerSession) <-chan struct{} {
 		close(ch)
 	}()
 	return ch
-}
-
-// Status is what `legate upstream list` shows of one upstream.
-type Status struct {
-	ID          string    `json:"id"`
-	Transport   string    `json:"transport"`
-	Origin      string    `json:"origin"`
-	Circuit     string    `json:"circuit"`
-	Sessions    int       `json:"sessions"`
-	Tools       int       `json:"tools"`
-	RefreshedAt time.Time `json:"refreshed_at,omitzero"`
-	CheckedAt   time.Time `json:"checked_at,omitzero"`
-	LastError   string    `json:"last_error,omitempty"`
-	// SharedURIs are resource URIs this upstream offers that another
-	// upstream offers too; a read goes to the first by id.
-	SharedURIs []string `json:"shared_uris,omitempty"`
-}
-
-// Status reports every upstream.
-func (m *Manager) Status(ctx context.Context) ([]Status, error) {
-	all, err := m.opts.Store.Cache(ctx)
-	if err != nil {
-		return nil, err
-	}
-	owners := map[string][]string{}
-	for _, id := range m.order {
-		for _, uri := range all[id].Resources {
-			owners[uri] = append(owners[uri], id)
-		}
-	}
-	out := make([]Status, 0, len(m.order))
-	for _, id := range m.order {
-		u := m.ups[id]
-		c := all[id]
-		s := Status{
-			ID: id, Transport: u.cfg.TransportName(), Origin: u.origin, Circuit: u.Circuit(),
-			Sessions: u.sessions(), Tools: len(*u.tools.Load()),
-			RefreshedAt: c.RefreshedAt, CheckedAt: c.CheckedAt, LastError: c.LastError,
-		}
-		if u.headerErr != nil {
-			s.LastError = u.headerErr.Error()
-		}
-		for _, uri := range c.Resources {
-			if len(owners[uri]) > 1 {
-				s.SharedURIs = append(s.SharedURIs, fmt.Sprintf("%s (also %v)", uri, slices.DeleteFunc(slices.Clone(owners[uri]), func(o string) bool { return o == id })))
-			}
-		}
-		out = append(out, s)
-	}
-	return out, nil
 }

@@ -1,0 +1,116 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/legate-mcp/legate/store"
+)
+
+// Pinning: each tool's definition hash is pinned when first seen (pin:
+// tofu) or when an admin accepts it (pin: strict); a definition that differs
+// from its pin is quarantined — neither listed nor callable — until accepted.
+
+// Quarantined is an upstream tool whose definition differs from its pin
+// (or, with pin: strict, was never accepted): it is neither listed nor callable.
+type Quarantined struct {
+	Tool       *Tool
+	PinnedHash string // "" when never accepted
+	Pinned     json.RawMessage
+}
+
+// Quarantine lists the quarantined tools.
+func (m *Manager) Quarantine() []Quarantined { return *m.quarantine.Load() }
+
+// load sets u's tools and quarantine from its cached rows and pins,
+// pinning new definitions on first sight (pin: tofu). m.reloadMu is held.
+func (m *Manager) load(ctx context.Context, u *Upstream, rows []store.CachedTool, pins map[string]store.Pin) error {
+	id := u.cfg.ID
+	tools := []*Tool{}
+	quarantined := []Quarantined{}
+	for _, row := range rows {
+		if !u.cfg.Tools.wanted(row.Name) {
+			continue
+		}
+		t, err := toolFrom(u.cfg, row)
+		if err != nil {
+			m.log.Error("skipping cached tool", "upstream", id, "error", err)
+			continue
+		}
+		pin, pinned := pins[row.Name]
+		switch {
+		case pinned && pin.Hash == row.Hash:
+		case !pinned && u.cfg.Pin != PinStrict:
+			if err := m.opts.Pins.Set(ctx, id, row.Name, store.Pin{Hash: row.Hash, Definition: row.Definition, AcceptedBy: "tofu"}, true); err != nil {
+				return err
+			}
+		default:
+			q := Quarantined{Tool: t, PinnedHash: pin.Hash, Pinned: pin.Definition}
+			quarantined = append(quarantined, q)
+			if _, seen := m.reported.LoadOrStore(id+"/"+t.Name+"/"+t.Hash, struct{}{}); !seen && m.opts.OnQuarantine != nil {
+				m.opts.OnQuarantine(q)
+			}
+			continue
+		}
+		tools = append(tools, t)
+	}
+	u.tools.Store(&tools)
+	u.quarantined.Store(&quarantined)
+	return nil
+}
+
+// publish gathers the quarantine and, if the tool set changed, calls
+// OnToolsChanged; it reports whether it did. m.reloadMu is held.
+func (m *Manager) publish() bool {
+	var fp []byte
+	quarantined := []Quarantined{}
+	for _, id := range m.order {
+		u := m.ups[id]
+		for _, t := range *u.tools.Load() {
+			fp = fmt.Appendf(fp, "%s/%s/%s;", id, t.Name, t.Hash)
+		}
+		for _, q := range *u.quarantined.Load() {
+			fp = fmt.Appendf(fp, "q:%s/%s/%s;", id, q.Tool.Name, q.Tool.Hash)
+			quarantined = append(quarantined, q)
+		}
+	}
+	m.quarantine.Store(&quarantined)
+	old, _ := m.toolsHash.Swap(string(fp)).(string)
+	changed := old != string(fp)
+	if changed && m.opts.OnToolsChanged != nil {
+		m.opts.OnToolsChanged()
+	}
+	return changed
+}
+
+// Accept pins the current definitions of an upstream's tools (all of them
+// when tools is empty), releasing them from quarantine, and returns the
+// names accepted.
+func (m *Manager) Accept(ctx context.Context, id, by string, tools ...string) ([]string, error) {
+	if _, ok := m.ups[id]; !ok {
+		return nil, fmt.Errorf("no upstream %q", id)
+	}
+	all, err := m.opts.Store.Cache(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var accepted []string
+	for _, row := range all[id].Tools {
+		if len(tools) > 0 && !slices.Contains(tools, row.Name) {
+			continue
+		}
+		if err := m.opts.Pins.Set(ctx, id, row.Name, store.Pin{Hash: row.Hash, Definition: row.Definition, AcceptedBy: by}, false); err != nil {
+			return accepted, err
+		}
+		accepted = append(accepted, row.Name)
+	}
+	for _, name := range tools {
+		if !slices.Contains(accepted, name) {
+			return accepted, fmt.Errorf("upstream %s has no cached tool %q (legate upstream refresh %s first?)", id, name, id)
+		}
+	}
+	_, err = m.reload(ctx)
+	return accepted, err
+}

@@ -1,0 +1,58 @@
+package upstream
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Status is what `legate upstream list` shows of one upstream.
+type Status struct {
+	ID          string    `json:"id"`
+	Transport   string    `json:"transport"`
+	Origin      string    `json:"origin"`
+	Circuit     string    `json:"circuit"`
+	Sessions    int       `json:"sessions"`
+	Tools       int       `json:"tools"`
+	RefreshedAt time.Time `json:"refreshed_at,omitzero"`
+	CheckedAt   time.Time `json:"checked_at,omitzero"`
+	LastError   string    `json:"last_error,omitempty"`
+	// SharedURIs are resource URIs this upstream offers that another
+	// upstream offers too; a read goes to the first by id.
+	SharedURIs []string `json:"shared_uris,omitempty"`
+}
+
+// Status reports every upstream.
+func (m *Manager) Status(ctx context.Context) ([]Status, error) {
+	all, err := m.opts.Store.Cache(ctx)
+	if err != nil {
+		return nil, err
+	}
+	owners := map[string][]string{}
+	for _, id := range m.order {
+		for _, uri := range all[id].Resources {
+			owners[uri] = append(owners[uri], id)
+		}
+	}
+	out := make([]Status, 0, len(m.order))
+	for _, id := range m.order {
+		u := m.ups[id]
+		c := all[id]
+		s := Status{
+			ID: id, Transport: u.cfg.TransportName(), Origin: u.origin, Circuit: u.Circuit(),
+			Sessions: u.sessions(), Tools: len(*u.tools.Load()),
+			RefreshedAt: c.RefreshedAt, CheckedAt: c.CheckedAt, LastError: c.LastError,
+		}
+		if u.headerErr != nil {
+			s.LastError = u.headerErr.Error()
+		}
+		for _, uri := range c.Resources {
+			if len(owners[uri]) > 1 {
+				s.SharedURIs = append(s.SharedURIs, fmt.Sprintf("%s (also %v)", uri, slices.DeleteFunc(slices.Clone(owners[uri]), func(o string) bool { return o == id })))
+			}
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
