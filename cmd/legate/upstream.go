@@ -75,7 +75,7 @@ func ago(t time.Time) string {
 	if t.IsZero() {
 		return "never"
 	}
-	return t.Local().Format("2006-01-02 15:04:05")
+	return localTime(t)
 }
 
 func upstreamAddCmd(g *globals) *cobra.Command {
