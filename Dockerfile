@@ -1,8 +1,11 @@
 # syntax=docker/dockerfile:1
 # Legate: a static, cgo-free binary on distroless, running as a non-root user.
 #   docker build -t legate --build-arg VERSION=$(git describe --tags --always) .
-#   docker run -p 8080:8080 -v legate-state:/var/lib/legate legate
-# Listening on 0.0.0.0 inside the container: publish the port only where it is meant to be reached.
+#   docker run -p 8080:8080 -v legate-state:/var/lib/legate -v $PWD/config.yaml:/etc/legate/config.yaml:ro legate \
+#     serve --config /etc/legate/config.yaml --listen 0.0.0.0:8080 --state-dir /var/lib/legate
+# Inside the container Legate listens on 0.0.0.0, which it refuses without authentication: give it a
+# config with an `auth:` section (tokens from `legate token create … --state-dir /var/lib/legate`, or
+# OAuth), or add --allow-unauthenticated behind a proxy that authenticates.
 
 ARG GO_VERSION=1.26.8
 

@@ -268,7 +268,7 @@ func CheckListen(listen string, authEnabled, allowUnauthenticated bool) (warning
 	if allowUnauthenticated {
 		return fmt.Sprintf("listening on %s without authentication (auth.allow_unauthenticated): anyone who can reach it can call every tool", listen), nil
 	}
-	return "", fmt.Errorf("refusing to listen on %s without authentication: turn on auth (auth.tokens: true with `legate token create`, or auth.oauth), listen on a loopback address, or set auth.allow_unauthenticated: true", listen)
+	return "", fmt.Errorf("refusing to listen on %s without authentication: turn on auth (auth.tokens: true with `legate token create`, or auth.oauth), listen on a loopback address, or set auth.allow_unauthenticated: true (serve --allow-unauthenticated)", listen)
 }
 
 // TokenPrefix begins every static token, telling it from a JWT.

@@ -12,6 +12,7 @@ import (
 
 func serveCmd(g *globals) *cobra.Command {
 	var listen string
+	var allowUnauthenticated bool
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve MCP over Streamable HTTP at /mcp (and /healthz, /readyz)",
@@ -32,7 +33,7 @@ func serveCmd(g *globals) *cobra.Command {
 			if listen == "" {
 				listen = config.DefaultListen
 			}
-			warning, err := server.CheckListen(listen, e.cfg.Auth.Enabled(), e.cfg.Auth.AllowUnauthenticated)
+			warning, err := server.CheckListen(listen, e.cfg.Auth.Enabled(), e.cfg.Auth.AllowUnauthenticated || allowUnauthenticated)
 			if err != nil {
 				return err
 			}
@@ -57,6 +58,8 @@ func serveCmd(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", "", "address to listen on (default from the config, else "+config.DefaultListen+")")
+	cmd.Flags().BoolVar(&allowUnauthenticated, "allow-unauthenticated", false,
+		"listen beyond loopback without authentication (as auth.allow_unauthenticated); anyone who reaches the port can call every tool")
 	return cmd
 }
 
