@@ -47,7 +47,14 @@ func (m *Manager) load(ctx context.Context, u *Upstream, rows []store.CachedTool
 				return err
 			}
 		default:
-			q := Quarantined{Tool: t, PinnedHash: pin.Hash, Pinned: pin.Definition}
+			q := Quarantined{Tool: t, PinnedHash: pin.Hash}
+			if pinned {
+				full, err := m.opts.Pins.Get(ctx, id, row.Name)
+				if err != nil {
+					return err
+				}
+				q.Pinned = full.Definition
+			}
 			quarantined = append(quarantined, q)
 			if _, seen := m.reported.LoadOrStore(id+"/"+t.Name+"/"+t.Hash, struct{}{}); !seen && m.opts.OnQuarantine != nil {
 				m.opts.OnQuarantine(q)
