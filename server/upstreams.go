@@ -122,6 +122,7 @@ func (g *Gateway) toolsChanged() {
 // way its protocol version expects.
 func (g *Gateway) setCatalog(c *catalog.Catalog) {
 	old := g.cat.Swap(c)
+	go c.ListJSON() // encoded ahead of the first tools/list, off the caller's path
 	if old != nil && old.Fingerprint() == c.Fingerprint() {
 		return
 	}
