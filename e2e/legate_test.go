@@ -18,6 +18,7 @@ import (
 type server struct {
 	addr   string // 127.0.0.1:PORT
 	port   int
+	pid    int
 	stderr *syncBuffer
 }
 
@@ -70,6 +71,7 @@ func startServe(t *testing.T, config, stateDir string, env []string) (*server, e
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
+	s.pid = cmd.Process.Pid
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	stop := func() {

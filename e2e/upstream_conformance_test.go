@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // The conformance suite's active server scenarios against go-sdk's everything-server directly
@@ -41,7 +42,8 @@ func TestUpstreamConformance(t *testing.T) {
 			case "stdio":
 				upstream = "command: " + yamlList(bin)
 			}
-			config := upstreamConfig(t, fmt.Sprintf(`upstreams:
+			config := upstreamConfig(t, fmt.Sprintf(`session_idle_timeout: 2s
+upstreams:
   - id: conformance
     %s
     prefix: false
@@ -65,8 +67,39 @@ func TestUpstreamConformance(t *testing.T) {
 				t.Errorf("conformance --suite active through Legate (upstream over %s) differs from the fixture directly:\n%s\nthrough Legate:\n%s",
 					transport, diff, got.summary)
 			}
+			if transport == "stdio" {
+				// The suite never closes its sessions: once they idle past
+				// session_idle_timeout, no upstream process they caused remains.
+				deadline := time.Now().Add(15 * time.Second)
+				t.Logf("upstream processes right after the suite: %d", children(s.pid))
+				for n := children(s.pid); n > 0; n = children(s.pid) {
+					if time.Now().After(deadline) {
+						t.Fatalf("%d upstream processes of legate (pid %d) remain after the suite's sessions went idle", n, s.pid)
+					}
+					time.Sleep(200 * time.Millisecond)
+				}
+			}
 		})
 	}
+}
+
+// children counts the live child processes of pid.
+func children(pid int) int {
+	dirs, _ := os.ReadDir("/proc")
+	n := 0
+	for _, d := range dirs {
+		b, err := os.ReadFile("/proc/" + d.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so read after its ")".
+		i := strings.LastIndexByte(string(b), ')')
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) > 1 && f[0] != "Z" && f[1] == strconv.Itoa(pid) {
+			n++
+		}
+	}
+	return n
 }
 
 // directBaseline caches the suite's result against the fixture directly, once per test run.
