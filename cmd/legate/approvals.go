@@ -21,12 +21,7 @@ func approvalsCmd(g *globals) *cobra.Command {
 		Use:   "list",
 		Short: "List approval requests (pending ones by default)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			e, err := g.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer e.Close()
+		RunE: g.withEnv(func(cmd *cobra.Command, _ []string, e *env) error {
 			if all {
 				state = ""
 			}
@@ -52,7 +47,7 @@ func approvalsCmd(g *globals) *cobra.Command {
 					a.CreatedAt.Local().Format(time.DateTime), a.ExpiresAt.Local().Format(time.DateTime), args)
 			}
 			return tw.Flush()
-		},
+		}),
 	}
 	list.Flags().StringVar(&state, "state", store.StatePending, "pending, approved, denied, expired, executing, executed or failed")
 	list.Flags().BoolVar(&all, "all", false, "every state")
@@ -62,18 +57,13 @@ func approvalsCmd(g *globals) *cobra.Command {
 		Use:   "show ID",
 		Short: "Show one request in full: arguments, the tool's definition as clients saw it, decision and outcome",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			e, err := g.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer e.Close()
+		RunE: g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
 			a, err := e.store.Approvals().Get(cmd.Context(), argv[0])
 			if err != nil {
 				return err
 			}
 			return printJSON(cmd.OutOrStdout(), server.ViewOf(a))
-		},
+		}),
 	}
 	cmd.AddCommand(list, show, decideCmd(g, true), decideCmd(g, false))
 	return cmd
@@ -89,12 +79,7 @@ func decideCmd(g *globals, approve bool) *cobra.Command {
 		Use:   verb + " ID [--reason TEXT]",
 		Short: short,
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			e, err := g.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer e.Close()
+		RunE: g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
 			if as == "" {
 				as = "cli"
 				if u, err := user.Current(); err == nil {
@@ -108,7 +93,7 @@ func decideCmd(g *globals, approve bool) *cobra.Command {
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s %s: %s %v by %s\n", a.State, a.ID, a.Tool, string(a.Args), a.Decider)
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why, shown to the caller")
 	cmd.Flags().StringVar(&as, "as", "", "the decider's name (default cli:<user>)")

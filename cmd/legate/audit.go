@@ -19,12 +19,7 @@ func auditCmd(g *globals) *cobra.Command {
 		Use:   "tail [-f] [-n N]",
 		Short: "Show the newest audit rows; -f keeps following",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			e, err := g.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer e.Close()
+		RunE: g.withEnv(func(cmd *cobra.Command, _ []string, e *env) error {
 			rows, err := e.store.Audit().Query(cmd.Context(), store.AuditQuery{Limit: n})
 			if err != nil {
 				return err
@@ -52,7 +47,7 @@ func auditCmd(g *globals) *cobra.Command {
 				}
 			}
 			return nil
-		},
+		}),
 	}
 	tail.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new rows")
 	tail.Flags().IntVarP(&n, "lines", "n", 20, "how many rows")
@@ -64,12 +59,7 @@ func auditCmd(g *globals) *cobra.Command {
 		Use:   "query [--tool T] [--principal P] [--since 24h]",
 		Short: "Select audit rows by tool, principal and age",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			e, err := g.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer e.Close()
+		RunE: g.withEnv(func(cmd *cobra.Command, _ []string, e *env) error {
 			if since > 0 {
 				q.Since = time.Now().Add(-since)
 			}
@@ -78,7 +68,7 @@ func auditCmd(g *globals) *cobra.Command {
 				return err
 			}
 			return printAudit(cmd.OutOrStdout(), rows, asJSON, true)
-		},
+		}),
 	}
 	query.Flags().StringVar(&q.Tool, "tool", "", "canonical tool name")
 	query.Flags().StringVar(&q.Principal, "principal", "", "principal")

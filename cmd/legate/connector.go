@@ -83,12 +83,7 @@ func connectorListCmd(g *globals) *cobra.Command {
 		Use:   "list",
 		Short: "List connector instances from the config file and the store",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			e, err := g.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer e.Close()
+		RunE: g.withEnv(func(cmd *cobra.Command, _ []string, e *env) error {
 			defs, err := server.InstanceDefs(cmd.Context(), e.cfg, e.store)
 			if err != nil {
 				return err
@@ -104,7 +99,7 @@ func connectorListCmd(g *globals) *cobra.Command {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.ID, d.Type, orDash(strings.Join(creds, ",")), d.Origin)
 			}
 			return tw.Flush()
-		},
+		}),
 	}
 }
 
@@ -194,16 +189,11 @@ func connectorRemoveCmd(g *globals) *cobra.Command {
 		Use:   "remove ID",
 		Short: "Remove a connector instance from the store",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			e, err := g.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer e.Close()
+		RunE: g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
 			id := argv[0]
 			inFile := slices.ContainsFunc(e.cfg.Connectors, func(c config.Connector) bool { return c.ID == id })
 			return removeStored(cmd, "connector", id, e.store.Connectors().Delete(cmd.Context(), id), inFile, e.cfg.Path)
-		},
+		}),
 	}
 }
 

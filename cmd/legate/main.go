@@ -155,6 +155,18 @@ func (e *env) gateway(ctx context.Context) (*server.Gateway, error) {
 
 func (e *env) Close() error { return e.store.Close() }
 
+// withEnv makes a command body that runs with the env open and closes it after.
+func (g *globals) withEnv(run func(cmd *cobra.Command, argv []string, e *env) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, argv []string) error {
+		e, err := g.open(cmd.Context())
+		if err != nil {
+			return err
+		}
+		defer e.Close()
+		return run(cmd, argv, e)
+	}
+}
+
 // openGateway opens the env and builds the gateway on it; done closes both.
 func (g *globals) openGateway(ctx context.Context) (*env, *server.Gateway, func(), error) {
 	e, err := g.open(ctx)

@@ -34,12 +34,7 @@ func tokenCreateCmd(g *globals) *cobra.Command {
 		Short:   "Make a token for a principal and print it, the only time it is shown",
 		Example: `  legate token create ci-bot --tenant acme --role user > ci-bot.token`,
 		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			e, err := g.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer e.Close()
+		RunE: g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
 			p.Name = argv[0]
 			token, err := server.CreateToken(cmd.Context(), e.store.Tokens(), p)
 			if errors.Is(err, store.ErrExists) {
@@ -54,7 +49,7 @@ func tokenCreateCmd(g *globals) *cobra.Command {
 				fmt.Fprintln(cmd.ErrOrStderr(), "note: the config does not turn static tokens on (auth.tokens: true); until it does the server does not ask for them")
 			}
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&p.Tenant, "tenant", "", "the principal's tenant (default none)")
 	cmd.Flags().StringVar(&p.Role, "role", server.RoleUser, "user, approver or admin")
@@ -85,12 +80,7 @@ func tokenListCmd(g *globals) *cobra.Command {
 		Use:   "list [--json]",
 		Short: "List tokens: name, tenant, role, profile, created, revoked — never the token",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			e, err := g.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer e.Close()
+		RunE: g.withEnv(func(cmd *cobra.Command, _ []string, e *env) error {
 			list, err := e.store.Tokens().List(cmd.Context())
 			if err != nil {
 				return err
@@ -116,7 +106,7 @@ func tokenListCmd(g *globals) *cobra.Command {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", in.Name, orDash(in.Tenant), in.Role, orDash(in.Profile), localTime(in.Created), revoked)
 			}
 			return tw.Flush()
-		},
+		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
@@ -129,17 +119,12 @@ func tokenRevokeCmd(g *globals) *cobra.Command {
 		Use:   "revoke NAME",
 		Short: "Revoke a token: the next request bearing it is refused",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			e, err := g.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer e.Close()
+		RunE: g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
 			if err := e.store.Tokens().Revoke(cmd.Context(), argv[0], time.Now()); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "revoked token %q\n", argv[0])
 			return nil
-		},
+		}),
 	}
 }

@@ -172,16 +172,11 @@ func upstreamRemoveCmd(g *globals) *cobra.Command {
 		Use:   "remove ID",
 		Short: "Remove a stored upstream and its tool cache",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			e, err := g.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer e.Close()
+		RunE: g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
 			id := argv[0]
 			inFile := slices.ContainsFunc(e.cfg.Upstreams, func(u upstream.Config) bool { return u.ID == id })
 			return removeStored(cmd, "upstream", id, e.store.Upstreams().Delete(cmd.Context(), id), inFile, e.cfg.Path)
-		},
+		}),
 	}
 }
 
@@ -190,14 +185,9 @@ func upstreamTestCmd(g *globals) *cobra.Command {
 		Use:   "test ID",
 		Short: "Connect to an upstream, list its tools, cache them and report",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			e, err := g.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer e.Close()
+		RunE: g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
 			return refreshUpstreams(cmd, e, argv)
-		},
+		}),
 	}
 }
 
@@ -205,14 +195,9 @@ func upstreamRefreshCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "refresh [ID...]",
 		Short: "Refresh the tool caches of upstreams (all by default); a running server picks the result up",
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			e, err := g.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer e.Close()
+		RunE: g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
 			return refreshUpstreams(cmd, e, argv)
-		},
+		}),
 	}
 }
 

@@ -121,12 +121,7 @@ func vaultListCmd(g *globals) *cobra.Command {
 		Use:   "list [--tenant T] [--all] [--json]",
 		Short: "List secrets: names, tenants, versions, dates and key ids — never values",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			e, err := g.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer e.Close()
+		RunE: g.withEnv(func(cmd *cobra.Command, _ []string, e *env) error {
 			infos, err := e.vault.List(cmd.Context())
 			if err != nil {
 				return err
@@ -156,7 +151,7 @@ func vaultListCmd(g *globals) *cobra.Command {
 				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", in.Name, orDash(in.Tenant), in.Version, in.KeyID, in.CreatedAt.Local().Format("2006-01-02 15:04:05"))
 			}
 			return tw.Flush()
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&tenant, "tenant", "", "only this tenant's secrets (\"\" for the shared ones)")
 	cmd.Flags().BoolVar(&all, "all", false, "every version, not only the newest")
@@ -171,19 +166,14 @@ func vaultRemoveCmd(g *globals) *cobra.Command {
 		Aliases: []string{"remove"},
 		Short:   "Remove a secret, every version of it",
 		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			e, err := g.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer e.Close()
+		RunE: g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
 			n, err := e.vault.Delete(cmd.Context(), tenant, argv[0])
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "removed %s (%d versions)\n", vault.Describe(tenant, argv[0]), n)
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&tenant, "tenant", "", "the tenant the secret belongs to (default: the shared secret)")
 	return cmd
