@@ -25,18 +25,7 @@ func (g *Gateway) decide(next Handler) Handler {
 			r.ApprovalID = r.approved.ID
 			return next(ctx, r)
 		}
-		s := policy.Subject{Principal: r.Caller.Principal, Tenant: r.Caller.Tenant, Tool: r.Entry.Canonical, Class: r.Class}
-		switch t := r.Entry.Target.(type) {
-		case *nativeTool:
-			if t.inst != nil {
-				s.Connector = t.inst.def.ID
-			} else {
-				s.Connector = builtinSource
-			}
-		case *upstream.Tool:
-			s.Upstream = t.Upstream
-		}
-		d := g.policy.Decide(s)
+		d := g.policy.Decide(g.subjectOf(r))
 		r.Decision = d
 		g.metrics.decisions.WithLabelValues(string(d.Action)).Inc()
 		switch d.Action {
@@ -51,6 +40,22 @@ func (g *Gateway) decide(next Handler) Handler {
 		}
 		return next(ctx, r)
 	}
+}
+
+// subjectOf is what policy rules match of a call.
+func (g *Gateway) subjectOf(r *Request) policy.Subject {
+	s := policy.Subject{Principal: r.Caller.Principal, Tenant: r.Caller.Tenant, Tool: r.Entry.Canonical, Class: r.Class}
+	switch t := r.Entry.Target.(type) {
+	case *nativeTool:
+		if t.inst != nil {
+			s.Connector = t.inst.def.ID
+		} else {
+			s.Connector = builtinSource
+		}
+	case *upstream.Tool:
+		s.Upstream = t.Upstream
+	}
+	return s
 }
 
 // builtinSource is the "connector" of the built-in tools in policy rules.

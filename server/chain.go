@@ -49,6 +49,16 @@ type Request struct {
 	// approved is set when the executor runs a request already approved
 	// and claimed: the policy step lets it through.
 	approved *store.Approval
+
+	// relay asks for an upstream's result as the JSON it sent (RawResult)
+	// where the call can be relayed as bytes: set by the HTTP fast path,
+	// which writes the response itself; progress then goes to progress.
+	relay    bool
+	progress func(*mcp.ProgressNotificationParams)
+	// RawResult is that JSON. The result handed along the chain with it
+	// holds only IsError, and rawTextSize is its text content's size.
+	RawResult   json.RawMessage
+	rawTextSize int
 }
 
 // Handler handles one call. A tool failure is an error, a *connectors.Error

@@ -74,8 +74,10 @@ type Gateway struct {
 	audit       *auditWriter
 	stop        context.CancelFunc
 	background  sync.WaitGroup
-	live        sync.Map // HTTP session id → the user who opened it (fastList)
+	live        sync.Map // HTTP session id → *liveSession (fast.go)
 	tracked     atomic.Int64
+	fastCalls   sync.Map      // fastKey → cancel func of a call the fast path runs
+	idle        time.Duration // HTTP sessions' idle timeout
 	auth        *Authenticator
 	views       views
 }
@@ -260,13 +262,18 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage, o
 		}
 		return nil, fmt.Errorf("%w %q", ErrUnknownTool, name)
 	}
+	return g.run(ctx, g.newRequest(e, args, o))
+}
+
+// newRequest starts a call to e.
+func (g *Gateway) newRequest(e *catalog.Entry, args json.RawMessage, o CallOptions) *Request {
 	if o.Principal != nil {
 		o.Caller.Principal, o.Caller.Tenant = o.Principal.Name, o.Principal.Tenant
 	}
 	if o.Caller.Principal == "" {
 		o.Caller.Principal = g.opts.Principal
 	}
-	r := &Request{
+	return &Request{
 		Entry:         e,
 		Args:          args,
 		Caller:        o.Caller,
@@ -277,12 +284,17 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage, o
 		ProgressToken: o.ProgressToken,
 		ArgsHash:      policy.ArgsHash(args),
 	}
+}
+
+// run takes r along the call path. As for Call, a failure is an isError
+// result unless it is a protocol error to relay.
+func (g *Gateway) run(ctx context.Context, r *Request) (*mcp.CallToolResult, error) {
 	res, err := g.call(ctx, r)
 	if rpcErr := protocolError(err); rpcErr != nil {
 		return nil, rpcErr
 	}
 	if err != nil {
-		return errorResultFor(e, err), nil
+		return errorResultFor(r.Entry, err), nil
 	}
 	return res, nil
 }
@@ -318,7 +330,26 @@ func (g *Gateway) execute(ctx context.Context, r *Request) (*mcp.CallToolResult,
 	case *nativeTool:
 		return g.executeNative(ctx, t, r)
 	case *upstream.Tool:
-		return g.upstreams.Call(ctx, t, r.Args, upstream.Client{Session: r.Session, ProgressToken: r.ProgressToken})
+		c := upstream.Client{Session: r.Session, ProgressToken: r.ProgressToken, Progress: r.progress}
+		if !r.relay {
+			return g.upstreams.Call(ctx, t, r.Args, c)
+		}
+		raw, res, err := g.upstreams.Relay(ctx, t, r.Args, c)
+		if raw == nil {
+			return res, err
+		}
+		var sum struct {
+			IsError bool `json:"isError"`
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		}
+		json.Unmarshal(raw, &sum) // raw is a JSON object: the upstream checked
+		r.RawResult = raw
+		for _, c := range sum.Content {
+			r.rawTextSize += len(c.Text)
+		}
+		return &mcp.CallToolResult{IsError: sum.IsError}, nil
 	}
 	return nil, fmt.Errorf("tool %s has no executor", r.Entry.Canonical)
 }

@@ -1,12 +1,9 @@
 package server
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -14,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -45,12 +41,18 @@ func (g *Gateway) Handler(listen string) http.Handler {
 	})
 	// 2025-11-25 and earlier clients get a stateful session; a 2026-07-28
 	// request carries its version header and no session id.
+	g.idle = idle
 	mcpHandler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if g.fastList(w, r) {
+		if g.serveFast(w, r) {
 			return
 		}
-		if r.Header.Get("Mcp-Session-Id") == "" && r.Header.Get("Mcp-Protocol-Version") >= statelessVersion {
+		sid := r.Header.Get("Mcp-Session-Id")
+		if sid == "" && r.Header.Get("Mcp-Protocol-Version") >= statelessVersion {
 			stateless.ServeHTTP(w, r)
+			return
+		}
+		if ls := g.liveSession(sid); ls != nil {
+			g.serveSDK(stateful, w, r, sid, ls)
 			return
 		}
 		stateful.ServeHTTP(w, r)
@@ -85,107 +87,6 @@ func (g *Gateway) Handler(listen string) http.Handler {
 		fmt.Fprintf(w, `{"status":"ready","tools":%d}`+"\n", g.Catalog().Len())
 	})
 	return mux
-}
-
-// fastList answers a plain tools/list of a live session straight from the
-// catalog's encoded list. The SDK would encode thousands of tool
-// definitions twice per request (see docs/BENCHMARKS.md, P2); the answer is
-// the same. Anything else — another method, a cursor, a batch, a session
-// this process does not know or that another principal opened — goes to
-// the SDK as usual.
-func (g *Gateway) fastList(w http.ResponseWriter, r *http.Request) bool {
-	sid := r.Header.Get("Mcp-Session-Id")
-	if r.Method != http.MethodPost || sid == "" {
-		return false
-	}
-	owner, ok := g.live.Load(sid)
-	if !ok || owner.(string) != userOf(r.Context()) || !g.sessionAlive(sid) {
-		return false
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, 4<<10+1))
-	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
-	if err != nil || len(body) > 4<<10 || !bytes.Contains(body, []byte(`"tools/list"`)) {
-		return false
-	}
-	var msg struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params struct {
-			Cursor string `json:"cursor"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(body, &msg) != nil || msg.Method != "tools/list" || len(msg.ID) == 0 || msg.Params.Cursor != "" {
-		return false
-	}
-	// Framed as the SDK frames it: an event stream when the client takes one.
-	sse := strings.Contains(r.Header.Get("Accept"), "text/event-stream")
-	list := g.viewFor(PrincipalFromContext(r.Context())).ListJSON()
-	out := make([]byte, 0, len(list)+len(msg.ID)+64)
-	if sse {
-		out = append(out, "event: message\ndata: "...)
-	}
-	out = append(out, `{"jsonrpc":"2.0","id":`...)
-	out = append(out, msg.ID...)
-	out = append(out, `,"result":`...)
-	out = append(out, list...)
-	out = append(out, '}')
-	if sse {
-		out = append(out, "\n\n"...)
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Header().Set("Cache-Control", "no-cache")
-	} else {
-		w.Header().Set("Content-Type", "application/json")
-	}
-	w.Header().Set("Mcp-Session-Id", sid)
-	w.Write(out)
-	return true
-}
-
-// userOf is the authenticated user of a request, "" without auth: a
-// session answers only the user who opened it.
-func userOf(ctx context.Context) string {
-	if ti := auth.TokenInfoFromContext(ctx); ti != nil {
-		return ti.UserID
-	}
-	return ""
-}
-
-// trackSession records an initialized session, and who opened it, for
-// fastList. Entries of ended sessions are pruned as new ones come, without
-// a goroutine per session.
-func (g *Gateway) trackSession(ctx context.Context, req *mcp.InitializedRequest) {
-	id := req.Session.ID()
-	if id == "" {
-		return // stateless: no session to answer for
-	}
-	user := ""
-	if req.Extra != nil && req.Extra.TokenInfo != nil {
-		user = req.Extra.TokenInfo.UserID
-	}
-	g.live.Store(id, user)
-	if g.tracked.Add(1)%256 == 0 {
-		alive := map[string]bool{}
-		for ss := range g.mcp.Sessions() {
-			alive[ss.ID()] = true
-		}
-		g.live.Range(func(k, _ any) bool {
-			if !alive[k.(string)] {
-				g.live.Delete(k)
-			}
-			return true
-		})
-	}
-}
-
-// sessionAlive reports whether the SDK still holds the session.
-func (g *Gateway) sessionAlive(id string) bool {
-	for ss := range g.mcp.Sessions() {
-		if ss.ID() == id {
-			return true
-		}
-	}
-	g.live.Delete(id)
-	return false
 }
 
 // guard refuses requests whose Host or Origin are not this server's,

@@ -24,6 +24,9 @@ type metrics struct {
 	decided   prometheus.Histogram
 	limited   *prometheus.CounterVec
 	retries   *prometheus.CounterVec
+	fast      *prometheus.CounterVec // requests the fast paths answered (fast.go)
+	fastList  prometheus.Counter     // fast's tools/list
+	fastCall  prometheus.Counter     // fast's tools/call
 }
 
 func newMetrics(g *Gateway) *metrics {
@@ -49,8 +52,12 @@ func newMetrics(g *Gateway) *metrics {
 		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "legate_retries_total", Help: "Retries connectors made to their providers, by tool.",
 		}, []string{"tool"}),
+		fast: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "legate_fast_path_requests_total", Help: "MCP requests answered without the go-sdk's decoding and encoding, by method (tools/call: relayed to an upstream as bytes).",
+		}, []string{"method"}),
 	}
-	m.reg.MustRegister(m.calls, m.latency, m.decisions, m.decided, m.limited, m.retries,
+	m.fastList, m.fastCall = m.fast.WithLabelValues("tools/list"), m.fast.WithLabelValues("tools/call")
+	m.reg.MustRegister(m.calls, m.latency, m.decisions, m.decided, m.limited, m.retries, m.fast,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "legate_approvals_pending", Help: "Approval requests waiting for a decision."},
 			func() float64 {
 				n, _ := g.inbox.Store().CountPending(context.Background())
@@ -138,7 +145,7 @@ func (g *Gateway) observe(next Handler) Handler {
 		if outcome == string(connectors.CodeRateLimited) {
 			g.metrics.limited.WithLabelValues(r.Entry.Canonical).Inc()
 		}
-		size := 0
+		size := r.rawTextSize
 		if res != nil {
 			for _, c := range res.Content {
 				if t, ok := c.(*mcp.TextContent); ok {

@@ -53,4 +53,19 @@ func TestUpstreamCredentialEchoIsMasked(t *testing.T) {
 	if strings.Contains(string(b), "upstream-canary") || !strings.Contains(string(b), "[redacted]") {
 		t.Fatalf("the upstream's echo of its credential reached the client: %s", b)
 	}
+
+	// The same through a client's session, where the result is relayed as bytes.
+	url := serve(t, gw)
+	cs := fastSession(t, url)
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: wire("mcp.up.whoami")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = json.Marshal(res)
+	if strings.Contains(string(b), "upstream-canary") || !strings.Contains(string(b), "[redacted]") {
+		t.Fatalf("relayed, the upstream's echo of its credential reached the client: %s", b)
+	}
+	if metric(t, url, `legate_fast_path_requests_total{method="tools/call"}`) != 1 {
+		t.Fatal("the call was not relayed")
+	}
 }

@@ -66,7 +66,9 @@ func hammer(m *upstream.Manager, tl *upstream.Tool, workers int) (stop func() (i
 // all succeed; the bad one's circuit opens after BreakerFailures
 // consecutive failures and then fails fast without reaching it; once it
 // is healthy again, a probe after the cooldown closes the circuit.
-func TestFaultIsolation(t *testing.T) {
+func TestFaultIsolation(t *testing.T) { bothPaths(t, faultIsolation) }
+
+func faultIsolation(t *testing.T) {
 	const (
 		failures = 2
 		cooldown = 300 * time.Millisecond
@@ -182,7 +184,9 @@ func TestFaultIsolation(t *testing.T) {
 
 // In half-open state exactly one probe goes through; other calls fail
 // fast until it answers.
-func TestHalfOpenLetsOneProbeThrough(t *testing.T) {
+func TestHalfOpenLetsOneProbeThrough(t *testing.T) { bothPaths(t, halfOpenLetsOneProbeThrough) }
+
+func halfOpenLetsOneProbeThrough(t *testing.T) {
 	noLeaks(t)
 	faulty, bad := upstreamtest.NewFaultyHTTP(t, upstreamtest.NewEchoServer("bad"))
 	m := newManager(t, memStore(t), upstream.Options{BreakerFailures: 2, BreakerCooldown: 200 * time.Millisecond},
@@ -236,7 +240,9 @@ func TestHalfOpenLetsOneProbeThrough(t *testing.T) {
 
 // Errors the upstream answers (JSON-RPC errors, isError results) are
 // answers, not failures: they never open the circuit.
-func TestAnswersDoNotOpenTheCircuit(t *testing.T) {
+func TestAnswersDoNotOpenTheCircuit(t *testing.T) { bothPaths(t, answersDoNotOpenTheCircuit) }
+
+func answersDoNotOpenTheCircuit(t *testing.T) {
 	noLeaks(t)
 	raw, srv := upstreamtest.NewRaw(t, `{"name":"t","inputSchema":{"type":"object"}}`)
 	m := newManager(t, memStore(t), upstream.Options{BreakerFailures: 2},
@@ -320,7 +326,9 @@ func TestConcurrencyBound(t *testing.T) {
 
 // The per-call timeout is restarted by each progress notification: a long
 // call that reports progress completes; a silent one times out.
-func TestTimeoutExtendedByProgress(t *testing.T) {
+func TestTimeoutExtendedByProgress(t *testing.T) { bothPaths(t, timeoutExtendedByProgress) }
+
+func timeoutExtendedByProgress(t *testing.T) {
 	noLeaks(t)
 	srv := upstreamtest.NewEchoServer("slow")
 	upstreamtest.AddSlow(srv, "chatty", 900*time.Millisecond, 100*time.Millisecond)

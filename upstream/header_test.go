@@ -32,7 +32,9 @@ func requireHeader(name, value string, h http.Handler) http.Handler {
 // An unset or empty header_env variable fails that upstream alone, with
 // an error naming the variable; the others serve; the value of a set one
 // appears in no log line, error, status or store file.
-func TestHeaderEnv(t *testing.T) {
+func TestHeaderEnv(t *testing.T) { bothPaths(t, headerEnv) }
+
+func headerEnv(t *testing.T) {
 	noLeaks(t)
 	const secret = "Bearer s3cr3t-Value-7f1c9a"
 	env := map[string]string{"UP_GOOD_TOKEN": secret, "UP_EMPTY_TOKEN": ""}

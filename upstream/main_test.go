@@ -118,13 +118,38 @@ func status(t *testing.T, m *upstream.Manager, id string) upstream.Status {
 	return upstream.Status{}
 }
 
-// call calls a tool with {"text": text} within 10s.
+// call calls a tool with {"text": text} within 10s, with Manager.Call or,
+// while relayed is set, Manager.Relay.
 func call(m *upstream.Manager, tl *upstream.Tool, text string) (*mcp.CallToolResult, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	args, _ := json.Marshal(map[string]string{"text": text})
-	res, err := m.Call(ctx, tl, args, upstream.Client{})
+	if !relayed {
+		return m.Call(ctx, tl, args, upstream.Client{})
+	}
+	raw, res, err := m.Relay(ctx, tl, args, upstream.Client{})
+	if raw != nil {
+		res = &mcp.CallToolResult{}
+		if err := json.Unmarshal(raw, res); err != nil {
+			return nil, fmt.Errorf("relayed result %s: %w", raw, err)
+		}
+	}
 	return res, err
+}
+
+// relayed makes call use Manager.Relay, as Legate's HTTP fast path does.
+var relayed bool
+
+// bothPaths runs test once with calls through Manager.Call, once through
+// Manager.Relay.
+func bothPaths(t *testing.T, test func(t *testing.T)) {
+	for _, relay := range []bool{false, true} {
+		t.Run(map[bool]string{false: "sdk", true: "relay"}[relay], func(t *testing.T) {
+			relayed = relay
+			defer func() { relayed = false }()
+			test(t)
+		})
+	}
 }
 
 func upstreamCode(err error) connectors.Code {

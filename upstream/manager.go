@@ -200,11 +200,8 @@ func (m *Manager) Call(ctx context.Context, t *Tool, args json.RawMessage, clien
 	if !ok {
 		return nil, unavailable(t.Upstream, "no longer configured", nil)
 	}
-	var a any = args
-	if len(args) == 0 {
-		a = map[string]any{}
-	}
-	return u.call(ctx, t.Name, a, client)
+	a, err := u.call(ctx, t, args, client, false)
+	return a.res, err
 }
 
 // Refresh lists the upstream's tools now, stores them and returns what changed.

@@ -99,27 +99,41 @@ func (t *lineTap) Close() error { return t.r.Close() }
 // passing the bytes on.
 type sseTap struct {
 	lineTap
-	data []byte
+	ev sseEvent
 }
 
 func newSSETap(r io.ReadCloser, each func([]byte)) *sseTap {
 	t := &sseTap{}
 	t.lineTap = lineTap{r: r, each: func(line []byte) {
-		line = bytes.TrimSuffix(line, []byte("\r"))
-		switch {
-		case len(line) == 0: // the event ends
-			if len(t.data) > 0 {
-				each(t.data)
-				t.data = t.data[:0]
-			}
-		case bytes.HasPrefix(line, []byte("data:")):
-			if len(t.data) > 0 {
-				t.data = append(t.data, '\n')
-			}
-			t.data = append(t.data, bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" "))...)
+		if data, ok := t.ev.line(line); ok {
+			each(data)
 		}
 	}}
 	return t
+}
+
+// sseEvent gathers the data of one server-sent event, line by line.
+type sseEvent struct{ data []byte }
+
+// line takes the next line of the stream, without its "\n". When the line
+// ends an event that has data, it returns that data, valid until the next
+// call.
+func (e *sseEvent) line(line []byte) ([]byte, bool) {
+	line = bytes.TrimSuffix(line, []byte("\r"))
+	switch {
+	case len(line) == 0: // the event ends
+		if len(e.data) > 0 {
+			data := e.data
+			e.data = e.data[:0]
+			return data, true
+		}
+	case bytes.HasPrefix(line, []byte("data:")):
+		if len(e.data) > 0 {
+			e.data = append(e.data, '\n')
+		}
+		e.data = append(e.data, bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" "))...)
+	}
+	return nil, false
 }
 
 // tapTransport taps the event streams of one upstream's HTTP responses;

@@ -33,7 +33,7 @@ type Upstream struct {
 	headerErr  error        // header_env unresolved: every connection fails with it
 	secrets    []string     // header_env values: masked in what the upstream returns
 
-	breaker *gobreaker.CircuitBreaker[*mcp.CallToolResult]
+	breaker *gobreaker.CircuitBreaker[answer]
 	slots   chan struct{} // bounds calls in flight
 
 	mu         sync.Mutex
@@ -69,6 +69,10 @@ type Client struct {
 	Session *mcp.ServerSession
 	// ProgressToken is the client's token; nil if it asked for no progress.
 	ProgressToken any
+	// Progress, when set, is given the progress relayed to the client
+	// (under the client's token) in place of Session.NotifyProgress: for a
+	// front door that writes the call's response stream itself.
+	Progress func(*mcp.ProgressNotificationParams)
 	// Tenant is the authenticated caller's tenant; with Scoped, only shared
 	// upstreams and those of Tenant are visible to it.
 	Tenant string
@@ -100,7 +104,7 @@ func newUpstream(m *Manager, cfg *Config, origin string) *Upstream {
 		u.http = newHTTPClient(cfg, h)
 		u.tappedHTTP = &http.Client{Transport: &tapTransport{base: u.http.Transport, u: u}}
 	}
-	u.breaker = gobreaker.NewCircuitBreaker[*mcp.CallToolResult](gobreaker.Settings{
+	u.breaker = gobreaker.NewCircuitBreaker[answer](gobreaker.Settings{
 		Name:        cfg.ID,
 		MaxRequests: 1,
 		Timeout:     m.opts.BreakerCooldown,
@@ -164,6 +168,15 @@ func (u *Upstream) sharedSession(ctx context.Context) (*session, error) {
 		return nil, err
 	}
 	return v.(*session), nil
+}
+
+// drop takes a shared session the upstream no longer has out of the pool
+// and closes it.
+func (u *Upstream) drop(s *session) {
+	u.mu.Lock()
+	u.shared = slices.DeleteFunc(u.shared, func(x *session) bool { return x == s })
+	u.mu.Unlock()
+	s.cs.Close()
 }
 
 // backingOff reports, with u.mu held, whether a recent connection failure
@@ -277,33 +290,61 @@ func (u *Upstream) session(ctx context.Context, client Client) (*session, error)
 	return u.sharedSession(ctx)
 }
 
-// call forwards one call to the tool named name.
-func (u *Upstream) call(ctx context.Context, name string, args any, client Client) (*mcp.CallToolResult, error) {
+// answer is a call's result: the SDK's decoding of it, or (relayed) its
+// JSON as the upstream sent it.
+type answer struct {
+	res *mcp.CallToolResult
+	raw json.RawMessage
+}
+
+// call forwards one call to t; with relay, as bytes where it can (relay.go).
+func (u *Upstream) call(ctx context.Context, t *Tool, args json.RawMessage, client Client, relay bool) (answer, error) {
 	select {
 	case u.slots <- struct{}{}:
 		defer func() { <-u.slots }()
 	case <-ctx.Done():
-		return nil, unavailable(u.cfg.ID, "too many calls in flight", ctx.Err())
+		return answer{}, unavailable(u.cfg.ID, "too many calls in flight", ctx.Err())
 	}
-	res, err := u.breaker.Execute(func() (*mcp.CallToolResult, error) {
-		s, err := u.session(ctx, client)
-		if err != nil {
-			return nil, err
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	a, err := u.breaker.Execute(func() (answer, error) {
+		// A relayed call that finds its session gone (the upstream
+		// restarted, forgetting every session of the pool) is sent again on
+		// another, a new one at the latest: the upstream did not take it.
+		for tries := 1; ; tries++ {
+			s, err := u.session(ctx, client)
+			if err != nil {
+				return answer{}, err
+			}
+			if !relay || !u.relayable() || !s.relayableOn(t) {
+				res, err := u.callOn(ctx, s, t.Name, args, client)
+				return answer{res: res}, err
+			}
+			raw, err := u.relay(ctx, s, t.Name, args, client)
+			if errors.Is(err, errSessionGone) {
+				u.drop(s)
+				if tries <= u.cfg.poolSize() {
+					continue
+				}
+			}
+			return answer{raw: raw}, err
 		}
-		return u.callOn(ctx, s, name, args, client)
 	})
 	switch {
+	case err == nil && a.res != nil:
+		return answer{res: u.redact(a.res)}, nil
 	case err == nil:
-		return u.redact(res), nil
+		return a, nil
 	case errors.Is(err, gobreaker.ErrOpenState), errors.Is(err, gobreaker.ErrTooManyRequests):
-		return nil, unavailable(u.cfg.ID, "circuit open after repeated failures; retry later", err)
+		return answer{}, unavailable(u.cfg.ID, "circuit open after repeated failures; retry later", err)
 	case errors.Is(err, errTimeout):
-		return nil, &connectors.Error{Code: connectors.CodeTimeout, Message: fmt.Sprintf("upstream %s did not answer within %s", u.cfg.ID, u.cfg.timeout()), Err: err}
+		return answer{}, &connectors.Error{Code: connectors.CodeTimeout, Message: fmt.Sprintf("upstream %s did not answer within %s", u.cfg.ID, u.cfg.timeout()), Err: err}
 	}
 	if answered(err) || errors.Is(err, context.Canceled) {
-		return nil, err
+		return answer{}, err
 	}
-	return nil, unavailable(u.cfg.ID, errText(err), err)
+	return answer{}, unavailable(u.cfg.ID, errText(err), err)
 }
 
 // JSON-RPC codes the go-sdk uses for failures on Legate's side of the
@@ -395,11 +436,18 @@ func (u *Upstream) relayProgress(p *mcp.ProgressNotificationParams) {
 	}
 	pc := v.(*pendingCall)
 	pc.extend()
-	if pc.client.Session == nil || pc.client.ProgressToken == nil {
+	if pc.client.ProgressToken == nil {
 		return
 	}
 	out := *p
 	out.ProgressToken = pc.client.ProgressToken
+	if pc.client.Progress != nil {
+		pc.client.Progress(&out)
+		return
+	}
+	if pc.client.Session == nil {
+		return
+	}
 	if err := pc.client.Session.NotifyProgress(pc.ctx, &out); err != nil {
 		u.log.Debug("relaying progress", "error", err)
 	}

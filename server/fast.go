@@ -1,0 +1,370 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/policy"
+	"github.com/legate-mcp/legate/upstream"
+)
+
+// The fast paths answer the two requests that make most of an agent's
+// traffic on a live HTTP session without the go-sdk server's decoding and
+// encoding (docs/BENCHMARKS.md, P1 and P2):
+//
+//   - tools/list, from the catalog's encoded list (the SDK would encode
+//     thousands of definitions twice per request);
+//   - tools/call of a tool an upstream serves over Streamable HTTP, which
+//     takes the call path (Gateway.run) like any other call, and whose
+//     upstream result is relayed as bytes (upstream/relay.go).
+//
+// The answer is framed as the SDK frames it: an event stream. Anything else,
+// or anything unusual — a batch, a cursor, a session this process does not
+// know or that another principal opened, a call that policy holds for
+// approval (which may ask the user through the SDK session) — goes to the
+// SDK as usual.
+
+// liveSession is what the fast paths know of an HTTP session the SDK holds.
+type liveSession struct {
+	user string // who opened it: a session answers only them
+	ss   *mcp.ServerSession
+	// seen is when the SDK last handled one of the session's requests (Unix
+	// nanoseconds). The SDK closes a session no request reached for
+	// session_idle_timeout, and the fast paths' requests do not reach it; so
+	// a session the SDK has not seen for a sixteenth of that goes to the SDK.
+	seen atomic.Int64
+}
+
+// maxFastBody is the largest request body a fast path reads.
+const maxFastBody = 1 << 20
+
+// liveSession returns the session sid of this process, nil if unknown.
+func (g *Gateway) liveSession(sid string) *liveSession {
+	if sid == "" {
+		return nil
+	}
+	v, ok := g.live.Load(sid)
+	if !ok {
+		return nil
+	}
+	return v.(*liveSession)
+}
+
+// serveFast answers r on a fast path, or reports false (r untouched, its
+// body still to read) for the SDK to answer.
+func (g *Gateway) serveFast(w http.ResponseWriter, r *http.Request) bool {
+	sid := r.Header.Get("Mcp-Session-Id")
+	if r.Method != http.MethodPost {
+		return false
+	}
+	ls := g.liveSession(sid)
+	if ls == nil || ls.user != userOf(r.Context()) || time.Since(time.Unix(0, ls.seen.Load())) > g.idle/16 {
+		return false
+	}
+	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct != "application/json" || !acceptsBoth(r.Header.Values("Accept")) {
+		return false // the SDK's error
+	}
+	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && !fastVersions[v] {
+		return false
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxFastBody+1))
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
+	if err != nil || len(body) > maxFastBody ||
+		!bytes.Contains(body, []byte(`"tools/`)) && !bytes.Contains(body, []byte(`"notifications/cancelled"`)) {
+		return false
+	}
+	var msg struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  string          `json:"method"`
+		Params  json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil || msg.JSONRPC != "2.0" {
+		return false
+	}
+	switch msg.Method {
+	case "tools/list":
+		return validID(msg.ID) && g.fastList(w, r, sid, msg.ID, msg.Params)
+	case "tools/call":
+		return validID(msg.ID) && g.fastCall(w, r, ls, sid, msg.ID, msg.Params)
+	case "notifications/cancelled":
+		g.cancelFast(sid, msg.Params) // and the SDK acknowledges it as usual
+	}
+	return false
+}
+
+// fastVersions are the protocol versions of sessions the fast paths serve.
+var fastVersions = map[string]bool{"2025-03-26": true, "2025-06-18": true, "2025-11-25": true}
+
+// acceptsBoth reports whether an Accept header takes JSON and event
+// streams, as a Streamable HTTP client must.
+func acceptsBoth(values []string) bool {
+	var j, s bool
+	for _, v := range values {
+		for part := range strings.SplitSeq(v, ",") {
+			switch mt, _, _ := mime.ParseMediaType(part); mt {
+			case "application/json", "application/*", "*/*":
+				j = true
+			case "text/event-stream", "text/*":
+				s = true
+			}
+		}
+	}
+	return j && s
+}
+
+// validID reports whether id is a JSON-RPC request id: a string or a number.
+func validID(id json.RawMessage) bool {
+	return len(id) > 0 && (id[0] == '"' || id[0] == '-' || id[0] >= '0' && id[0] <= '9')
+}
+
+// fastList answers a plain tools/list from the caller's view of the catalog.
+func (g *Gateway) fastList(w http.ResponseWriter, r *http.Request, sid string, id, params json.RawMessage) bool {
+	var p struct {
+		Cursor string `json:"cursor"`
+	}
+	if len(params) > 0 && json.Unmarshal(params, &p) != nil || p.Cursor != "" {
+		return false
+	}
+	out := newStreamWriter(w, sid, id)
+	out.result(g.viewFor(PrincipalFromContext(r.Context())).ListJSON())
+	g.metrics.fastList.Inc()
+	return true
+}
+
+// fastKey identifies a call the fast path runs, for cancellation.
+type fastKey struct{ session, id string }
+
+// errCancelled is the cause of a call the client cancelled.
+var errCancelled = errors.New("cancelled by the client")
+
+// fastCall runs a call to an upstream's tool that can be relayed as bytes.
+func (g *Gateway) fastCall(w http.ResponseWriter, r *http.Request, ls *liveSession, sid string, id, params json.RawMessage) bool {
+	var p struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Meta      struct {
+			ProgressToken json.RawMessage `json:"progressToken"`
+		} `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.Name == "" {
+		return false
+	}
+	switch {
+	case string(p.Arguments) == "null":
+		p.Arguments = nil
+	case len(p.Arguments) > 0 && p.Arguments[0] != '{':
+		return false // the SDK's error
+	}
+	principal := PrincipalFromContext(r.Context())
+	e, ok := g.viewFor(principal).Lookup(p.Name)
+	if !ok {
+		return false
+	}
+	if t, ok := e.Target.(*upstream.Tool); !ok || !g.upstreams.Relayable(t) {
+		return false
+	}
+	o := CallOptions{Principal: principal, Session: ls.ss, Caller: connectors.Caller{Session: sid}}
+	if tok := p.Meta.ProgressToken; validID(tok) {
+		o.ProgressToken = tok
+	}
+	req := g.newRequest(e, p.Arguments, o)
+	if g.policy.Decide(g.subjectOf(req)).Action == policy.Approve {
+		return false
+	}
+	out := newStreamWriter(w, sid, id)
+	req.relay, req.progress = true, out.progress
+	g.metrics.fastCall.Inc()
+
+	ctx, cancel := context.WithCancelCause(r.Context())
+	key := fastKey{sid, string(id)}
+	g.fastCalls.Store(key, cancel)
+	res, err := g.run(ctx, req)
+	g.fastCalls.Delete(key)
+	cancel(nil)
+
+	var rpcErr *jsonrpc.Error
+	switch {
+	case context.Cause(ctx) == errCancelled:
+		out.end() // no answer to a cancelled request
+	case errors.As(err, &rpcErr):
+		out.error(rpcErr)
+	case req.RawResult != nil:
+		out.result(req.RawResult)
+	default:
+		if res.Content == nil {
+			res.Content = []mcp.Content{} // as the SDK sends it
+		}
+		b, err := json.Marshal(res)
+		if err != nil {
+			out.error(&jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "encoding the result: " + err.Error()})
+			return true
+		}
+		out.result(b)
+	}
+	return true
+}
+
+// cancelFast cancels the fast call a client's notifications/cancelled names.
+func (g *Gateway) cancelFast(sid string, params json.RawMessage) {
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	if v, ok := g.fastCalls.Load(fastKey{sid, string(p.RequestID)}); ok {
+		v.(context.CancelCauseFunc)(errCancelled)
+	}
+}
+
+// streamWriter writes a fast path's answer as an event stream: progress
+// notifications, then the response.
+type streamWriter struct {
+	w   http.ResponseWriter
+	sid string
+	id  json.RawMessage
+
+	mu      sync.Mutex
+	started bool
+	buf     []byte
+}
+
+func newStreamWriter(w http.ResponseWriter, sid string, id json.RawMessage) *streamWriter {
+	return &streamWriter{w: w, sid: sid, id: id}
+}
+
+// event writes one message as an event, the headers first if not yet sent.
+func (s *streamWriter) event(msg ...[]byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.start()
+	s.buf = append(s.buf[:0], "event: message\ndata: "...)
+	for _, m := range msg {
+		s.buf = append(s.buf, m...)
+	}
+	s.buf = append(s.buf, "\n\n"...)
+	s.w.Write(s.buf)
+}
+
+func (s *streamWriter) start() {
+	if s.started {
+		return
+	}
+	s.started = true
+	h := s.w.Header()
+	h["Content-Type"] = []string{"text/event-stream"}
+	h["Cache-Control"] = []string{"no-cache, no-transform"}
+	h["Mcp-Session-Id"] = []string{s.sid}
+	s.w.WriteHeader(http.StatusOK)
+}
+
+// progress relays one progress notification and flushes it to the client.
+func (s *streamWriter) progress(p *mcp.ProgressNotificationParams) {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return
+	}
+	s.event([]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":`), b, []byte(`}`))
+	http.NewResponseController(s.w).Flush()
+}
+
+func (s *streamWriter) result(res []byte) {
+	s.event([]byte(`{"jsonrpc":"2.0","id":`), s.id, []byte(`,"result":`), res, []byte(`}`))
+}
+
+func (s *streamWriter) error(e *jsonrpc.Error) {
+	b, _ := json.Marshal(e)
+	s.event([]byte(`{"jsonrpc":"2.0","id":`), s.id, []byte(`,"error":`), b, []byte(`}`))
+}
+
+// end ends the stream with no answer.
+func (s *streamWriter) end() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.start()
+}
+
+// serveSDK has the SDK answer a request of live session ls, noting that
+// the SDK saw the session, or that it no longer has it.
+func (g *Gateway) serveSDK(h http.Handler, w http.ResponseWriter, r *http.Request, sid string, ls *liveSession) {
+	ls.seen.Store(time.Now().UnixNano())
+	sw := &statusWriter{ResponseWriter: w}
+	h.ServeHTTP(sw, r)
+	if sw.status == http.StatusNotFound || r.Method == http.MethodDelete && sw.status < 300 {
+		g.live.Delete(sid)
+	}
+}
+
+// statusWriter records the status of a response.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// userOf is the authenticated user of a request, "" without auth: a
+// session answers only the user who opened it.
+func userOf(ctx context.Context) string {
+	if ti := auth.TokenInfoFromContext(ctx); ti != nil {
+		return ti.UserID
+	}
+	return ""
+}
+
+// trackSession records an initialized session, and who opened it, for the
+// fast paths. Entries of ended sessions are pruned as new ones come,
+// without a goroutine per session.
+func (g *Gateway) trackSession(ctx context.Context, req *mcp.InitializedRequest) {
+	id := req.Session.ID()
+	if id == "" {
+		return // stateless: no session to answer for
+	}
+	ls := &liveSession{ss: req.Session}
+	if req.Extra != nil && req.Extra.TokenInfo != nil {
+		ls.user = req.Extra.TokenInfo.UserID
+	}
+	ls.seen.Store(time.Now().UnixNano())
+	g.live.Store(id, ls)
+	if g.tracked.Add(1)%256 == 0 {
+		alive := map[string]bool{}
+		for ss := range g.mcp.Sessions() {
+			alive[ss.ID()] = true
+		}
+		g.live.Range(func(k, _ any) bool {
+			if !alive[k.(string)] {
+				g.live.Delete(k)
+			}
+			return true
+		})
+	}
+}

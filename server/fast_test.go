@@ -1,0 +1,342 @@
+package server_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/legate-mcp/legate/server"
+	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/store/sqlite"
+	"github.com/legate-mcp/legate/upstream/upstreamtest"
+)
+
+// sseMessages reads the JSON-RPC messages of an event-stream response.
+func sseMessages(t *testing.T, resp *http.Response) [][]byte {
+	t.Helper()
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("status %d, Content-Type %q: %s", resp.StatusCode, ct, b)
+	}
+	var out [][]byte
+	var data []byte
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		switch {
+		case len(line) == 0 && len(data) > 0:
+			out = append(out, data)
+			data = nil
+		case bytes.HasPrefix(line, []byte("data: ")):
+			data = append(data, line[len("data: "):]...)
+		}
+	}
+	return out
+}
+
+// metric reads one series of the gateway serving url (its /mcp), 0 if absent.
+func metric(t *testing.T, url, series string) float64 {
+	t.Helper()
+	resp, err := http.Get(strings.TrimSuffix(url, "/mcp") + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			f, _ := strconv.ParseFloat(v, 64)
+			return f
+		}
+	}
+	return 0
+}
+
+// fastUpstream is a go-sdk upstream whose tools cover what a relayed call
+// may meet: text, structured content, a tool's own failure, a JSON-RPC
+// error, progress, a ping to the client mid-call, and work that waits to be
+// cancelled (cancelled receives a value when it is).
+func fastUpstream(t *testing.T) (srv *upstreamtest.Server, cancelled <-chan struct{}) {
+	t.Helper()
+	s := mcp.NewServer(&mcp.Implementation{Name: "fast", Version: "1"}, nil)
+	ro := &mcp.ToolAnnotations{ReadOnlyHint: true}
+	upstreamtest.AddEcho(s, "echo")
+	upstreamtest.AddSlow(s, "slow", 300*time.Millisecond, 50*time.Millisecond)
+	type out struct {
+		Sum int `json:"sum"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "add", Annotations: ro}, func(_ context.Context, _ *mcp.CallToolRequest, in struct{ A, B int }) (*mcp.CallToolResult, out, error) {
+		return nil, out{Sum: in.A + in.B}, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "fails", Annotations: ro}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return nil, nil, errors.New("it failed")
+	})
+	s.AddTool(&mcp.Tool{Name: "strict", Annotations: ro, InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "strict refuses"}
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "pings", Annotations: ro}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		if err := req.Session.Ping(ctx, nil); err != nil {
+			return nil, nil, fmt.Errorf("ping: %w", err)
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "pinged"}}}, nil, nil
+	})
+	ch := make(chan struct{}, 1)
+	mcp.AddTool(s, &mcp.Tool{Name: "waits", Annotations: ro}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		select {
+		case <-ctx.Done():
+			ch <- struct{}{}
+			return nil, nil, ctx.Err()
+		case <-time.After(20 * time.Second):
+			return nil, nil, errors.New("never cancelled")
+		}
+	})
+	return upstreamtest.NewHTTPServer(t, s), ch
+}
+
+// fastGateway serves a gateway over the fast upstream and returns its URL
+// and store.
+func fastGateway(t *testing.T, upURL, policyDoc string) (*server.Gateway, string, *sqlite.Store) {
+	t.Helper()
+	st := upFileStore(t, t.TempDir())
+	gw := upGateway(t, "upstreams:\n  - id: up\n    url: "+upURL+"\n"+policyDoc, st, nil)
+	waitCatalog(t, gw, "mcp.up.echo", "mcp.up.waits")
+	return gw, serve(t, gw), st
+}
+
+// fastSession opens a stateful session and waits until the fast paths
+// serve it.
+func fastSession(t *testing.T, url string) *mcp.ClientSession {
+	t.Helper()
+	cs, _ := upClient(t, url)
+	before := metric(t, url, `legate_fast_path_requests_total{method="tools/list"}`)
+	waitFor(t, "the session on the fast path", func() bool {
+		cs.ListTools(context.Background(), nil)
+		return metric(t, url, `legate_fast_path_requests_total{method="tools/list"}`) > before
+	})
+	return cs
+}
+
+// A relayed call answers exactly what the SDK path answers, for every kind
+// of result, and is audited like any call.
+func TestFastCallMatchesTheSDK(t *testing.T) {
+	up, _ := fastUpstream(t)
+	_, url, st := fastGateway(t, up.URL(), "")
+	fast := fastSession(t, url)
+	slow := connect(t, url, "2026-07-28") // no session: the SDK answers
+	ctx := context.Background()
+
+	calls := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"echo", map[string]any{"text": "héllo \"quoted\" \u2028"}},
+		{"add", map[string]any{"A": 2, "B": 3}},
+		{"fails", nil},
+		{"strict", nil},
+		{"pings", nil},
+		{"slow", nil},
+	}
+	direct := connect(t, up.URL(), "2025-11-25")
+	callsBefore := metric(t, url, `legate_fast_path_requests_total{method="tools/call"}`)
+	for _, c := range calls {
+		p := &mcp.CallToolParams{Name: wire("mcp.up." + c.tool), Arguments: c.args}
+		fr, ferr := fast.CallTool(ctx, p)
+		sr, serr := slow.CallTool(ctx, p)
+		dr, derr := direct.CallTool(ctx, &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
+		if sr != nil {
+			delete(sr.Meta, "io.modelcontextprotocol/serverInfo") // what a stateless answer adds
+			if len(sr.Meta) == 0 {
+				sr.Meta = nil
+			}
+		}
+		fb, _ := json.Marshal(fr)
+		sb, _ := json.Marshal(sr)
+		db, _ := json.Marshal(dr)
+		if string(fb) != string(db) || string(sb) != string(db) || rpcCode(ferr) != rpcCode(derr) || rpcCode(serr) != rpcCode(derr) {
+			t.Errorf("%s: relayed %s (%v), through the SDK %s (%v), from the upstream %s (%v)", c.tool, fb, ferr, sb, serr, db, derr)
+		}
+		if c.tool == "strict" && rpcCode(ferr) != jsonrpc.CodeInvalidParams {
+			t.Errorf("strict: the upstream's JSON-RPC error was not relayed: %s %v", fb, ferr)
+		}
+	}
+	if n := metric(t, url, `legate_fast_path_requests_total{method="tools/call"}`) - callsBefore; n != float64(len(calls)) {
+		t.Fatalf("%v of %d calls took the fast path", n, len(calls))
+	}
+
+	// Audited: outcome and result size as for any call.
+	var rows []store.AuditRow
+	waitFor(t, "the audit rows", func() bool {
+		var err error
+		rows, err = st.Audit().Query(ctx, store.AuditQuery{Tool: "mcp.up.echo"})
+		return err == nil && len(rows) == 2
+	})
+	for _, r := range rows {
+		if r.Outcome != "ok" || r.ResultSize != len("héllo \"quoted\" \u2028") || r.Session == "" && r == rows[0] {
+			t.Errorf("audit row %+v", r)
+		}
+	}
+	rows, _ = st.Audit().Query(ctx, store.AuditQuery{Tool: "mcp.up.fails"})
+	if len(rows) != 2 || rows[0].Outcome != "TOOL_ERROR" || rows[1].Outcome != "TOOL_ERROR" {
+		t.Errorf("fails audit rows %+v", rows)
+	}
+}
+
+// rpcCode is the code of a JSON-RPC error, 0 for none.
+func rpcCode(err error) int64 {
+	var e *jsonrpc.Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return 0
+}
+
+// postOn sends a JSON-RPC message on a session, as a client would.
+func postOn(t *testing.T, url, sid, body string) *http.Response {
+	t.Helper()
+	return post(t, url, sid, "application/json, text/event-stream", body)
+}
+
+// Progress the upstream reports reaches the client on the call's own
+// stream, under the client's token, before the answer.
+func TestFastCallRelaysProgressFirst(t *testing.T) {
+	up, _ := fastUpstream(t)
+	_, url, _ := fastGateway(t, up.URL(), "")
+	sid := fastSession(t, url).ID()
+	before := metric(t, url, `legate_fast_path_requests_total{method="tools/call"}`)
+	msgs := sseMessages(t, postOn(t, url, sid, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"`+wire("mcp.up.slow")+`","arguments":{},"_meta":{"progressToken":"tok-1"}}}`))
+	if metric(t, url, `legate_fast_path_requests_total{method="tools/call"}`) != before+1 {
+		t.Fatal("the call did not take the fast path")
+	}
+	if len(msgs) < 3 {
+		t.Fatalf("want progress then the answer, got %s", msgs)
+	}
+	for i, m := range msgs {
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				ProgressToken any     `json:"progressToken"`
+				Progress      float64 `json:"progress"`
+			} `json:"params"`
+			Result *mcp.CallToolResult `json:"result"`
+		}
+		if err := json.Unmarshal(m, &msg); err != nil {
+			t.Fatal(err)
+		}
+		last := i == len(msgs)-1
+		switch {
+		case last && (string(msg.ID) != "7" || msg.Result == nil || upstreamtest.Text(msg.Result) != "done"):
+			t.Errorf("last message %s is not the answer", m)
+		case !last && (msg.Method != "notifications/progress" || msg.Params.ProgressToken != "tok-1" || msg.Params.Progress != float64(i+1)):
+			t.Errorf("message %d: %s, want progress %d of tok-1", i, m, i+1)
+		}
+	}
+}
+
+// notifications/cancelled cancels a relayed call at the upstream, and the
+// request is left unanswered.
+func TestFastCallCancelled(t *testing.T) {
+	up, cancelled := fastUpstream(t)
+	_, url, _ := fastGateway(t, up.URL(), "")
+	sid := fastSession(t, url).ID()
+	got := make(chan [][]byte, 1)
+	go func() {
+		got <- sseMessages(t, postOn(t, url, sid, `{"jsonrpc":"2.0","id":"c-1","method":"tools/call","params":{"name":"`+wire("mcp.up.waits")+`"}}`))
+	}()
+	// The call is under way once the fast path runs it.
+	waitFor(t, "the call", func() bool { return metric(t, url, `legate_fast_path_requests_total{method="tools/call"}`) >= 1 })
+	time.Sleep(100 * time.Millisecond)
+	resp := postOn(t, url, sid, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"c-1","reason":"user"}}`)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("notifications/cancelled: status %d", resp.StatusCode)
+	}
+	select {
+	case <-cancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the upstream's work was not cancelled")
+	}
+	select {
+	case msgs := <-got:
+		if len(msgs) != 0 {
+			t.Fatalf("a cancelled request was answered: %s", msgs)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the cancelled call's stream did not end")
+	}
+}
+
+// A call policy holds for approval goes through the SDK, whose session can
+// ask the user.
+func TestFastPathLeavesApprovalsToTheSDK(t *testing.T) {
+	up, _ := fastUpstream(t)
+	_, url, _ := fastGateway(t, up.URL(), "approvals: {wait: 100ms}\npolicy:\n  rules:\n    - {tool: mcp.up.echo, action: approve}\n")
+	cs := fastSession(t, url)
+	before := metric(t, url, `legate_fast_path_requests_total{method="tools/call"}`)
+	res, _ := callText(t, cs, wire("mcp.up.echo"), "x")
+	if resultCode(res) != "APPROVAL_PENDING" {
+		t.Fatalf("want APPROVAL_PENDING, got %s", upstreamtest.Text(res))
+	}
+	if res, _ := callText(t, cs, wire("mcp.up.slow"), "x"); res.IsError {
+		t.Fatalf("slow: %s", upstreamtest.Text(res))
+	}
+	if n := metric(t, url, `legate_fast_path_requests_total{method="tools/call"}`) - before; n != 1 {
+		t.Fatalf("%v calls took the fast path, want 1 (slow)", n)
+	}
+}
+
+// An upstream that restarted has forgotten Legate's session: the call is
+// sent again on a new one.
+func TestFastCallAfterUpstreamRestart(t *testing.T) {
+	up, _ := fastUpstream(t)
+	_, url, _ := fastGateway(t, up.URL(), "")
+	cs := fastSession(t, url)
+	if res, _ := callText(t, cs, wire("mcp.up.echo"), "one"); upstreamtest.Text(res) != "one" {
+		t.Fatalf("first call: %s", upstreamtest.Text(res))
+	}
+	up.Stop()
+	// As a real restart takes a moment: Legate's idle connections to the
+	// old process see it close.
+	time.Sleep(200 * time.Millisecond)
+	again := mcp.NewServer(&mcp.Implementation{Name: "fast", Version: "2"}, nil)
+	upstreamtest.AddEcho(again, "echo")
+	upstreamtest.CloseSessionsAtCleanup(t, again)
+	up.Start(upstreamtest.Handler(again))
+	if res, _ := callText(t, cs, wire("mcp.up.echo"), "two"); upstreamtest.Text(res) != "two" {
+		t.Fatalf("after the restart: %s", upstreamtest.Text(res))
+	}
+}
+
+// A session the client ended is no longer served, fast or not.
+func TestFastPathForgetsDeletedSessions(t *testing.T) {
+	up, _ := fastUpstream(t)
+	_, url, _ := fastGateway(t, up.URL(), "")
+	sid := fastSession(t, url).ID()
+	req, _ := http.NewRequest(http.MethodDelete, url, nil)
+	req.Header.Set("Mcp-Session-Id", sid)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	resp = postOn(t, url, sid, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+wire("mcp.up.echo")+`","arguments":{"text":"x"}}}`)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("a call on a deleted session: status %d, want 404", resp.StatusCode)
+	}
+}

@@ -1,0 +1,343 @@
+package upstream
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/legate-mcp/legate/connectors"
+)
+
+// A tool call to a Streamable HTTP upstream through a shared session is, on
+// the wire, one POST whose answer carries the result. Through the go-sdk
+// client, Legate would decode that result into SDK types only for its own
+// server side to encode it again (docs/BENCHMARKS.md, P1). relay instead
+// sends the request itself, on the session the SDK client opened, and hands
+// the result's JSON back unchanged. Everything else about the call stays:
+// the concurrency bound, the circuit breaker, the timeout that progress
+// restarts, the relay of progress to the client and masking of the
+// upstream's credentials.
+//
+// A shared session declares no client capabilities, so what an upstream may
+// send on the call's stream is known: progress and log notifications
+// (relayed as the tap relays them) and requests such as ping (answered
+// here as the SDK client would answer them).
+
+// maxMessage bounds one JSON-RPC message read from an upstream.
+const maxMessage = 64 << 20
+
+// Relay makes the call and returns the result's JSON as the upstream sent
+// it (with any of the upstream's credentials masked) when the call could be
+// relayed as bytes; otherwise, for an upstream or session that cannot be
+// (see relayable), res holds the result decoded by the SDK client.
+func (m *Manager) Relay(ctx context.Context, t *Tool, args json.RawMessage, client Client) (raw json.RawMessage, res *mcp.CallToolResult, err error) {
+	u, ok := m.ups[t.Upstream]
+	if !ok {
+		return nil, nil, unavailable(t.Upstream, "no longer configured", nil)
+	}
+	a, err := u.call(ctx, t, args, client, true)
+	return a.raw, a.res, err
+}
+
+// Relayable reports whether calls to t are relayed as bytes by Relay: the
+// upstream is reached over Streamable HTTP through shared sessions. Calls
+// of per_client, stdio and legacy SSE upstreams go through the SDK client,
+// which routes the upstream's own requests (sampling, elicitation) to the
+// client.
+func (m *Manager) Relayable(t *Tool) bool {
+	u, ok := m.ups[t.Upstream]
+	return ok && u.relayable()
+}
+
+func (u *Upstream) relayable() bool {
+	return u.cfg.URL != "" && u.cfg.Transport != "sse" && u.cfg.Session != SessionPerClient
+}
+
+// relayableOn reports whether a call to t can be relayed on session s:
+// from protocol 2026-07-28 a call also carries the tool's declared argument
+// headers, which only the SDK client computes.
+func (s *session) relayableOn(t *Tool) bool {
+	if s.cs.InitializeResult().ProtocolVersion < standardHeadersVersion || t.Def == nil {
+		return true
+	}
+	schema, ok := t.Def.InputSchema.(json.RawMessage)
+	return ok && !bytes.Contains(schema, []byte(`"x-mcp-header"`))
+}
+
+// standardHeadersVersion is the first protocol version whose requests
+// carry Mcp-Method and Mcp-Name headers.
+const standardHeadersVersion = "2026-07-28"
+
+// errSessionGone is the upstream's 404 for a session it no longer has.
+var errSessionGone = errors.New("upstream session not found")
+
+// relay makes one call on session s within the timeout that each progress
+// notification restarts, and returns the result's JSON.
+func (u *Upstream) relay(ctx context.Context, s *session, name string, args json.RawMessage, client Client) (json.RawMessage, error) {
+	// As in callOn: the request's context outlives the caller's once the
+	// answer is in, so that the response stream ends cleanly and its
+	// connection is reused.
+	callCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	timeout := u.cfg.timeout()
+	timer := time.AfterFunc(timeout, func() { cancel(errTimeout) })
+	token := "legate-" + strconv.FormatUint(u.tokenID.Add(1), 10)
+	pc := &pendingCall{ctx: ctx, client: client, extend: func() { timer.Reset(timeout) }}
+	u.calls.Store(token, pc)
+	s.inflight.Store(token, pc)
+	defer func() {
+		stop()
+		u.calls.Delete(token)
+		s.inflight.Delete(token)
+	}()
+
+	// The token is the request's id as well: unique on the session, and
+	// never a number like the SDK client's own ids.
+	nameJSON, _ := json.Marshal(name)
+	body := make([]byte, 0, len(args)+len(nameJSON)+128)
+	body = append(body, `{"jsonrpc":"2.0","id":"`...)
+	body = append(body, token...)
+	body = append(body, `","method":"tools/call","params":{"name":`...)
+	body = append(body, nameJSON...)
+	body = append(body, `,"arguments":`...)
+	body = append(body, args...)
+	body = append(body, `,"_meta":{"progressToken":"`...)
+	body = append(body, token...)
+	body = append(body, `"}}}`...)
+
+	resp, err := u.post(callCtx, s, body, "tools/call", name)
+	var raw json.RawMessage
+	if err == nil {
+		raw, err = u.readAnswer(s, resp, `"`+token+`"`)
+	}
+	if err != nil {
+		timer.Stop()
+		if resp != nil {
+			resp.Body.Close()
+		}
+		cause := context.Cause(callCtx)
+		if cause != nil {
+			// Tell the upstream, as the SDK client does for a call it gives up.
+			go u.notifyCancelled(s, token, cause)
+		}
+		cancel(err)
+		switch {
+		case cause == errTimeout:
+			return nil, errTimeout
+		case cause != nil:
+			return nil, cause
+		}
+		return nil, err
+	}
+	// The rest of the stream (normally just its end) is read in the
+	// background, for at most a few seconds.
+	timer.Reset(drainTimeout)
+	go func() {
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		timer.Stop()
+		cancel(nil)
+	}()
+	if len(u.secrets) > 0 && connectors.Contains(raw, u.secrets...) {
+		raw = connectors.Mask(raw, false, u.secrets...)
+		if !json.Valid(raw) {
+			raw = json.RawMessage(`{"isError":true,"content":[{"type":"text","text":"the upstream's result held a credential and was withheld"}]}`)
+		}
+	}
+	return raw, nil
+}
+
+// drainTimeout bounds how long a response stream may go on after its answer.
+const drainTimeout = 5 * time.Second
+
+// post sends one JSON-RPC message on session s; method and name, when set,
+// are the request's, for the headers protocol 2026-07-28 asks for.
+func (u *Upstream) post(ctx context.Context, s *session, body []byte, method, name string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.cfg.URL, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	h := req.Header
+	h["Content-Type"] = []string{"application/json"}
+	h["Accept"] = []string{"application/json, text/event-stream"}
+	version := s.cs.InitializeResult().ProtocolVersion
+	h["Mcp-Protocol-Version"] = []string{version}
+	if id := s.cs.ID(); id != "" {
+		h["Mcp-Session-Id"] = []string{id}
+	}
+	if version >= standardHeadersVersion {
+		if method != "" {
+			h["Mcp-Method"] = []string{method}
+		}
+		if name != "" {
+			h["Mcp-Name"] = []string{name}
+		}
+	}
+	resp, err := u.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case resp.StatusCode == http.StatusNotFound && s.cs.ID() != "":
+		drain(resp)
+		return nil, errSessionGone
+	case resp.StatusCode >= 300:
+		// The start of the body names the problem; the upstream may echo
+		// its credentials in it.
+		snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		drain(resp)
+		snippet = connectors.Mask(snippet, len(snippet) == 512, u.secrets...)
+		return nil, &httpError{status: resp.StatusCode, body: strings.TrimSpace(string(snippet))}
+	}
+	return resp, nil
+}
+
+// httpError is an upstream's HTTP failure.
+type httpError struct {
+	status int
+	body   string
+}
+
+func (e *httpError) Error() string {
+	if e.body == "" {
+		return fmt.Sprintf("HTTP %d", e.status)
+	}
+	return fmt.Sprintf("HTTP %d: %s", e.status, e.body)
+}
+
+func drain(resp *http.Response) {
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+}
+
+// readAnswer reads the response to the request with the given id (its
+// JSON) from resp: a JSON body, or an event stream that may first carry
+// notifications and requests. It returns the result's JSON, or the
+// upstream's JSON-RPC error.
+func (u *Upstream) readAnswer(s *session, resp *http.Response, id string) (json.RawMessage, error) {
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch ct {
+	case "application/json":
+		b, err := io.ReadAll(io.LimitReader(resp.Body, maxMessage+1))
+		if err != nil {
+			return nil, fmt.Errorf("reading the answer: %w", err)
+		}
+		if len(b) > maxMessage {
+			return nil, fmt.Errorf("answer larger than %d bytes", maxMessage)
+		}
+		raw, done, err := u.handleMessage(s, b, id)
+		if err == nil && !done {
+			err = errors.New("the upstream's response does not answer the call")
+		}
+		return raw, err
+	case "text/event-stream":
+	default:
+		return nil, fmt.Errorf("unexpected response Content-Type %q", resp.Header.Get("Content-Type"))
+	}
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(resp.Body)
+	defer func() { br.Reset(nil); readers.Put(br) }()
+	var ev sseEvent
+	var long []byte // a line longer than br's buffer
+	for {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			if long = append(long, line...); len(long) > maxMessage {
+				return nil, fmt.Errorf("event larger than %d bytes", maxMessage)
+			}
+			continue
+		}
+		if err != nil {
+			if err == io.EOF {
+				err = errors.New("the stream ended without an answer")
+			}
+			return nil, fmt.Errorf("reading the answer: %w", err)
+		}
+		if len(long) > 0 {
+			line, long = append(long, line...), long[:0]
+		}
+		data, ok := ev.line(line[:len(line)-1])
+		if !ok {
+			continue
+		}
+		if raw, done, err := u.handleMessage(s, data, id); err != nil || done {
+			return raw, err
+		}
+	}
+}
+
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4<<10) }}
+
+// handleMessage handles one message on a call's stream: the answer to id
+// (done), a notification (relayed), or a request from the upstream
+// (answered).
+func (u *Upstream) handleMessage(s *session, data []byte, id string) (raw json.RawMessage, done bool, err error) {
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Result json.RawMessage `json:"result"`
+		Error  *jsonrpc.Error  `json:"error"`
+	}
+	if err := json.Unmarshal(data, &msg); err != nil {
+		return nil, false, fmt.Errorf("malformed message from the upstream: %w", err)
+	}
+	switch {
+	case msg.Method != "" && msg.ID == nil:
+		u.tapMessage(s, data)
+	case msg.Method != "":
+		go u.answerRequest(s, msg.ID, msg.Method)
+	case string(msg.ID) != id:
+		// An answer to another request: not this stream's business.
+	case msg.Error != nil:
+		return nil, true, msg.Error
+	case len(msg.Result) == 0 || msg.Result[0] != '{':
+		return nil, true, errors.New("the upstream's answer has no result object")
+	default:
+		return msg.Result, true, nil
+	}
+	return nil, false, nil
+}
+
+// answerRequest answers a request the upstream sent during a call: a ping,
+// or any other method with "method not found", since a shared session
+// declares no client capabilities.
+func (u *Upstream) answerRequest(s *session, id json.RawMessage, method string) {
+	reply := []byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{}}`)
+	if method != "ping" {
+		reply = []byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":-32601,"message":"method not found: ` + strings.ReplaceAll(method, `"`, ``) + `"}}`)
+	}
+	u.postNotice(s, reply, "")
+}
+
+// notifyCancelled tells the upstream that Legate no longer waits for the
+// call with this id.
+func (u *Upstream) notifyCancelled(s *session, id string, cause error) {
+	reason, _ := json.Marshal(errText(cause))
+	u.postNotice(s, []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"`+id+`","reason":`+string(reason)+`}}`), "notifications/cancelled")
+}
+
+// postNotice sends a message that expects no answer, within the connect
+// timeout.
+func (u *Upstream) postNotice(s *session, body []byte, method string) {
+	ctx, cancel := context.WithTimeout(u.m.ctx, u.m.opts.ConnectTimeout)
+	defer cancel()
+	resp, err := u.post(ctx, s, body, method, "")
+	if err != nil {
+		u.log.Debug("sending to upstream", "error", err)
+		return
+	}
+	drain(resp)
+}
