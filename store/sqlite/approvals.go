@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/legate-mcp/legate/store"
@@ -230,26 +231,32 @@ func (s approvalStore) CountPending(ctx context.Context) (int, error) {
 
 type auditStore struct{ db *sql.DB }
 
+// auditChunk is the number of audit rows written by one INSERT: a
+// statement per row costs more than the row itself.
+const auditChunk = 64
+
 func (s auditStore) Append(ctx context.Context, rows []store.AuditRow) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO audit (time, principal, tenant, session, tool, source, class, decision, rule,
-		approval_id, outcome, latency_us, args_hash, result_size, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		tx.Rollback()
-		return err
-	}
-	for _, r := range rows {
-		if _, err := stmt.ExecContext(ctx, r.Time.UnixMicro(), r.Principal, r.Tenant, r.Session, r.Tool, r.Source, r.Class, r.Decision, r.Rule,
-			r.ApprovalID, r.Outcome, r.Latency.Microseconds(), r.ArgsHash, r.ResultSize, r.Detail); err != nil {
-			stmt.Close()
+	args := make([]any, 0, 15*min(len(rows), auditChunk))
+	for len(rows) > 0 {
+		n := min(len(rows), auditChunk)
+		args = args[:0]
+		for _, r := range rows[:n] {
+			args = append(args, r.Time.UnixMicro(), r.Principal, r.Tenant, r.Session, r.Tool, r.Source, r.Class, r.Decision, r.Rule,
+				r.ApprovalID, r.Outcome, r.Latency.Microseconds(), r.ArgsHash, r.ResultSize, r.Detail)
+		}
+		q := `INSERT INTO audit (time, principal, tenant, session, tool, source, class, decision, rule,
+			approval_id, outcome, latency_us, args_hash, result_size, detail) VALUES ` +
+			strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", n-1) + "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 			tx.Rollback()
 			return fmt.Errorf("writing audit rows: %w", err)
 		}
+		rows = rows[n:]
 	}
-	stmt.Close()
 	return tx.Commit()
 }
 
