@@ -34,8 +34,9 @@ type Config struct {
 	TrustAnnotations *bool `yaml:"trust_annotations" json:"trust_annotations,omitempty"`
 	// Tools filters the upstream's tools by name.
 	Tools ToolFilter `yaml:"tools" json:"tools,omitzero"`
-	// Timeout of one call (default 60s); each progress notification from the
-	// upstream restarts it.
+	// Timeout of one call (default 60s). On a call whose client asked for
+	// progress, each progress notification from the upstream restarts it;
+	// Legate asks the upstream for progress only then, as the client would.
 	Timeout connectors.Duration `yaml:"timeout" json:"timeout,omitempty"`
 	// Session is shared (default: a small pool used by every client) or
 	// per_client (one upstream session per client session).

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/upstream"
 	"github.com/legate-mcp/legate/upstream/upstreamtest"
@@ -325,7 +327,9 @@ func TestConcurrencyBound(t *testing.T) {
 }
 
 // The per-call timeout is restarted by each progress notification: a long
-// call that reports progress completes; a silent one times out.
+// call that reports progress completes, its progress reaching the client;
+// a silent one times out. The upstream is asked for progress only when the
+// client asks for it: a client that does not gets the plain timeout.
 func TestTimeoutExtendedByProgress(t *testing.T) { bothPaths(t, timeoutExtendedByProgress) }
 
 func timeoutExtendedByProgress(t *testing.T) {
@@ -338,20 +342,40 @@ func timeoutExtendedByProgress(t *testing.T) {
 	if _, err := m.Refresh(context.Background(), "s"); err != nil {
 		t.Fatal(err)
 	}
+	var mu sync.Mutex
+	var seen []float64
+	client := upstream.Client{ProgressToken: "client-token", Progress: func(p *mcp.ProgressNotificationParams) {
+		mu.Lock()
+		defer mu.Unlock()
+		if p.ProgressToken == "client-token" {
+			seen = append(seen, p.Progress)
+		}
+	}}
 	start := time.Now()
-	res, err := call(m, tool(m, "s", "chatty"), "")
+	res, err := callAs(m, tool(m, "s", "chatty"), "", client)
 	if err != nil || upstreamtest.Text(res) != "done" {
 		t.Fatalf("call with progress: %v %v", res, err)
 	}
 	if el := time.Since(start); el < 900*time.Millisecond {
 		t.Errorf("call with progress took only %s", el)
 	}
-	start = time.Now()
-	_, err = call(m, tool(m, "s", "silent"), "")
-	if code := upstreamCode(err); code != connectors.CodeTimeout {
-		t.Fatalf("silent call: %v, want TIMEOUT", err)
+	mu.Lock()
+	if len(seen) < 5 || seen[0] != 1 {
+		t.Errorf("progress the client saw: %v", seen)
 	}
-	if el := time.Since(start); el < 300*time.Millisecond || el > 800*time.Millisecond {
-		t.Errorf("silent call ended after %s, want about 300ms", el)
+	mu.Unlock()
+
+	for _, c := range []struct {
+		tool   string
+		client upstream.Client
+	}{{"silent", client}, {"chatty", upstream.Client{}}} {
+		start = time.Now()
+		_, err = callAs(m, tool(m, "s", c.tool), "", c.client)
+		if code := upstreamCode(err); code != connectors.CodeTimeout {
+			t.Fatalf("%s call (progress token %v): %v, want TIMEOUT", c.tool, c.client.ProgressToken, err)
+		}
+		if el := time.Since(start); el < 300*time.Millisecond || el > 800*time.Millisecond {
+			t.Errorf("%s call ended after %s, want about 300ms", c.tool, el)
+		}
 	}
 }

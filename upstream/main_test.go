@@ -121,13 +121,18 @@ func status(t *testing.T, m *upstream.Manager, id string) upstream.Status {
 // call calls a tool with {"text": text} within 10s, with Manager.Call or,
 // while relayed is set, Manager.Relay.
 func call(m *upstream.Manager, tl *upstream.Tool, text string) (*mcp.CallToolResult, error) {
+	return callAs(m, tl, text, upstream.Client{})
+}
+
+// callAs is call for client.
+func callAs(m *upstream.Manager, tl *upstream.Tool, text string, client upstream.Client) (*mcp.CallToolResult, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	args, _ := json.Marshal(map[string]string{"text": text})
 	if !relayed {
-		return m.Call(ctx, tl, args, upstream.Client{})
+		return m.Call(ctx, tl, args, client)
 	}
-	raw, res, err := m.Relay(ctx, tl, args, upstream.Client{})
+	raw, res, err := m.Relay(ctx, tl, args, client)
 	if raw != nil {
 		res = &mcp.CallToolResult{}
 		if err := json.Unmarshal(raw, res); err != nil {

@@ -114,9 +114,12 @@ func (u *Upstream) relay(ctx context.Context, s *session, name string, args json
 	body = append(body, nameJSON...)
 	body = append(body, `,"arguments":`...)
 	body = append(body, args...)
-	body = append(body, `,"_meta":{"progressToken":"`...)
-	body = append(body, token...)
-	body = append(body, `"}}}`...)
+	if client.ProgressToken != nil {
+		body = append(body, `,"_meta":{"progressToken":"`...)
+		body = append(body, token...)
+		body = append(body, `"}`...)
+	}
+	body = append(body, `}}`...)
 
 	resp, err := u.post(callCtx, s, body, "tools/call", name)
 	var raw json.RawMessage

@@ -406,9 +406,9 @@ func (u *Upstream) callOn(ctx context.Context, s *session, name string, args any
 	s.inflight.Store(token, pc)
 
 	params := &mcp.CallToolParams{Name: name, Arguments: args}
-	// Always a token: the upstream's progress restarts the call's timeout
-	// even when the client did not ask to see it.
-	params.SetProgressToken(token)
+	if client.ProgressToken != nil {
+		params.SetProgressToken(token)
+	}
 	res, err := s.cs.CallTool(callCtx, params)
 
 	timer.Stop()
