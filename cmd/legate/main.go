@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -35,17 +34,7 @@ type globals struct {
 	logLevel   string
 }
 
-// defaultGCPercent is the garbage collector's target when GOGC is unset.
-// The MCP SDK allocates heavily per message (a fresh decoder buffer each
-// time), so with Go's default of 100 the collector runs constantly on a
-// small live heap; 400 cut CPU per forwarded call markedly here (see
-// docs/BENCHMARKS.md) for a few more MiB of heap. GOGC overrides it.
-const defaultGCPercent = 400
-
 func main() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(defaultGCPercent)
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	root := newRoot()
