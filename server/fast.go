@@ -241,24 +241,24 @@ type streamWriter struct {
 
 	mu      sync.Mutex
 	started bool
-	buf     []byte
 }
 
 func newStreamWriter(w http.ResponseWriter, sid string, id json.RawMessage) *streamWriter {
 	return &streamWriter{w: w, sid: sid, id: id}
 }
 
-// event writes one message as an event, the headers first if not yet sent.
+// event writes one message, in parts, as an event, the headers first if
+// not yet sent. The parts are written as they are: a list of thousands of
+// tools is not copied.
 func (s *streamWriter) event(msg ...[]byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.start()
-	s.buf = append(s.buf[:0], "event: message\ndata: "...)
+	io.WriteString(s.w, "event: message\ndata: ")
 	for _, m := range msg {
-		s.buf = append(s.buf, m...)
+		s.w.Write(m)
 	}
-	s.buf = append(s.buf, "\n\n"...)
-	s.w.Write(s.buf)
+	io.WriteString(s.w, "\n\n")
 }
 
 func (s *streamWriter) start() {

@@ -281,6 +281,7 @@ type rawSession struct {
 	endpoint string
 	id       string
 	next     int
+	buf      bytes.Buffer // the last answer's body
 }
 
 func (s *rawSession) post(ctx context.Context, body string) (*http.Response, error) {
@@ -337,9 +338,13 @@ func (s *rawSession) listRaw(ctx context.Context) (time.Duration, []string, erro
 		if err != nil {
 			return 0, nil, err
 		}
-		body, err := io.ReadAll(resp.Body)
+		// Read into the session's buffer, grown once: the time is Legate's
+		// on the wire, not the harness's reallocations.
+		s.buf.Reset()
+		_, err = s.buf.ReadFrom(resp.Body)
 		resp.Body.Close()
 		took += time.Since(t0)
+		body := s.buf.Bytes()
 		if err != nil {
 			return 0, nil, err
 		}
