@@ -318,11 +318,19 @@ func (u *Upstream) handleMessage(s *session, data []byte, id string) (raw json.R
 // or any other method with "method not found", since a shared session
 // declares no client capabilities.
 func (u *Upstream) answerRequest(s *session, id json.RawMessage, method string) {
-	reply := []byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{}}`)
-	if method != "ping" {
-		reply = []byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":-32601,"message":"method not found: ` + strings.ReplaceAll(method, `"`, ``) + `"}}`)
+	reply := struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Result  *struct{}       `json:"result,omitempty"`
+		Error   *jsonrpc.Error  `json:"error,omitempty"`
+	}{JSONRPC: "2.0", ID: id}
+	if method == "ping" {
+		reply.Result = &struct{}{}
+	} else {
+		reply.Error = &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + method}
 	}
-	u.postNotice(s, reply, "")
+	b, _ := json.Marshal(reply)
+	u.postNotice(s, b, "")
 }
 
 // notifyCancelled tells the upstream that Legate no longer waits for the

@@ -1,0 +1,110 @@
+package upstream_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/legate-mcp/legate/upstream"
+	"github.com/legate-mcp/legate/upstream/upstreamtest"
+)
+
+// asker is a hand-written Streamable HTTP upstream whose one tool, "ask",
+// sends the client a request mid-call (roots/list, which a shared session
+// does not offer) and a log message, and answers only once the client has
+// replied to that request.
+type asker struct {
+	replies chan json.RawMessage // the client's replies to the upstream's requests
+}
+
+func (a *asker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodDelete:
+		return
+	case http.MethodPost:
+	default:
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	json.Unmarshal(body, &msg)
+	reply := func(result string) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Mcp-Session-Id", "asker-1")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, msg.ID, result)
+	}
+	switch {
+	case msg.Method == "" && msg.ID != nil: // the client's reply
+		a.replies <- json.RawMessage(body)
+		w.WriteHeader(http.StatusAccepted)
+	case msg.ID == nil: // a notification
+		w.WriteHeader(http.StatusAccepted)
+	case msg.Method == "initialize":
+		reply(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"logging":{}},"serverInfo":{"name":"asker","version":"1"}}`)
+	case msg.Method == "tools/list":
+		reply(`{"tools":[{"name":"ask","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}]}`)
+	case msg.Method == "tools/call":
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":99,\"method\":\"roots/list\"}\n\n")
+		fmt.Fprint(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"asked\"}}\n\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-a.replies:
+		case <-time.After(5 * time.Second):
+		}
+		// The answer, its data split over two lines as event streams allow.
+		fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\n", msg.ID)
+		fmt.Fprint(w, "data: \"result\":{\"content\":[{\"type\":\"text\",\"text\":\"answered\"}]}}\n\n")
+	default:
+		reply(`{}`)
+	}
+}
+
+// What an upstream sends on a relayed call's stream before the answer is
+// handled as the SDK client would: a request the shared session does not
+// offer is refused with "method not found", a log message is taken, and the
+// answer still arrives.
+func TestRelayAnswersTheUpstreamsRequests(t *testing.T) {
+	noLeaks(t)
+	a := &asker{replies: make(chan json.RawMessage, 1)}
+	seen := make(chan json.RawMessage, 1)
+	tap := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			if strings.Contains(string(body), `"id":99`) {
+				seen <- body
+			}
+			r.Body = io.NopCloser(strings.NewReader(string(body)))
+		}
+		a.ServeHTTP(w, r)
+	})
+	srv := upstreamtest.NewServer(t, tap)
+	m := newManager(t, memStore(t), upstream.Options{}, upstream.Config{ID: "a", URL: srv.URL()})
+	if _, err := m.Refresh(context.Background(), "a"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	raw, _, err := m.Relay(ctx, tool(m, "a", "ask"), nil, upstream.Client{})
+	if err != nil || string(raw) != `{"content":[{"type":"text","text":"answered"}]}` {
+		t.Fatalf("relayed: %s %v", raw, err)
+	}
+	var reply struct {
+		ID    int `json:"id"`
+		Error struct {
+			Code int `json:"code"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(<-seen, &reply); err != nil || reply.ID != 99 || reply.Error.Code != -32601 {
+		t.Fatalf("the reply to roots/list: %+v %v", reply, err)
+	}
+}
