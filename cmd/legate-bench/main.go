@@ -38,7 +38,7 @@ import (
 
 func main() {
 	if len(os.Args) > 1 {
-		sub := map[string]func([]string) error{"upstream": upstreamMain, "bare": bareMain, "legate": legateMain}
+		sub := map[string]func([]string) error{"upstream": upstreamMain, "bare": bareMain, "legate": legateMain, "proxy": proxyMain}
 		if f, ok := sub[os.Args[1]]; ok {
 			if err := f(os.Args[2:]); err != nil {
 				fmt.Fprintf(os.Stderr, "legate-bench %s: %v\n", os.Args[1], err)
@@ -323,7 +323,7 @@ func (b *bench) profile(ctx context.Context, out string) error {
 	if err != nil {
 		return err
 	}
-	rows, err := b.forwarded(ctx, up, lg, "P1 (in-process)")
+	rows, err := b.forwarded(ctx, up, lg, nil, "P1 (in-process)")
 	lg.stop()
 	if err != nil {
 		return err

@@ -37,11 +37,16 @@ func (b *bench) logf(format string, args ...any) {
 
 // order is the two targets' order in round r: baseline first in even
 // rounds, Legate first in odd ones.
-func order(r int) []int {
-	if r%2 == 0 {
-		return []int{0, 1}
+func order(r int) []int { return rotate(r, 2) }
+
+// rotate is the order of n measurements in round r: each goes first in
+// turn.
+func rotate(r, n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = (r + i) % n
 	}
-	return []int{1, 0}
+	return out
 }
 
 func (b *bench) writeFile(name, content string) (string, error) {
@@ -99,38 +104,51 @@ policy:
 		return nil, err
 	}
 	defer lg.stop()
-	rows, err := b.forwarded(ctx, up, lg, "P1")
+	px, err := startSelf(ctx, b.dir, "p1-proxy", "proxy", "-target", "http://"+up.addr)
+	if err != nil {
+		return nil, err
+	}
+	defer px.stop()
+	rows, err := b.forwarded(ctx, up, lg, px, "P1")
 	return rows, err
 }
 
 // forwarded measures P1 against a running upstream and Legate (also used
-// by -profile with Legate in-process).
-func (b *bench) forwarded(ctx context.Context, up, lg *proc, scen string) ([]row, error) {
+// by -profile with Legate in-process), and against px, a plain reverse
+// proxy to the upstream, when not nil: the reference for what forwarding
+// alone costs.
+func (b *bench) forwarded(ctx context.Context, up, lg, px *proc, scen string) ([]row, error) {
+	const direct, legate, proxy = 0, 1, 2
+	names := []string{"direct", "through Legate", "plain proxy"}
 	maxC := slices.Max(b.cs)
-	hcs := []*http.Client{newHTTPClient(), newHTTPClient()}
-	direct, err := openSessions(ctx, hcs[0], "http://"+up.addr+"/mcp", maxC, 8, false)
-	if err != nil {
+	targets := make([][]*mcp.ClientSession, 2, 3)
+	var err error
+	if targets[direct], err = openSessions(ctx, newHTTPClient(), "http://"+up.addr+"/mcp", maxC, 8, false); err != nil {
 		return nil, err
 	}
-	defer closeSessions(direct)
-	via, err := openSessions(ctx, hcs[1], "http://"+lg.addr+"/mcp", maxC, 8, false)
-	if err != nil {
+	defer closeSessions(targets[direct])
+	if targets[legate], err = openSessions(ctx, newHTTPClient(), "http://"+lg.addr+"/mcp", maxC, 8, false); err != nil {
 		return nil, err
 	}
-	defer closeSessions(via)
-	if err := waitTools(ctx, via[0], "mcp__up__echo", 1); err != nil {
+	defer closeSessions(targets[legate])
+	if err := waitTools(ctx, targets[legate][0], "mcp__up__echo", 1); err != nil {
 		return nil, err
 	}
-	targets := [2][]*mcp.ClientSession{direct, via}
-	calls := [2]callFunc{
-		toolCall("echo", map[string]any{"text": "hello"}),
-		toolCall("mcp__up__echo", map[string]any{"text": "hello"}),
+	echo := toolCall("echo", map[string]any{"text": "hello"})
+	calls := []callFunc{echo, toolCall("mcp__up__echo", map[string]any{"text": "hello"}), echo}
+	watch := []map[string]*proc{{"upstream": up, "legate": lg}, {"upstream": up, "legate": lg}, {"upstream": up, "legate": px}}
+	if px != nil {
+		s, err := openSessions(ctx, newHTTPClient(), "http://"+px.addr+"/mcp", maxC, 8, false)
+		if err != nil {
+			return nil, err
+		}
+		defer closeSessions(s)
+		targets = append(targets, s)
 	}
-	watch := map[string]*proc{"upstream": up, "legate": lg}
 	type series struct{ rate, p50, p99, upCPU, lgCPU, conns, reqs []float64 }
-	res := map[int]*[2]series{}
+	res := map[int][]series{}
 	for _, c := range b.cs {
-		res[c] = &[2]series{}
+		res[c] = make([]series, len(targets))
 	}
 	var rtt []float64
 	rttClient := newHTTPClient()
@@ -141,10 +159,10 @@ func (b *bench) forwarded(ctx context.Context, up, lg *proc, scen string) ([]row
 		}
 		rtt = append(rtt, us(percentile(lat, 0.5)))
 		for _, c := range b.cs {
-			for _, t := range order(r) {
-				lr, err := runLoad(ctx, targets[t][:c], calls[t], b.warmup, b.dur, watch, up)
+			for _, t := range rotate(r, len(targets)) {
+				lr, err := runLoad(ctx, targets[t][:c], calls[t], b.warmup, b.dur, watch[t], up)
 				if err != nil {
-					return nil, fmt.Errorf("C=%d %s: %w", c, []string{"direct", "through Legate"}[t], err)
+					return nil, fmt.Errorf("C=%d %s: %w", c, names[t], err)
 				}
 				s := &res[c][t]
 				s.rate = append(s.rate, lr.rate())
@@ -154,15 +172,15 @@ func (b *bench) forwarded(ctx context.Context, up, lg *proc, scen string) ([]row
 				s.lgCPU = append(s.lgCPU, lr.cpuPerCall("legate"))
 				s.conns = append(s.conns, float64(lr.Up.Conns)/float64(lr.Calls)*1000)
 				s.reqs = append(s.reqs, float64(lr.Up.Requests)/float64(lr.Calls))
-				b.logf("%s round %d C=%d %-14s %7.0f calls/s p50 %6.0f µs p99 %6.0f µs cpu/call upstream %4.0f µs legate %4.0f µs",
-					scen, r+1, c, []string{"direct", "through Legate"}[t], lr.rate(), us(lr.p(0.5)), us(lr.p(0.99)),
-					lr.cpuPerCall("upstream"), lr.cpuPerCall("legate"))
+				b.logf("%s round %d C=%d %-14s %7.0f calls/s p50 %6.0f µs p99 %6.0f µs cpu/call upstream %4.0f µs %s %4.0f µs",
+					scen, r+1, c, names[t], lr.rate(), us(lr.p(0.5)), us(lr.p(0.99)),
+					lr.cpuPerCall("upstream"), map[bool]string{true: "proxy ", false: "legate"}[t == proxy], lr.cpuPerCall("legate"))
 			}
 		}
 	}
 	var rows []row
 	for _, c := range b.cs {
-		d, v := res[c][0], res[c][1]
+		d, v := res[c][direct], res[c][legate]
 		rr := row{Scenario: scen, Metric: fmt.Sprintf("calls/s, C=%d", c), Unit: "calls/s",
 			Baseline: median(d.rate), Legate: median(v.rate), Ratio: median(ratios(v.rate, d.rate))}
 		if c == 8 {
@@ -175,25 +193,55 @@ func (b *bench) forwarded(ctx context.Context, up, lg *proc, scen string) ([]row
 		rows = append(rows, row{Scenario: scen, Metric: fmt.Sprintf("p99 latency, C=%d", c), Unit: "µs",
 			Baseline: median(d.p99), Legate: median(v.p99), Ratio: median(ratios(v.p99, d.p99))})
 	}
-	if _, ok := res[1]; ok {
-		d, v := res[1][0], res[1][1]
+	addedP50 := func(t int) []float64 {
+		d, v := res[1][direct], res[1][t]
 		added := make([]float64, len(d.p50))
 		for i := range added {
 			added[i] = v.p50[i] - d.p50[i]
 		}
+		return added
+	}
+	if _, ok := res[1]; ok {
+		added := addedP50(legate)
 		budget := median(rtt) + 150
 		rows = append(rows, row{Scenario: scen, Metric: "p50 added latency, C=1", Note: "baseline: one loopback HTTP round trip", Unit: "µs",
 			Baseline: median(rtt), Legate: median(added), Ratio: none,
 			Target: fmt.Sprintf("≤ round trip + 150 µs = %.0f µs", budget), Result: passFail(median(added) <= budget)})
 	}
 	for _, c := range b.cs {
-		v := res[c][1]
+		v := res[c][legate]
 		rows = append(rows, row{Scenario: scen, Metric: fmt.Sprintf("CPU per forwarded call, C=%d", c), Note: "baseline: upstream's, same window", Unit: "µs",
 			Baseline: median(v.upCPU), Legate: median(v.lgCPU), Ratio: median(ratios(v.lgCPU, v.upCPU)),
 			Target: "≤ 1× upstream", Result: passFail(median(ratios(v.lgCPU, v.upCPU)) <= 1)})
 	}
+	if px != nil {
+		for _, c := range b.cs {
+			d, p := res[c][direct], res[c][proxy]
+			rows = append(rows, row{Scenario: scen, Metric: fmt.Sprintf("calls/s through the plain proxy, C=%d", c), Note: "reference: httputil.ReverseProxy; baseline: direct", Unit: "calls/s",
+				Baseline: median(d.rate), Legate: median(p.rate), Ratio: median(ratios(p.rate, d.rate))})
+		}
+		for _, c := range b.cs {
+			p, v := res[c][proxy], res[c][legate]
+			rows = append(rows, row{Scenario: scen, Metric: fmt.Sprintf("calls/s, Legate vs the plain proxy, C=%d", c), Unit: "calls/s",
+				Baseline: median(p.rate), Legate: median(v.rate), Ratio: median(ratios(v.rate, p.rate))})
+		}
+		if _, ok := res[1]; ok {
+			rows = append(rows, row{Scenario: scen, Metric: "p50 added latency, C=1, plain proxy vs Legate", Unit: "µs",
+				Baseline: median(addedP50(proxy)), Legate: median(addedP50(legate)), Ratio: none})
+		}
+		for _, c := range b.cs {
+			p, v := res[c][proxy], res[c][legate]
+			rows = append(rows, row{Scenario: scen, Metric: fmt.Sprintf("CPU per call, Legate vs the plain proxy, C=%d", c), Unit: "µs",
+				Baseline: median(p.lgCPU), Legate: median(v.lgCPU), Ratio: median(ratios(v.lgCPU, p.lgCPU))})
+		}
+		for _, c := range b.cs {
+			d, p := res[c][direct], res[c][proxy]
+			rows = append(rows, row{Scenario: scen, Metric: fmt.Sprintf("upstream CPU per call through the plain proxy, C=%d", c), Note: "direct vs through the proxy", Unit: "µs",
+				Baseline: median(d.upCPU), Legate: median(p.upCPU), Ratio: median(ratios(p.upCPU, d.upCPU))})
+		}
+	}
 	for _, c := range b.cs {
-		d, v := res[c][0], res[c][1]
+		d, v := res[c][direct], res[c][legate]
 		rows = append(rows, row{Scenario: scen, Metric: fmt.Sprintf("upstream CPU per call, C=%d", c), Note: "direct vs through Legate", Unit: "µs",
 			Baseline: median(d.upCPU), Legate: median(v.upCPU), Ratio: median(ratios(v.upCPU, d.upCPU))})
 	}

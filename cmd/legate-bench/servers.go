@@ -6,6 +6,7 @@ package main
 //	legate-bench upstream -servers N -tools T   go-sdk upstream(s) with an echo tool
 //	legate-bench bare                           go-sdk server with the no-op tool (P3, P4, P5 baseline)
 //	legate-bench legate -config F -state-dir D  Legate in-process, with the no-op connector type (P3, profiles)
+//	legate-bench proxy -target URL              a plain reverse proxy (httputil.ReverseProxy) to URL (P1 reference)
 //
 // Each listens on -addr (default 127.0.0.1:0) and prints "LISTEN <addr>"
 // on stdout once it accepts connections.
@@ -18,12 +19,15 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -176,6 +180,22 @@ func bareMain(args []string) error {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	return serveUntilSignal(&http.Server{Handler: mux}, *addr)
+}
+
+// proxyMain runs the reference for P1: a plain forwarding proxy, no policy,
+// no audit, nothing decoded, with a connection pool as large as Legate's.
+func proxyMain(args []string) error {
+	fs := flag.NewFlagSet("proxy", flag.ExitOnError)
+	addr := fs.String("addr", "127.0.0.1:0", "listen address")
+	target := fs.String("target", "", "the upstream's base URL, http://host:port")
+	fs.Parse(args)
+	u, err := url.Parse(*target)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("-target %q: not a base URL", *target)
+	}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.Transport = &http.Transport{Proxy: nil, MaxIdleConns: 64, MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second}
+	return serveUntilSignal(&http.Server{Handler: rp}, *addr)
 }
 
 func serveUntilSignal(srv *http.Server, addr string) error {
