@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"mime"
 	"net/http"
 	"strings"
 	"sync"
@@ -75,7 +74,7 @@ func (g *Gateway) serveFast(w http.ResponseWriter, r *http.Request) bool {
 	if ls == nil || ls.user != userOf(r.Context()) || time.Since(time.Unix(0, ls.seen.Load())) > g.idle/16 {
 		return false
 	}
-	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct != "application/json" || !acceptsBoth(r.Header.Values("Accept")) {
+	if mediaType(r.Header.Get("Content-Type")) != "application/json" || !acceptsBoth(r.Header.Values("Accept")) {
 		return false // the SDK's error
 	}
 	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && !fastVersions[v] {
@@ -111,20 +110,29 @@ func (g *Gateway) serveFast(w http.ResponseWriter, r *http.Request) bool {
 var fastVersions = map[string]bool{"2025-03-26": true, "2025-06-18": true, "2025-11-25": true}
 
 // acceptsBoth reports whether an Accept header takes JSON and event
-// streams, as a Streamable HTTP client must.
+// streams, as a Streamable HTTP client must (read as the SDK reads it).
 func acceptsBoth(values []string) bool {
 	var j, s bool
 	for _, v := range values {
 		for part := range strings.SplitSeq(v, ",") {
-			switch mt, _, _ := mime.ParseMediaType(part); mt {
-			case "application/json", "application/*", "*/*":
+			switch mediaType(part) {
+			case "application/json", "application/*":
 				j = true
 			case "text/event-stream", "text/*":
 				s = true
+			case "*/*":
+				j, s = true, true
 			}
 		}
 	}
 	return j && s
+}
+
+// mediaType is the media type of a Content-Type or Accept value, without
+// its parameters, in lower case.
+func mediaType(v string) string {
+	base, _, _ := strings.Cut(v, ";")
+	return strings.ToLower(strings.TrimSpace(base))
 }
 
 // validID reports whether id is a JSON-RPC request id: a string or a number.
@@ -206,6 +214,9 @@ func (g *Gateway) fastCall(w http.ResponseWriter, r *http.Request, ls *liveSessi
 	case req.RawResult != nil:
 		out.result(req.RawResult)
 	default:
+		if res == nil {
+			res = &mcp.CallToolResult{}
+		}
 		if res.Content == nil {
 			res.Content = []mcp.Content{} // as the SDK sends it
 		}
