@@ -10,7 +10,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -87,72 +86,49 @@ var errSessionGone = errors.New("upstream session not found")
 // relay makes one call on session s within the timeout that each progress
 // notification restarts, and returns the result's JSON.
 func (u *Upstream) relay(ctx context.Context, s *session, name string, args json.RawMessage, client Client) (json.RawMessage, error) {
-	// As in callOn: the request's context outlives the caller's once the
-	// answer is in, so that the response stream ends cleanly and its
-	// connection is reused.
-	callCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
-	timeout := u.cfg.timeout()
-	timer := time.AfterFunc(timeout, func() { cancel(errTimeout) })
-	token := "legate-" + strconv.FormatUint(u.tokenID.Add(1), 10)
-	pc := &pendingCall{ctx: ctx, client: client, extend: func() { timer.Reset(timeout) }}
-	u.calls.Store(token, pc)
-	s.inflight.Store(token, pc)
-	defer func() {
-		stop()
-		u.calls.Delete(token)
-		s.inflight.Delete(token)
-	}()
+	c := u.begin(ctx, s, client)
+	defer c.end()
 
 	// The token is the request's id as well: unique on the session, and
 	// never a number like the SDK client's own ids.
 	nameJSON, _ := json.Marshal(name)
 	body := make([]byte, 0, len(args)+len(nameJSON)+128)
 	body = append(body, `{"jsonrpc":"2.0","id":"`...)
-	body = append(body, token...)
+	body = append(body, c.token...)
 	body = append(body, `","method":"tools/call","params":{"name":`...)
 	body = append(body, nameJSON...)
 	body = append(body, `,"arguments":`...)
 	body = append(body, args...)
 	if client.ProgressToken != nil {
 		body = append(body, `,"_meta":{"progressToken":"`...)
-		body = append(body, token...)
+		body = append(body, c.token...)
 		body = append(body, `"}`...)
 	}
 	body = append(body, `}}`...)
 
-	resp, err := u.post(callCtx, s, body, "tools/call", name)
+	resp, err := u.post(c.ctx, s, body, "tools/call", name)
 	var raw json.RawMessage
 	if err == nil {
-		raw, err = u.readAnswer(s, resp, `"`+token+`"`)
+		raw, err = u.readAnswer(s, resp, `"`+c.token+`"`)
 	}
 	if err != nil {
-		timer.Stop()
 		if resp != nil {
 			resp.Body.Close()
 		}
-		cause := context.Cause(callCtx)
-		if cause != nil {
+		if cause := context.Cause(c.ctx); cause != nil {
 			// Tell the upstream, as the SDK client does for a call it gives up.
-			go u.notifyCancelled(s, token, cause)
+			go u.notifyCancelled(s, c.token, cause)
 		}
-		cancel(err)
-		switch {
-		case cause == errTimeout:
-			return nil, errTimeout
-		case cause != nil:
-			return nil, cause
-		}
-		return nil, err
+		return nil, c.failed(err)
 	}
 	// The rest of the stream (normally just its end) is read in the
 	// background, for at most a few seconds.
-	timer.Reset(drainTimeout)
+	c.timer.Reset(drainTimeout)
 	go func() {
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
-		timer.Stop()
-		cancel(nil)
+		c.timer.Stop()
+		c.cancel(nil)
 	}()
 	if len(u.secrets) > 0 && connectors.Contains(raw, u.secrets...) {
 		raw = connectors.Mask(raw, false, u.secrets...)

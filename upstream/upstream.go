@@ -388,42 +388,64 @@ func (u *Upstream) redact(res *mcp.CallToolResult) *mcp.CallToolResult {
 	return &out
 }
 
-// callOn makes the call on one session, within the timeout that each
-// progress notification restarts.
-func (u *Upstream) callOn(ctx context.Context, s *session, name string, args any, client Client) (*mcp.CallToolResult, error) {
-	// The upstream request has its own context, cancelled when the client's
-	// is or the timeout passes — but not once the answer is in: cancelling
-	// then would cut the connection before the response stream ends, and
-	// the next call would pay for a new one.
-	callCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+// call is one call under way on a session.
+type call struct {
+	// ctx is the upstream request's own context, cancelled when the
+	// client's is or the timeout passes — but not once the answer is in:
+	// cancelling then would cut the connection before the response stream
+	// ends, and the next call would pay for a new one.
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	timer  *time.Timer // the timeout, which each progress notification restarts
+	// token routes the upstream's progress to the client (pendingCall).
+	token string
+	end   func() // unregisters the call
+}
+
+// begin registers a call from client on session s.
+func (u *Upstream) begin(ctx context.Context, s *session, client Client) *call {
+	c := &call{token: "legate-" + strconv.FormatUint(u.tokenID.Add(1), 10)}
+	c.ctx, c.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() { c.cancel(context.Cause(ctx)) })
 	timeout := u.cfg.timeout()
-	timer := time.AfterFunc(timeout, func() { cancel(errTimeout) })
+	c.timer = time.AfterFunc(timeout, func() { c.cancel(errTimeout) })
+	pc := &pendingCall{ctx: ctx, client: client, extend: func() { c.timer.Reset(timeout) }}
+	u.calls.Store(c.token, pc)
+	s.inflight.Store(c.token, pc)
+	c.end = func() {
+		stop()
+		u.calls.Delete(c.token)
+		s.inflight.Delete(c.token)
+	}
+	return c
+}
 
-	token := "legate-" + strconv.FormatUint(u.tokenID.Add(1), 10)
-	pc := &pendingCall{ctx: ctx, client: client, extend: func() { timer.Reset(timeout) }}
-	u.calls.Store(token, pc)
-	s.inflight.Store(token, pc)
+// failed ends a call that failed with err and returns the error to report:
+// errTimeout or the client's cancellation when either ended it.
+func (c *call) failed(err error) error {
+	c.timer.Stop()
+	cause := context.Cause(c.ctx)
+	c.cancel(err)
+	if cause != nil {
+		return cause
+	}
+	return err
+}
 
+// callOn makes the call on one session through the SDK client.
+func (u *Upstream) callOn(ctx context.Context, s *session, name string, args any, client Client) (*mcp.CallToolResult, error) {
+	c := u.begin(ctx, s, client)
+	defer c.end()
 	params := &mcp.CallToolParams{Name: name, Arguments: args}
 	if client.ProgressToken != nil {
-		params.SetProgressToken(token)
+		params.SetProgressToken(c.token)
 	}
-	res, err := s.cs.CallTool(callCtx, params)
-
-	timer.Stop()
-	stop()
-	u.calls.Delete(token)
-	s.inflight.Delete(token)
+	res, err := s.cs.CallTool(c.ctx, params)
 	if err != nil {
-		timedOut := context.Cause(callCtx) == errTimeout
-		cancel(err)
-		if timedOut {
-			return nil, errTimeout
-		}
-		return nil, err
+		return nil, c.failed(err)
 	}
-	return res, nil // callCtx is left to the response stream; nothing else holds it
+	c.timer.Stop()
+	return res, nil // c.ctx is left to the response stream; nothing else holds it
 }
 
 // relayProgress forwards an upstream's progress to the calling client,
