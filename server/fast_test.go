@@ -340,3 +340,32 @@ func TestFastPathForgetsDeletedSessions(t *testing.T) {
 		t.Fatalf("a call on a deleted session: status %d, want 404", resp.StatusCode)
 	}
 }
+
+// A session busy with calls the fast path answers (which the SDK never
+// sees) is not closed as idle; one left alone is.
+func TestFastPathKeepsBusySessionsAlive(t *testing.T) {
+	up, _ := fastUpstream(t)
+	_, url, _ := fastGateway(t, up.URL(), "session_idle_timeout: 1s\n")
+	busy := fastSession(t, url)
+	idle := fastSession(t, url)
+	before := metric(t, url, `legate_fast_path_requests_total{method="tools/call"}`)
+	calls := 0
+	for end := time.Now().Add(2500 * time.Millisecond); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if res, _ := callText(t, busy, wire("mcp.up.echo"), "x"); upstreamtest.Text(res) != "x" {
+			t.Fatalf("a busy session's call: %s", upstreamtest.Text(res))
+		}
+		calls++
+	}
+	if n := metric(t, url, `legate_fast_path_requests_total{method="tools/call"}`) - before; n < float64(calls)/2 {
+		t.Fatalf("%v of %d calls took the fast path", n, calls)
+	}
+	// The SDK, which answers ping, still holds the busy session.
+	if err := busy.Ping(context.Background(), nil); err != nil {
+		t.Fatalf("the busy session is gone: %v", err)
+	}
+	resp := postOn(t, url, idle.ID(), `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+wire("mcp.up.echo")+`","arguments":{"text":"x"}}}`)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("a call on a session idle past the timeout: status %d, want 404", resp.StatusCode)
+	}
+}

@@ -344,7 +344,7 @@ func (g *Gateway) execute(ctx context.Context, r *Request) (*mcp.CallToolResult,
 				Text string `json:"text"`
 			} `json:"content"`
 		}
-		json.Unmarshal(raw, &sum) // raw is a JSON object: the upstream checked
+		json.Unmarshal(raw, &sum) // raw is an object (Relay checks); another shape of content leaves sum empty
 		r.RawResult = raw
 		for _, c := range sum.Content {
 			r.rawTextSize += len(c.Text)
