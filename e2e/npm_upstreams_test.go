@@ -3,18 +3,22 @@ package e2e_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
 
 // TestNPMUpstreams: real MCP servers from npm behind one Legate — server-everything over stdio
-// and over Streamable HTTP, server-filesystem and server-memory over stdio. Through Legate the
-// TypeScript SDK client sees their tools as mcp__<id>__<tool>, calls them, and receives the
-// progress of a long-running operation; "legate tools list" classes them from their
+// and over Streamable HTTP (once per client session, once shared, where calls are relayed as
+// bytes), server-filesystem and server-memory over stdio. Through Legate the TypeScript SDK
+// client sees their tools as mcp__<id>__<tool>, calls them, and receives the progress of a
+// long-running operation; "legate tools list" classes them from their
 // annotations; and a client that declares roots does not widen server-filesystem's access.
 func TestNPMUpstreams(t *testing.T) {
 	p := need(t)
@@ -42,6 +46,8 @@ func TestNPMUpstreams(t *testing.T) {
   - id: everything-http
     url: http://127.0.0.1:%d/mcp
     session: per_client
+  - id: everything-relay
+    url: http://127.0.0.1:%d/mcp
   - id: fs
     command: %s
   - id: fs-pc
@@ -52,13 +58,13 @@ func TestNPMUpstreams(t *testing.T) {
     env: {MEMORY_FILE_PATH: %q}
 `,
 		yamlList(p.node, p.everything, "stdio"),
-		everythingHTTP.port,
+		everythingHTTP.port, everythingHTTP.port,
 		yamlList(p.node, p.filesystem, allowed),
 		yamlList(p.node, p.filesystem, allowed),
 		yamlList(p.node, p.memory),
 		memoryFile))
 	state := t.TempDir()
-	ids := []string{"everything", "everything-http", "fs", "fs-pc", "memory"}
+	ids := []string{"everything", "everything-http", "everything-relay", "fs", "fs-pc", "memory"}
 	refreshUpstreams(t, config, state, ids...)
 
 	t.Run("classes", func(t *testing.T) {
@@ -91,7 +97,7 @@ func TestNPMUpstreams(t *testing.T) {
 		}
 	})
 
-	for _, id := range []string{"everything", "everything-http"} {
+	for _, id := range []string{"everything", "everything-http", "everything-relay"} {
 		t.Run(id, func(t *testing.T) {
 			t.Parallel()
 			msg := "hello-" + nonce()
@@ -121,6 +127,12 @@ func TestNPMUpstreams(t *testing.T) {
 					}
 				}
 				t.Logf("%s: %d progress notifications: %+v", long, len(progress), progress)
+			}
+			if id == "everything-relay" {
+				// Both calls were relayed as bytes (the only tools/call of that kind in this test).
+				if n := fastCalls(t, s); n != 2 {
+					t.Errorf("%v calls to %s took the fast path, want 2", n, id)
+				}
 			}
 		})
 	}
@@ -192,6 +204,25 @@ func TestNPMUpstreams(t *testing.T) {
 	})
 }
 
+// fastCalls reads how many tools/call requests s answered on its fast path.
+func fastCalls(t *testing.T, s *server) float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + s.addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	const series = `legate_fast_path_requests_total{method="tools/call"} `
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, series); ok {
+			n, _ := strconv.ParseFloat(v, 64)
+			return n
+		}
+	}
+	return 0
+}
+
 // upstreamClasses are the classes Legate must give some of the npm upstreams' tools, from
 // their annotations: readOnlyHint → read, destructiveHint → destructive, otherwise write.
 var upstreamClasses = map[string]map[string]string{
@@ -213,7 +244,7 @@ var upstreamClasses = map[string]map[string]string{
 
 // upstreamOf maps each configured upstream id to the server it runs (a key of upstreamClasses).
 var upstreamOf = map[string]string{
-	"everything": "everything", "everything-http": "everything", "fs": "fs", "fs-pc": "fs", "memory": "memory",
+	"everything": "everything", "everything-http": "everything", "everything-relay": "everything", "fs": "fs", "fs-pc": "fs", "memory": "memory",
 }
 
 func checkClasses(t *testing.T, tools map[string]catalogTool) {
