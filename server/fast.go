@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,26 +17,29 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/upstream"
 )
 
 // The fast paths answer the two requests that make most of an agent's
-// traffic on a live HTTP session without the go-sdk server's decoding and
-// encoding (docs/BENCHMARKS.md, P1 and P2):
+// traffic without the go-sdk server's decoding and encoding
+// (docs/BENCHMARKS.md, P1 and P2):
 //
-//   - tools/list, from the catalog's encoded list (the SDK would encode
-//     thousands of definitions twice per request);
-//   - tools/call of a tool an upstream serves over Streamable HTTP, which
-//     takes the call path (Gateway.run) like any other call, and whose
-//     upstream result is relayed as bytes (upstream/relay.go).
+//   - tools/list on a live HTTP session, from the catalog's encoded list
+//     (the SDK would encode thousands of definitions twice per request);
+//   - tools/call of a tool an upstream serves over Streamable HTTP, on a
+//     live session or stateless (protocol 2026-07-28, where the SDK would
+//     set up a session for each request). The call takes the call path
+//     (Gateway.run) like any other, and the upstream's result is relayed as
+//     bytes (upstream/relay.go).
 //
-// The answer is framed as the SDK frames it: an event stream. Anything else,
-// or anything unusual — a batch, a cursor, a session this process does not
+// The answer is framed as the SDK frames it: an event stream, or for the
+// errors protocol 2026-07-28 gives an HTTP status, a JSON body; a stateless
+// result names the server in its _meta, as the SDK's do. Anything else, or
+// anything unusual — a batch, a cursor, a session this process does not
 // know or that another principal opened, a call that policy holds for
-// approval (which may ask the user through the SDK session) — goes to the
-// SDK as usual.
+// approval (which may ask the user through the SDK) — goes to the SDK as
+// usual.
 
 // liveSession is what the fast paths know of an HTTP session the SDK holds.
 type liveSession struct {
@@ -64,21 +68,23 @@ func (g *Gateway) liveSession(sid string) *liveSession {
 }
 
 // serveFast answers r on a fast path, or reports false (r untouched, its
-// body still to read) for the SDK to answer.
+// body still to read) for the SDK to answer. A request either belongs to a
+// live session, or is a stateless (2026-07-28) tools/call.
 func (g *Gateway) serveFast(w http.ResponseWriter, r *http.Request) bool {
-	sid := r.Header.Get("Mcp-Session-Id")
 	if r.Method != http.MethodPost {
 		return false
 	}
+	sid, version := r.Header.Get("Mcp-Session-Id"), r.Header.Get("Mcp-Protocol-Version")
 	ls := g.liveSession(sid)
-	if ls == nil || ls.user != userOf(r.Context()) || time.Since(time.Unix(0, ls.seen.Load())) > g.idle/16 {
+	switch {
+	case sid == "" && version == statelessVersion:
+	case ls == nil || ls.user != userOf(r.Context()) || time.Since(time.Unix(0, ls.seen.Load())) > g.idle/16:
+		return false
+	case version != "" && !fastVersions[version]:
 		return false
 	}
 	if mediaType(r.Header.Get("Content-Type")) != "application/json" || !acceptsBoth(r.Header.Values("Accept")) {
 		return false // the SDK's error
-	}
-	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && !fastVersions[v] {
-		return false
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxFastBody+1))
 	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
@@ -95,15 +101,34 @@ func (g *Gateway) serveFast(w http.ResponseWriter, r *http.Request) bool {
 	if json.Unmarshal(body, &msg) != nil || msg.JSONRPC != "2.0" {
 		return false
 	}
+	if ls == nil {
+		// Stateless: a tools/call whose headers and _meta say what the SDK
+		// would check (its own answer names anything amiss).
+		return msg.Method == "tools/call" && validID(msg.ID) && r.Header.Get("Mcp-Method") == msg.Method &&
+			statelessMeta(msg.Params) && g.fastCall(w, r, nil, msg.ID, msg.Params)
+	}
 	switch msg.Method {
 	case "tools/list":
 		return validID(msg.ID) && g.fastList(w, r, sid, msg.ID, msg.Params)
 	case "tools/call":
-		return validID(msg.ID) && g.fastCall(w, r, ls, sid, msg.ID, msg.Params)
+		return validID(msg.ID) && g.fastCall(w, r, ls, msg.ID, msg.Params)
 	case "notifications/cancelled":
 		g.cancelFast(sid, msg.Params) // and the SDK acknowledges it as usual
 	}
 	return false
+}
+
+// statelessMeta reports whether the _meta of a stateless request's params
+// names protocol 2026-07-28 and the client's capabilities.
+func statelessMeta(params json.RawMessage) bool {
+	var p struct {
+		Meta struct {
+			Version      string          `json:"io.modelcontextprotocol/protocolVersion"`
+			Capabilities json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
+		} `json:"_meta"`
+	}
+	return json.Unmarshal(params, &p) == nil && p.Meta.Version == statelessVersion &&
+		len(p.Meta.Capabilities) > 0 && p.Meta.Capabilities[0] == '{'
 }
 
 // fastVersions are the protocol versions of sessions the fast paths serve.
@@ -160,8 +185,9 @@ type fastKey struct{ session, id string }
 // errCancelled is the cause of a call the client cancelled.
 var errCancelled = errors.New("cancelled by the client")
 
-// fastCall runs a call to an upstream's tool that can be relayed as bytes.
-func (g *Gateway) fastCall(w http.ResponseWriter, r *http.Request, ls *liveSession, sid string, id, params json.RawMessage) bool {
+// fastCall runs a call to an upstream's tool that can be relayed as bytes,
+// on live session ls, or stateless when ls is nil.
+func (g *Gateway) fastCall(w http.ResponseWriter, r *http.Request, ls *liveSession, id, params json.RawMessage) bool {
 	var p struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
@@ -169,7 +195,7 @@ func (g *Gateway) fastCall(w http.ResponseWriter, r *http.Request, ls *liveSessi
 			ProgressToken json.RawMessage `json:"progressToken"`
 		} `json:"_meta"`
 	}
-	if json.Unmarshal(params, &p) != nil || p.Name == "" {
+	if json.Unmarshal(params, &p) != nil || p.Name == "" || ls == nil && r.Header.Get("Mcp-Name") != p.Name {
 		return false
 	}
 	switch {
@@ -186,7 +212,12 @@ func (g *Gateway) fastCall(w http.ResponseWriter, r *http.Request, ls *liveSessi
 	if t, ok := e.Target.(*upstream.Tool); !ok || !g.upstreams.Relayable(t) {
 		return false
 	}
-	o := CallOptions{Principal: principal, Session: ls.ss, Caller: connectors.Caller{Session: sid}}
+	o := CallOptions{Principal: principal}
+	sid := ""
+	if ls != nil {
+		sid, o.Session = ls.ss.ID(), ls.ss
+		o.Caller.Session = sid
+	}
 	if tok := p.Meta.ProgressToken; validID(tok) {
 		o.ProgressToken = tok
 	}
@@ -198,36 +229,71 @@ func (g *Gateway) fastCall(w http.ResponseWriter, r *http.Request, ls *liveSessi
 	req.relay, req.progress = true, out.progress
 	g.metrics.fastCall.Inc()
 
+	// A session's client cancels with notifications/cancelled; a stateless
+	// one by ending its request.
 	ctx, cancel := context.WithCancelCause(r.Context())
-	key := fastKey{sid, string(id)}
-	g.fastCalls.Store(key, cancel)
+	if sid != "" {
+		key := fastKey{sid, string(id)}
+		g.fastCalls.Store(key, cancel)
+		defer g.fastCalls.Delete(key)
+	}
 	res, err := g.run(ctx, req)
-	g.fastCalls.Delete(key)
 	cancel(nil)
 
 	var rpcErr *jsonrpc.Error
 	switch {
 	case context.Cause(ctx) == errCancelled:
 		out.end() // no answer to a cancelled request
+	case errors.As(err, &rpcErr) && ls == nil && statelessErrorStatus(rpcErr.Code) != 0:
+		out.plainError(statelessErrorStatus(rpcErr.Code), rpcErr)
 	case errors.As(err, &rpcErr):
 		out.error(rpcErr)
-	case req.RawResult != nil:
-		out.result(req.RawResult)
 	default:
-		if res == nil {
-			res = &mcp.CallToolResult{}
+		b := req.RawResult
+		if b == nil {
+			if res == nil {
+				res = &mcp.CallToolResult{}
+			}
+			if res.Content == nil {
+				res.Content = []mcp.Content{} // as the SDK sends it
+			}
+			if b, err = json.Marshal(res); err != nil {
+				out.error(&jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "encoding the result: " + err.Error()})
+				return true
+			}
 		}
-		if res.Content == nil {
-			res.Content = []mcp.Content{} // as the SDK sends it
-		}
-		b, err := json.Marshal(res)
-		if err != nil {
-			out.error(&jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "encoding the result: " + err.Error()})
-			return true
+		if ls == nil {
+			b = g.withServerInfo(b)
 		}
 		out.result(b)
 	}
 	return true
+}
+
+// serverInfoKey is where a stateless request's result names the server.
+const serverInfoKey = "io.modelcontextprotocol/serverInfo"
+
+// withServerInfo adds this server's Implementation to a result's _meta, as
+// the SDK does for a stateless request's result, unless it names one.
+func (g *Gateway) withServerInfo(res []byte) []byte {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(res, &top) != nil {
+		return res
+	}
+	meta := map[string]json.RawMessage{}
+	if m, ok := top["_meta"]; ok && json.Unmarshal(m, &meta) != nil {
+		return res // a _meta that is not an object is the upstream's to answer for
+	}
+	if _, ok := meta[serverInfoKey]; ok {
+		return res
+	}
+	meta[serverInfoKey] = g.serverInfo
+	top["_meta"], _ = json.Marshal(meta)
+	out, err := json.Marshal(top)
+	if err != nil {
+		return res
+	}
+	return out
 }
 
 // cancelFast cancels the fast call a client's notifications/cancelled names.
@@ -280,7 +346,9 @@ func (s *streamWriter) start() {
 	h := s.w.Header()
 	h["Content-Type"] = []string{"text/event-stream"}
 	h["Cache-Control"] = []string{"no-cache, no-transform"}
-	h["Mcp-Session-Id"] = []string{s.sid}
+	if s.sid != "" {
+		h["Mcp-Session-Id"] = []string{s.sid}
+	}
 	s.w.WriteHeader(http.StatusOK)
 }
 
@@ -301,6 +369,35 @@ func (s *streamWriter) result(res []byte) {
 func (s *streamWriter) error(e *jsonrpc.Error) {
 	b, _ := json.Marshal(e)
 	s.event([]byte(`{"jsonrpc":"2.0","id":`), s.id, []byte(`,"error":`), b, []byte(`}`))
+}
+
+// statelessErrorStatus is the HTTP status protocol 2026-07-28 gives a
+// response with these JSON-RPC errors (SEP-2575), 0 for others.
+func statelessErrorStatus(code int64) int {
+	switch code {
+	case jsonrpc.CodeMethodNotFound:
+		return http.StatusNotFound
+	case jsonrpc.CodeInvalidParams, mcp.CodeUnsupportedProtocolVersion, mcp.CodeMissingRequiredClientCapabilities:
+		return http.StatusBadRequest
+	}
+	return 0
+}
+
+// plainError answers with a JSON-RPC error as a JSON body and an HTTP
+// status, as protocol 2026-07-28 asks for some errors; an event stream
+// already under way carries it as an event instead.
+func (s *streamWriter) plainError(status int, e *jsonrpc.Error) {
+	s.mu.Lock()
+	started := s.started
+	s.mu.Unlock()
+	if started {
+		s.error(e)
+		return
+	}
+	b, _ := json.Marshal(e)
+	s.w.Header()["Content-Type"] = []string{"application/json"}
+	s.w.WriteHeader(status)
+	s.w.Write(slices.Concat([]byte(`{"jsonrpc":"2.0","id":`), s.id, []byte(`,"error":`), b, []byte(`}`)))
 }
 
 // end ends the stream with no answer.

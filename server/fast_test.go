@@ -137,7 +137,7 @@ func TestFastCallMatchesTheSDK(t *testing.T) {
 	up, _ := fastUpstream(t)
 	_, url, st := fastGateway(t, up.URL(), "")
 	fast := fastSession(t, url)
-	slow := connect(t, url, "2026-07-28") // no session: the SDK answers
+	stateless := connect(t, url, "2026-07-28") // no session
 	ctx := context.Background()
 
 	calls := []struct {
@@ -156,10 +156,14 @@ func TestFastCallMatchesTheSDK(t *testing.T) {
 	for _, c := range calls {
 		p := &mcp.CallToolParams{Name: wire("mcp.up." + c.tool), Arguments: c.args}
 		fr, ferr := fast.CallTool(ctx, p)
-		sr, serr := slow.CallTool(ctx, p)
+		sr, serr := stateless.CallTool(ctx, p)
 		dr, derr := direct.CallTool(ctx, &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
 		if sr != nil {
-			delete(sr.Meta, "io.modelcontextprotocol/serverInfo") // what a stateless answer adds
+			// What a stateless answer adds.
+			if info, _ := sr.Meta["io.modelcontextprotocol/serverInfo"].(map[string]any); info["name"] != "legate" {
+				t.Errorf("%s: a stateless result names the server %v", c.tool, sr.Meta)
+			}
+			delete(sr.Meta, "io.modelcontextprotocol/serverInfo")
 			if len(sr.Meta) == 0 {
 				sr.Meta = nil
 			}
@@ -168,14 +172,15 @@ func TestFastCallMatchesTheSDK(t *testing.T) {
 		sb, _ := json.Marshal(sr)
 		db, _ := json.Marshal(dr)
 		if string(fb) != string(db) || string(sb) != string(db) || rpcCode(ferr) != rpcCode(derr) || rpcCode(serr) != rpcCode(derr) {
-			t.Errorf("%s: relayed %s (%v), through the SDK %s (%v), from the upstream %s (%v)", c.tool, fb, ferr, sb, serr, db, derr)
+			t.Errorf("%s: relayed on a session %s (%v), stateless %s (%v), from the upstream %s (%v)", c.tool, fb, ferr, sb, serr, db, derr)
 		}
 		if c.tool == "strict" && rpcCode(ferr) != jsonrpc.CodeInvalidParams {
 			t.Errorf("strict: the upstream's JSON-RPC error was not relayed: %s %v", fb, ferr)
 		}
 	}
-	if n := metric(t, url, `legate_fast_path_requests_total{method="tools/call"}`) - callsBefore; n != float64(len(calls)) {
-		t.Fatalf("%v of %d calls took the fast path", n, len(calls))
+	// The session's calls and the stateless ones.
+	if n := metric(t, url, `legate_fast_path_requests_total{method="tools/call"}`) - callsBefore; n != float64(2*len(calls)) {
+		t.Fatalf("%v of %d calls took the fast path", n, 2*len(calls))
 	}
 
 	// Audited: outcome and result size as for any call.
@@ -367,5 +372,79 @@ func TestFastPathKeepsBusySessionsAlive(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("a call on a session idle past the timeout: status %d, want 404", resp.StatusCode)
+	}
+}
+
+// On the wire, a relayed call's answer is the one the SDK gives for the same
+// call to the same upstream reached through a per_client session (which
+// the fast path leaves to the SDK): same status, same framing, same message,
+// on a session and stateless.
+func TestFastAnswersAreTheSDKs(t *testing.T) {
+	up, _ := fastUpstream(t)
+	gw := upGateway(t, "upstreams:\n  - {id: up, url: "+up.URL()+"}\n  - {id: pc, url: "+up.URL()+", session: per_client}\n", memStore(t), nil)
+	waitCatalog(t, gw, "mcp.up.echo", "mcp.pc.echo")
+	url := serve(t, gw)
+	sid := fastSession(t, url).ID()
+
+	type answer struct {
+		status int
+		ctype  string
+		msgs   []string
+	}
+	send := func(id, tool, args string, stateless bool) answer {
+		name := wire(tool)
+		params := `{"name":"` + name + `","arguments":` + args
+		if stateless {
+			params += `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+		}
+		req, _ := http.NewRequest("POST", url, strings.NewReader(`{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":`+params+`}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if stateless {
+			req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+			req.Header.Set("Mcp-Method", "tools/call")
+			req.Header.Set("Mcp-Name", name)
+		} else {
+			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+			req.Header.Set("Mcp-Session-Id", sid)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := answer{status: resp.StatusCode, ctype: resp.Header.Get("Content-Type")}
+		var raw [][]byte
+		if a.ctype == "text/event-stream" {
+			raw = sseMessages(t, resp)
+		} else {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			raw = [][]byte{b}
+		}
+		for _, m := range raw {
+			var v any // compared as values: the order of keys may differ
+			if err := json.Unmarshal(m, &v); err != nil {
+				t.Fatalf("%s: %s: %v", tool, m, err)
+			}
+			b, _ := json.Marshal(v)
+			a.msgs = append(a.msgs, string(b))
+		}
+		return a
+	}
+	for _, stateless := range []bool{false, true} {
+		for i, c := range []struct{ tool, args string }{
+			{"echo", `{"text":"a\u00e9\"b"}`}, {"add", `{"A":1,"B":2}`}, {"fails", `{}`}, {"strict", `{}`}, {"echo", `{"nope":1}`},
+		} {
+			before := metric(t, url, `legate_fast_path_requests_total{method="tools/call"}`)
+			id := strconv.Itoa(100 + i)
+			fast := send(id, "mcp.up."+c.tool, c.args, stateless)
+			if metric(t, url, `legate_fast_path_requests_total{method="tools/call"}`) != before+1 {
+				t.Fatalf("%s (stateless %v) did not take the fast path", c.tool, stateless)
+			}
+			sdk := send(id, "mcp.pc."+c.tool, c.args, stateless)
+			if fmt.Sprint(fast) != fmt.Sprint(sdk) {
+				t.Errorf("%s %s (stateless %v):\nrelayed     %+v\nby the SDK  %+v", c.tool, c.args, stateless, fast, sdk)
+			}
+		}
 	}
 }

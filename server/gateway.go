@@ -76,8 +76,9 @@ type Gateway struct {
 	background  sync.WaitGroup
 	live        sync.Map // HTTP session id → *liveSession (fast.go)
 	tracked     atomic.Int64
-	fastCalls   sync.Map      // fastKey → cancel func of a call the fast path runs
-	idle        time.Duration // HTTP sessions' idle timeout
+	fastCalls   sync.Map        // fastKey → cancel func of a call the fast path runs
+	idle        time.Duration   // HTTP sessions' idle timeout
+	serverInfo  json.RawMessage // this server's Implementation, as results of stateless requests carry it
 	auth        *Authenticator
 	views       views
 }

@@ -43,7 +43,9 @@ func (g *Gateway) newMCPServer() *mcp.Server {
 		opts.UnsubscribeHandler = g.unsubscribe
 		opts.CompletionHandler = g.complete
 	}
-	s := mcp.NewServer(&mcp.Implementation{Name: "legate", Title: "Legate", Version: version}, opts)
+	impl := &mcp.Implementation{Name: "legate", Title: "Legate", Version: version}
+	g.serverInfo, _ = json.Marshal(impl)
+	s := mcp.NewServer(impl, opts)
 	s.AddReceivingMiddleware(g.toolsMiddleware, g.proxyMiddleware)
 	s.AddSendingMiddleware(upstream.CaptureElicitResult)
 	return s
