@@ -23,6 +23,9 @@ import (
 // upstream refuses it: the two sides would not be comparable.)
 const clientProtocol = "2025-11-25"
 
+// statelessProtocol is the first protocol version without sessions.
+const statelessProtocol = "2026-07-28"
+
 // newHTTPClient is a client whose idle pool holds every connection the
 // load needs, so that no call pays a TCP handshake.
 func newHTTPClient() *http.Client {
@@ -36,6 +39,11 @@ func newHTTPClient() *http.Client {
 
 // openSessions opens n client sessions to endpoint, parallel at most par.
 func openSessions(ctx context.Context, hc *http.Client, endpoint string, n, par int, standaloneSSE bool) ([]*mcp.ClientSession, error) {
+	return openSessionsAt(ctx, hc, endpoint, n, par, standaloneSSE, clientProtocol)
+}
+
+// openSessionsAt is openSessions speaking protocol version.
+func openSessionsAt(ctx context.Context, hc *http.Client, endpoint string, n, par int, standaloneSSE bool, version string) ([]*mcp.ClientSession, error) {
 	c := mcp.NewClient(&mcp.Implementation{Name: "legate-bench", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
 	out := make([]*mcp.ClientSession, n)
 	errs := make([]error, n)
@@ -47,7 +55,7 @@ func openSessions(ctx context.Context, hc *http.Client, endpoint string, n, par 
 			defer func() { <-sem }()
 			out[i], errs[i] = c.Connect(ctx, &mcp.StreamableClientTransport{
 				Endpoint: endpoint, HTTPClient: hc, DisableStandaloneSSE: !standaloneSSE,
-			}, &mcp.ClientSessionOptions{ProtocolVersion: clientProtocol})
+			}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 		})
 	}
 	wg.Wait()

@@ -118,8 +118,8 @@ policy:
 // proxy to the upstream, when not nil: the reference for what forwarding
 // alone costs.
 func (b *bench) forwarded(ctx context.Context, up, lg, px *proc, scen string) ([]row, error) {
-	const direct, legate, proxy = 0, 1, 2
-	names := []string{"direct", "through Legate", "plain proxy"}
+	const direct, legate, proxy, stateless = 0, 1, 2, 3
+	names := []string{"direct", "through Legate", "plain proxy", "Legate, stateless"}
 	maxC := slices.Max(b.cs)
 	targets := make([][]*mcp.ClientSession, 2, 3)
 	var err error
@@ -134,16 +134,23 @@ func (b *bench) forwarded(ctx context.Context, up, lg, px *proc, scen string) ([
 	if err := waitTools(ctx, targets[legate][0], "mcp__up__echo", 1); err != nil {
 		return nil, err
 	}
-	echo := toolCall("echo", map[string]any{"text": "hello"})
-	calls := []callFunc{echo, toolCall("mcp__up__echo", map[string]any{"text": "hello"}), echo}
-	watch := []map[string]*proc{{"upstream": up, "legate": lg}, {"upstream": up, "legate": lg}, {"upstream": up, "legate": px}}
+	echo, viaEcho := toolCall("echo", map[string]any{"text": "hello"}), toolCall("mcp__up__echo", map[string]any{"text": "hello"})
+	calls := []callFunc{echo, viaEcho, echo, viaEcho}
+	watch := []map[string]*proc{{"upstream": up, "legate": lg}, {"upstream": up, "legate": lg}, {"upstream": up, "legate": px}, {"upstream": up, "legate": lg}}
 	if px != nil {
 		s, err := openSessions(ctx, newHTTPClient(), "http://"+px.addr+"/mcp", maxC, 8, false)
 		if err != nil {
 			return nil, err
 		}
 		defer closeSessions(s)
-		targets = append(targets, s)
+		// Clients of protocol 2026-07-28, which has no sessions (informative:
+		// the go-sdk upstream, stateful, has no such baseline).
+		sl, err := openSessionsAt(ctx, newHTTPClient(), "http://"+lg.addr+"/mcp", maxC, 8, false, statelessProtocol)
+		if err != nil {
+			return nil, err
+		}
+		defer closeSessions(sl)
+		targets = append(targets, s, sl)
 	}
 	type series struct{ rate, p50, p99, upCPU, lgCPU, conns, reqs []float64 }
 	res := map[int][]series{}
@@ -172,7 +179,7 @@ func (b *bench) forwarded(ctx context.Context, up, lg, px *proc, scen string) ([
 				s.lgCPU = append(s.lgCPU, lr.cpuPerCall("legate"))
 				s.conns = append(s.conns, float64(lr.Up.Conns)/float64(lr.Calls)*1000)
 				s.reqs = append(s.reqs, float64(lr.Up.Requests)/float64(lr.Calls))
-				b.logf("%s round %d C=%d %-14s %7.0f calls/s p50 %6.0f µs p99 %6.0f µs cpu/call upstream %4.0f µs %s %4.0f µs",
+				b.logf("%s round %d C=%d %-17s %7.0f calls/s p50 %6.0f µs p99 %6.0f µs cpu/call upstream %4.0f µs %s %4.0f µs",
 					scen, r+1, c, names[t], lr.rate(), us(lr.p(0.5)), us(lr.p(0.99)),
 					lr.cpuPerCall("upstream"), map[bool]string{true: "proxy ", false: "legate"}[t == proxy], lr.cpuPerCall("legate"))
 			}
@@ -238,6 +245,11 @@ func (b *bench) forwarded(ctx context.Context, up, lg, px *proc, scen string) ([
 			d, p := res[c][direct], res[c][proxy]
 			rows = append(rows, row{Scenario: scen, Metric: fmt.Sprintf("upstream CPU per call through the plain proxy, C=%d", c), Note: "direct vs through the proxy", Unit: "µs",
 				Baseline: median(d.upCPU), Legate: median(p.upCPU), Ratio: median(ratios(p.upCPU, d.upCPU))})
+		}
+		for _, c := range b.cs {
+			v, sl := res[c][legate], res[c][stateless]
+			rows = append(rows, row{Scenario: scen, Metric: fmt.Sprintf("calls/s of stateless (2026-07-28) clients through Legate, C=%d", c), Note: "baseline: clients with sessions, through Legate", Unit: "calls/s",
+				Baseline: median(v.rate), Legate: median(sl.rate), Ratio: median(ratios(sl.rate, v.rate))})
 		}
 	}
 	for _, c := range b.cs {
