@@ -448,3 +448,28 @@ func TestFastAnswersAreTheSDKs(t *testing.T) {
 		}
 	}
 }
+
+// A legacy SSE upstream (one event stream for every request) goes through
+// the SDK; its progress still reaches the client before the answer.
+func TestLegacySSEUpstreamProgressComesFirst(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "legacy", Version: "1"}, nil)
+	upstreamtest.AddSlow(s, "slow", 300*time.Millisecond, 50*time.Millisecond)
+	upstreamtest.CloseSessionsAtCleanup(t, s)
+	up := upstreamtest.NewServer(t, mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	gw := upGateway(t, "upstreams:\n  - {id: legacy, url: "+up.URL()+", transport: sse}\n", memStore(t), nil)
+	waitCatalog(t, gw, "mcp.legacy.slow")
+	url := serve(t, gw)
+	sid := fastSession(t, url).ID()
+	for range 3 {
+		msgs := sseMessages(t, postOn(t, url, sid, `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"`+wire("mcp.legacy.slow")+`","arguments":{},"_meta":{"progressToken":7}}}`))
+		if len(msgs) < 3 {
+			t.Fatalf("want progress then the answer, got %s", msgs)
+		}
+		for i, m := range msgs {
+			last := i == len(msgs)-1
+			if isAnswer := strings.Contains(string(m), `"id":9`); isAnswer != last || !last && !strings.Contains(string(m), `"progressToken":7`) {
+				t.Fatalf("message %d of %d: %s", i+1, len(msgs), m)
+			}
+		}
+	}
+}

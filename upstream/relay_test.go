@@ -7,8 +7,11 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate/upstream"
 	"github.com/legate-mcp/legate/upstream/upstreamtest"
@@ -106,5 +109,28 @@ func TestRelayAnswersTheUpstreamsRequests(t *testing.T) {
 	}
 	if err := json.Unmarshal(<-seen, &reply); err != nil || reply.ID != 99 || reply.Error.Code != -32601 {
 		t.Fatalf("the reply to roots/list: %+v %v", reply, err)
+	}
+}
+
+// A legacy SSE upstream (one event stream for every message, opened by the
+// connect call) serves calls after connecting, with its progress relayed,
+// and leaves nothing running once closed.
+func TestLegacySSEUpstream(t *testing.T) {
+	noLeaks(t)
+	srv := upstreamtest.NewEchoServer("legacy")
+	upstreamtest.AddSlow(srv, "slow", 200*time.Millisecond, 50*time.Millisecond)
+	upstreamtest.CloseSessionsAtCleanup(t, srv)
+	up := upstreamtest.NewServer(t, mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	m := newManager(t, memStore(t), upstream.Options{}, upstream.Config{ID: "l", URL: up.URL(), Transport: "sse"})
+	if _, err := m.Refresh(context.Background(), "l"); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := call(m, tool(m, "l", "echo"), "hi"); err != nil || upstreamtest.Text(res) != "hi" {
+		t.Fatalf("echo: %v %v", res, err)
+	}
+	var progress atomic.Int64
+	client := upstream.Client{ProgressToken: "p", Progress: func(*mcp.ProgressNotificationParams) { progress.Add(1) }}
+	if res, err := callAs(m, tool(m, "l", "slow"), "", client); err != nil || upstreamtest.Text(res) != "done" || progress.Load() < 3 {
+		t.Fatalf("slow: %v %v, %d progress notifications", res, err, progress.Load())
 	}
 }

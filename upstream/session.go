@@ -114,12 +114,54 @@ func (u *Upstream) transport(s *session) (mcp.Transport, error) {
 		return nil, u.headerErr
 	}
 	if c.Transport == "sse" {
-		// The legacy transport's one event stream serves every request:
-		// the SDK's handlers relay its notifications.
-		return &mcp.SSEClientTransport{Endpoint: c.URL, HTTPClient: u.http}, nil
+		// The legacy transport's one event stream carries every message:
+		// it is tapped like a Streamable HTTP response. It lives as long as
+		// the session, not the connect call that opens it.
+		s.tapped = true
+		hc := &http.Client{Transport: &tapTransport{base: u.http.Transport, u: u, session: s}}
+		return &outliveConnect{Transport: &mcp.SSEClientTransport{Endpoint: c.URL, HTTPClient: hc}, life: u.m.ctx}, nil
 	}
 	s.tapped = true
 	return &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: u.tappedHTTP, MaxRetries: 1}, nil
+}
+
+// outliveConnect connects a transport whose connection keeps the context it
+// was connected with (the legacy SSE client's event stream does): the
+// connection lives until it is closed or life ends, while connecting still
+// gives up when the caller's context ends.
+type outliveConnect struct {
+	mcp.Transport
+	life context.Context
+}
+
+func (t *outliveConnect) Connect(ctx context.Context) (mcp.Connection, error) {
+	lctx, cancel := context.WithCancel(t.life)
+	stop := context.AfterFunc(ctx, cancel)
+	conn, err := t.Transport.Connect(lctx)
+	if !stop() {
+		// ctx ended while connecting: lctx is cancelled.
+		if err == nil {
+			conn.Close()
+		}
+		return nil, fmt.Errorf("connecting: %w", ctx.Err())
+	}
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return &closeHook{Connection: conn, after: cancel}, nil
+}
+
+// closeHook runs after when the connection closes.
+type closeHook struct {
+	mcp.Connection
+	after func()
+}
+
+func (c *closeHook) Close() error {
+	err := c.Connection.Close()
+	c.after()
+	return err
 }
 
 // childEnv is the whole environment of a stdio upstream: what the config

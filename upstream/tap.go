@@ -137,10 +137,12 @@ func (e *sseEvent) line(line []byte) ([]byte, bool) {
 }
 
 // tapTransport taps the event streams of one upstream's HTTP responses;
-// the session is found by the request's Mcp-Session-Id.
+// the session is the transport's own (legacy SSE) or found by the
+// request's Mcp-Session-Id.
 type tapTransport struct {
-	base http.RoundTripper
-	u    *Upstream
+	base    http.RoundTripper
+	u       *Upstream
+	session *session
 }
 
 func (t *tapTransport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -148,7 +150,10 @@ func (t *tapTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		return resp, err
 	}
-	s := t.u.sessionByID(r.Header.Get("Mcp-Session-Id"))
+	s := t.session
+	if s == nil {
+		s = t.u.sessionByID(r.Header.Get("Mcp-Session-Id"))
+	}
 	resp.Body = newSSETap(resp.Body, func(raw []byte) { t.u.tapMessage(s, raw) })
 	return resp, nil
 }
