@@ -128,11 +128,18 @@ func Build(naming Naming, entries []*Entry) (*Catalog, error) {
 	return c, nil
 }
 
-// ListJSON is the tools/list result of the catalog, {"tools":[...]},
-// encoded once: listing thousands of tools then costs a copy.
+// ListResult is the catalog's tools/list result: every tool in one page,
+// cacheable by the caller's own client only (what a caller sees depends on
+// who it is) and stale at once (a list_changed may come at any time).
+func (c *Catalog) ListResult() *mcp.ListToolsResult {
+	return &mcp.ListToolsResult{Tools: c.tools, Cacheable: mcp.Cacheable{TTLMs: 0, CacheScope: "private"}}
+}
+
+// ListJSON is ListResult encoded once: listing thousands of tools then
+// costs a write.
 func (c *Catalog) ListJSON() []byte {
 	c.listOnce.Do(func() {
-		c.listJSON, _ = json.Marshal(&mcp.ListToolsResult{Tools: c.tools})
+		c.listJSON, _ = json.Marshal(c.ListResult())
 	})
 	return c.listJSON
 }
@@ -153,9 +160,6 @@ func (c *Catalog) Lookup(name string) (*Entry, bool) {
 
 // Entries returns every entry, sorted by canonical name. Do not modify them.
 func (c *Catalog) Entries() []*Entry { return c.entries }
-
-// Tools returns the wire definitions in canonical-name order. Do not modify them.
-func (c *Catalog) Tools() []*mcp.Tool { return c.tools }
 
 // Len is the number of tools.
 func (c *Catalog) Len() int { return len(c.entries) }

@@ -68,7 +68,7 @@ func TestLongNamesStayUniqueAndRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	for _, tool := range c.Tools() {
+	for _, tool := range c.ListResult().Tools {
 		if _, ok := c.Lookup(tool.Name); !ok {
 			t.Errorf("listed tool %q does not resolve", tool.Name)
 		}

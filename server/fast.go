@@ -102,10 +102,18 @@ func (g *Gateway) serveFast(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	if ls == nil {
-		// Stateless: a tools/call whose headers and _meta say what the SDK
+		// Stateless: a request whose headers and _meta say what the SDK
 		// would check (its own answer names anything amiss).
-		return msg.Method == "tools/call" && validID(msg.ID) && r.Header.Get("Mcp-Method") == msg.Method &&
-			statelessMeta(msg.Params) && g.fastCall(w, r, nil, msg.ID, msg.Params)
+		if !validID(msg.ID) || r.Header.Get("Mcp-Method") != msg.Method || !statelessMeta(msg.Params) {
+			return false
+		}
+		switch msg.Method {
+		case "tools/list":
+			return g.fastList(w, r, "", msg.ID, msg.Params)
+		case "tools/call":
+			return g.fastCall(w, r, nil, msg.ID, msg.Params)
+		}
+		return false
 	}
 	switch msg.Method {
 	case "tools/list":
@@ -165,7 +173,8 @@ func validID(id json.RawMessage) bool {
 	return len(id) > 0 && (id[0] == '"' || id[0] == '-' || id[0] >= '0' && id[0] <= '9')
 }
 
-// fastList answers a plain tools/list from the caller's view of the catalog.
+// fastList answers a plain tools/list from the caller's view of the
+// catalog, on session sid or stateless ("").
 func (g *Gateway) fastList(w http.ResponseWriter, r *http.Request, sid string, id, params json.RawMessage) bool {
 	var p struct {
 		Cursor string `json:"cursor"`
@@ -173,8 +182,15 @@ func (g *Gateway) fastList(w http.ResponseWriter, r *http.Request, sid string, i
 	if len(params) > 0 && json.Unmarshal(params, &p) != nil || p.Cursor != "" {
 		return false
 	}
+	list := g.viewFor(PrincipalFromContext(r.Context())).ListJSON()
 	out := newStreamWriter(w, sid, id)
-	out.result(g.viewFor(PrincipalFromContext(r.Context())).ListJSON())
+	if sid == "" {
+		// As the SDK completes a stateless result: its type and the server's
+		// name lead the list's own members (it has no _meta).
+		out.result([]byte(`{"resultType":"complete","_meta":{"`+serverInfoKey+`":`), g.serverInfo, []byte(`},`), list[1:])
+	} else {
+		out.result(list)
+	}
 	g.metrics.fastList.Inc()
 	return true
 }
@@ -362,8 +378,10 @@ func (s *streamWriter) progress(p *mcp.ProgressNotificationParams) {
 	http.NewResponseController(s.w).Flush()
 }
 
-func (s *streamWriter) result(res []byte) {
-	s.event([]byte(`{"jsonrpc":"2.0","id":`), s.id, []byte(`,"result":`), res, []byte(`}`))
+// result answers with the result whose JSON is the concatenation of parts.
+func (s *streamWriter) result(parts ...[]byte) {
+	msg := append([][]byte{[]byte(`{"jsonrpc":"2.0","id":`), s.id, []byte(`,"result":`)}, parts...)
+	s.event(append(msg, []byte(`}`))...)
 }
 
 func (s *streamWriter) error(e *jsonrpc.Error) {

@@ -473,3 +473,64 @@ func TestLegacySSEUpstreamProgressComesFirst(t *testing.T) {
 		}
 	}
 }
+
+// A tools/list the fast path answers is the SDK's answer, on a session and
+// stateless. (The gateway has one page of tools and answers a list with a
+// cursor through the SDK, with every tool.)
+func TestFastListIsTheSDKs(t *testing.T) {
+	up, _ := fastUpstream(t)
+	_, url, _ := fastGateway(t, up.URL(), "")
+	sid := fastSession(t, url).ID()
+	list := func(stateless bool, cursor string) (string, []string) {
+		p := map[string]any{}
+		if cursor != "" {
+			p["cursor"] = cursor
+		}
+		if stateless {
+			p["_meta"] = map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": map[string]any{}}
+		}
+		params, _ := json.Marshal(p)
+		req, _ := http.NewRequest("POST", url, strings.NewReader(`{"jsonrpc":"2.0","id":"l","method":"tools/list","params":`+string(params)+`}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if stateless {
+			req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+			req.Header.Set("Mcp-Method", "tools/list")
+		} else {
+			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+			req.Header.Set("Mcp-Session-Id", sid)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		status := fmt.Sprint(resp.StatusCode, " ", resp.Header.Get("Content-Type"))
+		var out []string
+		for _, m := range sseMessages(t, resp) {
+			var v any
+			if err := json.Unmarshal(m, &v); err != nil {
+				t.Fatal(err)
+			}
+			b, _ := json.Marshal(v)
+			out = append(out, string(b))
+		}
+		return status, out
+	}
+	for _, stateless := range []bool{false, true} {
+		before := metric(t, url, `legate_fast_path_requests_total{method="tools/list"}`)
+		fs, fast := list(stateless, "")
+		if metric(t, url, `legate_fast_path_requests_total{method="tools/list"}`) != before+1 {
+			t.Fatalf("stateless %v: the list did not take the fast path", stateless)
+		}
+		ss, sdk := list(stateless, "x")
+		if metric(t, url, `legate_fast_path_requests_total{method="tools/list"}`) != before+1 {
+			t.Fatalf("stateless %v: the list with a cursor took the fast path", stateless)
+		}
+		if fs != ss || fmt.Sprint(fast) != fmt.Sprint(sdk) {
+			t.Errorf("stateless %v:\nfast %s %.400s\nSDK  %s %.400s", stateless, fs, fast, ss, sdk)
+		}
+		if len(fast) != 1 || !strings.Contains(fast[0], `"cacheScope":"private"`) || stateless != strings.Contains(fast[0], `"resultType":"complete"`) {
+			t.Errorf("stateless %v: %.400s", stateless, fast)
+		}
+	}
+}

@@ -56,7 +56,7 @@ func (g *Gateway) toolsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		switch method {
 		case "tools/list":
 			r := req.(*mcp.ListToolsRequest)
-			return &mcp.ListToolsResult{Tools: g.viewFor(principalOf(r.Extra)).Tools()}, nil
+			return g.viewFor(principalOf(r.Extra)).ListResult(), nil
 		case "tools/call":
 			r := req.(*mcp.CallToolRequest)
 			return g.callTool(ctx, r)

@@ -279,8 +279,10 @@ func post(t *testing.T, url, session, accept, body string) *http.Response {
 	return resp
 }
 
-// The fast tools/list answer and the SDK's are the same.
-func TestToolsListFastPathMatchesTheSDK(t *testing.T) {
+// A session's fast tools/list holds the tools a stateless client lists, as
+// the go-sdk client decodes them; an unknown session is the SDK's to refuse.
+// (TestFastListIsTheSDKs compares the fast answers with the SDK's.)
+func TestToolsListFastPath(t *testing.T) {
 	gw := newGateway(t, testConfig)
 	url := serve(t, gw)
 	const both = "application/json, text/event-stream"
@@ -301,7 +303,7 @@ func TestToolsListFastPathMatchesTheSDK(t *testing.T) {
 		return len(msgs) == 1 && json.Unmarshal(msgs[0], &fastMsg) == nil && fastMsg.ID == "a" &&
 			metric(t, url, `legate_fast_path_requests_total{method="tools/list"}`) >= 1
 	})
-	// A stateless (2026-07-28) client has no session: the SDK answers it.
+	// A stateless (2026-07-28) client, through the go-sdk client, sees the same tools.
 	res, err := connect(t, url, "2026-07-28").ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -315,7 +317,7 @@ func TestToolsListFastPathMatchesTheSDK(t *testing.T) {
 	xb, _ := json.Marshal(x.Tools)
 	yb, _ := json.Marshal(res.Tools)
 	if string(xb) != string(yb) {
-		t.Fatalf("fast and SDK answers differ:\n%s\n%s", xb, yb)
+		t.Fatalf("the session's and the stateless client's tools differ:\n%s\n%s", xb, yb)
 	}
 
 	// An unknown session is the SDK's to refuse.
