@@ -25,13 +25,14 @@ import (
 // traffic without the go-sdk server's decoding and encoding
 // (docs/BENCHMARKS.md, P1 and P2):
 //
-//   - tools/list on a live HTTP session, from the catalog's encoded list
-//     (the SDK would encode thousands of definitions twice per request);
-//   - tools/call of a tool an upstream serves over Streamable HTTP, on a
-//     live session or stateless (protocol 2026-07-28, where the SDK would
-//     set up a session for each request). The call takes the call path
-//     (Gateway.run) like any other, and the upstream's result is relayed as
-//     bytes (upstream/relay.go).
+//   - tools/list, from the catalog's encoded list (the SDK would encode
+//     thousands of definitions twice per request);
+//   - tools/call of a tool an upstream serves over Streamable HTTP. The
+//     call takes the call path (Gateway.run) like any other, and the
+//     upstream's result is relayed as bytes (upstream/relay.go).
+//
+// Both on a live session, or stateless (protocol 2026-07-28, for which the
+// SDK would set up a session per request).
 //
 // The answer is framed as the SDK frames it: an event stream, or for the
 // errors protocol 2026-07-28 gives an HTTP status, a JSON body; a stateless
@@ -69,7 +70,7 @@ func (g *Gateway) liveSession(sid string) *liveSession {
 
 // serveFast answers r on a fast path, or reports false (r untouched, its
 // body still to read) for the SDK to answer. A request either belongs to a
-// live session, or is a stateless (2026-07-28) tools/call.
+// live session, or is stateless (2026-07-28).
 func (g *Gateway) serveFast(w http.ResponseWriter, r *http.Request) bool {
 	if r.Method != http.MethodPost {
 		return false
