@@ -130,12 +130,6 @@ func (u *Upstream) relay(ctx context.Context, s *session, name string, args json
 		c.timer.Stop()
 		c.cancel(nil)
 	}()
-	if len(u.secrets) > 0 && connectors.Contains(raw, u.secrets...) {
-		raw = connectors.Mask(raw, false, u.secrets...)
-		if !json.Valid(raw) {
-			raw = json.RawMessage(`{"isError":true,"content":[{"type":"text","text":"the upstream's result held a credential and was withheld"}]}`)
-		}
-	}
 	return raw, nil
 }
 

@@ -143,7 +143,7 @@ func (t *outliveConnect) Connect(ctx context.Context) (mcp.Connection, error) {
 		if err == nil {
 			conn.Close()
 		}
-		return nil, fmt.Errorf("connecting: %w", ctx.Err())
+		return nil, ctx.Err()
 	}
 	if err != nil {
 		cancel()

@@ -335,7 +335,7 @@ func (u *Upstream) call(ctx context.Context, t *Tool, args json.RawMessage, clie
 	case err == nil && a.res != nil:
 		return answer{res: u.redact(a.res)}, nil
 	case err == nil:
-		return a, nil
+		return answer{raw: u.redactRaw(a.raw)}, nil
 	case errors.Is(err, gobreaker.ErrOpenState), errors.Is(err, gobreaker.ErrTooManyRequests):
 		return answer{}, unavailable(u.cfg.ID, "circuit open after repeated failures; retry later", err)
 	case errors.Is(err, errTimeout):
@@ -382,10 +382,24 @@ func (u *Upstream) redact(res *mcp.CallToolResult) *mcp.CallToolResult {
 		return res
 	}
 	var out mcp.CallToolResult
-	if err := json.Unmarshal(connectors.Mask(b, false, u.secrets...), &out); err != nil {
-		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "the upstream's result held a credential and was withheld"}}}
+	if err := json.Unmarshal(u.redactRaw(b), &out); err != nil {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: withheld}}}
 	}
 	return &out
+}
+
+// withheld replaces a result that masking would leave broken.
+const withheld = "the upstream's result held a credential and was withheld"
+
+// redactRaw is redact for a result's JSON.
+func (u *Upstream) redactRaw(raw json.RawMessage) json.RawMessage {
+	if len(u.secrets) == 0 || !connectors.Contains(raw, u.secrets...) {
+		return raw
+	}
+	if raw = connectors.Mask(raw, false, u.secrets...); !json.Valid(raw) {
+		return json.RawMessage(`{"isError":true,"content":[{"type":"text","text":"` + withheld + `"}]}`)
+	}
+	return raw
 }
 
 // call is one call under way on a session.
