@@ -201,12 +201,7 @@ func connectorTestCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "test [ID...]",
 		Short: "Test the connection of connector instances (all by default)",
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			_, gw, done, err := g.openGateway(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer done()
+		RunE: g.withGateway(func(cmd *cobra.Command, argv []string, gw *server.Gateway) error {
 			results := gw.Test(cmd.Context(), argv...)
 			for _, id := range argv {
 				if _, ok := results[id]; !ok {
@@ -231,7 +226,7 @@ func connectorTestCmd(g *globals) *cobra.Command {
 				return exitError{fmt.Sprintf("%d connector(s) failed", failed)}
 			}
 			return nil
-		},
+		}),
 	}
 }
 

@@ -156,18 +156,17 @@ func (g *globals) withEnv(run func(cmd *cobra.Command, argv []string, e *env) er
 	}
 }
 
-// openGateway opens the env and builds the gateway on it; done closes both.
-func (g *globals) openGateway(ctx context.Context) (*env, *server.Gateway, func(), error) {
-	e, err := g.open(ctx)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	gw, err := e.gateway(ctx)
-	if err != nil {
-		e.Close()
-		return nil, nil, nil, err
-	}
-	return e, gw, func() { gw.Close(); e.Close() }, nil
+// withGateway is withEnv for a command that works on the gateway built on
+// the env; both are closed when it returns.
+func (g *globals) withGateway(run func(cmd *cobra.Command, argv []string, gw *server.Gateway) error) func(*cobra.Command, []string) error {
+	return g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
+		gw, err := e.gateway(cmd.Context())
+		if err != nil {
+			return err
+		}
+		defer gw.Close()
+		return run(cmd, argv, gw)
+	})
 }
 
 // logger logs to stderr (stdout belongs to the protocol under stdio).

@@ -20,12 +20,7 @@ func toolsCmd(g *globals) *cobra.Command {
 		Use:   "list",
 		Short: "List every tool: wire name, canonical name, class, source",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, gw, done, err := g.openGateway(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer done()
+		RunE: g.withGateway(func(cmd *cobra.Command, _ []string, gw *server.Gateway) error {
 			entries := gw.Catalog().Entries()
 			if asJSON {
 				type row struct {
@@ -48,7 +43,7 @@ func toolsCmd(g *globals) *cobra.Command {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", en.Wire, en.Canonical, en.Class, en.Source)
 			}
 			return tw.Flush()
-		},
+		}),
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 
@@ -61,26 +56,23 @@ func toolsCmd(g *globals) *cobra.Command {
 			if !json.Valid([]byte(args)) {
 				return fmt.Errorf("--args: not valid JSON: %s", args)
 			}
-			_, gw, done, err := g.openGateway(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer done()
-			gw.StartAudit(cmd.Context())
-			out, err := gw.Call(cmd.Context(), argv[0], json.RawMessage(args), server.CallOptions{Caller: connectors.Caller{Session: "cli"}})
-			if errors.Is(err, server.ErrUnknownTool) {
-				return fmt.Errorf("%w (legate tools list shows the catalog)", err)
-			}
-			if err != nil {
-				return err
-			}
-			if err := printJSON(cmd.OutOrStdout(), out); err != nil {
-				return err
-			}
-			if out.IsError {
-				return exitError{"tool call failed"}
-			}
-			return nil
+			return g.withGateway(func(cmd *cobra.Command, argv []string, gw *server.Gateway) error {
+				gw.StartAudit(cmd.Context())
+				out, err := gw.Call(cmd.Context(), argv[0], json.RawMessage(args), server.CallOptions{Caller: connectors.Caller{Session: "cli"}})
+				if errors.Is(err, server.ErrUnknownTool) {
+					return fmt.Errorf("%w (legate tools list shows the catalog)", err)
+				}
+				if err != nil {
+					return err
+				}
+				if err := printJSON(cmd.OutOrStdout(), out); err != nil {
+					return err
+				}
+				if out.IsError {
+					return exitError{"tool call failed"}
+				}
+				return nil
+			})(cmd, argv)
 		},
 	}
 	call.Flags().StringVar(&args, "args", "{}", "arguments as a JSON object")

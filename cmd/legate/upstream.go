@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/legate-mcp/legate/server"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/upstream"
 )
@@ -30,12 +31,7 @@ func upstreamListCmd(g *globals) *cobra.Command {
 		Use:   "list",
 		Short: "List upstreams: transport, circuit, cached tools, last refresh and error",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, gw, done, err := g.openGateway(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer done()
+		RunE: g.withGateway(func(cmd *cobra.Command, _ []string, gw *server.Gateway) error {
 			st, err := gw.Upstreams().Status(cmd.Context())
 			if err != nil {
 				return err
@@ -65,7 +61,7 @@ func upstreamListCmd(g *globals) *cobra.Command {
 				}
 			}
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
@@ -259,12 +255,7 @@ func upstreamDiffCmd(g *globals) *cobra.Command {
 		Use:   "diff ID",
 		Short: "Show each quarantined tool of an upstream: its accepted definition beside the new one",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			_, gw, done, err := g.openGateway(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer done()
+		RunE: g.withGateway(func(cmd *cobra.Command, argv []string, gw *server.Gateway) error {
 			if _, ok := gw.Upstreams().Upstream(argv[0]); !ok {
 				return fmt.Errorf("no upstream %q (legate upstream list shows them)", argv[0])
 			}
@@ -286,7 +277,7 @@ func upstreamDiffCmd(g *globals) *cobra.Command {
 				fmt.Fprintf(out, "accept with: legate upstream accept %s [TOOL...]\n", argv[0])
 			}
 			return nil
-		},
+		}),
 	}
 }
 
@@ -295,12 +286,7 @@ func upstreamAcceptCmd(g *globals) *cobra.Command {
 		Use:   "accept ID [TOOL...]",
 		Short: "Accept the current definitions of an upstream's tools (all by default), releasing them from quarantine",
 		Args:  cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			_, gw, done, err := g.openGateway(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer done()
+		RunE: g.withGateway(func(cmd *cobra.Command, argv []string, gw *server.Gateway) error {
 			by := "cli"
 			if u, err := user.Current(); err == nil {
 				by = "cli:" + u.Username
@@ -311,7 +297,7 @@ func upstreamAcceptCmd(g *globals) *cobra.Command {
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "accepted %d tool definitions of %s: %s\n", len(accepted), argv[0], strings.Join(accepted, ", "))
 			return nil
-		},
+		}),
 	}
 }
 
