@@ -369,12 +369,7 @@ func (b *bench) p2(ctx context.Context) ([]row, error) {
 	check := func(t int, tools []string) error {
 		n := len(tools)
 		if t == 1 {
-			n = 0
-			for _, name := range tools {
-				if strings.HasPrefix(name, "mcp__") {
-					n++
-				}
-			}
+			n = upstreamTools(tools)
 		}
 		if n != want {
 			return fmt.Errorf("tools/list %s returned %d upstream tools, want %d", names[t], n, want)
@@ -729,13 +724,7 @@ func (b *bench) p5(ctx context.Context) ([]row, error) {
 				return nil, err
 			}
 			if t == 1 {
-				listed = 0
-				for _, n := range tools {
-					if strings.HasPrefix(n, "mcp__") {
-						listed++
-					}
-				}
-				if listed != want {
+				if listed = upstreamTools(tools); listed != want {
 					return nil, fmt.Errorf("first tools/list after a cold start held %d cached upstream tools, want %d", listed, want)
 				}
 			}
@@ -749,4 +738,15 @@ func (b *bench) p5(ctx context.Context) ([]row, error) {
 		{Scenario: "P5", Metric: "cached upstream tools in that list", Unit: "", Baseline: none, Legate: float64(listed), Ratio: none,
 			Target: fmt.Sprintf("= %d", want), Result: passFail(listed == want)},
 	}, nil
+}
+
+// upstreamTools counts the upstream tools (mcp__…) among the names Legate listed.
+func upstreamTools(names []string) int {
+	n := 0
+	for _, name := range names {
+		if strings.HasPrefix(name, "mcp__") {
+			n++
+		}
+	}
+	return n
 }
