@@ -14,6 +14,7 @@ import (
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/server"
 	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/upstream/upstreamtest"
 )
 
 // rugPuller is an upstream whose one tool can change under the gateway.
@@ -45,13 +46,7 @@ func (r *rugPuller) set(desc string, readOnly, destructive bool) {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	upstreamtest.Eventually(t, 10*time.Second, cond, "waiting for %s", what)
 }
 
 func listed(gw *server.Gateway, canonical string) bool {

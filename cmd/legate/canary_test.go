@@ -910,13 +910,7 @@ approvals: {wait: 300ms, notify: hooks-bad}
 // waitUntil polls cond every 20ms for up to 10s.
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	upstreamtest.Eventually(t, 10*time.Second, cond, "waiting for %s", what)
 }
 
 func fileSize(t *testing.T, path string) int64 {
