@@ -25,8 +25,10 @@ func (g *Gateway) decide(next Handler) Handler {
 			r.ApprovalID = r.approved.ID
 			return next(ctx, r)
 		}
-		d := g.policy.Decide(g.subjectOf(r))
-		r.Decision = d
+		if r.Decision.Action == "" { // not decided before the call path (the fast path decides first)
+			r.Decision = g.policy.Decide(g.subjectOf(r))
+		}
+		d := r.Decision
 		g.metrics.decisions.WithLabelValues(string(d.Action)).Inc()
 		switch d.Action {
 		case policy.Deny:

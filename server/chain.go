@@ -43,7 +43,7 @@ type Request struct {
 	ArgsHash string
 
 	// Set along the path, for the audit row:
-	Decision   policy.Decision // the policy's decision
+	Decision   policy.Decision // the policy's decision (the fast path takes it before the call path; the policy step then keeps it)
 	ApprovalID string          // the approval request the call is bound to
 
 	// approved is set when the executor runs a request already approved

@@ -239,7 +239,7 @@ func (g *Gateway) fastCall(w http.ResponseWriter, r *http.Request, ls *liveSessi
 		o.ProgressToken = tok
 	}
 	req := g.newRequest(e, p.Arguments, o)
-	if g.policy.Decide(g.subjectOf(req)).Action == policy.Approve {
+	if req.Decision = g.policy.Decide(g.subjectOf(req)); req.Decision.Action == policy.Approve {
 		return false
 	}
 	out := newStreamWriter(w, sid, id)
