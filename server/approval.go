@@ -112,18 +112,16 @@ func (g *Gateway) holdForApproval(ctx context.Context, r *Request, next Handler)
 		if a.State != store.StateApproved {
 			break
 		}
-		won, err := g.inbox.Execute(ctx, a, func(ctx context.Context) (json.RawMessage, error) {
+		// Whether this call won the claim and ran it or another caller holds
+		// it, the next Await sees the outcome once it is recorded.
+		if _, err := g.inbox.Execute(ctx, a, func(ctx context.Context) (json.RawMessage, error) {
 			res, err := next(ctx, r)
 			if err != nil {
 				return nil, err
 			}
 			return json.Marshal(res)
-		}, outcomeOf)
-		if err != nil {
+		}, outcomeOf); err != nil {
 			return nil, err
-		}
-		if !won {
-			continue // another caller runs it: wait for its outcome
 		}
 	}
 	return g.settledResult(a)

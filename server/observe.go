@@ -169,12 +169,10 @@ type auditWriter struct {
 	st  store.AuditStore
 	log *slog.Logger
 
-	mu    sync.Mutex
-	buf   []store.AuditRow
-	kick  chan struct{}
-	done  chan struct{}
-	once  sync.Once
-	start sync.Once
+	mu   sync.Mutex
+	buf  []store.AuditRow
+	kick chan struct{}
+	done chan struct{}
 }
 
 func newAuditWriter(st store.AuditStore, log *slog.Logger) *auditWriter {

@@ -65,7 +65,7 @@ func (p pinStore) Set(ctx context.Context, upstream, tool string, pin store.Pin,
 		q = `INSERT INTO pins (upstream_id, tool, hash, definition, accepted_at, accepted_by) VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (upstream_id, tool) DO NOTHING`
 	}
-	return upstreamStore{p.db}.tx(ctx, func(tx *sql.Tx) error {
+	return upstreamStore(p).tx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, q, upstream, tool, pin.Hash, string(pin.Definition), pin.AcceptedAt.Unix(), pin.AcceptedBy); err != nil {
 			return fmt.Errorf("pinning %s of %s: %w", tool, upstream, err)
 		}
