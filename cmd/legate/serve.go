@@ -17,13 +17,8 @@ func serveCmd(g *globals) *cobra.Command {
 		Use:   "serve",
 		Short: "Serve MCP over Streamable HTTP at /mcp (and /healthz, /readyz)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: g.withEnv(func(cmd *cobra.Command, _ []string, e *env) error {
 			ctx := cmd.Context()
-			e, err := g.open(ctx)
-			if err != nil {
-				return err
-			}
-			defer e.Close()
 			if err := e.vault.LoadKeys(); err != nil { // a bad key fails the start, not the first call
 				return err
 			}
@@ -55,7 +50,7 @@ func serveCmd(g *globals) *cobra.Command {
 			err = gw.ServeHTTP(ctx, ln)
 			e.log.Info("legate stopped")
 			return err
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&listen, "listen", "", "address to listen on (default from the config, else "+config.DefaultListen+")")
 	cmd.Flags().BoolVar(&allowUnauthenticated, "allow-unauthenticated", false,
@@ -68,13 +63,8 @@ func stdioCmd(g *globals) *cobra.Command {
 		Use:   "stdio",
 		Short: "Serve MCP over stdin/stdout for desktop clients (logs go to stderr)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: g.withEnv(func(cmd *cobra.Command, _ []string, e *env) error {
 			ctx := cmd.Context()
-			e, err := g.open(ctx)
-			if err != nil {
-				return err
-			}
-			defer e.Close()
 			if err := e.vault.LoadKeys(); err != nil {
 				return err
 			}
@@ -85,7 +75,7 @@ func stdioCmd(g *globals) *cobra.Command {
 			defer gw.Close()
 			gw.Start(ctx)
 			return gw.ServeStdio(ctx)
-		},
+		}),
 	}
 }
 

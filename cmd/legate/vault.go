@@ -198,13 +198,8 @@ prints the value to set (changing nothing else); set it for every process
 and restart them, then run it again to re-wrap; it then names the old key
 to drop from the variable.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: g.withEnv(func(cmd *cobra.Command, _ []string, e *env) error {
 			ctx := cmd.Context()
-			e, err := g.open(ctx)
-			if err != nil {
-				return err
-			}
-			defer e.Close()
 			out := cmd.OutOrStdout()
 			src := e.vault.Source()
 			last := time.Now()
@@ -243,7 +238,7 @@ to drop from the variable.`,
 					strings.Join(rep.Retired, ", "), src, strings.Join(rep.Kept, ", "))
 			}
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().IntVar(&batch, "batch-size", vault.DefaultBatchSize, "data keys re-wrapped per transaction")
 	return cmd
