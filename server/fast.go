@@ -79,7 +79,7 @@ func (g *Gateway) serveFast(w http.ResponseWriter, r *http.Request) bool {
 	ls := g.liveSession(sid)
 	switch {
 	case sid == "" && version == statelessVersion:
-	case ls == nil || ls.user != userOf(r.Context()) || time.Since(time.Unix(0, ls.seen.Load())) > g.idle/16:
+	case ls == nil || ls.user != userOf(r.Context()) || time.Since(time.Unix(0, ls.seen.Load())) > g.sessionIdle()/16:
 		return false
 	case version != "" && !fastVersions[version]:
 		return false

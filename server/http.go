@@ -21,17 +21,22 @@ const DefaultSessionIdleTimeout = 30 * time.Minute
 // statelessVersion is the first protocol version without sessions.
 const statelessVersion = "2026-07-28"
 
+// sessionIdle is how long an HTTP session may go without a request before
+// it is closed.
+func (g *Gateway) sessionIdle() time.Duration {
+	if d := time.Duration(g.opts.Config.SessionIdleTimeout); d > 0 {
+		return d
+	}
+	return DefaultSessionIdleTimeout
+}
+
 // Handler returns the HTTP handler: MCP at /mcp, /healthz and /readyz.
 // listen is the address served, used to decide which Host and Origin
 // headers are local.
 func (g *Gateway) Handler(listen string) http.Handler {
-	idle := time.Duration(g.opts.Config.SessionIdleTimeout)
-	if idle == 0 {
-		idle = DefaultSessionIdleTimeout
-	}
 	getServer := func(*http.Request) *mcp.Server { return g.mcp }
 	stateful := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
-		SessionTimeout: idle,
+		SessionTimeout: g.sessionIdle(),
 		Logger:         g.log,
 	})
 	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
@@ -41,7 +46,6 @@ func (g *Gateway) Handler(listen string) http.Handler {
 	})
 	// 2025-11-25 and earlier clients get a stateful session; a 2026-07-28
 	// request carries its version header and no session id.
-	g.idle = idle
 	mcpHandler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if g.serveFast(w, r) {
 			return
