@@ -159,7 +159,8 @@ func TestNPMUpstreams(t *testing.T) {
 		// (the server replaces its directories with the client's roots), so it does declare roots.
 		t.Run("control", func(t *testing.T) {
 			t.Parallel()
-			r, out := p.tsClient(t, nil, "--root", "file:///",
+			// --settle: the server applies the roots it asks for after initialize asynchronously.
+			r, out := p.tsClient(t, nil, "--root", "file:///", "--settle", "500",
 				"--call", "list_allowed_directories", "{}", "--call", "list_allowed_directories", "{}",
 				"--", p.node, p.filesystem, allowed)
 			if got, ok := allowedDirs(t, r, 1, "list_allowed_directories", out); ok && (r.RootsRequests == 0 || !slices.Equal(got, []string{"/"})) {
@@ -171,7 +172,7 @@ func TestNPMUpstreams(t *testing.T) {
 			t.Run(id, func(t *testing.T) {
 				t.Parallel()
 				tool := "mcp__" + id + "__list_allowed_directories"
-				r, out := p.tsClient(t, nil, "--http", url, "--root", "file:///",
+				r, out := p.tsClient(t, nil, "--http", url, "--root", "file:///", "--settle", "500",
 					"--call", tool, "{}", "--call", tool, "{}")
 				for i := range 2 {
 					if got, ok := allowedDirs(t, r, i, tool, out); ok && !slices.Equal(got, []string{allowed}) {

@@ -8,6 +8,8 @@
 //                received are kept in that call's "progress"
 //   --root URI   declare the roots capability and answer roots/list with URI (repeatable); the
 //                number of roots/list requests received is printed as "rootsRequests"
+//   --settle MS  wait MS milliseconds after listing the tools, before the calls (a server that
+//                asks for roots after initialize applies them asynchronously)
 //
 // Connects, lists the tools, makes each call in order, and prints one JSON object on stdout:
 // {server, tools: [names], calls: [{name, result, progress?} | {name, error: {code, message}}],
@@ -24,11 +26,12 @@ const sdk = (p) => import(pathToFileURL(join(peers, "node_modules/@modelcontextp
 const { Client } = await sdk("client/index.js");
 
 const argv = process.argv.slice(2);
-let url, command, calls = [], progress = false, roots = [];
+let url, command, calls = [], progress = false, roots = [], settle = 0;
 for (let i = 0; i < argv.length; i++) {
   if (argv[i] === "--http") url = argv[++i];
   else if (argv[i] === "--progress") progress = true;
   else if (argv[i] === "--root") roots.push(argv[++i]);
+  else if (argv[i] === "--settle") settle = Number(argv[++i]);
   else if (argv[i] === "--call") { calls.push([argv[i + 1], JSON.parse(argv[i + 2])]); i += 2; }
   else if (argv[i] === "--") { command = argv.slice(i + 1); break; }
   else throw new Error(`unknown argument ${argv[i]}`);
@@ -57,6 +60,7 @@ if (roots.length) {
 await client.connect(transport);
 out.server = client.getServerVersion();
 out.tools = (await client.listTools()).tools.map((t) => t.name);
+if (settle > 0) await new Promise((resolve) => setTimeout(resolve, settle));
 for (const [name, args] of calls) {
   try {
     if (progress) {
