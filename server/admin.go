@@ -76,8 +76,11 @@ func ViewOf(a *store.Approval) ApprovalView {
 	}
 }
 
-// tenantScope is the tenant an approver is confined to: its own, unless it
-// is an admin (or authentication is off), which sees every tenant ("", false).
+// tenantScope is the tenant the caller of r is confined to, and whether it
+// is confined: a principal below the admin role sees its own tenant only,
+// "" being the shared tenant of principals without one (never "every
+// tenant"); an admin, or the admin token with authentication off, sees
+// every tenant, and its reads beyond its own are audited (auditAdmin).
 func tenantScope(r *http.Request) (string, bool) {
 	p := PrincipalFromContext(r.Context())
 	if p == nil || p.HasRole(RoleAdmin) {
@@ -86,19 +89,31 @@ func tenantScope(r *http.Request) (string, bool) {
 	return p.Tenant, true
 }
 
-// visible reports whether the request's principal may see a.
-func visible(r *http.Request, a *store.Approval) bool {
-	t, scoped := tenantScope(r)
-	return !scoped || a.Tenant == t
+// approvalFilter is what the caller of r asks to list and may see: a
+// confined caller its own tenant (naming another is forbidden); an admin
+// the tenant ?tenant= names ("" the shared one), or every tenant without it.
+func approvalFilter(r *http.Request) (store.ApprovalFilter, error) {
+	q := r.URL.Query()
+	limit, _ := strconv.Atoi(q.Get("limit"))
+	f := store.ApprovalFilter{State: q.Get("state"), Tenant: q.Get("tenant"), AllTenants: !q.Has("tenant"), Limit: limit}
+	own, scoped := tenantScope(r)
+	if !scoped {
+		return f, nil
+	}
+	if q.Has("tenant") && f.Tenant != own {
+		return f, fmt.Errorf("tenant %q is not the caller's: seeing other tenants needs the %s role", f.Tenant, RoleAdmin)
+	}
+	f.Tenant, f.AllTenants = own, false
+	return f, nil
 }
 
 func (g *Gateway) adminListApprovals(w http.ResponseWriter, r *http.Request) {
-	limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
-	tenant := r.URL.Query().Get("tenant")
-	if t, scoped := tenantScope(r); scoped {
-		tenant = t
+	f, err := approvalFilter(r)
+	if err != nil {
+		writeJSONError(w, http.StatusForbidden, "forbidden: "+err.Error())
+		return
 	}
-	list, err := g.inbox.Store().List(r.Context(), r.URL.Query().Get("state"), tenant, limit)
+	list, err := g.inbox.Store().List(r.Context(), f)
 	if err != nil {
 		writeJSONError(w, http.StatusInternalServerError, err.Error())
 		return
@@ -107,18 +122,38 @@ func (g *Gateway) adminListApprovals(w http.ResponseWriter, r *http.Request) {
 	for i, a := range list {
 		out[i] = ViewOf(a)
 	}
+	if f.AllTenants {
+		g.auditAdmin(r, "admin.approvals.list", "read", "", fmt.Sprintf("listed %d requests of every tenant", len(list)))
+	} else if own := callerTenant(r); f.Tenant != own {
+		g.auditAdmin(r, "admin.approvals.list", "read", "", fmt.Sprintf("listed %d requests of tenant %q", len(list), f.Tenant))
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"approvals": out})
 }
 
-func (g *Gateway) adminGetApproval(w http.ResponseWriter, r *http.Request) {
+// approval returns the request r names if its caller may see it; otherwise
+// it answers 404 (another tenant's request is not there for the caller)
+// or 500, and returns nil.
+func (g *Gateway) approval(w http.ResponseWriter, r *http.Request) *store.Approval {
 	a, err := g.inbox.Store().Get(r.Context(), r.PathValue("id"))
-	if errors.Is(err, store.ErrNotFound) || err == nil && !visible(r, a) {
+	t, scoped := tenantScope(r)
+	switch {
+	case errors.Is(err, store.ErrNotFound) || err == nil && scoped && a.Tenant != t:
 		writeJSONError(w, http.StatusNotFound, fmt.Sprintf("approval %q not found", r.PathValue("id")))
+		return nil
+	case err != nil:
+		writeJSONError(w, http.StatusInternalServerError, err.Error())
+		return nil
+	}
+	return a
+}
+
+func (g *Gateway) adminGetApproval(w http.ResponseWriter, r *http.Request) {
+	a := g.approval(w, r)
+	if a == nil {
 		return
 	}
-	if err != nil {
-		writeJSONError(w, http.StatusInternalServerError, err.Error())
-		return
+	if a.Tenant != callerTenant(r) {
+		g.auditAdmin(r, "admin.approvals.get", "read", a.ID, fmt.Sprintf("read a request of tenant %q", a.Tenant))
 	}
 	writeJSON(w, http.StatusOK, ViewOf(a))
 }
@@ -145,12 +180,12 @@ func (g *Gateway) adminDecide(w http.ResponseWriter, r *http.Request) {
 	}
 	if p := PrincipalFromContext(r.Context()); p != nil {
 		decider = p.Name // an authenticated approver decides as itself
-		if a, err := g.inbox.Store().Get(r.Context(), r.PathValue("id")); err == nil && !visible(r, a) {
-			writeJSONError(w, http.StatusNotFound, fmt.Sprintf("approval %q not found", r.PathValue("id")))
-			return
-		}
 	}
-	a, err := g.Decide(r.Context(), r.PathValue("id"), verb == "approve", decider, body.Reason)
+	target := g.approval(w, r)
+	if target == nil {
+		return
+	}
+	a, err := g.Decide(r.Context(), target.ID, verb == "approve", decider, body.Reason)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		writeJSONError(w, http.StatusNotFound, err.Error())
@@ -159,8 +194,32 @@ func (g *Gateway) adminDecide(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		writeJSONError(w, http.StatusInternalServerError, err.Error())
 	default:
+		if a.Tenant != callerTenant(r) {
+			g.auditAdmin(r, "admin.approvals."+verb, "write", a.ID, fmt.Sprintf("decided a request of tenant %q", a.Tenant))
+		}
 		writeJSON(w, http.StatusOK, ViewOf(a))
 	}
+}
+
+// callerTenant is the tenant of r's principal, "" without one.
+func callerTenant(r *http.Request) string {
+	if p := PrincipalFromContext(r.Context()); p != nil {
+		return p.Tenant
+	}
+	return ""
+}
+
+// auditAdmin records, in the audit log and the log, an admin's use of the
+// admin API beyond its own tenant: the only way to see every tenant is
+// explicit and leaves a trace.
+func (g *Gateway) auditAdmin(r *http.Request, action, class, approvalID, detail string) {
+	name, tenant := "admin", ""
+	if p := PrincipalFromContext(r.Context()); p != nil {
+		name, tenant = p.Name, p.Tenant
+	}
+	g.log.Info("admin access across tenants", "principal", name, "action", action, "approval", approvalID, "detail", detail)
+	g.audit.add(store.AuditRow{Time: time.Now(), Principal: name, Tenant: tenant, Tool: action, Source: "admin",
+		Class: class, Decision: "allow", ApprovalID: approvalID, Outcome: "ok", Detail: detail})
 }
 
 // Decide approves or denies a pending request. A waiting call wakes at

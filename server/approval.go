@@ -245,7 +245,7 @@ func (g *Gateway) runApproved(ctx context.Context) {
 		if n, err := g.inbox.Recover(ctx, interrupted); err == nil && n > 0 {
 			g.log.Warn("approved calls interrupted by a stop were marked failed, not run again", "count", n)
 		}
-		approved, err := g.inbox.Store().List(ctx, store.StateApproved, "", 100)
+		approved, err := g.inbox.Store().List(ctx, store.ApprovalFilter{State: store.StateApproved, AllTenants: true})
 		if err != nil && ctx.Err() == nil {
 			g.log.Warn("listing approved requests", "error", err)
 		}

@@ -166,7 +166,7 @@ func TestDenyAndDecisionWithinTheWait(t *testing.T) {
 	// Decided while the call waits: the same call gets the outcome.
 	go func() {
 		waitFor(t, "a pending request", func() bool { n, _ := st.Approvals().CountPending(ctx); return n == 1 })
-		list, _ := st.Approvals().List(ctx, store.StatePending, "", 1)
+		list, _ := st.Approvals().List(ctx, store.ApprovalFilter{State: store.StatePending, AllTenants: true, Limit: 1})
 		gw.Decide(ctx, list[0].ID, true, "bob", "")
 	}()
 	res, err := gw.Call(ctx, "hooks.send", json.RawMessage(`{"payload":"now"}`), server.CallOptions{})
@@ -179,7 +179,7 @@ func TestDenyAndDecisionWithinTheWait(t *testing.T) {
 
 	go func() {
 		waitFor(t, "a pending request", func() bool { n, _ := st.Approvals().CountPending(ctx); return n == 1 })
-		list, _ := st.Approvals().List(ctx, store.StatePending, "", 1)
+		list, _ := st.Approvals().List(ctx, store.ApprovalFilter{State: store.StatePending, AllTenants: true, Limit: 1})
 		gw.Decide(ctx, list[0].ID, false, "bob", "not today")
 	}()
 	res, _ = gw.Call(ctx, "hooks.send", json.RawMessage(`{"payload":"never"}`), server.CallOptions{})
@@ -283,7 +283,7 @@ connectors:
 	}()
 	var pending *store.Approval
 	waitFor(t, "an inbox request", func() bool {
-		l, _ := st.Approvals().List(ctx, store.StatePending, "", 1)
+		l, _ := st.Approvals().List(ctx, store.ApprovalFilter{State: store.StatePending, AllTenants: true, Limit: 1})
 		if len(l) == 1 {
 			pending = l[0]
 		}

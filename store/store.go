@@ -170,6 +170,21 @@ type Binding struct {
 	Principal, Tenant, Tool, ArgsHash, DefHash string
 }
 
+// ApprovalFilter selects approval requests. Its zero value selects the
+// requests of the shared tenant (""), never every tenant: seeing every
+// tenant must be asked for with AllTenants.
+type ApprovalFilter struct {
+	// State keeps requests in that state; "" keeps every state.
+	State string
+	// Tenant keeps the requests of that tenant, "" being the shared one (of
+	// principals without a tenant). Ignored with AllTenants.
+	Tenant string
+	// AllTenants keeps the requests of every tenant; only an admin's view.
+	AllTenants bool
+	// Limit caps the requests returned (0: 100).
+	Limit int
+}
+
 // ApprovalStore is the durable approval inbox. State changes are atomic
 // compare-and-set operations, so an approval is decided once and executed
 // once however many processes and goroutines race for it.
@@ -178,8 +193,8 @@ type ApprovalStore interface {
 	Create(ctx context.Context, a *Approval) error
 	// Get returns one request or an error wrapping ErrNotFound.
 	Get(ctx context.Context, id string) (*Approval, error)
-	// List returns requests, newest first; an empty state means all.
-	List(ctx context.Context, state, tenant string, limit int) ([]*Approval, error)
+	// List returns the requests f selects, newest first.
+	List(ctx context.Context, f ApprovalFilter) ([]*Approval, error)
 	// Find returns the newest request with the binding that is not expired
 	// and was created after since, or ErrNotFound.
 	Find(ctx context.Context, b Binding, since time.Time) (*Approval, error)

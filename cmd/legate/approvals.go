@@ -15,7 +15,7 @@ import (
 
 func approvalsCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "approvals", Short: "The approval inbox: list, show, approve and deny sensitive calls"}
-	var state string
+	var state, tenant string
 	var all, asJSON bool
 	list := &cobra.Command{
 		Use:   "list",
@@ -25,7 +25,10 @@ func approvalsCmd(g *globals) *cobra.Command {
 			if all {
 				state = ""
 			}
-			list, err := e.store.Approvals().List(cmd.Context(), state, "", 500)
+			// The CLI reads the store itself, as the operator: every tenant
+			// unless --tenant names one ("" being the shared tenant).
+			f := store.ApprovalFilter{State: state, Tenant: tenant, AllTenants: !cmd.Flags().Changed("tenant"), Limit: 500}
+			list, err := e.store.Approvals().List(cmd.Context(), f)
 			if err != nil {
 				return err
 			}
@@ -51,6 +54,7 @@ func approvalsCmd(g *globals) *cobra.Command {
 	}
 	list.Flags().StringVar(&state, "state", store.StatePending, "pending, approved, denied, expired, executing, executed or failed")
 	list.Flags().BoolVar(&all, "all", false, "every state")
+	list.Flags().StringVar(&tenant, "tenant", "", `only this tenant's requests ("" for the shared tenant; default every tenant)`)
 	list.Flags().BoolVar(&asJSON, "json", false, "print JSON, with arguments and tool definitions in full")
 
 	show := &cobra.Command{

@@ -127,12 +127,14 @@ func (s approvalStore) Get(ctx context.Context, id string) (*store.Approval, err
 	return a, nil
 }
 
-func (s approvalStore) List(ctx context.Context, state, tenant string, limit int) ([]*store.Approval, error) {
+func (s approvalStore) List(ctx context.Context, f store.ApprovalFilter) ([]*store.Approval, error) {
+	limit := f.Limit
 	if limit <= 0 {
 		limit = 100
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT `+approvalCols+` FROM approvals
-		WHERE (? = '' OR state = ?) AND (? = '' OR tenant = ?) ORDER BY created_at DESC, id LIMIT ?`, state, state, tenant, tenant, limit)
+		WHERE (? = '' OR state = ?) AND (? OR tenant = ?) ORDER BY created_at DESC, id LIMIT ?`,
+		f.State, f.State, f.AllTenants, f.Tenant, limit)
 	if err != nil {
 		return nil, fmt.Errorf("listing approvals: %w", err)
 	}
