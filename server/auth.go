@@ -145,9 +145,10 @@ func invalidToken(reason string) error { return fmt.Errorf("%w: %s", auth.ErrInv
 // Verify checks a bearer token; it is an auth.TokenVerifier. A token with
 // TokenPrefix is a static token, found by its hash (so the lookup's timing
 // says nothing about the token); any other is verified as a JWT access
-// token. The TokenInfo's UserID is the principal's name, Extra[PrincipalKey]
-// the *Principal. Refusals wrap auth.ErrInvalidToken; other errors are
-// failures to check (the store or the issuer's keys unavailable).
+// token. The TokenInfo's UserID is the identity HTTP sessions are bound to
+// (sessionOwner), Extra[PrincipalKey] the *Principal. Refusals wrap
+// auth.ErrInvalidToken; other errors are failures to check (the store or
+// the issuer's keys unavailable).
 func (a *Authenticator) Verify(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
 	switch {
 	case strings.HasPrefix(token, TokenPrefix):
@@ -175,7 +176,22 @@ func (a *Authenticator) verifyStatic(ctx context.Context, token string) (*auth.T
 		return nil, invalidToken("the token's role is unknown")
 	}
 	p := &Principal{Name: t.Name, Role: t.Role, Tenant: t.Tenant, Profile: t.Profile}
-	return &auth.TokenInfo{UserID: p.Name, Expiration: time.Now().Add(staticTokenLifetime), Extra: map[string]any{PrincipalKey: p}}, nil
+	return &auth.TokenInfo{UserID: sessionOwner(credentialToken, p), Expiration: time.Now().Add(staticTokenLifetime), Extra: map[string]any{PrincipalKey: p}}, nil
+}
+
+// The kinds of credential a principal authenticates with.
+const (
+	credentialToken = "token" // a static token
+	credentialJWT   = "jwt"   // an OAuth access token
+)
+
+// sessionOwner is the identity an HTTP session is bound to (the SDK and the
+// fast paths compare it on every request): the principal's name, its
+// tenant and the kind of credential, since a JWT's subject and a static
+// token's name are chosen by different parties and the same name in two
+// tenants is two principals. Quoting keeps it unambiguous.
+func sessionOwner(kind string, p *Principal) string {
+	return fmt.Sprintf("%s %q %q", kind, p.Tenant, p.Name)
 }
 
 // Middleware requires a valid bearer token (auth.RequireBearerToken with

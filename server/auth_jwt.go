@@ -94,7 +94,7 @@ func (v *jwtVerifier) verify(ctx context.Context, token string) (*auth.TokenInfo
 		return nil, err
 	}
 	exp, _ := tok.Expiration()
-	return &auth.TokenInfo{UserID: p.Name, Expiration: exp, Scopes: jwtScopes(tok), Extra: map[string]any{PrincipalKey: p}}, nil
+	return &auth.TokenInfo{UserID: sessionOwner(credentialJWT, p), Expiration: exp, Scopes: jwtScopes(tok), Extra: map[string]any{PrincipalKey: p}}, nil
 }
 
 // jwtRefusal says why jwt.Parse refused a token, without its details.

@@ -44,7 +44,7 @@ import (
 
 // liveSession is what the fast paths know of an HTTP session the SDK holds.
 type liveSession struct {
-	user string // who opened it: a session answers only them
+	user string // who opened it (sessionOwner): a session answers only them
 	ss   *mcp.ServerSession
 	// seen is when the SDK last handled one of the session's requests (Unix
 	// nanoseconds). The SDK closes a session no request reached for
@@ -459,8 +459,9 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// userOf is the authenticated user of a request, "" without auth: a
-// session answers only the user who opened it.
+// userOf is the identity of a request's credential (sessionOwner), ""
+// without auth: a session answers only the one that opened it, as the
+// SDK's sessions do.
 func userOf(ctx context.Context) string {
 	if ti := auth.TokenInfoFromContext(ctx); ti != nil {
 		return ti.UserID
