@@ -30,10 +30,43 @@ func (g *Gateway) sessionIdle() time.Duration {
 	return DefaultSessionIdleTimeout
 }
 
-// Handler returns the HTTP handler: MCP at /mcp, /healthz and /readyz.
-// listen is the address served, used to decide which Host and Origin
-// headers are local.
+// Handler returns the HTTP handler: MCP at /mcp, the admin API under
+// /admin/, /metrics, /healthz and /readyz, all behind the Host and Origin
+// guard, and the public RFC 9728 metadata. listen is the address served,
+// used to decide which Host and Origin headers are local.
 func (g *Gateway) Handler(listen string) http.Handler {
+	// With authentication on, every /mcp request needs a valid bearer token
+	// (its principal is the caller, and a session answers only the
+	// identity that opened it), the admin API the approver role, and
+	// /metrics the admin role: its series name every tenant's tools.
+	// The probes stay open to load balancers, behind the guard.
+	var mcpH, adminH, metricsH http.Handler = g.mcpHandler(), g.adminHandler(), promhttp.HandlerFor(g.metrics.reg, promhttp.HandlerOpts{})
+	if g.auth.Enabled() {
+		mcpH = g.auth.Middleware()(mcpH)
+		adminH = g.auth.Middleware()(g.auth.RequireRole(RoleApprover, adminH))
+		metricsH = g.auth.Middleware()(g.auth.RequireRole(RoleAdmin, metricsH))
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcpH)
+	mux.Handle("/admin/", adminH)
+	mux.Handle("GET /metrics", metricsH)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintln(w, `{"status":"ok"}`)
+	})
+	mux.HandleFunc("GET /readyz", g.readyz)
+	root := http.NewServeMux()
+	root.Handle("/", g.guard(listen, mux))
+	// RFC 9728 metadata is public: outside the Host and Origin check.
+	root.Handle("GET "+MetadataPath, g.auth.MetadataHandler())
+	root.Handle("GET "+MetadataPath+"/mcp", g.auth.MetadataHandler())
+	return root
+}
+
+// mcpHandler serves /mcp: 2025-11-25 and earlier clients get a stateful
+// session; a 2026-07-28 request carries its version header and no session
+// id. The fast paths answer what they can first.
+func (g *Gateway) mcpHandler() http.Handler {
 	getServer := func(*http.Request) *mcp.Server { return g.mcp }
 	stateful := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 		SessionTimeout: g.sessionIdle(),
@@ -44,9 +77,7 @@ func (g *Gateway) Handler(listen string) http.Handler {
 		Logger:                       g.log,
 		PropagateRequestCancellation: true,
 	})
-	// 2025-11-25 and earlier clients get a stateful session; a 2026-07-28
-	// request carries its version header and no session id.
-	mcpHandler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if g.serveFast(w, r) {
 			return
 		}
@@ -61,43 +92,23 @@ func (g *Gateway) Handler(listen string) http.Handler {
 		}
 		stateful.ServeHTTP(w, r)
 	})
+}
 
-	// With authentication on, every /mcp request needs a valid bearer token
-	// (its principal is the caller, and a session answers only the
-	// principal that opened it), and the admin API the approver role.
-	var mcpH, adminH http.Handler = mcpHandler, g.adminHandler()
-	if g.auth.Enabled() {
-		mcpH = g.auth.Middleware()(mcpH)
-		adminH = g.auth.Middleware()(g.auth.RequireRole(RoleApprover, adminH))
+func (g *Gateway) readyz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	if !g.ready.Load() {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintln(w, `{"status":"starting"}`)
+		return
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", g.guard(listen, mcpH))
-	mux.Handle("/admin/", g.guard(listen, adminH))
-	// RFC 9728 metadata is public: outside the Origin check.
-	mux.Handle("GET "+MetadataPath, g.auth.MetadataHandler())
-	mux.Handle("GET "+MetadataPath+"/mcp", g.auth.MetadataHandler())
-	mux.Handle("GET /metrics", promhttp.HandlerFor(g.metrics.reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintln(w, `{"status":"ok"}`)
-	})
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		if !g.ready.Load() {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprintln(w, `{"status":"starting"}`)
-			return
-		}
-		fmt.Fprintf(w, `{"status":"ready","tools":%d}`+"\n", g.Catalog().Len())
-	})
-	return mux
+	fmt.Fprintf(w, `{"status":"ready","tools":%d}`+"\n", g.Catalog().Len())
 }
 
 // guard refuses requests whose Host or Origin are not this server's,
 // against DNS rebinding and cross-site requests from browsers: on a
-// loopback listener only loopback host names are accepted as Host; an
-// Origin, when present, must be a loopback origin (on loopback) or one of
-// allowed_origins.
+// loopback listener only loopback host names are accepted as Host; every
+// Origin header, when present, must be a loopback origin (on loopback) or
+// one of allowed_origins.
 func (g *Gateway) guard(listen string, next http.Handler) http.Handler {
 	cfg := g.opts.Config
 	loopback := isLoopbackListen(listen)
@@ -109,15 +120,25 @@ func (g *Gateway) guard(listen string, next http.Handler) http.Handler {
 			http.Error(w, fmt.Sprintf("forbidden: Host %q is not accepted here (add it to allowed_hosts)", r.Host), http.StatusForbidden)
 			return
 		}
-		if origin := r.Header.Get("Origin"); origin != "" && !slices.Contains(cfg.AllowedOrigins, origin) {
-			u, err := url.Parse(origin)
-			if err != nil || !(loopback && isLoopbackName(u.Hostname())) {
+		// A browser sends one Origin; a request with more is checked on
+		// each, so a good first one cannot carry a bad second.
+		for _, origin := range r.Header.Values("Origin") {
+			if !slices.Contains(cfg.AllowedOrigins, origin) && !(loopback && isLoopbackOrigin(origin)) {
 				http.Error(w, fmt.Sprintf("forbidden: Origin %q is not allowed (add it to allowed_origins)", origin), http.StatusForbidden)
 				return
 			}
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// isLoopbackOrigin reports whether origin is a serialized origin
+// (scheme://host[:port], nothing more) of a loopback host.
+func isLoopbackOrigin(origin string) bool {
+	u, err := url.Parse(origin)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.User == nil &&
+		u.Path == "" && u.RawQuery == "" && u.Fragment == "" && !strings.Contains(origin, "#") &&
+		isLoopbackName(u.Hostname())
 }
 
 func hostOnly(hostport string) string {
