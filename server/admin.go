@@ -36,7 +36,7 @@ func (g *Gateway) adminHandler() http.Handler {
 		}
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(g.opts.AdminToken)) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="legate-admin"`)
+			w.Header().Set("WWW-Authenticate", bearerChallenge(ok, `realm="legate-admin"`))
 			writeJSONError(w, http.StatusUnauthorized, "missing or wrong admin token")
 			return
 		}

@@ -196,19 +196,14 @@ func sessionOwner(kind string, p *Principal) string {
 
 // Middleware requires a valid bearer token (auth.RequireBearerToken with
 // Verify): without one the answer is 401 with `WWW-Authenticate: Bearer`
-// naming the metadata URL; with one, the request's context holds its
+// naming the metadata URL, and error="invalid_token" when a token was sent
+// but refused (RFC 6750); with one, the request's context holds its
 // auth.TokenInfo (PrincipalFromContext).
 func (a *Authenticator) Middleware() func(http.Handler) http.Handler {
-	require := auth.RequireBearerToken(a.Verify, &auth.RequireBearerTokenOptions{
-		ResourceMetadataURL: a.metadataURL,
-		ClockSkew:           tokenClockSkew,
-	})
-	if a.metadataURL != "" {
-		return require
-	}
-	// Without a metadata URL the SDK sends no WWW-Authenticate; RFC 6750
-	// wants one on every 401. The writer wrapped for that is taken off again
-	// before next runs, so next gets the server's own (flushable) writer.
+	// The SDK's challenge names no error, so the writer sets the whole
+	// challenge on a 401. It is taken off again before next runs, so next
+	// gets the server's own (flushable) writer.
+	require := auth.RequireBearerToken(a.Verify, &auth.RequireBearerTokenOptions{ClockSkew: tokenClockSkew})
 	return func(next http.Handler) http.Handler {
 		inner := require(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if cw, ok := w.(*challengeWriter); ok {
@@ -217,17 +212,49 @@ func (a *Authenticator) Middleware() func(http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 		}))
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			inner.ServeHTTP(&challengeWriter{w}, r)
+			inner.ServeHTTP(&challengeWriter{w, a.challenge(hasBearer(r))}, r)
 		})
 	}
 }
 
-// challengeWriter adds a bare `WWW-Authenticate: Bearer` to a 401 sent without one.
-type challengeWriter struct{ http.ResponseWriter }
+// challenge is the WWW-Authenticate value of a 401: Bearer, the metadata
+// URL if any, and error="invalid_token" when the request's token was refused
+// (RFC 6750 §3.1: none when it carried no token).
+func (a *Authenticator) challenge(refused bool) string {
+	var params []string
+	if a.metadataURL != "" {
+		params = append(params, fmt.Sprintf("resource_metadata=%q", a.metadataURL))
+	}
+	return bearerChallenge(refused, params...)
+}
+
+// bearerChallenge is a Bearer challenge with params, and with
+// error="invalid_token" after them when refused.
+func bearerChallenge(refused bool, params ...string) string {
+	if refused {
+		params = append(params, `error="invalid_token"`)
+	}
+	if len(params) == 0 {
+		return "Bearer"
+	}
+	return "Bearer " + strings.Join(params, ", ")
+}
+
+// hasBearer reports whether r carries a bearer token, read as the SDK reads it.
+func hasBearer(r *http.Request) bool {
+	f := strings.Fields(r.Header.Get("Authorization"))
+	return len(f) == 2 && strings.EqualFold(f[0], "bearer")
+}
+
+// challengeWriter sets the challenge of a 401.
+type challengeWriter struct {
+	http.ResponseWriter
+	challenge string
+}
 
 func (c *challengeWriter) WriteHeader(code int) {
-	if code == http.StatusUnauthorized && c.Header().Get("WWW-Authenticate") == "" {
-		c.Header().Set("WWW-Authenticate", "Bearer")
+	if code == http.StatusUnauthorized {
+		c.Header().Set("WWW-Authenticate", c.challenge)
 	}
 	c.ResponseWriter.WriteHeader(code)
 }
@@ -256,11 +283,7 @@ func (a *Authenticator) RequireRole(role string, next http.Handler) http.Handler
 		p := PrincipalFromContext(r.Context())
 		switch {
 		case p == nil:
-			challenge := "Bearer"
-			if a.metadataURL != "" {
-				challenge += fmt.Sprintf(" resource_metadata=%q", a.metadataURL)
-			}
-			w.Header().Set("WWW-Authenticate", challenge)
+			w.Header().Set("WWW-Authenticate", a.challenge(false))
 			http.Error(w, "authentication required", http.StatusUnauthorized)
 		case !p.HasRole(role):
 			http.Error(w, fmt.Sprintf("forbidden: needs the %s role", role), http.StatusForbidden)

@@ -131,7 +131,11 @@ func TestStaticTokens(t *testing.T) {
 	wrong := server.TokenPrefix + strings.Repeat("A", 43)
 	for name, token := range map[string]string{"wrong": wrong, "none": "", "not a token": "hello", "altered": alice[:len(alice)-1] + "x"} {
 		w := call(h, token)
-		if w.Code != http.StatusUnauthorized || w.Header().Get("WWW-Authenticate") != challenge {
+		want := challenge + `, error="invalid_token"`
+		if token == "" {
+			want = challenge // no token, no error (RFC 6750 §3.1)
+		}
+		if w.Code != http.StatusUnauthorized || w.Header().Get("WWW-Authenticate") != want {
 			t.Errorf("%s: status %d, WWW-Authenticate %q", name, w.Code, w.Header().Get("WWW-Authenticate"))
 		}
 		if token != "" && strings.Contains(w.Body.String(), token) {
@@ -161,7 +165,7 @@ func TestStaticTokensWithoutResource(t *testing.T) {
 	if got := principalOf(t, call(h, tok)); got.Role != server.RoleAdmin {
 		t.Fatalf("principal %+v", got)
 	}
-	if w := call(h, "lgt_nope"); w.Code != http.StatusUnauthorized || w.Header().Get("WWW-Authenticate") != "Bearer" {
+	if w := call(h, "lgt_nope"); w.Code != http.StatusUnauthorized || w.Header().Get("WWW-Authenticate") != `Bearer error="invalid_token"` {
 		t.Fatalf("status %d, WWW-Authenticate %q", w.Code, w.Header().Get("WWW-Authenticate"))
 	}
 	w := httptest.NewRecorder()
@@ -291,7 +295,7 @@ func TestAccessTokens(t *testing.T) {
 	for name, tc := range refused {
 		t.Run(name, func(t *testing.T) {
 			w := call(h, tc.token)
-			if w.Code != http.StatusUnauthorized || w.Header().Get("WWW-Authenticate") != challenge || !strings.Contains(w.Body.String(), tc.reason) {
+			if w.Code != http.StatusUnauthorized || w.Header().Get("WWW-Authenticate") != challenge+`, error="invalid_token"` || !strings.Contains(w.Body.String(), tc.reason) {
 				t.Fatalf("status %d, WWW-Authenticate %q: %s", w.Code, w.Header().Get("WWW-Authenticate"), w.Body)
 			}
 			if strings.Contains(w.Body.String(), tc.token) {
