@@ -39,7 +39,8 @@ type OAuth struct {
 	// http on a loopback address).
 	JWKSURL string `yaml:"jwks_url"`
 	// JWKSRefresh is how often the keys are fetched again (default 15m); a
-	// token signed by an unknown key fetches them sooner.
+	// token naming an unknown key id fetches them at once (at most once a
+	// second), so a rotated key is accepted without waiting for this.
 	JWKSRefresh connectors.Duration `yaml:"jwks_refresh"`
 	// AuthorizationServers are listed in the metadata document clients
 	// discover (default: the issuer).

@@ -21,8 +21,10 @@ const (
 	// defaultJWKSRefresh is how often the issuer's keys are fetched again.
 	defaultJWKSRefresh = 15 * time.Minute
 	// jwksRetry is the least time between fetches prompted by an unknown
-	// key id or a failed fetch, so bad tokens cannot hammer the issuer.
-	jwksRetry = 30 * time.Second
+	// key id or a failed fetch, so tokens naming made-up keys cannot hammer
+	// the issuer: a token naming a key not yet fetched waits for the next
+	// fetch (at most this long) instead of being refused.
+	jwksRetry = time.Second
 	// jwksTimeout bounds one fetch of the keys.
 	jwksTimeout = 10 * time.Second
 	// maxJWTSize bounds the access tokens parsed.
@@ -216,9 +218,9 @@ func jwtScopes(tok jwt.Token) []string {
 }
 
 // jwks holds the issuer's key set: fetched at first need, again in the
-// background once older than refresh, and at once (at most every retry)
-// when a token names a key it lacks, as after a rotation. Concurrent
-// callers share one fetch.
+// background once older than refresh, and at once when a token names a key
+// it lacks, as after a rotation — at most every retry, a token that comes
+// sooner waiting for that fetch. Concurrent callers share one fetch.
 type jwks struct {
 	url     string
 	client  *http.Client
@@ -229,51 +231,59 @@ type jwks struct {
 	mu       sync.Mutex
 	set      jwk.Set
 	fetched  time.Time     // last success
-	tried    time.Time     // last attempt
+	tried    time.Time     // start of the last attempt
 	inflight chan struct{} // closed when the running fetch ends
 }
 
 var errNoSigningKeys = errors.New("no signing keys")
 
-// get returns the key set, fetching it first if it has no key kid ("":
-// any key will do).
+// get returns the key set once it has key kid ("": any key will do), or
+// once a fetch begun after the call has ended without it (the token is
+// then refused by its signature).
 func (j *jwks) get(ctx context.Context, kid string) (jwk.Set, error) {
-	waited := false
+	asked := time.Now()
 	for {
 		j.mu.Lock()
-		now := time.Now()
 		_, has := jwksKey(j.set, kid)
-		missing := !has
-		due := j.tried.IsZero() || now.Sub(j.tried) >= j.retry
-		switch {
-		case missing && !waited && j.inflight != nil:
-			ch := j.inflight
+		if has {
+			j.refreshIfStale()
+		}
+		if has || j.inflight == nil && !j.tried.IsZero() && !j.tried.Before(asked) {
+			set := j.set
 			j.mu.Unlock()
-			select {
-			case <-ch:
-				waited = true
-				continue
-			case <-ctx.Done():
-				return nil, ctx.Err()
+			if set == nil {
+				return nil, errNoSigningKeys
 			}
-		case missing && !waited && due:
-			ch := make(chan struct{})
-			j.inflight, j.tried = ch, now
-			j.mu.Unlock()
-			j.fetch(ch)
-			waited = true
-			continue
-		case !missing && j.inflight == nil && now.Sub(j.fetched) >= j.refresh && due:
-			ch := make(chan struct{})
-			j.inflight, j.tried = ch, now
+			return set, nil
+		}
+		wait := j.retry - time.Since(j.tried)
+		ch := j.inflight
+		if ch == nil && (j.tried.IsZero() || wait <= 0) {
+			ch = make(chan struct{})
+			j.inflight, j.tried = ch, time.Now()
 			go j.fetch(ch)
 		}
-		set := j.set
 		j.mu.Unlock()
-		if set == nil {
-			return nil, errNoSigningKeys
+		var next <-chan time.Time // the last fetch was too recent: wait for the next
+		if ch == nil {
+			next = time.After(wait)
 		}
-		return set, nil
+		select {
+		case <-ch:
+		case <-next:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// refreshIfStale starts a background fetch when the set is older than
+// refresh and none ran within retry; j.mu is held.
+func (j *jwks) refreshIfStale() {
+	if j.inflight == nil && time.Since(j.fetched) >= j.refresh && time.Since(j.tried) >= j.retry {
+		ch := make(chan struct{})
+		j.inflight, j.tried = ch, time.Now()
+		go j.fetch(ch)
 	}
 }
 

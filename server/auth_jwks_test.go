@@ -1,0 +1,48 @@
+package server_test
+
+import (
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestRotatedKeyIsFetchedAtOnce(t *testing.T) {
+	d := newIDP(t)
+	h := newAuth(t, d.config(""), tokenStore(t)).Middleware()(whoami)
+	principalOf(t, call(h, d.sign(d.claims("alice"), d.key)))
+
+	k2 := d.newKey("k2")
+	d.publish(k2)
+	start := time.Now()
+	if got := principalOf(t, call(h, d.sign(d.claims("alice"), k2))); got.Name != "alice" {
+		t.Fatalf("principal %+v", got)
+	}
+	if el := time.Since(start); el > 3*time.Second {
+		t.Fatalf("the rotated key took %s", el)
+	}
+}
+
+func TestUnknownKeyIDsAreRateLimited(t *testing.T) {
+	d := newIDP(t)
+	h := newAuth(t, d.config(""), tokenStore(t)).Middleware()(whoami)
+	principalOf(t, call(h, d.sign(d.claims("alice"), d.key)))
+
+	// A burst of tokens naming keys the issuer never published.
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Go(func() {
+			tok := d.sign(d.claims("mallory"), d.newKey("unknown-"+strings.Repeat("x", i)))
+			if w := call(h, tok); w.Code != http.StatusUnauthorized {
+				t.Errorf("status %d", w.Code)
+			}
+		})
+	}
+	wg.Wait()
+	// One fetch at first, and at most one a second after it.
+	if n, most := d.fetches.Load(), 2+int32(time.Since(start)/time.Second); n > most {
+		t.Fatalf("the keys were fetched %d times in %s, want at most %d", n, time.Since(start), most)
+	}
+}
