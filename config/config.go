@@ -63,6 +63,9 @@ type File struct {
 	// Auth decides who may call /mcp: static tokens, OAuth access tokens,
 	// or nobody but loopback clients.
 	Auth Auth `yaml:"auth"`
+	// HTTP bounds how long the HTTP listener waits for slow and idle
+	// clients, and how large a request body may be.
+	HTTP HTTP `yaml:"http"`
 
 	// Path is the file the configuration was read from, "" for none.
 	Path string `yaml:"-"`
@@ -195,6 +198,7 @@ func (f *File) Validate() error {
 		seen[c.ID] = path
 	}
 	errs = append(errs, f.Auth.Validate("auth")...)
+	errs = append(errs, f.HTTP.Validate("http")...)
 	errs = append(errs, f.Policy.Validate("policy")...)
 	if f.Approvals.Wait < 0 || f.Approvals.Expire < 0 {
 		bad("approvals", "durations must not be negative")

@@ -76,6 +76,7 @@ func TestErrorsNameTheKeyPath(t *testing.T) {
 		"upstream both sources":   {"upstreams:\n  - id: a\n    url: http://x/\n    command: [x]\n", []string{"upstreams[0].command: give a url or a command"}},
 		"upstream bad session":    {"upstreams:\n  - id: a\n    command: [x]\n    session: each\n", []string{"upstreams[0].session: must be shared or per_client"}},
 		"upstream unknown key":    {"upstreams:\n  - id: a\n    command: [x]\n    headers: {}\n", []string{"upstreams[0].headers: unknown key"}},
+		"negative http limits":    {"http: {read_timeout: -1s, max_body_bytes: -1}\n", []string{"http.read_timeout: must not be negative", "http.max_body_bytes: must not be negative"}},
 		"duplicate upstream":      {"upstreams:\n  - {id: a, command: [x]}\n  - {id: a, command: [y]}\n", []string{`upstreams[1].id: duplicate id "a" (also upstreams[0])`}},
 	}
 	for name, tc := range tests {

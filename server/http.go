@@ -68,16 +68,22 @@ func (g *Gateway) Handler(listen string) http.Handler {
 // id. The fast paths answer what they can first.
 func (g *Gateway) mcpHandler() http.Handler {
 	getServer := func(*http.Request) *mcp.Server { return g.mcp }
+	maxBody := g.opts.Config.HTTP.WithDefaults().MaxBodyBytes
 	stateful := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
-		SessionTimeout: g.sessionIdle(),
-		Logger:         g.log,
+		SessionTimeout:      g.sessionIdle(),
+		Logger:              g.log,
+		MaxRequestBodyBytes: maxBody,
 	})
 	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 		Stateless:                    true,
 		Logger:                       g.log,
 		PropagateRequestCancellation: true,
+		MaxRequestBodyBytes:          maxBody,
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Bounded before the fast paths read it too: an oversized body ends
+		// at the SDK, which answers 413.
+		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 		if g.serveFast(w, r) {
 			return
 		}
@@ -163,11 +169,20 @@ func isLoopbackListen(listen string) bool {
 
 // ServeHTTP serves on ln until ctx ends, then shuts down gracefully:
 // sessions are closed and in-flight requests get up to 10 seconds.
+//
+// The `http:` limits bound slow and idle clients: read_header_timeout the
+// headers, read_timeout the whole request with its body, idle_timeout a
+// keep-alive connection between requests. Neither cuts an event stream or
+// a long tool call: net/http lifts the read deadline once a request's body
+// is read (to watch for the client going away), and there is no write
+// timeout, which would end every stream.
 func (g *Gateway) ServeHTTP(ctx context.Context, ln net.Listener) error {
+	limits := g.opts.Config.HTTP.WithDefaults()
 	srv := &http.Server{
 		Handler:           g.Handler(ln.Addr().String()),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          nil,
+		ReadHeaderTimeout: time.Duration(limits.ReadHeaderTimeout),
+		ReadTimeout:       time.Duration(limits.ReadTimeout),
+		IdleTimeout:       time.Duration(limits.IdleTimeout),
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
