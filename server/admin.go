@@ -89,12 +89,17 @@ func tenantScope(r *http.Request) (string, bool) {
 	return p.Tenant, true
 }
 
+// MaxApprovalList is the most requests one admin API listing returns,
+// whatever its limit asks for (default 100).
+const MaxApprovalList = 1000
+
 // approvalFilter is what the caller of r asks to list and may see: a
 // confined caller its own tenant (naming another is forbidden); an admin
 // the tenant ?tenant= names ("" the shared one), or every tenant without it.
 func approvalFilter(r *http.Request) (store.ApprovalFilter, error) {
 	q := r.URL.Query()
 	limit, _ := strconv.Atoi(q.Get("limit"))
+	limit = min(limit, MaxApprovalList)
 	f := store.ApprovalFilter{State: q.Get("state"), Tenant: q.Get("tenant"), AllTenants: !q.Has("tenant"), Limit: limit}
 	own, scoped := tenantScope(r)
 	if !scoped {

@@ -3,10 +3,12 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/server"
@@ -147,5 +149,21 @@ func TestAdminCrossTenantReadsAreAudited(t *testing.T) {
 		if !strings.HasPrefix(r.Tool, "admin.approvals.") || r.Source != "admin" || r.Detail == "" {
 			t.Errorf("audit row %+v", r)
 		}
+	}
+}
+
+func TestApprovalListLimitIsBounded(t *testing.T) {
+	st, url, _ := tenantInbox(t)
+	now := time.Now()
+	for i := range 1005 {
+		a := &store.Approval{ID: fmt.Sprintf("bulk-%d", i), Principal: "p", Tool: "s.fail", Class: "write",
+			Args: []byte(`{}`), CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
+		if err := st.Approvals().Create(context.Background(), a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root := token(t, st, server.Principal{Name: "root", Role: server.RoleAdmin})
+	if status, tenants := listApprovals(t, url+"?limit=1000000", root); status != http.StatusOK || len(tenants) != server.MaxApprovalList {
+		t.Fatalf("status %d, %d requests listed, want %d", status, len(tenants), server.MaxApprovalList)
 	}
 }
