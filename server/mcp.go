@@ -59,7 +59,8 @@ func (g *Gateway) toolsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return g.viewFor(principalOf(r.Extra)).ListResult(), nil
 		case "tools/call":
 			r := req.(*mcp.CallToolRequest)
-			return g.callTool(ctx, r)
+			res, err := g.callTool(ctx, r)
+			return completeCallResult(r.Session, res), err
 		}
 		return next(ctx, method, req)
 	}
