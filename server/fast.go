@@ -226,6 +226,12 @@ func (g *Gateway) fastCall(w http.ResponseWriter, r *http.Request, ls *liveSessi
 	if !ok {
 		return false
 	}
+	if ls == nil {
+		if err := checkParamHeaders(r.Header, e.Tool, p.Arguments); err != nil {
+			newStreamWriter(w, "", id).plainError(http.StatusBadRequest, err)
+			return true
+		}
+	}
 	if t, ok := e.Target.(*upstream.Tool); !ok || !g.upstreams.Relayable(t) {
 		return false
 	}
