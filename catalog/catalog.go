@@ -128,11 +128,15 @@ func Build(naming Naming, entries []*Entry) (*Catalog, error) {
 	return c, nil
 }
 
-// ListResult is the catalog's tools/list result: every tool in one page,
+// CallerCache is the cache advice of every list the gateway serves:
 // cacheable by the caller's own client only (what a caller sees depends on
 // who it is) and stale at once (a list_changed may come at any time).
+var CallerCache = mcp.Cacheable{TTLMs: 0, CacheScope: "private"}
+
+// ListResult is the catalog's tools/list result: every tool in one page,
+// with CallerCache.
 func (c *Catalog) ListResult() *mcp.ListToolsResult {
-	return &mcp.ListToolsResult{Tools: c.tools, Cacheable: mcp.Cacheable{TTLMs: 0, CacheScope: "private"}}
+	return &mcp.ListToolsResult{Tools: c.tools, Cacheable: CallerCache}
 }
 
 // ListJSON is ListResult encoded once: listing thousands of tools then

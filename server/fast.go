@@ -226,6 +226,12 @@ func (g *Gateway) fastCall(w http.ResponseWriter, r *http.Request, ls *liveSessi
 	if !ok {
 		return false
 	}
+	if ls == nil {
+		if err := checkParamHeaders(r.Header, e.Tool, p.Arguments); err != nil {
+			newStreamWriter(w, "", id).plainError(http.StatusBadRequest, err)
+			return true
+		}
+	}
 	if t, ok := e.Target.(*upstream.Tool); !ok || !g.upstreams.Relayable(t) {
 		return false
 	}
@@ -280,7 +286,7 @@ func (g *Gateway) fastCall(w http.ResponseWriter, r *http.Request, ls *liveSessi
 			}
 		}
 		if ls == nil {
-			b = g.withServerInfo(b)
+			b = g.statelessResult(b)
 		}
 		out.result(b)
 	}
@@ -290,9 +296,10 @@ func (g *Gateway) fastCall(w http.ResponseWriter, r *http.Request, ls *liveSessi
 // serverInfoKey is where a stateless request's result names the server.
 const serverInfoKey = "io.modelcontextprotocol/serverInfo"
 
-// withServerInfo adds this server's Implementation to a result's _meta, as
-// the SDK does for a stateless request's result, unless it names one.
-func (g *Gateway) withServerInfo(res []byte) []byte {
+// statelessResult is a relayed result as the SDK answers a stateless
+// request: marked complete unless the upstream said otherwise, with this
+// server's Implementation in its _meta unless it names one.
+func (g *Gateway) statelessResult(res []byte) []byte {
 	var top map[string]json.RawMessage
 	if json.Unmarshal(res, &top) != nil {
 		return res
@@ -301,17 +308,22 @@ func (g *Gateway) withServerInfo(res []byte) []byte {
 	if m, ok := top["_meta"]; ok && json.Unmarshal(m, &meta) != nil {
 		return res // a _meta that is not an object is the upstream's to answer for
 	}
-	if _, ok := meta[serverInfoKey]; ok {
-		return res
+	if _, ok := top["resultType"]; !ok {
+		top["resultType"] = resultTypeComplete
 	}
-	meta[serverInfoKey] = g.serverInfo
-	top["_meta"], _ = json.Marshal(meta)
+	if _, ok := meta[serverInfoKey]; !ok {
+		meta[serverInfoKey] = g.serverInfo
+		top["_meta"], _ = json.Marshal(meta)
+	}
 	out, err := json.Marshal(top)
 	if err != nil {
 		return res
 	}
 	return out
 }
+
+// resultTypeComplete is a finished result's resultType, as JSON.
+var resultTypeComplete = json.RawMessage(`"complete"`)
 
 // cancelFast cancels the fast call a client's notifications/cancelled names.
 func (g *Gateway) cancelFast(sid string, params json.RawMessage) {

@@ -171,6 +171,15 @@ func TestFastCallMatchesTheSDK(t *testing.T) {
 		fb, _ := json.Marshal(fr)
 		sb, _ := json.Marshal(sr)
 		db, _ := json.Marshal(dr)
+		if sr != nil {
+			// And that it is complete: compared without it.
+			var m map[string]any
+			json.Unmarshal(sb, &m)
+			if m["resultType"] != "complete" {
+				t.Errorf("%s: a stateless result's resultType is %v", c.tool, m["resultType"])
+			}
+			fb, sb, db = withoutResultType(fb), withoutResultType(sb), withoutResultType(db)
+		}
 		if string(fb) != string(db) || string(sb) != string(db) || rpcCode(ferr) != rpcCode(derr) || rpcCode(serr) != rpcCode(derr) {
 			t.Errorf("%s: relayed on a session %s (%v), stateless %s (%v), from the upstream %s (%v)", c.tool, fb, ferr, sb, serr, db, derr)
 		}
@@ -199,6 +208,18 @@ func TestFastCallMatchesTheSDK(t *testing.T) {
 	if len(rows) != 2 || rows[0].Outcome != "TOOL_ERROR" || rows[1].Outcome != "TOOL_ERROR" {
 		t.Errorf("fails audit rows %+v", rows)
 	}
+}
+
+// withoutResultType is a result's JSON without its resultType, its keys
+// sorted.
+func withoutResultType(b []byte) []byte {
+	var m map[string]any
+	if json.Unmarshal(b, &m) != nil {
+		return b
+	}
+	delete(m, "resultType")
+	out, _ := json.Marshal(m)
+	return out
 }
 
 // rpcCode is the code of a JSON-RPC error, 0 for none.

@@ -59,7 +59,8 @@ func (g *Gateway) toolsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return g.viewFor(principalOf(r.Extra)).ListResult(), nil
 		case "tools/call":
 			r := req.(*mcp.CallToolRequest)
-			return g.callTool(ctx, r)
+			res, err := g.callTool(ctx, r)
+			return completeCallResult(r.Session, res), err
 		}
 		return next(ctx, method, req)
 	}
@@ -71,6 +72,15 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		o.Caller.Session = req.Session.ID()
 	}
 	o.Principal = principalOf(req.Extra)
+	if req.Extra != nil && req.Extra.Header != nil {
+		// The fast path checks the stateless calls it sees first, with
+		// their HTTP status; this, any other.
+		if e, ok := g.viewFor(o.Principal).Lookup(req.Params.Name); ok {
+			if err := checkParamHeaders(req.Extra.Header, e.Tool, req.Params.Arguments); err != nil {
+				return nil, err
+			}
+		}
+	}
 	res, err := g.Call(ctx, req.Params.Name, req.Params.Arguments, o)
 	if errors.Is(err, ErrUnknownTool) {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", req.Params.Name)}

@@ -27,13 +27,15 @@ func (g *Gateway) proxyMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case *mcp.ListPromptsRequest:
 			return g.listPrompts(ctx, clientOf(r.Session, r.Extra))
 		case *mcp.GetPromptRequest:
-			return g.getPrompt(ctx, clientOf(r.Session, r.Extra), r.Params)
+			res, err := g.getPrompt(ctx, clientOf(r.Session, r.Extra), r.Params)
+			return completePromptResult(r.Session, res), err
 		case *mcp.ListResourcesRequest:
 			return g.listResources(ctx, clientOf(r.Session, r.Extra))
 		case *mcp.ListResourceTemplatesRequest:
 			return g.listResourceTemplates(ctx, clientOf(r.Session, r.Extra))
 		case *mcp.ReadResourceRequest:
-			return g.readResource(ctx, clientOf(r.Session, r.Extra), r.Params)
+			res, err := g.readResource(ctx, clientOf(r.Session, r.Extra), r.Params)
+			return completeResourceResult(r.Session, res), err
 		case *mcp.ServerRequest[*mcp.SetLoggingLevelParams]:
 			res, err := next(ctx, method, req)
 			if err == nil {
@@ -107,7 +109,7 @@ func (g *Gateway) promptName(u *upstream.Upstream, name string) string {
 
 func (g *Gateway) listPrompts(ctx context.Context, c upstream.Client) (*mcp.ListPromptsResult, error) {
 	var mu sync.Mutex
-	out := &mcp.ListPromptsResult{Prompts: []*mcp.Prompt{}}
+	out := &mcp.ListPromptsResult{Prompts: []*mcp.Prompt{}, Cacheable: catalog.CallerCache}
 	g.eachUpstream(ctx, c, func(s *mcp.ServerCapabilities) bool { return s.Prompts != nil },
 		func(u *upstream.Upstream, cs *mcp.ClientSession) error {
 			for p, err := range cs.Prompts(ctx, nil) {
@@ -176,13 +178,31 @@ func (g *Gateway) getPrompt(ctx context.Context, c upstream.Client, p *mcp.GetPr
 		return nil, err
 	}
 	q := *p
-	q.Name = orig
+	q.Name, q.Meta = orig, upstreamMeta(p.Meta)
 	return cs.GetPrompt(ctx, &q)
+}
+
+// upstreamMeta is the _meta of a client's request as it is forwarded: the
+// keys by which a 2026-07-28 request names its protocol, client and
+// capabilities describe the client's exchange with the gateway, not the
+// gateway's session with the upstream, which would refuse them.
+func upstreamMeta(m mcp.Meta) mcp.Meta {
+	var out mcp.Meta
+	for k, v := range m {
+		if strings.HasPrefix(k, "io.modelcontextprotocol/") {
+			continue
+		}
+		if out == nil {
+			out = mcp.Meta{}
+		}
+		out[k] = v
+	}
+	return out
 }
 
 func (g *Gateway) listResources(ctx context.Context, c upstream.Client) (*mcp.ListResourcesResult, error) {
 	var mu sync.Mutex
-	out := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}
+	out := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}, Cacheable: catalog.CallerCache}
 	g.eachUpstream(ctx, c, func(s *mcp.ServerCapabilities) bool { return s.Resources != nil },
 		func(u *upstream.Upstream, cs *mcp.ClientSession) error {
 			for r, err := range cs.Resources(ctx, nil) {
@@ -200,7 +220,7 @@ func (g *Gateway) listResources(ctx context.Context, c upstream.Client) (*mcp.Li
 
 func (g *Gateway) listResourceTemplates(ctx context.Context, c upstream.Client) (*mcp.ListResourceTemplatesResult, error) {
 	var mu sync.Mutex
-	out := &mcp.ListResourceTemplatesResult{ResourceTemplates: []*mcp.ResourceTemplate{}}
+	out := &mcp.ListResourceTemplatesResult{ResourceTemplates: []*mcp.ResourceTemplate{}, Cacheable: catalog.CallerCache}
 	g.eachUpstream(ctx, c, func(s *mcp.ServerCapabilities) bool { return s.Resources != nil },
 		func(u *upstream.Upstream, cs *mcp.ClientSession) error {
 			for r, err := range cs.ResourceTemplates(ctx, nil) {
@@ -219,12 +239,14 @@ func (g *Gateway) listResourceTemplates(ctx context.Context, c upstream.Client) 
 // readResource asks the upstreams in order until one has the URI.
 func (g *Gateway) readResource(ctx context.Context, c upstream.Client, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
 	var last error = &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf("resource %q not found", p.URI)}
+	q := *p
+	q.Meta = upstreamMeta(p.Meta)
 	for _, id := range g.upstreamIDs(c) {
 		cs, err := g.upstreams.Session(ctx, id, c)
 		if err != nil || cs.InitializeResult().Capabilities.Resources == nil {
 			continue
 		}
-		res, err := cs.ReadResource(ctx, p)
+		res, err := cs.ReadResource(ctx, &q)
 		if err == nil {
 			return res, nil
 		}
@@ -274,6 +296,7 @@ func (g *Gateway) forEachSubscriber(ctx context.Context, c upstream.Client, fn f
 func (g *Gateway) complete(ctx context.Context, r *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 	c := clientOf(r.Session, r.Extra)
 	p := *r.Params
+	p.Meta = upstreamMeta(p.Meta)
 	if p.Ref != nil && p.Ref.Type == "ref/prompt" {
 		cs, orig, err := g.resolvePrompt(ctx, c, p.Ref.Name)
 		if err != nil {
