@@ -90,19 +90,41 @@ func (s *Secrets) replace(b []byte) []byte {
 
 // maskCut replaces the longest start of a form that ends b.
 func (s *Secrets) maskCut(b []byte) []byte {
-	cut := 0
+	if k := s.cut(b, minMasked); k > 0 {
+		return append(b[:len(b)-k:len(b)-k], Redacted...)
+	}
+	return b
+}
+
+// Partial returns the length of the longest end of b that is the start of
+// a form: a stream masked as it is read holds those bytes back until the
+// next read tells whether the form is complete.
+func (s *Secrets) Partial(b []byte) int {
+	if s.Empty() {
+		return 0
+	}
+	return s.cut(b, 1)
+}
+
+// cut returns the length, at least least, of the longest end of b that is
+// a proper start of a form; 0 if there is none.
+func (s *Secrets) cut(b []byte, least int) int {
+	if len(b) == 0 {
+		return 0
+	}
+	last, n := b[len(b)-1], least-1
 	for _, f := range s.forms {
-		for k := len(f) - 1; k > max(cut, minMasked-1); k-- {
-			if bytes.HasSuffix(b, f[:k]) {
-				cut = k
+		for k := min(len(f)-1, len(b)); k > n; k-- {
+			if f[k-1] == last && bytes.HasSuffix(b, f[:k]) {
+				n = k
 				break
 			}
 		}
 	}
-	if cut == 0 {
-		return b
+	if n < least {
+		return 0
 	}
-	return append(b[:len(b)-cut:len(b)-cut], Redacted...)
+	return n
 }
 
 // MaskString is Mask for a text that was not truncated.
