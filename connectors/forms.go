@@ -16,11 +16,30 @@ import (
 // JSON string's contents as common encoders write them, URL-encoded for a
 // query or a path, hex, and base64 in the standard and URL alphabets at
 // each of the three alignments it can have inside a longer encoding.
+//
+// Each form is also given as it shows inside a JSON string, escaped once
+// more: an upstream's result is JSON whose text may itself be JSON.
 func variants(v string) []string {
 	out := []string{v, hex.EncodeToString([]byte(v)), strings.ToUpper(hex.EncodeToString([]byte(v)))}
 	out = append(out, jsonForms(v)...)
 	out = append(out, urlForms(v)...)
-	return append(out, base64Forms(v)...)
+	out = append(out, base64Forms(v)...)
+	for _, f := range out {
+		if strings.ContainsAny(f, `\"<>&`) || !utf8.ValidString(f) {
+			out = append(out, goJSON(f, true), goJSON(f, false))
+		}
+	}
+	return out
+}
+
+// goJSON is s inside a JSON string as Go writes it.
+func goJSON(s string, html bool) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(html)
+	enc.Encode(s)
+	q := strings.TrimSuffix(b.String(), "\n")
+	return q[1 : len(q)-1]
 }
 
 // jsonForms are v inside a JSON string: as Go writes it (with and without
@@ -30,12 +49,7 @@ func variants(v string) []string {
 func jsonForms(v string) []string {
 	var out []string
 	for _, html := range []bool{true, false} {
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(html)
-		enc.Encode(v)
-		q := strings.TrimSuffix(b.String(), "\n")
-		q = q[1 : len(q)-1]
+		q := goJSON(v, html)
 		out = append(out, q, strings.ReplaceAll(q, "/", `\/`))
 	}
 	nonASCII := uEscape(v, "%04x", func(r rune) bool { return r >= utf8.RuneSelf })
