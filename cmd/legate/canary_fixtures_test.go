@@ -1,0 +1,235 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"compress/zlib"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// swapStderr sends os.Stderr, where the CLI logs, to a file until the test
+// ends, and returns the file's path.
+func swapStderr(t *testing.T) string {
+	t.Helper()
+	f, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stderr
+	os.Stderr = f
+	t.Cleanup(func() { os.Stderr = old; f.Close() })
+	return f.Name()
+}
+
+// gatedUpstream serves next only to requests bearing the Authorization
+// value want. Once revoked it refuses that value with a 401 whose body
+// echoes it, as a careless server would.
+type gatedUpstream struct {
+	want    string
+	next    http.Handler
+	revoked atomic.Bool
+	granted atomic.Int64
+}
+
+func (g *gatedUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	auth := r.Header.Get("Authorization")
+	switch {
+	case auth != g.want:
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+	case g.revoked.Load():
+		http.Error(w, `{"error":"token revoked","authorization":"`+auth+`"}`, http.StatusUnauthorized)
+	default:
+		g.granted.Add(1)
+		g.next.ServeHTTP(w, r)
+	}
+}
+
+// straddle returns head, padding, value starting at byte from, then tail:
+// a cut a few bytes after from leaves only a prefix of value.
+func straddle(head string, from int, value, tail string) string {
+	pad := from - len(head)
+	if pad < 1 {
+		pad = 1
+	}
+	return head + strings.Repeat(".", pad) + value + tail
+}
+
+// formsOf is a JSON object holding secret in every form an echoing server
+// may return it: plain, after a scheme in an error text, JSON-escaped (\/
+// and \uXXXX), URL-encoded for a query and a path, and base64-encoded
+// inside longer values in both alphabets.
+func formsOf(secret string) []byte {
+	uEscaped := strings.NewReplacer("/", `\u002f`, "+", `\u002b`, "-", `\u002d`).Replace(secret)
+	return fmt.Appendf(nil, `{"plain":"%s","split":"invalid token: %s","json":"%s","u":"%s","query":"q=%s","path":"/p/%s/x","base64":"%s","base64url":"%s"}`,
+		secret, secret, strings.ReplaceAll(secret, "/", `\/`), uEscaped, url.QueryEscape(secret), url.PathEscape(secret),
+		base64.StdEncoding.EncodeToString([]byte("user:"+secret)), base64.RawURLEncoding.EncodeToString([]byte("t="+secret+"&")))
+}
+
+func gzipped(b []byte) []byte {
+	var buf bytes.Buffer
+	w := gzip.NewWriter(&buf)
+	w.Write(b)
+	w.Close()
+	return buf.Bytes()
+}
+
+func zlibbed(b []byte) []byte {
+	var buf bytes.Buffer
+	w := zlib.NewWriter(&buf)
+	w.Write(b)
+	w.Close()
+	return buf.Bytes()
+}
+
+// echoForms answers the http connectors' paths that echo the caller's
+// bearer token in encoded forms; ok is false for other paths.
+func echoForms(w http.ResponseWriter, r *http.Request) (ok bool) {
+	token := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+	forms := formsOf(token)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Echo-Base64", base64.StdEncoding.EncodeToString([]byte(token)))
+	w.Header().Set("X-Echo-Query", url.QueryEscape(token))
+	switch r.URL.Path {
+	case "/forms":
+	case "/gzip": // compressed when asked to, whoever asked
+		if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+			w.Header().Set("Content-Encoding", "gzip")
+			forms = gzipped(forms)
+		}
+	case "/deflate": // compressed unasked
+		w.Header().Set("Content-Encoding", "deflate")
+		forms = zlibbed(forms)
+	case "/gzip-file": // a file that happens to hold the token
+		w.Header().Set("Content-Type", "application/gzip")
+		forms = gzipped(forms)
+	case "/e403-forms":
+		w.WriteHeader(http.StatusForbidden)
+	default:
+		return false
+	}
+	w.Write(forms)
+	return true
+}
+
+// formsUpstream is a Streamable HTTP upstream that echoes the token of its
+// Authorization header ("Bearer <token>"), split from its scheme, in every
+// form of formsOf: in a result (forms, and forms_write, which is not
+// read-only), a log message before it (log), a JSON-RPC error (rpc_error),
+// a 401 answer's body (http_error), and a result compressed unasked
+// (deflate).
+type formsUpstream struct{}
+
+func (formsUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			Name string `json:"name"`
+		} `json:"params"`
+	}
+	json.Unmarshal(body, &msg)
+	token := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+	text, _ := json.Marshal(string(formsOf(token)))
+	answer := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":%s}]}}`, msg.ID, text)
+	w.Header().Set("X-Echo", token)
+	w.Header().Set("Content-Type", "application/json")
+	switch {
+	case msg.ID == nil:
+		w.WriteHeader(http.StatusAccepted)
+	case msg.Method == "initialize":
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"logging":{}},"serverInfo":{"name":"forms","version":"1"}}}`, msg.ID)
+	case msg.Method == "tools/list":
+		var tools []string
+		for _, name := range []string{"forms", "log", "rpc_error", "http_error", "deflate"} {
+			tools = append(tools, `{"name":"`+name+`","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}`)
+		}
+		tools = append(tools, `{"name":"forms_write","inputSchema":{"type":"object"}}`)
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[%s]}}`, msg.ID, strings.Join(tools, ","))
+	case msg.Method != "tools/call":
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{}}`, msg.ID)
+	case msg.Params.Name == "log":
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"error\",\"data\":%s}}\n\n", text)
+		fmt.Fprintf(w, "event: message\ndata: %s\n\n", answer)
+	case msg.Params.Name == "rpc_error":
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":"invalid token: %s","data":%s}}`, msg.ID, token, formsOf(token))
+	case msg.Params.Name == "http_error":
+		http.Error(w, "invalid token: "+token, http.StatusUnauthorized)
+	case msg.Params.Name == "deflate":
+		w.Header().Set("Content-Encoding", "deflate")
+		w.Write(zlibbed(answer))
+	default:
+		w.Write(answer)
+	}
+}
+
+// stdioSession runs `legate stdio` in process with args, on pipes in place
+// of os.Stdin and os.Stdout (the testing package keeps its own copy of the
+// latter), and returns a client session on it and a function that ends
+// the server and returns its error. Everything the server writes is kept
+// in p.
+func stdioSession(t *testing.T, p *piece, args ...string) (*mcp.ClientSession, func() error) {
+	t.Helper()
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldIn, oldOut := os.Stdin, os.Stdout
+	os.Stdin, os.Stdout = inR, outW
+	done := make(chan error, 1)
+	go func() {
+		root := newRoot()
+		var out bytes.Buffer
+		root.SetOut(&out)
+		root.SetErr(&out)
+		root.SetArgs(append([]string{"stdio"}, args...))
+		err := root.ExecuteContext(context.Background())
+		p.Write(out.Bytes())
+		outW.Close()
+		done <- err
+	}()
+	tr := &mcp.IOTransport{Reader: io.NopCloser(io.TeeReader(outR, p)), Writer: inW}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "canary-stdio", Version: "1"}, nil).Connect(context.Background(), tr, nil)
+	if err != nil {
+		os.Stdin, os.Stdout = oldIn, oldOut
+		t.Fatal(err)
+	}
+	return cs, func() error {
+		cs.Close()
+		inW.Close()
+		var err error
+		select {
+		case err = <-done:
+		case <-time.After(10 * time.Second):
+			err = errors.New("legate stdio did not exit")
+		}
+		os.Stdin, os.Stdout = oldIn, oldOut
+		inR.Close()
+		outR.Close()
+		return err
+	}
+}
