@@ -153,6 +153,9 @@ func (formsUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	answer := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":%s}]}}`, msg.ID, text)
 	w.Header().Set("X-Echo", token)
 	w.Header().Set("Content-Type", "application/json")
+	// A session id, by which Legate routes a per_client session's log
+	// messages to its client.
+	w.Header().Set("Mcp-Session-Id", "forms-session")
 	switch {
 	case msg.ID == nil:
 		w.WriteHeader(http.StatusAccepted)

@@ -222,6 +222,7 @@ upstreams:
   - {id: up, url: %[4]q, header_env: {Authorization: LEGATE_CANARY_UPSTREAM}}
   - {id: gone, url: %[5]q, header_env: {Authorization: LEGATE_CANARY_UPSTREAM}}
   - {id: forms, url: %[6]q, header_env: {Authorization: LEGATE_CANARY_UPSTREAM}}
+  - {id: formspc, url: %[6]q, session: per_client, header_env: {Authorization: LEGATE_CANARY_UPSTREAM}}
 policy:
   defaults: {read: allow, draft: approve, write: approve, destructive: approve}
   rules:
@@ -275,6 +276,12 @@ approvals: {wait: 300ms, notify: hooks-bad}
 	cli("", "tools", "call", "hooks.send", "--args", `{"payload": {"from": "cli"}}`)
 	cli("", "tools", "call", "hooks-bad.send", "--args", `{"payload": {"from": "cli"}}`)
 	cli("", "tools", "call", "mcp.up.echo", "--args", `{"text": "from the cli"}`)
+	for _, args := range []string{`{"path": "/forms"}`, `{"path": "/deflate"}`, `{"path": "/gzip", "headers": {"Accept-Encoding": "gzip"}}`} {
+		cli("", "tools", "call", "webenv.call", "--args", args)
+	}
+	for _, tool := range []string{"mcp.forms.forms", "mcp.forms.rpc_error", "mcp.forms.log"} {
+		cli("", "tools", "call", tool, "--args", `{}`)
+	}
 	ev.addDir(t, state, "after the CLI set-up")
 
 	// 2. A server on the same state directory, built as `legate serve`
@@ -368,7 +375,8 @@ approvals: {wait: 300ms, notify: hooks-bad}
 	waitUntil(t, "the upstreams' tools in the catalog", func() bool {
 		_, a := gw.Catalog().Lookup("mcp.up.echo")
 		_, b := gw.Catalog().Lookup("mcp.gone.echo")
-		return a && b
+		_, c := gw.Catalog().Lookup("mcp.formspc.log")
+		return a && b && c
 	})
 	prompts, err := cs.ListPrompts(ctx, nil)
 	keep("MCP prompts/list", prompts, err)
@@ -455,6 +463,11 @@ approvals: {wait: 300ms, notify: hooks-bad}
 	}
 	echoes(cs)
 	echoes(stateless)
+	// A per_client upstream's log messages reach the client as
+	// notifications.
+	for _, tool := range []string{"forms", "log"} {
+		call(cs, "mcp.formspc."+tool, map[string]any{})
+	}
 
 	// 4. Approvals: one approved through the admin API and run by the
 	// executor, one approved with the CLI, one denied.
