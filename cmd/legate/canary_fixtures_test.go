@@ -15,11 +15,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/legate-mcp/legate/connectors/webhook"
 )
 
 // swapStderr sends os.Stderr, where the CLI logs, to a file until the test
@@ -234,5 +237,117 @@ func stdioSession(t *testing.T, p *piece, args ...string) (*mcp.ClientSession, f
 		inR.Close()
 		outR.Close()
 		return err
+	}
+}
+
+// canaryAPI is the http connectors' API: it wants one of its tokens, and
+// echoes the one it gets back in bodies, headers and errors, and in every
+// encoded form (echoForms).
+type canaryAPI struct {
+	tokens []canary // the bearer tokens it accepts
+	other  string   // another origin's URL, which /redirect sends to
+	mu     sync.Mutex
+	counts map[string]int // requests by the label of their token
+}
+
+// seen returns how many requests carried the token of the canary labelled label.
+func (a *canaryAPI) seen(label string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.counts[label]
+}
+
+func (a *canaryAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	auth := r.Header.Get("Authorization")
+	token, from := strings.TrimPrefix(auth, "Bearer "), ""
+	for _, c := range a.tokens {
+		if auth == "Bearer "+c.value {
+			from = c.label
+		}
+	}
+	if from == "" {
+		http.Error(w, "no or wrong token", http.StatusUnauthorized)
+		return
+	}
+	a.mu.Lock()
+	if a.counts == nil {
+		a.counts = map[string]int{}
+	}
+	a.counts[from]++
+	a.mu.Unlock()
+	body, _ := io.ReadAll(r.Body)
+	echo, _ := json.Marshal(map[string]any{"method": r.Method, "url": r.URL.String(), "headers": r.Header, "body": string(body)})
+	w.Header().Set("X-Echo-Authorization", auth)
+	w.Header().Add("X-Echo-Authorization", "again "+auth)
+	w.Header().Set("X-Echo-Token", token)
+	w.Header().Set("Set-Cookie", "session="+token)
+	switch r.URL.Path {
+	case "/", "/echo":
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(echo)
+	case "/text":
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprintf(w, "Your request carried:\nAuthorization: %s\n", auth)
+	case "/binary":
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Write(append(append([]byte{0, 1, 2}, auth...), 0xff, 0xfe))
+	case "/big": // max_response_bytes is 2048: the cut falls inside the token
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, straddle("big:", 2048-20, auth, strings.Repeat("!", 100)))
+	case "/e401": // error excerpts stop at 512 bytes: the second copy is cut there
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, straddle("token "+auth+" is not valid here:", 512-20, token, " end"))
+	case "/e404":
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		w.Write(echo)
+	case "/e429":
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(http.StatusTooManyRequests)
+		w.Write(echo)
+	case "/e500":
+		w.WriteHeader(http.StatusInternalServerError)
+		fmt.Fprintf(w, "panic: bad credential %q\n%s", auth, echo)
+	case "/redirect": // to another origin: the token must not follow
+		http.Redirect(w, r, a.other+"/landing", http.StatusFound)
+	case "/redirect-token": // a Location carrying the token, to nowhere
+		http.Redirect(w, r, "http://127.0.0.1:1/callback?access_token="+token, http.StatusFound)
+	case "/slow": // the instance's timeout is 500ms
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	default:
+		if !echoForms(w, r) {
+			http.NotFound(w, r)
+		}
+	}
+}
+
+// canaryHooks is the webhook receiver: /in checks the signature with the
+// signing secret and the bearer token; /reject echoes the token in a 401.
+type canaryHooks struct {
+	signing, token string
+	ok, rejected   atomic.Int64
+}
+
+func (h *canaryHooks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	auth := r.Header.Get("Authorization")
+	switch r.URL.Path {
+	case "/in":
+		if err := webhook.Verify(h.signing, r.Header.Get(webhook.SignatureHeader), body, time.Minute, time.Now()); err != nil || auth != "Bearer "+h.token {
+			http.Error(w, fmt.Sprintf("refused: %v", err), http.StatusUnauthorized)
+			return
+		}
+		h.ok.Add(1)
+		w.Header().Set("X-Echo-Authorization", auth)
+		fmt.Fprintf(w, "received with %s", auth)
+	case "/reject": // its excerpt stops at 512 bytes: the second copy is cut there
+		h.rejected.Add(1)
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, straddle("token "+auth+" refused:", 512-20, h.token, " end"))
 	}
 }

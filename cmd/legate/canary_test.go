@@ -31,7 +31,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate/config"
-	"github.com/legate-mcp/legate/connectors/webhook"
 	"github.com/legate-mcp/legate/store/sqlite"
 	"github.com/legate-mcp/legate/upstream/upstreamtest"
 	"github.com/legate-mcp/legate/vault"
@@ -73,96 +72,12 @@ func TestCanarySecretsNeverLeak(t *testing.T) {
 		w.Write(b)
 	}))
 	defer otherOrigin.Close()
-	var apiOK atomic.Int64
-	seen := map[string]*atomic.Int64{tok.label: {}, envC.label: {}, fileC.label: {}} // the API's requests by token
-	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		auth := r.Header.Get("Authorization")
-		var from string
-		for _, c := range []canary{tok, envC, fileC} {
-			if auth == "Bearer "+c.value {
-				from = c.label
-			}
-		}
-		if from == "" {
-			http.Error(w, "no or wrong token", http.StatusUnauthorized)
-			return
-		}
-		apiOK.Add(1)
-		seen[from].Add(1)
-		body, _ := io.ReadAll(r.Body)
-		echo, _ := json.Marshal(map[string]any{"method": r.Method, "url": r.URL.String(), "headers": r.Header, "body": string(body)})
-		w.Header().Set("X-Echo-Authorization", auth)
-		w.Header().Add("X-Echo-Authorization", "again "+auth)
-		w.Header().Set("X-Echo-Token", strings.TrimPrefix(auth, "Bearer "))
-		w.Header().Set("Set-Cookie", "session="+strings.TrimPrefix(auth, "Bearer "))
-		switch r.URL.Path {
-		case "/", "/echo":
-			w.Header().Set("Content-Type", "application/json")
-			w.Write(echo)
-		case "/text":
-			w.Header().Set("Content-Type", "text/plain")
-			fmt.Fprintf(w, "Your request carried:\nAuthorization: %s\n", auth)
-		case "/binary":
-			w.Header().Set("Content-Type", "application/octet-stream")
-			w.Write(append(append([]byte{0, 1, 2}, auth...), 0xff, 0xfe))
-		case "/big": // max_response_bytes is 2048: the cut falls inside the token
-			w.Header().Set("Content-Type", "text/plain")
-			io.WriteString(w, straddle("big:", 2048-20, auth, strings.Repeat("!", 100)))
-		case "/e401": // error excerpts stop at 512 bytes: the second copy is cut there
-			w.Header().Set("Content-Type", "text/plain")
-			w.WriteHeader(http.StatusUnauthorized)
-			io.WriteString(w, straddle("token "+auth+" is not valid here:", 512-20, tok.value, " end"))
-		case "/e404":
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusNotFound)
-			w.Write(echo)
-		case "/e429":
-			w.Header().Set("Retry-After", "1")
-			w.WriteHeader(http.StatusTooManyRequests)
-			w.Write(echo)
-		case "/e500":
-			w.WriteHeader(http.StatusInternalServerError)
-			fmt.Fprintf(w, "panic: bad credential %q\n%s", auth, echo)
-		case "/redirect": // to another origin: the token must not follow
-			http.Redirect(w, r, strings.Replace(otherOrigin.URL, "127.0.0.1", "localhost", 1)+"/landing", http.StatusFound)
-		case "/redirect-token": // a Location carrying the token, to nowhere
-			http.Redirect(w, r, "http://127.0.0.1:1/callback?access_token="+tok.value, http.StatusFound)
-		case "/slow": // the instance's timeout is 500ms
-			select {
-			case <-r.Context().Done():
-			case <-time.After(5 * time.Second):
-			}
-		default:
-			if !echoForms(w, r) {
-				http.NotFound(w, r)
-			}
-		}
-	}))
-	defer api.Close()
-
-	// The webhook receiver checks the signature with the signing secret and
-	// the bearer token; /reject echoes the token in a 401.
-	var hookOK, hookRejected atomic.Int64
-	hooks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		auth := r.Header.Get("Authorization")
-		switch r.URL.Path {
-		case "/in":
-			if err := webhook.Verify(sig.value, r.Header.Get(webhook.SignatureHeader), body, time.Minute, time.Now()); err != nil || auth != "Bearer "+tok.value {
-				http.Error(w, fmt.Sprintf("refused: %v", err), http.StatusUnauthorized)
-				return
-			}
-			hookOK.Add(1)
-			w.Header().Set("X-Echo-Authorization", auth)
-			fmt.Fprintf(w, "received with %s", auth)
-		case "/reject": // its excerpt stops at 512 bytes: the second copy is cut there
-			hookRejected.Add(1)
-			w.Header().Set("Content-Type", "text/plain")
-			w.WriteHeader(http.StatusUnauthorized)
-			io.WriteString(w, straddle("token "+auth+" refused:", 512-20, tok.value, " end"))
-		}
-	}))
-	defer hooks.Close()
+	api := &canaryAPI{tokens: []canary{tok, envC, fileC}, other: strings.Replace(otherOrigin.URL, "127.0.0.1", "localhost", 1)}
+	apiSrv := httptest.NewServer(api)
+	defer apiSrv.Close()
+	hooks := &canaryHooks{signing: sig.value, token: tok.value}
+	hooksSrv := httptest.NewServer(hooks)
+	defer hooksSrv.Close()
 
 	// Upstreams: "up" requires the canary header; "gone" too, and stops.
 	upSrv := upstreamtest.NewEchoServer("up")
@@ -229,7 +144,7 @@ policy:
     - {connector: hooks, action: allow}
     - {connector: hooks-bad, action: allow}
 approvals: {wait: 300ms, notify: hooks-bad}
-`, api.URL, hooks.URL+"/in", hooks.URL+"/reject", upHTTP.URL(), goneHTTP.URL(), formsHTTP.URL(), tokenFile)
+`, apiSrv.URL, hooksSrv.URL+"/in", hooksSrv.URL+"/reject", upHTTP.URL(), goneHTTP.URL(), formsHTTP.URL(), tokenFile)
 	if err := os.WriteFile(cfgPath, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -412,7 +327,7 @@ approvals: {wait: 300ms, notify: hooks-bad}
 	call(cs, "web.call", map[string]any{"path": "/echo", "headers": map[string]any{"Authorization": "Bearer mine"}})
 	call(cs, "web.call", map[string]any{"nope": true})
 	call(cs, "no.such.tool", map[string]any{})
-	call(cs, "http.request", map[string]any{"url": api.URL + "/echo"}) // private: refused, and without credentials anyway
+	call(cs, "http.request", map[string]any{"url": apiSrv.URL + "/echo"}) // private: refused, and without credentials anyway
 	if res := call(cs, "hooks.send", map[string]any{"payload": map[string]any{"n": 1}, "event": "canary.test"}); res.IsError {
 		t.Errorf("hooks.send: %s", upstreamtest.Text(res))
 	}
@@ -671,18 +586,15 @@ approvals: {wait: 300ms, notify: hooks-bad}
 	ev.add("the CLI's and `legate serve`'s logs (stderr, debug)", stderrBytes)
 
 	// The canaries were really used: otherwise finding none proves nothing.
-	if apiOK.Load() < 10 {
-		t.Errorf("the API saw the vault token %d times", apiOK.Load())
-	}
-	if hookOK.Load() < 2 || hookRejected.Load() < 2 {
-		t.Errorf("webhook deliveries verified with the signing secret: %d, rejected: %d", hookOK.Load(), hookRejected.Load())
+	if hooks.ok.Load() < 2 || hooks.rejected.Load() < 2 {
+		t.Errorf("webhook deliveries verified with the signing secret: %d, rejected: %d", hooks.ok.Load(), hooks.rejected.Load())
 	}
 	if upGate.granted.Load() < 3 || goneGate.granted.Load() < 1 || formsGate.granted.Load() < 15 {
 		t.Errorf("the upstreams saw the header %d, %d and %d times", upGate.granted.Load(), goneGate.granted.Load(), formsGate.granted.Load())
 	}
-	for label, n := range seen {
-		if n.Load() < 15 {
-			t.Errorf("the API saw the %s token %d times", label, n.Load())
+	for _, c := range api.tokens {
+		if n := api.seen(c.label); n < 15 {
+			t.Errorf("the API saw the %s token %d times", c.label, n)
 		}
 	}
 	if n := other.Load(); n > 0 {
