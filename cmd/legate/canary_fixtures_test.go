@@ -23,6 +23,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate/connectors/webhook"
+	"github.com/legate-mcp/legate/upstream/upstreamtest"
 )
 
 // swapStderr sends os.Stderr, where the CLI logs, to a file until the test
@@ -349,5 +350,157 @@ func (h *canaryHooks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		w.WriteHeader(http.StatusUnauthorized)
 		io.WriteString(w, straddle("token "+auth+" refused:", 512-20, h.token, " end"))
+	}
+}
+
+// canaryUpstreams are the upstreams of the canary test, each requiring the
+// canary header: "up" (an echo server with a prompt, a resource and a
+// failing tool), "gone" (which the test stops) and formsUpstream.
+type canaryUpstreams struct {
+	up, gone, forms             *gatedUpstream
+	upHTTP, goneHTTP, formsHTTP *upstreamtest.Server
+}
+
+func newCanaryUpstreams(t *testing.T, header string) *canaryUpstreams {
+	t.Helper()
+	upSrv := upstreamtest.NewEchoServer("up")
+	upSrv.AddPrompt(&mcp.Prompt{Name: "greet", Description: "Say hello."}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hello"}}}}, nil
+	})
+	upSrv.AddResource(&mcp.Resource{URI: "test://canary/doc", Name: "doc", MIMEType: "text/plain"}, func(_ context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: r.Params.URI, MIMEType: "text/plain", Text: "a document"}}}, nil
+	})
+	mcp.AddTool(upSrv, &mcp.Tool{Name: "boom", Description: "Fail."}, func(context.Context, *mcp.CallToolRequest, upstreamtest.EchoIn) (*mcp.CallToolResult, any, error) {
+		return nil, nil, fmt.Errorf("upstream tool failed")
+	})
+	upstreamtest.CloseSessionsAtCleanup(t, upSrv)
+	goneSrv := upstreamtest.NewEchoServer("gone")
+	upstreamtest.CloseSessionsAtCleanup(t, goneSrv)
+	u := &canaryUpstreams{
+		up:    &gatedUpstream{want: header, next: upstreamtest.Handler(upSrv)},
+		gone:  &gatedUpstream{want: header, next: upstreamtest.Handler(goneSrv)},
+		forms: &gatedUpstream{want: header, next: formsUpstream{}},
+	}
+	u.upHTTP, u.goneHTTP, u.formsHTTP = upstreamtest.NewServer(t, u.up), upstreamtest.NewServer(t, u.gone), upstreamtest.NewServer(t, u.forms)
+	return u
+}
+
+// canaryConfig is the canary test's config.yaml: http connectors with
+// their token from the vault, the environment and a file; webhooks;
+// upstreams with the canary header from the environment, one of them
+// per_client.
+func canaryConfig(apiURL, hooksURL string, ups *canaryUpstreams, tokenFile string) string {
+	return fmt.Sprintf(`log_level: debug
+call_timeout: 10s
+connectors:
+  - id: web
+    type: http
+    config: {base_url: %[1]q, allow_private_networks: true, timeout: 500ms, max_response_bytes: 2048}
+    credentials:
+      token: {vault: web-token}
+  - id: webenv
+    type: http
+    config: {base_url: %[1]q, allow_private_networks: true, timeout: 500ms, max_response_bytes: 2048}
+    credentials:
+      token: {env: LEGATE_CANARY_ENV}
+  - id: webfile
+    type: http
+    config: {base_url: %[1]q, allow_private_networks: true, timeout: 500ms, max_response_bytes: 2048}
+    credentials:
+      token: {file: %[7]q}
+  - id: hooks
+    type: webhook
+    config: {url: %[2]q, allow_private_networks: true, max_attempts: 1}
+    credentials:
+      signing_secret: {vault: hook-signing}
+      token: {vault: web-token}
+  - id: hooks-bad
+    type: webhook
+    config: {url: %[3]q, allow_private_networks: true, max_attempts: 1}
+    credentials:
+      signing_secret: {vault: hook-signing}
+      token: {vault: web-token}
+upstreams:
+  - {id: up, url: %[4]q, header_env: {Authorization: LEGATE_CANARY_UPSTREAM}}
+  - {id: gone, url: %[5]q, header_env: {Authorization: LEGATE_CANARY_UPSTREAM}}
+  - {id: forms, url: %[6]q, header_env: {Authorization: LEGATE_CANARY_UPSTREAM}}
+  - {id: formspc, url: %[6]q, session: per_client, header_env: {Authorization: LEGATE_CANARY_UPSTREAM}}
+policy:
+  defaults: {read: allow, draft: approve, write: approve, destructive: approve}
+  rules:
+    - {connector: hooks, action: allow}
+    - {connector: hooks-bad, action: allow}
+approvals: {wait: 300ms, notify: hooks-bad}
+`, apiURL, hooksURL+"/in", hooksURL+"/reject", ups.upHTTP.URL(), ups.goneHTTP.URL(), ups.formsHTTP.URL(), tokenFile)
+}
+
+// mcpCaller makes MCP calls and keeps each result as evidence, named by
+// the front door of the session it went through (labels).
+type mcpCaller struct {
+	t      *testing.T
+	ev     *evidence
+	labels map[*mcp.ClientSession]string
+}
+
+// call calls a tool within 20s; a JSON-RPC error comes back as an error
+// result whose text starts "JSON-RPC: ".
+func (c *mcpCaller) call(s *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args, Meta: mcp.Meta{"progressToken": "p-" + name}})
+	c.ev.addJSON(fmt.Sprintf("%s: MCP result of %s %v", c.labels[s], name, args), res, err)
+	if err != nil {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "JSON-RPC: " + err.Error()}}}
+	}
+	return res
+}
+
+// errCode is the canonical code of an error result, "" for a success.
+func errCode(res *mcp.CallToolResult) string {
+	if !res.IsError {
+		return ""
+	}
+	c, _, _ := strings.Cut(upstreamtest.Text(res), ":")
+	return c
+}
+
+// echoes has every credential echoed in every form, compressed or not, by
+// the http connectors' API (token from the vault, the environment, a
+// file) and by an upstream (its header_env, split from its scheme), over
+// session s: each result is decoded and masked, each refusal has its code.
+func (c *mcpCaller) echoes(s *mcp.ClientSession) {
+	t := c.t
+	t.Helper()
+	masked := func(what string, res *mcp.CallToolResult) {
+		t.Helper()
+		b, _ := json.Marshal(res)
+		if res.IsError || !bytes.Contains(b, []byte("[redacted]")) || bytes.Contains(b, []byte("body_base64")) {
+			t.Errorf("%s %s: %s, want a decoded result with the credential masked", c.labels[s], what, b)
+		}
+	}
+	for _, conn := range []string{"web", "webenv", "webfile"} {
+		for _, path := range []string{"/forms", "/gzip", "/deflate"} {
+			masked(conn+".call "+path, c.call(s, conn+".call", map[string]any{"path": path}))
+		}
+		for args, want := range map[string]string{
+			`{"path": "/gzip", "headers": {"Accept-Encoding": "gzip"}}`: "INVALID_ARGUMENT",
+			`{"path": "/gzip-file"}`:                                    "ADAPTER_MAPPING_ERROR",
+			`{"path": "/e403-forms"}`:                                   "PERMISSION_DENIED",
+		} {
+			var a map[string]any
+			json.Unmarshal([]byte(args), &a)
+			if got := errCode(c.call(s, conn+".call", a)); got != want {
+				t.Errorf("%s %s.call %s: code %q, want %s", c.labels[s], conn, args, got, want)
+			}
+		}
+	}
+	for _, tool := range []string{"forms", "log", "deflate"} {
+		masked("mcp.forms."+tool, c.call(s, "mcp.forms."+tool, map[string]any{}))
+	}
+	for _, tool := range []string{"rpc_error", "http_error"} {
+		if res := c.call(s, "mcp.forms."+tool, map[string]any{}); !res.IsError {
+			t.Errorf("%s mcp.forms.%s: not an error", c.labels[s], tool)
+		}
 	}
 }

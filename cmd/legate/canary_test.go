@@ -1,19 +1,23 @@
 package main
 
-// Done-when 2 of the issue: a canary secret used by connectors (from the
-// vault) and by an upstream header (from the environment) never appears
-// in any HTTP response, MCP result or error, log line, audit row, CLI
-// output or stored byte other than its ciphertext. The test plants the
-// canaries, drives every path it can reach — the targets echo the
-// credentials back to tempt Legate — keeps everything Legate said, and
-// scans it all at the end.
+// Done-when 2 of the issue: a canary secret — from the vault, the
+// environment and a file (http and webhook connectors' credentials), an
+// upstream's header_env and the admin token — never appears in any HTTP
+// response, MCP result or error (over an HTTP session, stateless, stdio
+// and `legate serve`), notification, log line, audit row, stored approval
+// outcome, metric, CLI output or stored byte other than its ciphertext.
+// The targets echo the credentials back to tempt Legate: plain, gzip- and
+// deflate-compressed, JSON-escaped, URL-encoded, base64-encoded, split
+// after a scheme and in response headers (canary_fixtures_test.go). The
+// test drives every path it can reach, keeps everything Legate said, and
+// scans it at the end, one subtest per leak channel
+// (canary_evidence_test.go).
 
 import (
 	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -79,72 +83,13 @@ func TestCanarySecretsNeverLeak(t *testing.T) {
 	hooksSrv := httptest.NewServer(hooks)
 	defer hooksSrv.Close()
 
-	// Upstreams: "up" requires the canary header; "gone" too, and stops.
-	upSrv := upstreamtest.NewEchoServer("up")
-	upSrv.AddPrompt(&mcp.Prompt{Name: "greet", Description: "Say hello."}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hello"}}}}, nil
-	})
-	upSrv.AddResource(&mcp.Resource{URI: "test://canary/doc", Name: "doc", MIMEType: "text/plain"}, func(_ context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: r.Params.URI, MIMEType: "text/plain", Text: "a document"}}}, nil
-	})
-	mcp.AddTool(upSrv, &mcp.Tool{Name: "boom", Description: "Fail."}, func(context.Context, *mcp.CallToolRequest, upstreamtest.EchoIn) (*mcp.CallToolResult, any, error) {
-		return nil, nil, fmt.Errorf("upstream tool failed")
-	})
-	upstreamtest.CloseSessionsAtCleanup(t, upSrv)
-	upGate := &gatedUpstream{want: "Bearer " + up.value, next: upstreamtest.Handler(upSrv)}
-	upHTTP := upstreamtest.NewServer(t, upGate)
-	goneSrv := upstreamtest.NewEchoServer("gone")
-	upstreamtest.CloseSessionsAtCleanup(t, goneSrv)
-	goneGate := &gatedUpstream{want: "Bearer " + up.value, next: upstreamtest.Handler(goneSrv)}
-	goneHTTP := upstreamtest.NewServer(t, goneGate)
-	formsGate := &gatedUpstream{want: "Bearer " + up.value, next: formsUpstream{}}
-	formsHTTP := upstreamtest.NewServer(t, formsGate)
+	ups := newCanaryUpstreams(t, "Bearer "+up.value)
+	upGate, goneGate, formsGate, goneHTTP := ups.up, ups.gone, ups.forms, ups.goneHTTP
 
 	dir := t.TempDir()
 	state := filepath.Join(dir, "state")
 	cfgPath := filepath.Join(dir, "config.yaml")
-	doc := fmt.Sprintf(`log_level: debug
-call_timeout: 10s
-connectors:
-  - id: web
-    type: http
-    config: {base_url: %[1]q, allow_private_networks: true, timeout: 500ms, max_response_bytes: 2048}
-    credentials:
-      token: {vault: web-token}
-  - id: webenv
-    type: http
-    config: {base_url: %[1]q, allow_private_networks: true, timeout: 500ms, max_response_bytes: 2048}
-    credentials:
-      token: {env: LEGATE_CANARY_ENV}
-  - id: webfile
-    type: http
-    config: {base_url: %[1]q, allow_private_networks: true, timeout: 500ms, max_response_bytes: 2048}
-    credentials:
-      token: {file: %[7]q}
-  - id: hooks
-    type: webhook
-    config: {url: %[2]q, allow_private_networks: true, max_attempts: 1}
-    credentials:
-      signing_secret: {vault: hook-signing}
-      token: {vault: web-token}
-  - id: hooks-bad
-    type: webhook
-    config: {url: %[3]q, allow_private_networks: true, max_attempts: 1}
-    credentials:
-      signing_secret: {vault: hook-signing}
-      token: {vault: web-token}
-upstreams:
-  - {id: up, url: %[4]q, header_env: {Authorization: LEGATE_CANARY_UPSTREAM}}
-  - {id: gone, url: %[5]q, header_env: {Authorization: LEGATE_CANARY_UPSTREAM}}
-  - {id: forms, url: %[6]q, header_env: {Authorization: LEGATE_CANARY_UPSTREAM}}
-  - {id: formspc, url: %[6]q, session: per_client, header_env: {Authorization: LEGATE_CANARY_UPSTREAM}}
-policy:
-  defaults: {read: allow, draft: approve, write: approve, destructive: approve}
-  rules:
-    - {connector: hooks, action: allow}
-    - {connector: hooks-bad, action: allow}
-approvals: {wait: 300ms, notify: hooks-bad}
-`, apiSrv.URL, hooksSrv.URL+"/in", hooksSrv.URL+"/reject", upHTTP.URL(), goneHTTP.URL(), formsHTTP.URL(), tokenFile)
+	doc := canaryConfig(apiSrv.URL, hooksSrv.URL, ups, tokenFile)
 	if err := os.WriteFile(cfgPath, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -259,27 +204,8 @@ approvals: {wait: 300ms, notify: hooks-bad}
 		t.Fatal(err)
 	}
 
-	// labels name the front door of each client session: the leak channel
-	// of what it receives.
-	labels := map[*mcp.ClientSession]string{cs: "session", stateless: "stateless"}
-	call := func(s *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
-		t.Helper()
-		cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-		defer cancel()
-		res, err := s.CallTool(cctx, &mcp.CallToolParams{Name: name, Arguments: args, Meta: mcp.Meta{"progressToken": "p-" + name}})
-		ev.addJSON(fmt.Sprintf("%s: MCP result of %s %v", labels[s], name, args), res, err)
-		if err != nil {
-			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "JSON-RPC: " + err.Error()}}}
-		}
-		return res
-	}
-	code := func(res *mcp.CallToolResult) string {
-		if !res.IsError {
-			return ""
-		}
-		c, _, _ := strings.Cut(upstreamtest.Text(res), ":")
-		return c
-	}
+	mc := &mcpCaller{t: t, ev: ev, labels: map[*mcp.ClientSession]string{cs: "session", stateless: "stateless"}}
+	call, code, labels := mc.call, errCode, mc.labels
 	keep := func(where string, v any, err error) { ev.addJSON(where, v, err) }
 
 	// 3. Lists, then every kind of call, successful and failing.
@@ -339,43 +265,7 @@ approvals: {wait: 300ms, notify: hooks-bad}
 	}
 	call(cs, "mcp.up.boom", map[string]any{"text": "x"})
 
-	// Every credential echoed in every form, compressed or not, by the
-	// http connectors' API (token from the vault, the environment, a file)
-	// and by an upstream (its header_env, split from its scheme).
-	echoes := func(s *mcp.ClientSession) {
-		t.Helper()
-		masked := func(what string, res *mcp.CallToolResult) {
-			t.Helper()
-			b, _ := json.Marshal(res)
-			if res.IsError || !bytes.Contains(b, []byte("[redacted]")) || bytes.Contains(b, []byte("body_base64")) {
-				t.Errorf("%s %s: %s, want a decoded result with the credential masked", labels[s], what, b)
-			}
-		}
-		for _, conn := range []string{"web", "webenv", "webfile"} {
-			for _, path := range []string{"/forms", "/gzip", "/deflate"} {
-				masked(conn+".call "+path, call(s, conn+".call", map[string]any{"path": path}))
-			}
-			for args, want := range map[string]string{
-				`{"path": "/gzip", "headers": {"Accept-Encoding": "gzip"}}`: "INVALID_ARGUMENT",
-				`{"path": "/gzip-file"}`:                                    "ADAPTER_MAPPING_ERROR",
-				`{"path": "/e403-forms"}`:                                   "PERMISSION_DENIED",
-			} {
-				var a map[string]any
-				json.Unmarshal([]byte(args), &a)
-				if got := code(call(s, conn+".call", a)); got != want {
-					t.Errorf("%s %s.call %s: code %q, want %s", labels[s], conn, args, got, want)
-				}
-			}
-		}
-		for _, tool := range []string{"forms", "log", "deflate"} {
-			masked("mcp.forms."+tool, call(s, "mcp.forms."+tool, map[string]any{}))
-		}
-		for _, tool := range []string{"rpc_error", "http_error"} {
-			if res := call(s, "mcp.forms."+tool, map[string]any{}); !res.IsError {
-				t.Errorf("%s mcp.forms.%s: not an error", labels[s], tool)
-			}
-		}
-	}
+	echoes := mc.echoes
 	echoes(cs)
 	echoes(stateless)
 	// A per_client upstream's log messages reach the client as
