@@ -52,25 +52,32 @@ func jsonForms(v string) []string {
 		q := goJSON(v, html)
 		out = append(out, q, strings.ReplaceAll(q, "/", `\/`))
 	}
-	nonASCII := uEscape(v, "%04x", func(r rune) bool { return r >= utf8.RuneSelf })
+	nonASCII := uEscape(v, lowerDigits, func(r rune) bool { return r >= utf8.RuneSelf })
 	out = append(out, nonASCII, strings.ReplaceAll(nonASCII, "/", `\/`),
-		strings.ReplaceAll(uEscape(v, "%04X", func(r rune) bool { return r >= utf8.RuneSelf }), "/", `\/`))
+		strings.ReplaceAll(uEscape(v, upperDigits, func(r rune) bool { return r >= utf8.RuneSelf }), "/", `\/`))
 	notAlnum := func(r rune) bool { return !isAlnum(r) }
-	return append(out, uEscape(v, "%04x", notAlnum), uEscape(v, "%04X", notAlnum))
+	return append(out, uEscape(v, lowerDigits, notAlnum), uEscape(v, upperDigits, notAlnum))
 }
 
 // uEscape writes v as JSON string contents, the runes for which escape
-// reports true as \uXXXX (surrogate pairs beyond the BMP), the others as
-// JSON requires.
-func uEscape(v, format string, escape func(rune) bool) string {
+// reports true as \uXXXX (surrogate pairs beyond the BMP) with the hex
+// digits of digits, the others as JSON requires.
+func uEscape(v, digits string, escape func(rune) bool) string {
 	var b strings.Builder
+	u := func(r rune) {
+		b.WriteString(`\u`)
+		for shift := 12; shift >= 0; shift -= 4 {
+			b.WriteByte(digits[r>>shift&0xf])
+		}
+	}
 	for _, r := range v {
 		switch {
 		case escape(r) || r < ' ':
 			if r1, r2 := utf16.EncodeRune(r); r1 != utf8.RuneError {
-				fmt.Fprintf(&b, `\u`+format+`\u`+format, r1, r2)
+				u(r1)
+				u(r2)
 			} else {
-				fmt.Fprintf(&b, `\u`+format, r)
+				u(r)
 			}
 		case r == '"' || r == '\\':
 			b.WriteByte('\\')
@@ -81,6 +88,12 @@ func uEscape(v, format string, escape func(rune) bool) string {
 	}
 	return b.String()
 }
+
+// The hex digits of uEscape.
+const (
+	lowerDigits = "0123456789abcdef"
+	upperDigits = "0123456789ABCDEF"
+)
 
 func isAlnum(r rune) bool {
 	return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'

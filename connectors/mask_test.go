@@ -171,3 +171,11 @@ func BenchmarkMask(b *testing.B) {
 		s.Partial(chunk)
 	}
 }
+
+// BenchmarkNewSecrets is the cost of deriving the forms of a call's
+// credential, paid once per call (connectors) or per upstream.
+func BenchmarkNewSecrets(b *testing.B) {
+	for b.Loop() {
+		connectors.NewSecrets(connectors.CredentialParts("Bearer ghp_16C7e42F292c6912E7710c838347Ae178B4a")...)
+	}
+}
