@@ -10,12 +10,14 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -299,5 +301,74 @@ func TestClientTokenNoPassthroughToUpstreams(t *testing.T) {
 	dcs.Close()
 	if len(passthroughViolations(rec.requests(), clientToken, "", "")) == 0 {
 		t.Fatal("a request carrying the client's token passed the check")
+	}
+}
+
+// formsOfToken is a text holding token in the forms a careless upstream
+// echoes it: after the error text of a refusal, JSON-escaped (\/ and
+// \uXXXX), URL-encoded and base64-encoded inside a longer value.
+func formsOfToken(token string) string {
+	return strings.Join([]string{
+		"invalid token: " + token,
+		`{"t":"` + strings.ReplaceAll(token, "/", `\/`) + `"}`,
+		strings.NewReplacer("/", `\u002f`, "+", `\u002b`, "-", `\u002d`).Replace(token),
+		"q=" + url.QueryEscape(token),
+		base64.StdEncoding.EncodeToString([]byte("user:" + token)),
+		base64.RawURLEncoding.EncodeToString([]byte("t=" + token + "&")),
+	}, "\n")
+}
+
+// An upstream that echoes the token of its header_env credential, split
+// from its scheme and encoded, in a result, a structured result and an
+// error: every client sees it masked, whichever path the call takes (the
+// gateway's own call, a relayed call on a session, a stateless call, a
+// per_client upstream's SDK session).
+func TestUpstreamEchoedTokenFormsAreMasked(t *testing.T) {
+	token := "tok/" + randomHex(t) + "+x"
+	t.Setenv("LEGATE_TEST_UPSTREAM_AUTH", "Bearer "+token)
+	s := mcp.NewServer(&mcp.Implementation{Name: "echoer", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "whoami", InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			got := strings.TrimPrefix(req.Extra.Header.Get("Authorization"), "Bearer ")
+			text := formsOfToken(got)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: map[string]any{"forms": text}}, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "refuse", InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return nil, fmt.Errorf("%s", formsOfToken(strings.TrimPrefix(req.Extra.Header.Get("Authorization"), "Bearer ")))
+		})
+	up := upstreamtest.NewHTTPServer(t, s)
+	upstreamtest.CloseSessionsAtCleanup(t, s)
+	gw := upGateway(t, "upstreams:\n"+
+		"  - {id: up, url: "+up.URL()+", header_env: {Authorization: LEGATE_TEST_UPSTREAM_AUTH}}\n"+
+		"  - {id: pc, url: "+up.URL()+", session: per_client, header_env: {Authorization: LEGATE_TEST_UPSTREAM_AUTH}}\n", memStore(t), nil)
+	waitCatalog(t, gw, "mcp.up.whoami", "mcp.pc.whoami", "mcp.up.refuse")
+	url := serve(t, gw)
+	random := token[len("tok/") : len(token)-len("+x")]
+	check := func(path, tool string, res any, err error) {
+		t.Helper()
+		b, _ := json.Marshal(res)
+		if err != nil {
+			b = fmt.Appendf(b, " error: %v", err)
+		}
+		leaked := strings.Contains(string(b), random)
+		for _, f := range strings.Split(formsOfToken(token), "\n") {
+			leaked = leaked || strings.Contains(string(b), f[4:len(f)-4])
+		}
+		if leaked || !strings.Contains(string(b), "[redacted]") {
+			t.Errorf("%s, %s: the token reached the client: %s", path, tool, b)
+		}
+	}
+	ctx := context.Background()
+	for _, tool := range []string{"mcp.up.whoami", "mcp.up.refuse", "mcp.pc.whoami"} {
+		res, err := gw.Call(ctx, tool, nil, server.CallOptions{})
+		check("the gateway's call", tool, res, err)
+	}
+	sessions := map[string]*mcp.ClientSession{"relayed on a session": fastSession(t, url), "stateless": connect(t, url, "2026-07-28")}
+	for path, cs := range sessions {
+		for _, tool := range []string{"mcp.up.whoami", "mcp.up.refuse", "mcp.pc.whoami"} {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: wire(tool)})
+			check(path, tool, res, err)
+		}
 	}
 }

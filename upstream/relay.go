@@ -16,8 +16,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/legate-mcp/legate/connectors"
 )
 
 // A tool call to a Streamable HTTP upstream through a shared session is, on
@@ -172,7 +170,7 @@ func (u *Upstream) post(ctx context.Context, s *session, body []byte, method, na
 		// its credentials in it.
 		snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		drain(resp)
-		snippet = connectors.Mask(snippet, len(snippet) == 512, u.secrets...)
+		snippet = u.secrets.Mask(snippet, len(snippet) == 512)
 		return nil, &httpError{status: resp.StatusCode, body: strings.TrimSpace(string(snippet))}
 	}
 	return resp, nil

@@ -37,6 +37,9 @@ func (u *Upstream) tapMessage(s *session, raw []byte) {
 		Method string          `json:"method"`
 		Params json.RawMessage `json:"params"`
 	}
+	if masked, ok := decodedLeak(u.secrets, raw); ok {
+		raw = masked // a secret in a mix of escapes (mask.go)
+	}
 	if json.Unmarshal(raw, &msg) != nil || msg.ID != nil {
 		return
 	}

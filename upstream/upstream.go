@@ -29,9 +29,9 @@ type Upstream struct {
 	m          *Manager
 	log        *slog.Logger
 	http       *http.Client
-	tappedHTTP *http.Client // http, with event streams tapped (tap.go)
-	headerErr  error        // header_env unresolved: every connection fails with it
-	secrets    []string     // header_env values: masked in what the upstream returns
+	tappedHTTP *http.Client        // http, with event streams tapped (tap.go)
+	headerErr  error               // header_env unresolved: every connection fails with it
+	secrets    *connectors.Secrets // header_env values' secret parts: masked in all the upstream returns
 
 	breaker *gobreaker.CircuitBreaker[answer]
 	slots   chan struct{} // bounds calls in flight
@@ -98,10 +98,17 @@ func newUpstream(m *Manager, cfg *Config, origin string) *Upstream {
 	if cfg.URL != "" {
 		h, err := cfg.headers(m.opts.LookupEnv)
 		u.headerErr = err
-		for _, v := range h {
-			u.secrets = append(u.secrets, v...)
+		var parts []string
+		for _, vs := range h {
+			for _, v := range vs {
+				parts = append(parts, connectors.CredentialParts(v)...)
+			}
 		}
+		u.secrets = connectors.NewSecrets(parts...)
 		u.http = newHTTPClient(cfg, h)
+		if !u.secrets.Empty() {
+			u.http.Transport = &maskTransport{base: u.http.Transport, secrets: u.secrets}
+		}
 		u.tappedHTTP = &http.Client{Transport: &tapTransport{base: u.http.Transport, u: u}}
 	}
 	u.breaker = gobreaker.NewCircuitBreaker[answer](gobreaker.Settings{
@@ -341,10 +348,13 @@ func (u *Upstream) call(ctx context.Context, t *Tool, args json.RawMessage, clie
 	case errors.Is(err, errTimeout):
 		return answer{}, &connectors.Error{Code: connectors.CodeTimeout, Message: fmt.Sprintf("upstream %s did not answer within %s", u.cfg.ID, u.cfg.timeout()), Err: err}
 	}
-	if answered(err) || errors.Is(err, context.Canceled) {
+	if answered(err) {
+		return answer{}, u.redactErr(err)
+	}
+	if errors.Is(err, context.Canceled) {
 		return answer{}, err
 	}
-	return answer{}, unavailable(u.cfg.ID, errText(err), err)
+	return answer{}, unavailable(u.cfg.ID, u.secrets.MaskString(errText(err)), err)
 }
 
 // JSON-RPC codes the go-sdk uses for failures on Legate's side of the
@@ -372,17 +382,19 @@ func answered(err error) bool {
 }
 
 // redact masks the upstream's own credentials (header_env values) in a
-// result, should it echo them: they must never reach a client.
+// result, should it echo them: they must never reach a client. The
+// response was masked as it was read (mask.go); this sees the result as
+// decoded, whatever escapes spelled it on the wire.
 func (u *Upstream) redact(res *mcp.CallToolResult) *mcp.CallToolResult {
-	if len(u.secrets) == 0 {
+	if u.secrets.Empty() {
 		return res
 	}
 	b, err := json.Marshal(res)
-	if err != nil || !connectors.Contains(b, u.secrets...) {
+	if err != nil || !u.secrets.Contains(b) {
 		return res
 	}
 	var out mcp.CallToolResult
-	if err := json.Unmarshal(u.redactRaw(b), &out); err != nil {
+	if err := json.Unmarshal(u.secrets.Mask(b, false), &out); err != nil {
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: withheld}}}
 	}
 	return &out
@@ -391,15 +403,18 @@ func (u *Upstream) redact(res *mcp.CallToolResult) *mcp.CallToolResult {
 // withheld replaces a result that masking would leave broken.
 const withheld = "the upstream's result held a credential and was withheld"
 
-// redactRaw is redact for a result's JSON.
+// redactRaw is redact for a result's JSON, relayed as the upstream sent it
+// (masked as it was read): only a secret spelled in a mix of escapes is
+// left to find.
 func (u *Upstream) redactRaw(raw json.RawMessage) json.RawMessage {
-	if len(u.secrets) == 0 || !connectors.Contains(raw, u.secrets...) {
+	masked, ok := decodedLeak(u.secrets, raw)
+	if !ok {
 		return raw
 	}
-	if raw = connectors.Mask(raw, false, u.secrets...); !json.Valid(raw) {
+	if !json.Valid(masked) {
 		return json.RawMessage(`{"isError":true,"content":[{"type":"text","text":"` + withheld + `"}]}`)
 	}
-	return raw
+	return masked
 }
 
 // call is one call under way on a session.

@@ -42,7 +42,7 @@ type authHeader struct{ name, value string }
 
 // auth resolves the instance's credentials for one call: the header to
 // send and the secret values to mask in what comes back.
-func (c *Connector) auth(ctx context.Context, creds connectors.Credentials) (*authHeader, masker, error) {
+func (c *Connector) auth(ctx context.Context, creds connectors.Credentials) (*authHeader, *connectors.Secrets, error) {
 	has := func(name string) bool { return creds != nil && creds.Has(name) }
 	get := func(name string) (string, error) {
 		if !has(name) {
@@ -73,7 +73,7 @@ func (c *Connector) auth(ctx context.Context, creds connectors.Credentials) (*au
 		if err != nil {
 			return nil, nil, err
 		}
-		return &authHeader{"Authorization", "Bearer " + token}, masker{token}, nil
+		return credential("Authorization", "Bearer "+token)
 	case AuthBasic:
 		user, err := get("username")
 		if err != nil {
@@ -85,16 +85,22 @@ func (c *Connector) auth(ctx context.Context, creds connectors.Credentials) (*au
 				return nil, nil, err
 			}
 		}
-		encoded := base64.StdEncoding.EncodeToString([]byte(user + ":" + pass))
-		return &authHeader{"Authorization", "Basic " + encoded}, masker{pass, encoded}, nil
+		return credential("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(user+":"+pass)))
 	case AuthHeader:
 		v, err := get("header_value")
 		if err != nil {
 			return nil, nil, err
 		}
-		return &authHeader{c.cfg.HeaderName, v}, masker{v}, nil
+		return credential(c.cfg.HeaderName, v)
 	}
 	return nil, nil, nil
+}
+
+// credential is the header to send and the secrets to mask: the value and
+// its parts that are secret alone (the token after the scheme, Basic's
+// user and password).
+func credential(name, value string) (*authHeader, *connectors.Secrets, error) {
+	return &authHeader{name, value}, connectors.NewSecrets(connectors.CredentialParts(value)...), nil
 }
 
 // credentialHeaders are the headers that may carry a credential of this
@@ -234,16 +240,26 @@ func escapePath(p string) string {
 }
 
 // execute sends req and reads its answer: a *Response for a status below
-// 400, else a canonical *connectors.Error.
-func execute(ctx context.Context, client *http.Client, req *http.Request, limit int, mask masker) (*Response, error) {
+// 400, else a canonical *connectors.Error. The body is decoded (gzip,
+// deflate) before anything reads it, so that the secrets are masked in
+// what a client will see, not in compressed bytes.
+func execute(ctx context.Context, client *http.Client, req *http.Request, limit int, secrets *connectors.Secrets) (*Response, error) {
 	resp, err := client.Do(req)
 	if err != nil {
 		return nil, transportError(ctx, err, client.Timeout)
 	}
 	defer resp.Body.Close()
+	decErr := connectors.DecodeBody(resp)
 	if resp.StatusCode >= 400 {
-		head, _ := io.ReadAll(io.LimitReader(resp.Body, snippetBytes+utf8.UTFMax))
-		return nil, statusError(resp, snip(mask.bytes(head, true), resp.Header.Get("Content-Type")))
+		var head []byte
+		if decErr == nil {
+			head, _ = io.ReadAll(io.LimitReader(resp.Body, snippetBytes+utf8.UTFMax))
+		}
+		return nil, statusError(resp, snip(secrets.Mask(head, true), resp.Header.Get("Content-Type")))
+	}
+	if decErr != nil {
+		return nil, &connectors.Error{Code: connectors.CodeAdapterMapping, Err: decErr,
+			Message: fmt.Sprintf("http: the body's content encoding %q cannot be decoded to check it for credentials; it is withheld", resp.Header.Get("Content-Encoding"))}
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
 	if err != nil {
@@ -253,19 +269,21 @@ func execute(ctx context.Context, client *http.Client, req *http.Request, limit 
 	if truncated {
 		body = body[:limit]
 	}
-	body = mask.bytes(body, truncated)
+	body = secrets.Mask(body, truncated)
 	out := &Response{Status: resp.StatusCode, Headers: map[string]string{}, Truncated: truncated}
 	for k, vs := range resp.Header {
 		if k == "Set-Cookie" || len(vs) == 0 {
 			continue
 		}
-		out.Headers[strings.ToLower(k)] = mask.text(vs[0])
+		out.Headers[strings.ToLower(k)] = secrets.MaskString(vs[0])
 	}
 	if textual(resp.Header.Get("Content-Type"), body, truncated) {
 		if truncated {
 			body = cutIncompleteRune(body)
 		}
 		out.Body = string(body)
+	} else if compressedSecret(body, limit, secrets) {
+		return nil, connectors.Errorf(connectors.CodeAdapterMapping, "http: the body is compressed data that holds a credential; it is withheld")
 	} else {
 		out.BodyBase64 = base64.StdEncoding.EncodeToString(body)
 	}
@@ -400,11 +418,3 @@ func drain(resp *http.Response) {
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
 }
-
-// masker holds credential values to hide from anything returned: a server
-// may echo a token back (httpbin's /headers does).
-type masker []string
-
-func (m masker) bytes(b []byte, truncated bool) []byte { return connectors.Mask(b, truncated, m...) }
-
-func (m masker) text(s string) string { return string(connectors.Mask([]byte(s), false, m...)) }

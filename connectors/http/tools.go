@@ -100,7 +100,7 @@ func (c *Connector) runCall(ctx context.Context, call *connectors.Call, in *call
 	case in.Body != "":
 		body = strings.NewReader(in.Body)
 	}
-	auth, mask, err := c.auth(ctx, call.Credentials)
+	auth, secrets, err := c.auth(ctx, call.Credentials)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +112,7 @@ func (c *Connector) runCall(ctx context.Context, call *connectors.Call, in *call
 	if jsonBody != nil && req.Header.Get("Content-Type") == "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := execute(ctx, c.client, req, c.cfg.MaxResponseBytes, mask)
+	resp, err := execute(ctx, c.client, req, c.cfg.MaxResponseBytes, secrets)
 	if err != nil {
 		return nil, err
 	}

@@ -60,6 +60,9 @@ func ValidHeaderValue(v string) bool {
 
 // reserved are the fields the transport manages or that are hop-by-hop.
 var reserved = map[string]bool{
+	// The transport asks for the codings it decodes: a body in a coding
+	// it did not ask for would reach the caller undecoded, and unmasked.
+	"Accept-Encoding":     true,
 	"Connection":          true,
 	"Content-Length":      true,
 	"Host":                true,

@@ -86,6 +86,7 @@ func (c *Connector) send(ctx context.Context, call *connectors.Call, in *sendArg
 		return nil, err
 	}
 	d := &delivery{c: c, call: call, url: u, id: deliveryID(call.OperationID), event: in.Event, body: body.Bytes(), secret: secret, token: token}
+	d.secrets = connectors.NewSecrets(secret, token)
 	return d.run(ctx)
 }
 
@@ -97,6 +98,7 @@ type delivery struct {
 	id, event     string
 	body          []byte
 	secret, token string
+	secrets       *connectors.Secrets // secret and token, in every form a receiver may echo them
 }
 
 // outcome is what one attempt got.
@@ -164,13 +166,15 @@ func (d *delivery) attempt(ctx context.Context) outcome {
 	}
 	defer drain(resp)
 	o := outcome{status: resp.StatusCode, header: resp.Header}
-	if resp.StatusCode >= 300 {
+	// A compressed answer is decoded first, so that it is masked; one in a
+	// coding that cannot be decoded gives no excerpt.
+	if resp.StatusCode >= 300 && connectors.DecodeBody(resp) == nil {
 		head, _ := io.ReadAll(io.LimitReader(resp.Body, snippetLimit+1))
 		truncated := len(head) > snippetLimit
 		head = head[:min(len(head), snippetLimit)]
 		// Masked before anything else, while a secret cut at the limit is
 		// still at the very end.
-		o.snippet = snippet(connectors.Mask(head, truncated, d.secret, d.token))
+		o.snippet = snippet(d.secrets.Mask(head, truncated))
 	}
 	o.retryAfter, o.hasRetryAfter = netguard.RetryAfter(resp.Header, time.Now())
 	return o
