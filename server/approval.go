@@ -221,7 +221,8 @@ func (g *Gateway) notifyApproval(a *store.Approval) {
 		defer cancel()
 		_, err := nt.tool.Run(ctx, &connectors.Call{Tool: "send", Args: payload, Credentials: nt.inst.creds, OperationID: "approval-" + a.ID})
 		if err != nil {
-			g.log.Warn("approval notification failed", "approval", a.ID, "notifier", id, "error", err)
+			// Its text may quote the payload, which holds the arguments.
+			g.log.Warn("approval notification failed", append([]any{"approval", a.ID, "notifier", id}, errorAttrs(err)...)...)
 		}
 	}()
 }
