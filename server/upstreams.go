@@ -67,6 +67,7 @@ func (g *Gateway) newUpstreams(ctx context.Context) error {
 		Logger:         g.log,
 		Version:        g.opts.Version,
 		OnToolsChanged: g.toolsChanged,
+		MaxResultBytes: g.opts.Config.MaxResultBytes,
 		OnResourceUpdated: func(ctx context.Context, p *mcp.ResourceUpdatedNotificationParams) {
 			g.mcp.ResourceUpdated(ctx, p)
 		},
