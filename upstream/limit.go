@@ -138,12 +138,15 @@ func (j *jsonLimit) fill() {
 func (j *jsonLimit) Close() error { return j.body.Close() }
 
 // sseLimit is an event stream passed on event by event, each held whole up
-// to the limit. An event over it ends the stream.
+// to the limit. An event over it ends a response's stream; the stream a GET
+// opened (the legacy transport's only one, which the session lives on)
+// goes on after the event, read through without being kept.
 type sseLimit struct {
-	body io.ReadCloser
-	br   *bufio.Reader
-	req  *http.Request
-	max  int64
+	body     io.ReadCloser
+	br       *bufio.Reader
+	req      *http.Request
+	max      int64
+	skipping bool // reading through an event over the limit
 
 	ev      []byte // the event being read
 	midLine bool   // the last read ended inside a long line
@@ -166,14 +169,24 @@ func (s *sseLimit) Read(p []byte) (int, error) {
 // next reads one more line of the stream.
 func (s *sseLimit) next() {
 	line, err := s.br.ReadSlice('\n')
-	s.ev = append(s.ev, line...)
 	startOfLine := !s.midLine
 	s.midLine = errors.Is(err, bufio.ErrBufferFull)
+	ends := err == nil && startOfLine && len(bytes.TrimRight(line, "\r\n")) == 0
+	if s.skipping {
+		s.skipping = !ends
+		if err != nil && !s.midLine {
+			s.done = err
+		}
+		return
+	}
+	s.ev = append(s.ev, line...)
 	switch {
+	case int64(len(s.ev)) > s.max && s.req.Method == http.MethodGet:
+		s.out, s.ev, s.skipping = s.replacement(), nil, !ends
 	case int64(len(s.ev)) > s.max:
 		s.body.Close() // the rest is never read
 		s.out, s.done = s.replacement(), io.EOF
-	case err == nil && startOfLine && len(bytes.TrimRight(line, "\r\n")) == 0: // the event ends
+	case ends:
 		s.out, s.ev = s.ev, nil
 	case err != nil && !s.midLine:
 		s.out, s.done = s.ev, err

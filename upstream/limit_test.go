@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/upstream"
 	"github.com/legate-mcp/legate/upstream/upstreamtest"
@@ -154,4 +156,24 @@ func TestOversizeStdioResult(t *testing.T) {
 	if res, err := call(m, echo, "after"); err != nil || res.IsError {
 		t.Fatalf("the next call: %v, %+v", err, res)
 	}
+}
+
+// Over the legacy SSE transport, whose one event stream carries every
+// answer, an oversize answer fails its call the same way, and the upstream
+// is reached again for the next.
+func TestOversizeLegacySSEResult(t *testing.T) {
+	srv := upstreamtest.NewEchoServer("legacy")
+	up := upstreamtest.NewServer(t, mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	m := newManager(t, memStore(t), upstream.Options{}, upstream.Config{ID: "l", URL: up.URL(), Transport: "sse", MaxResultBytes: 1 << 20})
+	m.Start(upstreamtest.Context(t))
+	echo := waitTool(t, m, "l", "echo", 10*time.Second)
+
+	res, err := call(m, echo, strings.Repeat("s", 3<<20))
+	if upstreamCode(err) != connectors.CodeAdapterMapping || !strings.Contains(err.Error(), "max_result_bytes") {
+		t.Fatalf("got %v, %v; want ADAPTER_MAPPING_ERROR naming max_result_bytes", res, err)
+	}
+	upstreamtest.Eventually(t, 10*time.Second, func() bool {
+		res, err := call(m, echo, "after")
+		return err == nil && !res.IsError
+	}, "the upstream is never reached again")
 }
