@@ -260,8 +260,9 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage, o
 	if !ok {
 		c := g.callerOf(o)
 		row := store.AuditRow{Principal: c.Principal, Tenant: c.Tenant, Session: c.Session, Tool: name}
-		if err := g.quarantineError(name); err != nil {
-			row.Source, row.Decision, row.Outcome = "quarantine", "quarantined", string(connectors.CodePolicyDenied)
+		if t, err := g.quarantineError(name); err != nil {
+			row.Tool, row.Source, row.Class = t.Canonical(), "upstream:"+t.Upstream, string(t.Class)
+			row.Decision, row.Outcome = "quarantined", string(connectors.CodePolicyDenied)
 			g.auditRefused(row)
 			return ErrorResult(err), nil
 		}
