@@ -49,6 +49,9 @@ type lineConn struct {
 	in      chan jsonrpc.Message // valid messages, in order
 	done    chan error           // why reading ended (io.EOF at the end of input)
 
+	batchMu sync.Mutex
+	batches map[jsonrpc.ID]*batch // a batch's requests by id, until answered (stdio_batch.go)
+
 	closeOnce sync.Once
 	closed    chan struct{}
 }
@@ -58,28 +61,48 @@ func (c *lineConn) readLoop() {
 	for {
 		line, tooLong, err := readLine(br, c.t.max)
 		if len(bytes.TrimSpace(line)) > 0 || tooLong {
-			msg, reply := screenLine(line, tooLong, c.t.max)
-			switch {
-			case reply != nil && reply.silent:
-				c.t.log.Info("stdio: dropped a malformed response", "reason", reply.Error.Message)
-			case reply != nil:
-				c.t.log.Info("stdio: answered a malformed message", "code", reply.Error.Code, "reason", reply.Error.Message)
-				if werr := c.writeLine(reply.encode()); werr != nil {
-					c.done <- werr
-					return
-				}
-			default:
-				select {
-				case c.in <- msg:
-				case <-c.closed:
-					return
-				}
+			var serr error
+			if elems, ok := splitBatch(line, tooLong); ok {
+				serr = c.serveBatch(elems)
+			} else {
+				serr = c.serveOne(screenLine(line, tooLong, c.t.max))
+			}
+			if serr != nil {
+				c.done <- serr
+				return
 			}
 		}
 		if err != nil {
 			c.done <- err
 			return
 		}
+	}
+}
+
+// errConnClosed ends reading when the connection is closed.
+var errConnClosed = errors.New("connection closed")
+
+// serveOne passes a valid message on, or answers a malformed one.
+func (c *lineConn) serveOne(msg jsonrpc.Message, reply *errorReply) error {
+	switch {
+	case reply != nil && reply.silent:
+		c.t.log.Info("stdio: dropped a malformed response", "reason", reply.Error.Message)
+	case reply != nil:
+		c.t.log.Info("stdio: answered a malformed message", "code", reply.Error.Code, "reason", reply.Error.Message)
+		return c.writeLine(reply.encode())
+	default:
+		return c.pass(msg)
+	}
+	return nil
+}
+
+// pass hands a valid message to the session.
+func (c *lineConn) pass(msg jsonrpc.Message) error {
+	select {
+	case c.in <- msg:
+		return nil
+	case <-c.closed:
+		return errConnClosed
 	}
 }
 
@@ -123,6 +146,14 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	b, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
 		return fmt.Errorf("encoding a message: %w", err)
+	}
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		if all, inBatch := c.answerBatch(resp.ID, b); inBatch {
+			if all == nil {
+				return nil // the batch still waits for other answers
+			}
+			b = all
+		}
 	}
 	return c.writeLine(b)
 }
@@ -186,9 +217,6 @@ func screenLine(line []byte, tooLong bool, max int) (jsonrpc.Message, *errorRepl
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(line, &obj); err != nil || obj == nil {
-		if bytes.HasPrefix(bytes.TrimSpace(line), []byte("[")) {
-			return nil, invalid(nil, "batches are not supported")
-		}
 		return nil, invalid(nil, "a message is a JSON object")
 	}
 	_, hasMethod := obj["method"]

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -37,6 +38,20 @@ func FuzzStdioLine(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
+		if elems, ok := splitBatch(line, false); ok {
+			for _, e := range elems {
+				checkScreen(t, e)
+			}
+			return
+		}
+		checkScreen(t, line)
+	})
+}
+
+// checkScreen checks what screening makes of one message.
+func checkScreen(t *testing.T, line []byte) {
+	t.Helper()
+	{
 		msg, reply := screenLine(line, false, maxStdioLine)
 		if (msg == nil) == (reply == nil) {
 			t.Fatalf("%q: want a message or a reply, got %v and %v", line, msg, reply)
@@ -59,7 +74,7 @@ func FuzzStdioLine(f *testing.F) {
 		if string(out.ID) != "null" && !validRequestID(out.ID) {
 			t.Fatalf("%q: reply id %s", line, out.ID)
 		}
-	})
+	}
 }
 
 // checkPassed checks a message screening let through: the SDK decodes the
@@ -125,4 +140,70 @@ func TestLineTransportSkipsAndGoesOn(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A batch is served member by member and answered with one array, once
+// every request in it has its response; a malformed member gets its error
+// in that array, and a request id already waiting is refused.
+func TestLineTransportBatch(t *testing.T) {
+	in := `[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","id":"two","method":"b"},{"x":1},` +
+		`{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","id":1,"method":"a"}]` + "\n" +
+		`[{"jsonrpc":"2.0","method":"only-a-notification"}]` + "\n"
+	var out lockedWriter
+	tr := &lineTransport{r: strings.NewReader(in), w: &out, log: slog.New(slog.DiscardHandler), max: 1 << 20}
+	conn, err := tr.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var ids []jsonrpc.ID
+	var methods []string
+	for range 4 {
+		msg, err := conn.Read(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := msg.(*jsonrpc.Request)
+		methods = append(methods, req.Method)
+		if req.IsCall() {
+			ids = append(ids, req.ID)
+		}
+	}
+	if strings.Join(methods, ",") != "a,b,n,only-a-notification" || len(ids) != 2 {
+		t.Fatalf("served %v (ids %v)", methods, ids)
+	}
+	ctx := context.Background()
+	if err := conn.Write(ctx, &jsonrpc.Response{ID: ids[1], Result: json.RawMessage(`"B"`)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); got != "" {
+		t.Fatalf("answered before the batch was complete: %s", got)
+	}
+	if err := conn.Write(ctx, &jsonrpc.Response{ID: ids[0], Result: json.RawMessage(`"A"`)}); err != nil {
+		t.Fatal(err)
+	}
+	want := `[{"jsonrpc":"2.0","id":1,"result":"A"},{"jsonrpc":"2.0","id":"two","result":"B"},` +
+		`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: \"jsonrpc\" must be \"2.0\""}},` +
+		`{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"invalid request: another request of a batch under way has this id"}}]` + "\n"
+	if got := out.String(); got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
+
+// lockedWriter is a goroutine-safe bytes.Buffer.
+type lockedWriter struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (w *lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *lockedWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
 }

@@ -158,3 +158,33 @@ func mapString(m map[string]json.RawMessage) string {
 	b, _ := json.Marshal(m)
 	return string(b)
 }
+
+// A batch (protocol 2025-03-26) is answered with one array: the answers to
+// its requests and the errors of its malformed members.
+func TestStdioBatch(t *testing.T) {
+	p := startStdio(t)
+	p.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if got := p.reply(t); string(got["id"]) != "1" {
+		t.Fatalf("initialize: %s", mapString(got))
+	}
+	p.send(t, `[{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":7,"method":"ping"},{"jsonrpc":"1.0","id":8,"method":"ping"},{"jsonrpc":"2.0","id":9,"method":"tools/list"}]`)
+	var line string
+	select {
+	case line = <-p.lines:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no answer to the batch")
+	}
+	var got []struct {
+		ID     json.RawMessage `json:"id"`
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Code int `json:"code"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(line), &got); err != nil || len(got) != 3 ||
+		string(got[0].ID) != "7" || got[0].Result == nil ||
+		string(got[1].ID) != "8" || got[1].Error == nil || got[1].Error.Code != -32600 ||
+		string(got[2].ID) != "9" || !strings.Contains(string(got[2].Result), `"tools"`) {
+		t.Fatalf("answer to the batch: %s", line)
+	}
+}
