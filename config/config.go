@@ -45,6 +45,10 @@ type File struct {
 	SessionIdleTimeout connectors.Duration `yaml:"session_idle_timeout"`
 	// CallTimeout bounds one native tool call (default 60s).
 	CallTimeout connectors.Duration `yaml:"call_timeout"`
+	// MaxResultBytes bounds one message from an upstream, a call's result
+	// included, for upstreams that set no max_result_bytes of their own
+	// (default 16 MiB).
+	MaxResultBytes int64 `yaml:"max_result_bytes"`
 	// Connectors are the native connector instances.
 	Connectors []Connector `yaml:"connectors"`
 	// Upstreams are the upstream MCP servers.
@@ -183,6 +187,9 @@ func (f *File) Validate() error {
 	}
 	if f.CallTimeout < 0 {
 		bad("call_timeout", "must not be negative")
+	}
+	if f.MaxResultBytes < 0 {
+		bad("max_result_bytes", "must not be negative")
 	}
 	seen := map[string]string{}
 	for i := range f.Connectors {

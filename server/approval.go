@@ -221,7 +221,8 @@ func (g *Gateway) notifyApproval(a *store.Approval) {
 		defer cancel()
 		_, err := nt.tool.Run(ctx, &connectors.Call{Tool: "send", Args: payload, Credentials: nt.inst.creds, OperationID: "approval-" + a.ID})
 		if err != nil {
-			g.log.Warn("approval notification failed", "approval", a.ID, "notifier", id, "error", err)
+			// Its text may quote the payload, which holds the arguments.
+			g.log.Warn("approval notification failed", append([]any{"approval", a.ID, "notifier", id}, errorAttrs(err)...)...)
 		}
 	}()
 }
@@ -267,10 +268,17 @@ func (g *Gateway) runOne(ctx context.Context, a *store.Approval) {
 	r := &Request{Entry: e, Args: a.Args, Caller: connectors.Caller{Principal: a.Principal, Tenant: a.Tenant, Session: a.Session},
 		OperationID: a.ID, Start: time.Now(), ArgsHash: a.ArgsHash, approved: a}
 	_, err := g.inbox.Execute(ctx, a, func(ctx context.Context) (json.RawMessage, error) {
+		// A run refused here never reaches the call path: audit it here.
+		refused := store.AuditRow{Principal: a.Principal, Tenant: a.Tenant, Session: a.Session, Tool: a.Tool, Source: "approval",
+			Class: string(a.Class), Decision: string(policy.Approve), ApprovalID: a.ID, ArgsHash: a.ArgsHash}
 		switch {
 		case !ok:
+			refused.Outcome = string(connectors.CodeNotFound)
+			g.auditRefused(refused)
 			return nil, &connectors.Error{Code: connectors.CodeNotFound, Message: fmt.Sprintf("tool %s no longer exists", a.Tool)}
 		case e.Hash != a.DefHash:
+			refused.Outcome = string(connectors.CodePolicyDenied)
+			g.auditRefused(refused)
 			return nil, &connectors.Error{Code: connectors.CodePolicyDenied, Message: fmt.Sprintf("the definition of %s changed after it was approved; call again for a new approval", a.Tool)}
 		}
 		r.Class = g.classOf(e, a.Args)

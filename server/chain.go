@@ -86,7 +86,10 @@ func recoverPanics(log *slog.Logger) Middleware {
 		return func(ctx context.Context, r *Request) (res *mcp.CallToolResult, err error) {
 			defer func() {
 				if p := recover(); p != nil {
-					log.Error("tool panicked", "tool", r.Entry.Canonical, "panic", p, "stack", string(debug.Stack()))
+					// The panic's value may hold argument values: like an
+					// error's text, it is logged as a hash (errorAttrs).
+					log.Error("tool panicked", "tool", r.Entry.Canonical, "panic_type", fmt.Sprintf("%T", p),
+						"panic_hash", textHash(fmt.Sprint(p)), "stack", string(debug.Stack()))
 					res, err = nil, &connectors.Error{Code: connectors.CodeAdapterMapping, Message: fmt.Sprintf("tool %s failed unexpectedly", r.Entry.Canonical)}
 				}
 			}()
@@ -96,7 +99,8 @@ func recoverPanics(log *slog.Logger) Middleware {
 }
 
 // logCalls logs each call's outcome and latency at debug level, and
-// failures other than the caller's own mistakes at warn.
+// failures other than the caller's own mistakes at warn. A failure is
+// logged by its code and a hash of its text (errorAttrs), never the text.
 func logCalls(log *slog.Logger) Middleware {
 	return func(next Handler) Handler {
 		return func(ctx context.Context, r *Request) (*mcp.CallToolResult, error) {
@@ -108,17 +112,16 @@ func logCalls(log *slog.Logger) Middleware {
 				return res, nil
 			}
 			if protocolError(err) != nil {
-				log.Debug("call refused by upstream", "tool", r.Entry.Canonical, "error", err)
+				log.Debug("call refused by upstream", append([]any{"tool", r.Entry.Canonical}, errorAttrs(err)...)...)
 				return nil, err
 			}
-			code := connectors.CodeOf(err)
 			level := slog.LevelWarn
-			switch code {
+			switch connectors.CodeOf(err) {
 			case connectors.CodeInvalidArgument, connectors.CodeApprovalPending, connectors.CodePolicyDenied, connectors.CodeApprovalDenied:
 				level = slog.LevelInfo // the gateway working as configured, or the caller's mistake
 			}
-			log.Log(ctx, level, "call failed", "tool", r.Entry.Canonical, "class", r.Class, "principal", r.Caller.Principal,
-				"code", code, "error", err, "latency", time.Since(r.Start))
+			attrs := append([]any{"tool", r.Entry.Canonical, "class", r.Class, "principal", r.Caller.Principal}, errorAttrs(err)...)
+			log.Log(ctx, level, "call failed", append(attrs, "latency", time.Since(r.Start))...)
 			return nil, err
 		}
 	}

@@ -258,26 +258,38 @@ type CallOptions struct {
 func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage, o CallOptions) (*mcp.CallToolResult, error) {
 	e, ok := g.viewFor(o.Principal).Lookup(name)
 	if !ok {
-		if err := g.quarantineError(name); err != nil {
+		c := g.callerOf(o)
+		row := store.AuditRow{Principal: c.Principal, Tenant: c.Tenant, Session: c.Session, Tool: name}
+		if t, err := g.quarantineError(name); err != nil {
+			row.Tool, row.Source, row.Class = t.Canonical(), "upstream:"+t.Upstream, string(t.Class)
+			row.Decision, row.Outcome = "quarantined", string(connectors.CodePolicyDenied)
+			g.auditRefused(row)
 			return ErrorResult(err), nil
 		}
+		row.Source, row.Outcome = sourceUnknown, outcomeUnknownTool
+		g.auditRefused(row)
 		return nil, fmt.Errorf("%w %q", ErrUnknownTool, name)
 	}
 	return g.run(ctx, g.newRequest(e, args, o))
 }
 
-// newRequest starts a call to e.
-func (g *Gateway) newRequest(e *catalog.Entry, args json.RawMessage, o CallOptions) *Request {
+// callerOf is who makes a call with options o.
+func (g *Gateway) callerOf(o CallOptions) connectors.Caller {
 	if o.Principal != nil {
 		o.Caller.Principal, o.Caller.Tenant = o.Principal.Name, o.Principal.Tenant
 	}
 	if o.Caller.Principal == "" {
 		o.Caller.Principal = g.opts.Principal
 	}
+	return o.Caller
+}
+
+// newRequest starts a call to e.
+func (g *Gateway) newRequest(e *catalog.Entry, args json.RawMessage, o CallOptions) *Request {
 	return &Request{
 		Entry:         e,
 		Args:          args,
-		Caller:        o.Caller,
+		Caller:        g.callerOf(o),
 		Class:         g.classOf(e, args),
 		OperationID:   uuid.NewString(),
 		Start:         time.Now(),

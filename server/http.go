@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -208,7 +209,8 @@ func (g *Gateway) ServeHTTP(ctx context.Context, ln net.Listener) error {
 }
 
 // ServeStdio serves one client over stdin and stdout until it disconnects
-// or ctx ends.
+// or ctx ends. A malformed line is answered with a JSON-RPC error and the
+// session goes on (stdio.go).
 func (g *Gateway) ServeStdio(ctx context.Context) error {
-	return g.mcp.Run(ctx, &mcp.StdioTransport{})
+	return g.mcp.Run(ctx, &lineTransport{r: os.Stdin, w: os.Stdout, log: g.log, max: maxStdioLine})
 }

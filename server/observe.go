@@ -2,9 +2,14 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
@@ -130,6 +135,69 @@ func outcomeCode(res *mcp.CallToolResult, err error) string {
 		return "TOOL_ERROR"
 	}
 	return "ok"
+}
+
+// errorAttrs describe a failed call's error for the log: its code and a
+// short hash of the text the client was given, never that text, which can
+// quote the call's arguments (NOT_FOUND: no approval "…") — the log keeps
+// the audit's promise to store no argument value. The hash lets an
+// operator match a message a client reports.
+func errorAttrs(err error) []any {
+	if rpcErr := protocolError(err); rpcErr != nil {
+		return []any{"rpc_code", rpcErr.Code, "error_hash", textHash(rpcErr.Message)}
+	}
+	text := ErrorResult(err).Content[0].(*mcp.TextContent).Text
+	return []any{"code", connectors.CodeOf(err), "error_hash", textHash(text)}
+}
+
+// textHash is a short hash of s: 12 hex digits of its SHA-256.
+func textHash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:6])
+}
+
+// Outcomes of calls refused before the call path.
+const (
+	outcomeUnknownTool = "UNKNOWN_TOOL"
+	sourceUnknown      = "unknown"
+)
+
+// auditRefused writes the audit row and metrics of a call refused before
+// the call path (an unknown or quarantined tool): who called, the name
+// they gave, and the outcome. The name is the caller's own text, so it is
+// bounded and made printable; the metrics name no unknown tool, whose
+// names would be as many series.
+func (g *Gateway) auditRefused(row store.AuditRow) {
+	row.Time = time.Now()
+	row.Tool = boundName(row.Tool)
+	label := row.Tool
+	if row.Source == sourceUnknown {
+		label = "(unknown)"
+	}
+	g.metrics.calls.WithLabelValues(label, row.Source, row.Outcome).Inc()
+	g.audit.add(row)
+}
+
+// maxAuditedName bounds a caller-supplied tool name in the audit, in bytes.
+const maxAuditedName = 128
+
+// boundName is name cut to maxAuditedName bytes, with every character
+// that is not printable (controls, bidi overrides, bad UTF-8) as "?".
+func boundName(name string) string {
+	name = strings.Map(func(r rune) rune {
+		if r == utf8.RuneError || !unicode.IsPrint(r) {
+			return '?'
+		}
+		return r
+	}, name)
+	if len(name) <= maxAuditedName {
+		return name
+	}
+	cut := maxAuditedName - len("…")
+	for cut > 0 && !utf8.RuneStart(name[cut]) {
+		cut--
+	}
+	return name[:cut] + "…"
 }
 
 // observe is the audit and metrics step: one audit row and the metrics of

@@ -109,12 +109,13 @@ upstreams:
 			if err != nil {
 				t.Fatal(err)
 			}
-			found := false
+			found, refused := false, false
 			for _, r := range rows {
-				found = found || r.Decision == "quarantined"
+				found = found || r.Decision == "quarantined" && r.Outcome == "QUARANTINED"
+				refused = refused || r.Decision == "quarantined" && r.Outcome == "POLICY_DENIED" && r.Principal == "local" && r.Source == "upstream:rug"
 			}
-			if !found {
-				t.Fatalf("no audit event for the quarantine: %+v", rows)
+			if !found || !refused {
+				t.Fatalf("no audit event for the quarantine (%v) or for the call refused (%v): %+v", found, refused, rows)
 			}
 
 			gw2, err := server.New(ctx, server.Options{Config: cfg, Store: st})

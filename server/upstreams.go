@@ -67,6 +67,7 @@ func (g *Gateway) newUpstreams(ctx context.Context) error {
 		Logger:         g.log,
 		Version:        g.opts.Version,
 		OnToolsChanged: g.toolsChanged,
+		MaxResultBytes: g.opts.Config.MaxResultBytes,
 		OnResourceUpdated: func(ctx context.Context, p *mcp.ResourceUpdatedNotificationParams) {
 			g.mcp.ResourceUpdated(ctx, p)
 		},
@@ -86,17 +87,18 @@ func (g *Gateway) quarantined(q upstream.Quarantined) {
 		Class: string(q.Tool.Class), Decision: "quarantined", Outcome: "QUARANTINED", Detail: detail})
 }
 
-// quarantineError refuses a call to a quarantined tool by name, if name is one.
-func (g *Gateway) quarantineError(name string) error {
+// quarantineError refuses a call to a quarantined tool by name, if name is
+// one; t is that tool.
+func (g *Gateway) quarantineError(name string) (t *upstream.Tool, err error) {
 	for _, q := range g.upstreams.Quarantine() {
 		c := q.Tool.Canonical()
 		if name == c || name == catalog.WireName(c, g.Catalog().Naming()) {
-			return &connectors.Error{Code: connectors.CodePolicyDenied, Message: fmt.Sprintf(
+			return q.Tool, &connectors.Error{Code: connectors.CodePolicyDenied, Message: fmt.Sprintf(
 				"%s is quarantined: its definition changed since it was accepted; an admin must review it (legate upstream diff %s) and accept it (legate upstream accept %s %s)",
 				c, q.Tool.Upstream, q.Tool.Upstream, q.Tool.Name)}
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // toolsChanged rebuilds the catalog after an upstream's tools changed. A

@@ -48,6 +48,11 @@ type Config struct {
 	RefreshInterval connectors.Duration `yaml:"refresh_interval" json:"refresh_interval,omitempty"`
 	// MaxConcurrency bounds the calls in flight to this upstream (default 32).
 	MaxConcurrency int `yaml:"max_concurrency" json:"max_concurrency,omitempty"`
+	// MaxResultBytes bounds one message from this upstream, a call's result
+	// included (default: the top-level max_result_bytes, else 16 MiB). A
+	// larger result is cut off as it arrives, never read whole, and the call
+	// fails with ADAPTER_MAPPING_ERROR naming the limit.
+	MaxResultBytes int64 `yaml:"max_result_bytes" json:"max_result_bytes,omitempty"`
 	// PoolSize is the number of shared sessions (default 1 for stdio, 4 for HTTP).
 	PoolSize int `yaml:"pool_size" json:"pool_size,omitempty"`
 	// ProtocolVersion spoken to the upstream (default 2025-11-25, which has
@@ -84,6 +89,9 @@ const (
 	DefaultTimeout         = 60 * time.Second
 	DefaultMaxConcurrency  = 32
 	DefaultProtocolVersion = "2025-11-25"
+	// DefaultMaxResultBytes bounds one message from an upstream when neither
+	// the upstream nor the configuration says otherwise.
+	DefaultMaxResultBytes = 16 << 20
 )
 
 var idPattern = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]{0,62})$`)
@@ -143,6 +151,9 @@ func (c *Config) Validate(at string) []error {
 	}
 	if c.MaxConcurrency < 0 || c.PoolSize < 0 {
 		bad("max_concurrency", "must not be negative")
+	}
+	if c.MaxResultBytes < 0 {
+		bad("max_result_bytes", "must not be negative")
 	}
 	return errs
 }

@@ -61,6 +61,9 @@ type Options struct {
 	// PollInterval is how often the store is checked for refreshes made by
 	// another process (default 2s).
 	PollInterval time.Duration
+	// MaxResultBytes bounds one message from an upstream whose config sets
+	// no max_result_bytes (default DefaultMaxResultBytes).
+	MaxResultBytes int64
 }
 
 // Def is one upstream to manage, with where it was defined.
@@ -117,6 +120,9 @@ func NewManager(ctx context.Context, defs []Def, opts Options) (*Manager, error)
 	}
 	if opts.PollInterval == 0 {
 		opts.PollInterval = 2 * time.Second
+	}
+	if opts.MaxResultBytes <= 0 {
+		opts.MaxResultBytes = DefaultMaxResultBytes
 	}
 	m := &Manager{
 		opts: opts, log: opts.Logger, version: opts.Version,

@@ -33,9 +33,6 @@ import (
 // (relayed as the tap relays them) and requests such as ping (answered
 // here as the SDK client would answer them).
 
-// maxMessage bounds one JSON-RPC message read from an upstream.
-const maxMessage = 64 << 20
-
 // Relay makes the call and returns the result's JSON as the upstream sent
 // it (with any of the upstream's credentials masked) when the call could be
 // relayed as bytes; otherwise, for an upstream or session that cannot be
@@ -199,15 +196,21 @@ func drain(resp *http.Response) {
 // notifications and requests. It returns the result's JSON, or the
 // upstream's JSON-RPC error.
 func (u *Upstream) readAnswer(s *session, resp *http.Response, id string) (json.RawMessage, error) {
+	// Each message is bounded by max_result_bytes: one over it ends the
+	// call, and the caller closes the response unread (limit.go).
+	max := u.maxResult()
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch ct {
 	case "application/json":
-		b, err := io.ReadAll(io.LimitReader(resp.Body, maxMessage+1))
+		if resp.ContentLength > max {
+			return nil, fmt.Errorf("answer of %d bytes: %w", resp.ContentLength, errTooLarge)
+		}
+		b, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
 		if err != nil {
 			return nil, fmt.Errorf("reading the answer: %w", err)
 		}
-		if len(b) > maxMessage {
-			return nil, fmt.Errorf("answer larger than %d bytes", maxMessage)
+		if int64(len(b)) > max {
+			return nil, fmt.Errorf("answer larger than %d bytes: %w", max, errTooLarge)
 		}
 		raw, done, err := u.handleMessage(s, b, id)
 		if err == nil && !done {
@@ -226,8 +229,8 @@ func (u *Upstream) readAnswer(s *session, resp *http.Response, id string) (json.
 	for {
 		line, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
-			if long = append(long, line...); len(long) > maxMessage {
-				return nil, fmt.Errorf("event larger than %d bytes", maxMessage)
+			if long = append(long, line...); int64(len(long)+len(ev.data)) > max {
+				return nil, fmt.Errorf("event larger than %d bytes: %w", max, errTooLarge)
 			}
 			continue
 		}
@@ -241,6 +244,9 @@ func (u *Upstream) readAnswer(s *session, resp *http.Response, id string) (json.
 			line, long = append(long, line...), long[:0]
 		}
 		data, ok := ev.line(line[:len(line)-1])
+		if int64(len(ev.data)) > max {
+			return nil, fmt.Errorf("event larger than %d bytes: %w", max, errTooLarge)
+		}
 		if !ok {
 			continue
 		}

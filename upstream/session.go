@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
@@ -108,7 +109,7 @@ func (u *Upstream) transport(s *session) (mcp.Transport, error) {
 		cmd.Dir = c.Dir
 		cmd.Stderr = &lineLogger{log: u.log, id: c.ID}
 		s.tapped = true
-		return &stdioTransport{cmd: cmd, tap: func(raw []byte) { u.tapMessage(s, raw) }}, nil
+		return &stdioTransport{cmd: cmd, tap: func(raw []byte) { u.tapMessage(s, raw) }, max: u.maxResult()}, nil
 	}
 	if u.headerErr != nil {
 		return nil, u.headerErr
@@ -118,11 +119,23 @@ func (u *Upstream) transport(s *session) (mcp.Transport, error) {
 		// it is tapped like a Streamable HTTP response. It lives as long as
 		// the session, not the connect call that opens it.
 		s.tapped = true
-		hc := &http.Client{Transport: &tapTransport{base: u.http.Transport, u: u, session: s}}
-		return &outliveConnect{Transport: &mcp.SSEClientTransport{Endpoint: c.URL, HTTPClient: hc}, life: u.m.ctx}, nil
+		hc := &http.Client{Transport: &tapTransport{base: u.limited(), u: u, session: s}}
+		return &outliveConnect{Transport: &mcp.SSEClientTransport{Endpoint: c.URL, HTTPClient: hc, MaxEventSize: u.sdkMax()}, life: u.m.ctx}, nil
 	}
 	s.tapped = true
-	return &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: u.tappedHTTP, MaxRetries: 1}, nil
+	return &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: u.tappedHTTP, MaxRetries: 1, MaxEventSize: u.sdkMax()}, nil
+}
+
+// limited is the upstream's HTTP transport with each message it receives
+// bounded by max_result_bytes (limit.go).
+func (u *Upstream) limited() http.RoundTripper {
+	return &limitTransport{base: u.http.Transport, max: u.maxResult()}
+}
+
+// sdkMax is the go-sdk's own bound on a message, left above Legate's: the
+// SDK ends the whole session at its bound, where Legate fails one call.
+func (u *Upstream) sdkMax() int {
+	return int(min(u.maxResult()+64<<10, math.MaxInt32))
 }
 
 // outliveConnect connects a transport whose connection keeps the context it

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os/exec"
 	"strings"
@@ -187,6 +188,7 @@ func (u *Upstream) sessionByID(id string) *session {
 type stdioTransport struct {
 	cmd *exec.Cmd
 	tap func([]byte)
+	max int64 // max_result_bytes: the longest line kept (limit.go)
 }
 
 func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -202,7 +204,8 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return nil, fmt.Errorf("starting %s: %w", t.cmd.Path, err)
 	}
 	w := &childStdin{WriteCloser: stdin, cmd: t.cmd}
-	return (&mcp.IOTransport{Reader: &lineTap{r: stdout, each: t.tap}, Writer: w}).Connect(ctx)
+	out := &lineTap{r: newLineLimit(stdout, t.max), each: t.tap}
+	return (&mcp.IOTransport{Reader: out, Writer: w, MaxLineLength: int(min(t.max+64<<10, math.MaxInt32))}).Connect(ctx)
 }
 
 // childStdin ends the child when the connection closes.

@@ -109,7 +109,7 @@ func newUpstream(m *Manager, cfg *Config, origin string) *Upstream {
 		if !u.secrets.Empty() {
 			u.http.Transport = &maskTransport{base: u.http.Transport, secrets: u.secrets}
 		}
-		u.tappedHTTP = &http.Client{Transport: &tapTransport{base: u.http.Transport, u: u}}
+		u.tappedHTTP = &http.Client{Transport: &tapTransport{base: u.limited(), u: u}}
 	}
 	u.breaker = gobreaker.NewCircuitBreaker[answer](gobreaker.Settings{
 		Name:        cfg.ID,
@@ -118,8 +118,9 @@ func newUpstream(m *Manager, cfg *Config, origin string) *Upstream {
 		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= uint32(m.opts.BreakerFailures) },
 		IsSuccessful: func(err error) bool {
 			// Only the upstream's own failures count: a JSON-RPC error is an
-			// answer, and a call the client cancelled says nothing of health.
-			return err == nil || answered(err) || errors.Is(err, context.Canceled)
+			// answer, and a call the client cancelled says nothing of health;
+			// nor does an answer over max_result_bytes.
+			return err == nil || answered(err) || errors.Is(err, context.Canceled) || isTooLarge(err)
 		},
 		OnStateChange: func(name string, from, to gobreaker.State) {
 			u.log.Warn("upstream circuit changed", "from", from.String(), "to", to.String())
@@ -347,6 +348,8 @@ func (u *Upstream) call(ctx context.Context, t *Tool, args json.RawMessage, clie
 		return answer{}, unavailable(u.cfg.ID, "circuit open after repeated failures; retry later", err)
 	case errors.Is(err, errTimeout):
 		return answer{}, &connectors.Error{Code: connectors.CodeTimeout, Message: fmt.Sprintf("upstream %s did not answer within %s", u.cfg.ID, u.cfg.timeout()), Err: err}
+	case isTooLarge(err):
+		return answer{}, u.tooLarge(t, err)
 	}
 	if answered(err) {
 		return answer{}, u.redactErr(err)
