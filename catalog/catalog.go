@@ -12,13 +12,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/legate-mcp/legate"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/legate-mcp/legate/connectors"
 )
 
 // Naming chooses how canonical names are shown to clients.
@@ -47,7 +46,7 @@ type Entry struct {
 	// `connector "web" (config.yaml connectors[0])`.
 	Source string
 	// Class is the tool's declared operation class.
-	Class connectors.Class
+	Class legate.Class
 	// Tenant owns the tool's source; "" for a shared one.
 	Tenant string
 	// Hash identifies the definition the source gave: an approval is bound

@@ -1,6 +1,7 @@
 package catalog_test
 
 import (
+	"github.com/legate-mcp/legate"
 	"regexp"
 	"strings"
 	"testing"
@@ -8,13 +9,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate/catalog"
-	"github.com/legate-mcp/legate/connectors"
 )
 
 var safeName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 func entry(canonical, source string) *catalog.Entry {
-	return &catalog.Entry{Canonical: canonical, Source: source, Class: connectors.ClassRead,
+	return &catalog.Entry{Canonical: canonical, Source: source, Class: legate.ClassRead,
 		Tool: &mcp.Tool{Name: canonical, InputSchema: map[string]any{"type": "object"}}}
 }
 

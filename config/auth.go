@@ -2,11 +2,11 @@ package config
 
 import (
 	"fmt"
+	"github.com/legate-mcp/legate"
 	"net"
 	"net/url"
 	"strings"
 
-	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/internal/strictyaml"
 )
 
@@ -41,7 +41,7 @@ type OAuth struct {
 	// JWKSRefresh is how often the keys are fetched again (default 15m); a
 	// token naming an unknown key id fetches them at once (at most once a
 	// second), so a rotated key is accepted without waiting for this.
-	JWKSRefresh connectors.Duration `yaml:"jwks_refresh"`
+	JWKSRefresh legate.Duration `yaml:"jwks_refresh"`
 	// AuthorizationServers are listed in the metadata document clients
 	// discover (default: the issuer).
 	AuthorizationServers []string `yaml:"authorization_servers"`

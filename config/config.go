@@ -8,6 +8,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"github.com/legate-mcp/legate"
 	"net"
 	"os"
 	pathpkg "path"
@@ -42,9 +43,9 @@ type File struct {
 	// AllowedHosts are the Host header values accepted besides loopback names.
 	AllowedHosts []string `yaml:"allowed_hosts"`
 	// SessionIdleTimeout closes an HTTP client session idle this long (default 30m).
-	SessionIdleTimeout connectors.Duration `yaml:"session_idle_timeout"`
+	SessionIdleTimeout legate.Duration `yaml:"session_idle_timeout"`
 	// CallTimeout bounds one native tool call (default 60s).
-	CallTimeout connectors.Duration `yaml:"call_timeout"`
+	CallTimeout legate.Duration `yaml:"call_timeout"`
 	// MaxResultBytes bounds one message from an upstream, a call's result
 	// included, for upstreams that set no max_result_bytes of their own
 	// (default 16 MiB).
@@ -95,7 +96,7 @@ type Profile struct {
 // Audit is the `audit:` section.
 type Audit struct {
 	// Retention is how long audit rows are kept (default 2160h, 90 days).
-	Retention connectors.Duration `yaml:"retention"`
+	Retention legate.Duration `yaml:"retention"`
 }
 
 // Connector is one native connector instance.

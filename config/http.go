@@ -1,9 +1,9 @@
 package config
 
 import (
+	"github.com/legate-mcp/legate"
 	"time"
 
-	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/internal/strictyaml"
 )
 
@@ -22,13 +22,13 @@ const (
 // read, and responses have no write timeout.
 type HTTP struct {
 	// ReadHeaderTimeout bounds reading a request's headers (default 10s).
-	ReadHeaderTimeout connectors.Duration `yaml:"read_header_timeout"`
+	ReadHeaderTimeout legate.Duration `yaml:"read_header_timeout"`
 	// ReadTimeout bounds reading a whole request, headers and body, from
 	// its first byte (default 60s).
-	ReadTimeout connectors.Duration `yaml:"read_timeout"`
+	ReadTimeout legate.Duration `yaml:"read_timeout"`
 	// IdleTimeout closes a keep-alive connection that carries no request
 	// for this long (default 120s).
-	IdleTimeout connectors.Duration `yaml:"idle_timeout"`
+	IdleTimeout legate.Duration `yaml:"idle_timeout"`
 	// MaxBodyBytes bounds a request body to /mcp (default 4194304, 4 MiB);
 	// a larger one is answered 413.
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`
@@ -36,9 +36,9 @@ type HTTP struct {
 
 // WithDefaults returns h with each unset field at its default.
 func (h HTTP) WithDefaults() HTTP {
-	set := func(d *connectors.Duration, def time.Duration) {
+	set := func(d *legate.Duration, def time.Duration) {
 		if *d == 0 {
-			*d = connectors.Duration(def)
+			*d = legate.Duration(def)
 		}
 	}
 	set(&h.ReadHeaderTimeout, DefaultReadHeaderTimeout)

@@ -35,6 +35,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/legate-mcp/legate"
 	"regexp"
 	"slices"
 	"sort"
@@ -94,39 +95,6 @@ type Closer interface {
 	Close() error
 }
 
-// Class is the operation class of a call: how much it can change the world.
-type Class string
-
-// The operation classes, from harmless to irreversible.
-const (
-	ClassRead        Class = "read"        // reads only
-	ClassDraft       Class = "draft"       // a reversible write (a draft, a staged change)
-	ClassWrite       Class = "write"       // an external side effect
-	ClassDestructive Class = "destructive" // deletes or overwrites what cannot be restored
-)
-
-// Valid reports whether c is one of the four classes.
-func (c Class) Valid() bool {
-	switch c {
-	case ClassRead, ClassDraft, ClassWrite, ClassDestructive:
-		return true
-	}
-	return false
-}
-
-// Rank orders the classes: read < draft < write < destructive.
-func (c Class) Rank() int {
-	switch c {
-	case ClassRead:
-		return 0
-	case ClassDraft:
-		return 1
-	case ClassWrite:
-		return 2
-	}
-	return 3
-}
-
 // Tool is one tool a connector instance offers.
 type Tool struct {
 	// Name is the tool's name within its instance: [a-z][a-z0-9_]*.
@@ -136,17 +104,17 @@ type Tool struct {
 	// [NewTool] derives it from a Go struct.
 	InputSchema json.RawMessage
 	// Class is the tool's operation class.
-	Class Class
+	Class legate.Class
 	// ClassFor, when set, gives the class of one call from its arguments
 	// (an HTTP GET reads, a POST writes). Its result is never below Class
 	// for unparsable arguments: return Class then.
-	ClassFor func(args json.RawMessage) Class
+	ClassFor func(args json.RawMessage) legate.Class
 	// Run executes one call.
-	Run func(ctx context.Context, call *Call) (*Result, error)
+	Run func(ctx context.Context, call *Call) (*legate.Result, error)
 }
 
 // ClassOf returns the class of a call to t with args.
-func (t *Tool) ClassOf(args json.RawMessage) Class {
+func (t *Tool) ClassOf(args json.RawMessage) legate.Class {
 	if t.ClassFor != nil {
 		return t.ClassFor(args)
 	}
@@ -199,15 +167,6 @@ type Credentials interface {
 // instance does not configure. A connector with an optional credential
 // checks Has first.
 var ErrNoCredential = errors.New("credential not configured")
-
-// Result is the stable result of a successful call.
-type Result struct {
-	// Structured is the result as a JSON object; it becomes the MCP result's
-	// structured content and, when Text is empty, its text.
-	Structured any
-	// Text, when set, is the human-readable text of the result.
-	Text string
-}
 
 var (
 	mu    sync.RWMutex

@@ -3,6 +3,7 @@ package connectors
 import (
 	"errors"
 	"fmt"
+	"github.com/legate-mcp/legate"
 	"reflect"
 	"strings"
 
@@ -96,7 +97,7 @@ func prefixFieldErrors(err error, path string) error {
 	}
 	out := make([]error, 0, len(list))
 	for _, e := range list {
-		var fe *FieldError
+		var fe *legate.FieldError
 		if errors.As(e, &fe) {
 			out = append(out, &strictyaml.PathError{Path: joinPath(path, fe.Field), Msg: fe.Message})
 			continue

@@ -2,9 +2,9 @@ package connectors
 
 import (
 	"fmt"
+	"github.com/legate-mcp/legate"
 	"reflect"
 	"strings"
-	"time"
 )
 
 // Field describes one configuration field of a connector type. Fields are
@@ -20,22 +20,6 @@ type Field struct {
 	Description string `json:"description"`
 	Example     string `json:"example,omitempty"`
 }
-
-// Duration is a time.Duration that decodes from strings such as "30s".
-type Duration time.Duration
-
-// UnmarshalText parses a Go duration string.
-func (d *Duration) UnmarshalText(b []byte) error {
-	v, err := time.ParseDuration(string(b))
-	if err != nil {
-		return fmt.Errorf("invalid duration %q (use e.g. 30s, 2m)", b)
-	}
-	*d = Duration(v)
-	return nil
-}
-
-// MarshalText formats the duration as Go does.
-func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
 
 // FieldsOf lists the fields of a config struct pointer from its tags.
 func FieldsOf(cfg any) ([]Field, error) {
@@ -70,7 +54,7 @@ func FieldsOf(cfg any) ([]Field, error) {
 	return out, nil
 }
 
-var durationType = reflect.TypeFor[Duration]()
+var durationType = reflect.TypeFor[legate.Duration]()
 
 func kindOf(t reflect.Type) string {
 	if t == durationType {

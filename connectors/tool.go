@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/legate-mcp/legate"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -12,7 +13,7 @@ import (
 // NewTool builds a Tool whose input schema is derived from In (its `json`
 // and `jsonschema` tags) and whose arguments are decoded strictly into an In
 // before run is called: an unknown or mistyped argument is INVALID_ARGUMENT.
-func NewTool[In any](name, description string, class Class, run func(ctx context.Context, call *Call, in *In) (*Result, error)) Tool {
+func NewTool[In any](name, description string, class legate.Class, run func(ctx context.Context, call *Call, in *In) (*legate.Result, error)) Tool {
 	schema, err := jsonschema.For[In](nil)
 	if err != nil {
 		panic(fmt.Sprintf("connectors: tool %q: input schema: %v", name, err))
@@ -30,7 +31,7 @@ func NewTool[In any](name, description string, class Class, run func(ctx context
 		Description: description,
 		InputSchema: raw,
 		Class:       class,
-		Run: func(ctx context.Context, call *Call) (*Result, error) {
+		Run: func(ctx context.Context, call *Call) (*legate.Result, error) {
 			in, err := DecodeArgs[In](call.Args, resolved)
 			if err != nil {
 				return nil, err
@@ -50,17 +51,17 @@ func DecodeArgs[In any](args json.RawMessage, resolved *jsonschema.Resolved) (*I
 	if resolved != nil {
 		var v any
 		if err := json.Unmarshal(args, &v); err != nil {
-			return nil, Errorf(CodeInvalidArgument, "arguments are not valid JSON: %v", err)
+			return nil, legate.Errorf(legate.CodeInvalidArgument, "arguments are not valid JSON: %v", err)
 		}
 		if err := resolved.Validate(v); err != nil {
-			return nil, Errorf(CodeInvalidArgument, "invalid arguments: %v", err)
+			return nil, legate.Errorf(legate.CodeInvalidArgument, "invalid arguments: %v", err)
 		}
 	}
 	in := new(In)
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(in); err != nil {
-		return nil, Errorf(CodeInvalidArgument, "invalid arguments: %v", err)
+		return nil, legate.Errorf(legate.CodeInvalidArgument, "invalid arguments: %v", err)
 	}
 	return in, nil
 }

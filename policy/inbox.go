@@ -9,10 +9,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/legate-mcp/legate"
 	"sync"
 	"time"
 
-	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/store"
 )
 
@@ -20,10 +20,10 @@ import (
 type ApprovalsConfig struct {
 	// Wait is how long a call blocks for a decision before it returns
 	// APPROVAL_PENDING (default 30s).
-	Wait connectors.Duration `yaml:"wait"`
+	Wait legate.Duration `yaml:"wait"`
 	// Expire is how long a request can be decided (default 24h); the
 	// outcome of an executed request is returned to the same call that long.
-	Expire connectors.Duration `yaml:"expire"`
+	Expire legate.Duration `yaml:"expire"`
 	// SeparateApprover forbids a caller to approve its own request.
 	SeparateApprover bool `yaml:"separate_approver"`
 	// Notify names a webhook connector instance that receives every new request.

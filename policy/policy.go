@@ -14,10 +14,9 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"github.com/legate-mcp/legate"
 	"path"
 	"slices"
-
-	"github.com/legate-mcp/legate/connectors"
 )
 
 // Action is what a decision does with a call.
@@ -42,7 +41,7 @@ const (
 // Config is the `policy:` section of config.yaml.
 type Config struct {
 	// Defaults give the action for calls no rule matches, by class.
-	Defaults map[connectors.Class]Action `yaml:"defaults"`
+	Defaults map[legate.Class]Action `yaml:"defaults"`
 	// Rules are tried in order; the first that matches decides.
 	Rules []Rule `yaml:"rules"`
 }
@@ -51,15 +50,15 @@ type Config struct {
 // anything; tool, principal, tenant, connector and upstream are globs
 // (path.Match syntax: * does not cross a '/', dots are ordinary).
 type Rule struct {
-	Principal string           `yaml:"principal"`
-	Tenant    string           `yaml:"tenant"`
-	Connector string           `yaml:"connector"` // native instance id; "*" matches every native tool
-	Upstream  string           `yaml:"upstream"`  // upstream id; "*" matches every upstream tool
-	Tool      string           `yaml:"tool"`      // canonical tool name
-	Class     connectors.Class `yaml:"class"`
-	Action    Action           `yaml:"action"`
-	Reason    string           `yaml:"reason"`
-	Confirm   string           `yaml:"confirm"` // inbox (default) | client
+	Principal string       `yaml:"principal"`
+	Tenant    string       `yaml:"tenant"`
+	Connector string       `yaml:"connector"` // native instance id; "*" matches every native tool
+	Upstream  string       `yaml:"upstream"`  // upstream id; "*" matches every upstream tool
+	Tool      string       `yaml:"tool"`      // canonical tool name
+	Class     legate.Class `yaml:"class"`
+	Action    Action       `yaml:"action"`
+	Reason    string       `yaml:"reason"`
+	Confirm   string       `yaml:"confirm"` // inbox (default) | client
 }
 
 // Subject is the call a decision is about.
@@ -67,7 +66,7 @@ type Subject struct {
 	Principal string
 	Tenant    string
 	Tool      string // canonical name
-	Class     connectors.Class
+	Class     legate.Class
 	Connector string // the native instance id, "" for upstream tools
 	Upstream  string // the upstream id, "" for native tools
 }
@@ -84,7 +83,7 @@ type Decision struct {
 }
 
 // RuleName names the rule for audit rows: "rules[2]" or "defaults.write".
-func (d Decision) RuleName(class connectors.Class) string {
+func (d Decision) RuleName(class legate.Class) string {
 	if d.Rule < 0 {
 		return "defaults." + string(class)
 	}
@@ -92,16 +91,16 @@ func (d Decision) RuleName(class connectors.Class) string {
 }
 
 // DefaultActions are the defaults for classes the config does not name.
-var DefaultActions = map[connectors.Class]Action{
-	connectors.ClassRead:        Allow,
-	connectors.ClassDraft:       Approve,
-	connectors.ClassWrite:       Approve,
-	connectors.ClassDestructive: Approve,
+var DefaultActions = map[legate.Class]Action{
+	legate.ClassRead:        Allow,
+	legate.ClassDraft:       Approve,
+	legate.ClassWrite:       Approve,
+	legate.ClassDestructive: Approve,
 }
 
 // Policy is a validated, ready policy.
 type Policy struct {
-	defaults map[connectors.Class]Action
+	defaults map[legate.Class]Action
 	rules    []Rule
 }
 
@@ -110,7 +109,7 @@ func New(cfg Config) (*Policy, error) {
 	if errs := cfg.Validate("policy"); len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	p := &Policy{defaults: map[connectors.Class]Action{}, rules: cfg.Rules}
+	p := &Policy{defaults: map[legate.Class]Action{}, rules: cfg.Rules}
 	for c, a := range DefaultActions {
 		p.defaults[c] = a
 	}

@@ -1,6 +1,7 @@
 package policy_test
 
 import (
+	"github.com/legate-mcp/legate"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,7 +9,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/policy"
 )
 
@@ -17,7 +17,7 @@ type fixture struct {
 	Policy policy.Config `yaml:"policy"`
 	Cases  []struct {
 		Tool, Connector, Upstream, Principal, Tenant string
-		Class                                        connectors.Class
+		Class                                        legate.Class
 		Want                                         policy.Action
 		Rule, Reason, Confirm                        string
 	} `yaml:"cases"`
@@ -77,7 +77,7 @@ func TestValidationNamesTheKey(t *testing.T) {
 		"bad class":    {policy.Config{Rules: []policy.Rule{{Action: policy.Deny, Class: "huge"}}}, "policy.rules[0].class"},
 		"bad confirm":  {policy.Config{Rules: []policy.Rule{{Action: policy.Approve, Confirm: "phone"}}}, "policy.rules[0].confirm"},
 		"confirm+deny": {policy.Config{Rules: []policy.Rule{{Action: policy.Deny, Confirm: "client"}}}, "applies to action approve only"},
-		"bad default":  {policy.Config{Defaults: map[connectors.Class]policy.Action{"read": "yes"}}, "policy.defaults.read"},
+		"bad default":  {policy.Config{Defaults: map[legate.Class]policy.Action{"read": "yes"}}, "policy.defaults.read"},
 		"bad glob":     {policy.Config{Rules: []policy.Rule{{Action: policy.Allow, Tool: "web.["}}}, "policy.rules[0].tool: bad glob"},
 	}
 	for name, tc := range tests {

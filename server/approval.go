@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/legate-mcp/legate"
 	"strings"
 	"time"
 
@@ -36,7 +37,7 @@ func (g *Gateway) decide(next Handler) Handler {
 			if reason == "" {
 				reason = "denied by policy " + d.RuleName(r.Class)
 			}
-			return nil, &connectors.Error{Code: connectors.CodePolicyDenied, Message: fmt.Sprintf("%s: %s", r.Entry.Canonical, reason)}
+			return nil, &legate.Error{Code: legate.CodePolicyDenied, Message: fmt.Sprintf("%s: %s", r.Entry.Canonical, reason)}
 		case policy.Approve:
 			return g.holdForApproval(ctx, r, next)
 		}
@@ -142,15 +143,15 @@ func (g *Gateway) settledResult(a *store.Approval) (*mcp.CallToolResult, error) 
 		if a.Reason != "" {
 			msg += ": " + a.Reason
 		}
-		return nil, &connectors.Error{Code: connectors.CodeApprovalDenied, Message: msg, Details: map[string]any{"approval_id": a.ID}}
+		return nil, &legate.Error{Code: legate.CodeApprovalDenied, Message: msg, Details: map[string]any{"approval_id": a.ID}}
 	case store.StateExpired:
-		return nil, &connectors.Error{Code: connectors.CodeApprovalDenied, Message: fmt.Sprintf("approval %s expired undecided", a.ID), Details: map[string]any{"approval_id": a.ID}}
+		return nil, &legate.Error{Code: legate.CodeApprovalDenied, Message: fmt.Sprintf("approval %s expired undecided", a.ID), Details: map[string]any{"approval_id": a.ID}}
 	}
 	if a.State == store.StatePending && !a.ExpiresAt.After(time.Now()) {
-		return nil, &connectors.Error{Code: connectors.CodeApprovalDenied, Message: fmt.Sprintf("approval %s expired undecided", a.ID), Details: map[string]any{"approval_id": a.ID}}
+		return nil, &legate.Error{Code: legate.CodeApprovalDenied, Message: fmt.Sprintf("approval %s expired undecided", a.ID), Details: map[string]any{"approval_id": a.ID}}
 	}
-	return nil, &connectors.Error{
-		Code: connectors.CodeApprovalPending,
+	return nil, &legate.Error{
+		Code: legate.CodeApprovalPending,
 		Message: fmt.Sprintf("%s needs approval %s (state %s) until %s. Once decided it runs once; call again with the same arguments, "+
 			"or call legate.approval_status, to get its outcome", a.Tool, a.ID, a.State, a.ExpiresAt.Format(time.RFC3339)),
 		Details: map[string]any{"approval_id": a.ID, "expires_at": a.ExpiresAt.Format(time.RFC3339), "state": a.State},
@@ -229,7 +230,7 @@ func (g *Gateway) notifyApproval(a *store.Approval) {
 
 // interrupted is the outcome of an approved call whose run stopped with
 // its process.
-var interrupted = outcomeOf(&connectors.Error{Code: connectors.CodeTransient,
+var interrupted = outcomeOf(&legate.Error{Code: legate.CodeTransient,
 	Message: "Legate stopped while this approved call was running; it is not run again because it may have taken effect"})
 
 // runApproved, until ctx ends: executes approved requests nobody is
@@ -273,13 +274,13 @@ func (g *Gateway) runOne(ctx context.Context, a *store.Approval) {
 			Class: string(a.Class), Decision: string(policy.Approve), ApprovalID: a.ID, ArgsHash: a.ArgsHash}
 		switch {
 		case !ok:
-			refused.Outcome = string(connectors.CodeNotFound)
+			refused.Outcome = string(legate.CodeNotFound)
 			g.auditRefused(refused)
-			return nil, &connectors.Error{Code: connectors.CodeNotFound, Message: fmt.Sprintf("tool %s no longer exists", a.Tool)}
+			return nil, &legate.Error{Code: legate.CodeNotFound, Message: fmt.Sprintf("tool %s no longer exists", a.Tool)}
 		case e.Hash != a.DefHash:
-			refused.Outcome = string(connectors.CodePolicyDenied)
+			refused.Outcome = string(legate.CodePolicyDenied)
 			g.auditRefused(refused)
-			return nil, &connectors.Error{Code: connectors.CodePolicyDenied, Message: fmt.Sprintf("the definition of %s changed after it was approved; call again for a new approval", a.Tool)}
+			return nil, &legate.Error{Code: legate.CodePolicyDenied, Message: fmt.Sprintf("the definition of %s changed after it was approved; call again for a new approval", a.Tool)}
 		}
 		r.Class = g.classOf(e, a.Args)
 		res, err := g.call(ctx, r)
@@ -300,11 +301,11 @@ func (g *Gateway) approvalStatusTool() connectors.Tool {
 	}
 	return connectors.NewTool("approval_status",
 		"Report the state of an approval request (pending, approved, denied, expired, executing, executed, failed) and, once it ran, its outcome.",
-		connectors.ClassRead,
-		func(ctx context.Context, call *connectors.Call, in *args) (*connectors.Result, error) {
+		legate.ClassRead,
+		func(ctx context.Context, call *connectors.Call, in *args) (*legate.Result, error) {
 			a, err := g.inbox.Store().Get(ctx, strings.TrimSpace(in.ApprovalID))
 			if err != nil || a.Principal != call.Caller.Principal || a.Tenant != call.Caller.Tenant {
-				return nil, connectors.Errorf(connectors.CodeNotFound, "no approval %q of yours", in.ApprovalID)
+				return nil, legate.Errorf(legate.CodeNotFound, "no approval %q of yours", in.ApprovalID)
 			}
 			out := map[string]any{"approval_id": a.ID, "tool": a.Tool, "state": a.State, "expires_at": a.ExpiresAt}
 			if a.Decider != "" {
@@ -313,15 +314,15 @@ func (g *Gateway) approvalStatusTool() connectors.Tool {
 			if len(a.Outcome) > 0 {
 				out["outcome"] = a.Outcome
 			}
-			return &connectors.Result{Structured: out}, nil
+			return &legate.Result{Structured: out}, nil
 		})
 }
 
 // entryHash is the definition hash of a native catalog entry.
-func entryHash(t *mcp.Tool, class connectors.Class) string {
+func entryHash(t *mcp.Tool, class legate.Class) string {
 	b, _ := json.Marshal(struct {
 		Tool  *mcp.Tool
-		Class connectors.Class
+		Class legate.Class
 	}{t, class})
 	return policy.ArgsHash(b)
 }

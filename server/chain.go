@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/legate-mcp/legate"
 	"log/slog"
 	"runtime/debug"
 	"time"
@@ -29,7 +30,7 @@ type Request struct {
 	// Caller made the call.
 	Caller connectors.Caller
 	// Class is the operation class of this call (it may depend on Args).
-	Class connectors.Class
+	Class legate.Class
 	// OperationID is unique per call: the idempotency key of its writes.
 	OperationID string
 	// Start is when the call entered the gateway.
@@ -61,7 +62,7 @@ type Request struct {
 	rawTextSize int
 }
 
-// Handler handles one call. A tool failure is an error, a *connectors.Error
+// Handler handles one call. A tool failure is an error, a *legate.Error
 // carrying its canonical code, which the MCP edge turns into an isError
 // result; a *jsonrpc.Error is relayed to the client as a protocol error.
 // A result with IsError set (an upstream tool's own failure) passes as is.
@@ -90,7 +91,7 @@ func recoverPanics(log *slog.Logger) Middleware {
 					// error's text, it is logged as a hash (errorAttrs).
 					log.Error("tool panicked", "tool", r.Entry.Canonical, "panic_type", fmt.Sprintf("%T", p),
 						"panic_hash", textHash(fmt.Sprint(p)), "stack", string(debug.Stack()))
-					res, err = nil, &connectors.Error{Code: connectors.CodeAdapterMapping, Message: fmt.Sprintf("tool %s failed unexpectedly", r.Entry.Canonical)}
+					res, err = nil, &legate.Error{Code: legate.CodeAdapterMapping, Message: fmt.Sprintf("tool %s failed unexpectedly", r.Entry.Canonical)}
 				}
 			}()
 			return next(ctx, r)
@@ -116,8 +117,8 @@ func logCalls(log *slog.Logger) Middleware {
 				return nil, err
 			}
 			level := slog.LevelWarn
-			switch connectors.CodeOf(err) {
-			case connectors.CodeInvalidArgument, connectors.CodeApprovalPending, connectors.CodePolicyDenied, connectors.CodeApprovalDenied:
+			switch legate.CodeOf(err) {
+			case legate.CodeInvalidArgument, legate.CodeApprovalPending, legate.CodePolicyDenied, legate.CodeApprovalDenied:
 				level = slog.LevelInfo // the gateway working as configured, or the caller's mistake
 			}
 			attrs := append([]any{"tool", r.Entry.Canonical, "class", r.Class, "principal", r.Caller.Principal}, errorAttrs(err)...)
@@ -129,11 +130,11 @@ func logCalls(log *slog.Logger) Middleware {
 
 // protocolError returns the JSON-RPC error to relay to the client as a
 // protocol error: one an upstream answered with. An error the gateway or a
-// connector classed (a *connectors.Error, even one wrapping a JSON-RPC
+// connector classed (a *legate.Error, even one wrapping a JSON-RPC
 // error from a broken transport) is a tool failure instead, and nil is
 // returned.
 func protocolError(err error) *jsonrpc.Error {
-	var ce *connectors.Error
+	var ce *legate.Error
 	if errors.As(err, &ce) {
 		return nil
 	}

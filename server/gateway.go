@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/legate-mcp/legate"
 	"log/slog"
 	"slices"
 	"sync"
@@ -223,13 +224,13 @@ func (g *Gateway) buildCatalog() (*catalog.Catalog, error) {
 }
 
 // annotationsFor tells clients what a class means for their own UI.
-func annotationsFor(c connectors.Class) *mcp.ToolAnnotations {
+func annotationsFor(c legate.Class) *mcp.ToolAnnotations {
 	f := false
 	t := true
 	switch c {
-	case connectors.ClassRead:
+	case legate.ClassRead:
 		return &mcp.ToolAnnotations{ReadOnlyHint: true}
-	case connectors.ClassDestructive:
+	case legate.ClassDestructive:
 		return &mcp.ToolAnnotations{DestructiveHint: &t}
 	}
 	return &mcp.ToolAnnotations{DestructiveHint: &f}
@@ -262,7 +263,7 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage, o
 		row := store.AuditRow{Principal: c.Principal, Tenant: c.Tenant, Session: c.Session, Tool: name}
 		if t, err := g.quarantineError(name); err != nil {
 			row.Tool, row.Source, row.Class = t.Canonical(), "upstream:"+t.Upstream, string(t.Class)
-			row.Decision, row.Outcome = "quarantined", string(connectors.CodePolicyDenied)
+			row.Decision, row.Outcome = "quarantined", string(legate.CodePolicyDenied)
 			g.auditRefused(row)
 			return ErrorResult(err), nil
 		}
@@ -330,7 +331,7 @@ const ErrorMetaKey = "io.legate/error"
 
 // classOf is the class of one call: a native tool may class it from its
 // arguments; an upstream tool's class is fixed in its catalog entry.
-func (g *Gateway) classOf(e *catalog.Entry, args json.RawMessage) connectors.Class {
+func (g *Gateway) classOf(e *catalog.Entry, args json.RawMessage) legate.Class {
 	if nt, ok := e.Target.(*nativeTool); ok {
 		return nt.tool.ClassOf(args)
 	}
@@ -387,7 +388,7 @@ func (g *Gateway) executeNative(ctx context.Context, nt *nativeTool, r *Request)
 	res, err := nt.tool.Run(ctx, call)
 	if err != nil {
 		if ctx.Err() == context.DeadlineExceeded {
-			return nil, &connectors.Error{Code: connectors.CodeTimeout, Message: fmt.Sprintf("%s did not answer within %s", r.Entry.Canonical, g.callTimeout), Err: err}
+			return nil, &legate.Error{Code: legate.CodeTimeout, Message: fmt.Sprintf("%s did not answer within %s", r.Entry.Canonical, g.callTimeout), Err: err}
 		}
 		return nil, err
 	}

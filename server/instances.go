@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/legate-mcp/legate"
 
 	"gopkg.in/yaml.v3"
 
@@ -116,7 +117,7 @@ func (c credentialSet) Get(ctx context.Context, name string) (string, error) {
 		if errors.Is(err, vault.ErrNotFound) {
 			msg += ": " + err.Error() // names the reference and tenant, never a value
 		}
-		return "", &connectors.Error{Code: connectors.CodeAuthExpired, Message: msg, Err: err}
+		return "", &legate.Error{Code: legate.CodeAuthExpired, Message: msg, Err: err}
 	}
 	return v, nil
 }

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/legate-mcp/legate"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/upstream"
 )
 
@@ -100,7 +100,7 @@ func principalOf(extra *mcp.RequestExtra) *Principal {
 // the text "CODE: message", and {"error": {code, message,
 // retry_after_seconds}} as structured content.
 func ErrorResult(err error) *mcp.CallToolResult {
-	ce := &connectors.Error{Code: connectors.CodeOf(err), Message: err.Error()}
+	ce := &legate.Error{Code: legate.CodeOf(err), Message: err.Error()}
 	errors.As(err, &ce)
 	body := map[string]any{"code": ce.Code, "message": ce.Message}
 	for k, v := range ce.Details {
@@ -118,7 +118,7 @@ func ErrorResult(err error) *mcp.CallToolResult {
 
 // NativeResult turns a connector's result into an MCP result: its text
 // (or its JSON) and its structured content, always a JSON object.
-func NativeResult(res *connectors.Result) (*mcp.CallToolResult, error) {
+func NativeResult(res *legate.Result) (*mcp.CallToolResult, error) {
 	out := &mcp.CallToolResult{Content: []mcp.Content{}}
 	if res == nil {
 		return out, nil
@@ -127,7 +127,7 @@ func NativeResult(res *connectors.Result) (*mcp.CallToolResult, error) {
 	if res.Structured != nil {
 		b, err := json.Marshal(res.Structured)
 		if err != nil {
-			return nil, &connectors.Error{Code: connectors.CodeAdapterMapping, Message: "result is not JSON", Err: err}
+			return nil, &legate.Error{Code: legate.CodeAdapterMapping, Message: "result is not JSON", Err: err}
 		}
 		if text == "" {
 			text = string(b)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"github.com/legate-mcp/legate"
 	"log/slog"
 	"strings"
 	"sync"
@@ -15,7 +16,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/upstream"
 )
@@ -130,7 +130,7 @@ func outcomeCode(res *mcp.CallToolResult, err error) string {
 	case protocolError(err) != nil:
 		return "PROTOCOL_ERROR"
 	case err != nil:
-		return string(connectors.CodeOf(err))
+		return string(legate.CodeOf(err))
 	case res != nil && res.IsError:
 		return "TOOL_ERROR"
 	}
@@ -147,7 +147,7 @@ func errorAttrs(err error) []any {
 		return []any{"rpc_code", rpcErr.Code, "error_hash", textHash(rpcErr.Message)}
 	}
 	text := ErrorResult(err).Content[0].(*mcp.TextContent).Text
-	return []any{"code", connectors.CodeOf(err), "error_hash", textHash(text)}
+	return []any{"code", legate.CodeOf(err), "error_hash", textHash(text)}
 }
 
 // textHash is a short hash of s: 12 hex digits of its SHA-256.
@@ -210,7 +210,7 @@ func (g *Gateway) observe(next Handler) Handler {
 		outcome := outcomeCode(res, err)
 		g.metrics.calls.WithLabelValues(r.Entry.Canonical, source, outcome).Inc()
 		g.metrics.latency.WithLabelValues(source).Observe(latency.Seconds())
-		if outcome == string(connectors.CodeRateLimited) {
+		if outcome == string(legate.CodeRateLimited) {
 			g.metrics.limited.WithLabelValues(r.Entry.Canonical).Inc()
 		}
 		size := r.rawTextSize

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/legate-mcp/legate"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -31,17 +32,17 @@ func (echoConn) Validate() error                                    { return nil
 func (echoConn) Test(context.Context, connectors.Credentials) error { return nil }
 func (echoConn) Tools() []connectors.Tool {
 	return []connectors.Tool{
-		connectors.NewTool("echo", "Echo text back.", connectors.ClassRead,
-			func(ctx context.Context, call *connectors.Call, in *echoArgs) (*connectors.Result, error) {
+		connectors.NewTool("echo", "Echo text back.", legate.ClassRead,
+			func(ctx context.Context, call *connectors.Call, in *echoArgs) (*legate.Result, error) {
 				secret, _ := call.Credentials.Get(ctx, "key")
-				return &connectors.Result{Structured: map[string]any{"text": in.Text, "principal": call.Caller.Principal, "key_len": len(secret)}}, nil
+				return &legate.Result{Structured: map[string]any{"text": in.Text, "principal": call.Caller.Principal, "key_len": len(secret)}}, nil
 			}),
-		connectors.NewTool("fail", "Fail with the code given as text.", connectors.ClassWrite,
-			func(ctx context.Context, call *connectors.Call, in *echoArgs) (*connectors.Result, error) {
-				return nil, &connectors.Error{Code: connectors.Code(in.Text), Message: "failed as asked"}
+		connectors.NewTool("fail", "Fail with the code given as text.", legate.ClassWrite,
+			func(ctx context.Context, call *connectors.Call, in *echoArgs) (*legate.Result, error) {
+				return nil, &legate.Error{Code: legate.Code(in.Text), Message: "failed as asked"}
 			}),
-		connectors.NewTool("boom", "Panic.", connectors.ClassWrite,
-			func(ctx context.Context, call *connectors.Call, in *echoArgs) (*connectors.Result, error) {
+		connectors.NewTool("boom", "Panic.", legate.ClassWrite,
+			func(ctx context.Context, call *connectors.Call, in *echoArgs) (*legate.Result, error) {
 				panic("boom")
 			}),
 	}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/legate-mcp/legate"
 	"log/slog"
 	"net/http"
 	"os"
@@ -26,7 +27,6 @@ import (
 
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/config"
-	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/server"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/store/sqlite"
@@ -233,7 +233,7 @@ upstreams:
 		}
 		for i := range 3 {
 			res, el := callText(t, cs, wire(c), "x")
-			if code := resultCode(res); code != string(connectors.CodeUpstreamUnavailable) {
+			if code := resultCode(res); code != string(legate.CodeUpstreamUnavailable) {
 				t.Errorf("%s call %d: %q, want UPSTREAM_UNAVAILABLE", c, i, upstreamtest.Text(res))
 			}
 			if el >= time.Second {
@@ -410,12 +410,12 @@ upstreams:
 	if got := strings.Join(wary, " "); got != "destr no-schema rich-schema string-schema union-schema" {
 		t.Errorf("filtered tools %q", got)
 	}
-	classes := map[string]connectors.Class{
-		"mcp.odd.string-schema":  connectors.ClassRead,
-		"mcp.odd.destr":          connectors.ClassDestructive,
-		"mcp.odd.plain":          connectors.ClassWrite,
-		"mcp.wary.string-schema": connectors.ClassWrite,
-		"mcp.wary.destr":         connectors.ClassDestructive,
+	classes := map[string]legate.Class{
+		"mcp.odd.string-schema":  legate.ClassRead,
+		"mcp.odd.destr":          legate.ClassDestructive,
+		"mcp.odd.plain":          legate.ClassWrite,
+		"mcp.wary.string-schema": legate.ClassWrite,
+		"mcp.wary.destr":         legate.ClassDestructive,
 	}
 	for c, want := range classes {
 		e, ok := gw.Catalog().Lookup(c)
@@ -501,7 +501,7 @@ upstreams:
 				}
 				res, el := callText(t, cs, name, "x")
 				code := resultCode(res)
-				if code != string(connectors.CodeUpstreamUnavailable) && code != string(connectors.CodeTimeout) {
+				if code != string(legate.CodeUpstreamUnavailable) && code != string(legate.CodeTimeout) {
 					t.Fatalf("call %d: %q, want TIMEOUT or UPSTREAM_UNAVAILABLE", i, upstreamtest.Text(res))
 				}
 				if el > 5*time.Second {
@@ -509,7 +509,7 @@ upstreams:
 				}
 			}
 			res, el := callText(t, cs, name, "x")
-			if resultCode(res) != string(connectors.CodeUpstreamUnavailable) || el > 500*time.Millisecond {
+			if resultCode(res) != string(legate.CodeUpstreamUnavailable) || el > 500*time.Millisecond {
 				t.Errorf("open circuit: %q after %s", upstreamtest.Text(res), el)
 			}
 		})

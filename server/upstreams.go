@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/legate-mcp/legate"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/config"
-	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/upstream"
 )
@@ -93,7 +93,7 @@ func (g *Gateway) quarantineError(name string) (t *upstream.Tool, err error) {
 	for _, q := range g.upstreams.Quarantine() {
 		c := q.Tool.Canonical()
 		if name == c || name == catalog.WireName(c, g.Catalog().Naming()) {
-			return q.Tool, &connectors.Error{Code: connectors.CodePolicyDenied, Message: fmt.Sprintf(
+			return q.Tool, &legate.Error{Code: legate.CodePolicyDenied, Message: fmt.Sprintf(
 				"%s is quarantined: its definition changed since it was accepted; an admin must review it (legate upstream diff %s) and accept it (legate upstream accept %s %s)",
 				c, q.Tool.Upstream, q.Tool.Upstream, q.Tool.Name)}
 		}

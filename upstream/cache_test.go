@@ -3,12 +3,12 @@ package upstream_test
 import (
 	"context"
 	"fmt"
+	"github.com/legate-mcp/legate"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/upstream"
 	"github.com/legate-mcp/legate/upstream/upstreamtest"
 )
@@ -54,7 +54,7 @@ func TestCachedCatalogSurvivesRestartWithUpstreamsDown(t *testing.T) {
 		start := time.Now()
 		_, err := call(m2, tl, "x")
 		el := time.Since(start)
-		if code := upstreamCode(err); code != connectors.CodeUpstreamUnavailable {
+		if code := upstreamCode(err); code != legate.CodeUpstreamUnavailable {
 			t.Errorf("%s: %v, want UPSTREAM_UNAVAILABLE", tl.Canonical(), err)
 		}
 		if el >= time.Second {

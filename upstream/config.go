@@ -2,13 +2,12 @@ package upstream
 
 import (
 	"fmt"
+	"github.com/legate-mcp/legate"
 	"net/url"
 	"path"
 	"regexp"
 	"slices"
 	"time"
-
-	"github.com/legate-mcp/legate/connectors"
 )
 
 // Config is one upstream MCP server, an entry of `upstreams:` in
@@ -37,7 +36,7 @@ type Config struct {
 	// Timeout of one call (default 60s). On a call whose client asked for
 	// progress, each progress notification from the upstream restarts it;
 	// Legate asks the upstream for progress only then, as the client would.
-	Timeout connectors.Duration `yaml:"timeout" json:"timeout,omitempty"`
+	Timeout legate.Duration `yaml:"timeout" json:"timeout,omitempty"`
 	// Session is shared (default: a small pool used by every client) or
 	// per_client (one upstream session per client session).
 	Session string `yaml:"session" json:"session,omitempty"`
@@ -45,7 +44,7 @@ type Config struct {
 	// exposes them under their own names.
 	Prefix *bool `yaml:"prefix" json:"prefix,omitempty"`
 	// RefreshInterval, when set, refreshes the tool cache this often.
-	RefreshInterval connectors.Duration `yaml:"refresh_interval" json:"refresh_interval,omitempty"`
+	RefreshInterval legate.Duration `yaml:"refresh_interval" json:"refresh_interval,omitempty"`
 	// MaxConcurrency bounds the calls in flight to this upstream (default 32).
 	MaxConcurrency int `yaml:"max_concurrency" json:"max_concurrency,omitempty"`
 	// MaxResultBytes bounds one message from this upstream, a call's result

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/legate-mcp/legate"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,7 +13,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/upstream"
 	"github.com/legate-mcp/legate/upstream/upstreamtest"
 )
@@ -124,7 +124,7 @@ func faultIsolation(t *testing.T) {
 					t.Fatalf("call %d to the broken upstream succeeded: %v", attempts, upstreamtest.Text(res))
 				}
 				code := upstreamCode(err)
-				if code != connectors.CodeUpstreamUnavailable && code != connectors.CodeTimeout {
+				if code != legate.CodeUpstreamUnavailable && code != legate.CodeTimeout {
 					t.Fatalf("call %d: code %s (%v), want UPSTREAM_UNAVAILABLE or TIMEOUT", attempts, code, err)
 				}
 				if el := time.Since(start); el > timeout+3*time.Second {
@@ -142,7 +142,7 @@ func faultIsolation(t *testing.T) {
 			if el := time.Since(start); el > 200*time.Millisecond {
 				t.Errorf("call on an open circuit took %s", el)
 			}
-			if code := upstreamCode(err); code != connectors.CodeUpstreamUnavailable {
+			if code := upstreamCode(err); code != legate.CodeUpstreamUnavailable {
 				t.Errorf("open circuit: code %s (%v), want UPSTREAM_UNAVAILABLE", code, err)
 			}
 			if faulty.Calls.Load() != before {
@@ -223,7 +223,7 @@ func halfOpenLetsOneProbeThrough(t *testing.T) {
 	upstreamtest.Eventually(t, 3*time.Second, func() bool { return faulty.Calls.Load() == before+1 }, "the probe never reached the upstream")
 	start := time.Now()
 	_, err := call(m, tl, "second")
-	if code := upstreamCode(err); code != connectors.CodeUpstreamUnavailable {
+	if code := upstreamCode(err); code != legate.CodeUpstreamUnavailable {
 		t.Errorf("second call during the probe: %v, want UPSTREAM_UNAVAILABLE", err)
 	}
 	if el := time.Since(start); el > 200*time.Millisecond {
@@ -266,7 +266,7 @@ func answersDoNotOpenTheCircuit(t *testing.T) {
 		if err == nil && !res.IsError {
 			t.Fatalf("call %d succeeded", i)
 		}
-		if code := upstreamCode(err); err != nil && code == connectors.CodeUpstreamUnavailable {
+		if code := upstreamCode(err); err != nil && code == legate.CodeUpstreamUnavailable {
 			t.Fatalf("call %d: an upstream's answer became %v", i, err)
 		}
 	}
@@ -303,7 +303,7 @@ func TestConcurrencyBound(t *testing.T) {
 	wctx, wcancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	_, err := m.Call(wctx, badTool, json.RawMessage(`{"text":"third"}`), upstream.Client{})
 	wcancel()
-	if code := upstreamCode(err); code != connectors.CodeUpstreamUnavailable {
+	if code := upstreamCode(err); code != legate.CodeUpstreamUnavailable {
 		t.Errorf("third call: %v, want UPSTREAM_UNAVAILABLE (too many calls in flight)", err)
 	}
 	if faulty.Calls.Load() != 2 {
@@ -371,7 +371,7 @@ func timeoutExtendedByProgress(t *testing.T) {
 	}{{"silent", client}, {"chatty", upstream.Client{}}} {
 		start = time.Now()
 		_, err = callAs(m, tool(m, "s", c.tool), "", c.client)
-		if code := upstreamCode(err); code != connectors.CodeTimeout {
+		if code := upstreamCode(err); code != legate.CodeTimeout {
 			t.Fatalf("%s call (progress token %v): %v, want TIMEOUT", c.tool, c.client.ProgressToken, err)
 		}
 		if el := time.Since(start); el < 300*time.Millisecond || el > 800*time.Millisecond {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/legate-mcp/legate"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -12,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/upstream"
 	"github.com/legate-mcp/legate/upstream/upstreamtest"
@@ -92,7 +92,7 @@ func headerEnv(t *testing.T) {
 	}
 	start := time.Now()
 	_, err := call(m, cached, "x")
-	if upstreamCode(err) != connectors.CodeUpstreamUnavailable || !strings.Contains(err.Error(), "UP_MISSING_TOKEN") || time.Since(start) > time.Second {
+	if upstreamCode(err) != legate.CodeUpstreamUnavailable || !strings.Contains(err.Error(), "UP_MISSING_TOKEN") || time.Since(start) > time.Second {
 		t.Errorf("call to the unusable upstream: %v after %s", err, time.Since(start))
 	}
 	seen = append(seen, errString(err))

@@ -6,13 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/legate-mcp/legate"
 	"io"
 	"mime"
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-
-	"github.com/legate-mcp/legate/connectors"
 )
 
 // An upstream's message is bounded by max_result_bytes where it is read,
@@ -51,7 +50,7 @@ func (u *Upstream) maxResult() int64 {
 
 // tooLarge is the tool error of a call to t whose answer was over the limit.
 func (u *Upstream) tooLarge(t *Tool, err error) error {
-	return &connectors.Error{Code: connectors.CodeAdapterMapping, Err: err, Message: fmt.Sprintf(
+	return &legate.Error{Code: legate.CodeAdapterMapping, Err: err, Message: fmt.Sprintf(
 		"the result of %s is larger than %d bytes, the max_result_bytes of upstream %s: ask for less (a smaller page, a narrower query), or an operator may raise max_result_bytes",
 		t.Canonical(), u.maxResult(), u.cfg.ID)}
 }

@@ -3,6 +3,7 @@ package upstream_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/legate-mcp/legate"
 	"io"
 	"net/http"
 	"strings"
@@ -12,7 +13,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/upstream"
 	"github.com/legate-mcp/legate/upstream/upstreamtest"
 )
@@ -122,7 +122,7 @@ func oversizeResultIsCutOff(t *testing.T) {
 			big := waitTool(t, m, "huge", "big", 10*time.Second)
 
 			res, err := call(m, big, "")
-			if upstreamCode(err) != connectors.CodeAdapterMapping || !strings.Contains(err.Error(), "max_result_bytes") || !strings.Contains(err.Error(), "1048576") {
+			if upstreamCode(err) != legate.CodeAdapterMapping || !strings.Contains(err.Error(), "max_result_bytes") || !strings.Contains(err.Error(), "1048576") {
 				t.Fatalf("got %v, %v; want ADAPTER_MAPPING_ERROR naming max_result_bytes and 1048576", res, err)
 			}
 			upstreamtest.Eventually(t, 10*time.Second, h.cut.Load, "the upstream's connection was never closed (%d bytes written)", h.written.Load())
@@ -150,7 +150,7 @@ func TestOversizeStdioResult(t *testing.T) {
 	echo := waitTool(t, m, "big", "echo", 10*time.Second)
 
 	res, err := call(m, echo, strings.Repeat("y", 3<<20))
-	if upstreamCode(err) != connectors.CodeAdapterMapping || !strings.Contains(err.Error(), "max_result_bytes") {
+	if upstreamCode(err) != legate.CodeAdapterMapping || !strings.Contains(err.Error(), "max_result_bytes") {
 		t.Fatalf("got %v, %v; want ADAPTER_MAPPING_ERROR naming max_result_bytes", res, err)
 	}
 	if res, err := call(m, echo, "after"); err != nil || res.IsError {
@@ -169,7 +169,7 @@ func TestOversizeLegacySSEResult(t *testing.T) {
 	echo := waitTool(t, m, "l", "echo", 10*time.Second)
 
 	res, err := call(m, echo, strings.Repeat("s", 3<<20))
-	if upstreamCode(err) != connectors.CodeAdapterMapping || !strings.Contains(err.Error(), "max_result_bytes") {
+	if upstreamCode(err) != legate.CodeAdapterMapping || !strings.Contains(err.Error(), "max_result_bytes") {
 		t.Fatalf("got %v, %v; want ADAPTER_MAPPING_ERROR naming max_result_bytes", res, err)
 	}
 	upstreamtest.Eventually(t, 10*time.Second, func() bool {

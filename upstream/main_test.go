@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/legate-mcp/legate"
 	"log/slog"
 	"os"
 	"slices"
@@ -14,7 +15,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
-	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/store/sqlite"
 	"github.com/legate-mcp/legate/upstream"
 	"github.com/legate-mcp/legate/upstream/upstreamtest"
@@ -157,14 +157,14 @@ func bothPaths(t *testing.T, test func(t *testing.T)) {
 	}
 }
 
-func upstreamCode(err error) connectors.Code {
+func upstreamCode(err error) legate.Code {
 	if err == nil {
 		return ""
 	}
-	return connectors.CodeOf(err)
+	return legate.CodeOf(err)
 }
 
-func dur(d time.Duration) connectors.Duration { return connectors.Duration(d) }
+func dur(d time.Duration) legate.Duration { return legate.Duration(d) }
 
 // syncBuffer is a goroutine-safe log sink.
 type syncBuffer struct {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/legate-mcp/legate"
 	"io"
 	"net/http"
 
@@ -24,7 +25,7 @@ import (
 // maskTransport masks the secrets in every response of base.
 type maskTransport struct {
 	base    http.RoundTripper
-	secrets *connectors.Secrets
+	secrets *legate.Secrets
 }
 
 func (t *maskTransport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -61,7 +62,7 @@ func (t *maskTransport) CloseIdleConnections() {
 // lines, is never held back past an event's end.
 type maskReader struct {
 	body    io.ReadCloser
-	secrets *connectors.Secrets
+	secrets *legate.Secrets
 	buf     []byte // masked, not yet returned
 	ready   int    // how much of buf may be returned
 	chunk   []byte
@@ -102,7 +103,7 @@ func (m *maskReader) Close() error { return m.body.Close() }
 // decoded, in a mix of escapes that no single form of it spells (a "/"
 // escaped as \/ and a "+" as \u002b, say), and returns it re-encoded with
 // the secrets masked. Only raw with escapes is decoded.
-func decodedLeak(secrets *connectors.Secrets, raw []byte) ([]byte, bool) {
+func decodedLeak(secrets *legate.Secrets, raw []byte) ([]byte, bool) {
 	if secrets.Empty() || !bytes.Contains(raw, []byte(`\u`)) && !bytes.Contains(raw, []byte(`\/`)) {
 		return nil, false
 	}

@@ -2,19 +2,18 @@ package upstream
 
 import (
 	"bytes"
+	"github.com/legate-mcp/legate"
 	"io"
 	"strings"
 	"testing"
 	"testing/iotest"
-
-	"github.com/legate-mcp/legate/connectors"
 )
 
 // A stream masked as it is read, however it is cut into reads, gives what
 // masking it whole gives: a secret split between two reads is still
 // masked.
 func TestMaskReaderChunks(t *testing.T) {
-	secrets := connectors.NewSecrets(connectors.CredentialParts("Bearer s3cr3t/Value+7f1c9a")...)
+	secrets := legate.NewSecrets(legate.CredentialParts("Bearer s3cr3t/Value+7f1c9a")...)
 	stream := "event: message\ndata: {\"text\":\"got s3cr3t/Value+7f1c9a and s3cr3t\\/Value+7f1c9a\"}\n\n" +
 		"event: message\ndata: {\"text\":\"" + strings.Repeat("x", 5000) + " s3cr3t/Value+7f1c9a\"}\n\nend s3cr3t/Val"
 	want := string(secrets.Mask([]byte(stream), false))
@@ -41,7 +40,7 @@ func TestMaskReaderChunks(t *testing.T) {
 // What ends an event is never held back: a client waiting on the stream
 // gets each event whole as soon as it is sent.
 func TestMaskReaderHoldsOnlyAStart(t *testing.T) {
-	secrets := connectors.NewSecrets("s3cr3t/Value+7f1c9a")
+	secrets := legate.NewSecrets("s3cr3t/Value+7f1c9a")
 	pr, pw := io.Pipe()
 	m := &maskReader{body: pr, secrets: secrets}
 	go pw.Write([]byte("data: {\"a\":1}\n\n"))

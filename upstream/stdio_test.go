@@ -2,13 +2,13 @@ package upstream_test
 
 import (
 	"fmt"
+	"github.com/legate-mcp/legate"
 	"slices"
 	"strconv"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/upstream"
 	"github.com/legate-mcp/legate/upstream/upstreamtest"
 )
@@ -107,7 +107,7 @@ func TestStdioCrashMidCall(t *testing.T) {
 	}
 	start := time.Now()
 	_, err = call(m, exit, "")
-	if code := upstreamCode(err); code != connectors.CodeUpstreamUnavailable {
+	if code := upstreamCode(err); code != legate.CodeUpstreamUnavailable {
 		t.Fatalf("call to a crashing process: %v, want UPSTREAM_UNAVAILABLE", err)
 	}
 	if el := time.Since(start); el > 5*time.Second {
@@ -151,7 +151,7 @@ func TestStdioThatWillNotStart(t *testing.T) {
 	for i := range 3 {
 		start := time.Now()
 		_, err := call(m, echo, "x")
-		if code := upstreamCode(err); code != connectors.CodeUpstreamUnavailable {
+		if code := upstreamCode(err); code != legate.CodeUpstreamUnavailable {
 			t.Fatalf("call %d: %v, want UPSTREAM_UNAVAILABLE", i, err)
 		}
 		// A call after the backoff tries one start, which lasts as long as the

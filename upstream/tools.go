@@ -6,12 +6,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/legate-mcp/legate"
 	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/store"
 )
 
@@ -28,7 +28,7 @@ type Tool struct {
 	Hash string
 	// Class follows the annotations (readOnlyHint → read, destructiveHint →
 	// destructive, else write), never below write when the upstream is not trusted.
-	Class connectors.Class
+	Class legate.Class
 	// Prefixed is false for an upstream with prefix: false.
 	Prefixed bool
 }
@@ -43,14 +43,14 @@ func (t *Tool) Canonical() string {
 }
 
 // ClassOf classes a tool from its annotations.
-func ClassOf(a *mcp.ToolAnnotations, trusted bool) connectors.Class {
+func ClassOf(a *mcp.ToolAnnotations, trusted bool) legate.Class {
 	switch {
 	case a != nil && a.DestructiveHint != nil && *a.DestructiveHint && !a.ReadOnlyHint:
-		return connectors.ClassDestructive
+		return legate.ClassDestructive
 	case a != nil && a.ReadOnlyHint && trusted:
-		return connectors.ClassRead
+		return legate.ClassRead
 	}
-	return connectors.ClassWrite
+	return legate.ClassWrite
 }
 
 // canonicalJSON re-encodes a JSON value with sorted keys and no spaces, so

@@ -3,13 +3,13 @@ package upstream_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/legate-mcp/legate"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/upstream"
 	"github.com/legate-mcp/legate/upstream/upstreamtest"
 )
@@ -40,17 +40,17 @@ func TestClassesFollowAnnotations(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	want := map[string]map[string]connectors.Class{
+	want := map[string]map[string]legate.Class{
 		"trusted": {
-			"ro": connectors.ClassRead, "destr": connectors.ClassDestructive, "not-destr": connectors.ClassWrite,
-			"empty-ann": connectors.ClassWrite, "no-ann": connectors.ClassWrite,
+			"ro": legate.ClassRead, "destr": legate.ClassDestructive, "not-destr": legate.ClassWrite,
+			"empty-ann": legate.ClassWrite, "no-ann": legate.ClassWrite,
 			// destructiveHint means nothing when readOnlyHint is true (spec).
-			"ro-destr": connectors.ClassRead, "ro-false": connectors.ClassWrite,
+			"ro-destr": legate.ClassRead, "ro-false": legate.ClassWrite,
 		},
 		"untrusted": {
 			// Never below write; destructive stays destructive.
-			"ro": connectors.ClassWrite, "destr": connectors.ClassDestructive, "not-destr": connectors.ClassWrite,
-			"empty-ann": connectors.ClassWrite, "no-ann": connectors.ClassWrite, "ro-false": connectors.ClassWrite,
+			"ro": legate.ClassWrite, "destr": legate.ClassDestructive, "not-destr": legate.ClassWrite,
+			"empty-ann": legate.ClassWrite, "no-ann": legate.ClassWrite, "ro-false": legate.ClassWrite,
 		},
 	}
 	for id, tools := range want {
@@ -66,7 +66,7 @@ func TestClassesFollowAnnotations(t *testing.T) {
 	}
 	// Whatever the combination, an untrusted upstream's tool is never read.
 	for _, tl := range m.Tools() {
-		if tl.Upstream == "untrusted" && tl.Class == connectors.ClassRead {
+		if tl.Upstream == "untrusted" && tl.Class == legate.ClassRead {
 			t.Errorf("untrusted %s classed read", tl.Name)
 		}
 	}
@@ -77,16 +77,16 @@ func TestClassOf(t *testing.T) {
 	tests := []struct {
 		a       *mcp.ToolAnnotations
 		trusted bool
-		want    connectors.Class
+		want    legate.Class
 	}{
-		{nil, true, connectors.ClassWrite},
-		{nil, false, connectors.ClassWrite},
-		{&mcp.ToolAnnotations{ReadOnlyHint: true}, true, connectors.ClassRead},
-		{&mcp.ToolAnnotations{ReadOnlyHint: true}, false, connectors.ClassWrite},
-		{&mcp.ToolAnnotations{DestructiveHint: &yes}, true, connectors.ClassDestructive},
-		{&mcp.ToolAnnotations{DestructiveHint: &yes}, false, connectors.ClassDestructive},
-		{&mcp.ToolAnnotations{DestructiveHint: &no}, true, connectors.ClassWrite},
-		{&mcp.ToolAnnotations{}, true, connectors.ClassWrite},
+		{nil, true, legate.ClassWrite},
+		{nil, false, legate.ClassWrite},
+		{&mcp.ToolAnnotations{ReadOnlyHint: true}, true, legate.ClassRead},
+		{&mcp.ToolAnnotations{ReadOnlyHint: true}, false, legate.ClassWrite},
+		{&mcp.ToolAnnotations{DestructiveHint: &yes}, true, legate.ClassDestructive},
+		{&mcp.ToolAnnotations{DestructiveHint: &yes}, false, legate.ClassDestructive},
+		{&mcp.ToolAnnotations{DestructiveHint: &no}, true, legate.ClassWrite},
+		{&mcp.ToolAnnotations{}, true, legate.ClassWrite},
 	}
 	for i, tc := range tests {
 		if got := upstream.ClassOf(tc.a, tc.trusted); got != tc.want {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/legate-mcp/legate"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -17,8 +18,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/sony/gobreaker/v2"
 	"golang.org/x/sync/singleflight"
-
-	"github.com/legate-mcp/legate/connectors"
 )
 
 // Upstream is one upstream MCP server: its sessions, its circuit breaker,
@@ -29,9 +28,9 @@ type Upstream struct {
 	m          *Manager
 	log        *slog.Logger
 	http       *http.Client
-	tappedHTTP *http.Client        // http, with event streams tapped (tap.go)
-	headerErr  error               // header_env unresolved: every connection fails with it
-	secrets    *connectors.Secrets // header_env values' secret parts: masked in all the upstream returns
+	tappedHTTP *http.Client    // http, with event streams tapped (tap.go)
+	headerErr  error           // header_env unresolved: every connection fails with it
+	secrets    *legate.Secrets // header_env values' secret parts: masked in all the upstream returns
 
 	breaker *gobreaker.CircuitBreaker[answer]
 	slots   chan struct{} // bounds calls in flight
@@ -101,10 +100,10 @@ func newUpstream(m *Manager, cfg *Config, origin string) *Upstream {
 		var parts []string
 		for _, vs := range h {
 			for _, v := range vs {
-				parts = append(parts, connectors.CredentialParts(v)...)
+				parts = append(parts, legate.CredentialParts(v)...)
 			}
 		}
-		u.secrets = connectors.NewSecrets(parts...)
+		u.secrets = legate.NewSecrets(parts...)
 		u.http = newHTTPClient(cfg, h)
 		if !u.secrets.Empty() {
 			u.http.Transport = &maskTransport{base: u.http.Transport, secrets: u.secrets}
@@ -347,7 +346,7 @@ func (u *Upstream) call(ctx context.Context, t *Tool, args json.RawMessage, clie
 	case errors.Is(err, gobreaker.ErrOpenState), errors.Is(err, gobreaker.ErrTooManyRequests):
 		return answer{}, unavailable(u.cfg.ID, "circuit open after repeated failures; retry later", err)
 	case errors.Is(err, errTimeout):
-		return answer{}, &connectors.Error{Code: connectors.CodeTimeout, Message: fmt.Sprintf("upstream %s did not answer within %s", u.cfg.ID, u.cfg.timeout()), Err: err}
+		return answer{}, &legate.Error{Code: legate.CodeTimeout, Message: fmt.Sprintf("upstream %s did not answer within %s", u.cfg.ID, u.cfg.timeout()), Err: err}
 	case isTooLarge(err):
 		return answer{}, u.tooLarge(t, err)
 	}
@@ -546,7 +545,7 @@ func (u *Upstream) sessions() int {
 }
 
 func unavailable(id, msg string, err error) error {
-	return &connectors.Error{Code: connectors.CodeUpstreamUnavailable, Message: fmt.Sprintf("upstream %s is unavailable: %s", id, msg), Err: err}
+	return &legate.Error{Code: legate.CodeUpstreamUnavailable, Message: fmt.Sprintf("upstream %s is unavailable: %s", id, msg), Err: err}
 }
 
 func errText(err error) string {

@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/legate-mcp/legate"
 	"log/slog"
 	"net"
 	"net/http"
@@ -46,9 +47,9 @@ type noopIn struct{}
 
 // noopTool is the native read tool of the "noop" connector type: it does
 // nothing and answers "ok".
-var noopTool = connectors.NewTool("nop", "Does nothing and answers ok (legate-bench).", connectors.ClassRead,
-	func(context.Context, *connectors.Call, *noopIn) (*connectors.Result, error) {
-		return &connectors.Result{Text: "ok"}, nil
+var noopTool = connectors.NewTool("nop", "Does nothing and answers ok (legate-bench).", legate.ClassRead,
+	func(context.Context, *connectors.Call, *noopIn) (*legate.Result, error) {
+		return &legate.Result{Text: "ok"}, nil
 	})
 
 type noopConnector struct{}

@@ -35,7 +35,7 @@ func TestApprovalsListByTenant(t *testing.T) {
 		"the shared tenant":       {[]string{"--tenant", ""}, []string{""}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			out, err := legate(t, append([]string{"approvals", "list", "--json", "--state-dir", state}, tc.args...)...)
+			out, err := runCLI(t, append([]string{"approvals", "list", "--json", "--state-dir", state}, tc.args...)...)
 			if err != nil {
 				t.Fatalf("%v\n%s", err, out)
 			}

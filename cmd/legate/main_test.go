@@ -11,8 +11,8 @@ import (
 	"testing"
 )
 
-// legate runs the CLI in process and returns its standard output.
-func legate(t *testing.T, args ...string) (string, error) {
+// runCLI runs the CLI in process and returns its standard output.
+func runCLI(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	root := newRoot()
 	var out bytes.Buffer
@@ -46,47 +46,47 @@ func TestConnectorLifecycle(t *testing.T) {
 	cfg := writeConfig(t, "connectors:\n  - id: hooks\n    type: webhook\n    config: {url: http://127.0.0.1:1/in, allow_private_networks: true}\n")
 	flags := []string{"--config", cfg, "--state-dir", state}
 
-	out, err := legate(t, append([]string{"connector", "add", "web", "--type", "http",
+	out, err := runCLI(t, append([]string{"connector", "add", "web", "--type", "http",
 		"--set", "base_url=" + target.URL, "--set", "allow_private_networks=true",
 		"--credential", "token=env:CLI_TEST_TOKEN"}, flags...)...)
 	if err != nil {
 		t.Fatalf("add: %v\n%s", err, out)
 	}
 
-	out, err = legate(t, append([]string{"connector", "list"}, flags...)...)
+	out, err = runCLI(t, append([]string{"connector", "list"}, flags...)...)
 	if err != nil || !strings.Contains(out, "web") || !strings.Contains(out, "token=env:CLI_TEST_TOKEN") || !strings.Contains(out, "the store") || !strings.Contains(out, "hooks") {
 		t.Fatalf("list: %v\n%s", err, out)
 	}
 
-	out, err = legate(t, append([]string{"connector", "test", "web"}, flags...)...)
+	out, err = runCLI(t, append([]string{"connector", "test", "web"}, flags...)...)
 	if err != nil || !strings.Contains(out, "ok    web") {
 		t.Fatalf("test: %v\n%s", err, out)
 	}
 
-	out, err = legate(t, append([]string{"tools", "call", "web.call", "--args", `{"path": "/ping"}`}, flags...)...)
+	out, err = runCLI(t, append([]string{"tools", "call", "web.call", "--args", `{"path": "/ping"}`}, flags...)...)
 	if err != nil || !strings.Contains(out, "pong") {
 		t.Fatalf("call: %v\n%s", err, out)
 	}
 
 	// The same id in the config file and the store: an error naming both.
 	cfg2 := writeConfig(t, "connectors:\n  - id: web\n    type: http\n    config: {base_url: http://127.0.0.1:1}\n")
-	_, err = legate(t, "connector", "list", "--config", cfg2, "--state-dir", state)
+	_, err = runCLI(t, "connector", "list", "--config", cfg2, "--state-dir", state)
 	if err == nil || !strings.Contains(err.Error(), cfg2+" connectors[0]") || !strings.Contains(err.Error(), "the store") {
 		t.Fatalf("duplicate id: %v", err)
 	}
-	_, err = legate(t, append([]string{"connector", "add", "hooks", "--type", "webhook", "--set", "url=http://x.example/"}, flags...)...)
+	_, err = runCLI(t, append([]string{"connector", "add", "hooks", "--type", "webhook", "--set", "url=http://x.example/"}, flags...)...)
 	if err == nil || !strings.Contains(err.Error(), "already defined in "+cfg) {
 		t.Fatalf("add over a config id: %v", err)
 	}
 
-	_, err = legate(t, append([]string{"connector", "remove", "hooks"}, flags...)...)
+	_, err = runCLI(t, append([]string{"connector", "remove", "hooks"}, flags...)...)
 	if err == nil || !strings.Contains(err.Error(), "edit the file") {
 		t.Fatalf("remove of a config instance: %v", err)
 	}
-	if out, err = legate(t, append([]string{"connector", "remove", "web"}, flags...)...); err != nil {
+	if out, err = runCLI(t, append([]string{"connector", "remove", "web"}, flags...)...); err != nil {
 		t.Fatalf("remove: %v\n%s", err, out)
 	}
-	out, _ = legate(t, append([]string{"connector", "list"}, flags...)...)
+	out, _ = runCLI(t, append([]string{"connector", "list"}, flags...)...)
 	if strings.Contains(out, "web ") {
 		t.Fatalf("still listed after remove:\n%s", out)
 	}
@@ -94,15 +94,15 @@ func TestConnectorLifecycle(t *testing.T) {
 
 func TestConnectorAddValidatesFirst(t *testing.T) {
 	state := t.TempDir()
-	_, err := legate(t, "connector", "add", "web", "--type", "http", "--set", "base_ur=http://x", "--state-dir", state)
+	_, err := runCLI(t, "connector", "add", "web", "--type", "http", "--set", "base_ur=http://x", "--state-dir", state)
 	if err == nil || !strings.Contains(err.Error(), "base_ur: unknown key") || !strings.Contains(err.Error(), "base_url: is required") {
 		t.Fatalf("got %v", err)
 	}
-	_, err = legate(t, "connector", "add", "--type", "nosuch", "--state-dir", state)
+	_, err = runCLI(t, "connector", "add", "--type", "nosuch", "--state-dir", state)
 	if err == nil || !strings.Contains(err.Error(), `unknown connector type "nosuch"`) {
 		t.Fatalf("got %v", err)
 	}
-	out, _ := legate(t, "connector", "list", "--state-dir", state)
+	out, _ := runCLI(t, "connector", "list", "--state-dir", state)
 	if strings.Count(out, "\n") != 1 {
 		t.Fatalf("an invalid instance was stored:\n%s", out)
 	}
@@ -110,12 +110,12 @@ func TestConnectorAddValidatesFirst(t *testing.T) {
 
 func TestConfigValidate(t *testing.T) {
 	good := writeConfig(t, "tool_names: canonical\nconnectors:\n  - type: webhook\n    config: {url: https://hooks.example.com/in}\n")
-	out, err := legate(t, "config", "validate", "--config", good, "--state-dir", t.TempDir())
+	out, err := runCLI(t, "config", "validate", "--config", good, "--state-dir", t.TempDir())
 	if err != nil || !strings.Contains(out, "valid (1 connector instances, 3 tools)") {
 		t.Fatalf("good config: %v\n%s", err, out)
 	}
 	bad := writeConfig(t, "connectors:\n  - type: webhook\n    config: {url: ftp://x, max_attempts: many}\n")
-	_, err = legate(t, "config", "validate", "--config", bad, "--state-dir", t.TempDir())
+	_, err = runCLI(t, "config", "validate", "--config", bad, "--state-dir", t.TempDir())
 	if err == nil || !strings.Contains(err.Error(), "connectors[0].config.max_attempts") {
 		t.Fatalf("bad config: %v", err)
 	}
@@ -123,11 +123,11 @@ func TestConfigValidate(t *testing.T) {
 
 func TestToolsListAndUnknownCall(t *testing.T) {
 	state := t.TempDir()
-	out, err := legate(t, "tools", "list", "--state-dir", state, "--json")
+	out, err := runCLI(t, "tools", "list", "--state-dir", state, "--json")
 	if err != nil || !strings.Contains(out, `"name": "http__request"`) || !strings.Contains(out, `"canonical": "http.request"`) {
 		t.Fatalf("tools list: %v\n%s", err, out)
 	}
-	_, err = legate(t, "tools", "call", "nope", "--state-dir", state)
+	_, err = runCLI(t, "tools", "call", "nope", "--state-dir", state)
 	if err == nil || !strings.Contains(err.Error(), `unknown tool "nope"`) {
 		t.Fatalf("unknown tool: %v", err)
 	}

@@ -20,7 +20,7 @@ func TestTokenLifecycle(t *testing.T) {
 	state := t.TempDir()
 	flags := []string{"--state-dir", state}
 
-	out, err := legate(t, append([]string{"token", "create", "ci-bot", "--tenant", "acme", "--role", "approver", "--profile", "ops"}, flags...)...)
+	out, err := runCLI(t, append([]string{"token", "create", "ci-bot", "--tenant", "acme", "--role", "approver", "--profile", "ops"}, flags...)...)
 	if err != nil {
 		t.Fatalf("create: %v\n%s", err, out)
 	}
@@ -30,19 +30,19 @@ func TestTokenLifecycle(t *testing.T) {
 	}
 	token := tokens[0]
 
-	if out, err := legate(t, append([]string{"token", "create", "ci-bot"}, flags...)...); err == nil || !strings.Contains(err.Error(), `"ci-bot" exists`) {
+	if out, err := runCLI(t, append([]string{"token", "create", "ci-bot"}, flags...)...); err == nil || !strings.Contains(err.Error(), `"ci-bot" exists`) {
 		t.Fatalf("duplicate name: %v\n%s", err, out)
 	}
-	if _, err := legate(t, append([]string{"token", "create", "x", "--role", "root"}, flags...)...); err == nil || !strings.Contains(err.Error(), `role "root"`) {
+	if _, err := runCLI(t, append([]string{"token", "create", "x", "--role", "root"}, flags...)...); err == nil || !strings.Contains(err.Error(), `role "root"`) {
 		t.Fatalf("bad role: %v", err)
 	}
-	if out, err := legate(t, append([]string{"token", "create", "dev"}, flags...)...); err != nil || !strings.Contains(out, "does not turn static tokens on") {
+	if out, err := runCLI(t, append([]string{"token", "create", "dev"}, flags...)...); err != nil || !strings.Contains(out, "does not turn static tokens on") {
 		t.Fatalf("create without auth on: %v\n%s", err, out)
 	}
 
 	hash := server.HashToken(token)
 	for _, args := range [][]string{{"token", "list"}, {"token", "list", "--json"}} {
-		out, err := legate(t, append(args, flags...)...)
+		out, err := runCLI(t, append(args, flags...)...)
 		if err != nil || !strings.Contains(out, "ci-bot") || !strings.Contains(out, "acme") || !strings.Contains(out, "approver") || !strings.Contains(out, "ops") {
 			t.Fatalf("%v: %v\n%s", args, err, out)
 		}
@@ -93,19 +93,19 @@ func TestTokenLifecycle(t *testing.T) {
 		t.Fatalf("no file in %s holds the token's hash (files %v)", state, files)
 	}
 
-	if out, err := legate(t, append([]string{"token", "revoke", "ci-bot"}, flags...)...); err != nil || !strings.Contains(out, `revoked token "ci-bot"`) {
+	if out, err := runCLI(t, append([]string{"token", "revoke", "ci-bot"}, flags...)...); err != nil || !strings.Contains(out, `revoked token "ci-bot"`) {
 		t.Fatalf("revoke: %v\n%s", err, out)
 	}
 	if err := verify(); err == nil {
 		t.Fatal("a revoked token is accepted")
 	}
-	if _, err := legate(t, append([]string{"token", "revoke", "ci-bot"}, flags...)...); err == nil || !strings.Contains(err.Error(), "was revoked") {
+	if _, err := runCLI(t, append([]string{"token", "revoke", "ci-bot"}, flags...)...); err == nil || !strings.Contains(err.Error(), "was revoked") {
 		t.Fatalf("second revoke: %v", err)
 	}
-	if _, err := legate(t, append([]string{"token", "revoke", "nobody"}, flags...)...); err == nil || !strings.Contains(err.Error(), "not found") {
+	if _, err := runCLI(t, append([]string{"token", "revoke", "nobody"}, flags...)...); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Fatalf("revoke unknown: %v", err)
 	}
-	out, err = legate(t, append([]string{"token", "list"}, flags...)...)
+	out, err = runCLI(t, append([]string{"token", "list"}, flags...)...)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if err != nil || len(lines) != 3 || !strings.HasPrefix(lines[1], "ci-bot") || strings.HasSuffix(lines[1], "-") || !strings.HasSuffix(lines[2], "-") {
 		t.Fatalf("list after revoke (ci-bot revoked, dev not): %v\n%s", err, out)

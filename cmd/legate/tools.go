@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/legate-mcp/legate"
 	"io"
 	"text/tabwriter"
 
@@ -24,12 +25,12 @@ func toolsCmd(g *globals) *cobra.Command {
 			entries := gw.Catalog().Entries()
 			if asJSON {
 				type row struct {
-					Name        string           `json:"name"`
-					Canonical   string           `json:"canonical"`
-					Class       connectors.Class `json:"class"`
-					Source      string           `json:"source"`
-					Description string           `json:"description"`
-					InputSchema any              `json:"inputSchema"`
+					Name        string       `json:"name"`
+					Canonical   string       `json:"canonical"`
+					Class       legate.Class `json:"class"`
+					Source      string       `json:"source"`
+					Description string       `json:"description"`
+					InputSchema any          `json:"inputSchema"`
 				}
 				rows := make([]row, len(entries))
 				for i, en := range entries {

@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/legate-mcp/legate"
 	"strings"
 	"testing"
 
@@ -160,8 +161,8 @@ func Run(t *testing.T, tc Case) {
 					Tool: tool.Name, Args: json.RawMessage(args),
 					Credentials: Creds(tc.Credentials), OperationID: "contract-test",
 				})
-				var ce *connectors.Error
-				if !errors.As(err, &ce) || ce.Code != connectors.CodeInvalidArgument {
+				var ce *legate.Error
+				if !errors.As(err, &ce) || ce.Code != legate.CodeInvalidArgument {
 					t.Errorf("tool %s with %s: got result %v, error %v; want INVALID_ARGUMENT", tool.Name, args, res, err)
 				}
 			}

@@ -2,6 +2,7 @@ package httpconn_test
 
 import (
 	"encoding/json"
+	"github.com/legate-mcp/legate"
 	"io"
 	"net/http"
 	"strings"
@@ -17,7 +18,7 @@ func TestBuiltinSpec(t *testing.T) {
 	if err := connectors.CheckTools([]connectors.Tool{tool}); err != nil {
 		t.Fatal(err)
 	}
-	if tool.Name != "request" || tool.Class != connectors.ClassRead {
+	if tool.Name != "request" || tool.Class != legate.ClassRead {
 		t.Errorf("tool %s of class %s; want request, read", tool.Name, tool.Class)
 	}
 	var schema struct {
@@ -66,7 +67,7 @@ func TestBuiltinGet(t *testing.T) {
 	}
 
 	_, err = runTool(t, tool, `{"url":"`+rec.srv.URL+`/missing"}`, nil)
-	wantCode(t, err, connectors.CodeNotFound)
+	wantCode(t, err, legate.CodeNotFound)
 }
 
 func TestBuiltinRefusals(t *testing.T) {
@@ -86,7 +87,7 @@ func TestBuiltinRefusals(t *testing.T) {
 	for name, args := range tests {
 		t.Run(name, func(t *testing.T) {
 			_, err := runTool(t, tool, args, nil)
-			wantCode(t, err, connectors.CodeInvalidArgument)
+			wantCode(t, err, legate.CodeInvalidArgument)
 		})
 	}
 	if n := len(rec.requests()); n != 0 {
@@ -110,7 +111,7 @@ func TestBuiltinRefusesPrivateNetworks(t *testing.T) {
 	for name, u := range tests {
 		t.Run(name, func(t *testing.T) {
 			_, err := runTool(t, tool, `{"url":"`+u+`"}`, nil)
-			ce := wantCode(t, err, connectors.CodePermissionDenied)
+			ce := wantCode(t, err, legate.CodePermissionDenied)
 			if !strings.Contains(ce.Message, "allow_private_networks") {
 				t.Errorf("message %q", ce.Message)
 			}

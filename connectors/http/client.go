@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/legate-mcp/legate"
 	"io"
 	"mime"
 	"net"
@@ -42,15 +43,15 @@ type authHeader struct{ name, value string }
 
 // auth resolves the instance's credentials for one call: the header to
 // send and the secret values to mask in what comes back.
-func (c *Connector) auth(ctx context.Context, creds connectors.Credentials) (*authHeader, *connectors.Secrets, error) {
+func (c *Connector) auth(ctx context.Context, creds connectors.Credentials) (*authHeader, *legate.Secrets, error) {
 	has := func(name string) bool { return creds != nil && creds.Has(name) }
 	get := func(name string) (string, error) {
 		if !has(name) {
-			return "", connectors.Errorf(connectors.CodeAuthExpired, "http: credential %s is not configured (auth: %s)", name, c.cfg.Auth)
+			return "", legate.Errorf(legate.CodeAuthExpired, "http: credential %s is not configured (auth: %s)", name, c.cfg.Auth)
 		}
 		v, err := creds.Get(ctx, name)
 		if err != nil {
-			return "", &connectors.Error{Code: connectors.CodeAuthExpired, Message: fmt.Sprintf("http: credential %s could not be resolved", name), Err: err}
+			return "", &legate.Error{Code: legate.CodeAuthExpired, Message: fmt.Sprintf("http: credential %s could not be resolved", name), Err: err}
 		}
 		return v, nil
 	}
@@ -99,8 +100,8 @@ func (c *Connector) auth(ctx context.Context, creds connectors.Credentials) (*au
 // credential is the header to send and the secrets to mask: the value and
 // its parts that are secret alone (the token after the scheme, Basic's
 // user and password).
-func credential(name, value string) (*authHeader, *connectors.Secrets, error) {
-	return &authHeader{name, value}, connectors.NewSecrets(connectors.CredentialParts(value)...), nil
+func credential(name, value string) (*authHeader, *legate.Secrets, error) {
+	return &authHeader{name, value}, legate.NewSecrets(legate.CredentialParts(value)...), nil
 }
 
 // credentialHeaders are the headers that may carry a credential of this
@@ -128,13 +129,13 @@ func checkHeaders(headers map[string]string, credentialHeader string) error {
 	for name, value := range headers {
 		switch {
 		case !netguard.ValidHeaderName(name):
-			return connectors.Errorf(connectors.CodeInvalidArgument, "http: header %q: not a valid header name", name)
+			return legate.Errorf(legate.CodeInvalidArgument, "http: header %q: not a valid header name", name)
 		case !netguard.ValidHeaderValue(value):
-			return connectors.Errorf(connectors.CodeInvalidArgument, "http: header %q: value holds control characters", name)
+			return legate.Errorf(legate.CodeInvalidArgument, "http: header %q: value holds control characters", name)
 		case netguard.ReservedHeader(name):
-			return connectors.Errorf(connectors.CodeInvalidArgument, "http: header %q is managed by the transport and cannot be set", name)
+			return legate.Errorf(legate.CodeInvalidArgument, "http: header %q is managed by the transport and cannot be set", name)
 		case isCredentialHeader(name) || (credentialHeader != "" && strings.EqualFold(name, credentialHeader)):
-			return connectors.Errorf(connectors.CodeInvalidArgument, "http: header %q cannot be set: credentials come only from the connector's configuration", name)
+			return legate.Errorf(legate.CodeInvalidArgument, "http: header %q cannot be set: credentials come only from the connector's configuration", name)
 		}
 	}
 	return nil
@@ -166,7 +167,7 @@ var absoluteURL = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*://`)
 // A leading slash is relative to base_url too, not to the host root.
 func resolve(base *url.URL, path string, query map[string]string) (*url.URL, error) {
 	invalid := func(format string, args ...any) error {
-		return connectors.Errorf(connectors.CodeInvalidArgument, "http: path: "+format, args...)
+		return legate.Errorf(legate.CodeInvalidArgument, "http: path: "+format, args...)
 	}
 	if absoluteURL.MatchString(path) || strings.HasPrefix(path, "//") {
 		return nil, invalid("must be relative to base_url; absolute URLs are refused")
@@ -240,10 +241,10 @@ func escapePath(p string) string {
 }
 
 // execute sends req and reads its answer: a *Response for a status below
-// 400, else a canonical *connectors.Error. The body is decoded (gzip,
+// 400, else a canonical *legate.Error. The body is decoded (gzip,
 // deflate) before anything reads it, so that the secrets are masked in
 // what a client will see, not in compressed bytes.
-func execute(ctx context.Context, client *http.Client, req *http.Request, limit int, secrets *connectors.Secrets) (*Response, error) {
+func execute(ctx context.Context, client *http.Client, req *http.Request, limit int, secrets *legate.Secrets) (*Response, error) {
 	resp, err := client.Do(req)
 	if err != nil {
 		return nil, transportError(ctx, err, client.Timeout)
@@ -258,7 +259,7 @@ func execute(ctx context.Context, client *http.Client, req *http.Request, limit 
 		return nil, statusError(resp, snip(secrets.Mask(head, true), resp.Header.Get("Content-Type")))
 	}
 	if decErr != nil {
-		return nil, &connectors.Error{Code: connectors.CodeAdapterMapping, Err: decErr,
+		return nil, &legate.Error{Code: legate.CodeAdapterMapping, Err: decErr,
 			Message: fmt.Sprintf("http: the body's content encoding %q cannot be decoded to check it for credentials; it is withheld", resp.Header.Get("Content-Encoding"))}
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
@@ -283,7 +284,7 @@ func execute(ctx context.Context, client *http.Client, req *http.Request, limit 
 		}
 		out.Body = string(body)
 	} else if compressedSecret(body, limit, secrets) {
-		return nil, connectors.Errorf(connectors.CodeAdapterMapping, "http: the body is compressed data that holds a credential; it is withheld")
+		return nil, legate.Errorf(legate.CodeAdapterMapping, "http: the body is compressed data that holds a credential; it is withheld")
 	} else {
 		out.BodyBase64 = base64.StdEncoding.EncodeToString(body)
 	}
@@ -360,29 +361,29 @@ func snip(body []byte, contentType string) string {
 // statusError maps an HTTP failure status to a canonical error. A status
 // the gateway cannot act on otherwise (400, 405, 422, ...) is
 // INVALID_ARGUMENT: the call as made will not succeed.
-func statusError(resp *http.Response, snippet string) *connectors.Error {
+func statusError(resp *http.Response, snippet string) *legate.Error {
 	status := resp.StatusCode
 	msg := fmt.Sprintf("http: server answered %d %s", status, http.StatusText(status))
 	if snippet != "" {
 		msg += ": " + snippet
 	}
-	e := &connectors.Error{Message: msg}
+	e := &legate.Error{Message: msg}
 	switch {
 	case status == http.StatusUnauthorized:
-		e.Code = connectors.CodeAuthExpired
+		e.Code = legate.CodeAuthExpired
 	case status == http.StatusForbidden:
-		e.Code = connectors.CodePermissionDenied
+		e.Code = legate.CodePermissionDenied
 	case status == http.StatusNotFound || status == http.StatusGone:
-		e.Code = connectors.CodeNotFound
+		e.Code = legate.CodeNotFound
 	case status == http.StatusConflict || status == http.StatusPreconditionFailed:
-		e.Code = connectors.CodeConflict
+		e.Code = legate.CodeConflict
 	case status == http.StatusTooManyRequests:
-		e.Code = connectors.CodeRateLimited
+		e.Code = legate.CodeRateLimited
 		e.RetryAfter, _ = netguard.RetryAfter(resp.Header, time.Now())
 	case status == http.StatusRequestTimeout || status >= 500:
-		e.Code = connectors.CodeTransient
+		e.Code = legate.CodeTransient
 	default:
-		e.Code = connectors.CodeInvalidArgument
+		e.Code = legate.CodeInvalidArgument
 	}
 	return e
 }
@@ -390,7 +391,7 @@ func statusError(resp *http.Response, snippet string) *connectors.Error {
 // transportError maps a failure to get an answer: a refused address is
 // PERMISSION_DENIED, a deadline TIMEOUT, anything else on the network
 // TRANSIENT.
-func transportError(ctx context.Context, err error, timeout time.Duration) *connectors.Error {
+func transportError(ctx context.Context, err error, timeout time.Duration) *legate.Error {
 	var ne net.Error
 	switch {
 	case errors.Is(err, netguard.ErrBlocked):
@@ -399,19 +400,19 @@ func transportError(ctx context.Context, err error, timeout time.Duration) *conn
 		if errors.As(err, &be) {
 			msg = "http: " + be.Error()
 		}
-		return &connectors.Error{Code: connectors.CodePermissionDenied, Message: msg, Err: err}
+		return &legate.Error{Code: legate.CodePermissionDenied, Message: msg, Err: err}
 	case errors.Is(err, netguard.ErrTooManyRedirects):
-		return &connectors.Error{Code: connectors.CodeAdapterMapping, Message: "http: " + stripURLErr(err).Error(), Err: err}
+		return &legate.Error{Code: legate.CodeAdapterMapping, Message: "http: " + stripURLErr(err).Error(), Err: err}
 	case errors.Is(ctx.Err(), context.Canceled):
-		return &connectors.Error{Code: connectors.CodeTransient, Message: "http: request cancelled", Err: err}
+		return &legate.Error{Code: legate.CodeTransient, Message: "http: request cancelled", Err: err}
 	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
 		msg := "http: request timed out"
 		if timeout > 0 && ctx.Err() == nil {
 			msg = fmt.Sprintf("http: request timed out after %s", timeout)
 		}
-		return &connectors.Error{Code: connectors.CodeTimeout, Message: msg, Err: err}
+		return &legate.Error{Code: legate.CodeTimeout, Message: msg, Err: err}
 	}
-	return &connectors.Error{Code: connectors.CodeTransient, Message: "http: request failed: " + stripURLErr(err).Error(), Err: err}
+	return &legate.Error{Code: legate.CodeTransient, Message: "http: request failed: " + stripURLErr(err).Error(), Err: err}
 }
 
 func drain(resp *http.Response) {

@@ -4,9 +4,8 @@ import (
 	"bytes"
 	"compress/gzip"
 	"compress/zlib"
+	"github.com/legate-mcp/legate"
 	"io"
-
-	"github.com/legate-mcp/legate/connectors"
 )
 
 // Content codings are the transport's business: a caller may not set
@@ -18,7 +17,7 @@ import (
 // compressedSecret reports whether body, about to be returned as binary,
 // is gzip or zlib data (a file, not a content coding) whose content, up to
 // a few levels deep, holds a secret. Decompression stops at 8 times limit.
-func compressedSecret(body []byte, limit int, secrets *connectors.Secrets) bool {
+func compressedSecret(body []byte, limit int, secrets *legate.Secrets) bool {
 	for range 3 {
 		if secrets.Empty() || len(body) < 2 {
 			return false

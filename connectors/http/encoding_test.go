@@ -7,13 +7,12 @@ import (
 	"compress/zlib"
 	"encoding/base64"
 	"encoding/json"
+	"github.com/legate-mcp/legate"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
-
-	"github.com/legate-mcp/legate/connectors"
 )
 
 // The credential of these tests: with a / and a +, which encoders escape.
@@ -111,17 +110,17 @@ func TestCallCompressedEcho(t *testing.T) {
 	creds := map[string]string{"token": echoToken}
 	tests := map[string]struct {
 		args string
-		code connectors.Code // "" for a result
+		code legate.Code // "" for a result
 	}{
-		"gzip asked for by the caller": {`{"path":"asked","headers":{"Accept-Encoding":"gzip"}}`, connectors.CodeInvalidArgument},
+		"gzip asked for by the caller": {`{"path":"asked","headers":{"Accept-Encoding":"gzip"}}`, legate.CodeInvalidArgument},
 		"gzip asked for by Legate":     {`{"path":"asked"}`, ""},
 		"deflate (zlib), unasked":      {`{"path":"deflate"}`, ""},
 		"deflate (raw), unasked":       {`{"path":"raw-deflate"}`, ""},
 		"gzip twice":                   {`{"path":"gzip-twice"}`, ""},
-		"an encoding it cannot decode": {`{"path":"br"}`, connectors.CodeAdapterMapping},
-		"a gzip file holding it":       {`{"path":"gzip-file"}`, connectors.CodeAdapterMapping},
-		"error body, deflate":          {`{"path":"e401/deflate"}`, connectors.CodeAuthExpired},
-		"error body, gzip twice":       {`{"path":"e401/gzip-twice"}`, connectors.CodeAuthExpired},
+		"an encoding it cannot decode": {`{"path":"br"}`, legate.CodeAdapterMapping},
+		"a gzip file holding it":       {`{"path":"gzip-file"}`, legate.CodeAdapterMapping},
+		"error body, deflate":          {`{"path":"e401/deflate"}`, legate.CodeAuthExpired},
+		"error body, gzip twice":       {`{"path":"e401/gzip-twice"}`, legate.CodeAuthExpired},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -130,7 +129,7 @@ func TestCallCompressedEcho(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if leaked(resp) || !strings.Contains(resp.Body, connectors.Redacted) {
+				if leaked(resp) || !strings.Contains(resp.Body, legate.Redacted) {
 					t.Errorf("result %+v, want the decoded body with the token masked", resp)
 				}
 				return
@@ -139,7 +138,7 @@ func TestCallCompressedEcho(t *testing.T) {
 			if leaked(ce.Error()) {
 				t.Errorf("error %v holds the token", ce)
 			}
-			if tc.code == connectors.CodeAuthExpired && !strings.Contains(ce.Message, connectors.Redacted) {
+			if tc.code == legate.CodeAuthExpired && !strings.Contains(ce.Message, legate.Redacted) {
 				t.Errorf("error %q: want the decoded excerpt, masked", ce.Message)
 			}
 		})
@@ -172,7 +171,7 @@ func TestCallEchoedForms(t *testing.T) {
 				t.Fatal(err)
 			}
 			out, _ := json.Marshal(resp)
-			if bytes.Contains(out, []byte(form[4:len(form)-4])) || !strings.Contains(resp.Body, connectors.Redacted) {
+			if bytes.Contains(out, []byte(form[4:len(form)-4])) || !strings.Contains(resp.Body, legate.Redacted) {
 				t.Errorf("result %s, want the form %q masked", out, form)
 			}
 		})

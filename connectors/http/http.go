@@ -19,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/legate-mcp/legate"
 	"net/http"
 	"net/url"
 	"strings"
@@ -48,7 +49,7 @@ type Config struct {
 	// link-local addresses.
 	AllowPrivateNetworks bool `yaml:"allow_private_networks" default:"false" desc:"Allow loopback, private, link-local (cloud metadata) and other internal addresses; refused by default to prevent server-side request forgery"`
 	// Timeout bounds one call, the response body included.
-	Timeout connectors.Duration `yaml:"timeout" default:"30s" desc:"Time limit of one call, reading the response included"`
+	Timeout legate.Duration `yaml:"timeout" default:"30s" desc:"Time limit of one call, reading the response included"`
 	// MaxResponseBytes bounds the response body returned.
 	MaxResponseBytes int `yaml:"max_response_bytes" default:"1048576" desc:"Largest response body returned, in bytes (at most 64 MiB); a longer body is cut and marked truncated"`
 	// Auth chooses how the credentials are sent.
@@ -121,46 +122,46 @@ func New(inst connectors.Instance) (connectors.Connector, error) {
 func (c *Connector) Validate() error {
 	var errs []error
 	if base, err := parseBase(c.cfg.BaseURL); err != nil {
-		errs = append(errs, connectors.Invalid("base_url", "%v", err))
+		errs = append(errs, legate.Invalid("base_url", "%v", err))
 	} else if !c.cfg.AllowPrivateNetworks {
 		if err := netguard.CheckHost(base.Host); err != nil {
-			errs = append(errs, connectors.Invalid("base_url", "%v", err))
+			errs = append(errs, legate.Invalid("base_url", "%v", err))
 		}
 	}
 	if c.cfg.Timeout <= 0 {
-		errs = append(errs, connectors.Invalid("timeout", "must be positive"))
+		errs = append(errs, legate.Invalid("timeout", "must be positive"))
 	}
 	if c.cfg.MaxResponseBytes <= 0 || c.cfg.MaxResponseBytes > MaxResponseLimit {
-		errs = append(errs, connectors.Invalid("max_response_bytes", "must be between 1 and %d (64 MiB), got %d", MaxResponseLimit, c.cfg.MaxResponseBytes))
+		errs = append(errs, legate.Invalid("max_response_bytes", "must be between 1 and %d (64 MiB), got %d", MaxResponseLimit, c.cfg.MaxResponseBytes))
 	}
 	switch c.cfg.Auth {
 	case AuthAuto, AuthNone, AuthBearer, AuthBasic:
 	case AuthHeader:
 		if c.cfg.HeaderName == "" {
-			errs = append(errs, connectors.Invalid("header_name", "is required with auth: header"))
+			errs = append(errs, legate.Invalid("header_name", "is required with auth: header"))
 		}
 	default:
-		errs = append(errs, connectors.Invalid("auth", "must be one of auto, none, bearer, basic, header; got %q", c.cfg.Auth))
+		errs = append(errs, legate.Invalid("auth", "must be one of auto, none, bearer, basic, header; got %q", c.cfg.Auth))
 	}
 	if h := c.cfg.HeaderName; h != "" {
 		switch {
 		case !netguard.ValidHeaderName(h):
-			errs = append(errs, connectors.Invalid("header_name", "%q is not a valid header name", h))
+			errs = append(errs, legate.Invalid("header_name", "%q is not a valid header name", h))
 		case netguard.ReservedHeader(h):
-			errs = append(errs, connectors.Invalid("header_name", "%q is managed by the transport and cannot carry a credential", h))
+			errs = append(errs, legate.Invalid("header_name", "%q is managed by the transport and cannot carry a credential", h))
 		}
 	}
 	for name, value := range c.cfg.DefaultHeaders {
 		field := "default_headers." + name
 		switch {
 		case !netguard.ValidHeaderName(name):
-			errs = append(errs, connectors.Invalid(field, "not a valid header name"))
+			errs = append(errs, legate.Invalid(field, "not a valid header name"))
 		case netguard.ReservedHeader(name):
-			errs = append(errs, connectors.Invalid(field, "is managed by the transport and cannot be set"))
+			errs = append(errs, legate.Invalid(field, "is managed by the transport and cannot be set"))
 		case isCredentialHeader(name) || strings.EqualFold(name, c.cfg.HeaderName):
-			errs = append(errs, connectors.Invalid(field, "would carry a secret in plain configuration: use auth and the connector's credentials"))
+			errs = append(errs, legate.Invalid(field, "would carry a secret in plain configuration: use auth and the connector's credentials"))
 		case !netguard.ValidHeaderValue(value):
-			errs = append(errs, connectors.Invalid(field, "value holds control characters"))
+			errs = append(errs, legate.Invalid(field, "value holds control characters"))
 		}
 	}
 	return errors.Join(errs...)
@@ -170,7 +171,7 @@ func (c *Connector) Validate() error {
 // below 500 counts as reachable, except 401 and 403.
 func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) error {
 	if c.base == nil {
-		return connectors.Errorf(connectors.CodeInvalidArgument, "http: base_url is invalid")
+		return legate.Errorf(legate.CodeInvalidArgument, "http: base_url is invalid")
 	}
 	auth, _, err := c.auth(ctx, creds)
 	if err != nil {
@@ -180,7 +181,7 @@ func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) erro
 	for _, method := range []string{http.MethodHead, http.MethodGet} {
 		req, err := http.NewRequestWithContext(ctx, method, c.base.String(), nil)
 		if err != nil {
-			return connectors.Errorf(connectors.CodeInvalidArgument, "http: %v", err)
+			return legate.Errorf(legate.CodeInvalidArgument, "http: %v", err)
 		}
 		c.setHeaders(req.Header, nil, auth)
 		resp, err := c.client.Do(req)
@@ -196,11 +197,11 @@ func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) erro
 	}
 	switch {
 	case status == http.StatusUnauthorized:
-		return connectors.Errorf(connectors.CodeAuthExpired, "http: %s answered 401 Unauthorized: check the credentials", c.base.Redacted())
+		return legate.Errorf(legate.CodeAuthExpired, "http: %s answered 401 Unauthorized: check the credentials", c.base.Redacted())
 	case status == http.StatusForbidden:
-		return connectors.Errorf(connectors.CodePermissionDenied, "http: %s answered 403 Forbidden", c.base.Redacted())
+		return legate.Errorf(legate.CodePermissionDenied, "http: %s answered 403 Forbidden", c.base.Redacted())
 	case status >= 500:
-		return connectors.Errorf(connectors.CodeTransient, "http: %s answered %d %s", c.base.Redacted(), status, http.StatusText(status))
+		return legate.Errorf(legate.CodeTransient, "http: %s answered %d %s", c.base.Redacted(), status, http.StatusText(status))
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/legate-mcp/legate"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -68,9 +69,9 @@ func runTool(t *testing.T, tool connectors.Tool, args string, creds map[string]s
 	return resp, nil
 }
 
-func wantCode(t *testing.T, err error, code connectors.Code) *connectors.Error {
+func wantCode(t *testing.T, err error, code legate.Code) *legate.Error {
 	t.Helper()
-	var ce *connectors.Error
+	var ce *legate.Error
 	if !errors.As(err, &ce) || ce.Code != code {
 		t.Fatalf("error %v; want code %s", err, code)
 	}
@@ -104,7 +105,7 @@ func TestValidate(t *testing.T) {
 		cfg  httpconn.Config
 		want []string // fields named in the error; none means valid
 	}{
-		"valid": {cfg: httpconn.Config{BaseURL: "https://api.example.com/v1", Timeout: connectors.Duration(time.Second), MaxResponseBytes: 10, Auth: "auto"}},
+		"valid": {cfg: httpconn.Config{BaseURL: "https://api.example.com/v1", Timeout: legate.Duration(time.Second), MaxResponseBytes: 10, Auth: "auto"}},
 		"everything wrong at once": {
 			cfg:  httpconn.Config{BaseURL: "ftp://x", Timeout: 0, MaxResponseBytes: 0, Auth: "kerberos", HeaderName: "Bad Name"},
 			want: []string{"base_url", "timeout", "max_response_bytes", "auth", "header_name"},
@@ -154,16 +155,16 @@ func TestValidate(t *testing.T) {
 					t.Errorf("error does not name %q:\n%v", w, err)
 				}
 			}
-			var fe *connectors.FieldError
+			var fe *legate.FieldError
 			if !errors.As(err, &fe) {
-				t.Errorf("error holds no *connectors.FieldError: %v", err)
+				t.Errorf("error holds no *legate.FieldError: %v", err)
 			}
 		})
 	}
 }
 
 func okCfg(base string) httpconn.Config {
-	return httpconn.Config{BaseURL: base, Timeout: connectors.Duration(time.Second), MaxResponseBytes: 1024, Auth: "auto"}
+	return httpconn.Config{BaseURL: base, Timeout: legate.Duration(time.Second), MaxResponseBytes: 1024, Auth: "auto"}
 }
 
 func TestNewRefusesForeignConfig(t *testing.T) {
@@ -184,7 +185,7 @@ func TestTestConnection(t *testing.T) {
 	tests := map[string]struct {
 		handler http.HandlerFunc
 		creds   map[string]string
-		code    connectors.Code // "" means reachable
+		code    legate.Code // "" means reachable
 	}{
 		"ok": {handler: func(w http.ResponseWriter, r *http.Request) {}},
 		"404 is reachable": {handler: func(w http.ResponseWriter, r *http.Request) {
@@ -206,15 +207,15 @@ func TestTestConnection(t *testing.T) {
 		"unauthorized": {
 			handler: func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusUnauthorized) },
 			creds:   map[string]string{"token": "bad-token"},
-			code:    connectors.CodeAuthExpired,
+			code:    legate.CodeAuthExpired,
 		},
 		"forbidden": {
 			handler: func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusForbidden) },
-			code:    connectors.CodePermissionDenied,
+			code:    legate.CodePermissionDenied,
 		},
 		"server error": {
 			handler: func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusBadGateway) },
-			code:    connectors.CodeTransient,
+			code:    legate.CodeTransient,
 		},
 	}
 	for name, tc := range tests {
@@ -237,7 +238,7 @@ func TestTestConnection(t *testing.T) {
 		addr := ln.Addr().String()
 		ln.Close()
 		err := build(t, "http://"+addr).Test(t.Context(), nil)
-		wantCode(t, err, connectors.CodeTransient)
+		wantCode(t, err, legate.CodeTransient)
 	})
 }
 

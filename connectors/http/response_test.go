@@ -1,6 +1,7 @@
 package httpconn_test
 
 import (
+	"github.com/legate-mcp/legate"
 	"io"
 	"net/http"
 	"strings"
@@ -8,7 +9,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/legate-mcp/legate/connectors"
 	httpconn "github.com/legate-mcp/legate/connectors/http"
 )
 
@@ -33,23 +33,23 @@ func TestCallStatuses(t *testing.T) {
 	c := build(t, rec.srv.URL)
 	tests := map[string]struct {
 		path       string
-		code       connectors.Code
+		code       legate.Code
 		retryAfter time.Duration
 	}{
-		"400":            {"400", connectors.CodeInvalidArgument, 0},
-		"401":            {"401", connectors.CodeAuthExpired, 0},
-		"403":            {"403", connectors.CodePermissionDenied, 0},
-		"404":            {"404", connectors.CodeNotFound, 0},
-		"405":            {"405", connectors.CodeInvalidArgument, 0},
-		"408":            {"408", connectors.CodeTransient, 0},
-		"409":            {"409", connectors.CodeConflict, 0},
-		"410":            {"410", connectors.CodeNotFound, 0},
-		"412":            {"412", connectors.CodeConflict, 0},
-		"422":            {"422", connectors.CodeInvalidArgument, 0},
-		"429 seconds":    {"429", connectors.CodeRateLimited, 7 * time.Second},
-		"429 date":       {"429date", connectors.CodeRateLimited, time.Minute},
-		"500":            {"500", connectors.CodeTransient, 0},
-		"503":            {"503", connectors.CodeTransient, 0},
+		"400":            {"400", legate.CodeInvalidArgument, 0},
+		"401":            {"401", legate.CodeAuthExpired, 0},
+		"403":            {"403", legate.CodePermissionDenied, 0},
+		"404":            {"404", legate.CodeNotFound, 0},
+		"405":            {"405", legate.CodeInvalidArgument, 0},
+		"408":            {"408", legate.CodeTransient, 0},
+		"409":            {"409", legate.CodeConflict, 0},
+		"410":            {"410", legate.CodeNotFound, 0},
+		"412":            {"412", legate.CodeConflict, 0},
+		"422":            {"422", legate.CodeInvalidArgument, 0},
+		"429 seconds":    {"429", legate.CodeRateLimited, 7 * time.Second},
+		"429 date":       {"429date", legate.CodeRateLimited, time.Minute},
+		"500":            {"500", legate.CodeTransient, 0},
+		"503":            {"503", legate.CodeTransient, 0},
 		"204 is success": {"204", "", 0},
 		"304 is success": {"304", "", 0},
 	}
@@ -154,7 +154,7 @@ func TestCallTimeout(t *testing.T) {
 	c := build(t, rec.srv.URL, "timeout: 200ms")
 	start := time.Now()
 	_, err := callTool(t, c, `{}`, nil)
-	wantCode(t, err, connectors.CodeTimeout)
+	wantCode(t, err, legate.CodeTimeout)
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("took %v", d)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/legate-mcp/legate"
 	"io"
 	"net/http"
 	"net/url"
@@ -26,14 +27,14 @@ type callArgs struct {
 }
 
 // The methods the call tool sends.
-var methods = map[string]connectors.Class{
-	http.MethodGet:     connectors.ClassRead,
-	http.MethodHead:    connectors.ClassRead,
-	http.MethodOptions: connectors.ClassRead,
-	http.MethodPost:    connectors.ClassWrite,
-	http.MethodPut:     connectors.ClassWrite,
-	http.MethodPatch:   connectors.ClassWrite,
-	http.MethodDelete:  connectors.ClassDestructive,
+var methods = map[string]legate.Class{
+	http.MethodGet:     legate.ClassRead,
+	http.MethodHead:    legate.ClassRead,
+	http.MethodOptions: legate.ClassRead,
+	http.MethodPost:    legate.ClassWrite,
+	http.MethodPut:     legate.ClassWrite,
+	http.MethodPatch:   legate.ClassWrite,
+	http.MethodDelete:  legate.ClassDestructive,
 }
 
 func normMethod(m string) string {
@@ -46,15 +47,15 @@ func normMethod(m string) string {
 // classFor classes a call by its method: GET, HEAD and OPTIONS read,
 // DELETE is destructive, anything else (unparsable arguments included)
 // writes.
-func classFor(args json.RawMessage) connectors.Class {
+func classFor(args json.RawMessage) legate.Class {
 	in, err := connectors.DecodeArgs[callArgs](args, nil)
 	if err != nil {
-		return connectors.ClassWrite
+		return legate.ClassWrite
 	}
 	if cl, ok := methods[normMethod(in.Method)]; ok {
 		return cl
 	}
-	return connectors.ClassWrite
+	return legate.ClassWrite
 }
 
 func (c *Connector) callTool() connectors.Tool {
@@ -66,18 +67,18 @@ func (c *Connector) callTool() connectors.Tool {
 		"GET, HEAD and OPTIONS read; POST, PUT and PATCH write; DELETE is destructive. "+
 		"Returns the status, headers and body (text, or body_base64 when binary), cut at %d bytes. "+
 		"A 4xx or 5xx answer is an error naming the status.", base, c.cfg.MaxResponseBytes)
-	t := connectors.NewTool("call", desc, connectors.ClassWrite, c.runCall)
+	t := connectors.NewTool("call", desc, legate.ClassWrite, c.runCall)
 	t.ClassFor = classFor
 	return t
 }
 
-func (c *Connector) runCall(ctx context.Context, call *connectors.Call, in *callArgs) (*connectors.Result, error) {
+func (c *Connector) runCall(ctx context.Context, call *connectors.Call, in *callArgs) (*legate.Result, error) {
 	if c.base == nil {
-		return nil, connectors.Errorf(connectors.CodeInvalidArgument, "http: base_url is invalid")
+		return nil, legate.Errorf(legate.CodeInvalidArgument, "http: base_url is invalid")
 	}
 	method := normMethod(in.Method)
 	if _, ok := methods[method]; !ok {
-		return nil, connectors.Errorf(connectors.CodeInvalidArgument, "http: method %q is not one of GET, HEAD, OPTIONS, POST, PUT, PATCH, DELETE", in.Method)
+		return nil, legate.Errorf(legate.CodeInvalidArgument, "http: method %q is not one of GET, HEAD, OPTIONS, POST, PUT, PATCH, DELETE", in.Method)
 	}
 	target, err := resolve(c.base, in.Path, in.Query)
 	if err != nil {
@@ -90,11 +91,11 @@ func (c *Connector) runCall(ctx context.Context, call *connectors.Call, in *call
 	jsonBody := rawArg(call.Args, "json")
 	switch {
 	case jsonBody != nil && in.Body != "":
-		return nil, connectors.Errorf(connectors.CodeInvalidArgument, "http: give body or json, not both")
+		return nil, legate.Errorf(legate.CodeInvalidArgument, "http: give body or json, not both")
 	case jsonBody != nil:
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, jsonBody); err != nil {
-			return nil, connectors.Errorf(connectors.CodeInvalidArgument, "http: json: %v", err)
+			return nil, legate.Errorf(legate.CodeInvalidArgument, "http: json: %v", err)
 		}
 		body = &buf
 	case in.Body != "":
@@ -106,7 +107,7 @@ func (c *Connector) runCall(ctx context.Context, call *connectors.Call, in *call
 	}
 	req, err := http.NewRequestWithContext(ctx, method, target.String(), body)
 	if err != nil {
-		return nil, connectors.Errorf(connectors.CodeInvalidArgument, "http: %v", err)
+		return nil, legate.Errorf(legate.CodeInvalidArgument, "http: %v", err)
 	}
 	c.setHeaders(req.Header, in.Headers, auth)
 	if jsonBody != nil && req.Header.Get("Content-Type") == "" {
@@ -116,7 +117,7 @@ func (c *Connector) runCall(ctx context.Context, call *connectors.Call, in *call
 	if err != nil {
 		return nil, err
 	}
-	return &connectors.Result{Structured: resp}, nil
+	return &legate.Result{Structured: resp}, nil
 }
 
 // rawArg returns an argument's JSON text as the client sent it (numbers
@@ -159,18 +160,18 @@ func Builtin() connectors.Tool {
 	client := netguard.NewClient(netguard.Options{AllowPrivate: allowPrivate, Timeout: BuiltinTimeout})
 	desc := fmt.Sprintf("Fetch a public URL with GET, without credentials. Returns the status, headers and body "+
 		"(text, or body_base64 when binary), cut at %d bytes. Private and internal addresses are refused.", BuiltinMaxResponseBytes)
-	return connectors.NewTool("request", desc, connectors.ClassRead,
-		func(ctx context.Context, call *connectors.Call, in *requestArgs) (*connectors.Result, error) {
+	return connectors.NewTool("request", desc, legate.ClassRead,
+		func(ctx context.Context, call *connectors.Call, in *requestArgs) (*legate.Result, error) {
 			u, err := url.Parse(in.URL)
 			switch {
 			case err != nil:
-				return nil, connectors.Errorf(connectors.CodeInvalidArgument, "http: url: %v", stripURLErr(err))
+				return nil, legate.Errorf(legate.CodeInvalidArgument, "http: url: %v", stripURLErr(err))
 			case u.Scheme != "http" && u.Scheme != "https":
-				return nil, connectors.Errorf(connectors.CodeInvalidArgument, "http: url must be an absolute http or https URL")
+				return nil, legate.Errorf(legate.CodeInvalidArgument, "http: url must be an absolute http or https URL")
 			case u.Hostname() == "":
-				return nil, connectors.Errorf(connectors.CodeInvalidArgument, "http: url has no host")
+				return nil, legate.Errorf(legate.CodeInvalidArgument, "http: url has no host")
 			case u.User != nil:
-				return nil, connectors.Errorf(connectors.CodeInvalidArgument, "http: url must not hold user info")
+				return nil, legate.Errorf(legate.CodeInvalidArgument, "http: url must not hold user info")
 			}
 			if !allowPrivate {
 				if err := netguard.CheckHost(u.Host); err != nil {
@@ -183,7 +184,7 @@ func Builtin() connectors.Tool {
 			u.Fragment, u.RawFragment = "", ""
 			req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 			if err != nil {
-				return nil, connectors.Errorf(connectors.CodeInvalidArgument, "http: %v", err)
+				return nil, legate.Errorf(legate.CodeInvalidArgument, "http: %v", err)
 			}
 			req.Header.Set("User-Agent", userAgent)
 			for k, v := range in.Headers {
@@ -193,6 +194,6 @@ func Builtin() connectors.Tool {
 			if err != nil {
 				return nil, err
 			}
-			return &connectors.Result{Structured: resp}, nil
+			return &legate.Result{Structured: resp}, nil
 		})
 }

@@ -2,6 +2,7 @@ package httpconn_test
 
 import (
 	"encoding/json"
+	"github.com/legate-mcp/legate"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -161,7 +162,7 @@ func TestCallRefusals(t *testing.T) {
 	for name, args := range tests {
 		t.Run(name, func(t *testing.T) {
 			_, err := callTool(t, c, args, nil)
-			wantCode(t, err, connectors.CodeInvalidArgument)
+			wantCode(t, err, legate.CodeInvalidArgument)
 		})
 	}
 	if n := len(rec.requests()); n != 0 {
@@ -213,7 +214,7 @@ func TestCallAuth(t *testing.T) {
 		creds      map[string]string
 		wantHeader string // the credential header the server must see, as name=value
 		secret     string // must not appear in the result
-		code       connectors.Code
+		code       legate.Code
 	}{
 		"auto bearer": {
 			creds: map[string]string{"token": "tok-123456"}, wantHeader: "Authorization=Bearer tok-123456", secret: "tok-123456",
@@ -237,9 +238,9 @@ func TestCallAuth(t *testing.T) {
 		"explicit none ignores token": {
 			config: []string{"auth: none"}, creds: map[string]string{"token": "tok-123456"}, wantHeader: "Authorization=",
 		},
-		"explicit bearer missing token": {config: []string{"auth: bearer"}, code: connectors.CodeAuthExpired},
+		"explicit bearer missing token": {config: []string{"auth: bearer"}, code: legate.CodeAuthExpired},
 		"explicit header missing value": {
-			config: []string{"auth: header", "header_name: X-API-Key"}, code: connectors.CodeAuthExpired,
+			config: []string{"auth: header", "header_name: X-API-Key"}, code: legate.CodeAuthExpired,
 		},
 	}
 	for name, tc := range tests {
@@ -325,7 +326,7 @@ func TestCallRefusesPrivateNetworks(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = callTool(t, c, `{"path":"x"}`, map[string]string{"token": "tok-123456"})
-	ce := wantCode(t, err, connectors.CodePermissionDenied)
+	ce := wantCode(t, err, legate.CodePermissionDenied)
 	if !strings.Contains(ce.Message, "allow_private_networks: true") || !strings.Contains(ce.Message, "refused") {
 		t.Errorf("message %q does not say the address was refused and how to allow it", ce.Message)
 	}
@@ -341,23 +342,23 @@ func TestCallRefusesPrivateNetworks(t *testing.T) {
 func TestClassFor(t *testing.T) {
 	c := build(t, "http://127.0.0.1:9")
 	tool := c.Tools()[0]
-	if tool.Class != connectors.ClassWrite {
+	if tool.Class != legate.ClassWrite {
 		t.Errorf("declared class %s; want write", tool.Class)
 	}
-	tests := map[string]connectors.Class{
-		`{}`:                                 connectors.ClassRead,
-		`{"method":"GET"}`:                   connectors.ClassRead,
-		`{"method":"head"}`:                  connectors.ClassRead,
-		`{"method":"OPTIONS"}`:               connectors.ClassRead,
-		`{"method":"POST"}`:                  connectors.ClassWrite,
-		`{"method":"put"}`:                   connectors.ClassWrite,
-		`{"method":"PATCH"}`:                 connectors.ClassWrite,
-		`{"method":"DELETE"}`:                connectors.ClassDestructive,
-		`{"method":"BREW"}`:                  connectors.ClassWrite,
-		`not json`:                           connectors.ClassWrite,
-		`{"method":1}`:                       connectors.ClassWrite,
-		`{"method":"GET","surprise":1}`:      connectors.ClassWrite,
-		`{"method":"GET","method":"DELETE"}`: connectors.ClassDestructive,
+	tests := map[string]legate.Class{
+		`{}`:                                 legate.ClassRead,
+		`{"method":"GET"}`:                   legate.ClassRead,
+		`{"method":"head"}`:                  legate.ClassRead,
+		`{"method":"OPTIONS"}`:               legate.ClassRead,
+		`{"method":"POST"}`:                  legate.ClassWrite,
+		`{"method":"put"}`:                   legate.ClassWrite,
+		`{"method":"PATCH"}`:                 legate.ClassWrite,
+		`{"method":"DELETE"}`:                legate.ClassDestructive,
+		`{"method":"BREW"}`:                  legate.ClassWrite,
+		`not json`:                           legate.ClassWrite,
+		`{"method":1}`:                       legate.ClassWrite,
+		`{"method":"GET","surprise":1}`:      legate.ClassWrite,
+		`{"method":"GET","method":"DELETE"}`: legate.ClassDestructive,
 	}
 	for args, want := range tests {
 		if got := tool.ClassOf(json.RawMessage(args)); got != want {

@@ -3,12 +3,11 @@ package webhook_test
 import (
 	"bytes"
 	"compress/zlib"
+	"github.com/legate-mcp/legate"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
-
-	"github.com/legate-mcp/legate/connectors"
 )
 
 // A receiver that refuses a delivery and echoes the credentials in its
@@ -43,8 +42,8 @@ func TestSendMasksEchoedCredentials(t *testing.T) {
 			})
 			c := build(t, rc.srv.URL, "max_attempts: 1")
 			_, err := send(t, c, `{"payload":1}`, "op-mask", map[string]string{"token": token, "signing_secret": signing})
-			ce := wantCode(t, err, connectors.CodeAuthExpired)
-			if strings.Contains(ce.Error(), "7f1c9a") || strings.Contains(ce.Error(), "8e2d0b") || !strings.Contains(ce.Message, connectors.Redacted) {
+			ce := wantCode(t, err, legate.CodeAuthExpired)
+			if strings.Contains(ce.Error(), "7f1c9a") || strings.Contains(ce.Error(), "8e2d0b") || !strings.Contains(ce.Message, legate.Redacted) {
 				t.Errorf("error %q: want the excerpt with the credentials masked", ce.Message)
 			}
 		})

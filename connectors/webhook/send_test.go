@@ -3,6 +3,7 @@ package webhook_test
 import (
 	"context"
 	"errors"
+	"github.com/legate-mcp/legate"
 	"io"
 	"net"
 	"net/http"
@@ -154,17 +155,17 @@ func TestSendNoRetry(t *testing.T) {
 	webhook.SetBackoffBase(t, time.Millisecond)
 	tests := map[string]struct {
 		status int
-		code   connectors.Code
+		code   legate.Code
 	}{
-		"400":      {400, connectors.CodeInvalidArgument},
-		"401":      {401, connectors.CodeAuthExpired},
-		"403":      {403, connectors.CodePermissionDenied},
-		"404":      {404, connectors.CodeNotFound},
-		"409":      {409, connectors.CodeConflict},
-		"413":      {413, connectors.CodeInvalidArgument},
-		"422":      {422, connectors.CodeInvalidArgument},
-		"501":      {501, connectors.CodeTransient},
-		"redirect": {302, connectors.CodeAdapterMapping},
+		"400":      {400, legate.CodeInvalidArgument},
+		"401":      {401, legate.CodeAuthExpired},
+		"403":      {403, legate.CodePermissionDenied},
+		"404":      {404, legate.CodeNotFound},
+		"409":      {409, legate.CodeConflict},
+		"413":      {413, legate.CodeInvalidArgument},
+		"422":      {422, legate.CodeInvalidArgument},
+		"501":      {501, legate.CodeTransient},
+		"redirect": {302, legate.CodeAdapterMapping},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -200,7 +201,7 @@ func TestSendGivesUp(t *testing.T) {
 		rc := newReceiver(t, "", func(i int, w http.ResponseWriter) { w.WriteHeader(http.StatusInternalServerError) })
 		c := build(t, rc.srv.URL, "max_attempts: 3")
 		_, err := send(t, c, `{"payload":1}`, "op-4", nil)
-		ce := wantCode(t, err, connectors.CodeTransient)
+		ce := wantCode(t, err, legate.CodeTransient)
 		if n := len(rc.attempts()); n != 3 {
 			t.Errorf("%d attempts; want 3", n)
 		}
@@ -215,7 +216,7 @@ func TestSendGivesUp(t *testing.T) {
 		})
 		c := build(t, rc.srv.URL)
 		_, err := send(t, c, `{"payload":1}`, "op-5", nil)
-		ce := wantCode(t, err, connectors.CodeRateLimited)
+		ce := wantCode(t, err, legate.CodeRateLimited)
 		if ce.RetryAfter != 120*time.Second {
 			t.Errorf("RetryAfter %v", ce.RetryAfter)
 		}
@@ -231,7 +232,7 @@ func TestSendGivesUp(t *testing.T) {
 		defer cancel()
 		start := time.Now()
 		_, err := sendCtx(ctx, t, c, `{"payload":1}`, "op-6", nil)
-		wantCode(t, err, connectors.CodeTransient)
+		wantCode(t, err, legate.CodeTransient)
 		if d := time.Since(start); d > 400*time.Millisecond {
 			t.Errorf("waited %v for a retry past the deadline", d)
 		}
@@ -281,7 +282,7 @@ func TestSendRetriesNetworkErrors(t *testing.T) {
 		defer close(release)
 		c := build(t, slow.URL, "timeout: 100ms", "max_attempts: 2")
 		_, err := send(t, c, `{"payload":1}`, "op-9", nil)
-		ce := wantCode(t, err, connectors.CodeTimeout)
+		ce := wantCode(t, err, legate.CodeTimeout)
 		if !strings.Contains(ce.Message, "after 2 attempts") {
 			t.Errorf("message %q", ce.Message)
 		}
@@ -319,7 +320,7 @@ func TestSendPayloads(t *testing.T) {
 			before := len(rc.attempts())
 			_, err := send(t, c, tc.args, "op-p", nil)
 			if tc.body == "" {
-				wantCode(t, err, connectors.CodeInvalidArgument)
+				wantCode(t, err, legate.CodeInvalidArgument)
 				if len(rc.attempts()) != before {
 					t.Error("a refused payload reached the receiver")
 				}
@@ -354,14 +355,14 @@ func TestSendRefusesPrivateNetworks(t *testing.T) {
 		}
 	}()
 	// Built without Validate, which would refuse this url at start.
-	cfg := &webhook.Config{URL: "http://" + ln.Addr().String() + "/in", Timeout: connectors.Duration(time.Second), MaxAttempts: 5, MaxPayloadBytes: 1024}
+	cfg := &webhook.Config{URL: "http://" + ln.Addr().String() + "/in", Timeout: legate.Duration(time.Second), MaxAttempts: 5, MaxPayloadBytes: 1024}
 	c, err := webhook.New(connectors.Instance{ID: "hook", Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
 	_, err = send(t, c, `{"payload":1}`, "op-10", nil)
-	ce := wantCode(t, err, connectors.CodePermissionDenied)
+	ce := wantCode(t, err, legate.CodePermissionDenied)
 	if !strings.Contains(ce.Message, "allow_private_networks: true") {
 		t.Errorf("message %q", ce.Message)
 	}

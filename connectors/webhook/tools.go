@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/legate-mcp/legate"
 	"io"
 	mrand "math/rand/v2"
 	"net"
@@ -55,27 +56,27 @@ func (c *Connector) sendTool() connectors.Tool {
 		"and network errors, always with the same X-Legate-Delivery id, which receivers dedupe on; signed with "+
 		"X-Legate-Signature when a signing secret is configured. Returns the delivery id, the final status and the "+
 		"number of attempts.", c.cfg.MaxAttempts)
-	return connectors.NewTool("send", desc, connectors.ClassWrite, c.send)
+	return connectors.NewTool("send", desc, legate.ClassWrite, c.send)
 }
 
-func (c *Connector) send(ctx context.Context, call *connectors.Call, in *sendArgs) (*connectors.Result, error) {
+func (c *Connector) send(ctx context.Context, call *connectors.Call, in *sendArgs) (*legate.Result, error) {
 	raw := rawArg(call.Args, "payload")
 	if raw == nil {
-		return nil, connectors.Errorf(connectors.CodeInvalidArgument, "webhook: payload is required and may not be null")
+		return nil, legate.Errorf(legate.CodeInvalidArgument, "webhook: payload is required and may not be null")
 	}
 	var body bytes.Buffer
 	if err := json.Compact(&body, raw); err != nil {
-		return nil, connectors.Errorf(connectors.CodeInvalidArgument, "webhook: payload: %v", err)
+		return nil, legate.Errorf(legate.CodeInvalidArgument, "webhook: payload: %v", err)
 	}
 	if body.Len() > c.cfg.MaxPayloadBytes {
-		return nil, connectors.Errorf(connectors.CodeInvalidArgument, "webhook: payload is %d bytes, over max_payload_bytes (%d)", body.Len(), c.cfg.MaxPayloadBytes)
+		return nil, legate.Errorf(legate.CodeInvalidArgument, "webhook: payload is %d bytes, over max_payload_bytes (%d)", body.Len(), c.cfg.MaxPayloadBytes)
 	}
 	if in.Event != "" && !eventName.MatchString(in.Event) {
-		return nil, connectors.Errorf(connectors.CodeInvalidArgument, "webhook: event %q: use a letter or digit, then letters, digits and . _ : / -, at most 128 characters", in.Event)
+		return nil, legate.Errorf(legate.CodeInvalidArgument, "webhook: event %q: use a letter or digit, then letters, digits and . _ : / -, at most 128 characters", in.Event)
 	}
 	u, err := parseURL(c.cfg.URL)
 	if err != nil {
-		return nil, connectors.Errorf(connectors.CodeInvalidArgument, "webhook: url %v", err)
+		return nil, legate.Errorf(legate.CodeInvalidArgument, "webhook: url %v", err)
 	}
 	secret, err := credential(ctx, call.Credentials, "signing_secret")
 	if err != nil {
@@ -86,7 +87,7 @@ func (c *Connector) send(ctx context.Context, call *connectors.Call, in *sendArg
 		return nil, err
 	}
 	d := &delivery{c: c, call: call, url: u, id: deliveryID(call.OperationID), event: in.Event, body: body.Bytes(), secret: secret, token: token}
-	d.secrets = connectors.NewSecrets(secret, token)
+	d.secrets = legate.NewSecrets(secret, token)
 	return d.run(ctx)
 }
 
@@ -98,7 +99,7 @@ type delivery struct {
 	id, event     string
 	body          []byte
 	secret, token string
-	secrets       *connectors.Secrets // secret and token, in every form a receiver may echo them
+	secrets       *legate.Secrets // secret and token, in every form a receiver may echo them
 }
 
 // outcome is what one attempt got.
@@ -111,11 +112,11 @@ type outcome struct {
 	hasRetryAfter bool
 }
 
-func (d *delivery) run(ctx context.Context) (*connectors.Result, error) {
+func (d *delivery) run(ctx context.Context) (*legate.Result, error) {
 	for attempt := 1; ; attempt++ {
 		o := d.attempt(ctx)
 		if o.err == nil && o.status >= 200 && o.status < 300 {
-			return &connectors.Result{Structured: &Delivery{DeliveryID: d.id, Status: o.status, Attempts: attempt}}, nil
+			return &legate.Result{Structured: &Delivery{DeliveryID: d.id, Status: o.status, Attempts: attempt}}, nil
 		}
 		fail := d.failure(ctx, o, attempt)
 		if attempt >= d.c.cfg.MaxAttempts || !retryable(ctx, o) {
@@ -224,7 +225,7 @@ func backoff(attempt int) time.Duration {
 // failure maps the last outcome of a delivery to a canonical error naming
 // the delivery and its attempts. It never includes the URL, which may
 // itself be a secret (many webhook URLs are).
-func (d *delivery) failure(ctx context.Context, o outcome, attempts int) *connectors.Error {
+func (d *delivery) failure(ctx context.Context, o outcome, attempts int) *legate.Error {
 	prefix := fmt.Sprintf("webhook: delivery %s", d.id)
 	after := fmt.Sprintf("after %d attempt", attempts)
 	if attempts > 1 {
@@ -238,33 +239,33 @@ func (d *delivery) failure(ctx context.Context, o outcome, attempts int) *connec
 	if o.snippet != "" {
 		msg += ": " + o.snippet
 	}
-	e := &connectors.Error{Message: msg}
+	e := &legate.Error{Message: msg}
 	switch {
 	case status < 400:
-		e.Code = connectors.CodeAdapterMapping
+		e.Code = legate.CodeAdapterMapping
 		e.Message += "; deliveries do not follow redirects: set url to the final address"
 	case status == http.StatusUnauthorized:
-		e.Code = connectors.CodeAuthExpired
+		e.Code = legate.CodeAuthExpired
 	case status == http.StatusForbidden:
-		e.Code = connectors.CodePermissionDenied
+		e.Code = legate.CodePermissionDenied
 	case status == http.StatusNotFound || status == http.StatusGone:
-		e.Code = connectors.CodeNotFound
+		e.Code = legate.CodeNotFound
 	case status == http.StatusConflict || status == http.StatusPreconditionFailed:
-		e.Code = connectors.CodeConflict
+		e.Code = legate.CodeConflict
 	case status == http.StatusTooManyRequests:
-		e.Code = connectors.CodeRateLimited
+		e.Code = legate.CodeRateLimited
 		e.RetryAfter = o.retryAfter
 	case status == http.StatusRequestTimeout || status == http.StatusTooEarly || status >= 500:
-		e.Code = connectors.CodeTransient
+		e.Code = legate.CodeTransient
 	default:
-		e.Code = connectors.CodeInvalidArgument
+		e.Code = legate.CodeInvalidArgument
 	}
 	return e
 }
 
 // transportError maps a failure to get an answer; prefix names the
 // delivery. The *url.Error's URL is left out of the message.
-func transportError(ctx context.Context, err error, prefix string, attempts int) *connectors.Error {
+func transportError(ctx context.Context, err error, prefix string, attempts int) *legate.Error {
 	if prefix == "" {
 		prefix = "webhook"
 	}
@@ -280,13 +281,13 @@ func transportError(ctx context.Context, err error, prefix string, attempts int)
 	var ne net.Error
 	switch {
 	case errors.Is(err, netguard.ErrBlocked):
-		return &connectors.Error{Code: connectors.CodePermissionDenied, Message: prefix + ": " + inner.Error(), Err: err}
+		return &legate.Error{Code: legate.CodePermissionDenied, Message: prefix + ": " + inner.Error(), Err: err}
 	case errors.Is(ctx.Err(), context.Canceled):
-		return &connectors.Error{Code: connectors.CodeTransient, Message: prefix + ": cancelled" + after, Err: err}
+		return &legate.Error{Code: legate.CodeTransient, Message: prefix + ": cancelled" + after, Err: err}
 	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
-		return &connectors.Error{Code: connectors.CodeTimeout, Message: prefix + ": timed out" + after, Err: err}
+		return &legate.Error{Code: legate.CodeTimeout, Message: prefix + ": timed out" + after, Err: err}
 	}
-	return &connectors.Error{Code: connectors.CodeTransient, Message: prefix + ": request failed" + after + ": " + inner.Error(), Err: err}
+	return &legate.Error{Code: legate.CodeTransient, Message: prefix + ": request failed" + after + ": " + inner.Error(), Err: err}
 }
 
 // snippetLimit is how much of a receiver's error answer is kept.

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/legate-mcp/legate"
 	"net/http"
 	"net/url"
 	"strings"
@@ -43,7 +44,7 @@ type Config struct {
 	// link-local addresses.
 	AllowPrivateNetworks bool `yaml:"allow_private_networks" default:"false" desc:"Allow loopback, private, link-local (cloud metadata) and other internal addresses; refused by default to prevent server-side request forgery"`
 	// Timeout bounds one attempt.
-	Timeout connectors.Duration `yaml:"timeout" default:"10s" desc:"Time limit of one delivery attempt"`
+	Timeout legate.Duration `yaml:"timeout" default:"10s" desc:"Time limit of one delivery attempt"`
 	// MaxAttempts bounds the attempts of one delivery.
 	MaxAttempts int `yaml:"max_attempts" default:"5" desc:"Attempts per delivery, the first included (1 to 20); retried on 408, 425, 429, 5xx and network errors"`
 	// MaxPayloadBytes bounds the payload.
@@ -94,35 +95,35 @@ func New(inst connectors.Instance) (connectors.Connector, error) {
 func (c *Connector) Validate() error {
 	var errs []error
 	if u, err := parseURL(c.cfg.URL); err != nil {
-		errs = append(errs, connectors.Invalid("url", "%v", err))
+		errs = append(errs, legate.Invalid("url", "%v", err))
 	} else if !c.cfg.AllowPrivateNetworks {
 		if err := netguard.CheckHost(u.Host); err != nil {
-			errs = append(errs, connectors.Invalid("url", "%v", err))
+			errs = append(errs, legate.Invalid("url", "%v", err))
 		}
 	}
 	if c.cfg.Timeout <= 0 {
-		errs = append(errs, connectors.Invalid("timeout", "must be positive"))
+		errs = append(errs, legate.Invalid("timeout", "must be positive"))
 	}
 	if c.cfg.MaxAttempts < 1 || c.cfg.MaxAttempts > MaxAttemptsLimit {
-		errs = append(errs, connectors.Invalid("max_attempts", "must be between 1 and %d, got %d", MaxAttemptsLimit, c.cfg.MaxAttempts))
+		errs = append(errs, legate.Invalid("max_attempts", "must be between 1 and %d, got %d", MaxAttemptsLimit, c.cfg.MaxAttempts))
 	}
 	if c.cfg.MaxPayloadBytes < 1 || c.cfg.MaxPayloadBytes > MaxPayloadBytesLimit {
-		errs = append(errs, connectors.Invalid("max_payload_bytes", "must be between 1 and %d (16 MiB), got %d", MaxPayloadBytesLimit, c.cfg.MaxPayloadBytes))
+		errs = append(errs, legate.Invalid("max_payload_bytes", "must be between 1 and %d (16 MiB), got %d", MaxPayloadBytesLimit, c.cfg.MaxPayloadBytes))
 	}
 	for name, value := range c.cfg.Headers {
 		field := "headers." + name
 		canon := http.CanonicalHeaderKey(name)
 		switch {
 		case !netguard.ValidHeaderName(name):
-			errs = append(errs, connectors.Invalid(field, "not a valid header name"))
+			errs = append(errs, legate.Invalid(field, "not a valid header name"))
 		case netguard.ReservedHeader(name):
-			errs = append(errs, connectors.Invalid(field, "is managed by the transport and cannot be set"))
+			errs = append(errs, legate.Invalid(field, "is managed by the transport and cannot be set"))
 		case canon == "Authorization" || canon == "Cookie":
-			errs = append(errs, connectors.Invalid(field, "would carry a secret in plain configuration: use the token credential"))
+			errs = append(errs, legate.Invalid(field, "would carry a secret in plain configuration: use the token credential"))
 		case strings.HasPrefix(canon, "X-Legate-"):
-			errs = append(errs, connectors.Invalid(field, "X-Legate-* headers are set by the connector"))
+			errs = append(errs, legate.Invalid(field, "X-Legate-* headers are set by the connector"))
 		case !netguard.ValidHeaderValue(value):
-			errs = append(errs, connectors.Invalid(field, "value holds control characters"))
+			errs = append(errs, legate.Invalid(field, "value holds control characters"))
 		}
 	}
 	return errors.Join(errs...)
@@ -134,7 +135,7 @@ func (c *Connector) Validate() error {
 func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) error {
 	u, err := parseURL(c.cfg.URL)
 	if err != nil {
-		return connectors.Errorf(connectors.CodeInvalidArgument, "webhook: url %v", err)
+		return legate.Errorf(legate.CodeInvalidArgument, "webhook: url %v", err)
 	}
 	if _, err := credential(ctx, creds, "signing_secret"); err != nil {
 		return err
@@ -145,7 +146,7 @@ func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) erro
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodHead, u.String(), nil)
 	if err != nil {
-		return connectors.Errorf(connectors.CodeInvalidArgument, "webhook: %v", err)
+		return legate.Errorf(legate.CodeInvalidArgument, "webhook: %v", err)
 	}
 	c.setHeaders(req.Header, token)
 	resp, err := c.client.Do(req)
@@ -154,7 +155,7 @@ func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) erro
 	}
 	drain(resp)
 	if resp.StatusCode >= 500 {
-		return connectors.Errorf(connectors.CodeTransient, "webhook: receiver answered %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
+		return legate.Errorf(legate.CodeTransient, "webhook: receiver answered %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
 	}
 	return nil
 }
@@ -202,7 +203,7 @@ func credential(ctx context.Context, creds connectors.Credentials, name string) 
 	}
 	v, err := creds.Get(ctx, name)
 	if err != nil {
-		return "", &connectors.Error{Code: connectors.CodeAuthExpired, Message: "webhook: credential " + name + " could not be resolved", Err: err}
+		return "", &legate.Error{Code: legate.CodeAuthExpired, Message: "webhook: credential " + name + " could not be resolved", Err: err}
 	}
 	return v, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/legate-mcp/legate"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -102,9 +103,9 @@ func sendCtx(ctx context.Context, t *testing.T, c connectors.Connector, args, op
 	return d, nil
 }
 
-func wantCode(t *testing.T, err error, code connectors.Code) *connectors.Error {
+func wantCode(t *testing.T, err error, code legate.Code) *legate.Error {
 	t.Helper()
-	var ce *connectors.Error
+	var ce *legate.Error
 	if !errors.As(err, &ce) || ce.Code != code {
 		t.Fatalf("error %v; want code %s", err, code)
 	}
@@ -113,7 +114,7 @@ func wantCode(t *testing.T, err error, code connectors.Code) *connectors.Error {
 
 func TestValidate(t *testing.T) {
 	ok := func(mut func(*webhook.Config)) *webhook.Config {
-		c := &webhook.Config{URL: "https://hooks.example.com/in?key=1", Timeout: connectors.Duration(time.Second), MaxAttempts: 5, MaxPayloadBytes: 1024}
+		c := &webhook.Config{URL: "https://hooks.example.com/in?key=1", Timeout: legate.Duration(time.Second), MaxAttempts: 5, MaxPayloadBytes: 1024}
 		if mut != nil {
 			mut(c)
 		}
@@ -172,12 +173,12 @@ func TestValidate(t *testing.T) {
 func TestTestConnection(t *testing.T) {
 	tests := map[string]struct {
 		status int
-		code   connectors.Code
+		code   legate.Code
 	}{
 		"ok":                 {200, ""},
 		"head not allowed":   {405, ""},
 		"unsigned refused":   {401, ""},
-		"receiver is broken": {502, connectors.CodeTransient},
+		"receiver is broken": {502, legate.CodeTransient},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -204,7 +205,7 @@ func TestTestConnection(t *testing.T) {
 
 func TestClassAndClose(t *testing.T) {
 	c := build(t, "http://127.0.0.1:9/in")
-	if cl := c.Tools()[0].ClassOf(json.RawMessage(`{"payload":1}`)); cl != connectors.ClassWrite {
+	if cl := c.Tools()[0].ClassOf(json.RawMessage(`{"payload":1}`)); cl != legate.ClassWrite {
 		t.Errorf("class %s; want write", cl)
 	}
 	if err := c.(connectors.Closer).Close(); err != nil {

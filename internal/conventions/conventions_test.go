@@ -77,16 +77,21 @@ func TestImportDirection(t *testing.T) {
 	for _, p := range listPackages(t) {
 		from := rel(p.ImportPath)
 		for _, imp := range p.Imports {
+			if from == "" && strings.Contains(strings.Split(imp, "/")[0], ".") {
+				t.Errorf("the vocabulary package imports %s: it depends on the standard library only", imp)
+			}
 			if !strings.HasPrefix(imp, module) {
 				continue
 			}
 			to := rel(imp)
 			switch {
+			case from == "":
+				t.Errorf("the vocabulary package imports %s: every package may import it, so it imports none of them", to)
 			case (strings.HasPrefix(to, "cmd/") || to == "server") && !strings.HasPrefix(from, "cmd/"):
 				t.Errorf("%s imports %s: only cmd may import cmd or server", from, to)
-			case connectorTypeDir(from) && to != "connectors" && to != "connectors/netguard":
-				t.Errorf("connector %s imports %s: a connector imports only connectors (and connectors/netguard)", from, to)
-			case from == "connectors" && to != "internal/strictyaml":
+			case connectorTypeDir(from) && to != "" && to != "connectors" && to != "connectors/netguard":
+				t.Errorf("connector %s imports %s: a connector imports only the vocabulary, connectors (and connectors/netguard)", from, to)
+			case from == "connectors" && to != "" && to != "internal/strictyaml":
 				t.Errorf("the connector contract imports %s", to)
 			case from == "connectors/all" && !connectorTypeDir(to):
 				t.Errorf("connectors/all imports %s, which is not a connector type", to)
@@ -161,6 +166,7 @@ func TestAddingAConnectorTouchesOnlyItsFolder(t *testing.T) {
 import (
 	"context"
 
+	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
 )
 
@@ -175,9 +181,9 @@ type args struct{}
 func (p *probe) Validate() error                                    { return nil }
 func (p *probe) Test(context.Context, connectors.Credentials) error { return nil }
 func (p *probe) Tools() []connectors.Tool {
-	return []connectors.Tool{connectors.NewTool("hello", "Say hello.", connectors.ClassRead,
-		func(ctx context.Context, call *connectors.Call, in *args) (*connectors.Result, error) {
-			return &connectors.Result{Text: p.greeting}, nil
+	return []connectors.Tool{connectors.NewTool("hello", "Say hello.", legate.ClassRead,
+		func(ctx context.Context, call *connectors.Call, in *args) (*legate.Result, error) {
+			return &legate.Result{Text: p.greeting}, nil
 		})}
 }
 

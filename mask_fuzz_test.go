@@ -1,11 +1,11 @@
-package connectors_test
+package legate_test
 
 import (
 	"bytes"
 	"strings"
 	"testing"
 
-	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate"
 )
 
 // FuzzMask checks the invariant of masking: whatever the text around it
@@ -19,7 +19,7 @@ func FuzzMask(f *testing.F) {
 	f.Add("x[redacted]", "", "", uint8(0), false)
 	f.Add("ééééé", `"`, `"`, uint8(9), true)
 	f.Fuzz(func(t *testing.T, value, before, after string, which uint8, truncated bool) {
-		s := connectors.NewSecrets(value)
+		s := legate.NewSecrets(value)
 		forms := s.Forms()
 		in := before + after
 		if len(forms) > 0 {
@@ -27,7 +27,7 @@ func FuzzMask(f *testing.F) {
 		}
 		out := s.Mask([]byte(in), truncated)
 		for _, form := range forms {
-			if bytes.Contains(out, form) && !strings.Contains(connectors.Redacted, string(form)) {
+			if bytes.Contains(out, form) && !strings.Contains(legate.Redacted, string(form)) {
 				t.Fatalf("Mask(%q) of %q = %q: form %q is left", in, value, out, form)
 			}
 		}

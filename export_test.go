@@ -1,4 +1,4 @@
-package connectors
+package legate
 
 // Forms returns the forms s masks, for the fuzz test's invariant.
 func (s *Secrets) Forms() [][]byte {

@@ -1,4 +1,4 @@
-package connectors_test
+package legate_test
 
 import (
 	"encoding/base64"
@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate"
 )
 
 // secret holds the characters that encoders escape: / + = & < > " \ % and
@@ -59,11 +59,11 @@ func TestMaskForms(t *testing.T) {
 	for name, form := range tests {
 		t.Run(name, func(t *testing.T) {
 			in := `{"echo":"` + form + `","n":1}`
-			got := string(connectors.Mask([]byte(in), false, secret))
+			got := string(legate.Mask([]byte(in), false, secret))
 			if strings.Contains(got, form[min(len(form)/3, 8):len(form)-min(len(form)/3, 8)]) {
 				t.Errorf("Mask(%q) = %q: the form is still there", in, got)
 			}
-			if !strings.Contains(got, connectors.Redacted) || !strings.HasPrefix(got, `{"echo":"`) || !strings.HasSuffix(got, `","n":1}`) {
+			if !strings.Contains(got, legate.Redacted) || !strings.HasPrefix(got, `{"echo":"`) || !strings.HasSuffix(got, `","n":1}`) {
 				t.Errorf("Mask(%q) = %q, want the form replaced and the rest kept", in, got)
 			}
 		})
@@ -91,7 +91,7 @@ func TestCredentialParts(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			s := connectors.NewSecrets(connectors.CredentialParts(tc.value)...)
+			s := legate.NewSecrets(legate.CredentialParts(tc.value)...)
 			if got := s.MaskString(tc.text); got != tc.want {
 				t.Errorf("masking %q of %q: %q, want %q", tc.text, tc.value, got, tc.want)
 			}
@@ -110,7 +110,7 @@ func TestMaskTruncated(t *testing.T) {
 		"whole, then a cut": {secret + " and " + secret[:10], "[redacted] and [redacted]"},
 		"nothing of it":     {"nothing here", "nothing here"},
 	}
-	s := connectors.NewSecrets(secret)
+	s := legate.NewSecrets(secret)
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			if got := string(s.Mask([]byte(tc.in), true)); got != tc.want {
@@ -121,14 +121,14 @@ func TestMaskTruncated(t *testing.T) {
 }
 
 func TestSecretsNilAndShort(t *testing.T) {
-	var none *connectors.Secrets
+	var none *legate.Secrets
 	if got := string(none.Mask([]byte("abc"), true)); got != "abc" || none.Contains([]byte("abc")) || !none.Empty() {
 		t.Errorf("a nil set masked %q", got)
 	}
-	if s := connectors.NewSecrets("abc", ""); !s.Empty() {
+	if s := legate.NewSecrets("abc", ""); !s.Empty() {
 		t.Error("values shorter than 4 bytes were kept")
 	}
-	s := connectors.NewSecrets("abcd")
+	s := legate.NewSecrets("abcd")
 	if !s.Contains([]byte("xxabcdxx")) || s.Contains([]byte("abc d")) {
 		t.Error("Contains is wrong")
 	}
@@ -137,7 +137,7 @@ func TestSecretsNilAndShort(t *testing.T) {
 // Partial holds back what may be the start of a secret at the end of a
 // chunk of a stream, and nothing else.
 func TestSecretsPartial(t *testing.T) {
-	s := connectors.NewSecrets("s3cr3t/Value")
+	s := legate.NewSecrets("s3cr3t/Value")
 	tests := map[string]struct {
 		in   string
 		want int
@@ -163,7 +163,7 @@ func TestSecretsPartial(t *testing.T) {
 // event-stream chunk without a secret, masked and checked for a held-back
 // start, against an upstream's "Bearer <token>" credential.
 func BenchmarkMask(b *testing.B) {
-	s := connectors.NewSecrets(connectors.CredentialParts("Bearer ghp_16C7e42F292c6912E7710c838347Ae178B4a")...)
+	s := legate.NewSecrets(legate.CredentialParts("Bearer ghp_16C7e42F292c6912E7710c838347Ae178B4a")...)
 	chunk := []byte("event: message\ndata: " + `{"jsonrpc":"2.0","id":"legate-1","result":{"content":[{"type":"text","text":"` + strings.Repeat("lorem ipsum dolor sit amet ", 72) + `"}]}}` + "\n\n")
 	b.SetBytes(int64(len(chunk)))
 	for b.Loop() {
@@ -176,6 +176,6 @@ func BenchmarkMask(b *testing.B) {
 // credential, paid once per call (connectors) or per upstream.
 func BenchmarkNewSecrets(b *testing.B) {
 	for b.Loop() {
-		connectors.NewSecrets(connectors.CredentialParts("Bearer ghp_16C7e42F292c6912E7710c838347Ae178B4a")...)
+		legate.NewSecrets(legate.CredentialParts("Bearer ghp_16C7e42F292c6912E7710c838347Ae178B4a")...)
 	}
 }
