@@ -24,9 +24,6 @@ import (
 	"github.com/legate-mcp/legate/vault"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
-
 // globals are the flags every command shares.
 type globals struct {
 	configPath string
@@ -59,7 +56,9 @@ func newRoot() *cobra.Command {
 		Short:         "Legate: one MCP endpoint for every tool an agent is allowed",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version,
 	}
+	root.SetVersionTemplate(versionLine() + "\n")
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.configPath, "config", "", "config file (default ./config.yaml if it exists, else none)")
 	pf.StringVar(&g.stateDir, "state-dir", "", "state directory (default $LEGATE_STATE_DIR, then state_dir from the config, then ~/.local/state/legate)")
