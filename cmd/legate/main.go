@@ -64,7 +64,7 @@ func newRoot() *cobra.Command {
 	pf.StringVar(&g.stateDir, "state-dir", "", "state directory (default $LEGATE_STATE_DIR, then state_dir from the config, then ~/.local/state/legate)")
 	pf.StringVar(&g.logLevel, "log-level", "", "debug, info, warn or error (default from the config, else info)")
 	root.AddCommand(
-		serveCmd(g), stdioCmd(g), toolsCmd(g), connectorCmd(g), upstreamCmd(g), approvalsCmd(g), auditCmd(g), configCmd(g), vaultCmd(g), tokenCmd(g), versionCmd(),
+		serveCmd(g), stdioCmd(g), toolsCmd(g), connectorCmd(g), upstreamCmd(g), approvalsCmd(g), auditCmd(g), configCmd(g), vaultCmd(g), tokenCmd(g), versionCmd(), healthCmd(),
 	)
 	return root
 }
