@@ -193,3 +193,5 @@ func unixOrZero(v int64) time.Time {
 	}
 	return time.Unix(v, 0).UTC()
 }
+
+var _ store.UpstreamStore = upstreamStore{}
