@@ -68,7 +68,8 @@ type ApprovalFilter struct {
 // compare-and-set operations, so an approval is decided once and executed
 // once however many processes and goroutines race for it.
 type ApprovalStore interface {
-	// Create adds a pending request.
+	// Create adds a pending request; an existing id is an error wrapping
+	// ErrExists (the caller draws another id).
 	Create(ctx context.Context, a *Approval) error
 	// Get returns one request or an error wrapping ErrNotFound.
 	Get(ctx context.Context, id string) (*Approval, error)

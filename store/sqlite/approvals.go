@@ -44,6 +44,9 @@ func (s approvalStore) Create(ctx context.Context, a *store.Approval) error {
 	_, err := s.db.ExecContext(ctx, `INSERT INTO approvals (`+approvalCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, '', '', '')`,
 		a.ID, a.Principal, a.Tenant, a.Session, a.Tool, a.Class, string(a.Args), a.ArgsHash, a.DefHash, string(a.Definition),
 		store.StatePending, a.CreatedAt.UnixMilli(), a.ExpiresAt.UnixMilli())
+	if duplicate(err) {
+		return fmt.Errorf("approval %q: %w", a.ID, store.ErrExists)
+	}
 	if err != nil {
 		return fmt.Errorf("storing approval request: %w", err)
 	}

@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -49,5 +50,29 @@ func TestApprovalFilterNeverTakesTheSharedTenantForAll(t *testing.T) {
 				t.Fatalf("tenants %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// A request id is never reused: a second request with it is refused as
+// existing, and the first is kept as it was.
+func TestApprovalIDTakenExists(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.OpenMemory(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	now := time.Now()
+	a := &store.Approval{ID: "ap_1", Principal: "p", Tool: "t.x", Args: []byte(`{}`), CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
+	if err := st.Approvals().Create(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	b := *a
+	b.Principal = "other"
+	if err := st.Approvals().Create(ctx, &b); !errors.Is(err, store.ErrExists) {
+		t.Fatalf("second create: %v, want ErrExists", err)
+	}
+	if got, err := st.Approvals().Get(ctx, "ap_1"); err != nil || got.Principal != "p" {
+		t.Fatalf("kept: %+v %v", got, err)
 	}
 }

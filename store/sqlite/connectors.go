@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/legate-mcp/legate/store"
@@ -54,7 +53,7 @@ func (c connectorStore) Create(ctx context.Context, r store.Connector) error {
 	}
 	_, err := c.db.ExecContext(ctx, `INSERT INTO connectors (id, type, config, credentials, created_at) VALUES (?, ?, ?, ?, ?)`,
 		r.ID, r.Type, orEmpty(r.Config), orEmpty(r.Credentials), r.CreatedAt.Unix())
-	if err != nil && strings.Contains(err.Error(), "UNIQUE constraint") {
+	if duplicate(err) {
 		return fmt.Errorf("connector %q: %w", r.ID, store.ErrExists)
 	}
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/legate-mcp/legate/store"
@@ -38,7 +37,7 @@ func (u upstreamStore) Create(ctx context.Context, r store.Upstream) error {
 		r.CreatedAt = time.Now()
 	}
 	_, err := u.db.ExecContext(ctx, `INSERT INTO upstreams (id, definition, created_at) VALUES (?, ?, ?)`, r.ID, string(r.Definition), r.CreatedAt.Unix())
-	if err != nil && strings.Contains(err.Error(), "UNIQUE constraint") {
+	if duplicate(err) {
 		return fmt.Errorf("upstream %q: %w", r.ID, store.ErrExists)
 	}
 	if err != nil {
