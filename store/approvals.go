@@ -84,9 +84,13 @@ type ApprovalStore interface {
 	// Claim moves an approved request to executing, with a heartbeat of now,
 	// and reports whether this caller won it: only the winner may execute.
 	Claim(ctx context.Context, id string, now time.Time) (bool, error)
-	// Heartbeat tells that the executing request's run is still alive.
+	// Heartbeat tells that the executing request's run is still alive. A
+	// request no longer executing (failed as interrupted) is an error
+	// wrapping ErrConflict: its run has lost the claim.
 	Heartbeat(ctx context.Context, id string, now time.Time) error
-	// Finish records the outcome of a claimed request: executed or failed.
+	// Finish records the outcome of a claimed request: state is executed or
+	// failed. A request not executing (finished already, or failed as
+	// interrupted) is an error wrapping ErrConflict and keeps its outcome.
 	Finish(ctx context.Context, id, state string, outcome json.RawMessage) error
 	// Expire marks pending requests whose time is past expired.
 	Expire(ctx context.Context, now time.Time) (int, error)

@@ -1,5 +1,8 @@
 // Package store is Legate's persistence. The rest of the code depends only
-// on the Store interface here; store/sqlite is the embedded default.
+// on the Store interface here; store/sqlite is the embedded default. Every
+// backend passes the suite in store/storetest, which holds the contract the
+// interfaces' docs state: keys and sentinel errors, orderings, filters, and
+// the approval inbox's compare-and-set transitions.
 package store
 
 import "errors"

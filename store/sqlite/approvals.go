@@ -132,16 +132,38 @@ func (s approvalStore) Claim(ctx context.Context, id string, now time.Time) (boo
 }
 
 func (s approvalStore) Heartbeat(ctx context.Context, id string, now time.Time) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE approvals SET heartbeat_at = ? WHERE id = ? AND state = ?`, now.UnixMilli(), id, store.StateExecuting)
-	return err
+	res, err := s.db.ExecContext(ctx, `UPDATE approvals SET heartbeat_at = ? WHERE id = ? AND state = ?`, now.UnixMilli(), id, store.StateExecuting)
+	if err != nil {
+		return fmt.Errorf("recording heartbeat of approval %q: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return s.notExecuting(ctx, id)
+	}
+	return nil
 }
 
 func (s approvalStore) Finish(ctx context.Context, id, state string, outcome json.RawMessage) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE approvals SET state = ?, outcome = ? WHERE id = ? AND state = ?`, state, string(outcome), id, store.StateExecuting)
+	if state != store.StateExecuted && state != store.StateFailed {
+		return fmt.Errorf("approval %q: a run ends executed or failed, not %s", id, state)
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE approvals SET state = ?, outcome = ? WHERE id = ? AND state = ?`, state, string(outcome), id, store.StateExecuting)
 	if err != nil {
 		return fmt.Errorf("recording outcome of approval %q: %w", id, err)
 	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return s.notExecuting(ctx, id)
+	}
 	return nil
+}
+
+// notExecuting is the error of a change that needs the request executing
+// and found it otherwise: finished already, or failed as interrupted.
+func (s approvalStore) notExecuting(ctx context.Context, id string) error {
+	a, err := s.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("approval %q is %s, not executing: %w", id, a.State, store.ErrConflict)
 }
 
 func (s approvalStore) Expire(ctx context.Context, now time.Time) (int, error) {
