@@ -24,13 +24,18 @@ type Store struct {
 	db *sql.DB
 }
 
-// Open opens (creating if needed) the database in dir and applies pending
-// migrations.
+// Open opens (creating if needed) the database FileName in dir and
+// applies pending migrations.
 func Open(ctx context.Context, dir string) (*Store, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	return OpenFile(ctx, filepath.Join(dir, FileName))
+}
+
+// OpenFile opens (creating if needed, with its directory) the database at
+// path and applies pending migrations.
+func OpenFile(ctx context.Context, path string) (*Store, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("creating state dir: %w", err)
 	}
-	path := filepath.Join(dir, FileName)
 	return open(ctx, "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate", path)
 }
 
