@@ -12,7 +12,8 @@ type ConnectorStore interface {
 	List(ctx context.Context) ([]Connector, error)
 	// Get returns one instance or an error wrapping ErrNotFound.
 	Get(ctx context.Context, id string) (Connector, error)
-	// Create adds an instance; an existing id is an error wrapping ErrExists.
+	// Create adds an instance, a zero CreatedAt meaning now; an existing id
+	// is an error wrapping ErrExists.
 	Create(ctx context.Context, c Connector) error
 	// Delete removes an instance or returns an error wrapping ErrNotFound.
 	Delete(ctx context.Context, id string) error

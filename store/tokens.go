@@ -23,7 +23,8 @@ type Token struct {
 // TokenStore keeps static tokens by name and by hash. A revoked token stays,
 // keeping its name taken, so an audit row's principal names one token.
 type TokenStore interface {
-	// Create stores a token; a name or hash in use is an error wrapping ErrExists.
+	// Create stores a token, a zero CreatedAt meaning now; a name or hash in
+	// use is an error wrapping ErrExists.
 	Create(ctx context.Context, t Token) error
 	// ByHash returns the token, revoked or not, with the hash, or an error
 	// wrapping ErrNotFound.

@@ -95,7 +95,10 @@ func (s approvalStore) Find(ctx context.Context, b store.Binding, since time.Tim
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, store.ErrNotFound
 	}
-	return a, err
+	if err != nil {
+		return nil, fmt.Errorf("finding approval of %s: %w", b.Tool, err)
+	}
+	return a, nil
 }
 
 func (s approvalStore) Decide(ctx context.Context, id string, approve bool, decider, reason string, now time.Time) (*store.Approval, error) {
@@ -187,8 +190,10 @@ func (s approvalStore) FailInterrupted(ctx context.Context, staleBefore time.Tim
 
 func (s approvalStore) CountPending(ctx context.Context) (int, error) {
 	var n int
-	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM approvals WHERE state = ?`, store.StatePending).Scan(&n)
-	return n, err
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM approvals WHERE state = ?`, store.StatePending).Scan(&n); err != nil {
+		return 0, fmt.Errorf("counting pending approvals: %w", err)
+	}
+	return n, nil
 }
 
 var _ store.ApprovalStore = approvalStore{}

@@ -163,8 +163,10 @@ func bumpVersion(ctx context.Context, tx *sql.Tx) error {
 
 func (u upstreamStore) CacheVersion(ctx context.Context) (int64, error) {
 	var v int64
-	err := u.db.QueryRowContext(ctx, `SELECT version FROM cache_version WHERE id = 1`).Scan(&v)
-	return v, err
+	if err := u.db.QueryRowContext(ctx, `SELECT version FROM cache_version WHERE id = 1`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("reading cache version: %w", err)
+	}
+	return v, nil
 }
 
 func (u upstreamStore) tx(ctx context.Context, fn func(*sql.Tx) error) error {
