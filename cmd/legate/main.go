@@ -20,7 +20,7 @@ import (
 	_ "github.com/legate-mcp/legate/connectors/all" // every connector type
 	"github.com/legate-mcp/legate/server"
 	"github.com/legate-mcp/legate/store"
-	"github.com/legate-mcp/legate/store/sqlite"
+	_ "github.com/legate-mcp/legate/store/all" // every store backend
 	"github.com/legate-mcp/legate/vault"
 )
 
@@ -28,6 +28,7 @@ import (
 type globals struct {
 	configPath string
 	stateDir   string
+	storeURL   string
 	logLevel   string
 }
 
@@ -62,6 +63,7 @@ func newRoot() *cobra.Command {
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.configPath, "config", "", "config file (default ./config.yaml if it exists, else none)")
 	pf.StringVar(&g.stateDir, "state-dir", "", "state directory (default $LEGATE_STATE_DIR, then state_dir from the config, then ~/.local/state/legate)")
+	pf.StringVar(&g.storeURL, "store", "", "store URL, e.g. sqlite:///var/lib/legate/legate.db (default $LEGATE_STORE, then sqlite://<state dir>/"+stateFile+")")
 	pf.StringVar(&g.logLevel, "log-level", "", "debug, info, warn or error (default from the config, else info)")
 	root.AddCommand(
 		serveCmd(g), stdioCmd(g), toolsCmd(g), connectorCmd(g), upstreamCmd(g), approvalsCmd(g), auditCmd(g), configCmd(g), vaultCmd(g), tokenCmd(g), versionCmd(), healthCmd(),
@@ -106,6 +108,21 @@ func (g *globals) resolveStateDir(cfg *config.File) (string, error) {
 	return filepath.Join(home, ".local", "state", "legate"), nil
 }
 
+// stateFile is the embedded store's database in the state directory.
+const stateFile = "legate.db"
+
+// resolveStoreURL picks the store: --store, then $LEGATE_STORE, then the
+// embedded database in the state directory dir.
+func (g *globals) resolveStoreURL(dir string) string {
+	switch {
+	case g.storeURL != "":
+		return g.storeURL
+	case os.Getenv("LEGATE_STORE") != "":
+		return os.Getenv("LEGATE_STORE")
+	}
+	return "sqlite://" + filepath.Join(dir, stateFile)
+}
+
 // env is what most commands need: the configuration, the state directory,
 // the open store and the vault on it (whose keys are read at first use).
 type env struct {
@@ -126,7 +143,7 @@ func (g *globals) open(ctx context.Context) (*env, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := sqlite.Open(ctx, dir)
+	st, err := store.Open(ctx, g.resolveStoreURL(dir))
 	if err != nil {
 		return nil, err
 	}

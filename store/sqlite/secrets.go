@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/legate-mcp/legate/store"
@@ -21,7 +20,7 @@ func (s secretStore) Create(ctx context.Context, r store.Secret) error {
 	}
 	_, err := s.db.ExecContext(ctx, `INSERT INTO secrets (tenant, name, version, key_id, wrapped_key, ciphertext, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		r.Tenant, r.Name, r.Version, r.KeyID, r.WrappedKey, r.Ciphertext, r.CreatedAt.Unix())
-	if err != nil && strings.Contains(err.Error(), "UNIQUE constraint") {
+	if duplicate(err) {
 		return fmt.Errorf("secret %q version %d: %w", r.Name, r.Version, store.ErrExists)
 	}
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/legate-mcp/legate/store"
@@ -20,7 +19,7 @@ func (s tokenStore) Create(ctx context.Context, t store.Token) error {
 	}
 	_, err := s.db.ExecContext(ctx, `INSERT INTO tokens (name, hash, tenant, role, profile, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
 		t.Name, t.Hash, t.Tenant, t.Role, t.Profile, t.CreatedAt.Unix())
-	if err != nil && strings.Contains(err.Error(), "UNIQUE constraint") {
+	if duplicate(err) {
 		return fmt.Errorf("token %q: %w", t.Name, store.ErrExists)
 	}
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/legate-mcp/legate/store"
@@ -38,7 +37,7 @@ func (u upstreamStore) Create(ctx context.Context, r store.Upstream) error {
 		r.CreatedAt = time.Now()
 	}
 	_, err := u.db.ExecContext(ctx, `INSERT INTO upstreams (id, definition, created_at) VALUES (?, ?, ?)`, r.ID, string(r.Definition), r.CreatedAt.Unix())
-	if err != nil && strings.Contains(err.Error(), "UNIQUE constraint") {
+	if duplicate(err) {
 		return fmt.Errorf("upstream %q: %w", r.ID, store.ErrExists)
 	}
 	if err != nil {
@@ -164,8 +163,10 @@ func bumpVersion(ctx context.Context, tx *sql.Tx) error {
 
 func (u upstreamStore) CacheVersion(ctx context.Context) (int64, error) {
 	var v int64
-	err := u.db.QueryRowContext(ctx, `SELECT version FROM cache_version WHERE id = 1`).Scan(&v)
-	return v, err
+	if err := u.db.QueryRowContext(ctx, `SELECT version FROM cache_version WHERE id = 1`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("reading cache version: %w", err)
+	}
+	return v, nil
 }
 
 func (u upstreamStore) tx(ctx context.Context, fn func(*sql.Tx) error) error {
@@ -193,3 +194,5 @@ func unixOrZero(v int64) time.Time {
 	}
 	return time.Unix(v, 0).UTC()
 }
+
+var _ store.UpstreamStore = upstreamStore{}

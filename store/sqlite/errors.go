@@ -1,0 +1,23 @@
+package sqlite
+
+import (
+	"errors"
+
+	driver "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// duplicate reports whether err is SQLite refusing a row because its
+// primary key or another unique key is taken. The extended result code
+// says so; the message is written for people and may change.
+func duplicate(err error) bool {
+	var se *driver.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code() {
+	case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY, sqlite3.SQLITE_CONSTRAINT_UNIQUE:
+		return true
+	}
+	return false
+}

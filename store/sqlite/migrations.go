@@ -1,0 +1,155 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// migrations are applied in order, once each; never edit a released one,
+// append a new one.
+var migrations = []string{
+	// 1: connector instances added through the CLI or API.
+	`CREATE TABLE connectors (
+		id          TEXT PRIMARY KEY,
+		type        TEXT NOT NULL,
+		config      TEXT NOT NULL DEFAULT '{}',
+		credentials TEXT NOT NULL DEFAULT '{}',
+		created_at  INTEGER NOT NULL
+	)`,
+	// 2: upstream MCP servers and their cached tools.
+	`CREATE TABLE upstreams (
+		id         TEXT PRIMARY KEY,
+		definition TEXT NOT NULL,
+		created_at INTEGER NOT NULL
+	);
+	CREATE TABLE upstream_status (
+		id           TEXT PRIMARY KEY,
+		refreshed_at INTEGER NOT NULL DEFAULT 0,
+		checked_at   INTEGER NOT NULL DEFAULT 0,
+		last_error   TEXT NOT NULL DEFAULT ''
+	);
+	CREATE TABLE upstream_tools (
+		upstream_id TEXT NOT NULL,
+		name        TEXT NOT NULL,
+		definition  TEXT NOT NULL,
+		hash        TEXT NOT NULL,
+		PRIMARY KEY (upstream_id, name)
+	);
+	CREATE TABLE cache_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL);
+	INSERT INTO cache_version VALUES (1, 0);`,
+	// 3: the resource URIs each upstream offers, to report URIs two claim.
+	`ALTER TABLE upstream_status ADD COLUMN resources TEXT NOT NULL DEFAULT '[]'`,
+	// 4: pins, the approval inbox and the audit log.
+	`CREATE TABLE pins (
+		upstream_id TEXT NOT NULL,
+		tool        TEXT NOT NULL,
+		hash        TEXT NOT NULL,
+		definition  TEXT NOT NULL,
+		accepted_at INTEGER NOT NULL,
+		accepted_by TEXT NOT NULL,
+		PRIMARY KEY (upstream_id, tool)
+	);
+	CREATE TABLE approvals (
+		id          TEXT PRIMARY KEY,
+		principal   TEXT NOT NULL,
+		tenant      TEXT NOT NULL,
+		session     TEXT NOT NULL,
+		tool        TEXT NOT NULL,
+		class       TEXT NOT NULL,
+		args        TEXT NOT NULL,
+		args_hash   TEXT NOT NULL,
+		def_hash    TEXT NOT NULL,
+		definition  TEXT NOT NULL,
+		state       TEXT NOT NULL,
+		created_at  INTEGER NOT NULL,
+		expires_at  INTEGER NOT NULL,
+		decided_at  INTEGER NOT NULL DEFAULT 0,
+		decider     TEXT NOT NULL DEFAULT '',
+		reason      TEXT NOT NULL DEFAULT '',
+		outcome     TEXT NOT NULL DEFAULT '',
+		heartbeat_at INTEGER NOT NULL DEFAULT 0
+	);
+	CREATE INDEX approvals_binding ON approvals (principal, tenant, tool, args_hash, def_hash, created_at);
+	CREATE INDEX approvals_state ON approvals (state, created_at);
+	CREATE TABLE audit (
+		id          INTEGER PRIMARY KEY AUTOINCREMENT,
+		time        INTEGER NOT NULL,
+		principal   TEXT NOT NULL,
+		tenant      TEXT NOT NULL,
+		session     TEXT NOT NULL,
+		tool        TEXT NOT NULL,
+		source      TEXT NOT NULL,
+		class       TEXT NOT NULL,
+		decision    TEXT NOT NULL,
+		rule        TEXT NOT NULL,
+		approval_id TEXT NOT NULL,
+		outcome     TEXT NOT NULL,
+		latency_us  INTEGER NOT NULL,
+		args_hash   TEXT NOT NULL,
+		result_size INTEGER NOT NULL,
+		detail      TEXT NOT NULL
+	);
+	CREATE INDEX audit_time ON audit (time);
+	CREATE INDEX audit_tool ON audit (tool, time);`,
+	// 5: vault secrets, one row per version: ciphertext and wrapped data key.
+	`CREATE TABLE secrets (
+		tenant      TEXT NOT NULL,
+		name        TEXT NOT NULL,
+		version     INTEGER NOT NULL,
+		key_id      TEXT NOT NULL,
+		wrapped_key BLOB NOT NULL,
+		ciphertext  BLOB NOT NULL,
+		created_at  INTEGER NOT NULL,
+		PRIMARY KEY (tenant, name, version)
+	);
+	CREATE INDEX secrets_key ON secrets (key_id);`,
+	// 6: static bearer tokens, by the SHA-256 of the token (never the token).
+	`CREATE TABLE tokens (
+		name       TEXT PRIMARY KEY,
+		hash       TEXT NOT NULL UNIQUE,
+		tenant     TEXT NOT NULL,
+		role       TEXT NOT NULL,
+		profile    TEXT NOT NULL,
+		created_at INTEGER NOT NULL,
+		revoked_at INTEGER NOT NULL DEFAULT 0
+	)`,
+}
+
+func (s *Store) migrate(ctx context.Context) error {
+	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
+		return err
+	}
+	var current int
+	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
+		return err
+	}
+	if current > len(migrations) {
+		return fmt.Errorf("database schema version %d is newer than this binary knows (%d): upgrade legate", current, len(migrations))
+	}
+	for v := current + 1; v <= len(migrations); v++ {
+		tx, err := s.db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, migrations[v-1]); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migration %d: %w", v, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, v, time.Now().Unix()); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migration %d: %w", v, err)
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("migration %d: %w", v, err)
+		}
+	}
+	return nil
+}
+
+// SchemaVersion returns the applied schema version.
+func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
+	var v int
+	err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v)
+	return v, err
+}

@@ -1,0 +1,239 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/legate-mcp/legate/store"
+)
+
+func testApprovals(t *testing.T, open Opener) {
+	for _, s := range []struct {
+		name string
+		run  func(*testing.T, store.ApprovalStore)
+	}{
+		{"create and get", approvalCreateGet},
+		{"list newest first", approvalList},
+		{"list by tenant", approvalListTenants},
+		{"find by binding", approvalFind},
+		{"expire", approvalExpire},
+		{"decide once", approvalDecideOnce},
+		{"decide races", approvalDecideRace},
+		{"claim races", approvalClaimRace},
+		{"finish once", approvalFinish},
+		{"fail interrupted", approvalFailInterrupted},
+	} {
+		t.Run(s.name, func(t *testing.T) { s.run(t, open(t).Approvals()) })
+	}
+}
+
+// request is a pending request of principal in tenant, made at created,
+// expiring an hour later.
+func request(id, principal, tenant string, created time.Time) *store.Approval {
+	return &store.Approval{ID: id, Principal: principal, Tenant: tenant, Session: "s1", Tool: "slack.post_message", Class: "write",
+		Args: []byte(`{"channel":"#ops","text":"hi"}`), ArgsHash: "ah", DefHash: "dh", Definition: []byte(`{"name":"post_message"}`),
+		CreatedAt: created, ExpiresAt: created.Add(time.Hour)}
+}
+
+func create(t *testing.T, as store.ApprovalStore, a *store.Approval) *store.Approval {
+	t.Helper()
+	must(t, as.Create(context.Background(), a))
+	return a
+}
+
+// stateIs fails the test unless the request id is in state.
+func stateIs(t *testing.T, as store.ApprovalStore, id, state string) *store.Approval {
+	t.Helper()
+	a, err := as.Get(context.Background(), id)
+	must(t, err)
+	if a.State != state {
+		t.Fatalf("approval %s is %s, want %s", id, a.State, state)
+	}
+	return a
+}
+
+func ids(list []*store.Approval) []string {
+	var out []string
+	for _, a := range list {
+		out = append(out, a.ID)
+	}
+	return out
+}
+
+func approvalCreateGet(t *testing.T, as store.ApprovalStore) {
+	ctx := context.Background()
+	want := create(t, as, request("ap_1", "bob", "acme", base))
+	if want.State != store.StatePending {
+		t.Fatalf("Create leaves the request %q, want it marked pending", want.State)
+	}
+	got, err := as.Get(ctx, "ap_1")
+	must(t, err)
+	if got.ID != want.ID || got.Principal != "bob" || got.Tenant != "acme" || got.Session != "s1" || got.Tool != want.Tool ||
+		got.Class != "write" || !sameJSON(got.Args, want.Args) || got.ArgsHash != "ah" || got.DefHash != "dh" ||
+		!sameJSON(got.Definition, want.Definition) || got.State != store.StatePending || !got.CreatedAt.Equal(base) ||
+		!got.ExpiresAt.Equal(want.ExpiresAt) || !got.DecidedAt.IsZero() || got.Decider != "" || got.Reason != "" || len(got.Outcome) != 0 {
+		t.Fatalf("get:\n got %+v\nwant %+v", got, want)
+	}
+	if _, err := as.Get(ctx, "ap_nope"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("get unknown: %v, want ErrNotFound", err)
+	}
+	if err := as.Create(ctx, request("ap_1", "eve", "", base)); !errors.Is(err, store.ErrExists) {
+		t.Fatalf("creating an id in use: %v, want ErrExists", err)
+	}
+	if got, _ := as.Get(ctx, "ap_1"); got.Principal != "bob" {
+		t.Fatalf("a refused create changed the request: %+v", got)
+	}
+	if n, err := as.CountPending(ctx); err != nil || n != 1 {
+		t.Fatalf("pending: %d %v, want 1", n, err)
+	}
+}
+
+func approvalList(t *testing.T, as store.ApprovalStore) {
+	ctx := context.Background()
+	for i := range 3 {
+		create(t, as, request(fmt.Sprint("ap_", i), "bob", "", base.Add(time.Duration(i)*time.Second)))
+	}
+	_, err := as.Decide(ctx, "ap_1", true, "alice", "", base.Add(time.Minute))
+	must(t, err)
+	for name, tc := range map[string]struct {
+		f    store.ApprovalFilter
+		want []string
+	}{
+		"every state":  {store.ApprovalFilter{}, []string{"ap_2", "ap_1", "ap_0"}},
+		"one state":    {store.ApprovalFilter{State: store.StatePending}, []string{"ap_2", "ap_0"}},
+		"other state":  {store.ApprovalFilter{State: store.StateApproved}, []string{"ap_1"}},
+		"none in it":   {store.ApprovalFilter{State: store.StateExecuted}, nil},
+		"limited":      {store.ApprovalFilter{Limit: 2}, []string{"ap_2", "ap_1"}},
+		"other tenant": {store.ApprovalFilter{Tenant: "acme"}, nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			list, err := as.List(ctx, tc.f)
+			must(t, err)
+			if got := ids(list); !slices.Equal(got, tc.want) {
+				t.Fatalf("listed %q, want %q", got, tc.want)
+			}
+		})
+	}
+	t.Run("limit 0 is 100", func(t *testing.T) {
+		for i := range 100 {
+			create(t, as, request(fmt.Sprint("ap_more_", i), "bob", "", base.Add(time.Hour)))
+		}
+		list, err := as.List(ctx, store.ApprovalFilter{})
+		must(t, err)
+		if len(list) != 100 {
+			t.Fatalf("listed %d, want 100", len(list))
+		}
+	})
+}
+
+// The zero filter is the shared tenant's view, never every tenant's.
+func approvalListTenants(t *testing.T, as store.ApprovalStore) {
+	ctx := context.Background()
+	for _, tenant := range []string{"acme", "globex", ""} {
+		create(t, as, request("ap_"+tenant, "p", tenant, base))
+	}
+	for name, tc := range map[string]struct {
+		f    store.ApprovalFilter
+		want []string
+	}{
+		"zero filter: the shared tenant":     {store.ApprovalFilter{}, []string{""}},
+		"one tenant":                         {store.ApprovalFilter{Tenant: "acme"}, []string{"acme"}},
+		"every tenant":                       {store.ApprovalFilter{AllTenants: true}, []string{"", "acme", "globex"}},
+		"every tenant, whatever Tenant says": {store.ApprovalFilter{AllTenants: true, Tenant: "acme"}, []string{"", "acme", "globex"}},
+		"every tenant, one state":            {store.ApprovalFilter{AllTenants: true, State: store.StatePending}, []string{"", "acme", "globex"}},
+		"every tenant, a state none is in":   {store.ApprovalFilter{AllTenants: true, State: store.StateApproved}, nil},
+		"a tenant nobody has":                {store.ApprovalFilter{Tenant: "initech"}, nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			list, err := as.List(ctx, tc.f)
+			must(t, err)
+			var got []string
+			for _, a := range list {
+				got = append(got, a.Tenant)
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("tenants %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// Find is how a call made again with the same arguments finds its request
+// and, once run, its outcome.
+func approvalFind(t *testing.T, as store.ApprovalStore) {
+	ctx := context.Background()
+	create(t, as, request("ap_old", "bob", "acme", base))
+	create(t, as, request("ap_new", "bob", "acme", base.Add(time.Second)))
+	b := store.Binding{Principal: "bob", Tenant: "acme", Tool: "slack.post_message", ArgsHash: "ah", DefHash: "dh"}
+	for name, tc := range map[string]struct {
+		change func(*store.Binding)
+		since  time.Time
+		want   string // "" for ErrNotFound
+	}{
+		"the newest":          {nil, base.Add(-time.Hour), "ap_new"},
+		"created after since": {nil, base.Add(500 * time.Millisecond), "ap_new"},
+		"none after since":    {nil, base.Add(time.Second), ""},
+		"another principal":   {func(b *store.Binding) { b.Principal = "eve" }, base.Add(-time.Hour), ""},
+		"another tenant":      {func(b *store.Binding) { b.Tenant = "" }, base.Add(-time.Hour), ""},
+		"another tool":        {func(b *store.Binding) { b.Tool = "slack.delete_message" }, base.Add(-time.Hour), ""},
+		"other arguments":     {func(b *store.Binding) { b.ArgsHash = "other" }, base.Add(-time.Hour), ""},
+		"another definition":  {func(b *store.Binding) { b.DefHash = "other" }, base.Add(-time.Hour), ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			bb := b
+			if tc.change != nil {
+				tc.change(&bb)
+			}
+			a, err := as.Find(ctx, bb, tc.since)
+			switch {
+			case tc.want == "" && !errors.Is(err, store.ErrNotFound):
+				t.Fatalf("found %+v, %v; want ErrNotFound", a, err)
+			case tc.want != "" && (err != nil || a.ID != tc.want):
+				t.Fatalf("found %+v, %v; want %s", a, err, tc.want)
+			}
+		})
+	}
+	t.Run("decided is found, expired is not", func(t *testing.T) {
+		_, err := as.Decide(ctx, "ap_old", true, "alice", "", base.Add(time.Minute))
+		must(t, err)
+		_, err = as.Expire(ctx, base.Add(2*time.Hour)) // ap_new expires
+		must(t, err)
+		a, err := as.Find(ctx, b, base.Add(-time.Hour))
+		if err != nil || a.ID != "ap_old" || a.State != store.StateApproved {
+			t.Fatalf("found %+v, %v; want ap_old approved", a, err)
+		}
+	})
+}
+
+func approvalExpire(t *testing.T, as store.ApprovalStore) {
+	ctx := context.Background()
+	soon := create(t, as, request("ap_soon", "bob", "", base))
+	late := request("ap_late", "bob", "", base)
+	late.ExpiresAt = base.Add(2 * time.Hour)
+	create(t, as, late)
+	create(t, as, request("ap_approved", "bob", "", base))
+	_, err := as.Decide(ctx, "ap_approved", true, "alice", "", base.Add(time.Minute))
+	must(t, err)
+
+	// A request expires at its expiry instant; only pending ones expire.
+	if n, err := as.Expire(ctx, soon.ExpiresAt); err != nil || n != 1 {
+		t.Fatalf("expired %d, %v; want 1", n, err)
+	}
+	stateIs(t, as, "ap_soon", store.StateExpired)
+	stateIs(t, as, "ap_late", store.StatePending)
+	stateIs(t, as, "ap_approved", store.StateApproved)
+	if n, err := as.Expire(ctx, soon.ExpiresAt); err != nil || n != 0 {
+		t.Fatalf("expired again %d, %v; want 0", n, err)
+	}
+	if n, err := as.CountPending(ctx); err != nil || n != 1 {
+		t.Fatalf("pending: %d %v, want 1", n, err)
+	}
+	if _, err := as.Decide(ctx, "ap_soon", true, "alice", "", base.Add(time.Minute)); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("deciding an expired request: %v, want ErrConflict", err)
+	}
+}

@@ -1,0 +1,80 @@
+// Package storetest is the conformance suite every store backend passes:
+//
+//	func TestSuite(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) store.Store {
+//			st, err := mybackend.Open(context.Background(), t.TempDir())
+//			if err != nil {
+//				t.Fatal(err)
+//			}
+//			t.Cleanup(func() { st.Close() })
+//			return st
+//		})
+//	}
+//
+// It writes down what the rest of Legate relies on, sub-store by
+// sub-store: keys and their sentinel errors, orderings, filters, and the
+// approval inbox's compare-and-set transitions (decided once, claimed by
+// exactly one of many racing callers, finished once, an interrupted run
+// failed and never run again). Each test opens a store of its own.
+//
+// Times go in whole seconds (milliseconds for approvals, microseconds for
+// audit rows), the precision the embedded store keeps; a backend must give
+// them back equal.
+package storetest
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/legate-mcp/legate/store"
+)
+
+// Opener opens an empty store for one test; it closes the store in
+// t.Cleanup.
+type Opener func(t *testing.T) store.Store
+
+// Run runs the whole suite against the stores open opens.
+func Run(t *testing.T, open Opener) {
+	for _, s := range []struct {
+		name string
+		run  func(*testing.T, Opener)
+	}{
+		{"Connectors", testConnectors},
+		{"Upstreams", testUpstreams},
+		{"Pins", testPins},
+		{"Approvals", testApprovals},
+		{"Audit", testAudit},
+		{"Secrets", testSecrets},
+		{"Tokens", testTokens},
+	} {
+		t.Run(s.name, func(t *testing.T) { s.run(t, open) })
+	}
+}
+
+// base is the suite's clock: a whole second, far from zero.
+var base = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+
+// sameJSON reports whether a and b hold the same JSON value, whatever
+// their spacing or key order: a backend may store JSON in a native type.
+func sameJSON(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	var va, vb any
+	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
+		return false
+	}
+	ca, _ := json.Marshal(va)
+	cb, _ := json.Marshal(vb)
+	return bytes.Equal(ca, cb)
+}
+
+// must fails the test on err.
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
