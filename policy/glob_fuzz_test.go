@@ -210,3 +210,27 @@ func classChar(p string, i int) (rune, int) {
 	r, n := utf8.DecodeRuneInString(p[i:])
 	return r, i + n
 }
+
+// Validation reports bad globs and defaults in the order of the rule's
+// fields and of the classes, the same on every run.
+func TestValidationErrorsInStableOrder(t *testing.T) {
+	cfg := policy.Config{
+		Defaults: map[connectors.Class]policy.Action{"zz": policy.Allow, "aa": policy.Allow, connectors.ClassWrite: "maybe"},
+		Rules:    []policy.Rule{{Principal: "[", Tenant: "[", Upstream: "[", Tool: "[", Action: policy.Allow}},
+	}
+	want := strings.Join([]string{
+		"policy.defaults.aa: unknown class (read, draft, write, destructive)",
+		`policy.defaults.write: action must be allow, deny or approve, not "maybe"`,
+		"policy.defaults.zz: unknown class (read, draft, write, destructive)",
+		`policy.rules[0].principal: bad glob "["`,
+		`policy.rules[0].tenant: bad glob "["`,
+		`policy.rules[0].upstream: bad glob "["`,
+		`policy.rules[0].tool: bad glob "["`,
+	}, "\n")
+	for range 20 {
+		_, err := policy.New(cfg)
+		if err == nil || err.Error() != want {
+			t.Fatalf("got\n%v\nwant\n%s", err, want)
+		}
+	}
+}
