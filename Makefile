@@ -6,7 +6,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -s -w -X main.version=$(VERSION)
 BIN      := bin/legate
 
-.PHONY: build run test test-short lint peers bench bench-smoke fuzz fuzz-smoke clean
+.PHONY: build run test test-short lint peers bench bench-smoke fuzz fuzz-smoke soak clean
 
 build:
 	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/legate
@@ -49,6 +49,13 @@ fuzz:
 ## fuzz-smoke: every fuzz target for a few seconds (CI).
 fuzz-smoke:
 	FUZZTIME=5s bash scripts/fuzz.sh
+
+## soak: 1,000 concurrent sessions and 100,000 calls through `legate serve` to an
+## upstream that fails some calls on purpose; fails on any other error or on
+## growth of goroutines, open files or memory (docs/BENCHMARKS.md, "Soak").
+## Not part of `make test`; a few minutes. Smaller: make soak SOAKFLAGS="-sessions 100 -calls 10000".
+soak:
+	$(GO) run ./cmd/legate-bench -soak $(SOAKFLAGS)
 
 clean:
 	rm -rf bin

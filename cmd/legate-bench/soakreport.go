@@ -1,0 +1,113 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// soakKinds are what a soak call asks of the upstream, in report order.
+var soakKinds = []string{"call", faultError, faultHang, faultDrop}
+
+// tally counts the soak's calls by what they asked for and how they ended.
+type tally struct {
+	mu         sync.Mutex
+	asked      map[string]int
+	unexpected map[string]int
+	// why counts unexpected outcomes by their text, ids taken out.
+	why map[string]int
+}
+
+// record counts one call; outcome is classify's.
+func (t *tally) record(kind, outcome string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.asked == nil {
+		t.asked, t.unexpected, t.why = map[string]int{}, map[string]int{}, map[string]int{}
+	}
+	t.asked[kind]++
+	if outcome != "" {
+		t.unexpected[kind]++
+		t.why[kind+" → "+callIDs.ReplaceAllString(outcome, "…")]++
+	}
+}
+
+// callIDs are the parts of a call's text that name it.
+var callIDs = regexp.MustCompile(`w\d+ s\d+ c\d+`)
+
+func (t *tally) total() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for _, v := range t.asked {
+		n += v
+	}
+	return n
+}
+
+func (t *tally) unexpectedTotal() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for _, v := range t.unexpected {
+		n += v
+	}
+	return n
+}
+
+// report prints the soak's outcomes and measurements and judges them.
+func report(w io.Writer, warm, t *tally, cold soakSnap, snaps []soakSnap, c *soakConfig) error {
+	expect := map[string]string{
+		"call":     "the echo",
+		faultError: "isError, the tool's text",
+		faultHang:  "isError, TIMEOUT",
+		faultDrop:  "isError, UPSTREAM_UNAVAILABLE",
+	}
+	fmt.Fprintln(w, "| calls that asked for | calls | ended as expected | expected | unexpected |")
+	fmt.Fprintln(w, "|---|---:|---:|---|---:|")
+	for _, k := range soakKinds {
+		fmt.Fprintf(w, "| %s | %d | %d | %s | %d |\n", k, t.asked[k], t.asked[k]-t.unexpected[k], expect[k], t.unexpected[k])
+	}
+	fmt.Fprintf(w, "| all (warm-up not counted: %d calls, %d unexpected) | %d | %d | | %d |\n\n",
+		warm.total(), warm.unexpectedTotal(), t.total(), t.total()-t.unexpectedTotal(), t.unexpectedTotal())
+	for _, tt := range []*tally{warm, t} {
+		whys := make([]string, 0, len(tt.why))
+		for k := range tt.why {
+			whys = append(whys, k)
+		}
+		slices.Sort(whys)
+		for _, k := range whys {
+			fmt.Fprintf(w, "unexpected ×%d: %s\n", tt.why[k], k)
+		}
+	}
+
+	fmt.Fprintln(w, "| Legate | goroutines | open files | RSS |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|")
+	for _, s := range append([]soakSnap{cold}, snaps...) {
+		fmt.Fprintf(w, "| %s | %d | %d | %.1f MiB |\n", s.phase, s.goroutines, s.fds, float64(s.rss)/(1<<20))
+	}
+	before, after := snaps[0], snaps[len(snaps)-1]
+	var fails []string
+	check := func(ok bool, format string, args ...any) {
+		verdict := "PASS"
+		if !ok {
+			verdict = "FAIL"
+			fails = append(fails, fmt.Sprintf(format, args...))
+		}
+		fmt.Fprintf(w, "%s  %s\n", verdict, fmt.Sprintf(format, args...))
+	}
+	fmt.Fprintln(w)
+	check(t.unexpectedTotal()+warm.unexpectedTotal() == 0, "unexpected outcomes: %d (want 0)", t.unexpectedTotal()+warm.unexpectedTotal())
+	check(after.goroutines <= before.goroutines+c.tolGo, "goroutines %d → %d (at most +%d)", before.goroutines, after.goroutines, c.tolGo)
+	check(after.fds <= before.fds+c.tolFDs, "open files %d → %d (at most +%d)", before.fds, after.fds, c.tolFDs)
+	check(float64(after.rss) <= float64(before.rss)*(1+c.tolRSS), "RSS %.1f → %.1f MiB (at most +%.0f%%)",
+		float64(before.rss)/(1<<20), float64(after.rss)/(1<<20), 100*c.tolRSS)
+	if len(fails) > 0 {
+		return errors.New("soak failed: " + strings.Join(fails, "; "))
+	}
+	return nil
+}
