@@ -53,9 +53,9 @@ func soakFlags() *soakConfig {
 	flag.DurationVar(&c.timeout, "upstream-timeout", 2*time.Second, "soak: the upstream's call timeout in Legate's config")
 	flag.DurationVar(&c.settle, "settle", 10*time.Second, "soak: wait after each wave (sessions closed, Legate idle) before measuring")
 	flag.DurationVar(&c.maxRun, "soak-max", 20*time.Minute, "soak: give up (and fail) after this long")
-	flag.IntVar(&c.tolGo, "tolerance-goroutines", 20, "soak: goroutines allowed above the warm-up's")
-	flag.IntVar(&c.tolFDs, "tolerance-fds", 20, "soak: open files allowed above the warm-up's")
-	flag.Float64Var(&c.tolRSS, "tolerance-rss", 0.25, "soak: RSS growth allowed over the warm-up's, as a fraction")
+	flag.IntVar(&c.tolGo, "tolerance-goroutines", 10, "soak: goroutines allowed above the warm-up's, the upstream pool's taken out")
+	flag.IntVar(&c.tolFDs, "tolerance-fds", 5, "soak: open files allowed above the warm-up's, the upstream pool's taken out")
+	flag.Float64Var(&c.tolRSS, "tolerance-rss", 0.20, "soak: RSS growth allowed over the warm-up's, as a fraction")
 	return c
 }
 
@@ -92,17 +92,20 @@ func (b *bench) runSoak(ctx context.Context, c *soakConfig) error {
 	}
 
 	// At start, for the record only: the warm-up's figures are the baseline.
-	cold, err := settle(lg, "at start (not judged)", 0)
+	cold, err := settle(lg, up, "at start (not judged)", 0)
 	if err != nil {
 		return err
 	}
 	var snaps []soakSnap
 	warm := &tally{}
-	b.logf("soak: warm-up, %d sessions, %d calls", b.sessions, 2*b.sessions)
-	if err := soakWave(ctx, hc, endpoint, b.sessions, 2*b.sessions, 0, c, warm); err != nil {
+	// As many calls as the sessions take to reach their steady state: two
+	// each, and a tenth of the soak's.
+	nWarm := max(2*b.sessions, c.calls/10)
+	b.logf("soak: warm-up, %d sessions, %d calls", b.sessions, nWarm)
+	if err := soakWave(ctx, hc, endpoint, b.sessions, nWarm, 0, c, warm); err != nil {
 		return err
 	}
-	s, err := settle(lg, "after warm-up", c.settle)
+	s, err := settle(lg, up, "after warm-up", c.settle)
 	if err != nil {
 		return err
 	}
@@ -120,7 +123,7 @@ func (b *bench) runSoak(ctx context.Context, c *soakConfig) error {
 			return err
 		}
 		loaded += time.Since(t0)
-		if s, err = settle(lg, fmt.Sprintf("after wave %d", w), c.settle); err != nil {
+		if s, err = settle(lg, up, fmt.Sprintf("after wave %d", w), c.settle); err != nil {
 			return err
 		}
 		snaps = append(snaps, s)
@@ -231,19 +234,32 @@ type soakSnap struct {
 	goroutines int
 	fds        int
 	rss        int64
+	heap       int64 // heap in use
+	upConns    int   // connections to the upstream, open (its pool)
+}
+
+// pooled are the goroutines and files left once the upstream connection
+// pool's are taken out: two goroutines (reader, writer) and a file each.
+func (s soakSnap) pooled() (goroutines, fds int) {
+	return s.goroutines - 2*s.upConns, s.fds - s.upConns
 }
 
 // settle waits until Legate is idle, then for period, and measures it.
-func settle(p *proc, phase string, period time.Duration) (soakSnap, error) {
+func settle(p, up *proc, phase string, period time.Duration) (soakSnap, error) {
 	if _, _, err := waitIdle(p, 500*time.Millisecond, time.Minute); err != nil {
 		return soakSnap{}, err
 	}
 	time.Sleep(period)
 	s := soakSnap{phase: phase}
 	var err error
-	if s.goroutines, err = goroutines(p.addr); err != nil {
+	if s.upConns, err = upstreamConns(up); err != nil {
 		return s, err
 	}
+	m, err := scrape(p.addr, "go_goroutines", "go_memstats_heap_inuse_bytes")
+	if err != nil {
+		return s, err
+	}
+	s.goroutines, s.heap = int(m[0]), int64(m[1])
 	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", p.pid()))
 	if err != nil {
 		return s, err
@@ -253,9 +269,45 @@ func settle(p *proc, phase string, period time.Duration) (soakSnap, error) {
 	return s, err
 }
 
-// goroutines reads go_goroutines from Legate's /metrics.
-func goroutines(addr string) (int, error) {
+// scrape reads series (without labels) from Legate's /metrics.
+func scrape(addr string, series ...string) ([]float64, error) {
 	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, len(series))
+	for i, name := range series {
+		found := false
+		for l := range strings.Lines(string(b)) {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(l), name+" "); ok {
+				if out[i], err = strconv.ParseFloat(v, 64); err != nil {
+					return nil, fmt.Errorf("%s: %w", name, err)
+				}
+				found = true
+				break
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("no %s in /metrics", name)
+		}
+	}
+	return out, nil
+}
+
+// upstreamConns asks the soak upstream how many connections are open to
+// it, on a connection of its own that it closes (so not counted after).
+func upstreamConns(up *proc) (int, error) {
+	req, err := http.NewRequest(http.MethodGet, "http://"+up.addr+"/_soak/conns", nil)
+	if err != nil {
+		return 0, err
+	}
+	req.Close = true
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return 0, err
 	}
@@ -264,11 +316,5 @@ func goroutines(addr string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	for l := range strings.Lines(string(b)) {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "go_goroutines "); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			return int(f), err
-		}
-	}
-	return 0, errors.New("no go_goroutines in /metrics")
+	return strconv.Atoi(strings.TrimSpace(string(b)))
 }

@@ -85,12 +85,16 @@ func report(w io.Writer, warm, t *tally, cold soakSnap, snaps []soakSnap, c *soa
 		}
 	}
 
-	fmt.Fprintln(w, "| Legate | goroutines | open files | RSS |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|")
+	fmt.Fprintln(w, "| Legate | goroutines | open files | connections to the upstream | goroutines, files net of them | RSS | heap in use |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|")
 	for _, s := range append([]soakSnap{cold}, snaps...) {
-		fmt.Fprintf(w, "| %s | %d | %d | %.1f MiB |\n", s.phase, s.goroutines, s.fds, float64(s.rss)/(1<<20))
+		g, f := s.pooled()
+		fmt.Fprintf(w, "| %s | %d | %d | %d | %d, %d | %.1f MiB | %.1f MiB |\n", s.phase, s.goroutines, s.fds, s.upConns, g, f,
+			float64(s.rss)/(1<<20), float64(s.heap)/(1<<20))
 	}
 	before, after := snaps[0], snaps[len(snaps)-1]
+	g0, f0 := before.pooled()
+	g1, f1 := after.pooled()
 	var fails []string
 	check := func(ok bool, format string, args ...any) {
 		verdict := "PASS"
@@ -102,8 +106,8 @@ func report(w io.Writer, warm, t *tally, cold soakSnap, snaps []soakSnap, c *soa
 	}
 	fmt.Fprintln(w)
 	check(t.unexpectedTotal()+warm.unexpectedTotal() == 0, "unexpected outcomes: %d (want 0)", t.unexpectedTotal()+warm.unexpectedTotal())
-	check(after.goroutines <= before.goroutines+c.tolGo, "goroutines %d → %d (at most +%d)", before.goroutines, after.goroutines, c.tolGo)
-	check(after.fds <= before.fds+c.tolFDs, "open files %d → %d (at most +%d)", before.fds, after.fds, c.tolFDs)
+	check(g1 <= g0+c.tolGo, "goroutines, net of the upstream pool's, %d → %d (at most +%d)", g0, g1, c.tolGo)
+	check(f1 <= f0+c.tolFDs, "open files, net of the upstream pool's, %d → %d (at most +%d)", f0, f1, c.tolFDs)
 	check(float64(after.rss) <= float64(before.rss)*(1+c.tolRSS), "RSS %.1f → %.1f MiB (at most +%.0f%%)",
 		float64(before.rss)/(1<<20), float64(after.rss)/(1<<20), 100*c.tolRSS)
 	if len(fails) > 0 {

@@ -16,9 +16,12 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -47,7 +50,21 @@ func soakUpstreamMain(args []string) error {
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, soakEcho)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", &faultHandler{inner: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)})
-	return serveUntilSignal(&http.Server{Handler: mux}, *addr)
+	// The connections open now, from Legate's pool: what Legate holds for
+	// them (a file and two goroutines each) is the pool's, not a leak.
+	var open atomic.Int64
+	mux.HandleFunc("GET /_soak/conns", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, open.Load()-1) // not this request's
+	})
+	srv := &http.Server{Handler: mux, ConnState: func(_ net.Conn, st http.ConnState) {
+		switch st {
+		case http.StateNew:
+			open.Add(1)
+		case http.StateClosed, http.StateHijacked:
+			open.Add(-1)
+		}
+	}}
+	return serveUntilSignal(srv, *addr)
 }
 
 func soakEcho(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
