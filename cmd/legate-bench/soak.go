@@ -55,7 +55,7 @@ func soakFlags() *soakConfig {
 	flag.DurationVar(&c.maxRun, "soak-max", 20*time.Minute, "soak: give up (and fail) after this long")
 	flag.IntVar(&c.tolGo, "tolerance-goroutines", 10, "soak: goroutines allowed above the warm-up's, the upstream pool's taken out")
 	flag.IntVar(&c.tolFDs, "tolerance-fds", 5, "soak: open files allowed above the warm-up's, the upstream pool's taken out")
-	flag.Float64Var(&c.tolRSS, "tolerance-rss", 0.20, "soak: RSS growth allowed over the warm-up's, as a fraction")
+	flag.Float64Var(&c.tolRSS, "tolerance-rss", 0.20, "soak: RSS growth allowed over the warm-up's, as a fraction (16 MiB at least: the runtime's and SQLite's caches vary by that much)")
 	return c
 }
 
@@ -105,7 +105,7 @@ func (b *bench) runSoak(ctx context.Context, c *soakConfig) error {
 	if err := soakWave(ctx, hc, endpoint, b.sessions, nWarm, 0, c, warm); err != nil {
 		return err
 	}
-	s, err := settle(lg, up, "after warm-up", c.settle)
+	s, err := settleAfterWave(ctx, hc, endpoint, lg, up, "after warm-up", c.settle)
 	if err != nil {
 		return err
 	}
@@ -123,7 +123,7 @@ func (b *bench) runSoak(ctx context.Context, c *soakConfig) error {
 			return err
 		}
 		loaded += time.Since(t0)
-		if s, err = settle(lg, up, fmt.Sprintf("after wave %d", w), c.settle); err != nil {
+		if s, err = settleAfterWave(ctx, hc, endpoint, lg, up, fmt.Sprintf("after wave %d", w), c.settle); err != nil {
 			return err
 		}
 		snaps = append(snaps, s)
@@ -228,6 +228,42 @@ func classify(kind, text string, res *mcp.CallToolResult, err error) string {
 	return "result: " + got
 }
 
+// settleAfterWave closes the upstream's circuit if the wave's last calls
+// opened it, then settles and measures. A wave's last calls to end are its
+// hanging ones, with no success left between their timeouts: enough of
+// them in a row open the circuit, as it is meant to, after the wave's last
+// call. The next wave would meet it still open or half-open, so one
+// healthy call, once the cooldown is over, closes it first.
+func settleAfterWave(ctx context.Context, hc *http.Client, endpoint string, lg, up *proc, phase string, period time.Duration) (soakSnap, error) {
+	if _, _, err := waitIdle(lg, 500*time.Millisecond, time.Minute); err != nil {
+		return soakSnap{}, err
+	}
+	opened := false
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(250 * time.Millisecond) {
+		m, err := scrape(lg.addr, `legate_upstream_circuit_state{upstream="up"}`)
+		switch {
+		case err != nil:
+			return soakSnap{}, err
+		case m[0] == 0:
+			s, err := settle(lg, up, phase, period)
+			s.circuitOpened = opened
+			return s, err
+		case time.Now().After(deadline):
+			return soakSnap{}, fmt.Errorf("%s: the upstream's circuit is still not closed", phase)
+		}
+		opened = true
+		if m[0] == 1 { // half-open: a call may probe
+			ss, err := openSessions(ctx, hc, endpoint, 1, 1, false)
+			if err != nil {
+				return soakSnap{}, err
+			}
+			ss[0].CallTool(ctx, &mcp.CallToolParams{Name: soakTool, Arguments: map[string]any{"text": "probe"}})
+			closeSessions(ss)
+			hc.CloseIdleConnections()
+		}
+	}
+}
+
 // soakSnap is what Legate holds at one moment.
 type soakSnap struct {
 	phase      string
@@ -236,6 +272,8 @@ type soakSnap struct {
 	rss        int64
 	heap       int64 // heap in use
 	upConns    int   // connections to the upstream, open (its pool)
+	// circuitOpened: the wave's last calls left the upstream's circuit open.
+	circuitOpened bool
 }
 
 // pooled are the goroutines and files left once the upstream connection
