@@ -132,7 +132,7 @@ func (b *bench) runSoak(ctx context.Context, c *soakConfig) error {
 	fmt.Printf("Soak: %s; %d waves of %d concurrent sessions, %d calls in %s (%.0f calls/s; sessions opened and closed included); "+
 		"faults asked of the upstream: %.1f%% tool errors, %.1f%% hangs (upstream timeout %s), %.1f%% dropped connections; "+
 		"settle %s; took %s; load average %s at start, %s at end.\n\n",
-		time.Now().UTC().Format("2006-01-02 15:04 MST"), c.waves, b.sessions, t.total(), loaded.Round(time.Second), float64(t.total())/loaded.Seconds(),
+		time.Now().UTC().Format("2006-01-02 15:04 MST"), c.waves, b.sessions, t.total(), loaded.Round(time.Second), float64(t.total()+t.asked[keepAliveKind])/loaded.Seconds(),
 		100*c.errRate, 100*c.hangRate, c.timeout, 100*c.dropRate, c.settle, time.Since(start).Round(time.Second), load0, loadAvg())
 	return report(os.Stdout, warm, t, cold, snaps, c)
 }
@@ -162,15 +162,28 @@ func waitTool(ctx context.Context, hc *http.Client, endpoint, tool string) error
 // interactive clients keep one), makes calls over all of them at once,
 // records each outcome in t, then closes the sessions and the client's
 // idle connections.
+//
+// One more session makes a healthy keep-alive call every 20 ms for as long
+// as the wave runs. Without it the end of a wave would be unlike real
+// traffic, which does not stop: its last calls to end are its hanging
+// ones, whose timeouts then come in a row with no success between, and
+// five such failures open the upstream's circuit (as it is meant to) under
+// the few calls still to be made.
 func soakWave(ctx context.Context, hc *http.Client, endpoint string, n, calls int, seed uint64, c *soakConfig, t *tally) error {
-	sessions, err := openSessions(ctx, hc, endpoint, n, 32, true)
+	sessions, err := openSessions(ctx, hc, endpoint, n+1, 32, true)
 	if err != nil {
 		return err
 	}
 	defer hc.CloseIdleConnections()
 	defer closeSessions(sessions)
-	done := make(chan struct{}, len(sessions))
-	for i, cs := range sessions {
+	stop := make(chan struct{})
+	kept := make(chan struct{})
+	go func() {
+		defer close(kept)
+		keepAlive(ctx, sessions[n], seed, t, stop)
+	}()
+	done := make(chan struct{}, n)
+	for i, cs := range sessions[:n] {
 		mine := calls / n
 		if i < calls%n {
 			mine++
@@ -179,19 +192,48 @@ func soakWave(ctx context.Context, hc *http.Client, endpoint string, n, calls in
 			defer func() { done <- struct{}{} }()
 			rng := rand.New(rand.NewPCG(seed, uint64(i)))
 			for j := range mine {
-				kind := c.pick(rng)
-				text := fmt.Sprintf("%s w%d s%d c%d", kind, seed, i, j)
-				cctx, cancel := context.WithTimeout(ctx, 30*time.Second+c.timeout)
-				res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: soakTool, Arguments: map[string]any{"text": text}})
-				cancel()
-				t.record(kind, classify(kind, text, res, err))
+				soakCall(ctx, cs, c.pick(rng), fmt.Sprintf("w%d s%d c%d", seed, i, j), c, t)
 			}
 		}()
 	}
-	for range sessions {
+	for range n {
 		<-done
 	}
+	close(stop)
+	<-kept
 	return ctx.Err()
+}
+
+// keepAlive makes a healthy call on cs every 20 ms until stop.
+func keepAlive(ctx context.Context, cs *mcp.ClientSession, seed uint64, t *tally, stop <-chan struct{}) {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for j := 0; ; j++ {
+		select {
+		case <-stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		soakCall(ctx, cs, keepAliveKind, fmt.Sprintf("w%d keep c%d", seed, j), nil, t)
+	}
+}
+
+// keepAliveKind marks the keep-alive calls: healthy, counted apart.
+const keepAliveKind = "keep-alive"
+
+// soakCall makes one call asking for kind and records how it ended.
+func soakCall(ctx context.Context, cs *mcp.ClientSession, kind, id string, c *soakConfig, t *tally) {
+	text := kind + " " + id
+	timeout := 30 * time.Second
+	if c != nil {
+		timeout += c.timeout
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: soakTool, Arguments: map[string]any{"text": text}})
+	t.record(kind, classify(kind, text, res, err))
 }
 
 // pick draws the fault a call asks for, "call" for none.
@@ -217,7 +259,7 @@ func classify(kind, text string, res *mcp.CallToolResult, err error) string {
 	got := textOf(res)
 	code, _, _ := strings.Cut(got, ":")
 	switch {
-	case kind == "call" && !res.IsError && got == text,
+	case (kind == "call" || kind == keepAliveKind) && !res.IsError && got == text,
 		kind == faultError && res.IsError && got == injectedError,
 		kind == faultHang && res.IsError && code == "TIMEOUT",
 		kind == faultDrop && res.IsError && code == "UPSTREAM_UNAVAILABLE" && !strings.Contains(got, "circuit open"):
