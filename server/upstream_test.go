@@ -50,7 +50,14 @@ policy:
 // is closed at cleanup.
 func upGateway(t *testing.T, doc string, st store.Store, log *slog.Logger) *server.Gateway {
 	t.Helper()
-	cfg, err := config.Parse([]byte(allowAll+doc), nil)
+	// A document's own policy section gets allowAll's defaults (a key given
+	// twice is an error).
+	if i := strings.Index("\n"+doc, "\npolicy:\n"); i >= 0 {
+		doc = doc[:i] + strings.TrimPrefix(allowAll, "\n") + doc[i+len("policy:\n"):]
+	} else {
+		doc = allowAll + doc
+	}
+	cfg, err := config.Parse([]byte(doc), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +216,14 @@ upstreams:
 	lists := raw.Lists.Load()
 
 	st2 := upFileStore(t, dir)
-	cfg, err := config.Parse([]byte(allowAll+doc), nil)
+	// A document's own policy section gets allowAll's defaults (a key given
+	// twice is an error).
+	if i := strings.Index("\n"+doc, "\npolicy:\n"); i >= 0 {
+		doc = doc[:i] + strings.TrimPrefix(allowAll, "\n") + doc[i+len("policy:\n"):]
+	} else {
+		doc = allowAll + doc
+	}
+	cfg, err := config.Parse([]byte(doc), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +322,14 @@ upstreams:
 			t.Fatal(err)
 		}
 		defer st2.Close()
-		cfg, err := config.Parse([]byte(allowAll+doc), nil)
+		// A document's own policy section gets allowAll's defaults (a key given
+	// twice is an error).
+	if i := strings.Index("\n"+doc, "\npolicy:\n"); i >= 0 {
+		doc = doc[:i] + strings.TrimPrefix(allowAll, "\n") + doc[i+len("policy:\n"):]
+	} else {
+		doc = allowAll + doc
+	}
+	cfg, err := config.Parse([]byte(doc), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
