@@ -216,14 +216,7 @@ upstreams:
 	lists := raw.Lists.Load()
 
 	st2 := upFileStore(t, dir)
-	// A document's own policy section gets allowAll's defaults (a key given
-	// twice is an error).
-	if i := strings.Index("\n"+doc, "\npolicy:\n"); i >= 0 {
-		doc = doc[:i] + strings.TrimPrefix(allowAll, "\n") + doc[i+len("policy:\n"):]
-	} else {
-		doc = allowAll + doc
-	}
-	cfg, err := config.Parse([]byte(doc), nil)
+	cfg, err := config.Parse([]byte(allowAll+doc), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,14 +315,7 @@ upstreams:
 			t.Fatal(err)
 		}
 		defer st2.Close()
-		// A document's own policy section gets allowAll's defaults (a key given
-	// twice is an error).
-	if i := strings.Index("\n"+doc, "\npolicy:\n"); i >= 0 {
-		doc = doc[:i] + strings.TrimPrefix(allowAll, "\n") + doc[i+len("policy:\n"):]
-	} else {
-		doc = allowAll + doc
-	}
-	cfg, err := config.Parse([]byte(doc), nil)
+		cfg, err := config.Parse([]byte(allowAll+doc), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
