@@ -31,7 +31,13 @@ fi
 failed=()
 count=0
 for pkg in "${pkgs[@]}"; do
-  mapfile -t targets < <(go test -list '^Fuzz' "$pkg" | grep '^Fuzz' | grep -E "$only" || true)
+  if ! list=$(go test -list '^Fuzz' "$pkg"); then
+    echo "!! FUZZ FAILURE: $pkg: its tests do not build" >&2
+    failed+=("$pkg (tests do not build)")
+    count=$((count + 1))
+    continue
+  fi
+  mapfile -t targets < <(grep '^Fuzz' <<<"$list" | grep -E "$only" || true)
   for target in "${targets[@]}"; do
     count=$((count + 1))
     echo "== $pkg $target ($fuzztime, $(date -u +%H:%M:%S))"
