@@ -132,7 +132,7 @@ func (b *bench) runSoak(ctx context.Context, c *soakConfig) error {
 	fmt.Printf("Soak: %s; %d waves of %d concurrent sessions, %d calls in %s (%.0f calls/s; sessions opened and closed included); "+
 		"faults asked of the upstream: %.1f%% tool errors, %.1f%% hangs (upstream timeout %s), %.1f%% dropped connections; "+
 		"settle %s; took %s; load average %s at start, %s at end.\n\n",
-		time.Now().UTC().Format("2006-01-02 15:04 MST"), c.waves, b.sessions, t.total(), loaded.Round(time.Second), float64(t.total()+t.asked[keepAliveKind])/loaded.Seconds(),
+		time.Now().UTC().Format("2006-01-02 15:04 MST"), c.waves, b.sessions, t.total(), loaded.Round(time.Second), float64(t.total())/loaded.Seconds(),
 		100*c.errRate, 100*c.hangRate, c.timeout, 100*c.dropRate, c.settle, time.Since(start).Round(time.Second), load0, loadAvg())
 	return report(os.Stdout, warm, t, cold, snaps, c)
 }
