@@ -6,7 +6,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -s -w -X main.version=$(VERSION)
 BIN      := bin/legate
 
-.PHONY: build run test test-short lint peers bench bench-smoke clean
+.PHONY: build run test test-short lint peers bench bench-smoke fuzz fuzz-smoke soak clean
 
 build:
 	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/legate
@@ -38,6 +38,24 @@ bench:
 ## bench-smoke: every benchmark scenario once, briefly; fails only if one cannot run.
 bench-smoke:
 	$(GO) run ./cmd/legate-bench -smoke $(BENCHFLAGS)
+
+## fuzz: every Go fuzz target of the module, found by scripts/fuzz.sh, FUZZTIME
+## each (default 60s); a failing input is left in the package's testdata/fuzz
+## and named. Only some: make fuzz FUZZ='Glob|Parse'.
+FUZZTIME ?= 60s
+fuzz:
+	FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh
+
+## fuzz-smoke: every fuzz target for a few seconds (CI).
+fuzz-smoke:
+	FUZZTIME=5s bash scripts/fuzz.sh
+
+## soak: 1,000 concurrent sessions and 100,000 calls through `legate serve` to an
+## upstream that fails some calls on purpose; fails on any other error or on
+## growth of goroutines, open files or memory (docs/BENCHMARKS.md, "Soak").
+## Not part of `make test`; a few minutes. Smaller: make soak SOAKFLAGS="-sessions 100 -calls 10000".
+soak:
+	$(GO) run ./cmd/legate-bench -soak $(SOAKFLAGS)
 
 clean:
 	rm -rf bin

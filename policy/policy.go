@@ -14,9 +14,11 @@ package policy
 import (
 	"errors"
 	"fmt"
-	"github.com/legate-mcp/legate"
+	"maps"
 	"path"
 	"slices"
+
+	"github.com/legate-mcp/legate"
 )
 
 // Action is what a decision does with a call.
@@ -125,7 +127,9 @@ func (cfg Config) Validate(at string) []error {
 	bad := func(key, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s.%s: %s", at, key, fmt.Sprintf(format, args...)))
 	}
-	for c, a := range cfg.Defaults {
+	// In a stable order: the same file gives the same errors every run.
+	for _, c := range slices.Sorted(maps.Keys(cfg.Defaults)) {
+		a := cfg.Defaults[c]
 		if !c.Valid() {
 			bad("defaults."+string(c), "unknown class (read, draft, write, destructive)")
 		}
@@ -150,9 +154,9 @@ func (cfg Config) Validate(at string) []error {
 		if r.Connector != "" && r.Upstream != "" {
 			bad(key, "a rule matches native tools (connector) or upstream tools (upstream), not both")
 		}
-		for field, g := range map[string]string{"principal": r.Principal, "tenant": r.Tenant, "connector": r.Connector, "upstream": r.Upstream, "tool": r.Tool} {
-			if _, err := path.Match(g, ""); err != nil {
-				bad(key+"."+field, "bad glob %q", g)
+		for _, f := range [...][2]string{{"principal", r.Principal}, {"tenant", r.Tenant}, {"connector", r.Connector}, {"upstream", r.Upstream}, {"tool", r.Tool}} {
+			if _, err := path.Match(f[1], ""); err != nil {
+				bad(key+"."+f[0], "bad glob %q", f[1])
 			}
 		}
 	}

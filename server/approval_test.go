@@ -48,8 +48,12 @@ func newReceiver(t *testing.T) *receiver {
 
 func approvalGateway(t *testing.T, st *sqlite.Store, recv *receiver, extra string) *server.Gateway {
 	t.Helper()
+	approvals := "wait: 300ms" + extra
+	if strings.Contains(extra, "wait:") {
+		approvals = strings.TrimPrefix(extra, ", ") // a key given twice is an error
+	}
 	cfg, err := config.Parse([]byte(`
-approvals: {wait: 300ms`+extra+`}
+approvals: {`+approvals+`}
 connectors:
   - id: hooks
     type: webhook

@@ -50,7 +50,14 @@ policy:
 // is closed at cleanup.
 func upGateway(t *testing.T, doc string, st store.Store, log *slog.Logger) *server.Gateway {
 	t.Helper()
-	cfg, err := config.Parse([]byte(allowAll+doc), nil)
+	// A document's own policy section gets allowAll's defaults (a key given
+	// twice is an error).
+	if i := strings.Index("\n"+doc, "\npolicy:\n"); i >= 0 {
+		doc = doc[:i] + strings.TrimPrefix(allowAll, "\n") + doc[i+len("policy:\n"):]
+	} else {
+		doc = allowAll + doc
+	}
+	cfg, err := config.Parse([]byte(doc), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

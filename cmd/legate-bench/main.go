@@ -13,9 +13,10 @@
 //	go run ./cmd/legate-bench -smoke     # every scenario once, briefly
 //	go run ./cmd/legate-bench -only P1,P3 -rounds 3
 //	go run ./cmd/legate-bench -profile /tmp/prof   # CPU and allocation profiles of Legate
+//	go run ./cmd/legate-bench -soak                # the soak (soak.go), a few minutes
 //
-// The hidden subcommands upstream, bare and legate are the servers it
-// starts (see servers.go).
+// The hidden subcommands upstream, bare, legate, proxy and soakupstream
+// are the servers it starts (see servers.go and soakup.go).
 package main
 
 import (
@@ -38,7 +39,7 @@ import (
 
 func main() {
 	if len(os.Args) > 1 {
-		sub := map[string]func([]string) error{"upstream": upstreamMain, "bare": bareMain, "legate": legateMain, "proxy": proxyMain}
+		sub := map[string]func([]string) error{"upstream": upstreamMain, "bare": bareMain, "legate": legateMain, "proxy": proxyMain, "soakupstream": soakUpstreamMain}
 		if f, ok := sub[os.Args[1]]; ok {
 			if err := f(os.Args[2:]); err != nil {
 				fmt.Fprintf(os.Stderr, "legate-bench %s: %v\n", os.Args[1], err)
@@ -65,6 +66,8 @@ func run() int {
 	keep := flag.Bool("keep", false, "keep the temporary directory (configs, state, logs)")
 	profile := flag.String("profile", "", "instead of the scenarios, profile Legate (in-process) under the P1 and P3 loads at the highest C ≤ 8, its start-up on the P5 cache and tools/list of that cache, writing CPU and allocation profiles in this directory")
 	selfProfile := flag.String("selfprofile", "", "write a CPU profile of the harness itself (the load clients) to this file")
+	soak := flag.Bool("soak", false, "instead of the scenarios, the soak (soak.go): -sessions concurrent sessions, -calls calls, faults injected; fails on any other error or on growth")
+	soakCfg := soakFlags()
 	flag.Parse()
 
 	if *selfProfile != "" {
@@ -146,6 +149,14 @@ func run() int {
 	if *profile != "" {
 		if err := b.profile(ctx, *profile); err != nil {
 			fmt.Fprintln(os.Stderr, "legate-bench: profile:", err)
+			return 1
+		}
+		return 0
+	}
+
+	if *soak {
+		if err := b.runSoak(ctx, soakCfg); err != nil {
+			fmt.Fprintln(os.Stderr, "legate-bench:", err)
 			return 1
 		}
 		return 0

@@ -79,6 +79,7 @@ func decode(n *yaml.Node, v reflect.Value, path string, errs *[]error) {
 			*errs = append(*errs, &PathError{path, "must be a mapping"})
 			return
 		}
+		checkUnique(n, path, errs)
 		fields := structFields(t)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			key, val := n.Content[i].Value, n.Content[i+1]
@@ -104,6 +105,7 @@ func decode(n *yaml.Node, v reflect.Value, path string, errs *[]error) {
 			*errs = append(*errs, &PathError{path, "must be a mapping"})
 			return
 		}
+		checkUnique(n, path, errs)
 		if v.IsNil() {
 			v.Set(reflect.MakeMap(t))
 		}
@@ -119,6 +121,25 @@ func decode(n *yaml.Node, v reflect.Value, path string, errs *[]error) {
 		}
 	default:
 		leaf(n, v, path, errs)
+	}
+}
+
+// checkUnique reports each key a mapping repeats: YAML forbids it, and
+// keeping either value would silently drop the other (keys compare as
+// yaml.v3 compares them, by kind and text).
+func checkUnique(n *yaml.Node, path string, errs *[]error) {
+	type key struct {
+		kind  yaml.Kind
+		value string
+	}
+	first := map[key]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		if line, dup := first[key{k.Kind, k.Value}]; dup {
+			*errs = append(*errs, &PathError{join(path, k.Value), fmt.Sprintf("duplicate key (first at line %d)", line)})
+			continue
+		}
+		first[key{k.Kind, k.Value}] = k.Line
 	}
 }
 
@@ -165,7 +186,12 @@ func structFields(t reflect.Type) map[string]int {
 	return m
 }
 
+// join appends key to path; an empty (or null, or non-scalar) key is
+// shown as "" so that its error still names where it is.
 func join(path, key string) string {
+	if key == "" {
+		key = `""`
+	}
 	if path == "" {
 		return key
 	}
