@@ -6,10 +6,14 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -s -w -X main.version=$(VERSION)
 BIN      := bin/legate
 
-.PHONY: build run test test-short lint peers bench bench-smoke fuzz fuzz-smoke soak clean
+.PHONY: build install run test test-short lint peers bench bench-smoke fuzz fuzz-smoke soak clean
 
 build:
 	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/legate
+
+## install: the binary into $(go env GOPATH)/bin, with the version of this checkout.
+install:
+	$(GO) install -trimpath -ldflags "$(LDFLAGS)" ./cmd/legate
 
 run:
 	$(GO) run ./cmd/legate serve
