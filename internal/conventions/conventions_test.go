@@ -24,7 +24,7 @@ import (
 const module = "github.com/legate-mcp/legate"
 
 // helpers are the packages under connectors/ that are not connector types.
-var helpers = []string{"all", "connectortest", "netguard"}
+var helpers = []string{"all", "connectortest", "httpkit", "netguard"}
 
 type pkg struct {
 	ImportPath string
@@ -73,6 +73,10 @@ func connectorTypeDir(rp string) bool {
 	return !strings.Contains(rest, "/") && !slices.Contains(helpers, rest)
 }
 
+// connectorImports are the packages of this module a connector type may
+// import.
+var connectorImports = []string{"", "connectors", "connectors/netguard", "connectors/httpkit"}
+
 func TestImportDirection(t *testing.T) {
 	for _, p := range listPackages(t) {
 		from := rel(p.ImportPath)
@@ -89,8 +93,8 @@ func TestImportDirection(t *testing.T) {
 				t.Errorf("the vocabulary package imports %s: every package may import it, so it imports none of them", to)
 			case (strings.HasPrefix(to, "cmd/") || to == "server") && !strings.HasPrefix(from, "cmd/"):
 				t.Errorf("%s imports %s: only cmd may import cmd or server", from, to)
-			case connectorTypeDir(from) && to != "" && to != "connectors" && to != "connectors/netguard":
-				t.Errorf("connector %s imports %s: a connector imports only the vocabulary, connectors (and connectors/netguard)", from, to)
+			case connectorTypeDir(from) && !slices.Contains(connectorImports, to):
+				t.Errorf("connector %s imports %s: a connector imports only the vocabulary, connectors and its kits (netguard, httpkit)", from, to)
 			case from == "connectors" && to != "" && to != "internal/strictyaml":
 				t.Errorf("the connector contract imports %s", to)
 			case from == "connectors/all" && !connectorTypeDir(to):
