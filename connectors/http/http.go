@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/httpkit"
 	"github.com/legate-mcp/legate/connectors/netguard"
 )
 
@@ -188,7 +189,7 @@ func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) erro
 		if err != nil {
 			return transportError(ctx, err, time.Duration(c.cfg.Timeout))
 		}
-		drain(resp)
+		httpkit.Drain(resp)
 		status = resp.StatusCode
 		// Some servers refuse HEAD; ask again with GET.
 		if status != http.StatusMethodNotAllowed && status != http.StatusNotImplemented {
