@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/httpkit"
 	"github.com/legate-mcp/legate/connectors/netguard"
 )
 
@@ -151,9 +152,9 @@ func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) erro
 	c.setHeaders(req.Header, token)
 	resp, err := c.client.Do(req)
 	if err != nil {
-		return transportError(ctx, err, "", 1)
+		return httpkit.TransportError(ctx, err, "webhook")
 	}
-	drain(resp)
+	httpkit.Drain(resp)
 	if resp.StatusCode >= 500 {
 		return legate.Errorf(legate.CodeTransient, "webhook: receiver answered %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
 	}
