@@ -62,18 +62,16 @@ type Config struct {
 }
 
 func init() {
-	connectors.Register(connectors.Type{
+	connectors.Register(connectors.TypeOf(connectors.Info{
 		Name:        "http",
 		Description: "Call a REST API below a fixed base URL with the instance's credentials",
-		Config:      func() any { return new(Config) },
 		Credentials: []connectors.Credential{
 			{Name: "token", Description: "Bearer token sent as Authorization: Bearer <token>"},
 			{Name: "username", Description: "User name for HTTP basic authentication"},
 			{Name: "password", Description: "Password for HTTP basic authentication"},
 			{Name: "header_value", Description: "Value of the header named by header_name, e.g. an API key"},
 		},
-		New: New,
-	})
+	}, New))
 }
 
 // Connector is one http instance.
@@ -85,13 +83,9 @@ type Connector struct {
 	tools  []connectors.Tool
 }
 
-// New builds an instance from its decoded *Config. An invalid configuration
+// New builds an instance from its decoded config. An invalid configuration
 // is reported by Validate, not here.
-func New(inst connectors.Instance) (connectors.Connector, error) {
-	cfg, ok := inst.Config.(*Config)
-	if !ok || cfg == nil {
-		return nil, fmt.Errorf("http: config is %T, want *httpconn.Config", inst.Config)
-	}
+func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 	c := &Connector{id: inst.ID, cfg: *cfg}
 	if u, err := parseBase(cfg.BaseURL); err == nil {
 		c.base = u

@@ -136,7 +136,7 @@ func TestValidate(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			cfg := tc.cfg
-			c, err := httpconn.New(connectors.Instance{ID: "api", Config: &cfg})
+			c, err := httpconn.New(connectors.Instance{ID: "api"}, &cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -168,7 +168,8 @@ func okCfg(base string) httpconn.Config {
 }
 
 func TestNewRefusesForeignConfig(t *testing.T) {
-	if _, err := httpconn.New(connectors.Instance{Config: "nope"}); err == nil {
+	ct, _ := connectors.Lookup("http")
+	if _, err := ct.New(connectors.Instance{Config: "nope"}); err == nil {
 		t.Fatal("New accepted a string config")
 	}
 }

@@ -321,7 +321,7 @@ func TestCallRefusesPrivateNetworks(t *testing.T) {
 	// Built without Validate, which would refuse this base_url at start.
 	addr, conns := counting(t)
 	cfg := okCfg("http://" + addr + "/api")
-	c, err := httpconn.New(connectors.Instance{ID: "api", Config: &cfg})
+	c, err := httpconn.New(connectors.Instance{ID: "api"}, &cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

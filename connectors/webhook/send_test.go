@@ -356,7 +356,7 @@ func TestSendRefusesPrivateNetworks(t *testing.T) {
 	}()
 	// Built without Validate, which would refuse this url at start.
 	cfg := &webhook.Config{URL: "http://" + ln.Addr().String() + "/in", Timeout: legate.Duration(time.Second), MaxAttempts: 5, MaxPayloadBytes: 1024}
-	c, err := webhook.New(connectors.Instance{ID: "hook", Config: cfg})
+	c, err := webhook.New(connectors.Instance{ID: "hook"}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

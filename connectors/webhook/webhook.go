@@ -55,16 +55,14 @@ type Config struct {
 }
 
 func init() {
-	connectors.Register(connectors.Type{
+	connectors.Register(connectors.TypeOf(connectors.Info{
 		Name:        "webhook",
 		Description: "POST signed JSON payloads to one fixed URL, retried with a stable delivery id",
-		Config:      func() any { return new(Config) },
 		Credentials: []connectors.Credential{
 			{Name: "signing_secret", Description: "HMAC-SHA256 key; when set, every attempt carries an X-Legate-Signature header the receiver verifies"},
 			{Name: "token", Description: "Bearer token sent as Authorization: Bearer <token>, for receivers that require one"},
 		},
-		New: New,
-	})
+	}, New))
 }
 
 // Connector is one webhook instance.
@@ -75,13 +73,9 @@ type Connector struct {
 	tools  []connectors.Tool
 }
 
-// New builds an instance from its decoded *Config. An invalid configuration
+// New builds an instance from its decoded config. An invalid configuration
 // is reported by Validate, not here.
-func New(inst connectors.Instance) (connectors.Connector, error) {
-	cfg, ok := inst.Config.(*Config)
-	if !ok || cfg == nil {
-		return nil, fmt.Errorf("webhook: config is %T, want *webhook.Config", inst.Config)
-	}
+func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 	c := &Connector{id: inst.ID, cfg: *cfg}
 	c.client = netguard.NewClient(netguard.Options{
 		AllowPrivate: cfg.AllowPrivateNetworks,

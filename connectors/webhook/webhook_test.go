@@ -147,7 +147,7 @@ func TestValidate(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			c, err := webhook.New(connectors.Instance{ID: "hook", Config: tc.cfg})
+			c, err := webhook.New(connectors.Instance{ID: "hook"}, tc.cfg)
 			if err != nil {
 				t.Fatal(err)
 			}

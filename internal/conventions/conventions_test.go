@@ -136,6 +136,28 @@ func TestConnectorPackagesAreComplete(t *testing.T) {
 	}
 }
 
+// TestConnectorsRegisterTyped keeps connector types on connectors.TypeOf,
+// which hands New its config typed: no type asserts Instance.Config.
+func TestConnectorsRegisterTyped(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(root(t), "connectors", "*", "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		dir := filepath.Base(filepath.Dir(f))
+		if slices.Contains(helpers, dir) || strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if regexp.MustCompile(`\.Config\.\(`).Match(b) {
+			t.Errorf("connectors/%s/%s asserts the type of Instance.Config: register with connectors.TypeOf", dir, filepath.Base(f))
+		}
+	}
+}
+
 var secretLooking = regexp.MustCompile(`(?i)(token|secret|password|passwd|api_?key|private_?key|credential)`)
 
 func TestSecretsAreCredentialsNotConfig(t *testing.T) {
@@ -192,12 +214,10 @@ func (p *probe) Tools() []connectors.Tool {
 }
 
 func init() {
-	connectors.Register(connectors.Type{
-		Name: "probe", Description: "a probe", Config: func() any { return new(Config) },
-		New: func(in connectors.Instance) (connectors.Connector, error) {
-			return &probe{greeting: in.Config.(*Config).Greeting}, nil
-		},
-	})
+	connectors.Register(connectors.TypeOf(connectors.Info{Name: "probe", Description: "a probe"},
+		func(_ connectors.Instance, cfg *Config) (connectors.Connector, error) {
+			return &probe{greeting: cfg.Greeting}, nil
+		}))
 }
 `,
 		filepath.Join(r, "connectors", "all", "probe.go"): "package all\n\nimport _ \"" + module + "/connectors/probe\"\n",
