@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -79,27 +78,6 @@ func wantCode(t *testing.T, err error, code legate.Code) *legate.Error {
 }
 
 // counting is a 127.0.0.1 listener counting accepted connections.
-func counting(t *testing.T) (addr string, n *atomic.Int64) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	n = new(atomic.Int64)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			n.Add(1)
-			c.Close()
-		}
-	}()
-	return ln.Addr().String(), n
-}
-
 func TestValidate(t *testing.T) {
 	tests := map[string]struct {
 		cfg  httpconn.Config

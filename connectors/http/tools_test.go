@@ -11,9 +11,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/connectortest"
 	httpconn "github.com/legate-mcp/legate/connectors/http"
 )
 
@@ -319,8 +319,8 @@ func TestCallRedirects(t *testing.T) {
 
 func TestCallRefusesPrivateNetworks(t *testing.T) {
 	// Built without Validate, which would refuse this base_url at start.
-	addr, conns := counting(t)
-	cfg := okCfg("http://" + addr + "/api")
+	l := connectortest.NewListener(t)
+	cfg := okCfg("http://" + l.Addr() + "/api")
 	c, err := httpconn.New(connectors.Instance{ID: "api"}, &cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -333,8 +333,7 @@ func TestCallRefusesPrivateNetworks(t *testing.T) {
 	if err := c.Test(t.Context(), nil); err == nil {
 		t.Error("Test reached a private address")
 	}
-	time.Sleep(50 * time.Millisecond)
-	if n := conns.Load(); n != 0 {
+	if n := l.Connections(t); n != 0 {
 		t.Fatalf("listener accepted %d connection(s); want 0", n)
 	}
 }

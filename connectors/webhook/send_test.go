@@ -5,7 +5,6 @@ import (
 	"errors"
 	"github.com/legate-mcp/legate"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/connectortest"
 	"github.com/legate-mcp/legate/connectors/webhook"
 )
 
@@ -338,24 +338,9 @@ func TestSendPayloads(t *testing.T) {
 }
 
 func TestSendRefusesPrivateNetworks(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	var conns atomic.Int64
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns.Add(1)
-			c.Close()
-		}
-	}()
+	l := connectortest.NewListener(t)
 	// Built without Validate, which would refuse this url at start.
-	cfg := &webhook.Config{URL: "http://" + ln.Addr().String() + "/in", Timeout: legate.Duration(time.Second), MaxAttempts: 5, MaxPayloadBytes: 1024}
+	cfg := &webhook.Config{URL: "http://" + l.Addr() + "/in", Timeout: legate.Duration(time.Second), MaxAttempts: 5, MaxPayloadBytes: 1024}
 	c, err := webhook.New(connectors.Instance{ID: "hook"}, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -372,8 +357,7 @@ func TestSendRefusesPrivateNetworks(t *testing.T) {
 	if err := c.Test(t.Context(), nil); err == nil {
 		t.Error("Test reached a private address")
 	}
-	time.Sleep(50 * time.Millisecond)
-	if n := conns.Load(); n != 0 {
+	if n := l.Connections(t); n != 0 {
 		t.Fatalf("listener accepted %d connection(s); want 0", n)
 	}
 }
