@@ -5,13 +5,12 @@
 // never repeats a write the server may have done, and a per-instance rate
 // limiter.
 //
-// A connector's call, in order:
+// A connector keeps one [Limiter] per instance, built from the
+// [RateLimit] its Config holds, and makes a call so:
 //
-//	if err := c.limiter.Wait(ctx); err != nil { // RATE_LIMITED with retry_after
-//		return nil, err
-//	}
-//	resp, attempts, err := c.retry.Do(ctx, c.client, newRequest)
-//	if err != nil {
+//	retry := httpkit.Retry{MaxAttempts: 3, Limiter: c.limiter, OnRetry: call.Retry}
+//	resp, attempts, err := retry.Do(ctx, c.client, newRequest)
+//	if err != nil { // a transport failure, or RATE_LIMITED from the limiter
 //		return nil, httpkit.TransportError(ctx, err, "slack")
 //	}
 //	defer httpkit.Drain(resp)

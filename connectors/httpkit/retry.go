@@ -42,6 +42,10 @@ type Retry struct {
 	// KeyHeader names the idempotency key's header; DefaultKeyHeader if
 	// empty. A request that carries it is sent again whatever its method.
 	KeyHeader string
+	// Limiter, when set, holds every attempt, the first included, to the
+	// instance's rate limit; a turn past the context's deadline ends Do
+	// with its RATE_LIMITED error.
+	Limiter *Limiter
 	// OnRetry, when set, is told of each retry with a short reason: the
 	// status ("503") or "network". Connectors pass connectors.Call.Retry.
 	OnRetry func(reason string)
@@ -61,6 +65,9 @@ type Retry struct {
 func (p *Retry) Do(ctx context.Context, client *http.Client, newRequest func(context.Context) (*http.Request, error)) (resp *http.Response, attempts int, err error) {
 	start := time.Now()
 	for attempts = 1; ; attempts++ {
+		if err := p.Limiter.Wait(ctx); err != nil {
+			return nil, attempts - 1, err
+		}
 		req, err := newRequest(ctx)
 		if err != nil {
 			return nil, attempts - 1, err

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors/httpkit"
 	"github.com/legate-mcp/legate/connectors/netguard"
 )
@@ -260,5 +261,35 @@ func TestBackoffJitterBounded(t *testing.T) {
 	}
 	if d := (&httpkit.Retry{}).Backoff(1); d < httpkit.DefaultBase/2 || d > httpkit.DefaultBase {
 		t.Errorf("default first backoff %v", d)
+	}
+}
+
+// With a Limiter every attempt, retries included, waits for its turn, and
+// a turn past the deadline ends the call before anything is sent.
+func TestRetryLimited(t *testing.T) {
+	srv := newServer(t, func(i int, w http.ResponseWriter) { w.WriteHeader(http.StatusServiceUnavailable) })
+	lim := httpkit.NewLimiter("svc", httpkit.RateLimit{PerSecond: 10})
+	p := &httpkit.Retry{MaxAttempts: 3, Base: time.Millisecond, Limiter: lim}
+	resp, n, err := do(t.Context(), p, http.MethodGet, srv.URL, "")
+	if err != nil || n != 3 {
+		t.Fatalf("attempts %d, err %v", n, err)
+	}
+	httpkit.Drain(resp)
+	at := srv.attempts()
+	for i := 1; i < len(at); i++ {
+		if gap := at[i].Sub(at[i-1]); gap < 80*time.Millisecond {
+			t.Errorf("attempt %d came %v after the one before; the rate allows one per 100ms", i+1, gap)
+		}
+	}
+
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
+	defer cancel()
+	_, n, err = do(ctx, p, http.MethodGet, srv.URL, "")
+	e := httpkit.TransportError(ctx, err, "other")
+	if n != 0 || e.Code != legate.CodeRateLimited || e.RetryAfter <= 0 || !strings.HasPrefix(e.Message, "svc: rate_limit") {
+		t.Errorf("attempts %d, error %v; want none sent and the limiter's RATE_LIMITED as it is", n, e)
+	}
+	if len(srv.attempts()) != 3 {
+		t.Errorf("server saw %d requests; want the first call's 3 only", len(srv.attempts()))
 	}
 }

@@ -21,7 +21,13 @@ import (
 //   - the call cancelled: TRANSIENT;
 //   - a deadline or a network timeout: TIMEOUT;
 //   - anything else (DNS, refused or reset connections): TRANSIENT.
+//
+// An error that has its code already (a [Limiter]'s refusal) is returned
+// as it is.
 func TransportError(ctx context.Context, err error, prefix string) *legate.Error {
+	if le, ok := err.(*legate.Error); ok {
+		return le
+	}
 	inner := err
 	var ue *url.Error
 	if errors.As(err, &ue) {
