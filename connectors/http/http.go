@@ -59,6 +59,8 @@ type Config struct {
 	HeaderName string `yaml:"header_name" desc:"Header that carries the header_value credential, e.g. X-API-Key" example:"X-API-Key"`
 	// DefaultHeaders are sent with every call; a call's headers override them.
 	DefaultHeaders map[string]string `yaml:"default_headers" desc:"Headers sent with every call (not secrets: those belong in credentials); a call's own headers override them"`
+	// RateLimit bounds the calls the instance sends.
+	RateLimit httpkit.RateLimit `yaml:"rate_limit" desc:"Calls per second the instance sends at most: per_second (0, the default, for no limit) and burst (how many may go at once; 0 means 1). A call whose turn would come after its deadline fails at once with RATE_LIMITED and the wait" example:"{per_second: 10, burst: 20}"`
 }
 
 func init() {
@@ -76,17 +78,18 @@ func init() {
 
 // Connector is one http instance.
 type Connector struct {
-	id     string
-	cfg    Config
-	base   *url.URL // nil when base_url is invalid; Validate reports it
-	client *http.Client
-	tools  []connectors.Tool
+	id      string
+	cfg     Config
+	base    *url.URL // nil when base_url is invalid; Validate reports it
+	client  *http.Client
+	limiter *httpkit.Limiter // nil: no limit
+	tools   []connectors.Tool
 }
 
 // New builds an instance from its decoded config. An invalid configuration
 // is reported by Validate, not here.
 func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
-	c := &Connector{id: inst.ID, cfg: *cfg}
+	c := &Connector{id: inst.ID, cfg: *cfg, limiter: httpkit.NewLimiter("http", cfg.RateLimit)}
 	if u, err := parseBase(cfg.BaseURL); err == nil {
 		c.base = u
 	}
@@ -159,6 +162,7 @@ func (c *Connector) Validate() error {
 			errs = append(errs, legate.Invalid(field, "value holds control characters"))
 		}
 	}
+	errs = append(errs, c.cfg.RateLimit.Validate("rate_limit")...)
 	return errors.Join(errs...)
 }
 

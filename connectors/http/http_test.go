@@ -16,6 +16,7 @@ import (
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/connectors/connectortest"
 	httpconn "github.com/legate-mcp/legate/connectors/http"
+	"github.com/legate-mcp/legate/connectors/httpkit"
 )
 
 func TestContract(t *testing.T) {
@@ -109,6 +110,14 @@ func TestValidate(t *testing.T) {
 				return c
 			}(),
 			want: []string{"default_headers.Authorization", "default_headers.Host", "default_headers.X-Ok", "default_headers.x-key", "default_headers.Bad Name"},
+		},
+		"negative rate limit": {
+			cfg: func() httpconn.Config {
+				c := okCfg("https://a.example")
+				c.RateLimit = httpkit.RateLimit{PerSecond: -1, Burst: -1}
+				return c
+			}(),
+			want: []string{"rate_limit.per_second", "rate_limit.burst"},
 		},
 	}
 	for name, tc := range tests {

@@ -361,3 +361,38 @@ func TestSendRefusesPrivateNetworks(t *testing.T) {
 		t.Fatalf("listener accepted %d connection(s); want 0", n)
 	}
 }
+
+// rate_limit spaces every attempt, retries included, and a delivery whose
+// next turn comes after its deadline ends with RATE_LIMITED and the wait.
+func TestSendRateLimited(t *testing.T) {
+	webhook.SetBackoffBase(t, time.Millisecond)
+	rc := newReceiver(t, "", func(i int, w http.ResponseWriter) {
+		if i == 0 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	})
+	c := build(t, rc.srv.URL, "rate_limit: {per_second: 10}")
+	d, err := send(t, c, `{"payload":1}`, "op-rl-1", nil)
+	if err != nil || d.Attempts != 2 {
+		t.Fatalf("delivery %+v, %v", d, err)
+	}
+	if got := rc.attempts(); got[1].at.Sub(got[0].at) < 80*time.Millisecond {
+		t.Errorf("retry sent %v after the first attempt; the rate allows one per 100ms", got[1].at.Sub(got[0].at))
+	}
+
+	slow := build(t, rc.srv.URL, "rate_limit: {per_second: 0.05}") // one per 20s
+	if _, err := send(t, slow, `{"payload":2}`, "op-rl-2", nil); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	before := len(rc.attempts())
+	_, err = sendCtx(ctx, t, slow, `{"payload":3}`, "op-rl-3", nil)
+	ce := wantCode(t, err, legate.CodeRateLimited)
+	if ce.RetryAfter < 15*time.Second {
+		t.Errorf("RetryAfter %v; want about 20s", ce.RetryAfter)
+	}
+	if len(rc.attempts()) != before {
+		t.Error("a delivery past its rate reached the receiver")
+	}
+}

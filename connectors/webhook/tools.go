@@ -106,6 +106,7 @@ func (d *delivery) run(ctx context.Context) (*legate.Result, error) {
 		Base:        backoffBase,
 		MaxWait:     MaxRetryWait,
 		KeyHeader:   DeliveryHeader,
+		Limiter:     d.c.limiter,
 		OnRetry:     d.call.Retry,
 	}
 	resp, attempts, err := retry.Do(ctx, d.c.client, d.request)

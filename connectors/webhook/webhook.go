@@ -52,6 +52,8 @@ type Config struct {
 	MaxPayloadBytes int `yaml:"max_payload_bytes" default:"1048576" desc:"Largest payload accepted, in bytes of compact JSON (at most 16 MiB)"`
 	// Headers are sent with every delivery.
 	Headers map[string]string `yaml:"headers" desc:"Extra headers sent with every delivery (not secrets: a bearer token goes in the token credential)"`
+	// RateLimit bounds the attempts the instance sends.
+	RateLimit httpkit.RateLimit `yaml:"rate_limit" desc:"Attempts per second the instance sends at most, retries included: per_second (0, the default, for no limit) and burst (how many may go at once; 0 means 1). A delivery whose turn would come after its deadline fails with RATE_LIMITED and the wait" example:"{per_second: 10, burst: 20}"`
 }
 
 func init() {
@@ -67,16 +69,17 @@ func init() {
 
 // Connector is one webhook instance.
 type Connector struct {
-	id     string
-	cfg    Config
-	client *http.Client
-	tools  []connectors.Tool
+	id      string
+	cfg     Config
+	client  *http.Client
+	limiter *httpkit.Limiter // nil: no limit
+	tools   []connectors.Tool
 }
 
 // New builds an instance from its decoded config. An invalid configuration
 // is reported by Validate, not here.
 func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
-	c := &Connector{id: inst.ID, cfg: *cfg}
+	c := &Connector{id: inst.ID, cfg: *cfg, limiter: httpkit.NewLimiter("webhook", cfg.RateLimit)}
 	c.client = netguard.NewClient(netguard.Options{
 		AllowPrivate: cfg.AllowPrivateNetworks,
 		Timeout:      time.Duration(cfg.Timeout),
@@ -121,6 +124,7 @@ func (c *Connector) Validate() error {
 			errs = append(errs, legate.Invalid(field, "value holds control characters"))
 		}
 	}
+	errs = append(errs, c.cfg.RateLimit.Validate("rate_limit")...)
 	return errors.Join(errs...)
 }
 
