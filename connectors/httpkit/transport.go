@@ -22,10 +22,10 @@ import (
 //   - a deadline or a network timeout: TIMEOUT;
 //   - anything else (DNS, refused or reset connections): TRANSIENT.
 //
-// An error that has its code already (a [Limiter]'s refusal) is returned
-// as it is.
+// An error that has its code already (a [Limiter]'s refusal, or one a
+// connector's RoundTripper returned) is returned as it is.
 func TransportError(ctx context.Context, err error, prefix string) *legate.Error {
-	if le, ok := err.(*legate.Error); ok {
+	if le := (*legate.Error)(nil); errors.As(err, &le) {
 		return le
 	}
 	inner := err

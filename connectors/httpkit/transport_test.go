@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -85,4 +86,19 @@ func closedAddr(t *testing.T) string {
 	addr := ln.Addr().String()
 	ln.Close()
 	return addr
+}
+
+// An error that has its code keeps it, wrapped by the client or not.
+func TestTransportErrorKeepsCodes(t *testing.T) {
+	coded := legate.Errorf(legate.CodeRateLimited, "svc: rate_limit reached")
+	for name, err := range map[string]error{
+		"as it is":              coded,
+		"wrapped by the client": &url.Error{Op: "Get", URL: "http://h/secret-path", Err: coded},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := httpkit.TransportError(t.Context(), err, "other"); got != coded {
+				t.Errorf("got %v; want %v", got, coded)
+			}
+		})
+	}
 }
