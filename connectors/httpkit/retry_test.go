@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -175,12 +176,9 @@ func TestRetryIdempotency(t *testing.T) {
 // A POST whose connection dropped after the server read it is not sent
 // again; one whose connection was never made is.
 func TestRetryNetworkFailures(t *testing.T) {
-	var mu sync.Mutex
-	got := 0
+	var got atomic.Int64
 	drop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		got++
-		mu.Unlock()
+		got.Add(1)
 		conn, _, _ := w.(http.Hijacker).Hijack()
 		conn.Close()
 	}))
@@ -188,12 +186,12 @@ func TestRetryNetworkFailures(t *testing.T) {
 	p := &httpkit.Retry{MaxAttempts: 3, Base: time.Millisecond}
 
 	_, n, err := do(t.Context(), p, http.MethodPost, drop.URL, "")
-	if err == nil || n != 1 || got != 1 {
-		t.Errorf("POST, connection dropped: attempts %d, server got %d, err %v; want 1, 1 and an error", n, got, err)
+	if err == nil || n != 1 || got.Load() != 1 {
+		t.Errorf("POST, connection dropped: attempts %d, server got %d, err %v; want 1, 1 and an error", n, got.Load(), err)
 	}
 	_, n, err = do(t.Context(), p, http.MethodPost, drop.URL, "op-2")
-	if err == nil || n != 3 || got != 4 {
-		t.Errorf("POST with key, connection dropped: attempts %d, server got %d in all, err %v; want 3, 4", n, got, err)
+	if err == nil || n != 3 || got.Load() != 4 {
+		t.Errorf("POST with key, connection dropped: attempts %d, server got %d in all, err %v; want 3, 4", n, got.Load(), err)
 	}
 	_, n, err = do(t.Context(), p, http.MethodPost, "http://"+closedAddr(t), "")
 	if err == nil || n != 3 {
