@@ -5,14 +5,15 @@
 // itself from init:
 //
 //	func init() {
-//		connectors.Register(connectors.Type{
+//		connectors.Register(connectors.TypeOf(connectors.Info{
 //			Name:        "webhook",
 //			Description: "POST signed JSON payloads to one fixed URL",
-//			Config:      func() any { return new(Config) },
 //			Credentials: []connectors.Credential{{Name: "signing_secret", Description: "..."}},
-//			New:         New,
-//		})
+//		}, New))
 //	}
+//
+//	// New receives the decoded config, typed: no assertion, no foreign type.
+//	func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error)
 //
 // connectors/all/<type>.go blank-imports it; adding a type touches no other file.
 //
@@ -61,6 +62,39 @@ type Type struct {
 	Credentials []Credential
 	// New builds an instance from its decoded config.
 	New func(inst Instance) (Connector, error)
+}
+
+// Info is what a connector type says of itself beside its config and
+// constructor; see [TypeOf].
+type Info struct {
+	// Name, Description and Credentials are those of [Type].
+	Name        string
+	Description string
+	Credentials []Credential
+}
+
+// TypeOf returns the Type of a connector configured by a C, a struct whose
+// fields carry the tags Type.Config describes. Its New decodes nothing
+// itself: it hands newFunc the instance and its decoded *C, so a connector
+// never asserts the type of Instance.Config. An Instance.Config that is not
+// a non-nil *C (a caller bypassing [Build]) is an error, not a panic.
+func TypeOf[C any](info Info, newFunc func(inst Instance, cfg *C) (Connector, error)) Type {
+	t := Type{
+		Name:        info.Name,
+		Description: info.Description,
+		Credentials: info.Credentials,
+		Config:      func() any { return new(C) },
+	}
+	if newFunc != nil { // else Register refuses the type, naming it
+		t.New = func(inst Instance) (Connector, error) {
+			cfg, ok := inst.Config.(*C)
+			if !ok || cfg == nil {
+				return nil, fmt.Errorf("%s: config is %T, want %T", info.Name, inst.Config, cfg)
+			}
+			return newFunc(inst, cfg)
+		}
+	}
+	return t
 }
 
 // Credential declares one secret a connector type accepts.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/upstream"
 	"github.com/legate-mcp/legate/upstream/upstreamtest"
 )
@@ -113,15 +114,51 @@ func TestRefreshInterval(t *testing.T) {
 func TestNoRefreshWithoutCause(t *testing.T) {
 	noLeaks(t)
 	raw, srv := upstreamtest.NewRaw(t, rawTool("a"))
-	m := newManager(t, memStore(t), upstream.Options{PollInterval: 20 * time.Millisecond},
+	st := memStore(t)
+	polls := &pollCounter{UpstreamStore: st.Upstreams(), polled: make(chan struct{}, 1)}
+	m := newManager(t, st, upstream.Options{Store: polls, PollInterval: 20 * time.Millisecond},
 		upstream.Config{ID: "r", URL: srv.URL()})
 	m.Start(upstreamtest.Context(t))
 	waitTool(t, m, "r", "a", 5*time.Second)
 	lists := raw.Lists.Load()
 	raw.SetTools(rawTool("a"), rawTool("b"))
-	time.Sleep(300 * time.Millisecond)
+	polls.wait(t, 5) // five polls after the change: any of them could have listed again
 	if tool(m, "r", "b") != nil || raw.Lists.Load() != lists {
 		t.Fatalf("upstream listed again without cause (%d lists)", raw.Lists.Load()-lists)
+	}
+}
+
+// pollCounter is an upstream store that tells of each check of the cache
+// version: the Manager's poll, a sync point for tests that wait for polls
+// to have happened.
+type pollCounter struct {
+	store.UpstreamStore
+	polled chan struct{}
+}
+
+func (p *pollCounter) CacheVersion(ctx context.Context) (int64, error) {
+	v, err := p.UpstreamStore.CacheVersion(ctx)
+	select {
+	case p.polled <- struct{}{}:
+	default: // nobody waits: a poll is not worth blocking the Manager
+	}
+	return v, err
+}
+
+// wait returns once n polls have started after the call.
+func (p *pollCounter) wait(t *testing.T, n int) {
+	t.Helper()
+	select { // a poll told of before the call does not count
+	case <-p.polled:
+	default:
+	}
+	timeout := time.After(10 * time.Second)
+	for range n {
+		select {
+		case <-p.polled:
+		case <-timeout:
+			t.Fatalf("fewer than %d polls in 10s", n)
+		}
 	}
 }
 

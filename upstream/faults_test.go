@@ -211,7 +211,7 @@ func halfOpenLetsOneProbeThrough(t *testing.T) {
 
 	faulty.SetSlowBy(500 * time.Millisecond)
 	faulty.Set(upstreamtest.Slow)
-	before := faulty.Calls.Load()
+	before, held := faulty.Calls.Load(), faulty.Held()
 	probe := make(chan error, 1)
 	go func() {
 		res, err := call(m, tl, "probe")
@@ -220,7 +220,7 @@ func halfOpenLetsOneProbeThrough(t *testing.T) {
 		}
 		probe <- err
 	}()
-	upstreamtest.Eventually(t, 3*time.Second, func() bool { return faulty.Calls.Load() == before+1 }, "the probe never reached the upstream")
+	faulty.WaitHeld(t, held+1) // the probe has reached the upstream
 	start := time.Now()
 	_, err := call(m, tl, "second")
 	if code := upstreamCode(err); code != legate.CodeUpstreamUnavailable {

@@ -63,7 +63,9 @@ func newManager(t *testing.T, st *sqlite.Store, opts upstream.Options, cfgs ...u
 	for i, c := range cfgs {
 		defs = append(defs, upstream.Def{Config: c, Origin: fmt.Sprintf("test upstreams[%d]", i)})
 	}
-	opts.Store = st.Upstreams()
+	if opts.Store == nil {
+		opts.Store = st.Upstreams()
+	}
 	if opts.Pins == nil {
 		opts.Pins = st.Pins()
 	}

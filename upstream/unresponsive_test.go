@@ -22,8 +22,8 @@ func TestUnresponsiveUpstreamBlocksNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := newManager(t, st, upstream.Options{ConnectTimeout: 3 * time.Second}, upstream.Config{ID: "bh", URL: srv.URL()})
-	m.Start(upstreamtest.Context(t))   // its first refresh connects, and hangs
-	time.Sleep(100 * time.Millisecond) // let the refresh start connecting
+	m.Start(upstreamtest.Context(t)) // its first refresh connects, and hangs
+	f.WaitHeld(t, 1)                 // its initialize has reached the upstream
 
 	start := time.Now()
 	if _, err := m.Status(context.Background()); err != nil {

@@ -7,9 +7,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/connectortest"
 	httpconn "github.com/legate-mcp/legate/connectors/http"
 )
 
@@ -96,7 +96,8 @@ func TestBuiltinRefusals(t *testing.T) {
 }
 
 func TestBuiltinRefusesPrivateNetworks(t *testing.T) {
-	addr, conns := counting(t)
+	l := connectortest.NewListener(t)
+	addr := l.Addr()
 	tool := httpconn.Builtin() // no test hook: private networks refused
 	tests := map[string]string{
 		"loopback":        "http://" + addr + "/",
@@ -117,8 +118,7 @@ func TestBuiltinRefusesPrivateNetworks(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(50 * time.Millisecond)
-	if n := conns.Load(); n != 0 {
+	if n := l.Connections(t); n != 0 {
 		t.Fatalf("listener accepted %d connection(s); want 0", n)
 	}
 }

@@ -1,23 +1,19 @@
 package httpconn
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"github.com/legate-mcp/legate"
 	"io"
-	"mime"
-	"net"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/httpkit"
 	"github.com/legate-mcp/legate/connectors/netguard"
 )
 
@@ -250,16 +246,11 @@ func execute(ctx context.Context, client *http.Client, req *http.Request, limit 
 		return nil, transportError(ctx, err, client.Timeout)
 	}
 	defer resp.Body.Close()
-	decErr := connectors.DecodeBody(resp)
 	if resp.StatusCode >= 400 {
-		var head []byte
-		if decErr == nil {
-			head, _ = io.ReadAll(io.LimitReader(resp.Body, snippetBytes+utf8.UTFMax))
-		}
-		return nil, statusError(resp, snip(secrets.Mask(head, true), resp.Header.Get("Content-Type")))
+		return nil, statusError(resp, httpkit.Snippet(resp, secrets))
 	}
-	if decErr != nil {
-		return nil, &legate.Error{Code: legate.CodeAdapterMapping, Err: decErr,
+	if err := connectors.DecodeBody(resp); err != nil {
+		return nil, &legate.Error{Code: legate.CodeAdapterMapping, Err: err,
 			Message: fmt.Sprintf("http: the body's content encoding %q cannot be decoded to check it for credentials; it is withheld", resp.Header.Get("Content-Encoding"))}
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
@@ -278,10 +269,12 @@ func execute(ctx context.Context, client *http.Client, req *http.Request, limit 
 		}
 		out.Headers[strings.ToLower(k)] = secrets.MaskString(vs[0])
 	}
-	if textual(resp.Header.Get("Content-Type"), body, truncated) {
-		if truncated {
-			body = cutIncompleteRune(body)
-		}
+	text := body
+	if truncated { // a rune cut at the limit is not a reason to call it binary
+		text = httpkit.TrimPartialRune(body)
+	}
+	if httpkit.IsText(resp.Header.Get("Content-Type"), text) {
+		body = text
 		out.Body = string(body)
 	} else if compressedSecret(body, limit, secrets) {
 		return nil, legate.Errorf(legate.CodeAdapterMapping, "http: the body is compressed data that holds a credential; it is withheld")
@@ -292,130 +285,22 @@ func execute(ctx context.Context, client *http.Client, req *http.Request, limit 
 	return out, nil
 }
 
-// textual reports whether a body of that content type is returned as text:
-// a textual media type (or none) and valid UTF-8.
-func textual(contentType string, body []byte, truncated bool) bool {
-	if truncated {
-		body = cutIncompleteRune(body)
-	}
-	if !utf8.Valid(body) {
-		return false
-	}
-	if contentType == "" {
-		return !bytes.ContainsFunc(body, func(r rune) bool {
-			return r < ' ' && r != '\n' && r != '\r' && r != '\t'
-		})
-	}
-	mt, _, err := mime.ParseMediaType(contentType)
-	if err != nil {
-		mt, _, _ = strings.Cut(strings.ToLower(contentType), ";")
-		mt = strings.TrimSpace(mt)
-	}
-	switch {
-	case strings.HasPrefix(mt, "text/"),
-		strings.HasSuffix(mt, "+json"), strings.HasSuffix(mt, "+xml"), strings.HasSuffix(mt, "+yaml"):
-		return true
-	}
-	switch mt {
-	case "application/json", "application/xml", "application/javascript", "application/ecmascript",
-		"application/x-www-form-urlencoded", "application/yaml", "application/x-yaml", "application/toml",
-		"application/graphql", "application/x-ndjson", "application/jsonl", "application/csv", "application/sql":
-		return true
-	}
-	return false
-}
-
-// cutIncompleteRune drops a multi-byte rune cut in half at the end of b.
-func cutIncompleteRune(b []byte) []byte {
-	for i := 1; i <= utf8.UTFMax && i <= len(b); i++ {
-		c := b[len(b)-i]
-		if utf8.RuneStart(c) {
-			if !utf8.FullRune(b[len(b)-i:]) {
-				return b[:len(b)-i]
-			}
-			break
-		}
-	}
-	return b
-}
-
-const snippetBytes = 512
-
-// snip returns a one-line excerpt of an error body, or "" when the body is
-// not text.
-func snip(body []byte, contentType string) string {
-	truncated := len(body) > snippetBytes
-	if truncated {
-		body = cutIncompleteRune(body[:snippetBytes])
-	}
-	if !textual(contentType, body, false) {
-		return ""
-	}
-	s := strings.Join(strings.Fields(string(body)), " ")
-	if truncated {
-		s += " …"
-	}
-	return s
-}
-
-// statusError maps an HTTP failure status to a canonical error. A status
-// the gateway cannot act on otherwise (400, 405, 422, ...) is
-// INVALID_ARGUMENT: the call as made will not succeed.
+// statusError is the canonical error of a failure status, naming the
+// status and quoting the server's words.
 func statusError(resp *http.Response, snippet string) *legate.Error {
-	status := resp.StatusCode
-	msg := fmt.Sprintf("http: server answered %d %s", status, http.StatusText(status))
+	msg := fmt.Sprintf("http: server answered %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
 	if snippet != "" {
 		msg += ": " + snippet
 	}
-	e := &legate.Error{Message: msg}
-	switch {
-	case status == http.StatusUnauthorized:
-		e.Code = legate.CodeAuthExpired
-	case status == http.StatusForbidden:
-		e.Code = legate.CodePermissionDenied
-	case status == http.StatusNotFound || status == http.StatusGone:
-		e.Code = legate.CodeNotFound
-	case status == http.StatusConflict || status == http.StatusPreconditionFailed:
-		e.Code = legate.CodeConflict
-	case status == http.StatusTooManyRequests:
-		e.Code = legate.CodeRateLimited
-		e.RetryAfter, _ = netguard.RetryAfter(resp.Header, time.Now())
-	case status == http.StatusRequestTimeout || status >= 500:
-		e.Code = legate.CodeTransient
-	default:
-		e.Code = legate.CodeInvalidArgument
+	return httpkit.StatusError(resp, msg)
+}
+
+// transportError maps a failure to get an answer, naming the instance's
+// timeout when it is what ran out.
+func transportError(ctx context.Context, err error, timeout time.Duration) *legate.Error {
+	e := httpkit.TransportError(ctx, err, "http")
+	if e.Code == legate.CodeTimeout && timeout > 0 && ctx.Err() == nil {
+		e.Message = fmt.Sprintf("http: request timed out after %s", timeout)
 	}
 	return e
-}
-
-// transportError maps a failure to get an answer: a refused address is
-// PERMISSION_DENIED, a deadline TIMEOUT, anything else on the network
-// TRANSIENT.
-func transportError(ctx context.Context, err error, timeout time.Duration) *legate.Error {
-	var ne net.Error
-	switch {
-	case errors.Is(err, netguard.ErrBlocked):
-		var be *netguard.BlockedError
-		msg := "http: address refused; set allow_private_networks: true to allow private networks"
-		if errors.As(err, &be) {
-			msg = "http: " + be.Error()
-		}
-		return &legate.Error{Code: legate.CodePermissionDenied, Message: msg, Err: err}
-	case errors.Is(err, netguard.ErrTooManyRedirects):
-		return &legate.Error{Code: legate.CodeAdapterMapping, Message: "http: " + stripURLErr(err).Error(), Err: err}
-	case errors.Is(ctx.Err(), context.Canceled):
-		return &legate.Error{Code: legate.CodeTransient, Message: "http: request cancelled", Err: err}
-	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
-		msg := "http: request timed out"
-		if timeout > 0 && ctx.Err() == nil {
-			msg = fmt.Sprintf("http: request timed out after %s", timeout)
-		}
-		return &legate.Error{Code: legate.CodeTimeout, Message: msg, Err: err}
-	}
-	return &legate.Error{Code: legate.CodeTransient, Message: "http: request failed: " + stripURLErr(err).Error(), Err: err}
-}
-
-func drain(resp *http.Response) {
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	resp.Body.Close()
 }

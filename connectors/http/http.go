@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/httpkit"
 	"github.com/legate-mcp/legate/connectors/netguard"
 )
 
@@ -58,40 +59,37 @@ type Config struct {
 	HeaderName string `yaml:"header_name" desc:"Header that carries the header_value credential, e.g. X-API-Key" example:"X-API-Key"`
 	// DefaultHeaders are sent with every call; a call's headers override them.
 	DefaultHeaders map[string]string `yaml:"default_headers" desc:"Headers sent with every call (not secrets: those belong in credentials); a call's own headers override them"`
+	// RateLimit bounds the calls the instance sends.
+	RateLimit httpkit.RateLimit `yaml:"rate_limit" desc:"Calls per second the instance sends at most: per_second (0, the default, for no limit) and burst (how many may go at once; 0 means 1). A call whose turn would come after its deadline fails at once with RATE_LIMITED and the wait" example:"{per_second: 10, burst: 20}"`
 }
 
 func init() {
-	connectors.Register(connectors.Type{
+	connectors.Register(connectors.TypeOf(connectors.Info{
 		Name:        "http",
 		Description: "Call a REST API below a fixed base URL with the instance's credentials",
-		Config:      func() any { return new(Config) },
 		Credentials: []connectors.Credential{
 			{Name: "token", Description: "Bearer token sent as Authorization: Bearer <token>"},
 			{Name: "username", Description: "User name for HTTP basic authentication"},
 			{Name: "password", Description: "Password for HTTP basic authentication"},
 			{Name: "header_value", Description: "Value of the header named by header_name, e.g. an API key"},
 		},
-		New: New,
-	})
+	}, New))
 }
 
 // Connector is one http instance.
 type Connector struct {
-	id     string
-	cfg    Config
-	base   *url.URL // nil when base_url is invalid; Validate reports it
-	client *http.Client
-	tools  []connectors.Tool
+	id      string
+	cfg     Config
+	base    *url.URL // nil when base_url is invalid; Validate reports it
+	client  *http.Client
+	limiter *httpkit.Limiter // nil: no limit
+	tools   []connectors.Tool
 }
 
-// New builds an instance from its decoded *Config. An invalid configuration
+// New builds an instance from its decoded config. An invalid configuration
 // is reported by Validate, not here.
-func New(inst connectors.Instance) (connectors.Connector, error) {
-	cfg, ok := inst.Config.(*Config)
-	if !ok || cfg == nil {
-		return nil, fmt.Errorf("http: config is %T, want *httpconn.Config", inst.Config)
-	}
-	c := &Connector{id: inst.ID, cfg: *cfg}
+func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
+	c := &Connector{id: inst.ID, cfg: *cfg, limiter: httpkit.NewLimiter("http", cfg.RateLimit)}
 	if u, err := parseBase(cfg.BaseURL); err == nil {
 		c.base = u
 	}
@@ -164,6 +162,7 @@ func (c *Connector) Validate() error {
 			errs = append(errs, legate.Invalid(field, "value holds control characters"))
 		}
 	}
+	errs = append(errs, c.cfg.RateLimit.Validate("rate_limit")...)
 	return errors.Join(errs...)
 }
 
@@ -188,7 +187,7 @@ func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) erro
 		if err != nil {
 			return transportError(ctx, err, time.Duration(c.cfg.Timeout))
 		}
-		drain(resp)
+		httpkit.Drain(resp)
 		status = resp.StatusCode
 		// Some servers refuse HEAD; ask again with GET.
 		if status != http.StatusMethodNotAllowed && status != http.StatusNotImplemented {

@@ -10,13 +10,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/connectors/connectortest"
 	httpconn "github.com/legate-mcp/legate/connectors/http"
+	"github.com/legate-mcp/legate/connectors/httpkit"
 )
 
 func TestContract(t *testing.T) {
@@ -79,27 +79,6 @@ func wantCode(t *testing.T, err error, code legate.Code) *legate.Error {
 }
 
 // counting is a 127.0.0.1 listener counting accepted connections.
-func counting(t *testing.T) (addr string, n *atomic.Int64) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	n = new(atomic.Int64)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			n.Add(1)
-			c.Close()
-		}
-	}()
-	return ln.Addr().String(), n
-}
-
 func TestValidate(t *testing.T) {
 	tests := map[string]struct {
 		cfg  httpconn.Config
@@ -132,11 +111,19 @@ func TestValidate(t *testing.T) {
 			}(),
 			want: []string{"default_headers.Authorization", "default_headers.Host", "default_headers.X-Ok", "default_headers.x-key", "default_headers.Bad Name"},
 		},
+		"negative rate limit": {
+			cfg: func() httpconn.Config {
+				c := okCfg("https://a.example")
+				c.RateLimit = httpkit.RateLimit{PerSecond: -1, Burst: -1}
+				return c
+			}(),
+			want: []string{"rate_limit.per_second", "rate_limit.burst"},
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			cfg := tc.cfg
-			c, err := httpconn.New(connectors.Instance{ID: "api", Config: &cfg})
+			c, err := httpconn.New(connectors.Instance{ID: "api"}, &cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -168,7 +155,8 @@ func okCfg(base string) httpconn.Config {
 }
 
 func TestNewRefusesForeignConfig(t *testing.T) {
-	if _, err := httpconn.New(connectors.Instance{Config: "nope"}); err == nil {
+	ct, _ := connectors.Lookup("http")
+	if _, err := ct.New(connectors.Instance{Config: "nope"}); err == nil {
 		t.Fatal("New accepted a string config")
 	}
 }

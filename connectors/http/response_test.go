@@ -23,7 +23,7 @@ func TestCallStatuses(t *testing.T) {
 		}
 		code := map[string]int{
 			"/400": 400, "/401": 401, "/403": 403, "/404": 404, "/405": 405, "/409": 409, "/410": 410,
-			"/412": 412, "/422": 422, "/429": 429, "/429date": 429, "/408": 408, "/500": 500, "/503": 503,
+			"/412": 412, "/422": 422, "/429": 429, "/429date": 429, "/408": 408, "/425": 425, "/500": 500, "/503": 503,
 			"/304": 304, "/204": 204,
 		}[r.URL.Path]
 		w.Header().Set("Content-Type", "application/json")
@@ -43,6 +43,7 @@ func TestCallStatuses(t *testing.T) {
 		"405":            {"405", legate.CodeInvalidArgument, 0},
 		"408":            {"408", legate.CodeTransient, 0},
 		"409":            {"409", legate.CodeConflict, 0},
+		"425 too early":  {"425", legate.CodeTransient, 0},
 		"410":            {"410", legate.CodeNotFound, 0},
 		"412":            {"412", legate.CodeConflict, 0},
 		"422":            {"422", legate.CodeInvalidArgument, 0},

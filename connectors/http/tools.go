@@ -113,6 +113,9 @@ func (c *Connector) runCall(ctx context.Context, call *connectors.Call, in *call
 	if jsonBody != nil && req.Header.Get("Content-Type") == "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	if err := c.limiter.Wait(ctx); err != nil {
+		return nil, transportError(ctx, err, 0)
+	}
 	resp, err := execute(ctx, c.client, req, c.cfg.MaxResponseBytes, secrets)
 	if err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/connectortest"
 	httpconn "github.com/legate-mcp/legate/connectors/http"
 )
 
@@ -319,9 +320,9 @@ func TestCallRedirects(t *testing.T) {
 
 func TestCallRefusesPrivateNetworks(t *testing.T) {
 	// Built without Validate, which would refuse this base_url at start.
-	addr, conns := counting(t)
-	cfg := okCfg("http://" + addr + "/api")
-	c, err := httpconn.New(connectors.Instance{ID: "api", Config: &cfg})
+	l := connectortest.NewListener(t)
+	cfg := okCfg("http://" + l.Addr() + "/api")
+	c, err := httpconn.New(connectors.Instance{ID: "api"}, &cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,8 +334,7 @@ func TestCallRefusesPrivateNetworks(t *testing.T) {
 	if err := c.Test(t.Context(), nil); err == nil {
 		t.Error("Test reached a private address")
 	}
-	time.Sleep(50 * time.Millisecond)
-	if n := conns.Load(); n != 0 {
+	if n := l.Connections(t); n != 0 {
 		t.Fatalf("listener accepted %d connection(s); want 0", n)
 	}
 }
@@ -364,5 +364,31 @@ func TestClassFor(t *testing.T) {
 		if got := tool.ClassOf(json.RawMessage(args)); got != want {
 			t.Errorf("ClassOf(%s) = %s; want %s", args, got, want)
 		}
+	}
+}
+
+// rate_limit holds the instance's calls to its rate: a call whose turn
+// comes after its deadline is refused at once, unsent, with the wait.
+func TestCallRateLimited(t *testing.T) {
+	rec := newRecorder(t, nil)
+	c := build(t, rec.srv.URL, "rate_limit: {per_second: 0.05, burst: 1}") // one call per 20s
+	if _, err := callTool(t, c, `{"path":"a"}`, nil); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err := callTool(t, c, `{"path":"b"}`, nil) // its deadline is 10s away
+	ce := wantCode(t, err, legate.CodeRateLimited)
+	if ce.RetryAfter < 15*time.Second || ce.RetryAfter > 20*time.Second {
+		t.Errorf("RetryAfter %v; want about 20s", ce.RetryAfter)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("refused after %v; want at once", d)
+	}
+	if n := len(rec.requests()); n != 1 {
+		t.Errorf("the server saw %d requests; want 1", n)
+	}
+	// Another instance has its own limit.
+	if _, err := callTool(t, build(t, rec.srv.URL, "rate_limit: {per_second: 0.05}"), `{"path":"c"}`, nil); err != nil {
+		t.Errorf("a second instance shares the first one's limit: %v", err)
 	}
 }

@@ -16,47 +16,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/legate-mcp/legate/connectors/connectortest"
 	"github.com/legate-mcp/legate/connectors/netguard"
 )
 
 // counter is a real listener on 127.0.0.1 that counts the connections it
 // accepts: a refused request must leave it at zero.
-type counter struct {
-	ln net.Listener
-	n  atomic.Int64
-}
+type counter struct{ *connectortest.Listener }
 
-func newCounter(t *testing.T) *counter {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &counter{ln: ln}
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.n.Add(1)
-			conn.Close()
-		}
-	}()
-	t.Cleanup(func() { ln.Close() })
-	return c
-}
+func newCounter(t *testing.T) *counter { return &counter{connectortest.NewListener(t)} }
 
-func (c *counter) port() string {
-	return strconv.Itoa(c.ln.Addr().(*net.TCPAddr).Port)
-}
+func (c *counter) port() string { return c.Port() }
 
-// zero fails the test if any connection reached the listener; it waits a
-// little so that a connection in flight is counted.
+// zero fails the test if any connection reached the listener.
 func (c *counter) zero(t *testing.T) {
 	t.Helper()
-	time.Sleep(50 * time.Millisecond)
-	if n := c.n.Load(); n != 0 {
+	if n := c.Connections(t); n != 0 {
 		t.Fatalf("counting listener accepted %d connection(s); want 0", n)
 	}
 }
@@ -295,9 +270,14 @@ func fakeDNS(t *testing.T, answer netip.Addr) (*net.Resolver, *atomic.Int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { pc.Close() })
 	var queries atomic.Int64
+	done := make(chan struct{})
+	t.Cleanup(func() {
+		pc.Close()
+		<-done // the server's goroutine ends with the test
+	})
 	go func() {
+		defer close(done)
 		buf := make([]byte, 1500)
 		for {
 			n, from, err := pc.ReadFrom(buf)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"github.com/legate-mcp/legate"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/connectortest"
 	"github.com/legate-mcp/legate/connectors/webhook"
 )
 
@@ -338,25 +338,10 @@ func TestSendPayloads(t *testing.T) {
 }
 
 func TestSendRefusesPrivateNetworks(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	var conns atomic.Int64
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns.Add(1)
-			c.Close()
-		}
-	}()
+	l := connectortest.NewListener(t)
 	// Built without Validate, which would refuse this url at start.
-	cfg := &webhook.Config{URL: "http://" + ln.Addr().String() + "/in", Timeout: legate.Duration(time.Second), MaxAttempts: 5, MaxPayloadBytes: 1024}
-	c, err := webhook.New(connectors.Instance{ID: "hook", Config: cfg})
+	cfg := &webhook.Config{URL: "http://" + l.Addr() + "/in", Timeout: legate.Duration(time.Second), MaxAttempts: 5, MaxPayloadBytes: 1024}
+	c, err := webhook.New(connectors.Instance{ID: "hook"}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,8 +357,42 @@ func TestSendRefusesPrivateNetworks(t *testing.T) {
 	if err := c.Test(t.Context(), nil); err == nil {
 		t.Error("Test reached a private address")
 	}
-	time.Sleep(50 * time.Millisecond)
-	if n := conns.Load(); n != 0 {
+	if n := l.Connections(t); n != 0 {
 		t.Fatalf("listener accepted %d connection(s); want 0", n)
+	}
+}
+
+// rate_limit spaces every attempt, retries included, and a delivery whose
+// next turn comes after its deadline ends with RATE_LIMITED and the wait.
+func TestSendRateLimited(t *testing.T) {
+	webhook.SetBackoffBase(t, time.Millisecond)
+	rc := newReceiver(t, "", func(i int, w http.ResponseWriter) {
+		if i == 0 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	})
+	c := build(t, rc.srv.URL, "rate_limit: {per_second: 10}")
+	d, err := send(t, c, `{"payload":1}`, "op-rl-1", nil)
+	if err != nil || d.Attempts != 2 {
+		t.Fatalf("delivery %+v, %v", d, err)
+	}
+	if got := rc.attempts(); got[1].at.Sub(got[0].at) < 80*time.Millisecond {
+		t.Errorf("retry sent %v after the first attempt; the rate allows one per 100ms", got[1].at.Sub(got[0].at))
+	}
+
+	slow := build(t, rc.srv.URL, "rate_limit: {per_second: 0.05}") // one per 20s
+	if _, err := send(t, slow, `{"payload":2}`, "op-rl-2", nil); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	before := len(rc.attempts())
+	_, err = sendCtx(ctx, t, slow, `{"payload":3}`, "op-rl-3", nil)
+	ce := wantCode(t, err, legate.CodeRateLimited)
+	if ce.RetryAfter < 15*time.Second {
+		t.Errorf("RetryAfter %v; want about 20s", ce.RetryAfter)
+	}
+	if len(rc.attempts()) != before {
+		t.Error("a delivery past its rate reached the receiver")
 	}
 }

@@ -3,25 +3,20 @@ package webhook
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"github.com/legate-mcp/legate"
-	"io"
-	mrand "math/rand/v2"
-	"net"
 	"net/http"
 	"net/url"
 	"regexp"
-	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/google/uuid"
+
+	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
-	"github.com/legate-mcp/legate/connectors/netguard"
+	"github.com/legate-mcp/legate/connectors/httpkit"
 )
 
 // sendArgs are the arguments of the send tool.
@@ -102,56 +97,34 @@ type delivery struct {
 	secrets       *legate.Secrets // secret and token, in every form a receiver may echo them
 }
 
-// outcome is what one attempt got.
-type outcome struct {
-	status        int
-	header        http.Header
-	snippet       string
-	err           error
-	retryAfter    time.Duration
-	hasRetryAfter bool
-}
-
+// run sends the delivery until a 2xx answer or a failure not worth another
+// attempt. Its id is an idempotency key the receiver dedupes on, so every
+// failure that may pass is retried, a POST whose answer was lost included.
 func (d *delivery) run(ctx context.Context) (*legate.Result, error) {
-	for attempt := 1; ; attempt++ {
-		o := d.attempt(ctx)
-		if o.err == nil && o.status >= 200 && o.status < 300 {
-			return &legate.Result{Structured: &Delivery{DeliveryID: d.id, Status: o.status, Attempts: attempt}}, nil
-		}
-		fail := d.failure(ctx, o, attempt)
-		if attempt >= d.c.cfg.MaxAttempts || !retryable(ctx, o) {
-			return nil, fail
-		}
-		wait := backoff(attempt)
-		if o.hasRetryAfter {
-			if o.retryAfter > MaxRetryWait {
-				return nil, fail
-			}
-			wait = o.retryAfter
-		}
-		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
-			return nil, fail
-		}
-		timer := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return nil, d.failure(ctx, outcome{err: ctx.Err()}, attempt)
-		case <-timer.C:
-		}
-		reason := "network"
-		if o.err == nil {
-			reason = fmt.Sprint(o.status)
-		}
-		d.call.Retry(reason)
+	retry := httpkit.Retry{
+		MaxAttempts: d.c.cfg.MaxAttempts,
+		Base:        backoffBase,
+		MaxWait:     MaxRetryWait,
+		KeyHeader:   DeliveryHeader,
+		Limiter:     d.c.limiter,
+		OnRetry:     d.call.Retry,
 	}
+	resp, attempts, err := retry.Do(ctx, d.c.client, d.request)
+	if err != nil {
+		return nil, httpkit.TransportError(ctx, err, d.prefix(attempts, " after "))
+	}
+	defer httpkit.Drain(resp)
+	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
+		return nil, d.failure(resp, attempts)
+	}
+	return &legate.Result{Structured: &Delivery{DeliveryID: d.id, Status: resp.StatusCode, Attempts: attempts}}, nil
 }
 
-// attempt sends the delivery once, signed at the time of sending.
-func (d *delivery) attempt(ctx context.Context) outcome {
+// request is one attempt's request, signed at the time of sending.
+func (d *delivery) request(ctx context.Context) (*http.Request, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.url.String(), bytes.NewReader(d.body))
 	if err != nil {
-		return outcome{err: err}
+		return nil, err
 	}
 	d.c.setHeaders(req.Header, d.token)
 	req.Header.Set(DeliveryHeader, d.id)
@@ -161,24 +134,7 @@ func (d *delivery) attempt(ctx context.Context) outcome {
 	if d.secret != "" {
 		req.Header.Set(SignatureHeader, Sign(d.secret, time.Now(), d.body))
 	}
-	resp, err := d.c.client.Do(req)
-	if err != nil {
-		return outcome{err: err}
-	}
-	defer drain(resp)
-	o := outcome{status: resp.StatusCode, header: resp.Header}
-	// A compressed answer is decoded first, so that it is masked; one in a
-	// coding that cannot be decoded gives no excerpt.
-	if resp.StatusCode >= 300 && connectors.DecodeBody(resp) == nil {
-		head, _ := io.ReadAll(io.LimitReader(resp.Body, snippetLimit+1))
-		truncated := len(head) > snippetLimit
-		head = head[:min(len(head), snippetLimit)]
-		// Masked before anything else, while a secret cut at the limit is
-		// still at the very end.
-		o.snippet = snippet(d.secrets.Mask(head, truncated))
-	}
-	o.retryAfter, o.hasRetryAfter = netguard.RetryAfter(resp.Header, time.Now())
-	return o
+	return req, nil
 }
 
 // setHeaders sets the headers every request of the instance carries,
@@ -195,118 +151,33 @@ func (c *Connector) setHeaders(h http.Header, token string) {
 	}
 }
 
-// retryable: 408, 425, 429 and 5xx other than 501 and 505, and network
-// failures other than a refused address or the call's own end.
-func retryable(ctx context.Context, o outcome) bool {
-	if o.err != nil {
-		return ctx.Err() == nil && !errors.Is(o.err, netguard.ErrBlocked)
+// prefix names the delivery, and its attempts when there were several,
+// joined by sep.
+func (d *delivery) prefix(attempts int, sep string) string {
+	p := "webhook: delivery " + d.id
+	if attempts > 1 {
+		p += fmt.Sprintf("%safter %d attempts", sep, attempts)
 	}
-	switch s := o.status; {
-	case s == http.StatusRequestTimeout, s == http.StatusTooEarly, s == http.StatusTooManyRequests:
-		return true
-	case s == http.StatusNotImplemented, s == http.StatusHTTPVersionNotSupported:
-		return false
-	case s >= 500:
-		return true
-	}
-	return false
+	return p
 }
 
-// backoff is the wait before attempt+1: backoffBase doubled per attempt,
-// capped at MaxRetryWait, with jitter over its upper half.
-func backoff(attempt int) time.Duration {
-	d := MaxRetryWait
-	if attempt < 16 {
-		d = min(backoffBase<<(attempt-1), MaxRetryWait)
-	}
-	return d/2 + mrand.N(d/2+1)
-}
-
-// failure maps the last outcome of a delivery to a canonical error naming
-// the delivery and its attempts. It never includes the URL, which may
-// itself be a secret (many webhook URLs are).
-func (d *delivery) failure(ctx context.Context, o outcome, attempts int) *legate.Error {
-	prefix := fmt.Sprintf("webhook: delivery %s", d.id)
+// failure is the canonical error of the last answer of a delivery, naming
+// the delivery and its attempts and quoting the receiver, masked. It never
+// includes the URL, which may itself be a secret (many webhook URLs are).
+func (d *delivery) failure(resp *http.Response, attempts int) *legate.Error {
+	status := resp.StatusCode
 	after := fmt.Sprintf("after %d attempt", attempts)
 	if attempts > 1 {
 		after += "s"
 	}
-	if o.err != nil {
-		return transportError(ctx, o.err, prefix, attempts)
+	msg := fmt.Sprintf("webhook: delivery %s: receiver answered %d %s %s", d.id, status, http.StatusText(status), after)
+	if s := httpkit.Snippet(resp, d.secrets); s != "" {
+		msg += ": " + s
 	}
-	status := o.status
-	msg := fmt.Sprintf("%s: receiver answered %d %s %s", prefix, status, http.StatusText(status), after)
-	if o.snippet != "" {
-		msg += ": " + o.snippet
+	if status < 400 {
+		msg += "; deliveries do not follow redirects: set url to the final address"
 	}
-	e := &legate.Error{Message: msg}
-	switch {
-	case status < 400:
-		e.Code = legate.CodeAdapterMapping
-		e.Message += "; deliveries do not follow redirects: set url to the final address"
-	case status == http.StatusUnauthorized:
-		e.Code = legate.CodeAuthExpired
-	case status == http.StatusForbidden:
-		e.Code = legate.CodePermissionDenied
-	case status == http.StatusNotFound || status == http.StatusGone:
-		e.Code = legate.CodeNotFound
-	case status == http.StatusConflict || status == http.StatusPreconditionFailed:
-		e.Code = legate.CodeConflict
-	case status == http.StatusTooManyRequests:
-		e.Code = legate.CodeRateLimited
-		e.RetryAfter = o.retryAfter
-	case status == http.StatusRequestTimeout || status == http.StatusTooEarly || status >= 500:
-		e.Code = legate.CodeTransient
-	default:
-		e.Code = legate.CodeInvalidArgument
-	}
-	return e
-}
-
-// transportError maps a failure to get an answer; prefix names the
-// delivery. The *url.Error's URL is left out of the message.
-func transportError(ctx context.Context, err error, prefix string, attempts int) *legate.Error {
-	if prefix == "" {
-		prefix = "webhook"
-	}
-	var ue *url.Error
-	inner := err
-	if errors.As(err, &ue) {
-		inner = ue.Err
-	}
-	after := ""
-	if attempts > 1 {
-		after = fmt.Sprintf(" after %d attempts", attempts)
-	}
-	var ne net.Error
-	switch {
-	case errors.Is(err, netguard.ErrBlocked):
-		return &legate.Error{Code: legate.CodePermissionDenied, Message: prefix + ": " + inner.Error(), Err: err}
-	case errors.Is(ctx.Err(), context.Canceled):
-		return &legate.Error{Code: legate.CodeTransient, Message: prefix + ": cancelled" + after, Err: err}
-	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
-		return &legate.Error{Code: legate.CodeTimeout, Message: prefix + ": timed out" + after, Err: err}
-	}
-	return &legate.Error{Code: legate.CodeTransient, Message: prefix + ": request failed" + after + ": " + inner.Error(), Err: err}
-}
-
-// snippetLimit is how much of a receiver's error answer is kept.
-const snippetLimit = 512
-
-// snippet is a one-line excerpt of a receiver's answer, when it is text.
-func snippet(b []byte) string {
-	for i := 1; i <= utf8.UTFMax && i <= len(b); i++ { // a rune cut at the read limit
-		if utf8.RuneStart(b[len(b)-i]) {
-			if !utf8.FullRune(b[len(b)-i:]) {
-				b = b[:len(b)-i]
-			}
-			break
-		}
-	}
-	if !utf8.Valid(b) || bytes.IndexByte(b, 0) >= 0 {
-		return ""
-	}
-	return strings.Join(strings.Fields(string(b)), " ")
+	return httpkit.StatusError(resp, msg)
 }
 
 // deliveryID is the call's OperationID, so that a retry by the gateway
@@ -314,12 +185,7 @@ func snippet(b []byte) string {
 // one gets a random UUID.
 func deliveryID(op string) string {
 	if op == "" {
-		var b [16]byte
-		rand.Read(b[:])
-		b[6] = b[6]&0x0f | 0x40
-		b[8] = b[8]&0x3f | 0x80
-		h := hex.EncodeToString(b[:])
-		return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+		return uuid.NewString()
 	}
 	if opIDSafe.MatchString(op) {
 		return op
@@ -342,9 +208,4 @@ func rawArg(args json.RawMessage, name string) json.RawMessage {
 		return nil
 	}
 	return v
-}
-
-func drain(resp *http.Response) {
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	resp.Body.Close()
 }

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/httpkit"
 	"github.com/legate-mcp/legate/connectors/netguard"
 )
 
@@ -51,37 +52,34 @@ type Config struct {
 	MaxPayloadBytes int `yaml:"max_payload_bytes" default:"1048576" desc:"Largest payload accepted, in bytes of compact JSON (at most 16 MiB)"`
 	// Headers are sent with every delivery.
 	Headers map[string]string `yaml:"headers" desc:"Extra headers sent with every delivery (not secrets: a bearer token goes in the token credential)"`
+	// RateLimit bounds the attempts the instance sends.
+	RateLimit httpkit.RateLimit `yaml:"rate_limit" desc:"Attempts per second the instance sends at most, retries included: per_second (0, the default, for no limit) and burst (how many may go at once; 0 means 1). A delivery whose turn would come after its deadline fails with RATE_LIMITED and the wait" example:"{per_second: 10, burst: 20}"`
 }
 
 func init() {
-	connectors.Register(connectors.Type{
+	connectors.Register(connectors.TypeOf(connectors.Info{
 		Name:        "webhook",
 		Description: "POST signed JSON payloads to one fixed URL, retried with a stable delivery id",
-		Config:      func() any { return new(Config) },
 		Credentials: []connectors.Credential{
 			{Name: "signing_secret", Description: "HMAC-SHA256 key; when set, every attempt carries an X-Legate-Signature header the receiver verifies"},
 			{Name: "token", Description: "Bearer token sent as Authorization: Bearer <token>, for receivers that require one"},
 		},
-		New: New,
-	})
+	}, New))
 }
 
 // Connector is one webhook instance.
 type Connector struct {
-	id     string
-	cfg    Config
-	client *http.Client
-	tools  []connectors.Tool
+	id      string
+	cfg     Config
+	client  *http.Client
+	limiter *httpkit.Limiter // nil: no limit
+	tools   []connectors.Tool
 }
 
-// New builds an instance from its decoded *Config. An invalid configuration
+// New builds an instance from its decoded config. An invalid configuration
 // is reported by Validate, not here.
-func New(inst connectors.Instance) (connectors.Connector, error) {
-	cfg, ok := inst.Config.(*Config)
-	if !ok || cfg == nil {
-		return nil, fmt.Errorf("webhook: config is %T, want *webhook.Config", inst.Config)
-	}
-	c := &Connector{id: inst.ID, cfg: *cfg}
+func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
+	c := &Connector{id: inst.ID, cfg: *cfg, limiter: httpkit.NewLimiter("webhook", cfg.RateLimit)}
 	c.client = netguard.NewClient(netguard.Options{
 		AllowPrivate: cfg.AllowPrivateNetworks,
 		Timeout:      time.Duration(cfg.Timeout),
@@ -126,6 +124,7 @@ func (c *Connector) Validate() error {
 			errs = append(errs, legate.Invalid(field, "value holds control characters"))
 		}
 	}
+	errs = append(errs, c.cfg.RateLimit.Validate("rate_limit")...)
 	return errors.Join(errs...)
 }
 
@@ -151,9 +150,9 @@ func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) erro
 	c.setHeaders(req.Header, token)
 	resp, err := c.client.Do(req)
 	if err != nil {
-		return transportError(ctx, err, "", 1)
+		return httpkit.TransportError(ctx, err, "webhook")
 	}
-	drain(resp)
+	httpkit.Drain(resp)
 	if resp.StatusCode >= 500 {
 		return legate.Errorf(legate.CodeTransient, "webhook: receiver answered %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
 	}

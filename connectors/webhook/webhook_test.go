@@ -16,6 +16,7 @@ import (
 
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/connectors/connectortest"
+	"github.com/legate-mcp/legate/connectors/httpkit"
 	"github.com/legate-mcp/legate/connectors/webhook"
 )
 
@@ -130,6 +131,7 @@ func TestValidate(t *testing.T) {
 			want: []string{"url", "timeout", "max_attempts", "max_payload_bytes"},
 		},
 		"too many attempts": {cfg: ok(func(c *webhook.Config) { c.MaxAttempts = 21 }), want: []string{"max_attempts"}},
+		"negative rate":     {cfg: ok(func(c *webhook.Config) { c.RateLimit = httpkit.RateLimit{PerSecond: -2} }), want: []string{"rate_limit.per_second"}},
 		"huge payloads":     {cfg: ok(func(c *webhook.Config) { c.MaxPayloadBytes = 17 << 20 }), want: []string{"max_payload_bytes"}},
 		"user info":         {cfg: ok(func(c *webhook.Config) { c.URL = "https://u:p@hooks.example.com" }), want: []string{"url: must not hold user info"}},
 		"fragment":          {cfg: ok(func(c *webhook.Config) { c.URL = "https://hooks.example.com/#x" }), want: []string{"url: must not hold a fragment"}},
@@ -147,7 +149,7 @@ func TestValidate(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			c, err := webhook.New(connectors.Instance{ID: "hook", Config: tc.cfg})
+			c, err := webhook.New(connectors.Instance{ID: "hook"}, tc.cfg)
 			if err != nil {
 				t.Fatal(err)
 			}

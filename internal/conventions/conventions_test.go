@@ -24,7 +24,7 @@ import (
 const module = "github.com/legate-mcp/legate"
 
 // helpers are the packages under connectors/ that are not connector types.
-var helpers = []string{"all", "connectortest", "netguard"}
+var helpers = []string{"all", "connectortest", "httpkit", "netguard"}
 
 type pkg struct {
 	ImportPath string
@@ -73,6 +73,10 @@ func connectorTypeDir(rp string) bool {
 	return !strings.Contains(rest, "/") && !slices.Contains(helpers, rest)
 }
 
+// connectorImports are the packages of this module a connector type may
+// import.
+var connectorImports = []string{"", "connectors", "connectors/netguard", "connectors/httpkit"}
+
 func TestImportDirection(t *testing.T) {
 	for _, p := range listPackages(t) {
 		from := rel(p.ImportPath)
@@ -89,8 +93,8 @@ func TestImportDirection(t *testing.T) {
 				t.Errorf("the vocabulary package imports %s: every package may import it, so it imports none of them", to)
 			case (strings.HasPrefix(to, "cmd/") || to == "server") && !strings.HasPrefix(from, "cmd/"):
 				t.Errorf("%s imports %s: only cmd may import cmd or server", from, to)
-			case connectorTypeDir(from) && to != "" && to != "connectors" && to != "connectors/netguard":
-				t.Errorf("connector %s imports %s: a connector imports only the vocabulary, connectors (and connectors/netguard)", from, to)
+			case connectorTypeDir(from) && !slices.Contains(connectorImports, to):
+				t.Errorf("connector %s imports %s: a connector imports only the vocabulary, connectors and its kits (netguard, httpkit)", from, to)
 			case from == "connectors" && to != "" && to != "internal/strictyaml":
 				t.Errorf("the connector contract imports %s", to)
 			case from == "connectors/all" && !connectorTypeDir(to):
@@ -128,6 +132,28 @@ func TestConnectorPackagesAreComplete(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("connectors/%s: no test runs connectortest.Run", name)
+		}
+	}
+}
+
+// TestConnectorsRegisterTyped keeps connector types on connectors.TypeOf,
+// which hands New its config typed: no type asserts Instance.Config.
+func TestConnectorsRegisterTyped(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(root(t), "connectors", "*", "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		dir := filepath.Base(filepath.Dir(f))
+		if slices.Contains(helpers, dir) || strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if regexp.MustCompile(`\.Config\.\(`).Match(b) {
+			t.Errorf("connectors/%s/%s asserts the type of Instance.Config: register with connectors.TypeOf", dir, filepath.Base(f))
 		}
 	}
 }
@@ -188,12 +214,10 @@ func (p *probe) Tools() []connectors.Tool {
 }
 
 func init() {
-	connectors.Register(connectors.Type{
-		Name: "probe", Description: "a probe", Config: func() any { return new(Config) },
-		New: func(in connectors.Instance) (connectors.Connector, error) {
-			return &probe{greeting: in.Config.(*Config).Greeting}, nil
-		},
-	})
+	connectors.Register(connectors.TypeOf(connectors.Info{Name: "probe", Description: "a probe"},
+		func(_ connectors.Instance, cfg *Config) (connectors.Connector, error) {
+			return &probe{greeting: cfg.Greeting}, nil
+		}))
 }
 `,
 		filepath.Join(r, "connectors", "all", "probe.go"): "package all\n\nimport _ \"" + module + "/connectors/probe\"\n",

@@ -55,12 +55,16 @@ type Faulty struct {
 
 	stopOnce sync.Once
 	stop     chan struct{}
+
+	mu      sync.Mutex
+	held    int           // requests held so far by Hang, Slow or Unresponsive
+	changed chan struct{} // closed and replaced when held grows
 }
 
 // NewFaulty wraps inner. Hanging and slow requests are released when the
 // test ends, before the servers close.
 func NewFaulty(t testing.TB, inner http.Handler) *Faulty {
-	f := &Faulty{inner: inner, stop: make(chan struct{})}
+	f := &Faulty{inner: inner, stop: make(chan struct{}), changed: make(chan struct{})}
 	f.slowBy.Store(int64(time.Second))
 	t.Cleanup(f.Release)
 	return f
@@ -86,6 +90,45 @@ func (f *Faulty) Mode() Fault { return Fault(f.mode.Load()) }
 // SetSlowBy sets the delay of Slow (default 1s).
 func (f *Faulty) SetSlowBy(d time.Duration) { f.slowBy.Store(int64(d)) }
 
+// WaitHeld waits until n requests in all have been held by Hang, Slow or
+// Unresponsive since f was made: the sync point of a test that acts while
+// a client is connecting or calling, instead of a sleep. It fails the test
+// after 10s.
+func (f *Faulty) WaitHeld(t testing.TB, n int) {
+	t.Helper()
+	timeout := time.NewTimer(10 * time.Second)
+	defer timeout.Stop()
+	for {
+		f.mu.Lock()
+		held, changed := f.held, f.changed
+		f.mu.Unlock()
+		if held >= n {
+			return
+		}
+		select {
+		case <-changed:
+		case <-timeout.C:
+			t.Fatalf("upstreamtest: %d requests held after 10s, want %d", held, n)
+		}
+	}
+}
+
+// Held is how many requests Hang, Slow or Unresponsive have held so far.
+func (f *Faulty) Held() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.held
+}
+
+// holding records that a request is being held and wakes WaitHeld.
+func (f *Faulty) holding() {
+	f.mu.Lock()
+	f.held++
+	close(f.changed)
+	f.changed = make(chan struct{})
+	f.mu.Unlock()
+}
+
 // Release ends every hanging or slow request.
 func (f *Faulty) Release() { f.stopOnce.Do(func() { close(f.stop) }) }
 
@@ -105,6 +148,7 @@ func (f *Faulty) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	json.Unmarshal(body, &msg)
 	if f.Mode() == Unresponsive {
+		f.holding()
 		select {
 		case <-r.Context().Done():
 		case <-f.stop:
@@ -118,6 +162,7 @@ func (f *Faulty) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.Calls.Add(1)
 	switch f.Mode() {
 	case Hang:
+		f.holding()
 		select {
 		case <-r.Context().Done():
 		case <-f.stop:
@@ -142,6 +187,7 @@ func (f *Faulty) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"jsonrpc":"2.0","id":`+"\x00garbage{{{")
 		return
 	case Slow:
+		f.holding()
 		select {
 		case <-time.After(time.Duration(f.slowBy.Load())):
 		case <-r.Context().Done():

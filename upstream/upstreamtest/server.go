@@ -31,7 +31,8 @@ type Server struct {
 	mu       sync.Mutex
 	h        http.Handler
 	srv      *http.Server
-	inflight atomic.Int64 // handlers running
+	served   chan struct{} // closed when srv's Serve has returned
+	inflight atomic.Int64  // handlers running
 }
 
 // NewServer serves h on a fresh 127.0.0.1 port until the test ends.
@@ -62,23 +63,28 @@ func (s *Server) serve(ln net.Listener) {
 		s.mu.Unlock()
 		h.ServeHTTP(w, r)
 	})}
+	served := make(chan struct{})
 	s.mu.Lock()
-	s.srv = srv
+	s.srv, s.served = srv, served
 	s.mu.Unlock()
-	go srv.Serve(ln)
+	go func() {
+		defer close(served)
+		srv.Serve(ln)
+	}()
 }
 
 // Stop closes the listener and every connection (the upstream is gone:
 // new connections are refused) and waits for the handlers to return.
 func (s *Server) Stop() {
 	s.mu.Lock()
-	srv := s.srv
+	srv, served := s.srv, s.served
 	s.srv = nil
 	s.mu.Unlock()
 	if srv == nil {
 		return
 	}
 	srv.Close()
+	<-served // Serve returns at once when the server is closed
 	deadline := time.Now().Add(10 * time.Second)
 	for s.inflight.Load() > 0 {
 		if time.Now().After(deadline) {
