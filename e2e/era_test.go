@@ -52,6 +52,11 @@ func TestNewEraClientOldEraUpstream(t *testing.T) {
 		if res, err := cs.CallTool(ctx, long); err != nil || res.IsError {
 			t.Fatalf("long-running operation: %+v, %v", res, err)
 		}
+		// The client runs its notification handler apart from the call's
+		// answer: give the last one a moment to be counted.
+		for deadline := time.Now().Add(5 * time.Second); progress.Load() < 3 && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
 		if n := progress.Load(); n < 3 {
 			t.Errorf("%d progress notifications, want 3 (the upstream sends one a step)", n)
 		}
