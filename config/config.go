@@ -14,6 +14,7 @@ import (
 	pathpkg "path"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -173,8 +174,10 @@ func (f *File) Validate() error {
 		errs = append(errs, &strictyaml.PathError{Path: path, Msg: fmt.Sprintf(format, args...)})
 	}
 	if f.Listen != "" {
-		if _, _, err := net.SplitHostPort(f.Listen); err != nil {
+		if _, port, err := net.SplitHostPort(f.Listen); err != nil {
 			bad("listen", "want host:port, e.g. 127.0.0.1:8080")
+		} else if n, err := strconv.ParseUint(port, 10, 16); err != nil && port != "" || n > 65535 {
+			bad("listen", "port %q is not a port number (0 to 65535)", port)
 		}
 	}
 	if f.ToolNames != "" && f.ToolNames != NamesSafe && f.ToolNames != NamesCanonical {
