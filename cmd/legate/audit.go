@@ -3,6 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -17,19 +20,32 @@ func auditCmd(g *globals) *cobra.Command {
 	var n int
 	tail := &cobra.Command{
 		Use:   "tail [-f] [-n N]",
-		Short: "Show the newest audit rows; -f keeps following",
+		Short: "Show the newest audit rows, by call time; -f keeps following (-n 0 -f: only new rows)",
 		Args:  cobra.NoArgs,
 		RunE: g.withEnv(func(cmd *cobra.Command, _ []string, e *env) error {
-			rows, err := e.store.Audit().Query(cmd.Context(), store.AuditQuery{Limit: n})
-			if err != nil {
-				return err
+			if n < 0 {
+				return fmt.Errorf("-n %d: want 0 or more rows", n)
 			}
-			if err := printAudit(cmd.OutOrStdout(), rows, asJSON, true); err != nil {
+			// The newest row, to follow from, and the newest n to show.
+			rows, err := e.store.Audit().Query(cmd.Context(), store.AuditQuery{Limit: max(n, 1)})
+			if err != nil {
 				return err
 			}
 			var last int64
 			if len(rows) > 0 {
 				last = rows[len(rows)-1].ID
+			}
+			if n == 0 {
+				rows = nil
+			}
+			if len(rows) == 0 && !follow {
+				if n > 0 {
+					fmt.Fprintln(cmd.ErrOrStderr(), "no audit rows")
+				}
+				return nil
+			}
+			if err := printAudit(cmd.OutOrStdout(), rows, asJSON, true); err != nil {
+				return err
 			}
 			for follow {
 				select {
@@ -54,32 +70,79 @@ func auditCmd(g *globals) *cobra.Command {
 	tail.Flags().BoolVar(&asJSON, "json", false, "one JSON object per line")
 
 	var q store.AuditQuery
-	var since time.Duration
+	var since age
 	query := &cobra.Command{
-		Use:   "query [--tool T] [--principal P] [--since 24h]",
-		Short: "Select audit rows by tool, principal and age",
+		Use:   "query [--tool T] [--principal P] [--since 24h|7d]",
+		Short: "Select audit rows by tool, principal and age, by call time",
 		Args:  cobra.NoArgs,
 		RunE: g.withEnv(func(cmd *cobra.Command, _ []string, e *env) error {
 			if since > 0 {
-				q.Since = time.Now().Add(-since)
+				q.Since = time.Now().Add(-time.Duration(since))
+			}
+			if q.Limit < 1 {
+				return fmt.Errorf("--limit %d: want 1 or more rows", q.Limit)
+			}
+			if q.Tool != "" {
+				// Rows name tools canonically; a client's wire name is
+				// looked up in the catalog.
+				gw, err := e.gateway(cmd.Context())
+				if err != nil {
+					return err
+				}
+				if en, ok := gw.Catalog().Lookup(q.Tool); ok {
+					q.Tool = en.Canonical
+				}
+				gw.Close()
 			}
 			rows, err := e.store.Audit().Query(cmd.Context(), q)
 			if err != nil {
 				return err
 			}
+			if len(rows) == 0 {
+				fmt.Fprintln(cmd.ErrOrStderr(), "no audit rows match")
+				return nil
+			}
 			return printAudit(cmd.OutOrStdout(), rows, asJSON, true)
 		}),
 	}
-	query.Flags().StringVar(&q.Tool, "tool", "", "canonical tool name")
+	query.Flags().StringVar(&q.Tool, "tool", "", "tool, by canonical or wire name")
 	query.Flags().StringVar(&q.Principal, "principal", "", "principal")
-	query.Flags().DurationVar(&since, "since", 0, "only rows newer than this, e.g. 24h")
+	query.Flags().Var(&since, "since", "only rows newer than this: a Go duration (90m, 24h) or days (7d)")
 	query.Flags().IntVar(&q.Limit, "limit", 1000, "at most this many rows (the newest)")
 	query.Flags().BoolVar(&asJSON, "json", false, "one JSON object per line")
 	cmd.AddCommand(tail, query)
 	return cmd
 }
 
+// age is a flag's span of time back from now: a Go duration, or whole
+// days ("7d"), which time.ParseDuration does not take.
+type age time.Duration
+
+func (a *age) String() string { return time.Duration(*a).String() }
+func (a *age) Type() string   { return "duration" }
+
+func (a *age) Set(s string) error {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n < 0 {
+			return fmt.Errorf("%q: want a number of days, e.g. 7d", s)
+		}
+		*a = age(time.Duration(n) * 24 * time.Hour)
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return fmt.Errorf("%q: want a duration (90m, 24h) or days (7d)", s)
+	}
+	*a = age(d)
+	return nil
+}
+
+// printAudit prints rows by the time of their call: they are stored as
+// calls complete, and a long call completes after shorter later ones.
 func printAudit(w io.Writer, rows []store.AuditRow, asJSON, header bool) error {
+	rows = slices.Clone(rows)
+	slices.SortStableFunc(rows, func(a, b store.AuditRow) int { return a.Time.Compare(b.Time) })
 	if asJSON {
 		for _, r := range rows {
 			if err := printJSONLine(w, r); err != nil {
