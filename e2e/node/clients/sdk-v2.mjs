@@ -1,0 +1,37 @@
+// The v2 TypeScript SDK client (@modelcontextprotocol/client). Its default negotiation is
+// "legacy" (a 2025-11-25 initialize); versionNegotiation {pin: "2026-07-28"} speaks 2026-07-28.
+// It has a progress API (onprogress). See common.mjs for the arguments and the output.
+import { load, parseArgs, Report, outcome, echoArgs, progressArgs } from "./common.mjs";
+
+const args = parseArgs();
+const report = new Report("sdk-v2", "@modelcontextprotocol/client", args);
+const { Client, StreamableHTTPClientTransport } = await load("@modelcontextprotocol/client");
+
+// snippet: sdk-v2
+const client = new Client({ name: "my-app", version: "1.0.0" },
+  args.protocol === "2026-07-28" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {});
+let transport;
+if (args.url) {
+  transport = new StreamableHTTPClientTransport(new URL(args.url), {
+    requestInit: { headers: { Authorization: `Bearer ${args.token}` } },
+  });
+} else {
+  const { StdioClientTransport } = await load("@modelcontextprotocol/client/stdio");
+  transport = new StdioClientTransport({ command: args.command[0], args: args.command.slice(1), stderr: "inherit" });
+}
+await client.connect(transport);
+// end snippet
+report.out.protocol = client.getNegotiatedProtocolVersion() ?? null;
+
+await report.step("tools", async () => (await client.listTools()).tools.map((t) => t.name));
+await report.step("echo", async () => outcome(await client.callTool({ name: args.echo, arguments: echoArgs("hello") })));
+await report.step("progress", async () => {
+  const notifications = [];
+  const r = await client.callTool({ name: args.progress, arguments: progressArgs },
+    { onprogress: (p) => notifications.push(p), resetTimeoutOnProgress: true });
+  return { ...outcome(r), notifications };
+});
+await report.step("write", async () => outcome(await client.callTool({ name: args.write, arguments: {} })));
+await report.step("unknown", async () => outcome(await client.callTool({ name: args.unknown, arguments: {} })));
+await client.close();
+report.print();
