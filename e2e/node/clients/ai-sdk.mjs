@@ -27,7 +27,7 @@ report.out.tools = Object.keys(tools);
 
 // execute is what generateText runs when the model calls the tool.
 const opts = { toolCallId: "call-1", messages: [] };
-await report.step("echo", async () => outcome(await tools[args.echo].execute(echoArgs("hello"), opts)));
+await report.step("echo", async () => outcome(await tools[args.echo].execute(echoArgs(args.message), opts)));
 report.skip("progress", "no progress API: callTool and tools() take no progress callback");
 await report.step("write", async () => outcome(await tools[args.write].execute({}, opts)));
 // Not offered by tools(): a name the model made up is refused by generateText itself, so the

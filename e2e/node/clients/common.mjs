@@ -5,7 +5,7 @@
 //   node <client>.mjs [--protocol P] [TOOLS] -- COMMAND ARGS...        (stdio)
 //
 // --protocol is "default" (the client's own choice), "2025-11-25" or "2026-07-28".
-// TOOLS name the tools of the scenario: --echo NAME (called with {message}), --progress NAME
+// TOOLS name the tools of the scenario: --echo NAME (called with {message}, --message TEXT), --progress NAME
 // (called with {duration: 1, steps: 3}, asking for progress), --write NAME (called with {}; held
 // for approval), --unknown NAME (not offered by the server).
 //
@@ -38,7 +38,7 @@ export function version(name) {
 }
 
 export function parseArgs(argv = process.argv.slice(2)) {
-  const a = { protocol: "default", echo: "", progress: "", write: "", unknown: "", command: [] };
+  const a = { protocol: "default", message: "hello", echo: "", progress: "", write: "", unknown: "", command: [] };
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i];
     if (k === "--") { a.command = argv.slice(i + 1); break; }
@@ -48,6 +48,7 @@ export function parseArgs(argv = process.argv.slice(2)) {
       case "--http": a.url = v; break;
       case "--token": a.token = v; break;
       case "--protocol": a.protocol = v; break;
+      case "--message": a.message = v; break;
       case "--echo": a.echo = v; break;
       case "--progress": a.progress = v; break;
       case "--write": a.write = v; break;

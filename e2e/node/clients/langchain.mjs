@@ -27,7 +27,7 @@ report.out.tools = Object.keys(byName);
 const text = (content) => outcome({ content: typeof content === "string" ? [{ type: "text", text: content }] : content });
 
 // invoke is what an agent runs when the model calls the tool; it gives the result's content.
-await report.step("echo", async () => text(await byName[args.echo].invoke(echoArgs("hello"))));
+await report.step("echo", async () => text(await byName[args.echo].invoke(echoArgs(args.message))));
 await report.step("progress", async () => {
   notifications.length = 0;
   const r = await byName[args.progress].invoke(progressArgs);

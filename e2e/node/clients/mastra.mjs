@@ -33,7 +33,7 @@ try {
 } catch {}
 
 // execute is what an Agent runs when the model calls the tool; Mastra hands back the MCP result.
-await report.step("echo", async () => outcome(await tools[name(args.echo)].execute(echoArgs("hello"), {})));
+await report.step("echo", async () => outcome(await tools[name(args.echo)].execute(echoArgs(args.message), {})));
 await report.step("progress", async () => {
   notifications.length = 0;
   const r = await tools[name(args.progress)].execute(progressArgs, {});

@@ -23,7 +23,7 @@ const tools = await server.listTools();
 report.out.protocol = server.session?.getNegotiatedProtocolVersion?.() ?? null;
 report.out.tools = tools.map((t) => t.name);
 
-await report.step("echo", async () => outcome(await server.callToolResult(args.echo, echoArgs("hello"))));
+await report.step("echo", async () => outcome(await server.callToolResult(args.echo, echoArgs(args.message))));
 report.skip("progress", "no progress API: MCPServer.callTool takes no progress callback");
 await report.step("write", async () => outcome(await server.callToolResult(args.write, {})));
 await report.step("unknown", async () => outcome(await server.callToolResult(args.unknown, {})));

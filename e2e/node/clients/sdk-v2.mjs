@@ -24,7 +24,7 @@ await client.connect(transport);
 report.out.protocol = client.getNegotiatedProtocolVersion() ?? null;
 
 await report.step("tools", async () => (await client.listTools()).tools.map((t) => t.name));
-await report.step("echo", async () => outcome(await client.callTool({ name: args.echo, arguments: echoArgs("hello") })));
+await report.step("echo", async () => outcome(await client.callTool({ name: args.echo, arguments: echoArgs(args.message) })));
 await report.step("progress", async () => {
   const notifications = [];
   const r = await client.callTool({ name: args.progress, arguments: progressArgs },
