@@ -7,21 +7,24 @@ const args = parseArgs();
 const report = new Report("ai-sdk", "@ai-sdk/mcp", args);
 const { createMCPClient } = await load("@ai-sdk/mcp");
 
-// snippet: ai-sdk
-let transport;
+// protocolVersionDiscovery: false initializes as 2025-11-25 instead of discovering 2026-07-28.
+const legacy = args.protocol === "2025-11-25" ? { protocolVersionDiscovery: false } : {};
+let client;
 if (args.url) {
-  transport = { type: "http", url: args.url, headers: { Authorization: `Bearer ${args.token}` } };
+  const { url, token } = args;
+  // snippet
+  client = await createMCPClient({
+    transport: { type: "http", url, headers: { Authorization: `Bearer ${token}` } },
+    ...legacy, // (option)
+  });
+  // end snippet
 } else {
   const { Experimental_StdioMCPTransport } = await load("@ai-sdk/mcp/mcp-stdio");
-  transport = new Experimental_StdioMCPTransport({ command: args.command[0], args: args.command.slice(1) });
+  const transport = new Experimental_StdioMCPTransport({ command: args.command[0], args: args.command.slice(1) });
+  client = await createMCPClient({ transport, ...legacy });
 }
-const client = await createMCPClient({
-  transport,
-  ...(args.protocol === "2025-11-25" ? { protocolVersionDiscovery: false } : {}),
-});
 // generateText({ model, tools, prompt }) from "ai" lets the model call them.
 const tools = await client.tools();
-// end snippet
 report.out.protocol = client.protocolVersion ?? null;
 report.out.tools = Object.keys(tools);
 

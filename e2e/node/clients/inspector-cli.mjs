@@ -18,10 +18,8 @@ mkdirSync(cwd, { recursive: true });
 
 let target;
 if (args.url) {
-  // snippet: inspector-cli
   // npx @modelcontextprotocol/inspector-cli --cli URL --transport http --header "Authorization: Bearer TOKEN" --method tools/list
   target = [args.url, "--transport", "http", "--header", `Authorization: Bearer ${args.token}`];
-  // end snippet
 } else {
   // A server's own flags (legate's --config) would be read as the inspector's: the command goes
   // in an mcpServers file.

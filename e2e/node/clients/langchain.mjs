@@ -10,18 +10,25 @@ if (args.protocol === "2026-07-28") throw new Error("@langchain/mcp-adapters spe
 const { MultiServerMCPClient } = await load("@langchain/mcp-adapters");
 
 const notifications = [];
-// snippet: langchain
-const client = new MultiServerMCPClient({
-  mcpServers: {
-    legate: args.url
-      ? { transport: "http", url: args.url, headers: { Authorization: `Bearer ${args.token}` } }
-      : { transport: "stdio", command: args.command[0], args: args.command.slice(1) },
-  },
-  onProgress: (p) => notifications.push(p),
-});
+let client;
+if (args.url) {
+  const { url, token } = args;
+  // snippet
+  client = new MultiServerMCPClient({
+    mcpServers: {
+      legate: { transport: "http", url, headers: { Authorization: `Bearer ${token}` } },
+    },
+    onProgress: (p) => notifications.push(p),
+  });
+  // end snippet
+} else {
+  client = new MultiServerMCPClient({
+    mcpServers: { legate: { transport: "stdio", command: args.command[0], args: args.command.slice(1) } },
+    onProgress: (p) => notifications.push(p),
+  });
+}
 // createAgent({ model, tools }) from langchain, or a LangGraph ToolNode, runs them.
 const tools = await client.getTools();
-// end snippet
 const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
 report.out.tools = Object.keys(byName);
 const text = (content) => outcome({ content: typeof content === "string" ? [{ type: "text", text: content }] : content });

@@ -9,23 +9,32 @@ const args = parseArgs();
 const report = new Report("mastra", "@mastra/mcp", args);
 const { MCPClient } = await load("@mastra/mcp");
 
-// snippet: mastra
-const mcp = new MCPClient({
-  servers: {
-    legate: {
-      ...(args.url
-        ? { url: new URL(args.url), requestInit: { headers: { Authorization: `Bearer ${args.token}` } } }
-        : { command: args.command[0], args: args.command.slice(1) }),
-      ...(args.protocol === "2025-11-25" ? { protocolVersion: "legacy" } : {}),
-      enableProgressTracking: true,
+// protocolVersion: "legacy" initializes as 2025-11-25 instead of negotiating 2026-07-28.
+const legacy = args.protocol === "2025-11-25" ? { protocolVersion: "legacy" } : {};
+let mcp;
+if (args.url) {
+  const { url, token } = args;
+  // snippet
+  mcp = new MCPClient({
+    servers: {
+      legate: {
+        url: new URL(url),
+        requestInit: { headers: { Authorization: `Bearer ${token}` } },
+        enableProgressTracking: true,
+        ...legacy, // (option)
+      },
     },
-  },
-});
+  });
+  // end snippet
+} else {
+  mcp = new MCPClient({
+    servers: { legate: { command: args.command[0], args: args.command.slice(1), enableProgressTracking: true, ...legacy } },
+  });
+}
 // new Agent({ ..., tools: await mcp.listTools() }) from @mastra/core offers the model these tools.
 const tools = await mcp.listTools(); // named legate_<tool>
 const notifications = [];
 await mcp.progress.onUpdate("legate", (p) => notifications.push(p));
-// end snippet
 const name = (tool) => `legate_${tool}`;
 report.out.tools = Object.keys(tools).map((k) => k.replace(/^legate_/, ""));
 try {

@@ -14,11 +14,11 @@ const { Client } = await load("@modelcontextprotocol/sdk/client/index.js");
 const { StdioClientTransport } = await load("@modelcontextprotocol/sdk/client/stdio.js");
 const bridge = join(process.env.LEGATE_PEERS_DIR, "node_modules/mcp-remote/dist/proxy.js");
 
-// snippet: mcp-remote
 // What a desktop client's config runs: npx mcp-remote URL --header "Authorization:Bearer ${TOKEN}"
-const command = [process.execPath, bridge, args.url, "--header", `Authorization:Bearer ${args.token}`,
+// (--protocol auto negotiates 2026-07-28 with Legate).
+const { url, token } = args;
+const command = [process.execPath, bridge, url, "--header", `Authorization:Bearer ${token}`,
   "--transport", "http-only", ...(args.protocol === "2026-07-28" ? ["--protocol", "auto"] : [])];
-// end snippet
 const client = new Client({ name: "desktop-app", version: "1.0.0" });
 await client.connect(new StdioClientTransport({
   command: command[0], args: command.slice(1), stderr: "inherit",

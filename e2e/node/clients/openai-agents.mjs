@@ -9,17 +9,22 @@ const report = new Report("openai-agents", "@openai/agents", args);
 if (args.protocol !== "default") throw new Error("@openai/agents negotiates its protocol itself");
 const { MCPServerStreamableHttp, MCPServerStdio } = await load("@openai/agents");
 
-// snippet: openai-agents
-const server = args.url
-  ? new MCPServerStreamableHttp({
-      url: args.url,
-      requestInit: { headers: { Authorization: `Bearer ${args.token}` } },
-    })
-  : new MCPServerStdio({ command: args.command[0], args: args.command.slice(1) });
-await server.connect();
+let server;
+if (args.url) {
+  const { url, token } = args;
+  // snippet
+  server = new MCPServerStreamableHttp({
+    url,
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+  });
+  await server.connect();
+  // end snippet
+} else {
+  server = new MCPServerStdio({ command: args.command[0], args: args.command.slice(1) });
+  await server.connect();
+}
 // new Agent({ name: "assistant", mcpServers: [server] }) offers the model these tools.
 const tools = await server.listTools();
-// end snippet
 report.out.protocol = server.session?.getNegotiatedProtocolVersion?.() ?? null;
 report.out.tools = tools.map((t) => t.name);
 

@@ -8,20 +8,22 @@ const report = new Report("sdk-v1", "@modelcontextprotocol/sdk", args);
 if (args.protocol === "2026-07-28") throw new Error("the v1 SDK speaks 2025-11-25 and earlier only");
 const { Client } = await load("@modelcontextprotocol/sdk/client/index.js");
 
-// snippet: sdk-v1
 const client = new Client({ name: "my-app", version: "1.0.0" });
 let transport;
 if (args.url) {
   const { StreamableHTTPClientTransport } = await load("@modelcontextprotocol/sdk/client/streamableHttp.js");
-  transport = new StreamableHTTPClientTransport(new URL(args.url), {
-    requestInit: { headers: { Authorization: `Bearer ${args.token}` } },
+  const { url, token } = args;
+  // snippet
+  transport = new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
   });
+  await client.connect(transport);
+  // end snippet
 } else {
   const { StdioClientTransport } = await load("@modelcontextprotocol/sdk/client/stdio.js");
   transport = new StdioClientTransport({ command: args.command[0], args: args.command.slice(1), stderr: "inherit" });
+  await client.connect(transport);
 }
-await client.connect(transport);
-// end snippet
 report.out.protocol = transport.protocolVersion ?? null;
 
 await report.step("tools", async () => (await client.listTools()).tools.map((t) => t.name));

@@ -7,20 +7,21 @@ const args = parseArgs();
 const report = new Report("sdk-v2", "@modelcontextprotocol/client", args);
 const { Client, StreamableHTTPClientTransport } = await load("@modelcontextprotocol/client");
 
-// snippet: sdk-v2
-const client = new Client({ name: "my-app", version: "1.0.0" },
-  args.protocol === "2026-07-28" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {});
-let transport;
+const options = args.protocol === "2026-07-28" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {};
+let client;
 if (args.url) {
-  transport = new StreamableHTTPClientTransport(new URL(args.url), {
-    requestInit: { headers: { Authorization: `Bearer ${args.token}` } },
-  });
+  const { url, token } = args;
+  // snippet
+  client = new Client({ name: "my-app", version: "1.0.0" }, options); // (option)
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+  }));
+  // end snippet
 } else {
   const { StdioClientTransport } = await load("@modelcontextprotocol/client/stdio");
-  transport = new StdioClientTransport({ command: args.command[0], args: args.command.slice(1), stderr: "inherit" });
+  client = new Client({ name: "my-app", version: "1.0.0" }, options);
+  await client.connect(new StdioClientTransport({ command: args.command[0], args: args.command.slice(1), stderr: "inherit" }));
 }
-await client.connect(transport);
-// end snippet
 report.out.protocol = client.getNegotiatedProtocolVersion() ?? null;
 
 await report.step("tools", async () => (await client.listTools()).tools.map((t) => t.name));
