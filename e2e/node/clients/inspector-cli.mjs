@@ -41,8 +41,11 @@ const call = (name, toolArgs = []) =>
   inspector("--method", "tools/call", "--tool-name", name, ...(toolArgs.length ? ["--tool-arg", ...toolArgs] : []));
 
 await report.step("tools", async () => (await inspector("--method", "tools/list")).tools.map((t) => t.name));
-await report.step("echo", async () => outcome(await call(args.echo, [`message=${JSON.stringify(args.message)}`])));
 report.skip("progress", "no progress option: the CLI sends no progress token");
-await report.step("write", async () => outcome(await call(args.write)));
-await report.step("unknown", async () => outcome(await call(args.unknown)));
+// One process each, side by side: each connects anew.
+await Promise.all([
+  report.step("echo", async () => outcome(await call(args.echo, [`message=${JSON.stringify(args.message)}`]))),
+  report.step("write", async () => outcome(await call(args.write))),
+  report.step("unknown", async () => outcome(await call(args.unknown))),
+]);
 report.print();
