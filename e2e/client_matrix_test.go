@@ -4,11 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -133,71 +128,86 @@ approvals:
 		t.Fatalf("legate token create: %q, want a token on its first line", out)
 	}
 	s := serveState(t, config, state)
-	wire := newWireRecorder(t, s.url("127.0.0.1"))
-
-	var (
-		mu        sync.Mutex
-		approvals = map[string][]string{} // approval id -> HTTP cells that got it
-	)
+	m := &matrix{p: p, scripts: scripts, config: config, stdioState: stdioState, token: token,
+		wire: newWireRecorder(t, s.url("127.0.0.1")), approvals: map[string][]string{}}
 	t.Run("cells", func(t *testing.T) {
 		for _, c := range matrixClients {
 			for _, transport := range []string{"http", "stdio"} {
 				for _, protocol := range []string{"2025-11-25", "2026-07-28"} {
 					name := fmt.Sprintf("%s/%s/%s", c.script, transport, protocol)
-					arg, want := c.argFor(protocol)
-					t.Run(name, func(t *testing.T) {
-						switch {
-						case transport == "stdio" && c.stdio != "":
-							t.Skip(c.stdio)
-						case arg == "":
-							t.Skip(c.other)
-						}
-						t.Parallel()
-						cell := &matrixCell{client: c, name: name, arg: arg, want: want, msg: "matrix-" + nonce()}
-						if transport == "http" {
-							cell.url, cell.token = wire.url(name), token
-						} else {
-							cell.command = stdioTee(t, config, stdioState)
-						}
-						r, log := cell.run(t, p, scripts)
-						var saw []string
-						var sent string // Legate's messages to the client
-						if transport == "http" {
-							saw, sent = wire.protocols(name), wire.answers(name)
-						} else {
-							saw, sent = cell.command.protocols(t), cell.command.sent()
-						}
-						cell.check(t, r, log, sent)
-						if !slices.Equal(saw, []string{want}) {
-							t.Errorf("%s: tools/call spoke protocol %q on the wire, want only %s\n%s", name, saw, want, log)
-						}
-						if transport == "http" {
-							// 2025-11-25 has sessions; 2026-07-28 is stateless.
-							with, all := wire.sessions(name)
-							if want == "2026-07-28" && with > 0 || want == "2025-11-25" && with < all {
-								t.Errorf("%s: %d of %d tools/call requests carried an Mcp-Session-Id, want %s", name, with, all,
-									map[string]string{"2025-11-25": "all", "2026-07-28": "none"}[want])
-							}
-						}
-						if transport == "http" && r.Write != nil && r.Write.ApprovalID != "" {
-							mu.Lock()
-							approvals[r.Write.ApprovalID] = append(approvals[r.Write.ApprovalID], name)
-							mu.Unlock()
-						}
-						t.Logf("%s %s: %s, protocol %s", r.Client, r.Version, name, want)
-					})
+					t.Run(name, func(t *testing.T) { m.cell(t, c, name, transport, protocol) })
 				}
 			}
 		}
 	})
+	m.checkInbox(t, state)
+	t.Logf("TestClientMatrix took %v", time.Since(start).Round(time.Millisecond))
+}
 
-	// Every HTTP cell made the same write with the same token: the approval ids they got are
-	// pending requests in the inbox for that tool, made by the token's principal. (One id for
-	// all, unless two cells opened the request at the same instant.)
-	if len(approvals) == 0 {
+// matrix is what the cells of TestClientMatrix share.
+type matrix struct {
+	p                           *peerSet
+	scripts, config, stdioState string
+	token                       string
+	wire                        *wireRecorder
+
+	mu        sync.Mutex
+	approvals map[string][]string // approval id -> HTTP cells that got it
+}
+
+// cell runs client c over transport at protocol, or skips with the reason it cannot.
+func (m *matrix) cell(t *testing.T, c matrixClient, name, transport, protocol string) {
+	arg, want := c.argFor(protocol)
+	switch {
+	case transport == "stdio" && c.stdio != "":
+		t.Skip(c.stdio)
+	case arg == "":
+		t.Skip(c.other)
+	}
+	t.Parallel()
+	cell := &matrixCell{client: c, name: name, arg: arg, want: want, msg: "matrix-" + nonce()}
+	if transport == "http" {
+		cell.url, cell.token = m.wire.url(name), m.token
+	} else {
+		cell.command = stdioTee(t, m.config, m.stdioState)
+	}
+	r, log := cell.run(t, m.p, m.scripts)
+	var saw []string
+	var sent string // Legate's messages to the client
+	if transport == "http" {
+		saw, sent = m.wire.protocols(name), m.wire.answers(name)
+	} else {
+		saw, sent = cell.command.protocols(t), cell.command.sent()
+	}
+	cell.check(t, r, log, sent)
+	if !slices.Equal(saw, []string{want}) {
+		t.Errorf("%s: tools/call spoke protocol %q on the wire, want only %s\n%s", name, saw, want, log)
+	}
+	if transport == "http" {
+		// 2025-11-25 has sessions; 2026-07-28 is stateless.
+		with, all := m.wire.sessions(name)
+		if want == "2026-07-28" && with > 0 || want == "2025-11-25" && with < all {
+			t.Errorf("%s: %d of %d tools/call requests carried an Mcp-Session-Id, want %s", name, with, all,
+				map[string]string{"2025-11-25": "all", "2026-07-28": "none"}[want])
+		}
+		if r.Write != nil && r.Write.ApprovalID != "" {
+			m.mu.Lock()
+			m.approvals[r.Write.ApprovalID] = append(m.approvals[r.Write.ApprovalID], name)
+			m.mu.Unlock()
+		}
+	}
+	t.Logf("%s %s: %s, protocol %s", r.Client, r.Version, name, want)
+}
+
+// checkInbox: every HTTP cell made the same write with the same token, so the approval ids they
+// got are pending requests in the inbox for that tool, made by the token's principal. (One id
+// for all, unless two cells opened the request at the same instant.)
+func (m *matrix) checkInbox(t *testing.T, state string) {
+	t.Helper()
+	if len(m.approvals) == 0 {
 		return // no HTTP cell ran (-run)
 	}
-	list := legateCLI(t, "approvals", "list", "--all", "--json", "--config", config, "--state-dir", state)
+	list := legateCLI(t, "approvals", "list", "--all", "--json", "--config", m.config, "--state-dir", state)
 	var views []struct{ ID, State, Tool, Principal string }
 	if err := json.Unmarshal(list, &views); err != nil {
 		t.Fatalf("legate approvals list --all --json: %v\n%s", err, list)
@@ -206,15 +216,14 @@ approvals:
 	for _, v := range views {
 		inbox[v.ID] = fmt.Sprintf("%s %s by %s", v.State, v.Tool, v.Principal)
 	}
-	for id, cells := range approvals {
+	for id, cells := range m.approvals {
 		if got, want := inbox[id], "pending mcp.ev.toggle-simulated-logging by matrix"; got != want {
 			t.Errorf("approval %s (cells %v): in the inbox as %q, want %q", id, cells, got, want)
 		}
 	}
-	if len(approvals) > 1 {
-		t.Logf("the HTTP cells' identical writes opened %d approval requests: %v", len(approvals), approvals)
+	if len(m.approvals) > 1 {
+		t.Logf("the HTTP cells' identical writes opened %d approval requests: %v", len(m.approvals), m.approvals)
 	}
-	t.Logf("TestClientMatrix took %v", time.Since(start).Round(time.Millisecond))
 }
 
 // argFor is the --protocol argument that makes c speak protocol, and the protocol Legate must
@@ -343,290 +352,4 @@ func (c *matrixCell) check(t *testing.T, r *matrixOutput, log, sent string) {
 func jsonOf(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
-}
-
-// wireRecorder is a reverse proxy in front of Legate's /mcp that records, per cell (the path
-// /c/CELL/mcp), each tools/call it forwards: its Mcp-Protocol-Version header and the answer's
-// bytes as Legate sent them.
-type wireRecorder struct {
-	srv  *httptest.Server
-	mu   sync.Mutex
-	seen map[string][]*wireCall // by cell
-}
-
-type wireCall struct {
-	protocol string
-	session  bool // it carried an Mcp-Session-Id
-	answer   syncBuffer
-}
-
-func newWireRecorder(t *testing.T, target string) *wireRecorder {
-	t.Helper()
-	to, err := url.Parse(target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := &wireRecorder{seen: map[string][]*wireCall{}}
-	proxy := &httputil.ReverseProxy{
-		Rewrite: func(r *httputil.ProxyRequest) {
-			r.SetURL(to)
-			r.Out.URL.Path = to.Path
-			r.Out.URL.RawPath = ""
-		},
-		FlushInterval: -1, // event streams as they come
-	}
-	w.srv = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		cell, ok := strings.CutPrefix(r.URL.Path, "/c/")
-		cell, ok2 := strings.CutSuffix(cell, "/mcp")
-		if !ok || !ok2 {
-			http.NotFound(rw, r)
-			return
-		}
-		if r.Method == http.MethodPost {
-			body, err := io.ReadAll(r.Body)
-			if err != nil {
-				http.Error(rw, err.Error(), http.StatusBadRequest)
-				return
-			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			if slices.Contains(rpcMethods(body), "tools/call") {
-				call := &wireCall{protocol: r.Header.Get("Mcp-Protocol-Version"), session: r.Header.Get("Mcp-Session-Id") != ""}
-				w.mu.Lock()
-				w.seen[cell] = append(w.seen[cell], call)
-				w.mu.Unlock()
-				rw = &teeWriter{ResponseWriter: rw, copy: &call.answer}
-			}
-		}
-		proxy.ServeHTTP(rw, r)
-	}))
-	t.Cleanup(w.srv.Close)
-	return w
-}
-
-// teeWriter keeps a copy of what it writes; Unwrap lets the proxy flush the writer beneath.
-type teeWriter struct {
-	http.ResponseWriter
-	copy io.Writer
-}
-
-func (tw *teeWriter) Write(p []byte) (int, error) {
-	tw.copy.Write(p)
-	return tw.ResponseWriter.Write(p)
-}
-
-func (tw *teeWriter) Unwrap() http.ResponseWriter { return tw.ResponseWriter }
-
-func (w *wireRecorder) url(cell string) string { return w.srv.URL + "/c/" + cell + "/mcp" }
-
-// protocols returns the distinct protocols of the cell's tools/call requests.
-func (w *wireRecorder) protocols(cell string) []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	var seen []string
-	for _, c := range w.seen[cell] {
-		seen = append(seen, c.protocol)
-	}
-	return distinct(seen)
-}
-
-// sessions returns how many of the cell's tools/call requests carried a session id, of how many.
-func (w *wireRecorder) sessions(cell string) (with, all int) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, c := range w.seen[cell] {
-		if c.session {
-			with++
-		}
-	}
-	return with, len(w.seen[cell])
-}
-
-// answers returns what Legate answered to the cell's tools/call requests.
-func (w *wireRecorder) answers(cell string) string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	var all []string
-	for _, c := range w.seen[cell] {
-		all = append(all, c.answer.String())
-	}
-	return strings.Join(all, "\n")
-}
-
-// progressBefore counts the progress notifications in traffic (Legate's messages, in order)
-// before the first one holding result; -1 when none holds it.
-func progressBefore(traffic, result string) int {
-	i := strings.Index(traffic, result)
-	if i < 0 {
-		return -1
-	}
-	return strings.Count(traffic[:i], `"notifications/progress"`)
-}
-
-// rpcMethods returns the methods of the JSON-RPC requests in body (one message or a batch).
-func rpcMethods(body []byte) []string {
-	var msgs []struct{ Method string }
-	if err := json.Unmarshal(body, &msgs); err != nil {
-		var one struct{ Method string }
-		if json.Unmarshal(body, &one) != nil {
-			return nil
-		}
-		msgs = append(msgs, one)
-	}
-	var methods []string
-	for _, m := range msgs {
-		methods = append(methods, m.Method)
-	}
-	return methods
-}
-
-func distinct(items []string) []string {
-	out := slices.Clone(items)
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
-// teeCommand is "legate stdio" behind two tee processes that keep what the client sent and
-// what Legate answered, one JSON-RPC message a line.
-type teeCommand struct {
-	argv    []string
-	in, out string
-}
-
-func stdioTee(t *testing.T, config, stateDir string) *teeCommand {
-	t.Helper()
-	dir := t.TempDir()
-	c := &teeCommand{in: filepath.Join(dir, "in.jsonl"), out: filepath.Join(dir, "out.jsonl")}
-	c.argv = []string{"/bin/sh", "-c", `in=$1 out=$2; shift 2; tee -a "$in" | "$@" | tee -a "$out"`, "legate-stdio-tee",
-		c.in, c.out, legateBin, "stdio", "--config", config, "--state-dir", stateDir}
-	return c
-}
-
-// sent returns what Legate wrote to the client.
-func (c *teeCommand) sent() string {
-	out, _ := os.ReadFile(c.out)
-	return string(out)
-}
-
-func (c *teeCommand) traffic() string {
-	in, _ := os.ReadFile(c.in)
-	out, _ := os.ReadFile(c.out)
-	return fmt.Sprintf("client → legate:\n%s\nlegate → client:\n%s", in, out)
-}
-
-// protocols returns the distinct protocols of the client's tools/call requests: the protocol in
-// their _meta (2026-07-28), else the one the initialize result negotiated.
-func (c *teeCommand) protocols(t *testing.T) []string {
-	t.Helper()
-	in, _ := os.ReadFile(c.in)
-	out, _ := os.ReadFile(c.out)
-	negotiated := ""
-	for line := range strings.Lines(string(out)) {
-		var m struct {
-			Result struct {
-				ProtocolVersion string          `json:"protocolVersion"`
-				ServerInfo      json.RawMessage `json:"serverInfo"`
-			} `json:"result"`
-		}
-		if json.Unmarshal([]byte(line), &m) == nil && m.Result.ProtocolVersion != "" && m.Result.ServerInfo != nil {
-			negotiated = m.Result.ProtocolVersion
-		}
-	}
-	var seen []string
-	for line := range strings.Lines(string(in)) {
-		var m struct {
-			Method string `json:"method"`
-			Params struct {
-				Meta map[string]any `json:"_meta"`
-			} `json:"params"`
-		}
-		if json.Unmarshal([]byte(line), &m) != nil || m.Method != "tools/call" {
-			continue
-		}
-		if v, ok := m.Params.Meta["io.modelcontextprotocol/protocolVersion"].(string); ok {
-			seen = append(seen, v)
-		} else {
-			seen = append(seen, negotiated)
-		}
-	}
-	return distinct(seen)
-}
-
-// TestClientSnippets: each README snippet marked "<!-- snippet: SCRIPT -->" holds, in order, the
-// lines of that script's "// snippet" … "// end snippet" region (compared trimmed, without a
-// leading const or let; a line ending in "// (option)" sets an option the README shows as a
-// comment), and every script with such a region has its snippet in the README. Needs no peers.
-func TestClientSnippets(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	blocks := map[string][]string{} // script -> README lines
-	lines := strings.Split(string(readme), "\n")
-	for i := 0; i < len(lines); i++ {
-		script, ok := strings.CutPrefix(strings.TrimSpace(lines[i]), "<!-- snippet: ")
-		if !ok {
-			continue
-		}
-		script = strings.TrimSuffix(script, " -->")
-		if i+1 >= len(lines) || !strings.HasPrefix(lines[i+1], "```") {
-			t.Fatalf("README.md:%d: snippet %s: no code block on the next line", i+1, script)
-		}
-		var block []string
-		for i += 2; i < len(lines) && !strings.HasPrefix(lines[i], "```"); i++ {
-			block = append(block, snippetLine(lines[i]))
-		}
-		blocks[script] = block
-	}
-	scripts, err := filepath.Glob(filepath.Join("node", "clients", "*.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, path := range scripts {
-		raw, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var want []string
-		in := false
-		for line := range strings.Lines(string(raw)) {
-			switch l := strings.TrimSpace(line); {
-			case l == "// snippet":
-				in = true
-			case l == "// end snippet":
-				in = false
-			case in && l != "" && !strings.HasSuffix(l, "// (option)"):
-				want = append(want, snippetLine(l))
-			}
-		}
-		name := "e2e/node/clients/" + filepath.Base(path)
-		block, ok := blocks[name]
-		switch {
-		case len(want) == 0 && ok:
-			t.Errorf("README.md has a snippet of %s, which marks none", name)
-		case len(want) > 0 && !ok:
-			t.Errorf("README.md has no <!-- snippet: %s --> block", name)
-		case len(want) > 0:
-			rest := block
-			for _, w := range want {
-				i := slices.Index(rest, w)
-				if i < 0 {
-					t.Errorf("README.md's snippet of %s lacks, in order, the line %q", name, w)
-					break
-				}
-				rest = rest[i+1:]
-			}
-		}
-		delete(blocks, name)
-	}
-	for name := range blocks {
-		t.Errorf("README.md has a snippet of %s, which is not a client script", name)
-	}
-}
-
-func snippetLine(s string) string {
-	s = strings.TrimSpace(s)
-	for _, kw := range []string{"const ", "let "} {
-		s = strings.TrimPrefix(s, kw)
-	}
-	return s
 }
