@@ -2,7 +2,7 @@
 // user or a script runs it. It runs the v1 TypeScript SDK client, so it speaks 2025-11-25 only,
 // and it has no progress option. See common.mjs for the arguments and the output.
 import { execFile } from "node:child_process";
-import { mkdtempSync, writeFileSync, mkdirSync } from "node:fs";
+import { mkdtempSync, writeFileSync, mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs, Report, outcome, describe } from "./common.mjs";
@@ -16,14 +16,15 @@ const cli = join(peers, "node_modules/@modelcontextprotocol/inspector-cli/build/
 const cwd = join(peers, "run");
 mkdirSync(cwd, { recursive: true });
 
-let target;
+let target, tmp;
 if (args.url) {
   // npx @modelcontextprotocol/inspector-cli --cli URL --transport http --header "Authorization: Bearer TOKEN" --method tools/list
   target = [args.url, "--transport", "http", "--header", `Authorization: Bearer ${args.token}`];
 } else {
   // A server's own flags (legate's --config) would be read as the inspector's: the command goes
   // in an mcpServers file.
-  const file = join(mkdtempSync(join(tmpdir(), "inspector-")), "servers.json");
+  tmp = mkdtempSync(join(tmpdir(), "inspector-"));
+  const file = join(tmp, "servers.json");
   writeFileSync(file, JSON.stringify({ mcpServers: { legate: { type: "stdio", command: args.command[0], args: args.command.slice(1) } } }));
   target = ["--config", file, "--server", "legate"];
 }
@@ -48,4 +49,5 @@ await Promise.all([
   report.step("write", async () => outcome(await call(args.write))),
   report.step("unknown", async () => outcome(await call(args.unknown))),
 ]);
+if (tmp) rmSync(tmp, { recursive: true, force: true });
 report.print();
