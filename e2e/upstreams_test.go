@@ -188,8 +188,15 @@ var fixtureBin = sync.OnceValues(func() (string, error) {
 // fixtureHTTP starts the go-sdk fixture serving stateful Streamable HTTP on a loopback port.
 func fixtureHTTP(t *testing.T, bin string) *daemon {
 	t.Helper()
+	return fixtureHTTPMode(t, bin, false)
+}
+
+// fixtureHTTPMode starts the go-sdk fixture on a loopback port, stateless (protocol
+// 2026-07-28 only) or with sessions.
+func fixtureHTTPMode(t *testing.T, bin string, stateless bool) *daemon {
+	t.Helper()
 	return startDaemon(t, "go-sdk everything-server", func(port int) *exec.Cmd {
-		return exec.Command(bin, fmt.Sprintf("-http=127.0.0.1:%d", port), "-stateless=false")
+		return exec.Command(bin, fmt.Sprintf("-http=127.0.0.1:%d", port), fmt.Sprintf("-stateless=%v", stateless))
 	})
 }
 

@@ -37,7 +37,9 @@ stale() {
   node - "$src/package.json" "$dir" <<'JS'
 const fs = require("fs"), path = require("path");
 const [pins, dir] = process.argv.slice(2);
-for (const [name, want] of Object.entries(JSON.parse(fs.readFileSync(pins, "utf8")).dependencies)) {
+for (const [name, spec] of Object.entries(JSON.parse(fs.readFileSync(pins, "utf8")).dependencies)) {
+  // An alias ("npm:@scope/pkg@1.2.3") installs a second version under its own name.
+  const want = spec.startsWith("npm:") ? spec.slice(spec.lastIndexOf("@") + 1) : spec;
   let have = "none";
   try { have = JSON.parse(fs.readFileSync(path.join(dir, "node_modules", name, "package.json"), "utf8")).version; } catch {}
   if (have !== want) console.log(`${name}: want ${want}, have ${have}`);
