@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/store"
 )
@@ -36,7 +37,7 @@ func (g *Gateway) adminHandler() http.Handler {
 		}
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(g.opts.AdminToken)) != 1 {
-			w.Header().Set("WWW-Authenticate", bearerChallenge(ok, `realm="legate-admin"`))
+			w.Header().Set("WWW-Authenticate", auth.BearerChallenge(ok, `realm="legate-admin"`))
 			writeJSONError(w, http.StatusUnauthorized, "missing or wrong admin token")
 			return
 		}
@@ -82,8 +83,8 @@ func ViewOf(a *store.Approval) ApprovalView {
 // tenant"); an admin, or the admin token with authentication off, sees
 // every tenant, and its reads beyond its own are audited (auditAdmin).
 func tenantScope(r *http.Request) (string, bool) {
-	p := PrincipalFromContext(r.Context())
-	if p == nil || p.HasRole(RoleAdmin) {
+	p := auth.PrincipalFromContext(r.Context())
+	if p == nil || p.HasRole(auth.RoleAdmin) {
 		return "", false
 	}
 	return p.Tenant, true
@@ -106,7 +107,7 @@ func approvalFilter(r *http.Request) (store.ApprovalFilter, error) {
 		return f, nil
 	}
 	if q.Has("tenant") && f.Tenant != own {
-		return f, fmt.Errorf("tenant %q is not the caller's: seeing other tenants needs the %s role", f.Tenant, RoleAdmin)
+		return f, fmt.Errorf("tenant %q is not the caller's: seeing other tenants needs the %s role", f.Tenant, auth.RoleAdmin)
 	}
 	f.Tenant, f.AllTenants = own, false
 	return f, nil
@@ -183,7 +184,7 @@ func (g *Gateway) adminDecide(w http.ResponseWriter, r *http.Request) {
 	if body.Decider != "" {
 		decider = "admin:" + body.Decider
 	}
-	if p := PrincipalFromContext(r.Context()); p != nil {
+	if p := auth.PrincipalFromContext(r.Context()); p != nil {
 		decider = p.Name // an authenticated approver decides as itself
 	}
 	target := g.approval(w, r)
@@ -208,7 +209,7 @@ func (g *Gateway) adminDecide(w http.ResponseWriter, r *http.Request) {
 
 // callerTenant is the tenant of r's principal, "" without one.
 func callerTenant(r *http.Request) string {
-	if p := PrincipalFromContext(r.Context()); p != nil {
+	if p := auth.PrincipalFromContext(r.Context()); p != nil {
 		return p.Tenant
 	}
 	return ""
@@ -219,7 +220,7 @@ func callerTenant(r *http.Request) string {
 // explicit and leaves a trace.
 func (g *Gateway) auditAdmin(r *http.Request, action, class, approvalID, detail string) {
 	name, tenant := "admin", ""
-	if p := PrincipalFromContext(r.Context()); p != nil {
+	if p := auth.PrincipalFromContext(r.Context()); p != nil {
 		name, tenant = p.Name, p.Tenant
 	}
 	g.log.Info("admin access across tenants", "principal", name, "action", action, "approval", approvalID, "detail", detail)

@@ -4,9 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/legate-mcp/legate"
 	"strings"
 	"time"
+
+	"github.com/legate-mcp/legate"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 

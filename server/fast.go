@@ -13,10 +13,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/upstream"
 )
@@ -183,7 +184,7 @@ func (g *Gateway) fastList(w http.ResponseWriter, r *http.Request, sid string, i
 	if len(params) > 0 && json.Unmarshal(params, &p) != nil || p.Cursor != "" {
 		return false
 	}
-	list := g.viewFor(PrincipalFromContext(r.Context())).ListJSON()
+	list := g.viewFor(auth.PrincipalFromContext(r.Context())).ListJSON()
 	out := newStreamWriter(w, sid, id)
 	if sid == "" {
 		// As the SDK completes a stateless result: its type and the server's
@@ -221,7 +222,7 @@ func (g *Gateway) fastCall(w http.ResponseWriter, r *http.Request, ls *liveSessi
 	case len(p.Arguments) > 0 && p.Arguments[0] != '{':
 		return false // the SDK's error
 	}
-	principal := PrincipalFromContext(r.Context())
+	principal := auth.PrincipalFromContext(r.Context())
 	e, ok := g.viewFor(principal).Lookup(p.Name)
 	if !ok {
 		return false
@@ -475,7 +476,7 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // without auth: a session answers only the one that opened it, as the
 // SDK's sessions do.
 func userOf(ctx context.Context) string {
-	if ti := auth.TokenInfoFromContext(ctx); ti != nil {
+	if ti := sdkauth.TokenInfoFromContext(ctx); ti != nil {
 		return ti.UserID
 	}
 	return ""

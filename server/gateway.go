@@ -17,16 +17,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/legate-mcp/legate"
 	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/legate-mcp/legate"
+
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors"
@@ -80,7 +82,7 @@ type Gateway struct {
 	fastCalls   sync.Map        // fastKey → cancel func of a call the fast path runs
 	idle        time.Duration   // HTTP sessions' idle timeout
 	serverInfo  json.RawMessage // this server's Implementation, as results of stateless requests carry it
-	auth        *Authenticator
+	auth        *auth.Authenticator
 	views       views
 }
 
@@ -124,7 +126,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		return nil, err
 	}
 	g.inbox = policy.NewInbox(opts.Store.Approvals(), opts.Config.Approvals)
-	if g.auth, err = NewAuthenticator(opts.Config.Auth, opts.Store.Tokens(), g.log); err != nil {
+	if g.auth, err = auth.NewAuthenticator(opts.Config.Auth, opts.Store.Tokens(), g.log); err != nil {
 		return nil, err
 	}
 	g.audit = newAuditWriter(opts.Store.Audit(), g.log)
@@ -247,7 +249,7 @@ var ErrUnknownTool = errors.New("unknown tool")
 type CallOptions struct {
 	// Principal is the authenticated caller; nil without authentication
 	// (then Caller says who calls, and every tool is visible).
-	Principal     *Principal
+	Principal     *auth.Principal
 	Caller        connectors.Caller
 	Session       *mcp.ServerSession
 	ProgressToken any

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
 	"github.com/legate-mcp/legate"
 
 	"gopkg.in/yaml.v3"

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
 	"github.com/legate-mcp/legate"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/upstream"
 )
 
@@ -89,11 +91,11 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 }
 
 // principalOf is the authenticated caller of a request, nil without auth.
-func principalOf(extra *mcp.RequestExtra) *Principal {
+func principalOf(extra *mcp.RequestExtra) *auth.Principal {
 	if extra == nil {
 		return nil
 	}
-	return PrincipalFrom(extra.TokenInfo)
+	return auth.PrincipalFrom(extra.TokenInfo)
 }
 
 // ErrorResult turns a failed call into the result a client sees: isError,

@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/legate-mcp/legate"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/legate-mcp/legate"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 

@@ -4,8 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/legate-mcp/legate"
 	"time"
+
+	"github.com/legate-mcp/legate"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 

@@ -4,6 +4,7 @@ import (
 	"path"
 	"sync"
 
+	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/config"
 )
@@ -23,7 +24,7 @@ type views struct {
 }
 
 // viewFor returns the catalog p sees.
-func (g *Gateway) viewFor(p *Principal) *catalog.Catalog {
+func (g *Gateway) viewFor(p *auth.Principal) *catalog.Catalog {
 	base := g.Catalog()
 	if p == nil {
 		return base
@@ -46,7 +47,7 @@ func (g *Gateway) viewFor(p *Principal) *catalog.Catalog {
 	return v
 }
 
-func (g *Gateway) buildView(base *catalog.Catalog, p *Principal) (*catalog.Catalog, error) {
+func (g *Gateway) buildView(base *catalog.Catalog, p *auth.Principal) (*catalog.Catalog, error) {
 	prof, known := g.profile(p.Profile)
 	if p.Profile != "" && !known {
 		g.log.Warn("principal names an unknown profile; it sees no tools", "principal", p.Name, "profile", p.Profile)

@@ -1,4 +1,4 @@
-package server_test
+package auth_test
 
 import (
 	"net/http"
@@ -6,17 +6,19 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/legate-mcp/legate/auth/authtest"
 )
 
 func TestRotatedKeyIsFetchedAtOnce(t *testing.T) {
-	d := newIDP(t)
-	h := newAuth(t, d.config(""), tokenStore(t)).Middleware()(whoami)
-	principalOf(t, call(h, d.sign(d.claims("alice"), d.key)))
+	d := authtest.NewIDP(t)
+	h := newAuth(t, d.Config(""), tokenStore(t)).Middleware()(whoami)
+	principalOf(t, call(h, d.Sign(d.Claims("alice"), d.Key)))
 
-	k2 := d.newKey("k2")
-	d.publish(k2)
+	k2 := d.NewKey("k2")
+	d.Publish(k2)
 	start := time.Now()
-	if got := principalOf(t, call(h, d.sign(d.claims("alice"), k2))); got.Name != "alice" {
+	if got := principalOf(t, call(h, d.Sign(d.Claims("alice"), k2))); got.Name != "alice" {
 		t.Fatalf("principal %+v", got)
 	}
 	if el := time.Since(start); el > 3*time.Second {
@@ -25,16 +27,16 @@ func TestRotatedKeyIsFetchedAtOnce(t *testing.T) {
 }
 
 func TestUnknownKeyIDsAreRateLimited(t *testing.T) {
-	d := newIDP(t)
-	h := newAuth(t, d.config(""), tokenStore(t)).Middleware()(whoami)
-	principalOf(t, call(h, d.sign(d.claims("alice"), d.key)))
+	d := authtest.NewIDP(t)
+	h := newAuth(t, d.Config(""), tokenStore(t)).Middleware()(whoami)
+	principalOf(t, call(h, d.Sign(d.Claims("alice"), d.Key)))
 
 	// A burst of tokens naming keys the issuer never published.
 	start := time.Now()
 	var wg sync.WaitGroup
 	for i := range 50 {
 		wg.Go(func() {
-			tok := d.sign(d.claims("mallory"), d.newKey("unknown-"+strings.Repeat("x", i)))
+			tok := d.Sign(d.Claims("mallory"), d.NewKey("unknown-"+strings.Repeat("x", i)))
 			if w := call(h, tok); w.Code != http.StatusUnauthorized {
 				t.Errorf("status %d", w.Code)
 			}
@@ -42,7 +44,7 @@ func TestUnknownKeyIDsAreRateLimited(t *testing.T) {
 	}
 	wg.Wait()
 	// One fetch at first, and at most one a second after it.
-	if n, most := d.fetches.Load(), 2+int32(time.Since(start)/time.Second); n > most {
+	if n, most := d.Fetches.Load(), 2+int32(time.Since(start)/time.Second); n > most {
 		t.Fatalf("the keys were fetched %d times in %s, want at most %d", n, time.Since(start), most)
 	}
 }

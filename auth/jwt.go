@@ -1,4 +1,4 @@
-package server
+package auth
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/lestrrat-go/jwx/v3/jwk"
 	"github.com/lestrrat-go/jwx/v3/jws"
 	"github.com/lestrrat-go/jwx/v3/jwt"
-	"github.com/modelcontextprotocol/go-sdk/auth"
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/legate-mcp/legate/config"
 )
@@ -67,7 +67,7 @@ func claimName(s, def string) string {
 	return s
 }
 
-func (v *jwtVerifier) verify(ctx context.Context, token string) (*auth.TokenInfo, error) {
+func (v *jwtVerifier) verify(ctx context.Context, token string) (*sdkauth.TokenInfo, error) {
 	if len(token) > maxJWTSize {
 		return nil, invalidToken("token too large")
 	}
@@ -96,7 +96,7 @@ func (v *jwtVerifier) verify(ctx context.Context, token string) (*auth.TokenInfo
 		return nil, err
 	}
 	exp, _ := tok.Expiration()
-	return &auth.TokenInfo{UserID: sessionOwner(credentialJWT, p), Expiration: exp, Scopes: jwtScopes(tok), Extra: map[string]any{PrincipalKey: p}}, nil
+	return &sdkauth.TokenInfo{UserID: sessionOwner(credentialJWT, p), Expiration: exp, Scopes: jwtScopes(tok), Extra: map[string]any{PrincipalKey: p}}, nil
 }
 
 // jwtRefusal says why jwt.Parse refused a token, without its details.
