@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/legate-mcp/legate/admin"
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/server"
@@ -61,7 +62,7 @@ func listApprovals(t *testing.T, url, tok string) (int, []string) {
 	}
 	defer resp.Body.Close()
 	var body struct {
-		Approvals []server.ApprovalView `json:"approvals"`
+		Approvals []admin.ApprovalView `json:"approvals"`
 	}
 	json.NewDecoder(resp.Body).Decode(&body)
 	var tenants []string
@@ -164,7 +165,7 @@ func TestApprovalListLimitIsBounded(t *testing.T) {
 		}
 	}
 	root := token(t, st, auth.Principal{Name: "root", Role: auth.RoleAdmin})
-	if status, tenants := listApprovals(t, url+"?limit=1000000", root); status != http.StatusOK || len(tenants) != server.MaxApprovalList {
-		t.Fatalf("status %d, %d requests listed, want %d", status, len(tenants), server.MaxApprovalList)
+	if status, tenants := listApprovals(t, url+"?limit=1000000", root); status != http.StatusOK || len(tenants) != admin.MaxApprovalList {
+		t.Fatalf("status %d, %d requests listed, want %d", status, len(tenants), admin.MaxApprovalList)
 	}
 }

@@ -10,6 +10,14 @@
 //
 // The call path is one middleware chain, built in New, through which every
 // call passes whatever its front door.
+//
+// Server assembles; the jobs around the call path live in packages of
+// their own, which it builds and wires: auth (who calls), audit (the audit
+// rows and the metrics), admin (the admin API, over the operations
+// adminOps hands it), policy (rules and the approval inbox), catalog,
+// upstream and connectors. Within server, the fast path (fastPath, which
+// sees the gateway only through callPath), the prompt and resource proxy
+// (proxy) and the approval executor (executor) are types of their own.
 package server
 
 import (
@@ -28,6 +36,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/legate-mcp/legate/audit"
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/config"
@@ -73,17 +82,14 @@ type Gateway struct {
 	upstreams   *upstream.Manager
 	policy      *policy.Policy
 	inbox       *policy.Inbox
-	metrics     *metrics
-	audit       *auditWriter
+	approvals   *executor
+	metrics     *audit.Metrics
+	audit       *audit.Writer
 	stop        context.CancelFunc
 	background  sync.WaitGroup
-	live        sync.Map // HTTP session id → *liveSession (fast.go)
-	tracked     atomic.Int64
-	fastCalls   sync.Map        // fastKey → cancel func of a call the fast path runs
-	idle        time.Duration   // HTTP sessions' idle timeout
-	serverInfo  json.RawMessage // this server's Implementation, as results of stateless requests carry it
 	auth        *auth.Authenticator
 	views       views
+	fast        *fastPath
 }
 
 // instance is one built connector instance.
@@ -129,7 +135,9 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	if g.auth, err = auth.NewAuthenticator(opts.Config.Auth, opts.Store.Tokens(), g.log); err != nil {
 		return nil, err
 	}
-	g.audit = newAuditWriter(opts.Store.Audit(), g.log)
+	g.audit = audit.NewWriter(opts.Store.Audit(), g.log)
+	g.metrics = audit.NewMetrics(scrapeSources{g})
+	g.approvals = &executor{inbox: g.inbox, policy: g.policy, log: g.log, metrics: g.metrics, catalog: g.Catalog, auditRefused: g.auditRefused}
 
 	defs, err := InstanceDefs(ctx, opts.Config, opts.Store)
 	if err != nil {
@@ -151,7 +159,9 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	if err := g.newUpstreams(ctx); err != nil {
 		return nil, err
 	}
+	g.fast = &fastPath{gw: g, policy: g.policy, upstreams: g.upstreams, metrics: g.metrics, idle: g.sessionIdle()}
 	g.mcp = g.newMCPServer()
+	g.fast.mcp = g.mcp
 	cat, err := g.buildCatalog()
 	if err != nil {
 		g.upstreams.Close()
@@ -163,7 +173,6 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	if g.callTimeout == 0 {
 		g.callTimeout = DefaultCallTimeout
 	}
-	g.metrics = newMetrics(g)
 	// The call path, outermost first:
 	//  1. recoverPanics: a panicking tool becomes an error result;
 	//  2. observe: one audit row and the metrics of every call, whatever
@@ -173,7 +182,8 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	//     (waiting for a decision, then running it exactly once);
 	//  5. execute: the native connector (within call_timeout) or the upstream
 	//     (within its own timeout, extended by progress).
-	g.call = chain(g.execute, recoverPanics(g.log), g.observe, logCalls(g.log), g.decide)
+	g.call = chain(g.execute, recoverPanics(g.log), g.observe, logCalls(g.log), g.approvals.decide)
+	g.approvals.call = g.call
 	g.ready.Store(true)
 	return g, nil
 }
@@ -200,7 +210,7 @@ func (g *Gateway) buildCatalog() (*catalog.Catalog, error) {
 		})
 	}
 	add("http.request", "the built-in http.request tool", "", &nativeTool{tool: httpconn.Builtin()})
-	add("legate.approval_status", "the built-in approval inbox", "", &nativeTool{tool: g.approvalStatusTool()})
+	add("legate.approval_status", "the built-in approval inbox", "", &nativeTool{tool: g.approvals.statusTool()})
 	for _, in := range g.instances {
 		for _, t := range in.conn.Tools() {
 			add(in.def.ID+"."+t.Name, fmt.Sprintf("connector %q (%s)", in.def.ID, in.def.Origin), in.def.Tenant, &nativeTool{inst: in, tool: t})
@@ -293,7 +303,7 @@ func (g *Gateway) newRequest(e *catalog.Entry, args json.RawMessage, o CallOptio
 		Entry:         e,
 		Args:          args,
 		Caller:        g.callerOf(o),
-		Class:         g.classOf(e, args),
+		Class:         classOf(e, args),
 		OperationID:   uuid.NewString(),
 		Start:         time.Now(),
 		Session:       o.Session,
@@ -333,7 +343,7 @@ const ErrorMetaKey = "io.legate/error"
 
 // classOf is the class of one call: a native tool may class it from its
 // arguments; an upstream tool's class is fixed in its catalog entry.
-func (g *Gateway) classOf(e *catalog.Entry, args json.RawMessage) legate.Class {
+func classOf(e *catalog.Entry, args json.RawMessage) legate.Class {
 	if nt, ok := e.Target.(*nativeTool); ok {
 		return nt.tool.ClassOf(args)
 	}
@@ -378,7 +388,7 @@ func (g *Gateway) executeNative(ctx context.Context, nt *nativeTool, r *Request)
 		Caller:      r.Caller,
 		OperationID: r.OperationID,
 		Credentials: credentialSet{},
-		Retried:     func(string) { g.metrics.retries.WithLabelValues(r.Entry.Canonical).Inc() },
+		Retried:     func(string) { g.metrics.Retries.WithLabelValues(r.Entry.Canonical).Inc() },
 	}
 	if nt.inst != nil {
 		creds := nt.inst.creds
@@ -416,7 +426,7 @@ func (g *Gateway) Test(ctx context.Context, ids ...string) map[string]error {
 func (g *Gateway) Start(ctx context.Context) {
 	ctx = g.startAudit(ctx, g.auditRetention())
 	g.upstreams.Start(ctx)
-	g.background.Go(func() { g.runApproved(ctx) })
+	g.background.Go(func() { g.approvals.runApproved(ctx) })
 }
 
 // StartAudit starts the audit writer alone, for a gateway made for one
@@ -427,7 +437,7 @@ func (g *Gateway) StartAudit(ctx context.Context) { g.startAudit(ctx, 0) }
 // positive) and returns the context background work runs under, ended by Close.
 func (g *Gateway) startAudit(ctx context.Context, retention time.Duration) context.Context {
 	ctx, g.stop = context.WithCancel(context.WithoutCancel(ctx))
-	g.background.Go(func() { g.audit.run(ctx, retention) })
+	g.background.Go(func() { g.audit.Run(ctx, retention) })
 	return ctx
 }
 

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/legate-mcp/legate/admin"
 	"github.com/legate-mcp/legate/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // DefaultSessionIdleTimeout closes HTTP client sessions idle this long.
@@ -42,7 +42,8 @@ func (g *Gateway) Handler(listen string) http.Handler {
 	// identity that opened it), the admin API the approver role, and
 	// /metrics the admin role: its series name every tenant's tools.
 	// The probes stay open to load balancers, behind the guard.
-	var mcpH, adminH, metricsH http.Handler = g.mcpHandler(), g.adminHandler(), promhttp.HandlerFor(g.metrics.reg, promhttp.HandlerOpts{})
+	adminH := admin.Handler(adminOps{g}, &admin.Options{Authenticated: g.auth.Enabled(), Token: g.opts.AdminToken, Logger: g.log})
+	var mcpH, metricsH http.Handler = g.mcpHandler(), g.metrics.Handler()
 	if g.auth.Enabled() {
 		mcpH = g.auth.Middleware()(mcpH)
 		adminH = g.auth.Middleware()(g.auth.RequireRole(auth.RoleApprover, adminH))
@@ -86,7 +87,7 @@ func (g *Gateway) mcpHandler() http.Handler {
 		// Bounded before the fast paths read it too: an oversized body ends
 		// at the SDK, which answers 413.
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
-		if g.serveFast(w, r) {
+		if g.fast.serveFast(w, r) {
 			return
 		}
 		sid := r.Header.Get("Mcp-Session-Id")
@@ -94,8 +95,8 @@ func (g *Gateway) mcpHandler() http.Handler {
 			stateless.ServeHTTP(w, r)
 			return
 		}
-		if ls := g.liveSession(sid); ls != nil {
-			g.serveSDK(stateful, w, r, sid, ls)
+		if ls := g.fast.liveSession(sid); ls != nil {
+			g.fast.serveSDK(stateful, w, r, sid, ls)
 			return
 		}
 		stateful.ServeHTTP(w, r)

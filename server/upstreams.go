@@ -84,7 +84,7 @@ func (g *Gateway) quarantined(q upstream.Quarantined) {
 		detail = fmt.Sprintf("not accepted yet (pin: strict); accept with legate upstream accept %s %s", q.Tool.Upstream, q.Tool.Name)
 	}
 	g.log.Warn("upstream tool quarantined", "tool", q.Tool.Canonical(), "detail", detail)
-	g.audit.add(store.AuditRow{Time: time.Now(), Tool: q.Tool.Canonical(), Source: "upstream:" + q.Tool.Upstream,
+	g.audit.Add(store.AuditRow{Time: time.Now(), Tool: q.Tool.Canonical(), Source: "upstream:" + q.Tool.Upstream,
 		Class: string(q.Tool.Class), Decision: "quarantined", Outcome: "QUARANTINED", Detail: detail})
 }
 
