@@ -38,6 +38,9 @@ type Metrics struct {
 	Limited *prometheus.CounterVec
 	// Retries counts connectors' retries, by tool.
 	Retries *prometheus.CounterVec
+	// ViewCacheHits and ViewCacheEvictions count the views of the catalog
+	// found built, and those dropped to keep the cache within its size.
+	ViewCacheHits, ViewCacheEvictions prometheus.Counter
 	// FastList and FastCall count the requests the HTTP fast path answered.
 	FastList, FastCall prometheus.Counter
 
@@ -71,11 +74,17 @@ func NewMetrics(src Sources) *Metrics {
 			Name: "legate_retries_total", Help: "Retries connectors made to their providers, by tool.",
 		}, []string{"tool"}),
 	}
+	m.ViewCacheHits = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "legate_view_cache_hits_total", Help: "Calls and lists whose caller's view of the catalog was found built.",
+	})
+	m.ViewCacheEvictions = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "legate_view_cache_evictions_total", Help: "Views of the catalog dropped, least recently used first, to keep view_cache_size.",
+	})
 	fast := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "legate_fast_path_requests_total", Help: "MCP requests answered without the go-sdk's decoding and encoding, by method (tools/call: relayed to an upstream as bytes).",
 	}, []string{"method"})
 	m.FastList, m.FastCall = fast.WithLabelValues("tools/list"), fast.WithLabelValues("tools/call")
-	m.reg.MustRegister(m.Calls, m.Latency, m.Decisions, m.Decided, m.Limited, m.Retries, fast,
+	m.reg.MustRegister(m.Calls, m.Latency, m.Decisions, m.Decided, m.Limited, m.Retries, fast, m.ViewCacheHits, m.ViewCacheEvictions,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "legate_catalog_tools", Help: "Tools in the catalog."},
 			func() float64 { return float64(src.CatalogSize()) }),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),

@@ -65,6 +65,10 @@ type File struct {
 	// Profiles are named views of the catalog, assigned per principal
 	// (a token's or JWT's profile).
 	Profiles []Profile `yaml:"profiles"`
+	// ViewCacheSize bounds how many views of the catalog, one per (tenant,
+	// profile) of the principals calling, are kept built (default 1024;
+	// the least recently used is dropped, and built again when needed).
+	ViewCacheSize int `yaml:"view_cache_size"`
 	// Auth decides who may call /mcp: static tokens, OAuth access tokens,
 	// or nobody but loopback clients.
 	Auth Auth `yaml:"auth"`
@@ -191,6 +195,9 @@ func (f *File) Validate() error {
 	}
 	if f.MaxResultBytes < 0 {
 		bad("max_result_bytes", "must not be negative")
+	}
+	if f.ViewCacheSize < 0 {
+		bad("view_cache_size", "must not be negative")
 	}
 	seen := map[string]string{}
 	for i := range f.Connectors {

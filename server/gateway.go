@@ -137,6 +137,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	}
 	g.audit = audit.NewWriter(opts.Store.Audit(), g.log)
 	g.metrics = audit.NewMetrics(scrapeSources{g})
+	g.views = newViews(opts.Config.ViewCacheSize, g.metrics)
 	g.approvals = &executor{inbox: g.inbox, policy: g.policy, log: g.log, metrics: g.metrics, catalog: g.Catalog, auditRefused: g.auditRefused}
 
 	defs, err := InstanceDefs(ctx, opts.Config, opts.Store)
