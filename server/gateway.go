@@ -43,6 +43,7 @@ import (
 	"github.com/legate-mcp/legate/connectors"
 	httpconn "github.com/legate-mcp/legate/connectors/http"
 	"github.com/legate-mcp/legate/policy"
+	"github.com/legate-mcp/legate/sources"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/upstream"
 	"github.com/legate-mcp/legate/vault"
@@ -94,9 +95,9 @@ type Gateway struct {
 
 // instance is one built connector instance.
 type instance struct {
-	def   InstanceDef
+	def   sources.InstanceDef
 	conn  connectors.Connector
-	creds credentialSet
+	creds sources.Credentials
 }
 
 // nativeTool is the catalog target of a native tool.
@@ -140,7 +141,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	g.views = newViews(opts.Config.ViewCacheSize, g.metrics)
 	g.approvals = &executor{inbox: g.inbox, policy: g.policy, log: g.log, metrics: g.metrics, catalog: g.Catalog, auditRefused: g.auditRefused}
 
-	defs, err := InstanceDefs(ctx, opts.Config, opts.Store)
+	defs, err := sources.InstanceDefs(ctx, opts.Config, opts.Store)
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +153,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 			errs = append(errs, err)
 			continue
 		}
-		g.instances = append(g.instances, &instance{def: d, conn: c, creds: credentialSet{refs: d.Credentials, resolver: resolver}})
+		g.instances = append(g.instances, &instance{def: d, conn: c, creds: sources.Credentials{Refs: d.Credentials, Resolver: resolver}})
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -388,12 +389,12 @@ func (g *Gateway) executeNative(ctx context.Context, nt *nativeTool, r *Request)
 		Args:        r.Args,
 		Caller:      r.Caller,
 		OperationID: r.OperationID,
-		Credentials: credentialSet{},
+		Credentials: sources.Credentials{},
 		Retried:     func(string) { g.metrics.Retries.WithLabelValues(r.Entry.Canonical).Inc() },
 	}
 	if nt.inst != nil {
 		creds := nt.inst.creds
-		creds.tenant = r.Caller.Tenant
+		creds.Tenant = r.Caller.Tenant
 		call.Credentials = creds
 	}
 	ctx, cancel := context.WithTimeout(ctx, g.callTimeout)
@@ -470,8 +471,8 @@ func (g *Gateway) Close() error {
 }
 
 // Instances returns the definitions of the built connector instances.
-func (g *Gateway) Instances() []InstanceDef {
-	out := make([]InstanceDef, len(g.instances))
+func (g *Gateway) Instances() []sources.InstanceDef {
+	out := make([]sources.InstanceDef, len(g.instances))
 	for i, in := range g.instances {
 		out[i] = in.def
 	}
