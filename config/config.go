@@ -8,13 +8,14 @@ package config
 import (
 	"errors"
 	"fmt"
-	"github.com/legate-mcp/legate"
 	"net"
 	"os"
 	pathpkg "path"
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/legate-mcp/legate"
 
 	"gopkg.in/yaml.v3"
 
@@ -221,13 +222,15 @@ func (f *File) Validate() error {
 	if f.Audit.Retention < 0 {
 		bad("audit.retention", "must not be negative")
 	}
-	if f.Approvals.Notify != "" {
+	if n := f.Approvals.Notify; n != "" && !strings.Contains(n, ".") {
+		// A tool's canonical name is checked when the gateway builds its
+		// catalog; an instance id (its send tool) can be checked here.
 		found := false
 		for _, c := range f.Connectors {
-			found = found || c.ID == f.Approvals.Notify && c.Type == "webhook"
+			found = found || c.ID == n
 		}
 		if !found {
-			bad("approvals.notify", "names no webhook connector instance of this file: %q", f.Approvals.Notify)
+			bad("approvals.notify", "names no tool and no connector instance of this file: %q", n)
 		}
 	}
 	seenProfile := map[string]bool{}

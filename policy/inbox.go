@@ -26,7 +26,8 @@ type ApprovalsConfig struct {
 	Expire legate.Duration `yaml:"expire"`
 	// SeparateApprover forbids a caller to approve its own request.
 	SeparateApprover bool `yaml:"separate_approver"`
-	// Notify names a webhook connector instance that receives every new request.
+	// Notify names the tool that receives every new request, by canonical
+	// name, or a connector instance whose send tool does (a webhook's id).
 	Notify string `yaml:"notify"`
 }
 

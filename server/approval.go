@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/legate-mcp/legate"
@@ -30,9 +31,13 @@ type executor struct {
 	metrics      *audit.Metrics
 	catalog      func() *catalog.Catalog
 	auditRefused func(store.AuditRow)
-	// call is the whole call path, through which approved requests run;
-	// set once the path is built.
+	// call is the whole call path, through which approved requests and
+	// notifications run; set once the path is built.
 	call Handler
+	// life ends when the gateway closes, cancelling notifications in
+	// flight; notifying counts them, so Close can wait for them.
+	life      context.Context
+	notifying sync.WaitGroup
 }
 
 // decide is the policy step of the call path: deny, allow, or hold the
@@ -108,7 +113,7 @@ func (x *executor) holdForApproval(ctx context.Context, r *Request, next Handler
 	r.OperationID = a.ID
 	if created {
 		x.log.Info("approval requested", "approval", a.ID, "tool", a.Tool, "principal", a.Principal, "expires", a.ExpiresAt)
-		x.notifyApproval(a)
+		x.notify(a)
 		if r.Decision.Confirm == policy.ConfirmClient && !x.inbox.Config().SeparateApprover {
 			x.confirmInClient(ctx, r, a)
 		}
@@ -215,36 +220,6 @@ func (x *executor) confirmInClient(ctx context.Context, r *Request, a *store.App
 	if _, err := x.inbox.Decide(ctx, a.ID, approve, decider, "answered in the client: "+res.Action); err != nil {
 		x.log.Info("recording the client's answer", "approval", a.ID, "error", err)
 	}
-}
-
-// notifyApproval sends a new request to the webhook instance named by
-// approvals.notify, in the background; the call does not wait for it.
-func (x *executor) notifyApproval(a *store.Approval) {
-	id := x.inbox.Config().Notify
-	if id == "" {
-		return
-	}
-	e, ok := x.catalog().Lookup(id + ".send")
-	if !ok {
-		return
-	}
-	nt := e.Target.(*nativeTool)
-	payload, _ := json.Marshal(map[string]any{
-		"event": "approval.requested",
-		"payload": map[string]any{
-			"approval_id": a.ID, "tool": a.Tool, "class": a.Class, "principal": a.Principal, "tenant": a.Tenant,
-			"arguments": a.Args, "expires_at": a.ExpiresAt, "approve": "legate approvals approve " + a.ID,
-		},
-	})
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		_, err := nt.tool.Run(ctx, &connectors.Call{Tool: "send", Args: payload, Credentials: nt.inst.creds, OperationID: "approval-" + a.ID})
-		if err != nil {
-			// Its text may quote the payload, which holds the arguments.
-			x.log.Warn("approval notification failed", append([]any{"approval", a.ID, "notifier", id}, errorAttrs(err)...)...)
-		}
-	}()
 }
 
 // interrupted is the outcome of an approved call whose run stopped with

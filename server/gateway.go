@@ -41,7 +41,6 @@ import (
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors"
-	httpconn "github.com/legate-mcp/legate/connectors/http"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/sources"
 	"github.com/legate-mcp/legate/store"
@@ -87,6 +86,7 @@ type Gateway struct {
 	metrics     *audit.Metrics
 	audit       *audit.Writer
 	stop        context.CancelFunc
+	endLife     context.CancelFunc // ends what runs for the gateway's whole life (notifications)
 	background  sync.WaitGroup
 	auth        *auth.Authenticator
 	views       views
@@ -140,6 +140,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	g.metrics = audit.NewMetrics(scrapeSources{g})
 	g.views = newViews(opts.Config.ViewCacheSize, g.metrics)
 	g.approvals = &executor{inbox: g.inbox, policy: g.policy, log: g.log, metrics: g.metrics, catalog: g.Catalog, auditRefused: g.auditRefused}
+	g.approvals.life, g.endLife = context.WithCancel(context.Background())
 
 	defs, err := sources.InstanceDefs(ctx, opts.Config, opts.Store)
 	if err != nil {
@@ -176,15 +177,18 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		g.callTimeout = DefaultCallTimeout
 	}
 	// The call path, outermost first:
-	//  1. recoverPanics: a panicking tool becomes an error result;
+	//  1. recoverPanics: a panic in the gateway's own steps becomes an
+	//     error result;
 	//  2. observe: one audit row and the metrics of every call, whatever
 	//     happens below, latency measured around all of it;
 	//  3. logCalls: one log line per failure;
 	//  4. decide: the policy allows, denies, or holds the call for approval
 	//     (waiting for a decision, then running it exactly once);
-	//  5. execute: the native connector (within call_timeout) or the upstream
+	//  5. recoverPanics: a panicking tool becomes an error result, which
+	//     the steps above record like any failure;
+	//  6. execute: the native connector (within call_timeout) or the upstream
 	//     (within its own timeout, extended by progress).
-	g.call = chain(g.execute, recoverPanics(g.log), g.observe, logCalls(g.log), g.approvals.decide)
+	g.call = chain(g.execute, recoverPanics(g.log), g.observe, logCalls(g.log), g.approvals.decide, recoverPanics(g.log))
 	g.approvals.call = g.call
 	g.ready.Store(true)
 	return g, nil
@@ -211,7 +215,9 @@ func (g *Gateway) buildCatalog() (*catalog.Catalog, error) {
 			Target:    nt,
 		})
 	}
-	add("http.request", "the built-in http.request tool", "", &nativeTool{tool: httpconn.Builtin()})
+	for _, b := range connectors.Builtins() {
+		add(b.Canonical(), "the built-in "+b.Canonical()+" tool", "", &nativeTool{tool: b.Tool})
+	}
 	add("legate.approval_status", "the built-in approval inbox", "", &nativeTool{tool: g.approvals.statusTool()})
 	for _, in := range g.instances {
 		for _, t := range in.conn.Tools() {
@@ -453,9 +459,12 @@ func (g *Gateway) auditRetention() time.Duration {
 // Upstreams returns the upstream manager.
 func (g *Gateway) Upstreams() *upstream.Manager { return g.upstreams }
 
-// Close stops the background work (writing the last audit rows), ends
-// upstream sessions and processes and releases the instances' resources.
+// Close cancels the approval notifications in flight and waits for them,
+// stops the background work (writing the last audit rows), ends upstream
+// sessions and processes and releases the instances' resources.
 func (g *Gateway) Close() error {
+	g.endLife()
+	g.approvals.notifying.Wait()
 	g.upstreams.Close()
 	if g.stop != nil {
 		g.stop()

@@ -16,6 +16,7 @@ import (
 
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors"
+	_ "github.com/legate-mcp/legate/connectors/http" // the built-in http.request tool
 	"github.com/legate-mcp/legate/server"
 	"github.com/legate-mcp/legate/store/sqlite"
 )

@@ -74,13 +74,6 @@ func connectorTypeDir(rp string) bool {
 	return !strings.Contains(rest, "/") && !slices.Contains(helpers, rest)
 }
 
-// typeImportAllowed are imports of a connector type by a core package that
-// remain to be removed, each with why.
-var typeImportAllowed = map[[2]string]bool{
-	// The built-in http.request tool is built by server from connectors/http.
-	{"server", "connectors/http"}: true,
-}
-
 func TestImportDirection(t *testing.T) {
 	for _, p := range listPackages(t) {
 		from := rel(p.ImportPath)
@@ -101,7 +94,7 @@ func TestImportDirection(t *testing.T) {
 				t.Errorf("connector %s imports %s: a connector imports only the vocabulary, connectors (and connectors/netguard)", from, to)
 			case from == "connectors" && to != "" && to != "internal/strictyaml":
 				t.Errorf("the connector contract imports %s", to)
-			case connectorTypeDir(to) && from != "connectors/all" && !strings.HasPrefix(from, "cmd/") && !connectorTypeDir(from) && !typeImportAllowed[[2]string{from, to}]:
+			case connectorTypeDir(to) && from != "connectors/all" && !strings.HasPrefix(from, "cmd/") && !connectorTypeDir(from):
 				t.Errorf("%s imports the connector type %s: only connectors/all and cmd import connector types; register a tool as a connector instead", from, to)
 			case from == "connectors/all" && !connectorTypeDir(to):
 				t.Errorf("connectors/all imports %s, which is not a connector type", to)
