@@ -38,6 +38,9 @@ type Metrics struct {
 	Limited *prometheus.CounterVec
 	// Retries counts connectors' retries, by tool.
 	Retries *prometheus.CounterVec
+	// BackgroundErrors counts the errors of work no caller waits for, by
+	// operation (heartbeat, expire, recover, list_approved, run_approved).
+	BackgroundErrors *prometheus.CounterVec
 	// ViewCacheHits and ViewCacheEvictions count the views of the catalog
 	// found built, and those dropped to keep the cache within its size.
 	ViewCacheHits, ViewCacheEvictions prometheus.Counter
@@ -74,6 +77,9 @@ func NewMetrics(src Sources) *Metrics {
 			Name: "legate_retries_total", Help: "Retries connectors made to their providers, by tool.",
 		}, []string{"tool"}),
 	}
+	m.BackgroundErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "legate_background_errors_total", Help: "Errors of background work (approval heartbeats, expiry, recovery, runs), by operation.",
+	}, []string{"op"})
 	m.ViewCacheHits = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "legate_view_cache_hits_total", Help: "Calls and lists whose caller's view of the catalog was found built.",
 	})
@@ -84,7 +90,7 @@ func NewMetrics(src Sources) *Metrics {
 		Name: "legate_fast_path_requests_total", Help: "MCP requests answered without the go-sdk's decoding and encoding, by method (tools/call: relayed to an upstream as bytes).",
 	}, []string{"method"})
 	m.FastList, m.FastCall = fast.WithLabelValues("tools/list"), fast.WithLabelValues("tools/call")
-	m.reg.MustRegister(m.Calls, m.Latency, m.Decisions, m.Decided, m.Limited, m.Retries, fast, m.ViewCacheHits, m.ViewCacheEvictions,
+	m.reg.MustRegister(m.Calls, m.Latency, m.Decisions, m.Decided, m.Limited, m.Retries, fast, m.BackgroundErrors, m.ViewCacheHits, m.ViewCacheEvictions,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "legate_catalog_tools", Help: "Tools in the catalog."},
 			func() float64 { return float64(src.CatalogSize()) }),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),

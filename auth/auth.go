@@ -80,6 +80,14 @@ func NewAuthenticator(cfg config.Auth, tokens store.TokenStore, log *slog.Logger
 // middleware, where CheckListen allows it.
 func (a *Authenticator) Enabled() bool { return a.enabled }
 
+// Close stops fetching the issuer's keys: a fetch in flight is cancelled
+// and waited for. Verifying after Close uses the keys already fetched.
+func (a *Authenticator) Close() {
+	if a.oauth != nil {
+		a.oauth.keys.close()
+	}
+}
+
 // MetadataURL is the URL of the protected resource metadata, named in the
 // WWW-Authenticate header of every 401; "" without auth.resource.
 func (a *Authenticator) MetadataURL() string { return a.metadataURL }

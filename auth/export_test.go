@@ -9,3 +9,10 @@ func SetJWKSRetry(a *Authenticator, d time.Duration) {
 	defer a.oauth.keys.mu.Unlock()
 	a.oauth.keys.retry = d
 }
+
+// Fetching reports whether a fetch of the issuer's keys is running.
+func Fetching(a *Authenticator) bool {
+	a.oauth.keys.mu.Lock()
+	defer a.oauth.keys.mu.Unlock()
+	return a.oauth.keys.inflight != nil
+}

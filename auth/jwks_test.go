@@ -1,12 +1,16 @@
 package auth_test
 
 import (
+	"context"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/auth/authtest"
 )
 
@@ -46,5 +50,41 @@ func TestUnknownKeyIDsAreRateLimited(t *testing.T) {
 	// One fetch at first, and at most one a second after it.
 	if n, most := d.Fetches.Load(), 2+int32(time.Since(start)/time.Second); n > most {
 		t.Fatalf("the keys were fetched %d times in %s, want at most %d", n, time.Since(start), most)
+	}
+}
+
+// TestCloseEndsAFetchInFlight: Close cancels a fetch of the issuer's keys
+// that hangs, and returns once it has ended.
+func TestCloseEndsAFetchInFlight(t *testing.T) {
+	d := authtest.NewIDP(t)
+	asked := make(chan struct{}, 1)
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked <- struct{}{}
+		<-r.Context().Done()
+	}))
+	defer hang.Close()
+	doc := fmt.Sprintf("auth:\n  resource: %s\n  oauth:\n    issuer: %s\n    jwks_url: %s/jwks.json\n", authtest.Resource, d.Issuer, hang.URL)
+	a := newAuth(t, doc, tokenStore(t))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := a.Verify(ctx, d.Sign(d.Claims("alice"), d.Key), nil)
+		done <- err
+	}()
+	<-asked
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("verified without keys")
+	}
+	if !auth.Fetching(a) {
+		t.Fatal("the fetch ended with the request that started it")
+	}
+	start := time.Now()
+	a.Close()
+	if el := time.Since(start); el > 5*time.Second {
+		t.Errorf("Close took %s", el)
+	}
+	if auth.Fetching(a) {
+		t.Fatal("a fetch still runs after Close")
 	}
 }

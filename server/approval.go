@@ -235,16 +235,18 @@ func (x *executor) runApproved(ctx context.Context) {
 	t := time.NewTicker(500 * time.Millisecond)
 	defer t.Stop()
 	for {
-		if n, err := x.inbox.Store().Expire(ctx, time.Now()); err == nil && n > 0 {
+		n, err := x.inbox.Store().Expire(ctx, time.Now())
+		x.failed(ctx, "expire", "", err)
+		if n > 0 {
 			x.log.Info("approval requests expired", "count", n)
 		}
-		if n, err := x.inbox.Recover(ctx, interrupted); err == nil && n > 0 {
+		n, err = x.inbox.Recover(ctx, interrupted)
+		x.failed(ctx, "recover", "", err)
+		if n > 0 {
 			x.log.Warn("approved calls interrupted by a stop were marked failed, not run again", "count", n)
 		}
 		approved, err := x.inbox.Store().List(ctx, store.ApprovalFilter{State: store.StateApproved, AllTenants: true})
-		if err != nil && ctx.Err() == nil {
-			x.log.Warn("listing approved requests", "error", err)
-		}
+		x.failed(ctx, "list_approved", "", err)
 		for _, a := range approved {
 			x.runOne(ctx, a)
 		}
@@ -283,9 +285,18 @@ func (x *executor) runOne(ctx context.Context, a *store.Approval) {
 		}
 		return json.Marshal(res)
 	}, outcomeOf)
-	if err != nil {
-		x.log.Error("running approved request", "approval", a.ID, "error", err)
+	x.failed(ctx, "run_approved", a.ID, err)
+}
+
+// failed logs and counts an error of background work, op naming the
+// work and approvalID its request if any; nil, or an error of the work's
+// end (ctx done), is neither.
+func (x *executor) failed(ctx context.Context, op, approvalID string, err error) {
+	if err == nil || ctx.Err() != nil {
+		return
 	}
+	x.metrics.BackgroundErrors.WithLabelValues(op).Inc()
+	x.log.Error("approvals: "+strings.ReplaceAll(op, "_", " ")+" failed", "approval", approvalID, "error", err)
 }
 
 // statusTool is the built-in read-only tool legate.approval_status.

@@ -141,6 +141,9 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	g.views = newViews(opts.Config.ViewCacheSize, g.metrics)
 	g.approvals = &executor{inbox: g.inbox, policy: g.policy, log: g.log, metrics: g.metrics, catalog: g.Catalog, auditRefused: g.auditRefused}
 	g.approvals.life, g.endLife = context.WithCancel(context.Background())
+	// A heartbeat runs within a call, which cannot be failed for it: its
+	// errors are logged and counted as the executor's are.
+	g.inbox.OnError(func(op, id string, err error) { g.approvals.failed(context.Background(), op, id, err) })
 
 	defs, err := sources.InstanceDefs(ctx, opts.Config, opts.Store)
 	if err != nil {
@@ -459,12 +462,13 @@ func (g *Gateway) auditRetention() time.Duration {
 // Upstreams returns the upstream manager.
 func (g *Gateway) Upstreams() *upstream.Manager { return g.upstreams }
 
-// Close cancels the approval notifications in flight and waits for them,
-// stops the background work (writing the last audit rows), ends upstream
+// Close cancels the approval notifications and the fetch of the issuer's
+// keys in flight and waits for them, stops the background work (writing the last audit rows), ends upstream
 // sessions and processes and releases the instances' resources.
 func (g *Gateway) Close() error {
 	g.endLife()
 	g.approvals.notifying.Wait()
+	g.auth.Close()
 	g.upstreams.Close()
 	if g.stop != nil {
 		g.stop()
