@@ -8,7 +8,6 @@ package config
 import (
 	"errors"
 	"fmt"
-	"github.com/legate-mcp/legate"
 	"net"
 	"os"
 	pathpkg "path"
@@ -16,6 +15,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/legate-mcp/legate"
 
 	"gopkg.in/yaml.v3"
 
@@ -66,6 +67,10 @@ type File struct {
 	// Profiles are named views of the catalog, assigned per principal
 	// (a token's or JWT's profile).
 	Profiles []Profile `yaml:"profiles"`
+	// ViewCacheSize bounds how many views of the catalog, one per (tenant,
+	// profile) of the principals calling, are kept built (default 1024;
+	// the least recently used is dropped, and built again when needed).
+	ViewCacheSize int `yaml:"view_cache_size"`
 	// Auth decides who may call /mcp: static tokens, OAuth access tokens,
 	// or nobody but loopback clients.
 	Auth Auth `yaml:"auth"`
@@ -195,6 +200,9 @@ func (f *File) Validate() error {
 	if f.MaxResultBytes < 0 {
 		bad("max_result_bytes", "must not be negative")
 	}
+	if f.ViewCacheSize < 0 {
+		bad("view_cache_size", "must not be negative")
+	}
 	seen := map[string]string{}
 	for i := range f.Connectors {
 		c := &f.Connectors[i]
@@ -217,13 +225,15 @@ func (f *File) Validate() error {
 	if f.Audit.Retention < 0 {
 		bad("audit.retention", "must not be negative")
 	}
-	if f.Approvals.Notify != "" {
+	if n := f.Approvals.Notify; n != "" && !strings.Contains(n, ".") {
+		// A tool's canonical name is checked when the gateway builds its
+		// catalog; an instance id (its send tool) can be checked here.
 		found := false
 		for _, c := range f.Connectors {
-			found = found || c.ID == f.Approvals.Notify && c.Type == "webhook"
+			found = found || c.ID == n
 		}
 		if !found {
-			bad("approvals.notify", "names no webhook connector instance of this file: %q", f.Approvals.Notify)
+			bad("approvals.notify", "names no tool and no connector instance of this file: %q", n)
 		}
 	}
 	seenProfile := map[string]bool{}

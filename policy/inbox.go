@@ -26,7 +26,8 @@ type ApprovalsConfig struct {
 	Expire legate.Duration `yaml:"expire"`
 	// SeparateApprover forbids a caller to approve its own request.
 	SeparateApprover bool `yaml:"separate_approver"`
-	// Notify names a webhook connector instance that receives every new request.
+	// Notify names the tool that receives every new request, by canonical
+	// name, or a connector instance whose send tool does (a webhook's id).
 	Notify string `yaml:"notify"`
 }
 
@@ -65,11 +66,26 @@ type Inbox struct {
 
 	mu   sync.Mutex
 	wake chan struct{} // closed and replaced on every local state change
+
+	beat    time.Duration                  // HeartbeatInterval but in tests
+	onError func(op, id string, err error) // see OnError
 }
 
 // NewInbox returns an inbox on st.
 func NewInbox(st store.ApprovalStore, cfg ApprovalsConfig) *Inbox {
-	return &Inbox{st: st, cfg: cfg, now: time.Now, wake: make(chan struct{})}
+	return &Inbox{st: st, cfg: cfg, now: time.Now, wake: make(chan struct{}), beat: HeartbeatInterval}
+}
+
+// OnError sets what is told of the errors no caller gets back: a running
+// call's failed heartbeat (op "heartbeat", with the approval's id). Such
+// an error must not go unseen: heartbeats missed for StaleAfter let any
+// process mark the still-running call failed. Set it before use.
+func (in *Inbox) OnError(f func(op, id string, err error)) { in.onError = f }
+
+func (in *Inbox) report(op, id string, err error) {
+	if in.onError != nil {
+		in.onError(op, id, err)
+	}
 }
 
 // Config returns the approvals configuration.
@@ -214,21 +230,29 @@ func (in *Inbox) Execute(ctx context.Context, a *store.Approval, run func(contex
 	}
 	defer in.changed()
 	// While it runs, a heartbeat shows the run is alive; a request whose
-	// heartbeat stops (the process died) is failed by Recover.
+	// heartbeat stops (the process died) is failed by Recover. A failed
+	// heartbeat is reported and tried again sooner, well within StaleAfter.
 	stop := make(chan struct{})
+	var beating sync.WaitGroup
+	defer beating.Wait()
 	defer close(stop)
-	go func() {
-		t := time.NewTicker(HeartbeatInterval)
+	beating.Go(func() {
+		t := time.NewTimer(in.beat)
 		defer t.Stop()
 		for {
 			select {
 			case <-stop:
 				return
 			case <-t.C:
-				in.st.Heartbeat(context.WithoutCancel(ctx), a.ID, in.now())
+				next := in.beat
+				if err := in.st.Heartbeat(context.WithoutCancel(ctx), a.ID, in.now()); err != nil {
+					in.report("heartbeat", a.ID, err)
+					next = in.beat / 5
+				}
+				t.Reset(next)
 			}
 		}
-	}()
+	})
 	// The outcome is recorded even if the caller went away meanwhile.
 	out, runErr := run(context.WithoutCancel(ctx))
 	state := store.StateExecuted

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/legate-mcp/legate/admin"
+	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/server"
 	"github.com/legate-mcp/legate/store"
@@ -36,7 +38,7 @@ func tenantInbox(t *testing.T) (*sqlite.Store, string, map[string]string) {
 	gw.StartAudit(ctx)
 	ids := map[string]string{}
 	for _, tenant := range []string{"acme", "globex", ""} {
-		p := &server.Principal{Name: "caller-" + tenant, Tenant: tenant, Role: server.RoleUser}
+		p := &auth.Principal{Name: "caller-" + tenant, Tenant: tenant, Role: auth.RoleUser}
 		res, err := gw.Call(ctx, "s.fail", []byte(`{"text":"NOT_FOUND"}`), server.CallOptions{Principal: p})
 		if err != nil {
 			t.Fatal(err)
@@ -60,7 +62,7 @@ func listApprovals(t *testing.T, url, tok string) (int, []string) {
 	}
 	defer resp.Body.Close()
 	var body struct {
-		Approvals []server.ApprovalView `json:"approvals"`
+		Approvals []admin.ApprovalView `json:"approvals"`
 	}
 	json.NewDecoder(resp.Body).Decode(&body)
 	var tenants []string
@@ -73,9 +75,9 @@ func listApprovals(t *testing.T, url, tok string) (int, []string) {
 
 func TestApprovalListIsScopedToTheCallersTenant(t *testing.T) {
 	st, url, _ := tenantInbox(t)
-	shared := token(t, st, server.Principal{Name: "shared", Role: server.RoleApprover})
-	acme := token(t, st, server.Principal{Name: "ann", Tenant: "acme", Role: server.RoleApprover})
-	root := token(t, st, server.Principal{Name: "root", Role: server.RoleAdmin})
+	shared := token(t, st, auth.Principal{Name: "shared", Role: auth.RoleApprover})
+	acme := token(t, st, auth.Principal{Name: "ann", Tenant: "acme", Role: auth.RoleApprover})
+	root := token(t, st, auth.Principal{Name: "root", Role: auth.RoleAdmin})
 	for name, tc := range map[string]struct {
 		tok, query string
 		status     int
@@ -102,7 +104,7 @@ func TestApprovalListIsScopedToTheCallersTenant(t *testing.T) {
 
 func TestSharedApproverSeesOnlySharedRequests(t *testing.T) {
 	st, url, ids := tenantInbox(t)
-	shared := token(t, st, server.Principal{Name: "shared", Role: server.RoleApprover})
+	shared := token(t, st, auth.Principal{Name: "shared", Role: auth.RoleApprover})
 	do := func(method, path string) int {
 		req, _ := http.NewRequest(method, url+path, nil)
 		req.Header.Set("Authorization", "Bearer "+shared)
@@ -131,7 +133,7 @@ func TestSharedApproverSeesOnlySharedRequests(t *testing.T) {
 
 func TestAdminCrossTenantReadsAreAudited(t *testing.T) {
 	st, url, ids := tenantInbox(t)
-	root := token(t, st, server.Principal{Name: "root", Role: server.RoleAdmin})
+	root := token(t, st, auth.Principal{Name: "root", Role: auth.RoleAdmin})
 	if status, _ := listApprovals(t, url, root); status != http.StatusOK {
 		t.Fatalf("status %d", status)
 	}
@@ -162,8 +164,8 @@ func TestApprovalListLimitIsBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	root := token(t, st, server.Principal{Name: "root", Role: server.RoleAdmin})
-	if status, tenants := listApprovals(t, url+"?limit=1000000", root); status != http.StatusOK || len(tenants) != server.MaxApprovalList {
-		t.Fatalf("status %d, %d requests listed, want %d", status, len(tenants), server.MaxApprovalList)
+	root := token(t, st, auth.Principal{Name: "root", Role: auth.RoleAdmin})
+	if status, tenants := listApprovals(t, url+"?limit=1000000", root); status != http.StatusOK || len(tenants) != admin.MaxApprovalList {
+		t.Fatalf("status %d, %d requests listed, want %d", status, len(tenants), admin.MaxApprovalList)
 	}
 }

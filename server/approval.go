@@ -4,21 +4,45 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/legate-mcp/legate"
+	"log/slog"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/legate-mcp/legate"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/legate-mcp/legate/audit"
+	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/upstream"
 )
 
+// executor holds calls for approval and runs approved requests: the
+// policy step of the call path, the background run of requests approved
+// after their call returned, and the built-in legate.approval_status.
+type executor struct {
+	inbox        *policy.Inbox
+	policy       *policy.Policy
+	log          *slog.Logger
+	metrics      *audit.Metrics
+	catalog      func() *catalog.Catalog
+	auditRefused func(store.AuditRow)
+	// call is the whole call path, through which approved requests and
+	// notifications run; set once the path is built.
+	call Handler
+	// life ends when the gateway closes, cancelling notifications in
+	// flight; notifying counts them, so Close can wait for them.
+	life      context.Context
+	notifying sync.WaitGroup
+}
+
 // decide is the policy step of the call path: deny, allow, or hold the
 // call for approval.
-func (g *Gateway) decide(next Handler) Handler {
+func (x *executor) decide(next Handler) Handler {
 	return func(ctx context.Context, r *Request) (*mcp.CallToolResult, error) {
 		if r.approved != nil {
 			// The executor runs a request already approved and claimed.
@@ -27,10 +51,10 @@ func (g *Gateway) decide(next Handler) Handler {
 			return next(ctx, r)
 		}
 		if r.Decision.Action == "" { // not decided before the call path (the fast path decides first)
-			r.Decision = g.policy.Decide(g.subjectOf(r))
+			r.Decision = x.policy.Decide(subjectOf(r))
 		}
 		d := r.Decision
-		g.metrics.decisions.WithLabelValues(string(d.Action)).Inc()
+		x.metrics.Decisions.WithLabelValues(string(d.Action)).Inc()
 		switch d.Action {
 		case policy.Deny:
 			reason := d.Reason
@@ -39,14 +63,14 @@ func (g *Gateway) decide(next Handler) Handler {
 			}
 			return nil, &legate.Error{Code: legate.CodePolicyDenied, Message: fmt.Sprintf("%s: %s", r.Entry.Canonical, reason)}
 		case policy.Approve:
-			return g.holdForApproval(ctx, r, next)
+			return x.holdForApproval(ctx, r, next)
 		}
 		return next(ctx, r)
 	}
 }
 
 // subjectOf is what policy rules match of a call.
-func (g *Gateway) subjectOf(r *Request) policy.Subject {
+func subjectOf(r *Request) policy.Subject {
 	s := policy.Subject{Principal: r.Caller.Principal, Tenant: r.Caller.Tenant, Tool: r.Entry.Canonical, Class: r.Class}
 	switch t := r.Entry.Target.(type) {
 	case *nativeTool:
@@ -69,13 +93,13 @@ const builtinSource = "legate"
 // approvals.wait for a decision (asking the user in the client when the
 // rule says confirm: client and the session can answer); runs it once if
 // approved; and otherwise tells the client how to follow up.
-func (g *Gateway) holdForApproval(ctx context.Context, r *Request, next Handler) (*mcp.CallToolResult, error) {
+func (x *executor) holdForApproval(ctx context.Context, r *Request, next Handler) (*mcp.CallToolResult, error) {
 	def, _ := json.Marshal(r.Entry.Tool)
 	args := r.Args
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	a, created, err := g.inbox.Open(ctx, &store.Approval{
+	a, created, err := x.inbox.Open(ctx, &store.Approval{
 		Principal: r.Caller.Principal, Tenant: r.Caller.Tenant, Session: r.Caller.Session,
 		Tool: r.Entry.Canonical, Class: string(r.Class), Args: args, ArgsHash: r.ArgsHash,
 		DefHash: r.Entry.Hash, Definition: def,
@@ -88,10 +112,10 @@ func (g *Gateway) holdForApproval(ctx context.Context, r *Request, next Handler)
 	// writes carry the approval id as their idempotency key.
 	r.OperationID = a.ID
 	if created {
-		g.log.Info("approval requested", "approval", a.ID, "tool", a.Tool, "principal", a.Principal, "expires", a.ExpiresAt)
-		g.notifyApproval(a)
-		if r.Decision.Confirm == policy.ConfirmClient && !g.inbox.Config().SeparateApprover {
-			g.confirmInClient(ctx, r, a)
+		x.log.Info("approval requested", "approval", a.ID, "tool", a.Tool, "principal", a.Principal, "expires", a.ExpiresAt)
+		x.notify(a)
+		if r.Decision.Confirm == policy.ConfirmClient && !x.inbox.Config().SeparateApprover {
+			x.confirmInClient(ctx, r, a)
 		}
 	}
 	tick := func() {}
@@ -104,9 +128,9 @@ func (g *Gateway) holdForApproval(ctx context.Context, r *Request, next Handler)
 			})
 		}
 	}
-	deadline := time.Now().Add(g.inbox.Config().WaitTime())
+	deadline := time.Now().Add(x.inbox.Config().WaitTime())
 	for {
-		a, err = g.inbox.Await(ctx, a.ID, time.Until(deadline), tick)
+		a, err = x.inbox.Await(ctx, a.ID, time.Until(deadline), tick)
 		if err != nil {
 			return nil, err
 		}
@@ -115,7 +139,7 @@ func (g *Gateway) holdForApproval(ctx context.Context, r *Request, next Handler)
 		}
 		// Whether this call won the claim and ran it or another caller holds
 		// it, the next Await sees the outcome once it is recorded.
-		if _, err := g.inbox.Execute(ctx, a, func(ctx context.Context) (json.RawMessage, error) {
+		if _, err := x.inbox.Execute(ctx, a, func(ctx context.Context) (json.RawMessage, error) {
 			res, err := next(ctx, r)
 			if err != nil {
 				return nil, err
@@ -125,12 +149,12 @@ func (g *Gateway) holdForApproval(ctx context.Context, r *Request, next Handler)
 			return nil, err
 		}
 	}
-	return g.settledResult(a)
+	return settledResult(a)
 }
 
 // settledResult is what a call bound to a gets: the stored outcome, a
 // denial, or APPROVAL_PENDING with how to follow up.
-func (g *Gateway) settledResult(a *store.Approval) (*mcp.CallToolResult, error) {
+func settledResult(a *store.Approval) (*mcp.CallToolResult, error) {
 	switch a.State {
 	case store.StateExecuted, store.StateFailed:
 		var res mcp.CallToolResult
@@ -167,7 +191,7 @@ func outcomeOf(err error) json.RawMessage {
 // confirmInClient asks the user in the client, when its session can
 // answer elicitation, and records the answer as the decision. Any failure
 // leaves the request in the inbox.
-func (g *Gateway) confirmInClient(ctx context.Context, r *Request, a *store.Approval) {
+func (x *executor) confirmInClient(ctx context.Context, r *Request, a *store.Approval) {
 	ss := r.Session
 	if ss == nil {
 		return
@@ -175,7 +199,7 @@ func (g *Gateway) confirmInClient(ctx context.Context, r *Request, a *store.Appr
 	if p := ss.InitializeParams(); p == nil || p.Capabilities == nil || p.Capabilities.Elicitation == nil {
 		return
 	}
-	ectx, cancel := context.WithTimeout(ctx, g.inbox.Config().WaitTime())
+	ectx, cancel := context.WithTimeout(ctx, x.inbox.Config().WaitTime())
 	defer cancel()
 	res, err := ss.Elicit(ectx, &mcp.ElicitParams{
 		Message: fmt.Sprintf("Allow %s (%s) to run with these arguments?\n%s", a.Tool, a.Class, string(a.Args)),
@@ -188,44 +212,14 @@ func (g *Gateway) confirmInClient(ctx context.Context, r *Request, a *store.Appr
 		},
 	})
 	if err != nil {
-		g.log.Info("confirmation in the client failed; the request stays in the inbox", "approval", a.ID, "error", err)
+		x.log.Info("confirmation in the client failed; the request stays in the inbox", "approval", a.ID, "error", err)
 		return
 	}
 	approve := res.Action == "accept" && res.Content["approve"] == true
 	decider := r.Caller.Principal + " (in the client)"
-	if _, err := g.inbox.Decide(ctx, a.ID, approve, decider, "answered in the client: "+res.Action); err != nil {
-		g.log.Info("recording the client's answer", "approval", a.ID, "error", err)
+	if _, err := x.inbox.Decide(ctx, a.ID, approve, decider, "answered in the client: "+res.Action); err != nil {
+		x.log.Info("recording the client's answer", "approval", a.ID, "error", err)
 	}
-}
-
-// notifyApproval sends a new request to the webhook instance named by
-// approvals.notify, in the background; the call does not wait for it.
-func (g *Gateway) notifyApproval(a *store.Approval) {
-	id := g.inbox.Config().Notify
-	if id == "" {
-		return
-	}
-	e, ok := g.Catalog().Lookup(id + ".send")
-	if !ok {
-		return
-	}
-	nt := e.Target.(*nativeTool)
-	payload, _ := json.Marshal(map[string]any{
-		"event": "approval.requested",
-		"payload": map[string]any{
-			"approval_id": a.ID, "tool": a.Tool, "class": a.Class, "principal": a.Principal, "tenant": a.Tenant,
-			"arguments": a.Args, "expires_at": a.ExpiresAt, "approve": "legate approvals approve " + a.ID,
-		},
-	})
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		_, err := nt.tool.Run(ctx, &connectors.Call{Tool: "send", Args: payload, Credentials: nt.inst.creds, OperationID: "approval-" + a.ID})
-		if err != nil {
-			// Its text may quote the payload, which holds the arguments.
-			g.log.Warn("approval notification failed", append([]any{"approval", a.ID, "notifier", id}, errorAttrs(err)...)...)
-		}
-	}()
 }
 
 // interrupted is the outcome of an approved call whose run stopped with
@@ -237,22 +231,24 @@ var interrupted = outcomeOf(&legate.Error{Code: legate.CodeTransient,
 // waiting for (decided through the CLI or API after the call returned
 // APPROVAL_PENDING, or approved before a restart); marks failed the runs
 // whose process stopped; expires overdue requests.
-func (g *Gateway) runApproved(ctx context.Context) {
+func (x *executor) runApproved(ctx context.Context) {
 	t := time.NewTicker(500 * time.Millisecond)
 	defer t.Stop()
 	for {
-		if n, err := g.inbox.Store().Expire(ctx, time.Now()); err == nil && n > 0 {
-			g.log.Info("approval requests expired", "count", n)
+		n, err := x.inbox.Store().Expire(ctx, time.Now())
+		x.failed(ctx, "expire", "", err)
+		if n > 0 {
+			x.log.Info("approval requests expired", "count", n)
 		}
-		if n, err := g.inbox.Recover(ctx, interrupted); err == nil && n > 0 {
-			g.log.Warn("approved calls interrupted by a stop were marked failed, not run again", "count", n)
+		n, err = x.inbox.Recover(ctx, interrupted)
+		x.failed(ctx, "recover", "", err)
+		if n > 0 {
+			x.log.Warn("approved calls interrupted by a stop were marked failed, not run again", "count", n)
 		}
-		approved, err := g.inbox.Store().List(ctx, store.ApprovalFilter{State: store.StateApproved, AllTenants: true})
-		if err != nil && ctx.Err() == nil {
-			g.log.Warn("listing approved requests", "error", err)
-		}
+		approved, err := x.inbox.Store().List(ctx, store.ApprovalFilter{State: store.StateApproved, AllTenants: true})
+		x.failed(ctx, "list_approved", "", err)
 		for _, a := range approved {
-			g.runOne(ctx, a)
+			x.runOne(ctx, a)
 		}
 		select {
 		case <-ctx.Done():
@@ -264,38 +260,47 @@ func (g *Gateway) runApproved(ctx context.Context) {
 
 // runOne executes one approved request through the call path, if its tool
 // still exists with the definition that was approved.
-func (g *Gateway) runOne(ctx context.Context, a *store.Approval) {
-	e, ok := g.Catalog().Lookup(a.Tool)
+func (x *executor) runOne(ctx context.Context, a *store.Approval) {
+	e, ok := x.catalog().Lookup(a.Tool)
 	r := &Request{Entry: e, Args: a.Args, Caller: connectors.Caller{Principal: a.Principal, Tenant: a.Tenant, Session: a.Session},
 		OperationID: a.ID, Start: time.Now(), ArgsHash: a.ArgsHash, approved: a}
-	_, err := g.inbox.Execute(ctx, a, func(ctx context.Context) (json.RawMessage, error) {
+	_, err := x.inbox.Execute(ctx, a, func(ctx context.Context) (json.RawMessage, error) {
 		// A run refused here never reaches the call path: audit it here.
 		refused := store.AuditRow{Principal: a.Principal, Tenant: a.Tenant, Session: a.Session, Tool: a.Tool, Source: "approval",
 			Class: string(a.Class), Decision: string(policy.Approve), ApprovalID: a.ID, ArgsHash: a.ArgsHash}
 		switch {
 		case !ok:
 			refused.Outcome = string(legate.CodeNotFound)
-			g.auditRefused(refused)
+			x.auditRefused(refused)
 			return nil, &legate.Error{Code: legate.CodeNotFound, Message: fmt.Sprintf("tool %s no longer exists", a.Tool)}
 		case e.Hash != a.DefHash:
 			refused.Outcome = string(legate.CodePolicyDenied)
-			g.auditRefused(refused)
+			x.auditRefused(refused)
 			return nil, &legate.Error{Code: legate.CodePolicyDenied, Message: fmt.Sprintf("the definition of %s changed after it was approved; call again for a new approval", a.Tool)}
 		}
-		r.Class = g.classOf(e, a.Args)
-		res, err := g.call(ctx, r)
+		r.Class = classOf(e, a.Args)
+		res, err := x.call(ctx, r)
 		if err != nil {
 			return nil, err
 		}
 		return json.Marshal(res)
 	}, outcomeOf)
-	if err != nil {
-		g.log.Error("running approved request", "approval", a.ID, "error", err)
-	}
+	x.failed(ctx, "run_approved", a.ID, err)
 }
 
-// approvalStatusTool is the built-in read-only tool legate.approval_status.
-func (g *Gateway) approvalStatusTool() connectors.Tool {
+// failed logs and counts an error of background work, op naming the
+// work and approvalID its request if any; nil, or an error of the work's
+// end (ctx done), is neither.
+func (x *executor) failed(ctx context.Context, op, approvalID string, err error) {
+	if err == nil || ctx.Err() != nil {
+		return
+	}
+	x.metrics.BackgroundErrors.WithLabelValues(op).Inc()
+	x.log.Error("approvals: "+strings.ReplaceAll(op, "_", " ")+" failed", "approval", approvalID, "error", err)
+}
+
+// statusTool is the built-in read-only tool legate.approval_status.
+func (x *executor) statusTool() connectors.Tool {
 	type args struct {
 		ApprovalID string `json:"approval_id" jsonschema:"the approval id an APPROVAL_PENDING result gave"`
 	}
@@ -303,7 +308,7 @@ func (g *Gateway) approvalStatusTool() connectors.Tool {
 		"Report the state of an approval request (pending, approved, denied, expired, executing, executed, failed) and, once it ran, its outcome.",
 		legate.ClassRead,
 		func(ctx context.Context, call *connectors.Call, in *args) (*legate.Result, error) {
-			a, err := g.inbox.Store().Get(ctx, strings.TrimSpace(in.ApprovalID))
+			a, err := x.inbox.Store().Get(ctx, strings.TrimSpace(in.ApprovalID))
 			if err != nil || a.Principal != call.Caller.Principal || a.Tenant != call.Caller.Tenant {
 				return nil, legate.Errorf(legate.CodeNotFound, "no approval %q of yours", in.ApprovalID)
 			}
@@ -325,4 +330,14 @@ func entryHash(t *mcp.Tool, class legate.Class) string {
 		Class legate.Class
 	}{t, class})
 	return policy.ArgsHash(b)
+}
+
+// Decide approves or denies a pending request. A waiting call wakes at
+// once; with none, the executor runs an approved request within half a second.
+func (g *Gateway) Decide(ctx context.Context, id string, approve bool, decider, reason string) (*store.Approval, error) {
+	a, err := g.inbox.Decide(ctx, id, approve, decider, reason)
+	if err == nil {
+		g.metrics.Decided.Observe(a.DecidedAt.Sub(a.CreatedAt).Seconds())
+	}
+	return a, err
 }

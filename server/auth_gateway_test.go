@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/server"
 	"github.com/legate-mcp/legate/store/sqlite"
@@ -42,9 +43,9 @@ func authGateway(t *testing.T) (*server.Gateway, *sqlite.Store, string) {
 	return gw, st, serve(t, gw)
 }
 
-func token(t *testing.T, st *sqlite.Store, p server.Principal) string {
+func token(t *testing.T, st *sqlite.Store, p auth.Principal) string {
 	t.Helper()
-	tok, err := server.CreateToken(context.Background(), st.Tokens(), p)
+	tok, err := auth.CreateToken(context.Background(), st.Tokens(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,8 +54,8 @@ func token(t *testing.T, st *sqlite.Store, p server.Principal) string {
 
 func TestAuthenticatedCallsCarryTheirPrincipal(t *testing.T) {
 	_, st, url := authGateway(t)
-	alice := token(t, st, server.Principal{Name: "alice", Role: server.RoleUser, Tenant: "acme"})
-	bob := token(t, st, server.Principal{Name: "bob", Role: server.RoleUser, Tenant: "globex"})
+	alice := token(t, st, auth.Principal{Name: "alice", Role: auth.RoleUser, Tenant: "acme"})
+	bob := token(t, st, auth.Principal{Name: "bob", Role: auth.RoleUser, Tenant: "globex"})
 
 	// No token, or a wrong one: 401 with a challenge.
 	for _, tok := range []string{"", "lgt_wrong"} {
@@ -110,12 +111,12 @@ func TestAdminAPINeedsTheApproverRole(t *testing.T) {
 	_, st, url := authGateway(t)
 	admin := strings.TrimSuffix(url, "/mcp") + "/admin/v1/approvals"
 	for name, tc := range map[string]struct {
-		p    server.Principal
+		p    auth.Principal
 		want int
 	}{
-		"user":     {server.Principal{Name: "u", Role: server.RoleUser}, http.StatusForbidden},
-		"approver": {server.Principal{Name: "a", Role: server.RoleApprover}, http.StatusOK},
-		"admin":    {server.Principal{Name: "root", Role: server.RoleAdmin}, http.StatusOK},
+		"user":     {auth.Principal{Name: "u", Role: auth.RoleUser}, http.StatusForbidden},
+		"approver": {auth.Principal{Name: "a", Role: auth.RoleApprover}, http.StatusOK},
+		"admin":    {auth.Principal{Name: "root", Role: auth.RoleAdmin}, http.StatusOK},
 	} {
 		t.Run(name, func(t *testing.T) {
 			req, _ := http.NewRequest("GET", admin, nil)

@@ -5,41 +5,10 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/server"
 )
-
-// invalid is the RFC 6750 error a 401 for a bad token names.
-const invalid = `error="invalid_token"`
-
-func TestInvalidTokensAreNamedInTheChallenge(t *testing.T) {
-	d := newIDP(t)
-	ts := tokenStore(t)
-	expired := func() string {
-		c := d.claims("alice")
-		c["exp"] = time.Now().Add(-time.Hour)
-		return d.sign(c, d.key)
-	}()
-	for name, tc := range map[string]struct {
-		doc, token, want string
-	}{
-		"static token, no token":        {"auth:\n  tokens: true\n", "", "Bearer"},
-		"static token, unknown token":   {"auth:\n  tokens: true\n", "lgt_nope", "Bearer " + invalid},
-		"with metadata, no token":       {d.config(""), "", challenge},
-		"with metadata, unknown static": {d.config(""), "lgt_nope", challenge + ", " + invalid},
-		"with metadata, expired access": {d.config(""), expired, challenge + ", " + invalid},
-		"with metadata, garbage":        {d.config(""), "not-a-jwt", challenge + ", " + invalid},
-	} {
-		t.Run(name, func(t *testing.T) {
-			w := call(newAuth(t, tc.doc, ts).Middleware()(whoami), tc.token)
-			if w.Code != http.StatusUnauthorized || w.Header().Get("WWW-Authenticate") != tc.want {
-				t.Fatalf("status %d, WWW-Authenticate %q, want %q", w.Code, w.Header().Get("WWW-Authenticate"), tc.want)
-			}
-		})
-	}
-}
 
 func TestWrongAdminTokenIsNamedInTheChallenge(t *testing.T) {
 	cfg, err := config.Parse([]byte(testConfig), nil)
@@ -54,7 +23,7 @@ func TestWrongAdminTokenIsNamedInTheChallenge(t *testing.T) {
 	base := strings.TrimSuffix(serve(t, g), "/mcp") + "/admin/v1/approvals"
 	for name, tc := range map[string]struct{ auth, want string }{
 		"none":  {"", `Bearer realm="legate-admin"`},
-		"wrong": {"Bearer wrong", `Bearer realm="legate-admin", ` + invalid},
+		"wrong": {"Bearer wrong", `Bearer realm="legate-admin", error="invalid_token"`},
 	} {
 		h := http.Header{}
 		if tc.auth != "" {

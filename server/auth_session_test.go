@@ -9,6 +9,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/legate-mcp/legate/auth"
+	"github.com/legate-mcp/legate/auth/authtest"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/server"
 )
@@ -18,9 +20,9 @@ import (
 // not any caller of the same name, on the fast path (tools/list), the SDK's
 // (ping) and for DELETE.
 func TestSessionsAreBoundToTheWholeIdentity(t *testing.T) {
-	d := newIDP(t)
+	d := authtest.NewIDP(t)
 	st := memStore(t)
-	cfg, err := config.Parse([]byte(testConfig+d.config("")), nil)
+	cfg, err := config.Parse([]byte(testConfig+d.Config("")), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +33,7 @@ func TestSessionsAreBoundToTheWholeIdentity(t *testing.T) {
 	t.Cleanup(func() { gw.Close() })
 	url := serve(t, gw)
 
-	alice := token(t, st, server.Principal{Name: "alice", Tenant: "acme", Role: server.RoleUser})
+	alice := token(t, st, auth.Principal{Name: "alice", Tenant: "acme", Role: auth.RoleUser})
 	hc := &http.Client{Transport: bearer{alice, http.DefaultTransport}}
 	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
 	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
@@ -41,14 +43,14 @@ func TestSessionsAreBoundToTheWholeIdentity(t *testing.T) {
 	defer cs.Close()
 
 	claims := func(tenant string) map[string]any {
-		c := d.claims("alice")
+		c := d.Claims("alice")
 		c["tenant"] = tenant
 		c["role"] = "user"
 		return c
 	}
 	others := map[string]string{
-		"same name, another tenant, a JWT": d.sign(claims("beta"), d.key),
-		"same name and tenant, a JWT":      d.sign(claims("acme"), d.key),
+		"same name, another tenant, a JWT": d.Sign(claims("beta"), d.Key),
+		"same name and tenant, a JWT":      d.Sign(claims("acme"), d.Key),
 	}
 	for name, tok := range others {
 		t.Run(name, func(t *testing.T) {

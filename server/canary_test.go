@@ -26,6 +26,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/server"
 	"github.com/legate-mcp/legate/upstream/upstreamtest"
 )
@@ -168,7 +169,7 @@ func TestClientTokenNoPassthroughToUpstreams(t *testing.T) {
 	gw := upGateway(t, doc, st, log)
 	waitCatalog(t, gw, "mcp.plain.echo", "mcp.keyed.echo", "mcp.pc.echo", "mcp.pckeyed.echo")
 	url := serve(t, gw)
-	clientToken := token(t, st, server.Principal{Name: "alice", Role: server.RoleUser})
+	clientToken := token(t, st, auth.Principal{Name: "alice", Role: auth.RoleUser})
 
 	hc := &http.Client{Transport: bearer{clientToken, http.DefaultTransport}}
 	connectAs := func(version string) *mcp.ClientSession {

@@ -13,10 +13,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/legate-mcp/legate/audit"
+	"github.com/legate-mcp/legate/auth"
+	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/upstream"
 )
@@ -42,6 +45,36 @@ import (
 // approval (which may ask the user through the SDK) — goes to the SDK as
 // usual.
 
+// fastPath answers requests on the fast paths. It reaches the gateway only
+// through callPath: the caller's view of the catalog and the call path.
+type fastPath struct {
+	gw        callPath
+	policy    *policy.Policy
+	upstreams *upstream.Manager
+	metrics   *audit.Metrics
+	idle      time.Duration // HTTP sessions' idle timeout
+
+	// Set once the MCP server is built (newMCPServer):
+	mcp        *mcp.Server
+	serverInfo json.RawMessage // this server's Implementation, as results of stateless requests carry it
+
+	live    sync.Map // HTTP session id → *liveSession
+	tracked atomic.Int64
+	calls   sync.Map // fastKey → cancel func of a call the fast path runs
+}
+
+// callPath is what the fast path needs of the gateway.
+type callPath interface {
+	// viewFor is the catalog p sees (nil: no authentication).
+	viewFor(p *auth.Principal) *catalog.Catalog
+	// newRequest starts a call to e.
+	newRequest(e *catalog.Entry, args json.RawMessage, o CallOptions) *Request
+	// run takes r along the call path.
+	run(ctx context.Context, r *Request) (*mcp.CallToolResult, error)
+}
+
+var _ callPath = (*Gateway)(nil)
+
 // liveSession is what the fast paths know of an HTTP session the SDK holds.
 type liveSession struct {
 	user string // who opened it (sessionOwner): a session answers only them
@@ -57,11 +90,11 @@ type liveSession struct {
 const maxFastBody = 1 << 20
 
 // liveSession returns the session sid of this process, nil if unknown.
-func (g *Gateway) liveSession(sid string) *liveSession {
+func (f *fastPath) liveSession(sid string) *liveSession {
 	if sid == "" {
 		return nil
 	}
-	v, ok := g.live.Load(sid)
+	v, ok := f.live.Load(sid)
 	if !ok {
 		return nil
 	}
@@ -71,15 +104,15 @@ func (g *Gateway) liveSession(sid string) *liveSession {
 // serveFast answers r on a fast path, or reports false (r untouched, its
 // body still to read) for the SDK to answer. A request either belongs to a
 // live session, or is stateless (2026-07-28).
-func (g *Gateway) serveFast(w http.ResponseWriter, r *http.Request) bool {
+func (f *fastPath) serveFast(w http.ResponseWriter, r *http.Request) bool {
 	if r.Method != http.MethodPost {
 		return false
 	}
 	sid, version := r.Header.Get("Mcp-Session-Id"), r.Header.Get("Mcp-Protocol-Version")
-	ls := g.liveSession(sid)
+	ls := f.liveSession(sid)
 	switch {
 	case sid == "" && version == statelessVersion:
-	case ls == nil || ls.user != userOf(r.Context()) || time.Since(time.Unix(0, ls.seen.Load())) > g.sessionIdle()/16:
+	case ls == nil || ls.user != userOf(r.Context()) || time.Since(time.Unix(0, ls.seen.Load())) > f.idle/16:
 		return false
 	case version != "" && !fastVersions[version]:
 		return false
@@ -110,19 +143,19 @@ func (g *Gateway) serveFast(w http.ResponseWriter, r *http.Request) bool {
 		}
 		switch msg.Method {
 		case "tools/list":
-			return g.fastList(w, r, "", msg.ID, msg.Params)
+			return f.fastList(w, r, "", msg.ID, msg.Params)
 		case "tools/call":
-			return g.fastCall(w, r, nil, msg.ID, msg.Params)
+			return f.fastCall(w, r, nil, msg.ID, msg.Params)
 		}
 		return false
 	}
 	switch msg.Method {
 	case "tools/list":
-		return validID(msg.ID) && g.fastList(w, r, sid, msg.ID, msg.Params)
+		return validID(msg.ID) && f.fastList(w, r, sid, msg.ID, msg.Params)
 	case "tools/call":
-		return validID(msg.ID) && g.fastCall(w, r, ls, msg.ID, msg.Params)
+		return validID(msg.ID) && f.fastCall(w, r, ls, msg.ID, msg.Params)
 	case "notifications/cancelled":
-		g.cancelFast(sid, msg.Params) // and the SDK acknowledges it as usual
+		f.cancelFast(sid, msg.Params) // and the SDK acknowledges it as usual
 	}
 	return false
 }
@@ -176,23 +209,23 @@ func validID(id json.RawMessage) bool {
 
 // fastList answers a plain tools/list from the caller's view of the
 // catalog, on session sid or stateless ("").
-func (g *Gateway) fastList(w http.ResponseWriter, r *http.Request, sid string, id, params json.RawMessage) bool {
+func (f *fastPath) fastList(w http.ResponseWriter, r *http.Request, sid string, id, params json.RawMessage) bool {
 	var p struct {
 		Cursor string `json:"cursor"`
 	}
 	if len(params) > 0 && json.Unmarshal(params, &p) != nil || p.Cursor != "" {
 		return false
 	}
-	list := g.viewFor(PrincipalFromContext(r.Context())).ListJSON()
+	list := f.gw.viewFor(auth.PrincipalFromContext(r.Context())).ListJSON()
 	out := newStreamWriter(w, sid, id)
 	if sid == "" {
 		// As the SDK completes a stateless result: its type and the server's
 		// name lead the list's own members (it has no _meta).
-		out.result([]byte(`{"resultType":"complete","_meta":{"`+serverInfoKey+`":`), g.serverInfo, []byte(`},`), list[1:])
+		out.result([]byte(`{"resultType":"complete","_meta":{"`+serverInfoKey+`":`), f.serverInfo, []byte(`},`), list[1:])
 	} else {
 		out.result(list)
 	}
-	g.metrics.fastList.Inc()
+	f.metrics.FastList.Inc()
 	return true
 }
 
@@ -204,7 +237,7 @@ var errCancelled = errors.New("cancelled by the client")
 
 // fastCall runs a call to an upstream's tool that can be relayed as bytes,
 // on live session ls, or stateless when ls is nil.
-func (g *Gateway) fastCall(w http.ResponseWriter, r *http.Request, ls *liveSession, id, params json.RawMessage) bool {
+func (f *fastPath) fastCall(w http.ResponseWriter, r *http.Request, ls *liveSession, id, params json.RawMessage) bool {
 	var p struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
@@ -221,8 +254,8 @@ func (g *Gateway) fastCall(w http.ResponseWriter, r *http.Request, ls *liveSessi
 	case len(p.Arguments) > 0 && p.Arguments[0] != '{':
 		return false // the SDK's error
 	}
-	principal := PrincipalFromContext(r.Context())
-	e, ok := g.viewFor(principal).Lookup(p.Name)
+	principal := auth.PrincipalFromContext(r.Context())
+	e, ok := f.gw.viewFor(principal).Lookup(p.Name)
 	if !ok {
 		return false
 	}
@@ -232,7 +265,7 @@ func (g *Gateway) fastCall(w http.ResponseWriter, r *http.Request, ls *liveSessi
 			return true
 		}
 	}
-	if t, ok := e.Target.(*upstream.Tool); !ok || !g.upstreams.Relayable(t) {
+	if t, ok := e.Target.(*upstream.Tool); !ok || !f.upstreams.Relayable(t) {
 		return false
 	}
 	o := CallOptions{Principal: principal}
@@ -244,23 +277,23 @@ func (g *Gateway) fastCall(w http.ResponseWriter, r *http.Request, ls *liveSessi
 	if tok := p.Meta.ProgressToken; validID(tok) {
 		o.ProgressToken = tok
 	}
-	req := g.newRequest(e, p.Arguments, o)
-	if req.Decision = g.policy.Decide(g.subjectOf(req)); req.Decision.Action == policy.Approve {
+	req := f.gw.newRequest(e, p.Arguments, o)
+	if req.Decision = f.policy.Decide(subjectOf(req)); req.Decision.Action == policy.Approve {
 		return false
 	}
 	out := newStreamWriter(w, sid, id)
 	req.relay, req.progress = true, out.progress
-	g.metrics.fastCall.Inc()
+	f.metrics.FastCall.Inc()
 
 	// A session's client cancels with notifications/cancelled; a stateless
 	// one by ending its request.
 	ctx, cancel := context.WithCancelCause(r.Context())
 	if sid != "" {
 		key := fastKey{sid, string(id)}
-		g.fastCalls.Store(key, cancel)
-		defer g.fastCalls.Delete(key)
+		f.calls.Store(key, cancel)
+		defer f.calls.Delete(key)
 	}
-	res, err := g.run(ctx, req)
+	res, err := f.gw.run(ctx, req)
 	cancel(nil)
 
 	var rpcErr *jsonrpc.Error
@@ -286,7 +319,7 @@ func (g *Gateway) fastCall(w http.ResponseWriter, r *http.Request, ls *liveSessi
 			}
 		}
 		if ls == nil {
-			b = g.statelessResult(b)
+			b = f.statelessResult(b)
 		}
 		out.result(b)
 	}
@@ -299,7 +332,7 @@ const serverInfoKey = "io.modelcontextprotocol/serverInfo"
 // statelessResult is a relayed result as the SDK answers a stateless
 // request: marked complete unless the upstream said otherwise, with this
 // server's Implementation in its _meta unless it names one.
-func (g *Gateway) statelessResult(res []byte) []byte {
+func (f *fastPath) statelessResult(res []byte) []byte {
 	var top map[string]json.RawMessage
 	if json.Unmarshal(res, &top) != nil {
 		return res
@@ -312,7 +345,7 @@ func (g *Gateway) statelessResult(res []byte) []byte {
 		top["resultType"] = resultTypeComplete
 	}
 	if _, ok := meta[serverInfoKey]; !ok {
-		meta[serverInfoKey] = g.serverInfo
+		meta[serverInfoKey] = f.serverInfo
 		top["_meta"], _ = json.Marshal(meta)
 	}
 	out, err := json.Marshal(top)
@@ -326,14 +359,14 @@ func (g *Gateway) statelessResult(res []byte) []byte {
 var resultTypeComplete = json.RawMessage(`"complete"`)
 
 // cancelFast cancels the fast call a client's notifications/cancelled names.
-func (g *Gateway) cancelFast(sid string, params json.RawMessage) {
+func (f *fastPath) cancelFast(sid string, params json.RawMessage) {
 	var p struct {
 		RequestID json.RawMessage `json:"requestId"`
 	}
 	if json.Unmarshal(params, &p) != nil {
 		return
 	}
-	if v, ok := g.fastCalls.Load(fastKey{sid, string(p.RequestID)}); ok {
+	if v, ok := f.calls.Load(fastKey{sid, string(p.RequestID)}); ok {
 		v.(context.CancelCauseFunc)(errCancelled)
 	}
 }
@@ -440,12 +473,12 @@ func (s *streamWriter) end() {
 
 // serveSDK has the SDK answer a request of live session ls, noting that
 // the SDK saw the session, or that it no longer has it.
-func (g *Gateway) serveSDK(h http.Handler, w http.ResponseWriter, r *http.Request, sid string, ls *liveSession) {
+func (f *fastPath) serveSDK(h http.Handler, w http.ResponseWriter, r *http.Request, sid string, ls *liveSession) {
 	ls.seen.Store(time.Now().UnixNano())
 	sw := &statusWriter{ResponseWriter: w}
 	h.ServeHTTP(sw, r)
 	if sw.status == http.StatusNotFound || r.Method == http.MethodDelete && sw.status < 300 {
-		g.live.Delete(sid)
+		f.live.Delete(sid)
 	}
 }
 
@@ -475,7 +508,7 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // without auth: a session answers only the one that opened it, as the
 // SDK's sessions do.
 func userOf(ctx context.Context) string {
-	if ti := auth.TokenInfoFromContext(ctx); ti != nil {
+	if ti := sdkauth.TokenInfoFromContext(ctx); ti != nil {
 		return ti.UserID
 	}
 	return ""
@@ -484,7 +517,7 @@ func userOf(ctx context.Context) string {
 // trackSession records an initialized session, and who opened it, for the
 // fast paths. Entries of ended sessions are pruned as new ones come,
 // without a goroutine per session.
-func (g *Gateway) trackSession(ctx context.Context, req *mcp.InitializedRequest) {
+func (f *fastPath) trackSession(ctx context.Context, req *mcp.InitializedRequest) {
 	id := req.Session.ID()
 	if id == "" {
 		return // stateless: no session to answer for
@@ -494,15 +527,15 @@ func (g *Gateway) trackSession(ctx context.Context, req *mcp.InitializedRequest)
 		ls.user = req.Extra.TokenInfo.UserID
 	}
 	ls.seen.Store(time.Now().UnixNano())
-	g.live.Store(id, ls)
-	if g.tracked.Add(1)%256 == 0 {
+	f.live.Store(id, ls)
+	if f.tracked.Add(1)%256 == 0 {
 		alive := map[string]bool{}
-		for ss := range g.mcp.Sessions() {
+		for ss := range f.mcp.Sessions() {
 			alive[ss.ID()] = true
 		}
-		g.live.Range(func(k, _ any) bool {
+		f.live.Range(func(k, _ any) bool {
 			if !alive[k.(string)] {
-				g.live.Delete(k)
+				f.live.Delete(k)
 			}
 			return true
 		})

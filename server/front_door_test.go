@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/legate-mcp/legate/auth"
+	"github.com/legate-mcp/legate/auth/authtest"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/server"
 	"github.com/legate-mcp/legate/store/sqlite"
@@ -72,17 +74,17 @@ func TestObservabilityEndpointsAreGuarded(t *testing.T) {
 }
 
 func TestMetricsNeedTheAdminRoleWithAuth(t *testing.T) {
-	d := newIDP(t)
+	d := authtest.NewIDP(t)
 	st := memStore(t)
-	base := authServe(t, st, testConfig+d.config(""))
+	base := authServe(t, st, testConfig+d.Config(""))
 	for name, tc := range map[string]struct {
-		p    *server.Principal
+		p    *auth.Principal
 		want int
 	}{
 		"no token": {nil, http.StatusUnauthorized},
-		"user":     {&server.Principal{Name: "u", Role: server.RoleUser}, http.StatusForbidden},
-		"approver": {&server.Principal{Name: "a", Role: server.RoleApprover}, http.StatusForbidden},
-		"admin":    {&server.Principal{Name: "root", Role: server.RoleAdmin}, http.StatusOK},
+		"user":     {&auth.Principal{Name: "u", Role: auth.RoleUser}, http.StatusForbidden},
+		"approver": {&auth.Principal{Name: "a", Role: auth.RoleApprover}, http.StatusForbidden},
+		"admin":    {&auth.Principal{Name: "root", Role: auth.RoleAdmin}, http.StatusOK},
 	} {
 		t.Run(name, func(t *testing.T) {
 			h := http.Header{}
@@ -105,7 +107,7 @@ func TestMetricsNeedTheAdminRoleWithAuth(t *testing.T) {
 			t.Errorf("%s without a token: %d", path, resp.StatusCode)
 		}
 	}
-	if resp := send(t, "GET", base+server.MetadataPath, http.Header{"Origin": {"https://evil.example"}}); resp.StatusCode != http.StatusOK {
+	if resp := send(t, "GET", base+auth.MetadataPath, http.Header{"Origin": {"https://evil.example"}}); resp.StatusCode != http.StatusOK {
 		t.Errorf("metadata: %d", resp.StatusCode)
 	}
 }

@@ -10,6 +10,14 @@
 //
 // The call path is one middleware chain, built in New, through which every
 // call passes whatever its front door.
+//
+// Server assembles; the jobs around the call path live in packages of
+// their own, which it builds and wires: auth (who calls), audit (the audit
+// rows and the metrics), admin (the admin API, over the operations
+// adminOps hands it), policy (rules and the approval inbox), catalog,
+// upstream and connectors. Within server, the fast path (fastPath, which
+// sees the gateway only through callPath), the prompt and resource proxy
+// (proxy) and the approval executor (executor) are types of their own.
 package server
 
 import (
@@ -17,21 +25,24 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/legate-mcp/legate"
 	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/legate-mcp/legate"
+
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/legate-mcp/legate/audit"
+	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors"
-	httpconn "github.com/legate-mcp/legate/connectors/http"
 	"github.com/legate-mcp/legate/policy"
+	"github.com/legate-mcp/legate/sources"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/upstream"
 	"github.com/legate-mcp/legate/vault"
@@ -71,24 +82,22 @@ type Gateway struct {
 	upstreams   *upstream.Manager
 	policy      *policy.Policy
 	inbox       *policy.Inbox
-	metrics     *metrics
-	audit       *auditWriter
+	approvals   *executor
+	metrics     *audit.Metrics
+	audit       *audit.Writer
 	stop        context.CancelFunc
+	endLife     context.CancelFunc // ends what runs for the gateway's whole life (notifications)
 	background  sync.WaitGroup
-	live        sync.Map // HTTP session id → *liveSession (fast.go)
-	tracked     atomic.Int64
-	fastCalls   sync.Map        // fastKey → cancel func of a call the fast path runs
-	idle        time.Duration   // HTTP sessions' idle timeout
-	serverInfo  json.RawMessage // this server's Implementation, as results of stateless requests carry it
-	auth        *Authenticator
+	auth        *auth.Authenticator
 	views       views
+	fast        *fastPath
 }
 
 // instance is one built connector instance.
 type instance struct {
-	def   InstanceDef
+	def   sources.InstanceDef
 	conn  connectors.Connector
-	creds credentialSet
+	creds sources.Credentials
 }
 
 // nativeTool is the catalog target of a native tool.
@@ -124,12 +133,19 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		return nil, err
 	}
 	g.inbox = policy.NewInbox(opts.Store.Approvals(), opts.Config.Approvals)
-	if g.auth, err = NewAuthenticator(opts.Config.Auth, opts.Store.Tokens(), g.log); err != nil {
+	if g.auth, err = auth.NewAuthenticator(opts.Config.Auth, opts.Store.Tokens(), g.log); err != nil {
 		return nil, err
 	}
-	g.audit = newAuditWriter(opts.Store.Audit(), g.log)
+	g.audit = audit.NewWriter(opts.Store.Audit(), g.log)
+	g.metrics = audit.NewMetrics(scrapeSources{g})
+	g.views = newViews(opts.Config.ViewCacheSize, g.metrics)
+	g.approvals = &executor{inbox: g.inbox, policy: g.policy, log: g.log, metrics: g.metrics, catalog: g.Catalog, auditRefused: g.auditRefused}
+	g.approvals.life, g.endLife = context.WithCancel(context.Background())
+	// A heartbeat runs within a call, which cannot be failed for it: its
+	// errors are logged and counted as the executor's are.
+	g.inbox.OnError(func(op, id string, err error) { g.approvals.failed(context.Background(), op, id, err) })
 
-	defs, err := InstanceDefs(ctx, opts.Config, opts.Store)
+	defs, err := sources.InstanceDefs(ctx, opts.Config, opts.Store)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +157,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 			errs = append(errs, err)
 			continue
 		}
-		g.instances = append(g.instances, &instance{def: d, conn: c, creds: credentialSet{refs: d.Credentials, resolver: resolver}})
+		g.instances = append(g.instances, &instance{def: d, conn: c, creds: sources.Credentials{Refs: d.Credentials, Resolver: resolver}})
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -149,7 +165,9 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	if err := g.newUpstreams(ctx); err != nil {
 		return nil, err
 	}
+	g.fast = &fastPath{gw: g, policy: g.policy, upstreams: g.upstreams, metrics: g.metrics, idle: g.sessionIdle()}
 	g.mcp = g.newMCPServer()
+	g.fast.mcp = g.mcp
 	cat, err := g.buildCatalog()
 	if err != nil {
 		g.upstreams.Close()
@@ -161,17 +179,20 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	if g.callTimeout == 0 {
 		g.callTimeout = DefaultCallTimeout
 	}
-	g.metrics = newMetrics(g)
 	// The call path, outermost first:
-	//  1. recoverPanics: a panicking tool becomes an error result;
+	//  1. recoverPanics: a panic in the gateway's own steps becomes an
+	//     error result;
 	//  2. observe: one audit row and the metrics of every call, whatever
 	//     happens below, latency measured around all of it;
 	//  3. logCalls: one log line per failure;
 	//  4. decide: the policy allows, denies, or holds the call for approval
 	//     (waiting for a decision, then running it exactly once);
-	//  5. execute: the native connector (within call_timeout) or the upstream
+	//  5. recoverPanics: a panicking tool becomes an error result, which
+	//     the steps above record like any failure;
+	//  6. execute: the native connector (within call_timeout) or the upstream
 	//     (within its own timeout, extended by progress).
-	g.call = chain(g.execute, recoverPanics(g.log), g.observe, logCalls(g.log), g.decide)
+	g.call = chain(g.execute, recoverPanics(g.log), g.observe, logCalls(g.log), g.approvals.decide, recoverPanics(g.log))
+	g.approvals.call = g.call
 	g.ready.Store(true)
 	return g, nil
 }
@@ -197,8 +218,10 @@ func (g *Gateway) buildCatalog() (*catalog.Catalog, error) {
 			Target:    nt,
 		})
 	}
-	add("http.request", "the built-in http.request tool", "", &nativeTool{tool: httpconn.Builtin()})
-	add("legate.approval_status", "the built-in approval inbox", "", &nativeTool{tool: g.approvalStatusTool()})
+	for _, b := range connectors.Builtins() {
+		add(b.Canonical(), "the built-in "+b.Canonical()+" tool", "", &nativeTool{tool: b.Tool})
+	}
+	add("legate.approval_status", "the built-in approval inbox", "", &nativeTool{tool: g.approvals.statusTool()})
 	for _, in := range g.instances {
 		for _, t := range in.conn.Tools() {
 			add(in.def.ID+"."+t.Name, fmt.Sprintf("connector %q (%s)", in.def.ID, in.def.Origin), in.def.Tenant, &nativeTool{inst: in, tool: t})
@@ -247,7 +270,7 @@ var ErrUnknownTool = errors.New("unknown tool")
 type CallOptions struct {
 	// Principal is the authenticated caller; nil without authentication
 	// (then Caller says who calls, and every tool is visible).
-	Principal     *Principal
+	Principal     *auth.Principal
 	Caller        connectors.Caller
 	Session       *mcp.ServerSession
 	ProgressToken any
@@ -291,7 +314,7 @@ func (g *Gateway) newRequest(e *catalog.Entry, args json.RawMessage, o CallOptio
 		Entry:         e,
 		Args:          args,
 		Caller:        g.callerOf(o),
-		Class:         g.classOf(e, args),
+		Class:         classOf(e, args),
 		OperationID:   uuid.NewString(),
 		Start:         time.Now(),
 		Session:       o.Session,
@@ -331,7 +354,7 @@ const ErrorMetaKey = "io.legate/error"
 
 // classOf is the class of one call: a native tool may class it from its
 // arguments; an upstream tool's class is fixed in its catalog entry.
-func (g *Gateway) classOf(e *catalog.Entry, args json.RawMessage) legate.Class {
+func classOf(e *catalog.Entry, args json.RawMessage) legate.Class {
 	if nt, ok := e.Target.(*nativeTool); ok {
 		return nt.tool.ClassOf(args)
 	}
@@ -375,12 +398,12 @@ func (g *Gateway) executeNative(ctx context.Context, nt *nativeTool, r *Request)
 		Args:        r.Args,
 		Caller:      r.Caller,
 		OperationID: r.OperationID,
-		Credentials: credentialSet{},
-		Retried:     func(string) { g.metrics.retries.WithLabelValues(r.Entry.Canonical).Inc() },
+		Credentials: sources.Credentials{},
+		Retried:     func(string) { g.metrics.Retries.WithLabelValues(r.Entry.Canonical).Inc() },
 	}
 	if nt.inst != nil {
 		creds := nt.inst.creds
-		creds.tenant = r.Caller.Tenant
+		creds.Tenant = r.Caller.Tenant
 		call.Credentials = creds
 	}
 	ctx, cancel := context.WithTimeout(ctx, g.callTimeout)
@@ -414,7 +437,7 @@ func (g *Gateway) Test(ctx context.Context, ids ...string) map[string]error {
 func (g *Gateway) Start(ctx context.Context) {
 	ctx = g.startAudit(ctx, g.auditRetention())
 	g.upstreams.Start(ctx)
-	g.background.Go(func() { g.runApproved(ctx) })
+	g.background.Go(func() { g.approvals.runApproved(ctx) })
 }
 
 // StartAudit starts the audit writer alone, for a gateway made for one
@@ -425,7 +448,7 @@ func (g *Gateway) StartAudit(ctx context.Context) { g.startAudit(ctx, 0) }
 // positive) and returns the context background work runs under, ended by Close.
 func (g *Gateway) startAudit(ctx context.Context, retention time.Duration) context.Context {
 	ctx, g.stop = context.WithCancel(context.WithoutCancel(ctx))
-	g.background.Go(func() { g.audit.run(ctx, retention) })
+	g.background.Go(func() { g.audit.Run(ctx, retention) })
 	return ctx
 }
 
@@ -439,9 +462,13 @@ func (g *Gateway) auditRetention() time.Duration {
 // Upstreams returns the upstream manager.
 func (g *Gateway) Upstreams() *upstream.Manager { return g.upstreams }
 
-// Close stops the background work (writing the last audit rows), ends
-// upstream sessions and processes and releases the instances' resources.
+// Close cancels the approval notifications and the fetch of the issuer's
+// keys in flight and waits for them, stops the background work (writing the last audit rows), ends upstream
+// sessions and processes and releases the instances' resources.
 func (g *Gateway) Close() error {
+	g.endLife()
+	g.approvals.notifying.Wait()
+	g.auth.Close()
 	g.upstreams.Close()
 	if g.stop != nil {
 		g.stop()
@@ -457,8 +484,8 @@ func (g *Gateway) Close() error {
 }
 
 // Instances returns the definitions of the built connector instances.
-func (g *Gateway) Instances() []InstanceDef {
-	out := make([]InstanceDef, len(g.instances))
+func (g *Gateway) Instances() []sources.InstanceDef {
+	out := make([]sources.InstanceDef, len(g.instances))
 	for i, in := range g.instances {
 		out[i] = in.def
 	}

@@ -12,8 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/legate-mcp/legate/admin"
+	"github.com/legate-mcp/legate/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // DefaultSessionIdleTimeout closes HTTP client sessions idle this long.
@@ -41,11 +42,12 @@ func (g *Gateway) Handler(listen string) http.Handler {
 	// identity that opened it), the admin API the approver role, and
 	// /metrics the admin role: its series name every tenant's tools.
 	// The probes stay open to load balancers, behind the guard.
-	var mcpH, adminH, metricsH http.Handler = g.mcpHandler(), g.adminHandler(), promhttp.HandlerFor(g.metrics.reg, promhttp.HandlerOpts{})
+	adminH := admin.Handler(adminOps{g}, &admin.Options{Authenticated: g.auth.Enabled(), Token: g.opts.AdminToken, Logger: g.log})
+	var mcpH, metricsH http.Handler = g.mcpHandler(), g.metrics.Handler()
 	if g.auth.Enabled() {
 		mcpH = g.auth.Middleware()(mcpH)
-		adminH = g.auth.Middleware()(g.auth.RequireRole(RoleApprover, adminH))
-		metricsH = g.auth.Middleware()(g.auth.RequireRole(RoleAdmin, metricsH))
+		adminH = g.auth.Middleware()(g.auth.RequireRole(auth.RoleApprover, adminH))
+		metricsH = g.auth.Middleware()(g.auth.RequireRole(auth.RoleAdmin, metricsH))
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcpH)
@@ -59,8 +61,8 @@ func (g *Gateway) Handler(listen string) http.Handler {
 	root := http.NewServeMux()
 	root.Handle("/", g.guard(listen, mux))
 	// RFC 9728 metadata is public: outside the Host and Origin check.
-	root.Handle("GET "+MetadataPath, g.auth.MetadataHandler())
-	root.Handle("GET "+MetadataPath+"/mcp", g.auth.MetadataHandler())
+	root.Handle("GET "+auth.MetadataPath, g.auth.MetadataHandler())
+	root.Handle("GET "+auth.MetadataPath+"/mcp", g.auth.MetadataHandler())
 	return root
 }
 
@@ -85,7 +87,7 @@ func (g *Gateway) mcpHandler() http.Handler {
 		// Bounded before the fast paths read it too: an oversized body ends
 		// at the SDK, which answers 413.
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
-		if g.serveFast(w, r) {
+		if g.fast.serveFast(w, r) {
 			return
 		}
 		sid := r.Header.Get("Mcp-Session-Id")
@@ -93,8 +95,8 @@ func (g *Gateway) mcpHandler() http.Handler {
 			stateless.ServeHTTP(w, r)
 			return
 		}
-		if ls := g.liveSession(sid); ls != nil {
-			g.serveSDK(stateful, w, r, sid, ls)
+		if ls := g.fast.liveSession(sid); ls != nil {
+			g.fast.serveSDK(stateful, w, r, sid, ls)
 			return
 		}
 		stateful.ServeHTTP(w, r)
@@ -122,7 +124,7 @@ func (g *Gateway) guard(listen string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host := hostOnly(r.Host)
 		hostOK := slices.Contains(cfg.AllowedHosts, r.Host) || slices.Contains(cfg.AllowedHosts, host) ||
-			(loopback && isLoopbackName(host)) || (!loopback && len(cfg.AllowedHosts) == 0)
+			(loopback && auth.IsLoopbackHost(host)) || (!loopback && len(cfg.AllowedHosts) == 0)
 		if !hostOK {
 			http.Error(w, fmt.Sprintf("forbidden: Host %q is not accepted here (add it to allowed_hosts)", r.Host), http.StatusForbidden)
 			return
@@ -145,7 +147,7 @@ func isLoopbackOrigin(origin string) bool {
 	u, err := url.Parse(origin)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.User == nil &&
 		u.Path == "" && u.RawQuery == "" && u.Fragment == "" && !strings.Contains(origin, "#") &&
-		isLoopbackName(u.Hostname())
+		auth.IsLoopbackHost(u.Hostname())
 }
 
 func hostOnly(hostport string) string {
@@ -155,17 +157,9 @@ func hostOnly(hostport string) string {
 	return strings.Trim(hostport, "[]")
 }
 
-func isLoopbackName(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
 func isLoopbackListen(listen string) bool {
 	host := hostOnly(listen)
-	return host != "" && isLoopbackName(host)
+	return host != "" && auth.IsLoopbackHost(host)
 }
 
 // ServeHTTP serves on ln until ctx ends, then shuts down gracefully:

@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
 	"github.com/legate-mcp/legate"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/legate-mcp/legate/auth"
+	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/upstream"
 )
 
@@ -24,13 +27,14 @@ func (g *Gateway) newMCPServer() *mcp.Server {
 	if version == "" {
 		version = "dev"
 	}
+	px := &proxy{ups: g.upstreams, log: g.log, naming: func() catalog.Naming { return g.Catalog().Naming() }}
 	opts := &mcp.ServerOptions{
 		Logger: g.log,
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:   &mcp.ToolCapabilities{ListChanged: true},
 			Logging: &mcp.LoggingCapabilities{},
 		},
-		InitializedHandler: g.trackSession,
+		InitializedHandler: g.fast.trackSession,
 		Instructions: "Legate is a gateway: its tools come from the connectors and MCP servers its operator configured. " +
 			"Sensitive calls may wait for a person's approval.",
 	}
@@ -39,14 +43,14 @@ func (g *Gateway) newMCPServer() *mcp.Server {
 		opts.Capabilities.Prompts = &mcp.PromptCapabilities{}
 		opts.Capabilities.Resources = &mcp.ResourceCapabilities{Subscribe: true}
 		opts.Capabilities.Completions = &mcp.CompletionCapabilities{}
-		opts.SubscribeHandler = g.subscribe
-		opts.UnsubscribeHandler = g.unsubscribe
-		opts.CompletionHandler = g.complete
+		opts.SubscribeHandler = px.subscribe
+		opts.UnsubscribeHandler = px.unsubscribe
+		opts.CompletionHandler = px.complete
 	}
 	impl := &mcp.Implementation{Name: "legate", Title: "Legate", Version: version}
-	g.serverInfo, _ = json.Marshal(impl)
+	g.fast.serverInfo, _ = json.Marshal(impl)
 	s := mcp.NewServer(impl, opts)
-	s.AddReceivingMiddleware(g.toolsMiddleware, g.proxyMiddleware)
+	s.AddReceivingMiddleware(g.toolsMiddleware, px.proxyMiddleware)
 	s.AddSendingMiddleware(upstream.CaptureElicitResult)
 	return s
 }
@@ -89,11 +93,11 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 }
 
 // principalOf is the authenticated caller of a request, nil without auth.
-func principalOf(extra *mcp.RequestExtra) *Principal {
+func principalOf(extra *mcp.RequestExtra) *auth.Principal {
 	if extra == nil {
 		return nil
 	}
-	return PrincipalFrom(extra.TokenInfo)
+	return auth.PrincipalFrom(extra.TokenInfo)
 }
 
 // ErrorResult turns a failed call into the result a client sees: isError,

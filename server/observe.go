@@ -4,109 +4,19 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"github.com/legate-mcp/legate"
-	"log/slog"
 	"strings"
-	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/legate-mcp/legate"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/legate-mcp/legate/audit"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/upstream"
 )
-
-// metrics are the gateway's Prometheus series, on its own registry.
-type metrics struct {
-	reg       *prometheus.Registry
-	calls     *prometheus.CounterVec
-	latency   *prometheus.HistogramVec
-	decisions *prometheus.CounterVec
-	decided   prometheus.Histogram
-	limited   *prometheus.CounterVec
-	retries   *prometheus.CounterVec
-	fast      *prometheus.CounterVec // requests the fast paths answered (fast.go)
-	fastList  prometheus.Counter     // fast's tools/list
-	fastCall  prometheus.Counter     // fast's tools/call
-}
-
-func newMetrics(g *Gateway) *metrics {
-	m := &metrics{
-		reg: prometheus.NewRegistry(),
-		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "legate_tool_calls_total", Help: "Tool calls by canonical tool, source and outcome (ok or the error code).",
-		}, []string{"tool", "source", "outcome"}),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "legate_tool_call_duration_seconds", Help: "Tool call latency through the gateway, approval waits included.",
-			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
-		}, []string{"source"}),
-		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "legate_policy_decisions_total", Help: "Policy decisions by action.",
-		}, []string{"action"}),
-		decided: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "legate_approval_decision_seconds", Help: "Time from an approval request to its decision, for decisions this process saw.",
-			Buckets: prometheus.ExponentialBuckets(1, 4, 10),
-		}),
-		limited: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "legate_rate_limited_total", Help: "Calls that ended RATE_LIMITED, by tool.",
-		}, []string{"tool"}),
-		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "legate_retries_total", Help: "Retries connectors made to their providers, by tool.",
-		}, []string{"tool"}),
-		fast: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "legate_fast_path_requests_total", Help: "MCP requests answered without the go-sdk's decoding and encoding, by method (tools/call: relayed to an upstream as bytes).",
-		}, []string{"method"}),
-	}
-	m.fastList, m.fastCall = m.fast.WithLabelValues("tools/list"), m.fast.WithLabelValues("tools/call")
-	m.reg.MustRegister(m.calls, m.latency, m.decisions, m.decided, m.limited, m.retries, m.fast,
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "legate_approvals_pending", Help: "Approval requests waiting for a decision."},
-			func() float64 {
-				n, _ := g.inbox.Store().CountPending(context.Background())
-				return float64(n)
-			}),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "legate_catalog_tools", Help: "Tools in the catalog."},
-			func() float64 { return float64(g.Catalog().Len()) }),
-		&upstreamCollector{g: g},
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-	)
-	return m
-}
-
-// upstreamCollector reports each upstream's circuit and health at scrape time.
-type upstreamCollector struct{ g *Gateway }
-
-var (
-	circuitDesc = prometheus.NewDesc("legate_upstream_circuit_state", "Circuit state of each upstream: 0 closed, 1 half-open, 2 open.", []string{"upstream"}, nil)
-	upDesc      = prometheus.NewDesc("legate_upstream_up", "1 if the upstream's last refresh succeeded.", []string{"upstream"}, nil)
-	toolsDesc   = prometheus.NewDesc("legate_upstream_tools", "Cached tools of each upstream.", []string{"upstream"}, nil)
-)
-
-func (c *upstreamCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- circuitDesc
-	ch <- upDesc
-	ch <- toolsDesc
-}
-
-func (c *upstreamCollector) Collect(ch chan<- prometheus.Metric) {
-	st, err := c.g.upstreams.Status(context.Background())
-	if err != nil {
-		return
-	}
-	for _, s := range st {
-		state := map[string]float64{"closed": 0, "half-open": 1, "open": 2}[s.Circuit]
-		up := 0.0
-		if s.LastError == "" && !s.RefreshedAt.IsZero() {
-			up = 1
-		}
-		ch <- prometheus.MustNewConstMetric(circuitDesc, prometheus.GaugeValue, state, s.ID)
-		ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, up, s.ID)
-		ch <- prometheus.MustNewConstMetric(toolsDesc, prometheus.GaugeValue, float64(s.Tools), s.ID)
-	}
-}
 
 // sourceOf names a call's source for metrics and audit: "native:<id>",
 // "upstream:<id>" or "builtin".
@@ -174,8 +84,8 @@ func (g *Gateway) auditRefused(row store.AuditRow) {
 	if row.Source == sourceUnknown {
 		label = "(unknown)"
 	}
-	g.metrics.calls.WithLabelValues(label, row.Source, row.Outcome).Inc()
-	g.audit.add(row)
+	g.metrics.Calls.WithLabelValues(label, row.Source, row.Outcome).Inc()
+	g.audit.Add(row)
 }
 
 // maxAuditedName bounds a caller-supplied tool name in the audit, in bytes.
@@ -208,10 +118,10 @@ func (g *Gateway) observe(next Handler) Handler {
 		latency := time.Since(r.Start)
 		source := sourceOf(r)
 		outcome := outcomeCode(res, err)
-		g.metrics.calls.WithLabelValues(r.Entry.Canonical, source, outcome).Inc()
-		g.metrics.latency.WithLabelValues(source).Observe(latency.Seconds())
+		g.metrics.Calls.WithLabelValues(r.Entry.Canonical, source, outcome).Inc()
+		g.metrics.Latency.WithLabelValues(source).Observe(latency.Seconds())
 		if outcome == string(legate.CodeRateLimited) {
-			g.metrics.limited.WithLabelValues(r.Entry.Canonical).Inc()
+			g.metrics.Limited.WithLabelValues(r.Entry.Canonical).Inc()
 		}
 		size := r.rawTextSize
 		if res != nil {
@@ -221,7 +131,7 @@ func (g *Gateway) observe(next Handler) Handler {
 				}
 			}
 		}
-		g.audit.add(store.AuditRow{
+		g.audit.Add(store.AuditRow{
 			Time: r.Start, Principal: r.Caller.Principal, Tenant: r.Caller.Tenant, Session: r.Caller.Session,
 			Tool: r.Entry.Canonical, Source: source, Class: string(r.Class),
 			Decision: string(r.Decision.Action), Rule: r.Decision.RuleName(r.Class), ApprovalID: r.ApprovalID,
@@ -231,82 +141,17 @@ func (g *Gateway) observe(next Handler) Handler {
 	}
 }
 
-// auditWriter batches audit rows: the call path only appends to a buffer;
-// a goroutine writes them in one transaction every 200ms (or at 512 rows).
-type auditWriter struct {
-	st  store.AuditStore
-	log *slog.Logger
+// scrapeSources are what the metrics read from the gateway at scrape time.
+type scrapeSources struct{ g *Gateway }
 
-	mu   sync.Mutex
-	buf  []store.AuditRow
-	kick chan struct{}
-	done chan struct{}
+func (s scrapeSources) PendingApprovals(ctx context.Context) (int, error) {
+	return s.g.inbox.Store().CountPending(ctx)
 }
 
-func newAuditWriter(st store.AuditStore, log *slog.Logger) *auditWriter {
-	return &auditWriter{st: st, log: log, kick: make(chan struct{}, 1), done: make(chan struct{})}
+func (s scrapeSources) CatalogSize() int { return s.g.Catalog().Len() }
+
+func (s scrapeSources) UpstreamStatus(ctx context.Context) ([]upstream.Status, error) {
+	return s.g.upstreams.Status(ctx)
 }
 
-func (w *auditWriter) add(row store.AuditRow) {
-	w.mu.Lock()
-	w.buf = append(w.buf, row)
-	full := len(w.buf) >= 512
-	w.mu.Unlock()
-	if full {
-		select {
-		case w.kick <- struct{}{}:
-		default:
-		}
-	}
-}
-
-// run flushes until stop; retention > 0 prunes older rows hourly.
-func (w *auditWriter) run(ctx context.Context, retention time.Duration) {
-	flush := time.NewTicker(200 * time.Millisecond)
-	defer flush.Stop()
-	prune := time.NewTicker(time.Hour)
-	defer prune.Stop()
-	w.prune(ctx, retention)
-	for {
-		select {
-		case <-ctx.Done():
-			w.flush(context.WithoutCancel(ctx))
-			close(w.done)
-			return
-		case <-flush.C:
-		case <-w.kick:
-		case <-prune.C:
-			w.prune(ctx, retention)
-		}
-		w.flush(ctx)
-	}
-}
-
-func (w *auditWriter) prune(ctx context.Context, retention time.Duration) {
-	if retention <= 0 {
-		return
-	}
-	if n, err := w.st.Prune(ctx, time.Now().Add(-retention)); err != nil {
-		w.log.Warn("pruning audit rows", "error", err)
-	} else if n > 0 {
-		w.log.Info("pruned audit rows", "count", n, "older_than", retention)
-	}
-}
-
-// flush writes what is buffered. A failed write keeps the rows for the
-// next attempt, so none is lost to a passing error.
-func (w *auditWriter) flush(ctx context.Context) {
-	w.mu.Lock()
-	rows := w.buf
-	w.buf = nil
-	w.mu.Unlock()
-	if len(rows) == 0 {
-		return
-	}
-	if err := w.st.Append(ctx, rows); err != nil {
-		w.log.Error("writing audit rows; will retry", "rows", len(rows), "error", err)
-		w.mu.Lock()
-		w.buf = append(rows, w.buf...)
-		w.mu.Unlock()
-	}
-}
+var _ audit.Sources = scrapeSources{}

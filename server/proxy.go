@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -20,26 +21,34 @@ import (
 // (mcp.<id>.<prompt>, shown under the catalog's naming) unless the
 // upstream has prefix: false; resource URIs are kept as they are.
 
+// proxy answers the prompt, resource and completion methods from the
+// upstreams.
+type proxy struct {
+	ups    *upstream.Manager
+	log    *slog.Logger
+	naming func() catalog.Naming // the catalog's current naming
+}
+
 // proxyMiddleware answers the prompt, resource and completion methods.
-func (g *Gateway) proxyMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+func (pr *proxy) proxyMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch r := req.(type) {
 		case *mcp.ListPromptsRequest:
-			return g.listPrompts(ctx, clientOf(r.Session, r.Extra))
+			return pr.listPrompts(ctx, clientOf(r.Session, r.Extra))
 		case *mcp.GetPromptRequest:
-			res, err := g.getPrompt(ctx, clientOf(r.Session, r.Extra), r.Params)
+			res, err := pr.getPrompt(ctx, clientOf(r.Session, r.Extra), r.Params)
 			return completePromptResult(r.Session, res), err
 		case *mcp.ListResourcesRequest:
-			return g.listResources(ctx, clientOf(r.Session, r.Extra))
+			return pr.listResources(ctx, clientOf(r.Session, r.Extra))
 		case *mcp.ListResourceTemplatesRequest:
-			return g.listResourceTemplates(ctx, clientOf(r.Session, r.Extra))
+			return pr.listResourceTemplates(ctx, clientOf(r.Session, r.Extra))
 		case *mcp.ReadResourceRequest:
-			res, err := g.readResource(ctx, clientOf(r.Session, r.Extra), r.Params)
+			res, err := pr.readResource(ctx, clientOf(r.Session, r.Extra), r.Params)
 			return completeResourceResult(r.Session, res), err
 		case *mcp.ServerRequest[*mcp.SetLoggingLevelParams]:
 			res, err := next(ctx, method, req)
 			if err == nil {
-				g.forwardLogLevel(ctx, clientOf(r.Session, r.Extra), r.Params)
+				pr.forwardLogLevel(ctx, clientOf(r.Session, r.Extra), r.Params)
 			}
 			return res, err
 		}
@@ -63,10 +72,10 @@ func clientOf(ss *mcp.ServerSession, extra *mcp.RequestExtra) upstream.Client {
 }
 
 // upstreamIDs are the upstreams c may see.
-func (g *Gateway) upstreamIDs(c upstream.Client) []string {
+func (pr *proxy) upstreamIDs(c upstream.Client) []string {
 	var ids []string
-	for _, id := range g.upstreams.IDs() {
-		if g.upstreams.Visible(id, c) {
+	for _, id := range pr.ups.IDs() {
+		if pr.ups.Visible(id, c) {
 			ids = append(ids, id)
 		}
 	}
@@ -76,23 +85,23 @@ func (g *Gateway) upstreamIDs(c upstream.Client) []string {
 // eachUpstream runs fn on every upstream whose session offers what has
 // reports, concurrently, each within listTimeout; failures are logged and
 // skipped, so one bad or slow upstream cannot break or stall a list.
-func (g *Gateway) eachUpstream(ctx context.Context, c upstream.Client, has func(*mcp.ServerCapabilities) bool, fn func(u *upstream.Upstream, cs *mcp.ClientSession) error) {
+func (pr *proxy) eachUpstream(ctx context.Context, c upstream.Client, has func(*mcp.ServerCapabilities) bool, fn func(u *upstream.Upstream, cs *mcp.ClientSession) error) {
 	var wg sync.WaitGroup
-	for _, id := range g.upstreamIDs(c) {
-		u, _ := g.upstreams.Upstream(id)
+	for _, id := range pr.upstreamIDs(c) {
+		u, _ := pr.ups.Upstream(id)
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(ctx, listTimeout)
 			defer cancel()
-			cs, err := g.upstreams.Session(ctx, id, c)
+			cs, err := pr.ups.Session(ctx, id, c)
 			if err != nil {
-				g.log.Debug("upstream skipped", "upstream", id, "error", err)
+				pr.log.Debug("upstream skipped", "upstream", id, "error", err)
 				return
 			}
 			if caps := cs.InitializeResult().Capabilities; caps == nil || !has(caps) {
 				return
 			}
 			if err := fn(u, cs); err != nil {
-				g.log.Warn("upstream request failed", "upstream", id, "error", err)
+				pr.log.Warn("upstream request failed", "upstream", id, "error", err)
 			}
 		})
 	}
@@ -100,24 +109,24 @@ func (g *Gateway) eachUpstream(ctx context.Context, c upstream.Client, has func(
 }
 
 // promptName is the name clients see for an upstream's prompt.
-func (g *Gateway) promptName(u *upstream.Upstream, name string) string {
+func (pr *proxy) promptName(u *upstream.Upstream, name string) string {
 	if !u.Config().Prefixed() {
 		return name
 	}
-	return catalog.WireName("mcp."+u.Config().ID+"."+name, g.Catalog().Naming())
+	return catalog.WireName("mcp."+u.Config().ID+"."+name, pr.naming())
 }
 
-func (g *Gateway) listPrompts(ctx context.Context, c upstream.Client) (*mcp.ListPromptsResult, error) {
+func (pr *proxy) listPrompts(ctx context.Context, c upstream.Client) (*mcp.ListPromptsResult, error) {
 	var mu sync.Mutex
 	out := &mcp.ListPromptsResult{Prompts: []*mcp.Prompt{}, Cacheable: catalog.CallerCache}
-	g.eachUpstream(ctx, c, func(s *mcp.ServerCapabilities) bool { return s.Prompts != nil },
+	pr.eachUpstream(ctx, c, func(s *mcp.ServerCapabilities) bool { return s.Prompts != nil },
 		func(u *upstream.Upstream, cs *mcp.ClientSession) error {
 			for p, err := range cs.Prompts(ctx, nil) {
 				if err != nil {
 					return err
 				}
 				q := *p
-				q.Name = g.promptName(u, p.Name)
+				q.Name = pr.promptName(u, p.Name)
 				mu.Lock()
 				out.Prompts = append(out.Prompts, &q)
 				mu.Unlock()
@@ -129,18 +138,18 @@ func (g *Gateway) listPrompts(ctx context.Context, c upstream.Client) (*mcp.List
 
 // resolvePrompt finds the upstream and original name of a prompt as the
 // client named it.
-func (g *Gateway) resolvePrompt(ctx context.Context, c upstream.Client, name string) (*mcp.ClientSession, string, error) {
-	for _, id := range g.upstreamIDs(c) {
-		u, _ := g.upstreams.Upstream(id)
+func (pr *proxy) resolvePrompt(ctx context.Context, c upstream.Client, name string) (*mcp.ClientSession, string, error) {
+	for _, id := range pr.upstreamIDs(c) {
+		u, _ := pr.ups.Upstream(id)
 		orig := name
 		if u.Config().Prefixed() {
 			var ok bool
-			orig, ok = strings.CutPrefix(name, g.promptName(u, ""))
+			orig, ok = strings.CutPrefix(name, pr.promptName(u, ""))
 			if !ok || orig == "" {
 				continue
 			}
 		}
-		cs, err := g.upstreams.Session(ctx, id, c)
+		cs, err := pr.ups.Session(ctx, id, c)
 		if err != nil {
 			if u.Config().Prefixed() {
 				return nil, "", err
@@ -172,8 +181,8 @@ func hasPrompt(ctx context.Context, cs *mcp.ClientSession, name string) bool {
 	return false
 }
 
-func (g *Gateway) getPrompt(ctx context.Context, c upstream.Client, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
-	cs, orig, err := g.resolvePrompt(ctx, c, p.Name)
+func (pr *proxy) getPrompt(ctx context.Context, c upstream.Client, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+	cs, orig, err := pr.resolvePrompt(ctx, c, p.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -200,10 +209,10 @@ func upstreamMeta(m mcp.Meta) mcp.Meta {
 	return out
 }
 
-func (g *Gateway) listResources(ctx context.Context, c upstream.Client) (*mcp.ListResourcesResult, error) {
+func (pr *proxy) listResources(ctx context.Context, c upstream.Client) (*mcp.ListResourcesResult, error) {
 	var mu sync.Mutex
 	out := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}, Cacheable: catalog.CallerCache}
-	g.eachUpstream(ctx, c, func(s *mcp.ServerCapabilities) bool { return s.Resources != nil },
+	pr.eachUpstream(ctx, c, func(s *mcp.ServerCapabilities) bool { return s.Resources != nil },
 		func(u *upstream.Upstream, cs *mcp.ClientSession) error {
 			for r, err := range cs.Resources(ctx, nil) {
 				if err != nil {
@@ -218,10 +227,10 @@ func (g *Gateway) listResources(ctx context.Context, c upstream.Client) (*mcp.Li
 	return out, nil
 }
 
-func (g *Gateway) listResourceTemplates(ctx context.Context, c upstream.Client) (*mcp.ListResourceTemplatesResult, error) {
+func (pr *proxy) listResourceTemplates(ctx context.Context, c upstream.Client) (*mcp.ListResourceTemplatesResult, error) {
 	var mu sync.Mutex
 	out := &mcp.ListResourceTemplatesResult{ResourceTemplates: []*mcp.ResourceTemplate{}, Cacheable: catalog.CallerCache}
-	g.eachUpstream(ctx, c, func(s *mcp.ServerCapabilities) bool { return s.Resources != nil },
+	pr.eachUpstream(ctx, c, func(s *mcp.ServerCapabilities) bool { return s.Resources != nil },
 		func(u *upstream.Upstream, cs *mcp.ClientSession) error {
 			for r, err := range cs.ResourceTemplates(ctx, nil) {
 				if err != nil {
@@ -237,12 +246,12 @@ func (g *Gateway) listResourceTemplates(ctx context.Context, c upstream.Client) 
 }
 
 // readResource asks the upstreams in order until one has the URI.
-func (g *Gateway) readResource(ctx context.Context, c upstream.Client, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+func (pr *proxy) readResource(ctx context.Context, c upstream.Client, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
 	var last error = &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf("resource %q not found", p.URI)}
 	q := *p
 	q.Meta = upstreamMeta(p.Meta)
-	for _, id := range g.upstreamIDs(c) {
-		cs, err := g.upstreams.Session(ctx, id, c)
+	for _, id := range pr.upstreamIDs(c) {
+		cs, err := pr.ups.Session(ctx, id, c)
 		if err != nil || cs.InitializeResult().Capabilities.Resources == nil {
 			continue
 		}
@@ -261,22 +270,22 @@ func (g *Gateway) readResource(ctx context.Context, c upstream.Client, p *mcp.Re
 // subscribe forwards a resource subscription to the upstreams offering
 // subscriptions; the SDK server records it and delivers the upstream's
 // resources/updated (relayed through OnResourceUpdated) to the subscriber.
-func (g *Gateway) subscribe(ctx context.Context, r *mcp.SubscribeRequest) error {
-	return g.forEachSubscriber(ctx, clientOf(r.Session, r.Extra), func(cs *mcp.ClientSession) error {
+func (pr *proxy) subscribe(ctx context.Context, r *mcp.SubscribeRequest) error {
+	return pr.forEachSubscriber(ctx, clientOf(r.Session, r.Extra), func(cs *mcp.ClientSession) error {
 		return cs.Subscribe(ctx, &mcp.SubscribeParams{URI: r.Params.URI})
 	})
 }
 
-func (g *Gateway) unsubscribe(ctx context.Context, r *mcp.UnsubscribeRequest) error {
-	return g.forEachSubscriber(ctx, clientOf(r.Session, r.Extra), func(cs *mcp.ClientSession) error {
+func (pr *proxy) unsubscribe(ctx context.Context, r *mcp.UnsubscribeRequest) error {
+	return pr.forEachSubscriber(ctx, clientOf(r.Session, r.Extra), func(cs *mcp.ClientSession) error {
 		return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: r.Params.URI})
 	})
 }
 
-func (g *Gateway) forEachSubscriber(ctx context.Context, c upstream.Client, fn func(*mcp.ClientSession) error) error {
+func (pr *proxy) forEachSubscriber(ctx context.Context, c upstream.Client, fn func(*mcp.ClientSession) error) error {
 	var errs []error
 	ok := false
-	g.eachUpstream(ctx, c, func(s *mcp.ServerCapabilities) bool { return s.Resources != nil && s.Resources.Subscribe },
+	pr.eachUpstream(ctx, c, func(s *mcp.ServerCapabilities) bool { return s.Resources != nil && s.Resources.Subscribe },
 		func(u *upstream.Upstream, cs *mcp.ClientSession) error {
 			if err := fn(cs); err != nil {
 				errs = append(errs, err)
@@ -293,12 +302,12 @@ func (g *Gateway) forEachSubscriber(ctx context.Context, c upstream.Client, fn f
 
 // complete forwards completion to the upstream owning the prompt, or to
 // the upstreams in order for a resource reference.
-func (g *Gateway) complete(ctx context.Context, r *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+func (pr *proxy) complete(ctx context.Context, r *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 	c := clientOf(r.Session, r.Extra)
 	p := *r.Params
 	p.Meta = upstreamMeta(p.Meta)
 	if p.Ref != nil && p.Ref.Type == "ref/prompt" {
-		cs, orig, err := g.resolvePrompt(ctx, c, p.Ref.Name)
+		cs, orig, err := pr.resolvePrompt(ctx, c, p.Ref.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -308,8 +317,8 @@ func (g *Gateway) complete(ctx context.Context, r *mcp.CompleteRequest) (*mcp.Co
 		return cs.Complete(ctx, &p)
 	}
 	var last error = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "no upstream completes this reference"}
-	for _, id := range g.upstreamIDs(c) {
-		cs, err := g.upstreams.Session(ctx, id, c)
+	for _, id := range pr.upstreamIDs(c) {
+		cs, err := pr.ups.Session(ctx, id, c)
 		if err != nil || cs.InitializeResult().Capabilities.Completions == nil {
 			continue
 		}
@@ -324,18 +333,18 @@ func (g *Gateway) complete(ctx context.Context, r *mcp.CompleteRequest) (*mcp.Co
 
 // forwardLogLevel passes a client's logging level on to its per-client
 // upstream sessions, so upstreams send what it asked for.
-func (g *Gateway) forwardLogLevel(ctx context.Context, c upstream.Client, p *mcp.SetLoggingLevelParams) {
-	for _, id := range g.upstreamIDs(c) {
-		u, _ := g.upstreams.Upstream(id)
+func (pr *proxy) forwardLogLevel(ctx context.Context, c upstream.Client, p *mcp.SetLoggingLevelParams) {
+	for _, id := range pr.upstreamIDs(c) {
+		u, _ := pr.ups.Upstream(id)
 		if u.Config().Session != upstream.SessionPerClient {
 			continue
 		}
-		cs, err := g.upstreams.Session(ctx, id, c)
+		cs, err := pr.ups.Session(ctx, id, c)
 		if err != nil || cs.InitializeResult().Capabilities.Logging == nil {
 			continue
 		}
 		if err := cs.SetLoggingLevel(ctx, p); err != nil {
-			g.log.Debug("forwarding logging level", "upstream", id, "error", err)
+			pr.log.Debug("forwarding logging level", "upstream", id, "error", err)
 		}
 	}
 }

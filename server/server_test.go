@@ -4,17 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/legate-mcp/legate"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/legate-mcp/legate"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors"
+	_ "github.com/legate-mcp/legate/connectors/http" // the built-in http.request tool
 	"github.com/legate-mcp/legate/server"
 	"github.com/legate-mcp/legate/store/sqlite"
 )

@@ -4,59 +4,22 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/legate-mcp/legate"
 	"time"
+
+	"github.com/legate-mcp/legate"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate/catalog"
-	"github.com/legate-mcp/legate/config"
+	"github.com/legate-mcp/legate/sources"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/upstream"
 )
 
-// UpstreamDefs merges the upstreams of the config file and of the store.
-func UpstreamDefs(ctx context.Context, cfg *config.File, st store.Store) ([]upstream.Def, error) {
-	var defs []upstream.Def
-	file := "config"
-	if cfg != nil && cfg.Path != "" {
-		file = cfg.Path
-	}
-	if cfg != nil {
-		for i, u := range cfg.Upstreams {
-			defs = append(defs, upstream.Def{Config: u, Origin: fmt.Sprintf("%s upstreams[%d]", file, i)})
-		}
-	}
-	stored, err := st.Upstreams().List(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, s := range stored {
-		d, err := StoredUpstream(s)
-		if err != nil {
-			return nil, err
-		}
-		defs = append(defs, d)
-	}
-	return defs, nil
-}
-
-// StoredUpstream decodes and validates a stored upstream definition.
-func StoredUpstream(s store.Upstream) (upstream.Def, error) {
-	d := upstream.Def{Origin: fmt.Sprintf("the store (added %s)", s.CreatedAt.Format("2006-01-02 15:04"))}
-	if err := json.Unmarshal(s.Definition, &d.Config); err != nil {
-		return d, fmt.Errorf("stored upstream %q: %w", s.ID, err)
-	}
-	if errs := d.Config.Validate(fmt.Sprintf("stored upstream %q", s.ID)); len(errs) > 0 {
-		return d, errs[0]
-	}
-	return d, nil
-}
-
 // newUpstreams builds the upstream manager from the cached tools; it does
 // no I/O to upstreams.
 func (g *Gateway) newUpstreams(ctx context.Context) error {
-	defs, err := UpstreamDefs(ctx, g.opts.Config, g.opts.Store)
+	defs, err := sources.UpstreamDefs(ctx, g.opts.Config, g.opts.Store)
 	if err != nil {
 		return err
 	}
@@ -83,7 +46,7 @@ func (g *Gateway) quarantined(q upstream.Quarantined) {
 		detail = fmt.Sprintf("not accepted yet (pin: strict); accept with legate upstream accept %s %s", q.Tool.Upstream, q.Tool.Name)
 	}
 	g.log.Warn("upstream tool quarantined", "tool", q.Tool.Canonical(), "detail", detail)
-	g.audit.add(store.AuditRow{Time: time.Now(), Tool: q.Tool.Canonical(), Source: "upstream:" + q.Tool.Upstream,
+	g.audit.Add(store.AuditRow{Time: time.Now(), Tool: q.Tool.Canonical(), Source: "upstream:" + q.Tool.Upstream,
 		Class: string(q.Tool.Class), Decision: "quarantined", Outcome: "QUARANTINED", Detail: detail})
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/server"
 )
@@ -25,7 +26,7 @@ connectors:
   - {id: globex, type: echo-test, tenant: globex}
 `
 
-func viewsGateway(t *testing.T) (string, func(server.Principal) *mcp.ClientSession) {
+func viewsGateway(t *testing.T) (string, func(auth.Principal) *mcp.ClientSession) {
 	t.Helper()
 	st := memStore(t)
 	cfg, err := config.Parse([]byte(viewsConfig), nil)
@@ -38,7 +39,7 @@ func viewsGateway(t *testing.T) (string, func(server.Principal) *mcp.ClientSessi
 	}
 	t.Cleanup(func() { gw.Close() })
 	url := serve(t, gw)
-	return url, func(p server.Principal) *mcp.ClientSession {
+	return url, func(p auth.Principal) *mcp.ClientSession {
 		tok := token(t, st, p)
 		c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
 		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{tok, http.DefaultTransport}}},
@@ -66,8 +67,8 @@ func names(t *testing.T, cs *mcp.ClientSession) []string {
 
 func TestTenantsSeeTheirToolsAndSharedOnes(t *testing.T) {
 	_, as := viewsGateway(t)
-	acme := as(server.Principal{Name: "a", Tenant: "acme"})
-	globex := as(server.Principal{Name: "g", Tenant: "globex"})
+	acme := as(auth.Principal{Name: "a", Tenant: "acme"})
+	globex := as(auth.Principal{Name: "g", Tenant: "globex"})
 	got := names(t, acme)
 	if !slices.Contains(got, "acme__echo") || !slices.Contains(got, "shared__echo") || slices.Contains(got, "globex__echo") {
 		t.Fatalf("acme sees %v", got)
@@ -89,8 +90,8 @@ func TestTenantsSeeTheirToolsAndSharedOnes(t *testing.T) {
 
 func TestProfileNarrowsOnePrincipalsView(t *testing.T) {
 	_, as := viewsGateway(t)
-	small := as(server.Principal{Name: "s", Profile: "small"})
-	full := as(server.Principal{Name: "f"})
+	small := as(auth.Principal{Name: "s", Profile: "small"})
+	full := as(auth.Principal{Name: "f"})
 	got := names(t, small)
 	// Shared tools by canonical name, none matching *.boom, the first two.
 	if want := []string{"http.request", "legate.approval_status"}; !slices.Equal(got, want) {
@@ -118,7 +119,7 @@ func TestApproversSeeOnlyTheirTenant(t *testing.T) {
 	}
 	defer gw.Close()
 	url := strings.TrimSuffix(serve(t, gw), "/mcp")
-	p := &server.Principal{Name: "gina", Tenant: "globex", Role: server.RoleUser}
+	p := &auth.Principal{Name: "gina", Tenant: "globex", Role: auth.RoleUser}
 	res, err := gw.Call(ctx, "g.fail", []byte(`{"text":"NOT_FOUND"}`), server.CallOptions{Principal: p})
 	if err != nil {
 		t.Fatal(err)
@@ -127,8 +128,8 @@ func TestApproversSeeOnlyTheirTenant(t *testing.T) {
 	if id == "" {
 		t.Fatalf("no approval: %v", structured(t, res))
 	}
-	acme := token(t, st, server.Principal{Name: "ann", Tenant: "acme", Role: server.RoleApprover})
-	globex := token(t, st, server.Principal{Name: "gus", Tenant: "globex", Role: server.RoleApprover})
+	acme := token(t, st, auth.Principal{Name: "ann", Tenant: "acme", Role: auth.RoleApprover})
+	globex := token(t, st, auth.Principal{Name: "gus", Tenant: "globex", Role: auth.RoleApprover})
 	do := func(method, path, tok string) int {
 		req, _ := http.NewRequest(method, url+path, nil)
 		req.Header.Set("Authorization", "Bearer "+tok)
@@ -150,7 +151,7 @@ func TestApproversSeeOnlyTheirTenant(t *testing.T) {
 	}
 	// An approval id is a reference of its tenant: another tenant's caller
 	// cannot read it through legate.approval_status.
-	other := &server.Principal{Name: "ann", Tenant: "acme"}
+	other := &auth.Principal{Name: "ann", Tenant: "acme"}
 	res, _ = gw.Call(ctx, "legate.approval_status", []byte(`{"approval_id":"`+id+`"}`), server.CallOptions{Principal: other})
 	if code, _ := errorCode(t, res); code != "NOT_FOUND" {
 		t.Fatalf("approval_status across tenants: %v", structured(t, res))

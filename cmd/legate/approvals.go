@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/legate-mcp/legate/admin"
 	"github.com/legate-mcp/legate/policy"
-	"github.com/legate-mcp/legate/server"
 	"github.com/legate-mcp/legate/store"
 )
 
@@ -33,9 +33,9 @@ func approvalsCmd(g *globals) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				views := make([]server.ApprovalView, len(list))
+				views := make([]admin.ApprovalView, len(list))
 				for i, a := range list {
-					views[i] = server.ViewOf(a)
+					views[i] = admin.ViewOf(a)
 				}
 				return printJSON(cmd.OutOrStdout(), views)
 			}
@@ -66,7 +66,7 @@ func approvalsCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return printJSON(cmd.OutOrStdout(), server.ViewOf(a))
+			return printJSON(cmd.OutOrStdout(), admin.ViewOf(a))
 		}),
 	}
 	cmd.AddCommand(list, show, decideCmd(g, true), decideCmd(g, false))

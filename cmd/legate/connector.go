@@ -14,6 +14,7 @@ import (
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/server"
+	"github.com/legate-mcp/legate/sources"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/vault"
 )
@@ -84,7 +85,7 @@ func connectorListCmd(g *globals) *cobra.Command {
 		Short: "List connector instances from the config file and the store",
 		Args:  cobra.NoArgs,
 		RunE: g.withEnv(func(cmd *cobra.Command, _ []string, e *env) error {
-			defs, err := server.InstanceDefs(cmd.Context(), e.cfg, e.store)
+			defs, err := sources.InstanceDefs(cmd.Context(), e.cfg, e.store)
 			if err != nil {
 				return err
 			}
@@ -149,7 +150,7 @@ func connectorAddCmd(g *globals) *cobra.Command {
 			}
 			credJSON, _ := json.Marshal(refs)
 			rec := store.Connector{ID: id, Type: typ, Config: cfgJSON, Credentials: credJSON}
-			def, err := server.StoredDef(rec)
+			def, err := sources.StoredDef(rec)
 			if err != nil {
 				return err
 			}

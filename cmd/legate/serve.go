@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/config"
-	"github.com/legate-mcp/legate/server"
 )
 
 func serveCmd(g *globals) *cobra.Command {
@@ -28,7 +28,7 @@ func serveCmd(g *globals) *cobra.Command {
 			if listen == "" {
 				listen = config.DefaultListen
 			}
-			warning, err := server.CheckListen(listen, e.cfg.Auth.Enabled(), e.cfg.Auth.AllowUnauthenticated || allowUnauthenticated)
+			warning, err := auth.CheckListen(listen, e.cfg.Auth.Enabled(), e.cfg.Auth.AllowUnauthenticated || allowUnauthenticated)
 			if err != nil {
 				return err
 			}

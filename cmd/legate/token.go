@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/legate-mcp/legate/server"
+	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/store"
 )
 
@@ -28,7 +28,7 @@ or auth.resource / auth.oauth set).`,
 }
 
 func tokenCreateCmd(g *globals) *cobra.Command {
-	var p server.Principal
+	var p auth.Principal
 	cmd := &cobra.Command{
 		Use:     "create NAME [--tenant T] [--role R] [--profile P]",
 		Short:   "Make a token for a principal and print it, the only time it is shown",
@@ -36,7 +36,7 @@ func tokenCreateCmd(g *globals) *cobra.Command {
 		Args:    cobra.ExactArgs(1),
 		RunE: g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
 			p.Name = argv[0]
-			token, err := server.CreateToken(cmd.Context(), e.store.Tokens(), p)
+			token, err := auth.CreateToken(cmd.Context(), e.store.Tokens(), p)
 			if errors.Is(err, store.ErrExists) {
 				return fmt.Errorf("a token named %q exists (revoked tokens keep their names): pick another name", p.Name)
 			}
@@ -52,14 +52,14 @@ func tokenCreateCmd(g *globals) *cobra.Command {
 		}),
 	}
 	cmd.Flags().StringVar(&p.Tenant, "tenant", "", "the principal's tenant (default none)")
-	cmd.Flags().StringVar(&p.Role, "role", server.RoleUser, "user, approver or admin")
+	cmd.Flags().StringVar(&p.Role, "role", auth.RoleUser, "user, approver or admin")
 	cmd.Flags().StringVar(&p.Profile, "profile", "", "the principal's profile (default none)")
 	return cmd
 }
 
 func roleOrUser(r string) string {
 	if r == "" {
-		return server.RoleUser
+		return auth.RoleUser
 	}
 	return r
 }

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/config"
-	"github.com/legate-mcp/legate/server"
 	"github.com/legate-mcp/legate/store/sqlite"
 )
 
@@ -40,7 +40,7 @@ func TestTokenLifecycle(t *testing.T) {
 		t.Fatalf("create without auth on: %v\n%s", err, out)
 	}
 
-	hash := server.HashToken(token)
+	hash := auth.HashToken(token)
 	for _, args := range [][]string{{"token", "list"}, {"token", "list", "--json"}} {
 		out, err := runCLI(t, append(args, flags...)...)
 		if err != nil || !strings.Contains(out, "ci-bot") || !strings.Contains(out, "acme") || !strings.Contains(out, "approver") || !strings.Contains(out, "ops") {
@@ -60,13 +60,13 @@ func TestTokenLifecycle(t *testing.T) {
 		}
 		defer st.Close()
 		on := true
-		a, err := server.NewAuthenticator(config.Auth{Tokens: &on}, st.Tokens(), nil)
+		a, err := auth.NewAuthenticator(config.Auth{Tokens: &on}, st.Tokens(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ti, err := a.Verify(context.Background(), token, nil)
 		if err == nil {
-			if p := server.PrincipalFrom(ti); p.Name != "ci-bot" || p.Tenant != "acme" || p.Role != server.RoleApprover || p.Profile != "ops" {
+			if p := auth.PrincipalFrom(ti); p.Name != "ci-bot" || p.Tenant != "acme" || p.Role != auth.RoleApprover || p.Profile != "ops" {
 				t.Fatalf("principal %+v", p)
 			}
 		}
@@ -84,7 +84,7 @@ func TestTokenLifecycle(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if bytes.Contains(b, []byte(token)) || bytes.Contains(b, []byte(token[len(server.TokenPrefix):])) {
+		if bytes.Contains(b, []byte(token)) || bytes.Contains(b, []byte(token[len(auth.TokenPrefix):])) {
 			t.Fatalf("%s holds the token", f)
 		}
 		sawHash = sawHash || bytes.Contains(b, []byte(hash))

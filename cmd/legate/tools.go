@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/legate-mcp/legate"
 	"io"
 	"text/tabwriter"
+
+	"github.com/legate-mcp/legate"
 
 	"github.com/spf13/cobra"
 

@@ -30,6 +30,7 @@ type pkg struct {
 	ImportPath string
 	Dir        string
 	Imports    []string
+	GoFiles    []string
 }
 
 func root(t *testing.T) string {
@@ -97,6 +98,8 @@ func TestImportDirection(t *testing.T) {
 				t.Errorf("connector %s imports %s: a connector imports only the vocabulary, connectors and its kits (netguard, httpkit)", from, to)
 			case from == "connectors" && to != "" && to != "internal/strictyaml":
 				t.Errorf("the connector contract imports %s", to)
+			case connectorTypeDir(to) && from != "connectors/all" && !strings.HasPrefix(from, "cmd/") && !connectorTypeDir(from):
+				t.Errorf("%s imports the connector type %s: only connectors/all and cmd import connector types; register a tool as a connector instead", from, to)
 			case from == "connectors/all" && !connectorTypeDir(to):
 				t.Errorf("connectors/all imports %s, which is not a connector type", to)
 			}

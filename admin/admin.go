@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"context"
@@ -6,41 +6,86 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/store"
 )
 
-// adminHandler serves the admin API under /admin/v1/. Every request needs
-// `Authorization: Bearer <LEGATE_ADMIN_TOKEN>`; without a configured token
-// the API is off.
-func (g *Gateway) adminHandler() http.Handler {
+// Ops are the operations the admin API runs, implemented by the gateway.
+type Ops interface {
+	// ListApprovals lists approval requests.
+	ListApprovals(ctx context.Context, f store.ApprovalFilter) ([]*store.Approval, error)
+	// Approval returns one request; store.ErrNotFound if there is none.
+	Approval(ctx context.Context, id string) (*store.Approval, error)
+	// Decide approves or denies a pending request (store.ErrNotFound,
+	// store.ErrConflict, policy.ErrSelfApproval).
+	Decide(ctx context.Context, id string, approve bool, decider, reason string) (*store.Approval, error)
+	// Audit records a row in the audit log.
+	Audit(row store.AuditRow)
+}
+
+// Options configure the admin API.
+type Options struct {
+	// Authenticated says requests reach the handler through the
+	// authenticator's middleware and role check: the caller is the
+	// request's principal, and Token is not asked for.
+	Authenticated bool
+	// Token is the admin token every request bears without
+	// authentication; "" leaves the API off.
+	Token string
+	// Logger receives a line per access across tenants; nil discards them.
+	Logger *slog.Logger
+}
+
+// api serves the admin API.
+type api struct {
+	ops  Ops
+	opts Options
+	log  *slog.Logger
+}
+
+// maxBody bounds a request's body.
+const maxBody = 64 << 10
+
+// Handler serves the admin API under /admin/v1/. With authentication off,
+// every request needs `Authorization: Bearer <Token>`; without a Token the
+// API is off.
+func Handler(ops Ops, opts *Options) http.Handler {
+	if opts == nil {
+		opts = &Options{}
+	}
+	h := &api{ops: ops, opts: *opts, log: opts.Logger}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /admin/v1/approvals", g.adminListApprovals)
-	mux.HandleFunc("GET /admin/v1/approvals/{id}", g.adminGetApproval)
-	mux.HandleFunc("POST /admin/v1/approvals/{id}/{verb}", g.adminDecide)
+	mux.HandleFunc("GET /admin/v1/approvals", h.listApprovals)
+	mux.HandleFunc("GET /admin/v1/approvals/{id}", h.getApproval)
+	mux.HandleFunc("POST /admin/v1/approvals/{id}/{verb}", h.decide)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if g.auth.Enabled() {
+		if h.opts.Authenticated {
 			// The authenticator checked the token and the role already.
-			r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+			r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 			mux.ServeHTTP(w, r)
 			return
 		}
-		if g.opts.AdminToken == "" {
+		if h.opts.Token == "" {
 			writeJSONError(w, http.StatusForbidden, "the admin API is off: start legate with LEGATE_ADMIN_TOKEN set")
 			return
 		}
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(g.opts.AdminToken)) != 1 {
-			w.Header().Set("WWW-Authenticate", bearerChallenge(ok, `realm="legate-admin"`))
+		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(h.opts.Token)) != 1 {
+			w.Header().Set("WWW-Authenticate", auth.BearerChallenge(ok, `realm="legate-admin"`))
 			writeJSONError(w, http.StatusUnauthorized, "missing or wrong admin token")
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 		mux.ServeHTTP(w, r)
 	})
 }
@@ -82,8 +127,8 @@ func ViewOf(a *store.Approval) ApprovalView {
 // tenant"); an admin, or the admin token with authentication off, sees
 // every tenant, and its reads beyond its own are audited (auditAdmin).
 func tenantScope(r *http.Request) (string, bool) {
-	p := PrincipalFromContext(r.Context())
-	if p == nil || p.HasRole(RoleAdmin) {
+	p := auth.PrincipalFromContext(r.Context())
+	if p == nil || p.HasRole(auth.RoleAdmin) {
 		return "", false
 	}
 	return p.Tenant, true
@@ -106,19 +151,19 @@ func approvalFilter(r *http.Request) (store.ApprovalFilter, error) {
 		return f, nil
 	}
 	if q.Has("tenant") && f.Tenant != own {
-		return f, fmt.Errorf("tenant %q is not the caller's: seeing other tenants needs the %s role", f.Tenant, RoleAdmin)
+		return f, fmt.Errorf("tenant %q is not the caller's: seeing other tenants needs the %s role", f.Tenant, auth.RoleAdmin)
 	}
 	f.Tenant, f.AllTenants = own, false
 	return f, nil
 }
 
-func (g *Gateway) adminListApprovals(w http.ResponseWriter, r *http.Request) {
+func (h *api) listApprovals(w http.ResponseWriter, r *http.Request) {
 	f, err := approvalFilter(r)
 	if err != nil {
 		writeJSONError(w, http.StatusForbidden, "forbidden: "+err.Error())
 		return
 	}
-	list, err := g.inbox.Store().List(r.Context(), f)
+	list, err := h.ops.ListApprovals(r.Context(), f)
 	if err != nil {
 		writeJSONError(w, http.StatusInternalServerError, err.Error())
 		return
@@ -128,9 +173,9 @@ func (g *Gateway) adminListApprovals(w http.ResponseWriter, r *http.Request) {
 		out[i] = ViewOf(a)
 	}
 	if f.AllTenants {
-		g.auditAdmin(r, "admin.approvals.list", "read", "", fmt.Sprintf("listed %d requests of every tenant", len(list)))
+		h.auditAdmin(r, "admin.approvals.list", "read", "", fmt.Sprintf("listed %d requests of every tenant", len(list)))
 	} else if own := callerTenant(r); f.Tenant != own {
-		g.auditAdmin(r, "admin.approvals.list", "read", "", fmt.Sprintf("listed %d requests of tenant %q", len(list), f.Tenant))
+		h.auditAdmin(r, "admin.approvals.list", "read", "", fmt.Sprintf("listed %d requests of tenant %q", len(list), f.Tenant))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"approvals": out})
 }
@@ -138,8 +183,8 @@ func (g *Gateway) adminListApprovals(w http.ResponseWriter, r *http.Request) {
 // approval returns the request r names if its caller may see it; otherwise
 // it answers 404 (another tenant's request is not there for the caller)
 // or 500, and returns nil.
-func (g *Gateway) approval(w http.ResponseWriter, r *http.Request) *store.Approval {
-	a, err := g.inbox.Store().Get(r.Context(), r.PathValue("id"))
+func (h *api) approval(w http.ResponseWriter, r *http.Request) *store.Approval {
+	a, err := h.ops.Approval(r.Context(), r.PathValue("id"))
 	t, scoped := tenantScope(r)
 	switch {
 	case errors.Is(err, store.ErrNotFound) || err == nil && scoped && a.Tenant != t:
@@ -152,18 +197,18 @@ func (g *Gateway) approval(w http.ResponseWriter, r *http.Request) *store.Approv
 	return a
 }
 
-func (g *Gateway) adminGetApproval(w http.ResponseWriter, r *http.Request) {
-	a := g.approval(w, r)
+func (h *api) getApproval(w http.ResponseWriter, r *http.Request) {
+	a := h.approval(w, r)
 	if a == nil {
 		return
 	}
 	if a.Tenant != callerTenant(r) {
-		g.auditAdmin(r, "admin.approvals.get", "read", a.ID, fmt.Sprintf("read a request of tenant %q", a.Tenant))
+		h.auditAdmin(r, "admin.approvals.get", "read", a.ID, fmt.Sprintf("read a request of tenant %q", a.Tenant))
 	}
 	writeJSON(w, http.StatusOK, ViewOf(a))
 }
 
-func (g *Gateway) adminDecide(w http.ResponseWriter, r *http.Request) {
+func (h *api) decide(w http.ResponseWriter, r *http.Request) {
 	verb := r.PathValue("verb")
 	if verb != "approve" && verb != "deny" {
 		writeJSONError(w, http.StatusNotFound, fmt.Sprintf("unknown action %q: approve or deny", verb))
@@ -183,14 +228,14 @@ func (g *Gateway) adminDecide(w http.ResponseWriter, r *http.Request) {
 	if body.Decider != "" {
 		decider = "admin:" + body.Decider
 	}
-	if p := PrincipalFromContext(r.Context()); p != nil {
+	if p := auth.PrincipalFromContext(r.Context()); p != nil {
 		decider = p.Name // an authenticated approver decides as itself
 	}
-	target := g.approval(w, r)
+	target := h.approval(w, r)
 	if target == nil {
 		return
 	}
-	a, err := g.Decide(r.Context(), target.ID, verb == "approve", decider, body.Reason)
+	a, err := h.ops.Decide(r.Context(), target.ID, verb == "approve", decider, body.Reason)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		writeJSONError(w, http.StatusNotFound, err.Error())
@@ -200,7 +245,7 @@ func (g *Gateway) adminDecide(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusInternalServerError, err.Error())
 	default:
 		if a.Tenant != callerTenant(r) {
-			g.auditAdmin(r, "admin.approvals."+verb, "write", a.ID, fmt.Sprintf("decided a request of tenant %q", a.Tenant))
+			h.auditAdmin(r, "admin.approvals."+verb, "write", a.ID, fmt.Sprintf("decided a request of tenant %q", a.Tenant))
 		}
 		writeJSON(w, http.StatusOK, ViewOf(a))
 	}
@@ -208,7 +253,7 @@ func (g *Gateway) adminDecide(w http.ResponseWriter, r *http.Request) {
 
 // callerTenant is the tenant of r's principal, "" without one.
 func callerTenant(r *http.Request) string {
-	if p := PrincipalFromContext(r.Context()); p != nil {
+	if p := auth.PrincipalFromContext(r.Context()); p != nil {
 		return p.Tenant
 	}
 	return ""
@@ -217,24 +262,14 @@ func callerTenant(r *http.Request) string {
 // auditAdmin records, in the audit log and the log, an admin's use of the
 // admin API beyond its own tenant: the only way to see every tenant is
 // explicit and leaves a trace.
-func (g *Gateway) auditAdmin(r *http.Request, action, class, approvalID, detail string) {
+func (h *api) auditAdmin(r *http.Request, action, class, approvalID, detail string) {
 	name, tenant := "admin", ""
-	if p := PrincipalFromContext(r.Context()); p != nil {
+	if p := auth.PrincipalFromContext(r.Context()); p != nil {
 		name, tenant = p.Name, p.Tenant
 	}
-	g.log.Info("admin access across tenants", "principal", name, "action", action, "approval", approvalID, "detail", detail)
-	g.audit.add(store.AuditRow{Time: time.Now(), Principal: name, Tenant: tenant, Tool: action, Source: "admin",
+	h.log.Info("admin access across tenants", "principal", name, "action", action, "approval", approvalID, "detail", detail)
+	h.ops.Audit(store.AuditRow{Time: time.Now(), Principal: name, Tenant: tenant, Tool: action, Source: "admin",
 		Class: class, Decision: "allow", ApprovalID: approvalID, Outcome: "ok", Detail: detail})
-}
-
-// Decide approves or denies a pending request. A waiting call wakes at
-// once; with none, the executor runs an approved request within half a second.
-func (g *Gateway) Decide(ctx context.Context, id string, approve bool, decider, reason string) (*store.Approval, error) {
-	a, err := g.inbox.Decide(ctx, id, approve, decider, reason)
-	if err == nil {
-		g.metrics.decided.Observe(a.DecidedAt.Sub(a.CreatedAt).Seconds())
-	}
-	return a, err
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

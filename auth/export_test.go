@@ -1,4 +1,4 @@
-package server
+package auth
 
 import "time"
 
@@ -8,4 +8,11 @@ func SetJWKSRetry(a *Authenticator, d time.Duration) {
 	a.oauth.keys.mu.Lock()
 	defer a.oauth.keys.mu.Unlock()
 	a.oauth.keys.retry = d
+}
+
+// Fetching reports whether a fetch of the issuer's keys is running.
+func Fetching(a *Authenticator) bool {
+	a.oauth.keys.mu.Lock()
+	defer a.oauth.keys.mu.Unlock()
+	return a.oauth.keys.inflight != nil
 }

@@ -1,4 +1,4 @@
-package server
+package auth
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/lestrrat-go/jwx/v3/jwk"
 	"github.com/lestrrat-go/jwx/v3/jws"
 	"github.com/lestrrat-go/jwx/v3/jwt"
-	"github.com/modelcontextprotocol/go-sdk/auth"
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/legate-mcp/legate/config"
 )
@@ -55,8 +55,9 @@ func newJWTVerifier(resource string, o *config.OAuth, log *slog.Logger) *jwtVeri
 	// (the issuer may well be on a private network), hardened by jwx
 	// against redirects from https to http.
 	client := jwk.WrapHTTPClientDefaults(&http.Client{Timeout: jwksTimeout})
-	return &jwtVerifier{issuer: o.Issuer, audience: resource, claims: c, log: log,
-		keys: &jwks{url: o.JWKSURL, client: client, refresh: refresh, retry: jwksRetry, log: log}}
+	keys := &jwks{url: o.JWKSURL, client: client, refresh: refresh, retry: jwksRetry, log: log}
+	keys.life, keys.end = context.WithCancel(context.Background())
+	return &jwtVerifier{issuer: o.Issuer, audience: resource, claims: c, log: log, keys: keys}
 }
 
 // claimName is the claim name s, or def when none is configured.
@@ -67,7 +68,7 @@ func claimName(s, def string) string {
 	return s
 }
 
-func (v *jwtVerifier) verify(ctx context.Context, token string) (*auth.TokenInfo, error) {
+func (v *jwtVerifier) verify(ctx context.Context, token string) (*sdkauth.TokenInfo, error) {
 	if len(token) > maxJWTSize {
 		return nil, invalidToken("token too large")
 	}
@@ -96,7 +97,7 @@ func (v *jwtVerifier) verify(ctx context.Context, token string) (*auth.TokenInfo
 		return nil, err
 	}
 	exp, _ := tok.Expiration()
-	return &auth.TokenInfo{UserID: sessionOwner(credentialJWT, p), Expiration: exp, Scopes: jwtScopes(tok), Extra: map[string]any{PrincipalKey: p}}, nil
+	return &sdkauth.TokenInfo{UserID: sessionOwner(credentialJWT, p), Expiration: exp, Scopes: jwtScopes(tok), Extra: map[string]any{PrincipalKey: p}}, nil
 }
 
 // jwtRefusal says why jwt.Parse refused a token, without its details.
@@ -228,11 +229,40 @@ type jwks struct {
 	retry   time.Duration
 	log     *slog.Logger
 
+	// life ends with close, cancelling a fetch in flight; fetching
+	// counts the fetches, so close can wait for them.
+	life     context.Context
+	end      context.CancelFunc
+	fetching sync.WaitGroup
+
 	mu       sync.Mutex
 	set      jwk.Set
 	fetched  time.Time     // last success
 	tried    time.Time     // start of the last attempt
 	inflight chan struct{} // closed when the running fetch ends
+	closed   bool          // no fetch starts once closed
+}
+
+// start begins a fetch in the background, unless closed; j.mu is held.
+func (j *jwks) start() chan struct{} {
+	ch := make(chan struct{})
+	j.inflight, j.tried = ch, time.Now()
+	if j.closed {
+		j.inflight = nil
+		close(ch)
+		return ch
+	}
+	j.fetching.Go(func() { j.fetch(ch) })
+	return ch
+}
+
+// close cancels a fetch in flight and waits for it to end.
+func (j *jwks) close() {
+	j.mu.Lock()
+	j.closed = true
+	j.mu.Unlock()
+	j.end()
+	j.fetching.Wait()
 }
 
 var errNoSigningKeys = errors.New("no signing keys")
@@ -259,9 +289,7 @@ func (j *jwks) get(ctx context.Context, kid string) (jwk.Set, error) {
 		wait := j.retry - time.Since(j.tried)
 		ch := j.inflight
 		if ch == nil && (j.tried.IsZero() || wait <= 0) {
-			ch = make(chan struct{})
-			j.inflight, j.tried = ch, time.Now()
-			go j.fetch(ch)
+			ch = j.start()
 		}
 		j.mu.Unlock()
 		var next <-chan time.Time // the last fetch was too recent: wait for the next
@@ -281,15 +309,13 @@ func (j *jwks) get(ctx context.Context, kid string) (jwk.Set, error) {
 // refresh and none ran within retry; j.mu is held.
 func (j *jwks) refreshIfStale() {
 	if j.inflight == nil && time.Since(j.fetched) >= j.refresh && time.Since(j.tried) >= j.retry {
-		ch := make(chan struct{})
-		j.inflight, j.tried = ch, time.Now()
-		go j.fetch(ch)
+		j.start()
 	}
 }
 
 // fetch fetches the key set, keeping the old one if it fails.
 func (j *jwks) fetch(done chan struct{}) {
-	ctx, cancel := context.WithTimeout(context.Background(), jwksTimeout)
+	ctx, cancel := context.WithTimeout(j.life, jwksTimeout)
 	defer cancel()
 	set, err := jwk.Fetch(ctx, j.url, jwk.WithHTTPClient(j.client))
 	j.mu.Lock()

@@ -1,37 +1,24 @@
-package server_test
+package auth_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/lestrrat-go/jwx/v3/jwa"
-	"github.com/lestrrat-go/jwx/v3/jwk"
-	"github.com/lestrrat-go/jwx/v3/jwt"
-	"github.com/modelcontextprotocol/go-sdk/auth"
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 
+	"github.com/legate-mcp/legate/auth"
+	"github.com/legate-mcp/legate/auth/authtest"
 	"github.com/legate-mcp/legate/config"
-	"github.com/legate-mcp/legate/server"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/store/sqlite"
-)
-
-const (
-	resource    = "https://legate.example.com/mcp"
-	metadataURL = "https://legate.example.com/.well-known/oauth-protected-resource"
-	challenge   = `Bearer resource_metadata="` + metadataURL + `"`
 )
 
 func tokenStore(t *testing.T) store.TokenStore {
@@ -45,13 +32,13 @@ func tokenStore(t *testing.T) store.TokenStore {
 }
 
 // newAuth builds an authenticator from a config document.
-func newAuth(t *testing.T, doc string, tokens store.TokenStore) *server.Authenticator {
+func newAuth(t *testing.T, doc string, tokens store.TokenStore) *auth.Authenticator {
 	t.Helper()
 	f, err := config.Parse([]byte(doc), nil)
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	a, err := server.NewAuthenticator(f.Auth, tokens, nil)
+	a, err := auth.NewAuthenticator(f.Auth, tokens, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +52,7 @@ var whoami = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "writer cannot flush", http.StatusInternalServerError)
 		return
 	}
-	json.NewEncoder(w).Encode(server.PrincipalFromContext(r.Context()))
+	json.NewEncoder(w).Encode(auth.PrincipalFromContext(r.Context()))
 })
 
 // call sends a request with the bearer token (none if "") through h.
@@ -79,12 +66,12 @@ func call(h http.Handler, token string) *httptest.ResponseRecorder {
 	return w
 }
 
-func principalOf(t *testing.T, w *httptest.ResponseRecorder) server.Principal {
+func principalOf(t *testing.T, w *httptest.ResponseRecorder) auth.Principal {
 	t.Helper()
 	if w.Code != http.StatusOK {
 		t.Fatalf("status %d: %s", w.Code, w.Body)
 	}
-	var p server.Principal
+	var p auth.Principal
 	if err := json.Unmarshal(w.Body.Bytes(), &p); err != nil {
 		t.Fatalf("%v: %s", err, w.Body)
 	}
@@ -98,18 +85,18 @@ func TestStaticTokens(t *testing.T) {
 	if !a.Enabled() || a.MetadataURL() != metadataURL {
 		t.Fatalf("enabled %v, metadata URL %q", a.Enabled(), a.MetadataURL())
 	}
-	alice, err := server.CreateToken(ctx, ts, server.Principal{Name: "alice", Tenant: "acme", Profile: "dev"})
+	alice, err := auth.CreateToken(ctx, ts, auth.Principal{Name: "alice", Tenant: "acme", Profile: "dev"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(alice, server.TokenPrefix) || len(alice) != len(server.TokenPrefix)+43 {
+	if !strings.HasPrefix(alice, auth.TokenPrefix) || len(alice) != len(auth.TokenPrefix)+43 {
 		t.Fatalf("token %q: want the prefix and 32 bytes in base64url", alice)
 	}
-	if _, err := server.CreateToken(ctx, ts, server.Principal{Name: "alice"}); !errors.Is(err, store.ErrExists) {
+	if _, err := auth.CreateToken(ctx, ts, auth.Principal{Name: "alice"}); !errors.Is(err, store.ErrExists) {
 		t.Fatalf("duplicate name: %v", err)
 	}
-	for _, bad := range []server.Principal{{Name: "has space"}, {Name: "x", Role: "root"}, {Name: "x", Tenant: "a\nb"}} {
-		if _, err := server.CreateToken(ctx, ts, bad); err == nil {
+	for _, bad := range []auth.Principal{{Name: "has space"}, {Name: "x", Role: "root"}, {Name: "x", Tenant: "a\nb"}} {
+		if _, err := auth.CreateToken(ctx, ts, bad); err == nil {
 			t.Errorf("%+v accepted", bad)
 		}
 	}
@@ -118,17 +105,17 @@ func TestStaticTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := server.PrincipalFrom(ti)
+	p := auth.PrincipalFrom(ti)
 	if ti.UserID == "" || time.Until(ti.Expiration) < time.Hour || p == nil ||
-		*p != (server.Principal{Name: "alice", Role: server.RoleUser, Tenant: "acme", Profile: "dev"}) {
+		*p != (auth.Principal{Name: "alice", Role: auth.RoleUser, Tenant: "acme", Profile: "dev"}) {
 		t.Fatalf("token info %+v, principal %+v", ti, p)
 	}
 
 	h := a.Middleware()(whoami)
-	if got := principalOf(t, call(h, alice)); got.Name != "alice" || got.Tenant != "acme" || got.Role != server.RoleUser {
+	if got := principalOf(t, call(h, alice)); got.Name != "alice" || got.Tenant != "acme" || got.Role != auth.RoleUser {
 		t.Fatalf("principal %+v", got)
 	}
-	wrong := server.TokenPrefix + strings.Repeat("A", 43)
+	wrong := auth.TokenPrefix + strings.Repeat("A", 43)
 	for name, token := range map[string]string{"wrong": wrong, "none": "", "not a token": "hello", "altered": alice[:len(alice)-1] + "x"} {
 		w := call(h, token)
 		want := challenge + `, error="invalid_token"`
@@ -149,7 +136,7 @@ func TestStaticTokens(t *testing.T) {
 	if w := call(h, alice); w.Code != http.StatusUnauthorized || strings.Contains(w.Body.String(), alice) {
 		t.Fatalf("revoked: status %d: %s", w.Code, w.Body)
 	}
-	if _, err := a.Verify(ctx, alice, nil); !errors.Is(err, auth.ErrInvalidToken) {
+	if _, err := a.Verify(ctx, alice, nil); !errors.Is(err, sdkauth.ErrInvalidToken) {
 		t.Fatalf("revoked: %v", err)
 	}
 }
@@ -157,109 +144,32 @@ func TestStaticTokens(t *testing.T) {
 func TestStaticTokensWithoutResource(t *testing.T) {
 	ts := tokenStore(t)
 	a := newAuth(t, "auth:\n  tokens: true\n", ts)
-	tok, err := server.CreateToken(context.Background(), ts, server.Principal{Name: "ci", Role: server.RoleAdmin})
+	tok, err := auth.CreateToken(context.Background(), ts, auth.Principal{Name: "ci", Role: auth.RoleAdmin})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := a.Middleware()(whoami)
-	if got := principalOf(t, call(h, tok)); got.Role != server.RoleAdmin {
+	if got := principalOf(t, call(h, tok)); got.Role != auth.RoleAdmin {
 		t.Fatalf("principal %+v", got)
 	}
 	if w := call(h, "lgt_nope"); w.Code != http.StatusUnauthorized || w.Header().Get("WWW-Authenticate") != `Bearer error="invalid_token"` {
 		t.Fatalf("status %d, WWW-Authenticate %q", w.Code, w.Header().Get("WWW-Authenticate"))
 	}
 	w := httptest.NewRecorder()
-	a.MetadataHandler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, server.MetadataPath, nil))
+	a.MetadataHandler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, auth.MetadataPath, nil))
 	if w.Code != http.StatusNotFound {
 		t.Fatalf("metadata without a resource: %d", w.Code)
 	}
 }
 
-// idp is a fake authorization server: its JWKS over HTTP on 127.0.0.1, and
-// tokens signed by its keys.
-type idp struct {
-	t       *testing.T
-	srv     *httptest.Server
-	issuer  string
-	key     jwk.Key // signs; published
-	mu      sync.Mutex
-	public  jwk.Set
-	fetches atomic.Int32
-}
-
-func newIDP(t *testing.T) *idp {
-	d := &idp{t: t, public: jwk.NewSet()}
-	d.key = d.newKey("k1")
-	d.publish(d.key)
-	d.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		d.fetches.Add(1)
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(d.public)
-	}))
-	t.Cleanup(d.srv.Close)
-	d.issuer = d.srv.URL + "/"
-	return d
-}
-
-func (d *idp) newKey(kid string) jwk.Key {
-	raw, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		d.t.Fatal(err)
-	}
-	k, err := jwk.Import(raw)
-	if err != nil {
-		d.t.Fatal(err)
-	}
-	k.Set(jwk.KeyIDKey, kid)
-	return k
-}
-
-// publish adds a key's public half to the JWKS, without "alg", as many
-// issuers publish them.
-func (d *idp) publish(k jwk.Key) {
-	pub, err := jwk.PublicKeyOf(k)
-	if err != nil {
-		d.t.Fatal(err)
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.public.AddKey(pub)
-}
-
-func (d *idp) config(extra string) string {
-	return fmt.Sprintf("auth:\n  resource: %s\n  oauth:\n    issuer: %s\n    jwks_url: %s/jwks.json\n%s", resource, d.issuer, d.srv.URL, extra)
-}
-
-// claims are a valid token's claims for principal sub.
-func (d *idp) claims(sub string) map[string]any {
-	return map[string]any{"iss": d.issuer, "aud": []string{resource}, "sub": sub, "exp": time.Now().Add(time.Hour),
-		"iat": time.Now(), "tenant": "acme", "role": "approver", "profile": "p1", "scope": "mcp:tools read"}
-}
-
-func (d *idp) sign(claims map[string]any, key jwk.Key) string {
-	tok := jwt.New()
-	for k, v := range claims {
-		if err := tok.Set(k, v); err != nil {
-			d.t.Fatal(err)
-		}
-	}
-	b, err := jwt.Sign(tok, jwt.WithKey(jwa.ES256(), key))
-	if err != nil {
-		d.t.Fatal(err)
-	}
-	return string(b)
-}
-
 func TestAccessTokens(t *testing.T) {
-	d := newIDP(t)
-	a := newAuth(t, d.config(""), tokenStore(t))
+	d := authtest.NewIDP(t)
+	a := newAuth(t, d.Config(""), tokenStore(t))
 	h := a.Middleware()(whoami)
 
-	good := d.sign(d.claims("alice"), d.key)
+	good := d.Sign(d.Claims("alice"), d.Key)
 	got := principalOf(t, call(h, good))
-	if got != (server.Principal{Name: "alice", Role: server.RoleApprover, Tenant: "acme", Profile: "p1"}) {
+	if got != (auth.Principal{Name: "alice", Role: auth.RoleApprover, Tenant: "acme", Profile: "p1"}) {
 		t.Fatalf("principal %+v", got)
 	}
 	ti, err := a.Verify(context.Background(), good, nil)
@@ -268,13 +178,13 @@ func TestAccessTokens(t *testing.T) {
 	}
 
 	with := func(change func(map[string]any)) string {
-		c := d.claims("alice")
+		c := d.Claims("alice")
 		change(c)
-		return d.sign(c, d.key)
+		return d.Sign(c, d.Key)
 	}
-	other := d.newKey("k1") // same key id, not the issuer's key
+	other := d.NewKey("k1") // same key id, not the issuer's key
 	header := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none","kid":"k1"}`))
-	payload, _ := json.Marshal(map[string]any{"iss": d.issuer, "aud": resource, "sub": "mallory", "exp": time.Now().Add(time.Hour).Unix()})
+	payload, _ := json.Marshal(map[string]any{"iss": d.Issuer, "aud": resource, "sub": "mallory", "exp": time.Now().Add(time.Hour).Unix()})
 	unsigned := header + "." + base64.RawURLEncoding.EncodeToString(payload) + "."
 
 	refused := map[string]struct{ token, reason string }{
@@ -286,11 +196,11 @@ func TestAccessTokens(t *testing.T) {
 		"no expiration":   {with(func(c map[string]any) { delete(c, "exp") }), "without an expiration"},
 		"no principal":    {with(func(c map[string]any) { delete(c, "sub") }), "without the sub claim"},
 		"tenant not text": {with(func(c map[string]any) { c["tenant"] = 42 }), "tenant claim is not a string"},
-		"bad signature":   {d.sign(d.claims("alice"), other), "signature not verified"},
-		"unknown key":     {d.sign(d.claims("alice"), d.newKey("k9")), "signature not verified"},
+		"bad signature":   {d.Sign(d.Claims("alice"), other), "signature not verified"},
+		"unknown key":     {d.Sign(d.Claims("alice"), d.NewKey("k9")), "signature not verified"},
 		"alg none":        {unsigned, "signature not verified"},
 		"garbage":         {"eyJhbGciOi.x.y", "malformed"},
-		"static token":    {server.TokenPrefix + "abc", "unknown token"}, // static tokens are on, this one is unknown
+		"static token":    {auth.TokenPrefix + "abc", "unknown token"}, // static tokens are on, this one is unknown
 	}
 	for name, tc := range refused {
 		t.Run(name, func(t *testing.T) {
@@ -308,62 +218,62 @@ func TestAccessTokens(t *testing.T) {
 	if w := call(h, with(func(c map[string]any) { c["exp"] = time.Now().Add(-20 * time.Second) })); w.Code != http.StatusOK {
 		t.Fatalf("expired within the skew: %d %s", w.Code, w.Body)
 	}
-	if n := d.fetches.Load(); n != 2 {
+	if n := d.Fetches.Load(); n != 2 {
 		t.Fatalf("the keys were fetched %d times, want twice: at first, and once for the unknown key id", n)
 	}
 }
 
 func TestAccessTokenClaimMapping(t *testing.T) {
-	d := newIDP(t)
-	a := newAuth(t, d.config("    claims: {principal: email, tenant: org.id, role: realm_access.roles, profile: https://example.com/profile}\n"), tokenStore(t))
+	d := authtest.NewIDP(t)
+	a := newAuth(t, d.Config("    claims: {principal: email, tenant: org.id, role: realm_access.roles, profile: https://example.com/profile}\n"), tokenStore(t))
 	h := a.Middleware()(whoami)
-	c := d.claims("0b9e-opaque")
+	c := d.Claims("0b9e-opaque")
 	c["email"] = "bob@example.com"
 	c["org"] = map[string]any{"id": "initech"}
 	c["realm_access"] = map[string]any{"roles": []string{"offline_access", "admin", "approver"}}
 	c["https://example.com/profile"] = "night-shift"
-	got := principalOf(t, call(h, d.sign(c, d.key)))
-	if got != (server.Principal{Name: "bob@example.com", Role: server.RoleAdmin, Tenant: "initech", Profile: "night-shift"}) {
+	got := principalOf(t, call(h, d.Sign(c, d.Key)))
+	if got != (auth.Principal{Name: "bob@example.com", Role: auth.RoleAdmin, Tenant: "initech", Profile: "night-shift"}) {
 		t.Fatalf("principal %+v", got)
 	}
 
 	// Absent tenant, role and profile: none, user, none. Unknown roles: user.
-	c = d.claims("carol")
+	c = d.Claims("carol")
 	c["email"] = "carol@example.com"
 	c["realm_access"] = map[string]any{"roles": []string{"superuser"}}
 	delete(c, "tenant")
-	got = principalOf(t, call(h, d.sign(c, d.key)))
-	if got != (server.Principal{Name: "carol@example.com", Role: server.RoleUser}) {
+	got = principalOf(t, call(h, d.Sign(c, d.Key)))
+	if got != (auth.Principal{Name: "carol@example.com", Role: auth.RoleUser}) {
 		t.Fatalf("principal %+v", got)
 	}
 
 	// With tokens off (auth.tokens: false), static tokens are refused.
-	if w := call(newAuth(t, d.config("  tokens: false\n"), nil).Middleware()(whoami), server.TokenPrefix+"x"); w.Code != http.StatusUnauthorized {
+	if w := call(newAuth(t, d.Config("  tokens: false\n"), nil).Middleware()(whoami), auth.TokenPrefix+"x"); w.Code != http.StatusUnauthorized {
 		t.Fatalf("static token with tokens off: %d", w.Code)
 	}
 }
 
 func TestKeyRotation(t *testing.T) {
-	d := newIDP(t)
-	a := newAuth(t, d.config(""), tokenStore(t))
-	server.SetJWKSRetry(a, 0)
+	d := authtest.NewIDP(t)
+	a := newAuth(t, d.Config(""), tokenStore(t))
+	auth.SetJWKSRetry(a, 0)
 	h := a.Middleware()(whoami)
-	principalOf(t, call(h, d.sign(d.claims("alice"), d.key)))
+	principalOf(t, call(h, d.Sign(d.Claims("alice"), d.Key)))
 
-	k2 := d.newKey("k2")
-	d.publish(k2)
-	if got := principalOf(t, call(h, d.sign(d.claims("alice"), k2))); got.Name != "alice" {
+	k2 := d.NewKey("k2")
+	d.Publish(k2)
+	if got := principalOf(t, call(h, d.Sign(d.Claims("alice"), k2))); got.Name != "alice" {
 		t.Fatalf("principal %+v", got)
 	}
-	if n := d.fetches.Load(); n != 2 {
+	if n := d.Fetches.Load(); n != 2 {
 		t.Fatalf("fetches %d, want 2", n)
 	}
 }
 
 func TestConcurrentFirstRequestsShareOneFetch(t *testing.T) {
-	d := newIDP(t)
-	h := newAuth(t, d.config(""), tokenStore(t)).Middleware()(whoami)
-	token := d.sign(d.claims("alice"), d.key)
+	d := authtest.NewIDP(t)
+	h := newAuth(t, d.Config(""), tokenStore(t)).Middleware()(whoami)
+	token := d.Sign(d.Claims("alice"), d.Key)
 	var wg sync.WaitGroup
 	for range 20 {
 		wg.Go(func() {
@@ -373,38 +283,38 @@ func TestConcurrentFirstRequestsShareOneFetch(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if n := d.fetches.Load(); n != 1 {
+	if n := d.Fetches.Load(); n != 1 {
 		t.Fatalf("fetches %d, want 1", n)
 	}
 }
 
 func TestUnreachableKeysAreAServerError(t *testing.T) {
-	d := newIDP(t)
-	a := newAuth(t, d.config(""), tokenStore(t))
-	token := d.sign(d.claims("alice"), d.key)
-	d.srv.Close()
+	d := authtest.NewIDP(t)
+	a := newAuth(t, d.Config(""), tokenStore(t))
+	token := d.Sign(d.Claims("alice"), d.Key)
+	d.Server.Close()
 	w := call(a.Middleware()(whoami), token)
-	if w.Code != http.StatusInternalServerError || strings.Contains(w.Body.String(), d.srv.URL) {
+	if w.Code != http.StatusInternalServerError || strings.Contains(w.Body.String(), d.Server.URL) {
 		t.Fatalf("status %d: %s", w.Code, w.Body)
 	}
-	if _, err := a.Verify(context.Background(), token, nil); err == nil || errors.Is(err, auth.ErrInvalidToken) {
+	if _, err := a.Verify(context.Background(), token, nil); err == nil || errors.Is(err, sdkauth.ErrInvalidToken) {
 		t.Fatalf("want a failure to check, not a refusal: %v", err)
 	}
 }
 
 func TestMetadataDocument(t *testing.T) {
-	d := newIDP(t)
+	d := authtest.NewIDP(t)
 	for name, tc := range map[string]struct {
 		extra   string
 		servers []string
 	}{
-		"default: the issuer": {"", []string{d.issuer}},
+		"default: the issuer": {"", []string{d.Issuer}},
 		"configured":          {"    authorization_servers: [https://as.example.com/]\n", []string{"https://as.example.com/"}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			a := newAuth(t, d.config(tc.extra), tokenStore(t))
+			a := newAuth(t, d.Config(tc.extra), tokenStore(t))
 			w := httptest.NewRecorder()
-			a.MetadataHandler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, server.MetadataPath, nil))
+			a.MetadataHandler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, auth.MetadataPath, nil))
 			var got struct {
 				Resource             string   `json:"resource"`
 				AuthorizationServers []string `json:"authorization_servers"`
@@ -426,8 +336,8 @@ func TestRequireRole(t *testing.T) {
 	ts := tokenStore(t)
 	a := newAuth(t, "auth:\n  resource: "+resource+"\n", ts)
 	tokens := map[string]string{}
-	for _, role := range []string{server.RoleUser, server.RoleApprover, server.RoleAdmin} {
-		tok, err := server.CreateToken(ctx, ts, server.Principal{Name: role + "-1", Role: role})
+	for _, role := range []string{auth.RoleUser, auth.RoleApprover, auth.RoleAdmin} {
+		tok, err := auth.CreateToken(ctx, ts, auth.Principal{Name: role + "-1", Role: role})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -438,15 +348,15 @@ func TestRequireRole(t *testing.T) {
 		caller, needs string
 		want          int
 	}{
-		"user to admin":         {server.RoleUser, server.RoleAdmin, http.StatusForbidden},
-		"user to approver":      {server.RoleUser, server.RoleApprover, http.StatusForbidden},
-		"approver to admin":     {server.RoleApprover, server.RoleAdmin, http.StatusForbidden},
-		"approver to approver":  {server.RoleApprover, server.RoleApprover, http.StatusNoContent},
-		"admin to approver":     {server.RoleAdmin, server.RoleApprover, http.StatusNoContent},
-		"admin to user":         {server.RoleAdmin, server.RoleUser, http.StatusNoContent},
-		"user to user":          {server.RoleUser, server.RoleUser, http.StatusNoContent},
-		"no token to user":      {"", server.RoleUser, http.StatusUnauthorized},
-		"unknown token to user": {"bogus", server.RoleUser, http.StatusUnauthorized},
+		"user to admin":         {auth.RoleUser, auth.RoleAdmin, http.StatusForbidden},
+		"user to approver":      {auth.RoleUser, auth.RoleApprover, http.StatusForbidden},
+		"approver to admin":     {auth.RoleApprover, auth.RoleAdmin, http.StatusForbidden},
+		"approver to approver":  {auth.RoleApprover, auth.RoleApprover, http.StatusNoContent},
+		"admin to approver":     {auth.RoleAdmin, auth.RoleApprover, http.StatusNoContent},
+		"admin to user":         {auth.RoleAdmin, auth.RoleUser, http.StatusNoContent},
+		"user to user":          {auth.RoleUser, auth.RoleUser, http.StatusNoContent},
+		"no token to user":      {"", auth.RoleUser, http.StatusUnauthorized},
+		"unknown token to user": {"bogus", auth.RoleUser, http.StatusUnauthorized},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -461,7 +371,7 @@ func TestRequireRole(t *testing.T) {
 		})
 	}
 	// Outside Middleware there is no principal: 401, naming the metadata.
-	w := call(a.RequireRole(server.RoleUser, ok), tokens[server.RoleAdmin])
+	w := call(a.RequireRole(auth.RoleUser, ok), tokens[auth.RoleAdmin])
 	if w.Code != http.StatusUnauthorized || w.Header().Get("WWW-Authenticate") != challenge {
 		t.Fatalf("without middleware: %d %q", w.Code, w.Header().Get("WWW-Authenticate"))
 	}
@@ -487,7 +397,7 @@ func TestCheckListen(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			warning, err := server.CheckListen(tc.listen, tc.auth, tc.allow)
+			warning, err := auth.CheckListen(tc.listen, tc.auth, tc.allow)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("err %v, want error %v", err, tc.wantErr)
 			}
@@ -502,15 +412,15 @@ func TestCheckListen(t *testing.T) {
 }
 
 func TestNewAuthenticatorRefusesBadConfig(t *testing.T) {
-	_, err := server.NewAuthenticator(config.Auth{OAuth: &config.OAuth{Issuer: "https://idp.example.com/"}}, nil, nil)
+	_, err := auth.NewAuthenticator(config.Auth{OAuth: &config.OAuth{Issuer: "https://idp.example.com/"}}, nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "auth.resource: is required") || !strings.Contains(err.Error(), "auth.oauth.jwks_url: is required") {
 		t.Fatalf("got %v", err)
 	}
 	on := true
-	if _, err := server.NewAuthenticator(config.Auth{Tokens: &on}, nil, nil); err == nil {
+	if _, err := auth.NewAuthenticator(config.Auth{Tokens: &on}, nil, nil); err == nil {
 		t.Fatal("static tokens without a store accepted")
 	}
-	a, err := server.NewAuthenticator(config.Auth{}, nil, nil)
+	a, err := auth.NewAuthenticator(config.Auth{}, nil, nil)
 	if err != nil || a.Enabled() {
 		t.Fatalf("no auth: %v, enabled %v", err, a.Enabled())
 	}
@@ -518,3 +428,9 @@ func TestNewAuthenticatorRefusesBadConfig(t *testing.T) {
 		t.Fatalf("a disabled authenticator let a token through: %d", w.Code)
 	}
 }
+
+const (
+	resource    = authtest.Resource
+	metadataURL = authtest.MetadataURL
+	challenge   = authtest.Challenge
+)

@@ -1,74 +1,20 @@
-package server
+package auth
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strings"
 	"time"
-	"unicode"
-
-	"github.com/modelcontextprotocol/go-sdk/auth"
-	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/store"
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
-
-// The roles, lowest first: each may do whatever the ones before it may.
-const (
-	RoleUser     = "user"
-	RoleApprover = "approver"
-	RoleAdmin    = "admin"
-)
-
-var roleRank = map[string]int{RoleUser: 1, RoleApprover: 2, RoleAdmin: 3}
-
-// IsRole reports whether s is one of the roles.
-func IsRole(s string) bool { return roleRank[s] > 0 }
-
-// Principal is an authenticated caller.
-type Principal struct {
-	// Name is the static token's name or the access token's principal
-	// claim; HTTP sessions are bound to it.
-	Name string `json:"name"`
-	// Role is RoleUser, RoleApprover or RoleAdmin.
-	Role    string `json:"role"`
-	Tenant  string `json:"tenant,omitempty"`
-	Profile string `json:"profile,omitempty"`
-}
-
-// HasRole reports whether p has role or one above it; a nil p has none.
-func (p *Principal) HasRole(role string) bool {
-	return p != nil && IsRole(role) && roleRank[p.Role] >= roleRank[role]
-}
-
-// PrincipalKey is the key of the *Principal in an auth.TokenInfo's Extra.
-const PrincipalKey = "legate.principal"
-
-// PrincipalFrom returns the principal a verified token names, or nil.
-func PrincipalFrom(ti *auth.TokenInfo) *Principal {
-	if ti == nil {
-		return nil
-	}
-	p, _ := ti.Extra[PrincipalKey].(*Principal)
-	return p
-}
-
-// PrincipalFromContext returns the principal of the request whose context
-// ctx is (set by Authenticator.Middleware), or nil.
-func PrincipalFromContext(ctx context.Context) *Principal {
-	return PrincipalFrom(auth.TokenInfoFromContext(ctx))
-}
 
 // MetadataPath is where the RFC 9728 protected resource metadata is served,
 // below the origin of auth.resource.
@@ -134,22 +80,30 @@ func NewAuthenticator(cfg config.Auth, tokens store.TokenStore, log *slog.Logger
 // middleware, where CheckListen allows it.
 func (a *Authenticator) Enabled() bool { return a.enabled }
 
+// Close stops fetching the issuer's keys: a fetch in flight is cancelled
+// and waited for. Verifying after Close uses the keys already fetched.
+func (a *Authenticator) Close() {
+	if a.oauth != nil {
+		a.oauth.keys.close()
+	}
+}
+
 // MetadataURL is the URL of the protected resource metadata, named in the
 // WWW-Authenticate header of every 401; "" without auth.resource.
 func (a *Authenticator) MetadataURL() string { return a.metadataURL }
 
 // invalidToken is a refusal: the SDK answers 401 with the message, so it never
 // holds the token.
-func invalidToken(reason string) error { return fmt.Errorf("%w: %s", auth.ErrInvalidToken, reason) }
+func invalidToken(reason string) error { return fmt.Errorf("%w: %s", sdkauth.ErrInvalidToken, reason) }
 
-// Verify checks a bearer token; it is an auth.TokenVerifier. A token with
+// Verify checks a bearer token; it is an sdkauth.TokenVerifier. A token with
 // TokenPrefix is a static token, found by its hash (so the lookup's timing
 // says nothing about the token); any other is verified as a JWT access
 // token. The TokenInfo's UserID is the identity HTTP sessions are bound to
 // (sessionOwner), Extra[PrincipalKey] the *Principal. Refusals wrap
-// auth.ErrInvalidToken; other errors are failures to check (the store or
+// sdkauth.ErrInvalidToken; other errors are failures to check (the store or
 // the issuer's keys unavailable).
-func (a *Authenticator) Verify(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+func (a *Authenticator) Verify(ctx context.Context, token string, _ *http.Request) (*sdkauth.TokenInfo, error) {
 	switch {
 	case strings.HasPrefix(token, TokenPrefix):
 		if a.tokens == nil {
@@ -162,48 +116,16 @@ func (a *Authenticator) Verify(ctx context.Context, token string, _ *http.Reques
 	return nil, invalidToken("unknown token")
 }
 
-func (a *Authenticator) verifyStatic(ctx context.Context, token string) (*auth.TokenInfo, error) {
-	t, err := a.tokens.ByHash(ctx, HashToken(token))
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return nil, invalidToken("unknown token")
-	case err != nil:
-		a.log.Error("looking up a static token", "err", err)
-		return nil, errors.New("the token could not be checked")
-	case !t.RevokedAt.IsZero():
-		return nil, invalidToken("revoked token")
-	case !IsRole(t.Role):
-		return nil, invalidToken("the token's role is unknown")
-	}
-	p := &Principal{Name: t.Name, Role: t.Role, Tenant: t.Tenant, Profile: t.Profile}
-	return &auth.TokenInfo{UserID: sessionOwner(credentialToken, p), Expiration: time.Now().Add(staticTokenLifetime), Extra: map[string]any{PrincipalKey: p}}, nil
-}
-
-// The kinds of credential a principal authenticates with.
-const (
-	credentialToken = "token" // a static token
-	credentialJWT   = "jwt"   // an OAuth access token
-)
-
-// sessionOwner is the identity an HTTP session is bound to (the SDK and the
-// fast paths compare it on every request): the principal's name, its
-// tenant and the kind of credential, since a JWT's subject and a static
-// token's name are chosen by different parties and the same name in two
-// tenants is two principals. Quoting keeps it unambiguous.
-func sessionOwner(kind string, p *Principal) string {
-	return fmt.Sprintf("%s %q %q", kind, p.Tenant, p.Name)
-}
-
-// Middleware requires a valid bearer token (auth.RequireBearerToken with
+// Middleware requires a valid bearer token (sdkauth.RequireBearerToken with
 // Verify): without one the answer is 401 with `WWW-Authenticate: Bearer`
 // naming the metadata URL, and error="invalid_token" when a token was sent
 // but refused (RFC 6750); with one, the request's context holds its
-// auth.TokenInfo (PrincipalFromContext).
+// sdkauth.TokenInfo (PrincipalFromContext).
 func (a *Authenticator) Middleware() func(http.Handler) http.Handler {
 	// The SDK's challenge names no error, so the writer sets the whole
 	// challenge on a 401. It is taken off again before next runs, so next
 	// gets the server's own (flushable) writer.
-	require := auth.RequireBearerToken(a.Verify, &auth.RequireBearerTokenOptions{ClockSkew: tokenClockSkew})
+	require := sdkauth.RequireBearerToken(a.Verify, &sdkauth.RequireBearerTokenOptions{ClockSkew: tokenClockSkew})
 	return func(next http.Handler) http.Handler {
 		inner := require(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if cw, ok := w.(*challengeWriter); ok {
@@ -225,12 +147,12 @@ func (a *Authenticator) challenge(refused bool) string {
 	if a.metadataURL != "" {
 		params = append(params, fmt.Sprintf("resource_metadata=%q", a.metadataURL))
 	}
-	return bearerChallenge(refused, params...)
+	return BearerChallenge(refused, params...)
 }
 
-// bearerChallenge is a Bearer challenge with params, and with
+// BearerChallenge is a Bearer challenge with params, and with
 // error="invalid_token" after them when refused.
-func bearerChallenge(refused bool, params ...string) string {
+func BearerChallenge(refused bool, params ...string) string {
 	if refused {
 		params = append(params, `error="invalid_token"`)
 	}
@@ -268,7 +190,7 @@ func (a *Authenticator) MetadataHandler() http.Handler {
 	if a.metadata == nil {
 		return http.NotFoundHandler()
 	}
-	return auth.ProtectedResourceMetadataHandler(a.metadata)
+	return sdkauth.ProtectedResourceMetadataHandler(a.metadata)
 }
 
 // RequireRole lets through to next only requests whose principal has role
@@ -293,61 +215,4 @@ func (a *Authenticator) RequireRole(role string, next http.Handler) http.Handler
 	})
 }
 
-// CheckListen decides whether `legate serve` may listen on listen: a
-// loopback address may go without authentication; any other address needs
-// it, unless allowUnauthenticated, which returns a warning to log.
-func CheckListen(listen string, authEnabled, allowUnauthenticated bool) (warning string, err error) {
-	host, _, err := net.SplitHostPort(listen)
-	if err != nil {
-		return "", fmt.Errorf("listen %q: want host:port", listen)
-	}
-	if authEnabled || isLoopbackName(host) {
-		return "", nil
-	}
-	if allowUnauthenticated {
-		return fmt.Sprintf("listening on %s without authentication (auth.allow_unauthenticated): anyone who can reach it can call every tool", listen), nil
-	}
-	return "", fmt.Errorf("refusing to listen on %s without authentication: turn on auth (auth.tokens: true with `legate token create`, or auth.oauth), listen on a loopback address, or set auth.allow_unauthenticated: true (serve --allow-unauthenticated)", listen)
-}
-
-// TokenPrefix begins every static token, telling it from a JWT.
-const TokenPrefix = "lgt_"
-
-// TokenNamePattern is what a static token's name (its principal) must match.
-var TokenNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$`)
-
-// HashToken returns the hex SHA-256 of a token, as stored.
-func HashToken(token string) string {
-	sum := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(sum[:])
-}
-
-// CreateToken makes a static token for p (no role: RoleUser), stores its
-// hash, and returns the token: the only time anyone sees it. A name in use,
-// even by a revoked token, is an error wrapping store.ErrExists.
-func CreateToken(ctx context.Context, tokens store.TokenStore, p Principal) (string, error) {
-	if p.Role == "" {
-		p.Role = RoleUser
-	}
-	switch {
-	case !TokenNamePattern.MatchString(p.Name):
-		return "", fmt.Errorf("token name %q must match %s", p.Name, TokenNamePattern)
-	case !IsRole(p.Role):
-		return "", fmt.Errorf("role %q: must be %s, %s or %s", p.Role, RoleUser, RoleApprover, RoleAdmin)
-	}
-	for _, f := range [][2]string{{"tenant", p.Tenant}, {"profile", p.Profile}} {
-		if len(f[1]) > 128 || strings.IndexFunc(f[1], unicode.IsControl) >= 0 {
-			return "", fmt.Errorf("%s %q: at most 128 characters, no control characters", f[0], f[1])
-		}
-	}
-	b := make([]byte, 32)
-	rand.Read(b) // never fails: crypto/rand crashes the program instead
-	token := TokenPrefix + base64.RawURLEncoding.EncodeToString(b)
-	err := tokens.Create(ctx, store.Token{Name: p.Name, Tenant: p.Tenant, Role: p.Role, Profile: p.Profile, Hash: HashToken(token), CreatedAt: time.Now()})
-	if err != nil {
-		return "", err
-	}
-	return token, nil
-}
-
-var _ auth.TokenVerifier = (*Authenticator)(nil).Verify
+var _ sdkauth.TokenVerifier = (*Authenticator)(nil).Verify

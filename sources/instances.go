@@ -1,10 +1,11 @@
-package server
+package sources
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+
 	"github.com/legate-mcp/legate"
 
 	"gopkg.in/yaml.v3"
@@ -99,19 +100,24 @@ func (d InstanceDef) Build() (connectors.Connector, error) {
 	return connectors.Build(t, d.ID, d.Config, d.Path)
 }
 
-// credentialSet resolves one instance's credential references at call time.
-type credentialSet struct {
-	refs     map[string]vault.Ref
-	resolver *vault.Resolver
-	tenant   string
+// Credentials resolve one instance's credential references at call time,
+// for the calling tenant.
+type Credentials struct {
+	// Refs are the instance's references by credential name.
+	Refs map[string]vault.Ref
+	// Resolver reads them.
+	Resolver *vault.Resolver
+	// Tenant is the calling tenant, whose vault secrets are read.
+	Tenant string
 }
 
-func (c credentialSet) Get(ctx context.Context, name string) (string, error) {
-	ref, ok := c.refs[name]
+// Get resolves the credential name.
+func (c Credentials) Get(ctx context.Context, name string) (string, error) {
+	ref, ok := c.Refs[name]
 	if !ok {
 		return "", fmt.Errorf("credential %s: %w", name, connectors.ErrNoCredential)
 	}
-	v, err := c.resolver.Resolve(ctx, c.tenant, ref)
+	v, err := c.Resolver.Resolve(ctx, c.Tenant, ref)
 	if err != nil {
 		msg := fmt.Sprintf("credential %s (%s) cannot be read", name, ref)
 		if errors.Is(err, vault.ErrNotFound) {
@@ -122,6 +128,7 @@ func (c credentialSet) Get(ctx context.Context, name string) (string, error) {
 	return v, nil
 }
 
-func (c credentialSet) Has(name string) bool { _, ok := c.refs[name]; return ok }
+// Has reports whether the instance has the credential name.
+func (c Credentials) Has(name string) bool { _, ok := c.Refs[name]; return ok }
 
-var _ connectors.Credentials = credentialSet{}
+var _ connectors.Credentials = Credentials{}

@@ -1,0 +1,112 @@
+package audit_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/legate-mcp/legate/audit"
+	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/upstream"
+)
+
+// flaky is an audit store whose first append fails.
+type flaky struct {
+	mu     sync.Mutex
+	failed bool
+	rows   []store.AuditRow
+}
+
+func (f *flaky) Append(_ context.Context, rows []store.AuditRow) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.failed {
+		f.failed = true
+		return errors.New("database is locked")
+	}
+	f.rows = append(f.rows, rows...)
+	return nil
+}
+
+func (f *flaky) Query(context.Context, store.AuditQuery) ([]store.AuditRow, error) { return nil, nil }
+func (f *flaky) Prune(context.Context, time.Time) (int64, error)                   { return 0, nil }
+
+func (f *flaky) stored() []store.AuditRow {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.rows
+}
+
+func TestWriterKeepsRowsAFailedWriteCouldNotStore(t *testing.T) {
+	st := &flaky{}
+	w := audit.NewWriter(st, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { w.Run(ctx, 0); close(done) }()
+	w.Add(store.AuditRow{Tool: "a.one"})
+	w.Add(store.AuditRow{Tool: "a.two"})
+	deadline := time.Now().Add(5 * time.Second)
+	for len(st.stored()) < 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	w.Add(store.AuditRow{Tool: "a.three"})
+	cancel()
+	<-done
+	var got []string
+	for _, r := range st.stored() {
+		got = append(got, r.Tool)
+	}
+	if strings.Join(got, ",") != "a.one,a.two,a.three" {
+		t.Fatalf("stored %v, want every row once, in order, the last flushed at stop", got)
+	}
+}
+
+// sources records the context of each scrape.
+type sources struct {
+	mu   sync.Mutex
+	ctxs []context.Context
+}
+
+func (s *sources) PendingApprovals(ctx context.Context) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ctxs = append(s.ctxs, ctx)
+	return 3, nil
+}
+
+func (s *sources) CatalogSize() int { return 7 }
+
+func (s *sources) UpstreamStatus(ctx context.Context) ([]upstream.Status, error) {
+	return []upstream.Status{{ID: "up", Circuit: "open", Tools: 2}}, nil
+}
+
+type ctxKey struct{}
+
+func TestMetricsReadTheStoreUnderTheScrapesContext(t *testing.T) {
+	src := &sources{}
+	m := audit.NewMetrics(src)
+	m.Calls.WithLabelValues("a.b", "native:a", "ok").Inc()
+	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+	req = req.WithContext(context.WithValue(req.Context(), ctxKey{}, "scrape"))
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, req)
+	body, _ := io.ReadAll(rec.Body)
+	for _, want := range []string{
+		`legate_tool_calls_total{outcome="ok",source="native:a",tool="a.b"} 1`,
+		"legate_approvals_pending 3", "legate_catalog_tools 7",
+		`legate_upstream_circuit_state{upstream="up"} 2`, `legate_upstream_tools{upstream="up"} 2`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("no %q in:\n%s", want, body)
+		}
+	}
+	if len(src.ctxs) != 1 || src.ctxs[0].Value(ctxKey{}) != "scrape" {
+		t.Fatalf("the store was read under %v, want the scrape request's context", src.ctxs)
+	}
+}

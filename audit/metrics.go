@@ -1,0 +1,112 @@
+package audit
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/legate-mcp/legate/upstream"
+)
+
+// Sources are what the metrics read at scrape time, under the scrape
+// request's context so a slow store cannot hold a scrape past its client.
+type Sources interface {
+	// PendingApprovals counts the approval requests waiting for a decision.
+	PendingApprovals(ctx context.Context) (int, error)
+	// CatalogSize is the number of tools in the catalog.
+	CatalogSize() int
+	// UpstreamStatus reports each upstream's circuit, health and tools.
+	UpstreamStatus(ctx context.Context) ([]upstream.Status, error)
+}
+
+// Metrics are the gateway's Prometheus series, on a registry of their own.
+// The counters are incremented by the call path; the gauges read Sources
+// at scrape time.
+type Metrics struct {
+	// Calls counts tool calls by canonical tool, source and outcome.
+	Calls *prometheus.CounterVec
+	// Latency is the latency of calls by source.
+	Latency *prometheus.HistogramVec
+	// Decisions counts policy decisions by action.
+	Decisions *prometheus.CounterVec
+	// Decided is the time from an approval request to its decision.
+	Decided prometheus.Histogram
+	// Limited counts calls that ended RATE_LIMITED, by tool.
+	Limited *prometheus.CounterVec
+	// Retries counts connectors' retries, by tool.
+	Retries *prometheus.CounterVec
+	// BackgroundErrors counts the errors of work no caller waits for, by
+	// operation (heartbeat, expire, recover, list_approved, run_approved).
+	BackgroundErrors *prometheus.CounterVec
+	// ViewCacheHits and ViewCacheEvictions count the views of the catalog
+	// found built, and those dropped to keep the cache within its size.
+	ViewCacheHits, ViewCacheEvictions prometheus.Counter
+	// FastList and FastCall count the requests the HTTP fast path answered.
+	FastList, FastCall prometheus.Counter
+
+	reg *prometheus.Registry
+	src Sources
+}
+
+// NewMetrics registers the series; src is read at each scrape.
+func NewMetrics(src Sources) *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		src: src,
+		Calls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "legate_tool_calls_total", Help: "Tool calls by canonical tool, source and outcome (ok or the error code).",
+		}, []string{"tool", "source", "outcome"}),
+		Latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "legate_tool_call_duration_seconds", Help: "Tool call latency through the gateway, approval waits included.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+		}, []string{"source"}),
+		Decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "legate_policy_decisions_total", Help: "Policy decisions by action.",
+		}, []string{"action"}),
+		Decided: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "legate_approval_decision_seconds", Help: "Time from an approval request to its decision, for decisions this process saw.",
+			Buckets: prometheus.ExponentialBuckets(1, 4, 10),
+		}),
+		Limited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "legate_rate_limited_total", Help: "Calls that ended RATE_LIMITED, by tool.",
+		}, []string{"tool"}),
+		Retries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "legate_retries_total", Help: "Retries connectors made to their providers, by tool.",
+		}, []string{"tool"}),
+	}
+	m.BackgroundErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "legate_background_errors_total", Help: "Errors of background work (approval heartbeats, expiry, recovery, runs), by operation.",
+	}, []string{"op"})
+	m.ViewCacheHits = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "legate_view_cache_hits_total", Help: "Calls and lists whose caller's view of the catalog was found built.",
+	})
+	m.ViewCacheEvictions = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "legate_view_cache_evictions_total", Help: "Views of the catalog dropped, least recently used first, to keep view_cache_size.",
+	})
+	fast := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "legate_fast_path_requests_total", Help: "MCP requests answered without the go-sdk's decoding and encoding, by method (tools/call: relayed to an upstream as bytes).",
+	}, []string{"method"})
+	m.FastList, m.FastCall = fast.WithLabelValues("tools/list"), fast.WithLabelValues("tools/call")
+	m.reg.MustRegister(m.Calls, m.Latency, m.Decisions, m.Decided, m.Limited, m.Retries, fast, m.BackgroundErrors, m.ViewCacheHits, m.ViewCacheEvictions,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "legate_catalog_tools", Help: "Tools in the catalog."},
+			func() float64 { return float64(src.CatalogSize()) }),
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	return m
+}
+
+// Register adds more collectors to the registry the handler serves.
+func (m *Metrics) Register(cs ...prometheus.Collector) { m.reg.MustRegister(cs...) }
+
+// Handler serves the series in the Prometheus text format. The series read
+// from the store are gathered under each request's context.
+func (m *Metrics) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scrape := prometheus.NewRegistry()
+		scrape.MustRegister(&scrapeCollector{ctx: r.Context(), src: m.src})
+		promhttp.HandlerFor(prometheus.Gatherers{m.reg, scrape}, promhttp.HandlerOpts{}).ServeHTTP(w, r)
+	})
+}

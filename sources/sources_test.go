@@ -1,0 +1,56 @@
+package sources_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/legate-mcp/legate/config"
+	_ "github.com/legate-mcp/legate/connectors/all"
+	"github.com/legate-mcp/legate/sources"
+	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/store/sqlite"
+)
+
+func TestInstanceDefsMergeFileAndStore(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.OpenMemory(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	cfg, err := config.Parse([]byte("connectors:\n  - {id: web, type: webhook, config: {url: \"https://example.com/\"}}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	when := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	if err := st.Connectors().Create(ctx, store.Connector{ID: "api", Type: "http", Config: []byte("base_url: https://api.example.com/\n"), CreatedAt: when}); err != nil {
+		t.Fatal(err)
+	}
+	defs, err := sources.InstanceDefs(ctx, cfg, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(defs) != 2 || defs[0].ID != "web" || defs[0].Origin != "config connectors[0]" ||
+		defs[1].ID != "api" || defs[1].Origin != "the store (added 2026-11-30 12:00)" || defs[1].Config == nil {
+		t.Fatalf("defs %+v", defs)
+	}
+	if err := st.Connectors().Create(ctx, store.Connector{ID: "web", Type: "webhook", CreatedAt: when}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = sources.InstanceDefs(ctx, cfg, st)
+	if err == nil || !strings.Contains(err.Error(), `connector id "web" is defined twice: in config connectors[0] and in the store`) {
+		t.Fatalf("a duplicate id: %v", err)
+	}
+}
+
+func TestCredentialsWithoutAReference(t *testing.T) {
+	c := sources.Credentials{}
+	if c.Has("token") {
+		t.Fatal("has a credential it was not given")
+	}
+	if _, err := c.Get(context.Background(), "token"); err == nil || !strings.Contains(err.Error(), "credential token") {
+		t.Fatalf("got %v", err)
+	}
+}
