@@ -16,7 +16,7 @@ import (
 	"slices"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/internal/strictyaml"
