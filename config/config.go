@@ -157,7 +157,7 @@ func Parse(b []byte, lookup func(string) (string, bool)) (*File, error) {
 	if len(doc.Content) == 0 {
 		return f, f.Validate()
 	}
-	if err := expand(&doc, "", lookup); err != nil {
+	if err := strictyaml.Expand(&doc, "", lookup); err != nil {
 		return nil, err
 	}
 	if err := strictyaml.Decode(&doc, f, ""); err != nil {
@@ -298,62 +298,4 @@ func ValidateInstance(path, id, typ string, creds map[string]vault.Ref) []error 
 		}
 	}
 	return errs
-}
-
-var envRef = regexp.MustCompile(`\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
-
-// expand replaces ${NAME} in every scalar value (not in keys); $$ is a
-// literal $. An unset variable is an error naming the key path.
-func expand(n *yaml.Node, path string, lookup func(string) (string, bool)) error {
-	switch n.Kind {
-	case yaml.DocumentNode:
-		for _, c := range n.Content {
-			if err := expand(c, path, lookup); err != nil {
-				return err
-			}
-		}
-	case yaml.MappingNode:
-		var errs []error
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			p := n.Content[i].Value
-			if path != "" {
-				p = path + "." + p
-			}
-			if err := expand(n.Content[i+1], p, lookup); err != nil {
-				errs = append(errs, err)
-			}
-		}
-		return errors.Join(errs...)
-	case yaml.SequenceNode:
-		var errs []error
-		for i, c := range n.Content {
-			if err := expand(c, fmt.Sprintf("%s[%d]", path, i), lookup); err != nil {
-				errs = append(errs, err)
-			}
-		}
-		return errors.Join(errs...)
-	case yaml.ScalarNode:
-		if !strings.Contains(n.Value, "$") {
-			return nil
-		}
-		var missing []string
-		n.Value = envRef.ReplaceAllStringFunc(n.Value, func(m string) string {
-			if m == "$$" {
-				return "$"
-			}
-			name := m[2 : len(m)-1]
-			v, ok := lookup(name)
-			if !ok {
-				missing = append(missing, name)
-			}
-			return v
-		})
-		if len(missing) > 0 {
-			return &strictyaml.PathError{Path: path, Msg: fmt.Sprintf("environment variable %s is not set", strings.Join(missing, ", "))}
-		}
-		if n.Tag == "!!str" && n.Style == 0 {
-			n.Tag = "" // let the expanded value be read as a number or bool
-		}
-	}
-	return nil
 }

@@ -8,7 +8,9 @@ import (
 	"encoding"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -80,8 +82,12 @@ func decode(n *yaml.Node, v reflect.Value, path string, errs *[]error) {
 			return
 		}
 		fields := structFields(t)
+		seen := map[string]int{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			key, val := n.Content[i].Value, n.Content[i+1]
+			if duplicate(n.Content[i], path, seen, errs) {
+				continue
+			}
 			idx, ok := fields[key]
 			if !ok {
 				*errs = append(*errs, &PathError{join(path, key), "unknown key" + suggest(key, fields)})
@@ -107,7 +113,11 @@ func decode(n *yaml.Node, v reflect.Value, path string, errs *[]error) {
 		if v.IsNil() {
 			v.Set(reflect.MakeMap(t))
 		}
+		seen := map[string]int{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
+			if duplicate(n.Content[i], path, seen, errs) {
+				continue
+			}
 			k := reflect.New(t.Key()).Elem()
 			if err := n.Content[i].Decode(k.Addr().Interface()); err != nil {
 				*errs = append(*errs, &PathError{join(path, n.Content[i].Value), "invalid key"})
@@ -120,6 +130,18 @@ func decode(n *yaml.Node, v reflect.Value, path string, errs *[]error) {
 	default:
 		leaf(n, v, path, errs)
 	}
+}
+
+// duplicate reports (and records an error for) a key already seen in the
+// same mapping: YAML forbids it, and silently keeping the last would hide
+// a setting the user believes is in force.
+func duplicate(key *yaml.Node, path string, seen map[string]int, errs *[]error) bool {
+	if line, dup := seen[key.Value]; dup {
+		*errs = append(*errs, &PathError{join(path, key.Value), fmt.Sprintf("duplicate key (first on line %d)", line)})
+		return true
+	}
+	seen[key.Value] = key.Line
+	return false
 }
 
 func leaf(n *yaml.Node, v reflect.Value, path string, errs *[]error) {
@@ -174,7 +196,7 @@ func join(path, key string) string {
 
 // suggest names a known key one edit away, for typos such as `base_ur`.
 func suggest(key string, fields map[string]int) string {
-	for k := range fields {
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
 		if oneEditApart(k, key) {
 			return fmt.Sprintf(" (did you mean %q?)", k)
 		}
