@@ -208,8 +208,11 @@ func (f *File) Validate() error {
 	errs = append(errs, f.Auth.Validate("auth")...)
 	errs = append(errs, f.HTTP.Validate("http")...)
 	errs = append(errs, f.Policy.Validate("policy")...)
-	if f.Approvals.Wait < 0 || f.Approvals.Expire < 0 {
-		bad("approvals", "durations must not be negative")
+	if f.Approvals.Wait < 0 {
+		bad("approvals.wait", "must not be negative")
+	}
+	if f.Approvals.Expire < 0 {
+		bad("approvals.expire", "must not be negative")
 	}
 	if f.Audit.Retention < 0 {
 		bad("audit.retention", "must not be negative")
@@ -230,9 +233,11 @@ func (f *File) Validate() error {
 			bad(path+".name", "needs a unique name")
 		}
 		seenProfile[p.Name] = true
-		for _, g := range slices.Concat(p.Include, p.Exclude) {
-			if _, err := pathpkg.Match(g, ""); err != nil {
-				bad(path, "bad glob %q", g)
+		for key, globs := range map[string][]string{"include": p.Include, "exclude": p.Exclude} {
+			for j, g := range globs {
+				if _, err := pathpkg.Match(g, ""); err != nil {
+					bad(fmt.Sprintf("%s.%s[%d]", path, key, j), "bad glob %q", g)
+				}
 			}
 		}
 		if p.MaxTools < 0 {

@@ -77,7 +77,17 @@ func TestErrorsNameTheKeyPath(t *testing.T) {
 		"upstream bad session":    {"upstreams:\n  - id: a\n    command: [x]\n    session: each\n", []string{"upstreams[0].session: must be shared or per_client"}},
 		"upstream unknown key":    {"upstreams:\n  - id: a\n    command: [x]\n    headers: {}\n", []string{"upstreams[0].headers: unknown key"}},
 		"negative http limits":    {"http: {read_timeout: -1s, max_body_bytes: -1}\n", []string{"http.read_timeout: must not be negative", "http.max_body_bytes: must not be negative"}},
-		"duplicate upstream":      {"upstreams:\n  - {id: a, command: [x]}\n  - {id: a, command: [y]}\n", []string{`upstreams[1].id: duplicate id "a" (also upstreams[0])`}},
+		"upstream negative refresh_interval": {"upstreams:\n  - {id: a, command: [x], refresh_interval: -1s}\n",
+			[]string{"upstreams[0].refresh_interval: must not be negative"}},
+		"upstream negative pool_size": {"upstreams:\n  - {id: a, command: [x], pool_size: -1}\n",
+			[]string{"upstreams[0].pool_size: must not be negative"}},
+		"upstream bad tool glob": {"upstreams:\n  - {id: a, command: [x], tools: {exclude: [ok, \"[\"]}}\n",
+			[]string{`upstreams[0].tools.exclude[1]: bad glob "["`}},
+		"approvals negative wait":   {"approvals: {wait: -1s}\n", []string{"approvals.wait: must not be negative"}},
+		"approvals negative expire": {"approvals: {expire: -1h}\n", []string{"approvals.expire: must not be negative"}},
+		"profile bad glob": {"profiles:\n  - {name: p, include: [\"[\"]}\n",
+			[]string{`profiles[0].include[0]: bad glob "["`}},
+		"duplicate upstream": {"upstreams:\n  - {id: a, command: [x]}\n  - {id: a, command: [y]}\n", []string{`upstreams[1].id: duplicate id "a" (also upstreams[0])`}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

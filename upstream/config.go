@@ -134,9 +134,11 @@ func (c *Config) Validate(at string) []error {
 			bad("header_env."+h, "name the environment variable holding the value")
 		}
 	}
-	for _, g := range append(slices.Clone(c.Tools.Include), c.Tools.Exclude...) {
-		if _, err := path.Match(g, ""); err != nil {
-			bad("tools", "bad glob %q", g)
+	for key, globs := range map[string][]string{"tools.include": c.Tools.Include, "tools.exclude": c.Tools.Exclude} {
+		for i, g := range globs {
+			if _, err := path.Match(g, ""); err != nil {
+				bad(fmt.Sprintf("%s[%d]", key, i), "bad glob %q", g)
+			}
 		}
 	}
 	if !slices.Contains([]string{"", PinTOFU, PinStrict}, c.Pin) {
@@ -145,14 +147,18 @@ func (c *Config) Validate(at string) []error {
 	if !slices.Contains([]string{"", SessionShared, SessionPerClient}, c.Session) {
 		bad("session", "must be shared or per_client, not %q", c.Session)
 	}
-	if c.Timeout < 0 || c.RefreshInterval < 0 {
-		bad("timeout", "durations must not be negative")
-	}
-	if c.MaxConcurrency < 0 || c.PoolSize < 0 {
-		bad("max_concurrency", "must not be negative")
-	}
-	if c.MaxResultBytes < 0 {
-		bad("max_result_bytes", "must not be negative")
+	// Each limit is checked on its own, so the error names the key at fault.
+	for _, f := range []struct {
+		key string
+		v   int64
+	}{
+		{"timeout", int64(c.Timeout)}, {"refresh_interval", int64(c.RefreshInterval)},
+		{"max_concurrency", int64(c.MaxConcurrency)}, {"pool_size", int64(c.PoolSize)},
+		{"max_result_bytes", c.MaxResultBytes},
+	} {
+		if f.v < 0 {
+			bad(f.key, "must not be negative")
+		}
 	}
 	return errs
 }
