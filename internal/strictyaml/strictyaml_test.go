@@ -153,3 +153,5 @@ func TestDecodePathPrefix(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+func joinAll(errs []error) error { return errors.Join(errs...) }
