@@ -16,18 +16,13 @@ import (
 	"github.com/legate-mcp/legate/store"
 )
 
-// ApprovalsConfig is the `approvals:` section of config.yaml.
+// ApprovalsConfig is the `approvals:` section of config.yaml; its tags
+// are its spec (see package config).
 type ApprovalsConfig struct {
-	// Wait is how long a call blocks for a decision before it returns
-	// APPROVAL_PENDING (default 30s).
-	Wait legate.Duration `yaml:"wait"`
-	// Expire is how long a request can be decided (default 24h); the
-	// outcome of an executed request is returned to the same call that long.
-	Expire legate.Duration `yaml:"expire"`
-	// SeparateApprover forbids a caller to approve its own request.
-	SeparateApprover bool `yaml:"separate_approver"`
-	// Notify names a webhook connector instance that receives every new request.
-	Notify string `yaml:"notify"`
+	Wait             legate.Duration `yaml:"wait" default:"30s" min:"0" desc:"How long a call blocks for a decision before it returns APPROVAL_PENDING"`
+	Expire           legate.Duration `yaml:"expire" default:"24h" min:"0" desc:"How long a request can be decided; an executed request's outcome is returned to the same call (same arguments) that long"`
+	SeparateApprover bool            `yaml:"separate_approver" default:"false" desc:"Forbid a caller to approve its own request"`
+	Notify           string          `yaml:"notify" desc:"A webhook connector instance of this file that receives every new request"`
 }
 
 // Defaults of the approvals section.

@@ -46,10 +46,13 @@ func newReceiver(t *testing.T) *receiver {
 	return r
 }
 
-func approvalGateway(t *testing.T, st *sqlite.Store, recv *receiver, extra string) *server.Gateway {
+func approvalGateway(t *testing.T, st *sqlite.Store, recv *receiver, wait string) *server.Gateway {
 	t.Helper()
+	if wait == "" {
+		wait = "300ms"
+	}
 	cfg, err := config.Parse([]byte(`
-approvals: {wait: 300ms`+extra+`}
+approvals: {wait: `+wait+`}
 connectors:
   - id: hooks
     type: webhook
@@ -160,7 +163,7 @@ func TestDenyAndDecisionWithinTheWait(t *testing.T) {
 	ctx := context.Background()
 	st := memStore(t)
 	recv := newReceiver(t)
-	gw := approvalGateway(t, st, recv, ", wait: 5s")
+	gw := approvalGateway(t, st, recv, "5s")
 	gw.Start(ctx)
 
 	// Decided while the call waits: the same call gets the outcome.
