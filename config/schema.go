@@ -1,0 +1,161 @@
+package config
+
+import (
+	"encoding"
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/internal/strictyaml"
+	"github.com/legate-mcp/legate/policy"
+	"github.com/legate-mcp/legate/vault"
+)
+
+// SchemaID names the JSON Schema of config.yaml.
+const SchemaID = "https://github.com/legate-mcp/legate/config/schema.json"
+
+// durationPattern is what time.ParseDuration accepts, without a sign.
+const durationPattern = `^(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$`
+
+// Schema returns the JSON Schema (draft 2020-12) of config.yaml, made from
+// the spec: every key with its description, default, enum and bounds,
+// required keys, no other keys (additionalProperties: false), durations as
+// strings such as "30s". Editors use it through a first line
+// `# yaml-language-server: $schema=<file or URL>`.
+func Schema() *jsonschema.Schema {
+	s := typeSchema(reflect.TypeFor[File]())
+	s.Schema = "https://json-schema.org/draft/2020-12/schema"
+	s.ID = SchemaID
+	s.Title = "Legate configuration (config.yaml)"
+	s.Description = "Every key is optional: legate serve runs with no config file at all. ${NAME} in a value is replaced by the environment variable NAME; $$ is a literal $."
+	return s
+}
+
+var (
+	nodeType      = reflect.TypeFor[yaml.Node]()
+	refType       = reflect.TypeFor[vault.Ref]()
+	durationType  = reflect.TypeFor[legate.Duration]()
+	textType      = reflect.TypeFor[encoding.TextUnmarshaler]()
+	valuesOfTypes = map[reflect.Type][]string{
+		reflect.TypeFor[legate.Class]():  {string(legate.ClassRead), string(legate.ClassDraft), string(legate.ClassWrite), string(legate.ClassDestructive)},
+		reflect.TypeFor[policy.Action](): {string(policy.Allow), string(policy.Deny), string(policy.Approve)},
+	}
+)
+
+// typeSchema describes a value of Go type t.
+func typeSchema(t reflect.Type) *jsonschema.Schema {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case t == nodeType:
+		return &jsonschema.Schema{Type: "object"}
+	case t == refType:
+		return refSchema()
+	case t == durationType:
+		return &jsonschema.Schema{Type: "string", Pattern: durationPattern}
+	case valuesOfTypes[t] != nil:
+		return &jsonschema.Schema{Type: "string", Enum: anys(valuesOfTypes[t])}
+	case reflect.PointerTo(t).Implements(textType):
+		return &jsonschema.Schema{Type: "string"}
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return &jsonschema.Schema{Type: "boolean"}
+	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Uint, reflect.Uint64, reflect.Uint32:
+		return &jsonschema.Schema{Type: "integer"}
+	case reflect.Float64, reflect.Float32:
+		return &jsonschema.Schema{Type: "number"}
+	case reflect.Slice:
+		return &jsonschema.Schema{Type: "array", Items: typeSchema(t.Elem())}
+	case reflect.Map:
+		s := &jsonschema.Schema{Type: "object", AdditionalProperties: typeSchema(t.Elem())}
+		if keys := valuesOfTypes[t.Key()]; keys != nil {
+			s.PropertyNames = &jsonschema.Schema{Enum: anys(keys)}
+		}
+		return s
+	case reflect.Struct:
+		return objectSchema(t)
+	}
+	return &jsonschema.Schema{Type: "string"}
+}
+
+// objectSchema describes a struct's keys from its spec.
+func objectSchema(t reflect.Type) *jsonschema.Schema {
+	fields, err := strictyaml.Spec(t)
+	if err != nil {
+		panic(err) // the tags are constants, checked by the tests
+	}
+	s := &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{}, AdditionalProperties: none()}
+	for _, f := range fields {
+		p := typeSchema(f.Type)
+		p.Description = f.Description
+		if f.Default != "" {
+			p.Default = defaultJSON(f)
+		}
+		if len(f.Enum) > 0 {
+			p.Enum = anys(f.Enum)
+		}
+		if f.Min != "" && p.Type == "integer" {
+			var least float64
+			fmt.Sscan(f.Min, &least)
+			p.Minimum = &least
+		}
+		if f.Example != "" {
+			p.Examples = []any{f.Example}
+		}
+		if f.Required {
+			s.Required = append(s.Required, f.Name)
+		}
+		s.Properties[f.Name] = p
+		s.PropertyOrder = append(s.PropertyOrder, f.Name)
+	}
+	return s
+}
+
+// defaultJSON is a default tag's YAML value as JSON.
+func defaultJSON(f strictyaml.Field) json.RawMessage {
+	var v any
+	if err := yaml.Unmarshal([]byte(f.Default), &v); err != nil {
+		panic(fmt.Sprintf("config: default of %s: %v", f.Name, err))
+	}
+	if f.Type == durationType {
+		v = f.Default // 30s, not the number YAML might read
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("config: default of %s: %v", f.Name, err))
+	}
+	return b
+}
+
+// refSchema describes a credential reference: exactly one source.
+func refSchema() *jsonschema.Schema {
+	one := 1
+	prop := func(desc string) *jsonschema.Schema { return &jsonschema.Schema{Type: "string", Description: desc} }
+	return &jsonschema.Schema{
+		Type: "object", MinProperties: &one, MaxProperties: &one, AdditionalProperties: none(),
+		Properties: map[string]*jsonschema.Schema{
+			"env":   prop("Name of the environment variable holding the value"),
+			"file":  prop("Path of a file holding the value; one trailing newline is trimmed"),
+			"vault": prop("Name of a secret in the vault (legate vault set NAME): the calling tenant's own, else the shared one"),
+		},
+		PropertyOrder: []string{"env", "file", "vault"},
+	}
+}
+
+// none is the schema that accepts nothing (false), made anew for each
+// use since a schema must be a tree.
+func none() *jsonschema.Schema { return &jsonschema.Schema{Not: &jsonschema.Schema{}} }
+
+func anys(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
