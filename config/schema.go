@@ -10,6 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/internal/strictyaml"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/vault"
@@ -24,10 +25,12 @@ const durationPattern = `^(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|
 // Schema returns the JSON Schema (draft 2020-12) of config.yaml, made from
 // the spec: every key with its description, default, enum and bounds,
 // required keys, no other keys (additionalProperties: false), durations as
-// strings such as "30s". Editors use it through a first line
+// strings such as "30s"; a connector instance's config and credentials
+// follow the spec of its type, for the types registered. Editors use it through a first line
 // `# yaml-language-server: $schema=<file or URL>`.
 func Schema() *jsonschema.Schema {
 	s := typeSchema(reflect.TypeFor[File]())
+	instanceSchemas(s.Properties["connectors"].Items)
 	s.Schema = "https://json-schema.org/draft/2020-12/schema"
 	s.ID = SchemaID
 	s.Title = "Legate configuration (config.yaml)"
@@ -83,6 +86,32 @@ func typeSchema(t reflect.Type) *jsonschema.Schema {
 	}
 	return &jsonschema.Schema{Type: "string"}
 }
+
+// instanceSchemas makes each connector instance's config and credentials
+// follow the spec of its type, one if/then per registered type.
+func instanceSchemas(item *jsonschema.Schema) {
+	item.Properties["type"].Enum = anys(connectors.TypeNames())
+	for _, t := range connectors.Types() {
+		creds := &jsonschema.Schema{PropertyNames: &jsonschema.Schema{Enum: anys(t.CredentialNames())}, Properties: map[string]*jsonschema.Schema{}}
+		for _, c := range t.Credentials {
+			creds.Properties[c.Name] = &jsonschema.Schema{Description: c.Description}
+			creds.PropertyOrder = append(creds.PropertyOrder, c.Name)
+		}
+		then := &jsonschema.Schema{Properties: map[string]*jsonschema.Schema{"credentials": creds}}
+		if t.Config == nil {
+			zero := 0
+			then.Properties["config"] = &jsonschema.Schema{MaxProperties: &zero}
+		} else {
+			then.Properties["config"] = typeSchema(reflect.TypeOf(t.Config()))
+		}
+		item.AllOf = append(item.AllOf, &jsonschema.Schema{
+			If:   &jsonschema.Schema{Properties: map[string]*jsonschema.Schema{"type": {Const: ptr[any](t.Name)}}, Required: []string{"type"}},
+			Then: then,
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
 
 // objectSchema describes a struct's keys from its spec.
 func objectSchema(t reflect.Type) *jsonschema.Schema {

@@ -50,6 +50,10 @@ func TestSchemaRefuses(t *testing.T) {
 		"unknown class":          "policy: {defaults: {sometimes: allow}}\n",
 		"unknown action":         "policy: {defaults: {read: maybe}}\n",
 		"wrong kind":             "allowed_hosts: {a: b}\n",
+		"unknown connector type": "connectors:\n  - {type: nosuch}\n",
+		"unknown key of a type":  "connectors:\n  - {type: http, config: {base_url: http://x/, base_ur: y}}\n",
+		"required key of a type": "connectors:\n  - {type: http, config: {timeout: 1s}}\n",
+		"credential of a type":   "connectors:\n  - {type: http, config: {base_url: http://x/}, credentials: {secret: {env: A}}}\n",
 	}
 	for name, doc := range tests {
 		t.Run(name, func(t *testing.T) {
