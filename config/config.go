@@ -1,8 +1,18 @@
-// Package config loads config.yaml: strict YAML (an unknown key is an error
-// naming its key path), `${NAME}` expanded from the environment in values,
-// and structural validation. Each connector instance's own `config:` section
-// is kept as YAML and decoded against its type's spec when the instance is
-// built, so its errors name their key path too.
+// Package config loads config.yaml. The file's Go types are its spec:
+// each field's tags (desc, default, required, enum, min) drive, in one
+// place each,
+//
+//   - strict decoding (an unknown or repeated key is an error naming its
+//     key path), with `${NAME}` expanded from the environment in values;
+//   - defaults (ApplyDefaults, the only place they are applied);
+//   - validation (Validate, which changes nothing and reports every
+//     problem at its key path);
+//   - the JSON Schema (Schema, `legate config schema`) and the README's
+//     table of keys (KeyTable).
+//
+// Load is decode → defaults → validate. Each connector instance's own
+// `config:` section is kept as YAML and decoded against its type's spec
+// when the instance is built, so its errors name their key path too.
 package config
 
 import (

@@ -1,7 +1,10 @@
-// Package strictyaml decodes YAML into Go structs strictly: an unknown key
-// or a value of the wrong type is an error naming its key path
-// (`connectors[1].config.base_url`), and every error is reported, not just
-// the first.
+// Package strictyaml decodes YAML into Go structs strictly: an unknown
+// key, a key given twice or a value of the wrong type is an error naming
+// its key path (`connectors[1].config.base_url`), and every error is
+// reported, not just the first. The structs' tags are their spec (Spec,
+// Walk): ApplyDefaults sets unset keys from it and Check validates values
+// against it, for config.yaml and every connector's config alike. Expand
+// replaces `${NAME}` in values before decoding.
 package strictyaml
 
 import (
