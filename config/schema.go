@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"go.yaml.in/yaml/v3"
@@ -19,8 +20,14 @@ import (
 // SchemaID names the JSON Schema of config.yaml.
 const SchemaID = "https://github.com/legate-mcp/legate/config/schema.json"
 
-// durationPattern is what time.ParseDuration accepts, without a sign.
-const durationPattern = `^(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$`
+// envPattern matches a value holding a ${NAME} reference, which is
+// expanded before the value is read: the schema accepts it where a number,
+// a boolean or a duration is due.
+const envPattern = `\$\{[A-Za-z_][A-Za-z0-9_]*\}`
+
+// durationPattern is what time.ParseDuration accepts, without a sign, or
+// a ${NAME} reference.
+const durationPattern = `^(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$|` + envPattern
 
 // Schema returns the JSON Schema (draft 2020-12) of config.yaml, made from
 // the spec: every key with its description, default, enum and bounds,
@@ -68,11 +75,11 @@ func typeSchema(t reflect.Type) *jsonschema.Schema {
 	}
 	switch t.Kind() {
 	case reflect.Bool:
-		return &jsonschema.Schema{Type: "boolean"}
+		return orEnvRef("boolean")
 	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Uint, reflect.Uint64, reflect.Uint32:
-		return &jsonschema.Schema{Type: "integer"}
+		return orEnvRef("integer")
 	case reflect.Float64, reflect.Float32:
-		return &jsonschema.Schema{Type: "number"}
+		return orEnvRef("number")
 	case reflect.Slice:
 		return &jsonschema.Schema{Type: "array", Items: typeSchema(t.Elem())}
 	case reflect.Map:
@@ -129,7 +136,7 @@ func objectSchema(t reflect.Type) *jsonschema.Schema {
 		if len(f.Enum) > 0 {
 			p.Enum = anys(f.Enum)
 		}
-		if f.Min != "" && p.Type == "integer" {
+		if f.Min != "" && slices.Contains(p.Types, "integer") {
 			var least float64
 			fmt.Sscan(f.Min, &least)
 			p.Minimum = &least
@@ -175,6 +182,12 @@ func refSchema() *jsonschema.Schema {
 		},
 		PropertyOrder: []string{"env", "file", "vault"},
 	}
+}
+
+// orEnvRef accepts a value of JSON type typ, or a string holding a
+// ${NAME} reference (a pattern applies to strings only).
+func orEnvRef(typ string) *jsonschema.Schema {
+	return &jsonschema.Schema{Types: []string{typ, "string"}, Pattern: envPattern}
 }
 
 // none is the schema that accepts nothing (false), made anew for each

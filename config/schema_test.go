@@ -50,6 +50,8 @@ func TestSchemaRefuses(t *testing.T) {
 		"unknown class":          "policy: {defaults: {sometimes: allow}}\n",
 		"unknown action":         "policy: {defaults: {read: maybe}}\n",
 		"wrong kind":             "allowed_hosts: {a: b}\n",
+		"words for a number":     "max_result_bytes: lots\n",
+		"words for a boolean":    "auth: {allow_unauthenticated: sure}\n",
 		"unknown connector type": "connectors:\n  - {type: nosuch}\n",
 		"unknown key of a type":  "connectors:\n  - {type: http, config: {base_url: http://x/, base_ur: y}}\n",
 		"required key of a type": "connectors:\n  - {type: http, config: {timeout: 1s}}\n",
@@ -66,7 +68,7 @@ func TestSchemaRefuses(t *testing.T) {
 			}
 		})
 	}
-	v, _ := config.YAMLToJSON([]byte("call_timeout: 1m30s\nupstreams:\n  - {id: a, protocol_version: 2025-06-18, command: [x]}\n"))
+	v, _ := config.YAMLToJSON([]byte("call_timeout: 1m30s\nsession_idle_timeout: ${IDLE}\nmax_result_bytes: ${MAX}\nhttp: {max_body_bytes: 1024}\nupstreams:\n  - {id: a, protocol_version: 2025-06-18, command: [x]}\n"))
 	if err := rs.Validate(v); err != nil {
 		t.Fatalf("a valid document is refused: %v", err)
 	}
