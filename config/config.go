@@ -24,6 +24,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -118,8 +119,10 @@ func (f *File) Validate() error {
 	}
 	errs = append(errs, strictyaml.Check(f, "", validatesItself)...)
 	if f.Listen != "" {
-		if _, _, err := net.SplitHostPort(f.Listen); err != nil {
+		if _, port, err := net.SplitHostPort(f.Listen); err != nil {
 			bad("listen", "want host:port, e.g. 127.0.0.1:8080")
+		} else if n, err := strconv.ParseUint(port, 10, 16); err != nil && port != "" || n > 65535 {
+			bad("listen", "port %q is not a port number (0 to 65535)", port)
 		}
 	}
 	errs = append(errs, f.validateConnectors()...)
@@ -179,10 +182,13 @@ func (f *File) validateProfiles() []error {
 			bad(path+".name", "duplicate name %q (also %s)", p.Name, prev)
 		}
 		seen[p.Name] = path
-		for key, globs := range map[string][]string{"include": p.Include, "exclude": p.Exclude} {
-			for j, g := range globs {
+		for _, l := range []struct {
+			key   string
+			globs []string
+		}{{"include", p.Include}, {"exclude", p.Exclude}} {
+			for j, g := range l.globs {
 				if _, err := pathpkg.Match(g, ""); err != nil {
-					bad(fmt.Sprintf("%s.%s[%d]", path, key, j), "bad glob %q", g)
+					bad(fmt.Sprintf("%s.%s[%d]", path, l.key, j), "bad glob %q", g)
 				}
 			}
 		}

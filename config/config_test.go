@@ -35,6 +35,7 @@ func TestErrorsNameTheKeyPath(t *testing.T) {
 		"typo suggests":         {"tool_name: safe\n", []string{`tool_name: unknown key (did you mean "tool_names"?)`}},
 		"bad enum":              {"tool_names: fancy\n", []string{"tool_names: must be"}},
 		"bad listen":            {"listen: nope\n", []string{"listen: want host:port"}},
+		"listen port too large": {"listen: 127.0.0.1:70000\n", []string{`listen: port "70000" is not a port number`}},
 		"bad duration":          {"call_timeout: soon\n", []string{"call_timeout: invalid duration"}},
 		"wrong kind":            {"allowed_hosts: {a: b}\n", []string{"allowed_hosts: must be a list"}},
 		"unknown connector key": {"connectors:\n  - type: http\n    confg: {}\n", []string{"connectors[0].confg: unknown key"}},
@@ -68,7 +69,7 @@ func TestErrorsNameTheKeyPath(t *testing.T) {
 		"profile without name":      {"profiles:\n  - {include: [a]}\n", []string{"profiles[0].name: is required"}},
 		"profile twice": {"profiles:\n  - {name: p}\n  - {name: p}\n",
 			[]string{`profiles[1].name: duplicate name "p" (also profiles[0])`}},
-		"duplicate key":      {"listen: 127.0.0.1:1\nlisten: 127.0.0.1:2\n", []string{"listen: duplicate key (first on line 1)"}},
+		"duplicate key":      {"listen: 127.0.0.1:1\nlisten: 127.0.0.1:2\n", []string{"listen: duplicate key (first at line 1)"}},
 		"oauth without keys": {"auth: {resource: https://r/mcp, oauth: {issuer: https://i/}}\n", []string{"auth.oauth.jwks_url: is required"}},
 		"profile bad glob": {"profiles:\n  - {name: p, include: [\"[\"]}\n",
 			[]string{`profiles[0].include[0]: bad glob "["`}},
@@ -104,6 +105,28 @@ func TestEmptyConfigIsValid(t *testing.T) {
 	for _, doc := range []string{"", "# nothing\n", "{}\n"} {
 		if _, err := config.Parse([]byte(doc), env(nil)); err != nil {
 			t.Errorf("%q: %v", doc, err)
+		}
+	}
+}
+
+// The same file gives the same errors in the same order every run, as
+// people compare them between runs.
+func TestErrorsAreInAStableOrder(t *testing.T) {
+	doc := []byte(`profiles:
+  - {name: p, include: ["[a"], exclude: ["[b"]}
+upstreams:
+  - id: u
+    url: http://127.0.0.1:1/mcp
+    header_env: {A: "", B: "", C: "", D: ""}
+    tools: {include: ["[c"], exclude: ["[d"]}
+`)
+	_, first := config.Parse(doc, env(nil))
+	if first == nil {
+		t.Fatal("accepted")
+	}
+	for range 20 {
+		if _, err := config.Parse(doc, env(nil)); err.Error() != first.Error() {
+			t.Fatalf("errors differ between runs:\n%v\n%v", first, err)
 		}
 	}
 }

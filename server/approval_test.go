@@ -46,13 +46,14 @@ func newReceiver(t *testing.T) *receiver {
 	return r
 }
 
-func approvalGateway(t *testing.T, st *sqlite.Store, recv *receiver, wait string) *server.Gateway {
+func approvalGateway(t *testing.T, st *sqlite.Store, recv *receiver, extra string) *server.Gateway {
 	t.Helper()
-	if wait == "" {
-		wait = "300ms"
+	approvals := "wait: 300ms" + extra
+	if strings.Contains(extra, "wait:") {
+		approvals = strings.TrimPrefix(extra, ", ") // a key given twice is an error
 	}
 	cfg, err := config.Parse([]byte(`
-approvals: {wait: `+wait+`}
+approvals: {`+approvals+`}
 connectors:
   - id: hooks
     type: webhook
@@ -163,7 +164,7 @@ func TestDenyAndDecisionWithinTheWait(t *testing.T) {
 	ctx := context.Background()
 	st := memStore(t)
 	recv := newReceiver(t)
-	gw := approvalGateway(t, st, recv, "5s")
+	gw := approvalGateway(t, st, recv, ", wait: 5s")
 	gw.Start(ctx)
 
 	// Decided while the call waits: the same call gets the outcome.

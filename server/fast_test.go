@@ -364,7 +364,7 @@ func TestFastCallCancelled(t *testing.T) {
 // ask the user.
 func TestFastPathLeavesApprovalsToTheSDK(t *testing.T) {
 	up, _ := fastUpstream(t)
-	_, url, _ := fastGateway(t, up.URL(), "approvals: {wait: 100ms}\npolicy:\n  defaults: {read: allow, draft: allow, write: allow, destructive: allow}\n  rules:\n    - {tool: mcp.up.echo, action: approve}\n")
+	_, url, _ := fastGateway(t, up.URL(), "approvals: {wait: 100ms}\npolicy:\n  rules:\n    - {tool: mcp.up.echo, action: approve}\n")
 	cs := fastSession(t, url)
 	before := metric(t, url, `legate_fast_path_requests_total{method="tools/call"}`)
 	res, _ := callText(t, cs, wire("mcp.up.echo"), "x")

@@ -50,8 +50,12 @@ policy:
 // is closed at cleanup.
 func upGateway(t *testing.T, doc string, st store.Store, log *slog.Logger) *server.Gateway {
 	t.Helper()
-	if !strings.HasPrefix(doc, "policy:") && !strings.Contains(doc, "\npolicy:") {
-		doc = allowAll + doc // a key may be given once: a policy of the test's own replaces it
+	// A document's own policy section gets allowAll's defaults (a key given
+	// twice is an error).
+	if i := strings.Index("\n"+doc, "\npolicy:\n"); i >= 0 {
+		doc = doc[:i] + strings.TrimPrefix(allowAll, "\n") + doc[i+len("policy:\n"):]
+	} else {
+		doc = allowAll + doc
 	}
 	cfg, err := config.Parse([]byte(doc), nil)
 	if err != nil {

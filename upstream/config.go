@@ -3,6 +3,7 @@ package upstream
 import (
 	"fmt"
 	"github.com/legate-mcp/legate"
+	"maps"
 	"net/url"
 	"path"
 	"regexp"
@@ -103,15 +104,19 @@ func (c *Config) Validate(at string) []error {
 			bad("header_env", "headers apply to url upstreams only")
 		}
 	}
-	for h, env := range c.HeaderEnv {
-		if env == "" {
+	// In a stable order: the same file gives the same errors every run.
+	for _, h := range slices.Sorted(maps.Keys(c.HeaderEnv)) {
+		if c.HeaderEnv[h] == "" {
 			bad("header_env."+h, "name the environment variable holding the value")
 		}
 	}
-	for key, globs := range map[string][]string{"tools.include": c.Tools.Include, "tools.exclude": c.Tools.Exclude} {
-		for i, g := range globs {
+	for _, l := range []struct {
+		key   string
+		globs []string
+	}{{"tools.include", c.Tools.Include}, {"tools.exclude", c.Tools.Exclude}} {
+		for i, g := range l.globs {
 			if _, err := path.Match(g, ""); err != nil {
-				bad(fmt.Sprintf("%s[%d]", key, i), "bad glob %q", g)
+				bad(fmt.Sprintf("%s[%d]", l.key, i), "bad glob %q", g)
 			}
 		}
 	}

@@ -84,13 +84,10 @@ func decode(n *yaml.Node, v reflect.Value, path string, errs *[]error) {
 			*errs = append(*errs, &PathError{path, "must be a mapping"})
 			return
 		}
+		checkUnique(n, path, errs)
 		fields := structFields(t)
-		seen := map[string]int{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			key, val := n.Content[i].Value, n.Content[i+1]
-			if duplicate(n.Content[i], path, seen, errs) {
-				continue
-			}
 			idx, ok := fields[key]
 			if !ok {
 				*errs = append(*errs, &PathError{join(path, key), "unknown key" + suggest(key, fields)})
@@ -113,14 +110,11 @@ func decode(n *yaml.Node, v reflect.Value, path string, errs *[]error) {
 			*errs = append(*errs, &PathError{path, "must be a mapping"})
 			return
 		}
+		checkUnique(n, path, errs)
 		if v.IsNil() {
 			v.Set(reflect.MakeMap(t))
 		}
-		seen := map[string]int{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			if duplicate(n.Content[i], path, seen, errs) {
-				continue
-			}
 			k := reflect.New(t.Key()).Elem()
 			if err := n.Content[i].Decode(k.Addr().Interface()); err != nil {
 				*errs = append(*errs, &PathError{join(path, n.Content[i].Value), "invalid key"})
@@ -135,16 +129,23 @@ func decode(n *yaml.Node, v reflect.Value, path string, errs *[]error) {
 	}
 }
 
-// duplicate reports (and records an error for) a key already seen in the
-// same mapping: YAML forbids it, and silently keeping the last would hide
-// a setting the user believes is in force.
-func duplicate(key *yaml.Node, path string, seen map[string]int, errs *[]error) bool {
-	if line, dup := seen[key.Value]; dup {
-		*errs = append(*errs, &PathError{join(path, key.Value), fmt.Sprintf("duplicate key (first on line %d)", line)})
-		return true
+// checkUnique reports each key a mapping repeats: YAML forbids it, and
+// keeping either value would silently drop the other (keys compare as
+// yaml.v3 compares them, by kind and text).
+func checkUnique(n *yaml.Node, path string, errs *[]error) {
+	type key struct {
+		kind  yaml.Kind
+		value string
 	}
-	seen[key.Value] = key.Line
-	return false
+	first := map[key]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		if line, dup := first[key{k.Kind, k.Value}]; dup {
+			*errs = append(*errs, &PathError{join(path, k.Value), fmt.Sprintf("duplicate key (first at line %d)", line)})
+			continue
+		}
+		first[key{k.Kind, k.Value}] = k.Line
+	}
 }
 
 func leaf(n *yaml.Node, v reflect.Value, path string, errs *[]error) {
@@ -190,7 +191,12 @@ func structFields(t reflect.Type) map[string]int {
 	return m
 }
 
+// join appends key to path; an empty (or null, or non-scalar) key is
+// shown as "" so that its error still names where it is.
 func join(path, key string) string {
+	if key == "" {
+		key = `""`
+	}
 	if path == "" {
 		return key
 	}
