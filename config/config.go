@@ -47,7 +47,7 @@ type File struct {
 	ToolNames          string                 `yaml:"tool_names" enum:"safe,canonical" default:"safe" desc:"Tool names clients see: safe maps canonical names to ^[A-Za-z0-9_-]{1,64}$ (dots become __), canonical shows them as they are; calls by either name work"`
 	LogLevel           string                 `yaml:"log_level" enum:"debug,info,warn,error" default:"info" desc:"Least level logged (to stderr); --log-level overrides it"`
 	AllowedOrigins     []string               `yaml:"allowed_origins" desc:"Browser origins allowed to call /mcp besides loopback origins when listening on loopback; any other Origin header is refused with 403"`
-	AllowedHosts       []string               `yaml:"allowed_hosts" desc:"Host header values accepted besides loopback names, e.g. the name of a reverse proxy in front"`
+	AllowedHosts       []string               `yaml:"allowed_hosts" example:"[legate.example.com]" desc:"Host header values accepted besides loopback names, such as the name a reverse proxy in front uses"`
 	SessionIdleTimeout legate.Duration        `yaml:"session_idle_timeout" default:"30m" min:"0" desc:"An HTTP client session idle this long is closed, with its per_client upstream sessions"`
 	CallTimeout        legate.Duration        `yaml:"call_timeout" default:"60s" min:"0" desc:"Longest a native tool call may take"`
 	MaxResultBytes     int64                  `yaml:"max_result_bytes" default:"16777216" min:"0" desc:"Largest message in bytes read from an upstream, a call's result included, for upstreams that set none; a larger result is cut off as it arrives and the call fails with ADAPTER_MAPPING_ERROR"`

@@ -142,7 +142,7 @@ func objectSchema(t reflect.Type) *jsonschema.Schema {
 			p.Minimum = &least
 		}
 		if f.Example != "" {
-			p.Examples = []any{f.Example}
+			p.Examples = []any{exampleValue(f)}
 		}
 		if f.Required {
 			s.Required = append(s.Required, f.Name)
@@ -167,6 +167,19 @@ func defaultJSON(f strictyaml.Field) json.RawMessage {
 		panic(fmt.Sprintf("config: default of %s: %v", f.Name, err))
 	}
 	return b
+}
+
+// exampleValue is an example tag's value: its text for a string or a
+// duration, else the JSON of its YAML ({per_second: 10} is an object).
+func exampleValue(f strictyaml.Field) any {
+	if k := strictyaml.Kind(f.Type); k == strictyaml.KindString || k == strictyaml.KindDuration {
+		return f.Example
+	}
+	v, err := YAMLToJSON([]byte(f.Example))
+	if err != nil {
+		panic(fmt.Sprintf("config: example of %s: %v", f.Name, err))
+	}
+	return v
 }
 
 // refSchema describes a credential reference: exactly one source.

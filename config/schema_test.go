@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -131,4 +132,21 @@ func hasKeysBelow(p string, spec []string) bool {
 	return slices.ContainsFunc(spec, func(s string) bool {
 		return strings.HasPrefix(s, p+".") || strings.HasPrefix(s, p+"[")
 	})
+}
+
+// An example is shown as the value it is: a list as a list, a mapping as
+// an object, a duration as its text.
+func TestSchemaExamplesAreValues(t *testing.T) {
+	s := config.Schema()
+	hosts := s.Properties["allowed_hosts"].Examples
+	if len(hosts) != 1 || !reflect.DeepEqual(hosts[0], []any{"legate.example.com"}) {
+		t.Errorf("allowed_hosts example: %#v", hosts)
+	}
+	headers := s.Properties["upstreams"].Items.Properties["header_env"].Examples
+	if len(headers) != 1 || !reflect.DeepEqual(headers[0], map[string]any{"Authorization": "GITHUB_MCP_TOKEN"}) {
+		t.Errorf("header_env example: %#v", headers)
+	}
+	if ex := s.Properties["listen"].Examples; len(ex) != 1 || ex[0] != "127.0.0.1:8080" {
+		t.Errorf("listen example: %#v", ex)
+	}
 }

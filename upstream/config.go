@@ -23,7 +23,7 @@ type Config struct {
 	Command   []string          `yaml:"command" json:"command,omitempty" desc:"A local server over stdio: the program and its arguments, no shell"`
 	Env       map[string]string `yaml:"env" json:"env,omitempty" desc:"The whole environment of a stdio server, besides a minimal PATH and HOME"`
 	Dir       string            `yaml:"dir" json:"dir,omitempty" desc:"Working directory of a stdio server"`
-	HeaderEnv map[string]string `yaml:"header_env" json:"header_env,omitempty" desc:"HTTP header to the name of the environment variable holding its whole value, e.g. {Authorization: GITHUB_MCP_TOKEN}; an unset or empty variable fails this upstream alone"`
+	HeaderEnv map[string]string `yaml:"header_env" json:"header_env,omitempty" example:"{Authorization: GITHUB_MCP_TOKEN}" desc:"HTTP header to the name of the environment variable holding its whole value; an unset or empty variable fails this upstream alone"`
 	// TrustAnnotations: nil is true.
 	TrustAnnotations *bool           `yaml:"trust_annotations" json:"trust_annotations,omitempty" default:"true" desc:"true: readOnlyHint makes a tool class read, destructiveHint destructive, others write; false: every tool of this upstream is at least write"`
 	Tools            ToolFilter      `yaml:"tools" json:"tools,omitzero" desc:"Glob filters on the upstream's own tool names"`
