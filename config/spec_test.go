@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/upstream"
@@ -71,5 +72,33 @@ func TestSpecDefaultsAreTheRuntimeDefaults(t *testing.T) {
 		if !reflect.DeepEqual(c.got, c.want) {
 			t.Errorf("%s: the spec's default is %v, the runtime's %v", key, c.got, c.want)
 		}
+	}
+}
+
+// Each enum of the spec lists exactly the values the code knows.
+func TestSpecEnumsAreTheCodesValues(t *testing.T) {
+	want := map[string][]string{
+		"tool_names":             {config.NamesSafe, config.NamesCanonical},
+		"profiles[].tool_names":  {config.NamesSafe, config.NamesCanonical},
+		"log_level":              {"debug", "info", "warn", "error"},
+		"upstreams[].transport":  {"streamable", "sse", "stdio"},
+		"upstreams[].session":    {upstream.SessionShared, upstream.SessionPerClient},
+		"upstreams[].pin":        {upstream.PinTOFU, upstream.PinStrict},
+		"policy.rules[].class":   {string(legate.ClassRead), string(legate.ClassDraft), string(legate.ClassWrite), string(legate.ClassDestructive)},
+		"policy.rules[].action":  {string(policy.Allow), string(policy.Deny), string(policy.Approve)},
+		"policy.rules[].confirm": {policy.ConfirmInbox, policy.ConfirmClient},
+	}
+	seen := 0
+	for _, k := range config.Spec() {
+		if len(k.Enum) == 0 {
+			continue
+		}
+		seen++
+		if !reflect.DeepEqual(k.Enum, want[k.Path]) {
+			t.Errorf("%s: enum %q, want %q", k.Path, k.Enum, want[k.Path])
+		}
+	}
+	if seen != len(want) {
+		t.Errorf("%d keys have an enum, want %d", seen, len(want))
 	}
 }
