@@ -14,54 +14,31 @@ import (
 // when resource or oauth is set or tokens is true; without it, Legate
 // serves only a loopback address unless allow_unauthenticated is true.
 type Auth struct {
-	// Resource is Legate's own public URL of /mcp
-	// (https://legate.example.com/mcp): the audience OAuth access tokens
-	// must name and the resource of the RFC 9728 metadata document.
-	// Required with oauth.
-	Resource string `yaml:"resource"`
-	// Tokens accepts the static tokens made by `legate token create`
-	// (default true once authentication is on).
-	Tokens *bool `yaml:"tokens"`
-	// OAuth makes Legate an OAuth resource server: it accepts JWT access
-	// tokens signed by the issuer's keys.
-	OAuth *OAuth `yaml:"oauth"`
-	// AllowUnauthenticated lets `legate serve` listen beyond loopback with
-	// authentication off: anyone who can reach it can call every tool.
-	AllowUnauthenticated bool `yaml:"allow_unauthenticated"`
+	Resource string `yaml:"resource" example:"https://legate.example.com/mcp" desc:"Legate's own public URL of /mcp: the audience OAuth access tokens must name and the resource of the RFC 9728 metadata; required with oauth"`
+	// Tokens has no default tag: setting it would turn authentication on.
+	Tokens               *bool  `yaml:"tokens" desc:"Accept the static tokens made by legate token create (default true once authentication is on); true alone turns authentication on"`
+	OAuth                *OAuth `yaml:"oauth" desc:"Accept JWT access tokens signed by an identity provider's keys (Legate as an OAuth resource server)"`
+	AllowUnauthenticated bool   `yaml:"allow_unauthenticated" default:"false" desc:"Let legate serve listen beyond loopback with authentication off: anyone who can reach it can call every tool"`
 }
 
 // OAuth is the `auth.oauth:` section.
 type OAuth struct {
-	// Issuer is the authorization server's issuer identifier; a token's
-	// `iss` claim must equal it.
-	Issuer string `yaml:"issuer"`
-	// JWKSURL is where the issuer publishes its signing keys (https, or
-	// http on a loopback address).
-	JWKSURL string `yaml:"jwks_url"`
-	// JWKSRefresh is how often the keys are fetched again (default 15m); a
-	// token naming an unknown key id fetches them at once (at most once a
-	// second), so a rotated key is accepted without waiting for this.
-	JWKSRefresh legate.Duration `yaml:"jwks_refresh"`
-	// AuthorizationServers are listed in the metadata document clients
-	// discover (default: the issuer).
-	AuthorizationServers []string `yaml:"authorization_servers"`
-	// Claims names the token claims a caller's identity is read from.
-	Claims Claims `yaml:"claims"`
+	Issuer      string          `yaml:"issuer" required:"true" example:"https://idp.example.com/" desc:"The authorization server's issuer identifier; a token's iss claim must equal it"`
+	JWKSURL     string          `yaml:"jwks_url" required:"true" example:"https://idp.example.com/.well-known/jwks.json" desc:"Where the issuer publishes its signing keys (https, or http to a loopback address)"`
+	JWKSRefresh legate.Duration `yaml:"jwks_refresh" default:"15m" min:"0" desc:"How often the keys are fetched again; a token naming an unknown key id fetches them at once (at most once a second), so a rotated key works without waiting"`
+	// AuthorizationServers defaults to [issuer], applied by ApplyDefaults.
+	AuthorizationServers []string `yaml:"authorization_servers" desc:"Authorization servers listed in the metadata document clients discover (default: the issuer)"`
+	Claims               Claims   `yaml:"claims" desc:"The token claims a caller's identity is read from"`
 }
 
 // Claims names the JWT claims mapped to a principal. A name with dots
 // that is not a claim itself is a path into nested objects
 // (realm_access.roles).
 type Claims struct {
-	// Principal is the caller's name (default sub); a token without it is refused.
-	Principal string `yaml:"principal"`
-	// Tenant is the caller's tenant (default tenant; absent: none).
-	Tenant string `yaml:"tenant"`
-	// Role is user, approver or admin, or a list holding them, the highest
-	// counting (default role; absent or none of those: user).
-	Role string `yaml:"role"`
-	// Profile is the caller's profile (default profile; absent: none).
-	Profile string `yaml:"profile"`
+	Principal string `yaml:"principal" default:"sub" desc:"Claim holding the caller's name; a token without it is refused"`
+	Tenant    string `yaml:"tenant" default:"tenant" desc:"Claim holding the caller's tenant (absent: none)"`
+	Role      string `yaml:"role" default:"role" desc:"Claim holding user, approver or admin, or a list of them, the highest counting (absent or none of those: user)"`
+	Profile   string `yaml:"profile" default:"profile" desc:"Claim holding the caller's profile (absent: none)"`
 }
 
 // Enabled reports whether callers must authenticate.
@@ -74,9 +51,11 @@ func (a *Auth) TokensEnabled() bool {
 	return a.Enabled() && (a.Tokens == nil || *a.Tokens)
 }
 
-// Validate checks the section without I/O; path is its key path.
+// Validate checks the section without I/O, against its spec and across
+// its keys; path is its key path. The server checks the section with it
+// too.
 func (a *Auth) Validate(path string) []error {
-	var errs []error
+	errs := strictyaml.Check(a, path, nil)
 	bad := func(p, format string, args ...any) {
 		errs = append(errs, &strictyaml.PathError{Path: path + "." + p, Msg: fmt.Sprintf(format, args...)})
 	}
@@ -92,20 +71,12 @@ func (a *Auth) Validate(path string) []error {
 		if a.Resource == "" {
 			bad("resource", "is required with oauth: it is the audience access tokens must name")
 		}
-		switch {
-		case o.Issuer == "":
-			bad("oauth.issuer", "is required")
-		case checkURL(o.Issuer, false) != "":
-			bad("oauth.issuer", "%s", checkURL(o.Issuer, false))
+		// An empty issuer or jwks_url is reported by the spec's required.
+		if msg := checkURL(o.Issuer, false); o.Issuer != "" && msg != "" {
+			bad("oauth.issuer", "%s", msg)
 		}
-		switch {
-		case o.JWKSURL == "":
-			bad("oauth.jwks_url", "is required")
-		case checkURL(o.JWKSURL, true) != "":
-			bad("oauth.jwks_url", "%s", checkURL(o.JWKSURL, true))
-		}
-		if o.JWKSRefresh < 0 {
-			bad("oauth.jwks_refresh", "must not be negative")
+		if msg := checkURL(o.JWKSURL, true); o.JWKSURL != "" && msg != "" {
+			bad("oauth.jwks_url", "%s", msg)
 		}
 		for i, s := range o.AuthorizationServers {
 			if msg := checkURL(s, false); msg != "" {

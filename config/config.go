@@ -1,24 +1,33 @@
-// Package config loads config.yaml: strict YAML (an unknown key is an error
-// naming its key path), `${NAME}` expanded from the environment in values,
-// and structural validation. Each connector instance's own `config:` section
-// is kept as YAML and decoded against its type's spec when the instance is
-// built, so its errors name their key path too.
+// Package config loads config.yaml. The file's Go types are its spec:
+// each field's tags (desc, default, required, enum, min) drive, in one
+// place each,
+//
+//   - strict decoding (an unknown or repeated key is an error naming its
+//     key path), with `${NAME}` expanded from the environment in values;
+//   - defaults (ApplyDefaults, the only place they are applied);
+//   - validation (Validate, which changes nothing and reports every
+//     problem at its key path);
+//   - the JSON Schema (Schema, `legate config schema`) and the README's
+//     table of keys (KeyTable).
+//
+// Load is decode → defaults → validate. Each connector instance's own
+// `config:` section is kept as YAML and decoded against its type's spec
+// when the instance is built, so its errors name their key path too.
 package config
 
 import (
 	"errors"
 	"fmt"
+	"github.com/legate-mcp/legate"
 	"net"
-	"os"
 	pathpkg "path"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/legate-mcp/legate"
-
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/internal/strictyaml"
@@ -27,56 +36,31 @@ import (
 	"github.com/legate-mcp/legate/vault"
 )
 
-// File is the whole of config.yaml. Every field is optional: Legate runs
-// with no config at all.
+// File is the whole of config.yaml. Every key is optional: Legate runs
+// with no config at all. Each field's tags are its spec (see
+// strictyaml.Spec): they drive decoding, defaults, validation, the JSON
+// Schema (`legate config schema`) and the key tables of the docs.
 type File struct {
-	// Listen is the address `legate serve` listens on (default 127.0.0.1:8080).
-	Listen string `yaml:"listen"`
-	// StateDir holds the embedded database (default $LEGATE_STATE_DIR or
-	// ~/.local/state/legate). A relative path is relative to the config file.
-	StateDir string `yaml:"state_dir"`
-	// ToolNames chooses the names clients see: safe (default) or canonical.
-	ToolNames string `yaml:"tool_names"`
-	// LogLevel is debug, info (default), warn or error.
-	LogLevel string `yaml:"log_level"`
-	// AllowedOrigins are the browser origins allowed to call /mcp, besides
-	// loopback origins when listening on loopback.
-	AllowedOrigins []string `yaml:"allowed_origins"`
-	// AllowedHosts are the Host header values accepted besides loopback names.
-	AllowedHosts []string `yaml:"allowed_hosts"`
-	// SessionIdleTimeout closes an HTTP client session idle this long (default 30m).
-	SessionIdleTimeout legate.Duration `yaml:"session_idle_timeout"`
-	// CallTimeout bounds one native tool call (default 60s).
-	CallTimeout legate.Duration `yaml:"call_timeout"`
-	// MaxResultBytes bounds one message from an upstream, a call's result
-	// included, for upstreams that set no max_result_bytes of their own
-	// (default 16 MiB).
-	MaxResultBytes int64 `yaml:"max_result_bytes"`
-	// Connectors are the native connector instances.
-	Connectors []Connector `yaml:"connectors"`
-	// Upstreams are the upstream MCP servers.
-	Upstreams []upstream.Config `yaml:"upstreams"`
-	// Principal is who makes unauthenticated calls (default "local").
-	Principal string `yaml:"principal"`
-	// Policy decides which calls run, wait for approval, or are denied.
-	Policy policy.Config `yaml:"policy"`
-	// Approvals configures the approval inbox.
-	Approvals policy.ApprovalsConfig `yaml:"approvals"`
-	// Audit configures the audit log.
-	Audit Audit `yaml:"audit"`
-	// Profiles are named views of the catalog, assigned per principal
-	// (a token's or JWT's profile).
-	Profiles []Profile `yaml:"profiles"`
-	// ViewCacheSize bounds how many views of the catalog, one per (tenant,
-	// profile) of the principals calling, are kept built (default 1024;
-	// the least recently used is dropped, and built again when needed).
-	ViewCacheSize int `yaml:"view_cache_size"`
-	// Auth decides who may call /mcp: static tokens, OAuth access tokens,
-	// or nobody but loopback clients.
-	Auth Auth `yaml:"auth"`
-	// HTTP bounds how long the HTTP listener waits for slow and idle
-	// clients, and how large a request body may be.
-	HTTP HTTP `yaml:"http"`
+	Listen string `yaml:"listen" default:"127.0.0.1:8080" example:"127.0.0.1:8080" desc:"Address (host:port) legate serve listens on; keep it on loopback unless a proxy with authentication stands in front"`
+	// StateDir's default depends on the environment, so it has none here.
+	StateDir           string                 `yaml:"state_dir" example:"./state" desc:"Directory of the embedded database, relative to this file; overridden by --state-dir and $LEGATE_STATE_DIR (default $XDG_STATE_HOME/legate or ~/.local/state/legate)"`
+	ToolNames          string                 `yaml:"tool_names" enum:"safe,canonical" default:"safe" desc:"Tool names clients see: safe maps canonical names to ^[A-Za-z0-9_-]{1,64}$ (dots become __), canonical shows them as they are; calls by either name work"`
+	LogLevel           string                 `yaml:"log_level" enum:"debug,info,warn,error" default:"info" desc:"Least level logged (to stderr); --log-level overrides it"`
+	AllowedOrigins     []string               `yaml:"allowed_origins" desc:"Browser origins allowed to call /mcp besides loopback origins when listening on loopback; any other Origin header is refused with 403"`
+	AllowedHosts       []string               `yaml:"allowed_hosts" example:"[legate.example.com]" desc:"Host header values accepted besides loopback names, such as the name a reverse proxy in front uses"`
+	SessionIdleTimeout legate.Duration        `yaml:"session_idle_timeout" default:"30m" min:"0" desc:"An HTTP client session idle this long is closed, with its per_client upstream sessions"`
+	CallTimeout        legate.Duration        `yaml:"call_timeout" default:"60s" min:"0" desc:"Longest a native tool call may take"`
+	MaxResultBytes     int64                  `yaml:"max_result_bytes" default:"16777216" min:"0" desc:"Largest message in bytes read from an upstream, a call's result included, for upstreams that set none; a larger result is cut off as it arrives and the call fails with ADAPTER_MAPPING_ERROR"`
+	Connectors         []Connector            `yaml:"connectors" desc:"Native connector instances (legate connector types lists the types and their fields)"`
+	Upstreams          []upstream.Config      `yaml:"upstreams" desc:"Upstream MCP servers, whose tools join the catalog as mcp.<id>.<tool>"`
+	Principal          string                 `yaml:"principal" default:"local" desc:"Who makes the calls while inbound authentication is off"`
+	Policy             policy.Config          `yaml:"policy" desc:"What happens to each call: allow, deny, or wait for approval"`
+	Approvals          policy.ApprovalsConfig `yaml:"approvals" desc:"The approval inbox (legate approvals, /admin/v1/approvals)"`
+	Audit              Audit                  `yaml:"audit" desc:"The audit log: one row per call, never argument values"`
+	Profiles           []Profile              `yaml:"profiles" desc:"Named views of the catalog, assigned to principals by their token or JWT"`
+	ViewCacheSize      int                    `yaml:"view_cache_size" default:"1024" min:"0" desc:"How many views of the catalog, one per (tenant, profile) of the principals calling, are kept built; the least recently used is dropped and built again when needed"`
+	Auth               Auth                   `yaml:"auth" desc:"Inbound authentication: static tokens, OAuth access tokens, or nobody but loopback clients"`
+	HTTP               HTTP                   `yaml:"http" desc:"Limits of the HTTP listener against slow and idle clients; event streams and long calls are not cut by them"`
 
 	// Path is the file the configuration was read from, "" for none.
 	Path string `yaml:"-"`
@@ -85,39 +69,29 @@ type File struct {
 // Profile is a named view of the catalog: what a principal assigned to it
 // sees in tools/list and may call.
 type Profile struct {
-	// Name is what principals refer to.
-	Name string `yaml:"name"`
-	// Include keeps only tools whose canonical name matches one of these
-	// globs (path.Match syntax); empty keeps all.
-	Include []string `yaml:"include"`
-	// Exclude drops tools matching one of these globs.
-	Exclude []string `yaml:"exclude"`
-	// MaxTools keeps at most this many, the first by canonical name (0: no limit).
-	MaxTools int `yaml:"max_tools"`
-	// ToolNames is the wire naming for this profile: safe or canonical
-	// (default: the top-level tool_names).
-	ToolNames string `yaml:"tool_names"`
+	Name     string   `yaml:"name" required:"true" desc:"Name tokens and JWTs refer to; unique"`
+	Include  []string `yaml:"include" desc:"Keep only tools whose canonical name matches one of these globs (path.Match syntax); empty keeps all"`
+	Exclude  []string `yaml:"exclude" desc:"Drop tools whose canonical name matches one of these globs"`
+	MaxTools int      `yaml:"max_tools" min:"0" desc:"Keep at most this many tools, the first by canonical name (0: no limit)"`
+	// ToolNames defaults to the top-level tool_names, applied by ApplyDefaults.
+	ToolNames string `yaml:"tool_names" enum:"safe,canonical" desc:"safe or canonical names for this profile (default: the top-level tool_names)"`
 }
 
 // Audit is the `audit:` section.
 type Audit struct {
-	// Retention is how long audit rows are kept (default 2160h, 90 days).
-	Retention legate.Duration `yaml:"retention"`
+	Retention legate.Duration `yaml:"retention" default:"2160h" min:"0" desc:"Audit rows older than this are deleted (2160h: 90 days)"`
 }
 
 // Connector is one native connector instance.
 type Connector struct {
-	// ID is the instance id ([a-z0-9-]+, default: the type); tools are <id>.<tool>.
-	ID string `yaml:"id"`
-	// Type is a registered connector type (`legate connector types`).
-	Type string `yaml:"type"`
-	// Tenant owns the instance: only its principals see its tools. Empty: shared.
-	Tenant string `yaml:"tenant"`
-	// Config is the type's own configuration, decoded against its spec when
+	// ID defaults to the type, applied by ApplyDefaults.
+	ID     string `yaml:"id" desc:"Instance id, [a-z0-9-]+ (default: the type); its tools are named <id>.<tool>"`
+	Type   string `yaml:"type" required:"true" desc:"A registered connector type (legate connector types)"`
+	Tenant string `yaml:"tenant" desc:"Tenant owning the instance: only its principals see its tools (empty: shared)"`
+	// Config is kept as YAML and decoded against the type's own spec when
 	// the instance is built.
-	Config yaml.Node `yaml:"config"`
-	// Credentials maps the type's credential names to references.
-	Credentials map[string]vault.Ref `yaml:"credentials"`
+	Config      yaml.Node            `yaml:"config" desc:"The type's own settings (legate connector types lists them)"`
+	Credentials map[string]vault.Ref `yaml:"credentials" desc:"The type's credentials by name, as references only: {env: NAME}, {file: PATH} or {vault: NAME}"`
 }
 
 // The tool naming modes.
@@ -126,7 +100,8 @@ const (
 	NamesCanonical = "canonical"
 )
 
-// DefaultListen is where `legate serve` listens without configuration.
+// DefaultListen is where `legate serve` listens without configuration
+// (the default of listen).
 const DefaultListen = "127.0.0.1:8080"
 
 // IDPattern is what connector instance (and upstream) ids must match.
@@ -135,49 +110,15 @@ var IDPattern = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]{0,62})$`)
 // ReservedIDs are namespaces instance ids may not take.
 var ReservedIDs = []string{"mcp", "legate"}
 
-// Load reads and validates the file at path.
-func Load(path string) (*File, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading config: %w", err)
-	}
-	f, err := Parse(b, os.LookupEnv)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	f.Path = path
-	return f, nil
-}
-
-// Parse decodes and validates a configuration document, expanding
-// `${NAME}` through lookup (nil: the process environment).
-func Parse(b []byte, lookup func(string) (string, bool)) (*File, error) {
-	if lookup == nil {
-		lookup = os.LookupEnv
-	}
-	f := &File{}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return nil, fmt.Errorf("invalid YAML: %w", err)
-	}
-	if len(doc.Content) == 0 {
-		return f, f.Validate()
-	}
-	if err := expand(&doc, "", lookup); err != nil {
-		return nil, err
-	}
-	if err := strictyaml.Decode(&doc, f, ""); err != nil {
-		return nil, err
-	}
-	return f, f.Validate()
-}
-
-// Validate checks the file without I/O and reports every problem at once.
+// Validate checks the file without I/O and reports every problem at once,
+// each naming its key path. It does not change the file: run it on the
+// file as written, or after ApplyDefaults.
 func (f *File) Validate() error {
 	var errs []error
 	bad := func(path, format string, args ...any) {
 		errs = append(errs, &strictyaml.PathError{Path: path, Msg: fmt.Sprintf(format, args...)})
 	}
+	errs = append(errs, strictyaml.Check(f, "", validatesItself)...)
 	if f.Listen != "" {
 		if _, port, err := net.SplitHostPort(f.Listen); err != nil {
 			bad("listen", "want host:port, e.g. 127.0.0.1:8080")
@@ -185,87 +126,92 @@ func (f *File) Validate() error {
 			bad("listen", "port %q is not a port number (0 to 65535)", port)
 		}
 	}
-	if f.ToolNames != "" && f.ToolNames != NamesSafe && f.ToolNames != NamesCanonical {
-		bad("tool_names", "must be %q or %q, not %q", NamesSafe, NamesCanonical, f.ToolNames)
+	errs = append(errs, f.validateConnectors()...)
+	errs = append(errs, f.Auth.Validate("auth")...)
+	errs = append(errs, f.Policy.Validate("policy")...)
+	if n := f.Approvals.Notify; n != "" && !strings.Contains(n, ".") && !slices.ContainsFunc(f.Connectors, func(c Connector) bool { return c.id() == n }) {
+		// A tool's canonical name is checked when the gateway builds its
+		// catalog; an instance id (its send tool) can be checked here.
+		bad("approvals.notify", "names no tool and no connector instance of this file: %q", n)
 	}
-	if f.LogLevel != "" && !slices.Contains([]string{"debug", "info", "warn", "error"}, f.LogLevel) {
-		bad("log_level", "must be debug, info, warn or error")
+	errs = append(errs, f.validateProfiles()...)
+	errs = append(errs, f.validateUpstreams()...)
+	return errors.Join(errs...)
+}
+
+// validatesItself lists the structs strictyaml.Check leaves alone: their
+// own Validate checks them, since they are also checked apart from this
+// file (stored upstreams and instances, the server's authenticator).
+func validatesItself(t reflect.Type) bool {
+	switch t {
+	case reflect.TypeFor[upstream.Config](), reflect.TypeFor[policy.Config](), reflect.TypeFor[Connector](), reflect.TypeFor[Auth]():
+		return true
 	}
-	if f.SessionIdleTimeout < 0 {
-		bad("session_idle_timeout", "must not be negative")
+	return false
+}
+
+// id is the instance's id, its type when it has none.
+func (c *Connector) id() string {
+	if c.ID == "" {
+		return c.Type
 	}
-	if f.CallTimeout < 0 {
-		bad("call_timeout", "must not be negative")
-	}
-	if f.MaxResultBytes < 0 {
-		bad("max_result_bytes", "must not be negative")
-	}
-	if f.ViewCacheSize < 0 {
-		bad("view_cache_size", "must not be negative")
-	}
+	return c.ID
+}
+
+func (f *File) validateConnectors() []error {
+	var errs []error
 	seen := map[string]string{}
 	for i := range f.Connectors {
 		c := &f.Connectors[i]
 		path := fmt.Sprintf("connectors[%d]", i)
-		if c.ID == "" {
-			c.ID = c.Type
+		errs = append(errs, ValidateInstance(path, c.id(), c.Type, c.Credentials)...)
+		if prev, dup := seen[c.id()]; dup && c.id() != "" {
+			errs = append(errs, &strictyaml.PathError{Path: path + ".id", Msg: fmt.Sprintf("duplicate id %q (also %s)", c.id(), prev)})
 		}
-		errs = append(errs, ValidateInstance(path, c.ID, c.Type, c.Credentials)...)
-		if prev, dup := seen[c.ID]; dup && c.ID != "" {
-			bad(path+".id", "duplicate id %q (also %s)", c.ID, prev)
-		}
-		seen[c.ID] = path
+		seen[c.id()] = path
 	}
-	errs = append(errs, f.Auth.Validate("auth")...)
-	errs = append(errs, f.HTTP.Validate("http")...)
-	errs = append(errs, f.Policy.Validate("policy")...)
-	if f.Approvals.Wait < 0 || f.Approvals.Expire < 0 {
-		bad("approvals", "durations must not be negative")
+	return errs
+}
+
+func (f *File) validateProfiles() []error {
+	var errs []error
+	bad := func(path, format string, args ...any) {
+		errs = append(errs, &strictyaml.PathError{Path: path, Msg: fmt.Sprintf(format, args...)})
 	}
-	if f.Audit.Retention < 0 {
-		bad("audit.retention", "must not be negative")
-	}
-	if n := f.Approvals.Notify; n != "" && !strings.Contains(n, ".") {
-		// A tool's canonical name is checked when the gateway builds its
-		// catalog; an instance id (its send tool) can be checked here.
-		found := false
-		for _, c := range f.Connectors {
-			found = found || c.ID == n
-		}
-		if !found {
-			bad("approvals.notify", "names no tool and no connector instance of this file: %q", n)
-		}
-	}
-	seenProfile := map[string]bool{}
+	seen := map[string]string{}
 	for i, p := range f.Profiles {
 		path := fmt.Sprintf("profiles[%d]", i)
-		if p.Name == "" || seenProfile[p.Name] {
-			bad(path+".name", "needs a unique name")
+		if prev, dup := seen[p.Name]; dup && p.Name != "" {
+			bad(path+".name", "duplicate name %q (also %s)", p.Name, prev)
 		}
-		seenProfile[p.Name] = true
-		for _, g := range slices.Concat(p.Include, p.Exclude) {
-			if _, err := pathpkg.Match(g, ""); err != nil {
-				bad(path, "bad glob %q", g)
+		seen[p.Name] = path
+		for _, l := range []struct {
+			key   string
+			globs []string
+		}{{"include", p.Include}, {"exclude", p.Exclude}} {
+			for j, g := range l.globs {
+				if _, err := pathpkg.Match(g, ""); err != nil {
+					bad(fmt.Sprintf("%s.%s[%d]", path, l.key, j), "bad glob %q", g)
+				}
 			}
 		}
-		if p.MaxTools < 0 {
-			bad(path+".max_tools", "must not be negative")
-		}
-		if p.ToolNames != "" && p.ToolNames != NamesSafe && p.ToolNames != NamesCanonical {
-			bad(path+".tool_names", "must be %q or %q", NamesSafe, NamesCanonical)
-		}
 	}
-	seenUp := map[string]string{}
+	return errs
+}
+
+func (f *File) validateUpstreams() []error {
+	var errs []error
+	seen := map[string]string{}
 	for i := range f.Upstreams {
 		u := &f.Upstreams[i]
 		path := fmt.Sprintf("upstreams[%d]", i)
 		errs = append(errs, u.Validate(path)...)
-		if prev, dup := seenUp[u.ID]; dup {
-			bad(path+".id", "duplicate id %q (also %s)", u.ID, prev)
+		if prev, dup := seen[u.ID]; dup {
+			errs = append(errs, &strictyaml.PathError{Path: path + ".id", Msg: fmt.Sprintf("duplicate id %q (also %s)", u.ID, prev)})
 		}
-		seenUp[u.ID] = path
+		seen[u.ID] = path
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 // ValidateInstance checks an instance's id, type and credential references;
@@ -311,62 +257,4 @@ func ValidateInstance(path, id, typ string, creds map[string]vault.Ref) []error 
 		}
 	}
 	return errs
-}
-
-var envRef = regexp.MustCompile(`\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
-
-// expand replaces ${NAME} in every scalar value (not in keys); $$ is a
-// literal $. An unset variable is an error naming the key path.
-func expand(n *yaml.Node, path string, lookup func(string) (string, bool)) error {
-	switch n.Kind {
-	case yaml.DocumentNode:
-		for _, c := range n.Content {
-			if err := expand(c, path, lookup); err != nil {
-				return err
-			}
-		}
-	case yaml.MappingNode:
-		var errs []error
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			p := n.Content[i].Value
-			if path != "" {
-				p = path + "." + p
-			}
-			if err := expand(n.Content[i+1], p, lookup); err != nil {
-				errs = append(errs, err)
-			}
-		}
-		return errors.Join(errs...)
-	case yaml.SequenceNode:
-		var errs []error
-		for i, c := range n.Content {
-			if err := expand(c, fmt.Sprintf("%s[%d]", path, i), lookup); err != nil {
-				errs = append(errs, err)
-			}
-		}
-		return errors.Join(errs...)
-	case yaml.ScalarNode:
-		if !strings.Contains(n.Value, "$") {
-			return nil
-		}
-		var missing []string
-		n.Value = envRef.ReplaceAllStringFunc(n.Value, func(m string) string {
-			if m == "$$" {
-				return "$"
-			}
-			name := m[2 : len(m)-1]
-			v, ok := lookup(name)
-			if !ok {
-				missing = append(missing, name)
-			}
-			return v
-		})
-		if len(missing) > 0 {
-			return &strictyaml.PathError{Path: path, Msg: fmt.Sprintf("environment variable %s is not set", strings.Join(missing, ", "))}
-		}
-		if n.Tag == "!!str" && n.Style == 0 {
-			n.Tag = "" // let the expanded value be read as a number or bool
-		}
-	}
-	return nil
 }

@@ -7,7 +7,7 @@ import (
 	"reflect"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/legate-mcp/legate/internal/strictyaml"
 )
@@ -24,19 +24,8 @@ func DecodeConfig(t Type, node *yaml.Node, path string) (any, error) {
 		return nil, nil
 	}
 	cfg := t.Config()
-	v := reflect.ValueOf(cfg).Elem()
-	fields, _ := FieldsOf(cfg)
-	for i, f := range fields {
-		if f.Default == "" {
-			continue
-		}
-		var dn yaml.Node
-		if err := yaml.Unmarshal([]byte(f.Default), &dn); err != nil {
-			return nil, fmt.Errorf("connectors: type %q: field %s: bad default: %w", t.Name, f.Name, err)
-		}
-		if err := strictyaml.Decode(&dn, v.Field(fieldIndex(v.Type(), i)).Addr().Interface(), ""); err != nil {
-			return nil, fmt.Errorf("connectors: type %q: field %s: bad default: %w", t.Name, f.Name, err)
-		}
+	if err := strictyaml.ApplyDefaults(cfg); err != nil {
+		return nil, fmt.Errorf("connectors: type %q: %w", t.Name, err)
 	}
 	var errs []error
 	if node != nil {
@@ -44,26 +33,14 @@ func DecodeConfig(t Type, node *yaml.Node, path string) (any, error) {
 			errs = append(errs, err)
 		}
 	}
-	for i, f := range fields {
-		if f.Required && v.Field(fieldIndex(v.Type(), i)).IsZero() {
+	spec, _ := strictyaml.Spec(reflect.TypeOf(cfg))
+	v := reflect.ValueOf(cfg).Elem()
+	for _, f := range spec {
+		if f.Required && v.Field(f.Index).IsZero() {
 			errs = append(errs, &strictyaml.PathError{Path: joinPath(path, f.Name), Msg: "is required"})
 		}
 	}
 	return cfg, errors.Join(errs...)
-}
-
-// fieldIndex maps the i-th exported field to its struct index.
-func fieldIndex(t reflect.Type, i int) int {
-	n := -1
-	for j := range t.NumField() {
-		if t.Field(j).IsExported() {
-			n++
-			if n == i {
-				return j
-			}
-		}
-	}
-	return -1
 }
 
 // Build decodes, constructs and validates an instance of type t. Every error

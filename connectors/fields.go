@@ -2,9 +2,9 @@ package connectors
 
 import (
 	"fmt"
-	"github.com/legate-mcp/legate"
 	"reflect"
-	"strings"
+
+	"github.com/legate-mcp/legate/internal/strictyaml"
 )
 
 // Field describes one configuration field of a connector type. Fields are
@@ -21,56 +21,25 @@ type Field struct {
 	Example     string `json:"example,omitempty"`
 }
 
-// FieldsOf lists the fields of a config struct pointer from its tags.
+// FieldsOf lists the fields of a config struct pointer from its tags,
+// as strictyaml.Spec reads them for every part of config.yaml; a
+// connector's fields must each have a description.
 func FieldsOf(cfg any) ([]Field, error) {
 	t := reflect.TypeOf(cfg)
 	if t == nil || t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
 		return nil, fmt.Errorf("config must be a pointer to a struct, got %T", cfg)
 	}
-	t = t.Elem()
-	var out []Field
-	for i := range t.NumField() {
-		sf := t.Field(i)
-		if !sf.IsExported() {
-			continue
+	spec, err := strictyaml.Spec(t)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Field, 0, len(spec))
+	for _, f := range spec {
+		if f.Description == "" {
+			return nil, fmt.Errorf("field %s has no desc tag", f.Name)
 		}
-		name, _, _ := strings.Cut(sf.Tag.Get("yaml"), ",")
-		if name == "" || name == "-" {
-			return nil, fmt.Errorf("field %s has no yaml name", sf.Name)
-		}
-		desc := sf.Tag.Get("desc")
-		if desc == "" {
-			return nil, fmt.Errorf("field %s has no desc tag", name)
-		}
-		out = append(out, Field{
-			Name:        name,
-			Kind:        kindOf(sf.Type),
-			Default:     sf.Tag.Get("default"),
-			Required:    sf.Tag.Get("required") == "true",
-			Description: desc,
-			Example:     sf.Tag.Get("example"),
-		})
+		out = append(out, Field{Name: f.Name, Kind: strictyaml.Kind(f.Type), Default: f.Default,
+			Required: f.Required, Description: f.Description, Example: f.Example})
 	}
 	return out, nil
-}
-
-var durationType = reflect.TypeFor[legate.Duration]()
-
-func kindOf(t reflect.Type) string {
-	if t == durationType {
-		return "duration"
-	}
-	switch t.Kind() {
-	case reflect.Bool:
-		return "bool"
-	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Uint, reflect.Uint64, reflect.Uint32:
-		return "int"
-	case reflect.Float64, reflect.Float32:
-		return "number"
-	case reflect.Slice:
-		return "list"
-	case reflect.Map, reflect.Struct:
-		return "map"
-	}
-	return "string"
 }

@@ -16,19 +16,13 @@ import (
 	"github.com/legate-mcp/legate/store"
 )
 
-// ApprovalsConfig is the `approvals:` section of config.yaml.
+// ApprovalsConfig is the `approvals:` section of config.yaml; its tags
+// are its spec (see package config).
 type ApprovalsConfig struct {
-	// Wait is how long a call blocks for a decision before it returns
-	// APPROVAL_PENDING (default 30s).
-	Wait legate.Duration `yaml:"wait"`
-	// Expire is how long a request can be decided (default 24h); the
-	// outcome of an executed request is returned to the same call that long.
-	Expire legate.Duration `yaml:"expire"`
-	// SeparateApprover forbids a caller to approve its own request.
-	SeparateApprover bool `yaml:"separate_approver"`
-	// Notify names the tool that receives every new request, by canonical
-	// name, or a connector instance whose send tool does (a webhook's id).
-	Notify string `yaml:"notify"`
+	Wait             legate.Duration `yaml:"wait" default:"30s" min:"0" desc:"How long a call blocks for a decision before it returns APPROVAL_PENDING"`
+	Expire           legate.Duration `yaml:"expire" default:"24h" min:"0" desc:"How long a request can be decided; an executed request's outcome is returned to the same call (same arguments) that long"`
+	SeparateApprover bool            `yaml:"separate_approver" default:"false" desc:"Forbid a caller to approve its own request"`
+	Notify           string          `yaml:"notify" desc:"The tool that receives every new request, by canonical name, or a connector instance whose send tool does (a webhook's id); it runs through the call path as legate:system"`
 }
 
 // Defaults of the approvals section.
@@ -234,8 +228,10 @@ func (in *Inbox) Execute(ctx context.Context, a *store.Approval, run func(contex
 	// heartbeat is reported and tried again sooner, well within StaleAfter.
 	stop := make(chan struct{})
 	var beating sync.WaitGroup
-	defer beating.Wait()
-	defer close(stop)
+	// The heartbeat ends before the outcome is stored: a beat after it would
+	// find the run finished (a conflict, not a failure to report).
+	stopBeating := sync.OnceFunc(func() { close(stop); beating.Wait() })
+	defer stopBeating()
 	beating.Go(func() {
 		t := time.NewTimer(in.beat)
 		defer t.Stop()
@@ -259,6 +255,7 @@ func (in *Inbox) Execute(ctx context.Context, a *store.Approval, run func(contex
 	if runErr != nil {
 		state, out = store.StateFailed, failure(runErr)
 	}
+	stopBeating()
 	if err := in.st.Finish(context.WithoutCancel(ctx), a.ID, state, out); err != nil {
 		return true, fmt.Errorf("approval %s ran but its outcome was not stored: %w", a.ID, err)
 	}

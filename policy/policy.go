@@ -40,27 +40,27 @@ const (
 	ConfirmClient = "client"
 )
 
-// Config is the `policy:` section of config.yaml.
+// Config is the `policy:` section of config.yaml; its tags are its spec
+// (see package config).
 type Config struct {
-	// Defaults give the action for calls no rule matches, by class.
-	Defaults map[legate.Class]Action `yaml:"defaults"`
-	// Rules are tried in order; the first that matches decides.
-	Rules []Rule `yaml:"rules"`
+	Defaults map[legate.Class]Action `yaml:"defaults" default:"{read: allow, draft: approve, write: approve, destructive: approve}" desc:"Action by class for calls no rule matches; a class left out keeps its default"`
+	Rules    []Rule                  `yaml:"rules" desc:"Rules tried in order; the first that matches a call decides"`
 }
 
 // Rule matches calls and gives them an action. Empty fields match
 // anything; tool, principal, tenant, connector and upstream are globs
 // (path.Match syntax: * does not cross a '/', dots are ordinary).
 type Rule struct {
-	Principal string       `yaml:"principal"`
-	Tenant    string       `yaml:"tenant"`
-	Connector string       `yaml:"connector"` // native instance id; "*" matches every native tool
-	Upstream  string       `yaml:"upstream"`  // upstream id; "*" matches every upstream tool
-	Tool      string       `yaml:"tool"`      // canonical tool name
-	Class     legate.Class `yaml:"class"`
-	Action    Action       `yaml:"action"`
-	Reason    string       `yaml:"reason"`
-	Confirm   string       `yaml:"confirm"` // inbox (default) | client
+	Principal string       `yaml:"principal" desc:"Glob over the caller's principal"`
+	Tenant    string       `yaml:"tenant" desc:"Glob over the caller's tenant"`
+	Connector string       `yaml:"connector" desc:"Glob over native connector instance ids; * matches every native tool"`
+	Upstream  string       `yaml:"upstream" desc:"Glob over upstream ids; * matches every upstream tool"`
+	Tool      string       `yaml:"tool" desc:"Glob over canonical tool names (path.Match syntax; dots are ordinary)"`
+	Class     legate.Class `yaml:"class" enum:"read,draft,write,destructive" desc:"The operation class matched"`
+	Action    Action       `yaml:"action" required:"true" enum:"allow,deny,approve" desc:"What a matching call gets"`
+	Reason    string       `yaml:"reason" desc:"Explanation given to the client with a deny or approve"`
+	// Confirm has no default tag: only an approve rule may set it.
+	Confirm string `yaml:"confirm" enum:"inbox,client" desc:"With action approve: inbox (default) has an approver decide; client asks the user in the client (elicitation) when its session can answer, else the inbox"`
 }
 
 // Subject is the call a decision is about.

@@ -50,7 +50,7 @@ import (
 
 // Options configure a Gateway.
 type Options struct {
-	// Config is the loaded configuration; nil means none.
+	// Config is the loaded configuration; nil means config.Default().
 	Config *config.File
 	// Store is the state store; required (sqlite.OpenMemory keeps nothing).
 	Store store.Store
@@ -113,7 +113,7 @@ const DefaultCallTimeout = 60 * time.Second
 // and the catalog. Any configuration error stops it, naming the key path.
 func New(ctx context.Context, opts Options) (*Gateway, error) {
 	if opts.Config == nil {
-		opts.Config = &config.File{}
+		opts.Config = config.Default()
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -452,11 +452,10 @@ func (g *Gateway) startAudit(ctx context.Context, retention time.Duration) conte
 	return ctx
 }
 
+// auditRetention is audit.retention; its default is the config's, applied
+// when the config was loaded.
 func (g *Gateway) auditRetention() time.Duration {
-	if r := time.Duration(g.opts.Config.Audit.Retention); r > 0 {
-		return r
-	}
-	return 90 * 24 * time.Hour
+	return time.Duration(g.opts.Config.Audit.Retention)
 }
 
 // Upstreams returns the upstream manager.

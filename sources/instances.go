@@ -8,7 +8,7 @@ import (
 
 	"github.com/legate-mcp/legate"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors"

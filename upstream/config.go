@@ -3,6 +3,7 @@ package upstream
 import (
 	"fmt"
 	"github.com/legate-mcp/legate"
+	"maps"
 	"net/url"
 	"path"
 	"regexp"
@@ -11,58 +12,32 @@ import (
 )
 
 // Config is one upstream MCP server, an entry of `upstreams:` in
-// config.yaml or a stored definition (the same shape, as JSON).
+// config.yaml or a stored definition (the same shape, as JSON). Its tags
+// are its spec (see package config); the defaults they name are applied
+// to config.yaml's upstreams by package config, and to stored ones by the
+// accessors below.
 type Config struct {
-	// ID names the upstream: [a-z0-9-]+; its tools become mcp.<id>.<tool>.
-	ID string `yaml:"id" json:"id"`
-	// URL of a remote server (Streamable HTTP, or legacy SSE with transport: sse).
-	URL string `yaml:"url" json:"url,omitempty"`
-	// Transport of a remote server: streamable (default) or sse.
-	Transport string `yaml:"transport" json:"transport,omitempty"`
-	// Command runs a local server over stdio: the program and its arguments, no shell.
-	Command []string `yaml:"command" json:"command,omitempty"`
-	// Env is the whole environment of a stdio server, besides a minimal PATH and HOME.
-	Env map[string]string `yaml:"env" json:"env,omitempty"`
-	// Dir is the working directory of a stdio server.
-	Dir string `yaml:"dir" json:"dir,omitempty"`
-	// HeaderEnv maps an HTTP header to the name of the environment variable
-	// holding its whole value, e.g. {Authorization: GITHUB_MCP_TOKEN}.
-	HeaderEnv map[string]string `yaml:"header_env" json:"header_env,omitempty"`
-	// TrustAnnotations (default true) honours readOnlyHint; false makes every
-	// tool of this upstream at least class write.
-	TrustAnnotations *bool `yaml:"trust_annotations" json:"trust_annotations,omitempty"`
-	// Tools filters the upstream's tools by name.
-	Tools ToolFilter `yaml:"tools" json:"tools,omitzero"`
-	// Timeout of one call (default 60s). On a call whose client asked for
-	// progress, each progress notification from the upstream restarts it;
-	// Legate asks the upstream for progress only then, as the client would.
-	Timeout legate.Duration `yaml:"timeout" json:"timeout,omitempty"`
-	// Session is shared (default: a small pool used by every client) or
-	// per_client (one upstream session per client session).
-	Session string `yaml:"session" json:"session,omitempty"`
-	// Prefix (default true) names tools and prompts mcp.<id>.<name>; false
-	// exposes them under their own names.
-	Prefix *bool `yaml:"prefix" json:"prefix,omitempty"`
-	// RefreshInterval, when set, refreshes the tool cache this often.
-	RefreshInterval legate.Duration `yaml:"refresh_interval" json:"refresh_interval,omitempty"`
-	// MaxConcurrency bounds the calls in flight to this upstream (default 32).
-	MaxConcurrency int `yaml:"max_concurrency" json:"max_concurrency,omitempty"`
-	// MaxResultBytes bounds one message from this upstream, a call's result
-	// included (default: the top-level max_result_bytes, else 16 MiB). A
-	// larger result is cut off as it arrives, never read whole, and the call
-	// fails with ADAPTER_MAPPING_ERROR naming the limit.
-	MaxResultBytes int64 `yaml:"max_result_bytes" json:"max_result_bytes,omitempty"`
-	// PoolSize is the number of shared sessions (default 1 for stdio, 4 for HTTP).
-	PoolSize int `yaml:"pool_size" json:"pool_size,omitempty"`
-	// ProtocolVersion spoken to the upstream (default 2025-11-25, which has
-	// sessions and so can relay sampling and elicitation).
-	ProtocolVersion string `yaml:"protocol_version" json:"protocol_version,omitempty"`
-	// Tenant owns the upstream: only its principals see its tools. Empty: shared.
-	Tenant string `yaml:"tenant" json:"tenant,omitempty"`
-	// Pin is tofu (default: a tool's definition is pinned when first seen)
-	// or strict (only when an admin accepts it). A definition that differs
-	// from its pin is quarantined until accepted.
-	Pin string `yaml:"pin" json:"pin,omitempty"`
+	ID        string            `yaml:"id" json:"id" required:"true" desc:"Upstream id, [a-z0-9-]+ (no dots); its tools become mcp.<id>.<tool>"`
+	URL       string            `yaml:"url" json:"url,omitempty" example:"https://example.invalid/mcp/" desc:"URL of a remote server (Streamable HTTP, or legacy SSE with transport sse); give a url or a command"`
+	Transport string            `yaml:"transport" json:"transport,omitempty" enum:"streamable,sse,stdio" desc:"streamable (default for a url) or sse, the legacy HTTP+SSE transport; stdio for a command"`
+	Command   []string          `yaml:"command" json:"command,omitempty" desc:"A local server over stdio: the program and its arguments, no shell"`
+	Env       map[string]string `yaml:"env" json:"env,omitempty" desc:"The whole environment of a stdio server, besides a minimal PATH and HOME"`
+	Dir       string            `yaml:"dir" json:"dir,omitempty" desc:"Working directory of a stdio server"`
+	HeaderEnv map[string]string `yaml:"header_env" json:"header_env,omitempty" example:"{Authorization: GITHUB_MCP_TOKEN}" desc:"HTTP header to the name of the environment variable holding its whole value; an unset or empty variable fails this upstream alone"`
+	// TrustAnnotations: nil is true.
+	TrustAnnotations *bool           `yaml:"trust_annotations" json:"trust_annotations,omitempty" default:"true" desc:"true: readOnlyHint makes a tool class read, destructiveHint destructive, others write; false: every tool of this upstream is at least write"`
+	Tools            ToolFilter      `yaml:"tools" json:"tools,omitzero" desc:"Glob filters on the upstream's own tool names"`
+	Timeout          legate.Duration `yaml:"timeout" json:"timeout,omitempty" default:"60s" min:"0" desc:"Time limit of one call; when the client asked for progress, each progress notification from the upstream restarts it"`
+	Session          string          `yaml:"session" json:"session,omitempty" enum:"shared,per_client" default:"shared" desc:"shared: a small pool of sessions for every client; per_client: one upstream session (and process) per client session, to relay sampling and elicitation"`
+	// Prefix: nil is true.
+	Prefix          *bool           `yaml:"prefix" json:"prefix,omitempty" default:"true" desc:"true names tools and prompts mcp.<id>.<name>; false exposes them under their own names (a collision is a load error)"`
+	RefreshInterval legate.Duration `yaml:"refresh_interval" json:"refresh_interval,omitempty" min:"0" desc:"Re-list the tools this often (0: only on list_changed, restarts and legate upstream refresh)"`
+	MaxConcurrency  int             `yaml:"max_concurrency" json:"max_concurrency,omitempty" default:"32" min:"0" desc:"Calls in flight to this upstream at most; more wait"`
+	MaxResultBytes  int64           `yaml:"max_result_bytes" json:"max_result_bytes,omitempty" min:"0" desc:"Largest message from this upstream in bytes (default: the top-level max_result_bytes); a larger result is cut off as it arrives and the call fails with ADAPTER_MAPPING_ERROR"`
+	PoolSize        int             `yaml:"pool_size" json:"pool_size,omitempty" min:"0" desc:"Shared sessions kept open (default 4 for a url, 1 for a command)"`
+	ProtocolVersion string          `yaml:"protocol_version" json:"protocol_version,omitempty" default:"2025-11-25" desc:"MCP protocol version spoken to the upstream; 2025-11-25 has sessions and so can relay sampling and elicitation"`
+	Tenant          string          `yaml:"tenant" json:"tenant,omitempty" desc:"Tenant owning the upstream: only its principals see its tools (empty: shared)"`
+	Pin             string          `yaml:"pin" json:"pin,omitempty" enum:"tofu,strict" default:"tofu" desc:"tofu: a tool's definition is pinned when first seen; strict: only when an admin accepts it; a definition that differs from its pin is quarantined until accepted"`
 }
 
 // Pin modes.
@@ -73,8 +48,8 @@ const (
 
 // ToolFilter selects tools by glob (path.Match syntax) on their upstream names.
 type ToolFilter struct {
-	Include []string `yaml:"include" json:"include,omitempty"`
-	Exclude []string `yaml:"exclude" json:"exclude,omitempty"`
+	Include []string `yaml:"include" json:"include,omitempty" desc:"Keep only tools whose name matches one of these globs (path.Match syntax); empty keeps all"`
+	Exclude []string `yaml:"exclude" json:"exclude,omitempty" desc:"Drop tools whose name matches one of these globs"`
 }
 
 // Session modes.
@@ -129,14 +104,20 @@ func (c *Config) Validate(at string) []error {
 			bad("header_env", "headers apply to url upstreams only")
 		}
 	}
-	for h, env := range c.HeaderEnv {
-		if env == "" {
+	// In a stable order: the same file gives the same errors every run.
+	for _, h := range slices.Sorted(maps.Keys(c.HeaderEnv)) {
+		if c.HeaderEnv[h] == "" {
 			bad("header_env."+h, "name the environment variable holding the value")
 		}
 	}
-	for _, g := range append(slices.Clone(c.Tools.Include), c.Tools.Exclude...) {
-		if _, err := path.Match(g, ""); err != nil {
-			bad("tools", "bad glob %q", g)
+	for _, l := range []struct {
+		key   string
+		globs []string
+	}{{"tools.include", c.Tools.Include}, {"tools.exclude", c.Tools.Exclude}} {
+		for i, g := range l.globs {
+			if _, err := path.Match(g, ""); err != nil {
+				bad(fmt.Sprintf("%s[%d]", l.key, i), "bad glob %q", g)
+			}
 		}
 	}
 	if !slices.Contains([]string{"", PinTOFU, PinStrict}, c.Pin) {
@@ -145,14 +126,18 @@ func (c *Config) Validate(at string) []error {
 	if !slices.Contains([]string{"", SessionShared, SessionPerClient}, c.Session) {
 		bad("session", "must be shared or per_client, not %q", c.Session)
 	}
-	if c.Timeout < 0 || c.RefreshInterval < 0 {
-		bad("timeout", "durations must not be negative")
-	}
-	if c.MaxConcurrency < 0 || c.PoolSize < 0 {
-		bad("max_concurrency", "must not be negative")
-	}
-	if c.MaxResultBytes < 0 {
-		bad("max_result_bytes", "must not be negative")
+	// Each limit is checked on its own, so the error names the key at fault.
+	for _, f := range []struct {
+		key string
+		v   int64
+	}{
+		{"timeout", int64(c.Timeout)}, {"refresh_interval", int64(c.RefreshInterval)},
+		{"max_concurrency", int64(c.MaxConcurrency)}, {"pool_size", int64(c.PoolSize)},
+		{"max_result_bytes", c.MaxResultBytes},
+	} {
+		if f.v < 0 {
+			bad(f.key, "must not be negative")
+		}
 	}
 	return errs
 }

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/server"
 	"github.com/legate-mcp/legate/store/sqlite"
 )
@@ -45,6 +47,22 @@ func configCmd(g *globals) *cobra.Command {
 			defer gw.Close()
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: valid (%d connector instances, %d tools)\n", orNone(cfg.Path), len(gw.Instances()), gw.Catalog().Len())
 			return nil
+		},
+	})
+	cmd.AddCommand(&cobra.Command{
+		Use:   "schema",
+		Short: "Print the JSON Schema of config.yaml",
+		Long: "Print the JSON Schema (draft 2020-12) of config.yaml, made from the same spec the loader uses.\n" +
+			"Save it beside the file and name it on the file's first line for editors to check and complete it:\n" +
+			"  # yaml-language-server: $schema=legate.schema.json",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			b, err := json.MarshalIndent(config.Schema(), "", "  ")
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s\n", b)
+			return err
 		},
 	})
 	return cmd

@@ -72,12 +72,12 @@ func newRoot() *cobra.Command {
 }
 
 // loadConfig reads --config, or ./config.yaml when present; with neither it
-// returns an empty configuration.
+// returns the defaults.
 func (g *globals) loadConfig() (*config.File, error) {
 	path := g.configPath
 	if path == "" {
 		if _, err := os.Stat("config.yaml"); err != nil {
-			return &config.File{}, nil
+			return config.Default(), nil
 		}
 		path = "config.yaml"
 	}

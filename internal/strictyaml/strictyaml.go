@@ -1,17 +1,22 @@
-// Package strictyaml decodes YAML into Go structs strictly: an unknown key
-// or a value of the wrong type is an error naming its key path
-// (`connectors[1].config.base_url`), and every error is reported, not just
-// the first.
+// Package strictyaml decodes YAML into Go structs strictly: an unknown
+// key, a key given twice or a value of the wrong type is an error naming
+// its key path (`connectors[1].config.base_url`), and every error is
+// reported, not just the first. The structs' tags are their spec (Spec,
+// Walk): ApplyDefaults sets unset keys from it and Check validates values
+// against it, for config.yaml and every connector's config alike. Expand
+// replaces `${NAME}` in values before decoding.
 package strictyaml
 
 import (
 	"encoding"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // PathError is a decoding error at a key path.
@@ -200,7 +205,7 @@ func join(path, key string) string {
 
 // suggest names a known key one edit away, for typos such as `base_ur`.
 func suggest(key string, fields map[string]int) string {
-	for k := range fields {
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
 		if oneEditApart(k, key) {
 			return fmt.Sprintf(" (did you mean %q?)", k)
 		}
