@@ -12,12 +12,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/legate-mcp/legate"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/legate-mcp/legate"
 )
 
 // Naming chooses how canonical names are shown to clients.

@@ -1,13 +1,13 @@
 package catalog_test
 
 import (
-	"github.com/legate-mcp/legate"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/catalog"
 )
 

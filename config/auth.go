@@ -2,11 +2,11 @@ package config
 
 import (
 	"fmt"
-	"github.com/legate-mcp/legate"
 	"net"
 	"net/url"
 	"strings"
 
+	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/internal/strictyaml"
 )
 

@@ -18,7 +18,6 @@ package config
 import (
 	"errors"
 	"fmt"
-	"github.com/legate-mcp/legate"
 	"net"
 	pathpkg "path"
 	"reflect"
@@ -29,6 +28,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/internal/strictyaml"
 	"github.com/legate-mcp/legate/policy"

@@ -36,12 +36,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/legate-mcp/legate"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/legate-mcp/legate"
 )
 
 // Type describes one connector type: its configuration, the credentials it

@@ -3,12 +3,12 @@ package connectors
 import (
 	"errors"
 	"fmt"
-	"github.com/legate-mcp/legate"
 	"reflect"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/internal/strictyaml"
 )
 

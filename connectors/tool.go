@@ -5,9 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/legate-mcp/legate"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/legate-mcp/legate"
 )
 
 // NewTool builds a Tool whose input schema is derived from In (its `json`

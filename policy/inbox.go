@@ -9,10 +9,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/legate-mcp/legate"
 	"sync"
 	"time"
 
+	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/store"
 )
 

@@ -1,7 +1,6 @@
 package policy_test
 
 import (
-	"github.com/legate-mcp/legate"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +8,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/policy"
 )
 

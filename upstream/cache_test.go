@@ -3,12 +3,12 @@ package upstream_test
 import (
 	"context"
 	"fmt"
-	"github.com/legate-mcp/legate"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/upstream"
 	"github.com/legate-mcp/legate/upstream/upstreamtest"

@@ -2,13 +2,14 @@ package upstream
 
 import (
 	"fmt"
-	"github.com/legate-mcp/legate"
 	"maps"
 	"net/url"
 	"path"
 	"regexp"
 	"slices"
 	"time"
+
+	"github.com/legate-mcp/legate"
 )
 
 // Config is one upstream MCP server, an entry of `upstreams:` in

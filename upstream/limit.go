@@ -6,12 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/legate-mcp/legate"
 	"io"
 	"mime"
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/legate-mcp/legate"
 )
 
 // An upstream's message is bounded by max_result_bytes where it is read,

@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/legate-mcp/legate"
 	"io"
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
 )
 

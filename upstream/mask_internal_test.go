@@ -2,11 +2,12 @@ package upstream
 
 import (
 	"bytes"
-	"github.com/legate-mcp/legate"
 	"io"
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/legate-mcp/legate"
 )
 
 // A stream masked as it is read, however it is cut into reads, gives what

@@ -2,13 +2,13 @@ package upstream_test
 
 import (
 	"fmt"
-	"github.com/legate-mcp/legate"
 	"slices"
 	"strconv"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/upstream"
 	"github.com/legate-mcp/legate/upstream/upstreamtest"
 )

@@ -3,13 +3,13 @@ package upstream_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/legate-mcp/legate"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/upstream"
 	"github.com/legate-mcp/legate/upstream/upstreamtest"
 )

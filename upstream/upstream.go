@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/legate-mcp/legate"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -18,6 +17,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/sony/gobreaker/v2"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/legate-mcp/legate"
 )
 
 // Upstream is one upstream MCP server: its sessions, its circuit breaker,

@@ -16,7 +16,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/legate-mcp/legate"
 	"log/slog"
 	"net"
 	"net/http"
@@ -33,6 +32,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors"
 	_ "github.com/legate-mcp/legate/connectors/all" // every connector type, as in `legate serve`

@@ -18,12 +18,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/legate-mcp/legate"
 	"strings"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
 )
 

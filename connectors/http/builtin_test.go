@@ -2,12 +2,12 @@ package httpconn_test
 
 import (
 	"encoding/json"
-	"github.com/legate-mcp/legate"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/connectors/connectortest"
 	httpconn "github.com/legate-mcp/legate/connectors/http"

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"github.com/legate-mcp/legate"
 	"io"
 	"net/http"
 	"net/url"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/connectors/httpkit"
 	"github.com/legate-mcp/legate/connectors/netguard"

@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"compress/gzip"
 	"compress/zlib"
-	"github.com/legate-mcp/legate"
 	"io"
+
+	"github.com/legate-mcp/legate"
 )
 
 // Content codings are the transport's business: a caller may not set

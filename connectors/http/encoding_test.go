@@ -7,12 +7,13 @@ import (
 	"compress/zlib"
 	"encoding/base64"
 	"encoding/json"
-	"github.com/legate-mcp/legate"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/legate-mcp/legate"
 )
 
 // The credential of these tests: with a / and a +, which encoders escape.

@@ -19,12 +19,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/legate-mcp/legate"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
+	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/connectors/httpkit"
 	"github.com/legate-mcp/legate/connectors/netguard"

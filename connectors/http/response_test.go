@@ -1,7 +1,6 @@
 package httpconn_test
 
 import (
-	"github.com/legate-mcp/legate"
 	"io"
 	"net/http"
 	"strings"
@@ -9,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/legate-mcp/legate"
 	httpconn "github.com/legate-mcp/legate/connectors/http"
 )
 

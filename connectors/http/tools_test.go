@@ -2,7 +2,6 @@ package httpconn_test
 
 import (
 	"encoding/json"
-	"github.com/legate-mcp/legate"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/connectors/connectortest"
 	httpconn "github.com/legate-mcp/legate/connectors/http"

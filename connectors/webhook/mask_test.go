@@ -3,11 +3,12 @@ package webhook_test
 import (
 	"bytes"
 	"compress/zlib"
-	"github.com/legate-mcp/legate"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/legate-mcp/legate"
 )
 
 // A receiver that refuses a delivery and echoes the credentials in its

@@ -3,7 +3,6 @@ package webhook_test
 import (
 	"context"
 	"errors"
-	"github.com/legate-mcp/legate"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/connectors/connectortest"
 	"github.com/legate-mcp/legate/connectors/webhook"
