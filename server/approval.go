@@ -9,10 +9,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/legate-mcp/legate"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/audit"
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/connectors"

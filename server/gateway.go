@@ -31,11 +31,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/legate-mcp/legate"
-
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/audit"
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/catalog"

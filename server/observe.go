@@ -9,10 +9,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/legate-mcp/legate"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/audit"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/upstream"

@@ -10,10 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/legate-mcp/legate"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors"
 	_ "github.com/legate-mcp/legate/connectors/http" // the built-in http.request tool

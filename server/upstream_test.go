@@ -21,11 +21,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/legate-mcp/legate"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
+	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/server"

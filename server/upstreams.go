@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/legate-mcp/legate"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/sources"
 	"github.com/legate-mcp/legate/store"

@@ -6,10 +6,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/legate-mcp/legate"
-
 	"go.yaml.in/yaml/v3"
 
+	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/store"

@@ -7,10 +7,9 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"github.com/legate-mcp/legate"
-
 	"github.com/spf13/cobra"
 
+	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/server"
 )
