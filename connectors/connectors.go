@@ -203,6 +203,19 @@ type Credentials interface {
 // checks Has first.
 var ErrNoCredential = errors.New("credential not configured")
 
+// CredentialError is the error of a connector (prefix, e.g. "http") whose
+// credential name could not be resolved: AUTH_EXPIRED, with the reason
+// Credentials.Get gave when it is a coded error, whose message names the
+// reference (env:NAME, file:PATH, vault:NAME) and never a value.
+func CredentialError(prefix, name string, err error) *legate.Error {
+	msg := "credential " + name + " could not be resolved"
+	var le *legate.Error
+	if errors.As(err, &le) && le.Message != "" {
+		msg = le.Message
+	}
+	return &legate.Error{Code: legate.CodeAuthExpired, Message: prefix + ": " + msg, Err: err}
+}
+
 var (
 	mu    sync.RWMutex
 	types = map[string]Type{}

@@ -47,7 +47,7 @@ func (c *Connector) auth(ctx context.Context, creds connectors.Credentials) (*au
 		}
 		v, err := creds.Get(ctx, name)
 		if err != nil {
-			return "", &legate.Error{Code: legate.CodeAuthExpired, Message: fmt.Sprintf("http: credential %s could not be resolved", name), Err: err}
+			return "", connectors.CredentialError("http", name, err)
 		}
 		return v, nil
 	}

@@ -202,7 +202,7 @@ func credential(ctx context.Context, creds connectors.Credentials, name string) 
 	}
 	v, err := creds.Get(ctx, name)
 	if err != nil {
-		return "", &legate.Error{Code: legate.CodeAuthExpired, Message: "webhook: credential " + name + " could not be resolved", Err: err}
+		return "", connectors.CredentialError("webhook", name, err)
 	}
 	return v, nil
 }
