@@ -20,7 +20,9 @@ func configCmd(g *globals) *cobra.Command {
 		Use:   "validate",
 		Short: "Validate the config file and every connector instance (no I/O to providers)",
 		Long: "Validate the config file and every connector instance, with the stored ones when the state\n" +
-			"directory holds a database (it is not created). Every error names its key path.",
+			"directory holds a database (it is not created). Every error names its key path. Warnings (on\n" +
+			"stderr) name what is valid but will fail here: unset credential or header variables, missing\n" +
+			"secret files, policy rules matching no tool.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -45,7 +47,10 @@ func configCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer gw.Close()
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: valid (%d connector instances, %d tools)\n", orNone(cfg.Path), len(gw.Instances()), gw.Catalog().Len())
+			for _, w := range configWarnings(cfg, gw.Catalog()) {
+				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: valid (%s, %s)\n", orNone(cfg.Path), plural(len(gw.Instances()), "connector instance"), plural(gw.Catalog().Len(), "tool"))
 			return nil
 		},
 	})

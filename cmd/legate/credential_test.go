@@ -32,3 +32,48 @@ func TestUnresolvableCredentialNamesItsReference(t *testing.T) {
 		})
 	}
 }
+
+// config validate warns, by key path and reference, of what is valid but
+// will fail here: unset variables, missing secret files, rules that match
+// no tool; the file stays valid.
+func TestConfigValidateWarns(t *testing.T) {
+	t.Setenv("LEGATE_TEST_UNSET_TOKEN", "")
+	t.Setenv("LEGATE_TEST_UNSET_HEADER", "")
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	doc := `connectors:
+  - id: web
+    type: http
+    config: {base_url: "http://127.0.0.1:1", allow_private_networks: true}
+    credentials:
+      token: {env: LEGATE_TEST_UNSET_TOKEN}
+      password: {file: /nonexistent/legate-secret}
+upstreams:
+  - id: gh
+    url: http://127.0.0.1:1/mcp
+    header_env: {Authorization: LEGATE_TEST_UNSET_HEADER}
+policy:
+  rules:
+    - {tool: "web.*", action: allow}
+    - {tool: "slack.post_*", action: deny}
+`
+	if err := os.WriteFile(cfg, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runCLI(t, "config", "validate", "--config", cfg, "--state-dir", t.TempDir())
+	if err != nil || !strings.Contains(out, "valid (1 connector instance,") {
+		t.Fatalf("config validate: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		"warning: connectors[0].credentials.token: environment variable LEGATE_TEST_UNSET_TOKEN is not set",
+		"warning: connectors[0].credentials.password: secret file /nonexistent/legate-secret cannot be read",
+		"warning: upstreams[0].header_env.Authorization: environment variable LEGATE_TEST_UNSET_HEADER is not set",
+		`warning: policy.rules[1].tool: "slack.post_*" matches no tool`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "rules[0]") {
+		t.Errorf("a rule that matches a tool is warned of:\n%s", out)
+	}
+}
