@@ -223,6 +223,9 @@ func (m *Manager) refresh(ctx context.Context, u *Upstream) (Diff, error) {
 	listed, resources, err := u.list(ctx)
 	st := m.opts.Store
 	if err != nil {
+		if ctx.Err() != nil {
+			return Diff{}, err // the caller gave up (shutting down): no failure of the upstream's to record
+		}
 		if serr := st.SaveCache(ctx, u.cfg.ID, nil, nil, time.Time{}, errText(err)); serr != nil {
 			m.log.Error("recording refresh failure", "upstream", u.cfg.ID, "error", serr)
 		}
@@ -276,7 +279,9 @@ func (u *Upstream) list(ctx context.Context) ([]*mcp.Tool, []string, error) {
 	if caps := s.cs.InitializeResult().Capabilities; caps != nil && caps.Resources != nil {
 		for r, err := range s.cs.Resources(lctx, nil) {
 			if err != nil {
-				u.log.Warn("listing resources", "error", err)
+				if lctx.Err() == nil {
+					u.log.Warn("listing resources", "error", err)
+				}
 				break
 			}
 			uris = append(uris, r.URI)
@@ -344,7 +349,7 @@ func (m *Manager) poll(ctx context.Context) {
 		if err != nil || ver == m.cacheVer.Load() {
 			continue
 		}
-		if changed, err := m.reload(ctx); err != nil {
+		if changed, err := m.reload(ctx); err != nil && ctx.Err() == nil {
 			m.log.Warn("reloading tool cache", "error", err)
 		} else if changed {
 			m.log.Info("tool cache changed in the store; catalog updated")

@@ -107,7 +107,7 @@ func (u *Upstream) transport(s *session) (mcp.Transport, error) {
 		cmd := exec.Command(c.Command[0], c.Command[1:]...)
 		cmd.Env = childEnv(c.Env)
 		cmd.Dir = c.Dir
-		cmd.Stderr = &lineLogger{log: u.log, id: c.ID}
+		cmd.Stderr = &lineLogger{log: u.log}
 		s.tapped = true
 		return &stdioTransport{cmd: cmd, tap: func(raw []byte) { u.tapMessage(s, raw) }, max: u.maxResult()}, nil
 	}
@@ -199,10 +199,10 @@ func childEnv(env map[string]string) []string {
 	return out
 }
 
-// lineLogger logs a stdio upstream's stderr line by line, tagged with its id.
+// lineLogger logs a stdio upstream's stderr line by line, on the
+// upstream's logger (which names the upstream).
 type lineLogger struct {
 	log *slog.Logger
-	id  string
 	mu  sync.Mutex
 	buf []byte
 }
@@ -217,12 +217,12 @@ func (l *lineLogger) Write(p []byte) (int, error) {
 			break
 		}
 		if line := strings.TrimRight(string(l.buf[:i]), "\r"); line != "" {
-			l.log.Info("upstream stderr", "upstream", l.id, "line", line)
+			l.log.Info("upstream stderr", "line", line)
 		}
 		l.buf = l.buf[i+1:]
 	}
 	if len(l.buf) > 64<<10 { // a line with no end: log what we have
-		l.log.Info("upstream stderr", "upstream", l.id, "line", string(l.buf))
+		l.log.Info("upstream stderr", "line", string(l.buf))
 		l.buf = l.buf[:0]
 	}
 	return len(p), nil
