@@ -158,6 +158,10 @@ func approvalFilter(r *http.Request) (store.ApprovalFilter, error) {
 }
 
 func (h *api) listApprovals(w http.ResponseWriter, r *http.Request) {
+	if err := store.CheckState(r.URL.Query().Get("state")); err != nil {
+		writeJSONError(w, http.StatusBadRequest, err.Error())
+		return
+	}
 	f, err := approvalFilter(r)
 	if err != nil {
 		writeJSONError(w, http.StatusForbidden, "forbidden: "+err.Error())

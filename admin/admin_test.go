@@ -125,3 +125,15 @@ func TestDecisions(t *testing.T) {
 		t.Fatalf("view %+v (%v): %s", v, err, w.Body)
 	}
 }
+
+// A state that does not exist is a 400 naming the states, not an empty list.
+func TestUnknownStateIsRefused(t *testing.T) {
+	h := admin.Handler(newInbox(), &admin.Options{Token: "right"})
+	w := do(h, "GET", "/admin/v1/approvals?state=bogus", "right", "")
+	if w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), `unknown approval state \"bogus\"`) || !strings.Contains(w.Body.String(), "pending") {
+		t.Fatalf("status %d: %s", w.Code, w.Body)
+	}
+	if w := do(h, "GET", "/admin/v1/approvals?state=executed", "right", ""); w.Code != http.StatusOK {
+		t.Fatalf("a real state: status %d: %s", w.Code, w.Body)
+	}
+}

@@ -3,6 +3,9 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -16,6 +19,19 @@ const (
 	StateExecuted  = "executed"
 	StateFailed    = "failed"
 )
+
+// States lists every state of an approval request, in the order a request
+// goes through them.
+var States = []string{StatePending, StateApproved, StateDenied, StateExpired, StateExecuting, StateExecuted, StateFailed}
+
+// CheckState reports an error naming the states when s, a state to list
+// by, is none of them ("" lists every state).
+func CheckState(s string) error {
+	if s == "" || slices.Contains(States, s) {
+		return nil
+	}
+	return fmt.Errorf("unknown approval state %q: want one of %s", s, strings.Join(States, ", "))
+}
 
 // Approval is one request in the approval inbox.
 type Approval struct {

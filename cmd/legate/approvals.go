@@ -25,6 +25,9 @@ func approvalsCmd(g *globals) *cobra.Command {
 			if all {
 				state = ""
 			}
+			if err := store.CheckState(state); err != nil {
+				return err
+			}
 			// The CLI reads the store itself, as the operator: every tenant
 			// unless --tenant names one ("" being the shared tenant).
 			f := store.ApprovalFilter{State: state, Tenant: tenant, AllTenants: !cmd.Flags().Changed("tenant"), Limit: 500}

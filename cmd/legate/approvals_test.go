@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,5 +55,13 @@ func TestApprovalsListByTenant(t *testing.T) {
 				t.Fatalf("tenants %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// approvals list --state names only real states.
+func TestApprovalsListUnknownState(t *testing.T) {
+	_, err := runCLI(t, "approvals", "list", "--state", "bogus", "--state-dir", t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), `unknown approval state "bogus"`) {
+		t.Fatalf("approvals list --state bogus: %v", err)
 	}
 }
