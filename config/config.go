@@ -61,6 +61,7 @@ type File struct {
 	ViewCacheSize      int                    `yaml:"view_cache_size" default:"1024" min:"0" desc:"How many views of the catalog, one per (tenant, profile) of the principals calling, are kept built; the least recently used is dropped and built again when needed"`
 	Auth               Auth                   `yaml:"auth" desc:"Inbound authentication: static tokens, OAuth access tokens, or nobody but loopback clients"`
 	HTTP               HTTP                   `yaml:"http" desc:"Limits of the HTTP listener against slow and idle clients; event streams and long calls are not cut by them"`
+	Limits             Limits                 `yaml:"limits" desc:"Rate limits of calls per principal and per tool; a call over one fails at once with RATE_LIMITED and retry_after_seconds"`
 
 	// Path is the file the configuration was read from, "" for none.
 	Path string `yaml:"-"`
@@ -135,6 +136,7 @@ func (f *File) Validate() error {
 		bad("approvals.notify", "names no tool and no connector instance of this file: %q", n)
 	}
 	errs = append(errs, f.validateProfiles()...)
+	errs = append(errs, f.Limits.validate("limits")...)
 	errs = append(errs, f.validateUpstreams()...)
 	return errors.Join(errs...)
 }

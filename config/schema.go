@@ -136,7 +136,7 @@ func objectSchema(t reflect.Type) *jsonschema.Schema {
 		if len(f.Enum) > 0 {
 			p.Enum = anys(f.Enum)
 		}
-		if f.Min != "" && slices.Contains(p.Types, "integer") {
+		if f.Min != "" && (slices.Contains(p.Types, "integer") || slices.Contains(p.Types, "number")) {
 			var least float64
 			fmt.Sscan(f.Min, &least)
 			p.Minimum = &least

@@ -184,13 +184,16 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	//  2. observe: one audit row and the metrics of every call, whatever
 	//     happens below, latency measured around all of it;
 	//  3. logCalls: one log line per failure;
-	//  4. decide: the policy allows, denies, or holds the call for approval
+	//  4. limit: a call over a rate limit of limits: fails RATE_LIMITED at
+	//     once (no step when no limit is set);
+	//  5. decide: the policy allows, denies, or holds the call for approval
 	//     (waiting for a decision, then running it exactly once);
-	//  5. recoverPanics: a panicking tool becomes an error result, which
+	//  6. recoverPanics: a panicking tool becomes an error result, which
 	//     the steps above record like any failure;
-	//  6. execute: the native connector (within call_timeout) or the upstream
+	//  7. execute: the native connector (within call_timeout) or the upstream
 	//     (within its own timeout, extended by progress).
-	g.call = chain(g.execute, recoverPanics(g.log), g.observe, logCalls(g.log), g.approvals.decide, recoverPanics(g.log))
+	limits := newLimiter(opts.Config.Limits)
+	g.call = chain(g.execute, recoverPanics(g.log), g.observe, logCalls(g.log), limits.limit, g.approvals.decide, recoverPanics(g.log))
 	g.approvals.call = g.call
 	g.ready.Store(true)
 	return g, nil

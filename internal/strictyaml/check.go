@@ -76,7 +76,7 @@ func checkField(v reflect.Value, f Field) string {
 	switch {
 	case err != nil:
 		return fmt.Sprintf("bad min tag %q", f.Min)
-	case !v.CanInt() || v.Int() >= least:
+	case v.CanFloat() && v.Float() >= float64(least), v.CanInt() && v.Int() >= least, !v.CanInt() && !v.CanFloat():
 		return ""
 	case least == 0:
 		return "must not be negative"
