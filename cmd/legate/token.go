@@ -3,12 +3,15 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/legate-mcp/legate/auth"
+	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/store"
 )
 
@@ -36,6 +39,13 @@ func tokenCreateCmd(g *globals) *cobra.Command {
 		Args:    cobra.ExactArgs(1),
 		RunE: g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
 			p.Name = argv[0]
+			if p.Profile != "" && !slices.ContainsFunc(e.cfg.Profiles, func(pr config.Profile) bool { return pr.Name == p.Profile }) {
+				names := make([]string, len(e.cfg.Profiles))
+				for i, pr := range e.cfg.Profiles {
+					names[i] = pr.Name
+				}
+				return fmt.Errorf("--profile %q: the config has no such profile (it has: %s)", p.Profile, orNone(strings.Join(names, ", ")))
+			}
 			token, err := auth.CreateToken(cmd.Context(), e.store.Tokens(), p)
 			if errors.Is(err, store.ErrExists) {
 				return fmt.Errorf("a token named %q exists (revoked tokens keep their names): pick another name", p.Name)

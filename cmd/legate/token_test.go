@@ -18,8 +18,15 @@ var tokenPattern = regexp.MustCompile(`lgt_[A-Za-z0-9_-]{43}`)
 
 func TestTokenLifecycle(t *testing.T) {
 	state := t.TempDir()
-	flags := []string{"--state-dir", state}
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, []byte("profiles:\n  - {name: ops}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	flags := []string{"--state-dir", state, "--config", cfg}
 
+	if _, err := runCLI(t, append([]string{"token", "create", "typo-bot", "--profile", "opz"}, flags...)...); err == nil || !strings.Contains(err.Error(), `--profile "opz": the config has no such profile (it has: ops)`) {
+		t.Fatalf("create with an unknown profile: %v", err)
+	}
 	out, err := runCLI(t, append([]string{"token", "create", "ci-bot", "--tenant", "acme", "--role", "approver", "--profile", "ops"}, flags...)...)
 	if err != nil {
 		t.Fatalf("create: %v\n%s", err, out)
