@@ -128,11 +128,20 @@ func upstreamAddCmd(g *globals) *cobra.Command {
 				}
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "added upstream %q (%s)\n", def.ID, def.TransportName())
 			if noRefresh {
+				fmt.Fprintf(cmd.OutOrStdout(), "added upstream %q (%s), not connected\n", def.ID, def.TransportName())
 				return nil
 			}
-			return refreshUpstreams(cmd, e, []string{def.ID})
+			if err := refreshUpstreams(cmd, e, []string{def.ID}); err != nil {
+				// An upstream that cannot be listed is not added: a server
+				// would serve it with no tools and a failing circuit.
+				if derr := e.store.Upstreams().Delete(ctx, def.ID); derr != nil {
+					return fmt.Errorf("%w; and removing it again failed: %v", err, derr)
+				}
+				return fmt.Errorf("upstream %q not added: %w (--no-refresh stores it without connecting)", def.ID, err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "added upstream %q (%s)\n", def.ID, def.TransportName())
+			return nil
 		},
 	}
 	f := cmd.Flags()
