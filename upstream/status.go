@@ -44,6 +44,10 @@ func (m *Manager) Status(ctx context.Context) ([]Status, error) {
 			Sessions: u.sessions(), Tools: len(*u.tools.Load()),
 			RefreshedAt: c.RefreshedAt, CheckedAt: c.CheckedAt, LastError: c.LastError,
 		}
+		// A failed call is newer news than the last refresh's outcome.
+		if f := u.lastFailure.Load(); f != nil && f.at.After(c.CheckedAt) {
+			s.LastError, s.CheckedAt = f.text, f.at
+		}
 		if u.headerErr != nil {
 			s.LastError = u.headerErr.Error()
 		}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/legate-mcp/legate/admin"
+	"github.com/legate-mcp/legate/config"
+	"github.com/legate-mcp/legate/server"
+	"github.com/legate-mcp/legate/store/sqlite"
+	"github.com/legate-mcp/legate/upstream/upstreamtest"
+)
+
+// Done-when 3: `legate status` shows a circuit opened by a failing
+// upstream within 1 s of it opening (the store still says what the last
+// refresh recorded).
+func TestStatusShowsOpenCircuit(t *testing.T) {
+	const token = "status-cli-token"
+	failing, failingSrv := upstreamtest.NewFaultyHTTP(t, upstreamtest.NewEchoServer("flaky"))
+	cfg, err := config.Parse([]byte(fmt.Sprintf(`
+policy:
+  defaults: {read: allow, draft: allow, write: allow, destructive: allow}
+upstreams:
+  - {id: flaky, url: %q}
+`, failingSrv.URL())), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlite.OpenMemory(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	gw, err := server.New(context.Background(), server.Options{Config: cfg, Store: st, AdminToken: token, Version: "v1.2.3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { gw.Close() })
+	gw.Start(context.Background())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: gw.Handler(ln.Addr().String())}}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	upstreamtest.Eventually(t, 10*time.Second, func() bool {
+		_, ok := gw.Catalog().Lookup("mcp.flaky.echo")
+		return ok
+	}, "the upstream's tool never listed")
+
+	circuit := func() string {
+		all, err := gw.Upstreams().Status(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return all[0].Circuit
+	}
+	failing.Set(upstreamtest.Status500)
+	t.Cleanup(func() { failing.Set(upstreamtest.Healthy) })
+	for i := 0; circuit() != "open"; i++ {
+		if i > 10 {
+			t.Fatalf("circuit %s after %d failures", circuit(), i)
+		}
+		if _, err := gw.Call(context.Background(), "mcp.flaky.echo", json.RawMessage(`{"text":"x"}`), server.CallOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opened := time.Now()
+	out, err := runCLI(t, "status", "--url", srv.URL+"/mcp", "--token", token, "-o", "json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var s admin.Status
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(s.Upstreams) != 1 || s.Upstreams[0].Circuit != "open" || s.Version != "v1.2.3" || s.Listen != ln.Addr().String() {
+		t.Errorf("status: %s", out)
+	}
+	if el := time.Since(opened); el > time.Second {
+		t.Errorf("status took %s after the circuit opened", el)
+	}
+	out, err = runCLI(t, "status", "--url", srv.URL, "--token", token)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !regexp.MustCompile(`(?m)^flaky +streamable-http +open `).MatchString(out) || !strings.Contains(out, "legate v1.2.3 on "+ln.Addr().String()) {
+		t.Errorf("table:\n%s", out)
+	}
+	if !strings.Contains(out, "no connectors") {
+		t.Errorf("no empty state for connectors:\n%s", out)
+	}
+
+	out, err = runCLI(t, "status", "--url", srv.URL, "--token", "wrong")
+	if err == nil || !strings.Contains(err.Error(), "401") {
+		t.Errorf("wrong token: %v\n%s", err, out)
+	}
+}
+
+// A server that cannot be reached is an error naming the URL asked.
+func TestStatusNamesAnUnreachableURL(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	out, err := runCLI(t, "status", "--url", "http://"+addr, "--timeout", "2s")
+	if err == nil || !strings.Contains(err.Error(), "cannot reach the server at http://"+addr+"/admin/v1/status") {
+		t.Fatalf("got %v\n%s", err, out)
+	}
+}
