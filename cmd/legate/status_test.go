@@ -15,6 +15,7 @@ import (
 	"github.com/legate-mcp/legate/admin"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/server"
+	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/store/sqlite"
 	"github.com/legate-mcp/legate/upstream/upstreamtest"
 )
@@ -117,5 +118,36 @@ func TestStatusNamesAnUnreachableURL(t *testing.T) {
 	out, err := runCLI(t, "status", "--url", "http://"+addr, "--timeout", "2s")
 	if err == nil || !strings.Contains(err.Error(), "cannot reach the server at http://"+addr+"/admin/v1/status") {
 		t.Fatalf("got %v\n%s", err, out)
+	}
+}
+
+// `upstream list` counts an upstream's quarantined tools: with pin: strict
+// a cached tool no admin accepted yet is held back.
+func TestUpstreamListShowsQuarantined(t *testing.T) {
+	state := t.TempDir()
+	cfgPath := writeConfig(t, `
+upstreams:
+  - {id: held, url: "http://127.0.0.1:1/mcp", pin: strict}
+`)
+	st, err := sqlite.Open(context.Background(), state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := []store.CachedTool{{Name: "echo", Definition: json.RawMessage(`{"name":"echo","inputSchema":{"type":"object"}}`), Hash: "h1"}}
+	if err := st.Upstreams().SaveCache(context.Background(), "held", tools, nil, time.Now(), ""); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	out, err := runCLI(t, "upstream", "list", "--config", cfgPath, "--state-dir", state)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !regexp.MustCompile(`(?m)^ID +TRANSPORT +STATUS +TOOLS +QUARANTINED `).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^held +streamable-http +ok +0 +1 `).MatchString(out) {
+		t.Errorf("upstream list:\n%s", out)
+	}
+	out, err = runCLI(t, "upstream", "list", "--json", "--config", cfgPath, "--state-dir", state)
+	if err != nil || !strings.Contains(out, `"quarantined": 1`) {
+		t.Errorf("upstream list --json: %v\n%s", err, out)
 	}
 }
