@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -37,7 +34,7 @@ func statusCmd(g *globals) *cobra.Command {
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
-			s, err := fetchStatus(ctx, url, token)
+			s, err := (&admin.Client{URL: url, Token: token}).Status(ctx)
 			if err != nil {
 				return fmt.Errorf("status: %w", err)
 			}
@@ -65,50 +62,6 @@ func (g *globals) serverURL() string {
 		listen = net.JoinHostPort("127.0.0.1", port)
 	}
 	return "http://" + listen
-}
-
-// fetchStatus asks the server at base (its root, or its /mcp endpoint)
-// for GET /admin/v1/status. Errors name the URL asked.
-func fetchStatus(ctx context.Context, base, token string) (*admin.Status, error) {
-	u := strings.TrimSuffix(strings.TrimSuffix(base, "/"), "/mcp") + "/admin/v1/status"
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", u, err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		var ue interface{ Unwrap() error }
-		if errors.As(err, &ue) {
-			err = ue.Unwrap()
-		}
-		return nil, fmt.Errorf("cannot reach the server at %s: %w", u, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-	if err != nil {
-		return nil, fmt.Errorf("%s: reading the answer: %w", u, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		var e struct {
-			Error string `json:"error"`
-		}
-		if json.Unmarshal(body, &e) != nil || e.Error == "" {
-			e.Error = strings.TrimSpace(string(body))
-		}
-		hint := ""
-		if resp.StatusCode == http.StatusUnauthorized && token == "" {
-			hint = " (pass --token or set LEGATE_ADMIN_TOKEN)"
-		}
-		return nil, fmt.Errorf("%s answered %s: %s%s", u, resp.Status, e.Error, hint)
-	}
-	var s admin.Status
-	if err := json.Unmarshal(body, &s); err != nil {
-		return nil, fmt.Errorf("%s: not a status: %w", u, err)
-	}
-	return &s, nil
 }
 
 // printStatus writes s for people: a summary line, then a table of
