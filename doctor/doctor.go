@@ -242,6 +242,8 @@ func (r *run) server(ctx context.Context) {
 		switch {
 		case u.Circuit != "closed":
 			r.add(Warn, "upstream", "%s: circuit %s: %s", u.ID, u.Circuit, oneLine(u.LastError, 200))
+		case u.LastError != "":
+			r.add(Warn, "upstream", "%s: %s", u.ID, oneLine(u.LastError, 200))
 		case len(u.Quarantined) > 0:
 			r.add(Warn, "upstream", "%s: quarantined tools %s (legate upstream diff %s)", u.ID, strings.Join(u.Quarantined, ", "), u.ID)
 		}

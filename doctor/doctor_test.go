@@ -72,12 +72,13 @@ func TestChecks(t *testing.T) {
 	}
 }
 
-// A server whose clock is a minute off fails the clock check.
+// A server whose clock is a minute off fails the clock check; an upstream
+// that failed is a warning.
 func TestClockSkew(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Date", time.Now().Add(-time.Minute).UTC().Format(http.TimeFormat))
 		if r.URL.Path == "/admin/v1/status" {
-			w.Write([]byte(`{"version":"v1","listen":"127.0.0.1:1"}`))
+			w.Write([]byte(`{"version":"v1","listen":"127.0.0.1:1","upstreams":[{"id":"gone","circuit":"closed","last_error":"connection refused"}]}`))
 		}
 	}))
 	t.Cleanup(srv.Close)
@@ -87,5 +88,8 @@ func TestClockSkew(t *testing.T) {
 	}
 	if c := find(r, "server"); c.Verdict != doctor.OK {
 		t.Errorf("server: %+v", c)
+	}
+	if c := find(r, "upstream"); c.Verdict != doctor.Warn || c.Detail != "gone: connection refused" {
+		t.Errorf("upstream: %+v", c)
 	}
 }
