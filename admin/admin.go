@@ -68,6 +68,7 @@ func Handler(ops Ops, opts *Options) http.Handler {
 	mux.HandleFunc("GET /admin/v1/approvals", h.listApprovals)
 	mux.HandleFunc("GET /admin/v1/approvals/{id}", h.getApproval)
 	mux.HandleFunc("POST /admin/v1/approvals/{id}/{verb}", h.decide)
+	mux.HandleFunc("GET /admin/v1/status", h.status)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if h.opts.Authenticated {
 			// The authenticator checked the token and the role already.

@@ -42,7 +42,7 @@ func (g *Gateway) Handler(listen string) http.Handler {
 	// identity that opened it), the admin API the approver role, and
 	// /metrics the admin role: its series name every tenant's tools.
 	// The probes stay open to load balancers, behind the guard.
-	adminH := admin.Handler(adminOps{g}, &admin.Options{Authenticated: g.auth.Enabled(), Token: g.opts.AdminToken, Logger: g.log})
+	adminH := admin.Handler(statusOps{adminOps: adminOps{g}, listen: listen, started: time.Now()}, &admin.Options{Authenticated: g.auth.Enabled(), Token: g.opts.AdminToken, Logger: g.log})
 	var mcpH, metricsH http.Handler = g.mcpHandler(), g.metrics.Handler()
 	if g.auth.Enabled() {
 		mcpH = g.auth.Middleware()(mcpH)

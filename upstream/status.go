@@ -9,12 +9,14 @@ import (
 
 // Status is what `legate upstream list` shows of one upstream.
 type Status struct {
-	ID          string    `json:"id"`
-	Transport   string    `json:"transport"`
-	Origin      string    `json:"origin"`
-	Circuit     string    `json:"circuit"`
-	Sessions    int       `json:"sessions"`
-	Tools       int       `json:"tools"`
+	ID        string `json:"id"`
+	Transport string `json:"transport"`
+	Origin    string `json:"origin"`
+	Circuit   string `json:"circuit"`
+	Sessions  int    `json:"sessions"`
+	Tools     int    `json:"tools"`
+	// Quarantined counts the tools held back until an admin accepts them.
+	Quarantined int       `json:"quarantined"`
 	RefreshedAt time.Time `json:"refreshed_at,omitzero"`
 	CheckedAt   time.Time `json:"checked_at,omitzero"`
 	LastError   string    `json:"last_error,omitempty"`
@@ -41,8 +43,12 @@ func (m *Manager) Status(ctx context.Context) ([]Status, error) {
 		c := all[id]
 		s := Status{
 			ID: id, Transport: u.cfg.TransportName(), Origin: u.origin, Circuit: u.Circuit(),
-			Sessions: u.sessions(), Tools: len(*u.tools.Load()),
+			Sessions: u.sessions(), Tools: len(*u.tools.Load()), Quarantined: len(*u.quarantined.Load()),
 			RefreshedAt: c.RefreshedAt, CheckedAt: c.CheckedAt, LastError: c.LastError,
+		}
+		// A failed call is newer news than the last refresh's outcome.
+		if f := u.lastFailure.Load(); f != nil && f.at.After(c.CheckedAt) {
+			s.LastError, s.CheckedAt = f.text, f.at
 		}
 		if u.headerErr != nil {
 			s.LastError = u.headerErr.Error()

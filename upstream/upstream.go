@@ -51,6 +51,15 @@ type Upstream struct {
 
 	calls   sync.Map // progress token (string) → *pendingCall
 	tokenID atomic.Uint64
+
+	lastFailure atomic.Pointer[failure] // the last call the breaker counted as failed
+}
+
+// failure is a call's failure as the breaker counted it: its masked text
+// and when.
+type failure struct {
+	text string
+	at   time.Time
 }
 
 // pendingCall routes what an upstream sends during a call to the client
@@ -120,7 +129,11 @@ func newUpstream(m *Manager, cfg *Config, origin string) *Upstream {
 			// Only the upstream's own failures count: a JSON-RPC error is an
 			// answer, and a call the client cancelled says nothing of health;
 			// nor does an answer over max_result_bytes.
-			return err == nil || answered(err) || errors.Is(err, context.Canceled) || isTooLarge(err)
+			ok := err == nil || answered(err) || errors.Is(err, context.Canceled) || isTooLarge(err)
+			if !ok {
+				u.lastFailure.Store(&failure{text: u.secrets.MaskString(errText(err)), at: time.Now()})
+			}
+			return ok
 		},
 		OnStateChange: func(name string, from, to gobreaker.State) {
 			u.log.Warn("upstream circuit changed", "from", from.String(), "to", to.String())

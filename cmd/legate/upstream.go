@@ -29,7 +29,7 @@ func upstreamListCmd(g *globals) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List upstreams: transport, circuit, cached tools, last refresh and error",
+		Short: "List upstreams: transport, cached and quarantined tools, last refresh and error (a running server's circuits: legate status)",
 		Args:  cobra.NoArgs,
 		RunE: g.withGateway(func(cmd *cobra.Command, _ []string, gw *server.Gateway) error {
 			st, err := gw.Upstreams().Status(cmd.Context())
@@ -40,7 +40,9 @@ func upstreamListCmd(g *globals) *cobra.Command {
 				return printJSON(cmd.OutOrStdout(), st)
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tTRANSPORT\tSTATUS\tCIRCUIT\tTOOLS\tLAST REFRESH\tLAST ERROR\tDEFINED IN")
+			// The store holds no circuit: a running server's are shown by
+			// legate status, and this process's own would always be closed.
+			fmt.Fprintln(tw, "ID\tTRANSPORT\tSTATUS\tTOOLS\tQUARANTINED\tLAST REFRESH\tLAST ERROR\tDEFINED IN")
 			for _, s := range st {
 				status := "ok"
 				switch {
@@ -49,7 +51,7 @@ func upstreamListCmd(g *globals) *cobra.Command {
 				case s.RefreshedAt.IsZero():
 					status = "never refreshed"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", s.ID, s.Transport, status, s.Circuit, s.Tools,
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", s.ID, s.Transport, status, s.Tools, s.Quarantined,
 					ago(s.RefreshedAt), orDash(s.LastError), s.Origin)
 			}
 			if err := tw.Flush(); err != nil {

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/legate-mcp/legate/admin"
+)
+
+// statusCmd asks a running server for its live state through the admin
+// API: unlike the commands that read the store, it shows circuits and
+// sessions as the server holds them now.
+func statusCmd(g *globals) *cobra.Command {
+	var url, token, output string
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "status [--url URL] [-o table|json]",
+		Short: "Show a running server's live state: version, uptime, upstream circuits, connectors, approvals, sessions",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if output != "table" && output != "json" {
+				return fmt.Errorf("status: -o %q: table or json", output)
+			}
+			if url == "" {
+				url = g.serverURL()
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+			defer cancel()
+			s, err := (&admin.Client{URL: url, Token: token}).Status(ctx)
+			if err != nil {
+				return fmt.Errorf("status: %w", err)
+			}
+			if output == "json" {
+				return printJSON(cmd.OutOrStdout(), s)
+			}
+			return printStatus(cmd.OutOrStdout(), s)
+		},
+	}
+	cmd.Flags().StringVar(&url, "url", "", "base URL of the running server (default http://<listen from the config>)")
+	cmd.Flags().StringVar(&token, "token", os.Getenv("LEGATE_ADMIN_TOKEN"), "admin token, or with authentication on a bearer token of the admin role (default $LEGATE_ADMIN_TOKEN)")
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "table or json")
+	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Second, "how long to wait for the answer")
+	return cmd
+}
+
+// serverURL is the base URL of the server the config describes: its listen
+// address, a wildcard host asked on loopback.
+func (g *globals) serverURL() string {
+	listen := "127.0.0.1:8080"
+	if cfg, err := g.loadConfig(); err == nil && cfg.Listen != "" {
+		listen = cfg.Listen
+	}
+	if host, port, err := net.SplitHostPort(listen); err == nil && (host == "" || host == "0.0.0.0" || host == "::") {
+		listen = net.JoinHostPort("127.0.0.1", port)
+	}
+	return "http://" + listen
+}
+
+// printStatus writes s for people: a summary line, then a table of
+// upstreams and one of connectors.
+func printStatus(w io.Writer, s *admin.Status) error {
+	ready := "ready"
+	if !s.Ready {
+		ready = "not ready"
+	}
+	version := s.Version
+	if version == "" {
+		version = "(unknown version)"
+	}
+	uptime := (time.Duration(s.UptimeSeconds) * time.Second).String()
+	fmt.Fprintf(w, "legate %s on %s, up %s, %s\n", version, s.Listen, uptime, ready)
+	fmt.Fprintf(w, "sessions: %d, pending approvals: %d\n\n", s.Sessions, s.PendingApprovals)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	if len(s.Upstreams) == 0 {
+		fmt.Fprintln(tw, "no upstreams")
+	} else {
+		fmt.Fprintln(tw, "UPSTREAM\tTRANSPORT\tCIRCUIT\tSESSIONS\tTOOLS\tQUARANTINED\tCHECKED\tLAST ERROR")
+		for _, u := range s.Upstreams {
+			checked := "never"
+			if !u.CheckedAt.IsZero() {
+				checked = u.CheckedAt.Local().Format(time.DateTime)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", u.ID, u.Transport, u.Circuit, u.Sessions, u.Tools,
+				len(u.Quarantined), checked, oneLine(u.LastError, 80))
+		}
+	}
+	fmt.Fprintln(tw)
+	if len(s.Connectors) == 0 {
+		fmt.Fprintln(tw, "no connectors")
+	} else {
+		fmt.Fprintln(tw, "CONNECTOR\tTYPE\tTENANT\tTOOLS\tORIGIN")
+		for _, c := range s.Connectors {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", c.ID, c.Type, c.Tenant, c.Tools, c.Origin)
+		}
+	}
+	return tw.Flush()
+}
+
+// oneLine is s on one line, cut to n characters.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		s = s[:n-3] + "..."
+	}
+	return s
+}
