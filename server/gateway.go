@@ -41,6 +41,7 @@ import (
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/policy"
+	"github.com/legate-mcp/legate/ratelimit"
 	"github.com/legate-mcp/legate/sources"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/upstream"
@@ -192,8 +193,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	//     the steps above record like any failure;
 	//  7. execute: the native connector (within call_timeout) or the upstream
 	//     (within its own timeout, extended by progress).
-	limits := newLimiter(opts.Config.Limits)
-	g.call = chain(g.execute, recoverPanics(g.log), g.observe, logCalls(g.log), limits.limit, g.approvals.decide, recoverPanics(g.log))
+	g.call = chain(g.execute, recoverPanics(g.log), g.observe, logCalls(g.log), limitStep(ratelimit.New(opts.Config.Limits)), g.approvals.decide, recoverPanics(g.log))
 	g.approvals.call = g.call
 	g.ready.Store(true)
 	return g, nil
