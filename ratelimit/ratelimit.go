@@ -37,6 +37,26 @@ func New(cfg config.Limits) *Limiter {
 // Take takes one call's turn from the principal's and the tool's buckets,
 // or from neither when either has none free.
 func (l *Limiter) Take(principal, tenant, tool string) error {
+	_, err := l.Reserve(principal, tenant, tool)
+	return err
+}
+
+// Turn is the turn Reserve took from the buckets, and when.
+type Turn struct {
+	at    time.Time
+	taken []*rate.Reservation
+}
+
+// GiveBack returns the turn to its buckets, less what calls after it took:
+// for a call that did not go on, and will be taken again.
+func (t Turn) GiveBack() {
+	for _, res := range t.taken {
+		res.CancelAt(t.at)
+	}
+}
+
+// Reserve is Take, returning the turn it took.
+func (l *Limiter) Reserve(principal, tenant, tool string) (Turn, error) {
 	now := l.now()
 	toolRate, toolWhat := l.cfg.PerTool, "per_tool"
 	for i, t := range l.cfg.Tools {
@@ -72,9 +92,9 @@ func (l *Limiter) Take(principal, tenant, tool string) error {
 		for _, res := range taken {
 			res.CancelAt(now)
 		}
-		return err
+		return Turn{}, err
 	}
-	return nil
+	return Turn{at: now, taken: taken}, nil
 }
 
 // bucket returns key's bucket, made at rate r if it has none.

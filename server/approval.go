@@ -42,17 +42,25 @@ type executor struct {
 // decide is the policy step of the call path: deny, allow, or hold the
 // call for approval.
 func (x *executor) decide(next Handler) Handler {
-	return func(ctx context.Context, r *Request) (*mcp.CallToolResult, error) {
-		if r.approved != nil {
+	return func(ctx context.Context, r *Request) (*Result, error) {
+		switch {
+		case r.approved != nil:
 			// The executor runs a request already approved and claimed.
 			r.Decision = policy.Decision{Action: policy.Approve, Rule: -1}
 			r.ApprovalID = r.approved.ID
 			return next(ctx, r)
-		}
-		if r.Decision.Action == "" { // not decided before the call path (the fast path decides first)
+		case r.system:
+			r.Decision = policy.Decision{Action: policy.Allow, Rule: -1}
+		default:
 			r.Decision = x.policy.Decide(subjectOf(r))
 		}
 		d := r.Decision
+		if r.relay != nil {
+			if d.Action == policy.Approve {
+				return nil, errHandBack
+			}
+			r.relay.keep()
+		}
 		x.metrics.Decisions.WithLabelValues(string(d.Action)).Inc()
 		switch d.Action {
 		case policy.Deny:
@@ -92,7 +100,7 @@ const builtinSource = "legate"
 // approvals.wait for a decision (asking the user in the client when the
 // rule says confirm: client and the session can answer); runs it once if
 // approved; and otherwise tells the client how to follow up.
-func (x *executor) holdForApproval(ctx context.Context, r *Request, next Handler) (*mcp.CallToolResult, error) {
+func (x *executor) holdForApproval(ctx context.Context, r *Request, next Handler) (*Result, error) {
 	def, _ := json.Marshal(r.Entry.Tool)
 	args := r.Args
 	if len(args) == 0 {
@@ -143,12 +151,16 @@ func (x *executor) holdForApproval(ctx context.Context, r *Request, next Handler
 			if err != nil {
 				return nil, err
 			}
-			return json.Marshal(res)
+			return json.Marshal(res.MCP)
 		}, outcomeOf); err != nil {
 			return nil, err
 		}
 	}
-	return settledResult(a)
+	res, err := settledResult(a)
+	if err != nil {
+		return nil, err
+	}
+	return decoded(res), nil
 }
 
 // settledResult is what a call bound to a gets: the stored outcome, a
@@ -282,7 +294,7 @@ func (x *executor) runOne(ctx context.Context, a *store.Approval) {
 		if err != nil {
 			return nil, err
 		}
-		return json.Marshal(res)
+		return json.Marshal(res.MCP)
 	}, outcomeOf)
 	x.failed(ctx, "run_approved", a.ID, err)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/upstream"
 )
 
 // Request is one tool call on its way through the call path. The MCP
@@ -43,30 +44,79 @@ type Request struct {
 	// ArgsHash is the SHA-256 of the arguments' canonical JSON.
 	ArgsHash string
 
-	// Set along the path, for the audit row:
-	Decision   policy.Decision // the policy's decision (the fast path takes it before the call path; the policy step then keeps it)
+	// Decision and ApprovalID are set by the policy step, for the audit row:
+	Decision   policy.Decision // the policy's decision
 	ApprovalID string          // the approval request the call is bound to
 
 	// approved is set when the executor runs a request already approved
 	// and claimed: the policy step lets it through.
 	approved *store.Approval
+	// system is set for the gateway's own calls (approvals.notify), which
+	// the operator authorized by naming the tool: policy allows them.
+	system bool
 
-	// relay asks for an upstream's result as the JSON it sent (RawResult)
-	// where the call can be relayed as bytes: set by the HTTP fast path,
-	// which writes the response itself; progress then goes to progress.
-	relay    bool
-	progress func(*mcp.ProgressNotificationParams)
-	// RawResult is that JSON. The result handed along the chain with it
-	// holds only IsError, and rawTextSize is its text content's size.
-	RawResult   json.RawMessage
-	rawTextSize int
+	// relay is set by the HTTP fast path, which writes the response
+	// itself: an upstream's result comes back as the JSON it sent
+	// (Result.Raw) where the call can be relayed as bytes.
+	relay relayer
 }
+
+// relayer is what the call path sees of the fast path's side of a call it
+// relays. The fast path cannot hold a call for approval (which may ask the
+// user through the SDK's session), so the policy step hands such a call
+// back (errHandBack) before anything is written, and tells it when it
+// keeps a call: from then on the fast path answers it.
+type relayer interface {
+	// keep is called when the policy step keeps the call.
+	keep()
+	// progress relays an upstream's progress notification to the client.
+	progress(*mcp.ProgressNotificationParams)
+}
+
+// Result is a call's result along the call path: the result decoded (MCP),
+// or an upstream's result as the JSON it sent (Raw), which the fast path
+// writes as it is. Either way IsError and Size say whether it is the
+// tool's own failure and how many bytes of text its content holds, for the
+// audit and the metrics; a relayed result's are read once, where the
+// relay reads the answer.
+type Result struct {
+	MCP     *mcp.CallToolResult
+	Raw     json.RawMessage
+	IsError bool
+	Size    int
+}
+
+// decoded is the Result holding res, which may be nil.
+func decoded(res *mcp.CallToolResult) *Result {
+	out := &Result{MCP: res}
+	if res != nil {
+		out.IsError = res.IsError
+		for _, c := range res.Content {
+			if t, ok := c.(*mcp.TextContent); ok {
+				out.Size += len(t.Text)
+			}
+		}
+	}
+	return out
+}
+
+// relayed is the Result holding an upstream's result relayed as bytes.
+func relayed(rel upstream.Relayed) *Result {
+	return &Result{Raw: rel.JSON, IsError: rel.IsError, Size: rel.Size}
+}
+
+// errHandBack is the policy step's answer to a call on the fast path
+// (Request.relay) that needs approval: the fast path hands the request to
+// the SDK, which takes it along the call path again. The steps above the
+// policy step pass it on without recording the call, which the SDK's run
+// records.
+var errHandBack = errors.New("the call needs approval: the SDK's path takes it")
 
 // Handler handles one call. A tool failure is an error, a *legate.Error
 // carrying its canonical code, which the MCP edge turns into an isError
 // result; a *jsonrpc.Error is relayed to the client as a protocol error.
 // A result with IsError set (an upstream tool's own failure) passes as is.
-type Handler func(ctx context.Context, r *Request) (*mcp.CallToolResult, error)
+type Handler func(ctx context.Context, r *Request) (*Result, error)
 
 // Middleware wraps a Handler with one cross-cutting step.
 type Middleware func(Handler) Handler
@@ -84,7 +134,7 @@ func chain(h Handler, mw ...Middleware) Handler {
 // faulty tool cannot take the gateway down.
 func recoverPanics(log *slog.Logger) Middleware {
 	return func(next Handler) Handler {
-		return func(ctx context.Context, r *Request) (res *mcp.CallToolResult, err error) {
+		return func(ctx context.Context, r *Request) (res *Result, err error) {
 			defer func() {
 				if p := recover(); p != nil {
 					// The panic's value may hold argument values: like an
@@ -104,8 +154,11 @@ func recoverPanics(log *slog.Logger) Middleware {
 // logged by its code and a hash of its text (errorAttrs), never the text.
 func logCalls(log *slog.Logger) Middleware {
 	return func(next Handler) Handler {
-		return func(ctx context.Context, r *Request) (*mcp.CallToolResult, error) {
+		return func(ctx context.Context, r *Request) (*Result, error) {
 			res, err := next(ctx, r)
+			if err == errHandBack {
+				return nil, err
+			}
 			if err == nil {
 				if log.Enabled(ctx, slog.LevelDebug) {
 					log.Debug("call", "tool", r.Entry.Canonical, "class", r.Class, "principal", r.Caller.Principal, "latency", time.Since(r.Start))

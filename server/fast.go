@@ -20,8 +20,7 @@ import (
 	"github.com/legate-mcp/legate/audit"
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/catalog"
-	"github.com/legate-mcp/legate/policy"
-	"github.com/legate-mcp/legate/upstream"
+	"github.com/legate-mcp/legate/paramheader"
 )
 
 // The fast paths answer the two requests that make most of an agent's
@@ -42,17 +41,15 @@ import (
 // result names the server in its _meta, as the SDK's do. Anything else, or
 // anything unusual — a batch, a cursor, a session this process does not
 // know or that another principal opened, a call that policy holds for
-// approval (which may ask the user through the SDK) — goes to the SDK as
-// usual.
+// approval (which may ask the user through the SDK: the call path hands it
+// back) — goes to the SDK as usual.
 
 // fastPath answers requests on the fast paths. It reaches the gateway only
 // through callPath: the caller's view of the catalog and the call path.
 type fastPath struct {
-	gw        callPath
-	policy    *policy.Policy
-	upstreams *upstream.Manager
-	metrics   *audit.Metrics
-	idle      time.Duration // HTTP sessions' idle timeout
+	gw      callPath
+	metrics *audit.Metrics
+	idle    time.Duration // HTTP sessions' idle timeout
 
 	// Set once the MCP server is built (newMCPServer):
 	mcp        *mcp.Server
@@ -67,10 +64,13 @@ type fastPath struct {
 type callPath interface {
 	// viewFor is the catalog p sees (nil: no authentication).
 	viewFor(p *auth.Principal) *catalog.Catalog
+	// relayable reports whether a call to e can be relayed as bytes.
+	relayable(e *catalog.Entry) bool
 	// newRequest starts a call to e.
 	newRequest(e *catalog.Entry, args json.RawMessage, o CallOptions) *Request
-	// run takes r along the call path.
-	run(ctx context.Context, r *Request) (*mcp.CallToolResult, error)
+	// run takes r along the call path: with r.relay set, it hands back
+	// (errHandBack) a call that needs approval.
+	run(ctx context.Context, r *Request) (*Result, error)
 }
 
 var _ callPath = (*Gateway)(nil)
@@ -260,12 +260,12 @@ func (f *fastPath) fastCall(w http.ResponseWriter, r *http.Request, ls *liveSess
 		return false
 	}
 	if ls == nil {
-		if err := checkParamHeaders(r.Header, e.Tool, p.Arguments); err != nil {
+		if err := paramheader.Check(r.Header, e.Tool, p.Arguments); err != nil {
 			newStreamWriter(w, "", id).plainError(http.StatusBadRequest, err)
 			return true
 		}
 	}
-	if t, ok := e.Target.(*upstream.Tool); !ok || !f.upstreams.Relayable(t) {
+	if !f.gw.relayable(e) {
 		return false
 	}
 	o := CallOptions{Principal: principal}
@@ -278,12 +278,9 @@ func (f *fastPath) fastCall(w http.ResponseWriter, r *http.Request, ls *liveSess
 		o.ProgressToken = tok
 	}
 	req := f.gw.newRequest(e, p.Arguments, o)
-	if req.Decision = f.policy.Decide(subjectOf(req)); req.Decision.Action == policy.Approve {
-		return false
-	}
-	out := newStreamWriter(w, sid, id)
-	req.relay, req.progress = true, out.progress
-	f.metrics.FastCall.Inc()
+	call := &relayedCall{streamWriter: streamWriter{w: w, sid: sid, id: id}, metrics: f.metrics}
+	out := &call.streamWriter
+	req.relay = call
 
 	// A session's client cancels with notifications/cancelled; a stateless
 	// one by ending its request.
@@ -295,6 +292,10 @@ func (f *fastPath) fastCall(w http.ResponseWriter, r *http.Request, ls *liveSess
 	}
 	res, err := f.gw.run(ctx, req)
 	cancel(nil)
+	if err == errHandBack {
+		return false // nothing written: the SDK takes the call
+	}
+	call.keep() // if it ended short of the policy step
 
 	var rpcErr *jsonrpc.Error
 	switch {
@@ -305,15 +306,19 @@ func (f *fastPath) fastCall(w http.ResponseWriter, r *http.Request, ls *liveSess
 	case errors.As(err, &rpcErr):
 		out.error(rpcErr)
 	default:
-		b := req.RawResult
+		var b []byte
+		var mres *mcp.CallToolResult
+		if res != nil {
+			b, mres = res.Raw, res.MCP
+		}
 		if b == nil {
-			if res == nil {
-				res = &mcp.CallToolResult{}
+			if mres == nil {
+				mres = &mcp.CallToolResult{}
 			}
-			if res.Content == nil {
-				res.Content = []mcp.Content{} // as the SDK sends it
+			if mres.Content == nil {
+				mres.Content = []mcp.Content{} // as the SDK sends it
 			}
-			if b, err = json.Marshal(res); err != nil {
+			if b, err = json.Marshal(mres); err != nil {
 				out.error(&jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "encoding the result: " + err.Error()})
 				return true
 			}
@@ -325,6 +330,23 @@ func (f *fastPath) fastCall(w http.ResponseWriter, r *http.Request, ls *liveSess
 	}
 	return true
 }
+
+// relayedCall is the fast path's side of a call it relays: the writer of
+// its answer, which it counts once the call path keeps the call.
+type relayedCall struct {
+	streamWriter
+	metrics *audit.Metrics
+	counted bool
+}
+
+func (c *relayedCall) keep() {
+	if !c.counted {
+		c.counted = true
+		c.metrics.FastCall.Inc()
+	}
+}
+
+var _ relayer = (*relayedCall)(nil)
 
 // serverInfoKey is where a stateless request's result names the server.
 const serverInfoKey = "io.modelcontextprotocol/serverInfo"

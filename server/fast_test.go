@@ -379,6 +379,43 @@ func TestFastPathLeavesApprovalsToTheSDK(t *testing.T) {
 	}
 }
 
+// A call the fast path hands back for approval, on a session or stateless,
+// is decided and audited once: by the SDK's run of it, not by the attempt.
+func TestFastPathHandsApprovalsBackOnce(t *testing.T) {
+	up, _ := fastUpstream(t)
+	_, url, st := fastGateway(t, up.URL(), "approvals: {wait: 10ms}\npolicy:\n  rules:\n    - {tool: mcp.up.echo, action: approve}\n")
+	approvals := `legate_policy_decisions_total{action="approve"}`
+	before := metric(t, url, approvals)
+	for _, cs := range []*mcp.ClientSession{fastSession(t, url), connect(t, url, "2026-07-28")} {
+		if res, _ := callText(t, cs, wire("mcp.up.echo"), "x"); resultCode(res) != "APPROVAL_PENDING" {
+			t.Fatalf("want APPROVAL_PENDING, got %s", upstreamtest.Text(res))
+		}
+	}
+	if n := metric(t, url, approvals) - before; n != 2 {
+		t.Errorf("%v approve decisions for 2 calls", n)
+	}
+	ctx := context.Background()
+	var rows []store.AuditRow
+	waitFor(t, "the audit rows", func() bool {
+		rows, _ = st.Audit().Query(ctx, store.AuditQuery{Tool: "mcp.up.echo"})
+		return len(rows) >= 2
+	})
+	for _, r := range rows {
+		if r.Decision != "approve" || r.Outcome != "APPROVAL_PENDING" || r.ApprovalID == "" {
+			t.Errorf("audit row %+v", r)
+		}
+	}
+	// A later call's row is written after any the first calls left.
+	callText(t, fastSession(t, url), wire("mcp.up.slow"), "x")
+	waitFor(t, "the later row", func() bool {
+		later, _ := st.Audit().Query(ctx, store.AuditQuery{Tool: "mcp.up.slow"})
+		return len(later) == 1
+	})
+	if rows, _ = st.Audit().Query(ctx, store.AuditQuery{Tool: "mcp.up.echo"}); len(rows) != 2 {
+		t.Errorf("%d audit rows for 2 calls: %+v", len(rows), rows)
+	}
+}
+
 // An upstream that restarted has forgotten Legate's session: the call is
 // sent again on a new one.
 func TestFastCallAfterUpstreamRestart(t *testing.T) {

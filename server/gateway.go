@@ -165,7 +165,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	if err := g.newUpstreams(ctx); err != nil {
 		return nil, err
 	}
-	g.fast = &fastPath{gw: g, policy: g.policy, upstreams: g.upstreams, metrics: g.metrics, idle: g.sessionIdle()}
+	g.fast = &fastPath{gw: g, metrics: g.metrics, idle: g.sessionIdle()}
 	g.mcp = g.newMCPServer()
 	g.fast.mcp = g.mcp
 	cat, err := g.buildCatalog()
@@ -296,7 +296,11 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage, o
 		g.auditRefused(row)
 		return nil, fmt.Errorf("%w %q", ErrUnknownTool, name)
 	}
-	return g.run(ctx, g.newRequest(e, args, o))
+	res, err := g.run(ctx, g.newRequest(e, args, o))
+	if err != nil {
+		return nil, err
+	}
+	return res.MCP, nil
 }
 
 // callerOf is who makes a call with options o.
@@ -326,16 +330,27 @@ func (g *Gateway) newRequest(e *catalog.Entry, args json.RawMessage, o CallOptio
 }
 
 // run takes r along the call path. As for Call, a failure is an isError
-// result unless it is a protocol error to relay.
-func (g *Gateway) run(ctx context.Context, r *Request) (*mcp.CallToolResult, error) {
+// result unless it is a protocol error to relay, or errHandBack for a
+// relayed call that needs approval.
+func (g *Gateway) run(ctx context.Context, r *Request) (*Result, error) {
 	res, err := g.call(ctx, r)
+	if err == errHandBack {
+		return nil, err
+	}
 	if rpcErr := protocolError(err); rpcErr != nil {
 		return nil, rpcErr
 	}
 	if err != nil {
-		return errorResultFor(r.Entry, err), nil
+		return decoded(errorResultFor(r.Entry, err)), nil
 	}
 	return res, nil
+}
+
+// relayable reports whether a call to e can be relayed as bytes
+// (Request.relay): its tool is an upstream's that Relay relays.
+func (g *Gateway) relayable(e *catalog.Entry) bool {
+	t, ok := e.Target.(*upstream.Tool)
+	return ok && g.upstreams.Relayable(t)
 }
 
 // errorResultFor is ErrorResult for a call to e. A tool that declares an
@@ -364,31 +379,23 @@ func classOf(e *catalog.Entry, args json.RawMessage) legate.Class {
 }
 
 // execute is the innermost handler: it runs the tool at its source.
-func (g *Gateway) execute(ctx context.Context, r *Request) (*mcp.CallToolResult, error) {
+func (g *Gateway) execute(ctx context.Context, r *Request) (*Result, error) {
 	switch t := r.Entry.Target.(type) {
 	case *nativeTool:
-		return g.executeNative(ctx, t, r)
+		res, err := g.executeNative(ctx, t, r)
+		return decoded(res), err
 	case *upstream.Tool:
-		c := upstream.Client{Session: r.Session, ProgressToken: r.ProgressToken, Progress: r.progress}
-		if !r.relay {
-			return g.upstreams.Call(ctx, t, r.Args, c)
+		c := upstream.Client{Session: r.Session, ProgressToken: r.ProgressToken}
+		if r.relay == nil {
+			res, err := g.upstreams.Call(ctx, t, r.Args, c)
+			return decoded(res), err
 		}
-		raw, res, err := g.upstreams.Relay(ctx, t, r.Args, c)
-		if raw == nil {
-			return res, err
+		c.Progress = r.relay.progress
+		rel, res, err := g.upstreams.Relay(ctx, t, r.Args, c)
+		if rel.JSON == nil {
+			return decoded(res), err
 		}
-		var sum struct {
-			IsError bool `json:"isError"`
-			Content []struct {
-				Text string `json:"text"`
-			} `json:"content"`
-		}
-		json.Unmarshal(raw, &sum) // raw is an object (Relay checks); another shape of content leaves sum empty
-		r.RawResult = raw
-		for _, c := range sum.Content {
-			r.rawTextSize += len(c.Text)
-		}
-		return &mcp.CallToolResult{IsError: sum.IsError}, nil
+		return relayed(rel), nil
 	}
 	return nil, fmt.Errorf("tool %s has no executor", r.Entry.Canonical)
 }

@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/legate-mcp/legate/ratelimit"
 )
 
@@ -12,7 +10,8 @@ import (
 // fails at once with RATE_LIMITED and the time until it would be let
 // through as RetryAfter. It stands after observe, so refused calls are
 // audited and counted, and before decide, so they are neither held for
-// approval nor run. A nil limiter (no limits: set) adds no step. A request
+// approval nor run; a call the fast path hands back for approval gives its
+// turn back, which the SDK's run of it takes. A nil limiter (no limits: set) adds no step. A request
 // already approved was let through when it was made and is not limited
 // again.
 func limitStep(l *ratelimit.Limiter) func(Handler) Handler {
@@ -20,13 +19,19 @@ func limitStep(l *ratelimit.Limiter) func(Handler) Handler {
 		if l == nil {
 			return next
 		}
-		return func(ctx context.Context, r *Request) (*mcp.CallToolResult, error) {
-			if r.approved == nil {
-				if err := l.Take(r.Caller.Principal, r.Caller.Tenant, r.Entry.Canonical); err != nil {
-					return nil, err
-				}
+		return func(ctx context.Context, r *Request) (*Result, error) {
+			if r.approved != nil {
+				return next(ctx, r)
 			}
-			return next(ctx, r)
+			turn, err := l.Reserve(r.Caller.Principal, r.Caller.Tenant, r.Entry.Canonical)
+			if err != nil {
+				return nil, err
+			}
+			res, err := next(ctx, r)
+			if err == errHandBack {
+				turn.GiveBack()
+			}
+			return res, err
 		}
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/config"
@@ -18,7 +16,7 @@ import (
 // With no limit set there is no step: the chain holds the next handler
 // itself.
 func TestNoLimitsNoStep(t *testing.T) {
-	next := Handler(func(context.Context, *Request) (*mcp.CallToolResult, error) { return nil, nil })
+	next := Handler(func(context.Context, *Request) (*Result, error) { return nil, nil })
 	if reflect.ValueOf(limitStep(ratelimit.New(config.Limits{}))(next)).Pointer() != reflect.ValueOf(next).Pointer() {
 		t.Error("a step in the chain")
 	}
@@ -29,7 +27,7 @@ func TestNoLimitsNoStep(t *testing.T) {
 func TestLimitStep(t *testing.T) {
 	l := ratelimit.New(config.Limits{PerPrincipal: config.Rate{PerSecond: 0.001, Burst: 1}, CacheSize: 10})
 	ran := 0
-	h := limitStep(l)(func(context.Context, *Request) (*mcp.CallToolResult, error) { ran++; return nil, nil })
+	h := limitStep(l)(func(context.Context, *Request) (*Result, error) { ran++; return nil, nil })
 	r := &Request{Entry: &catalog.Entry{Canonical: "a"}, Caller: connectors.Caller{Principal: "alice"}}
 	if _, err := h(context.Background(), r); err != nil || ran != 1 {
 		t.Fatalf("the first call: %v, ran %d", err, ran)
@@ -40,5 +38,22 @@ func TestLimitStep(t *testing.T) {
 	r.approved = &store.Approval{ID: "x"}
 	if _, err := h(context.Background(), r); err != nil || ran != 2 {
 		t.Fatalf("an approved request: %v, ran %d", err, ran)
+	}
+}
+
+// A call the fast path hands back for approval gives its turn back: the
+// SDK's run of it takes one, so the call costs one in all.
+func TestLimitStepHandBack(t *testing.T) {
+	l := ratelimit.New(config.Limits{PerPrincipal: config.Rate{PerSecond: 0.001, Burst: 1}, CacheSize: 10})
+	back := limitStep(l)(func(context.Context, *Request) (*Result, error) { return nil, errHandBack })
+	r := &Request{Entry: &catalog.Entry{Canonical: "a"}, Caller: connectors.Caller{Principal: "alice"}}
+	if _, err := back(context.Background(), r); err != errHandBack {
+		t.Fatalf("handed back: %v", err)
+	}
+	if err := l.Take("alice", "", "a"); err != nil {
+		t.Fatalf("the SDK's run of the call: %v", err)
+	}
+	if err := l.Take("alice", "", "a"); legate.CodeOf(err) != legate.CodeRateLimited {
+		t.Fatalf("a second call: %v", err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/catalog"
+	"github.com/legate-mcp/legate/paramheader"
 	"github.com/legate-mcp/legate/upstream"
 )
 
@@ -79,7 +80,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		// The fast path checks the stateless calls it sees first, with
 		// their HTTP status; this, any other.
 		if e, ok := g.viewFor(o.Principal).Lookup(req.Params.Name); ok {
-			if err := checkParamHeaders(req.Extra.Header, e.Tool, req.Params.Arguments); err != nil {
+			if err := paramheader.Check(req.Extra.Header, e.Tool, req.Params.Arguments); err != nil {
 				return nil, err
 			}
 		}

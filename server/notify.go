@@ -45,8 +45,7 @@ func (x *executor) notify(a *store.Approval) {
 		},
 	})
 	r := &Request{Entry: e, Args: args, Caller: connectors.Caller{Principal: SystemPrincipal}, Class: classOf(e, args),
-		OperationID: "approval-" + a.ID, Start: time.Now(), ArgsHash: policy.ArgsHash(args),
-		Decision: policy.Decision{Action: policy.Allow, Rule: -1}}
+		OperationID: "approval-" + a.ID, Start: time.Now(), ArgsHash: policy.ArgsHash(args), system: true}
 	x.notifying.Go(func() {
 		defer func() {
 			// The call path recovers a tool's panic; this, one of its own,

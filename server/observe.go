@@ -34,7 +34,7 @@ func sourceOf(r *Request) string {
 // outcomeCode is "ok", the canonical code of err, "TOOL_ERROR" for an
 // upstream's own isError result, or "PROTOCOL_ERROR" for a relayed
 // JSON-RPC error.
-func outcomeCode(res *mcp.CallToolResult, err error) string {
+func outcomeCode(res *Result, err error) string {
 	switch {
 	case protocolError(err) != nil:
 		return "PROTOCOL_ERROR"
@@ -112,8 +112,11 @@ func boundName(name string) string {
 // observe is the audit and metrics step: one audit row and the metrics of
 // every call, whatever its outcome.
 func (g *Gateway) observe(next Handler) Handler {
-	return func(ctx context.Context, r *Request) (*mcp.CallToolResult, error) {
+	return func(ctx context.Context, r *Request) (*Result, error) {
 		res, err := next(ctx, r)
+		if err == errHandBack {
+			return nil, err // the SDK's run of the call records it
+		}
 		latency := time.Since(r.Start)
 		source := sourceOf(r)
 		outcome := outcomeCode(res, err)
@@ -122,13 +125,9 @@ func (g *Gateway) observe(next Handler) Handler {
 		if outcome == string(legate.CodeRateLimited) {
 			g.metrics.Limited.WithLabelValues(r.Entry.Canonical).Inc()
 		}
-		size := r.rawTextSize
+		size := 0
 		if res != nil {
-			for _, c := range res.Content {
-				if t, ok := c.(*mcp.TextContent); ok {
-					size += len(t.Text)
-				}
-			}
+			size = res.Size
 		}
 		g.audit.Add(store.AuditRow{
 			Time: r.Start, Principal: r.Caller.Principal, Tenant: r.Caller.Tenant, Session: r.Caller.Session,

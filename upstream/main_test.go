@@ -134,11 +134,11 @@ func callAs(m *upstream.Manager, tl *upstream.Tool, text string, client upstream
 	if !relayed {
 		return m.Call(ctx, tl, args, client)
 	}
-	raw, res, err := m.Relay(ctx, tl, args, client)
-	if raw != nil {
+	rel, res, err := m.Relay(ctx, tl, args, client)
+	if rel.JSON != nil {
 		res = &mcp.CallToolResult{}
-		if err := json.Unmarshal(raw, res); err != nil {
-			return nil, fmt.Errorf("relayed result %s: %w", raw, err)
+		if err := json.Unmarshal(rel.JSON, res); err != nil {
+			return nil, fmt.Errorf("relayed result %s: %w", rel.JSON, err)
 		}
 	}
 	return res, err

@@ -33,17 +33,44 @@ import (
 // (relayed as the tap relays them) and requests such as ping (answered
 // here as the SDK client would answer them).
 
-// Relay makes the call and returns the result's JSON as the upstream sent
-// it (with any of the upstream's credentials masked) when the call could be
-// relayed as bytes; otherwise, for an upstream or session that cannot be
-// (see relayable), res holds the result decoded by the SDK client.
-func (m *Manager) Relay(ctx context.Context, t *Tool, args json.RawMessage, client Client) (raw json.RawMessage, res *mcp.CallToolResult, err error) {
+// Relayed is a result relayed as bytes: its JSON as the upstream sent it
+// (with any of the upstream's credentials masked), and what the call path
+// needs to know of it, read once as the relay reads the answer.
+type Relayed struct {
+	JSON json.RawMessage
+	// IsError is the result's isError: the tool's own failure.
+	IsError bool
+	// Size is the size in bytes of its content's text.
+	Size int
+}
+
+// relayedOf reads what Relayed holds of a result's JSON, an object.
+func relayedOf(raw json.RawMessage) Relayed {
+	var sum struct {
+		IsError bool `json:"isError"`
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	json.Unmarshal(raw, &sum) // another shape of content leaves sum empty
+	rel := Relayed{JSON: raw, IsError: sum.IsError}
+	for _, c := range sum.Content {
+		rel.Size += len(c.Text)
+	}
+	return rel
+}
+
+// Relay makes the call and returns its result as the upstream sent it
+// (rel.JSON) when the call could be relayed as bytes; otherwise, for an
+// upstream or session that cannot be (see relayable), rel.JSON is nil and
+// res holds the result decoded by the SDK client.
+func (m *Manager) Relay(ctx context.Context, t *Tool, args json.RawMessage, client Client) (rel Relayed, res *mcp.CallToolResult, err error) {
 	u, ok := m.ups[t.Upstream]
 	if !ok {
-		return nil, nil, unavailable(t.Upstream, "no longer configured", nil)
+		return Relayed{}, nil, unavailable(t.Upstream, "no longer configured", nil)
 	}
 	a, err := u.call(ctx, t, args, client, true)
-	return a.raw, a.res, err
+	return a.rel, a.res, err
 }
 
 // Relayable reports whether calls to t are relayed as bytes by Relay: the
@@ -79,8 +106,8 @@ const standardHeadersVersion = "2026-07-28"
 var errSessionGone = errors.New("upstream session not found")
 
 // relay makes one call on session s within the timeout that each progress
-// notification restarts, and returns the result's JSON.
-func (u *Upstream) relay(ctx context.Context, s *session, name string, args json.RawMessage, client Client) (json.RawMessage, error) {
+// notification restarts, and returns its result.
+func (u *Upstream) relay(ctx context.Context, s *session, name string, args json.RawMessage, client Client) (Relayed, error) {
 	c := u.begin(ctx, s, client)
 	defer c.end()
 
@@ -114,7 +141,7 @@ func (u *Upstream) relay(ctx context.Context, s *session, name string, args json
 			// Tell the upstream, as the SDK client does for a call it gives up.
 			go u.notifyCancelled(s, c.token, cause)
 		}
-		return nil, c.failed(err)
+		return Relayed{}, c.failed(err)
 	}
 	// The rest of the stream (normally just its end) is read in the
 	// background, for at most a few seconds.
@@ -125,7 +152,7 @@ func (u *Upstream) relay(ctx context.Context, s *session, name string, args json
 		c.timer.Stop()
 		c.cancel(nil)
 	}()
-	return raw, nil
+	return relayedOf(raw), nil
 }
 
 // drainTimeout bounds how long a response stream may go on after its answer.

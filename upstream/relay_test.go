@@ -97,9 +97,9 @@ func TestRelayAnswersTheUpstreamsRequests(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	raw, _, err := m.Relay(ctx, tool(m, "a", "ask"), nil, upstream.Client{})
-	if err != nil || string(raw) != `{"content":[{"type":"text","text":"answered"}]}` {
-		t.Fatalf("relayed: %s %v", raw, err)
+	rel, _, err := m.Relay(ctx, tool(m, "a", "ask"), nil, upstream.Client{})
+	if err != nil || string(rel.JSON) != `{"content":[{"type":"text","text":"answered"}]}` || rel.IsError || rel.Size != len("answered") {
+		t.Fatalf("relayed: %s %v", rel.JSON, err)
 	}
 	var reply struct {
 		ID    int `json:"id"`

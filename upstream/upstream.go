@@ -315,7 +315,7 @@ func (u *Upstream) session(ctx context.Context, client Client) (*session, error)
 // JSON as the upstream sent it.
 type answer struct {
 	res *mcp.CallToolResult
-	raw json.RawMessage
+	rel Relayed
 }
 
 // call forwards one call to t; with relay, as bytes where it can (relay.go).
@@ -342,21 +342,21 @@ func (u *Upstream) call(ctx context.Context, t *Tool, args json.RawMessage, clie
 				res, err := u.callOn(ctx, s, t.Name, args, client)
 				return answer{res: res}, err
 			}
-			raw, err := u.relay(ctx, s, t.Name, args, client)
+			rel, err := u.relay(ctx, s, t.Name, args, client)
 			if errors.Is(err, errSessionGone) {
 				u.drop(s)
 				if tries <= u.cfg.poolSize() {
 					continue
 				}
 			}
-			return answer{raw: raw}, err
+			return answer{rel: rel}, err
 		}
 	})
 	switch {
 	case err == nil && a.res != nil:
 		return answer{res: u.redact(a.res)}, nil
 	case err == nil:
-		return answer{raw: u.redactRaw(a.raw)}, nil
+		return answer{rel: u.redactRaw(a.rel)}, nil
 	case errors.Is(err, gobreaker.ErrOpenState), errors.Is(err, gobreaker.ErrTooManyRequests):
 		return answer{}, unavailable(u.cfg.ID, "circuit open after repeated failures; retry later", err)
 	case errors.Is(err, errTimeout):
@@ -419,18 +419,18 @@ func (u *Upstream) redact(res *mcp.CallToolResult) *mcp.CallToolResult {
 // withheld replaces a result that masking would leave broken.
 const withheld = "the upstream's result held a credential and was withheld"
 
-// redactRaw is redact for a result's JSON, relayed as the upstream sent it
-// (masked as it was read): only a secret spelled in a mix of escapes is
-// left to find.
-func (u *Upstream) redactRaw(raw json.RawMessage) json.RawMessage {
-	masked, ok := decodedLeak(u.secrets, raw)
+// redactRaw is redact for a result relayed as the upstream sent it (masked
+// as it was read): only a secret spelled in a mix of escapes is left to
+// find. A result it masks is read again.
+func (u *Upstream) redactRaw(rel Relayed) Relayed {
+	masked, ok := decodedLeak(u.secrets, rel.JSON)
 	if !ok {
-		return raw
+		return rel
 	}
 	if !json.Valid(masked) {
-		return json.RawMessage(`{"isError":true,"content":[{"type":"text","text":"` + withheld + `"}]}`)
+		masked = json.RawMessage(`{"isError":true,"content":[{"type":"text","text":"` + withheld + `"}]}`)
 	}
-	return masked
+	return relayedOf(masked)
 }
 
 // call is one call under way on a session.

@@ -1,4 +1,10 @@
-package server
+// Package paramheader checks the Mcp-Param headers of protocol 2026-07-28
+// (SEP-2243): a client mirrors each tools/call argument that the tool's
+// input schema marks with x-mcp-header into an Mcp-Param-<Name> header,
+// so that intermediaries can route on it without reading the body. The
+// go-sdk checks them only for tools registered on its own server, which a
+// gateway's are not.
+package paramheader
 
 import (
 	"encoding/base64"
@@ -13,12 +19,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// A 2026-07-28 client mirrors each tools/call argument that the tool's
-// input schema marks with x-mcp-header into an Mcp-Param-<Name> header
-// (SEP-2243), so that intermediaries can route on it without reading the
-// body. The SDK checks them only for tools registered on it, which the
-// gateway's are not, so the gateway checks them itself: a header must be
-// present exactly when its argument is, and equal to it.
+// protocolVersion is the first protocol with parameter headers.
+const protocolVersion = "2026-07-28"
 
 // paramHeader is one argument, by its path of property names, that a tool
 // mirrors into a header.
@@ -60,11 +62,12 @@ func collectParamHeaders(props map[string]schemaProp, prefix []string, out []par
 	return out
 }
 
-// checkParamHeaders compares a 2026-07-28 request's Mcp-Param headers with
-// the arguments of its call to t; the error is the JSON-RPC error the
-// request gets (with HTTP status 400 where none has been sent yet).
-func checkParamHeaders(h http.Header, t *mcp.Tool, args json.RawMessage) *jsonrpc.Error {
-	if h.Get("Mcp-Protocol-Version") < statelessVersion {
+// Check compares a 2026-07-28 request's Mcp-Param headers with the
+// arguments of its call to t: a header must be present exactly when its
+// argument is, and equal to it. The error is the JSON-RPC error the request
+// gets (with HTTP status 400 where none has been sent yet).
+func Check(h http.Header, t *mcp.Tool, args json.RawMessage) *jsonrpc.Error {
+	if h.Get("Mcp-Protocol-Version") < protocolVersion {
 		return nil
 	}
 	for _, b := range paramHeaders(t) {

@@ -1,0 +1,29 @@
+package upstream
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// What the call path needs of a relayed result is read from its JSON as
+// the relay reads it: isError, and the size of its content's text, as the
+// SDK's decoding of it would give them.
+func TestRelayedOf(t *testing.T) {
+	for _, c := range []struct {
+		raw     string
+		isError bool
+		size    int
+	}{
+		{`{"content":[{"type":"text","text":"answered"}]}`, false, len("answered")},
+		{`{"content":[{"type":"text","text":"h\u00e9llo \"q\""},{"type":"text","text":"ab"}],"isError":true}`, true, len("héllo \"q\"") + 2},
+		{`{"content":[{"type":"image","data":"AAAA","mimeType":"image/png"}]}`, false, 0},
+		{`{"content":"not a list","isError":true}`, true, 0},
+		{`{"structuredContent":{"text":"not content"}}`, false, 0},
+		{`{}`, false, 0},
+	} {
+		rel := relayedOf(json.RawMessage(c.raw))
+		if string(rel.JSON) != c.raw || rel.IsError != c.isError || rel.Size != c.size {
+			t.Errorf("%s: %+v, want isError %v and size %d", c.raw, rel, c.isError, c.size)
+		}
+	}
+}
