@@ -171,7 +171,7 @@ func logCalls(log *slog.Logger) Middleware {
 			}
 			level := slog.LevelWarn
 			switch legate.CodeOf(err) {
-			case legate.CodeInvalidArgument, legate.CodeApprovalPending, legate.CodePolicyDenied, legate.CodeApprovalDenied:
+			case legate.CodeInvalidArgument, legate.CodeApprovalPending, legate.CodePolicyDenied, legate.CodeApprovalDenied, legate.CodeRateLimited:
 				level = slog.LevelInfo // the gateway working as configured, or the caller's mistake
 			}
 			attrs := append([]any{"tool", r.Entry.Canonical, "class", r.Class, "principal", r.Caller.Principal}, errorAttrs(err)...)
