@@ -2,9 +2,6 @@ package connectors_test
 
 import (
 	"bytes"
-	"compress/flate"
-	"compress/gzip"
-	"compress/zlib"
 	"errors"
 	"io"
 	"net/http"
@@ -12,31 +9,8 @@ import (
 	"testing"
 
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/connectortest"
 )
-
-func gzipped(b []byte) []byte {
-	var buf bytes.Buffer
-	w := gzip.NewWriter(&buf)
-	w.Write(b)
-	w.Close()
-	return buf.Bytes()
-}
-
-func zlibbed(b []byte) []byte {
-	var buf bytes.Buffer
-	w := zlib.NewWriter(&buf)
-	w.Write(b)
-	w.Close()
-	return buf.Bytes()
-}
-
-func flated(b []byte) []byte {
-	var buf bytes.Buffer
-	w, _ := flate.NewWriter(&buf, flate.DefaultCompression)
-	w.Write(b)
-	w.Close()
-	return buf.Bytes()
-}
 
 func TestDecodeBody(t *testing.T) {
 	plain := []byte(`{"token":"s3cr3t"}`)
@@ -47,11 +21,11 @@ func TestDecodeBody(t *testing.T) {
 	}{
 		"none":              {"", plain, nil},
 		"identity":          {"identity", plain, nil},
-		"gzip":              {"gzip", gzipped(plain), nil},
-		"x-gzip, any case":  {"X-GZIP", gzipped(plain), nil},
-		"deflate (zlib)":    {"deflate", zlibbed(plain), nil},
-		"deflate (raw)":     {"deflate", flated(plain), nil},
-		"deflate then gzip": {"deflate, gzip", gzipped(zlibbed(plain)), nil},
+		"gzip":              {"gzip", connectortest.Gzip(plain), nil},
+		"x-gzip, any case":  {"X-GZIP", connectortest.Gzip(plain), nil},
+		"deflate (zlib)":    {"deflate", connectortest.Zlib(plain), nil},
+		"deflate (raw)":     {"deflate", connectortest.Flate(plain), nil},
+		"deflate then gzip": {"deflate, gzip", connectortest.Gzip(connectortest.Zlib(plain)), nil},
 		"brotli":            {"br", []byte{1, 2, 3}, connectors.ErrContentEncoding},
 		"zstd after gzip":   {"gzip, zstd", []byte{1, 2, 3}, connectors.ErrContentEncoding},
 	}

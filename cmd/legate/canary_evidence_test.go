@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/legate-mcp/legate/connectors/connectortest"
 	"io"
 	"io/fs"
 	"maps"
@@ -414,14 +415,10 @@ func TestCanaryScanFindsPlantedLeaks(t *testing.T) {
 	}
 
 	// Compressed, then base64-encoded in a result: found once decompressed.
-	var gz, zl bytes.Buffer
-	w := gzip.NewWriter(&gz)
-	io.WriteString(w, `{"auth":"Bearer `+c.value+`"}`)
-	w.Close()
-	z := zlib.NewWriter(&zl)
-	io.WriteString(z, "token="+c.value)
-	z.Close()
-	for name, data := range map[string][]byte{"gzip": gz.Bytes(), "zlib": zl.Bytes()} {
+	for name, data := range map[string][]byte{
+		"gzip": connectortest.Gzip([]byte(`{"auth":"Bearer ` + c.value + `"}`)),
+		"zlib": connectortest.Zlib([]byte("token=" + c.value)),
+	} {
 		ev := &evidence{}
 		ev.add(name, []byte(`{"status":200,"body_base64":"`+base64.StdEncoding.EncodeToString(data)+`"}`))
 		if hits, _, _ := ev.scan(c); len(hits) != 1 {

@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
-	"compress/zlib"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -22,6 +20,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/legate-mcp/legate/connectors/connectortest"
 	"github.com/legate-mcp/legate/connectors/webhook"
 	"github.com/legate-mcp/legate/upstream/upstreamtest"
 )
@@ -84,22 +83,6 @@ func formsOf(secret string) []byte {
 		base64.StdEncoding.EncodeToString([]byte("user:"+secret)), base64.RawURLEncoding.EncodeToString([]byte("t="+secret+"&")))
 }
 
-func gzipped(b []byte) []byte {
-	var buf bytes.Buffer
-	w := gzip.NewWriter(&buf)
-	w.Write(b)
-	w.Close()
-	return buf.Bytes()
-}
-
-func zlibbed(b []byte) []byte {
-	var buf bytes.Buffer
-	w := zlib.NewWriter(&buf)
-	w.Write(b)
-	w.Close()
-	return buf.Bytes()
-}
-
 // echoForms answers the http connectors' paths that echo the caller's
 // bearer token in encoded forms; ok is false for other paths.
 func echoForms(w http.ResponseWriter, r *http.Request) (ok bool) {
@@ -113,14 +96,14 @@ func echoForms(w http.ResponseWriter, r *http.Request) (ok bool) {
 	case "/gzip": // compressed when asked to, whoever asked
 		if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
 			w.Header().Set("Content-Encoding", "gzip")
-			forms = gzipped(forms)
+			forms = connectortest.Gzip(forms)
 		}
 	case "/deflate": // compressed unasked
 		w.Header().Set("Content-Encoding", "deflate")
-		forms = zlibbed(forms)
+		forms = connectortest.Zlib(forms)
 	case "/gzip-file": // a file that happens to hold the token
 		w.Header().Set("Content-Type", "application/gzip")
-		forms = gzipped(forms)
+		forms = connectortest.Gzip(forms)
 	case "/e403-forms":
 		w.WriteHeader(http.StatusForbidden)
 	default:
@@ -184,7 +167,7 @@ func (formsUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "invalid token: "+token, http.StatusUnauthorized)
 	case msg.Params.Name == "deflate":
 		w.Header().Set("Content-Encoding", "deflate")
-		w.Write(zlibbed(answer))
+		w.Write(connectortest.Zlib(answer))
 	default:
 		w.Write(answer)
 	}

@@ -14,34 +14,11 @@ import (
 	"testing"
 
 	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/connectors/connectortest"
 )
 
 // The credential of these tests: with a / and a +, which encoders escape.
 const echoToken = "tok/en+7f1c9a-secret"
-
-func gzipBytes(b []byte) []byte {
-	var buf bytes.Buffer
-	w := gzip.NewWriter(&buf)
-	w.Write(b)
-	w.Close()
-	return buf.Bytes()
-}
-
-func zlibBytes(b []byte) []byte {
-	var buf bytes.Buffer
-	w := zlib.NewWriter(&buf)
-	w.Write(b)
-	w.Close()
-	return buf.Bytes()
-}
-
-func flateBytes(b []byte) []byte {
-	var buf bytes.Buffer
-	w, _ := flate.NewWriter(&buf, flate.BestSpeed)
-	w.Write(b)
-	w.Close()
-	return buf.Bytes()
-}
 
 // leaked reports whether the credential, in any form the tests send it,
 // is in the result: in the clear or in the body_base64, decompressed if it
@@ -86,23 +63,23 @@ func TestCallCompressedEcho(t *testing.T) {
 		case "asked":
 			if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
 				w.Header().Set("Content-Encoding", "gzip")
-				echo = gzipBytes(echo)
+				echo = connectortest.Gzip(echo)
 			}
 		case "deflate":
 			w.Header().Set("Content-Encoding", "deflate")
-			echo = zlibBytes(echo)
+			echo = connectortest.Zlib(echo)
 		case "raw-deflate":
 			w.Header().Set("Content-Encoding", "deflate")
-			echo = flateBytes(echo)
+			echo = connectortest.Flate(echo)
 		case "gzip-twice":
 			w.Header().Set("Content-Encoding", "gzip, gzip")
-			echo = gzipBytes(gzipBytes(echo))
+			echo = connectortest.Gzip(connectortest.Gzip(echo))
 		case "br":
 			w.Header().Set("Content-Encoding", "br")
-			echo = flateBytes(echo) // not brotli: the connector must not try it
+			echo = connectortest.Flate(echo) // not brotli: the connector must not try it
 		case "gzip-file":
 			w.Header().Set("Content-Type", "application/gzip")
-			echo = gzipBytes(echo)
+			echo = connectortest.Gzip(echo)
 		}
 		w.WriteHeader(status)
 		w.Write(echo)

@@ -1,26 +1,19 @@
 package httpkit_test
 
 import (
-	"bytes"
-	"compress/gzip"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/connectors/connectortest"
 	"github.com/legate-mcp/legate/connectors/httpkit"
 )
 
 func TestSnippet(t *testing.T) {
 	const secret = "tok-7f1c9a2b"
-	gz := func(s string) string {
-		var b bytes.Buffer
-		w := gzip.NewWriter(&b)
-		io.WriteString(w, s)
-		w.Close()
-		return b.String()
-	}
+	gz := func(s string) string { return string(connectortest.Gzip([]byte(s))) }
 	long := strings.Repeat("é", 300) // 600 bytes
 	tests := map[string]struct {
 		contentType, encoding, body string

@@ -1,14 +1,13 @@
 package webhook_test
 
 import (
-	"bytes"
-	"compress/zlib"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/connectors/connectortest"
 )
 
 // A receiver that refuses a delivery and echoes the credentials in its
@@ -16,13 +15,7 @@ import (
 // of them, and the excerpt is still there, decoded and masked.
 func TestSendMasksEchoedCredentials(t *testing.T) {
 	const token, signing = "hook/tok+7f1c9a", "sign/sec+8e2d0b"
-	compress := func(s string) []byte {
-		var b bytes.Buffer
-		w := zlib.NewWriter(&b)
-		w.Write([]byte(s))
-		w.Close()
-		return b.Bytes()
-	}
+	compress := func(s string) []byte { return connectortest.Zlib([]byte(s)) }
 	tests := map[string]struct {
 		encoding string
 		body     []byte
