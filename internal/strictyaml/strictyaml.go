@@ -115,6 +115,11 @@ func decode(n *yaml.Node, v reflect.Value, path string, errs *[]error) {
 			v.Set(reflect.MakeMap(t))
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
+			if isNull(n.Content[i]) {
+				// yaml.v3 would drop the entry without a word.
+				*errs = append(*errs, &PathError{join(path, ""), "a key must not be null (quote it: \"\")"})
+				continue
+			}
 			k := reflect.New(t.Key()).Elem()
 			if err := n.Content[i].Decode(k.Addr().Interface()); err != nil {
 				*errs = append(*errs, &PathError{join(path, n.Content[i].Value), "invalid key"})
@@ -127,6 +132,15 @@ func decode(n *yaml.Node, v reflect.Value, path string, errs *[]error) {
 	default:
 		leaf(n, v, path, errs)
 	}
+}
+
+// isNull reports whether n, or the node it aliases, is null: `~`, `null`
+// or nothing at all (a key written as `: v` or carrying only an anchor).
+func isNull(n *yaml.Node) bool {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
 }
 
 // checkUnique reports each key a mapping repeats: YAML forbids it, and

@@ -54,6 +54,8 @@ func FuzzDecode(f *testing.F) {
 		"name: x\nname: y\n",
 		"in: {a: x, a: y}\n",
 		"deep: {k: [], k: []}\n",
+		"deep: {k: [],&0: []}\n",
+		"keys: {~: true, 1: false}\n",
 		"Skip: x\n-: y\n",
 		"- a\n- b\n",
 		"~\n",
