@@ -138,6 +138,11 @@ type Tool struct {
 	// InputSchema is the JSON Schema of the arguments, an object schema.
 	// [NewTool] derives it from a Go struct.
 	InputSchema json.RawMessage
+	// OutputSchema, when set, is the JSON Schema of the result's structured
+	// content, an object schema: clients check results against it, so every
+	// successful Run must then return a Result whose Structured matches.
+	// [Tool.Returning] derives it from a Go type.
+	OutputSchema json.RawMessage
 	// Class is the tool's operation class.
 	Class legate.Class
 	// ClassFor, when set, gives the class of one call from its arguments
@@ -301,6 +306,14 @@ func CheckTools(tools []Tool) error {
 		}
 		if err := json.Unmarshal(t.InputSchema, &schema); err != nil || schema.Type != "object" {
 			errs = append(errs, fmt.Errorf("tool %q: input schema must be a JSON object schema of type \"object\"", t.Name))
+		}
+		if t.OutputSchema != nil {
+			var out struct {
+				Type string `json:"type"`
+			}
+			if err := json.Unmarshal(t.OutputSchema, &out); err != nil || out.Type != "object" {
+				errs = append(errs, fmt.Errorf("tool %q: output schema must be a JSON object schema of type \"object\"", t.Name))
+			}
 		}
 		if strings.TrimSpace(t.Description) == "" {
 			errs = append(errs, fmt.Errorf("tool %q: no description", t.Name))

@@ -42,6 +42,21 @@ func NewTool[In any](name, description string, class legate.Class, run func(ctx 
 	}
 }
 
+// Returning returns t with the output schema of Out, a struct whose `json`
+// and `jsonschema` tags describe the tool's structured result.
+func Returning[Out any](t Tool) Tool {
+	schema, err := jsonschema.For[Out](nil)
+	if err != nil {
+		panic(fmt.Sprintf("connectors: tool %q: output schema: %v", t.Name, err))
+	}
+	raw, err := json.Marshal(schema)
+	if err != nil {
+		panic(fmt.Sprintf("connectors: tool %q: output schema: %v", t.Name, err))
+	}
+	t.OutputSchema = raw
+	return t
+}
+
 // DecodeArgs validates args against the resolved schema (nil skips it) and
 // decodes them strictly into a new In. Failures are INVALID_ARGUMENT errors
 // naming the problem.

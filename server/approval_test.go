@@ -78,9 +78,23 @@ func structured(t *testing.T, res *mcp.CallToolResult) map[string]any {
 	return m
 }
 
+// gatewayError is a gateway error result's details: in its structured
+// content, or in _meta for a tool that declares an output schema.
+func gatewayError(t *testing.T, res *mcp.CallToolResult) map[string]any {
+	t.Helper()
+	if e, ok := res.Meta[server.ErrorMetaKey]; ok {
+		b, _ := json.Marshal(e)
+		var m map[string]any
+		json.Unmarshal(b, &m)
+		return m
+	}
+	e, _ := structured(t, res)["error"].(map[string]any)
+	return e
+}
+
 func errorCode(t *testing.T, res *mcp.CallToolResult) (code, approvalID string) {
 	t.Helper()
-	e, _ := structured(t, res)["error"].(map[string]any)
+	e := gatewayError(t, res)
 	if e == nil {
 		return "", ""
 	}

@@ -210,6 +210,9 @@ func (g *Gateway) buildCatalog() (*catalog.Catalog, error) {
 			InputSchema: t.InputSchema,
 			Annotations: annotationsFor(t.Class),
 		}
+		if t.OutputSchema != nil {
+			def.OutputSchema = t.OutputSchema
+		}
 		entries = append(entries, &catalog.Entry{
 			Canonical: canonical,
 			Source:    source,

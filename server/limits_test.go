@@ -47,7 +47,7 @@ func callAs(t *testing.T, gw *server.Gateway, principal, tool string) (string, f
 	if !res.IsError {
 		return "", 0
 	}
-	e := res.StructuredContent.(map[string]any)["error"].(map[string]any)
+	e := gatewayError(t, res)
 	after, _ := e["retry_after_seconds"].(float64)
 	return fmt.Sprint(e["code"]), after
 }

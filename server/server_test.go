@@ -29,15 +29,22 @@ type echoArgs struct {
 	Text string `json:"text" jsonschema:"text to echo"`
 }
 
+// echoResult is what tool "echo" returns, its output schema.
+type echoResult struct {
+	KeyLen    int    `json:"key_len"`
+	Principal string `json:"principal"`
+	Text      string `json:"text"`
+}
+
 func (echoConn) Validate() error                                    { return nil }
 func (echoConn) Test(context.Context, connectors.Credentials) error { return nil }
 func (echoConn) Tools() []connectors.Tool {
 	return []connectors.Tool{
-		connectors.NewTool("echo", "Echo text back.", legate.ClassRead,
+		connectors.Returning[echoResult](connectors.NewTool("echo", "Echo text back.", legate.ClassRead,
 			func(ctx context.Context, call *connectors.Call, in *echoArgs) (*legate.Result, error) {
 				secret, _ := call.Credentials.Get(ctx, "key")
-				return &legate.Result{Structured: map[string]any{"text": in.Text, "principal": call.Caller.Principal, "key_len": len(secret)}}, nil
-			}),
+				return &legate.Result{Structured: echoResult{Text: in.Text, Principal: call.Caller.Principal, KeyLen: len(secret)}}, nil
+			})),
 		connectors.NewTool("fail", "Fail with the code given as text.", legate.ClassWrite,
 			func(ctx context.Context, call *connectors.Call, in *echoArgs) (*legate.Result, error) {
 				return nil, &legate.Error{Code: legate.Code(in.Text), Message: "failed as asked"}
@@ -134,6 +141,11 @@ func TestListAndCallOverHTTP(t *testing.T) {
 			if strings.Join(names, " ") != want {
 				t.Fatalf("tools = %v, want %s", names, want)
 			}
+			for _, tool := range res.Tools {
+				if tool.Name == "e__echo" && tool.OutputSchema == nil {
+					t.Fatal("e__echo lists no output schema")
+				}
+			}
 			for _, name := range []string{"e__echo", "e.echo"} {
 				r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{"text": "hi"}})
 				if err != nil {
@@ -176,9 +188,8 @@ func TestErrorsReachTheClient(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sc, _ := json.Marshal(r.StructuredContent)
-			if !r.IsError || !strings.Contains(string(sc), `"code":"`+tc.code+`"`) {
-				t.Fatalf("got isError=%v %s, want code %s", r.IsError, sc, tc.code)
+			if code, _ := errorCode(t, r); !r.IsError || code != tc.code {
+				t.Fatalf("got isError=%v code %q, want code %s", r.IsError, code, tc.code)
 			}
 			if text := r.Content[0].(*mcp.TextContent).Text; !strings.HasPrefix(text, tc.code+": ") {
 				t.Fatalf("text %q does not start with the code", text)
