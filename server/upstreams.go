@@ -75,7 +75,7 @@ func (g *Gateway) toolsChanged() {
 		g.log.Error("upstream tools changed but the catalog cannot be rebuilt; keeping the current one", "error", err)
 		return
 	}
-	g.setCatalog(cat)
+	g.setCatalog(cat, false)
 }
 
 // setCatalog swaps in a new catalog and, when its tools differ from the
@@ -84,10 +84,13 @@ func (g *Gateway) toolsChanged() {
 // tools middleware answers them), and re-adding it makes the SDK send a
 // debounced notifications/tools/list_changed to every client, each in the
 // way its protocol version expects.
-func (g *Gateway) setCatalog(c *catalog.Catalog) {
+//
+// With force, clients are told even when the catalog's tools are the same
+// (what a profile shows changed).
+func (g *Gateway) setCatalog(c *catalog.Catalog, force bool) {
 	old := g.cat.Swap(c)
 	go c.ListJSON() // encoded ahead of the first tools/list, off the caller's path
-	if old != nil && old.Fingerprint() == c.Fingerprint() {
+	if !force && old != nil && old.Fingerprint() == c.Fingerprint() {
 		return
 	}
 	g.mcp.AddTool(&mcp.Tool{Name: "legate__catalog", InputSchema: json.RawMessage(`{"type":"object"}`)}, unreachable)
