@@ -94,6 +94,7 @@ type Gateway struct {
 	auth       *auth.Authenticator
 	views      views
 	fast       *fastPath
+	cold       coldStart
 }
 
 // instance is one built connector instance.
@@ -157,7 +158,8 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		l.close(nil)
 		return nil, err
 	}
-	g.fast = &fastPath{gw: g, metrics: g.metrics, idle: g.sessionIdle()}
+	g.cold = coldStart{ups: g.upstreams, max: time.Duration(opts.Config.ColdStartWait)}
+	g.fast = &fastPath{gw: g, cold: &g.cold, metrics: g.metrics, idle: g.sessionIdle()}
 	g.mcp = g.newMCPServer()
 	g.fast.mcp = g.mcp
 	cat, err := g.buildCatalog()
@@ -439,6 +441,7 @@ func (g *Gateway) Test(ctx context.Context, ids ...string) map[string]error {
 func (g *Gateway) Start(ctx context.Context) {
 	ctx = g.startAudit(ctx, g.auditRetention())
 	g.upstreams.Start(ctx)
+	g.cold.started.Store(g.cold.max > 0)
 	g.background.Go(func() { g.approvals.runApproved(ctx) })
 	interval := g.opts.StoreWatchInterval
 	if interval == 0 {

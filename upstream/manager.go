@@ -146,7 +146,35 @@ func NewManager(ctx context.Context, defs []Def, opts Options) (*Manager, error)
 	if _, err := m.reload(ctx); err != nil {
 		return nil, err
 	}
+	caches, err := m.opts.Store.Cache(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for id, u := range set.byID {
+		if caches[id].RefreshedAt.IsZero() {
+			u.firstListing = make(chan struct{})
+		}
+	}
 	return m, nil
+}
+
+// WaitListed waits until every upstream never listed before the manager
+// was made (its cache empty) has been tried once since Start, listed or
+// failed, or until ctx ends: a first tools/list after a cold start can
+// hold the upstreams' tools for clients that ignore list_changed.
+func (m *Manager) WaitListed(ctx context.Context) error {
+	for _, id := range m.IDs() {
+		u, ok := m.Upstream(id)
+		if !ok || u.firstListing == nil {
+			continue
+		}
+		select {
+		case <-u.firstListing:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
 }
 
 // upstreamSet is the upstreams in use, by id and in id order.
@@ -484,10 +512,13 @@ func (u *Upstream) supervise(ctx context.Context) {
 		defer t.Stop()
 		tick = t.C
 	}
+	defer u.tried() // supervision ended: no first listing to wait for
 	for {
 		var wait <-chan time.Time
 		var ended <-chan struct{}
-		if d, err := u.m.refresh(ctx, u); err != nil {
+		d, err := u.m.refresh(ctx, u)
+		u.tried()
+		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}

@@ -47,6 +47,11 @@ type Upstream struct {
 	closed     bool
 	stop       context.CancelFunc // ends supervise; nil until started
 
+	// firstListing, for an upstream with no cache at start, is closed once
+	// its first listing was tried (WaitListed); nil when there was a cache.
+	firstListing chan struct{}
+	triedOnce    sync.Once
+
 	tools       atomic.Pointer[[]*Tool]       // from the cache, filtered, accepted
 	quarantined atomic.Pointer[[]Quarantined] // from the cache, changed since accepted
 
@@ -522,6 +527,13 @@ func (u *Upstream) relayProgress(p *mcp.ProgressNotificationParams) {
 }
 
 // close ends every session.
+// tried records that a first listing was tried.
+func (u *Upstream) tried() {
+	if u.firstListing != nil {
+		u.triedOnce.Do(func() { close(u.firstListing) })
+	}
+}
+
 // retire ends an upstream no longer in use: its supervision at once, its
 // sessions and processes once the calls it is running end (bounded by
 // its timeout), so that a reload never cuts a call short.

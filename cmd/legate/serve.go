@@ -52,10 +52,8 @@ func serveCmd(g *globals) *cobra.Command {
 					return err
 				}
 				defer gw.Close()
-				hup, stop := hangups()
-				defer stop()
 				gw.Start(ctx)
-				go watchConfig(ctx, gw, e.cfg.Path, hup, e.log)
+				defer watch(ctx, gw, e)()
 				e.log.Info("legate serving", "mcp", "http://"+ln.Addr().String()+"/mcp", "tools", gw.Catalog().Len(),
 					"config", orNone(e.cfg.Path), "state_dir", e.stateDir, "version", version)
 				err = gw.ServeHTTP(ctx, ln)
@@ -85,10 +83,8 @@ func stdioCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer gw.Close()
-			hup, stop := hangups()
-			defer stop()
 			gw.Start(ctx)
-			go watchConfig(ctx, gw, e.cfg.Path, hup, e.log)
+			defer watch(ctx, gw, e)()
 			return gw.ServeStdio(ctx)
 		}),
 	}
