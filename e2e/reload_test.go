@@ -22,6 +22,7 @@ import (
 // refused and the configuration in use goes on serving. Each change's delay, from the command
 // (or the write) to the first successful call, is logged: the goal is under 2 s.
 func TestChangesReachARunningServer(t *testing.T) {
+	need(t)
 	t.Parallel()
 	var delivered atomic.Int32
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { delivered.Add(1) }))
