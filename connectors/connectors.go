@@ -41,6 +41,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/legate-mcp/legate"
 )
@@ -184,6 +185,67 @@ type Call struct {
 	// Retried, when set, is told of each retry a connector makes to its
 	// provider (for metrics); reason is short, e.g. "429" or "network".
 	Retried func(reason string)
+	// Key is a secret the gateway derives for this instance alone, never
+	// from configuration a user writes: a connector signs the cursors and
+	// object refs it hands out with it, so that one minted for another
+	// instance (or by anyone without the key) is refused. Nil when the
+	// gateway gives none (tests); connectors/saas then uses a key of its
+	// own that lives as long as the instance.
+	Key []byte
+	// Operations records the outcome of this instance's writes by
+	// idempotency key (OperationID), durably, so that a retried call
+	// returns the first outcome instead of writing again. Nil when the
+	// gateway keeps none; connectors/saas then records in memory.
+	Operations Operations
+}
+
+// Operations is the record of one instance's writes, by idempotency key.
+// A connector claims a key before it writes and records the outcome after;
+// the gateway implements it on its store, scoped to the instance.
+type Operations interface {
+	// Begin claims key for an attempt of at most lease, or says why not:
+	// see [Operation]. Concurrent callers with one key never both claim it
+	// while a lease runs.
+	Begin(ctx context.Context, key string, lease time.Duration) (Operation, error)
+	// Finish records the outcome of the claimed key's write; it is what
+	// every later Begin of key returns. A second Finish keeps the first.
+	Finish(ctx context.Context, key string, outcome json.RawMessage) error
+	// Abandon ends the claim's lease without an outcome, so that the next
+	// Begin claims it at once, as OpRetry: the write may or may not have
+	// happened.
+	Abandon(ctx context.Context, key string) error
+}
+
+// OperationState is what [Operations.Begin] found.
+type OperationState string
+
+// The states of an operation record.
+const (
+	// OpNew: the key was unknown; the caller holds it and writes.
+	OpNew OperationState = "new"
+	// OpRetry: an earlier attempt ended without an outcome (it failed
+	// uncertainly, or its lease ran out); the caller holds the key and
+	// must first find out whether the provider performed that write.
+	OpRetry OperationState = "retry"
+	// OpBusy: another attempt holds the key until Operation.LeaseUntil;
+	// the caller must not write.
+	OpBusy OperationState = "busy"
+	// OpDone: the write happened; Operation.Outcome is its recorded result.
+	OpDone OperationState = "done"
+)
+
+// Operation is the state of one idempotency key.
+type Operation struct {
+	State OperationState
+	// Attempts counts the claims of the key, this one included.
+	Attempts int
+	// Started is when the key was first claimed: a reconciling connector
+	// looks for its write from then on.
+	Started time.Time
+	// LeaseUntil is when the current claim ends (OpNew, OpRetry, OpBusy).
+	LeaseUntil time.Time
+	// Outcome is the recorded result (OpDone).
+	Outcome json.RawMessage
 }
 
 // Retry tells c.Retried, if set, of one retry.
