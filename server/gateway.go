@@ -91,6 +91,7 @@ type Gateway struct {
 	auth        *auth.Authenticator
 	views       views
 	fast        *fastPath
+	kit         connectorKit
 }
 
 // instance is one built connector instance.
@@ -417,6 +418,7 @@ func (g *Gateway) executeNative(ctx context.Context, nt *nativeTool, r *Request)
 		creds := nt.inst.creds
 		creds.Tenant = r.Caller.Tenant
 		call.Credentials = creds
+		g.kit.forCall(ctx, g, nt.inst.def.ID, call)
 	}
 	ctx, cancel := context.WithTimeout(ctx, g.callTimeout)
 	defer cancel()
