@@ -125,6 +125,24 @@ type Connector interface {
 	Tools() []Tool
 }
 
+type reporterKey struct{}
+
+// WithReporter returns a context under which a connector's Test tells fn
+// what it checks, one line at a time, through [Reportf]: `legate
+// connector test` prints them under the instance.
+func WithReporter(ctx context.Context, fn func(line string)) context.Context {
+	return context.WithValue(ctx, reporterKey{}, fn)
+}
+
+// Reportf tells the reporter of ctx, if any, one line of what a Test
+// checked ("auth.test: ok, user legate on team Acme"). A line must hold no
+// secret value.
+func Reportf(ctx context.Context, format string, args ...any) {
+	if fn, ok := ctx.Value(reporterKey{}).(func(string)); ok && fn != nil {
+		fn(fmt.Sprintf(format, args...))
+	}
+}
+
 // Closer is implemented by connectors holding resources (pools, clients) to
 // release when the instance is dropped.
 type Closer interface {
@@ -185,13 +203,15 @@ type Call struct {
 	// Retried, when set, is told of each retry a connector makes to its
 	// provider (for metrics); reason is short, e.g. "429" or "network".
 	Retried func(reason string)
-	// Key is a secret the gateway derives for this instance alone, never
-	// from configuration a user writes: a connector signs the cursors and
-	// object refs it hands out with it, so that one minted for another
-	// instance (or by anyone without the key) is refused. Nil when the
-	// gateway gives none (tests); connectors/saas then uses a key of its
-	// own that lives as long as the instance.
-	Key []byte
+	// Key returns a secret the gateway derives for this instance alone,
+	// never from configuration a user writes: a connector signs the
+	// cursors and object refs it hands out with it, so that one minted for
+	// another instance (or by anyone without the key) is refused. It is a
+	// function so that only connectors that sign make the gateway read
+	// (or create) the key; the same for the process's life. Nil, or a nil
+	// result, when the gateway has none (tests): connectors/saas then uses
+	// a key of its own that lives as long as the instance.
+	Key func() []byte
 	// Operations records the outcome of this instance's writes by
 	// idempotency key (OperationID), durably, so that a retried call
 	// returns the first outcome instead of writing again. Nil when the

@@ -29,18 +29,22 @@ type connectorKit struct {
 	root []byte
 }
 
-// forCall sets call.Key and call.Operations for instance id.
+// forCall sets call.Key and call.Operations for instance id. The key is
+// derived when a connector asks for it: only connectors that sign make the
+// gateway read, or create, SigningKeyName.
 func (k *connectorKit) forCall(ctx context.Context, g *Gateway, id string, call *connectors.Call) {
-	k.once.Do(func() {
-		// Not the call's own deadline: a call cancelled early must not
-		// leave the process on a key of its own.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		k.root = rootKey(rctx, g)
-	})
-	mac := hmac.New(sha256.New, k.root)
-	mac.Write([]byte("connector-instance\x00" + id))
-	call.Key = mac.Sum(nil)
+	call.Key = func() []byte {
+		k.once.Do(func() {
+			// Not the call's own deadline: a call cancelled early must not
+			// leave the process on a key of its own.
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			k.root = rootKey(rctx, g)
+		})
+		mac := hmac.New(sha256.New, k.root)
+		mac.Write([]byte("connector-instance\x00" + id))
+		return mac.Sum(nil)
+	}
 	call.Operations = instanceOperations{st: g.opts.Store.Operations(), scope: id}
 }
 

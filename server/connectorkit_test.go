@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
@@ -27,7 +28,9 @@ type probeResult struct {
 func (probeConn) Validate() error                                    { return nil }
 func (probeConn) Test(context.Context, connectors.Credentials) error { return nil }
 func (probeConn) Tools() []connectors.Tool {
-	return []connectors.Tool{connectors.NewTool("probe", "Report the call's key and claim its operation.", legate.ClassRead,
+	noop := connectors.NewTool("noop", "Sign nothing.", legate.ClassRead,
+		func(context.Context, *connectors.Call, *struct{}) (*legate.Result, error) { return &legate.Result{Structured: probeResult{}}, nil })
+	return []connectors.Tool{noop, connectors.NewTool("probe", "Report the call's key and claim its operation.", legate.ClassRead,
 		func(ctx context.Context, call *connectors.Call, _ *struct{}) (*legate.Result, error) {
 			if call.Operations == nil {
 				return nil, legate.Errorf(legate.CodeAdapterMapping, "no operations")
@@ -36,7 +39,7 @@ func (probeConn) Tools() []connectors.Tool {
 			if err != nil {
 				return nil, err
 			}
-			return &legate.Result{Structured: probeResult{Key: hex.EncodeToString(call.Key), State: string(op.State)}}, nil
+			return &legate.Result{Structured: probeResult{Key: hex.EncodeToString(call.Key()), State: string(op.State)}}, nil
 		})}
 }
 
@@ -83,6 +86,10 @@ func TestConnectorKeyAndOperations(t *testing.T) {
 		return gw
 	}
 	gw := start()
+	probe(t, gw, "p1.noop")
+	if _, _, err := v.Get(context.Background(), "", server.SigningKeyName); !errors.Is(err, vault.ErrNotFound) {
+		t.Fatalf("a call that signs nothing made the signing key: %v", err)
+	}
 	a, b := probe(t, gw, "p1.probe"), probe(t, gw, "p2.probe")
 	if len(a.Key) != 64 || a.Key == b.Key {
 		t.Fatalf("keys %q and %q: want two 32-byte keys", a.Key, b.Key)

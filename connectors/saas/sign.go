@@ -14,7 +14,7 @@ import (
 
 // A cursor or a ref is its value, base64url, a dot, and an HMAC-SHA256
 // (first 16 bytes, base64url) over the purpose, the caller's tenant, the
-// instance, the tool or object kind and the value, under the call's Key.
+// instance, the tool or object kind and the value, under the call's Key (the kit's own when the gateway gives none).
 // The value is signed, not hidden: a provider's page token or object id is
 // no secret, but only this tenant, instance and tool may hand it back.
 
@@ -79,7 +79,10 @@ func (k *Kit) open(call *connectors.Call, purpose, scope, signed string) (string
 }
 
 func (k *Kit) mac(call *connectors.Call, purpose, scope, value string) []byte {
-	key := call.Key
+	var key []byte
+	if call.Key != nil {
+		key = call.Key()
+	}
 	if len(key) == 0 {
 		key = k.ownKey
 	}

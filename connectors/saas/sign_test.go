@@ -13,7 +13,7 @@ func TestCursor(t *testing.T) {
 	key := []byte("gateway-derived-key-for-acme")
 	k := newKit("acme", saas.Options{})
 	mint := newCall("list_things", "t1")
-	mint.Key = key
+	mint.Key = keyFunc(key)
 	c := k.Cursor(mint, "page-token-2")
 	if c == "" || strings.Contains(c, "page-token") {
 		t.Fatalf("cursor %q: want opaque", c)
@@ -22,7 +22,7 @@ func TestCursor(t *testing.T) {
 		t.Error("the last page has a cursor")
 	}
 	back := newCall("list_things", "t1")
-	back.Key = key
+	back.Key = keyFunc(key)
 	if tok, err := k.OpenCursor(back, c); err != nil || tok != "page-token-2" {
 		t.Fatalf("open: %q, %v", tok, err)
 	}
@@ -50,7 +50,7 @@ func TestCursor(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			call := newCall(tc.tool, tc.tenant)
-			call.Key = tc.key
+			call.Key = keyFunc(tc.key)
 			tok, err := tc.k.OpenCursor(call, tc.cursor)
 			if le := wantCode(t, err, legate.CodeInvalidArgument); tok != "" || !strings.Contains(le.Message, "cursor") {
 				t.Errorf("token %q, message %q", tok, le.Message)
@@ -75,14 +75,14 @@ func TestRef(t *testing.T) {
 	k := newKit("acme", saas.Options{})
 	key := []byte("k")
 	mint := newCall("list_channels", "t1")
-	mint.Key = key
+	mint.Key = keyFunc(key)
 	ref := k.Ref(mint, "channel", "C0123")
 	if !strings.HasPrefix(ref, "channel://") || strings.Contains(ref, "C0123") {
 		t.Fatalf("ref %q", ref)
 	}
 	// Any tool of the instance takes it back, for the same tenant.
 	use := newCall("post_message", "t1")
-	use.Key = key
+	use.Key = keyFunc(key)
 	if id, err := k.Resolve(use, "channel", ref); err != nil || id != "C0123" {
 		t.Fatalf("resolve: %q %v", id, err)
 	}
@@ -100,7 +100,7 @@ func TestRef(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			call := newCall("post_message", tc.tenant)
-			call.Key = key
+			call.Key = keyFunc(key)
 			id, err := tc.k.Resolve(call, tc.kind, tc.ref)
 			if wantCode(t, err, legate.CodeNotFound); id != "" {
 				t.Errorf("resolved to %q", id)
@@ -151,3 +151,5 @@ func TestOpen(t *testing.T) {
 		t.Errorf("page with more: %+v", l)
 	}
 }
+
+func keyFunc(k []byte) func() []byte { return func() []byte { return k } }
