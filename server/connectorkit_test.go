@@ -29,7 +29,9 @@ func (probeConn) Validate() error                                    { return ni
 func (probeConn) Test(context.Context, connectors.Credentials) error { return nil }
 func (probeConn) Tools() []connectors.Tool {
 	noop := connectors.NewTool("noop", "Sign nothing.", legate.ClassRead,
-		func(context.Context, *connectors.Call, *struct{}) (*legate.Result, error) { return &legate.Result{Structured: probeResult{}}, nil })
+		func(context.Context, *connectors.Call, *struct{}) (*legate.Result, error) {
+			return &legate.Result{Structured: probeResult{}}, nil
+		})
 	return []connectors.Tool{noop, connectors.NewTool("probe", "Report the call's key and claim its operation.", legate.ClassRead,
 		func(ctx context.Context, call *connectors.Call, _ *struct{}) (*legate.Result, error) {
 			if call.Operations == nil {
