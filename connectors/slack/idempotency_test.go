@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/legate-mcp/legate"
-	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
 )
 
@@ -101,5 +100,3 @@ func TestNoDuplicatePostsOverAThousandLostAnswers(t *testing.T) {
 		t.Fatalf("%d posts, %d keys, %d duplicates; want %d, %d, 0", s.postCount(), len(marks), dups, writes, writes)
 	}
 }
-
-var _ = saas.FindSkew
