@@ -41,6 +41,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/legate-mcp/legate"
 )
@@ -124,6 +125,24 @@ type Connector interface {
 	Tools() []Tool
 }
 
+type reporterKey struct{}
+
+// WithReporter returns a context under which a connector's Test tells fn
+// what it checks, one line at a time, through [Reportf]: `legate
+// connector test` prints them under the instance.
+func WithReporter(ctx context.Context, fn func(line string)) context.Context {
+	return context.WithValue(ctx, reporterKey{}, fn)
+}
+
+// Reportf tells the reporter of ctx, if any, one line of what a Test
+// checked ("auth.test: ok, user legate on team Acme"). A line must hold no
+// secret value.
+func Reportf(ctx context.Context, format string, args ...any) {
+	if fn, ok := ctx.Value(reporterKey{}).(func(string)); ok && fn != nil {
+		fn(fmt.Sprintf(format, args...))
+	}
+}
+
 // Closer is implemented by connectors holding resources (pools, clients) to
 // release when the instance is dropped.
 type Closer interface {
@@ -184,6 +203,69 @@ type Call struct {
 	// Retried, when set, is told of each retry a connector makes to its
 	// provider (for metrics); reason is short, e.g. "429" or "network".
 	Retried func(reason string)
+	// Key returns a secret the gateway derives for this instance alone,
+	// never from configuration a user writes: a connector signs the
+	// cursors and object refs it hands out with it, so that one minted for
+	// another instance (or by anyone without the key) is refused. It is a
+	// function so that only connectors that sign make the gateway read
+	// (or create) the key; the same for the process's life. Nil, or a nil
+	// result, when the gateway has none (tests): connectors/saas then uses
+	// a key of its own that lives as long as the instance.
+	Key func() []byte
+	// Operations records the outcome of this instance's writes by
+	// idempotency key (OperationID), durably, so that a retried call
+	// returns the first outcome instead of writing again. Nil when the
+	// gateway keeps none; connectors/saas then records in memory.
+	Operations Operations
+}
+
+// Operations is the record of one instance's writes, by idempotency key.
+// A connector claims a key before it writes and records the outcome after;
+// the gateway implements it on its store, scoped to the instance.
+type Operations interface {
+	// Begin claims key for an attempt of at most lease, or says why not:
+	// see [Operation]. Concurrent callers with one key never both claim it
+	// while a lease runs.
+	Begin(ctx context.Context, key string, lease time.Duration) (Operation, error)
+	// Finish records the outcome of the claimed key's write; it is what
+	// every later Begin of key returns. A second Finish keeps the first.
+	Finish(ctx context.Context, key string, outcome json.RawMessage) error
+	// Abandon ends the claim's lease without an outcome, so that the next
+	// Begin claims it at once, as OpRetry: the write may or may not have
+	// happened.
+	Abandon(ctx context.Context, key string) error
+}
+
+// OperationState is what [Operations.Begin] found.
+type OperationState string
+
+// The states of an operation record.
+const (
+	// OpNew: the key was unknown; the caller holds it and writes.
+	OpNew OperationState = "new"
+	// OpRetry: an earlier attempt ended without an outcome (it failed
+	// uncertainly, or its lease ran out); the caller holds the key and
+	// must first find out whether the provider performed that write.
+	OpRetry OperationState = "retry"
+	// OpBusy: another attempt holds the key until Operation.LeaseUntil;
+	// the caller must not write.
+	OpBusy OperationState = "busy"
+	// OpDone: the write happened; Operation.Outcome is its recorded result.
+	OpDone OperationState = "done"
+)
+
+// Operation is the state of one idempotency key.
+type Operation struct {
+	State OperationState
+	// Attempts counts the claims of the key, this one included.
+	Attempts int
+	// Started is when the key was first claimed: a reconciling connector
+	// looks for its write from then on.
+	Started time.Time
+	// LeaseUntil is when the current claim ends (OpNew, OpRetry, OpBusy).
+	LeaseUntil time.Time
+	// Outcome is the recorded result (OpDone).
+	Outcome json.RawMessage
 }
 
 // Retry tells c.Retried, if set, of one retry.

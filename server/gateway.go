@@ -95,6 +95,7 @@ type Gateway struct {
 	views      views
 	fast       *fastPath
 	cold       coldStart
+	kit        connectorKit
 }
 
 // instance is one built connector instance.
@@ -408,6 +409,7 @@ func (g *Gateway) executeNative(ctx context.Context, nt *nativeTool, r *Request)
 		creds := nt.inst.creds
 		creds.Tenant = r.Caller.Tenant
 		call.Credentials = creds
+		g.kit.forCall(ctx, g, nt.inst.def.ID, call)
 	}
 	timeout := g.now().callTimeout
 	ctx, cancel := context.WithTimeout(ctx, timeout)

@@ -24,6 +24,8 @@ type Store interface {
 	Secrets() SecretStore
 	// Tokens holds the static bearer tokens callers authenticate with.
 	Tokens() TokenStore
+	// Operations holds the idempotency records of connector writes.
+	Operations() OperationStore
 	// Close releases the store.
 	Close() error
 }

@@ -203,24 +203,32 @@ func connectorTestCmd(g *globals) *cobra.Command {
 		Use:   "test [ID...]",
 		Short: "Test the connection of connector instances (all by default)",
 		RunE: g.withGateway(func(cmd *cobra.Command, argv []string, gw *server.Gateway) error {
-			results := gw.Test(cmd.Context(), argv...)
-			for _, id := range argv {
-				if _, ok := results[id]; !ok {
-					return fmt.Errorf("no connector %q (legate connector list shows them)", id)
+			ids := argv
+			if len(ids) == 0 {
+				for _, d := range gw.Instances() {
+					ids = append(ids, d.ID)
 				}
-			}
-			ids := make([]string, 0, len(results))
-			for id := range results {
-				ids = append(ids, id)
 			}
 			slices.Sort(ids)
 			failed := 0
 			for _, id := range ids {
-				if err := results[id]; err != nil {
+				// One instance at a time, so that what its test reports
+				// (connectors.Reportf) is printed under it.
+				var lines []string
+				ctx := connectors.WithReporter(cmd.Context(), func(l string) { lines = append(lines, l) })
+				results := gw.Test(ctx, id)
+				err, ok := results[id]
+				switch {
+				case !ok:
+					return fmt.Errorf("no connector %q (legate connector list shows them)", id)
+				case err != nil:
 					failed++
 					fmt.Fprintf(cmd.OutOrStdout(), "FAIL  %s: %v\n", id, err)
-				} else {
+				default:
 					fmt.Fprintf(cmd.OutOrStdout(), "ok    %s\n", id)
+				}
+				for _, l := range lines {
+					fmt.Fprintf(cmd.OutOrStdout(), "      %s\n", l)
 				}
 			}
 			if failed > 0 {

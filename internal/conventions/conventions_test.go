@@ -24,7 +24,7 @@ import (
 const module = "github.com/legate-mcp/legate"
 
 // helpers are the packages under connectors/ that are not connector types.
-var helpers = []string{"all", "connectortest", "httpkit", "netguard"}
+var helpers = []string{"all", "connectortest", "httpkit", "netguard", "saas"}
 
 type pkg struct {
 	ImportPath string
@@ -76,7 +76,7 @@ func connectorTypeDir(rp string) bool {
 
 // connectorImports are the packages of this module a connector type may
 // import.
-var connectorImports = []string{"", "connectors", "connectors/netguard", "connectors/httpkit"}
+var connectorImports = []string{"", "connectors", "connectors/netguard", "connectors/httpkit", "connectors/saas", "connectors/saas/model"}
 
 func TestImportDirection(t *testing.T) {
 	for _, p := range listPackages(t) {
@@ -95,7 +95,9 @@ func TestImportDirection(t *testing.T) {
 			case (strings.HasPrefix(to, "cmd/") || to == "server") && !strings.HasPrefix(from, "cmd/"):
 				t.Errorf("%s imports %s: only cmd may import cmd or server", from, to)
 			case connectorTypeDir(from) && !slices.Contains(connectorImports, to):
-				t.Errorf("connector %s imports %s: a connector imports only the vocabulary, connectors and its kits (netguard, httpkit)", from, to)
+				t.Errorf("connector %s imports %s: a connector imports only the vocabulary, connectors and its kits (netguard, httpkit, saas)", from, to)
+			case strings.HasPrefix(from, "connectors/saas") && !slices.Contains(connectorImports, to):
+				t.Errorf("%s imports %s: the SaaS toolkit imports only what a connector may, so that a connector never reaches the store through it", from, to)
 			case from == "connectors" && to != "" && to != "internal/strictyaml":
 				t.Errorf("the connector contract imports %s", to)
 			case connectorTypeDir(to) && from != "connectors/all" && !strings.HasPrefix(from, "cmd/") && !connectorTypeDir(from):
@@ -161,10 +163,24 @@ func TestConnectorsRegisterTyped(t *testing.T) {
 	}
 }
 
-var secretLooking = regexp.MustCompile(`(?i)(token|secret|password|passwd|api_?key|private_?key|credential)`)
+var secretLooking = regexp.MustCompile(`(?i)(token|secret|password|passwd|api_?key|private_?key|credential|(^|_)keys?($|_))`)
 
+var credentialName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+
+// TestSecretsAreCredentialsNotConfig keeps secrets out of plain config:
+// every registered type declares its secrets as credentials (given by
+// reference, resolved per call, masked), each named and described, and no
+// config field of any kind — a string, a list, a map — has a name that
+// looks like a secret or is a credential's name.
 func TestSecretsAreCredentialsNotConfig(t *testing.T) {
 	for _, ct := range connectors.Types() {
+		seen := map[string]bool{}
+		for _, c := range ct.Credentials {
+			if !credentialName.MatchString(c.Name) || strings.TrimSpace(c.Description) == "" || seen[c.Name] {
+				t.Errorf("type %s: credential %q: needs a unique name matching %s and a description", ct.Name, c.Name, credentialName)
+			}
+			seen[c.Name] = true
+		}
 		if ct.Config == nil {
 			continue
 		}
@@ -173,9 +189,20 @@ func TestSecretsAreCredentialsNotConfig(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, f := range fields {
-			if secretLooking.MatchString(f.Name) && f.Kind == "string" {
-				t.Errorf("type %s: config field %q looks secret; declare it as a credential so it is given by reference", ct.Name, f.Name)
+			if secretLooking.MatchString(f.Name) || seen[f.Name] {
+				t.Errorf("type %s: config field %q (%s) looks secret; declare it as a credential so it is given by reference", ct.Name, f.Name, f.Kind)
 			}
+		}
+	}
+}
+
+func TestSecretLookingNames(t *testing.T) {
+	for name, want := range map[string]bool{
+		"bot_token": true, "api_key": true, "apikey": true, "key": true, "signing_key": true, "client_secret": true,
+		"password": true, "keys": true, "base_url": false, "header_name": false, "monkey_mode": false, "keyword": false,
+	} {
+		if got := secretLooking.MatchString(name); got != want {
+			t.Errorf("%q looks secret: %v, want %v", name, got, want)
 		}
 	}
 }

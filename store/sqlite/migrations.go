@@ -114,6 +114,18 @@ var migrations = []string{
 		created_at INTEGER NOT NULL,
 		revoked_at INTEGER NOT NULL DEFAULT 0
 	)`,
+	// 7: idempotency records of connector writes; times in milliseconds.
+	`CREATE TABLE operations (
+		scope       TEXT NOT NULL,
+		key         TEXT NOT NULL,
+		attempts    INTEGER NOT NULL,
+		started_at  INTEGER NOT NULL,
+		lease_until INTEGER NOT NULL,
+		done        INTEGER NOT NULL DEFAULT 0,
+		outcome     BLOB,
+		PRIMARY KEY (scope, key)
+	);
+	CREATE INDEX operations_started ON operations (started_at);`,
 }
 
 func (s *Store) migrate(ctx context.Context) error {

@@ -82,6 +82,9 @@ func (s *Store) Secrets() store.SecretStore { return secretStore{s.db} }
 // Tokens returns the static token store.
 func (s *Store) Tokens() store.TokenStore { return tokenStore{s.db} }
 
+// Operations returns the idempotency records of connector writes.
+func (s *Store) Operations() store.OperationStore { return operationStore{s.db} }
+
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
 

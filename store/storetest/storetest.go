@@ -17,7 +17,7 @@
 // exactly one of many racing callers, finished once, an interrupted run
 // failed and never run again). Each test opens a store of its own.
 //
-// Times go in whole seconds (milliseconds for approvals, microseconds for
+// Times go in whole seconds (milliseconds for approvals and operations, microseconds for
 // audit rows), the precision the embedded store keeps; a backend must give
 // them back equal.
 package storetest
@@ -48,6 +48,7 @@ func Run(t *testing.T, open Opener) {
 		{"Audit", testAudit},
 		{"Secrets", testSecrets},
 		{"Tokens", testTokens},
+		{"Operations", testOperations},
 	} {
 		t.Run(s.name, func(t *testing.T) { s.run(t, open) })
 	}

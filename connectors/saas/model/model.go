@@ -1,0 +1,139 @@
+// Package model holds the stable result models of the SaaS connectors, one
+// per object kind and versioned: message.v1, channel.v1, issue.v1,
+// page.v1, file.v1, customer.v1, charge.v1, refund.v1. docs/models.md
+// describes each field. A model changes only by adding optional fields;
+// anything else is a new version (message.v2) beside the old one.
+//
+// Every model embeds [Object]: the contract name, the tenant-scoped
+// opaque ref (connectors/saas Kit.Ref) the connector's other tools take
+// back, the provider and instance, and provider_metadata for what only
+// one provider has. Refs, not external ids, are what a model passes on:
+// a ref from another tenant or instance resolves to nothing.
+package model
+
+import "time"
+
+// The contract names.
+const (
+	MessageV1  = "message.v1"
+	ChannelV1  = "channel.v1"
+	IssueV1    = "issue.v1"
+	PageV1     = "page.v1"
+	FileV1     = "file.v1"
+	CustomerV1 = "customer.v1"
+	ChargeV1   = "charge.v1"
+	RefundV1   = "refund.v1"
+)
+
+// Object is what every model starts with.
+type Object struct {
+	Contract string `json:"contract" jsonschema:"the model and its version, e.g. message.v1"`
+	Ref      string `json:"ref" jsonschema:"opaque reference to this object; pass it to this connector's other tools"`
+	Provider string `json:"provider" jsonschema:"the system the object lives in, e.g. slack"`
+	Instance string `json:"instance" jsonschema:"the connector instance that returned it"`
+	// ExternalID is the provider's own id, for people and links; tools
+	// take the ref, never this.
+	ExternalID       string         `json:"external_id" jsonschema:"the provider's id of the object, for display; tools take ref"`
+	URL              string         `json:"url,omitempty" jsonschema:"where a person can open the object"`
+	ProviderMetadata map[string]any `json:"provider_metadata,omitempty" jsonschema:"fields only this provider has; not stable across providers"`
+}
+
+// Person is an author, sender or owner as the provider names them.
+type Person struct {
+	ID   string `json:"id,omitempty"`
+	Name string `json:"name,omitempty"`
+}
+
+// Message is message.v1: a chat message or an email.
+type Message struct {
+	Object
+	ChannelRef string    `json:"channel_ref,omitempty" jsonschema:"ref of the channel or folder holding the message"`
+	ThreadRef  string    `json:"thread_ref,omitempty" jsonschema:"ref of the thread's first message, when the message is in a thread"`
+	Sender     *Person   `json:"sender,omitempty"`
+	Text       string    `json:"text"`
+	SentAt     time.Time `json:"sent_at,omitzero"`
+	Replies    int       `json:"replies,omitempty" jsonschema:"how many replies the message has, when it starts a thread"`
+}
+
+// Channel is channel.v1: a place messages are posted to.
+type Channel struct {
+	Object
+	Name      string    `json:"name"`
+	Topic     string    `json:"topic,omitempty"`
+	Private   bool      `json:"private"`
+	Archived  bool      `json:"archived"`
+	Members   int       `json:"members,omitempty"`
+	CreatedAt time.Time `json:"created_at,omitzero"`
+}
+
+// Issue is issue.v1: an issue or ticket in a tracker.
+type Issue struct {
+	Object
+	Number    int       `json:"number,omitempty"`
+	Title     string    `json:"title"`
+	Body      string    `json:"body,omitempty"`
+	State     string    `json:"state" jsonschema:"open or closed"`
+	Author    *Person   `json:"author,omitempty"`
+	Labels    []string  `json:"labels,omitempty"`
+	Comments  int       `json:"comments,omitempty"`
+	CreatedAt time.Time `json:"created_at,omitzero"`
+	UpdatedAt time.Time `json:"updated_at,omitzero"`
+}
+
+// Comment is the result of commenting on an object; it reuses message.v1.
+type Comment = Message
+
+// Page is page.v1: a document page (Notion page, database row).
+type Page struct {
+	Object
+	Title      string         `json:"title"`
+	ParentRef  string         `json:"parent_ref,omitempty"`
+	Properties map[string]any `json:"properties,omitempty" jsonschema:"the page's properties by name, as plain values"`
+	CreatedAt  time.Time      `json:"created_at,omitzero"`
+	UpdatedAt  time.Time      `json:"updated_at,omitzero"`
+}
+
+// File is file.v1: a stored file or spreadsheet.
+type File struct {
+	Object
+	Name       string    `json:"name"`
+	MimeType   string    `json:"mime_type,omitempty"`
+	Size       int64     `json:"size,omitempty"`
+	ParentRef  string    `json:"parent_ref,omitempty"`
+	ModifiedAt time.Time `json:"modified_at,omitzero"`
+}
+
+// Money is an amount in the currency's smallest unit (cents).
+type Money struct {
+	Amount   int64  `json:"amount" jsonschema:"in the currency's smallest unit, e.g. cents"`
+	Currency string `json:"currency" jsonschema:"ISO 4217, lower case"`
+}
+
+// Customer is customer.v1.
+type Customer struct {
+	Object
+	Name      string    `json:"name,omitempty"`
+	Email     string    `json:"email,omitempty"`
+	CreatedAt time.Time `json:"created_at,omitzero"`
+}
+
+// Charge is charge.v1: a payment.
+type Charge struct {
+	Object
+	Money
+	Status      string    `json:"status" jsonschema:"succeeded, pending or failed"`
+	CustomerRef string    `json:"customer_ref,omitempty"`
+	Refunded    int64     `json:"refunded,omitempty" jsonschema:"amount refunded so far, smallest unit"`
+	Description string    `json:"description,omitempty"`
+	CreatedAt   time.Time `json:"created_at,omitzero"`
+}
+
+// Refund is refund.v1.
+type Refund struct {
+	Object
+	Money
+	Status    string    `json:"status"`
+	ChargeRef string    `json:"charge_ref,omitempty"`
+	Reason    string    `json:"reason,omitempty"`
+	CreatedAt time.Time `json:"created_at,omitzero"`
+}

@@ -1,0 +1,240 @@
+package slack
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/saas"
+	"github.com/legate-mcp/legate/connectors/saas/model"
+)
+
+// errorCodes are the canonical codes of the errors Slack answers with
+// "ok": false; one not listed is INVALID_ARGUMENT (the call as made will
+// not succeed).
+var errorCodes = map[string]legate.Code{
+	"not_authed": legate.CodeAuthExpired, "invalid_auth": legate.CodeAuthExpired, "token_revoked": legate.CodeAuthExpired,
+	"token_expired": legate.CodeAuthExpired, "account_inactive": legate.CodeAuthExpired, "no_permission": legate.CodePermissionDenied,
+	"missing_scope": legate.CodePermissionDenied, "not_allowed_token_type": legate.CodePermissionDenied,
+	"not_in_channel": legate.CodePermissionDenied, "restricted_action": legate.CodePermissionDenied,
+	"ekm_access_denied": legate.CodePermissionDenied, "access_denied": legate.CodePermissionDenied,
+	"team_access_not_granted": legate.CodePermissionDenied,
+	"channel_not_found":       legate.CodeNotFound, "thread_not_found": legate.CodeNotFound, "message_not_found": legate.CodeNotFound,
+	"is_archived": legate.CodeConflict, "already_reacted": legate.CodeConflict, "cant_update_message": legate.CodeConflict,
+	"ratelimited": legate.CodeRateLimited, "rate_limited": legate.CodeRateLimited,
+	"internal_error": legate.CodeTransient, "fatal_error": legate.CodeTransient, "service_unavailable": legate.CodeTransient,
+	"request_timeout": legate.CodeTransient,
+}
+
+// mapError makes an error of slack-go canonical: Slack's own error
+// answers by their name, HTTP statuses by the toolkit's table, the rest by
+// saas.Classify. ctx is the attempt's.
+func mapError(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	var rl *slack.RateLimitedError
+	var sc slack.StatusCodeError
+	var se slack.SlackErrorResponse
+	switch {
+	case errors.As(err, &rl):
+		return saas.RateLimited("slack", rl.RetryAfter)
+	case errors.As(err, &sc):
+		return saas.StatusError("slack", sc.Code, 0, "Slack answered "+sc.Status)
+	case errors.As(err, &se):
+		code, ok := errorCodes[se.Err]
+		if !ok {
+			code = legate.CodeInvalidArgument
+		}
+		msg := "slack: " + se.Err
+		if se.Needed != "" {
+			msg += " (needed: " + se.Needed + ")"
+		}
+		return &legate.Error{Code: code, Message: msg}
+	}
+	return saas.Classify(ctx, err, "slack")
+}
+
+// The kinds of the refs the connector hands out.
+const (
+	kindChannel = "channel"
+	kindMessage = "message"
+)
+
+// messageID is the provider id of a message, its channel and timestamp.
+func messageID(channel, ts string) string { return channel + "/" + ts }
+
+func splitMessageID(id string) (channel, ts string) {
+	channel, ts, _ = strings.Cut(id, "/")
+	return channel, ts
+}
+
+// channelOf converts a conversation to channel.v1.
+func (c *Connector) channelOf(call *connectors.Call, ch slack.Channel) (model.Channel, error) {
+	if ch.ID == "" {
+		return model.Channel{}, saas.Mapping("slack", "a channel without an id")
+	}
+	out := model.Channel{
+		Object:  c.kit.Object(call, model.ChannelV1, kindChannel, ch.ID),
+		Name:    ch.Name,
+		Topic:   ch.Topic.Value,
+		Private: ch.IsPrivate, Archived: ch.IsArchived, Members: ch.NumMembers,
+	}
+	if ch.Created > 0 {
+		out.CreatedAt = ch.Created.Time().UTC()
+	}
+	meta := map[string]any{}
+	if ch.Purpose.Value != "" {
+		meta["purpose"] = ch.Purpose.Value
+	}
+	if ch.IsGeneral {
+		meta["is_general"] = true
+	}
+	meta["is_member"] = ch.IsMember
+	out.ProviderMetadata = meta
+	return out, nil
+}
+
+// messageOf converts a message of channel to message.v1.
+func (c *Connector) messageOf(call *connectors.Call, channel string, m slack.Message) (model.Message, error) {
+	if m.Timestamp == "" {
+		return model.Message{}, saas.Mapping("slack", "a message without a ts")
+	}
+	out := model.Message{
+		Object:     c.kit.Object(call, model.MessageV1, kindMessage, messageID(channel, m.Timestamp)),
+		ChannelRef: c.kit.Ref(call, kindChannel, channel),
+		Text:       m.Text,
+		SentAt:     tsTime(m.Timestamp),
+		Replies:    m.ReplyCount,
+	}
+	if m.ThreadTimestamp != "" && m.ThreadTimestamp != m.Timestamp {
+		out.ThreadRef = c.kit.Ref(call, kindMessage, messageID(channel, m.ThreadTimestamp))
+	}
+	switch {
+	case m.User != "":
+		out.Sender = &model.Person{ID: m.User, Name: m.Username}
+	case m.BotID != "":
+		out.Sender = &model.Person{ID: m.BotID, Name: m.Username}
+	}
+	meta := map[string]any{"ts": m.Timestamp}
+	if m.SubType != "" {
+		meta["subtype"] = m.SubType
+	}
+	if m.Metadata.EventType != "" {
+		meta["metadata_event_type"] = m.Metadata.EventType
+	}
+	out.ProviderMetadata = meta
+	return out, nil
+}
+
+// tsTime reads a Slack timestamp ("1700000000.000100"); zero if it is not one.
+func tsTime(ts string) time.Time {
+	secs, frac, _ := strings.Cut(ts, ".")
+	s, err := strconv.ParseInt(secs, 10, 64)
+	if err != nil {
+		return time.Time{}
+	}
+	var micros int64
+	if frac != "" {
+		micros, _ = strconv.ParseInt((frac + "000000")[:6], 10, 64)
+	}
+	return time.Unix(s, micros*1000).UTC()
+}
+
+// The metadata a post carries, so that a retry finds it.
+const (
+	metadataEvent = "legate_operation"
+	metadataKey   = "operation"
+)
+
+func markerMetadata(marker string) slack.MsgOption {
+	return slack.MsgOptionMetadata(slack.SlackMetadata{EventType: metadataEvent, EventPayload: map[string]any{metadataKey: marker}})
+}
+
+func hasMarker(m slack.Message, marker string) bool {
+	return m.Metadata.EventType == metadataEvent && m.Metadata.EventPayload[metadataKey] == marker
+}
+
+// findPages bounds the history read looking for a lost post.
+const findPages = 5
+
+// findPost looks for the message with marker in channel (or in the thread
+// of threadTS), posted since since: the post of an earlier attempt.
+func (c *Connector) findPost(ctx context.Context, token, channel, threadTS, marker string, since time.Time) (*slack.Message, error) {
+	api := c.client(token)
+	oldest := strconv.FormatInt(since.Unix(), 10)
+	cursor := ""
+	for range findPages {
+		var msgs []slack.Message
+		var next string
+		if threadTS == "" {
+			resp, err := api.GetConversationHistoryContext(ctx, &slack.GetConversationHistoryParameters{
+				ChannelID: channel, Oldest: oldest, Cursor: cursor, Limit: 200, IncludeAllMetadata: true})
+			if err != nil {
+				return nil, mapError(ctx, err)
+			}
+			msgs, next = resp.Messages, resp.ResponseMetaData.NextCursor
+		} else {
+			var err error
+			msgs, _, next, err = api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
+				ChannelID: channel, Timestamp: threadTS, Oldest: oldest, Cursor: cursor, Limit: 200, IncludeAllMetadata: true})
+			if err != nil {
+				return nil, mapError(ctx, err)
+			}
+		}
+		if i := slices.IndexFunc(msgs, func(m slack.Message) bool { return hasMarker(m, marker) }); i >= 0 {
+			return &msgs[i], nil
+		}
+		if next == "" {
+			return nil, nil
+		}
+		cursor = next
+	}
+	// Not in the pages read: so many messages since that the post, if
+	// any, is out of reach; sending again could duplicate it.
+	return nil, legate.Errorf(legate.CodeConflict, "slack: cannot tell whether an earlier attempt posted: more than %d pages of messages since; check the channel", findPages)
+}
+
+// scope is one OAuth scope and the tools that need it.
+type scope struct {
+	scope string
+	tools []string
+}
+
+func (c *Connector) neededScopes() []scope {
+	out := []scope{
+		{"channels:read", []string{"list_channels"}},
+		{"channels:history", []string{"read_history", "post_message and reply_thread (to find a post whose answer was lost)"}},
+		{"chat:write", []string{"post_message", "reply_thread"}},
+	}
+	if c.cfg.IncludePrivate {
+		out = append(out, scope{"groups:read", []string{"list_channels"}}, scope{"groups:history", []string{"read_history"}})
+	}
+	return out
+}
+
+func scopeNames(s []scope) []string {
+	out := make([]string, len(s))
+	for i, x := range s {
+		out[i] = x.scope
+	}
+	return out
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		if k != "" {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,181 @@
+// Package slack is the "slack" connector: it lists channels, reads their
+// history and threads, posts messages and replies, with a bot token, on
+// the Slack Web API through github.com/slack-go/slack.
+//
+// It is built on connectors/saas: every call is one Slack request (never
+// slack-go's looping helpers, which wait out Retry-After until the context
+// ends), retried a bounded number of times; lists page with signed cursors;
+// channels and messages are named by signed refs; and a post or a reply is
+// made at most once per idempotency key: the message carries the key's
+// marker in its metadata (event_type legate_operation), and an attempt whose
+// answer was lost looks for it in the channel's history or the thread
+// before sending again.
+package slack
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/httpkit"
+	"github.com/legate-mcp/legate/connectors/netguard"
+	"github.com/legate-mcp/legate/connectors/saas"
+)
+
+// Config is a slack instance's configuration.
+type Config struct {
+	// APIURL is the Web API's base URL.
+	APIURL string `yaml:"api_url" default:"https://slack.com/api/" desc:"Base URL of the Slack Web API, ending in /api/ (https://slack-gov.com/api/ for GovSlack)"`
+	// AllowPrivateNetworks lets api_url be a loopback or private address.
+	AllowPrivateNetworks bool `yaml:"allow_private_networks" default:"false" desc:"Allow api_url on loopback, private or link-local addresses (a test server or an internal proxy); refused by default"`
+	// Timeout bounds one request.
+	Timeout legate.Duration `yaml:"timeout" default:"15s" desc:"Time limit of one request to Slack; a request over it is retried, a write only after checking that it did not happen"`
+	// MaxAttempts bounds the requests of one call.
+	MaxAttempts int `yaml:"max_attempts" default:"3" desc:"Attempts per call, the first included (1 to 10); retried on rate limits (honouring Retry-After up to max_retry_wait), 5xx and network errors"`
+	// RetryBackoff is the first wait between attempts.
+	RetryBackoff legate.Duration `yaml:"retry_backoff" default:"500ms" desc:"First wait before a retry when Slack gives no Retry-After; it doubles per attempt, with jitter"`
+	// MaxRetryWait is the longest Retry-After waited.
+	MaxRetryWait legate.Duration `yaml:"max_retry_wait" default:"10s" desc:"Longest wait between attempts; a rate limit asking for more fails the call with RATE_LIMITED and the wait"`
+	// RateLimit bounds the requests the instance sends.
+	RateLimit httpkit.RateLimit `yaml:"rate_limit" desc:"Requests per second the instance sends at most: per_second (0, the default, for no limit) and burst" example:"{per_second: 1, burst: 5}"`
+	// IncludePrivate lists and reads private channels too.
+	IncludePrivate bool `yaml:"include_private" default:"false" desc:"List private channels the bot is in as well as public ones (needs the groups:read and groups:history scopes)"`
+}
+
+// Limits of the configuration and of the tools.
+const (
+	MaxAttemptsLimit = 10
+	// The page sizes of list_channels and read_history.
+	DefaultChannels, MaxChannels = 100, 1000
+	DefaultMessages, MaxMessages = 50, 200
+	// MaxTextBytes bounds the text of a post.
+	MaxTextBytes = 40000
+)
+
+// The credential.
+const credBotToken = "bot_token"
+
+func init() {
+	connectors.Register(connectors.TypeOf(connectors.Info{
+		Name:        "slack",
+		Description: "Slack workspace: list channels, read history and threads, post messages and replies with a bot token",
+		Credentials: []connectors.Credential{
+			{Name: credBotToken, Description: "Bot user OAuth token (xoxb-...) of the Slack app installed in the workspace", Required: true},
+		},
+	}, New))
+}
+
+// Connector is one slack instance.
+type Connector struct {
+	cfg   Config
+	kit   *saas.Kit
+	http  *http.Client
+	tools []connectors.Tool
+}
+
+// New builds an instance from its decoded config; Validate reports an
+// invalid one.
+func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
+	c := &Connector{cfg: *cfg}
+	c.kit = saas.New(inst, saas.Options{
+		Provider: "slack", Credential: credBotToken, RateLimit: cfg.RateLimit,
+		MaxAttempts: cfg.MaxAttempts, Base: time.Duration(cfg.RetryBackoff), MaxWait: time.Duration(cfg.MaxRetryWait), AttemptTimeout: time.Duration(cfg.Timeout),
+	})
+	c.http = netguard.NewClient(netguard.Options{AllowPrivate: cfg.AllowPrivateNetworks, Timeout: time.Duration(cfg.Timeout) + time.Second, MaxRedirects: -1})
+	c.tools = c.newTools()
+	return c, nil
+}
+
+// Validate checks the configuration without I/O.
+func (c *Connector) Validate() error {
+	var errs []error
+	if u, err := url.Parse(c.cfg.APIURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		errs = append(errs, legate.Invalid("api_url", "must be an http or https URL, got %q", c.cfg.APIURL))
+	} else {
+		if !strings.HasSuffix(u.Path, "/") {
+			errs = append(errs, legate.Invalid("api_url", "must end with /, got %q", c.cfg.APIURL))
+		}
+		if u.User != nil || u.RawQuery != "" {
+			errs = append(errs, legate.Invalid("api_url", "must hold no user, password or query"))
+		}
+		if !c.cfg.AllowPrivateNetworks {
+			if err := netguard.CheckHost(u.Host); err != nil {
+				errs = append(errs, legate.Invalid("api_url", "%v", err))
+			}
+		}
+	}
+	if c.cfg.Timeout <= 0 {
+		errs = append(errs, legate.Invalid("timeout", "must be positive"))
+	}
+	if c.cfg.MaxAttempts < 1 || c.cfg.MaxAttempts > MaxAttemptsLimit {
+		errs = append(errs, legate.Invalid("max_attempts", "must be between 1 and %d, got %d", MaxAttemptsLimit, c.cfg.MaxAttempts))
+	}
+	if c.cfg.RetryBackoff <= 0 {
+		errs = append(errs, legate.Invalid("retry_backoff", "must be positive"))
+	}
+	if c.cfg.MaxRetryWait < 0 {
+		errs = append(errs, legate.Invalid("max_retry_wait", "must not be negative"))
+	}
+	errs = append(errs, c.cfg.RateLimit.Validate("rate_limit")...)
+	return errors.Join(errs...)
+}
+
+// Tools lists the instance's tools.
+func (c *Connector) Tools() []connectors.Tool { return c.tools }
+
+// Test calls auth.test and compares the scopes the token has (its
+// X-OAuth-Scopes header) with those the tools need; it reports both
+// through connectors.Reportf and fails when a scope is missing.
+func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) error {
+	call := &connectors.Call{Tool: "test", Credentials: creds}
+	var auth *slack.AuthTestResponse
+	err := c.kit.Read(ctx, call, func(ctx context.Context, token string) error {
+		var err error
+		auth, err = c.client(token).AuthTestContext(ctx)
+		return mapError(ctx, err)
+	})
+	if err != nil {
+		connectors.Reportf(ctx, "auth.test: %v", err)
+		return err
+	}
+	connectors.Reportf(ctx, "auth.test: ok, user %s (%s) on team %s (%s)", auth.User, auth.UserID, auth.Team, auth.TeamID)
+	header := auth.Header.Get("X-OAuth-Scopes")
+	needed := c.neededScopes()
+	if header == "" {
+		connectors.Reportf(ctx, "scopes: Slack did not say which scopes the token has; the tools need %s", strings.Join(scopeNames(needed), ", "))
+		return nil
+	}
+	granted := map[string]bool{}
+	for _, s := range strings.Split(header, ",") {
+		granted[strings.TrimSpace(s)] = true
+	}
+	connectors.Reportf(ctx, "scopes granted: %s", strings.Join(sortedKeys(granted), ", "))
+	var missing []string
+	for _, n := range needed {
+		state := "ok"
+		if !granted[n.scope] {
+			state = "MISSING"
+			missing = append(missing, n.scope)
+		}
+		connectors.Reportf(ctx, "scope %-16s %-7s needed by %s", n.scope, state, strings.Join(n.tools, ", "))
+	}
+	if len(missing) > 0 {
+		return legate.Errorf(legate.CodePermissionDenied, "slack: the token lacks the scopes %s; add them to the Slack app and reinstall it", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// client is a Slack API client with token, on the instance's guarded
+// HTTP client, with slack-go's own retries off: the kit retries.
+func (c *Connector) client(token string) *slack.Client {
+	return slack.New(token, slack.OptionAPIURL(c.cfg.APIURL), slack.OptionHTTPClient(c.http))
+}
+
+var _ connectors.Connector = (*Connector)(nil)
