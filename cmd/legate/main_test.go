@@ -123,7 +123,7 @@ func TestConfigValidate(t *testing.T) {
 
 func TestToolsListAndUnknownCall(t *testing.T) {
 	state := t.TempDir()
-	out, err := runCLI(t, "tools", "list", "--state-dir", state, "--json")
+	out, err := runCLI(t, "tools", "list", "--state-dir", state, "-o", "json")
 	if err != nil || !strings.Contains(out, `"name": "http__request"`) || !strings.Contains(out, `"canonical": "http.request"`) {
 		t.Fatalf("tools list: %v\n%s", err, out)
 	}
