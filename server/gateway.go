@@ -85,6 +85,7 @@ type Gateway struct {
 	approvals   *executor
 	metrics     *audit.Metrics
 	audit       *audit.Writer
+	quarantines *quarantineAudit
 	stop        context.CancelFunc
 	endLife     context.CancelFunc // ends what runs for the gateway's whole life (notifications)
 	background  sync.WaitGroup
@@ -137,6 +138,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		return nil, err
 	}
 	g.audit = audit.NewWriter(opts.Store.Audit(), g.log)
+	g.quarantines = &quarantineAudit{writer: g.audit, log: opts.Store.Audit()}
 	g.metrics = audit.NewMetrics(scrapeSources{g})
 	g.views = newViews(opts.Config.ViewCacheSize, g.metrics)
 	g.approvals = &executor{inbox: g.inbox, policy: g.policy, log: g.log, metrics: g.metrics, catalog: g.Catalog, auditRefused: g.auditRefused}
@@ -448,6 +450,7 @@ func (g *Gateway) Test(ctx context.Context, ids ...string) map[string]error {
 // CLI command needs only StartAudit.
 func (g *Gateway) Start(ctx context.Context) {
 	ctx = g.startAudit(ctx, g.auditRetention())
+	g.quarantines.start()
 	g.upstreams.Start(ctx)
 	g.background.Go(func() { g.approvals.runApproved(ctx) })
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"strings"
 	"time"
 	"unicode"
@@ -64,6 +65,10 @@ func textHash(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:6])
 }
+
+// decisionReplay is the decision of an audit row for a call that returned
+// the stored outcome of an approved request instead of running the tool.
+const decisionReplay = "replay"
 
 // Outcomes of calls refused before the call path.
 const (
@@ -129,12 +134,17 @@ func (g *Gateway) observe(next Handler) Handler {
 		if res != nil {
 			size = res.Size
 		}
-		g.audit.Add(store.AuditRow{
+		row := store.AuditRow{
 			Time: r.Start, Principal: r.Caller.Principal, Tenant: r.Caller.Tenant, Session: r.Caller.Session,
 			Tool: r.Entry.Canonical, Source: source, Class: string(r.Class),
 			Decision: string(r.Decision.Action), Rule: r.Decision.RuleName(r.Class), ApprovalID: r.ApprovalID,
 			Outcome: outcome, Latency: latency, ArgsHash: r.ArgsHash, ResultSize: size,
-		})
+		}
+		if r.Replay {
+			row.Decision = decisionReplay
+			row.Detail = fmt.Sprintf("the stored outcome of approval %s, which ran once already; the tool did not run again", r.ApprovalID)
+		}
+		g.audit.Add(row)
 		return res, err
 	}
 }
