@@ -132,3 +132,14 @@ func TestToolsListAndUnknownCall(t *testing.T) {
 		t.Fatalf("unknown tool: %v", err)
 	}
 }
+
+// An unknown --log-level is an error naming the levels, not info.
+func TestUnknownLogLevel(t *testing.T) {
+	_, err := runCLI(t, "tools", "list", "--log-level", "bogus", "--state-dir", t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), `--log-level "bogus": want debug, info, warn or error`) {
+		t.Fatalf("got %v", err)
+	}
+	if out, err := runCLI(t, "tools", "list", "--log-level", "WARN", "-o", "json", "--state-dir", t.TempDir()); err != nil {
+		t.Fatalf("--log-level WARN: %v\n%s", err, out)
+	}
+}
