@@ -19,5 +19,6 @@
 //
 //	{"error": {"code": "NOT_FOUND", "message": "approval \"ap_x\" not found"}}
 //
-// A [Client] returns it as an [*Error].
+// In front of the API, [JSONErrors] gives the authenticator's refusals
+// the same shape. A [Client] returns it as an [*Error].
 package admin

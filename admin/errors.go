@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 )
 
 // The codes of the admin API's errors. Each HTTP status the API answers
@@ -119,3 +120,43 @@ func (s *statusOnly) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 func (s *statusOnly) WriteHeader(status int) { s.status = status }
+
+// JSONErrors gives the errors of the handlers in front of the API (the
+// authenticator's 401 and 403, written as plain text) the API's error
+// format, their text as the message, so that every error under
+// /admin/v1/ has one shape. Answers in JSON pass as they are.
+func JSONErrors(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pw := &plainErrors{ResponseWriter: w}
+		h.ServeHTTP(pw, r)
+		if pw.status != 0 {
+			writeJSONError(w, pw.status, strings.TrimSpace(string(pw.body)))
+		}
+	})
+}
+
+// plainErrors holds back an error answer that is not JSON, for JSONErrors
+// to write again.
+type plainErrors struct {
+	http.ResponseWriter
+	status int // the error held back; 0 when none
+	body   []byte
+}
+
+func (p *plainErrors) WriteHeader(code int) {
+	if code >= 400 && !strings.HasPrefix(p.Header().Get("Content-Type"), "application/json") {
+		p.status = code
+		return
+	}
+	p.ResponseWriter.WriteHeader(code)
+}
+
+func (p *plainErrors) Write(b []byte) (int, error) {
+	if p.status != 0 {
+		p.body = append(p.body, b...)
+		return len(b), nil
+	}
+	return p.ResponseWriter.Write(b)
+}
+
+func (p *plainErrors) Unwrap() http.ResponseWriter { return p.ResponseWriter }

@@ -140,3 +140,26 @@ func TestClientSurfacesCodeAndMessage(t *testing.T) {
 		t.Errorf("proxy: %v", err)
 	}
 }
+
+// The authenticator's plain-text refusals in front of the API take its
+// error format; JSON answers pass unchanged.
+func TestJSONErrorsRewritesPlainRefusals(t *testing.T) {
+	plain := admin.JSONErrors(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", "Bearer")
+		http.Error(w, "authentication required", http.StatusUnauthorized)
+	}))
+	w := do(plain, "GET", "/admin/v1/approvals", "", "")
+	wantError(t, "plain 401", w, http.StatusUnauthorized, admin.CodeUnauthenticated)
+	if !strings.Contains(w.Body.String(), "authentication required") || w.Header().Get("WWW-Authenticate") != "Bearer" {
+		t.Errorf("message or challenge lost: %s %v", w.Body, w.Header())
+	}
+	forbidden := admin.JSONErrors(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "forbidden: needs the approver role", http.StatusForbidden)
+	}))
+	wantError(t, "plain 403", do(forbidden, "GET", "/admin/v1/approvals", "", ""), http.StatusForbidden, admin.CodePermissionDenied)
+	api := admin.JSONErrors(admin.Handler(newInbox(), &admin.Options{Token: "right"}))
+	wantError(t, "the API's own 404", do(api, "GET", "/admin/v1/approvals/nope", "right", ""), http.StatusNotFound, admin.CodeNotFound)
+	if w := do(api, "GET", "/admin/v1/approvals/a1", "right", ""); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"id": "a1"`) {
+		t.Errorf("a success: %d %s", w.Code, w.Body)
+	}
+}
