@@ -160,3 +160,8 @@ func (p *plainErrors) Write(b []byte) (int, error) {
 }
 
 func (p *plainErrors) Unwrap() http.ResponseWriter { return p.ResponseWriter }
+
+var (
+	_ http.ResponseWriter = (*statusOnly)(nil)
+	_ http.ResponseWriter = (*plainErrors)(nil)
+)
