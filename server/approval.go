@@ -332,6 +332,7 @@ func (x *executor) statusTool() connectors.Tool {
 			}
 			if len(a.Outcome) > 0 {
 				out["outcome"] = a.Outcome
+				noteReplay(ctx, a.ID)
 			}
 			return &legate.Result{Structured: out}, nil
 		})

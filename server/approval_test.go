@@ -188,6 +188,10 @@ func TestApprovalRunsExactlyOnce(t *testing.T) {
 	if s := structured(t, res); s["state"] != "executed" || s["outcome"] == nil {
 		t.Fatalf("approval_status: %v", s)
 	}
+	waitFor(t, "approval_status's audit row, a replay of the approval", func() bool {
+		rows, _ := st.Audit().Query(ctx, store.AuditQuery{Tool: "legate.approval_status"})
+		return len(rows) == 1 && rows[0].Decision == "replay" && rows[0].ApprovalID == id
+	})
 
 	// Changed arguments: a new request, not the old approval.
 	res, _ = gw.Call(ctx, "hooks__send", json.RawMessage(`{"payload":{"order":2}}`), server.CallOptions{})
