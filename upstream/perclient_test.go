@@ -75,3 +75,39 @@ func TestPerClientListChangedStartsNoOtherProcess(t *testing.T) {
 		t.Errorf("%d sessions, want %d", st.Sessions, clients)
 	}
 }
+
+// A per_client upstream back after a failure lists its tools again on the
+// first client session that reaches it, not on one more process.
+func TestPerClientBackAfterFailureStartsNoOtherProcess(t *testing.T) {
+	noLeaks(t)
+	fx := upstreamtest.NewStdio(t)
+	cfg := stdioConfig("pc", fx)
+	cfg.Session = upstream.SessionPerClient
+	// The circuit stays closed: the calls while backing off fail at once.
+	m := newManager(t, memStore(t), upstream.Options{BreakerFailures: 1 << 20}, cfg)
+	if _, err := m.Refresh(context.Background(), "pc"); err != nil {
+		t.Fatal(err)
+	}
+	pidTool := tool(m, "pc", "pid")
+	fx.SetDown(true)
+	owner := clientSession(t)
+	if _, err := callAs(m, pidTool, "", upstream.Client{Session: owner}); err == nil {
+		t.Fatal("a call succeeded while the server does not start")
+	}
+	fx.SetDown(false)
+	before := len(fx.PIDs())
+	var pid int
+	upstreamtest.Eventually(t, 10*time.Second, func() bool {
+		res, err := callAs(m, pidTool, "", upstream.Client{Session: owner})
+		if err != nil || res.IsError {
+			return false // backing off
+		}
+		pid, _ = strconv.Atoi(upstreamtest.Text(res))
+		return true
+	}, "the client never reached the server again")
+	upstreamtest.Eventually(t, 10*time.Second, func() bool { return fx.Lists(pid) >= 1 },
+		"the tools were not listed again on the client's process %d (processes %v)", pid, fx.PIDs())
+	if got := len(fx.PIDs()); got != before+1 {
+		t.Fatalf("%d processes started once the server was back, want 1 (the client's): %v", got-before, fx.PIDs())
+	}
+}
