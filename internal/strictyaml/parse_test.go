@@ -11,10 +11,10 @@ import (
 // the enclosing collection begins.
 func TestParseNamesTheLine(t *testing.T) {
 	for doc, want := range map[string]string{
-		"connectors:\n  - id: web\n   type: http\n":                       "line 3: ",
+		"connectors:\n  - id: web\n   type: http\n":                         "line 3: ",
 		"listen: a\npolicy:\n  defaults: {read: allow\nupstreams: []\n":     "line 3: ",
-		"a: 1\nb: 2\nc: \"open\nd: 4\n":                                    "line ",
-		"name: x\n\tkey: tab\n":                                            "line 2: ",
+		"a: 1\nb: 2\nc: \"open\nd: 4\n":                                     "line ",
+		"name: x\n\tkey: tab\n":                                             "line 2: ",
 		"connectors:\n  - id: a\n    type: http\n  - id: b\n     type: x\n": "line 5: ",
 	} {
 		_, err := strictyaml.Parse([]byte(doc))
