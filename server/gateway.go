@@ -343,11 +343,19 @@ func (g *Gateway) run(ctx context.Context, r *Request) (*Result, error) {
 	return res, nil
 }
 
-// relayable reports whether a call to e can be relayed as bytes
-// (Request.relay): its tool is an upstream's that Relay relays.
-func (g *Gateway) relayable(e *catalog.Entry) bool {
-	t, ok := e.Target.(*upstream.Tool)
-	return ok && g.upstreams.Relayable(t)
+// fastable reports whether the HTTP fast path can answer a call to e
+// (Request.relay): a native tool, whose result it encodes as the SDK
+// would, or an upstream's tool that Relay relays as bytes. Calls of
+// per_client, stdio and SSE upstreams take the SDK's path, which routes
+// their requests to the client.
+func (g *Gateway) fastable(e *catalog.Entry) bool {
+	switch t := e.Target.(type) {
+	case *nativeTool:
+		return true
+	case *upstream.Tool:
+		return g.upstreams.Relayable(t)
+	}
+	return false
 }
 
 // errorResultFor is ErrorResult for a call to e. A tool that declares an
