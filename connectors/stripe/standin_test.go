@@ -295,3 +295,16 @@ func hangUp(w http.ResponseWriter) {
 		conn.Close()
 	}
 }
+
+// cutShort starts an answer and cuts the connection in its middle: the
+// client cannot have the answer, and net/http cannot resend the request
+// by itself (it does so, for a request with an Idempotency-Key, when a
+// reused connection fails before any answer).
+func cutShort(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", "4096")
+	w.WriteHeader(http.StatusOK)
+	w.Write([]byte(`{"id": "re_`))
+	http.NewResponseController(w).Flush()
+	panic(http.ErrAbortHandler)
+}

@@ -5,10 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -515,4 +519,86 @@ func TestConnectionTestReports(t *testing.T) {
 		t.Errorf("report:\n%s", out)
 	}
 	noKey(t, nil, err, out)
+}
+
+// TestKeyNeverShows runs the calls whose answers quote the key (stripe-mock
+// echoes the whole Authorization header in its 401; the front echoes it
+// in other failures) and checks the key in no result, error, report, log
+// line or standard error output, and in no request but as its
+// Authorization.
+func TestKeyNeverShows(t *testing.T) {
+	stderr := captureLogs(t)
+	f := newFront(t)
+	in := build(t, f, "stripe", "max_attempts: 2")
+	live := "sk_live_" + canary // stripe-mock refuses live keys with a 401 that quotes it
+	res, err := in.callWith(t, live, "t1", "get_customer", `{"customer_id":"cus_1"}`, "")
+	wantCode(t, err, legate.CodeAuthExpired)
+	noKey(t, res, err)
+	res, err = in.callWith(t, live, "t1", "create_refund", `{"charge_id":"ch_1"}`, "op-1")
+	wantCode(t, err, legate.CodeAuthExpired)
+	noKey(t, res, err)
+	var lines []string
+	ctx := connectors.WithReporter(context.Background(), func(l string) { lines = append(lines, l) })
+	err = in.c.Test(ctx, connectortest.Creds{"secret_key": live})
+	noKey(t, nil, err, lines...)
+
+	echo := "Bearer " + key
+	answers := []func(w http.ResponseWriter){
+		stripeError(403, "", echo),
+		stripeError(500, "", echo),
+		stripeError(402, "card_declined", echo),
+		func(w http.ResponseWriter) { w.WriteHeader(200); w.Write([]byte("<html>" + echo)) },
+		func(w http.ResponseWriter) { w.WriteHeader(502); w.Write([]byte("<html>" + echo)) },
+	}
+	for i, answer := range answers {
+		f.fault = func(n int, w http.ResponseWriter, r *http.Request) bool { answer(w); return true }
+		for _, tool := range []string{"get_customer", "list_charges", "create_refund"} {
+			args := map[string]string{"get_customer": `{"customer_id":"cus_1"}`, "list_charges": `{}`, "create_refund": `{"charge_id":"ch_1"}`}[tool]
+			res, err := in.call(t, "t1", tool, args, fmt.Sprintf("op-%d", i+2))
+			if err == nil {
+				t.Fatalf("%s succeeded", tool)
+			}
+			noKey(t, res, err)
+		}
+	}
+	f.fault = nil
+	res, err = in.call(t, "t1", "list_charges", `{}`, "")
+	noKey(t, res, err)
+	noKey(t, nil, nil, stderr()...)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, s := range f.requests {
+		if strings.Contains(s.Path+s.Query+s.Body+s.Idempotency+s.Account, canary) {
+			t.Fatalf("the key was sent outside Authorization: %+v", s)
+		}
+	}
+}
+
+// captureLogs sends standard error, the log package and slog to a buffer
+// until the test ends, and returns the function reading what they got.
+func captureLogs(t *testing.T) func() []string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf strings.Builder
+	done := make(chan struct{})
+	go func() { io.Copy(&buf, r); close(done) }()
+	oldErr, oldLog, oldSlog := os.Stderr, log.Writer(), slog.Default()
+	os.Stderr = w
+	log.SetOutput(w)
+	slog.SetDefault(slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	restore := sync.OnceFunc(func() {
+		os.Stderr = oldErr
+		log.SetOutput(oldLog)
+		slog.SetDefault(oldSlog)
+		w.Close()
+		<-done
+	})
+	t.Cleanup(restore)
+	return func() []string {
+		restore()
+		return []string{buf.String()}
+	}
 }
