@@ -161,7 +161,7 @@ func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) erro
 		return err
 	}
 	kind, mode := keyKind(key)
-	connectors.Reportf(ctx, "key: %s, %s mode (from its prefix)", kind, mode)
+	connectors.Reportf(ctx, "key: %s, %s mode (from its prefix); API version %s (stripe-go's)", kind, mode, stripe.APIVersion)
 	if err := c.checkMode(key); err != nil {
 		connectors.Reportf(ctx, "mode: %v", err)
 		return err
@@ -231,16 +231,17 @@ func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) erro
 // get reads path into v through the kit, with the params (nil for none)
 // made for each attempt's context.
 func (c *Connector) get(ctx context.Context, call *connectors.Call, path string, params func(context.Context) stripe.ParamsContainer, v stripe.LastResponseSetter) error {
-	if err := c.modeOf(ctx, call); err != nil {
-		return err
-	}
 	return c.kit.Read(ctx, call, func(ctx context.Context, key string) error {
 		return c.send(ctx, http.MethodGet, path, key, params, v)
 	})
 }
 
-// send makes one request, its error canonical.
+// send makes one request with key, its error canonical; a key of the
+// other mode than the instance's is refused unsent.
 func (c *Connector) send(ctx context.Context, method, path, key string, params func(context.Context) stripe.ParamsContainer, v stripe.LastResponseSetter) error {
+	if err := c.checkMode(key); err != nil {
+		return err
+	}
 	ctx, ans := withAnswer(ctx)
 	var p stripe.ParamsContainer = &stripe.Params{Context: ctx}
 	if params != nil {
@@ -257,18 +258,6 @@ func (c *Connector) send(ctx context.Context, method, path, key string, params f
 		err = c.backend.Call(method, path, key, p, v)
 	}
 	return mapError(ctx, ans, err)
-}
-
-// modeOf checks the mode of the call's key before any request.
-func (c *Connector) modeOf(ctx context.Context, call *connectors.Call) error {
-	if c.cfg.Mode == ModeAny || c.cfg.Mode == "" {
-		return nil
-	}
-	key, err := c.kit.Token(ctx, call)
-	if err != nil {
-		return err
-	}
-	return c.checkMode(key)
 }
 
 // checkMode refuses a key of the other mode than the instance's.

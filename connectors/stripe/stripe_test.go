@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stripe/stripe-go/v82"
+
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/connectors/connectortest"
@@ -426,6 +428,7 @@ func TestFailuresMapToTheirClass(t *testing.T) {
 		"malformed body":             {body(200, `<html>`+echo+`</html>`), legate.CodeAdapterMapping, 1},
 		"wrong type":                 {body(200, `{"id": 42}`), legate.CodeAdapterMapping, 1},
 		"no id":                      {body(200, `{"object": "customer"}`), legate.CodeAdapterMapping, 1},
+		"deleted customer":           {body(200, `{"id": "cus_1", "object": "customer", "deleted": true}`), legate.CodeNotFound, 1},
 		"connection dropped":         {hangUp, legate.CodeTransient, 3},
 		"429 lock_timeout":           {stripeError(429, "lock_timeout", echo), legate.CodeRateLimited, 3},
 	}
@@ -479,7 +482,7 @@ func TestConnectionTestReports(t *testing.T) {
 	}
 	out, err := report(key)
 	for _, want := range []string{
-		"key: a secret key, test mode",
+		"key: a secret key, test mode (from its prefix); API version " + stripe.APIVersion,
 		"GET /v1/account: ok, acct_",
 		"GET /v1/balance: ok, available",
 		"GET /v1/customers?limit=1: ok    Customers read",

@@ -148,9 +148,6 @@ func (c *Connector) createRefund(ctx context.Context, call *connectors.Call, in 
 	case in.Reason != "" && !slices.Contains(refundReasons, in.Reason):
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "stripe: reason: one of %s, got %q", strings.Join(refundReasons, ", "), in.Reason)
 	}
-	if err := c.modeOf(ctx, call); err != nil {
-		return nil, err
-	}
 	out, err := saas.WriteOnce(ctx, c.kit, call, saas.Write[model.Refund]{
 		// Stripe deduplicates by Idempotency-Key: every attempt, and every
 		// retry of the call, sends the same key, so no Find.
