@@ -239,3 +239,5 @@ func formatMoney(amount int64, currency string) string {
 	}
 	return fmt.Sprintf("%s%d.%02d %s", sign, amount/100, amount%100, currency)
 }
+
+var _ http.RoundTripper = (*recorder)(nil)
