@@ -32,11 +32,18 @@ func TestTimedOutRefundIsDoneOnce(t *testing.T) {
 	})
 	r := decode[model.Refund](t, outcome{res, err})
 	posts := f.requestsTo(http.MethodPost, "/v1/refunds")
-	if r.ExternalID != "re_front000001" || len(f.refunds) != 1 || len(posts) != 2 {
-		t.Fatalf("refund %s; %d refunds made by %d requests; want re_front000001, made once by 2", r.ExternalID, len(f.refunds), len(posts))
+	// Two requests, unless the machine is so slow that the replay timed
+	// out too: then more, all with the one key.
+	if r.ExternalID != "re_front000001" || len(f.refunds) != 1 || len(posts) < 2 || len(retries) != len(posts)-1 {
+		t.Fatalf("refund %s; %d refunds made by %d requests, %d retries; want re_front000001, made once", r.ExternalID, len(f.refunds), len(posts), len(retries))
 	}
-	if posts[0].Idempotency != posts[1].Idempotency || f.forwarded[posts[0].Idempotency] != 1 || len(retries) != 1 || retries[0] != "timeout" {
-		t.Fatalf("keys %q and %q, forwarded %v, retries %v", posts[0].Idempotency, posts[1].Idempotency, f.forwarded, retries)
+	for i, p := range posts {
+		if p.Idempotency != posts[0].Idempotency || retries[max(i-1, 0)] != "timeout" {
+			t.Fatalf("request %d: key %q after %q; retries %v", i, p.Idempotency, posts[0].Idempotency, retries)
+		}
+	}
+	if f.forwarded[posts[0].Idempotency] != 1 {
+		t.Fatalf("forwarded %v", f.forwarded)
 	}
 }
 
@@ -49,7 +56,7 @@ func TestNoDuplicateRefundsOverAThousandLostAnswers(t *testing.T) {
 	f := newFront(t)
 	retrying := build(t, f, "stripe", "")
 	giving := build(t, f, "stripe", "max_attempts: 1")
-	timing := build(t, f, "stripe", "timeout: 300ms")
+	timing := build(t, f, "stripe", "timeout: 300ms\nmax_attempts: 5")
 	giving.key, giving.ops = retrying.key, retrying.ops
 	timing.key, timing.ops = retrying.key, retrying.ops
 	f.lose = func(created int, w http.ResponseWriter, r *http.Request) bool {
