@@ -3,7 +3,9 @@ package saas
 import (
 	"context"
 	"crypto/rand"
+	"crypto/subtle"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/legate-mcp/legate"
@@ -62,6 +64,26 @@ type Kit struct {
 	retry    httpkit.Retry
 	ownKey   []byte
 	memory   *MemoryOperations
+	// masks is the mask set of the credential value last resolved:
+	// building one derives every encoded form of the value, which costs
+	// more than a fast provider's answer, so calls with the same value
+	// share it.
+	masks atomic.Pointer[masks]
+}
+
+type masks struct {
+	value string
+	set   *legate.Secrets
+}
+
+// secrets returns the mask set of the credential value token.
+func (k *Kit) secrets(token string) *legate.Secrets {
+	if m := k.masks.Load(); m != nil && subtle.ConstantTimeCompare([]byte(m.value), []byte(token)) == 1 {
+		return m.set
+	}
+	set := legate.NewSecrets(token)
+	k.masks.Store(&masks{value: token, set: set})
+	return set
 }
 
 // New returns the kit of instance inst.
@@ -143,7 +165,7 @@ func (k *Kit) Do(ctx context.Context, call *connectors.Call, fn func(ctx context
 	if err != nil {
 		return err
 	}
-	secrets := legate.NewSecrets(token)
+	secrets := k.secrets(token)
 	start := time.Now()
 	refreshed := false
 	for attempt := 1; ; attempt++ {
@@ -173,7 +195,7 @@ func (k *Kit) Do(ctx context.Context, call *connectors.Call, fn func(ctx context
 				return le
 			}
 			token = fresh
-			secrets = legate.NewSecrets(token)
+			secrets = k.secrets(token)
 			call.Retry("auth")
 			attempt--
 			continue
