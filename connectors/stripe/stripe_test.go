@@ -34,14 +34,6 @@ func TestContract(t *testing.T) {
 	})
 }
 
-func TestSampleBuilds(t *testing.T) {
-	b, err := os.ReadFile("sample.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	connectortest.Build(t, "stripe", "stripe", string(b))
-}
-
 func TestConfigIsValidated(t *testing.T) {
 	tests := map[string]string{
 		"base_url with a path":    "base_url: https://api.stripe.com/v1",
