@@ -24,7 +24,7 @@ import (
 const module = "github.com/legate-mcp/legate"
 
 // helpers are the packages under connectors/ that are not connector types.
-var helpers = []string{"all", "connectortest", "httpkit", "netguard"}
+var helpers = []string{"all", "connectortest", "httpkit", "netguard", "sqlbase"}
 
 type pkg struct {
 	ImportPath string
@@ -76,7 +76,7 @@ func connectorTypeDir(rp string) bool {
 
 // connectorImports are the packages of this module a connector type may
 // import.
-var connectorImports = []string{"", "connectors", "connectors/netguard", "connectors/httpkit"}
+var connectorImports = []string{"", "connectors", "connectors/netguard", "connectors/httpkit", "connectors/sqlbase"}
 
 func TestImportDirection(t *testing.T) {
 	for _, p := range listPackages(t) {
@@ -95,7 +95,7 @@ func TestImportDirection(t *testing.T) {
 			case (strings.HasPrefix(to, "cmd/") || to == "server") && !strings.HasPrefix(from, "cmd/"):
 				t.Errorf("%s imports %s: only cmd may import cmd or server", from, to)
 			case connectorTypeDir(from) && !slices.Contains(connectorImports, to):
-				t.Errorf("connector %s imports %s: a connector imports only the vocabulary, connectors and its kits (netguard, httpkit)", from, to)
+				t.Errorf("connector %s imports %s: a connector imports only the vocabulary, connectors and its kits (netguard, httpkit, sqlbase)", from, to)
 			case from == "connectors" && to != "" && to != "internal/strictyaml":
 				t.Errorf("the connector contract imports %s", to)
 			case connectorTypeDir(to) && from != "connectors/all" && !strings.HasPrefix(from, "cmd/") && !connectorTypeDir(from):
