@@ -37,7 +37,7 @@ type fixture struct {
 	user  string
 }
 
-func setup(t *testing.T) *fixture {
+func setup(t testing.TB) *fixture {
 	t.Helper()
 	raw := sqltest.Env(urlEnv, "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable")
 	ctx := context.Background()
@@ -68,7 +68,7 @@ func setup(t *testing.T) *fixture {
 	return f
 }
 
-func (f *fixture) exec(t *testing.T, sql string, args ...any) {
+func (f *fixture) exec(t testing.TB, sql string, args ...any) {
 	t.Helper()
 	if _, err := f.admin.Exec(context.Background(), sql, args...); err != nil {
 		t.Fatalf("%s: %v", sql, err)
@@ -77,7 +77,7 @@ func (f *fixture) exec(t *testing.T, sql string, args ...any) {
 
 // connector builds an instance on the fixture's database as user (the
 // superuser when empty), with extra config lines.
-func (f *fixture) connector(t *testing.T, user, extra string) connectors.Connector {
+func (f *fixture) connector(t testing.TB, user, extra string) connectors.Connector {
 	t.Helper()
 	if user == "" {
 		user = f.user
@@ -90,7 +90,7 @@ func (f *fixture) connector(t *testing.T, user, extra string) connectors.Connect
 
 // state is what a bypass must never change: the canary's rows, its
 // sequence, the tables of the database, large objects.
-func (f *fixture) state(t *testing.T) string {
+func (f *fixture) state(t testing.TB) string {
 	t.Helper()
 	var s string
 	err := f.admin.QueryRow(context.Background(), `SELECT concat_ws('|',
