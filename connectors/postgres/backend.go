@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/legate-mcp/legate"
@@ -31,33 +33,37 @@ func (c *Connector) Read(ctx context.Context, creds connectors.Credentials, r *s
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.Timeout+grace)
 	defer cancel()
-	tx, err := pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	tx, err := pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: begin(true, r.Timeout, r.Schemas)})
 	if err != nil {
 		return nil, mapError(err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
-	if err := settings(ctx, tx, r.Timeout, searchPath(r.Schemas)); err != nil {
-		return nil, err
-	}
-	rows, err := tx.Query(ctx, r.SQL, append([]any{extended}, r.Args...)...)
+	// numeric comes as text: its exact digits are the JSON number, with no
+	// detour through big integers.
+	rows, err := tx.Query(ctx, r.SQL, append([]any{extended, numericAsText}, r.Args...)...)
 	if err != nil {
 		return nil, mapError(err)
 	}
 	fields := rows.FieldDescriptions()
 	out := &sqlbase.Rows{Columns: make([]sqlbase.Column, len(fields))}
-	oids := make([]uint32, len(fields))
+	tm := tx.Conn().TypeMap()
 	for i, f := range fields {
-		oids[i] = f.DataTypeOID
 		out.Columns[i] = sqlbase.Column{Name: f.Name, Type: c.knownType(tx.Conn(), f.DataTypeOID)}
 	}
 	for len(out.Values) < r.Max && rows.Next() {
-		vals, err := rows.Values()
-		if err != nil {
-			rows.Close()
-			return nil, legate.Errorf(legate.CodeAdapterMapping, "postgres: reading a row: %v", err)
-		}
-		row := make([]any, len(vals))
-		for i, v := range vals {
+		raws := rows.RawValues()
+		row, vals := make([]any, len(raws)), make([]any, len(raws))
+		for i, raw := range raws {
+			v, err := decodeValue(tm, &fields[i], raw)
+			if err != nil {
+				rows.Close()
+				return nil, legate.Errorf(legate.CodeAdapterMapping, "postgres: reading column %s: %v", fields[i].Name, err)
+			}
+			vals[i] = v
+			if s, ok := v.(string); ok && fields[i].DataTypeOID == pgtype.NumericOID {
+				row[i] = sqlbase.Decimal(s)
+				continue
+			}
 			row[i] = jsonValue(v, out.Columns[i].Type)
 		}
 		out.Values = append(out.Values, row)
@@ -71,31 +77,49 @@ func (c *Connector) Read(ctx context.Context, creds connectors.Credentials, r *s
 	}
 	for i, col := range out.Columns {
 		if col.Type == "" {
-			out.Columns[i].Type = c.lookupType(ctx, tx, oids[i])
+			out.Columns[i].Type = c.lookupType(ctx, tx, fields[i].DataTypeOID)
 		}
 	}
 	return out, nil
 }
 
-// searchPath is the search_path of schemas.
-func searchPath(schemas []string) string {
+// begin is the text that opens a transaction, READ ONLY for reads, with
+// its statement timeout and search_path set for it alone: one round trip.
+// It is this package's own text (a number, and schema names from the
+// config quoted as identifiers), the only one sent over the simple
+// protocol, which runs its three statements at once.
+func begin(readOnly bool, timeout time.Duration, schemas []string) string {
 	path := make([]string, len(schemas))
 	for i, s := range schemas {
 		path[i] = pgx.Identifier{s}.Sanitize()
 	}
-	return strings.Join(path, ", ")
+	mode := ""
+	if readOnly {
+		mode = " READ ONLY"
+	}
+	return fmt.Sprintf("BEGIN%s; SET LOCAL statement_timeout = %d; SET LOCAL search_path = %s",
+		mode, max(1, timeout.Milliseconds()), strings.Join(path, ", "))
 }
 
-// settings sets the statement timeout and the search_path of the
-// transaction only.
-func settings(ctx context.Context, tx pgx.Tx, timeout time.Duration, path string) error {
-	ms := fmt.Sprint(max(1, timeout.Milliseconds()))
-	rows, err := tx.Query(ctx, "SELECT set_config('statement_timeout', $1, true), set_config('search_path', $2, true)", extended, ms, path)
-	if err != nil {
-		return mapError(err)
+// numericAsText asks for numeric columns in text format.
+var numericAsText = pgx.QueryResultFormatsByOID{pgtype.NumericOID: pgx.TextFormatCode}
+
+// decodeValue decodes one column as pgx's Rows.Values does; numeric in
+// text format stays its text.
+func decodeValue(tm *pgtype.Map, f *pgconn.FieldDescription, raw []byte) (any, error) {
+	switch {
+	case raw == nil:
+		return nil, nil
+	case f.DataTypeOID == pgtype.NumericOID && f.Format == pgx.TextFormatCode:
+		return string(raw), nil
 	}
-	rows.Close()
-	return mapError(rows.Err())
+	if t, ok := tm.TypeForOID(f.DataTypeOID); ok {
+		return t.Codec.DecodeValue(tm, f.DataTypeOID, f.Format, raw)
+	}
+	if f.Format == pgx.TextFormatCode {
+		return string(raw), nil
+	}
+	return append([]byte{}, raw...), nil
 }
 
 // knownType is the name pgx knows for oid, or "" to look up.
@@ -132,14 +156,11 @@ func (c *Connector) Write(ctx context.Context, creds connectors.Credentials, w *
 		return nil, err
 	}
 	table := c.opTable()
-	tx, err := pool.Begin(ctx)
+	tx, err := pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: begin(false, w.Timeout, c.cfg.Schemas)})
 	if err != nil {
 		return nil, mapError(err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
-	if err := settings(ctx, tx, w.Timeout, searchPath(c.cfg.Schemas)); err != nil {
-		return nil, err
-	}
 	// A second attempt with the key waits here on the first one's row
 	// until that transaction ends, then finds the key taken.
 	claim, err := exec(ctx, tx, "INSERT INTO "+table+" (instance, op_key, stmt_hash) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
