@@ -381,3 +381,76 @@ func TestLayersBelowTheGuard(t *testing.T) {
 		}
 	}
 }
+
+// TestReadOnlyUser gives a user the README's read-only grants and shows
+// that the grants alone, with no guard and no READ ONLY transaction in
+// front of them, refuse what the guard refuses (INTO OUTFILE included,
+// which a READ ONLY transaction lets through); and that a read_only
+// instance offers no execute.
+func TestReadOnlyUser(t *testing.T) {
+	f := setup(t)
+	user := "legate_ro_" + randHex()
+	t.Cleanup(func() { f.admin.Exec("DROP USER IF EXISTS " + user + "@'%'") })
+	f.exec(t, "CREATE USER "+user+"@'%'")
+	f.exec(t, "GRANT SELECT, SHOW VIEW ON "+f.db+".* TO "+user+"@'%'")
+	c := f.connector(t, user, "read_only: true\n")
+	for _, tool := range c.Tools() {
+		if tool.Name == "execute" {
+			t.Fatal("a read_only instance offers execute")
+		}
+	}
+	raw, err := sqltest.Call(t, c, "query", `{"sql": "SELECT COUNT(*) AS n FROM legate_canary"}`, "")
+	if err != nil || !strings.Contains(string(raw), `"rows":[[250]]`) {
+		t.Fatalf("query as the read-only user: %s %v", raw, err)
+	}
+	cfg, _ := driver.ParseDSN(sqltest.Env(dsnEnv, "root@tcp(127.0.0.1:3306)/test"))
+	cfg.User, cfg.Passwd, cfg.DBName = user, "", f.db
+	db, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	before := f.state(t)
+	file := fmt.Sprintf("%s/legate-ro-%s", os.TempDir(), f.db)
+	for _, q := range []string{
+		"INSERT INTO legate_canary (v) VALUES ('x')",
+		"DELETE FROM legate_canary",
+		"SELECT * FROM legate_canary INTO OUTFILE '" + file + "'",
+		"CREATE TABLE legate_pwned (x int)",
+		"SELECT NEXTVAL(legate_canary_seq)",
+		"CREATE TEMPORARY TABLE t (x int)",
+	} {
+		if _, err := db.Exec(q); err == nil {
+			t.Errorf("the read-only user ran %q", q)
+		}
+	}
+	var content sql.NullString
+	if err := db.QueryRow("SELECT LOAD_FILE('/etc/passwd')").Scan(&content); err == nil && content.Valid {
+		t.Error("the read-only user read /etc/passwd with LOAD_FILE")
+	}
+	if _, err := os.Stat(file); err == nil {
+		os.Remove(file)
+		t.Errorf("%s was created", file)
+	}
+	if after := f.state(t); after != before {
+		t.Fatalf("the read-only user changed the database:\n before %s\n after  %s", before, after)
+	}
+}
+
+func TestConnectionTest(t *testing.T) {
+	f := setup(t)
+	if err := f.connector(t, "", "").Test(context.Background(), connectortest.Creds{}); err != nil {
+		t.Fatalf("Test: %v", err)
+	}
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	c := connectortest.Build(t, "mysql", "my", fmt.Sprintf("port: %d\ndatabase: x\nuser: x\ntls: \"false\"\nconnect_timeout: 1s\n", port))
+	defer c.(connectors.Closer).Close()
+	if err := c.Test(context.Background(), connectortest.Creds{}); sqltest.Code(err) != legate.CodeTransient {
+		t.Fatalf("Test of a closed port: %v, want TRANSIENT", err)
+	}
+	if err := f.connector(t, "no_such_user_"+randHex(), "").Test(context.Background(), connectortest.Creds{"password": "x"}); sqltest.Code(err) != legate.CodeAuthExpired {
+		t.Fatalf("Test as an unknown user: %v, want AUTH_EXPIRED", err)
+	}
+}

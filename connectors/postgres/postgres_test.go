@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"strings"
@@ -284,7 +285,7 @@ func TestErrorsAreCanonical(t *testing.T) {
 		"syntax":            {c, "query", "SELECT FROM WHERE", legate.CodeInvalidArgument, "syntax error"},
 		"unknown column":    {c, "query", "SELECT nope FROM legate_canary", legate.CodeInvalidArgument, `column "nope" does not exist`},
 		"permission denied": {r, "query", "SELECT * FROM legate_canary", legate.CodePermissionDenied, "permission denied"},
-		"write denied":      {r, "execute", "DELETE FROM legate_canary", legate.CodePermissionDenied, "may not create it"},
+		"write denied":      {r, "execute", "DELETE FROM legate_canary", legate.CodePermissionDenied, "legate_operations"},
 		"timeout":           {c, "query", "SELECT pg_sleep(5)", legate.CodeTransient, "57014"},
 		"unique violation":  {c, "execute", "INSERT INTO legate_canary (id, v) VALUES (1, 'dup')", legate.CodeConflict, "23505"},
 	}
@@ -398,5 +399,86 @@ func TestLayersBelowTheGuard(t *testing.T) {
 		if after := f.state(t); after != before {
 			t.Fatalf("%q changed the database:\n before %s\n after  %s", sql, before, after)
 		}
+	}
+}
+
+// TestReadOnlyRole gives a role the README's read-only grants and shows
+// that the role alone, with no guard and no READ ONLY transaction in
+// front of it, refuses what the guard refuses; and that a read_only
+// instance offers no execute.
+func TestReadOnlyRole(t *testing.T) {
+	f := setup(t)
+	ctx := context.Background()
+	role := "legate_ro_" + randHex()
+	t.Cleanup(func() {
+		f.admin.Exec(ctx, "DROP OWNED BY "+role)
+		f.admin.Exec(ctx, "DROP ROLE IF EXISTS "+role)
+	})
+	for _, g := range []string{
+		"CREATE ROLE " + role + " LOGIN",
+		"GRANT CONNECT ON DATABASE " + f.db + " TO " + role,
+		"GRANT USAGE ON SCHEMA public TO " + role,
+		"GRANT SELECT ON ALL TABLES IN SCHEMA public TO " + role,
+		"ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT ON TABLES TO " + role,
+		"ALTER ROLE " + role + " SET default_transaction_read_only = on",
+	} {
+		f.exec(t, g)
+	}
+	c := f.connector(t, role, "read_only: true\n")
+	for _, tool := range c.Tools() {
+		if tool.Name == "execute" {
+			t.Fatal("a read_only instance offers execute")
+		}
+	}
+	raw, err := sqltest.Call(t, c, "query", `{"sql": "SELECT count(*) AS n FROM legate_canary"}`, "")
+	if err != nil || !strings.Contains(string(raw), `"rows":[[250]]`) {
+		t.Fatalf("query as the read-only role: %s %v", raw, err)
+	}
+	cfg := f.admin.Config().Copy()
+	cfg.User = role
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	before := f.state(t)
+	file := t.TempDir() + "/role-bypass"
+	for _, sql := range []string{
+		"SET default_transaction_read_only = off; INSERT INTO legate_canary (v) VALUES ('x')",
+		"SET default_transaction_read_only = off; DELETE FROM legate_canary",
+		"SET default_transaction_read_only = off; SELECT nextval('legate_canary_id_seq')",
+		"COPY (SELECT 1) TO PROGRAM 'touch " + file + "'",
+		"SELECT pg_read_file('/etc/passwd')",
+		"SELECT lo_export(lo_from_bytea(0, 'x'::bytea), '" + file + "')",
+		"SET default_transaction_read_only = off; CREATE TABLE legate_pwned (x int)",
+	} {
+		if _, err := conn.Exec(ctx, sql); err == nil {
+			t.Errorf("the read-only role ran %q", sql)
+		}
+		conn.Exec(ctx, "RESET default_transaction_read_only")
+	}
+	if _, err := os.Stat(file); err == nil {
+		t.Errorf("%s was created", file)
+	}
+	if after := f.state(t); after != before {
+		t.Fatalf("the read-only role changed the database:\n before %s\n after  %s", before, after)
+	}
+}
+
+func TestConnectionTest(t *testing.T) {
+	f := setup(t)
+	if err := f.connector(t, "", "").Test(context.Background(), connectortest.Creds{}); err != nil {
+		t.Fatalf("Test: %v", err)
+	}
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	c := connectortest.Build(t, "postgres", "pg", fmt.Sprintf("port: %d\ndatabase: x\nuser: x\nsslmode: disable\nconnect_timeout: 1s\n", port))
+	defer c.(connectors.Closer).Close()
+	if err := c.Test(context.Background(), connectortest.Creds{}); sqltest.Code(err) != legate.CodeTransient {
+		t.Fatalf("Test of a closed port: %v, want TRANSIENT", err)
+	}
+	if err := f.connector(t, "no_such_role_"+randHex(), "").Test(context.Background(), connectortest.Creds{"password": "x"}); sqltest.Code(err) != legate.CodeAuthExpired {
+		t.Fatalf("Test as an unknown role: %v, want AUTH_EXPIRED", err)
 	}
 }

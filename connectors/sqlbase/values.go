@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"strconv"
 	"time"
 )
 
@@ -37,13 +36,14 @@ func Float(f float64) any {
 	return f
 }
 
-// Decimal is the exact decimal text s as a JSON number, or s itself when
-// it is not a finite number (NaN, Infinity).
+// Decimal is the exact decimal text s as a JSON number, however many
+// digits it has, or s itself when it is not a JSON number (NaN,
+// Infinity).
 func Decimal(s string) any {
-	if _, err := strconv.ParseFloat(s, 64); err != nil || !json.Valid([]byte(s)) {
-		return s
+	if s != "" && (s[0] == '-' || isDigit(s[0])) && json.Valid([]byte(s)) {
+		return json.Number(s)
 	}
-	return json.Number(s)
+	return s
 }
 
 // Bytes is binary data in standard base64.
