@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -480,5 +481,38 @@ func TestConnectionTest(t *testing.T) {
 	}
 	if err := f.connector(t, "no_such_role_"+randHex(), "").Test(context.Background(), connectortest.Creds{"password": "x"}); sqltest.Code(err) != legate.CodeAuthExpired {
 		t.Fatalf("Test as an unknown role: %v, want AUTH_EXPIRED", err)
+	}
+}
+
+// TestExecuteConcurrentRetries sends the same write with the same
+// operation key from several callers at once: one writes, the others wait
+// for it and replay its outcome.
+func TestExecuteConcurrentRetries(t *testing.T) {
+	f := setup(t)
+	c := f.connector(t, "", "max_conns: 8\n")
+	const n = 6
+	results := make([]string, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			raw, err := sqltest.Call(t, c, "execute", `{"sql": "INSERT INTO legate_canary (v) VALUES ('concurrent')"}`, "op-same")
+			results[i], errs[i] = string(raw), err
+		})
+	}
+	wg.Wait()
+	fresh := 0
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("call %d: %v", i, errs[i])
+		}
+		if strings.Contains(results[i], `"replayed":false`) {
+			fresh++
+		}
+	}
+	var rows int
+	f.admin.QueryRow(context.Background(), "SELECT count(*) FROM legate_canary WHERE v = 'concurrent'").Scan(&rows)
+	if rows != 1 || fresh != 1 {
+		t.Fatalf("%d rows written, %d calls not replayed; want 1 and 1: %q", rows, fresh, results)
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
 )
@@ -56,6 +58,7 @@ func Call(t testing.TB, c connectors.Connector, name, args, opID string) (json.R
 		if err != nil {
 			t.Fatalf("%s: result does not encode: %v", name, err)
 		}
+		checkOutput(t, tool, b)
 		return b, nil
 	}
 	t.Fatalf("no tool %q", name)
@@ -117,4 +120,26 @@ func readFuzzFile(path string) (string, error) {
 		}
 	}
 	return "", errors.New("no string value")
+}
+
+// checkOutput fails the test when a result does not match the tool's
+// output schema, which clients check it against.
+func checkOutput(t testing.TB, tool connectors.Tool, result []byte) {
+	t.Helper()
+	if tool.OutputSchema == nil {
+		t.Fatalf("%s has no output schema", tool.Name)
+	}
+	var schema jsonschema.Schema
+	if err := json.Unmarshal(tool.OutputSchema, &schema); err != nil {
+		t.Fatalf("%s: output schema: %v", tool.Name, err)
+	}
+	resolved, err := schema.Resolve(nil)
+	if err != nil {
+		t.Fatalf("%s: output schema: %v", tool.Name, err)
+	}
+	var v any
+	json.Unmarshal(result, &v)
+	if err := resolved.Validate(v); err != nil {
+		t.Fatalf("%s: result %s does not match its output schema: %v", tool.Name, result, err)
+	}
 }
