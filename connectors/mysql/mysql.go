@@ -161,8 +161,8 @@ func (c *Connector) connect(ctx context.Context, creds connectors.Credentials) (
 	db.SetMaxOpenConns(c.cfg.MaxConns)
 	db.SetMaxIdleConns(c.cfg.MaxConns)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	if c.db != nil {
-		c.db.Close()
+	if old := c.db; old != nil {
+		go old.Close() // waits for the calls still using it
 	}
 	c.db, c.dbPW, c.probed = db, pw, false
 	return db, nil

@@ -516,3 +516,18 @@ func TestExecuteConcurrentRetries(t *testing.T) {
 		t.Fatalf("%d rows written, %d calls not replayed; want 1 and 1: %q", rows, fresh, results)
 	}
 }
+
+// TestParamsMustMatch: a statement's parameters and params must agree.
+func TestParamsMustMatch(t *testing.T) {
+	f := setup(t)
+	c := f.connector(t, "", "")
+	for _, args := range []string{
+		`{"sql": "SELECT id FROM legate_canary WHERE id > $2", "params": [1]}`,
+		`{"sql": "SELECT id FROM legate_canary WHERE id > $1", "params": [1, 2]}`,
+		`{"sql": "SELECT id FROM legate_canary WHERE id > $1"}`,
+	} {
+		if _, err := sqltest.Call(t, c, "query", args, ""); sqltest.Code(err) != legate.CodeInvalidArgument {
+			t.Errorf("%s: %v, want INVALID_ARGUMENT", args, err)
+		}
+	}
+}

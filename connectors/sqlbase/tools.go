@@ -206,11 +206,8 @@ func (t *tools) page(stmt *Statement, args []any, keyset []string, after []any, 
 				marks[i] = fmt.Sprintf("$%d", next+i+1)
 			}
 		}
-		// Missing user parameters would shift ours: pad them so the
-		// database reports the mismatch, not a wrong page.
-		for len(args) < next {
-			args = append(args, nil)
-		}
+		// Ours follow the highest the statement uses: too few or too many
+		// params then fail on the count, as without a cursor.
 		args = append(args, after...)
 		fmt.Fprintf(&b, " WHERE (%s) > (%s)", strings.Join(cols, ", "), strings.Join(marks, ", "))
 	}
