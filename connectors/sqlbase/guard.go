@@ -40,8 +40,9 @@ var writeStarts = map[Dialect]map[string]bool{
 var writeDenied = map[string]bool{"outfile": true, "dumpfile": true}
 
 // deniedFuncs are functions refused in any statement: they read or write
-// server files, run programs or other statements, change settings, open
-// connections, or signal other sessions. A superuser may call them inside
+// server files, run programs, run statements given as text (which the
+// guard cannot see into), change settings, open connections, or signal
+// other sessions. A superuser may call them inside
 // a READ ONLY transaction, so they must never reach the server. Names are
 // matched lower-case, with or without a schema, quoted or not.
 var deniedFuncs = map[Dialect]map[string]bool{
@@ -50,7 +51,9 @@ var deniedFuncs = map[Dialect]map[string]bool{
 		"pg_promote", "pg_switch_wal", "pg_start_backup", "pg_stop_backup", "pg_notify", "pg_import_system_collations",
 		"pg_log_backend_memory_contexts", "pg_wal_replay_pause", "pg_wal_replay_resume", "pg_drop_replication_slot",
 		"query_to_xml", "query_to_xml_and_xmlschema", "query_to_xmlschema", "cursor_to_xml", "cursor_to_xmlschema",
-		"pg_current_xact_id", "txid_current"),
+		"pg_current_xact_id", "txid_current",
+		// ts_stat and ts_rewrite run the query text they are given.
+		"ts_stat", "ts_rewrite"),
 	MySQL: setOf("load_file", "sys_exec", "sys_eval", "sys_get", "sys_set", "get_lock", "release_lock",
 		"release_all_locks", "master_pos_wait", "source_pos_wait", "master_gtid_wait", "nextval", "setval", "lastval"),
 }
@@ -58,7 +61,8 @@ var deniedFuncs = map[Dialect]map[string]bool{
 // deniedPrefixes are families of functions refused as deniedFuncs are.
 var deniedPrefixes = map[Dialect][]string{
 	Postgres: {"pg_ls_", "pg_read_", "pg_file_", "lo_", "dblink", "pg_advisory", "pg_try_advisory", "pg_create_",
-		"pg_replication_origin", "pg_logical_", "binary_upgrade_", "pg_backup_", "pg_stat_reset"},
+		"pg_replication_origin", "pg_logical_", "binary_upgrade_", "pg_backup_", "pg_stat_reset", "pg_stat_statements_reset",
+		"pg_background"},
 	MySQL: {"sys_"},
 }
 
@@ -145,6 +149,13 @@ func statement(d Dialect, sql string) ([]token, error) {
 	toks, err := lex(d, sql)
 	if err != nil {
 		return nil, refuse("%v", err)
+	}
+	for i, t := range toks {
+		// U&"…" spells a name with escapes (U&"pg\005fread\005ffile" is
+		// pg_read_file) that the name checks would not see through.
+		if d == Postgres && t.kind == tokQuoted && !t.space && i >= 2 && toks[i-1].text == "&" && !toks[i-1].space && wordIs(toks[i-2], "u") {
+			return nil, refuse(`Unicode-escaped identifiers (U&"…") are not allowed: write the name plainly`)
+		}
 	}
 	for len(toks) > 0 && toks[len(toks)-1].kind == tokSemi {
 		toks = toks[:len(toks)-1]
