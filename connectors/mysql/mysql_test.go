@@ -372,6 +372,8 @@ func TestLayersBelowTheGuard(t *testing.T) {
 		"UPDATE legate_canary SET v = 'x'",
 		"DELETE FROM legate_canary",
 		"SELECT 1 /*!; DELETE FROM legate_canary */",
+		"SELECT NEXT VALUE FOR legate_canary_seq",
+		"SELECT NEXTVAL(legate_canary_seq)",
 	} {
 		_, err := b.Read(context.Background(), nil, &sqlbase.ReadRequest{SQL: q, Max: 10, Timeout: time.Second})
 		if err == nil {

@@ -55,14 +55,15 @@ var deniedFuncs = map[Dialect]map[string]bool{
 		// ts_stat and ts_rewrite run the query text they are given.
 		"ts_stat", "ts_rewrite"),
 	MySQL: setOf("load_file", "sys_exec", "sys_eval", "sys_get", "sys_set", "get_lock", "release_lock",
-		"release_all_locks", "master_pos_wait", "source_pos_wait", "master_gtid_wait", "nextval", "setval", "lastval"),
+		"release_all_locks", "master_pos_wait", "source_pos_wait", "master_gtid_wait", "nextval", "setval", "lastval",
+		"wait_for_executed_gtid_set", "wait_until_sql_thread_after_gtids"),
 }
 
 // deniedPrefixes are families of functions refused as deniedFuncs are.
 var deniedPrefixes = map[Dialect][]string{
 	Postgres: {"pg_ls_", "pg_read_", "pg_file_", "lo_", "dblink", "pg_advisory", "pg_try_advisory", "pg_create_",
 		"pg_replication_origin", "pg_logical_", "binary_upgrade_", "pg_backup_", "pg_stat_reset", "pg_stat_statements_reset",
-		"pg_background"},
+		"pg_background", "pg_copy_", "pg_replication_slot", "brin_", "gin_clean_pending_list"},
 	MySQL: {"sys_"},
 }
 
@@ -104,6 +105,9 @@ func CheckRead(d Dialect, sql string) (*Statement, error) {
 		}
 		if d == MySQL && t.kind == tokOp && t.text == ":" && i+1 < len(toks) && toks[i+1].text == "=" && !toks[i+1].space {
 			return nil, refuse("assignments (:=) are not allowed in a read")
+		}
+		if d == MySQL && wordIs(t, "next") && i+2 < len(toks) && wordIs(toks[i+1], "value") && wordIs(toks[i+2], "for") {
+			return nil, refuse("NEXT VALUE FOR takes a sequence value: it is not allowed in a read")
 		}
 		if err := checkFunc(d, toks, i, false); err != nil {
 			return nil, err

@@ -154,6 +154,8 @@ var mysqlCases = []Case{
 	{"get_lock", "SELECT GET_LOCK('legate', 1)", Refused},
 	{"create temporary table", "CREATE TEMPORARY TABLE t (x int)", Refused},
 	{"nextval on sequence", "SELECT NEXTVAL({canary}_seq)", Refused},
+	{"next value for", "SELECT NEXT VALUE FOR {canary}_seq", Refused},
+	{"next value for in a subquery", "SELECT (SELECT NEXT VALUE FOR {canary}_seq) AS n", Refused},
 	{"long sleep", "SELECT SLEEP(30)", Either},
 	{"long benchmark", "SELECT BENCHMARK(10000000000, MD5('x'))", Either},
 	{"long join", "SELECT COUNT(*) FROM seq_1_to_100000 a, seq_1_to_100000 b WHERE a.seq + b.seq = 7", Failed},
