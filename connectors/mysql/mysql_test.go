@@ -28,7 +28,11 @@ import (
 const dsnEnv = "LEGATE_TEST_MYSQL_DSN"
 
 func TestContract(t *testing.T) {
-	connectortest.Run(t, connectortest.Case{Type: "mysql", Config: "database: test\nuser: root\n"})
+	sample, err := os.ReadFile("sample.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	connectortest.Run(t, connectortest.Case{Type: "mysql", Config: string(sample), Credentials: map[string]string{"password": "x"}})
 }
 
 // fixture is a database of its own on the test server, dropped at the end.

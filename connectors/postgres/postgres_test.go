@@ -27,7 +27,11 @@ import (
 const urlEnv = "LEGATE_TEST_POSTGRES_URL"
 
 func TestContract(t *testing.T) {
-	connectortest.Run(t, connectortest.Case{Type: "postgres", Config: "database: test\nuser: postgres\n"})
+	sample, err := os.ReadFile("sample.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	connectortest.Run(t, connectortest.Case{Type: "postgres", Config: string(sample), Credentials: map[string]string{"password": "x"}})
 }
 
 // fixture is a database of its own on the test server, dropped at the end.
