@@ -89,6 +89,7 @@ func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 		Dialect: sqlbase.MySQL, Type: "mysql", Instance: inst.ID,
 		DefaultRows: c.cfg.DefaultRows, MaxRows: c.cfg.MaxRows, Timeout: time.Duration(c.cfg.StatementTimeout),
 		Schemas: c.cfg.Schemas, ReadOnly: c.cfg.ReadOnly, Attempts: c.cfg.WriteAttempts,
+		OperationTable: c.cfg.OperationTable,
 	})
 	return c, nil
 }

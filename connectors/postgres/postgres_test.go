@@ -239,6 +239,12 @@ func TestExecuteWritesOnce(t *testing.T) {
 	if _, err := sqltest.Call(t, c, "execute", `{"sql": "SELECT 1"}`, "op-2"); sqltest.Code(err) != legate.CodeInvalidArgument {
 		t.Fatalf("a read through execute: %v", err)
 	}
+	for _, sql := range []string{`DELETE FROM legate_operations`, `UPDATE public."LEGATE_OPERATIONS" SET stmt_hash = ''`} {
+		args, _ := json.Marshal(map[string]string{"sql": sql})
+		if _, err := sqltest.Call(t, c, "execute", string(args), "op-erase"); sqltest.Code(err) != legate.CodeInvalidArgument {
+			t.Fatalf("%s: %v, want INVALID_ARGUMENT", sql, err)
+		}
+	}
 	// A write without arguments still goes over the extended protocol: a
 	// chained second statement is refused by the server too.
 	raw, err = sqltest.Call(t, c, "execute", `{"sql": "DELETE FROM legate_canary WHERE v = 'written'"}`, "op-3")

@@ -241,3 +241,29 @@ func describe(toks []token, i int) string {
 func refuse(format string, args ...any) *legate.Error {
 	return legate.Errorf(legate.CodeInvalidArgument, "sql guard: "+format, args...)
 }
+
+// References reports whether sql names table (its last part, bare or
+// quoted, in any case): the operation table is refused to execute, so
+// that no statement erases the record that keeps retries from writing
+// twice.
+func References(d Dialect, sql, table string) bool {
+	if i := strings.LastIndexByte(table, '.'); i >= 0 {
+		table = table[i+1:]
+	}
+	toks, err := lex(d, sql)
+	if err != nil {
+		return true
+	}
+	for _, t := range toks {
+		name := t.text
+		if t.kind == tokQuoted {
+			name = name[1 : len(name)-1]
+		} else if t.kind != tokWord {
+			continue
+		}
+		if strings.EqualFold(name, table) {
+			return true
+		}
+	}
+	return false
+}

@@ -117,4 +117,7 @@ type Options struct {
 	// Attempts bounds the transactions of one execute retried after a
 	// serialization failure or deadlock (1: no retry).
 	Attempts int
+	// OperationTable is the table of operation keys, which execute may
+	// not name.
+	OperationTable string
 }

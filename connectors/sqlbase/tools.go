@@ -248,6 +248,9 @@ func (t *tools) execute(ctx context.Context, call *connectors.Call, in *executeA
 	if err != nil {
 		return nil, t.prefix(err)
 	}
+	if t.o.OperationTable != "" && References(t.o.Dialect, stmt.Text, t.o.OperationTable) {
+		return nil, t.invalid("sql guard: the operation table %s keeps retries from writing twice; execute may not name it", t.o.OperationTable)
+	}
 	args, err := t.params(call.Args)
 	if err != nil {
 		return nil, err
