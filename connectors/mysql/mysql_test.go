@@ -494,3 +494,39 @@ func TestExecuteConcurrentRetries(t *testing.T) {
 		t.Fatalf("%d rows written, %d calls not replayed; want 1 and 1: %q", rows, fresh, results)
 	}
 }
+
+// TestKeysetOfTypedColumns pages on DECIMAL, DATETIME and text keys: the
+// cursor binds each value again as its own type.
+func TestKeysetOfTypedColumns(t *testing.T) {
+	f := setup(t)
+	f.exec(t, `CREATE TABLE ledger AS SELECT seq AS id, CAST((seq % 7) * 0.1 AS DECIMAL(10,2)) AS amount,
+		TIMESTAMPADD(MICROSECOND, (seq % 5) * 1500, '2026-01-01 00:00:00.000') AS at, CONCAT('k', seq % 3) AS k
+		FROM seq_1_to_95`)
+	c := f.connector(t, "", "")
+	args := `{"sql": "SELECT amount, at, k, id FROM ledger", "keyset": ["amount", "at", "k", "id"], "limit": 10%s}`
+	seen, cursor := map[string]bool{}, ""
+	for page := 0; page < 20; page++ {
+		extra := ""
+		if cursor != "" {
+			extra = `, "cursor": "` + cursor + `"`
+		}
+		raw, err := sqltest.Call(t, c, "query", fmt.Sprintf(args, extra), "")
+		if err != nil {
+			t.Fatalf("page %d: %v", page, err)
+		}
+		r := decode[queryResult](t, raw)
+		for _, row := range r.Rows {
+			id := row[3].(json.Number).String()
+			if seen[id] {
+				t.Fatalf("page %d: row %s again", page, id)
+			}
+			seen[id] = true
+		}
+		if cursor = r.Next; cursor == "" {
+			break
+		}
+	}
+	if len(seen) != 95 {
+		t.Fatalf("pages gave %d distinct rows, want 95", len(seen))
+	}
+}
