@@ -100,12 +100,39 @@ func Tools(b Backend, o Options) []connectors.Tool {
 			"schemas with their columns, types and nullability, to write a query.", legate.ClassRead, t.schema)),
 	}
 	if !o.ReadOnly {
-		out = append(out, connectors.Returning[ExecResult](connectors.NewTool("execute", fmt.Sprintf("Run exactly one "+
+		execute := connectors.Returning[ExecResult](connectors.NewTool("execute", fmt.Sprintf("Run exactly one "+
 			"data-modifying statement (INSERT, UPDATE, DELETE, %s) with its values bound as parameters (%s) and return the "+
 			"rows affected. Idempotent: a retry of the same call returns the first outcome without writing again.",
-			map[Dialect]string{Postgres: "MERGE", MySQL: "REPLACE"}[o.Dialect], ph), legate.ClassWrite, t.execute)))
+			map[Dialect]string{Postgres: "MERGE", MySQL: "REPLACE"}[o.Dialect], ph), legate.ClassWrite, t.execute))
+		execute.ClassFor = t.classOf
+		out = append(out, execute)
 	}
 	return out
+}
+
+// classOf is the class of one execute call: destructive when the
+// statement deletes rows (DELETE, or MERGE … THEN DELETE) or replaces
+// them (REPLACE), else write — also for arguments that do not parse.
+func (t *tools) classOf(args json.RawMessage) legate.Class {
+	var in struct {
+		SQL string `json:"sql"`
+	}
+	if json.Unmarshal(args, &in) != nil {
+		return legate.ClassWrite
+	}
+	toks, err := lex(t.o.Dialect, in.SQL)
+	if err != nil || len(toks) == 0 {
+		return legate.ClassWrite
+	}
+	if t.o.Dialect == MySQL && wordIs(toks[0], "replace") {
+		return legate.ClassDestructive
+	}
+	for _, tok := range toks {
+		if wordIs(tok, "delete") {
+			return legate.ClassDestructive
+		}
+	}
+	return legate.ClassWrite
 }
 
 type tools struct {

@@ -69,3 +69,34 @@ func TestExecuteRetriesConflictsWithOneKey(t *testing.T) {
 		})
 	}
 }
+
+func TestExecuteClass(t *testing.T) {
+	for _, d := range []sqlbase.Dialect{sqlbase.Postgres, sqlbase.MySQL} {
+		var execute connectors.Tool
+		for _, tool := range sqlbase.Tools(&flaky{}, sqlbase.Options{Dialect: d, Type: "x", DefaultRows: 1, MaxRows: 1}) {
+			if tool.Name == "execute" {
+				execute = tool
+			}
+		}
+		for args, want := range map[string]legate.Class{
+			`{"sql": "INSERT INTO t VALUES (1)"}`:                              legate.ClassWrite,
+			`{"sql": "UPDATE t SET a = 'delete'"}`:                             legate.ClassWrite,
+			`{"sql": "DELETE FROM t WHERE id = 1"}`:                            legate.ClassDestructive,
+			`{"sql": "WITH d AS (SELECT 1) DELETE FROM t"}`:                    legate.ClassDestructive,
+			`{"sql": "MERGE INTO t USING s ON true WHEN MATCHED THEN DELETE"}`: legate.ClassDestructive,
+			`not json`: legate.ClassWrite,
+		} {
+			if got := execute.ClassOf(json.RawMessage(args)); got != want {
+				t.Errorf("%s %s: class %s, want %s", d, args, got, want)
+			}
+		}
+		if d == sqlbase.MySQL {
+			if got := execute.ClassOf(json.RawMessage(`{"sql": "REPLACE INTO t VALUES (1)"}`)); got != legate.ClassDestructive {
+				t.Errorf("REPLACE: class %s", got)
+			}
+			if got := execute.ClassOf(json.RawMessage(`{"sql": "UPDATE t SET a = REPLACE(a, 'x', 'y')"}`)); got != legate.ClassWrite {
+				t.Errorf("the REPLACE function: class %s", got)
+			}
+		}
+	}
+}
