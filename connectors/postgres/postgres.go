@@ -43,6 +43,7 @@ type Config struct {
 	ConnectTimeout   legate.Duration `yaml:"connect_timeout" default:"5s" desc:"Time limit of opening one connection"`
 	DefaultRows      int             `yaml:"default_rows" default:"100" desc:"Rows of a query page when the call gives no limit"`
 	MaxRows          int             `yaml:"max_rows" default:"1000" desc:"Most rows of a query page (at most 1000)"`
+	MaxResultBytes   int             `yaml:"max_result_bytes" default:"4194304" desc:"Most bytes of a query page's rows, measured as JSON roughly; a page is cut before the row that would pass it (truncated), and a single row past it is refused"`
 	MaxConns         int             `yaml:"max_conns" default:"4" desc:"Most open connections of the instance"`
 	OperationTable   string          `yaml:"operation_table" default:"legate_operations" desc:"Table (optionally schema.table) recording the operation key of each execute, written in the write's transaction; created when missing if the role may (README has its DDL)"`
 	WriteAttempts    int             `yaml:"write_attempts" default:"3" desc:"Transactions one execute may take when the server reports a serialization failure or deadlock (1 to 10)"`
@@ -84,7 +85,7 @@ func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 		Dialect: sqlbase.Postgres, Type: "postgres", Instance: inst.ID,
 		DefaultRows: c.cfg.DefaultRows, MaxRows: c.cfg.MaxRows, Timeout: time.Duration(c.cfg.StatementTimeout),
 		Schemas: c.cfg.Schemas, ReadOnly: c.cfg.ReadOnly, Attempts: c.cfg.WriteAttempts,
-		OperationTable: c.cfg.OperationTable,
+		OperationTable: c.cfg.OperationTable, MaxResultBytes: c.cfg.MaxResultBytes,
 	})
 	return c, nil
 }
@@ -94,7 +95,7 @@ func (c *Connector) Validate() error {
 	errs := sqlbase.ValidateCommon(sqlbase.Common{
 		Host: c.cfg.Host, Port: c.cfg.Port, Database: c.cfg.Database, User: c.cfg.User, Schemas: c.cfg.Schemas,
 		StatementTimeout: c.cfg.StatementTimeout, ConnectTimeout: c.cfg.ConnectTimeout, DefaultRows: c.cfg.DefaultRows,
-		MaxRows: c.cfg.MaxRows, MaxConns: c.cfg.MaxConns, OperationTable: c.cfg.OperationTable, WriteAttempts: c.cfg.WriteAttempts,
+		MaxRows: c.cfg.MaxRows, MaxResultBytes: c.cfg.MaxResultBytes, MaxConns: c.cfg.MaxConns, OperationTable: c.cfg.OperationTable, WriteAttempts: c.cfg.WriteAttempts,
 	})
 	if !slices.Contains(sslModes, c.cfg.SSLMode) {
 		errs = append(errs, legate.Invalid("sslmode", "must be one of %s, not %q", strings.Join(sslModes, ", "), c.cfg.SSLMode))

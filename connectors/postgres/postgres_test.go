@@ -587,3 +587,45 @@ func TestKeysetOfTypedColumns(t *testing.T) {
 		t.Fatalf("pages gave %d distinct rows, want 95", len(seen))
 	}
 }
+
+// TestResultBytesCut: a page stops before the row that would pass
+// max_result_bytes, marked truncated, and its cursor continues after the
+// last row given; a row alone past it is refused.
+func TestResultBytesCut(t *testing.T) {
+	f := setup(t)
+	c := f.connector(t, "", "max_result_bytes: 2048\n")
+	args := `{"sql": "SELECT id, repeat('x', 200) AS pad FROM legate_canary", "keyset": ["id"], "limit": 50%s}`
+	seen, cursor := 0, ""
+	for page := 0; page < 100; page++ {
+		extra := ""
+		if cursor != "" {
+			extra = `, "cursor": "` + cursor + `"`
+		}
+		raw, err := sqltest.Call(t, c, "query", fmt.Sprintf(args, extra), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(raw) > 2048+512 {
+			t.Fatalf("page %d is %d bytes", page, len(raw))
+		}
+		r := decode[queryResult](t, raw)
+		if len(r.Rows) == 0 || len(r.Rows) >= 50 {
+			t.Fatalf("page %d: %d rows", page, len(r.Rows))
+		}
+		for _, row := range r.Rows {
+			seen++
+			if id, _ := row[0].(json.Number).Int64(); id != int64(seen) {
+				t.Fatalf("page %d: row %d, want %d", page, id, seen)
+			}
+		}
+		if cursor = r.Next; cursor == "" {
+			break
+		}
+	}
+	if seen != 250 {
+		t.Fatalf("pages gave %d rows, want 250", seen)
+	}
+	if _, err := sqltest.Call(t, c, "query", `{"sql": "SELECT repeat('x', 5000)"}`, ""); sqltest.Code(err) != legate.CodeInvalidArgument {
+		t.Fatalf("a row past max_result_bytes: %v", err)
+	}
+}

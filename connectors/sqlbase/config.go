@@ -18,6 +18,7 @@ type Common struct {
 	ConnectTimeout   legate.Duration
 	DefaultRows      int
 	MaxRows          int
+	MaxResultBytes   int
 	MaxConns         int
 	OperationTable   string
 	WriteAttempts    int
@@ -58,6 +59,9 @@ func ValidateCommon(c Common) []error {
 	}
 	if c.DefaultRows < 1 || c.DefaultRows > max(c.MaxRows, 1) {
 		errs = append(errs, legate.Invalid("default_rows", "must be between 1 and max_rows (%d), got %d", c.MaxRows, c.DefaultRows))
+	}
+	if c.MaxResultBytes < 1024 || c.MaxResultBytes > 64<<20 {
+		errs = append(errs, legate.Invalid("max_result_bytes", "must be between 1024 and 67108864 (64 MiB), got %d", c.MaxResultBytes))
 	}
 	if c.MaxConns < 1 || c.MaxConns > 1000 {
 		errs = append(errs, legate.Invalid("max_conns", "must be between 1 and 1000, got %d", c.MaxConns))

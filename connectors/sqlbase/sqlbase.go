@@ -107,6 +107,9 @@ type Options struct {
 	Instance string
 	// DefaultRows and MaxRows bound a page.
 	DefaultRows, MaxRows int
+	// MaxResultBytes bounds a page's rows, as their JSON would measure
+	// roughly: a page is cut (truncated) before the row that would pass it.
+	MaxResultBytes int
 	// Timeout is the statement timeout of query and execute.
 	Timeout time.Duration
 	// Schemas are the schemas (postgres) or databases (mysql) schema

@@ -199,13 +199,60 @@ func (t *tools) query(ctx context.Context, call *connectors.Call, in *queryArgs)
 	if len(res.Rows) > limit {
 		res.Rows, res.Truncated = res.Rows[:limit], true
 	}
+	if n, err := t.fit(res.Rows); err != nil {
+		return nil, err
+	} else if n < len(res.Rows) {
+		res.Rows, res.Truncated = res.Rows[:n], true
+	}
 	res.RowCount = len(res.Rows)
 	if res.Truncated && len(in.Keyset) > 0 {
-		if res.NextCursor, err = t.cursor(rows, in.Keyset, hash, limit); err != nil {
+		if res.NextCursor, err = t.cursor(rows, in.Keyset, hash, len(res.Rows)); err != nil {
 			return nil, err
 		}
 	}
 	return &legate.Result{Structured: res}, nil
+}
+
+// fit returns how many of rows fit in MaxResultBytes (0: no bound); a
+// first row alone past it is an error, as no page could hold it.
+func (t *tools) fit(rows [][]any) (int, error) {
+	if t.o.MaxResultBytes <= 0 {
+		return len(rows), nil
+	}
+	total := 0
+	for i, row := range rows {
+		total += size(row)
+		if total > t.o.MaxResultBytes {
+			if i == 0 {
+				return 0, t.invalid("the first row is about %d bytes, over max_result_bytes (%d): select fewer or shorter columns (e.g. left(col, 1000))", total, t.o.MaxResultBytes)
+			}
+			return i, nil
+		}
+	}
+	return len(rows), nil
+}
+
+// size is about the length of v in JSON.
+func size(v any) int {
+	switch x := v.(type) {
+	case string:
+		return len(x) + 3
+	case json.Number:
+		return len(x) + 1
+	case []any:
+		n := 2
+		for _, e := range x {
+			n += size(e)
+		}
+		return n
+	case map[string]any:
+		n := 2
+		for k, e := range x {
+			n += len(k) + 4 + size(e)
+		}
+		return n
+	}
+	return 8
 }
 
 // page wraps the statement for one page: with a keyset, ordered by it and
@@ -243,12 +290,12 @@ func (t *tools) page(stmt *Statement, args []any, keyset []string, after []any, 
 }
 
 // cursor is the next page's cursor: the keyset values of the last row of
-// this page.
-func (t *tools) cursor(rows *Rows, keyset []string, hash string, limit int) (string, error) {
-	if len(rows.Raw) < limit {
+// this page, the n-th.
+func (t *tools) cursor(rows *Rows, keyset []string, hash string, n int) (string, error) {
+	if len(rows.Raw) < n || n < 1 {
 		return "", legate.Errorf(legate.CodeAdapterMapping, "%s: the driver's rows were not kept for the cursor", t.o.Type)
 	}
-	last := rows.Raw[limit-1]
+	last := rows.Raw[n-1]
 	st := pageState{Query: hash}
 	for _, k := range keyset {
 		i := -1
