@@ -1,0 +1,228 @@
+package email
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/mail"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/emersion/go-imap/v2"
+	gomail "github.com/wneessen/go-mail"
+
+	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/saas"
+	"github.com/legate-mcp/legate/connectors/saas/model"
+)
+
+// check validates a message to compose, every problem named.
+func (in *composeIn) check() error {
+	n := len(in.To) + len(in.Cc) + len(in.Bcc)
+	switch {
+	case len(in.To) == 0:
+		return legate.Errorf(legate.CodeInvalidArgument, "email: to: at least one recipient is needed")
+	case n > MaxRecipients:
+		return legate.Errorf(legate.CodeInvalidArgument, "email: at most %d recipients in to, cc and bcc together, got %d", MaxRecipients, n)
+	case len(in.Text) > MaxTextBytes:
+		return legate.Errorf(legate.CodeInvalidArgument, "email: text: at most %d bytes, got %d", MaxTextBytes, len(in.Text))
+	case strings.ContainsAny(in.Subject, "\r\n"):
+		return legate.Errorf(legate.CodeInvalidArgument, "email: subject: must be one line")
+	case len(in.Subject) > 900:
+		return legate.Errorf(legate.CodeInvalidArgument, "email: subject: at most 900 bytes, got %d", len(in.Subject))
+	}
+	for _, f := range []struct {
+		name  string
+		addrs []string
+	}{{"to", in.To}, {"cc", in.Cc}, {"bcc", in.Bcc}} {
+		for _, a := range f.addrs {
+			if _, err := mail.ParseAddress(a); err != nil || strings.ContainsAny(a, "\r\n") {
+				return legate.Errorf(legate.CodeInvalidArgument, "email: %s: %q is not an email address", f.name, a)
+			}
+		}
+	}
+	return nil
+}
+
+// messageID is the Message-ID (without brackets) of the write whose
+// marker is marker: the same for every retry of one call.
+func (c *Connector) messageID(marker string) string {
+	domain := "legate.invalid"
+	if at := strings.LastIndexByte(c.from.Address, '@'); at >= 0 {
+		domain = c.from.Address[at+1:]
+	}
+	return marker + "@" + domain
+}
+
+// compose builds the message with Message-ID id.
+func (c *Connector) compose(in *composeIn, id string) (*gomail.Msg, error) {
+	m := gomail.NewMsg()
+	err := m.FromFormat(c.from.Name, c.from.Address)
+	if err == nil {
+		err = m.To(in.To...)
+	}
+	if err == nil && len(in.Cc) > 0 {
+		err = m.Cc(in.Cc...)
+	}
+	if err == nil && len(in.Bcc) > 0 {
+		err = m.Bcc(in.Bcc...)
+	}
+	if err != nil {
+		return nil, legate.Errorf(legate.CodeInvalidArgument, "email: %v", err)
+	}
+	m.Subject(in.Subject)
+	m.SetMessageIDWithValue(id)
+	m.SetDate()
+	m.SetBodyString(gomail.TypeTextPlain, in.Text)
+	return m, nil
+}
+
+// composed is the message.v1 of a message this connector wrote.
+func (c *Connector) composed(in *composeIn, m *model.Message, id string) {
+	m.Subject, m.Text = in.Subject, in.Text
+	m.Sender = &model.Person{ID: c.from.Address, Name: c.from.Name}
+	for _, r := range []struct {
+		role  string
+		addrs []string
+	}{{"to", in.To}, {"cc", in.Cc}, {"bcc", in.Bcc}} {
+		for _, a := range r.addrs {
+			if pa, err := mail.ParseAddress(a); err == nil {
+				m.Recipients = append(m.Recipients, model.Recipient{Person: model.Person{ID: pa.Address, Name: pa.Name}, Role: r.role})
+			}
+		}
+	}
+	if m.ProviderMetadata == nil {
+		m.ProviderMetadata = map[string]any{}
+	}
+	m.ProviderMetadata["message_id"] = "<" + id + ">"
+}
+
+func (c *Connector) draft(ctx context.Context, call *connectors.Call, in *composeIn) (*legate.Result, error) {
+	if err := in.check(); err != nil {
+		return nil, err
+	}
+	folder := c.cfg.DraftsFolder
+	out, err := saas.WriteOnce(ctx, c.imapKit, call, saas.Write[model.Message]{
+		Send: func(ctx context.Context, password, marker string) (*model.Message, error) {
+			var out *model.Message
+			err := c.session(ctx, password, func(ctx context.Context, s *session) error {
+				id := c.messageID(marker)
+				// APPEND is not idempotent: look for the draft first, in case
+				// an attempt whose answer was lost saved it.
+				m, err := c.findDraft(ctx, call, s, folder, id)
+				if err != nil || m != nil {
+					out = m
+					return err
+				}
+				msg, err := c.compose(in, id)
+				if err != nil {
+					return err
+				}
+				var buf bytes.Buffer
+				if _, err := msg.WriteTo(&buf); err != nil {
+					return legate.Errorf(legate.CodeInvalidArgument, "email: composing the draft: %v", err)
+				}
+				cmd := s.c.Append(folder, int64(buf.Len()), &imap.AppendOptions{Flags: []imap.Flag{imap.FlagDraft, imap.FlagSeen}})
+				if _, err := cmd.Write(buf.Bytes()); err != nil {
+					cmd.Close()
+					return err
+				}
+				if err := cmd.Close(); err != nil {
+					return err
+				}
+				data, err := cmd.Wait()
+				if err != nil {
+					return mapIMAP(ctx, err, "saving the draft to "+strconv.Quote(folder))
+				}
+				if data.UID != 0 && data.UIDValidity != 0 {
+					m := model.Message{Object: c.imapKit.Object(call, model.MessageV1, kindMessage, externalID(folder, data.UIDValidity, data.UID)),
+						Labels: []string{"draft", "seen"}, ReceivedAt: time.Now().UTC()}
+					m.ProviderMetadata = map[string]any{"folder": folder}
+					out = &m
+				} else if out, err = c.findDraft(ctx, call, s, folder, id); err == nil && out == nil {
+					return saas.Mapping("email", "the saved draft is not found in %q by its Message-ID", folder)
+				}
+				if err == nil {
+					c.composed(in, out, id)
+				}
+				return err
+			})
+			return out, err
+		},
+		Find: func(ctx context.Context, password, marker string, _ time.Time) (*model.Message, error) {
+			var out *model.Message
+			err := c.session(ctx, password, func(ctx context.Context, s *session) error {
+				var err error
+				out, err = c.findDraft(ctx, call, s, folder, c.messageID(marker))
+				return err
+			})
+			return out, err
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if out.Text == "" && in.Text != "" {
+		c.composed(in, out, c.messageID(c.imapKit.Marker(call)))
+	}
+	return &legate.Result{Structured: out, Text: fmt.Sprintf("draft saved in %s: %q to %s (%s)", folder, in.Subject, strings.Join(in.To, ", "), out.Ref)}, nil
+}
+
+// findDraft looks for the message with Message-ID id in folder.
+func (c *Connector) findDraft(ctx context.Context, call *connectors.Call, s *session, folder, id string) (*model.Message, error) {
+	sel, err := s.c.Select(folder, nil).Wait()
+	if err != nil {
+		return nil, mapIMAP(ctx, err, "drafts folder "+strconv.Quote(folder))
+	}
+	data, err := s.c.UIDSearch(&imap.SearchCriteria{Header: []imap.SearchCriteriaHeaderField{{Key: "Message-ID", Value: "<" + id + ">"}}}, nil).Wait()
+	if err != nil {
+		return nil, mapIMAP(ctx, err, "search")
+	}
+	uids := data.AllUIDs()
+	if len(uids) == 0 {
+		return nil, nil
+	}
+	bufs, err := s.c.Fetch(imap.UIDSetNum(uids[0]), summaryOptions).Collect()
+	if err != nil || len(bufs) == 0 {
+		return nil, mapIMAP(ctx, err, "fetch")
+	}
+	m := c.messageOf(call, folder, sel.UIDValidity, bufs[0])
+	return &m, nil
+}
+
+func (c *Connector) send(ctx context.Context, call *connectors.Call, in *composeIn) (*legate.Result, error) {
+	if err := in.check(); err != nil {
+		return nil, err
+	}
+	out, err := saas.WriteOnce(ctx, c.smtpKit, call, saas.Write[Sent]{
+		Send: func(ctx context.Context, password, marker string) (*Sent, error) {
+			return c.sendOnce(ctx, call, in, password, marker)
+		},
+		Find: func(ctx context.Context, _, marker string, _ time.Time) (*Sent, error) {
+			box := c.outbox(call)
+			pending, _, err := box.state(ctx)
+			if err != nil || !pending {
+				return nil, err
+			}
+			return c.sent(call, in, c.messageID(marker), "unconfirmed"), nil
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	text := fmt.Sprintf("sent %q to %s: %s", in.Subject, strings.Join(in.To, ", "), out.Delivery)
+	if out.Delivery == "unconfirmed" {
+		text += " (an earlier attempt reached the end of the message but its answer was lost; it was not sent again)"
+	}
+	return &legate.Result{Structured: out, Text: text}, nil
+}
+
+// sent is the result of a send with Message-ID id.
+func (c *Connector) sent(call *connectors.Call, in *composeIn, id, delivery string) *Sent {
+	out := &Sent{Message: model.Message{Object: c.smtpKit.Object(call, model.MessageV1, "sent", "<"+id+">")}, Delivery: delivery}
+	c.composed(in, &out.Message, id)
+	out.SentAt = time.Now().UTC().Truncate(time.Second)
+	return out
+}
