@@ -220,15 +220,16 @@ func (c *Connector) authError(proto, user, cred string, code any) *legate.Error 
 }
 
 // tlsError is a failed TLS handshake or STARTTLS: a certificate the
-// machine does not trust, or a server without TLS, is a configuration
-// problem, not worth retrying.
+// machine does not trust, a server that speaks no TLS on that port or
+// offers no STARTTLS is a configuration problem, not worth retrying; a
+// network failure stays one.
 func tlsError(proto string, err error) error {
-	var cv *tls.CertificateVerificationError
-	var rh tls.RecordHeaderError
-	if errors.As(err, &cv) || errors.As(err, &rh) || errors.Is(err, io.EOF) && proto == "imap" {
-		return legate.Errorf(legate.CodeInvalidArgument, "email: %s TLS failed: %v; check %s_security and %s_port", proto, err, proto, proto)
+	var ne net.Error
+	if errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return err
 	}
-	return err
+	return &legate.Error{Code: legate.CodeInvalidArgument, Err: err,
+		Message: fmt.Sprintf("email: %s TLS failed: %v; check %s_security and %s_port", proto, err, proto, proto)}
 }
 
 // mapIMAP makes an IMAP failure canonical: the server's NO and BAD by
