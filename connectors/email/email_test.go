@@ -1,14 +1,22 @@
 package email_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/emersion/go-imap/v2"
+	"github.com/emersion/go-imap/v2/imapserver"
+	"github.com/emersion/go-imap/v2/imapserver/imapmemserver"
 
 	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/connectors/connectortest"
 	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
@@ -314,4 +322,123 @@ func TestDraftToAMissingFolderIsNotFound(t *testing.T) {
 	in := build(t, s, "email", "drafts_folder: Brouillons")
 	_, err := in.call(t, "t1", "draft", `{"to":["bob@example.com"],"subject":"x","text":"y"}`, "op-1")
 	wantCode(t, err, legate.CodeNotFound)
+}
+
+// A server without UIDPLUS does not say which UID an APPEND got: the
+// draft is then found by its Message-ID.
+func TestDraftWithoutUIDPlus(t *testing.T) {
+	s := newStandinWith(t, imap.CapSet{imap.CapIMAP4rev1: {}}, func(s imapserver.Session) imapserver.Session { return noAppendUID{s} })
+	in := build(t, s, "email", "")
+	res, err := in.call(t, "t1", "draft", `{"to":["bob@example.com"],"subject":"Plan","text":"Draft body"}`, "op-1")
+	d := must[model.Message](t, res, err)
+	res, err = in.call(t, "t1", "read", fmt.Sprintf(`{"message":%q}`, d.Ref), "")
+	if r := must[model.Message](t, res, err); r.Text != "Draft body" || s.count(t, "Drafts") != 1 {
+		t.Fatalf("read back %+v, %d drafts", r, s.count(t, "Drafts"))
+	}
+}
+
+// A rotated password is used at once: a pooled connection logged in with
+// the old one is not reused for it, nor for anyone still holding the old.
+func TestRotatedPasswordIsNotServedByPooledConnections(t *testing.T) {
+	s := newStandin(t)
+	seedInbox(t, s, 2)
+	in := build(t, s, "email", "")
+	if _, err := in.call(t, "t1", "search", `{}`, ""); err != nil {
+		t.Fatal(err)
+	}
+	rotated := imapmemserver.NewUser(user, imapPassword+"-2")
+	for _, f := range []string{"INBOX", "Drafts"} {
+		rotated.Create(f, nil)
+	}
+	s.mem.AddUser(rotated)
+	in.creds["imap_password"] = imapPassword + "-2"
+	if _, err := in.call(t, "t1", "search", `{}`, ""); err != nil {
+		t.Fatalf("with the new password: %v", err)
+	}
+	in.creds["imap_password"] = imapPassword
+	_, err := in.call(t, "t1", "search", `{}`, "")
+	wantCode(t, err, legate.CodeAuthExpired)
+}
+
+// cutter is a TCP proxy to addr whose connections can all be cut, as a
+// server dropping idle clients does.
+type cutter struct {
+	addr  string
+	mu    sync.Mutex
+	conns []net.Conn
+	dials int
+}
+
+func newCutter(t *testing.T, to string) *cutter {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	c := &cutter{addr: ln.Addr().String()}
+	go func() {
+		for {
+			in, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("tcp", to)
+			if err != nil {
+				in.Close()
+				continue
+			}
+			c.mu.Lock()
+			c.conns = append(c.conns, in, out)
+			c.dials++
+			c.mu.Unlock()
+			go func() { io.Copy(out, in); out.Close() }()
+			go func() { io.Copy(in, out); in.Close() }()
+		}
+	}()
+	return c
+}
+
+func (c *cutter) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.dials
+}
+
+func (c *cutter) cut() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, conn := range c.conns {
+		conn.Close()
+	}
+	c.conns = nil
+}
+
+// Calls reuse one IMAP connection; one the server dropped meanwhile is
+// replaced within the call, without a retry or an error.
+func TestPooledConnectionIsReusedAndReplaced(t *testing.T) {
+	s := newStandin(t)
+	seedInbox(t, s, 3)
+	proxy := newCutter(t, s.imapAddr)
+	s.imapAddr = proxy.addr
+	in := build(t, s, "email", "")
+	retries := 0
+	run := func() {
+		t.Helper()
+		res, err := in.tool(t, "search").Run(context.Background(), &connectors.Call{Tool: "search", Args: json.RawMessage(`{}`),
+			Caller: connectors.Caller{Tenant: "t1"}, Credentials: in.creds, Key: func() []byte { return in.key }, Retried: func(string) { retries++ }})
+		if l := must[saas.List[model.Message]](t, res, err); len(l.Items) != 3 {
+			t.Fatalf("%d items", len(l.Items))
+		}
+	}
+	for range 5 {
+		run()
+	}
+	if n := proxy.count(); n != 1 {
+		t.Fatalf("%d connections for 5 calls; want 1", n)
+	}
+	proxy.cut()
+	run()
+	if n := proxy.count(); n != 2 || retries != 0 {
+		t.Fatalf("%d connections, %d retries after the cut; want 2 and 0", n, retries)
+	}
 }

@@ -40,6 +40,7 @@ const (
 // an SMTP server (go-smtp) in process, on 127.0.0.1.
 type standin struct {
 	imapAddr, smtpAddr string
+	mem                *imapmemserver.Server
 	user               *imapmemserver.User
 
 	mu         sync.Mutex
@@ -65,8 +66,16 @@ type delivery struct {
 
 func newStandin(t testing.TB) *standin {
 	t.Helper()
+	return newStandinWith(t, imap.CapSet{imap.CapIMAP4rev1: {}, imap.CapIMAP4rev2: {}}, nil)
+}
+
+// newStandinWith is a stand-in whose IMAP server announces caps, its
+// sessions wrapped by wrap when set.
+func newStandinWith(t testing.TB, caps imap.CapSet, wrap func(imapserver.Session) imapserver.Session) *standin {
+	t.Helper()
 	s := &standin{}
 	mem := imapmemserver.New()
+	s.mem = mem
 	s.user = imapmemserver.NewUser(user, imapPassword)
 	mem.AddUser(s.user)
 	for _, f := range []string{"INBOX", "Drafts", "Archive"} {
@@ -77,9 +86,12 @@ func newStandin(t testing.TB) *standin {
 	quiet := log.New(io.Discard, "", 0)
 	isrv := imapserver.New(&imapserver.Options{
 		NewSession: func(*imapserver.Conn) (imapserver.Session, *imapserver.GreetingData, error) {
+			if wrap != nil {
+				return wrap(mem.NewSession()), nil, nil
+			}
 			return mem.NewSession(), nil, nil
 		},
-		Caps:         imap.CapSet{imap.CapIMAP4rev1: {}, imap.CapIMAP4rev2: {}},
+		Caps:         caps,
 		InsecureAuth: true,
 		Logger:       quiet,
 	})
@@ -322,4 +334,13 @@ func texts(res *legate.Result, err error) []string {
 		}
 	}
 	return out
+}
+
+// noAppendUID is a session of a server without UIDPLUS: APPEND does not
+// say which UID the message got.
+type noAppendUID struct{ imapserver.Session }
+
+func (s noAppendUID) Append(mailbox string, r imap.LiteralReader, options *imap.AppendOptions) (*imap.AppendData, error) {
+	_, err := s.Session.Append(mailbox, r, options)
+	return nil, err
 }
