@@ -1,7 +1,9 @@
 package email_test
 
 import (
+	"bytes"
 	"fmt"
+	"net/mail"
 	"strings"
 	"testing"
 
@@ -9,6 +11,8 @@ import (
 
 	"github.com/legate-mcp/legate"
 	email "github.com/legate-mcp/legate/connectors/email"
+	"github.com/legate-mcp/legate/connectors/saas"
+	"github.com/legate-mcp/legate/connectors/saas/model"
 )
 
 const sendArgs = `{"to":["Bob <bob@example.com>"],"cc":["ops@example.com"],"bcc":["audit@example.com"],"subject":"Deploy","text":"Deploy done."}`
@@ -181,5 +185,40 @@ func TestTemporaryRefusalAfterDataIsSentAgain(t *testing.T) {
 	res, err := in.call(t, "t1", "send", `{"to":["bob@example.com"],"subject":"x","text":"y"}`, "op-1")
 	if out := must[email.Sent](t, res, err); out.Delivery != "accepted" || len(s.delivered()) != 1 || tries != 2 {
 		t.Fatalf("%+v, %d delivered in %d tries", out, len(s.delivered()), tries)
+	}
+}
+
+// A reply carries the answered message's Message-ID in In-Reply-To and
+// at the end of References.
+func TestReplyIsThreaded(t *testing.T) {
+	s := newStandin(t)
+	s.seed(t, "INBOX", "From: bob@example.com\nTo: ann@example.com\nSubject: Question\nMessage-ID: <q2@example.com>\nReferences: <q0@example.com>\n  <q1@example.com>\n\nWell?\n", day)
+	in := build(t, s, "email", "")
+	res, err := in.call(t, "t1", "search", `{}`, "")
+	orig := must[saas.List[model.Message]](t, res, err).Items[0]
+	args := fmt.Sprintf(`{"to":["bob@example.com"],"subject":"Re: Question","text":"Yes.","in_reply_to":%q}`, orig.Ref)
+	res, err = in.call(t, "t1", "send", args, "op-reply")
+	if out := must[email.Sent](t, res, err); out.ThreadRef != orig.Ref {
+		t.Errorf("thread_ref %q; want %q", out.ThreadRef, orig.Ref)
+	}
+	m, err := mail.ReadMessage(bytes.NewReader(s.delivered()[0].Data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Header.Get("In-Reply-To"); got != "<q2@example.com>" {
+		t.Errorf("In-Reply-To %q", got)
+	}
+	if got := strings.Join(strings.Fields(m.Header.Get("References")), " "); got != "<q0@example.com> <q1@example.com> <q2@example.com>" {
+		t.Errorf("References %q", got)
+	}
+	res, err = in.call(t, "t1", "draft", args, "op-reply-draft")
+	if d := must[model.Message](t, res, err); d.ThreadRef != orig.Ref || s.count(t, "Drafts") != 1 {
+		t.Errorf("draft %+v", d)
+	}
+	// A ref of another tenant answers nothing.
+	_, err = in.call(t, "t2", "send", args, "op-reply-t2")
+	wantCode(t, err, legate.CodeNotFound)
+	if len(s.delivered()) != 1 {
+		t.Fatalf("%d deliveries", len(s.delivered()))
 	}
 }

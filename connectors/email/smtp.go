@@ -92,7 +92,18 @@ func (c *Connector) sendOnce(ctx context.Context, call *connectors.Call, in *com
 	if pending {
 		return c.sent(call, in, id, "unconfirmed"), nil
 	}
-	msg, err := c.compose(in, id)
+	var r *reply
+	if in.InReplyTo != "" {
+		err := c.withIMAP(ctx, call, func(ctx context.Context, s *session) error {
+			var err error
+			r, err = c.reply(ctx, call, s, in.InReplyTo)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	msg, err := c.compose(in, id, r)
 	if err != nil {
 		return nil, err
 	}

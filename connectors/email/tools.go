@@ -40,11 +40,12 @@ type readIn struct {
 
 // composeIn is what draft and send take.
 type composeIn struct {
-	To      []string `json:"to" jsonschema:"recipients, each an address optionally with a name: \"Ann <ann@example.com>\""`
-	Cc      []string `json:"cc,omitempty"`
-	Bcc     []string `json:"bcc,omitempty" jsonschema:"blind copies: sent to, never shown to the others"`
-	Subject string   `json:"subject"`
-	Text    string   `json:"text" jsonschema:"the body, plain text"`
+	To        []string `json:"to" jsonschema:"recipients, each an address optionally with a name: \"Ann <ann@example.com>\""`
+	Cc        []string `json:"cc,omitempty"`
+	Bcc       []string `json:"bcc,omitempty" jsonschema:"blind copies: sent to, never shown to the others"`
+	Subject   string   `json:"subject"`
+	Text      string   `json:"text" jsonschema:"the body, plain text"`
+	InReplyTo string   `json:"in_reply_to,omitempty" jsonschema:"ref of the message this answers, from search or read: its Message-ID goes in In-Reply-To and References, so mail clients thread the reply"`
 }
 
 // Sent is the result of send: the message as sent, and whether the

@@ -56,8 +56,8 @@ func (c *Connector) messageID(marker string) string {
 	return marker + "@" + domain
 }
 
-// compose builds the message with Message-ID id.
-func (c *Connector) compose(in *composeIn, id string) (*gomail.Msg, error) {
+// compose builds the message with Message-ID id, answering r when set.
+func (c *Connector) compose(in *composeIn, id string, r *reply) (*gomail.Msg, error) {
 	m := gomail.NewMsg()
 	err := m.FromFormat(c.from.Name, c.from.Address)
 	if err == nil {
@@ -74,6 +74,10 @@ func (c *Connector) compose(in *composeIn, id string) (*gomail.Msg, error) {
 	}
 	m.Subject(in.Subject)
 	m.SetMessageIDWithValue(id)
+	if r != nil {
+		m.SetGenHeader(gomail.HeaderInReplyTo, r.messageID)
+		m.SetGenHeader(gomail.HeaderReferences, strings.TrimSpace(r.references+" "+r.messageID))
+	}
 	m.SetDate()
 	m.SetBodyString(gomail.TypeTextPlain, in.Text)
 	return m, nil
@@ -81,7 +85,7 @@ func (c *Connector) compose(in *composeIn, id string) (*gomail.Msg, error) {
 
 // composed is the message.v1 of a message this connector wrote.
 func (c *Connector) composed(in *composeIn, m *model.Message, id string) {
-	m.Subject, m.Text = in.Subject, in.Text
+	m.Subject, m.Text, m.ThreadRef = in.Subject, in.Text, in.InReplyTo
 	m.Sender = &model.Person{ID: c.from.Address, Name: c.from.Name}
 	for _, r := range []struct {
 		role  string
@@ -116,7 +120,11 @@ func (c *Connector) draft(ctx context.Context, call *connectors.Call, in *compos
 					out = m
 					return err
 				}
-				msg, err := c.compose(in, id)
+				r, err := c.reply(ctx, call, s, in.InReplyTo)
+				if err != nil {
+					return err
+				}
+				msg, err := c.compose(in, id, r)
 				if err != nil {
 					return err
 				}
@@ -225,4 +233,49 @@ func (c *Connector) sent(call *connectors.Call, in *composeIn, id, delivery stri
 	c.composed(in, &out.Message, id)
 	out.SentAt = time.Now().UTC().Truncate(time.Second)
 	return out
+}
+
+// reply is what a message answering another carries of it.
+type reply struct {
+	messageID  string // with brackets
+	references string
+}
+
+// reply looks up the message ref names ("" for none) on s: its
+// Message-ID and References. The selected folder changes.
+func (c *Connector) reply(ctx context.Context, call *connectors.Call, s *session, ref string) (*reply, error) {
+	if ref == "" {
+		return nil, nil
+	}
+	id, err := c.imapKit.Resolve(call, kindMessage, ref)
+	if err != nil {
+		return nil, err
+	}
+	folder, validity, uid, ok := parseExternalID(id)
+	if !ok {
+		return nil, saas.Mapping("email", "message ref holds %q", id)
+	}
+	sel, err := examine(ctx, s, folder)
+	if err != nil {
+		return nil, err
+	}
+	if sel.UIDValidity != validity {
+		return nil, legate.Errorf(legate.CodeNotFound, "email: in_reply_to: the message is gone: folder %q was rebuilt since it was found; search again", folder)
+	}
+	section := &imap.FetchItemBodySection{Specifier: imap.PartSpecifierHeader, HeaderFields: []string{"References"}, Peek: true}
+	bufs, err := s.c.Fetch(imap.UIDSetNum(uid), &imap.FetchOptions{UID: true, Envelope: true, BodySection: []*imap.FetchItemBodySection{section}}).Collect()
+	if err != nil {
+		return nil, mapIMAP(ctx, err, "fetch")
+	}
+	if len(bufs) == 0 || bufs[0].Envelope == nil {
+		return nil, legate.Errorf(legate.CodeNotFound, "email: in_reply_to: the message is gone from folder %q (deleted or moved)", folder)
+	}
+	if bufs[0].Envelope.MessageID == "" {
+		return nil, legate.Errorf(legate.CodeInvalidArgument, "email: in_reply_to: the message has no Message-ID to answer")
+	}
+	r := &reply{messageID: "<" + bufs[0].Envelope.MessageID + ">"}
+	if h, err := mail.ReadMessage(bytes.NewReader(append(bufs[0].FindBodySection(section), "\r\n"...))); err == nil {
+		r.references = strings.Join(strings.Fields(h.Header.Get("References")), " ")
+	}
+	return r, nil
 }
