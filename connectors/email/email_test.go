@@ -2,6 +2,7 @@ package email_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapserver"
@@ -440,5 +442,30 @@ func TestPooledConnectionIsReusedAndReplaced(t *testing.T) {
 	run()
 	if n := proxy.count(); n != 2 || retries != 0 {
 		t.Fatalf("%d connections, %d retries after the cut; want 2 and 0", n, retries)
+	}
+}
+
+// A long base64 body is fetched only in part: the cut is decoded, cut
+// again on a character boundary, and marked.
+func TestReadCutsALongEncodedBodyCleanly(t *testing.T) {
+	s := newStandin(t)
+	text := strings.Repeat("déjà vu — ", 1000)
+	enc := base64.StdEncoding.EncodeToString([]byte(text))
+	var lines []string
+	for len(enc) > 76 {
+		lines, enc = append(lines, enc[:76]), enc[76:]
+	}
+	lines = append(lines, enc)
+	s.seed(t, "INBOX", "From: bob@example.com\nTo: ann@example.com\nSubject: long\nContent-Type: text/plain; charset=utf-8\nContent-Transfer-Encoding: base64\n\n"+strings.Join(lines, "\n")+"\n", day)
+	in := build(t, s, "email", "max_body_bytes: 1024")
+	res, err := in.call(t, "t1", "search", `{}`, "")
+	l := must[saas.List[model.Message]](t, res, err)
+	if !strings.HasPrefix(l.Items[0].Snippet, "déjà vu — déjà vu") || !strings.HasSuffix(l.Items[0].Snippet, "…") {
+		t.Errorf("snippet %q", l.Items[0].Snippet)
+	}
+	res, err = in.call(t, "t1", "read", fmt.Sprintf(`{"message":%q}`, l.Items[0].Ref), "")
+	m := must[model.Message](t, res, err)
+	if len(m.Text) > 1024 || len(m.Text) < 1000 || !utf8.ValidString(m.Text) || !strings.HasPrefix(text, m.Text) || !m.TextTruncated {
+		t.Fatalf("%d bytes, valid %v, prefix %v, truncated %v", len(m.Text), utf8.ValidString(m.Text), strings.HasPrefix(text, m.Text), m.TextTruncated)
 	}
 }
