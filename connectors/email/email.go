@@ -197,7 +197,7 @@ func (c *Connector) Validate() error {
 // Tools lists the instance's tools.
 func (c *Connector) Tools() []connectors.Tool { return c.tools }
 
-// Close logs out of the idle IMAP connections.
+// Close closes the idle IMAP connections.
 func (c *Connector) Close() error {
 	c.pool.close()
 	return nil

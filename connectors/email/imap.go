@@ -86,7 +86,8 @@ func (p *pool) close() {
 	p.idle = nil
 	p.mu.Unlock()
 	for _, s := range idle {
-		s.c.Logout().Wait()
+		// LOGOUT is polite but may wait on a server that no longer answers;
+		// closing is enough.
 		s.c.Close()
 	}
 }

@@ -112,49 +112,8 @@ func (c *Connector) draft(ctx context.Context, call *connectors.Call, in *compos
 		Send: func(ctx context.Context, password, marker string) (*model.Message, error) {
 			var out *model.Message
 			err := c.session(ctx, password, func(ctx context.Context, s *session) error {
-				id := c.messageID(marker)
-				// APPEND is not idempotent: look for the draft first, in case
-				// an attempt whose answer was lost saved it.
-				m, err := c.findDraft(ctx, call, s, folder, id)
-				if err != nil || m != nil {
-					out = m
-					return err
-				}
-				r, err := c.reply(ctx, call, s, in.InReplyTo)
-				if err != nil {
-					return err
-				}
-				msg, err := c.compose(in, id, r)
-				if err != nil {
-					return err
-				}
-				var buf bytes.Buffer
-				if _, err := msg.WriteTo(&buf); err != nil {
-					return legate.Errorf(legate.CodeInvalidArgument, "email: composing the draft: %v", err)
-				}
-				cmd := s.c.Append(folder, int64(buf.Len()), &imap.AppendOptions{Flags: []imap.Flag{imap.FlagDraft, imap.FlagSeen}})
-				if _, err := cmd.Write(buf.Bytes()); err != nil {
-					cmd.Close()
-					return err
-				}
-				if err := cmd.Close(); err != nil {
-					return err
-				}
-				data, err := cmd.Wait()
-				if err != nil {
-					return mapIMAP(ctx, err, "saving the draft to "+strconv.Quote(folder))
-				}
-				if data.UID != 0 && data.UIDValidity != 0 {
-					m := model.Message{Object: c.imapKit.Object(call, model.MessageV1, kindMessage, externalID(folder, data.UIDValidity, data.UID)),
-						Labels: []string{"draft", "seen"}, ReceivedAt: time.Now().UTC()}
-					m.ProviderMetadata = map[string]any{"folder": folder}
-					out = &m
-				} else if out, err = c.findDraft(ctx, call, s, folder, id); err == nil && out == nil {
-					return saas.Mapping("email", "the saved draft is not found in %q by its Message-ID", folder)
-				}
-				if err == nil {
-					c.composed(in, out, id)
-				}
+				var err error
+				out, err = c.saveDraft(ctx, call, s, in, c.messageID(marker))
 				return err
 			})
 			return out, err
@@ -176,6 +135,54 @@ func (c *Connector) draft(ctx context.Context, call *connectors.Call, in *compos
 		c.composed(in, out, c.messageID(c.imapKit.Marker(call)))
 	}
 	return &legate.Result{Structured: out, Text: fmt.Sprintf("draft saved in %s: %q to %s (%s)", folder, in.Subject, strings.Join(in.To, ", "), out.Ref)}, nil
+}
+
+// saveDraft appends the draft with Message-ID id to the drafts folder,
+// unless it is there already: APPEND is not idempotent, and an attempt
+// whose answer was lost may have saved it.
+func (c *Connector) saveDraft(ctx context.Context, call *connectors.Call, s *session, in *composeIn, id string) (*model.Message, error) {
+	folder := c.cfg.DraftsFolder
+	if m, err := c.findDraft(ctx, call, s, folder, id); err != nil || m != nil {
+		return m, err
+	}
+	r, err := c.reply(ctx, call, s, in.InReplyTo)
+	if err != nil {
+		return nil, err
+	}
+	msg, err := c.compose(in, id, r)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if _, err := msg.WriteTo(&buf); err != nil {
+		return nil, legate.Errorf(legate.CodeInvalidArgument, "email: composing the draft: %v", err)
+	}
+	cmd := s.c.Append(folder, int64(buf.Len()), &imap.AppendOptions{Flags: []imap.Flag{imap.FlagDraft, imap.FlagSeen}})
+	if _, err := cmd.Write(buf.Bytes()); err != nil {
+		cmd.Close()
+		return nil, err
+	}
+	if err := cmd.Close(); err != nil {
+		return nil, err
+	}
+	data, err := cmd.Wait()
+	if err != nil {
+		return nil, mapIMAP(ctx, err, "saving the draft to "+strconv.Quote(folder))
+	}
+	// With UIDPLUS the answer names the draft's UID; without, the draft is
+	// found by its Message-ID.
+	var out *model.Message
+	if data.UID != 0 && data.UIDValidity != 0 {
+		out = &model.Message{Object: c.imapKit.Object(call, model.MessageV1, kindMessage, externalID(folder, data.UIDValidity, data.UID)),
+			Labels: []string{"draft", "seen"}, ReceivedAt: time.Now().UTC()}
+		out.ProviderMetadata = map[string]any{"folder": folder}
+	} else if out, err = c.findDraft(ctx, call, s, folder, id); err != nil {
+		return nil, err
+	} else if out == nil {
+		return nil, saas.Mapping("email", "the saved draft is not found in %q by its Message-ID", folder)
+	}
+	c.composed(in, out, id)
+	return out, nil
 }
 
 // findDraft looks for the message with Message-ID id in folder.
