@@ -369,6 +369,8 @@ type cutter struct {
 	mu    sync.Mutex
 	conns []net.Conn
 	dials int
+	// gone receives once per client connection that the client closed.
+	gone chan struct{}
 }
 
 func newCutter(t *testing.T, to string) *cutter {
@@ -377,7 +379,7 @@ func newCutter(t *testing.T, to string) *cutter {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
-	c := &cutter{addr: ln.Addr().String()}
+	c := &cutter{addr: ln.Addr().String(), gone: make(chan struct{}, 100)}
 	go func() {
 		for {
 			in, err := ln.Accept()
@@ -393,7 +395,11 @@ func newCutter(t *testing.T, to string) *cutter {
 			c.conns = append(c.conns, in, out)
 			c.dials++
 			c.mu.Unlock()
-			go func() { io.Copy(out, in); out.Close() }()
+			go func() {
+				io.Copy(out, in)
+				out.Close()
+				c.gone <- struct{}{}
+			}()
 			go func() { io.Copy(in, out); in.Close() }()
 		}
 	}()
@@ -442,6 +448,14 @@ func TestPooledConnectionIsReusedAndReplaced(t *testing.T) {
 	run()
 	if n := proxy.count(); n != 2 || retries != 0 {
 		t.Fatalf("%d connections, %d retries after the cut; want 2 and 0", n, retries)
+	}
+	<-proxy.gone // the connection cut
+	// Closing the instance closes its idle connection.
+	in.c.(connectors.Closer).Close()
+	select {
+	case <-proxy.gone:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the idle connection is still open after Close")
 	}
 }
 
