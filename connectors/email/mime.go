@@ -13,6 +13,7 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-message/charset"
 
+	"github.com/legate-mcp/legate/connectors/httpkit"
 	"github.com/legate-mcp/legate/connectors/saas/model"
 )
 
@@ -144,34 +145,30 @@ func decodeText(raw []byte, part textPart) string {
 			}
 		}
 	}
-	s := strings.ToValidUTF8(string(b), "\uFFFD")
+	s := strings.ToValidUTF8(string(httpkit.TrimPartialRune(b)), "\uFFFD")
 	if part.html {
 		s = htmlToText(s)
 	}
 	return strings.ReplaceAll(s, "\r\n", "\n")
 }
 
-// blockTags end a line in htmlToText.
-var blockTags = map[string]bool{"p": true, "br": true, "div": true, "li": true, "tr": true, "h1": true, "h2": true, "h3": true,
-	"h4": true, "h5": true, "h6": true, "table": true, "ul": true, "ol": true, "blockquote": true, "hr": true, "pre": true}
+// blockTags end a line in htmlToText where they open; the ones marked
+// true where they close too.
+var blockTags = map[string]bool{"p": true, "br": false, "div": true, "li": false, "tr": false, "h1": true, "h2": true, "h3": true,
+	"h4": true, "h5": true, "h6": true, "table": true, "ul": true, "ol": true, "blockquote": true, "hr": false, "pre": true}
 
 // htmlToText is the text of an HTML body: tags dropped (a block element
-// ends a line), script and style skipped, entities decoded, runs of
+// ends a line), script, style and head skipped, entities decoded, runs of
 // blanks folded. It is for reading, not for rendering.
 func htmlToText(s string) string {
 	var out strings.Builder
-	skip := ""
 	for len(s) > 0 {
 		lt := strings.IndexByte(s, '<')
 		if lt < 0 {
-			if skip == "" {
-				out.WriteString(html.UnescapeString(s))
-			}
+			out.WriteString(html.UnescapeString(s))
 			break
 		}
-		if skip == "" {
-			out.WriteString(html.UnescapeString(s[:lt]))
-		}
+		out.WriteString(html.UnescapeString(s[:lt]))
 		s = s[lt:]
 		if strings.HasPrefix(s, "<!--") {
 			end := strings.Index(s, "-->")
@@ -185,20 +182,22 @@ func htmlToText(s string) string {
 		if gt < 0 {
 			break
 		}
-		tag := strings.ToLower(strings.TrimLeft(s[1:gt], "/"))
 		closing := strings.HasPrefix(s, "</")
+		tag := strings.ToLower(strings.TrimLeft(s[1:gt], "/"))
 		if i := strings.IndexAny(tag, " \t\r\n/"); i >= 0 {
 			tag = tag[:i]
 		}
 		s = s[gt+1:]
-		switch {
-		case skip != "":
-			if closing && tag == skip {
-				skip = ""
+		if !closing && (tag == "script" || tag == "style" || tag == "head") {
+			// Skip to the element's end, whatever it holds ("x<1").
+			end := strings.Index(strings.ToLower(s), "</"+tag)
+			if end < 0 {
+				break
 			}
-		case !closing && (tag == "script" || tag == "style" || tag == "head"):
-			skip = tag
-		case blockTags[tag]:
+			s = s[end:]
+			continue
+		}
+		if onClose, block := blockTags[tag]; block && (!closing || onClose) {
 			out.WriteByte('\n')
 		}
 	}
