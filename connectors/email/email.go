@@ -61,6 +61,8 @@ type Config struct {
 	From string `yaml:"from" required:"true" desc:"Sender address of drafts and sent mail, optionally with a name: \"Ops Bot <ops@example.com>\""`
 	// DraftsFolder is where draft saves.
 	DraftsFolder string `yaml:"drafts_folder" default:"Drafts" desc:"Folder drafts are saved to ([Gmail]/Drafts on Gmail)"`
+	// SentFolder is where the provider files submitted mail, if it does.
+	SentFolder string `yaml:"sent_folder" desc:"Folder where the provider files the mail sent through its SMTP server by itself ([Gmail]/Sent Mail on Gmail); when set, a send whose SMTP answer was lost is looked for there by its Message-ID to confirm it. Leave empty for servers that do not"`
 	// MaxBodyBytes bounds the text read returns.
 	MaxBodyBytes int `yaml:"max_body_bytes" default:"65536" desc:"Most bytes of a message's text that read returns (1024 to 10485760); a longer text is cut and marked text_truncated"`
 	// MaxConnections bounds the instance's IMAP connections.

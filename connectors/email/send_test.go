@@ -222,3 +222,35 @@ func TestReplyIsThreaded(t *testing.T) {
 		t.Fatalf("%d deliveries", len(s.delivered()))
 	}
 }
+
+// With sent_folder set, a send whose answer was lost is confirmed by its
+// copy there, as Gmail files one; without the copy it stays unconfirmed.
+func TestLostReplyIsConfirmedByTheSentFolder(t *testing.T) {
+	for name, copies := range map[string]bool{"copy filed": true, "no copy": false} {
+		t.Run(name, func(t *testing.T) {
+			s := newStandin(t)
+			if err := s.user.Create("Sent", nil); err != nil {
+				t.Fatal(err)
+			}
+			s.onData = func(n int, d delivery) error {
+				if copies {
+					s.seed(t, "Sent", string(d.Data), day)
+				}
+				if n == 1 {
+					return errDrop
+				}
+				return nil
+			}
+			in := build(t, s, "email", "sent_folder: Sent")
+			res, err := in.call(t, "t1", "send", sendArgs, "op-lost")
+			out := must[email.Sent](t, res, err)
+			want := map[bool]string{true: "accepted", false: "unconfirmed"}[copies]
+			if out.Delivery != want || len(s.delivered()) != 1 {
+				t.Fatalf("delivery %q (%v), %d delivered; want %s, 1", out.Delivery, out.ProviderMetadata, len(s.delivered()), want)
+			}
+			if copies && out.ProviderMetadata["confirmed_by"] != "found in Sent" {
+				t.Errorf("metadata %v", out.ProviderMetadata)
+			}
+		})
+	}
+}

@@ -90,7 +90,7 @@ func (c *Connector) sendOnce(ctx context.Context, call *connectors.Call, in *com
 		return nil, err
 	}
 	if pending {
-		return c.sent(call, in, id, "unconfirmed"), nil
+		return c.confirm(ctx, call, in, id), nil
 	}
 	var r *reply
 	if in.InReplyTo != "" {

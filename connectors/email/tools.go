@@ -52,7 +52,7 @@ type composeIn struct {
 // server confirmed it.
 type Sent struct {
 	model.Message
-	Delivery string `json:"delivery" jsonschema:"accepted: the SMTP server confirmed it (250); unconfirmed: an earlier attempt of this call passed the end of the message but its answer was lost, so it was not sent again — the server most likely has it"`
+	Delivery string `json:"delivery" jsonschema:"accepted: the SMTP server confirmed it (250), or its answer was lost but the message is in the sent folder; unconfirmed: an earlier attempt of this call passed the end of the message but its answer was lost, so it was not sent again — the server most likely has it"`
 }
 
 func (c *Connector) newTools() []connectors.Tool {

@@ -221,7 +221,7 @@ func (c *Connector) send(ctx context.Context, call *connectors.Call, in *compose
 			if err != nil || !pending {
 				return nil, err
 			}
-			return c.sent(call, in, c.messageID(marker), "unconfirmed"), nil
+			return c.confirm(ctx, call, in, c.messageID(marker)), nil
 		},
 	})
 	if err != nil {
@@ -232,6 +232,37 @@ func (c *Connector) send(ctx context.Context, call *connectors.Call, in *compose
 		text += " (an earlier attempt reached the end of the message but its answer was lost; it was not sent again)"
 	}
 	return &legate.Result{Structured: out, Text: text}, nil
+}
+
+// confirm is the result of a send with Message-ID id whose answer was
+// lost: accepted when the sent folder holds it, else unconfirmed. It is
+// never sent again either way.
+func (c *Connector) confirm(ctx context.Context, call *connectors.Call, in *composeIn, id string) *Sent {
+	if c.cfg.SentFolder == "" {
+		return c.sent(call, in, id, "unconfirmed")
+	}
+	found := false
+	err := c.withIMAP(ctx, call, func(ctx context.Context, s *session) error {
+		if _, err := examine(ctx, s, c.cfg.SentFolder); err != nil {
+			return err
+		}
+		data, err := s.c.UIDSearch(&imap.SearchCriteria{Header: []imap.SearchCriteriaHeaderField{{Key: "Message-ID", Value: "<" + id + ">"}}}, nil).Wait()
+		if err != nil {
+			return mapIMAP(ctx, err, "search")
+		}
+		found = len(data.AllUIDs()) > 0
+		return nil
+	})
+	if err != nil || !found {
+		out := c.sent(call, in, id, "unconfirmed")
+		if err != nil {
+			out.ProviderMetadata["sent_folder_error"] = legate.CodeOf(err)
+		}
+		return out
+	}
+	out := c.sent(call, in, id, "accepted")
+	out.ProviderMetadata["confirmed_by"] = "found in " + c.cfg.SentFolder
+	return out
 }
 
 // sent is the result of a send with Message-ID id.
