@@ -409,7 +409,11 @@ func (c *Connector) read(ctx context.Context, call *connectors.Call, in *readIn)
 	if out.Sender != nil {
 		who = out.Sender.ID
 	}
-	text := fmt.Sprintf("From: %s\nSubject: %s\nDate: %s\n\n%s", who, out.Subject, out.SentAt.Format(time.RFC1123Z), out.Text)
+	date := "unknown"
+	if !out.SentAt.IsZero() {
+		date = out.SentAt.Format(time.RFC1123Z)
+	}
+	text := fmt.Sprintf("From: %s\nSubject: %s\nDate: %s\n\n%s", who, out.Subject, date, out.Text)
 	if out.TextTruncated {
 		text += "\n[text cut at max_body_bytes]"
 	}
