@@ -100,7 +100,8 @@ func newStandinWith(t testing.TB, caps imap.CapSet, wrap func(imapserver.Session
 		t.Fatal(err)
 	}
 	go isrv.Serve(ln)
-	t.Cleanup(func() { isrv.Close() })
+	// Closing the listener too ends a Serve that starts after Close.
+	t.Cleanup(func() { isrv.Close(); ln.Close() })
 	s.imapAddr = ln.Addr().String()
 
 	ssrv := smtp.NewServer(smtp.BackendFunc(func(c *smtp.Conn) (smtp.Session, error) { return &smtpSession{s: s, conn: c}, nil }))
@@ -112,7 +113,7 @@ func newStandinWith(t testing.TB, caps imap.CapSet, wrap func(imapserver.Session
 		t.Fatal(err)
 	}
 	go ssrv.Serve(sln)
-	t.Cleanup(func() { ssrv.Close() })
+	t.Cleanup(func() { ssrv.Close(); sln.Close() })
 	s.smtpAddr = sln.Addr().String()
 	return s
 }

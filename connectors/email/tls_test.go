@@ -56,7 +56,7 @@ func TestTLSPoliciesAreKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
+	t.Cleanup(func() { srv.Close(); ln.Close() })
 
 	tests := map[string]struct {
 		imapAddr, extra, tool, setting string
