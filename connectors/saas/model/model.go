@@ -53,6 +53,27 @@ type Message struct {
 	Text       string    `json:"text"`
 	SentAt     time.Time `json:"sent_at,omitzero"`
 	Replies    int       `json:"replies,omitempty" jsonschema:"how many replies the message has, when it starts a thread"`
+	// The fields below were added for email; other providers may fill them.
+	Subject       string       `json:"subject,omitempty"`
+	Recipients    []Recipient  `json:"recipients,omitempty" jsonschema:"who the message is addressed to"`
+	Snippet       string       `json:"snippet,omitempty" jsonschema:"the start of the text, on one line, when text itself is not given"`
+	TextTruncated bool         `json:"text_truncated,omitempty" jsonschema:"text was cut at the connector's limit"`
+	ReceivedAt    time.Time    `json:"received_at,omitzero" jsonschema:"when the provider received or stored the message"`
+	Labels        []string     `json:"labels,omitempty" jsonschema:"labels or flags, lower case: seen, flagged, answered, draft, or the provider's own"`
+	Attachments   []Attachment `json:"attachments,omitempty" jsonschema:"the files attached, listed, not their content"`
+}
+
+// Recipient is one addressee of a message.
+type Recipient struct {
+	Person
+	Role string `json:"role,omitempty" jsonschema:"to, cc or bcc"`
+}
+
+// Attachment is a file attached to a message.
+type Attachment struct {
+	Name     string `json:"name"`
+	MimeType string `json:"mime_type,omitempty"`
+	Size     int64  `json:"size,omitempty" jsonschema:"bytes, approximate"`
 }
 
 // Channel is channel.v1: a place messages are posted to.
