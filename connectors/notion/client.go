@@ -70,9 +70,12 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // mapError makes an error of notionapi canonical, with what the
 // transport saw of the answer. ctx is the attempt's.
 func mapError(ctx context.Context, ex *exchange, err error) error {
+	var le *legate.Error
 	var ne *notionapi.Error
 	var rl *notionapi.RateLimitedError
 	switch {
+	case errors.As(err, &le):
+		return le // the connector's own: a refused argument, lostTrack
 	case errors.As(err, &rl):
 		return saas.RateLimited("notion", ex.retryAfter)
 	case errors.As(err, &ne) && (ne.Status >= 400 || ex.status >= 400):

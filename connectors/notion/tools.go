@@ -35,6 +35,8 @@ type createPageIn struct {
 	Parent  string `json:"parent" jsonschema:"ref of the parent page or database, from search or query_database"`
 	Title   string `json:"title" jsonschema:"the page's title"`
 	Content string `json:"content,omitempty" jsonschema:"the page's text, plain; paragraphs are separated by blank lines"`
+	// Properties are a database row's other properties.
+	Properties map[string]any `json:"properties,omitempty" jsonschema:"for a page in a database: its other properties by name, as plain values: text, number, select or status option name, list of multi_select names, date (YYYY-MM-DD or RFC 3339, or start/end), checkbox true or false, url, email, phone number, list of page refs for a relation"`
 }
 
 type appendBlockIn struct {
@@ -265,6 +267,9 @@ func (c *Connector) createPage(ctx context.Context, call *connectors.Call, in *c
 	if len(content) > MaxContentBlocks {
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "notion: content: at most %d paragraphs, got %d; append more with append_block", MaxContentBlocks, len(content))
 	}
+	if len(in.Properties) > 0 && kind != kindDatabase {
+		return nil, legate.Errorf(legate.CodeInvalidArgument, "notion: properties: only a page in a database has properties besides its title")
+	}
 	np := notionapi.Parent{Type: notionapi.ParentTypePageID, PageID: notionapi.PageID(parent)}
 	if kind == kindDatabase {
 		np = notionapi.Parent{Type: notionapi.ParentTypeDatabaseID, DatabaseID: notionapi.DatabaseID(parent)}
@@ -273,11 +278,16 @@ func (c *Connector) createPage(ctx context.Context, call *connectors.Call, in *c
 		Send: func(ctx context.Context, token, marker string) (*model.Page, error) {
 			var m model.Page
 			err := c.do(ctx, token, func(ctx context.Context, api *notionapi.Client) error {
+				props, err := c.rowProperties(ctx, api, call, parent, in.Properties)
+				if err != nil {
+					return err
+				}
 				// "title" is the id of every page's and database's title
 				// property, whatever its name.
+				props["title"] = notionapi.TitleProperty{Title: richText(in.Title)}
 				pg, err := api.Page.Create(ctx, &notionapi.PageCreateRequest{
 					Parent:     np,
-					Properties: notionapi.Properties{"title": notionapi.TitleProperty{Title: richText(in.Title)}},
+					Properties: props,
 					Children:   append(slices.Clip(content), markerBlock(marker)),
 				})
 				if err != nil {
@@ -306,6 +316,25 @@ func (c *Connector) createPage(ctx context.Context, call *connectors.Call, in *c
 		return nil, err
 	}
 	return &legate.Result{Structured: out, Text: "created " + pageText(*out)}, nil
+}
+
+// rowProperties are the Notion values of a new row's plain properties
+// (none when values is empty), by the types database id gives them.
+func (c *Connector) rowProperties(ctx context.Context, api *notionapi.Client, call *connectors.Call, id string, values map[string]any) (notionapi.Properties, error) {
+	if len(values) == 0 {
+		return notionapi.Properties{}, nil
+	}
+	db, err := api.Database.Get(ctx, notionapi.DatabaseID(id))
+	if err != nil {
+		return nil, err
+	}
+	types := make(map[string]string, len(db.Properties))
+	for name, cfg := range db.Properties {
+		if cfg != nil {
+			types[name] = string(cfg.GetType())
+		}
+	}
+	return c.properties(call, types, values)
 }
 
 // blockTypes are the types append_block makes.
