@@ -165,11 +165,15 @@ func plainText(rt []notionapi.RichText) string {
 	return b.String()
 }
 
-// findPages bounds the pages of a listing read looking for a lost write.
-const findPages = 10
+// findPages bounds the pages of a listing read looking for a lost write,
+// and findCandidates the pages of the same title whose content is read.
+const (
+	findPages      = 10
+	findCandidates = 20
+)
 
 func lostTrack() error {
-	return legate.Errorf(legate.CodeConflict, "notion: cannot tell whether an earlier attempt wrote: more than %d pages of results to read; check the page before calling again with a new idempotency key", findPages)
+	return legate.Errorf(legate.CodeConflict, "notion: cannot tell whether an earlier attempt wrote: more than %d pages of results, or %d pages of the same title, to read; check the page before calling again with a new idempotency key", findPages, findCandidates)
 }
 
 // children lists the blocks under id, at most findPages pages of 100,
@@ -214,6 +218,14 @@ func hasMarkerChild(ctx context.Context, api *notionapi.Client, id, marker strin
 // page or a database) since since, titled title.
 func findCreatedPage(ctx context.Context, api *notionapi.Client, parentKind, parent, title, marker string, since time.Time) (*notionapi.Page, error) {
 	var candidates []string
+	checked := 0
+	// isOurs reads the content of page id, one of the candidates.
+	isOurs := func(id string) (bool, error) {
+		if checked++; checked > findCandidates {
+			return false, lostTrack()
+		}
+		return hasMarkerChild(ctx, api, id, marker)
+	}
 	if parentKind == kindDatabase {
 		after := notionapi.Date(since)
 		req := &notionapi.DatabaseQueryRequest{
@@ -231,7 +243,7 @@ func findCreatedPage(ctx context.Context, api *notionapi.Client, parentKind, par
 			}
 			for _, p := range res.Results {
 				if pageTitle(p.Properties) == title {
-					ok, err := hasMarkerChild(ctx, api, string(p.ID), marker)
+					ok, err := isOurs(string(p.ID))
 					if err != nil {
 						return nil, err
 					}
@@ -257,7 +269,7 @@ func findCreatedPage(ctx context.Context, api *notionapi.Client, parentKind, par
 		return nil, err
 	}
 	for _, id := range candidates {
-		ok, err := hasMarkerChild(ctx, api, id, marker)
+		ok, err := isOurs(id)
 		if err != nil {
 			return nil, err
 		}

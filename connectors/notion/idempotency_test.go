@@ -123,3 +123,31 @@ func TestNoDuplicatesOverAThousandLostAnswers(t *testing.T) {
 		}
 	}
 }
+
+// A create whose answer was lost, in a database where many rows of the
+// same title were created since, is CONFLICT once the bound of rows read
+// is reached: the connector neither reads without end nor writes again.
+func TestLostCreateAmongManyNamesakesIsConflict(t *testing.T) {
+	s := newStandin(t)
+	_, db := workspace(s, 0, 0)
+	for range 25 {
+		s.addPage("database_id", db.id, "same", nil)
+	}
+	in := build(t, s, "notion", "max_attempts: 1")
+	dbRef := decode[saas.List[model.Database]](t, in.do(t, "t1", "search", `{"object":"database"}`, "")).Items[0].Ref
+	s.fault = func(op string, n int, w http.ResponseWriter, r *http.Request) bool {
+		if op == "create" {
+			hangUp(w) // lost before Notion wrote
+			return true
+		}
+		return false
+	}
+	args := fmt.Sprintf(`{"parent":%q,"title":"same"}`, dbRef)
+	_, err := in.call(t, "t1", "create_page", args, "op-same")
+	wantCode(t, err, legate.CodeTransient)
+	_, err = in.call(t, "t1", "create_page", args, "op-same")
+	wantCode(t, err, legate.CodeConflict)
+	if s.writeCount() != 0 || s.count("create") != 1 || s.count("children") != 20 {
+		t.Fatalf("%d writes, %d creates, %d content reads", s.writeCount(), s.count("create"), s.count("children"))
+	}
+}
