@@ -42,6 +42,12 @@ type transport struct {
 
 // RoundTrip implements http.RoundTripper.
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.base == nil || t.base.Host == "" {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, legate.Errorf(legate.CodeInvalidArgument, "notion: base_url: not a URL")
+	}
 	r := req.Clone(req.Context())
 	r.URL.Scheme, r.URL.Host, r.Host = t.base.Scheme, t.base.Host, ""
 	if prefix := strings.TrimSuffix(t.base.Path, "/"); prefix != "" {

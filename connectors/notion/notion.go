@@ -97,9 +97,10 @@ func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 		AttemptTimeout: time.Duration(cfg.Timeout),
 	})
 	c.http = netguard.NewClient(netguard.Options{AllowPrivate: cfg.AllowPrivateNetworks, Timeout: time.Duration(cfg.Timeout) + time.Second, MaxRedirects: -1})
-	if base, err := url.Parse(cfg.BaseURL); err == nil {
-		c.http.Transport = &transport{base: base, next: c.http.Transport}
-	}
+	// An unparsable base_url leaves base nil, and every request refused:
+	// Validate reports it, and nothing goes to api.notion.com instead.
+	base, _ := url.Parse(cfg.BaseURL)
+	c.http.Transport = &transport{base: base, next: c.http.Transport}
 	c.tools = c.newTools()
 	return c, nil
 }

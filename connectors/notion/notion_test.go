@@ -17,7 +17,7 @@ import (
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/connectors/connectortest"
-	_ "github.com/legate-mcp/legate/connectors/notion"
+	"github.com/legate-mcp/legate/connectors/notion"
 	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
 )
@@ -58,6 +58,28 @@ func TestConfigIsValidated(t *testing.T) {
 			}
 		})
 	}
+}
+
+// An instance built without Validate (as no gateway path does) with a
+// base_url that is not a URL sends nothing anywhere, api.notion.com
+// included.
+func TestUnparsableBaseURLSendsNothing(t *testing.T) {
+	ct, _ := connectors.Lookup("notion")
+	c, err := ct.New(connectors.Instance{ID: "notion", Config: &notion.Config{BaseURL: "::no", NotionVersion: "2022-06-28", MaxAttempts: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Validate() == nil {
+		t.Fatal("base_url ::no validated")
+	}
+	var search connectors.Tool
+	for _, tl := range c.Tools() {
+		if tl.Name == "search" {
+			search = tl
+		}
+	}
+	_, err = search.Run(context.Background(), &connectors.Call{Tool: "search", Args: json.RawMessage(`{}`), Credentials: connectortest.Creds{"token": token}})
+	wantCode(t, err, legate.CodeInvalidArgument)
 }
 
 type instance struct {
