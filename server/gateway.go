@@ -83,19 +83,20 @@ type Gateway struct {
 	live     atomic.Pointer[live] // what a reload replaces (reload.go)
 	reloader reloader
 
-	upstreams  *upstream.Manager
-	inbox      *policy.Inbox
-	approvals  *executor
-	metrics    *audit.Metrics
-	audit      *audit.Writer
-	stop       context.CancelFunc
-	endLife    context.CancelFunc // ends what runs for the gateway's whole life (notifications)
-	background sync.WaitGroup
-	auth       *auth.Authenticator
-	views      views
-	fast       *fastPath
-	cold       coldStart
-	kit        connectorKit
+	upstreams   *upstream.Manager
+	inbox       *policy.Inbox
+	approvals   *executor
+	metrics     *audit.Metrics
+	audit       *audit.Writer
+	quarantines *quarantineAudit
+	stop        context.CancelFunc
+	endLife     context.CancelFunc // ends what runs for the gateway's whole life (notifications)
+	background  sync.WaitGroup
+	auth        *auth.Authenticator
+	views       views
+	fast        *fastPath
+	cold        coldStart
+	kit         connectorKit
 }
 
 // instance is one built connector instance.
@@ -146,6 +147,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		return nil, err
 	}
 	g.audit = audit.NewWriter(opts.Store.Audit(), g.log)
+	g.quarantines = &quarantineAudit{writer: g.audit, log: opts.Store.Audit()}
 	g.metrics = audit.NewMetrics(scrapeSources{g})
 	g.views = newViews(opts.Config.ViewCacheSize, g.metrics)
 	g.approvals = &executor{inbox: g.inbox, policy: func() *policy.Policy { return g.now().policy }, log: g.log, metrics: g.metrics, catalog: g.Catalog, auditRefused: g.auditRefused}
@@ -442,6 +444,7 @@ func (g *Gateway) Test(ctx context.Context, ids ...string) map[string]error {
 // CLI command needs only StartAudit.
 func (g *Gateway) Start(ctx context.Context) {
 	ctx = g.startAudit(ctx, g.auditRetention())
+	g.quarantines.start()
 	g.upstreams.Start(ctx)
 	g.cold.started.Store(g.cold.max > 0)
 	g.background.Go(func() { g.approvals.runApproved(ctx) })
