@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 
@@ -28,14 +27,6 @@ func TestContract(t *testing.T) {
 		Config:      "base_url: http://127.0.0.1:9\nallow_private_networks: true",
 		Credentials: map[string]string{"token": token},
 	})
-}
-
-func TestSampleBuilds(t *testing.T) {
-	b, err := os.ReadFile("sample.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	connectortest.Build(t, "notion", "notion", string(b))
 }
 
 func TestConfigIsValidated(t *testing.T) {

@@ -57,7 +57,7 @@ func (c *Connector) newTools() []connectors.Tool {
 			fmt.Sprintf("List the pages (rows) of a database (page.v1, with their properties as plain values), most recently edited first, optionally only those whose title contains a text or edited since a time; limit (default %d, at most %d) and cursor.", DefaultPage, MaxPage),
 			legate.ClassRead, c.queryDatabase)),
 		connectors.Returning[model.Page](connectors.NewTool("create_page",
-			"Create a page under a page or in a database, with a title and plain-text content; returns it (page.v1). Retrying the same call never creates two.",
+			"Create a page under a page or in a database, with a title, plain-text content and, in a database, other properties as plain values; returns it (page.v1). Retrying the same call never creates two.",
 			legate.ClassWrite, c.createPage)),
 		connectors.Returning[model.Block](connectors.NewTool("append_block",
 			"Append one block (a paragraph, heading, list item, to-do, quote or code) at the end of a page or block; returns it (block.v1). Retrying the same call never appends two.",
