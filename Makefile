@@ -34,7 +34,7 @@ lint:
 peers:
 	bash scripts/peers.sh
 
-## bench: the performance harness, scenarios P1-P5 against their baselines
+## bench: the performance harness, scenarios P1-P7 against their baselines
 ## (docs/BENCHMARKS.md); a few minutes. Extra flags: make bench BENCHFLAGS="-only P1".
 bench:
 	$(GO) run ./cmd/legate-bench $(BENCHFLAGS)
