@@ -54,7 +54,6 @@ type Config struct {
 
 // Limits of the configuration and of the tools.
 const (
-	MaxAttemptsLimit = 10
 	// The page size of search and query_database.
 	DefaultPage, MaxPage = 20, 100
 	// MaxTextRunes bounds the text of a block or of a page's content;
@@ -91,11 +90,7 @@ type Connector struct {
 // invalid one.
 func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 	c := &Connector{cfg: *cfg}
-	c.kit = saas.New(inst, saas.Options{
-		Provider: "notion", Credential: credToken, RateLimit: cfg.RateLimit,
-		MaxAttempts: cfg.MaxAttempts, Base: time.Duration(cfg.RetryBackoff), MaxWait: time.Duration(cfg.MaxRetryWait),
-		AttemptTimeout: time.Duration(cfg.Timeout),
-	})
+	c.kit = saas.New(inst, cfg.retries().Options("notion", credToken))
 	c.http = netguard.NewClient(netguard.Options{AllowPrivate: cfg.AllowPrivateNetworks, Timeout: time.Duration(cfg.Timeout) + time.Second, MaxRedirects: -1})
 	// An unparsable base_url leaves base nil, and every request refused:
 	// Validate reports it, and nothing goes to api.notion.com instead.
@@ -109,35 +104,11 @@ var versionPattern = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
 
 // Validate checks the configuration without I/O.
 func (c *Connector) Validate() error {
-	var errs []error
-	if u, err := url.Parse(c.cfg.BaseURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		errs = append(errs, legate.Invalid("base_url", "must be an http or https URL, got %q", c.cfg.BaseURL))
-	} else {
-		if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-			errs = append(errs, legate.Invalid("base_url", "must hold no user, password, query or fragment"))
-		}
-		if !c.cfg.AllowPrivateNetworks {
-			if err := netguard.CheckHost(u.Host); err != nil {
-				errs = append(errs, legate.Invalid("base_url", "%v", err))
-			}
-		}
-	}
+	_, errs := saas.CheckURL("base_url", c.cfg.BaseURL, c.cfg.AllowPrivateNetworks)
 	if !versionPattern.MatchString(c.cfg.NotionVersion) {
 		errs = append(errs, legate.Invalid("notion_version", "must be a date, YYYY-MM-DD, got %q", c.cfg.NotionVersion))
 	}
-	if c.cfg.Timeout <= 0 {
-		errs = append(errs, legate.Invalid("timeout", "must be positive"))
-	}
-	if c.cfg.MaxAttempts < 1 || c.cfg.MaxAttempts > MaxAttemptsLimit {
-		errs = append(errs, legate.Invalid("max_attempts", "must be between 1 and %d, got %d", MaxAttemptsLimit, c.cfg.MaxAttempts))
-	}
-	if c.cfg.RetryBackoff <= 0 {
-		errs = append(errs, legate.Invalid("retry_backoff", "must be positive"))
-	}
-	if c.cfg.MaxRetryWait < 0 {
-		errs = append(errs, legate.Invalid("max_retry_wait", "must not be negative"))
-	}
-	errs = append(errs, c.cfg.RateLimit.Validate("rate_limit")...)
+	errs = append(errs, c.cfg.retries().Validate()...)
 	return errors.Join(errs...)
 }
 
@@ -217,3 +188,9 @@ func (c *Connector) do(ctx context.Context, token string, fn func(ctx context.Co
 }
 
 var _ connectors.Connector = (*Connector)(nil)
+
+// retries are the config's retry settings.
+func (c Config) retries() saas.Retries {
+	return saas.Retries{Timeout: time.Duration(c.Timeout), MaxAttempts: c.MaxAttempts, RetryBackoff: time.Duration(c.RetryBackoff),
+		MaxRetryWait: time.Duration(c.MaxRetryWait), RateLimit: c.RateLimit}
+}

@@ -14,7 +14,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -50,7 +49,6 @@ type Config struct {
 
 // Limits of the configuration and of the tools.
 const (
-	MaxAttemptsLimit = 10
 	// The page size of list_charges (Stripe's own maximum is 100).
 	DefaultCharges, MaxCharges = 25, 100
 )
@@ -86,11 +84,7 @@ type Connector struct {
 // invalid one.
 func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 	c := &Connector{cfg: *cfg}
-	c.kit = saas.New(inst, saas.Options{
-		Provider: "stripe", Credential: credSecretKey, RateLimit: cfg.RateLimit,
-		MaxAttempts: cfg.MaxAttempts, Base: time.Duration(cfg.RetryBackoff), MaxWait: time.Duration(cfg.MaxRetryWait),
-		AttemptTimeout: time.Duration(cfg.Timeout),
-	})
+	c.kit = saas.New(inst, cfg.retries().Options("stripe", credSecretKey))
 	hc := netguard.NewClient(netguard.Options{AllowPrivate: cfg.AllowPrivateNetworks, Timeout: time.Duration(cfg.Timeout) + time.Second, MaxRedirects: -1})
 	hc.Transport = &recorder{next: hc.Transport}
 	// One backend for the instance: the key is passed with each request,
@@ -111,37 +105,16 @@ func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 
 // Validate checks the configuration without I/O.
 func (c *Connector) Validate() error {
-	var errs []error
-	if u, err := url.Parse(c.cfg.BaseURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		errs = append(errs, legate.Invalid("base_url", "must be an http or https URL, got %q", c.cfg.BaseURL))
-	} else {
-		if u.User != nil || u.RawQuery != "" || strings.Trim(u.Path, "/") != "" {
-			errs = append(errs, legate.Invalid("base_url", "must hold no user, password, path or query (the client adds /v1/...)"))
-		}
-		if !c.cfg.AllowPrivateNetworks {
-			if err := netguard.CheckHost(u.Host); err != nil {
-				errs = append(errs, legate.Invalid("base_url", "%v", err))
-			}
-		}
+	u, errs := saas.CheckURL("base_url", c.cfg.BaseURL, c.cfg.AllowPrivateNetworks)
+	if u != nil && strings.Trim(u.Path, "/") != "" {
+		errs = append(errs, legate.Invalid("base_url", "must hold no path (the client adds /v1/...)"))
 	}
 	switch c.cfg.Mode {
 	case ModeAny, ModeTest, ModeLive:
 	default:
 		errs = append(errs, legate.Invalid("mode", "must be test, live or any, got %q", c.cfg.Mode))
 	}
-	if c.cfg.Timeout <= 0 {
-		errs = append(errs, legate.Invalid("timeout", "must be positive"))
-	}
-	if c.cfg.MaxAttempts < 1 || c.cfg.MaxAttempts > MaxAttemptsLimit {
-		errs = append(errs, legate.Invalid("max_attempts", "must be between 1 and %d, got %d", MaxAttemptsLimit, c.cfg.MaxAttempts))
-	}
-	if c.cfg.RetryBackoff <= 0 {
-		errs = append(errs, legate.Invalid("retry_backoff", "must be positive"))
-	}
-	if c.cfg.MaxRetryWait < 0 {
-		errs = append(errs, legate.Invalid("max_retry_wait", "must not be negative"))
-	}
-	errs = append(errs, c.cfg.RateLimit.Validate("rate_limit")...)
+	errs = append(errs, c.cfg.retries().Validate()...)
 	return errors.Join(errs...)
 }
 
@@ -291,3 +264,9 @@ func keyKind(key string) (kind, mode string) {
 }
 
 var _ connectors.Connector = (*Connector)(nil)
+
+// retries are the config's retry settings.
+func (c Config) retries() saas.Retries {
+	return saas.Retries{Timeout: time.Duration(c.Timeout), MaxAttempts: c.MaxAttempts, RetryBackoff: time.Duration(c.RetryBackoff),
+		MaxRetryWait: time.Duration(c.MaxRetryWait), RateLimit: c.RateLimit}
+}
