@@ -58,6 +58,10 @@ type Options struct {
 	// Do retries it as it retries fn's, and masks the credential and the
 	// token out of every error.
 	Exchange func(ctx context.Context, call *connectors.Call, credential, expired string) (string, error)
+	// Masked names the instance's other credentials that its calls use
+	// beside Credential (an OAuth client's secret): Do masks their values
+	// out of every error too, resolving them only when there is one.
+	Masked []string
 }
 
 // Kit is one connector instance's share of the toolkit: its retry policy,
@@ -156,8 +160,17 @@ func (k *Kit) Do(ctx context.Context, call *connectors.Call, fn func(ctx context
 		return err
 	}
 	token, expired := cred, ""
+	used := []string{cred} // every credential and token of the call, to mask
 	// Secrets are only needed to mask an error: built then.
-	secrets := func() *legate.Secrets { return legate.NewSecrets(cred, token) }
+	secrets := func() *legate.Secrets {
+		values := append(append([]string{}, used...), token)
+		for _, name := range k.opts.Masked {
+			if v, err := call.Credentials.Get(ctx, name); err == nil {
+				values = append(values, v)
+			}
+		}
+		return legate.NewSecrets(values...)
+	}
 	start := time.Now()
 	refreshed := false
 	for attempt := 1; ; attempt++ {
@@ -195,6 +208,7 @@ func (k *Kit) Do(ctx context.Context, call *connectors.Call, fn func(ctx context
 			if terr != nil {
 				return le
 			}
+			used = append(used, token, fresh)
 			switch {
 			case k.opts.Exchange != nil && refused:
 				expired = token

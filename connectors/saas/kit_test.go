@@ -330,3 +330,20 @@ func TestDoExchangesAnExpiredToken(t *testing.T) {
 		}
 	})
 }
+
+func TestDoMasksEveryCredentialOfTheCall(t *testing.T) {
+	x := &exchanger{}
+	k := newKit("acme", saas.Options{Exchange: x.exchange, Masked: []string{"client_secret", "absent"}})
+	call := newCall("read", "")
+	call.Credentials = connectortest.Creds{"token": token, "client_secret": "s3cret-canary"}
+	err := k.Do(t.Context(), call, func(_ context.Context, tok string, _ int) error {
+		// The provider echoes every secret, the first token included.
+		return saas.StatusError("acme", 401, 0, strings.Join([]string{token, "s3cret-canary", "access-1-of-" + token, tok}, " "))
+	})
+	le := wantCode(t, err, legate.CodeAuthExpired)
+	for _, secret := range []string{"7f1c9a2b", "s3cret-canary", "access-"} {
+		if strings.Contains(le.Message, secret) {
+			t.Errorf("message %q holds %s", le.Message, secret)
+		}
+	}
+}
