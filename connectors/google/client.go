@@ -58,7 +58,7 @@ func (c *Connector) exchange(ctx context.Context, call *connectors.Call, refresh
 		return "", err
 	}
 	key := credentialKey(c.cfg.ClientID, secret, refresh)
-	if h := c.tokens.get(key); h != nil && (expired == "" && h.valid() || expired != "" && h.access != expired) {
+	if h := c.tokens.get(key); h != nil && h.access != expired && h.valid() {
 		return h.access, nil
 	}
 	// One exchange at a time per credential: calls that find the token
@@ -141,16 +141,13 @@ func (c *Connector) clients(ctx context.Context, h *held) error {
 
 // apis returns the API clients sending access, an access token the kit
 // handed an attempt.
-func (c *Connector) apis(ctx context.Context, access string) *held {
+func (c *Connector) apis(ctx context.Context, access string) (*held, error) {
 	if h := c.tokens.access(access); h != nil {
-		return h
+		return h, nil
 	}
 	// Dropped from the cache since the exchange: clients of its own.
 	h := &held{access: access}
-	if err := c.clients(ctx, h); err != nil {
-		h.sheets, h.drive = &sheets.Service{}, &drive.Service{}
-	}
-	return h
+	return h, c.clients(ctx, h)
 }
 
 func (t *tokens) get(key string) *held {

@@ -225,7 +225,11 @@ func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) erro
 	}
 	var listed int
 	err = c.kit.Read(ctx, call, func(ctx context.Context, token string) error {
-		list, err := c.apis(ctx, token).drive.Files.List().PageSize(1).Fields("files(id)").Context(ctx).Do()
+		api, err := c.apis(ctx, token)
+		if err != nil {
+			return err
+		}
+		list, err := api.drive.Files.List().PageSize(1).Fields("files(id)").Context(ctx).Do()
 		if err != nil {
 			return mapError(ctx, err)
 		}

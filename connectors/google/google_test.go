@@ -313,7 +313,7 @@ func TestAppendRow(t *testing.T) {
 	in := build(t, s, "google", "")
 	args := `{"spreadsheet_id":"sheet-1","range":"Sheet1!A:C","values":["Ada",36,true,null]}`
 	r := decode[model.SheetRange](t, in.do(t, "t1", "sheets_append_row", args, "op-1"))
-	if r.Contract != "sheet_range.v1" || r.Range != "Sheet1!A3:E3" || r.FirstRow != 3 || strings.Join(r.Rows[0], ",") != "Ada,36,TRUE," || r.ExternalID != "sheet-1" {
+	if r.Contract != "sheet_range.v1" || r.Range != "Sheet1!A3:D3" || r.FirstRow != 3 || strings.Join(r.Rows[0], ",") != "Ada,36,TRUE," || r.ExternalID != "sheet-1" {
 		t.Fatalf("appended %+v", r)
 	}
 	stored := s.rows("sheet-1", "Sheet1")

@@ -69,7 +69,11 @@ func (c *Connector) readRange(ctx context.Context, call *connectors.Call, in *re
 	}
 	var out rangePage
 	err = c.kit.Read(ctx, call, func(ctx context.Context, token string) error {
-		vr, err := c.apis(ctx, token).sheets.Spreadsheets.Values.Get(id, request).ValueRenderOption("FORMATTED_VALUE").Context(ctx).Do()
+		api, err := c.apis(ctx, token)
+		if err != nil {
+			return err
+		}
+		vr, err := api.sheets.Spreadsheets.Values.Get(id, request).ValueRenderOption("FORMATTED_VALUE").Context(ctx).Do()
 		if err != nil {
 			return mapError(ctx, err)
 		}
@@ -171,7 +175,11 @@ func (c *Connector) appendRow(ctx context.Context, call *connectors.Call, in *ap
 			if c.marker {
 				row = append(append(make([]any, 0, len(row)+1), row...), marker)
 			}
-			resp, err := c.apis(ctx, token).sheets.Spreadsheets.Values.Append(id, in.Range, &sheets.ValueRange{Values: [][]any{row}}).
+			api, err := c.apis(ctx, token)
+			if err != nil {
+				return nil, err
+			}
+			resp, err := api.sheets.Spreadsheets.Values.Append(id, in.Range, &sheets.ValueRange{Values: [][]any{row}}).
 				ValueInputOption(input).InsertDataOption("INSERT_ROWS").IncludeValuesInResponse(true).
 				ResponseValueRenderOption("FORMATTED_VALUE").Context(ctx).Do()
 			if err != nil {
@@ -209,7 +217,13 @@ func (c *Connector) appended(call *connectors.Call, id string, resp *sheets.Appe
 		rows = [][]string{{}}
 	}
 	rows[0] = withoutMarker(rows[0], marker)
-	out := c.sheetRange(call, id, u.UpdatedRange, parseA1(u.UpdatedRange).row0, rows)
+	// The range of the values, the marker's cell left out, as Find gives it.
+	written := parseA1(u.UpdatedRange)
+	rng := u.UpdatedRange
+	if c.marker && written.ok && written.row0 > 0 {
+		rng = written.rowRange(written.row0, len(sent))
+	}
+	out := c.sheetRange(call, id, rng, written.row0, rows)
 	out.ProviderMetadata = map[string]any{"updated_cells": u.UpdatedCells}
 	if resp.TableRange != "" {
 		out.ProviderMetadata["table_range"] = resp.TableRange
@@ -238,7 +252,11 @@ func (c *Connector) findRow(ctx context.Context, call *connectors.Call, token, i
 	case a.ok: // cells of the first sheet: its columns from A to the marker's
 		read = "A:" + columnName(columnNumber(a.firstColumn())+width)
 	}
-	vr, err := c.apis(ctx, token).sheets.Spreadsheets.Values.Get(id, read).ValueRenderOption("FORMATTED_VALUE").Context(ctx).Do()
+	api, err := c.apis(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	vr, err := api.sheets.Spreadsheets.Values.Get(id, read).ValueRenderOption("FORMATTED_VALUE").Context(ctx).Do()
 	if err != nil {
 		return nil, mapError(ctx, err)
 	}

@@ -102,7 +102,11 @@ func (c *Connector) getFile(ctx context.Context, call *connectors.Call, in *getF
 	}
 	var out model.File
 	err = c.kit.Read(ctx, call, func(ctx context.Context, token string) error {
-		f, err := c.apis(ctx, token).drive.Files.Get(id).Fields(fileFields).SupportsAllDrives(true).Context(ctx).Do()
+		api, err := c.apis(ctx, token)
+		if err != nil {
+			return err
+		}
+		f, err := api.drive.Files.Get(id).Fields(fileFields).SupportsAllDrives(true).Context(ctx).Do()
 		if err != nil {
 			return mapError(ctx, err)
 		}
@@ -154,7 +158,11 @@ func (c *Connector) listFiles(ctx context.Context, call *connectors.Call, in *li
 	}
 	var out saas.List[model.File]
 	err = c.kit.Read(ctx, call, func(ctx context.Context, token string) error {
-		req := c.apis(ctx, token).drive.Files.List().Q(q).OrderBy("modifiedTime desc").PageSize(int64(p.Size)).
+		api, err := c.apis(ctx, token)
+		if err != nil {
+			return err
+		}
+		req := api.drive.Files.List().Q(q).OrderBy("modifiedTime desc").PageSize(int64(p.Size)).
 			Fields("nextPageToken,files(" + fileFields + ")").SupportsAllDrives(true).IncludeItemsFromAllDrives(true)
 		if pageToken != "" {
 			req = req.PageToken(pageToken)
