@@ -139,8 +139,8 @@ func TestListFilesWalksPages(t *testing.T) {
 	if pages != 4 || len(names) != 10 || names[0] != "budget 00" || names[9] != "budget 09" {
 		t.Fatalf("%d pages: %v; want 4 pages of the 10 files", pages, names)
 	}
-	if n := s.requests("files"); n != 4 || s.lastQ != "trashed = false" {
-		t.Errorf("%d requests, last q %q", n, s.lastQ)
+	if n := s.requests("files"); n != 4 || s.query() != "trashed = false" {
+		t.Errorf("%d requests, last q %q", n, s.query())
 	}
 }
 
@@ -162,8 +162,8 @@ func TestListFilesFilters(t *testing.T) {
 	// A folder is given by the ref a file's parent_ref holds.
 	folder := sheets.Items[0].ParentRef
 	inFolder := decode[page](t, in.do(t, "t1", "drive_list_files", fmt.Sprintf(`{"folder":%q,"name_contains":"it's \\ 0"}`, folder), ""))
-	if len(inFolder.Items) != 0 || s.lastQ != `trashed = false and 'folder-1' in parents and name contains 'it\'s \\ 0'` {
-		t.Fatalf("q %q, %d items", s.lastQ, len(inFolder.Items))
+	if len(inFolder.Items) != 0 || s.query() != `trashed = false and 'folder-1' in parents and name contains 'it\'s \\ 0'` {
+		t.Fatalf("q %q, %d items", s.query(), len(inFolder.Items))
 	}
 	inFolder = decode[page](t, in.do(t, "t1", "drive_list_files", fmt.Sprintf(`{"folder":%q,"name_contains":"BUDGET 0"}`, folder), ""))
 	if len(inFolder.Items) != 4 {
@@ -322,8 +322,8 @@ func TestAppendRow(t *testing.T) {
 	}
 	// The same call again returns the first outcome; the ref reads the sheet.
 	again := decode[model.SheetRange](t, in.do(t, "t1", "sheets_append_row", args, "op-1"))
-	if again.Range != r.Range || s.appends != 1 {
-		t.Fatalf("replay %+v after %d appends", again, s.appends)
+	if again.Range != r.Range || s.appendCount() != 1 {
+		t.Fatalf("replay %+v after %d appends", again, s.appendCount())
 	}
 	read := decode[model.SheetRange](t, in.do(t, "t1", "sheets_read_range", fmt.Sprintf(`{"spreadsheet":%q,"range":"Sheet1!A3:C3"}`, r.Ref), ""))
 	if strings.Join(read.Rows[0], ",") != "Ada,36,TRUE" {
@@ -338,8 +338,8 @@ func TestAppendRow(t *testing.T) {
 		_, err := in.call(t, "t1", "sheets_append_row", bad, "op-bad")
 		wantCode(t, err, legate.CodeInvalidArgument)
 	}
-	if s.appends != 1 {
-		t.Fatalf("%d appends; want 1", s.appends)
+	if s.appendCount() != 1 {
+		t.Fatalf("%d appends; want 1", s.appendCount())
 	}
 }
 

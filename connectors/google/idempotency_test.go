@@ -26,8 +26,8 @@ func TestTimedOutAppendIsDoneOnce(t *testing.T) {
 	}
 	r := decode[model.SheetRange](t, in.do(t, "t1", "sheets_append_row", `{"spreadsheet_id":"sheet-1","range":"Sheet1!A:B","values":["once",1]}`, "op-once"))
 	rows := s.rows("sheet-1", "Sheet1")
-	if s.appends != 1 || len(rows) != 4 {
-		t.Fatalf("%d appends, %d rows; want 1 append, 4 rows", s.appends, len(rows))
+	if s.appendCount() != 1 || len(rows) != 4 {
+		t.Fatalf("%d appends, %d rows; want 1 append, 4 rows", s.appendCount(), len(rows))
 	}
 	if r.Range != "Sheet1!A4:B4" || r.FirstRow != 4 || strings.Join(r.Rows[0], ",") != "once,1" || r.ExternalID != "sheet-1" {
 		t.Fatalf("outcome %+v; want the row found, without its marker", r)
@@ -79,8 +79,8 @@ func TestNoDuplicateRowsOverAThousandLostAnswers(t *testing.T) {
 	for _, r := range rows {
 		markers[r[2]]++
 	}
-	if len(rows) != writes || len(markers) != writes || s.appends != writes {
-		t.Fatalf("%d rows with %d markers after %d appends; want %d of each", len(rows), len(markers), s.appends, writes)
+	if len(rows) != writes || len(markers) != writes || s.appendCount() != writes {
+		t.Fatalf("%d rows with %d markers after %d appends; want %d of each", len(rows), len(markers), s.appendCount(), writes)
 	}
 }
 
@@ -101,11 +101,11 @@ func TestAppendWithoutMarkerIsAtMostOnce(t *testing.T) {
 	wantCode(t, err, legate.CodeConflict)
 	_, err = in.call(t, "t1", "sheets_append_row", args, "op-1")
 	wantCode(t, err, legate.CodeConflict)
-	if rows := s.rows("sheet-1", "Sheet1"); s.appends != 1 || len(rows) != 1 || len(rows[0]) != 1 {
-		t.Fatalf("%d appends, rows %q; want one row of the value alone", s.appends, rows)
+	if rows := s.rows("sheet-1", "Sheet1"); s.appendCount() != 1 || len(rows) != 1 || len(rows[0]) != 1 {
+		t.Fatalf("%d appends, rows %q; want one row of the value alone", s.appendCount(), rows)
 	}
 	r := decode[model.SheetRange](t, in.do(t, "t1", "sheets_append_row", args, "op-2"))
-	if r.Range != "Sheet1!A2:A2" || s.appends != 2 {
+	if r.Range != "Sheet1!A2:A2" || s.appendCount() != 2 {
 		t.Fatalf("another key: %+v", r)
 	}
 }

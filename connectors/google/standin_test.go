@@ -436,3 +436,17 @@ func hangUp(w http.ResponseWriter) {
 		conn.Close()
 	}
 }
+
+// appendCount is how many appends the stand-in performed.
+func (s *standin) appendCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.appends
+}
+
+// query is the q of the last files.list.
+func (s *standin) query() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastQ
+}
