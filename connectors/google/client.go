@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -127,7 +128,8 @@ func (c *Connector) clients(ctx context.Context, h *held) error {
 	// The kit bounds each attempt by its context (timeout): the client's
 	// own timer would only add a goroutine and a timer per request.
 	hc.Timeout = 0
-	hc.Transport = &oauth2.Transport{Source: oauth2.StaticTokenSource(&oauth2.Token{AccessToken: h.access, TokenType: "Bearer"}), Base: c.http.Transport}
+	hc.Transport = &oauth2.Transport{Source: oauth2.StaticTokenSource(&oauth2.Token{AccessToken: h.access, TokenType: "Bearer"}),
+		Base: capped{c.http.Transport}}
 	quiet := option.WithLogger(slog.New(slog.DiscardHandler))
 	var err error
 	if h.sheets, err = sheets.NewService(ctx, option.WithHTTPClient(&hc), option.WithEndpoint(c.cfg.SheetsURL), quiet); err != nil {
@@ -177,6 +179,37 @@ func (t *tokens) put(h *held) {
 	}
 	t.held[h.key] = h
 	t.byAccess[h.access] = h
+}
+
+// maxAnswerBytes bounds the body of one API answer: a range read whole
+// (a sheet by its name, a named range) can be large.
+var maxAnswerBytes int64 = 32 << 20
+
+// capped is a transport whose answers' bodies fail past maxAnswerBytes.
+type capped struct{ base http.RoundTripper }
+
+func (c capped) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := c.base.RoundTrip(req)
+	if err == nil {
+		resp.Body = &cappedBody{ReadCloser: resp.Body, left: maxAnswerBytes}
+	}
+	return resp, err
+}
+
+type cappedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1] // one byte more tells a body that goes on from the end
+	}
+	n, err := b.ReadCloser.Read(p)
+	if b.left -= int64(n); b.left < 0 {
+		return 0, legate.Errorf(legate.CodeInvalidArgument, "google: the answer passed %d MiB; ask for less (a smaller range or limit)", maxAnswerBytes>>20)
+	}
+	return n, err
 }
 
 // tokenError makes an error of the token endpoint canonical: a refused

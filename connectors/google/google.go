@@ -205,7 +205,11 @@ func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) erro
 		return err
 	}
 	c.tokens.put(h)
-	connectors.Reportf(ctx, "token refresh at %s: ok, a new access token valid for %s", c.cfg.OAuthURL, time.Until(h.expiry).Round(time.Second))
+	valid := "with no expiry given"
+	if !h.expiry.IsZero() {
+		valid = "valid for " + time.Until(h.expiry).Round(time.Second).String()
+	}
+	connectors.Reportf(ctx, "token refresh at %s: ok, a new access token %s", c.cfg.OAuthURL, valid)
 	var missing []string
 	if h.scope == "" {
 		connectors.Reportf(ctx, "scopes: the token endpoint did not say which scopes it granted; the tools need %s", strings.Join(neededScopes(), ", "))

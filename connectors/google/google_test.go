@@ -13,7 +13,7 @@ import (
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/connectors/connectortest"
-	_ "github.com/legate-mcp/legate/connectors/google"
+	"github.com/legate-mcp/legate/connectors/google"
 	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
 )
@@ -607,5 +607,21 @@ func TestConnectionTestReports(t *testing.T) {
 	wantCode(t, err, legate.CodeAuthExpired)
 	if !strings.Contains(out, "invalid_grant") {
 		t.Errorf("report:\n%s", out)
+	}
+}
+
+func TestLargeAnswersAreRefused(t *testing.T) {
+	s := newStandin(t)
+	s.fill("sheet-1", "Sheet1", 40, 3)
+	in := build(t, s, "google", "")
+	// 40 rows of 3 cells is about 800 bytes; 10 rows fit in 400.
+	defer google.SetMaxAnswerBytes(400)()
+	_, err := in.call(t, "t1", "sheets_read_range", `{"spreadsheet_id":"sheet-1","range":"Sheet1"}`, "")
+	if le := wantCode(t, err, legate.CodeInvalidArgument); !strings.Contains(le.Message, "ask for less") || s.requests("get") != 1 {
+		t.Fatalf("%v after %d requests", err, s.requests("get"))
+	}
+	p := decode[page](t, in.do(t, "t1", "sheets_read_range", `{"spreadsheet_id":"sheet-1","range":"Sheet1!A:C","limit":10}`, ""))
+	if len(p.Rows) != 10 {
+		t.Fatalf("%d rows", len(p.Rows))
 	}
 }
