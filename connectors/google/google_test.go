@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/legate-mcp/legate"
@@ -623,5 +624,32 @@ func TestLargeAnswersAreRefused(t *testing.T) {
 	p := decode[page](t, in.do(t, "t1", "sheets_read_range", `{"spreadsheet_id":"sheet-1","range":"Sheet1!A:C","limit":10}`, ""))
 	if len(p.Rows) != 10 {
 		t.Fatalf("%d rows", len(p.Rows))
+	}
+}
+
+// Calls that find the access token expired together share one exchange.
+func TestConcurrentCallsShareOneRefresh(t *testing.T) {
+	s := newStandin(t)
+	s.seedFiles(2)
+	in := build(t, s, "google", "")
+	decode[page](t, in.do(t, "t1", "drive_list_files", `{}`, ""))
+	s.expireAll()
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for range 16 {
+		wg.Go(func() {
+			_, err := in.call(t, "t1", "drive_list_files", `{}`, "")
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := s.requests("token"); n != 2 {
+		t.Fatalf("%d token requests; want 2: the first, and one refresh shared by 16 calls", n)
 	}
 }
