@@ -68,8 +68,14 @@ func TestTokenEndpointFailures(t *testing.T) {
 			w.Write([]byte(`{"expires_in":3600}`))
 		}, legate.CodeAdapterMapping, 1},
 		"echoes creds": {func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(401)
 			fmt.Fprintf(w, `{"error":"invalid_client","error_description":"%s %s"}`, clientSecret, refreshToken)
+		}, legate.CodeAuthExpired, 1},
+		"echoes creds as its code": {func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(400)
+			fmt.Fprintf(w, `{"error":"%s %s"}`, clientSecret, refreshToken)
 		}, legate.CodeAuthExpired, 1},
 	}
 	for name, tc := range tests {
@@ -170,4 +176,18 @@ func TestConnectionTestReports(t *testing.T) {
 	if !strings.Contains(out, "invalid_grant") {
 		t.Errorf("report:\n%s", out)
 	}
+	// An endpoint echoing the credentials, even as its error code: the
+	// report and the error hold none of them.
+	s.fault = func(op string, n int, w http.ResponseWriter, r *http.Request) bool {
+		if op == "token" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(400)
+			fmt.Fprintf(w, `{"error":"%s %s","error_description":"%s"}`, clientSecret, refreshToken, clientSecret)
+			return true
+		}
+		return false
+	}
+	out, err = report(creds)
+	wantCode(t, err, legate.CodeAuthExpired)
+	noSecret(t, &legate.Result{Text: out}, err)
 }

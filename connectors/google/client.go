@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -212,6 +213,8 @@ func (b *cappedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
+var oauthCode = regexp.MustCompile(`^[a-z_]{1,40}$`)
+
 // tokenError makes an error of the token endpoint canonical: a refused
 // grant or client is AUTH_EXPIRED (the account must be connected again),
 // a refused scope PERMISSION_DENIED, 429 RATE_LIMITED, 5xx TRANSIENT.
@@ -225,7 +228,7 @@ func tokenError(ctx context.Context, err error) error {
 	}
 	status := re.Response.StatusCode
 	msg := "the token endpoint answered " + strconv.Itoa(status)
-	if re.ErrorCode != "" {
+	if oauthCode.MatchString(re.ErrorCode) { // an OAuth error code, nothing the endpoint echoed
 		msg += " " + re.ErrorCode
 	}
 	switch {
