@@ -214,7 +214,9 @@ func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) erro
 	if h.scope == "" {
 		connectors.Reportf(ctx, "scopes: the token endpoint did not say which scopes it granted; the tools need %s", strings.Join(neededScopes(), ", "))
 	} else {
-		granted := strings.Fields(h.scope)
+		// The scopes as the endpoint wrote them, masked should it echo a credential.
+		secret, _ := c.secret(ctx, call)
+		granted := strings.Fields(legate.NewSecrets(refresh, secret, h.access).MaskString(h.scope))
 		slices.Sort(granted)
 		connectors.Reportf(ctx, "scopes granted: %s", strings.Join(granted, " "))
 		for _, n := range scopeNeeds {
