@@ -289,7 +289,15 @@ func (c *Connector) findRow(ctx context.Context, call *connectors.Call, token, i
 
 // rangeText is a range in a few lines: its name and rows, tab-separated.
 func rangeText(r model.SheetRange, next string) string {
+	size := len(r.Range) + 48
+	for _, row := range r.Rows {
+		for _, cell := range row {
+			size += len(cell) + 1
+		}
+		size++
+	}
 	var b strings.Builder
+	b.Grow(size)
 	fmt.Fprintf(&b, "%s: %d row(s)", r.Range, len(r.Rows))
 	for _, row := range r.Rows {
 		for i, cell := range row {
