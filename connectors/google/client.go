@@ -12,9 +12,11 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/oauth2"
+	"golang.org/x/sync/singleflight"
 	"google.golang.org/api/drive/v3"
 	"google.golang.org/api/googleapi"
 	"google.golang.org/api/option"
@@ -29,6 +31,19 @@ import (
 // maxHeld bounds the credentials whose access tokens an instance holds
 // (credentials may differ by tenant).
 const maxHeld = 64
+
+// tokens holds the access tokens got for each credential, and the API
+// clients that send them.
+type tokens struct {
+	mu       sync.Mutex
+	held     map[string]*held // by credentialKey
+	byAccess map[string]*held // by access token
+	group    *singleflight.Group
+}
+
+func newTokens() tokens {
+	return tokens{held: map[string]*held{}, byAccess: map[string]*held{}, group: &singleflight.Group{}}
+}
 
 // held is an access token got for one credential, and the API clients
 // that send it.

@@ -22,10 +22,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"time"
-
-	"golang.org/x/sync/singleflight"
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
@@ -115,7 +112,7 @@ func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 		AttemptTimeout: time.Duration(cfg.Timeout), Exchange: c.exchange, Masked: []string{credClientSecret},
 	})
 	c.http = netguard.NewClient(netguard.Options{AllowPrivate: cfg.AllowPrivateNetworks, Timeout: time.Duration(cfg.Timeout) + time.Second, MaxRedirects: -1})
-	c.tokens = tokens{held: map[string]*held{}, byAccess: map[string]*held{}, group: &singleflight.Group{}}
+	c.tokens = newTokens()
 	c.tools = c.newTools()
 	return c, nil
 }
@@ -261,15 +258,4 @@ func neededScopes() []string {
 	return out
 }
 
-// tokens holds the access tokens got for each credential, and the API
-// clients that send them.
-type tokens struct {
-	mu       sync.Mutex
-	held     map[string]*held // by credentialKey
-	byAccess map[string]*held // by access token
-	group    *singleflight.Group
-}
-
-var (
-	_ connectors.Connector = (*Connector)(nil)
-)
+var _ connectors.Connector = (*Connector)(nil)
