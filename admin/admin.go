@@ -65,15 +65,15 @@ func Handler(ops Ops, opts *Options) http.Handler {
 		h.log = slog.New(slog.DiscardHandler)
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /admin/v1/approvals", h.listApprovals)
-	mux.HandleFunc("GET /admin/v1/approvals/{id}", h.getApproval)
-	mux.HandleFunc("POST /admin/v1/approvals/{id}/{verb}", h.decide)
-	mux.HandleFunc("GET /admin/v1/status", h.status)
+	for _, rt := range routes {
+		mux.HandleFunc(rt.pattern, rt.handler(h))
+	}
+	api := jsonErrors(mux)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if h.opts.Authenticated {
 			// The authenticator checked the token and the role already.
 			r.Body = http.MaxBytesReader(w, r.Body, maxBody)
-			mux.ServeHTTP(w, r)
+			api.ServeHTTP(w, r)
 			return
 		}
 		if h.opts.Token == "" {
@@ -87,8 +87,19 @@ func Handler(ops Ops, opts *Options) http.Handler {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
-		mux.ServeHTTP(w, r)
+		api.ServeHTTP(w, r)
 	})
+}
+
+// routes are the API's routes, each a ServeMux pattern and its handler.
+var routes = []struct {
+	pattern string
+	handler func(*api) http.HandlerFunc
+}{
+	{"GET /admin/v1/approvals", func(h *api) http.HandlerFunc { return h.listApprovals }},
+	{"GET /admin/v1/approvals/{id}", func(h *api) http.HandlerFunc { return h.getApproval }},
+	{"POST /admin/v1/approvals/{id}/{verb}", func(h *api) http.HandlerFunc { return h.decide }},
+	{"GET /admin/v1/status", func(h *api) http.HandlerFunc { return h.status }},
 }
 
 // ApprovalView is an approval request as the admin API and CLI show it:
@@ -144,15 +155,21 @@ const MaxApprovalList = 1000
 // the tenant ?tenant= names ("" the shared one), or every tenant without it.
 func approvalFilter(r *http.Request) (store.ApprovalFilter, error) {
 	q := r.URL.Query()
-	limit, _ := strconv.Atoi(q.Get("limit"))
-	limit = min(limit, MaxApprovalList)
+	limit := 0
+	if q.Has("limit") {
+		n, err := strconv.Atoi(q.Get("limit"))
+		if err != nil || n < 1 {
+			return store.ApprovalFilter{}, &Error{Status: http.StatusBadRequest, Message: fmt.Sprintf("limit %q: want a whole number from 1 (at most %d are listed)", q.Get("limit"), MaxApprovalList)}
+		}
+		limit = min(n, MaxApprovalList)
+	}
 	f := store.ApprovalFilter{State: q.Get("state"), Tenant: q.Get("tenant"), AllTenants: !q.Has("tenant"), Limit: limit}
 	own, scoped := tenantScope(r)
 	if !scoped {
 		return f, nil
 	}
 	if q.Has("tenant") && f.Tenant != own {
-		return f, fmt.Errorf("tenant %q is not the caller's: seeing other tenants needs the %s role", f.Tenant, auth.RoleAdmin)
+		return f, &Error{Status: http.StatusForbidden, Message: fmt.Sprintf("forbidden: tenant %q is not the caller's: seeing other tenants needs the %s role", f.Tenant, auth.RoleAdmin)}
 	}
 	f.Tenant, f.AllTenants = own, false
 	return f, nil
@@ -164,8 +181,8 @@ func (h *api) listApprovals(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f, err := approvalFilter(r)
-	if err != nil {
-		writeJSONError(w, http.StatusForbidden, "forbidden: "+err.Error())
+	if e := (*Error)(nil); errors.As(err, &e) {
+		writeJSONError(w, e.Status, e.Message)
 		return
 	}
 	list, err := h.ops.ListApprovals(r.Context(), f)
@@ -225,7 +242,7 @@ func (h *api) decide(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.ContentLength != 0 {
 		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-			writeJSONError(w, http.StatusBadRequest, "body must be JSON: {\"reason\": \"...\"}")
+			bodyError(w, err, `{"reason": "...", "decider": "..."}`)
 			return
 		}
 	}
@@ -283,8 +300,4 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.Encode(v)
-}
-
-func writeJSONError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, map[string]string{"error": msg})
 }

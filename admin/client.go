@@ -52,21 +52,39 @@ func (c *Client) Status(ctx context.Context) (*Status, error) {
 		return nil, fmt.Errorf("%s: reading the answer: %w", u, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		var e struct {
-			Error string `json:"error"`
-		}
-		if json.Unmarshal(body, &e) != nil || e.Error == "" {
-			e.Error = strings.TrimSpace(string(body))
-		}
-		hint := ""
+		e := answerError(resp.StatusCode, body)
+		e.URL = u
 		if resp.StatusCode == http.StatusUnauthorized && c.Token == "" {
-			hint = " (pass --token or set LEGATE_ADMIN_TOKEN)"
+			e.Message += " (pass --token or set LEGATE_ADMIN_TOKEN)"
 		}
-		return nil, fmt.Errorf("%s answered %s: %s%s", u, resp.Status, e.Error, hint)
+		return nil, e
 	}
 	var s Status
 	if err := json.Unmarshal(body, &s); err != nil {
 		return nil, fmt.Errorf("%s: not a status: %w", u, err)
 	}
 	return &s, nil
+}
+
+// answerError reads the error of an answer with status: the API's
+// {"error": {"code", "message"}}, an older server's {"error": "..."}, or
+// any other body (a proxy's page) as the message, its code that of the
+// status.
+func answerError(status int, body []byte) *Error {
+	var v struct {
+		Error json.RawMessage `json:"error"`
+	}
+	e := &Error{Status: status}
+	if json.Unmarshal(body, &v) == nil && len(v.Error) > 0 {
+		if json.Unmarshal(v.Error, e) != nil || e.Message == "" {
+			json.Unmarshal(v.Error, &e.Message)
+		}
+	}
+	if e.Message == "" {
+		e.Message = strings.TrimSpace(string(body))
+	}
+	if e.Code == "" {
+		e.Code = codeOf(status)
+	}
+	return e
 }

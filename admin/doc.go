@@ -12,4 +12,13 @@
 // middleware and role check; a principal below the admin role sees its
 // own tenant only, and an admin's every access across tenants is audited.
 // Without it, every request bears the admin token.
+//
+// Every error the API answers, an unknown route (404) and a method a route
+// does not take (405, with Allow) included, has one shape, its code fixed
+// by the HTTP status (see the Code constants):
+//
+//	{"error": {"code": "NOT_FOUND", "message": "approval \"ap_x\" not found"}}
+//
+// In front of the API, [JSONErrors] gives the authenticator's refusals
+// the same shape. A [Client] returns it as an [*Error].
 package admin

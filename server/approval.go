@@ -136,6 +136,7 @@ func (x *executor) holdForApproval(ctx context.Context, r *Request, next Handler
 		}
 	}
 	deadline := time.Now().Add(x.inbox.Config().WaitTime())
+	ran := false // this call ran the tool
 	for {
 		a, err = x.inbox.Await(ctx, a.ID, time.Until(deadline), tick)
 		if err != nil {
@@ -147,6 +148,7 @@ func (x *executor) holdForApproval(ctx context.Context, r *Request, next Handler
 		// Whether this call won the claim and ran it or another caller holds
 		// it, the next Await sees the outcome once it is recorded.
 		if _, err := x.inbox.Execute(ctx, a, func(ctx context.Context) (json.RawMessage, error) {
+			ran = true
 			res, err := next(ctx, r)
 			if err != nil {
 				return nil, err
@@ -156,6 +158,7 @@ func (x *executor) holdForApproval(ctx context.Context, r *Request, next Handler
 			return nil, err
 		}
 	}
+	r.Replay = !ran && (a.State == store.StateExecuted || a.State == store.StateFailed)
 	res, err := settledResult(a)
 	if err != nil {
 		return nil, err
@@ -329,6 +332,7 @@ func (x *executor) statusTool() connectors.Tool {
 			}
 			if len(a.Outcome) > 0 {
 				out["outcome"] = a.Outcome
+				noteReplay(ctx, a.ID)
 			}
 			return &legate.Result{Structured: out}, nil
 		})

@@ -158,11 +158,40 @@ func TestApprovalRunsExactlyOnce(t *testing.T) {
 	if recv.total.Load() != 1 {
 		t.Fatal("calling again delivered again")
 	}
+	// In the audit, one row is the run; every call that got its stored
+	// outcome is a replay, not a second execution.
+	var runs, replays int
+	waitFor(t, "the second call's audit row", func() bool {
+		rows, err := st.Audit().Query(ctx, store.AuditQuery{Tool: "hooks.send"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs, replays = 0, 0
+		for _, r := range rows {
+			switch {
+			case r.ApprovalID != id || r.Outcome != "ok":
+			case r.Decision == "replay" && strings.Contains(r.Detail, "did not run again"):
+				replays++
+			case r.Decision == "approve":
+				runs++
+			default:
+				t.Fatalf("row: %+v", r)
+			}
+		}
+		return replays >= 1 && runs >= 1
+	})
+	if runs != 1 {
+		t.Fatalf("%d audit rows of a run, want 1 (and %d replays)", runs, replays)
+	}
 	// So does legate.approval_status.
 	res, _ = gw.Call(ctx, "legate.approval_status", json.RawMessage(`{"approval_id":"`+id+`"}`), server.CallOptions{})
 	if s := structured(t, res); s["state"] != "executed" || s["outcome"] == nil {
 		t.Fatalf("approval_status: %v", s)
 	}
+	waitFor(t, "approval_status's audit row, a replay of the approval", func() bool {
+		rows, _ := st.Audit().Query(ctx, store.AuditQuery{Tool: "legate.approval_status"})
+		return len(rows) == 1 && rows[0].Decision == "replay" && rows[0].ApprovalID == id
+	})
 
 	// Changed arguments: a new request, not the old approval.
 	res, _ = gw.Call(ctx, "hooks__send", json.RawMessage(`{"payload":{"order":2}}`), server.CallOptions{})

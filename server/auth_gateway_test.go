@@ -125,9 +125,14 @@ func TestAdminAPINeedsTheApproverRole(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			if resp.StatusCode != tc.want {
 				t.Fatalf("status %d, want %d", resp.StatusCode, tc.want)
+			}
+			// The authenticator's refusal has the admin API's error format.
+			if tc.want == http.StatusForbidden && (resp.Header.Get("Content-Type") != "application/json" || !strings.Contains(string(body), `"code": "PERMISSION_DENIED"`)) {
+				t.Errorf("refusal %s: %s", resp.Header.Get("Content-Type"), body)
 			}
 		})
 	}
@@ -135,8 +140,9 @@ func TestAdminAPINeedsTheApproverRole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("no token: status %d", resp.StatusCode)
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(string(body), `"code": "UNAUTHENTICATED"`) || resp.Header.Get("WWW-Authenticate") == "" {
+		t.Fatalf("no token: status %d %s (challenge %q)", resp.StatusCode, body, resp.Header.Get("WWW-Authenticate"))
 	}
 }

@@ -47,6 +47,10 @@ type Request struct {
 	// Decision and ApprovalID are set by the policy step, for the audit row:
 	Decision   policy.Decision // the policy's decision
 	ApprovalID string          // the approval request the call is bound to
+	// Replay is set by the policy step when the call returns the stored
+	// outcome of an approved request another call ran: the tool did not
+	// run again, and the audit row says so (decision "replay").
+	Replay bool
 
 	// approved is set when the executor runs a request already approved
 	// and claimed: the policy step lets it through.

@@ -65,8 +65,8 @@ type fastPath struct {
 type callPath interface {
 	// viewFor is the catalog p sees (nil: no authentication).
 	viewFor(p *auth.Principal) *catalog.Catalog
-	// relayable reports whether a call to e can be relayed as bytes.
-	relayable(e *catalog.Entry) bool
+	// fastable reports whether the fast path can answer a call to e.
+	fastable(e *catalog.Entry) bool
 	// newRequest starts a call to e.
 	newRequest(e *catalog.Entry, args json.RawMessage, o CallOptions) *Request
 	// run takes r along the call path: with r.relay set, it hands back
@@ -237,8 +237,8 @@ type fastKey struct{ session, id string }
 // errCancelled is the cause of a call the client cancelled.
 var errCancelled = errors.New("cancelled by the client")
 
-// fastCall runs a call to an upstream's tool that can be relayed as bytes,
-// on live session ls, or stateless when ls is nil.
+// fastCall runs a call to a native tool, or to an upstream's tool that can
+// be relayed as bytes, on live session ls, or stateless when ls is nil.
 func (f *fastPath) fastCall(w http.ResponseWriter, r *http.Request, ls *liveSession, id, params json.RawMessage) bool {
 	var p struct {
 		Name      string          `json:"name"`
@@ -267,7 +267,7 @@ func (f *fastPath) fastCall(w http.ResponseWriter, r *http.Request, ls *liveSess
 			return true
 		}
 	}
-	if !f.gw.relayable(e) {
+	if !f.gw.fastable(e) {
 		return false
 	}
 	o := CallOptions{Principal: principal}

@@ -83,19 +83,20 @@ type Gateway struct {
 	live     atomic.Pointer[live] // what a reload replaces (reload.go)
 	reloader reloader
 
-	upstreams  *upstream.Manager
-	inbox      *policy.Inbox
-	approvals  *executor
-	metrics    *audit.Metrics
-	audit      *audit.Writer
-	stop       context.CancelFunc
-	endLife    context.CancelFunc // ends what runs for the gateway's whole life (notifications)
-	background sync.WaitGroup
-	auth       *auth.Authenticator
-	views      views
-	fast       *fastPath
-	cold       coldStart
-	kit        connectorKit
+	upstreams   *upstream.Manager
+	inbox       *policy.Inbox
+	approvals   *executor
+	metrics     *audit.Metrics
+	audit       *audit.Writer
+	quarantines *quarantineAudit
+	stop        context.CancelFunc
+	endLife     context.CancelFunc // ends what runs for the gateway's whole life (notifications)
+	background  sync.WaitGroup
+	auth        *auth.Authenticator
+	views       views
+	fast        *fastPath
+	cold        coldStart
+	kit         connectorKit
 }
 
 // instance is one built connector instance.
@@ -146,6 +147,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		return nil, err
 	}
 	g.audit = audit.NewWriter(opts.Store.Audit(), g.log)
+	g.quarantines = &quarantineAudit{writer: g.audit, log: opts.Store.Audit()}
 	g.metrics = audit.NewMetrics(scrapeSources{g})
 	g.views = newViews(opts.Config.ViewCacheSize, g.metrics)
 	g.approvals = &executor{inbox: g.inbox, policy: func() *policy.Policy { return g.now().policy }, log: g.log, metrics: g.metrics, catalog: g.Catalog, auditRefused: g.auditRefused}
@@ -341,11 +343,19 @@ func (g *Gateway) run(ctx context.Context, r *Request) (*Result, error) {
 	return res, nil
 }
 
-// relayable reports whether a call to e can be relayed as bytes
-// (Request.relay): its tool is an upstream's that Relay relays.
-func (g *Gateway) relayable(e *catalog.Entry) bool {
-	t, ok := e.Target.(*upstream.Tool)
-	return ok && g.upstreams.Relayable(t)
+// fastable reports whether the HTTP fast path can answer a call to e
+// (Request.relay): a native tool, whose result it encodes as the SDK
+// would, or an upstream's tool that Relay relays as bytes. Calls of
+// per_client, stdio and SSE upstreams take the SDK's path, which routes
+// their requests to the client.
+func (g *Gateway) fastable(e *catalog.Entry) bool {
+	switch t := e.Target.(type) {
+	case *nativeTool:
+		return true
+	case *upstream.Tool:
+		return g.upstreams.Relayable(t)
+	}
+	return false
 }
 
 // errorResultFor is ErrorResult for a call to e. A tool that declares an
@@ -442,6 +452,7 @@ func (g *Gateway) Test(ctx context.Context, ids ...string) map[string]error {
 // CLI command needs only StartAudit.
 func (g *Gateway) Start(ctx context.Context) {
 	ctx = g.startAudit(ctx, g.auditRetention())
+	g.quarantines.start()
 	g.upstreams.Start(ctx)
 	g.cold.started.Store(g.cold.max > 0)
 	g.background.Go(func() { g.approvals.runApproved(ctx) })

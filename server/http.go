@@ -47,7 +47,7 @@ func (g *Gateway) Handler(listen string) http.Handler {
 	var mcpH, metricsH http.Handler = g.mcpHandler(), g.metrics.Handler()
 	if g.auth.Enabled() {
 		mcpH = g.auth.Middleware()(mcpH)
-		adminH = g.auth.Middleware()(g.auth.RequireRole(auth.RoleApprover, adminH))
+		adminH = admin.JSONErrors(g.auth.Middleware()(g.auth.RequireRole(auth.RoleApprover, adminH)))
 		metricsH = g.auth.Middleware()(g.auth.RequireRole(auth.RoleAdmin, metricsH))
 	}
 	mux := http.NewServeMux()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"strings"
 	"time"
 	"unicode"
@@ -65,6 +66,25 @@ func textHash(s string) string {
 	return hex.EncodeToString(sum[:6])
 }
 
+// replayNote is where a tool below observe (legate.approval_status)
+// notes that its result is the stored outcome of an approved request: its
+// audit row is then a replay of that request.
+type replayNote struct{ approvalID string }
+
+type replayNoteKey struct{}
+
+// noteReplay marks the call of ctx as answering with the stored outcome
+// of approval id.
+func noteReplay(ctx context.Context, id string) {
+	if n, ok := ctx.Value(replayNoteKey{}).(*replayNote); ok {
+		n.approvalID = id
+	}
+}
+
+// decisionReplay is the decision of an audit row for a call that returned
+// the stored outcome of an approved request instead of running the tool.
+const decisionReplay = "replay"
+
 // Outcomes of calls refused before the call path.
 const (
 	outcomeUnknownTool = "UNKNOWN_TOOL"
@@ -113,9 +133,13 @@ func boundName(name string) string {
 // every call, whatever its outcome.
 func (g *Gateway) observe(next Handler) Handler {
 	return func(ctx context.Context, r *Request) (*Result, error) {
-		res, err := next(ctx, r)
+		note := &replayNote{}
+		res, err := next(context.WithValue(ctx, replayNoteKey{}, note), r)
 		if err == errHandBack {
 			return nil, err // the SDK's run of the call records it
+		}
+		if note.approvalID != "" {
+			r.Replay, r.ApprovalID = true, note.approvalID
 		}
 		latency := time.Since(r.Start)
 		source := sourceOf(r)
@@ -129,12 +153,17 @@ func (g *Gateway) observe(next Handler) Handler {
 		if res != nil {
 			size = res.Size
 		}
-		g.audit.Add(store.AuditRow{
+		row := store.AuditRow{
 			Time: r.Start, Principal: r.Caller.Principal, Tenant: r.Caller.Tenant, Session: r.Caller.Session,
 			Tool: r.Entry.Canonical, Source: source, Class: string(r.Class),
 			Decision: string(r.Decision.Action), Rule: r.Decision.RuleName(r.Class), ApprovalID: r.ApprovalID,
 			Outcome: outcome, Latency: latency, ArgsHash: r.ArgsHash, ResultSize: size,
-		})
+		}
+		if r.Replay {
+			row.Decision = decisionReplay
+			row.Detail = fmt.Sprintf("the stored outcome of approval %s, which ran once already; the tool did not run again", r.ApprovalID)
+		}
+		g.audit.Add(row)
 		return res, err
 	}
 }

@@ -96,7 +96,7 @@ type Manager struct {
 	ends  map[*mcp.ServerSession]chan struct{}
 
 	reloadMu   sync.Mutex // serializes reload
-	refreshing sync.Map   // id → struct{}: a refresh is queued or running
+	refreshing sync.Map   // id, or *session listed on → struct{}: a refresh is queued or running
 	// ctx ends at Close; every goroutine the manager starts runs under it
 	// and is counted in wg, so none outlives Close.
 	ctx    context.Context
@@ -334,15 +334,19 @@ func (m *Manager) Refresh(ctx context.Context, id string) (Diff, error) {
 	if !ok {
 		return Diff{}, fmt.Errorf("no upstream %q", id)
 	}
-	return m.refresh(ctx, u)
+	return m.refresh(ctx, u, nil)
 }
 
-func (m *Manager) refresh(ctx context.Context, u *Upstream) (Diff, error) {
-	listed, resources, err := u.list(ctx)
+// refresh lists u's tools (on via when it is set: see list), caches them
+// and reloads the catalog.
+func (m *Manager) refresh(ctx context.Context, u *Upstream, via *session) (Diff, error) {
+	listed, resources, err := u.list(ctx, via)
 	st := m.opts.Store
 	if err != nil {
-		if ctx.Err() != nil {
-			return Diff{}, err // the caller gave up (shutting down): no failure of the upstream's to record
+		if ctx.Err() != nil || via != nil && !via.alive() {
+			// The caller gave up (shutting down), or the client session
+			// to list on ended: no failure of the upstream's to record.
+			return Diff{}, err
 		}
 		if serr := st.SaveCache(ctx, u.cfg.ID, nil, nil, time.Time{}, errText(err)); serr != nil {
 			m.log.Error("recording refresh failure", "upstream", u.cfg.ID, "error", serr)
@@ -368,17 +372,25 @@ func (m *Manager) refresh(ctx context.Context, u *Upstream) (Diff, error) {
 }
 
 // list fetches every page of the upstream's tools, and the URIs of its
-// resources when it has some (an empty, non-nil list otherwise).
-func (u *Upstream) list(ctx context.Context) ([]*mcp.Tool, []string, error) {
-	var s *session
+// resources when it has some (an empty, non-nil list otherwise). It lists
+// on via when set: the per_client session whose process said its tools
+// changed, so that no other process is started for it (one process per
+// client session).
+func (u *Upstream) list(ctx context.Context, via *session) ([]*mcp.Tool, []string, error) {
+	s := via
 	var err error
-	if u.cfg.Session == SessionPerClient {
+	switch {
+	case via != nil:
+		if !via.alive() {
+			return nil, nil, fmt.Errorf("upstream %s: the session that announced a tool change has ended", u.cfg.ID)
+		}
+	case u.cfg.Session == SessionPerClient:
 		// Per-client upstreams keep no shared session: list on a short one.
 		s, err = u.dial(nil, false)
 		if err == nil {
 			defer s.cs.Close()
 		}
-	} else {
+	default:
 		s, err = u.sharedSession(ctx)
 	}
 	if err != nil {
@@ -478,21 +490,33 @@ func (m *Manager) poll(ctx context.Context) {
 
 // refreshSoon refreshes an upstream in the background, once however many
 // times it is asked while one is queued or running.
-func (m *Manager) refreshSoon(id string) {
+func (m *Manager) refreshSoon(id string) { m.refreshVia(id, nil) }
+
+// refreshVia is refreshSoon listing on via (see list), once per session
+// however many times it is asked while one is queued or running on it.
+func (m *Manager) refreshVia(id string, via *session) {
 	u, ok := m.Upstream(id)
 	if !ok {
 		return
 	}
-	if _, busy := m.refreshing.LoadOrStore(id, struct{}{}); busy {
+	key := any(id)
+	if via != nil {
+		key = via
+	}
+	if _, busy := m.refreshing.LoadOrStore(key, struct{}{}); busy {
 		return
 	}
 	m.wg.Go(func() {
-		defer m.refreshing.Delete(id)
+		defer m.refreshing.Delete(key)
 		ctx, cancel := context.WithTimeout(m.ctx, u.cfg.timeout())
 		defer cancel()
-		d, err := m.refresh(ctx, u)
+		d, err := m.refresh(ctx, u, via)
 		if err != nil {
-			u.log.Warn("refreshing tools", "error", err)
+			// Not a failure when the manager closes (a CLI command that
+			// is done) or the client session listed on has ended.
+			if m.ctx.Err() == nil && (via == nil || via.alive()) {
+				u.log.Warn("refreshing tools", "error", err)
+			}
 			return
 		}
 		if !d.Empty() {
@@ -516,7 +540,7 @@ func (u *Upstream) supervise(ctx context.Context) {
 	for {
 		var wait <-chan time.Time
 		var ended <-chan struct{}
-		d, err := u.m.refresh(ctx, u)
+		d, err := u.m.refresh(ctx, u, nil)
 		u.tried()
 		if err != nil {
 			if ctx.Err() != nil {

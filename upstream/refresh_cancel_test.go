@@ -4,8 +4,10 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/legate-mcp/legate/upstream"
+	"github.com/legate-mcp/legate/upstream/upstreamtest"
 )
 
 // A refresh given up by its caller (a process shutting down) records no
@@ -22,6 +24,29 @@ func TestCancelledRefreshRecordsNoFailure(t *testing.T) {
 		t.Errorf("last error recorded: %q", s.LastError)
 	}
 	if got := logs.String(); got != "" && (strings.Contains(got, "level=ERROR") || strings.Contains(got, "recording refresh failure")) {
+		t.Errorf("logged:\n%s", got)
+	}
+}
+
+// A re-list a tools/list_changed asked for, still in flight when the
+// manager closes (a CLI command such as legate upstream test is done),
+// logs no warning: nothing failed.
+func TestRelistCutShortByCloseLogsNothing(t *testing.T) {
+	var logs syncBuffer
+	fx := upstreamtest.NewStdio(t)
+	fx.SetNotify(true)
+	fx.SetSlowRelist(true)
+	m := newManager(t, memStore(t), upstream.Options{Logger: debugLogger(&logs)}, stdioConfig("n", fx))
+	if _, err := m.Refresh(context.Background(), "n"); err != nil {
+		t.Fatal(err)
+	}
+	pids := fx.PIDs()
+	if len(pids) != 1 {
+		t.Fatalf("processes %v", pids)
+	}
+	upstreamtest.Eventually(t, 10*time.Second, func() bool { return fx.Lists(pids[0]) >= 2 }, "the list_changed never asked for a re-list")
+	m.Close()
+	if got := logs.String(); strings.Contains(got, `"level":"WARN"`) || strings.Contains(got, `"level":"ERROR"`) {
 		t.Errorf("logged:\n%s", got)
 	}
 }

@@ -268,6 +268,10 @@ func (u *Upstream) clientOptions(s *session) *mcp.ClientOptions {
 			}
 		},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			if u.cfg.Session == SessionPerClient {
+				u.m.refreshVia(u.cfg.ID, s) // on this client's own process
+				return
+			}
 			u.m.refreshSoon(u.cfg.ID)
 		},
 		LoggingMessageHandler: func(ctx context.Context, r *mcp.LoggingMessageRequest) {

@@ -278,7 +278,14 @@ func (u *Upstream) dial(owner *mcp.ServerSession, register bool) (*session, erro
 	}
 	if u.connErr != nil {
 		// Back after a failure (a restarted process): its tools may differ.
-		u.m.refreshSoon(u.cfg.ID)
+		// A per_client upstream lists them on the client's new session (one
+		// process per client session); a listing session is listing already.
+		switch {
+		case u.cfg.Session != SessionPerClient:
+			u.m.refreshSoon(u.cfg.ID)
+		case owner != nil:
+			u.m.refreshVia(u.cfg.ID, s)
+		}
 	}
 	u.connErr, u.backoff = nil, 0
 	// The session is registered here, not by the caller, who may have

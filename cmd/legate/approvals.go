@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os/user"
 	"text/tabwriter"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/legate-mcp/legate/admin"
+	"github.com/legate-mcp/legate/cmd/legate/internal/cli"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/store"
 )
@@ -16,7 +18,8 @@ import (
 func approvalsCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "approvals", Short: "The approval inbox: list, show, approve and deny sensitive calls"}
 	var state, tenant string
-	var all, asJSON bool
+	var all bool
+	var listOut, showOut *cli.Flag
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List approval requests (pending ones by default)",
@@ -35,30 +38,33 @@ func approvalsCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				views := make([]admin.ApprovalView, len(list))
-				for i, a := range list {
-					views[i] = admin.ViewOf(a)
-				}
-				return printJSON(cmd.OutOrStdout(), views)
+			views := make([]admin.ApprovalView, len(list))
+			for i, a := range list {
+				views[i] = admin.ViewOf(a)
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tSTATE\tTOOL\tCLASS\tPRINCIPAL\tCREATED\tEXPIRES\tARGUMENTS")
-			for _, a := range list {
-				args := string(a.Args)
-				if len(args) > 60 {
-					args = args[:57] + "..."
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.ID, a.State, a.Tool, a.Class, a.Principal,
-					a.CreatedAt.Local().Format(time.DateTime), a.ExpiresAt.Local().Format(time.DateTime), args)
+			empty := "no approval requests"
+			if state != "" {
+				empty = "no " + state + " approval requests (--all lists every state)"
 			}
-			return tw.Flush()
+			return listOut.Print(cmd, views, empty, func(w io.Writer) error {
+				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "ID\tSTATE\tTOOL\tCLASS\tPRINCIPAL\tCREATED\tEXPIRES\tARGUMENTS")
+				for _, a := range list {
+					args := string(a.Args)
+					if len(args) > 60 {
+						args = args[:57] + "..."
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.ID, a.State, a.Tool, a.Class, a.Principal,
+						a.CreatedAt.Local().Format(time.DateTime), a.ExpiresAt.Local().Format(time.DateTime), args)
+				}
+				return tw.Flush()
+			})
 		}),
 	}
 	list.Flags().StringVar(&state, "state", store.StatePending, "pending, approved, denied, expired, executing, executed or failed")
 	list.Flags().BoolVar(&all, "all", false, "every state")
 	list.Flags().StringVar(&tenant, "tenant", "", `only this tenant's requests ("" for the shared tenant; default every tenant)`)
-	list.Flags().BoolVar(&asJSON, "json", false, "print JSON, with arguments and tool definitions in full")
+	listOut = cli.Add(list, cli.JSON)
 
 	show := &cobra.Command{
 		Use:   "show ID",
@@ -69,9 +75,18 @@ func approvalsCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return printJSON(cmd.OutOrStdout(), admin.ViewOf(a))
+			v := admin.ViewOf(a)
+			return showOut.Print(cmd, v, "", func(w io.Writer) error {
+				return cli.Fields(w, [][2]string{{"ID", v.ID}, {"STATE", v.State}, {"TOOL", v.Tool}, {"CLASS", v.Class},
+					{"PRINCIPAL", v.Principal}, {"TENANT", cli.OrDash(v.Tenant)}, {"SESSION", cli.OrDash(v.Session)},
+					{"ARGUMENTS", string(v.Arguments)}, {"ARGUMENTS SHA256", v.ArgsHash}, {"DEFINITION HASH", v.DefHash},
+					{"TOOL DEFINITION", cli.OrDash(string(v.Definition))},
+					{"CREATED", cli.LocalTime(v.CreatedAt)}, {"EXPIRES", cli.LocalTime(v.ExpiresAt)}, {"DECIDED", cli.Ago(v.DecidedAt)},
+					{"DECIDER", cli.OrDash(v.Decider)}, {"REASON", cli.OrDash(v.Reason)}, {"OUTCOME", cli.OrDash(string(v.Outcome))}})
+			})
 		}),
 	}
+	showOut = cli.Add(show, "")
 	cmd.AddCommand(list, show, decideCmd(g, true), decideCmd(g, false))
 	return cmd
 }

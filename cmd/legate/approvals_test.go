@@ -36,7 +36,7 @@ func TestApprovalsListByTenant(t *testing.T) {
 		"the shared tenant":       {[]string{"--tenant", ""}, []string{""}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			out, err := runCLI(t, append([]string{"approvals", "list", "--json", "--state-dir", state}, tc.args...)...)
+			out, err := runCLI(t, append([]string{"approvals", "list", "-o", "json", "--state-dir", state}, tc.args...)...)
 			if err != nil {
 				t.Fatalf("%v\n%s", err, out)
 			}

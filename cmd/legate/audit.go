@@ -4,20 +4,20 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/legate-mcp/legate/cmd/legate/internal/cli"
 	"github.com/legate-mcp/legate/store"
 )
 
 func auditCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "audit", Short: "Read the audit log: one row per call, never argument values"}
-	var follow, asJSON bool
+	var follow bool
 	var n int
+	var tailOut, queryOut *cli.Flag
 	tail := &cobra.Command{
 		Use:   "tail [-f] [-n N]",
 		Short: "Show the newest audit rows, by call time; -f keeps following (-n 0 -f: only new rows)",
@@ -25,6 +25,9 @@ func auditCmd(g *globals) *cobra.Command {
 		RunE: g.withEnv(func(cmd *cobra.Command, _ []string, e *env) error {
 			if n < 0 {
 				return fmt.Errorf("-n %d: want 0 or more rows", n)
+			}
+			if follow && (tailOut.Is(cli.JSON) || tailOut.Is(cli.YAML)) {
+				return fmt.Errorf("-f -o %s: a followed log is a stream, print it with -o jsonl (one JSON object per line) or -o table", tailOut.Format)
 			}
 			// The newest row, to follow from, and the newest n to show.
 			rows, err := e.store.Audit().Query(cmd.Context(), store.AuditQuery{Limit: max(n, 1)})
@@ -38,14 +41,17 @@ func auditCmd(g *globals) *cobra.Command {
 			if n == 0 {
 				rows = nil
 			}
-			if len(rows) == 0 && !follow {
-				if n > 0 {
-					fmt.Fprintln(cmd.ErrOrStderr(), "no audit rows")
-				}
-				return nil
+			switch {
+			case !follow && n == 0 && tailOut.Is(cli.Table):
+				return nil // asked for no rows: no header either
+			case !follow:
+				return printAudit(cmd, tailOut, rows, "no audit rows yet: calls are recorded as they complete", true)
 			}
-			if err := printAudit(cmd.OutOrStdout(), rows, asJSON, true); err != nil {
-				return err
+			printed := len(rows) > 0
+			if printed {
+				if err := printAudit(cmd, tailOut, rows, "", true); err != nil {
+					return err
+				}
 			}
 			for follow {
 				select {
@@ -59,7 +65,10 @@ func auditCmd(g *globals) *cobra.Command {
 				}
 				if len(rows) > 0 {
 					last = rows[len(rows)-1].ID
-					printAudit(cmd.OutOrStdout(), rows, asJSON, false)
+					if err := printAudit(cmd, tailOut, rows, "", !printed); err != nil {
+						return err
+					}
+					printed = true
 				}
 			}
 			return nil
@@ -67,10 +76,10 @@ func auditCmd(g *globals) *cobra.Command {
 	}
 	tail.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new rows")
 	tail.Flags().IntVarP(&n, "lines", "n", 20, "how many rows")
-	tail.Flags().BoolVar(&asJSON, "json", false, "one JSON object per line")
+	tailOut = cli.Add(tail, cli.JSONL, cli.JSONL)
 
 	var q store.AuditQuery
-	var since age
+	var since cli.Age
 	query := &cobra.Command{
 		Use:   "query [--tool T] [--principal P] [--since 24h|7d]",
 		Short: "Select audit rows by tool, principal and age, by call time",
@@ -98,66 +107,33 @@ func auditCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if len(rows) == 0 {
-				fmt.Fprintln(cmd.ErrOrStderr(), "no audit rows match")
-				return nil
-			}
-			return printAudit(cmd.OutOrStdout(), rows, asJSON, true)
+			return printAudit(cmd, queryOut, rows, "no audit rows match", true)
 		}),
 	}
 	query.Flags().StringVar(&q.Tool, "tool", "", "tool, by canonical or wire name")
 	query.Flags().StringVar(&q.Principal, "principal", "", "principal")
 	query.Flags().Var(&since, "since", "only rows newer than this: a Go duration (90m, 24h) or days (7d)")
 	query.Flags().IntVar(&q.Limit, "limit", 1000, "at most this many rows (the newest)")
-	query.Flags().BoolVar(&asJSON, "json", false, "one JSON object per line")
+	queryOut = cli.Add(query, cli.JSONL, cli.JSONL)
 	cmd.AddCommand(tail, query)
 	return cmd
 }
 
-// age is a flag's span of time back from now: a Go duration, or whole
-// days ("7d"), which time.ParseDuration does not take.
-type age time.Duration
-
-func (a *age) String() string { return time.Duration(*a).String() }
-func (a *age) Type() string   { return "duration" }
-
-func (a *age) Set(s string) error {
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.Atoi(days)
-		if err != nil || n < 0 {
-			return fmt.Errorf("%q: want a number of days, e.g. 7d", s)
-		}
-		*a = age(time.Duration(n) * 24 * time.Hour)
-		return nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return fmt.Errorf("%q: want a duration (90m, 24h) or days (7d)", s)
-	}
-	*a = age(d)
-	return nil
-}
-
 // printAudit prints rows by the time of their call: they are stored as
-// calls complete, and a long call completes after shorter later ones.
-func printAudit(w io.Writer, rows []store.AuditRow, asJSON, header bool) error {
+// calls complete, and a long call completes after shorter later ones. The
+// table has a header unless it continues one already printed.
+func printAudit(cmd *cobra.Command, out *cli.Flag, rows []store.AuditRow, empty string, header bool) error {
 	rows = slices.Clone(rows)
 	slices.SortStableFunc(rows, func(a, b store.AuditRow) int { return a.Time.Compare(b.Time) })
-	if asJSON {
-		for _, r := range rows {
-			if err := printJSONLine(w, r); err != nil {
-				return err
-			}
+	return out.Print(cmd, rows, empty, func(w io.Writer) error {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		if header {
+			fmt.Fprintln(tw, "TIME\tPRINCIPAL\tTOOL\tCLASS\tDECISION\tRULE\tAPPROVAL\tOUTCOME\tLATENCY\tARGS SHA256")
 		}
-		return nil
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	if header {
-		fmt.Fprintln(tw, "TIME\tPRINCIPAL\tTOOL\tCLASS\tDECISION\tRULE\tAPPROVAL\tOUTCOME\tLATENCY\tARGS SHA256")
-	}
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.12s\n", r.Time.Local().Format("2006-01-02 15:04:05.000"), r.Principal, r.Tool,
-			r.Class, r.Decision, r.Rule, orDash(r.ApprovalID), r.Outcome, r.Latency.Round(time.Microsecond), r.ArgsHash)
-	}
-	return tw.Flush()
+		for _, r := range rows {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.12s\n", r.Time.Local().Format("2006-01-02 15:04:05.000"), r.Principal, r.Tool,
+				r.Class, r.Decision, r.Rule, cli.OrDash(r.ApprovalID), r.Outcome, r.Latency.Round(time.Microsecond), r.ArgsHash)
+		}
+		return tw.Flush()
+	})
 }

@@ -124,9 +124,9 @@ func TestCanarySecretsNeverLeak(t *testing.T) {
 	cli("", "connector", "test")
 	mustCLI("", "upstream", "test", "up")
 	mustCLI("", "upstream", "refresh")
-	mustCLI("", "upstream", "list", "--json")
-	mustCLI("", "tools", "list", "--json")
-	mustCLI("", "vault", "list", "--json")
+	mustCLI("", "upstream", "list", "-o", "json")
+	mustCLI("", "tools", "list", "-o", "json")
+	mustCLI("", "vault", "list", "-o", "json")
 	mustCLI("", "vault", "list", "--all")
 	if out := mustCLI("", "tools", "call", "web.call", "--args", `{"path": "/echo"}`); !strings.Contains(out, "[redacted]") {
 		t.Errorf("the CLI call's echo was not redacted, or did not come back:\n%s", out)
@@ -313,7 +313,7 @@ func TestCanarySecretsNeverLeak(t *testing.T) {
 	idPost, idPut, idDel := pending(post), pending(put), pending(del)
 	upWrite := map[string]any{"n": 1}
 	idUp := pendingOf("mcp.forms.forms_write", upWrite)
-	mustCLI("", "approvals", "list", "--all", "--json")
+	mustCLI("", "approvals", "list", "--all", "-o", "json")
 	mustCLI("", "approvals", "show", idPost)
 	for _, p := range []string{"/admin/v1/approvals", "/admin/v1/approvals?state=pending", "/admin/v1/approvals/" + idPost} {
 		if status, _ := admin("GET", p, adminToken, ""); status != http.StatusOK {
@@ -371,7 +371,7 @@ func TestCanarySecretsNeverLeak(t *testing.T) {
 	keep("MCP prompts/list, upstream refusing", p2, err)
 	status, err := gw.Upstreams().Status(ctx)
 	keep("upstream status", status, err)
-	mustCLI("", "upstream", "list", "--json")
+	mustCLI("", "upstream", "list", "-o", "json")
 	mustCLI("", "upstream", "list")
 
 	// 6. Key rotation under a running server, then a call with the new key.
@@ -384,7 +384,7 @@ func TestCanarySecretsNeverLeak(t *testing.T) {
 	for _, p := range []string{"/metrics", "/healthz", "/readyz", "/.well-known/oauth-protected-resource"} {
 		admin("GET", p, "", "")
 	}
-	mustCLI("", "audit", "query", "--json")
+	mustCLI("", "audit", "query", "-o", "jsonl")
 	ev.addDir(t, state, "while serving")
 
 	cs.Close()
@@ -458,15 +458,15 @@ func TestCanarySecretsNeverLeak(t *testing.T) {
 	}
 
 	// 9. What the CLI shows afterwards.
-	mustCLI("", "approvals", "list", "--all", "--json")
+	mustCLI("", "approvals", "list", "--all", "-o", "json")
 	mustCLI("", "approvals", "show", idPost)
-	mustCLI("", "audit", "query", "--json")
-	mustCLI("", "audit", "tail", "-n", "500", "--json")
-	mustCLI("", "upstream", "list", "--json")
-	mustCLI("", "vault", "list", "--json")
-	mustCLI("", "vault", "list", "--all", "--json")
+	mustCLI("", "audit", "query", "-o", "jsonl")
+	mustCLI("", "audit", "tail", "-n", "500", "-o", "jsonl")
+	mustCLI("", "upstream", "list", "-o", "json")
+	mustCLI("", "vault", "list", "-o", "json")
+	mustCLI("", "vault", "list", "--all", "-o", "json")
 	mustCLI("", "connector", "list")
-	mustCLI("", "tools", "list", "--json")
+	mustCLI("", "tools", "list", "-o", "json")
 	mustCLI("", "config", "validate")
 	ev.addDir(t, state, "at the end")
 	stderrBytes, err := os.ReadFile(stderr)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/legate-mcp/legate/cmd/legate/internal/cli"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/server"
 	"github.com/legate-mcp/legate/store/sqlite"
@@ -50,7 +51,7 @@ func configCmd(g *globals) *cobra.Command {
 			for _, w := range configWarnings(cfg, gw.Catalog()) {
 				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: valid (%s, %s)\n", orNone(cfg.Path), plural(len(gw.Instances()), "connector instance"), plural(gw.Catalog().Len(), "tool"))
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: valid (%s, %s)\n", orNone(cfg.Path), cli.Plural(len(gw.Instances()), "connector instance"), cli.Plural(gw.Catalog().Len(), "tool"))
 			return nil
 		},
 	})

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/legate-mcp/legate/cmd/legate/internal/cli"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/server"
@@ -21,12 +23,12 @@ import (
 
 func connectorCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "connector", Short: "Connector types and instances"}
-	cmd.AddCommand(connectorTypesCmd(), connectorListCmd(g), connectorAddCmd(g), connectorRemoveCmd(g), connectorTestCmd(g))
+	cmd.AddCommand(connectorTypesCmd(), connectorListCmd(g), connectorShowCmd(g), connectorAddCmd(g), connectorRemoveCmd(g), connectorTestCmd(g))
 	return cmd
 }
 
 func connectorTypesCmd() *cobra.Command {
-	var asJSON bool
+	var out *cli.Flag
 	cmd := &cobra.Command{
 		Use:   "types",
 		Short: "List the registered connector types with their config fields and credentials",
@@ -38,70 +40,145 @@ func connectorTypesCmd() *cobra.Command {
 				Fields      []connectors.Field      `json:"fields"`
 				Credentials []connectors.Credential `json:"credentials"`
 			}
-			var out []typeInfo
+			var types []typeInfo
 			for _, t := range connectors.Types() {
 				ti := typeInfo{Name: t.Name, Description: t.Description, Credentials: t.Credentials}
 				if t.Config != nil {
 					ti.Fields, _ = connectors.FieldsOf(t.Config())
 				}
-				out = append(out, ti)
+				types = append(types, ti)
 			}
-			if asJSON {
-				return printJSON(cmd.OutOrStdout(), out)
-			}
-			for _, t := range out {
-				fmt.Fprintf(cmd.OutOrStdout(), "%s — %s\n", t.Name, t.Description)
-				tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-				for _, f := range t.Fields {
-					attrs := f.Kind
-					if f.Required {
-						attrs += ", required"
+			return out.Print(cmd, types, "no connector types in this build", func(w io.Writer) error {
+				for _, t := range types {
+					fmt.Fprintf(w, "%s — %s\n", t.Name, t.Description)
+					tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+					for _, f := range t.Fields {
+						attrs := f.Kind
+						if f.Required {
+							attrs += ", required"
+						}
+						if f.Default != "" {
+							attrs += ", default " + f.Default
+						}
+						fmt.Fprintf(tw, "  config.%s\t%s\t%s\n", f.Name, attrs, f.Description)
 					}
-					if f.Default != "" {
-						attrs += ", default " + f.Default
+					for _, c := range t.Credentials {
+						attrs := "secret"
+						if c.Required {
+							attrs += ", required"
+						}
+						fmt.Fprintf(tw, "  credentials.%s\t%s\t%s\n", c.Name, attrs, c.Description)
 					}
-					fmt.Fprintf(tw, "  config.%s\t%s\t%s\n", f.Name, attrs, f.Description)
+					tw.Flush()
+					fmt.Fprintln(w)
 				}
-				for _, c := range t.Credentials {
-					attrs := "secret"
-					if c.Required {
-						attrs += ", required"
-					}
-					fmt.Fprintf(tw, "  credentials.%s\t%s\t%s\n", c.Name, attrs, c.Description)
-				}
-				tw.Flush()
-				fmt.Fprintln(cmd.OutOrStdout())
-			}
-			return nil
+				return nil
+			})
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	out = cli.Add(cmd, cli.JSON)
 	return cmd
 }
 
+// connectorInfo is a connector instance as listed and shown: its
+// credentials as references (env:VAR, vault:ID), never values.
+type connectorInfo struct {
+	ID          string            `json:"id"`
+	Type        string            `json:"type"`
+	Tenant      string            `json:"tenant,omitempty"`
+	Credentials map[string]string `json:"credentials,omitempty"`
+	Origin      string            `json:"origin"`
+	Config      any               `json:"config,omitempty"`
+}
+
+// connectorInfos lists the instances of the config file and the store,
+// with their config if withConfig.
+func connectorInfos(cmd *cobra.Command, e *env, withConfig bool) ([]connectorInfo, error) {
+	defs, err := sources.InstanceDefs(cmd.Context(), e.cfg, e.store)
+	if err != nil {
+		return nil, err
+	}
+	infos := make([]connectorInfo, len(defs))
+	for i, d := range defs {
+		in := connectorInfo{ID: d.ID, Type: d.Type, Tenant: d.Tenant, Origin: d.Origin}
+		if len(d.Credentials) > 0 {
+			in.Credentials = map[string]string{}
+		}
+		for name, ref := range d.Credentials {
+			in.Credentials[name] = ref.String()
+		}
+		if withConfig && d.Config != nil && d.Config.Kind != 0 {
+			d.Config.Decode(&in.Config) // a config that does not decode is not shown
+		}
+		infos[i] = in
+	}
+	return infos, nil
+}
+
+// credentialList is an instance's credentials on one line, sorted.
+func (in connectorInfo) credentialList() string {
+	var creds []string
+	for name, ref := range in.Credentials {
+		creds = append(creds, name+"="+ref)
+	}
+	slices.Sort(creds)
+	return cli.OrDash(strings.Join(creds, ","))
+}
+
 func connectorListCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var out *cli.Flag
+	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List connector instances from the config file and the store",
 		Args:  cobra.NoArgs,
 		RunE: g.withEnv(func(cmd *cobra.Command, _ []string, e *env) error {
-			defs, err := sources.InstanceDefs(cmd.Context(), e.cfg, e.store)
+			infos, err := connectorInfos(cmd, e, false) // legate connector show ID has the config
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tTYPE\tCREDENTIALS\tDEFINED IN")
-			for _, d := range defs {
-				var creds []string
-				for name, ref := range d.Credentials {
-					creds = append(creds, name+"="+ref.String())
+			return out.Print(cmd, infos, "no connector instances; add one with `legate connector add` (legate connector types lists the types)", func(w io.Writer) error {
+				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "ID\tTYPE\tCREDENTIALS\tDEFINED IN")
+				for _, in := range infos {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", in.ID, in.Type, in.credentialList(), in.Origin)
 				}
-				slices.Sort(creds)
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.ID, d.Type, orDash(strings.Join(creds, ",")), d.Origin)
-			}
-			return tw.Flush()
+				return tw.Flush()
+			})
 		}),
 	}
+	out = cli.Add(cmd, "")
+	return cmd
+}
+
+func connectorShowCmd(g *globals) *cobra.Command {
+	var out *cli.Flag
+	cmd := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show one connector instance: type, tenant, config, credential references and where it is defined",
+		Args:  cobra.ExactArgs(1),
+		RunE: g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
+			infos, err := connectorInfos(cmd, e, true)
+			if err != nil {
+				return err
+			}
+			i := slices.IndexFunc(infos, func(in connectorInfo) bool { return in.ID == argv[0] })
+			if i < 0 {
+				return fmt.Errorf("no connector %q (legate connector list shows them)", argv[0])
+			}
+			in := infos[i]
+			return out.Print(cmd, in, "", func(w io.Writer) error {
+				cfg := "-"
+				if in.Config != nil {
+					b, _ := json.Marshal(in.Config)
+					cfg = string(b)
+				}
+				return cli.Fields(w, [][2]string{{"ID", in.ID}, {"TYPE", in.Type}, {"TENANT", cli.OrDash(in.Tenant)},
+					{"CONFIG", cfg}, {"CREDENTIALS", in.credentialList()}, {"DEFINED IN", in.Origin}})
+			})
+		}),
+	}
+	out = cli.Add(cmd, "")
+	return cmd
 }
 
 func connectorAddCmd(g *globals) *cobra.Command {
@@ -237,13 +314,6 @@ func connectorTestCmd(g *globals) *cobra.Command {
 			return nil
 		}),
 	}
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 // removeStored reports the deletion of a stored connector or upstream; one

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -60,6 +59,12 @@ func newRoot() *cobra.Command {
 		Version:       version,
 	}
 	root.SetVersionTemplate(versionLine() + "\n")
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if l := new(slog.Level); g.logLevel != "" && l.UnmarshalText([]byte(g.logLevel)) != nil {
+			return fmt.Errorf("--log-level %q: want debug, info, warn or error", g.logLevel)
+		}
+		return nil
+	}
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.configPath, "config", "", "config file (default ./config.yaml if it exists, else none)")
 	pf.StringVar(&g.stateDir, "state-dir", "", "state directory (default $LEGATE_STATE_DIR, then state_dir from the config, then ~/.local/state/legate)")
@@ -191,16 +196,7 @@ func (g *globals) logger(cfg *config.File) *slog.Logger {
 	if level == "" && cfg != nil {
 		level = cfg.LogLevel
 	}
-	var l slog.Level
-	switch strings.ToLower(level) {
-	case "debug":
-		l = slog.LevelDebug
-	case "warn":
-		l = slog.LevelWarn
-	case "error":
-		l = slog.LevelError
-	default:
-		l = slog.LevelInfo
-	}
+	var l slog.Level // info, unless level says otherwise (checked by config and PersistentPreRunE)
+	l.UnmarshalText([]byte(level))
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
 }

@@ -123,12 +123,23 @@ func TestConfigValidate(t *testing.T) {
 
 func TestToolsListAndUnknownCall(t *testing.T) {
 	state := t.TempDir()
-	out, err := runCLI(t, "tools", "list", "--state-dir", state, "--json")
+	out, err := runCLI(t, "tools", "list", "--state-dir", state, "-o", "json")
 	if err != nil || !strings.Contains(out, `"name": "http__request"`) || !strings.Contains(out, `"canonical": "http.request"`) {
 		t.Fatalf("tools list: %v\n%s", err, out)
 	}
 	_, err = runCLI(t, "tools", "call", "nope", "--state-dir", state)
 	if err == nil || !strings.Contains(err.Error(), `unknown tool "nope"`) {
 		t.Fatalf("unknown tool: %v", err)
+	}
+}
+
+// An unknown --log-level is an error naming the levels, not info.
+func TestUnknownLogLevel(t *testing.T) {
+	_, err := runCLI(t, "tools", "list", "--log-level", "bogus", "--state-dir", t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), `--log-level "bogus": want debug, info, warn or error`) {
+		t.Fatalf("got %v", err)
+	}
+	if out, err := runCLI(t, "tools", "list", "--log-level", "WARN", "-o", "json", "--state-dir", t.TempDir()); err != nil {
+		t.Fatalf("--log-level WARN: %v\n%s", err, out)
 	}
 }

@@ -1,34 +1,33 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"net"
 	"os"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/legate-mcp/legate/admin"
+	"github.com/legate-mcp/legate/cmd/legate/internal/cli"
 )
 
 // statusCmd asks a running server for its live state through the admin
 // API: unlike the commands that read the store, it shows circuits and
 // sessions as the server holds them now.
 func statusCmd(g *globals) *cobra.Command {
-	var url, token, output string
+	var url, token string
+	var out *cli.Flag
 	var timeout time.Duration
 	cmd := &cobra.Command{
-		Use:   "status [--url URL] [-o table|json]",
+		Use:   "status [--url URL] [-o table|json|yaml]",
 		Short: "Show a running server's live state: version, uptime, upstream circuits, connectors, approvals, sessions",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if output != "table" && output != "json" {
-				return fmt.Errorf("status: -o %q: table or json", output)
-			}
 			if url == "" {
 				url = g.serverURL()
 			}
@@ -38,15 +37,12 @@ func statusCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("status: %w", err)
 			}
-			if output == "json" {
-				return printJSON(cmd.OutOrStdout(), s)
-			}
-			return printStatus(cmd.OutOrStdout(), s)
+			return out.Print(cmd, s, "", func(w io.Writer) error { return printStatus(w, s) })
 		},
 	}
 	cmd.Flags().StringVar(&url, "url", "", "base URL of the running server (default http://<listen from the config>)")
 	cmd.Flags().StringVar(&token, "token", os.Getenv("LEGATE_ADMIN_TOKEN"), "admin token, or with authentication on a bearer token of the admin role (default $LEGATE_ADMIN_TOKEN)")
-	cmd.Flags().StringVarP(&output, "output", "o", "table", "table or json")
+	out = cli.Add(cmd, "")
 	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Second, "how long to wait for the answer")
 	return cmd
 }
@@ -71,12 +67,8 @@ func printStatus(w io.Writer, s *admin.Status) error {
 	if !s.Ready {
 		ready = "not ready"
 	}
-	version := s.Version
-	if version == "" {
-		version = "(unknown version)"
-	}
 	uptime := (time.Duration(s.UptimeSeconds) * time.Second).String()
-	fmt.Fprintf(w, "legate %s on %s, up %s, %s\n", version, s.Listen, uptime, ready)
+	fmt.Fprintf(w, "legate %s on %s, up %s, %s\n", cmp.Or(s.Version, "(unknown version)"), s.Listen, uptime, ready)
 	fmt.Fprintf(w, "sessions: %d, pending approvals: %d\n\n", s.Sessions, s.PendingApprovals)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	if len(s.Upstreams) == 0 {
@@ -84,12 +76,8 @@ func printStatus(w io.Writer, s *admin.Status) error {
 	} else {
 		fmt.Fprintln(tw, "UPSTREAM\tTRANSPORT\tCIRCUIT\tSESSIONS\tTOOLS\tQUARANTINED\tCHECKED\tLAST ERROR")
 		for _, u := range s.Upstreams {
-			checked := "never"
-			if !u.CheckedAt.IsZero() {
-				checked = u.CheckedAt.Local().Format(time.DateTime)
-			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", u.ID, u.Transport, u.Circuit, u.Sessions, u.Tools,
-				len(u.Quarantined), checked, oneLine(u.LastError, 80))
+				len(u.Quarantined), cli.Ago(u.CheckedAt), cli.OneLine(u.LastError, 80))
 		}
 	}
 	fmt.Fprintln(tw)
@@ -102,13 +90,4 @@ func printStatus(w io.Writer, s *admin.Status) error {
 		}
 	}
 	return tw.Flush()
-}
-
-// oneLine is s on one line, cut to n characters.
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		s = s[:n-3] + "..."
-	}
-	return s
 }

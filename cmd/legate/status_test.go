@@ -97,7 +97,7 @@ upstreams:
 		!regexp.MustCompile(`(?m)^held +streamable-http +ok +0 +1 `).MatchString(out) {
 		t.Errorf("upstream list:\n%s", out)
 	}
-	out, err = runCLI(t, "upstream", "list", "--json", "--config", cfgPath, "--state-dir", state)
+	out, err = runCLI(t, "upstream", "list", "-o", "json", "--config", cfgPath, "--state-dir", state)
 	if err != nil || !strings.Contains(out, `"quarantined": 1`) {
 		t.Errorf("upstream list --json: %v\n%s", err, out)
 	}

@@ -49,7 +49,7 @@ func TestStoreFromFlagOrEnv(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			state, db := t.TempDir(), filepath.Join(t.TempDir(), "elsewhere.db")
 			seedApproval(t, db, "ap_elsewhere")
-			args := []string{"approvals", "list", "--json", "--state-dir", state}
+			args := []string{"approvals", "list", "-o", "json", "--state-dir", state}
 			t.Setenv("LEGATE_STORE", "")
 			if tc.flag {
 				args = append(args, "--store", "sqlite://"+db)

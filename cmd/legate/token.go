@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/legate-mcp/legate/auth"
+	"github.com/legate-mcp/legate/cmd/legate/internal/cli"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/store"
 )
@@ -54,7 +56,7 @@ func tokenCreateCmd(g *globals) *cobra.Command {
 				return err
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), token)
-			fmt.Fprintf(cmd.ErrOrStderr(), "made token %q (role %s, tenant %s); it is shown only this once\n", p.Name, roleOrUser(p.Role), orDash(p.Tenant))
+			fmt.Fprintf(cmd.ErrOrStderr(), "made token %q (role %s, tenant %s); it is shown only this once\n", p.Name, roleOrUser(p.Role), cli.OrDash(p.Tenant))
 			if !e.cfg.Auth.TokensEnabled() {
 				fmt.Fprintln(cmd.ErrOrStderr(), "note: the config does not turn static tokens on (auth.tokens: true); until it does the server does not ask for them")
 			}
@@ -85,9 +87,9 @@ type tokenInfo struct {
 }
 
 func tokenListCmd(g *globals) *cobra.Command {
-	var asJSON bool
+	var o *cli.Flag
 	cmd := &cobra.Command{
-		Use:   "list [--json]",
+		Use:   "list [-o table|json|yaml]",
 		Short: "List tokens: name, tenant, role, profile, created, revoked — never the token",
 		Args:  cobra.NoArgs,
 		RunE: g.withEnv(func(cmd *cobra.Command, _ []string, e *env) error {
@@ -103,26 +105,23 @@ func tokenListCmd(g *globals) *cobra.Command {
 				}
 				out = append(out, in)
 			}
-			if asJSON {
-				return printJSON(cmd.OutOrStdout(), out)
-			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tTENANT\tROLE\tPROFILE\tCREATED\tREVOKED")
-			for _, in := range out {
-				revoked := "-"
-				if in.Revoked != nil {
-					revoked = localTime(*in.Revoked)
+			return o.Print(cmd, out, "no tokens; make one with `legate token create NAME`", func(w io.Writer) error {
+				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "NAME\tTENANT\tROLE\tPROFILE\tCREATED\tREVOKED")
+				for _, in := range out {
+					revoked := "-"
+					if in.Revoked != nil {
+						revoked = cli.LocalTime(*in.Revoked)
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", in.Name, cli.OrDash(in.Tenant), in.Role, cli.OrDash(in.Profile), cli.LocalTime(in.Created), revoked)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", in.Name, orDash(in.Tenant), in.Role, orDash(in.Profile), localTime(in.Created), revoked)
-			}
-			return tw.Flush()
+				return tw.Flush()
+			})
 		}),
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	o = cli.Add(cmd, cli.JSON)
 	return cmd
 }
-
-func localTime(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") }
 
 func tokenRevokeCmd(g *globals) *cobra.Command {
 	return &cobra.Command{

@@ -48,7 +48,7 @@ func TestTokenLifecycle(t *testing.T) {
 	}
 
 	hash := auth.HashToken(token)
-	for _, args := range [][]string{{"token", "list"}, {"token", "list", "--json"}} {
+	for _, args := range [][]string{{"token", "list"}, {"token", "list", "-o", "json"}, {"token", "list", "-o", "yaml"}} {
 		out, err := runCLI(t, append(args, flags...)...)
 		if err != nil || !strings.Contains(out, "ci-bot") || !strings.Contains(out, "acme") || !strings.Contains(out, "approver") || !strings.Contains(out, "ops") {
 			t.Fatalf("%v: %v\n%s", args, err, out)

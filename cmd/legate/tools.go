@@ -10,43 +10,43 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/cmd/legate/internal/cli"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/server"
 )
 
 func toolsCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "tools", Short: "List and call the tools of the catalog"}
-	var asJSON bool
+	var out *cli.Flag
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List every tool: wire name, canonical name, class, source",
 		Args:  cobra.NoArgs,
 		RunE: g.withGateway(func(cmd *cobra.Command, _ []string, gw *server.Gateway) error {
+			type row struct {
+				Name        string       `json:"name"`
+				Canonical   string       `json:"canonical"`
+				Class       legate.Class `json:"class"`
+				Source      string       `json:"source"`
+				Description string       `json:"description"`
+				InputSchema any          `json:"inputSchema"`
+			}
 			entries := gw.Catalog().Entries()
-			if asJSON {
-				type row struct {
-					Name        string       `json:"name"`
-					Canonical   string       `json:"canonical"`
-					Class       legate.Class `json:"class"`
-					Source      string       `json:"source"`
-					Description string       `json:"description"`
-					InputSchema any          `json:"inputSchema"`
-				}
-				rows := make([]row, len(entries))
-				for i, en := range entries {
-					rows[i] = row{en.Wire, en.Canonical, en.Class, en.Source, en.Tool.Description, en.Tool.InputSchema}
-				}
-				return printJSON(cmd.OutOrStdout(), rows)
+			rows := make([]row, len(entries))
+			for i, en := range entries {
+				rows[i] = row{en.Wire, en.Canonical, en.Class, en.Source, en.Tool.Description, en.Tool.InputSchema}
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tCANONICAL\tCLASS\tSOURCE")
-			for _, en := range entries {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", en.Wire, en.Canonical, en.Class, en.Source)
-			}
-			return tw.Flush()
+			return out.Print(cmd, rows, "no tools in the catalog; add a connector (legate connector add) or an upstream (legate upstream add)", func(w io.Writer) error {
+				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "NAME\tCANONICAL\tCLASS\tSOURCE")
+				for _, r := range rows {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, r.Canonical, r.Class, r.Source)
+				}
+				return tw.Flush()
+			})
 		}),
 	}
-	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	out = cli.Add(list, cli.JSON)
 
 	var args string
 	call := &cobra.Command{
@@ -66,7 +66,7 @@ func toolsCmd(g *globals) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if err := printJSON(cmd.OutOrStdout(), out); err != nil {
+				if err := cli.WriteJSON(cmd.OutOrStdout(), out); err != nil {
 					return err
 				}
 				if out.IsError {
@@ -79,12 +79,4 @@ func toolsCmd(g *globals) *cobra.Command {
 	call.Flags().StringVar(&args, "args", "{}", "arguments as a JSON object")
 	cmd.AddCommand(list, call)
 	return cmd
-}
-
-func printJSONLine(w io.Writer, v any) error { return json.NewEncoder(w).Encode(v) }
-
-func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os/user"
 	"slices"
 	"strings"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/legate-mcp/legate/cmd/legate/internal/cli"
 	"github.com/legate-mcp/legate/server"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/upstream"
@@ -20,13 +23,13 @@ import (
 
 func upstreamCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "upstream", Short: "Upstream MCP servers and their tool caches"}
-	cmd.AddCommand(upstreamListCmd(g), upstreamAddCmd(g), upstreamRemoveCmd(g), upstreamTestCmd(g), upstreamRefreshCmd(g),
+	cmd.AddCommand(upstreamListCmd(g), upstreamShowCmd(g), upstreamAddCmd(g), upstreamRemoveCmd(g), upstreamTestCmd(g), upstreamRefreshCmd(g),
 		upstreamDiffCmd(g), upstreamAcceptCmd(g))
 	return cmd
 }
 
 func upstreamListCmd(g *globals) *cobra.Command {
-	var asJSON bool
+	var out *cli.Flag
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List upstreams: transport, cached and quarantined tools, last refresh and error (a running server's circuits: legate status)",
@@ -36,44 +39,104 @@ func upstreamListCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return printJSON(cmd.OutOrStdout(), st)
-			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			// The store holds no circuit: a running server's are shown by
-			// legate status, and this process's own would always be closed.
-			fmt.Fprintln(tw, "ID\tTRANSPORT\tSTATUS\tTOOLS\tQUARANTINED\tLAST REFRESH\tLAST ERROR\tDEFINED IN")
-			for _, s := range st {
-				status := "ok"
-				switch {
-				case s.LastError != "":
-					status = "error"
-				case s.RefreshedAt.IsZero():
-					status = "never refreshed"
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", s.ID, s.Transport, status, s.Tools, s.Quarantined,
-					ago(s.RefreshedAt), orDash(s.LastError), s.Origin)
-			}
-			if err := tw.Flush(); err != nil {
-				return err
-			}
 			for _, s := range st {
 				for _, uri := range s.SharedURIs {
-					fmt.Fprintf(cmd.OutOrStdout(), "warning: upstream %s: resource %s\n", s.ID, uri)
+					fmt.Fprintf(cmd.ErrOrStderr(), "warning: upstream %s: resource %s\n", s.ID, uri)
 				}
 			}
-			return nil
+			return out.Print(cmd, st, "no upstreams configured; add one with `legate upstream add`", func(w io.Writer) error {
+				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+				// The store holds no circuit: a running server's are shown by
+				// legate status, and this process's own would always be closed.
+				fmt.Fprintln(tw, "ID\tTRANSPORT\tSTATUS\tTOOLS\tQUARANTINED\tLAST REFRESH\tLAST ERROR\tDEFINED IN")
+				for _, s := range st {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", s.ID, s.Transport, upstreamState(s), s.Tools, s.Quarantined,
+						cli.Ago(s.RefreshedAt), cli.OrDash(s.LastError), s.Origin)
+				}
+				return tw.Flush()
+			})
 		}),
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	out = cli.Add(cmd, cli.JSON)
 	return cmd
 }
 
-func ago(t time.Time) string {
-	if t.IsZero() {
-		return "never"
+// upstreamInfo is one upstream as shown: its state, how it is reached
+// (the names of its environment variables, never their values) and its
+// tools by canonical name.
+type upstreamInfo struct {
+	upstream.Status
+	URL         string   `json:"url,omitempty"`
+	Command     []string `json:"command,omitempty"`
+	Env         []string `json:"env,omitempty"`
+	HeaderEnv   []string `json:"header_env,omitempty"`
+	Session     string   `json:"session"`
+	ToolNames   []string `json:"tool_names"`
+	Quarantines []string `json:"quarantined_tools"`
+}
+
+func upstreamShowCmd(g *globals) *cobra.Command {
+	var out *cli.Flag
+	cmd := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show one upstream: state, transport, command or URL, session mode, its tools and quarantined ones",
+		Args:  cobra.ExactArgs(1),
+		RunE: g.withGateway(func(cmd *cobra.Command, argv []string, gw *server.Gateway) error {
+			m := gw.Upstreams()
+			u, ok := m.Upstream(argv[0])
+			if !ok {
+				return fmt.Errorf("no upstream %q (legate upstream list shows them)", argv[0])
+			}
+			st, err := m.Status(cmd.Context())
+			if err != nil {
+				return err
+			}
+			c := u.Config()
+			in := upstreamInfo{URL: c.URL, Command: c.Command, Session: cmp.Or(c.Session, upstream.SessionShared), ToolNames: []string{},
+				Quarantines: []string{}, Env: slices.Sorted(maps.Keys(c.Env))}
+			if i := slices.IndexFunc(st, func(s upstream.Status) bool { return s.ID == argv[0] }); i >= 0 {
+				in.Status = st[i]
+			}
+			for h, v := range c.HeaderEnv {
+				in.HeaderEnv = append(in.HeaderEnv, h+"="+v)
+			}
+			slices.Sort(in.HeaderEnv)
+			for _, t := range m.Tools() {
+				if t.Upstream == argv[0] {
+					in.ToolNames = append(in.ToolNames, t.Canonical())
+				}
+			}
+			for _, q := range m.Quarantine() {
+				if q.Tool.Upstream == argv[0] {
+					in.Quarantines = append(in.Quarantines, q.Tool.Canonical())
+				}
+			}
+			return out.Print(cmd, in, "", func(w io.Writer) error {
+				target := in.URL
+				if target == "" {
+					target = strings.Join(in.Command, " ")
+				}
+				return cli.Fields(w, [][2]string{{"ID", in.ID}, {"TRANSPORT", in.Transport}, {"TARGET", target},
+					{"ENV", cli.OrDash(strings.Join(in.Env, ","))}, {"HEADER ENV", cli.OrDash(strings.Join(in.HeaderEnv, ","))},
+					{"SESSION", in.Session}, {"STATUS", upstreamState(in.Status)}, {"LAST REFRESH", cli.Ago(in.RefreshedAt)},
+					{"LAST ERROR", cli.OrDash(in.LastError)}, {"DEFINED IN", in.Origin},
+					{"TOOLS", cli.OrDash(strings.Join(in.ToolNames, ", "))}, {"QUARANTINED", cli.OrDash(strings.Join(in.Quarantines, ", "))}})
+			})
+		}),
 	}
-	return localTime(t)
+	out = cli.Add(cmd, "")
+	return cmd
+}
+
+// upstreamState is an upstream's state as the store records it.
+func upstreamState(s upstream.Status) string {
+	switch {
+	case s.LastError != "":
+		return "error"
+	case s.RefreshedAt.IsZero():
+		return "never refreshed"
+	}
+	return "ok"
 }
 
 func upstreamAddCmd(g *globals) *cobra.Command {
@@ -261,8 +324,19 @@ func prefixed(p string, names []string) []string {
 	return out
 }
 
+// quarantineDiff is a quarantined tool's accepted definition beside the
+// one the upstream lists now.
+type quarantineDiff struct {
+	Tool         string          `json:"tool"`
+	AcceptedHash string          `json:"accepted_hash,omitempty"`
+	Hash         string          `json:"hash"`
+	Accepted     json.RawMessage `json:"accepted,omitempty"`
+	Now          json.RawMessage `json:"now"`
+}
+
 func upstreamDiffCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var o *cli.Flag
+	cmd := &cobra.Command{
 		Use:   "diff ID",
 		Short: "Show each quarantined tool of an upstream: its accepted definition beside the new one",
 		Args:  cobra.ExactArgs(1),
@@ -270,26 +344,27 @@ func upstreamDiffCmd(g *globals) *cobra.Command {
 			if _, ok := gw.Upstreams().Upstream(argv[0]); !ok {
 				return fmt.Errorf("no upstream %q (legate upstream list shows them)", argv[0])
 			}
-			out := cmd.OutOrStdout()
-			n := 0
+			var diffs []quarantineDiff
 			for _, q := range gw.Upstreams().Quarantine() {
 				if q.Tool.Upstream != argv[0] {
 					continue
 				}
-				n++
 				cur, _ := json.Marshal(q.Tool.Def)
-				fmt.Fprintf(out, "%s  (accepted %.12s, now %.12s)\n", q.Tool.Canonical(), orDash(q.PinnedHash), q.Tool.Hash)
-				sideBySide(out, pretty(q.Pinned), pretty(cur))
-				fmt.Fprintln(out)
+				diffs = append(diffs, quarantineDiff{Tool: q.Tool.Canonical(), AcceptedHash: q.PinnedHash, Hash: q.Tool.Hash, Accepted: q.Pinned, Now: cur})
 			}
-			if n == 0 {
-				fmt.Fprintf(out, "no quarantined tool in %s\n", argv[0])
-			} else {
-				fmt.Fprintf(out, "accept with: legate upstream accept %s [TOOL...]\n", argv[0])
-			}
-			return nil
+			return o.Print(cmd, diffs, "no quarantined tool in "+argv[0], func(w io.Writer) error {
+				for _, d := range diffs {
+					fmt.Fprintf(w, "%s  (accepted %.12s, now %.12s)\n", d.Tool, cli.OrDash(d.AcceptedHash), d.Hash)
+					cli.SideBySide(w, cli.Pretty(d.Accepted), cli.Pretty(d.Now))
+					fmt.Fprintln(w)
+				}
+				_, err := fmt.Fprintf(w, "accept with: legate upstream accept %s [TOOL...]\n", argv[0])
+				return err
+			})
 		}),
 	}
+	o = cli.Add(cmd, "")
+	return cmd
 }
 
 func upstreamAcceptCmd(g *globals) *cobra.Command {
@@ -309,61 +384,5 @@ func upstreamAcceptCmd(g *globals) *cobra.Command {
 			fmt.Fprintf(cmd.OutOrStdout(), "accepted %d tool definitions of %s: %s\n", len(accepted), argv[0], strings.Join(accepted, ", "))
 			return nil
 		}),
-	}
-}
-
-// pretty indents JSON for reading; invalid JSON is shown as it is.
-func pretty(b []byte) []string {
-	if len(b) == 0 {
-		return []string{"(never accepted)"}
-	}
-	var v any
-	if json.Unmarshal(b, &v) == nil {
-		b, _ = json.MarshalIndent(v, "", "  ")
-	}
-	return strings.Split(string(b), "\n")
-}
-
-// sideBySide prints two texts in columns, aligned on their common lines
-// (a longest-common-subsequence line diff); changed lines are marked |,
-// lines only on one side < or >.
-func sideBySide(w io.Writer, a, b []string) {
-	lcs := make([][]int, len(a)+1)
-	for i := range lcs {
-		lcs[i] = make([]int, len(b)+1)
-	}
-	for i := len(a) - 1; i >= 0; i-- {
-		for j := len(b) - 1; j >= 0; j-- {
-			if a[i] == b[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	const width = 60
-	row := func(l, mark, r string) {
-		if len(l) > width {
-			l = l[:width-1] + "…"
-		}
-		fmt.Fprintf(w, "  %-*s %s %s\n", width, l, mark, r)
-	}
-	row("ACCEPTED", " ", "NOW")
-	i, j := 0, 0
-	for i < len(a) || j < len(b) {
-		switch {
-		case i < len(a) && j < len(b) && a[i] == b[j]:
-			row(a[i], " ", b[j])
-			i, j = i+1, j+1
-		case i < len(a) && j < len(b) && lcs[i+1][j] == lcs[i][j+1]:
-			row(a[i], "|", b[j])
-			i, j = i+1, j+1
-		case j < len(b) && (i == len(a) || lcs[i][j+1] >= lcs[i+1][j]):
-			row("", ">", b[j])
-			j++
-		default:
-			row(a[i], "<", "")
-			i++
-		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/legate-mcp/legate/cmd/legate/internal/cli"
 	"github.com/legate-mcp/legate/vault"
 )
 
@@ -116,9 +117,10 @@ func readSecret(ctx context.Context, cmd *cobra.Command, what string) ([]byte, e
 
 func vaultListCmd(g *globals) *cobra.Command {
 	var tenant string
-	var all, asJSON bool
+	var all bool
+	var o *cli.Flag
 	cmd := &cobra.Command{
-		Use:   "list [--tenant T] [--all] [--json]",
+		Use:   "list [--tenant T] [--all] [-o table|json|yaml]",
 		Short: "List secrets: names, tenants, versions, dates and key ids — never values",
 		Args:  cobra.NoArgs,
 		RunE: g.withEnv(func(cmd *cobra.Command, _ []string, e *env) error {
@@ -139,23 +141,19 @@ func vaultListCmd(g *globals) *cobra.Command {
 				}
 				out = append(out, in)
 			}
-			if asJSON {
-				if out == nil {
-					out = []vault.Info{}
+			return o.Print(cmd, out, "no secrets; store one with `legate vault set NAME`", func(w io.Writer) error {
+				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "NAME\tTENANT\tVERSION\tKEY\tSET AT")
+				for _, in := range out {
+					fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", in.Name, cli.OrDash(in.Tenant), in.Version, in.KeyID, cli.LocalTime(in.CreatedAt))
 				}
-				return printJSON(cmd.OutOrStdout(), out)
-			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tTENANT\tVERSION\tKEY\tSET AT")
-			for _, in := range out {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", in.Name, orDash(in.Tenant), in.Version, in.KeyID, in.CreatedAt.Local().Format("2006-01-02 15:04:05"))
-			}
-			return tw.Flush()
+				return tw.Flush()
+			})
 		}),
 	}
 	cmd.Flags().StringVar(&tenant, "tenant", "", "only this tenant's secrets (\"\" for the shared ones)")
 	cmd.Flags().BoolVar(&all, "all", false, "every version, not only the newest")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	o = cli.Add(cmd, cli.JSON)
 	return cmd
 }
 

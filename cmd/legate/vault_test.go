@@ -97,7 +97,7 @@ func TestVaultCredentialResolvesAtCallTime(t *testing.T) {
 	if err != nil || !strings.Contains(out, "web-token") || !strings.Contains(out, "acme") || strings.Count(out, "\n") != 3 {
 		t.Fatalf("list: %v\n%s", err, out)
 	}
-	out, err = run("", "vault", "list", "--tenant", "acme", "--json")
+	out, err = run("", "vault", "list", "--tenant", "acme", "-o", "json")
 	if err != nil || !strings.Contains(out, `"tenant": "acme"`) || strings.Contains(out, `"tenant": ""`) {
 		t.Fatalf("list --tenant acme: %v\n%s", err, out)
 	}

@@ -113,8 +113,15 @@ func TestBuiltinRefusesPrivateNetworks(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			_, err := runTool(t, tool, `{"url":"`+u+`"}`, nil)
 			ce := wantCode(t, err, legate.CodePermissionDenied)
-			if !strings.Contains(ce.Message, "allow_private_networks") {
-				t.Errorf("message %q", ce.Message)
+			// The built-in tool has no settings: the message points to an
+			// http connector instance, not to a setting it cannot have.
+			for _, want := range []string{"built-in http.request tool never reaches them", "configure an http connector instance", "allow_private_networks: true", "--type http"} {
+				if !strings.Contains(ce.Message, want) {
+					t.Errorf("message %q lacks %q", ce.Message, want)
+				}
+			}
+			if strings.Contains(ce.Message, "on the connector to allow") {
+				t.Errorf("message %q tells to set a setting of the built-in tool", ce.Message)
 			}
 		})
 	}

@@ -178,7 +178,7 @@ func Builtin() connectors.Tool {
 			}
 			if !allowPrivate {
 				if err := netguard.CheckHost(u.Host); err != nil {
-					return nil, transportError(ctx, err, 0)
+					return nil, builtinBlocked(transportError(ctx, err, 0))
 				}
 			}
 			if err := checkHeaders(in.Headers, ""); err != nil {
@@ -195,7 +195,7 @@ func Builtin() connectors.Tool {
 			}
 			resp, err := execute(ctx, client, req, BuiltinMaxResponseBytes, nil)
 			if err != nil {
-				return nil, err
+				return nil, builtinBlocked(err)
 			}
 			return &legate.Result{Structured: resp}, nil
 		})

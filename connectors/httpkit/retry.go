@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -99,7 +100,9 @@ func (p *Retry) next(ctx context.Context, req *http.Request, resp *http.Response
 	}
 	wait := p.Backoff(attempt)
 	if err != nil {
+		var dns *net.DNSError
 		if errors.Is(err, netguard.ErrBlocked) || errors.Is(err, netguard.ErrTooManyRedirects) ||
+			errors.As(err, &dns) && dns.IsNotFound || // a name that does not exist will not
 			(!p.repeatable(req) && !notSent(err)) {
 			return 0, false
 		}

@@ -3,6 +3,7 @@ package httpkit_test
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -196,6 +197,17 @@ func TestRetryNetworkFailures(t *testing.T) {
 	_, n, err = do(t.Context(), p, http.MethodPost, "http://"+closedAddr(t), "")
 	if err == nil || n != 3 {
 		t.Errorf("POST, connection refused: attempts %d, err %v; want 3: it never reached a server", n, err)
+	}
+
+	// A name that does not exist is not asked again.
+	noHost := &http.Client{Transport: &http.Transport{DialContext: func(context.Context, string, string) (net.Conn, error) {
+		return nil, &net.DNSError{Err: "no such host", Name: "nowhere.example", IsNotFound: true}
+	}}}
+	_, n, err = p.Do(t.Context(), noHost, func(ctx context.Context) (*http.Request, error) {
+		return http.NewRequestWithContext(ctx, http.MethodGet, "http://nowhere.example/", nil)
+	})
+	if err == nil || n != 1 {
+		t.Errorf("no such host: attempts %d, err %v; want 1", n, err)
 	}
 
 	blocked := &httpkit.Retry{MaxAttempts: 3, Base: time.Millisecond}

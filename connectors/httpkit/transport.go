@@ -3,6 +3,7 @@ package httpkit
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/url"
 
@@ -18,9 +19,16 @@ import (
 //   - an address netguard refused: PERMISSION_DENIED, saying which setting
 //     allows it; not worth retrying;
 //   - too many redirects: ADAPTER_MAPPING_ERROR;
+//   - a host name that does not exist (DNS answered "no such host"):
+//     NOT_FOUND, naming the host and never the resolver. The name is wrong
+//     (in the arguments or the configuration), not briefly unreachable:
+//     the same request would fail the same way, so it is not TRANSIENT;
+//     it is not INVALID_ARGUMENT either, since the request was well formed
+//     and the host may come from configuration the caller cannot change;
 //   - the call cancelled: TRANSIENT;
 //   - a deadline or a network timeout: TIMEOUT;
-//   - anything else (DNS, refused or reset connections): TRANSIENT.
+//   - anything else (a resolver that failed to answer, refused or reset
+//     connections): TRANSIENT.
 //
 // An error that has its code already (a [Limiter]'s refusal, or one a
 // connector's RoundTripper returned) is returned as it is.
@@ -36,6 +44,7 @@ func TransportError(ctx context.Context, err error, prefix string) *legate.Error
 	e := &legate.Error{Code: legate.CodeTransient, Err: err}
 	var ne net.Error
 	var be *netguard.BlockedError
+	var dns *net.DNSError
 	switch {
 	case errors.As(err, &be):
 		e.Code, e.Message = legate.CodePermissionDenied, be.Error()
@@ -43,6 +52,8 @@ func TransportError(ctx context.Context, err error, prefix string) *legate.Error
 		e.Code, e.Message = legate.CodePermissionDenied, "address refused; set allow_private_networks: true to allow private networks"
 	case errors.Is(err, netguard.ErrTooManyRedirects):
 		e.Code, e.Message = legate.CodeAdapterMapping, inner.Error()
+	case errors.As(err, &dns) && dns.IsNotFound:
+		e.Code, e.Message = legate.CodeNotFound, fmt.Sprintf("host %q not found: no such host", dns.Name)
 	case ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled):
 		e.Message = "request cancelled"
 	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):

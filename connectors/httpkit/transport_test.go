@@ -102,3 +102,32 @@ func TestTransportErrorKeepsCodes(t *testing.T) {
 		})
 	}
 }
+
+// A name that does not resolve is NOT_FOUND and names the host, never the
+// resolver; a resolver that fails to answer is still TRANSIENT.
+func TestTransportErrorDNS(t *testing.T) {
+	dnsErr := func(notFound, timeout bool) error {
+		return &url.Error{Op: "Get", URL: "https://no-such.example/secret-path", Err: &net.OpError{Op: "dial", Net: "tcp",
+			Err: &net.DNSError{Err: "no such host", Name: "no-such.example", Server: "127.0.0.53:53", IsNotFound: notFound, IsTimeout: timeout}}}
+	}
+	tests := map[string]struct {
+		err    error
+		code   legate.Code
+		substr string
+	}{
+		"no such host":     {dnsErr(true, false), legate.CodeNotFound, `svc: host "no-such.example" not found`},
+		"resolver timeout": {dnsErr(false, true), legate.CodeTimeout, "svc: request timed out"},
+		"resolver failure": {dnsErr(false, false), legate.CodeTransient, "svc: request failed"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			e := httpkit.TransportError(t.Context(), tc.err, "svc")
+			if e.Code != tc.code || !strings.Contains(e.Message, tc.substr) {
+				t.Errorf("got %s %q; want %s with %q", e.Code, e.Message, tc.code, tc.substr)
+			}
+			if tc.code == legate.CodeNotFound && (strings.Contains(e.Message, "127.0.0.53") || strings.Contains(e.Message, "secret-path")) {
+				t.Errorf("message names the resolver or the URL: %q", e.Message)
+			}
+		})
+	}
+}

@@ -3,7 +3,9 @@ package saas
 import (
 	"context"
 	"crypto/rand"
+	"crypto/subtle"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/legate-mcp/legate"
@@ -75,6 +77,26 @@ type Kit struct {
 	retry    httpkit.Retry
 	ownKey   []byte
 	memory   *MemoryOperations
+	// masks is the mask set of the credential value last resolved:
+	// building one derives every encoded form of the value, which costs
+	// more than a fast provider's answer, so calls with the same value
+	// share it.
+	masks atomic.Pointer[masks]
+}
+
+type masks struct {
+	value string
+	set   *legate.Secrets
+}
+
+// secrets returns the mask set of the credential value token.
+func (k *Kit) secrets(token string) *legate.Secrets {
+	if m := k.masks.Load(); m != nil && subtle.ConstantTimeCompare([]byte(m.value), []byte(token)) == 1 {
+		return m.set
+	}
+	set := legate.NewSecrets(token)
+	k.masks.Store(&masks{value: token, set: set})
+	return set
 }
 
 // New returns the kit of instance inst.
@@ -161,8 +183,12 @@ func (k *Kit) Do(ctx context.Context, call *connectors.Call, fn func(ctx context
 	}
 	token, expired := cred, ""
 	used := []string{cred} // every credential and token of the call, to mask
-	// Secrets are only needed to mask an error: built then.
+	// Secrets are only needed to mask an error: built then. A call that
+	// used the credential alone shares the kit's mask set of its value.
 	secrets := func() *legate.Secrets {
+		if k.opts.Exchange == nil && len(k.opts.Masked) == 0 && len(used) == 1 {
+			return k.secrets(cred)
+		}
 		values := append(append([]string{}, used...), token)
 		for _, name := range k.opts.Masked {
 			if v, err := call.Credentials.Get(ctx, name); err == nil {

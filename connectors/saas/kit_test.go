@@ -197,6 +197,23 @@ func TestDoMasksTheCredential(t *testing.T) {
 	}
 }
 
+// The kit keeps the mask set of the credential's value across calls: a
+// rotated value is masked from its first call, and so is the old one
+// again.
+func TestDoMasksTheCredentialAfterARotation(t *testing.T) {
+	k := newKit("acme", saas.Options{})
+	for _, value := range []string{"first-7f1c9a2b", "first-7f1c9a2b", "second-5e0d3c4a", "first-7f1c9a2b"} {
+		call := newCall("read", "")
+		call.Credentials = connectortest.Creds{"token": value}
+		err := k.Do(t.Context(), call, func(context.Context, string, int) error {
+			return &legate.Error{Code: legate.CodeInvalidArgument, Message: "acme: bad request with " + value}
+		})
+		if le := wantCode(t, err, legate.CodeInvalidArgument); strings.Contains(le.Message, value) || !strings.Contains(le.Message, legate.Redacted) {
+			t.Fatalf("value %s: message %q", value, le.Message)
+		}
+	}
+}
+
 func TestDoRateLimiter(t *testing.T) {
 	// One request per hour, burst one: the second call waits past the
 	// call's deadline, so it is refused RATE_LIMITED at once.

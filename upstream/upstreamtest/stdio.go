@@ -94,6 +94,21 @@ func (s *Stdio) SetDown(down bool) { s.flag("down", down) }
 // SetExtra makes new processes list the tool "extra".
 func (s *Stdio) SetExtra(extra bool) { s.flag("extra", extra) }
 
+// SetNotify makes new processes add the tool "late" once initialized, and
+// so send notifications/tools/list_changed at start, as servers that
+// register tools after the handshake do.
+func (s *Stdio) SetNotify(notify bool) { s.flag("notify", notify) }
+
+// SetSlowRelist makes new processes answer their first tools/list and
+// never the next ones (until cancelled): a re-list stays in flight.
+func (s *Stdio) SetSlowRelist(slow bool) { s.flag("slowrelist", slow) }
+
+// Lists is how many tools/list requests the process pid received.
+func (s *Stdio) Lists(pid int) int {
+	b, _ := os.ReadFile(filepath.Join(s.Dir, "pids", strconv.Itoa(pid)))
+	return len(b)
+}
+
 func (s *Stdio) flag(name string, on bool) {
 	p := filepath.Join(s.Dir, name)
 	if on {
@@ -147,8 +162,37 @@ func serveStdio(dir string) int {
 		fmt.Fprintln(os.Stderr, "fixture: down")
 		return 1
 	}
-	srv := mcp.NewServer(&mcp.Implementation{Name: "upstreamtest-stdio", Version: "1"}, nil)
 	ro := &mcp.ToolAnnotations{ReadOnlyHint: true}
+	var srv *mcp.Server
+	opts := &mcp.ServerOptions{}
+	if _, err := os.Stat(filepath.Join(dir, "notify")); err == nil {
+		opts.InitializedHandler = func(context.Context, *mcp.InitializedRequest) {
+			mcp.AddTool(srv, &mcp.Tool{Name: "late", Description: "Added after the handshake.", Annotations: ro},
+				func(ctx context.Context, req *mcp.CallToolRequest, in EchoIn) (*mcp.CallToolResult, any, error) {
+					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "late"}}}, nil, nil
+				})
+		}
+	}
+	srv = mcp.NewServer(&mcp.Implementation{Name: "upstreamtest-stdio", Version: "1"}, opts)
+	// Each tools/list received adds a byte to the process's file (Lists).
+	_, err := os.Stat(filepath.Join(dir, "slowrelist"))
+	slow, lists := err == nil, 0
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != "tools/list" {
+				return next(ctx, method, req)
+			}
+			if f, err := os.OpenFile(filepath.Join(dir, "pids", strconv.Itoa(pid)), os.O_APPEND|os.O_WRONLY, 0); err == nil {
+				f.Write([]byte{'l'})
+				f.Close()
+			}
+			if lists++; slow && lists > 1 {
+				<-ctx.Done()
+				return nil, ctx.Err()
+			}
+			return next(ctx, method, req)
+		}
+	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "Echo text.", Annotations: ro},
 		func(ctx context.Context, req *mcp.CallToolRequest, in EchoIn) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil

@@ -1,0 +1,184 @@
+// Package sqlbench is the harness's scenario P6: postgres.query of 100
+// rows through Legate (the real binary, a go-sdk client, the whole call
+// path) against the same query through pgx directly, in the same rounds.
+// It lives apart from the harness's main package, which is at its size
+// ceiling; main registers it in a few lines (p6.go).
+//
+// It needs the PostgreSQL server the tests use (LEGATE_TEST_POSTGRES_URL,
+// default postgres://postgres@127.0.0.1:5432/postgres), creates a
+// database of its own and drops it.
+package sqlbench
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/legate-mcp/legate/cmd/legate-bench/benchkit"
+)
+
+// Query is the statement both sides run: 100 rows of four typed columns.
+const Query = "SELECT id, name, amount, created FROM bench ORDER BY id"
+
+// Target is the least ratio of Legate's calls/s to pgx's.
+const Target = 0.7
+
+const urlEnv = "LEGATE_TEST_POSTGRES_URL"
+
+// Run measures P6.
+func Run(ctx context.Context, o benchkit.Options) ([]benchkit.Row, error) {
+	raw := os.Getenv(urlEnv)
+	if raw == "" {
+		raw = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+	}
+	db, drop, err := createDatabase(ctx, raw)
+	if err != nil {
+		return nil, fmt.Errorf("P6 needs PostgreSQL (set %s): %w", urlEnv, err)
+	}
+	defer drop()
+	cs := o.Upto(8)
+	maxC := slices.Max(cs)
+
+	port := db.Port()
+	if port == "" {
+		port = "5432"
+	}
+	cfg := fmt.Sprintf("connectors:\n  - id: pg\n    type: postgres\n    config: {host: %q, port: %s, database: %q, user: %q, sslmode: disable, read_only: true, max_conns: %d}\n",
+		db.Hostname(), port, strings.TrimPrefix(db.Path, "/"), db.User.Username(), maxC)
+	lg, err := benchkit.StartLegate(ctx, o, "p6", cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer lg.Stop()
+	sessions, err := lg.OpenSessions(ctx, maxC)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		for _, s := range sessions {
+			s.Close()
+		}
+	}()
+	pcfg, err := pgxpool.ParseConfig(db.String())
+	if err != nil {
+		return nil, err
+	}
+	pcfg.MaxConns = int32(maxC)
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return nil, err
+	}
+	defer pool.Close()
+
+	sides := []benchkit.Side{
+		{Name: "pgx", Call: func(ctx context.Context, i int) error { return direct(ctx, pool, false) }},
+		{Name: "Legate", Call: func(ctx context.Context, i int) error { return viaLegate(ctx, sessions[i]) }, PID: lg.Cmd.Process.Pid},
+		{Name: "pgx in a READ ONLY transaction", Call: func(ctx context.Context, i int) error { return direct(ctx, pool, true) }},
+	}
+	res, err := benchkit.Rounds(ctx, o, "P6", sides, cs)
+	if err != nil {
+		return nil, err
+	}
+	var rows []benchkit.Row
+	for _, c := range cs {
+		d, v, tx := res[c][0], res[c][1], res[c][2]
+		note := ""
+		if c == cs[0] {
+			note = "postgres.query of 100 rows through Legate; baseline: the same query through pgx directly"
+		}
+		rows = append(rows, benchkit.Compare("P6", "postgres.query of 100 rows", c, d, v, Target, note)...)
+		rows = append(rows, benchkit.Row{Scenario: "P6", Metric: fmt.Sprintf("calls/s of pgx in the connector's transaction (BEGIN READ ONLY with SET LOCAL, query, ROLLBACK), C=%d (baseline: pgx directly)", c),
+			Unit: "calls/s", Baseline: benchkit.Median(d.Rate), Legate: benchkit.Median(tx.Rate), Ratio: benchkit.Median(benchkit.Ratios(tx.Rate, d.Rate))})
+	}
+	return rows, nil
+}
+
+// direct runs the query through pgx and reads every value, as the
+// connector does; inTx adds the connector's transaction steps.
+func direct(ctx context.Context, pool *pgxpool.Pool, inTx bool) error {
+	var q interface {
+		Query(context.Context, string, ...any) (pgx.Rows, error)
+	} = pool
+	if inTx {
+		tx, err := pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: `BEGIN READ ONLY; SET LOCAL statement_timeout = 10000; SET LOCAL search_path = "public"`})
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback(ctx)
+		q = tx
+	}
+	rows, err := q.Query(ctx, Query)
+	if err != nil {
+		return err
+	}
+	n := 0
+	for rows.Next() {
+		if _, err := rows.Values(); err != nil {
+			return err
+		}
+		n++
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if n != 100 {
+		return fmt.Errorf("pgx read %d rows, want 100", n)
+	}
+	return nil
+}
+
+// viaLegate calls pg__query through Legate and checks the row count.
+func viaLegate(ctx context.Context, s *mcp.ClientSession) error {
+	res, err := benchkit.Call(ctx, s, "pg__query", map[string]any{"sql": Query})
+	if err != nil {
+		return err
+	}
+	m, ok := res.StructuredContent.(map[string]any)
+	if !ok || m["row_count"] != float64(100) {
+		return fmt.Errorf("unexpected result: %v", res.StructuredContent)
+	}
+	return nil
+}
+
+// createDatabase creates a database with the bench table and returns its
+// URL and a function that drops it.
+func createDatabase(ctx context.Context, raw string) (*url.URL, func(), error) {
+	root, err := pgx.Connect(ctx, raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	b := make([]byte, 6)
+	rand.Read(b)
+	name := "legate_bench_" + hex.EncodeToString(b)
+	if _, err := root.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		root.Close(ctx)
+		return nil, nil, err
+	}
+	drop := func() {
+		root.Exec(context.WithoutCancel(ctx), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+		root.Close(context.WithoutCancel(ctx))
+	}
+	u, _ := url.Parse(raw)
+	u.Path = "/" + name
+	conn, err := pgx.Connect(ctx, u.String())
+	if err == nil {
+		_, err = conn.Exec(ctx, `CREATE TABLE bench (id int PRIMARY KEY, name text NOT NULL, amount numeric(10,2) NOT NULL, created timestamptz NOT NULL);
+			INSERT INTO bench SELECT g, 'customer ' || g, g * 1.25, '2026-11-30T12:00:00Z'::timestamptz + g * interval '1 minute' FROM generate_series(1, 100) g`)
+		conn.Close(ctx)
+	}
+	if err != nil {
+		drop()
+		return nil, nil, err
+	}
+	return u, drop, nil
+}
