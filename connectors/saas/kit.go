@@ -227,7 +227,7 @@ func (k *Kit) Do(ctx context.Context, call *connectors.Call, fn func(ctx context
 				return le
 			}
 			// One refresh: the credential may have been rotated since it
-			// was read, or the token exchanged for it have expired. The
+			// was read, or the token exchanged for it may have expired. The
 			// attempt with the new one is not counted.
 			refreshed = true
 			fresh, terr := k.Token(ctx, call)
