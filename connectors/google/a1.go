@@ -1,7 +1,6 @@
 package google
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -16,8 +15,6 @@ type a1 struct {
 	ok         bool
 }
 
-var cells = regexp.MustCompile(`^([A-Za-z]{0,3})([0-9]{0,7})(?::([A-Za-z]{0,3})([0-9]{0,7}))?$`)
-
 // parseA1 splits r. A range without "!" is cells of the first sheet when
 // it looks like cells (A1:C3), else a name, read whole.
 func parseA1(r string) a1 {
@@ -25,24 +22,43 @@ func parseA1(r string) a1 {
 	if i := strings.LastIndexByte(r, '!'); i >= 0 {
 		sheet, part = r[:i], r[i+1:]
 	}
-	m := cells.FindStringSubmatch(part)
-	if m == nil || part == "" {
-		return a1{}
+	from, to, colon := strings.Cut(part, ":")
+	c0, r0, ok0 := splitCell(from)
+	c1, r1, ok1 := c0, r0, true // one cell, or one row
+	if colon {
+		c1, r1, ok1 = splitCell(to)
 	}
-	out := a1{sheet: sheet, col0: strings.ToUpper(m[1]), col1: strings.ToUpper(m[3]), ok: true}
-	out.row0, _ = strconv.Atoi(m[2])
-	out.row1, _ = strconv.Atoi(m[4])
-	if !strings.Contains(part, ":") { // one cell, or one row
-		out.col1, out.row1 = out.col0, out.row0
-	}
+	out := a1{sheet: sheet, col0: c0, row0: r0, col1: c1, row1: r1, ok: true}
 	switch {
-	case out.col0 == "" && out.row0 == 0, // ":" or nothing
+	case !ok0 || !ok1,
+		out.col0 == "" && out.row0 == 0,      // ":" or nothing
 		(out.col0 == "") != (out.col1 == ""), // A1:7
 		out.row1 != 0 && out.row1 < out.row0,
 		out.col0 == "" && (out.row0 == 0 || out.row1 == 0): // rows need both ends: 3:10
 		return a1{}
 	}
 	return out
+}
+
+// splitCell splits a cell reference (B12, B, 12 or "") into its column
+// letters, upper-cased, and row number (0 for none); ok is false for
+// anything else.
+func splitCell(s string) (col string, row int, ok bool) {
+	i := 0
+	for i < len(s) && i < 3 && (s[i] >= 'A' && s[i] <= 'Z' || s[i] >= 'a' && s[i] <= 'z') {
+		i++
+	}
+	col, digits := s[:i], s[i:]
+	if len(digits) > 7 {
+		return "", 0, false
+	}
+	for j := 0; j < len(digits); j++ {
+		if digits[j] < '0' || digits[j] > '9' {
+			return "", 0, false
+		}
+		row = row*10 + int(digits[j]-'0')
+	}
+	return strings.ToUpper(col), row, true
 }
 
 // first is the number of the range's first row.
