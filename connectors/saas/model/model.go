@@ -1,7 +1,7 @@
 // Package model holds the stable result models of the SaaS connectors, one
 // per object kind and versioned: message.v1, channel.v1, issue.v1,
-// page.v1, database.v1, block.v1, file.v1, customer.v1, charge.v1,
-// refund.v1. docs/models.md
+// page.v1, database.v1, block.v1, file.v1, sheet_range.v1, customer.v1,
+// charge.v1, refund.v1. docs/models.md
 // describes each field. A model changes only by adding optional fields;
 // anything else is a new version (message.v2) beside the old one.
 //
@@ -146,6 +146,20 @@ type File struct {
 	Size       int64     `json:"size,omitempty"`
 	ParentRef  string    `json:"parent_ref,omitempty"`
 	ModifiedAt time.Time `json:"modified_at,omitzero"`
+}
+
+// SheetRangeV1 is the contract name of [SheetRange].
+const SheetRangeV1 = "sheet_range.v1"
+
+// SheetRange is sheet_range.v1: cells of a spreadsheet, row by row. Its
+// object header is the spreadsheet's: ref, external_id and url are the
+// spreadsheet's, so the ref goes back to the tools that take a
+// spreadsheet (or a file).
+type SheetRange struct {
+	Object
+	Range    string     `json:"range" jsonschema:"the cells, in A1 notation with the sheet's name, e.g. Sheet1!A2:D11"`
+	FirstRow int        `json:"first_row,omitempty" jsonschema:"the sheet's row number of the first of rows, when known"`
+	Rows     [][]string `json:"rows" jsonschema:"the cells' values as the sheet shows them, row by row, left to right; trailing empty cells and rows are left out"`
 }
 
 // Money is an amount in the currency's smallest unit (cents).
