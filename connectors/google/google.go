@@ -19,7 +19,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -61,7 +60,6 @@ type Config struct {
 
 // Limits of the configuration and of the tools.
 const (
-	MaxAttemptsLimit = 10
 	// The page sizes of drive_list_files and sheets_read_range (rows).
 	DefaultFiles, MaxFiles = 100, 1000
 	DefaultRows, MaxRows   = 100, 1000
@@ -106,11 +104,9 @@ func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 	c := &Connector{cfg: *cfg, marker: cfg.OperationMarker == nil || *cfg.OperationMarker}
 	c.cfg.SheetsURL = withSlash(c.cfg.SheetsURL)
 	c.cfg.DriveURL = withSlash(c.cfg.DriveURL)
-	c.kit = saas.New(inst, saas.Options{
-		Provider: "google", Credential: credRefreshToken, RateLimit: cfg.RateLimit,
-		MaxAttempts: cfg.MaxAttempts, Base: time.Duration(cfg.RetryBackoff), MaxWait: time.Duration(cfg.MaxRetryWait),
-		AttemptTimeout: time.Duration(cfg.Timeout), Exchange: c.exchange, Masked: []string{credClientSecret},
-	})
+	opts := cfg.retries().Options("google", credRefreshToken)
+	opts.Exchange, opts.Masked = c.exchange, []string{credClientSecret}
+	c.kit = saas.New(inst, opts)
 	c.http = netguard.NewClient(netguard.Options{AllowPrivate: cfg.AllowPrivateNetworks, Timeout: time.Duration(cfg.Timeout) + time.Second, MaxRedirects: -1})
 	c.tokens = newTokens()
 	c.tools = c.newTools()
@@ -131,39 +127,11 @@ func (c *Connector) Validate() error {
 		errs = append(errs, legate.Invalid("client_id", "is required"))
 	}
 	for _, f := range []struct{ name, url string }{{"oauth_url", c.cfg.OAuthURL}, {"sheets_url", c.cfg.SheetsURL}, {"drive_url", c.cfg.DriveURL}} {
-		errs = append(errs, c.checkURL(f.name, f.url)...)
+		_, bad := saas.CheckURL(f.name, f.url, c.cfg.AllowPrivateNetworks)
+		errs = append(errs, bad...)
 	}
-	if c.cfg.Timeout <= 0 {
-		errs = append(errs, legate.Invalid("timeout", "must be positive"))
-	}
-	if c.cfg.MaxAttempts < 1 || c.cfg.MaxAttempts > MaxAttemptsLimit {
-		errs = append(errs, legate.Invalid("max_attempts", "must be between 1 and %d, got %d", MaxAttemptsLimit, c.cfg.MaxAttempts))
-	}
-	if c.cfg.RetryBackoff <= 0 {
-		errs = append(errs, legate.Invalid("retry_backoff", "must be positive"))
-	}
-	if c.cfg.MaxRetryWait < 0 {
-		errs = append(errs, legate.Invalid("max_retry_wait", "must not be negative"))
-	}
-	errs = append(errs, c.cfg.RateLimit.Validate("rate_limit")...)
+	errs = append(errs, c.cfg.retries().Validate()...)
 	return errors.Join(errs...)
-}
-
-func (c *Connector) checkURL(field, raw string) []error {
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return []error{legate.Invalid(field, "must be an http or https URL, got %q", raw)}
-	}
-	var errs []error
-	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		errs = append(errs, legate.Invalid(field, "must hold no user, password, query or fragment"))
-	}
-	if !c.cfg.AllowPrivateNetworks {
-		if err := netguard.CheckHost(u.Host); err != nil {
-			errs = append(errs, legate.Invalid(field, "%v", err))
-		}
-	}
-	return errs
 }
 
 // Tools lists the instance's tools.
@@ -259,3 +227,9 @@ func neededScopes() []string {
 }
 
 var _ connectors.Connector = (*Connector)(nil)
+
+// retries are the config's retry settings.
+func (c Config) retries() saas.Retries {
+	return saas.Retries{Timeout: time.Duration(c.Timeout), MaxAttempts: c.MaxAttempts, RetryBackoff: time.Duration(c.RetryBackoff),
+		MaxRetryWait: time.Duration(c.MaxRetryWait), RateLimit: c.RateLimit}
+}
