@@ -381,7 +381,13 @@ func (u *Upstream) list(ctx context.Context, via *session) ([]*mcp.Tool, []strin
 	var err error
 	switch {
 	case via != nil:
-		if !via.alive() {
+		// It may have announced the change while still connecting.
+		select {
+		case <-via.ready:
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+		if via.cs == nil || !via.alive() {
 			return nil, nil, fmt.Errorf("upstream %s: the session that announced a tool change has ended", u.cfg.ID)
 		}
 	case u.cfg.Session == SessionPerClient:

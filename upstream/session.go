@@ -24,9 +24,12 @@ var ErrHeaderEnv = errors.New("header environment variable not set")
 
 // session is one connected upstream session.
 type session struct {
-	cs    *mcp.ClientSession
+	cs    *mcp.ClientSession // set once connected: read it after ready
 	owner *mcp.ServerSession // the client it serves (per_client), nil when shared
 	done  chan struct{}      // closed when the session ends
+	// ready is closed when connecting ended, cs set or not: an upstream's
+	// notification may arrive while the client still initializes.
+	ready chan struct{}
 
 	inflight sync.Map // progress token → *pendingCall: the calls under way on it
 	tapped   bool     // its progress and logs are relayed from the wire (tap.go)
@@ -233,7 +236,8 @@ var _ io.Writer = (*lineLogger)(nil)
 
 // connect opens a session, for owner (per_client) or shared (nil owner).
 func (u *Upstream) connect(ctx context.Context, owner *mcp.ServerSession) (*session, error) {
-	s := &session{owner: owner, done: make(chan struct{})}
+	s := &session{owner: owner, done: make(chan struct{}), ready: make(chan struct{})}
+	defer close(s.ready)
 	t, err := u.transport(s)
 	if err != nil {
 		return nil, err
