@@ -13,7 +13,7 @@ import (
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/paramheader"
-	"github.com/legate-mcp/legate/upstream"
+	"github.com/legate-mcp/legate/rounds"
 )
 
 // newMCPServer builds the go-sdk server. tools/list and tools/call are
@@ -51,7 +51,7 @@ func (g *Gateway) newMCPServer() *mcp.Server {
 	g.fast.serverInfo, _ = json.Marshal(impl)
 	s := mcp.NewServer(impl, opts)
 	s.AddReceivingMiddleware(g.toolsMiddleware, px.proxyMiddleware)
-	s.AddSendingMiddleware(upstream.CaptureElicitResult)
+	s.AddSendingMiddleware(rounds.CaptureElicitResult)
 	return s
 }
 
@@ -76,6 +76,9 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		o.Caller.Session = req.Session.ID()
 	}
 	o.Principal = principalOf(req.Extra)
+	if newProtocol(req.Session) {
+		o.round, o.stateToken = rounds.NewRound(req.Params.Meta, req.Params.InputResponses), req.Params.RequestState
+	}
 	if req.Extra != nil && req.Extra.Header != nil {
 		// The fast path checks the stateless calls it sees first, with
 		// their HTTP status; this, any other.

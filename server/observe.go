@@ -114,8 +114,8 @@ func boundName(name string) string {
 func (g *Gateway) observe(next Handler) Handler {
 	return func(ctx context.Context, r *Request) (*Result, error) {
 		res, err := next(ctx, r)
-		if err == errHandBack {
-			return nil, err // the SDK's run of the call records it
+		if err == errHandBack || err == nil && res.needsInput() {
+			return res, err // the SDK's run, or the call's last round, records it
 		}
 		latency := time.Since(r.Start)
 		source := sourceOf(r)

@@ -206,7 +206,7 @@ func (m *Manager) Call(ctx context.Context, t *Tool, args json.RawMessage, clien
 	if !ok {
 		return nil, unavailable(t.Upstream, "no longer configured", nil)
 	}
-	a, err := u.call(ctx, t, args, client, false)
+	a, err := u.callRounds(ctx, t, args, client, false)
 	return a.res, err
 }
 

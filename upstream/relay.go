@@ -16,6 +16,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/legate-mcp/legate/rounds"
 )
 
 // A tool call to a Streamable HTTP upstream through a shared session is, on
@@ -42,18 +44,21 @@ type Relayed struct {
 	IsError bool
 	// Size is the size in bytes of its content's text.
 	Size int
+	// InputRequired is set for a result of type input_required (rounds.go).
+	InputRequired bool
 }
 
 // relayedOf reads what Relayed holds of a result's JSON, an object.
 func relayedOf(raw json.RawMessage) Relayed {
 	var sum struct {
-		IsError bool `json:"isError"`
-		Content []struct {
+		IsError    bool   `json:"isError"`
+		ResultType string `json:"resultType"`
+		Content    []struct {
 			Text string `json:"text"`
 		} `json:"content"`
 	}
 	json.Unmarshal(raw, &sum) // another shape of content leaves sum empty
-	rel := Relayed{JSON: raw, IsError: sum.IsError}
+	rel := Relayed{JSON: raw, IsError: sum.IsError, InputRequired: sum.ResultType == "input_required"}
 	for _, c := range sum.Content {
 		rel.Size += len(c.Text)
 	}
@@ -69,7 +74,7 @@ func (m *Manager) Relay(ctx context.Context, t *Tool, args json.RawMessage, clie
 	if !ok {
 		return Relayed{}, nil, unavailable(t.Upstream, "no longer configured", nil)
 	}
-	a, err := u.call(ctx, t, args, client, true)
+	a, err := u.callRounds(ctx, t, args, client, true)
 	return a.rel, a.res, err
 }
 
@@ -121,14 +126,22 @@ func (u *Upstream) relay(ctx context.Context, s *session, name string, args json
 	body = append(body, nameJSON...)
 	body = append(body, `,"arguments":`...)
 	body = append(body, args...)
-	if client.ProgressToken != nil {
+	version := s.cs.InitializeResult().ProtocolVersion
+	switch r := client.Round; {
+	case u.enveloped(s, client):
+		token := c.token
+		if client.ProgressToken == nil {
+			token = ""
+		}
+		body, version = rounds.AppendParams(body, r.Responses, r.State, r.Meta, token), standardHeadersVersion
+	case client.ProgressToken != nil:
 		body = append(body, `,"_meta":{"progressToken":"`...)
 		body = append(body, c.token...)
 		body = append(body, `"}`...)
 	}
 	body = append(body, `}}`...)
 
-	resp, err := u.post(c.ctx, s, body, "tools/call", name)
+	resp, err := u.post(c.ctx, s, body, version, "tools/call", name)
 	var raw json.RawMessage
 	if err == nil {
 		raw, err = u.readAnswer(s, resp, `"`+c.token+`"`)
@@ -160,7 +173,7 @@ const drainTimeout = 5 * time.Second
 
 // post sends one JSON-RPC message on session s; method and name, when set,
 // are the request's, for the headers protocol 2026-07-28 asks for.
-func (u *Upstream) post(ctx context.Context, s *session, body []byte, method, name string) (*http.Response, error) {
+func (u *Upstream) post(ctx context.Context, s *session, body []byte, version, method, name string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.cfg.URL, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -168,7 +181,6 @@ func (u *Upstream) post(ctx context.Context, s *session, body []byte, method, na
 	h := req.Header
 	h["Content-Type"] = []string{"application/json"}
 	h["Accept"] = []string{"application/json, text/event-stream"}
-	version := s.cs.InitializeResult().ProtocolVersion
 	h["Mcp-Protocol-Version"] = []string{version}
 	if id := s.cs.ID(); id != "" {
 		h["Mcp-Session-Id"] = []string{id}
@@ -192,9 +204,18 @@ func (u *Upstream) post(ctx context.Context, s *session, body []byte, method, na
 	case resp.StatusCode >= 300:
 		// The start of the body names the problem; the upstream may echo
 		// its credentials in it.
-		snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		drain(resp)
-		snippet = u.secrets.Mask(snippet, len(snippet) == 512)
+		snippet = u.secrets.Mask(snippet, len(snippet) == 64<<10)
+		// From protocol 2026-07-28 some JSON-RPC errors come with an HTTP
+		// status: they are the upstream's answer.
+		var answer struct {
+			Error *jsonrpc.Error `json:"error"`
+		}
+		if version >= standardHeadersVersion && resp.StatusCode < 500 && json.Unmarshal(snippet, &answer) == nil && answer.Error != nil {
+			return nil, answer.Error
+		}
+		snippet = snippet[:min(len(snippet), 512)]
 		return nil, &httpError{status: resp.StatusCode, body: strings.TrimSpace(string(snippet))}
 	}
 	return resp, nil
@@ -346,7 +367,7 @@ func (u *Upstream) notifyCancelled(s *session, id string, cause error) {
 func (u *Upstream) postNotice(s *session, body []byte, method string) {
 	ctx, cancel := context.WithTimeout(u.m.ctx, u.m.opts.ConnectTimeout)
 	defer cancel()
-	resp, err := u.post(ctx, s, body, method, "")
+	resp, err := u.post(ctx, s, body, s.cs.InitializeResult().ProtocolVersion, method, "")
 	if err != nil {
 		u.log.Debug("sending to upstream", "error", err)
 		return

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/legate-mcp/legate/rounds"
 )
 
 // ErrHeaderEnv is wrapped by the error of an upstream whose header_env
@@ -261,6 +263,9 @@ func (u *Upstream) clientOptions(s *session) *mcp.ClientOptions {
 		// No roots: a server such as server-filesystem replaces its allowed
 		// directories with the client's roots, which would widen its access.
 		Capabilities: &mcp.ClientCapabilities{},
+		// An upstream's input_required result reaches the call path, which
+		// passes it to the client or asks the client itself (rounds.go).
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 		ProgressNotificationHandler: func(ctx context.Context, r *mcp.ProgressNotificationClientRequest) {
 			if !s.tapped {
 				u.relayProgress(r.Params)
@@ -293,8 +298,19 @@ func (u *Upstream) clientOptions(s *session) *mcp.ClientOptions {
 			if s.owner == nil {
 				return nil, errors.New("no client to ask")
 			}
-			return relayElicit(s.callContext(ctx), s.owner, r.Params)
+			return rounds.Elicit(s.callContext(ctx), s.owner, r.Params)
 		}
 	}
 	return opts
+}
+
+// relayElicitation answers elicitation/create through the relay without
+// the client SDK's schema check (rounds.Elicit).
+func (s *session) relayElicitation(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if r, ok := req.(*mcp.ElicitRequest); ok && s.owner != nil {
+			return rounds.Elicit(s.callContext(ctx), s.owner, r.Params)
+		}
+		return next(ctx, method, req)
+	}
 }

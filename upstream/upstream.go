@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/rounds"
 )
 
 // Upstream is one upstream MCP server: its sessions, its circuit breaker,
@@ -86,6 +87,9 @@ type Client struct {
 	// upstreams and those of Tenant are visible to it.
 	Tenant string
 	Scoped bool
+	// Round is set for a client of protocol 2026-07-28, which answers an
+	// upstream's input requests itself, by retrying (rounds.go).
+	Round *rounds.Round
 }
 
 // Visible reports whether the client may see upstream id.
@@ -338,11 +342,18 @@ func (u *Upstream) call(ctx context.Context, t *Tool, args json.RawMessage, clie
 			if err != nil {
 				return answer{}, err
 			}
-			if !relay || !u.relayable() || !s.relayableOn(t) {
+			envelope := u.enveloped(s, client) && s.relayableOn(t)
+			if !envelope && (!relay || !u.relayable() || !s.relayableOn(t)) {
 				res, err := u.callOn(ctx, s, t.Name, args, client)
 				return answer{res: res}, err
 			}
 			rel, err := u.relay(ctx, s, t.Name, args, client)
+			if err == nil && !relay {
+				// The SDK's path wants the result decoded.
+				var res mcp.CallToolResult
+				err = json.Unmarshal(rel.JSON, &res)
+				return answer{res: &res}, err
+			}
 			if errors.Is(err, errSessionGone) {
 				u.drop(s)
 				if tries <= u.cfg.poolSize() {
@@ -482,6 +493,11 @@ func (u *Upstream) callOn(ctx context.Context, s *session, name string, args any
 	c := u.begin(ctx, s, client)
 	defer c.end()
 	params := &mcp.CallToolParams{Name: name, Arguments: args}
+	if r := client.Round; r != nil {
+		if err := rounds.SetParams(params, r.Responses, r.State); err != nil {
+			return nil, c.failed(err)
+		}
+	}
 	if client.ProgressToken != nil {
 		params.SetProgressToken(c.token)
 	}

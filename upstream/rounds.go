@@ -1,0 +1,87 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/rounds"
+)
+
+// Multi-round-trip requests (SEP-2322): how an upstream's input requests
+// reach the client, whichever era each speaks, is told in package rounds.
+
+// enveloped reports whether a request from client goes to the upstream on
+// session s as a request of protocol 2026-07-28, whatever the session's:
+// the client speaks it, and the upstream keeps no session (so it is a
+// stateless server, which takes requests of either era).
+func (u *Upstream) enveloped(s *session, client Client) bool {
+	return client.Round != nil && u.relayable() && s.cs.ID() == ""
+}
+
+// needsInput reports whether a is a result of type input_required, and
+// returns it decoded.
+func (a answer) needsInput() (*mcp.CallToolResult, bool) {
+	if a.res != nil {
+		return a.res, a.res.NeedsInput()
+	}
+	return rounds.Decode(a.rel.JSON, a.rel.InputRequired)
+}
+
+// callRounds makes a call, and for a client with a session, asks it for
+// the input the upstream requests and calls again until the result is
+// complete. A client of protocol 2026-07-28 gets input_required results as
+// they are; a caller without a session (the CLI) gets an error.
+func (u *Upstream) callRounds(ctx context.Context, t *Tool, args json.RawMessage, client Client, relay bool) (answer, error) {
+	a, err := u.call(ctx, t, args, client, relay)
+	for n := 1; err == nil && client.Round == nil; n++ {
+		res, ok := a.needsInput()
+		if !ok {
+			break
+		}
+		if client.Session == nil || n >= rounds.MaxRounds {
+			return answer{}, &legate.Error{Code: legate.CodeInvalidArgument, Message: fmt.Sprintf("upstream %s asks for input (%d requests) the caller cannot give", u.cfg.ID, len(res.InputRequests))}
+		}
+		in, ferr := rounds.Fulfil(ctx, client.Session, res.InputRequests)
+		if ferr != nil {
+			return answer{}, &legate.Error{Code: legate.CodeInvalidArgument, Message: fmt.Sprintf("asking the client for the input upstream %s requests", u.cfg.ID), Err: ferr}
+		}
+		client.Round = &rounds.Round{Responses: in, State: res.RequestState}
+		a, err = u.call(ctx, t, args, client, relay)
+		client.Round = nil
+	}
+	return a, err
+}
+
+// Request sends prompts/get or resources/read of a client with a Round to
+// upstream id as a request of protocol 2026-07-28 when it is enveloped, and
+// returns the result as sent. params are the request's own (an object)
+// without the round. ok is false when the SDK client must send it.
+func (m *Manager) Request(ctx context.Context, id string, client Client, method, name string, params json.RawMessage) (res json.RawMessage, ok bool, err error) {
+	u, found := m.ups[id]
+	if !found || client.Round == nil || len(params) < 2 {
+		return nil, false, nil
+	}
+	s, err := u.session(ctx, client)
+	if err != nil || !u.enveloped(s, client) {
+		return nil, false, nil
+	}
+	c := u.begin(ctx, s, client)
+	defer c.end()
+	body := append([]byte(`{"jsonrpc":"2.0","id":"`+c.token+`","method":"`+method+`","params":`), params[:len(params)-1]...)
+	r := client.Round
+	body = append(rounds.AppendParams(body, r.Responses, r.State, r.Meta, ""), `}}`...)
+	resp, err := u.post(c.ctx, s, body, standardHeadersVersion, method, name)
+	if err == nil {
+		res, err = u.readAnswer(s, resp, `"`+c.token+`"`)
+		drain(resp)
+	}
+	if err != nil {
+		return nil, true, c.failed(err)
+	}
+	c.timer.Stop()
+	return res, true, nil
+}
