@@ -151,3 +151,21 @@ func Decode(raw json.RawMessage, inputRequired bool) (*mcp.CallToolResult, bool)
 	}
 	return &res, true
 }
+
+// SessionMeta is the protocol _meta of a request Legate sends as protocol
+// 2026-07-28 for a client with a session, ss (nil for the CLI): Legate names
+// itself, and the capabilities are the client's, which Fulfil asks.
+func SessionMeta(ss *mcp.ServerSession) json.RawMessage {
+	caps := &mcp.ClientCapabilities{}
+	if ss != nil {
+		if p := ss.InitializeParams(); p != nil && p.Capabilities != nil {
+			caps = p.Capabilities
+		}
+	}
+	b, _ := json.Marshal(map[string]any{
+		mcp.MetaKeyProtocolVersion:    "2026-07-28",
+		mcp.MetaKeyClientInfo:         &mcp.Implementation{Name: "legate", Version: "1"},
+		mcp.MetaKeyClientCapabilities: caps,
+	})
+	return b
+}

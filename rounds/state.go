@@ -1,16 +1,33 @@
 // Package rounds holds what multi-round-trip requests (SEP-2322, protocol
 // 2026-07-28) need beyond one request: the request states Legate issues to
-// a client, sealed so that a client can neither read nor forge them, and
-// asking a client that holds a session for the input an upstream requested.
+// a client, and asking a client that holds a session for the input an
+// upstream requested.
 //
-// A client of protocol 2026-07-28 answers a result of type input_required
-// by sending the same request again with its answers (inputResponses) and
-// the result's requestState. Legate never hands an upstream's request state
-// to the client as it is: it seals it, with what binds the retry to the
-// first round (who asks, for what, with which arguments) and the first
-// round's policy decision, into a state of its own. A retry carrying a
-// state that does not open, has expired or was issued to another caller or
-// request is refused.
+// An upstream asks for input (elicitation, sampling, roots) in one of two
+// ways: a 2025-era session sends a request in the middle of the call;
+// protocol 2026-07-28 answers the request with a result of type
+// input_required, which the client answers by sending the request again
+// with its answers (inputResponses) and the result's requestState.
+//
+// Legate speaks 2025-11-25 to an upstream unless its protocol_version says
+// otherwise, and an upstream without sessions (a stateless Streamable HTTP
+// server) cannot ask mid-call. So a tools/call, prompts/get or
+// resources/read of a 2026-07-28 client to such an upstream goes on as a
+// request of that protocol, with the client's protocol _meta (Meta) and
+// its answers: the upstream's input_required result comes back and is
+// passed to the client. A client with a session (2025-11-25) cannot answer
+// input_required: Legate asks it mid-call for the input the result
+// requests (Fulfil) and sends the request again, for at most MaxRounds
+// rounds.
+//
+// Legate never hands an upstream's request state to the client as it is:
+// it seals it (Sealer), with what binds the retry to the first round (who
+// asks, for what, with which arguments) and the first round's policy
+// decision, into a state of its own. A retry carrying a state that does
+// not open, has expired or was issued to another caller or request is
+// refused. The state names the logical call: the call path applies policy
+// and approval to its first round and writes its one audit row at its
+// last.
 package rounds
 
 import (

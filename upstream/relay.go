@@ -129,11 +129,9 @@ func (u *Upstream) relay(ctx context.Context, s *session, name string, args json
 	version := s.cs.InitializeResult().ProtocolVersion
 	switch r := client.Round; {
 	case u.enveloped(s, client):
-		token := c.token
-		if client.ProgressToken == nil {
-			token = ""
-		}
-		body, version = rounds.AppendParams(body, r.Responses, r.State, r.Meta, token), standardHeadersVersion
+		body, version = rounds.AppendParams(body, r.Responses, r.State, r.Meta, progressOf(client, c.token)), standardHeadersVersion
+	case version >= standardHeadersVersion: // as the SDK client names its protocol
+		body = rounds.AppendParams(body, nil, "", rounds.SessionMeta(client.Session), progressOf(client, c.token))
 	case client.ProgressToken != nil:
 		body = append(body, `,"_meta":{"progressToken":"`...)
 		body = append(body, c.token...)

@@ -11,24 +11,28 @@ import (
 	"github.com/legate-mcp/legate/rounds"
 )
 
-// Multi-round-trip requests (SEP-2322): how an upstream's input requests
-// reach the client, whichever era each speaks, is told in package rounds.
+// Multi-round-trip requests (SEP-2322): package rounds tells the story.
 
-// enveloped reports whether a request from client goes to the upstream on
-// session s as a request of protocol 2026-07-28, whatever the session's:
-// the client speaks it, and the upstream keeps no session (so it is a
-// stateless server, which takes requests of either era).
+// enveloped reports whether client's request goes on session s as one of
+// protocol 2026-07-28: the client speaks it and the upstream is stateless.
 func (u *Upstream) enveloped(s *session, client Client) bool {
 	return client.Round != nil && u.relayable() && s.cs.ID() == ""
 }
 
-// needsInput reports whether a is a result of type input_required, and
-// returns it decoded.
+// needsInput returns a decoded if it is a result of type input_required.
 func (a answer) needsInput() (*mcp.CallToolResult, bool) {
 	if a.res != nil {
 		return a.res, a.res.NeedsInput()
 	}
 	return rounds.Decode(a.rel.JSON, a.rel.InputRequired)
+}
+
+// progressOf is the token of a call that relays progress, else "".
+func progressOf(c Client, token string) string {
+	if c.ProgressToken == nil {
+		return ""
+	}
+	return token
 }
 
 // callRounds makes a call, and for a client with a session, asks it for
@@ -49,7 +53,7 @@ func (u *Upstream) callRounds(ctx context.Context, t *Tool, args json.RawMessage
 		if ferr != nil {
 			return answer{}, &legate.Error{Code: legate.CodeInvalidArgument, Message: fmt.Sprintf("asking the client for the input upstream %s requests", u.cfg.ID), Err: ferr}
 		}
-		client.Round = &rounds.Round{Responses: in, State: res.RequestState}
+		client.Round = &rounds.Round{Meta: rounds.SessionMeta(client.Session), Responses: in, State: res.RequestState}
 		a, err = u.call(ctx, t, args, client, relay)
 		client.Round = nil
 	}
