@@ -49,6 +49,23 @@ func Elicit(ctx context.Context, ss *mcp.ServerSession, p *mcp.ElicitParams) (*m
 	return res, err
 }
 
+// RelayElicitation is a receiving middleware of an upstream client whose
+// session serves one client: it answers elicitation/create by asking that
+// client (Elicit), without the client SDK's schema check. of gives the
+// context to ask on and the client's session.
+func RelayElicitation(of func(context.Context) (context.Context, *mcp.ServerSession)) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if r, ok := req.(*mcp.ElicitRequest); ok {
+				if cctx, owner := of(ctx); owner != nil {
+					return Elicit(cctx, owner, r.Params)
+				}
+			}
+			return next(ctx, method, req)
+		}
+	}
+}
+
 // Fulfil asks the client of ss, which has a session (protocol 2025-11-25 or
 // earlier), for the input an upstream's input_required result requests, as
 // the go-sdk server does for such clients, and returns the answers as the
@@ -56,23 +73,10 @@ func Elicit(ctx context.Context, ss *mcp.ServerSession, p *mcp.ElicitParams) (*m
 func Fulfil(ctx context.Context, ss *mcp.ServerSession, reqs mcp.InputRequestMap) (json.RawMessage, error) {
 	g, ctx := errgroup.WithContext(ctx)
 	var mu sync.Mutex
-	out := make(map[string]mcp.InputResponse, len(reqs))
+	out := make(map[string]mcp.Result, len(reqs))
 	for key, ir := range reqs {
 		g.Go(func() error {
-			var res mcp.InputResponse
-			var err error
-			switch p := ir.(type) {
-			case *mcp.ElicitParams:
-				res, err = Elicit(ctx, ss, p)
-			case *mcp.CreateMessageParams:
-				res, err = ss.CreateMessage(ctx, p)
-			case *mcp.CreateMessageWithToolsParams:
-				res, err = ss.CreateMessageWithTools(ctx, p)
-			case *mcp.ListRootsParams:
-				res, err = ss.ListRoots(ctx, p)
-			default:
-				err = fmt.Errorf("unknown input request %T", ir)
-			}
+			res, err := AskSession(ctx, ss, ir)
 			if err != nil {
 				return fmt.Errorf("input request %q: %w", key, err)
 			}
@@ -168,4 +172,20 @@ func SessionMeta(ss *mcp.ServerSession) json.RawMessage {
 		mcp.MetaKeyClientCapabilities: caps,
 	})
 	return b
+}
+
+// AskSession asks the client of ss, which has a session, for the input ir
+// requests.
+func AskSession(ctx context.Context, ss *mcp.ServerSession, ir mcp.InputRequest) (mcp.Result, error) {
+	switch p := ir.(type) {
+	case *mcp.ElicitParams:
+		return Elicit(ctx, ss, p)
+	case *mcp.CreateMessageParams:
+		return ss.CreateMessage(ctx, p)
+	case *mcp.CreateMessageWithToolsParams:
+		return ss.CreateMessageWithTools(ctx, p)
+	case *mcp.ListRootsParams:
+		return ss.ListRoots(ctx, p)
+	}
+	return nil, fmt.Errorf("unknown input request %T", ir)
 }

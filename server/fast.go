@@ -326,7 +326,7 @@ func (f *fastPath) fastCall(w http.ResponseWriter, r *http.Request, ls *liveSess
 			if mres == nil {
 				mres = &mcp.CallToolResult{}
 			}
-			if mres.Content == nil {
+			if mres.Content == nil && !mres.NeedsInput() {
 				mres.Content = []mcp.Content{} // as the SDK sends it
 			}
 			if b, err = json.Marshal(mres); err != nil {

@@ -29,6 +29,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/legate-mcp/legate/rounds"
 	"github.com/legate-mcp/legate/store"
 )
 
@@ -90,6 +91,7 @@ type Manager struct {
 
 	endMu sync.Mutex
 	ends  map[*mcp.ServerSession]chan struct{}
+	held  *rounds.Holder // calls waiting for a 2026-07-28 client's input
 
 	reloadMu   sync.Mutex // serializes reload
 	refreshing sync.Map   // id → struct{}: a refresh is queued or running
@@ -127,6 +129,7 @@ func NewManager(ctx context.Context, defs []Def, opts Options) (*Manager, error)
 	m := &Manager{
 		opts: opts, log: opts.Logger, version: opts.Version,
 		ups: map[string]*Upstream{}, ends: map[*mcp.ServerSession]chan struct{}{},
+		held: rounds.NewHolder(rounds.MaxHeld, rounds.HeldTTL),
 	}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	if m.version == "" {

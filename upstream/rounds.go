@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate"
@@ -88,4 +89,44 @@ func (m *Manager) Request(ctx context.Context, id string, client Client, method,
 	}
 	c.timer.Stop()
 	return res, true, nil
+}
+
+// callHeld makes, or resumes, a call of a 2026-07-28 client on a shared
+// session whose upstream may ask for input mid-call: the call is held
+// while the client answers (rounds.Holder).
+func (u *Upstream) callHeld(ctx context.Context, s *session, name string, args any, client Client) (*mcp.CallToolResult, error) {
+	c, resumed, err := u.m.held.Resume(client.Round.State)
+	switch {
+	case err != nil:
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	case resumed:
+		c.Answer(client.Round.Responses)
+	default:
+		// The call outlives this round's request, whose context still takes
+		// what the upstream sends meanwhile (progress) to the client.
+		client.Round = nil
+		first := context.WithoutCancel(ctx)
+		c = u.m.held.Start(func(held context.Context, ask func(context.Context, mcp.InputRequest) (json.RawMessage, error)) (*mcp.CallToolResult, error) {
+			ctx, cancel := context.WithCancel(first)
+			defer cancel()
+			defer context.AfterFunc(held, cancel)()
+			client.ask = ask
+			return u.callOn(ctx, s, name, args, client)
+		})
+	}
+	return c.Wait(ctx)
+}
+
+// routeAsk answers a request the upstream sends on a shared session during
+// the one call under way on it (rounds.Answer).
+func (s *session) routeAsk(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		var pc *pendingCall
+		n := 0
+		s.inflight.Range(func(_, v any) bool { pc, n = v.(*pendingCall), n+1; return n < 2 })
+		if ir, ok := rounds.InputOf(req); ok && n == 1 && (pc.client.ask != nil || pc.client.Session != nil) {
+			return rounds.Answer(ctx, ir, pc.client.ask, pc.ctx, pc.client.Session)
+		}
+		return next(ctx, method, req)
+	}
 }

@@ -241,7 +241,9 @@ func (u *Upstream) connect(ctx context.Context, owner *mcp.ServerSession) (*sess
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "legate", Version: u.m.version}, u.clientOptions(s))
 	if u.cfg.Session == SessionPerClient {
-		client.AddReceivingMiddleware(s.relayElicitation)
+		client.AddReceivingMiddleware(rounds.RelayElicitation(func(ctx context.Context) (context.Context, *mcp.ServerSession) { return s.callContext(ctx), s.owner }))
+	} else {
+		client.AddReceivingMiddleware(s.routeAsk)
 	}
 	cs, err := client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: u.cfg.protocolVersion()})
 	if err != nil {
@@ -285,9 +287,11 @@ func (u *Upstream) clientOptions(s *session) *mcp.ClientOptions {
 			}
 		},
 	}
-	if u.cfg.Session == SessionPerClient {
-		// Only a session serving one client can send it the upstream's
-		// requests; a shared session declares no such capability.
+	if u.cfg.Session != SessionPerClient {
+		// A shared session's requests reach the caller of the one call
+		// under way on it, if any (routeAsk). Never roots: see above.
+		opts.Capabilities = &mcp.ClientCapabilities{Sampling: &mcp.SamplingCapabilities{}, Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}}
+	} else {
 		opts.CreateMessageHandler = func(ctx context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			if s.owner == nil {
 				return nil, errors.New("no client to ask")
@@ -302,15 +306,4 @@ func (u *Upstream) clientOptions(s *session) *mcp.ClientOptions {
 		}
 	}
 	return opts
-}
-
-// relayElicitation answers elicitation/create through the relay without
-// the client SDK's schema check (rounds.Elicit).
-func (s *session) relayElicitation(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if r, ok := req.(*mcp.ElicitRequest); ok && s.owner != nil {
-			return rounds.Elicit(s.callContext(ctx), s.owner, r.Params)
-		}
-		return next(ctx, method, req)
-	}
 }

@@ -88,8 +88,10 @@ type Client struct {
 	Tenant string
 	Scoped bool
 	// Round is set for a client of protocol 2026-07-28, which answers an
-	// upstream's input requests itself, by retrying (rounds.go).
+	// upstream's input requests itself, by retrying (rounds.go); ask
+	// answers them for a call Legate holds meanwhile.
 	Round *rounds.Round
+	ask   func(context.Context, mcp.InputRequest) (json.RawMessage, error)
 }
 
 // Visible reports whether the client may see upstream id.
@@ -342,8 +344,12 @@ func (u *Upstream) call(ctx context.Context, t *Tool, args json.RawMessage, clie
 			if err != nil {
 				return answer{}, err
 			}
-			envelope := u.enveloped(s, client) && s.relayableOn(t)
-			if !envelope && (!relay || !u.relayable() || !s.relayableOn(t)) {
+			envelope, raw := u.enveloped(s, client) && s.relayableOn(t), relay && u.relayable() && s.relayableOn(t)
+			if !envelope && !raw && client.Round != nil && s.owner == nil {
+				res, err := u.callHeld(ctx, s, t.Name, args, client)
+				return answer{res: res}, err
+			}
+			if !envelope && !raw {
 				res, err := u.callOn(ctx, s, t.Name, args, client)
 				return answer{res: res}, err
 			}
