@@ -240,7 +240,9 @@ func InputRequired(reqs map[string]mcp.InputRequest, state string) (*mcp.CallToo
 		return nil, err
 	}
 	var res mcp.CallToolResult
-	return &res, json.Unmarshal(b, &res)
+	err = json.Unmarshal(b, &res)
+	res.Content = nil // as the SDK's servers send it: no content
+	return &res, err
 }
 
 // InputOf is the input request an upstream's request is, if it is one.
