@@ -227,7 +227,11 @@ func (pr *Proxy) getPrompt(ctx context.Context, c upstream.Client, who string, p
 		}
 		q.Meta, q.InputResponses, q.RequestState = upstreamMeta(p.Meta), p.InputResponses, round.State
 	}
-	return cs.GetPrompt(ctx, &q)
+	res, err := cs.GetPrompt(ctx, &q)
+	return fulfil(ctx, c, res, err, func(in mcp.InputResponseMap, state string) (*mcp.GetPromptResult, error) {
+		q.InputResponses, q.RequestState = in, state
+		return cs.GetPrompt(ctx, &q)
+	})
 }
 
 // upstreamMeta is the _meta of a client's request as it is forwarded: the
@@ -314,6 +318,10 @@ func (pr *Proxy) readResource(ctx context.Context, c upstream.Client, who string
 			q.RequestState = round.State
 		}
 		res, err := cs.ReadResource(ctx, &q)
+		res, err = fulfil(ctx, c, res, err, func(in mcp.InputResponseMap, state string) (*mcp.ReadResourceResult, error) {
+			q.InputResponses, q.RequestState = in, state
+			return cs.ReadResource(ctx, &q)
+		})
 		if err == nil {
 			return res, nil
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -89,4 +90,41 @@ func (pr *Proxy) roundTrip(ctx context.Context, id string, c upstream.Client, r 
 func notFound(err error) bool {
 	var rpcErr *jsonrpc.Error
 	return errors.As(err, &rpcErr) && (rpcErr.Code == mcp.CodeResourceNotFound || rpcErr.Code == jsonrpc.CodeInvalidParams)
+}
+
+// asking is a result that may ask for input.
+type asking interface {
+	*mcp.GetPromptResult | *mcp.ReadResourceResult
+	NeedsInput() bool
+}
+
+// fulfil answers, for a client with a session (2025-11-25), the input an
+// upstream's result asks for, by asking the client mid-call
+// (rounds.Fulfil), and sends the request again (again) until the result is
+// complete, for at most rounds.MaxRounds rounds. A client of protocol
+// 2026-07-28 answers input_required itself: its results pass as they are.
+func fulfil[R asking](ctx context.Context, c upstream.Client, res R, err error, again func(mcp.InputResponseMap, string) (R, error)) (R, error) {
+	for n := 1; err == nil && res.NeedsInput() && c.Session != nil && !newProtocol(c.Session); n++ {
+		var reqs mcp.InputRequestMap
+		var state string
+		switch r := any(res).(type) {
+		case *mcp.GetPromptResult:
+			reqs, state = r.InputRequests, r.RequestState
+		case *mcp.ReadResourceResult:
+			reqs, state = r.InputRequests, r.RequestState
+		}
+		if n >= rounds.MaxRounds {
+			return nil, fmt.Errorf("the upstream asked for input more than %d times", rounds.MaxRounds)
+		}
+		raw, ferr := rounds.Fulfil(ctx, c.Session, reqs)
+		var in mcp.InputResponseMap
+		if ferr == nil {
+			ferr = json.Unmarshal(raw, &in)
+		}
+		if ferr != nil {
+			return nil, fmt.Errorf("asking the client for the input the upstream requests: %w", ferr)
+		}
+		res, err = again(in, state)
+	}
+	return res, err
 }

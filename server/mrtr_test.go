@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -21,7 +22,8 @@ import (
 // mrtrUpstream serves, without sessions (as a 2026-07-28 server does), a
 // tool "greet" that asks for a name by answering input_required with its
 // own request state, and greets once the retry brings the name and that
-// state back. calls counts the tool's runs.
+// state back (calls counts its runs), and a prompt "ask" that asks for a
+// topic the same way.
 func mrtrUpstream(t *testing.T) (url string, calls *atomic.Int64) {
 	t.Helper()
 	calls = new(atomic.Int64)
@@ -32,7 +34,7 @@ func mrtrUpstream(t *testing.T) (url string, calls *atomic.Int64) {
 			if req.Params.RequestState != "upstream-state" {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "not my state: " + req.Params.RequestState}
 			}
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "Hello, " + r.Content["name"].(string)}}}, nil
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprint("Hello, ", r.Content["name"])}}}, nil
 		}
 		return &mcp.CallToolResult{
 			InputRequests: mcp.InputRequestMap{"name": &mcp.ElicitParams{
@@ -41,6 +43,12 @@ func mrtrUpstream(t *testing.T) (url string, calls *atomic.Int64) {
 			}},
 			RequestState: "upstream-state",
 		}, nil
+	})
+	s.AddPrompt(&mcp.Prompt{Name: "ask"}, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		if r, ok := req.Params.InputResponses["topic"].(*mcp.ElicitResult); ok && r.Action == "accept" && req.Params.RequestState == "prompt-state" {
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: fmt.Sprint("About ", r.Content["topic"])}}}}, nil
+		}
+		return &mcp.GetPromptResult{InputRequests: mcp.InputRequestMap{"topic": &mcp.ElicitParams{Message: "Topic?", RequestedSchema: &jsonschema.Schema{Type: "object"}}}, RequestState: "prompt-state"}, nil
 	})
 	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true}))
 	t.Cleanup(srv.Close)
@@ -135,6 +143,20 @@ policy:
 		t.Errorf("%d approval requests, want 1 for the logical call", len(all))
 	}
 
+	// A prompt asks the same way.
+	p, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: wire("mcp.up.ask")})
+	if err != nil || !p.NeedsInput() || p.RequestState == "prompt-state" || p.RequestState == "" {
+		t.Fatalf("prompts/get: %+v, %v; want input_required under Legate's state", p, err)
+	}
+	topic := mcp.InputResponseMap{"topic": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"topic": "Ada"}}}
+	if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: wire("mcp.up.ask"), InputResponses: topic, RequestState: first.RequestState}); err == nil {
+		t.Error("prompts/get retried with a tool call's state: no error")
+	}
+	p, err = cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: wire("mcp.up.ask"), InputResponses: topic, RequestState: p.RequestState})
+	if err != nil || p.NeedsInput() || len(p.Messages) != 1 || p.Messages[0].Content.(*mcp.TextContent).Text != "About Ada" {
+		t.Fatalf("prompts/get retried: %+v, %v", p, err)
+	}
+
 	// A client that answers input requests itself (the go-sdk's default)
 	// sees one call; the rows of both calls are in once a later call's is.
 	auto := mcp.NewClient(&mcp.Implementation{Name: "auto", Version: "1"}, &mcp.ClientOptions{
@@ -186,10 +208,10 @@ func TestInputRequiredFulfilledForOldClients(t *testing.T) {
 	c := mcp.NewClient(&mcp.Implementation{Name: "old", Version: "1"}, &mcp.ClientOptions{
 		ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			asked.Add(1)
-			if r.Params.Message != "Your name?" {
+			if r.Params.Message != "Your name?" && r.Params.Message != "Topic?" {
 				t.Errorf("asked %q, want the upstream's question", r.Params.Message)
 			}
-			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada", "topic": "Ada"}}, nil
 		},
 	})
 	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
@@ -205,5 +227,9 @@ func TestInputRequiredFulfilledForOldClients(t *testing.T) {
 	}
 	if asked.Load() != 1 || calls.Load() != 2 {
 		t.Errorf("asked the client %d times, the upstream ran %d times; want 1 and 2", asked.Load(), calls.Load())
+	}
+	p, err := cs.GetPrompt(cctx, &mcp.GetPromptParams{Name: wire("mcp.up.ask")})
+	if err != nil || p.NeedsInput() || len(p.Messages) != 1 || p.Messages[0].Content.(*mcp.TextContent).Text != "About Ada" {
+		t.Fatalf("prompts/get: %+v, %v; want the prompt completed with the client's answer", p, err)
 	}
 }
