@@ -17,6 +17,7 @@ import (
 
 	"github.com/legate-mcp/legate/server"
 	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/upstream/upstreamtest"
 )
 
 // mrtrUpstream serves, without sessions (as a 2026-07-28 server does), a
@@ -231,5 +232,67 @@ func TestInputRequiredFulfilledForOldClients(t *testing.T) {
 	p, err := cs.GetPrompt(cctx, &mcp.GetPromptParams{Name: wire("mcp.up.ask")})
 	if err != nil || p.NeedsInput() || len(p.Messages) != 1 || p.Messages[0].Content.(*mcp.TextContent).Text != "About Ada" {
 		t.Fatalf("prompts/get: %+v, %v; want the prompt completed with the client's answer", p, err)
+	}
+}
+
+// TestMidCallInputHeld: a 2025-era upstream (over stdio, on a shared
+// session) asks for input in the middle of a call. A 2026-07-28 client gets
+// it as input_required and its retry's answer reaches the upstream, which
+// holds the call meanwhile; a 2025-11-25 client is asked mid-call.
+func TestMidCallInputHeld(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	fx := upstreamtest.NewStdio(t)
+	gw := upGateway(t, "upstreams:\n  - id: local\n    "+fx.YAML()+"\n", memStore(t), nil)
+	url := serve(t, gw)
+	waitCatalog(t, gw, "mcp.local.ask")
+	// A fresh params each call: the go-sdk client adds its protocol _meta
+	// to the params it sends.
+	ask := func() *mcp.CallToolParams { return &mcp.CallToolParams{Name: wire("mcp.local.ask"), Arguments: map[string]any{}} }
+
+	raw := mcp.NewClient(&mcp.Implementation{Name: "raw", Version: "1"}, &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}})
+	rcs, err := raw.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rcs.Close()
+	first, err := rcs.CallTool(ctx, ask())
+	if err != nil || !first.NeedsInput() || len(first.InputRequests) != 1 || first.RequestState == "" {
+		t.Fatalf("first round: %+v, %v; want input_required with the upstream's one request", first, err)
+	}
+	answers := mcp.InputResponseMap{}
+	for key, ir := range first.InputRequests {
+		if p, ok := ir.(*mcp.ElicitParams); !ok || p.Message != "Your name?" {
+			t.Fatalf("input request %s: %#v, want the upstream's elicitation", key, ir)
+		}
+		answers[key] = &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}
+	}
+	retry := func() *mcp.CallToolParams {
+		p := ask()
+		p.InputResponses, p.RequestState = answers, first.RequestState
+		return p
+	}
+	if done, err := rcs.CallTool(ctx, retry()); err != nil || done.NeedsInput() || done.Content[0].(*mcp.TextContent).Text != "Hello, Ada" {
+		t.Fatalf("retry: %+v, %v; want Hello, Ada", done, err)
+	}
+	if _, err := rcs.CallTool(ctx, retry()); err == nil {
+		t.Error("a retry of a call that ended was taken")
+	}
+
+	for version, name := range map[string]string{"2026-07-28": "Grace", "2025-11-25": "Lin"} {
+		c := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{
+			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": name}}, nil
+			},
+		})
+		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := cs.CallTool(ctx, ask())
+		cs.Close()
+		if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "Hello, "+name {
+			t.Errorf("%s client: %+v, %v; want Hello, %s", version, res, err, name)
+		}
 	}
 }
