@@ -74,14 +74,15 @@ type ask struct {
 }
 
 type result struct {
-	res *mcp.CallToolResult
+	res any
 	err error
 }
 
 // Start runs call (with a context of its own, cancelled when the held call
 // ends, and Ask, which the upstream's requests during the call go to) for
-// a client that answers input requests by retrying.
-func (h *Holder) Start(call func(ctx context.Context, ask func(context.Context, mcp.InputRequest) (json.RawMessage, error)) (*mcp.CallToolResult, error)) *Held {
+// a client that answers input requests by retrying. Its result is the
+// caller's to read (Wait).
+func (h *Holder) Start(call func(ctx context.Context, ask func(context.Context, mcp.InputRequest) (json.RawMessage, error)) (any, error)) *Held {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Held{h: h, asks: make(chan *ask), done: make(chan result, 1), cancel: cancel, pending: map[string]*ask{}}
 	b := make([]byte, 16)
@@ -146,11 +147,11 @@ func (c *Held) Answer(responses json.RawMessage) {
 	}
 }
 
-// Wait waits for the call's result, or for the upstream's next requests:
-// then the result is of type input_required, asking for them under the
-// held call's state. When ctx ends first, a call that asked for input
+// Wait waits for the call's result (what the call returned), or for the
+// upstream's next requests: then the result is a *mcp.CallToolResult of
+// type input_required, asking for them under the held call's state. When ctx ends first, a call that asked for input
 // stays held for a retry; another is ended.
-func (c *Held) Wait(ctx context.Context) (*mcp.CallToolResult, error) {
+func (c *Held) Wait(ctx context.Context) (any, error) {
 	c.mu.Lock()
 	waiting := len(c.pending) > 0
 	c.mu.Unlock()
@@ -291,4 +292,21 @@ func Answer(ctx context.Context, ir mcp.InputRequest, ask func(context.Context, 
 		return nil, err
 	}
 	return ResultOf(ir, raw)
+}
+
+// ParseInput is the input request an upstream sent as a JSON-RPC request
+// with method and params, if it is one.
+func ParseInput(method string, params json.RawMessage) (mcp.InputRequest, bool) {
+	var ir mcp.InputRequest
+	switch method {
+	case "elicitation/create":
+		ir = &mcp.ElicitParams{}
+	case "sampling/createMessage":
+		ir = &mcp.CreateMessageParams{}
+	case "roots/list":
+		ir = &mcp.ListRootsParams{}
+	default:
+		return nil, false
+	}
+	return ir, json.Unmarshal(params, ir) == nil
 }

@@ -14,7 +14,7 @@ import (
 
 // askTwice is a call that asks for input twice, one request at a time, and
 // returns both answers.
-func askTwice(ctx context.Context, ask func(context.Context, mcp.InputRequest) (json.RawMessage, error)) (*mcp.CallToolResult, error) {
+func askTwice(ctx context.Context, ask func(context.Context, mcp.InputRequest) (json.RawMessage, error)) (any, error) {
 	var got string
 	for _, q := range []string{"first?", "second?"} {
 		raw, err := ask(ctx, &mcp.ElicitParams{Message: q})
@@ -36,7 +36,7 @@ func TestHeldCallRounds(t *testing.T) {
 	c := h.Start(askTwice)
 	state := ""
 	for i, v := range []string{"a", "b"} {
-		res, err := c.Wait(ctx)
+		res, err := wait(ctx, c)
 		if err != nil || !res.NeedsInput() || len(res.InputRequests) != 1 {
 			t.Fatalf("round %d: %+v, %v; want one input request", i+1, res, err)
 		}
@@ -52,7 +52,7 @@ func TestHeldCallRounds(t *testing.T) {
 		b, _ := json.Marshal(answers)
 		c.Answer(b)
 	}
-	res, err := c.Wait(ctx)
+	res, err := wait(ctx, c)
 	if err != nil || res.NeedsInput() || res.Content[0].(*mcp.TextContent).Text != "ab" {
 		t.Fatalf("end: %+v, %v; want ab", res, err)
 	}
@@ -71,7 +71,7 @@ func TestHeldCallBounds(t *testing.T) {
 	ctx := context.Background()
 	h := rounds.NewHolder(1, time.Millisecond)
 	c := h.Start(askTwice)
-	res, err := c.Wait(ctx)
+	res, err := wait(ctx, c)
 	if err != nil || !res.NeedsInput() {
 		t.Fatalf("first round: %+v, %v", res, err)
 	}
@@ -88,10 +88,20 @@ func TestHeldCallBounds(t *testing.T) {
 	}
 
 	h = rounds.NewHolder(1, time.Minute)
-	if res, err := h.Start(askTwice).Wait(ctx); err != nil || !res.NeedsInput() {
+	if res, err := wait(ctx, h.Start(askTwice)); err != nil || !res.NeedsInput() {
 		t.Fatalf("the first call: %+v, %v", res, err)
 	}
 	if _, err := h.Start(askTwice).Wait(ctx); !errors.Is(err, rounds.ErrHeldFull) {
 		t.Fatalf("a call past the bound: %v, want ErrHeldFull", err)
 	}
+}
+
+// wait is c.Wait, whose result is a tool's.
+func wait(ctx context.Context, c *rounds.Held) (*mcp.CallToolResult, error) {
+	v, err := c.Wait(ctx)
+	res, _ := v.(*mcp.CallToolResult)
+	if err == nil && res == nil {
+		return nil, errors.New("no result")
+	}
+	return res, err
 }

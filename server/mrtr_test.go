@@ -235,15 +235,39 @@ func TestInputRequiredFulfilledForOldClients(t *testing.T) {
 	}
 }
 
-// TestMidCallInputHeld: a 2025-era upstream (over stdio, on a shared
-// session) asks for input in the middle of a call. A 2026-07-28 client gets
-// it as input_required and its retry's answer reaches the upstream, which
-// holds the call meanwhile; a 2025-11-25 client is asked mid-call.
+// askUpstream serves over Streamable HTTP with sessions (a 2025-era server)
+// a tool "ask" that asks the client for a name mid-call, as the stdio
+// fixture's does.
+func askUpstream(t *testing.T) string {
+	s := mcp.NewServer(&mcp.Implementation{Name: "ask-upstream", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "ask", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Your name?", RequestedSchema: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"name": {Type: "string"}}}})
+		if err != nil {
+			return nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprint("Hello, ", res.Content["name"])}}}, nil
+	})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestMidCallInputHeld: a 2025-era upstream (over stdio, or over HTTP with
+// sessions, where calls are relayed as bytes) asks for input in the middle
+// of a call on a shared session. A 2026-07-28 client gets it as
+// input_required and its retry's answer reaches the upstream, the call held
+// meanwhile; a 2025-11-25 client is asked mid-call.
 func TestMidCallInputHeld(t *testing.T) {
+	fx := upstreamtest.NewStdio(t)
+	for transport, yaml := range map[string]string{"stdio": fx.YAML(), "http": "url: " + askUpstream(t)} {
+		t.Run(transport, func(t *testing.T) { testMidCallInputHeld(t, yaml) })
+	}
+}
+
+func testMidCallInputHeld(t *testing.T, upstreamYAML string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	fx := upstreamtest.NewStdio(t)
-	gw := upGateway(t, "upstreams:\n  - id: local\n    "+fx.YAML()+"\n", memStore(t), nil)
+	gw := upGateway(t, "upstreams:\n  - id: local\n    "+upstreamYAML+"\n", memStore(t), nil)
 	url := serve(t, gw)
 	waitCatalog(t, gw, "mcp.local.ask")
 	// A fresh params each call: the go-sdk client adds its protocol _meta

@@ -2,7 +2,6 @@ package upstream
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -55,27 +54,6 @@ func (t *maskTransport) CloseIdleConnections() {
 	}
 }
 
-// decodedLeak reports whether raw, a JSON value, holds a secret once
-// decoded, in a mix of escapes that no single form of it spells (a "/"
-// escaped as \/ and a "+" as \u002b, say), and returns it re-encoded with
-// the secrets masked. Only raw with escapes is decoded.
-func decodedLeak(secrets *legate.Secrets, raw []byte) ([]byte, bool) {
-	if secrets.Empty() || !bytes.Contains(raw, []byte(`\u`)) && !bytes.Contains(raw, []byte(`\/`)) {
-		return nil, false
-	}
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if dec.Decode(&v) != nil {
-		return nil, false
-	}
-	canon, err := json.Marshal(v)
-	if err != nil || !secrets.Contains(canon) {
-		return nil, false
-	}
-	return secrets.Mask(canon, false), true
-}
-
 // redactErr masks the secrets in an upstream's JSON-RPC error, as decoded.
 func (u *Upstream) redactErr(err error) error {
 	var rpcErr *jsonrpc.Error
@@ -84,7 +62,7 @@ func (u *Upstream) redactErr(err error) error {
 	}
 	msg := u.secrets.MaskString(rpcErr.Message)
 	data := rpcErr.Data
-	if masked, ok := decodedLeak(u.secrets, data); ok {
+	if masked, ok := u.secrets.DecodedLeak(data); ok {
 		data = masked
 	} else if u.secrets.Contains(data) {
 		data = u.secrets.Mask(data, false)

@@ -126,12 +126,15 @@ func (u *Upstream) relay(ctx context.Context, s *session, name string, args json
 	body = append(body, nameJSON...)
 	body = append(body, `,"arguments":`...)
 	body = append(body, args...)
-	version := s.cs.InitializeResult().ProtocolVersion
+	version, token := s.cs.InitializeResult().ProtocolVersion, c.token
+	if client.ProgressToken == nil {
+		token = ""
+	}
 	switch r := client.Round; {
 	case u.enveloped(s, client):
-		body, version = rounds.AppendParams(body, r.Responses, r.State, r.Meta, progressOf(client, c.token)), standardHeadersVersion
+		body, version = rounds.AppendParams(body, r.Responses, r.State, r.Meta, token), standardHeadersVersion
 	case version >= standardHeadersVersion: // as the SDK client names its protocol
-		body = rounds.AppendParams(body, nil, "", rounds.SessionMeta(client.Session), progressOf(client, c.token))
+		body = rounds.AppendParams(body, nil, "", rounds.SessionMeta(client.Session), token)
 	case client.ProgressToken != nil:
 		body = append(body, `,"_meta":{"progressToken":"`...)
 		body = append(body, c.token...)
@@ -311,6 +314,7 @@ func (u *Upstream) handleMessage(s *session, data []byte, id string) (raw json.R
 	var msg struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
 		Result json.RawMessage `json:"result"`
 		Error  *jsonrpc.Error  `json:"error"`
 	}
@@ -321,7 +325,7 @@ func (u *Upstream) handleMessage(s *session, data []byte, id string) (raw json.R
 	case msg.Method != "" && msg.ID == nil:
 		u.tapMessage(s, data)
 	case msg.Method != "":
-		go u.answerRequest(s, msg.ID, msg.Method)
+		go u.answerRequest(s, msg.ID, msg.Method, msg.Params, strings.Trim(id, `"`))
 	case string(msg.ID) != id:
 		// An answer to another request: not this stream's business.
 	case msg.Error != nil:
@@ -334,20 +338,28 @@ func (u *Upstream) handleMessage(s *session, data []byte, id string) (raw json.R
 	return nil, false, nil
 }
 
-// answerRequest answers a request the upstream sent during a call: a ping,
-// or any other method with "method not found", since a shared session
-// declares no client capabilities.
-func (u *Upstream) answerRequest(s *session, id json.RawMessage, method string) {
+// answerRequest answers a request the upstream sent during the call with
+// the given token: a ping; an input request, by the call's client as
+// routeAsk does; any other method with "method not found".
+func (u *Upstream) answerRequest(s *session, id json.RawMessage, method string, params json.RawMessage, token string) {
 	reply := struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
-		Result  *struct{}       `json:"result,omitempty"`
+		Result  any             `json:"result,omitempty"`
 		Error   *jsonrpc.Error  `json:"error,omitempty"`
-	}{JSONRPC: "2.0", ID: id}
-	if method == "ping" {
-		reply.Result = &struct{}{}
-	} else {
-		reply.Error = &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + method}
+	}{JSONRPC: "2.0", ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + method}}
+	v, _ := s.inflight.Load(token)
+	pc, _ := v.(*pendingCall)
+	ir, ok := rounds.ParseInput(method, params)
+	switch {
+	case method == "ping":
+		reply.Result, reply.Error = &struct{}{}, nil
+	case ok && pc != nil && (pc.client.ask != nil || pc.client.Session != nil):
+		if res, err := rounds.Answer(u.m.ctx, ir, pc.client.ask, pc.ctx, pc.client.Session); err == nil {
+			reply.Result, reply.Error = res, nil
+		} else {
+			reply.Error.Code, reply.Error.Message = jsonrpc.CodeInternalError, err.Error()
+		}
 	}
 	b, _ := json.Marshal(reply)
 	u.postNotice(s, b, "")

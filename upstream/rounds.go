@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -12,10 +13,9 @@ import (
 	"github.com/legate-mcp/legate/rounds"
 )
 
-// Multi-round-trip requests (SEP-2322): package rounds tells the story.
-
 // enveloped reports whether client's request goes on session s as one of
-// protocol 2026-07-28: the client speaks it and the upstream is stateless.
+// protocol 2026-07-28 (package rounds): the client speaks it and the
+// upstream is stateless.
 func (u *Upstream) enveloped(s *session, client Client) bool {
 	return client.Round != nil && u.relayable() && s.cs.ID() == ""
 }
@@ -26,14 +26,6 @@ func (a answer) needsInput() (*mcp.CallToolResult, bool) {
 		return a.res, a.res.NeedsInput()
 	}
 	return rounds.Decode(a.rel.JSON, a.rel.InputRequired)
-}
-
-// progressOf is the token of a call that relays progress, else "".
-func progressOf(c Client, token string) string {
-	if c.ProgressToken == nil {
-		return ""
-	}
-	return token
 }
 
 // callRounds makes a call, and for a client with a session, asks it for
@@ -91,30 +83,48 @@ func (m *Manager) Request(ctx context.Context, id string, client Client, method,
 	return res, true, nil
 }
 
-// callHeld makes, or resumes, a call of a 2026-07-28 client on a shared
-// session whose upstream may ask for input mid-call: the call is held
-// while the client answers (rounds.Holder).
-func (u *Upstream) callHeld(ctx context.Context, s *session, name string, args any, client Client) (*mcp.CallToolResult, error) {
+// callHeld makes, or resumes, a 2026-07-28 client's call on a shared
+// session, held while the client answers the upstream's mid-call requests.
+func (u *Upstream) callHeld(ctx context.Context, s *session, name string, args json.RawMessage, client Client, relay bool) (answer, error) {
 	c, resumed, err := u.m.held.Resume(client.Round.State)
 	switch {
 	case err != nil:
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+		return answer{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	case resumed:
 		c.Answer(client.Round.Responses)
 	default:
-		// The call outlives this round's request, whose context still takes
-		// what the upstream sends meanwhile (progress) to the client.
+		// It outlives this round's request, which relays progress meanwhile.
 		client.Round = nil
-		first := context.WithoutCancel(ctx)
-		c = u.m.held.Start(func(held context.Context, ask func(context.Context, mcp.InputRequest) (json.RawMessage, error)) (*mcp.CallToolResult, error) {
+		first, over := context.WithoutCancel(ctx), new(sync.Mutex)
+		if p := client.Progress; p != nil {
+			client.Progress = func(n *mcp.ProgressNotificationParams) {
+				if over.TryLock() {
+					p(n)
+					over.Unlock()
+				}
+			}
+			defer over.Lock()
+		}
+		c = u.m.held.Start(func(held context.Context, ask func(context.Context, mcp.InputRequest) (json.RawMessage, error)) (any, error) {
 			ctx, cancel := context.WithCancel(first)
 			defer cancel()
 			defer context.AfterFunc(held, cancel)()
 			client.ask = ask
+			if relay {
+				return u.relay(ctx, s, name, args, client)
+			}
 			return u.callOn(ctx, s, name, args, client)
 		})
 	}
-	return c.Wait(ctx)
+	v, err := c.Wait(ctx)
+	res, _ := v.(*mcp.CallToolResult)
+	if rel, ok := v.(Relayed); ok && (relay || err != nil) {
+		return answer{rel: rel}, err
+	} else if ok { // relayed as bytes in a round before; this one wants it decoded
+		res = new(mcp.CallToolResult)
+		err = json.Unmarshal(rel.JSON, res)
+	}
+	return answer{res: res}, err
 }
 
 // routeAsk answers a request the upstream sends on a shared session during

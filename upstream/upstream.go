@@ -345,20 +345,21 @@ func (u *Upstream) call(ctx context.Context, t *Tool, args json.RawMessage, clie
 				return answer{}, err
 			}
 			envelope, raw := u.enveloped(s, client) && s.relayableOn(t), relay && u.relayable() && s.relayableOn(t)
-			if !envelope && !raw && client.Round != nil && s.owner == nil {
-				res, err := u.callHeld(ctx, s, t.Name, args, client)
-				return answer{res: res}, err
-			}
-			if !envelope && !raw {
-				res, err := u.callOn(ctx, s, t.Name, args, client)
-				return answer{res: res}, err
-			}
-			rel, err := u.relay(ctx, s, t.Name, args, client)
-			if err == nil && !relay {
-				// The SDK's path wants the result decoded.
-				var res mcp.CallToolResult
-				err = json.Unmarshal(rel.JSON, &res)
-				return answer{res: &res}, err
+			var a answer
+			switch {
+			case !envelope && client.Round != nil && s.owner == nil:
+				a, err = u.callHeld(ctx, s, t.Name, args, client, raw)
+			case !envelope && !raw:
+				a.res, err = u.callOn(ctx, s, t.Name, args, client)
+				return a, err
+			default:
+				a.rel, err = u.relay(ctx, s, t.Name, args, client)
+				if err == nil && !relay {
+					// The SDK's path wants the result decoded.
+					var res mcp.CallToolResult
+					err = json.Unmarshal(a.rel.JSON, &res)
+					return answer{res: &res}, err
+				}
 			}
 			if errors.Is(err, errSessionGone) {
 				u.drop(s)
@@ -366,7 +367,7 @@ func (u *Upstream) call(ctx context.Context, t *Tool, args json.RawMessage, clie
 					continue
 				}
 			}
-			return answer{rel: rel}, err
+			return a, err
 		}
 	})
 	switch {
@@ -440,7 +441,7 @@ const withheld = "the upstream's result held a credential and was withheld"
 // as it was read): only a secret spelled in a mix of escapes is left to
 // find. A result it masks is read again.
 func (u *Upstream) redactRaw(rel Relayed) Relayed {
-	masked, ok := decodedLeak(u.secrets, rel.JSON)
+	masked, ok := u.secrets.DecodedLeak(rel.JSON)
 	if !ok {
 		return rel
 	}
