@@ -272,7 +272,9 @@ func testMidCallInputHeld(t *testing.T, upstreamYAML string) {
 	waitCatalog(t, gw, "mcp.local.ask")
 	// A fresh params each call: the go-sdk client adds its protocol _meta
 	// to the params it sends.
-	ask := func() *mcp.CallToolParams { return &mcp.CallToolParams{Name: wire("mcp.local.ask"), Arguments: map[string]any{}} }
+	ask := func() *mcp.CallToolParams {
+		return &mcp.CallToolParams{Name: wire("mcp.local.ask"), Arguments: map[string]any{}}
+	}
 
 	raw := mcp.NewClient(&mcp.Implementation{Name: "raw", Version: "1"}, &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}})
 	rcs, err := raw.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
