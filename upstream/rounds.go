@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -85,46 +84,30 @@ func (m *Manager) Request(ctx context.Context, id string, client Client, method,
 
 // callHeld makes, or resumes, a 2026-07-28 client's call on a shared
 // session, held while the client answers the upstream's mid-call requests.
-func (u *Upstream) callHeld(ctx context.Context, s *session, name string, args json.RawMessage, client Client, relay bool) (answer, error) {
+// Not a call relayed as bytes: holding one would cost every call a hand-off
+// between goroutines (docs/BENCHMARKS.md, P1).
+func (u *Upstream) callHeld(ctx context.Context, s *session, name string, args json.RawMessage, client Client) (*mcp.CallToolResult, error) {
 	c, resumed, err := u.m.held.Resume(client.Round.State)
 	switch {
 	case err != nil:
-		return answer{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	case resumed:
 		c.Answer(client.Round.Responses)
 	default:
 		// It outlives this round's request, which relays progress meanwhile.
 		client.Round = nil
-		first, over := context.WithoutCancel(ctx), new(sync.Mutex)
-		if p := client.Progress; p != nil {
-			client.Progress = func(n *mcp.ProgressNotificationParams) {
-				if over.TryLock() {
-					p(n)
-					over.Unlock()
-				}
-			}
-			defer over.Lock()
-		}
+		first := context.WithoutCancel(ctx)
 		c = u.m.held.Start(func(held context.Context, ask func(context.Context, mcp.InputRequest) (json.RawMessage, error)) (any, error) {
 			ctx, cancel := context.WithCancel(first)
 			defer cancel()
 			defer context.AfterFunc(held, cancel)()
 			client.ask = ask
-			if relay {
-				return u.relay(ctx, s, name, args, client)
-			}
 			return u.callOn(ctx, s, name, args, client)
 		})
 	}
 	v, err := c.Wait(ctx)
 	res, _ := v.(*mcp.CallToolResult)
-	if rel, ok := v.(Relayed); ok && (relay || err != nil) {
-		return answer{rel: rel}, err
-	} else if ok { // relayed as bytes in a round before; this one wants it decoded
-		res = new(mcp.CallToolResult)
-		err = json.Unmarshal(rel.JSON, res)
-	}
-	return answer{res: res}, err
+	return res, err
 }
 
 // routeAsk answers a request the upstream sends on a shared session during

@@ -347,8 +347,9 @@ func (u *Upstream) call(ctx context.Context, t *Tool, args json.RawMessage, clie
 			envelope, raw := u.enveloped(s, client) && s.relayableOn(t), relay && u.relayable() && s.relayableOn(t)
 			var a answer
 			switch {
-			case !envelope && client.Round != nil && s.owner == nil:
-				a, err = u.callHeld(ctx, s, t.Name, args, client, raw)
+			case !envelope && !raw && client.Round != nil && s.owner == nil:
+				a.res, err = u.callHeld(ctx, s, t.Name, args, client)
+				return a, err
 			case !envelope && !raw:
 				a.res, err = u.callOn(ctx, s, t.Name, args, client)
 				return a, err
