@@ -21,6 +21,7 @@ import (
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/paramheader"
+	"github.com/legate-mcp/legate/rounds"
 )
 
 // The fast paths answer the two requests that make most of an agent's
@@ -243,11 +244,18 @@ func (f *fastPath) fastCall(w http.ResponseWriter, r *http.Request, ls *liveSess
 	var p struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
-		Meta      struct {
-			ProgressToken json.RawMessage `json:"progressToken"`
-		} `json:"_meta"`
+		Meta      json.RawMessage `json:"_meta"`
 	}
 	if json.Unmarshal(params, &p) != nil || p.Name == "" || ls == nil && r.Header.Get("Mcp-Name") != p.Name {
+		return false
+	}
+	if bytes.Contains(params, []byte(`"requestState"`)) || bytes.Contains(params, []byte(`"inputResponses"`)) {
+		return false // a later round of a multi-round-trip call (mrtr.go)
+	}
+	var meta struct {
+		ProgressToken json.RawMessage `json:"progressToken"`
+	}
+	if len(p.Meta) > 0 && json.Unmarshal(p.Meta, &meta) != nil {
 		return false
 	}
 	switch {
@@ -276,8 +284,11 @@ func (f *fastPath) fastCall(w http.ResponseWriter, r *http.Request, ls *liveSess
 		sid, o.Session = ls.ss.ID(), ls.ss
 		o.Caller.Session = sid
 	}
-	if tok := p.Meta.ProgressToken; validID(tok) {
+	if tok := meta.ProgressToken; validID(tok) {
 		o.ProgressToken = tok
+	}
+	if ls == nil {
+		o.round = &rounds.Round{Meta: p.Meta}
 	}
 	req := f.gw.newRequest(e, p.Arguments, o)
 	call := &relayedCall{streamWriter: streamWriter{w: w, sid: sid, id: id}, metrics: f.metrics}
@@ -317,7 +328,7 @@ func (f *fastPath) fastCall(w http.ResponseWriter, r *http.Request, ls *liveSess
 			if mres == nil {
 				mres = &mcp.CallToolResult{}
 			}
-			if mres.Content == nil {
+			if mres.Content == nil && !mres.NeedsInput() {
 				mres.Content = []mcp.Content{} // as the SDK sends it
 			}
 			if b, err = json.Marshal(mres); err != nil {

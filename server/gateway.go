@@ -42,6 +42,7 @@ import (
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/ratelimit"
+	"github.com/legate-mcp/legate/rounds"
 	"github.com/legate-mcp/legate/sources"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/upstream"
@@ -97,6 +98,7 @@ type Gateway struct {
 	fast        *fastPath
 	cold        coldStart
 	kit         connectorKit
+	sealer      *rounds.Sealer // request states of multi-round-trip calls
 }
 
 // instance is one built connector instance.
@@ -163,6 +165,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	}
 	g.cold = coldStart{ups: g.upstreams, max: time.Duration(opts.Config.ColdStartWait)}
 	g.fast = &fastPath{gw: g, cold: &g.cold, metrics: g.metrics, idle: g.sessionIdle()}
+	g.sealer = rounds.NewSealer(stateTTL)
 	g.mcp = g.newMCPServer()
 	g.fast.mcp = g.mcp
 	cat, err := g.buildCatalog()
@@ -177,7 +180,10 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	//  1. recoverPanics: a panic in the gateway's own steps becomes an
 	//     error result;
 	//  2. observe: one audit row and the metrics of every call, whatever
-	//     happens below, latency measured around all of it;
+	//     happens below, latency measured around all of it (a round of a
+	//     multi-round-trip call that asks for input is not a call's end);
+	//     rounds: a retry's request state opened, a new one sealed
+	//     (mrtr.go);
 	//  3. logCalls: one log line per failure;
 	//  4. limit: a call over a rate limit of limits: fails RATE_LIMITED at
 	//     once (no step when no limit is set);
@@ -187,7 +193,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	//     the steps above record like any failure;
 	//  7. execute: the native connector (within call_timeout) or the upstream
 	//     (within its own timeout, extended by progress).
-	g.call = chain(g.execute, recoverPanics(g.log), g.observe, logCalls(g.log), limitStep(func() *ratelimit.Limiter { return g.now().limiter }), g.approvals.decide, recoverPanics(g.log))
+	g.call = chain(g.execute, recoverPanics(g.log), g.observe, g.rounds, logCalls(g.log), limitStep(func() *ratelimit.Limiter { return g.now().limiter }), g.approvals.decide, recoverPanics(g.log))
 	g.approvals.call = g.call
 	g.ready.Store(true)
 	return g, nil
@@ -273,6 +279,9 @@ type CallOptions struct {
 	Caller        connectors.Caller
 	Session       *mcp.ServerSession
 	ProgressToken any
+
+	round      *rounds.Round // a 2026-07-28 client's round (mrtr.go)
+	stateToken string
 }
 
 // Call runs one call by wire or canonical name through the call path. A
@@ -323,6 +332,8 @@ func (g *Gateway) newRequest(e *catalog.Entry, args json.RawMessage, o CallOptio
 		Session:       o.Session,
 		ProgressToken: o.ProgressToken,
 		ArgsHash:      policy.ArgsHash(args),
+		round:         o.round,
+		stateToken:    o.stateToken,
 	}
 }
 
@@ -390,7 +401,7 @@ func (g *Gateway) execute(ctx context.Context, r *Request) (*Result, error) {
 		res, err := g.executeNative(ctx, t, r)
 		return decoded(res), err
 	case *upstream.Tool:
-		c := upstream.Client{Session: r.Session, ProgressToken: r.ProgressToken}
+		c := upstream.Client{Session: r.Session, ProgressToken: r.ProgressToken, Round: r.round}
 		if r.relay == nil {
 			res, err := g.upstreams.Call(ctx, t, r.Args, c)
 			return decoded(res), err

@@ -16,6 +16,8 @@ import (
 
 	"github.com/legate-mcp/legate/upstream/msglimit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/legate-mcp/legate/rounds"
 )
 
 // ErrHeaderEnv is wrapped by the error of an upstream whose header_env
@@ -244,7 +246,9 @@ func (u *Upstream) connect(ctx context.Context, owner *mcp.ServerSession) (*sess
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "legate", Version: u.m.version}, u.clientOptions(s))
 	if u.cfg.Session == SessionPerClient {
-		client.AddReceivingMiddleware(s.relayElicitation)
+		client.AddReceivingMiddleware(rounds.RelayElicitation(func(ctx context.Context) (context.Context, *mcp.ServerSession) { return s.callContext(ctx), s.owner }))
+	} else {
+		client.AddReceivingMiddleware(s.routeAsk)
 	}
 	cs, err := client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: u.cfg.protocolVersion()})
 	if err != nil {
@@ -266,6 +270,9 @@ func (u *Upstream) clientOptions(s *session) *mcp.ClientOptions {
 		// No roots: a server such as server-filesystem replaces its allowed
 		// directories with the client's roots, which would widen its access.
 		Capabilities: &mcp.ClientCapabilities{},
+		// An upstream's input_required result reaches the call path, which
+		// passes it to the client or asks the client itself (rounds.go).
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 		ProgressNotificationHandler: func(ctx context.Context, r *mcp.ProgressNotificationClientRequest) {
 			if !s.tapped {
 				u.relayProgress(r.Params)
@@ -289,9 +296,11 @@ func (u *Upstream) clientOptions(s *session) *mcp.ClientOptions {
 			}
 		},
 	}
-	if u.cfg.Session == SessionPerClient {
-		// Only a session serving one client can send it the upstream's
-		// requests; a shared session declares no such capability.
+	if u.cfg.Session != SessionPerClient {
+		// A shared session's requests reach the caller of the one call
+		// under way on it, if any (routeAsk). Never roots: see above.
+		opts.Capabilities = &mcp.ClientCapabilities{Sampling: &mcp.SamplingCapabilities{}, Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}}
+	} else {
 		opts.CreateMessageHandler = func(ctx context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			if s.owner == nil {
 				return nil, errors.New("no client to ask")
@@ -302,7 +311,7 @@ func (u *Upstream) clientOptions(s *session) *mcp.ClientOptions {
 			if s.owner == nil {
 				return nil, errors.New("no client to ask")
 			}
-			return relayElicit(s.callContext(ctx), s.owner, r.Params)
+			return rounds.Elicit(s.callContext(ctx), s.owner, r.Params)
 		}
 	}
 	return opts
