@@ -93,3 +93,33 @@ func (o instanceOperations) Abandon(ctx context.Context, key string) error {
 }
 
 var _ connectors.Operations = instanceOperations{}
+
+// OperationRetention is how long the record of a connector write is kept:
+// a retry of the call within it returns the first outcome.
+const OperationRetention = 30 * 24 * time.Hour
+
+// pruneOperations removes the operation records past OperationRetention
+// at once (even when ctx has ended already: a short-lived gateway prunes
+// too) and every hour until ctx ends.
+func (k *connectorKit) pruneOperations(ctx context.Context, g *Gateway) {
+	prune := func(ctx context.Context) {
+		if n, err := g.opts.Store.Operations().Prune(ctx, time.Now().Add(-OperationRetention)); err != nil {
+			g.log.Warn("pruning operation records", "error", err)
+		} else if n > 0 {
+			g.log.Info("pruned operation records", "count", n, "older_than", OperationRetention)
+		}
+	}
+	first, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	prune(first)
+	cancel()
+	tick := time.NewTicker(time.Hour)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			prune(ctx)
+		}
+	}
+}

@@ -114,3 +114,36 @@ func TestConnectorKeyAndOperations(t *testing.T) {
 		t.Errorf("the signing key is not in the vault: %v", err)
 	}
 }
+
+// A serving gateway prunes operation records past their retention.
+func TestOperationRecordsArePruned(t *testing.T) {
+	st := memStore(t)
+	ops := st.Operations()
+	ctx := context.Background()
+	old := time.Now().Add(-server.OperationRetention - time.Hour)
+	for _, key := range []string{"old", "new"} {
+		at := old
+		if key == "new" {
+			at = time.Now()
+		}
+		if _, err := ops.Begin(ctx, "p1", key, at, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, err := config.Parse([]byte(probeConfig), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, err := server.New(ctx, server.Options{Config: cfg, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw.Start(ctx)
+	gw.Close() // waits for the background work, the first prune included
+	if op, _ := ops.Begin(ctx, "p1", "old", time.Now(), time.Minute); op.State != store.OpNew {
+		t.Errorf("a record past retention is kept: %+v", op)
+	}
+	if op, _ := ops.Begin(ctx, "p1", "new", time.Now(), time.Minute); op.State != store.OpBusy {
+		t.Errorf("a recent record is gone: %+v", op)
+	}
+}

@@ -452,6 +452,7 @@ func (g *Gateway) Start(ctx context.Context) {
 	ctx = g.startAudit(ctx, g.auditRetention())
 	g.upstreams.Start(ctx)
 	g.background.Go(func() { g.approvals.runApproved(ctx) })
+	g.background.Go(func() { g.kit.pruneOperations(ctx, g) })
 }
 
 // StartAudit starts the audit writer alone, for a gateway made for one
