@@ -172,8 +172,8 @@ func (k *Kit) Do(ctx context.Context, call *connectors.Call, fn func(ctx context
 			if terr != nil || fresh == token {
 				return le
 			}
+			secrets = legate.NewSecrets(token, fresh)
 			token = fresh
-			secrets = legate.NewSecrets(token)
 			call.Retry("auth")
 			attempt--
 			continue
