@@ -3,6 +3,8 @@ package main
 import (
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -43,5 +45,58 @@ func TestConnectorTestPrintsWhatItChecked(t *testing.T) {
 	}
 	if strings.Contains(out, "xoxb-cli-test") {
 		t.Fatalf("the token is printed:\n%s", out)
+	}
+}
+
+// The slack bot token, echoed back by a careless Slack in its errors,
+// shows in no CLI output, log line or stored byte.
+func TestSlackTokenNeverShows(t *testing.T) {
+	const token = "xoxb-canary-0c4e7a91d2"
+	slack := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/api/auth.test":
+			w.Header().Set("X-OAuth-Scopes", "chat:write")
+			w.Write([]byte(`{"ok":true,"team":"Acme","team_id":"T1","user":"legate","user_id":"U1"}`))
+		case "/api/conversations.list":
+			w.Write([]byte(`{"ok":false,"error":"invalid_auth for ` + r.FormValue("token") + `"}`))
+		default:
+			http.Error(w, "refused "+r.FormValue("token"), http.StatusInternalServerError)
+		}
+	}))
+	defer slack.Close()
+	t.Setenv("CLI_SLACK_CANARY", token)
+	state := t.TempDir()
+	cfg := writeConfig(t, "connectors:\n  - type: slack\n    config: {api_url: "+slack.URL+"/api/, allow_private_networks: true, retry_backoff: 1ms}\n    credentials:\n      bot_token: {env: CLI_SLACK_CANARY}\n")
+	stderr := swapStderr(t)
+	var said []string
+	for _, args := range [][]string{
+		{"connector", "test", "slack"},
+		{"tools", "call", "slack.list_channels", "--args", `{}`},
+		{"tools", "call", "slack.read_history", "--args", `{"channel":"channel://QzAw.AAAA"}`},
+	} {
+		out, err := runCLI(t, append(args, "--config", cfg, "--state-dir", state, "--log-level", "debug")...)
+		said = append(said, out)
+		if err != nil {
+			said = append(said, err.Error())
+		}
+	}
+	if !strings.Contains(strings.Join(said, "\n"), "[redacted]") {
+		t.Errorf("the echoed token did not come back masked:\n%s", strings.Join(said, "\n"))
+	}
+	logs, _ := os.ReadFile(stderr)
+	said = append(said, string(logs))
+	filepath.WalkDir(state, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			b, _ := os.ReadFile(path)
+			said = append(said, string(b))
+		}
+		return nil
+	})
+	for _, s := range said {
+		if strings.Contains(s, "0c4e7a91d2") {
+			t.Fatalf("the token shows:\n%s", s)
+		}
 	}
 }
