@@ -42,6 +42,7 @@ import (
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/ratelimit"
+	"github.com/legate-mcp/legate/server/instancekit"
 	"github.com/legate-mcp/legate/sources"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/upstream"
@@ -91,7 +92,7 @@ type Gateway struct {
 	auth        *auth.Authenticator
 	views       views
 	fast        *fastPath
-	kit         connectorKit
+	kit         *instancekit.Kit
 }
 
 // instance is one built connector instance.
@@ -129,6 +130,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		return nil, errors.New("server: no store")
 	}
 	g := &Gateway{opts: opts, log: opts.Logger}
+	g.kit = instancekit.New(opts.Vault, opts.Store.Operations(), g.log)
 	var err error
 	if g.policy, err = policy.New(opts.Config.Policy); err != nil {
 		return nil, err
@@ -418,7 +420,7 @@ func (g *Gateway) executeNative(ctx context.Context, nt *nativeTool, r *Request)
 		creds := nt.inst.creds
 		creds.Tenant = r.Caller.Tenant
 		call.Credentials = creds
-		g.kit.forCall(ctx, g, nt.inst.def.ID, call)
+		g.kit.ForCall(ctx, nt.inst.def.ID, call)
 	}
 	ctx, cancel := context.WithTimeout(ctx, g.callTimeout)
 	defer cancel()
@@ -452,7 +454,7 @@ func (g *Gateway) Start(ctx context.Context) {
 	ctx = g.startAudit(ctx, g.auditRetention())
 	g.upstreams.Start(ctx)
 	g.background.Go(func() { g.approvals.runApproved(ctx) })
-	g.background.Go(func() { g.kit.pruneOperations(ctx, g) })
+	g.background.Go(func() { g.kit.Prune(ctx) })
 }
 
 // StartAudit starts the audit writer alone, for a gateway made for one

@@ -12,6 +12,7 @@ import (
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/server"
+	"github.com/legate-mcp/legate/server/instancekit"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/vault"
 )
@@ -89,7 +90,7 @@ func TestConnectorKeyAndOperations(t *testing.T) {
 	}
 	gw := start()
 	probe(t, gw, "p1.noop")
-	if _, _, err := v.Get(context.Background(), "", server.SigningKeyName); !errors.Is(err, vault.ErrNotFound) {
+	if _, _, err := v.Get(context.Background(), "", instancekit.SigningKeyName); !errors.Is(err, vault.ErrNotFound) {
 		t.Fatalf("a call that signs nothing made the signing key: %v", err)
 	}
 	a, b := probe(t, gw, "p1.probe"), probe(t, gw, "p2.probe")
@@ -110,7 +111,7 @@ func TestConnectorKeyAndOperations(t *testing.T) {
 	if err != nil || op.State != store.OpBusy {
 		t.Errorf("the store's record of p2: %+v, %v", op, err)
 	}
-	if _, _, err := v.Get(context.Background(), "", server.SigningKeyName); err != nil {
+	if _, _, err := v.Get(context.Background(), "", instancekit.SigningKeyName); err != nil {
 		t.Errorf("the signing key is not in the vault: %v", err)
 	}
 }
@@ -120,7 +121,7 @@ func TestOperationRecordsArePruned(t *testing.T) {
 	st := memStore(t)
 	ops := st.Operations()
 	ctx := context.Background()
-	old := time.Now().Add(-server.OperationRetention - time.Hour)
+	old := time.Now().Add(-instancekit.OperationRetention - time.Hour)
 	for _, key := range []string{"old", "new"} {
 		at := old
 		if key == "new" {
