@@ -6,7 +6,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -s -w -X main.version=$(VERSION)
 BIN      := bin/legate
 
-.PHONY: build install run test test-short lint peers bench bench-smoke fuzz fuzz-smoke soak clean
+.PHONY: build install run test test-short lint peers bench bench-smoke fuzz fuzz-smoke soak clean docs
 
 build:
 	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/legate
@@ -42,6 +42,13 @@ bench:
 ## bench-smoke: every benchmark scenario once, briefly; fails only if one cannot run.
 bench-smoke:
 	$(GO) run ./cmd/legate-bench -smoke $(BENCHFLAGS)
+
+## docs: regenerate what is generated from the specs: docs/connectors (one
+## reference page per connector type), each connector README's config table,
+## and config.yaml's schema, key table and goldens.
+docs:
+	go test ./config -update
+	go test ./connectors/all $(patsubst %/readme_test.go,./%,$(wildcard connectors/*/readme_test.go)) -run 'TestReferenceDocs|TestReadme' -update
 
 ## fuzz: every Go fuzz target of the module, found by scripts/fuzz.sh, FUZZTIME
 ## each (default 60s); a failing input is left in the package's testdata/fuzz

@@ -49,6 +49,7 @@ type File struct {
 	AllowedOrigins     []string               `yaml:"allowed_origins" desc:"Browser origins allowed to call /mcp besides loopback origins when listening on loopback; any other Origin header is refused with 403"`
 	AllowedHosts       []string               `yaml:"allowed_hosts" example:"[legate.example.com]" desc:"Host header values accepted besides loopback names, such as the name a reverse proxy in front uses"`
 	SessionIdleTimeout legate.Duration        `yaml:"session_idle_timeout" default:"30m" min:"0" desc:"An HTTP client session idle this long is closed, with its per_client upstream sessions"`
+	ColdStartWait      legate.Duration        `yaml:"cold_start_wait" default:"5s" min:"0" desc:"On a start with upstreams never listed before (an empty tool cache), how long the first tools/list waits for them to be listed, for clients that list once and ignore list_changed; 0 answers at once"`
 	CallTimeout        legate.Duration        `yaml:"call_timeout" default:"60s" min:"0" desc:"Longest a native tool call may take"`
 	MaxResultBytes     int64                  `yaml:"max_result_bytes" default:"16777216" min:"0" desc:"Largest message in bytes read from an upstream, a call's result included, for upstreams that set none; a larger result is cut off as it arrives and the call fails with ADAPTER_MAPPING_ERROR"`
 	Connectors         []Connector            `yaml:"connectors" desc:"Native connector instances (legate connector types lists the types and their fields)"`

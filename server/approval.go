@@ -25,7 +25,7 @@ import (
 // after their call returned, and the built-in legate.approval_status.
 type executor struct {
 	inbox        *policy.Inbox
-	policy       *policy.Policy
+	policy       func() *policy.Policy // the policy in use now
 	log          *slog.Logger
 	metrics      *audit.Metrics
 	catalog      func() *catalog.Catalog
@@ -52,7 +52,7 @@ func (x *executor) decide(next Handler) Handler {
 		case r.system:
 			r.Decision = policy.Decision{Action: policy.Allow, Rule: -1}
 		default:
-			r.Decision = x.policy.Decide(subjectOf(r))
+			r.Decision = x.policy().Decide(subjectOf(r))
 		}
 		d := r.Decision
 		if r.relay != nil {

@@ -47,6 +47,7 @@ import (
 // fastPath answers requests on the fast paths. It reaches the gateway only
 // through callPath: the caller's view of the catalog and the call path.
 type fastPath struct {
+	cold    *coldStart // held by the first tools/list after a cold start
 	gw      callPath
 	metrics *audit.Metrics
 	idle    time.Duration // HTTP sessions' idle timeout
@@ -216,6 +217,7 @@ func (f *fastPath) fastList(w http.ResponseWriter, r *http.Request, sid string, 
 	if len(params) > 0 && json.Unmarshal(params, &p) != nil || p.Cursor != "" {
 		return false
 	}
+	f.cold.wait(r.Context())
 	list := f.gw.viewFor(auth.PrincipalFromContext(r.Context())).ListJSON()
 	out := newStreamWriter(w, sid, id)
 	if sid == "" {

@@ -67,37 +67,42 @@ type Options struct {
 	AdminToken string
 	// Vault resolves {vault: NAME} credentials; nil makes them fail.
 	Vault *vault.Vault
+	// StoreWatchInterval is how often a started gateway looks for
+	// connectors and upstreams added to or removed from the store
+	// (default DefaultStoreWatchInterval).
+	StoreWatchInterval time.Duration
 }
 
 // Gateway is a running Legate: catalog, call path, MCP server.
 type Gateway struct {
-	opts      Options
-	log       *slog.Logger
-	cat       atomic.Pointer[catalog.Catalog]
-	call      Handler
-	mcp       *mcp.Server
-	instances []*instance
-	ready     atomic.Bool
+	opts     Options
+	log      *slog.Logger
+	cat      atomic.Pointer[catalog.Catalog]
+	call     Handler
+	mcp      *mcp.Server
+	ready    atomic.Bool
+	live     atomic.Pointer[live] // what a reload replaces (reload.go)
+	reloader reloader
 
-	callTimeout time.Duration
-	upstreams   *upstream.Manager
-	policy      *policy.Policy
-	inbox       *policy.Inbox
-	approvals   *executor
-	metrics     *audit.Metrics
-	audit       *audit.Writer
-	stop        context.CancelFunc
-	endLife     context.CancelFunc // ends what runs for the gateway's whole life (notifications)
-	background  sync.WaitGroup
-	auth        *auth.Authenticator
-	views       views
-	fast        *fastPath
-	kit         *instancekit.Kit
+	upstreams  *upstream.Manager
+	inbox      *policy.Inbox
+	approvals  *executor
+	metrics    *audit.Metrics
+	audit      *audit.Writer
+	stop       context.CancelFunc
+	endLife    context.CancelFunc // ends what runs for the gateway's whole life (notifications)
+	background sync.WaitGroup
+	auth       *auth.Authenticator
+	views      views
+	fast       *fastPath
+	cold       coldStart
+	kit        *instancekit.Kit
 }
 
 // instance is one built connector instance.
 type instance struct {
 	def   sources.InstanceDef
+	key   string // what it was built from (instanceKey)
 	conn  connectors.Connector
 	creds sources.Credentials
 }
@@ -131,57 +136,43 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	}
 	g := &Gateway{opts: opts, log: opts.Logger}
 	g.kit = instancekit.New(opts.Vault, opts.Store.Operations(), g.log)
-	var err error
-	if g.policy, err = policy.New(opts.Config.Policy); err != nil {
+	g.reloader.g = g
+	l, err := g.reloader.newLive(ctx, opts.Config, nil)
+	if err != nil {
 		return nil, err
 	}
+	g.live.Store(l)
 	g.inbox = policy.NewInbox(opts.Store.Approvals(), opts.Config.Approvals)
 	if g.auth, err = auth.NewAuthenticator(opts.Config.Auth, opts.Store.Tokens(), g.log); err != nil {
+		l.close(nil)
 		return nil, err
 	}
 	g.audit = audit.NewWriter(opts.Store.Audit(), g.log)
 	g.metrics = audit.NewMetrics(scrapeSources{g})
 	g.views = newViews(opts.Config.ViewCacheSize, g.metrics)
-	g.approvals = &executor{inbox: g.inbox, policy: g.policy, log: g.log, metrics: g.metrics, catalog: g.Catalog, auditRefused: g.auditRefused}
+	g.approvals = &executor{inbox: g.inbox, policy: func() *policy.Policy { return g.now().policy }, log: g.log, metrics: g.metrics, catalog: g.Catalog, auditRefused: g.auditRefused}
 	g.approvals.life, g.endLife = context.WithCancel(context.Background())
 	// A heartbeat runs within a call, which cannot be failed for it: its
 	// errors are logged and counted as the executor's are.
 	g.inbox.OnError(func(op, id string, err error) { g.approvals.failed(context.Background(), op, id, err) })
 
-	defs, err := sources.InstanceDefs(ctx, opts.Config, opts.Store)
-	if err != nil {
-		return nil, err
-	}
-	var errs []error
-	resolver := &vault.Resolver{Vault: opts.Vault}
-	for _, d := range defs {
-		c, err := d.Build()
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		g.instances = append(g.instances, &instance{def: d, conn: c, creds: sources.Credentials{Refs: d.Credentials, Resolver: resolver}})
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
 	if err := g.newUpstreams(ctx); err != nil {
+		g.auth.Close()
+		l.close(nil)
 		return nil, err
 	}
-	g.fast = &fastPath{gw: g, metrics: g.metrics, idle: g.sessionIdle()}
+	g.cold = coldStart{ups: g.upstreams, max: time.Duration(opts.Config.ColdStartWait)}
+	g.fast = &fastPath{gw: g, cold: &g.cold, metrics: g.metrics, idle: g.sessionIdle()}
 	g.mcp = g.newMCPServer()
 	g.fast.mcp = g.mcp
 	cat, err := g.buildCatalog()
 	if err != nil {
 		g.upstreams.Close()
+		g.auth.Close()
+		l.close(nil)
 		return nil, err
 	}
-	g.setCatalog(cat)
-
-	g.callTimeout = time.Duration(opts.Config.CallTimeout)
-	if g.callTimeout == 0 {
-		g.callTimeout = DefaultCallTimeout
-	}
+	g.setCatalog(cat, false)
 	// The call path, outermost first:
 	//  1. recoverPanics: a panic in the gateway's own steps becomes an
 	//     error result;
@@ -196,7 +187,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	//     the steps above record like any failure;
 	//  7. execute: the native connector (within call_timeout) or the upstream
 	//     (within its own timeout, extended by progress).
-	g.call = chain(g.execute, recoverPanics(g.log), g.observe, logCalls(g.log), limitStep(ratelimit.New(opts.Config.Limits)), g.approvals.decide, recoverPanics(g.log))
+	g.call = chain(g.execute, recoverPanics(g.log), g.observe, logCalls(g.log), limitStep(func() *ratelimit.Limiter { return g.now().limiter }), g.approvals.decide, recoverPanics(g.log))
 	g.approvals.call = g.call
 	g.ready.Store(true)
 	return g, nil
@@ -230,7 +221,7 @@ func (g *Gateway) buildCatalog() (*catalog.Catalog, error) {
 		add(b.Canonical(), "the built-in "+b.Canonical()+" tool", "", &nativeTool{tool: b.Tool})
 	}
 	add("legate.approval_status", "the built-in approval inbox", "", &nativeTool{tool: g.approvals.statusTool()})
-	for _, in := range g.instances {
+	for _, in := range g.now().instances {
 		for _, t := range in.conn.Tools() {
 			add(in.def.ID+"."+t.Name, fmt.Sprintf("connector %q (%s)", in.def.ID, in.def.Origin), in.def.Tenant, &nativeTool{inst: in, tool: t})
 		}
@@ -248,7 +239,7 @@ func (g *Gateway) buildCatalog() (*catalog.Catalog, error) {
 		})
 	}
 	naming := catalog.Safe
-	if g.opts.Config.ToolNames == config.NamesCanonical {
+	if g.now().cfg.ToolNames == config.NamesCanonical {
 		naming = catalog.Canonical
 	}
 	return catalog.Build(naming, entries)
@@ -422,12 +413,13 @@ func (g *Gateway) executeNative(ctx context.Context, nt *nativeTool, r *Request)
 		call.Credentials = creds
 		g.kit.ForCall(ctx, nt.inst.def.ID, call)
 	}
-	ctx, cancel := context.WithTimeout(ctx, g.callTimeout)
+	timeout := g.now().callTimeout
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	res, err := nt.tool.Run(ctx, call)
 	if err != nil {
 		if ctx.Err() == context.DeadlineExceeded {
-			return nil, &legate.Error{Code: legate.CodeTimeout, Message: fmt.Sprintf("%s did not answer within %s", r.Entry.Canonical, g.callTimeout), Err: err}
+			return nil, &legate.Error{Code: legate.CodeTimeout, Message: fmt.Sprintf("%s did not answer within %s", r.Entry.Canonical, timeout), Err: err}
 		}
 		return nil, err
 	}
@@ -437,7 +429,7 @@ func (g *Gateway) executeNative(ctx context.Context, nt *nativeTool, r *Request)
 // Test runs every instance's connection test and returns the failures by id.
 func (g *Gateway) Test(ctx context.Context, ids ...string) map[string]error {
 	out := map[string]error{}
-	for _, in := range g.instances {
+	for _, in := range g.now().instances {
 		if len(ids) > 0 && !slices.Contains(ids, in.def.ID) {
 			continue
 		}
@@ -453,7 +445,13 @@ func (g *Gateway) Test(ctx context.Context, ids ...string) map[string]error {
 func (g *Gateway) Start(ctx context.Context) {
 	ctx = g.startAudit(ctx, g.auditRetention())
 	g.upstreams.Start(ctx)
+	g.cold.started.Store(g.cold.max > 0)
 	g.background.Go(func() { g.approvals.runApproved(ctx) })
+	interval := g.opts.StoreWatchInterval
+	if interval == 0 {
+		interval = DefaultStoreWatchInterval
+	}
+	g.background.Go(func() { g.reloader.watchStore(ctx, interval) })
 	g.background.Go(func() { g.kit.Prune(ctx) })
 }
 
@@ -490,19 +488,14 @@ func (g *Gateway) Close() error {
 		g.stop()
 	}
 	g.background.Wait()
-	var errs []error
-	for _, in := range g.instances {
-		if c, ok := in.conn.(connectors.Closer); ok {
-			errs = append(errs, c.Close())
-		}
-	}
-	return errors.Join(errs...)
+	return g.now().close(nil)
 }
 
 // Instances returns the definitions of the built connector instances.
 func (g *Gateway) Instances() []sources.InstanceDef {
-	out := make([]sources.InstanceDef, len(g.instances))
-	for i, in := range g.instances {
+	instances := g.now().instances
+	out := make([]sources.InstanceDef, len(instances))
+	for i, in := range instances {
 		out[i] = in.def
 	}
 	return out

@@ -14,6 +14,7 @@ import (
 
 	"github.com/legate-mcp/legate/admin"
 	"github.com/legate-mcp/legate/auth"
+	"github.com/legate-mcp/legate/server/jsonlines"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -206,5 +207,5 @@ func (g *Gateway) ServeHTTP(ctx context.Context, ln net.Listener) error {
 // or ctx ends. A malformed line is answered with a JSON-RPC error and the
 // session goes on (stdio.go).
 func (g *Gateway) ServeStdio(ctx context.Context) error {
-	return g.mcp.Run(ctx, &lineTransport{r: os.Stdin, w: os.Stdout, log: g.log, max: maxStdioLine})
+	return g.mcp.Run(ctx, &jsonlines.Transport{R: os.Stdin, W: os.Stdout, Log: g.log, Max: jsonlines.MaxLine})
 }

@@ -14,13 +14,11 @@ import (
 // turn back, which the SDK's run of it takes. A nil limiter (no limits: set) adds no step. A request
 // already approved was let through when it was made and is not limited
 // again.
-func limitStep(l *ratelimit.Limiter) func(Handler) Handler {
+func limitStep(limiter func() *ratelimit.Limiter) func(Handler) Handler {
 	return func(next Handler) Handler {
-		if l == nil {
-			return next
-		}
 		return func(ctx context.Context, r *Request) (*Result, error) {
-			if r.approved != nil {
+			l := limiter()
+			if l == nil || r.approved != nil {
 				return next(ctx, r)
 			}
 			turn, err := l.Reserve(r.Caller.Principal, r.Caller.Tenant, r.Entry.Canonical)

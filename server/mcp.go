@@ -60,6 +60,7 @@ func (g *Gateway) toolsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		switch method {
 		case "tools/list":
 			r := req.(*mcp.ListToolsRequest)
+			g.cold.wait(ctx)
 			return g.viewFor(principalOf(r.Extra)).ListResult(), nil
 		case "tools/call":
 			r := req.(*mcp.CallToolRequest)

@@ -38,7 +38,7 @@ func (o statusOps) Status(ctx context.Context) (*admin.Status, error) {
 	s := &admin.Status{
 		Version: g.opts.Version, StartedAt: o.started, UptimeSeconds: time.Since(o.started).Round(time.Second).Seconds(),
 		Listen: o.listen, Ready: g.ready.Load(), PendingApprovals: len(pending),
-		Upstreams: make([]admin.UpstreamStatus, 0, len(ups)), Connectors: make([]admin.ConnectorState, 0, len(g.instances)),
+		Upstreams: make([]admin.UpstreamStatus, 0, len(ups)), Connectors: make([]admin.ConnectorState, 0, len(g.now().instances)),
 	}
 	for range g.mcp.Sessions() {
 		s.Sessions++
@@ -49,7 +49,7 @@ func (o statusOps) Status(ctx context.Context) (*admin.Status, error) {
 			Quarantined: quarantined[u.ID], RefreshedAt: u.RefreshedAt, CheckedAt: u.CheckedAt, LastError: u.LastError,
 		})
 	}
-	for _, in := range g.instances {
+	for _, in := range g.now().instances {
 		s.Connectors = append(s.Connectors, admin.ConnectorState{
 			ID: in.def.ID, Type: in.def.Type, Tenant: in.def.Tenant, Origin: in.def.Origin, Tools: len(in.conn.Tools()),
 		})

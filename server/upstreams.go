@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -75,7 +76,7 @@ func (g *Gateway) toolsChanged() {
 		g.log.Error("upstream tools changed but the catalog cannot be rebuilt; keeping the current one", "error", err)
 		return
 	}
-	g.setCatalog(cat)
+	g.setCatalog(cat, false)
 }
 
 // setCatalog swaps in a new catalog and, when its tools differ from the
@@ -84,10 +85,13 @@ func (g *Gateway) toolsChanged() {
 // tools middleware answers them), and re-adding it makes the SDK send a
 // debounced notifications/tools/list_changed to every client, each in the
 // way its protocol version expects.
-func (g *Gateway) setCatalog(c *catalog.Catalog) {
+//
+// With force, clients are told even when the catalog's tools are the same
+// (what a profile shows changed).
+func (g *Gateway) setCatalog(c *catalog.Catalog, force bool) {
 	old := g.cat.Swap(c)
 	go c.ListJSON() // encoded ahead of the first tools/list, off the caller's path
-	if old != nil && old.Fingerprint() == c.Fingerprint() {
+	if !force && old != nil && old.Fingerprint() == c.Fingerprint() {
 		return
 	}
 	g.mcp.AddTool(&mcp.Tool{Name: "legate__catalog", InputSchema: json.RawMessage(`{"type":"object"}`)}, unreachable)
@@ -96,4 +100,27 @@ func (g *Gateway) setCatalog(c *catalog.Catalog) {
 // unreachable is the handler of the mirrored registry entries.
 func unreachable(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	return nil, fmt.Errorf("internal error: tool registry entry called directly")
+}
+
+// coldStart holds the first tools/list after a start with upstreams never
+// listed before (an empty cache) until each was tried, for at most the
+// config's cold_start_wait: clients that ignore list_changed (some
+// framework adapters list once) would otherwise never see their tools.
+type coldStart struct {
+	ups     *upstream.Manager
+	max     time.Duration
+	started atomic.Bool // the upstreams are being listed (Start ran)
+	warm    atomic.Bool // waited once: no tools/list waits again
+}
+
+// wait is called before each tools/list is answered.
+func (c *coldStart) wait(ctx context.Context) {
+	if c.warm.Load() || !c.started.Load() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.max)
+	defer cancel()
+	if c.ups.WaitListed(ctx) == nil || ctx.Err() == context.DeadlineExceeded {
+		c.warm.Store(true)
+	}
 }

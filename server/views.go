@@ -100,7 +100,7 @@ func (g *Gateway) buildView(base *catalog.Catalog, p *auth.Principal) (*catalog.
 }
 
 func (g *Gateway) profile(name string) (config.Profile, bool) {
-	for _, p := range g.opts.Config.Profiles {
+	for _, p := range g.now().cfg.Profiles {
 		if p.Name == name {
 			return p, true
 		}

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -78,8 +79,11 @@ type Manager struct {
 	opts Options
 	log  *slog.Logger
 
-	ups   map[string]*Upstream
-	order []string
+	// set is the upstreams in use: replaced whole by Apply, read without
+	// a lock by every call.
+	set     atomic.Pointer[upstreamSet]
+	applyMu sync.Mutex // serializes Apply
+	started bool       // Start ran: Apply starts what it adds (under applyMu)
 
 	version   string
 	cacheVer  atomic.Int64
@@ -126,36 +130,138 @@ func NewManager(ctx context.Context, defs []Def, opts Options) (*Manager, error)
 	}
 	m := &Manager{
 		opts: opts, log: opts.Logger, version: opts.Version,
-		ups: map[string]*Upstream{}, ends: map[*mcp.ServerSession]chan struct{}{},
+		ends: map[*mcp.ServerSession]chan struct{}{},
 	}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	if m.version == "" {
 		m.version = "dev"
 	}
-	var errs []error
-	for _, d := range defs {
-		cfg := d.Config
-		if prev, dup := m.ups[cfg.ID]; dup {
-			errs = append(errs, fmt.Errorf("upstream id %q is defined twice: in %s and in %s", cfg.ID, prev.origin, d.Origin))
-			continue
-		}
-		u := newUpstream(m, &cfg, d.Origin)
-		if u.headerErr != nil {
-			m.log.Error("upstream unusable", "upstream", cfg.ID, "error", u.headerErr)
-		}
-		m.ups[cfg.ID] = u
-		m.order = append(m.order, cfg.ID)
-	}
-	if err := errors.Join(errs...); err != nil {
+	set, _, err := m.plan(&upstreamSet{}, defs)
+	if err != nil {
 		return nil, err
 	}
-	slices.Sort(m.order)
+	m.set.Store(set)
 	empty := []Quarantined{}
 	m.quarantine.Store(&empty)
 	if _, err := m.reload(ctx); err != nil {
 		return nil, err
 	}
+	caches, err := m.opts.Store.Cache(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for id, u := range set.byID {
+		if caches[id].RefreshedAt.IsZero() {
+			u.firstListing = make(chan struct{})
+		}
+	}
 	return m, nil
+}
+
+// WaitListed waits until every upstream never listed before the manager
+// was made (its cache empty) has been tried once since Start, listed or
+// failed, or until ctx ends: a first tools/list after a cold start can
+// hold the upstreams' tools for clients that ignore list_changed.
+func (m *Manager) WaitListed(ctx context.Context) error {
+	for _, id := range m.IDs() {
+		u, ok := m.Upstream(id)
+		if !ok || u.firstListing == nil {
+			continue
+		}
+		select {
+		case <-u.firstListing:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// upstreamSet is the upstreams in use, by id and in id order.
+type upstreamSet struct {
+	byID  map[string]*Upstream
+	order []string
+}
+
+// plan builds the set defs describe from cur: an upstream whose
+// definition is unchanged is kept as it is (its sessions, circuit and
+// processes); a new or changed one is built anew. gone are the upstreams
+// of cur the new set no longer holds. Duplicate ids are an error.
+func (m *Manager) plan(cur *upstreamSet, defs []Def) (next *upstreamSet, gone []*Upstream, err error) {
+	next = &upstreamSet{byID: map[string]*Upstream{}}
+	var errs []error
+	for _, d := range defs {
+		cfg := d.Config
+		if prev, dup := next.byID[cfg.ID]; dup {
+			errs = append(errs, fmt.Errorf("upstream id %q is defined twice: in %s and in %s", cfg.ID, prev.origin, d.Origin))
+			continue
+		}
+		u, ok := cur.byID[cfg.ID]
+		if !ok || !reflect.DeepEqual(*u.cfg, cfg) {
+			u = newUpstream(m, &cfg, d.Origin)
+			if u.headerErr != nil {
+				m.log.Error("upstream unusable", "upstream", cfg.ID, "error", u.headerErr)
+			}
+		}
+		next.byID[cfg.ID] = u
+		next.order = append(next.order, cfg.ID)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, nil, err
+	}
+	slices.Sort(next.order)
+	for id, u := range cur.byID {
+		if next.byID[id] != u {
+			gone = append(gone, u)
+		}
+	}
+	return next, gone, nil
+}
+
+// Apply makes defs the upstreams in use, as a running server does when
+// its configuration or the store's upstreams change: new and changed
+// upstreams are built, loaded from the cache and (once Start ran) started;
+// removed and replaced ones are stopped once the calls they are running
+// end; unchanged ones go on untouched. It reports the ids added, changed
+// or removed. Invalid defs change nothing.
+func (m *Manager) Apply(ctx context.Context, defs []Def) ([]string, error) {
+	m.applyMu.Lock()
+	defer m.applyMu.Unlock()
+	cur := m.set.Load()
+	next, gone, err := m.plan(cur, defs)
+	if err != nil {
+		return nil, err
+	}
+	var changed []string
+	for _, id := range next.order {
+		if cur.byID[id] != next.byID[id] {
+			changed = append(changed, id)
+		}
+	}
+	for _, u := range gone {
+		if next.byID[u.cfg.ID] == nil {
+			changed = append(changed, u.cfg.ID)
+		}
+	}
+	if len(changed) == 0 {
+		return nil, nil
+	}
+	m.set.Store(next)
+	if _, err := m.reload(ctx); err != nil {
+		m.log.Warn("reading the tool caches of changed upstreams", "error", err)
+	}
+	if m.started {
+		for _, id := range next.order {
+			if u := next.byID[id]; cur.byID[id] != u {
+				m.startOne(u)
+			}
+		}
+	}
+	for _, u := range gone {
+		m.wg.Go(u.retire)
+	}
+	slices.Sort(changed)
+	return changed, nil
 }
 
 // Start runs the background work until Close: a first refresh of every
@@ -163,12 +269,23 @@ func NewManager(ctx context.Context, defs []Def, opts Options) (*Manager, error)
 // and polling the store for refreshes made elsewhere.
 func (m *Manager) Start(ctx context.Context) {
 	context.AfterFunc(ctx, m.cancel)
-	ctx = m.ctx
-	for _, id := range m.order {
-		u := m.ups[id]
-		m.wg.Go(func() { u.supervise(ctx) })
+	m.applyMu.Lock()
+	defer m.applyMu.Unlock()
+	m.started = true
+	set := m.set.Load()
+	for _, id := range set.order {
+		m.startOne(set.byID[id])
 	}
-	m.wg.Go(func() { m.poll(ctx) })
+	m.wg.Go(func() { m.poll(m.ctx) })
+}
+
+// startOne starts u's supervision, which its retirement ends.
+func (m *Manager) startOne(u *Upstream) {
+	ctx, stop := context.WithCancel(m.ctx)
+	u.mu.Lock()
+	u.stop = stop
+	u.mu.Unlock()
+	m.wg.Go(func() { u.supervise(ctx) })
 }
 
 // Close stops the background work and ends every session and process.
@@ -176,7 +293,7 @@ func (m *Manager) Close() {
 	m.cancel()
 	m.wg.Wait()
 	var wg sync.WaitGroup
-	for _, u := range m.ups {
+	for _, u := range m.set.Load().byID {
 		wg.Go(u.close)
 	}
 	wg.Wait()
@@ -184,25 +301,26 @@ func (m *Manager) Close() {
 
 // Upstream returns the upstream with that id.
 func (m *Manager) Upstream(id string) (*Upstream, bool) {
-	u, ok := m.ups[id]
+	u, ok := m.set.Load().byID[id]
 	return u, ok
 }
 
 // IDs returns the upstream ids, sorted.
-func (m *Manager) IDs() []string { return m.order }
+func (m *Manager) IDs() []string { return m.set.Load().order }
 
 // Tools returns every upstream's cached tools that pass its filter.
 func (m *Manager) Tools() []*Tool {
 	var out []*Tool
-	for _, id := range m.order {
-		out = append(out, *m.ups[id].tools.Load()...)
+	set := m.set.Load()
+	for _, id := range set.order {
+		out = append(out, *set.byID[id].tools.Load()...)
 	}
 	return out
 }
 
 // Call forwards a call to t's upstream.
 func (m *Manager) Call(ctx context.Context, t *Tool, args json.RawMessage, client Client) (*mcp.CallToolResult, error) {
-	u, ok := m.ups[t.Upstream]
+	u, ok := m.Upstream(t.Upstream)
 	if !ok {
 		return nil, unavailable(t.Upstream, "no longer configured", nil)
 	}
@@ -212,7 +330,7 @@ func (m *Manager) Call(ctx context.Context, t *Tool, args json.RawMessage, clien
 
 // Refresh lists the upstream's tools now, stores them and returns what changed.
 func (m *Manager) Refresh(ctx context.Context, id string) (Diff, error) {
-	u, ok := m.ups[id]
+	u, ok := m.Upstream(id)
 	if !ok {
 		return Diff{}, fmt.Errorf("no upstream %q", id)
 	}
@@ -312,8 +430,9 @@ func (m *Manager) reload(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	m.cacheVer.Store(ver)
-	for _, id := range m.order {
-		if err := m.load(ctx, m.ups[id], all[id].Tools, pins[id]); err != nil {
+	set := m.set.Load()
+	for _, id := range set.order {
+		if err := m.load(ctx, set.byID[id], all[id].Tools, pins[id]); err != nil {
 			return false, err
 		}
 	}
@@ -360,7 +479,7 @@ func (m *Manager) poll(ctx context.Context) {
 // refreshSoon refreshes an upstream in the background, once however many
 // times it is asked while one is queued or running.
 func (m *Manager) refreshSoon(id string) {
-	u, ok := m.ups[id]
+	u, ok := m.Upstream(id)
 	if !ok {
 		return
 	}
@@ -393,10 +512,13 @@ func (u *Upstream) supervise(ctx context.Context) {
 		defer t.Stop()
 		tick = t.C
 	}
+	defer u.tried() // supervision ended: no first listing to wait for
 	for {
 		var wait <-chan time.Time
 		var ended <-chan struct{}
-		if d, err := u.m.refresh(ctx, u); err != nil {
+		d, err := u.m.refresh(ctx, u)
+		u.tried()
+		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}

@@ -73,8 +73,9 @@ func (m *Manager) load(ctx context.Context, u *Upstream, rows []store.CachedTool
 func (m *Manager) publish() bool {
 	var fp []byte
 	quarantined := []Quarantined{}
-	for _, id := range m.order {
-		u := m.ups[id]
+	set := m.set.Load()
+	for _, id := range set.order {
+		u := set.byID[id]
 		for _, t := range *u.tools.Load() {
 			fp = fmt.Appendf(fp, "%s/%s/%s;", id, t.Name, t.Hash)
 		}
@@ -96,7 +97,7 @@ func (m *Manager) publish() bool {
 // when tools is empty), releasing them from quarantine, and returns the
 // names accepted.
 func (m *Manager) Accept(ctx context.Context, id, by string, tools ...string) ([]string, error) {
-	if _, ok := m.ups[id]; !ok {
+	if _, ok := m.Upstream(id); !ok {
 		return nil, fmt.Errorf("no upstream %q", id)
 	}
 	all, err := m.opts.Store.Cache(ctx)

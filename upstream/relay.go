@@ -65,7 +65,7 @@ func relayedOf(raw json.RawMessage) Relayed {
 // upstream or session that cannot be (see relayable), rel.JSON is nil and
 // res holds the result decoded by the SDK client.
 func (m *Manager) Relay(ctx context.Context, t *Tool, args json.RawMessage, client Client) (rel Relayed, res *mcp.CallToolResult, err error) {
-	u, ok := m.ups[t.Upstream]
+	u, ok := m.Upstream(t.Upstream)
 	if !ok {
 		return Relayed{}, nil, unavailable(t.Upstream, "no longer configured", nil)
 	}
@@ -79,7 +79,7 @@ func (m *Manager) Relay(ctx context.Context, t *Tool, args json.RawMessage, clie
 // which routes the upstream's own requests (sampling, elicitation) to the
 // client.
 func (m *Manager) Relayable(t *Tool) bool {
-	u, ok := m.ups[t.Upstream]
+	u, ok := m.Upstream(t.Upstream)
 	return ok && u.relayable()
 }
 

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/legate-mcp/legate/upstream/msglimit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -129,7 +130,7 @@ func (u *Upstream) transport(s *session) (mcp.Transport, error) {
 // limited is the upstream's HTTP transport with each message it receives
 // bounded by max_result_bytes (limit.go).
 func (u *Upstream) limited() http.RoundTripper {
-	return &limitTransport{base: u.http.Transport, max: u.maxResult()}
+	return msglimit.Transport(u.http.Transport, u.maxResult())
 }
 
 // sdkMax is the go-sdk's own bound on a message, left above Legate's: the

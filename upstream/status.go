@@ -31,15 +31,16 @@ func (m *Manager) Status(ctx context.Context) ([]Status, error) {
 	if err != nil {
 		return nil, err
 	}
+	set := m.set.Load()
 	owners := map[string][]string{}
-	for _, id := range m.order {
+	for _, id := range set.order {
 		for _, uri := range all[id].Resources {
 			owners[uri] = append(owners[uri], id)
 		}
 	}
-	out := make([]Status, 0, len(m.order))
-	for _, id := range m.order {
-		u := m.ups[id]
+	out := make([]Status, 0, len(set.order))
+	for _, id := range set.order {
+		u := set.byID[id]
 		c := all[id]
 		s := Status{
 			ID: id, Transport: u.cfg.TransportName(), Origin: u.origin, Circuit: u.Circuit(),

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/legate-mcp/legate/upstream/msglimit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -204,7 +205,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return nil, fmt.Errorf("starting %s: %w", t.cmd.Path, err)
 	}
 	w := &childStdin{WriteCloser: stdin, cmd: t.cmd}
-	out := &lineTap{r: newLineLimit(stdout, t.max), each: t.tap}
+	out := &lineTap{r: msglimit.NewLineReader(stdout, t.max), each: t.tap}
 	return (&mcp.IOTransport{Reader: out, Writer: w, MaxLineLength: int(min(t.max+64<<10, math.MaxInt32))}).Connect(ctx)
 }
 

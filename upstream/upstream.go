@@ -45,6 +45,12 @@ type Upstream struct {
 	connAt     time.Time // when it happened
 	backoff    time.Duration
 	closed     bool
+	stop       context.CancelFunc // ends supervise; nil until started
+
+	// firstListing, for an upstream with no cache at start, is closed once
+	// its first listing was tried (WaitListed); nil when there was a cache.
+	firstListing chan struct{}
+	triedOnce    sync.Once
 
 	tools       atomic.Pointer[[]*Tool]       // from the cache, filtered, accepted
 	quarantined atomic.Pointer[[]Quarantined] // from the cache, changed since accepted
@@ -90,7 +96,7 @@ type Client struct {
 
 // Visible reports whether the client may see upstream id.
 func (m *Manager) Visible(id string, c Client) bool {
-	u, ok := m.ups[id]
+	u, ok := m.Upstream(id)
 	return ok && (!c.Scoped || u.cfg.Tenant == "" || u.cfg.Tenant == c.Tenant)
 }
 
@@ -521,6 +527,39 @@ func (u *Upstream) relayProgress(p *mcp.ProgressNotificationParams) {
 }
 
 // close ends every session.
+// tried records that a first listing was tried.
+func (u *Upstream) tried() {
+	if u.firstListing != nil {
+		u.triedOnce.Do(func() { close(u.firstListing) })
+	}
+}
+
+// retire ends an upstream no longer in use: its supervision at once, its
+// sessions and processes once the calls it is running end (bounded by
+// its timeout), so that a reload never cuts a call short.
+func (u *Upstream) retire() {
+	u.mu.Lock()
+	stop := u.stop
+	u.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	drained := time.NewTimer(u.cfg.timeout())
+	defer drained.Stop()
+	for range cap(u.slots) {
+		select {
+		case u.slots <- struct{}{}: // a slot no call holds
+		case <-drained.C:
+			u.close()
+			return
+		case <-u.m.ctx.Done():
+			u.close()
+			return
+		}
+	}
+	u.close()
+}
+
 func (u *Upstream) close() {
 	u.mu.Lock()
 	u.closed = true
@@ -573,7 +612,7 @@ func errText(err error) string {
 // needed, for requests other than tool calls (prompts, resources,
 // completion). It fails fast while the upstream's circuit is open.
 func (m *Manager) Session(ctx context.Context, id string, client Client) (*mcp.ClientSession, error) {
-	u, ok := m.ups[id]
+	u, ok := m.Upstream(id)
 	if !ok {
 		return nil, fmt.Errorf("no upstream %q", id)
 	}

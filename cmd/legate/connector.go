@@ -174,7 +174,7 @@ func connectorAddCmd(g *globals) *cobra.Command {
 				}
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "added connector %q (type %s) to %s; a running server picks it up at its next start\n", id, typ, e.stateDir)
+			fmt.Fprintf(cmd.OutOrStdout(), "added connector %q (type %s) to %s; a running server picks it up within seconds\n", id, typ, e.stateDir)
 			return nil
 		},
 	}

@@ -53,6 +53,7 @@ func serveCmd(g *globals) *cobra.Command {
 				}
 				defer gw.Close()
 				gw.Start(ctx)
+				defer watch(ctx, gw, e)()
 				e.log.Info("legate serving", "mcp", "http://"+ln.Addr().String()+"/mcp", "tools", gw.Catalog().Len(),
 					"config", orNone(e.cfg.Path), "state_dir", e.stateDir, "version", version)
 				err = gw.ServeHTTP(ctx, ln)
@@ -83,6 +84,7 @@ func stdioCmd(g *globals) *cobra.Command {
 			}
 			defer gw.Close()
 			gw.Start(ctx)
+			defer watch(ctx, gw, e)()
 			return gw.ServeStdio(ctx)
 		}),
 	}

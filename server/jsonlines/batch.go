@@ -1,4 +1,4 @@
-package server
+package jsonlines
 
 import (
 	"bytes"
@@ -41,11 +41,11 @@ func (c *lineConn) serveBatch(elems []json.RawMessage) error {
 	var msgs []jsonrpc.Message
 	c.batchMu.Lock()
 	for _, e := range elems {
-		msg, reply := screenLine(e, false, c.t.max)
+		msg, reply := screenLine(e, false, c.t.Max)
 		req, isReq := msg.(*jsonrpc.Request)
 		switch {
 		case reply != nil && reply.silent:
-			c.t.log.Info("stdio: dropped a malformed response", "reason", reply.Error.Message)
+			c.t.Log.Info("stdio: dropped a malformed response", "reason", reply.Error.Message)
 		case reply != nil:
 			b.out = append(b.out, reply.encode())
 		case isReq && req.IsCall() && c.batchAnswering(req.ID, b):

@@ -1,4 +1,11 @@
-package server
+// Package jsonlines is the server side of MCP's stdio transport:
+// newline-delimited JSON-RPC. The go-sdk's stdio transport ends the
+// session, and so `legate stdio`, at the first line it cannot decode.
+// JSON-RPC 2.0 asks a server to answer such a line instead (-32700 for
+// text that is not JSON, -32600 for JSON that is no valid message) and to
+// go on serving. Transport reads the stream itself, screens each line,
+// answers the bad ones and hands only valid messages to the SDK.
+package jsonlines
 
 import (
 	"bufio"
@@ -16,35 +23,28 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The go-sdk's stdio transport ends the session, and so `legate stdio`, at
-// the first line it cannot decode. JSON-RPC 2.0 asks a server to answer
-// such a line instead (-32700 for text that is not JSON, -32600 for JSON
-// that is no valid message) and to go on serving. lineTransport reads the
-// newline-delimited stream itself, screens each line, answers the bad ones
-// and hands only valid messages to the SDK.
-
-// maxStdioLine bounds one inbound message, as the SDK's own stdio
+// MaxLine bounds one inbound message, as the SDK's own stdio
 // transport does.
-const maxStdioLine = mcp.DefaultMaxLineLength
+const MaxLine = mcp.DefaultMaxLineLength
 
-// lineTransport is an mcp.Transport over newline-delimited JSON-RPC.
-type lineTransport struct {
-	r   io.Reader
-	w   io.Writer
-	log *slog.Logger
-	max int // longest line accepted, in bytes
+// Transport is an mcp.Transport over newline-delimited JSON-RPC.
+type Transport struct {
+	R   io.Reader
+	W   io.Writer
+	Log *slog.Logger
+	Max int // longest line accepted, in bytes
 }
 
 // Connect starts reading; the connection owns r and w from then on.
-func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
+func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 	c := &lineConn{t: t, in: make(chan jsonrpc.Message), closed: make(chan struct{}), done: make(chan error, 1)}
 	go c.readLoop()
 	return c, nil
 }
 
-// lineConn is one lineTransport connection.
+// lineConn is one Transport connection.
 type lineConn struct {
-	t       *lineTransport
+	t       *Transport
 	writeMu sync.Mutex
 	in      chan jsonrpc.Message // valid messages, in order
 	done    chan error           // why reading ended (io.EOF at the end of input)
@@ -57,15 +57,15 @@ type lineConn struct {
 }
 
 func (c *lineConn) readLoop() {
-	br := bufio.NewReaderSize(c.t.r, 64<<10)
+	br := bufio.NewReaderSize(c.t.R, 64<<10)
 	for {
-		line, tooLong, err := readLine(br, c.t.max)
+		line, tooLong, err := readLine(br, c.t.Max)
 		if len(bytes.TrimSpace(line)) > 0 || tooLong {
 			var serr error
 			if elems, ok := splitBatch(line, tooLong); ok {
 				serr = c.serveBatch(elems)
 			} else {
-				serr = c.serveOne(screenLine(line, tooLong, c.t.max))
+				serr = c.serveOne(screenLine(line, tooLong, c.t.Max))
 			}
 			if serr != nil {
 				c.done <- serr
@@ -86,9 +86,9 @@ var errConnClosed = errors.New("connection closed")
 func (c *lineConn) serveOne(msg jsonrpc.Message, reply *errorReply) error {
 	switch {
 	case reply != nil && reply.silent:
-		c.t.log.Info("stdio: dropped a malformed response", "reason", reply.Error.Message)
+		c.t.Log.Info("stdio: dropped a malformed response", "reason", reply.Error.Message)
 	case reply != nil:
-		c.t.log.Info("stdio: answered a malformed message", "code", reply.Error.Code, "reason", reply.Error.Message)
+		c.t.Log.Info("stdio: answered a malformed message", "code", reply.Error.Code, "reason", reply.Error.Message)
 		return c.writeLine(reply.encode())
 	default:
 		return c.pass(msg)
@@ -163,7 +163,7 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 func (c *lineConn) writeLine(b []byte) error {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
-	_, err := c.t.w.Write(append(b, '\n'))
+	_, err := c.t.W.Write(append(b, '\n'))
 	return err
 }
 
@@ -173,7 +173,7 @@ func (c *lineConn) Close() error {
 	var err error
 	c.closeOnce.Do(func() {
 		close(c.closed)
-		if rc, ok := c.t.r.(io.Closer); ok {
+		if rc, ok := c.t.R.(io.Closer); ok {
 			err = rc.Close()
 		}
 	})
@@ -283,5 +283,5 @@ func validRequestID(id json.RawMessage) bool {
 	return false
 }
 
-var _ mcp.Transport = (*lineTransport)(nil)
+var _ mcp.Transport = (*Transport)(nil)
 var _ mcp.Connection = (*lineConn)(nil)

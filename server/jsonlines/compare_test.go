@@ -1,4 +1,4 @@
-package server
+package jsonlines
 
 import (
 	"bufio"
@@ -11,7 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// lineTransport is a second implementation of the SDK's stdio transport:
+// Transport is a second implementation of the SDK's stdio transport:
 // on valid input it must answer exactly what the SDK's own answers, byte
 // for byte.
 func TestLineTransportMatchesTheSDK(t *testing.T) {
@@ -26,10 +26,10 @@ func TestLineTransportMatchesTheSDK(t *testing.T) {
 	}
 	sdk := runScript(t, func(r io.ReadCloser, w io.WriteCloser) mcp.Transport { return &mcp.IOTransport{Reader: r, Writer: w} }, script)
 	ours := runScript(t, func(r io.ReadCloser, w io.WriteCloser) mcp.Transport {
-		return &lineTransport{r: r, w: w, log: slog.New(slog.DiscardHandler), max: maxStdioLine}
+		return &Transport{R: r, W: w, Log: slog.New(slog.DiscardHandler), Max: MaxLine}
 	}, script)
 	if len(sdk) != len(ours) {
-		t.Fatalf("the SDK answered %d lines, lineTransport %d:\n%q\n%q", len(sdk), len(ours), sdk, ours)
+		t.Fatalf("the SDK answered %d lines, Transport %d:\n%q\n%q", len(sdk), len(ours), sdk, ours)
 	}
 	for i := range sdk {
 		if sdk[i] != ours[i] {

@@ -1,4 +1,4 @@
-package server
+package jsonlines
 
 import (
 	"bytes"
@@ -52,7 +52,7 @@ func FuzzStdioLine(f *testing.F) {
 func checkScreen(t *testing.T, line []byte) {
 	t.Helper()
 	{
-		msg, reply := screenLine(line, false, maxStdioLine)
+		msg, reply := screenLine(line, false, MaxLine)
 		if (msg == nil) == (reply == nil) {
 			t.Fatalf("%q: want a message or a reply, got %v and %v", line, msg, reply)
 		}
@@ -118,7 +118,7 @@ func TestLineTransportSkipsAndGoesOn(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var out bytes.Buffer
 			in := strings.NewReader(c.first + "\n" + `{"jsonrpc":"2.0","id":2,"method":"ping"}` + "\n")
-			tr := &lineTransport{r: in, w: &out, log: slog.New(slog.DiscardHandler), max: 100}
+			tr := &Transport{R: in, W: &out, Log: slog.New(slog.DiscardHandler), Max: 100}
 			conn, err := tr.Connect(context.Background())
 			if err != nil {
 				t.Fatal(err)
@@ -150,7 +150,7 @@ func TestLineTransportBatch(t *testing.T) {
 		`{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","id":1,"method":"a"}]` + "\n" +
 		`[{"jsonrpc":"2.0","method":"only-a-notification"}]` + "\n"
 	var out lockedWriter
-	tr := &lineTransport{r: strings.NewReader(in), w: &out, log: slog.New(slog.DiscardHandler), max: 1 << 20}
+	tr := &Transport{R: strings.NewReader(in), W: &out, Log: slog.New(slog.DiscardHandler), Max: 1 << 20}
 	conn, err := tr.Connect(context.Background())
 	if err != nil {
 		t.Fatal(err)

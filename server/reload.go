@@ -1,0 +1,273 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/legate-mcp/legate/config"
+	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/policy"
+	"github.com/legate-mcp/legate/ratelimit"
+	"github.com/legate-mcp/legate/sources"
+	"github.com/legate-mcp/legate/vault"
+)
+
+// A running gateway takes a new configuration, and the connectors and
+// upstreams added to or removed from the store, without a restart and
+// without dropping a client session (Reload). What a reload changes is
+// one live value, swapped whole: a call reads it once and finishes on
+// the one it started with. The rest of the configuration (listen, auth,
+// http, store, audit, approvals, ...) is fixed for the process's life:
+// a reload that changes it says which keys wait for the next start.
+
+// live is the part of the gateway a reload replaces.
+type live struct {
+	cfg         *config.File
+	policy      *policy.Policy
+	limiter     *ratelimit.Limiter // nil: no limits
+	callTimeout time.Duration
+	instances   []*instance
+}
+
+// live returns what the gateway runs with now.
+func (g *Gateway) now() *live { return g.live.Load() }
+
+// newLive builds what cfg describes, reusing each connector instance of
+// old whose definition is unchanged (its pools and clients). It does no
+// I/O but reading the store, and changes nothing: every problem is
+// reported, joined.
+func (rl *reloader) newLive(ctx context.Context, cfg *config.File, old *live) (*live, error) {
+	l := &live{cfg: cfg, limiter: ratelimit.New(cfg.Limits), callTimeout: time.Duration(cfg.CallTimeout)}
+	if l.callTimeout == 0 {
+		l.callTimeout = DefaultCallTimeout
+	}
+	var err error
+	if l.policy, err = policy.New(cfg.Policy); err != nil {
+		return nil, err
+	}
+	defs, err := sources.InstanceDefs(ctx, cfg, rl.g.opts.Store)
+	if err != nil {
+		return nil, err
+	}
+	kept := map[string]*instance{}
+	if old != nil {
+		for _, in := range old.instances {
+			kept[in.key] = in
+		}
+	}
+	var errs []error
+	resolver := &vault.Resolver{Vault: rl.g.opts.Vault}
+	for _, d := range defs {
+		key := instanceKey(d)
+		if in, ok := kept[key]; ok {
+			l.instances = append(l.instances, &instance{def: d, key: key, conn: in.conn, creds: in.creds})
+			continue
+		}
+		c, err := d.Build()
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		l.instances = append(l.instances, &instance{def: d, key: key, conn: c, creds: sources.Credentials{Refs: d.Credentials, Resolver: resolver}})
+	}
+	if err := errors.Join(errs...); err != nil {
+		l.close(old)
+		return nil, err
+	}
+	return l, nil
+}
+
+// instanceKey identifies an instance's definition by what it builds from,
+// not by where it is written (lines move in an edited file).
+func instanceKey(d sources.InstanceDef) string {
+	var node []byte
+	if d.Config != nil {
+		node, _ = yaml.Marshal(d.Config)
+	}
+	return fmt.Sprintf("%s\x00%s\x00%s\x00%v\x00%s", d.ID, d.Type, d.Tenant, d.Credentials, node)
+}
+
+// close releases l's connector instances that other does not share.
+func (l *live) close(other *live) error {
+	var errs []error
+	for _, c := range l.only(other) {
+		errs = append(errs, c.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// only returns the instances of l that hold resources and that other (nil:
+// none) does not share.
+func (l *live) only(other *live) []connectors.Closer {
+	var out []connectors.Closer
+	for _, in := range l.instances {
+		if other != nil && slices.ContainsFunc(other.instances, func(o *instance) bool { return o.key == in.key }) {
+			continue
+		}
+		if c, ok := in.conn.(connectors.Closer); ok {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Reload makes cfg (nil: the configuration in use) the gateway's, with the
+// store's connectors and upstreams as they are now. A configuration that
+// does not build is refused whole, and the one in use goes on serving.
+// Clients keep their sessions and get notifications/tools/list_changed
+// when their tools changed; calls in flight finish as they started.
+func (g *Gateway) Reload(ctx context.Context, cfg *config.File) error {
+	return g.reloader.reload(ctx, cfg)
+}
+
+// reloader applies new configurations to its gateway (Reload) and watches
+// the store for connectors and upstreams added or removed.
+type reloader struct {
+	g  *Gateway
+	mu sync.Mutex // one reload at a time
+}
+
+func (rl *reloader) reload(ctx context.Context, cfg *config.File) error {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	g := rl.g
+	old := g.now()
+	if cfg == nil {
+		cfg = old.cfg
+	}
+	next, err := rl.newLive(ctx, cfg, old)
+	if err != nil {
+		return err
+	}
+	udefs, err := sources.UpstreamDefs(ctx, cfg, g.opts.Store)
+	if err != nil {
+		next.close(old)
+		return err
+	}
+	changedUps, err := g.upstreams.Apply(ctx, udefs)
+	if err != nil {
+		next.close(old)
+		return err
+	}
+	g.live.Store(next)
+	cat, err := g.buildCatalog()
+	if err != nil {
+		// Only a name collision gets here; the tools it would add stay out.
+		g.log.Error("configuration applied but the catalog cannot be rebuilt; keeping the current tools", "error", err)
+	} else {
+		g.setCatalog(cat, !reflect.DeepEqual(old.cfg.Profiles, cfg.Profiles) || old.cfg.ToolNames != cfg.ToolNames)
+	}
+	rl.retire(old, next)
+	g.log.Info("configuration reloaded", "connectors", len(next.instances), "upstreams", len(g.upstreams.IDs()),
+		"upstreams_changed", strings.Join(changedUps, ","), "tools", g.Catalog().Len())
+	if keys := restartKeys(g.opts.Config, cfg); len(keys) > 0 {
+		g.log.Warn("these settings changed and take effect at the next start", "keys", strings.Join(keys, ", "))
+	}
+	return nil
+}
+
+// retire closes the instances old has and next does not, once the calls
+// that may still run on them have had their time.
+func (rl *reloader) retire(old, next *live) {
+	g := rl.g
+	gone := old.only(next)
+	if len(gone) == 0 {
+		return
+	}
+	g.background.Go(func() {
+		t := time.NewTimer(old.callTimeout)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-g.approvals.life.Done():
+		}
+		for _, c := range gone {
+			if err := c.Close(); err != nil {
+				g.log.Warn("closing a removed connector instance", "error", err)
+			}
+		}
+	})
+}
+
+// restartKeys names the top-level keys that differ between the
+// configuration the process started with and cfg, among those a reload
+// does not apply.
+func restartKeys(start, cfg *config.File) []string {
+	var keys []string
+	sv, cv := reflect.ValueOf(start).Elem(), reflect.ValueOf(cfg).Elem()
+	for i := range sv.NumField() {
+		f := sv.Type().Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "-" || reloaded[name] {
+			continue
+		}
+		if !reflect.DeepEqual(sv.Field(i).Interface(), cv.Field(i).Interface()) {
+			keys = append(keys, name)
+		}
+	}
+	return keys
+}
+
+// reloaded are the top-level keys a reload applies.
+var reloaded = map[string]bool{
+	"connectors": true, "upstreams": true, "policy": true, "profiles": true,
+	"limits": true, "call_timeout": true, "tool_names": true,
+}
+
+// watchStore reloads when the connectors or upstreams stored change (a
+// CLI command or another replica added or removed one), looking every
+// interval until ctx ends.
+func (rl *reloader) watchStore(ctx context.Context, interval time.Duration) {
+	seen, _ := rl.storedDefs(ctx)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now, err := rl.storedDefs(ctx)
+		if err != nil || now == seen {
+			continue
+		}
+		if err := rl.reload(ctx, nil); err != nil {
+			if ctx.Err() == nil {
+				rl.g.log.Error("the store's connectors or upstreams changed but cannot be applied; the previous ones go on serving", "error", err)
+			}
+		}
+		seen = now // an invalid change is reported once, not every interval
+	}
+}
+
+// storedDefs is a fingerprint of the connectors and upstreams stored.
+func (rl *reloader) storedDefs(ctx context.Context) (string, error) {
+	var b strings.Builder
+	cs, err := rl.g.opts.Store.Connectors().List(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, c := range cs {
+		fmt.Fprintf(&b, "c\x00%s\x00%s\x00%s\x00%s\x00%s\n", c.ID, c.Type, c.Config, c.Credentials, c.CreatedAt)
+	}
+	us, err := rl.g.opts.Store.Upstreams().List(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, u := range us {
+		fmt.Fprintf(&b, "u\x00%s\x00%s\x00%s\n", u.ID, u.Definition, u.CreatedAt)
+	}
+	return b.String(), nil
+}
+
+// DefaultStoreWatchInterval is how often a serving gateway looks for
+// connectors and upstreams added to or removed from the store.
+const DefaultStoreWatchInterval = time.Second
