@@ -100,3 +100,58 @@ func TestSlackTokenNeverShows(t *testing.T) {
 		}
 	}
 }
+
+// The same for github: `connector test` prints the login and scopes, and
+// the token, echoed back in GitHub's errors, shows nowhere.
+func TestGitHubConnectorTestAndTokenNeverShows(t *testing.T) {
+	const token = "ghp_canary_5b9e0f3a17"
+	gh := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.Header.Get("Authorization") != "Bearer "+token {
+			w.WriteHeader(http.StatusUnauthorized)
+			w.Write([]byte(`{"message":"Bad credentials"}`))
+			return
+		}
+		switch r.URL.Path {
+		case "/api/v3/user":
+			w.Header().Set("X-OAuth-Scopes", "repo")
+			w.Write([]byte(`{"login":"legate-bot","id":7}`))
+		default:
+			w.WriteHeader(http.StatusForbidden)
+			w.Write([]byte(`{"message":"token ` + token + ` may not"}`))
+		}
+	}))
+	defer gh.Close()
+	t.Setenv("CLI_GH_CANARY", token)
+	state := t.TempDir()
+	cfg := writeConfig(t, "connectors:\n  - type: github\n    config: {base_url: "+gh.URL+"/, allow_private_networks: true}\n    credentials:\n      token: {env: CLI_GH_CANARY}\n")
+	stderr := swapStderr(t)
+	flags := []string{"--config", cfg, "--state-dir", state, "--log-level", "debug"}
+	out, err := runCLI(t, append([]string{"connector", "test", "github"}, flags...)...)
+	if err != nil || !strings.Contains(out, "ok    github") || !strings.Contains(out, "      GET /user: ok, legate-bot (id 7)") || !strings.Contains(out, "scopes granted: repo") {
+		t.Fatalf("connector test: %v\n%s", err, out)
+	}
+	said := []string{out}
+	out, err = runCLI(t, append([]string{"tools", "call", "github.list_issues", "--args", `{"repo":"acme/api"}`}, flags...)...)
+	said = append(said, out)
+	if err != nil {
+		said = append(said, err.Error())
+	}
+	if !strings.Contains(strings.Join(said, "\n"), "PERMISSION_DENIED") || !strings.Contains(strings.Join(said, "\n"), "[redacted]") {
+		t.Errorf("want PERMISSION_DENIED with the echoed token masked:\n%s", strings.Join(said, "\n"))
+	}
+	logs, _ := os.ReadFile(stderr)
+	said = append(said, string(logs))
+	filepath.WalkDir(state, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			b, _ := os.ReadFile(path)
+			said = append(said, string(b))
+		}
+		return nil
+	})
+	for _, s := range said {
+		if strings.Contains(s, "5b9e0f3a17") {
+			t.Fatalf("the token shows:\n%s", s)
+		}
+	}
+}
