@@ -55,9 +55,7 @@
 //
 // # Writes
 //
-// A write the provider deduplicates by a key of ours (Stripe's
-// Idempotency-Key) runs through [Kit.Do] with [Kit.Marker] as that key.
-// Any other write runs through [WriteOnce], which claims the call's
+// Every write runs through [WriteOnce], which claims the call's
 // OperationID in the instance's operation record (connectors.Call.Operations,
 // kept by the gateway's store; it is the approval id for an approved call),
 // returns the recorded outcome to every retry, and reconciles a write whose
@@ -76,7 +74,9 @@
 //     property or block; Find queries for it;
 //   - google: append_row has no place for a marker that does not show;
 //     Find reads the range back and matches the row's values;
-//   - stripe: create_refund sends the marker as Idempotency-Key; no Find.
+//   - stripe: create_refund sends the marker as Idempotency-Key and
+//     gives no Find: Stripe answers a repeated key with the first result
+//     (for 24 hours; the operation record keeps it longer).
 //
 // # The models
 //
