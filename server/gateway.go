@@ -43,6 +43,7 @@ import (
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/ratelimit"
 	"github.com/legate-mcp/legate/rounds"
+	"github.com/legate-mcp/legate/server/instancekit"
 	"github.com/legate-mcp/legate/sources"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/upstream"
@@ -97,7 +98,7 @@ type Gateway struct {
 	views       views
 	fast        *fastPath
 	cold        coldStart
-	kit         connectorKit
+	kit         *instancekit.Kit
 	sealer      *rounds.Sealer // request states of multi-round-trip calls
 }
 
@@ -137,6 +138,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		return nil, errors.New("server: no store")
 	}
 	g := &Gateway{opts: opts, log: opts.Logger}
+	g.kit = instancekit.New(opts.Vault, opts.Store.Operations(), g.log)
 	g.reloader.g = g
 	l, err := g.reloader.newLive(ctx, opts.Config, nil)
 	if err != nil {
@@ -149,7 +151,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		return nil, err
 	}
 	g.audit = audit.NewWriter(opts.Store.Audit(), g.log)
-	g.quarantines = &quarantineAudit{writer: g.audit, log: opts.Store.Audit()}
+	g.quarantines = &quarantineAudit{writer: g.audit, log: opts.Store.Audit(), logger: g.log}
 	g.metrics = audit.NewMetrics(scrapeSources{g})
 	g.views = newViews(opts.Config.ViewCacheSize, g.metrics)
 	g.approvals = &executor{inbox: g.inbox, policy: func() *policy.Policy { return g.now().policy }, log: g.log, metrics: g.metrics, catalog: g.Catalog, auditRefused: g.auditRefused}
@@ -292,7 +294,7 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage, o
 	if !ok {
 		c := g.callerOf(o)
 		row := store.AuditRow{Principal: c.Principal, Tenant: c.Tenant, Session: c.Session, Tool: name}
-		if t, err := g.quarantineError(name); err != nil {
+		if t, err := quarantineError(g.upstreams.Quarantine(), g.Catalog().Naming(), name); err != nil {
 			row.Tool, row.Source, row.Class = t.Canonical(), "upstream:"+t.Upstream, string(t.Class)
 			row.Decision, row.Outcome = "quarantined", string(legate.CodePolicyDenied)
 			g.auditRefused(row)
@@ -430,7 +432,7 @@ func (g *Gateway) executeNative(ctx context.Context, nt *nativeTool, r *Request)
 		creds := nt.inst.creds
 		creds.Tenant = r.Caller.Tenant
 		call.Credentials = creds
-		g.kit.forCall(ctx, g, nt.inst.def.ID, call)
+		g.kit.ForCall(ctx, nt.inst.def.ID, call)
 	}
 	timeout := g.now().callTimeout
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -472,6 +474,7 @@ func (g *Gateway) Start(ctx context.Context) {
 		interval = DefaultStoreWatchInterval
 	}
 	g.background.Go(func() { g.reloader.watchStore(ctx, interval) })
+	g.background.Go(func() { g.kit.Prune(ctx) })
 }
 
 // StartAudit starts the audit writer alone, for a gateway made for one

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -29,7 +30,7 @@ func (g *Gateway) newUpstreams(ctx context.Context) error {
 	g.upstreams, err = upstream.NewManager(ctx, defs, upstream.Options{
 		Store:          g.opts.Store.Upstreams(),
 		Pins:           g.opts.Store.Pins(),
-		OnQuarantine:   g.quarantined,
+		OnQuarantine:   g.quarantines.quarantined,
 		Logger:         g.log,
 		Version:        g.opts.Version,
 		OnToolsChanged: g.toolsChanged,
@@ -44,14 +45,14 @@ func (g *Gateway) newUpstreams(ctx context.Context) error {
 // quarantined reports a tool put in quarantine: a warning in the log (once
 // per process: the manager reports each definition once), and the audit
 // event, which only a serving gateway writes (see quarantineAudit).
-func (g *Gateway) quarantined(q upstream.Quarantined) {
+func (a *quarantineAudit) quarantined(q upstream.Quarantined) {
 	detail := fmt.Sprintf("definition changed: pinned %.12s, now %.12s; review with legate upstream diff %s, then legate upstream accept %s %s",
 		q.PinnedHash, q.Tool.Hash, q.Tool.Upstream, q.Tool.Upstream, q.Tool.Name)
 	if q.PinnedHash == "" {
 		detail = fmt.Sprintf("not accepted yet (pin: strict), definition %.12s; accept with legate upstream accept %s %s", q.Tool.Hash, q.Tool.Upstream, q.Tool.Name)
 	}
-	g.log.Warn("upstream tool quarantined", "tool", q.Tool.Canonical(), "detail", detail)
-	g.quarantines.add(store.AuditRow{Time: time.Now(), Tool: q.Tool.Canonical(), Source: "upstream:" + q.Tool.Upstream,
+	a.logger.Warn("upstream tool quarantined", "tool", q.Tool.Canonical(), "detail", detail)
+	a.add(store.AuditRow{Time: time.Now(), Tool: q.Tool.Canonical(), Source: "upstream:" + q.Tool.Upstream,
 		Class: string(q.Tool.Class), Decision: "quarantined", Outcome: outcomeQuarantined, Detail: detail})
 }
 
@@ -68,6 +69,7 @@ const outcomeQuarantined = "QUARANTINED"
 type quarantineAudit struct {
 	writer *audit.Writer
 	log    store.AuditStore
+	logger *slog.Logger
 
 	mu      sync.Mutex
 	serving bool
@@ -107,12 +109,12 @@ func (a *quarantineAudit) write(row store.AuditRow) {
 	a.writer.Add(row)
 }
 
-// quarantineError refuses a call to a quarantined tool by name, if name is
-// one; t is that tool.
-func (g *Gateway) quarantineError(name string) (t *upstream.Tool, err error) {
-	for _, q := range g.upstreams.Quarantine() {
+// quarantineError refuses a call to a tool of quarantine by name (canonical
+// or wire, under naming), if name is one; t is that tool.
+func quarantineError(quarantine []upstream.Quarantined, naming catalog.Naming, name string) (t *upstream.Tool, err error) {
+	for _, q := range quarantine {
 		c := q.Tool.Canonical()
-		if name == c || name == catalog.WireName(c, g.Catalog().Naming()) {
+		if name == c || name == catalog.WireName(c, naming) {
 			return q.Tool, &legate.Error{Code: legate.CodePolicyDenied, Message: fmt.Sprintf(
 				"%s is quarantined: its definition changed since it was accepted; an admin must review it (legate upstream diff %s) and accept it (legate upstream accept %s %s)",
 				c, q.Tool.Upstream, q.Tool.Upstream, q.Tool.Name)}

@@ -155,7 +155,7 @@ func NewManager(ctx context.Context, defs []Def, opts Options) (*Manager, error)
 	}
 	for id, u := range set.byID {
 		if caches[id].RefreshedAt.IsZero() {
-			u.firstListing = make(chan struct{})
+			u.first = &firstListing{ch: make(chan struct{})}
 		}
 	}
 	return m, nil
@@ -168,11 +168,11 @@ func NewManager(ctx context.Context, defs []Def, opts Options) (*Manager, error)
 func (m *Manager) WaitListed(ctx context.Context) error {
 	for _, id := range m.IDs() {
 		u, ok := m.Upstream(id)
-		if !ok || u.firstListing == nil {
+		if !ok || u.first == nil {
 			continue
 		}
 		select {
-		case <-u.firstListing:
+		case <-u.first.ch:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -261,7 +261,7 @@ func (m *Manager) Apply(ctx context.Context, defs []Def) ([]string, error) {
 		}
 	}
 	for _, u := range gone {
-		m.wg.Go(u.retire)
+		m.wg.Go(func() { m.retire(u) })
 	}
 	slices.Sort(changed)
 	return changed, nil
@@ -545,12 +545,12 @@ func (u *Upstream) supervise(ctx context.Context) {
 		defer t.Stop()
 		tick = t.C
 	}
-	defer u.tried() // supervision ended: no first listing to wait for
+	defer u.first.done() // supervision ended: no first listing to wait for
 	for {
 		var wait <-chan time.Time
 		var ended <-chan struct{}
 		d, err := u.m.refresh(ctx, u, nil)
-		u.tried()
+		u.first.done()
 		if err != nil {
 			if ctx.Err() != nil {
 				return

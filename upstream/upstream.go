@@ -48,10 +48,9 @@ type Upstream struct {
 	closed     bool
 	stop       context.CancelFunc // ends supervise; nil until started
 
-	// firstListing, for an upstream with no cache at start, is closed once
-	// its first listing was tried (WaitListed); nil when there was a cache.
-	firstListing chan struct{}
-	triedOnce    sync.Once
+	// first, for an upstream with no cache at start, is done once its
+	// first listing was tried (WaitListed); nil when there was a cache.
+	first *firstListing
 
 	tools       atomic.Pointer[[]*Tool]       // from the cache, filtered, accepted
 	quarantined atomic.Pointer[[]Quarantined] // from the cache, changed since accepted
@@ -558,17 +557,23 @@ func (u *Upstream) relayProgress(p *mcp.ProgressNotificationParams) {
 }
 
 // close ends every session.
-// tried records that a first listing was tried.
-func (u *Upstream) tried() {
-	if u.firstListing != nil {
-		u.triedOnce.Do(func() { close(u.firstListing) })
+// firstListing is closed once an upstream's first listing was tried.
+type firstListing struct {
+	ch   chan struct{}
+	once sync.Once
+}
+
+// done records that the first listing was tried (nil: nothing to record).
+func (f *firstListing) done() {
+	if f != nil {
+		f.once.Do(func() { close(f.ch) })
 	}
 }
 
 // retire ends an upstream no longer in use: its supervision at once, its
 // sessions and processes once the calls it is running end (bounded by
 // its timeout), so that a reload never cuts a call short.
-func (u *Upstream) retire() {
+func (m *Manager) retire(u *Upstream) {
 	u.mu.Lock()
 	stop := u.stop
 	u.mu.Unlock()
@@ -583,7 +588,7 @@ func (u *Upstream) retire() {
 		case <-drained.C:
 			u.close()
 			return
-		case <-u.m.ctx.Done():
+		case <-m.ctx.Done():
 			u.close()
 			return
 		}

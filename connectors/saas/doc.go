@@ -62,9 +62,7 @@
 //
 // # Writes
 //
-// A write the provider deduplicates by a key of ours (Stripe's
-// Idempotency-Key) runs through [Kit.Do] with [Kit.Marker] as that key.
-// Any other write runs through [WriteOnce], which claims the call's
+// Every write runs through [WriteOnce], which claims the call's
 // OperationID in the instance's operation record (connectors.Call.Operations,
 // kept by the gateway's store; it is the approval id for an approved call),
 // returns the recorded outcome to every retry, and reconciles a write whose
@@ -84,7 +82,9 @@
 //   - google: sheets_append_row has no hidden place per row: the marker
 //     goes in one cell after the row's values; Find reads the table's
 //     sheet back and matches it;
-//   - stripe: create_refund sends the marker as Idempotency-Key; no Find.
+//   - stripe: create_refund sends the marker as Idempotency-Key and
+//     gives no Find: Stripe answers a repeated key with the first result
+//     (for 24 hours; the operation record keeps it longer).
 //
 // # The models
 //
@@ -92,5 +92,18 @@
 // channel.v1, issue.v1, page.v1, file.v1, sheet_range.v1, customer.v1,
 // charge.v1, refund.v1), described in docs/models.md: stable fields for what the
 // providers share, provider_metadata for the rest. A tool's result has
-// the model as structured content and a short text for the model to read.
+// the model as structured content and a short text for the model to read;
+// a convention test (internal/conventions) checks that every tool of a
+// connector importing this package declares its output schema.
+//
+// # Testing a connector on the toolkit
+//
+// Give calls a Key and an Operations ([NewMemoryOperations]) as the
+// gateway does, and test against a stand-in of the provider on 127.0.0.1:
+// every list tool walks three pages or more by cursor; a cursor or ref of
+// another tenant or instance is refused; a 429 with Retry-After is waited,
+// then succeeds; 401, 403, 404, 409, 500 and a malformed body map to their
+// codes; a write the stand-in performs and then loses the answer of is
+// written once (connectors/slack and connectors/github do it a thousand
+// times); the credential shows in no result, error or report.
 package saas

@@ -173,9 +173,9 @@ func (k *Kit) Read(ctx context.Context, call *connectors.Call, fn func(ctx conte
 //     tried once more, whether or not the credential changed;
 //   - anything else: returns it.
 //
-// Only a read, or a write the provider itself deduplicates, may be run so;
-// other writes go through [WriteOnce]. Every error returned is canonical
-// and its texts hold no credential value.
+// Reads run so; writes go through [WriteOnce], which runs its attempts
+// through Do. Every error returned is canonical and its texts hold no
+// credential value.
 func (k *Kit) Do(ctx context.Context, call *connectors.Call, fn func(ctx context.Context, token string, attempt int) error) error {
 	cred, err := k.Token(ctx, call)
 	if err != nil {

@@ -173,6 +173,21 @@ func TestDoRefreshesTheCredentialOnce(t *testing.T) {
 			}
 		}
 	})
+	t.Run("both the old and the new credential are masked", func(t *testing.T) {
+		creds := &countingCreds{values: []string{"old-secret-a1b2c3", "new-secret-d4e5f6"}}
+		call := newCall("read", "")
+		call.Credentials = creds
+		err := newKit("acme", saas.Options{}).Do(t.Context(), call, func(_ context.Context, tok string, _ int) error {
+			if strings.HasPrefix(tok, "old") {
+				return saas.StatusError("acme", 401, 0, "invalid_auth")
+			}
+			return saas.StatusError("acme", 403, 0, "no scope for old-secret-a1b2c3 nor new-secret-d4e5f6")
+		})
+		le := wantCode(t, err, legate.CodePermissionDenied)
+		if strings.Contains(le.Message, "a1b2c3") || strings.Contains(le.Message, "d4e5f6") {
+			t.Errorf("message %q holds a credential", le.Message)
+		}
+	})
 	t.Run("a credential that cannot be read is AUTH_EXPIRED before any call", func(t *testing.T) {
 		call := newCall("read", "")
 		call.Credentials = connectortest.Creds{}

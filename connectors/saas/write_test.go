@@ -258,3 +258,28 @@ func TestMemoryOperations(t *testing.T) {
 		t.Fatalf("done: %+v", op)
 	}
 }
+
+// A provider that deduplicates by our key (Stripe's Idempotency-Key) gives
+// no Find: an attempt whose answer was lost is sent again with the same
+// marker, and the provider answers with the first result.
+func TestWriteOnceWithTheProvidersKey(t *testing.T) {
+	var mu sync.Mutex
+	byKey := map[string]posted{}
+	sends := 0
+	w := saas.Write[posted]{Send: func(ctx context.Context, tok, marker string) (*posted, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		sends++
+		out, seen := byKey[marker]
+		if !seen {
+			out = posted{ID: fmt.Sprintf("re_%d", len(byKey)+1), Marker: marker}
+			byKey[marker] = out
+			return nil, context.DeadlineExceeded // done, answer lost
+		}
+		return &out, nil
+	}}
+	out, err := saas.WriteOnce(t.Context(), newKit("acme", saas.Options{}), newCall("refund", "t1"), w)
+	if err != nil || out.ID != "re_1" || sends != 2 || len(byKey) != 1 {
+		t.Fatalf("%+v, %v after %d sends, %d objects; want re_1 after 2 sends of one key", out, err, sends, len(byKey))
+	}
+}

@@ -68,11 +68,25 @@ const (
 	kindMessage = "message"
 )
 
-// messageID is the provider id of a message, its channel and timestamp.
-func messageID(channel, ts string) string { return channel + "/" + ts }
+// messageID is the provider id of a message: its channel and timestamp,
+// and for a reply the timestamp of its thread's first message, which is
+// what a reply to it must name (Slack asks for the parent's ts, never a
+// reply's).
+func messageID(channel, ts, thread string) string {
+	if thread != "" && thread != ts {
+		return channel + "/" + ts + "/" + thread
+	}
+	return channel + "/" + ts
+}
 
-func splitMessageID(id string) (channel, ts string) {
-	channel, ts, _ = strings.Cut(id, "/")
+// splitMessageID returns the channel of a message id, and the ts of the
+// thread a reply to the message goes in.
+func splitMessageID(id string) (channel, threadTS string) {
+	channel, rest, _ := strings.Cut(id, "/")
+	ts, thread, reply := strings.Cut(rest, "/")
+	if reply {
+		return channel, thread
+	}
 	return channel, ts
 }
 
@@ -108,14 +122,14 @@ func (c *Connector) messageOf(call *connectors.Call, channel string, m slack.Mes
 		return model.Message{}, saas.Mapping("slack", "a message without a ts")
 	}
 	out := model.Message{
-		Object:     c.kit.Object(call, model.MessageV1, kindMessage, messageID(channel, m.Timestamp)),
+		Object:     c.kit.Object(call, model.MessageV1, kindMessage, messageID(channel, m.Timestamp, m.ThreadTimestamp)),
 		ChannelRef: c.kit.Ref(call, kindChannel, channel),
 		Text:       m.Text,
 		SentAt:     tsTime(m.Timestamp),
 		Replies:    m.ReplyCount,
 	}
 	if m.ThreadTimestamp != "" && m.ThreadTimestamp != m.Timestamp {
-		out.ThreadRef = c.kit.Ref(call, kindMessage, messageID(channel, m.ThreadTimestamp))
+		out.ThreadRef = c.kit.Ref(call, kindMessage, messageID(channel, m.ThreadTimestamp, ""))
 	}
 	switch {
 	case m.User != "":

@@ -239,15 +239,24 @@ func TestPostAndReply(t *testing.T) {
 	if r.ThreadRef != m.Ref || r.Text != "details" {
 		t.Fatalf("reply %+v; want in the thread of %s", r, m.Ref)
 	}
+	// A reply to the reply goes in the same thread: Slack is given the
+	// first message's ts, never a reply's.
+	res, err = in.call(t, "t1", "reply_thread", fmt.Sprintf(`{"thread":%q,"text":"more"}`, r.Ref), "op-3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r2 := decode[model.Message](t, res); r2.ThreadRef != m.Ref {
+		t.Fatalf("reply to a reply %+v; want in the thread of %s", r2, m.Ref)
+	}
 	s.mu.Lock()
 	got := s.messages["C001"]
 	s.mu.Unlock()
-	if len(got) != 2 || got[1].ThreadTimestamp != got[0].Timestamp {
+	if len(got) != 3 || got[1].ThreadTimestamp != got[0].Timestamp || got[2].ThreadTimestamp != got[0].Timestamp {
 		t.Fatalf("Slack holds %+v", got)
 	}
 	// The same operation again returns the first outcome, posting nothing.
 	res, err = in.call(t, "t1", "post_message", fmt.Sprintf(`{"channel":%q,"text":"deploy done"}`, ref), "op-1")
-	if err != nil || decode[model.Message](t, res).Ref != m.Ref || s.postCount() != 2 {
+	if err != nil || decode[model.Message](t, res).Ref != m.Ref || s.postCount() != 3 {
 		t.Fatalf("replay: %v, %d posts", err, s.postCount())
 	}
 	for _, args := range []string{fmt.Sprintf(`{"channel":%q,"text":"  "}`, ref), fmt.Sprintf(`{"channel":%q,"text":%q}`, ref, strings.Repeat("x", 40001))} {

@@ -12,6 +12,7 @@ import (
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/server"
+	"github.com/legate-mcp/legate/server/instancekit"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/vault"
 )
@@ -89,7 +90,7 @@ func TestConnectorKeyAndOperations(t *testing.T) {
 	}
 	gw := start()
 	probe(t, gw, "p1.noop")
-	if _, _, err := v.Get(context.Background(), "", server.SigningKeyName); !errors.Is(err, vault.ErrNotFound) {
+	if _, _, err := v.Get(context.Background(), "", instancekit.SigningKeyName); !errors.Is(err, vault.ErrNotFound) {
 		t.Fatalf("a call that signs nothing made the signing key: %v", err)
 	}
 	a, b := probe(t, gw, "p1.probe"), probe(t, gw, "p2.probe")
@@ -110,7 +111,40 @@ func TestConnectorKeyAndOperations(t *testing.T) {
 	if err != nil || op.State != store.OpBusy {
 		t.Errorf("the store's record of p2: %+v, %v", op, err)
 	}
-	if _, _, err := v.Get(context.Background(), "", server.SigningKeyName); err != nil {
+	if _, _, err := v.Get(context.Background(), "", instancekit.SigningKeyName); err != nil {
 		t.Errorf("the signing key is not in the vault: %v", err)
+	}
+}
+
+// A serving gateway prunes operation records past their retention.
+func TestOperationRecordsArePruned(t *testing.T) {
+	st := memStore(t)
+	ops := st.Operations()
+	ctx := context.Background()
+	old := time.Now().Add(-instancekit.OperationRetention - time.Hour)
+	for _, key := range []string{"old", "new"} {
+		at := old
+		if key == "new" {
+			at = time.Now()
+		}
+		if _, err := ops.Begin(ctx, "p1", key, at, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, err := config.Parse([]byte(probeConfig), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, err := server.New(ctx, server.Options{Config: cfg, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw.Start(ctx)
+	gw.Close() // waits for the background work, the first prune included
+	if op, _ := ops.Begin(ctx, "p1", "old", time.Now(), time.Minute); op.State != store.OpNew {
+		t.Errorf("a record past retention is kept: %+v", op)
+	}
+	if op, _ := ops.Begin(ctx, "p1", "new", time.Now(), time.Minute); op.State != store.OpBusy {
+		t.Errorf("a recent record is gone: %+v", op)
 	}
 }

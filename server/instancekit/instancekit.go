@@ -1,0 +1,143 @@
+// Package instancekit is what the gateway hands each native connector
+// call beside its credentials (the connector contract's Call.Key and
+// Call.Operations): a signing key derived for the instance alone, rooted
+// in a secret of the vault, and the instance's view of the store's
+// operation records; and the pruning of those records.
+package instancekit
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/vault"
+)
+
+// SigningKeyName is the vault secret (shared, tenant "") the gateway keeps
+// the root of every instance's signing key in: created on first use,
+// sealed by the master key like any secret, so every replica derives the
+// same keys and a key rotation keeps them. Deleting it invalidates every
+// cursor and object ref handed out.
+const SigningKeyName = "legate/connector-signing-key"
+
+// OperationRetention is how long the record of a connector write is kept:
+// a retry of the call within it returns the first outcome.
+const OperationRetention = 30 * 24 * time.Hour
+
+// Kit gives native calls their key and operation record. It is safe for
+// concurrent use.
+type Kit struct {
+	vault *vault.Vault
+	ops   store.OperationStore
+	log   *slog.Logger
+
+	once sync.Once
+	root []byte
+}
+
+// New returns the kit of a gateway whose vault is v (nil without one: the
+// key is then the process's own) and whose operation records are ops.
+func New(v *vault.Vault, ops store.OperationStore, log *slog.Logger) *Kit {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Kit{vault: v, ops: ops, log: log}
+}
+
+// ForCall sets call.Key and call.Operations for instance id. The key is
+// derived when a connector asks for it: only connectors that sign make the
+// gateway read, or create, SigningKeyName.
+func (k *Kit) ForCall(ctx context.Context, id string, call *connectors.Call) {
+	call.Key = func() []byte {
+		k.once.Do(func() {
+			// Not the call's own deadline: a call cancelled early must not
+			// leave the process on a key of its own.
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			k.root = k.rootKey(rctx)
+		})
+		mac := hmac.New(sha256.New, k.root)
+		mac.Write([]byte("connector-instance\x00" + id))
+		return mac.Sum(nil)
+	}
+	call.Operations = operations{st: k.ops, scope: id}
+}
+
+// rootKey reads (or creates) SigningKeyName. Without a vault, or when it
+// cannot be read, the key is the process's own: cursors and refs then end
+// with it, which is logged.
+func (k *Kit) rootKey(ctx context.Context) []byte {
+	if k.vault != nil {
+		key, _, err := k.vault.Get(ctx, "", SigningKeyName)
+		if errors.Is(err, vault.ErrNotFound) {
+			fresh := make([]byte, 32)
+			rand.Read(fresh)
+			if _, err = k.vault.Set(ctx, "", SigningKeyName, fresh); err == nil {
+				key, _, err = k.vault.Get(ctx, "", SigningKeyName) // a replica racing here wrote last: take its
+			}
+		}
+		if err == nil && len(key) >= 32 {
+			return key
+		}
+		k.log.Warn("connector signing key unavailable; cursors and refs will not outlive this process", "secret", SigningKeyName, "err", err)
+	}
+	key := make([]byte, 32)
+	rand.Read(key)
+	return key
+}
+
+// Prune removes the operation records past OperationRetention at once
+// (even when ctx has ended already: a short-lived gateway prunes too) and
+// every hour until ctx ends.
+func (k *Kit) Prune(ctx context.Context) {
+	prune := func(ctx context.Context) {
+		if n, err := k.ops.Prune(ctx, time.Now().Add(-OperationRetention)); err != nil {
+			k.log.Warn("pruning operation records", "error", err)
+		} else if n > 0 {
+			k.log.Info("pruned operation records", "count", n, "older_than", OperationRetention)
+		}
+	}
+	first, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	prune(first)
+	cancel()
+	tick := time.NewTicker(time.Hour)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			prune(ctx)
+		}
+	}
+}
+
+// operations is one instance's view of the store's operation records.
+type operations struct {
+	st    store.OperationStore
+	scope string
+}
+
+func (o operations) Begin(ctx context.Context, key string, lease time.Duration) (connectors.Operation, error) {
+	op, err := o.st.Begin(ctx, o.scope, key, time.Now(), lease)
+	return connectors.Operation{State: connectors.OperationState(op.State), Attempts: op.Attempts,
+		Started: op.Started, LeaseUntil: op.LeaseUntil, Outcome: op.Outcome}, err
+}
+
+func (o operations) Finish(ctx context.Context, key string, outcome json.RawMessage) error {
+	return o.st.Finish(ctx, o.scope, key, outcome, time.Now())
+}
+
+func (o operations) Abandon(ctx context.Context, key string) error {
+	return o.st.Abandon(ctx, o.scope, key)
+}
+
+var _ connectors.Operations = operations{}
