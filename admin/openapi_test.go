@@ -1,0 +1,54 @@
+package admin_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/legate-mcp/legate/admin"
+)
+
+// The OpenAPI document and the routes describe each other: every route
+// has a documented operation, every documented operation is routed, and
+// the API serves the document.
+func TestOpenAPIMatchesTheRoutes(t *testing.T) {
+	var doc struct {
+		OpenAPI string                                `json:"openapi"`
+		Paths   map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(admin.OpenAPI, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(doc.OpenAPI, "3.1") {
+		t.Errorf("openapi %q, want 3.1", doc.OpenAPI)
+	}
+	mux := http.NewServeMux()
+	routed := map[string]bool{}
+	for _, p := range admin.RoutePatterns() {
+		mux.HandleFunc(p, func(http.ResponseWriter, *http.Request) {})
+		routed[p] = false
+	}
+	fill := strings.NewReplacer("{id}", "x1", "{name}", "x1")
+	for path, ops := range doc.Paths {
+		for method := range ops {
+			m := strings.ToUpper(method)
+			r := httptest.NewRequest(m, fill.Replace(path), nil)
+			if _, pattern := mux.Handler(r); pattern == "" {
+				t.Errorf("%s %s is documented but not routed", m, path)
+			} else {
+				routed[pattern] = true
+			}
+		}
+	}
+	for p, ok := range routed {
+		if !ok {
+			t.Errorf("route %s is not documented in openapi.json", p)
+		}
+	}
+	w := do(admin.Handler(newInbox(), &admin.Options{Token: "right"}), "GET", "/admin/v1/openapi.json", "right", "")
+	if w.Code != http.StatusOK || w.Body.String() != string(admin.OpenAPI) {
+		t.Errorf("GET /admin/v1/openapi.json: %d", w.Code)
+	}
+}

@@ -1,0 +1,70 @@
+package server
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/legate-mcp/legate/admin"
+	"github.com/legate-mcp/legate/auth"
+	"github.com/legate-mcp/legate/config"
+	"github.com/legate-mcp/legate/policy"
+	"github.com/legate-mcp/legate/server/ops"
+)
+
+// AdminHandler is the admin API as /admin/ serves it, outside the Host and
+// Origin guard: with authentication on, behind the authenticator and the
+// approver role; else behind the admin token. The panel calls it in
+// process. listen is the address reported by the status.
+func (g *Gateway) AdminHandler(listen string) http.Handler {
+	h := admin.Handler(g.adminOps(listen), &admin.Options{Authenticated: g.auth.Enabled(), Token: g.opts.AdminToken, Logger: g.log})
+	if g.auth.Enabled() {
+		h = admin.JSONErrors(g.auth.Middleware()(g.auth.RequireRole(auth.RoleApprover, h)))
+	}
+	return h
+}
+
+// adminOps are the admin operations over this gateway's parts.
+func (g *Gateway) adminOps(listen string) *ops.Ops {
+	return ops.New(ops.Parts{
+		Store: g.opts.Store, Vault: g.opts.Vault, Version: g.opts.Version, Listen: listen, Started: time.Now(), Principal: g.opts.Principal,
+		Upstreams: g.upstreams, Catalog: g.Catalog, View: g.viewFor, Policy: func() *policy.Policy { return g.now().policy },
+		Config: func() *config.File { return g.now().cfg }, Decide: g.Decide, Audit: g.audit.Add, Ready: g.ready.Load, Test: g.Test,
+		Instances: func() []admin.ConnectorState {
+			var out []admin.ConnectorState
+			for _, in := range g.now().instances {
+				out = append(out, admin.ConnectorState{ID: in.def.ID, Type: in.def.Type, Tenant: in.def.Tenant, Origin: in.def.Origin, Tools: len(in.conn.Tools())})
+			}
+			return out
+		},
+		Sessions: func() []admin.Session { return g.fast.sessions(g.opts.Principal) }, CloseSession: g.fast.closeSession,
+	})
+}
+
+// sessions lists the live MCP sessions, with who opened each over HTTP
+// (anonymous without authentication).
+func (f *fastPath) sessions(anonymous string) []admin.Session {
+	out := []admin.Session{}
+	for ss := range f.mcp.Sessions() {
+		s := admin.Session{ID: ss.ID(), Principal: anonymous}
+		if v, ok := f.live.Load(ss.ID()); ok {
+			ls := v.(*liveSession)
+			s.OpenedAt, s.LastSeen = ls.opened, time.Unix(0, ls.seen.Load())
+			if ls.user != "" {
+				s.Principal = ls.user
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// closeSession closes the session with id, reporting whether there was one.
+func (f *fastPath) closeSession(id string) bool {
+	for ss := range f.mcp.Sessions() {
+		if ss.ID() == id {
+			ss.Close()
+			return true
+		}
+	}
+	return false
+}
