@@ -219,6 +219,21 @@ func (p *Panel) addConnector(w http.ResponseWriter, r *http.Request, s *session)
 	back(w, r, "/connectors", fmt.Sprintf("added connector %s (%s); the server starts it within a second", c.ID, c.Type), nil)
 }
 
+// scalar reads a value of a map field as YAML would: a number or a
+// boolean when it is one (rate_limit: per_second=10), else the text.
+func scalar(v string) any {
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return n
+	}
+	if f, err := strconv.ParseFloat(v, 64); err == nil {
+		return f
+	}
+	if b, err := strconv.ParseBool(v); err == nil && (v == "true" || v == "false") {
+		return b
+	}
+	return v
+}
+
 // fieldValue reads a form field of a kind; nil when left empty.
 func fieldValue(kind string, vals []string) (any, error) {
 	v := ""
@@ -247,7 +262,7 @@ func fieldValue(kind string, vals []string) (any, error) {
 		}
 		return out, nil
 	case "map":
-		out := map[string]string{}
+		out := map[string]any{}
 		for l := range strings.Lines(v) {
 			if l = strings.TrimSpace(l); l == "" {
 				continue
@@ -256,7 +271,7 @@ func fieldValue(kind string, vals []string) (any, error) {
 			if !ok {
 				return nil, fmt.Errorf("want KEY=VALUE lines")
 			}
-			out[strings.TrimSpace(k)] = strings.TrimSpace(val)
+			out[strings.TrimSpace(k)] = scalar(strings.TrimSpace(val))
 		}
 		return out, nil
 	}
