@@ -126,7 +126,10 @@ func (b *browser) do(method, path string, body, out any) {
 	}
 }
 
-func (b *browser) open(url string) { b.t.Helper(); b.do("POST", "/url", map[string]string{"url": url}, nil) }
+func (b *browser) open(url string) {
+	b.t.Helper()
+	b.do("POST", "/url", map[string]string{"url": url}, nil)
+}
 
 // elementKey is the W3C key of an element reference.
 const elementKey = "element-6066-11e4-a52e-4f735466cecf"
@@ -158,7 +161,10 @@ func (b *browser) wait(css string) string {
 	}
 }
 
-func (b *browser) click(css string) { b.t.Helper(); b.do("POST", "/element/"+b.wait(css)+"/click", map[string]any{}, nil) }
+func (b *browser) click(css string) {
+	b.t.Helper()
+	b.do("POST", "/element/"+b.wait(css)+"/click", map[string]any{}, nil)
+}
 
 func (b *browser) typeIn(css, text string) {
 	b.t.Helper()
