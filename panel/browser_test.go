@@ -15,7 +15,6 @@ import (
 
 	"github.com/legate-mcp/legate/config"
 	_ "github.com/legate-mcp/legate/connectors/all"
-	"github.com/legate-mcp/legate/panel"
 	"github.com/legate-mcp/legate/server"
 	"github.com/legate-mcp/legate/store/sqlite"
 	"github.com/legate-mcp/legate/vault"
@@ -70,7 +69,9 @@ upstreams:
 	}
 	const adminToken = "panel-admin-token"
 	v := vault.New(st.Secrets(), vault.KeySource{File: t.TempDir() + "/keys", Create: true}, nil)
-	gw, err := server.New(ctx, server.Options{Config: cfg, Store: st, AdminToken: adminToken, Vault: v})
+	// The panel as legate serve mounts it, on an address of its own.
+	panelAddr := freeAddr(t)
+	gw, err := server.New(ctx, server.Options{Config: cfg, Store: st, AdminToken: adminToken, Vault: v, PanelAddr: panelAddr})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,16 +81,18 @@ upstreams:
 	if err != nil {
 		t.Fatal(err)
 	}
-	go gw.ServeHTTP(ctx, ln)
+	served := make(chan error, 1)
+	go func() { served <- gw.ServeHTTP(ctx, ln) }()
+	t.Cleanup(func() { cancel(); <-served })
 	mcpURL := "http://" + ln.Addr().String() + "/mcp"
-	pl, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ps := &httptest.Server{Listener: pl, Config: &http.Server{Handler: panel.New(gw.AdminHandler(pl.Addr().String()), &panel.Options{Loopback: true})}}
-	ps.Start()
-	t.Cleanup(ps.Close)
-	base := ps.URL
+	base := "http://" + panelAddr
+	eventually(t, "the panel to listen", func() bool {
+		resp, err := http.Get(base + "/login")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err == nil && resp.StatusCode == http.StatusOK
+	})
 	eventually(t, "the upstream's tools", func() bool { _, ok := gw.Catalog().Lookup("mcp.dir.lookup"); return ok })
 
 	// Log in.
@@ -207,4 +210,15 @@ upstreams:
 	if got := deliveries.Load(); got != 1 {
 		t.Errorf("%d deliveries at the end, want 1", got)
 	}
+}
+
+// freeAddr is a loopback address with a port free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }

@@ -28,6 +28,7 @@ import (
 	"html/template"
 	"io"
 	"io/fs"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -49,6 +50,9 @@ type Options struct {
 	AllowedHosts []string
 	// SessionTTL is how long a login lasts (default 12h).
 	SessionTTL time.Duration
+	// Logger receives the panel's address when Start serves it; nil
+	// logs nothing.
+	Logger *slog.Logger
 }
 
 // Panel serves the pages.
@@ -327,3 +331,38 @@ var (
 	_ http.ResponseWriter = (*recorder)(nil)
 	_ http.Handler        = (*http.ServeMux)(nil)
 )
+
+// Start serves the panel on addr until ctx ends or stop is called, over
+// the admin API api makes for the address bound; with addr "" it does
+// nothing. A loopback address accepts only loopback Host names (and
+// opts.AllowedHosts).
+func Start(ctx context.Context, addr string, api func(listen string) http.Handler, opts *Options) (stop func(), err error) {
+	if addr == "" {
+		return func() {}, nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("panel: listening on %s: %w", addr, err)
+	}
+	o := Options{}
+	if opts != nil {
+		o = *opts
+	}
+	host, _, _ := net.SplitHostPort(ln.Addr().String())
+	o.Loopback = isLoopbackName(host)
+	srv := &http.Server{Handler: New(api(ln.Addr().String()), &o), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	go srv.Serve(ln)
+	if o.Logger != nil {
+		o.Logger.Info("legate panel", "url", "http://"+ln.Addr().String()+"/")
+	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		<-ctx.Done()
+		c, end := context.WithTimeout(context.Background(), 5*time.Second)
+		defer end()
+		srv.Shutdown(c)
+		close(done)
+	}()
+	return func() { cancel(); <-done }, nil
+}

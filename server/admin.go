@@ -1,30 +1,34 @@
 package server
 
 import (
+	"cmp"
+	"context"
+	"errors"
 	"net/http"
 	"time"
 
 	"github.com/legate-mcp/legate/admin"
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/config"
+	"github.com/legate-mcp/legate/panel"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/server/ops"
 )
 
-// AdminHandler is the admin API as /admin/ serves it, outside the Host and
+// AdminHandler is g's admin API as /admin/ serves it, outside the Host and
 // Origin guard: with authentication on, behind the authenticator and the
 // approver role; else behind the admin token. The panel calls it in
 // process. listen is the address reported by the status.
-func (g *Gateway) AdminHandler(listen string) http.Handler {
-	h := admin.Handler(g.adminOps(listen), &admin.Options{Authenticated: g.auth.Enabled(), Token: g.opts.AdminToken, Logger: g.log})
+func AdminHandler(g *Gateway, listen string) http.Handler {
+	h := admin.Handler(adminOps(g, listen), &admin.Options{Authenticated: g.auth.Enabled(), Token: g.opts.AdminToken, Logger: g.log})
 	if g.auth.Enabled() {
 		h = admin.JSONErrors(g.auth.Middleware()(g.auth.RequireRole(auth.RoleApprover, h)))
 	}
 	return h
 }
 
-// adminOps are the admin operations over this gateway's parts.
-func (g *Gateway) adminOps(listen string) *ops.Ops {
+// adminOps are the admin operations over g's parts.
+func adminOps(g *Gateway, listen string) *ops.Ops {
 	return ops.New(ops.Parts{
 		Store: g.opts.Store, Vault: g.opts.Vault, Version: g.opts.Version, Listen: listen, Started: time.Now(), Principal: g.opts.Principal,
 		Upstreams: g.upstreams, Catalog: g.Catalog, View: g.viewFor, Policy: func() *policy.Policy { return g.now().policy },
@@ -38,6 +42,17 @@ func (g *Gateway) adminOps(listen string) *ops.Ops {
 		},
 		Sessions: func() []admin.Session { return g.fast.sessions(g.opts.Principal) }, CloseSession: g.fast.closeSession,
 	})
+}
+
+// startPanel serves the web panel on its own address, panel.listen or
+// Options.PanelAddr, until ctx ends; without one it does nothing. Logging
+// in takes a token, so without authentication or an admin token it fails.
+func startPanel(ctx context.Context, g *Gateway) (stop func(), err error) {
+	addr := cmp.Or(g.opts.PanelAddr, g.opts.Config.Panel.Listen)
+	if addr != "" && !g.auth.Enabled() && g.opts.AdminToken == "" {
+		return nil, errors.New("the panel needs a token to log in with: set LEGATE_ADMIN_TOKEN or turn on auth")
+	}
+	return panel.Start(ctx, addr, func(listen string) http.Handler { return AdminHandler(g, listen) }, &panel.Options{AllowedHosts: g.opts.Config.AllowedHosts, Logger: g.log})
 }
 
 // sessions lists the live MCP sessions, with who opened each over HTTP

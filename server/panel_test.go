@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/legate-mcp/legate/auth"
+	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/panel"
 	"github.com/legate-mcp/legate/server"
 	"github.com/legate-mcp/legate/store"
@@ -22,7 +24,7 @@ import (
 // of its forms.
 func panelClient(t *testing.T, gw *server.Gateway, tok string) (*http.Client, string, string) {
 	t.Helper()
-	ts := httptest.NewServer(panel.New(gw.AdminHandler("127.0.0.1:0"), &panel.Options{Loopback: true}))
+	ts := httptest.NewServer(panel.New(server.AdminHandler(gw, "127.0.0.1:0"), &panel.Options{Loopback: true}))
 	t.Cleanup(ts.Close)
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar}
@@ -121,5 +123,28 @@ func TestPanelLoginAndConnectorForm(t *testing.T) {
 		if page := readAll(t, resp); resp.StatusCode != http.StatusOK || strings.Contains(page, `class="error"`) {
 			t.Errorf("%s: %d %s", p, resp.StatusCode, page)
 		}
+	}
+}
+
+// A panel asked for without any token to log in with is refused, and the
+// server does not start.
+func TestPanelWithoutATokenIsRefused(t *testing.T) {
+	st := memStore(t)
+	cfg, err := config.Parse([]byte("panel: {listen: \"127.0.0.1:0\"}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, err := server.New(context.Background(), server.Options{Config: cfg, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { gw.Close() })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if err := gw.ServeHTTP(context.Background(), ln); err == nil || !strings.Contains(err.Error(), "LEGATE_ADMIN_TOKEN") {
+		t.Fatalf("serving with a panel and no token: %v", err)
 	}
 }

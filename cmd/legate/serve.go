@@ -54,11 +54,6 @@ func serveCmd(g *globals) *cobra.Command {
 				defer gw.Close()
 				gw.Start(ctx)
 				defer watch(ctx, gw, e)()
-				stopPanel, err := startPanel(ctx, gw, e)
-				if err != nil {
-					return err
-				}
-				defer stopPanel()
 				e.log.Info("legate serving", "mcp", "http://"+ln.Addr().String()+"/mcp", "tools", gw.Catalog().Len(),
 					"config", orNone(e.cfg.Path), "state_dir", e.stateDir, "version", version)
 				err = gw.ServeHTTP(ctx, ln)
