@@ -148,3 +148,49 @@ func TestPanelWithoutATokenIsRefused(t *testing.T) {
 		t.Fatalf("serving with a panel and no token: %v", err)
 	}
 }
+
+// The session cookie is HttpOnly and SameSite=Strict, a user token does
+// not log in, and no page runs an inline script.
+func TestPanelSessionCookieAndPages(t *testing.T) {
+	st, gw, _, _ := tenantInboxGateway(t)
+	ts := httptest.NewServer(panel.New(server.AdminHandler(gw, "127.0.0.1:0"), &panel.Options{Loopback: true}))
+	t.Cleanup(ts.Close)
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	user := token(t, st, auth.Principal{Name: "bob", Role: auth.RoleUser})
+	resp, err := noRedirect.PostForm(ts.URL+"/login", url.Values{"token": {user}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if readAll(t, resp); resp.StatusCode != http.StatusUnauthorized || len(resp.Cookies()) != 0 {
+		t.Errorf("a user token logging in: %d, cookies %v", resp.StatusCode, resp.Cookies())
+	}
+	root := token(t, st, auth.Principal{Name: "root", Role: auth.RoleAdmin})
+	resp, err = noRedirect.PostForm(ts.URL+"/login", url.Values{"token": {root}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	readAll(t, resp)
+	cs := resp.Cookies()
+	if len(cs) != 1 || !cs[0].HttpOnly || cs[0].SameSite != http.SameSiteStrictMode || strings.Contains(cs[0].Value, root) {
+		t.Fatalf("session cookie %+v", cs)
+	}
+	c, base, _ := panelClient(t, gw, root)
+	inline := regexp.MustCompile(`<script(\s[^>]*)?>\s*[^<\s]|\son[a-z]+=|javascript:`)
+	for _, p := range []string{"/login", "/inbox", "/connectors", "/connectors/new?type=echo-test", "/upstreams", "/tools", "/audit"} {
+		resp, err := c.Get(base + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page := readAll(t, resp)
+		if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe") {
+			t.Errorf("%s: CSP %q", p, csp)
+		}
+		if inline.MatchString(page) {
+			t.Errorf("%s: an inline script: %s", p, inline.FindString(page))
+		}
+	}
+	resp, _ = http.Get(base + "/inbox/pending")
+	if readAll(t, resp); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the inbox's poll without a session: %d", resp.StatusCode)
+	}
+}
