@@ -2,6 +2,7 @@ package admin_test
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -50,5 +51,26 @@ func TestOpenAPIMatchesTheRoutes(t *testing.T) {
 	w := do(admin.Handler(newInbox(), &admin.Options{Token: "right"}), "GET", "/admin/v1/openapi.json", "right", "")
 	if w.Code != http.StatusOK || w.Body.String() != string(admin.OpenAPI) {
 		t.Errorf("GET /admin/v1/openapi.json: %d", w.Code)
+	}
+}
+
+// A Client calls any route: the answer decoded, an error answer an *Error
+// with its code.
+func TestClientDo(t *testing.T) {
+	srv := httptest.NewServer(admin.Handler(newInbox(), &admin.Options{Token: "right"}))
+	defer srv.Close()
+	c := &admin.Client{URL: srv.URL + "/mcp", Token: "right"}
+	var list struct{ Approvals []admin.ApprovalView }
+	if err := c.Do(t.Context(), "GET", "/admin/v1/approvals?tenant=", nil, &list); err != nil || len(list.Approvals) != 1 {
+		t.Fatalf("%v %+v", err, list)
+	}
+	var got admin.ApprovalView
+	if err := c.Do(t.Context(), "POST", "/admin/v1/approvals/a1/deny", map[string]string{"reason": "no"}, &got); err != nil || got.State != "denied" || got.Reason != "no" {
+		t.Fatalf("%v %+v", err, got)
+	}
+	err := c.Do(t.Context(), "POST", "/admin/v1/approvals/a1/deny", nil, nil)
+	var e *admin.Error
+	if !errors.As(err, &e) || e.Code != admin.CodeConflict || !strings.Contains(err.Error(), srv.URL) {
+		t.Fatalf("deciding twice: %v", err)
 	}
 }
