@@ -76,9 +76,10 @@ type Connector struct {
 }
 
 // NewConnector is the body of POST /admin/v1/connectors. Credentials are
-// references; Secrets are values the server stores in the vault (as
-// NAME under the instance's tenant, named <id>.<credential>) and refers to,
-// never to be shown again.
+// references; Secrets are values the server stores in the vault (the
+// shared tenant's, named <id>.<credential>) and refers to, never to be
+// shown again. A stored instance is shared by every tenant: Tenant must be
+// empty (a tenant's own instance goes in the config file).
 type NewConnector struct {
 	ID          string               `json:"id"`
 	Type        string               `json:"type"`

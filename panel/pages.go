@@ -184,7 +184,7 @@ func (p *Panel) addConnector(w http.ResponseWriter, r *http.Request, s *session)
 		back(w, r, "/connectors", "", fmt.Errorf("no connector type %q", r.PostFormValue("type")))
 		return
 	}
-	in := admin.NewConnector{ID: r.PostFormValue("id"), Type: t.Name, Tenant: r.PostFormValue("tenant"), Config: map[string]any{},
+	in := admin.NewConnector{ID: r.PostFormValue("id"), Type: t.Name, Config: map[string]any{},
 		Credentials: map[string]vault.Ref{}, Secrets: map[string]string{}}
 	formURL := "/connectors/new?type=" + url.QueryEscape(t.Name)
 	for _, f := range t.Fields {

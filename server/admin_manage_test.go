@@ -96,3 +96,17 @@ func TestApproverOfOneTenantCannotReachAnother(t *testing.T) {
 		t.Errorf("acme's approver approving acme's request: %d %s", s, body)
 	}
 }
+
+// The store keeps no tenant: a connector added "for" a tenant through the
+// API would be shared, so it is refused.
+func TestAdminConnectorForATenantIsRefused(t *testing.T) {
+	st, url, _ := tenantInbox(t)
+	base := strings.TrimSuffix(url, "/approvals")
+	root := token(t, st, auth.Principal{Name: "root", Role: auth.RoleAdmin})
+	if s, body := adminCall(t, base, root, "POST", "/connectors", `{"id":"acme-only","type":"echo-test","tenant":"acme"}`); s != http.StatusBadRequest {
+		t.Fatalf("%d %s", s, body)
+	}
+	if _, err := st.Connectors().Get(context.Background(), "acme-only"); err == nil {
+		t.Error("stored all the same")
+	}
+}

@@ -160,6 +160,11 @@ func (o *Ops) AddConnector(ctx context.Context, in admin.NewConnector) (admin.Co
 	if in.Type == "" {
 		return admin.Connector{}, fmt.Errorf("%w: type: required (GET /admin/v1/connector-types lists them)", admin.ErrInvalid)
 	}
+	if in.Tenant != "" {
+		// The store keeps no tenant: a stored instance is shared, and one
+		// added "for" a tenant would be seen by every tenant.
+		return admin.Connector{}, fmt.Errorf("%w: tenant: an instance added through the API is shared by every tenant; a tenant's own instance goes in the config file", admin.ErrInvalid)
+	}
 	if slices.ContainsFunc(o.p.Config().Connectors, func(c config.Connector) bool { return c.ID == in.ID }) {
 		return admin.Connector{}, fmt.Errorf("connector id %q is defined in the config file: %w", in.ID, store.ErrExists)
 	}
@@ -195,14 +200,14 @@ func (o *Ops) AddConnector(ctx context.Context, in admin.NewConnector) (admin.Co
 		return admin.Connector{}, fmt.Errorf("%w: secrets: this server has no vault; give credentials as references", admin.ErrInvalid)
 	}
 	for name, value := range in.Secrets {
-		if _, err := o.p.Vault.Set(ctx, in.Tenant, in.ID+"."+name, []byte(value)); err != nil {
+		if _, err := o.p.Vault.Set(ctx, "", in.ID+"."+name, []byte(value)); err != nil {
 			return admin.Connector{}, fmt.Errorf("storing secret %s: %w", name, err)
 		}
 	}
 	if err := o.p.Store.Connectors().Create(ctx, rec); err != nil {
 		return admin.Connector{}, err
 	}
-	c := admin.Connector{ID: in.ID, Type: in.Type, Tenant: in.Tenant, Origin: "store", Credentials: map[string]string{}}
+	c := admin.Connector{ID: in.ID, Type: in.Type, Origin: "store", Credentials: map[string]string{}}
 	for name, ref := range refs {
 		c.Credentials[name] = ref.String()
 	}
