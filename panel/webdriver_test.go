@@ -171,19 +171,25 @@ func (b *browser) typeIn(css, text string) {
 	b.do("POST", "/element/"+b.wait(css)+"/value", map[string]string{"text": text}, nil)
 }
 
-func (b *browser) attr(css, name string) string {
+// read gets what of the element css selects, finding it again when the
+// page reloaded under it (the inbox reloads itself when requests change).
+func (b *browser) read(css, what string) string {
 	b.t.Helper()
 	var v string
-	b.do("GET", "/element/"+b.wait(css)+"/attribute/"+name, nil, &v)
-	return v
+	var err error
+	for range 20 {
+		if err = b.try("GET", "/element/"+b.wait(css)+what, nil, &v); err == nil {
+			return v
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	b.t.Fatal(err)
+	return ""
 }
 
-func (b *browser) text(css string) string {
-	b.t.Helper()
-	var v string
-	b.do("GET", "/element/"+b.wait(css)+"/text", nil, &v)
-	return v
-}
+func (b *browser) attr(css, name string) string { b.t.Helper(); return b.read(css, "/attribute/"+name) }
+
+func (b *browser) text(css string) string { b.t.Helper(); return b.read(css, "/text") }
 
 // screenshot saves the page as docs/panel/<name>.png.
 func (b *browser) screenshot(name string) {
