@@ -138,6 +138,8 @@ type Tool struct {
 type Session struct {
 	ID         string    `json:"id"`
 	Principal  string    `json:"principal"`
+	Tenant     string    `json:"tenant,omitempty"`
+	Credential string    `json:"credential,omitempty"` // static or jwt, with authentication on
 	OpenedAt   time.Time `json:"opened_at,omitzero"`
 	AgeSeconds float64   `json:"age_seconds"`
 	LastSeen   time.Time `json:"last_seen,omitzero"`

@@ -33,14 +33,8 @@ func adminOps(g *Gateway, listen string) *ops.Ops {
 		Store: g.opts.Store, Vault: g.opts.Vault, Version: g.opts.Version, Listen: listen, Started: time.Now(), Principal: g.opts.Principal,
 		Upstreams: g.upstreams, Catalog: g.Catalog, View: g.viewFor, Policy: func() *policy.Policy { return g.now().policy },
 		Config: func() *config.File { return g.now().cfg }, Decide: g.Decide, Audit: g.audit.Add, Ready: g.ready.Load, Test: g.Test,
-		Instances: func() []admin.ConnectorState {
-			var out []admin.ConnectorState
-			for _, in := range g.now().instances {
-				out = append(out, admin.ConnectorState{ID: in.def.ID, Type: in.def.Type, Tenant: in.def.Tenant, Origin: in.def.Origin, Tools: len(in.conn.Tools())})
-			}
-			return out
-		},
-		Sessions: func() []admin.Session { return g.fast.sessions(g.opts.Principal) }, CloseSession: g.fast.closeSession,
+		Instances: g.Instances, Authenticated: g.auth.Enabled(),
+		Sessions: g.fast.sessions, CloseSession: g.fast.closeSession,
 	})
 }
 
@@ -55,18 +49,15 @@ func startPanel(ctx context.Context, g *Gateway) (stop func(), err error) {
 	return panel.Start(ctx, addr, func(listen string) http.Handler { return AdminHandler(g, listen) }, &panel.Options{AllowedHosts: g.opts.Config.AllowedHosts, Logger: g.log})
 }
 
-// sessions lists the live MCP sessions, with who opened each over HTTP
-// (anonymous without authentication).
-func (f *fastPath) sessions(anonymous string) []admin.Session {
+// sessions lists the live MCP sessions, with who opened each over HTTP.
+func (f *fastPath) sessions() []admin.Session {
 	out := []admin.Session{}
 	for ss := range f.mcp.Sessions() {
-		s := admin.Session{ID: ss.ID(), Principal: anonymous}
+		s := admin.Session{ID: ss.ID()}
 		if v, ok := f.live.Load(ss.ID()); ok {
 			ls := v.(*liveSession)
 			s.OpenedAt, s.LastSeen = ls.opened, time.Unix(0, ls.seen.Load())
-			if ls.user != "" {
-				s.Principal = ls.user
-			}
+			s.Principal = ls.owner
 		}
 		out = append(out, s)
 	}

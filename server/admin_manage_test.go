@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/store"
 )
@@ -108,5 +110,25 @@ func TestAdminConnectorForATenantIsRefused(t *testing.T) {
 	}
 	if _, err := st.Connectors().Get(context.Background(), "acme-only"); err == nil {
 		t.Error("stored all the same")
+	}
+}
+
+// With authentication on, a session is listed with its principal and tenant.
+func TestAdminSessionsNameTheirPrincipal(t *testing.T) {
+	st, url, _ := tenantInbox(t)
+	base := strings.TrimSuffix(url, "/approvals")
+	root := token(t, st, auth.Principal{Name: "root", Role: auth.RoleAdmin})
+	ann := token(t, st, auth.Principal{Name: "ann", Tenant: "acme", Role: auth.RoleUser})
+	mcpURL := strings.TrimSuffix(base, "/admin/v1") + "/mcp"
+	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: mcpURL, HTTPClient: &http.Client{Transport: bearer{token: ann, base: http.DefaultTransport}}},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	_, body := adminCall(t, base, root, "GET", "/sessions", "")
+	if !strings.Contains(body, `"principal": "ann"`) || !strings.Contains(body, `"tenant": "acme"`) {
+		t.Errorf("sessions: %s", body)
 	}
 }

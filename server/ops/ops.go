@@ -44,8 +44,11 @@ type Parts struct {
 	Decide    func(ctx context.Context, id string, approve bool, decider, reason string) (*store.Approval, error)
 	Audit     func(store.AuditRow)
 	Ready     func() bool
-	// Instances are the connector instances built now.
-	Instances func() []admin.ConnectorState
+	// Authenticated says inbound authentication is on: then a session
+	// without an owner is not the anonymous Principal's.
+	Authenticated bool
+	// Instances are the definitions of the connector instances built now.
+	Instances func() []sources.InstanceDef
 	Test      func(ctx context.Context, ids ...string) map[string]error
 	Sessions  func() []admin.Session
 	// CloseSession ends a session, reporting whether there was one.
@@ -97,8 +100,32 @@ func (o *Ops) Status(ctx context.Context) (*admin.Status, error) {
 	return &admin.Status{
 		Version: o.p.Version, StartedAt: o.p.Started, UptimeSeconds: time.Since(o.p.Started).Round(time.Second).Seconds(),
 		Listen: o.p.Listen, Ready: o.p.Ready(), PendingApprovals: len(pending), Sessions: len(o.p.Sessions()),
-		Upstreams: ups, Connectors: o.p.Instances(),
+		Upstreams: ups, Connectors: o.instances(),
 	}, nil
+}
+
+// instances are the connector instances built now, each with its number
+// of tools in the catalog.
+func (o *Ops) instances() []admin.ConnectorState {
+	tools := map[string]int{}
+	for _, e := range o.p.Catalog().Entries() {
+		if id, ok := connectorOf(e.Source); ok {
+			tools[id]++
+		}
+	}
+	defs := o.p.Instances()
+	out := make([]admin.ConnectorState, 0, len(defs))
+	for _, d := range defs {
+		out = append(out, admin.ConnectorState{ID: d.ID, Type: d.Type, Tenant: d.Tenant, Origin: d.Origin, Tools: tools[d.ID]})
+	}
+	return out
+}
+
+// connectorOf is the instance id of a native tool's catalog source
+// (`connector "id" (...)`).
+func connectorOf(source string) (string, bool) {
+	s := subject("", "", "", "", source)
+	return s.Connector, s.Connector != ""
 }
 
 // Upstreams lists the upstreams with their live state.
@@ -129,7 +156,7 @@ func (o *Ops) Connectors(ctx context.Context) ([]admin.Connector, error) {
 		return nil, err
 	}
 	tools := map[string]int{}
-	for _, in := range o.p.Instances() {
+	for _, in := range o.instances() {
 		tools[in.ID] = in.Tools
 	}
 	o.mu.Lock()
@@ -391,6 +418,13 @@ func (o *Ops) Sessions(context.Context) ([]admin.Session, error) {
 	list := o.p.Sessions()
 	now := time.Now()
 	for i := range list {
+		// An HTTP session's owner is `kind "tenant" "name"`.
+		var kind, tenant, name string
+		if n, _ := fmt.Sscanf(list[i].Principal, "%s %q %q", &kind, &tenant, &name); n == 3 {
+			list[i].Principal, list[i].Tenant, list[i].Credential = name, tenant, kind
+		} else if list[i].Principal == "" && !o.p.Authenticated {
+			list[i].Principal = o.p.Principal
+		}
 		if !list[i].OpenedAt.IsZero() {
 			list[i].AgeSeconds = now.Sub(list[i].OpenedAt).Round(time.Second).Seconds()
 		}
