@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/legate-mcp/legate/auth"
@@ -48,7 +49,16 @@ type api struct {
 	ops  Ops
 	opts Options
 	log  *slog.Logger
+	// reads are when each repeated read across tenants was last audited.
+	readsMu sync.Mutex
+	reads   map[string]time.Time
 }
+
+// repeatedReadWindow is how long the same read across tenants, by the
+// same principal seeing the same thing, is not audited again: a panel
+// polling the inbox each second leaves a row when what it sees changes,
+// and one a minute otherwise.
+const repeatedReadWindow = time.Minute
 
 // maxBody bounds a request's body.
 const maxBody = 64 << 10
@@ -100,6 +110,27 @@ var routes = []struct {
 	{"GET /admin/v1/approvals/{id}", func(h *api) http.HandlerFunc { return h.getApproval }},
 	{"POST /admin/v1/approvals/{id}/{verb}", func(h *api) http.HandlerFunc { return h.decide }},
 	{"GET /admin/v1/status", func(h *api) http.HandlerFunc { return h.status }},
+	{"GET /admin/v1/me", func(h *api) http.HandlerFunc { return h.me }},
+	{"GET /admin/v1/openapi.json", func(h *api) http.HandlerFunc { return serveOpenAPI }},
+	{"GET /admin/v1/connector-types", func(h *api) http.HandlerFunc { return h.connectorTypes }},
+	{"GET /admin/v1/connectors", func(h *api) http.HandlerFunc { return h.listConnectors }},
+	{"POST /admin/v1/connectors", func(h *api) http.HandlerFunc { return h.addConnector }},
+	{"DELETE /admin/v1/connectors/{id}", func(h *api) http.HandlerFunc { return h.removeConnector }},
+	{"POST /admin/v1/connectors/{id}/test", func(h *api) http.HandlerFunc { return h.testConnector }},
+	{"GET /admin/v1/upstreams", func(h *api) http.HandlerFunc { return h.listUpstreams }},
+	{"POST /admin/v1/upstreams", func(h *api) http.HandlerFunc { return h.addUpstream }},
+	{"DELETE /admin/v1/upstreams/{id}", func(h *api) http.HandlerFunc { return h.removeUpstream }},
+	{"POST /admin/v1/upstreams/{id}/{verb}", func(h *api) http.HandlerFunc { return h.upstreamAction }},
+	{"GET /admin/v1/upstreams/{id}/quarantine", func(h *api) http.HandlerFunc { return h.quarantine }},
+	{"GET /admin/v1/quarantine", func(h *api) http.HandlerFunc { return h.quarantine }},
+	{"GET /admin/v1/tools", func(h *api) http.HandlerFunc { return h.tools }},
+	{"GET /admin/v1/sessions", func(h *api) http.HandlerFunc { return h.sessions }},
+	{"DELETE /admin/v1/sessions/{id}", func(h *api) http.HandlerFunc { return h.closeSession }},
+	{"GET /admin/v1/audit", func(h *api) http.HandlerFunc { return h.audit }},
+	{"GET /admin/v1/audit/export", func(h *api) http.HandlerFunc { return h.auditExport }},
+	{"GET /admin/v1/tokens", func(h *api) http.HandlerFunc { return h.listTokens }},
+	{"POST /admin/v1/tokens", func(h *api) http.HandlerFunc { return h.createToken }},
+	{"DELETE /admin/v1/tokens/{name}", func(h *api) http.HandlerFunc { return h.revokeToken }},
 }
 
 // ApprovalView is an approval request as the admin API and CLI show it:
@@ -122,6 +153,8 @@ type ApprovalView struct {
 	Decider    string          `json:"decider,omitempty"`
 	Reason     string          `json:"reason,omitempty"`
 	Outcome    json.RawMessage `json:"outcome,omitempty"`
+	// Hold says why the request waits (shown one at a time, not in lists).
+	Hold *Hold `json:"hold,omitempty"`
 }
 
 // ViewOf turns a stored request into its view.
@@ -150,29 +183,46 @@ func tenantScope(r *http.Request) (string, bool) {
 // whatever its limit asks for (default 100).
 const MaxApprovalList = 1000
 
+// maxApprovalScan bounds the requests a listing reads to filter and page:
+// pages reach the newest maxApprovalScan requests the caller may see.
+const maxApprovalScan = 10_000
+
+// approvalPage is a listing's filters beyond the store's and its page.
+type approvalPage struct {
+	tool, principal string
+	offset, limit   int
+}
+
 // approvalFilter is what the caller of r asks to list and may see: a
 // confined caller its own tenant (naming another is forbidden); an admin
 // the tenant ?tenant= names ("" the shared one), or every tenant without it.
-func approvalFilter(r *http.Request) (store.ApprovalFilter, error) {
+func approvalFilter(r *http.Request) (store.ApprovalFilter, approvalPage, error) {
 	q := r.URL.Query()
-	limit := 0
+	pg := approvalPage{tool: q.Get("tool"), principal: q.Get("principal"), limit: 100}
 	if q.Has("limit") {
 		n, err := strconv.Atoi(q.Get("limit"))
 		if err != nil || n < 1 {
-			return store.ApprovalFilter{}, &Error{Status: http.StatusBadRequest, Message: fmt.Sprintf("limit %q: want a whole number from 1 (at most %d are listed)", q.Get("limit"), MaxApprovalList)}
+			return store.ApprovalFilter{}, pg, &Error{Status: http.StatusBadRequest, Message: fmt.Sprintf("limit %q: want a whole number from 1 (at most %d are listed)", q.Get("limit"), MaxApprovalList)}
 		}
-		limit = min(n, MaxApprovalList)
+		pg.limit = min(n, MaxApprovalList)
 	}
-	f := store.ApprovalFilter{State: q.Get("state"), Tenant: q.Get("tenant"), AllTenants: !q.Has("tenant"), Limit: limit}
+	if c := q.Get("cursor"); c != "" {
+		n, err := strconv.Atoi(c)
+		if err != nil || n < 0 {
+			return store.ApprovalFilter{}, pg, &Error{Status: http.StatusBadRequest, Message: fmt.Sprintf("cursor %q: want the next_cursor of a previous page", c)}
+		}
+		pg.offset = n
+	}
+	f := store.ApprovalFilter{State: q.Get("state"), Tenant: q.Get("tenant"), AllTenants: !q.Has("tenant"), Limit: maxApprovalScan}
 	own, scoped := tenantScope(r)
 	if !scoped {
-		return f, nil
+		return f, pg, nil
 	}
 	if q.Has("tenant") && f.Tenant != own {
-		return f, &Error{Status: http.StatusForbidden, Message: fmt.Sprintf("forbidden: tenant %q is not the caller's: seeing other tenants needs the %s role", f.Tenant, auth.RoleAdmin)}
+		return f, pg, &Error{Status: http.StatusForbidden, Message: fmt.Sprintf("forbidden: tenant %q is not the caller's: seeing other tenants needs the %s role", f.Tenant, auth.RoleAdmin)}
 	}
 	f.Tenant, f.AllTenants = own, false
-	return f, nil
+	return f, pg, nil
 }
 
 func (h *api) listApprovals(w http.ResponseWriter, r *http.Request) {
@@ -180,7 +230,7 @@ func (h *api) listApprovals(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	f, err := approvalFilter(r)
+	f, pg, err := approvalFilter(r)
 	if e := (*Error)(nil); errors.As(err, &e) {
 		writeJSONError(w, e.Status, e.Message)
 		return
@@ -190,16 +240,35 @@ func (h *api) listApprovals(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	out := make([]ApprovalView, len(list))
-	for i, a := range list {
-		out[i] = ViewOf(a)
+	var out []ApprovalView
+	skipped, more := 0, false
+	for _, a := range list {
+		if pg.tool != "" && a.Tool != pg.tool || pg.principal != "" && a.Principal != pg.principal {
+			continue
+		}
+		if skipped < pg.offset {
+			skipped++
+			continue
+		}
+		if len(out) == pg.limit {
+			more = true
+			break
+		}
+		out = append(out, ViewOf(a))
+	}
+	if out == nil {
+		out = []ApprovalView{}
 	}
 	if f.AllTenants {
-		h.auditAdmin(r, "admin.approvals.list", "read", "", fmt.Sprintf("listed %d requests of every tenant", len(list)))
+		h.auditAdmin(r, "admin.approvals.list", "read", "", fmt.Sprintf("listed %d requests of every tenant", len(out)))
 	} else if own := callerTenant(r); f.Tenant != own {
-		h.auditAdmin(r, "admin.approvals.list", "read", "", fmt.Sprintf("listed %d requests of tenant %q", len(list), f.Tenant))
+		h.auditAdmin(r, "admin.approvals.list", "read", "", fmt.Sprintf("listed %d requests of tenant %q", len(out), f.Tenant))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"approvals": out})
+	body := map[string]any{"approvals": out}
+	if more {
+		body["next_cursor"] = strconv.Itoa(pg.offset + len(out))
+	}
+	writeJSON(w, http.StatusOK, body)
 }
 
 // approval returns the request r names if its caller may see it; otherwise
@@ -227,7 +296,12 @@ func (h *api) getApproval(w http.ResponseWriter, r *http.Request) {
 	if a.Tenant != callerTenant(r) {
 		h.auditAdmin(r, "admin.approvals.get", "read", a.ID, fmt.Sprintf("read a request of tenant %q", a.Tenant))
 	}
-	writeJSON(w, http.StatusOK, ViewOf(a))
+	v := ViewOf(a)
+	if m, ok := h.ops.(ManageOps); ok {
+		hold := m.Held(r.Context(), a)
+		v.Hold = &hold
+	}
+	writeJSON(w, http.StatusOK, v)
 }
 
 func (h *api) decide(w http.ResponseWriter, r *http.Request) {
@@ -258,19 +332,28 @@ func (h *api) decide(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a, err := h.ops.Decide(r.Context(), target.ID, verb == "approve", decider, body.Reason)
+	// Every decision is audited with who made it, its tenant named when
+	// it is not the decider's.
+	detail := fmt.Sprintf("%s %s of %s", verb, target.Tool, target.Principal)
+	if target.Tenant != callerTenant(r) {
+		detail += fmt.Sprintf(": decided a request of tenant %q", target.Tenant)
+	}
+	row := store.AuditRow{Time: time.Now(), Principal: decider, Tenant: callerTenant(r), Tool: "admin.approvals." + verb, Source: "admin",
+		Class: "write", Decision: "allow", ApprovalID: target.ID, Outcome: "ok", Detail: detail}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		writeJSONError(w, http.StatusNotFound, err.Error())
+		row.Outcome = CodeNotFound
 	case errors.Is(err, store.ErrConflict), errors.Is(err, policy.ErrSelfApproval):
 		writeJSONError(w, http.StatusConflict, err.Error())
+		row.Outcome = CodeConflict
 	case err != nil:
 		writeJSONError(w, http.StatusInternalServerError, err.Error())
+		row.Outcome = CodeInternal
 	default:
-		if a.Tenant != callerTenant(r) {
-			h.auditAdmin(r, "admin.approvals."+verb, "write", a.ID, fmt.Sprintf("decided a request of tenant %q", a.Tenant))
-		}
 		writeJSON(w, http.StatusOK, ViewOf(a))
 	}
+	h.ops.Audit(row)
 }
 
 // callerTenant is the tenant of r's principal, "" without one.
@@ -283,11 +366,29 @@ func callerTenant(r *http.Request) string {
 
 // auditAdmin records, in the audit log and the log, an admin's use of the
 // admin API beyond its own tenant: the only way to see every tenant is
-// explicit and leaves a trace.
+// explicit and leaves a trace. A read repeated within repeatedReadWindow,
+// seeing the same thing, leaves no second row.
 func (h *api) auditAdmin(r *http.Request, action, class, approvalID, detail string) {
 	name, tenant := "admin", ""
 	if p := auth.PrincipalFromContext(r.Context()); p != nil {
 		name, tenant = p.Name, p.Tenant
+	}
+	if class == "read" {
+		key := name + "\x00" + tenant + "\x00" + action + "\x00" + approvalID + "\x00" + detail
+		now := time.Now()
+		h.readsMu.Lock()
+		last, seen := h.reads[key]
+		repeated := seen && now.Sub(last) < repeatedReadWindow
+		if !repeated {
+			if h.reads == nil || len(h.reads) > 10_000 {
+				h.reads = map[string]time.Time{} // bounded: forgetting only audits again
+			}
+			h.reads[key] = now
+		}
+		h.readsMu.Unlock()
+		if repeated {
+			return
+		}
 	}
 	h.log.Info("admin access across tenants", "principal", name, "action", action, "approval", approvalID, "detail", detail)
 	h.ops.Audit(store.AuditRow{Time: time.Now(), Principal: name, Tenant: tenant, Tool: action, Source: "admin",

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,15 +22,38 @@ type Client struct {
 	HTTP *http.Client
 }
 
-// maxStatusBody bounds the status answer a Client reads.
+// maxStatusBody bounds the answer a Client reads.
 const maxStatusBody = 4 << 20
 
 // Status asks for GET /admin/v1/status. Its errors name the URL asked.
 func (c *Client) Status(ctx context.Context) (*Status, error) {
-	u := strings.TrimSuffix(strings.TrimSuffix(c.URL, "/"), "/mcp") + "/admin/v1/status"
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	var s Status
+	if err := c.Do(ctx, http.MethodGet, "/admin/v1/status", nil, &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// Do sends method path (such as "/admin/v1/approvals?state=pending") with
+// body as JSON, when not nil, and decodes the answer into out, when not
+// nil. An answer that is not a success is an *Error; every error names
+// the URL asked.
+func (c *Client) Do(ctx context.Context, method, path string, body, out any) error {
+	u := strings.TrimSuffix(strings.TrimSuffix(c.URL, "/"), "/mcp") + path
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return fmt.Errorf("%s: %w", u, err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", u, err)
+		return fmt.Errorf("%s: %w", u, err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	if c.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.Token)
@@ -44,26 +68,27 @@ func (c *Client) Status(ctx context.Context) (*Status, error) {
 		if errors.As(err, &ue) {
 			err = ue.Unwrap() // the *url.Error would name the URL twice
 		}
-		return nil, fmt.Errorf("cannot reach the server at %s: %w", u, err)
+		return fmt.Errorf("cannot reach the server at %s: %w", u, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxStatusBody))
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxStatusBody))
 	if err != nil {
-		return nil, fmt.Errorf("%s: reading the answer: %w", u, err)
+		return fmt.Errorf("%s: reading the answer: %w", u, err)
 	}
-	if resp.StatusCode != http.StatusOK {
-		e := answerError(resp.StatusCode, body)
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		e := answerError(resp.StatusCode, raw)
 		e.URL = u
 		if resp.StatusCode == http.StatusUnauthorized && c.Token == "" {
 			e.Message += " (pass --token or set LEGATE_ADMIN_TOKEN)"
 		}
-		return nil, e
+		return e
 	}
-	var s Status
-	if err := json.Unmarshal(body, &s); err != nil {
-		return nil, fmt.Errorf("%s: not a status: %w", u, err)
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			return fmt.Errorf("%s: not the answer expected: %w", u, err)
+		}
 	}
-	return &s, nil
+	return nil
 }
 
 // answerError reads the error of an answer with status: the API's

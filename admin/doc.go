@@ -1,9 +1,15 @@
 // Package admin is the admin HTTP API under /admin/v1/: the approval inbox
-// listed, read and decided by approvers.
+// listed, read and decided by approvers; and for admins the connector
+// types and instances, upstreams and their quarantined tools, the catalog
+// and each agent's view of it, live sessions, the audit log and static
+// tokens. openapi.json describes every route (served at
+// /admin/v1/openapi.json; a test holds it and the routes to each other).
+// Every change made through the API is audited with its principal.
 //
-// The API holds no state of its own: it runs the operations of an Ops,
-// which the gateway implements and hands in, so the API can be tested, and
-// grown (connectors, upstreams, the panel), without the gateway:
+// The API holds no state of its own: it runs the operations of an Ops
+// (and of the optional StatusOps and ManageOps), which the gateway
+// implements and hands in, so the API can be tested without the gateway;
+// the panel (package panel) runs it in process:
 //
 //	h := admin.Handler(ops, &admin.Options{Token: os.Getenv("LEGATE_ADMIN_TOKEN")})
 //	mux.Handle("/admin/", h)

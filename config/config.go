@@ -63,6 +63,7 @@ type File struct {
 	Auth               Auth                   `yaml:"auth" desc:"Inbound authentication: static tokens, OAuth access tokens, or nobody but loopback clients"`
 	HTTP               HTTP                   `yaml:"http" desc:"Limits of the HTTP listener against slow and idle clients; event streams and long calls are not cut by them"`
 	Limits             Limits                 `yaml:"limits" desc:"Rate limits of calls per principal and per tool; a call over one fails at once with RATE_LIMITED and retry_after_seconds"`
+	Panel              Panel                  `yaml:"panel" desc:"The web panel (inbox, connectors, upstreams, tools, audit), off unless it has an address"`
 
 	// Path is the file the configuration was read from, "" for none.
 	Path string `yaml:"-"`
@@ -77,6 +78,11 @@ type Profile struct {
 	MaxTools int      `yaml:"max_tools" min:"0" desc:"Keep at most this many tools, the first by canonical name (0: no limit)"`
 	// ToolNames defaults to the top-level tool_names, applied by ApplyDefaults.
 	ToolNames string `yaml:"tool_names" enum:"safe,canonical" desc:"safe or canonical names for this profile (default: the top-level tool_names)"`
+}
+
+// Panel is the `panel:` section.
+type Panel struct {
+	Listen string `yaml:"listen" example:"127.0.0.1:8081" desc:"Address (host:port) the panel listens on, apart from /mcp; empty leaves it off; $LEGATE_PANEL_ADDR overrides it. Logging in takes an admin or approver token (LEGATE_ADMIN_TOKEN, or a token of auth:)"`
 }
 
 // Audit is the `audit:` section.

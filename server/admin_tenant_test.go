@@ -24,6 +24,13 @@ import (
 // base URL and the ids by tenant.
 func tenantInbox(t *testing.T) (*sqlite.Store, string, map[string]string) {
 	t.Helper()
+	st, _, url, ids := tenantInboxGateway(t)
+	return st, url, ids
+}
+
+// tenantInboxGateway is tenantInbox with its gateway.
+func tenantInboxGateway(t *testing.T) (*sqlite.Store, *server.Gateway, string, map[string]string) {
+	t.Helper()
 	ctx := context.Background()
 	st := memStore(t)
 	cfg, err := config.Parse([]byte("approvals: {wait: 10ms}\nauth: {tokens: true}\nconnectors:\n  - {id: s, type: echo-test}\n"), nil)
@@ -47,7 +54,7 @@ func tenantInbox(t *testing.T) (*sqlite.Store, string, map[string]string) {
 			t.Fatalf("tenant %q: no approval: %v", tenant, structured(t, res))
 		}
 	}
-	return st, strings.TrimSuffix(serve(t, gw), "/mcp") + "/admin/v1/approvals", ids
+	return st, gw, strings.TrimSuffix(serve(t, gw), "/mcp") + "/admin/v1/approvals", ids
 }
 
 // listApprovals gets path with tok and returns the status and the tenants

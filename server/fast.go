@@ -81,6 +81,10 @@ var _ callPath = (*Gateway)(nil)
 type liveSession struct {
 	user string // who opened it (sessionOwner): a session answers only them
 	ss   *mcp.ServerSession
+	// opened is when the session was initialized, owner who opened it, as
+	// the admin API lists sessions.
+	opened time.Time
+	owner  string
 	// seen is when the SDK last handled one of the session's requests (Unix
 	// nanoseconds). The SDK closes a session no request reached for
 	// session_idle_timeout, and the fast paths' requests do not reach it; so
@@ -557,7 +561,7 @@ func (f *fastPath) trackSession(ctx context.Context, req *mcp.InitializedRequest
 	if id == "" {
 		return // stateless: no session to answer for
 	}
-	ls := &liveSession{ss: req.Session}
+	ls := &liveSession{ss: req.Session, opened: time.Now(), owner: userOf(ctx)}
 	if req.Extra != nil && req.Extra.TokenInfo != nil {
 		ls.user = req.Extra.TokenInfo.UserID
 	}

@@ -66,6 +66,8 @@ type Options struct {
 	// AdminToken enables the admin API under /admin/v1/ for requests
 	// bearing it; empty leaves the API off.
 	AdminToken string
+	// PanelAddr, when set, overrides panel.listen (LEGATE_PANEL_ADDR).
+	PanelAddr string
 	// Vault resolves {vault: NAME} credentials; nil makes them fail.
 	Vault *vault.Vault
 	// StoreWatchInterval is how often a started gateway looks for

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/legate-mcp/legate/admin"
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/server/jsonlines"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -43,11 +42,10 @@ func (g *Gateway) Handler(listen string) http.Handler {
 	// identity that opened it), the admin API the approver role, and
 	// /metrics the admin role: its series name every tenant's tools.
 	// The probes stay open to load balancers, behind the guard.
-	adminH := admin.Handler(statusOps{adminOps: adminOps{g}, listen: listen, started: time.Now()}, &admin.Options{Authenticated: g.auth.Enabled(), Token: g.opts.AdminToken, Logger: g.log})
+	adminH := AdminHandler(g, listen)
 	var mcpH, metricsH http.Handler = g.mcpHandler(), g.metrics.Handler()
 	if g.auth.Enabled() {
 		mcpH = g.auth.Middleware()(mcpH)
-		adminH = admin.JSONErrors(g.auth.Middleware()(g.auth.RequireRole(auth.RoleApprover, adminH)))
 		metricsH = g.auth.Middleware()(g.auth.RequireRole(auth.RoleAdmin, metricsH))
 	}
 	mux := http.NewServeMux()
@@ -173,6 +171,11 @@ func isLoopbackListen(listen string) bool {
 // is read (to watch for the client going away), and there is no write
 // timeout, which would end every stream.
 func (g *Gateway) ServeHTTP(ctx context.Context, ln net.Listener) error {
+	stopPanel, err := startPanel(ctx, g)
+	if err != nil {
+		return err
+	}
+	defer stopPanel()
 	limits := g.opts.Config.HTTP.WithDefaults()
 	srv := &http.Server{
 		Handler:           g.Handler(ln.Addr().String()),

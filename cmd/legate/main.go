@@ -160,7 +160,7 @@ func (g *globals) open(ctx context.Context) (*env, error) {
 // gateway builds the gateway on e; the caller closes it.
 func (e *env) gateway(ctx context.Context) (*server.Gateway, error) {
 	return server.New(ctx, server.Options{Config: e.cfg, Store: e.store, Logger: e.log, Version: version,
-		AdminToken: os.Getenv("LEGATE_ADMIN_TOKEN"), Vault: e.vault})
+		AdminToken: os.Getenv("LEGATE_ADMIN_TOKEN"), PanelAddr: os.Getenv("LEGATE_PANEL_ADDR"), Vault: e.vault})
 }
 
 func (e *env) Close() error { return e.store.Close() }

@@ -1,0 +1,368 @@
+// Package panel is Legate's web panel: the approval inbox, connectors,
+// upstreams, tools and the audit log, as pages rendered on the server
+// from templates embedded in the binary. It has no state of its own but
+// its login sessions: every page and every form runs the admin API in
+// process, as the logged-in token, so the panel can do nothing the API
+// would not let that token do, and every change it makes is audited by
+// the API with the token's principal.
+//
+//	h := panel.New(gw.AdminHandler(addr), &panel.Options{Loopback: true})
+//	http.Serve(ln, h)
+//
+// Logging in takes an admin or approver token; the session lives in an
+// HttpOnly, SameSite=Strict cookie, and every form carries a CSRF token
+// tied to it. The pages run no inline script: the Content-Security-Policy
+// allows only the panel's own static files, of which one small script
+// reloads the inbox when a request comes or goes.
+package panel
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"embed"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/legate-mcp/legate/admin"
+)
+
+//go:embed templates/*.html static/*
+var files embed.FS
+
+// Options configure the panel.
+type Options struct {
+	// Loopback says the panel listens on a loopback address: then only
+	// loopback names are accepted as Host, against DNS rebinding.
+	Loopback bool
+	// AllowedHosts are Host values accepted besides.
+	AllowedHosts []string
+	// SessionTTL is how long a login lasts (default 12h).
+	SessionTTL time.Duration
+	// Logger receives the panel's address when Start serves it; nil
+	// logs nothing.
+	Logger *slog.Logger
+}
+
+// Panel serves the pages.
+type Panel struct {
+	api   http.Handler
+	opts  Options
+	tmpl  *template.Template
+	mu    sync.Mutex
+	users map[string]*session // by session id
+}
+
+// session is one login: the token the API is called with, never sent to
+// the browser again, and the CSRF token its forms carry.
+type session struct {
+	token   string
+	csrf    string
+	me      principal
+	expires time.Time
+}
+
+// principal is who logged in, as GET /admin/v1/me answers.
+type principal struct {
+	Name   string `json:"name"`
+	Role   string `json:"role"`
+	Tenant string `json:"tenant"`
+}
+
+// cookieName names the session cookie.
+const cookieName = "legate_panel"
+
+// csp forbids every script, style and image that is not the panel's own
+// file: no inline script can run even if some text escaped the templates.
+const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// New returns the panel over api, the admin API's handler.
+func New(api http.Handler, opts *Options) http.Handler {
+	if opts == nil {
+		opts = &Options{}
+	}
+	p := &Panel{api: api, opts: *opts, users: map[string]*session{}}
+	if p.opts.SessionTTL == 0 {
+		p.opts.SessionTTL = 12 * time.Hour
+	}
+	p.tmpl = template.Must(template.New("").Funcs(funcs).ParseFS(files, "templates/*.html"))
+	static, _ := fs.Sub(files, "static")
+	mux := http.NewServeMux()
+	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	mux.HandleFunc("GET /login", p.loginPage)
+	mux.HandleFunc("POST /login", p.login)
+	mux.HandleFunc("POST /logout", p.with(p.logout))
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/inbox", http.StatusSeeOther) })
+	mux.HandleFunc("GET /inbox", p.with(p.inbox))
+	mux.HandleFunc("GET /inbox/pending", p.with(p.pending))
+	mux.HandleFunc("POST /approvals/{id}/{verb}", p.with(p.decide))
+	mux.HandleFunc("GET /connectors", p.with(p.connectors))
+	mux.HandleFunc("GET /connectors/new", p.with(p.connectorForm))
+	mux.HandleFunc("POST /connectors", p.with(p.addConnector))
+	mux.HandleFunc("POST /connectors/{id}/test", p.with(p.testConnector))
+	mux.HandleFunc("GET /upstreams", p.with(p.upstreams))
+	mux.HandleFunc("POST /upstreams/{id}/{verb}", p.with(p.upstreamAction))
+	mux.HandleFunc("GET /tools", p.with(p.tools))
+	mux.HandleFunc("GET /audit", p.with(p.audit))
+	return p.secure(mux)
+}
+
+// secure sets the headers every answer carries and refuses a Host that is
+// not the panel's and a cross-site Origin on a form.
+func (p *Panel) secure(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", csp)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Cache-Control", "no-store")
+		host, _, err := net.SplitHostPort(r.Host)
+		if err != nil {
+			host = r.Host
+		}
+		if p.opts.Loopback && !isLoopbackName(host) && !contains(p.opts.AllowedHosts, r.Host) {
+			http.Error(w, fmt.Sprintf("forbidden: Host %q is not accepted by the panel", r.Host), http.StatusForbidden)
+			return
+		}
+		if o := r.Header.Get("Origin"); r.Method == http.MethodPost && o != "" && o != "null" && !sameOrigin(o, r.Host) {
+			http.Error(w, "forbidden: a form from another site", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func isLoopbackName(h string) bool {
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(h, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+func sameOrigin(origin, host string) bool {
+	return origin == "http://"+host || origin == "https://"+host
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// with runs h for a logged-in session, checking the CSRF token of every
+// POST; without a session it sends the browser to the login page.
+func (p *Panel) with(h func(http.ResponseWriter, *http.Request, *session)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		s := p.session(r)
+		if s == nil {
+			if r.Method == http.MethodGet && !strings.HasSuffix(r.URL.Path, "/pending") {
+				http.Redirect(w, r, "/login", http.StatusSeeOther)
+				return
+			}
+			http.Error(w, "not logged in", http.StatusUnauthorized)
+			return
+		}
+		if r.Method == http.MethodPost {
+			r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
+			if subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(s.csrf)) != 1 {
+				http.Error(w, "forbidden: the form's CSRF token is missing or stale; reload the page", http.StatusForbidden)
+				return
+			}
+		}
+		h(w, r, s)
+	}
+}
+
+func (p *Panel) session(r *http.Request) *session {
+	c, err := r.Cookie(cookieName)
+	if err != nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := p.users[c.Value]
+	if s != nil && time.Now().After(s.expires) {
+		delete(p.users, c.Value)
+		return nil
+	}
+	return s
+}
+
+func randomID() string {
+	b := make([]byte, 32)
+	rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func (p *Panel) loginPage(w http.ResponseWriter, r *http.Request) {
+	p.render(w, "login", nil, map[string]any{"Error": r.URL.Query().Get("error")})
+}
+
+// login checks a token against the admin API (GET /admin/v1/me) and opens
+// a session for it.
+func (p *Panel) login(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	tok := strings.TrimSpace(r.PostFormValue("token"))
+	s := &session{token: tok, csrf: randomID(), expires: time.Now().Add(p.opts.SessionTTL)}
+	if err := p.call(r.Context(), s, "GET", "/admin/v1/me", nil, &s.me); err != nil || tok == "" {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(http.StatusUnauthorized)
+		p.render(w, "login", nil, map[string]any{"Error": "That token is not an admin or approver token."})
+		return
+	}
+	id := randomID()
+	p.mu.Lock()
+	now := time.Now()
+	for k, old := range p.users {
+		if now.After(old.expires) {
+			delete(p.users, k)
+		}
+	}
+	p.users[id] = s
+	p.mu.Unlock()
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: id, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode,
+		Secure: r.TLS != nil, MaxAge: int(p.opts.SessionTTL.Seconds())})
+	http.Redirect(w, r, "/inbox", http.StatusSeeOther)
+}
+
+func (p *Panel) logout(w http.ResponseWriter, r *http.Request, _ *session) {
+	if c, err := r.Cookie(cookieName); err == nil {
+		p.mu.Lock()
+		delete(p.users, c.Value)
+		p.mu.Unlock()
+	}
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: -1})
+	http.Redirect(w, r, "/login", http.StatusSeeOther)
+}
+
+// call runs one admin API request as s, decoding the answer into out; an
+// error answer is returned as an *admin.Error.
+func (p *Panel) call(ctx context.Context, s *session, method, path string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, path, rd)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	rec := &recorder{header: http.Header{}}
+	p.api.ServeHTTP(rec, req)
+	if rec.status == 0 {
+		rec.status = http.StatusOK
+	}
+	if rec.status >= 300 {
+		var e struct {
+			Error admin.Error `json:"error"`
+		}
+		json.Unmarshal(rec.body.Bytes(), &e)
+		e.Error.Status = rec.status
+		if e.Error.Message == "" {
+			e.Error.Message = strings.TrimSpace(rec.body.String())
+		}
+		return &e.Error
+	}
+	if out != nil {
+		return json.Unmarshal(rec.body.Bytes(), out)
+	}
+	return nil
+}
+
+// recorder keeps an in-process answer of the admin API.
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header { return r.header }
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.body.Write(b)
+}
+func (r *recorder) WriteHeader(s int) {
+	if r.status == 0 {
+		r.status = s
+	}
+}
+
+// render writes page name within the layout.
+func (p *Panel) render(w http.ResponseWriter, name string, s *session, data map[string]any) {
+	if data == nil {
+		data = map[string]any{}
+	}
+	data["Page"] = name
+	if s != nil {
+		data["Me"], data["CSRF"] = s.me, s.csrf
+	}
+	var buf bytes.Buffer
+	if err := p.tmpl.ExecuteTemplate(&buf, name, data); err != nil {
+		http.Error(w, "rendering "+name+": "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Write(buf.Bytes())
+}
+
+var (
+	_ http.ResponseWriter = (*recorder)(nil)
+	_ http.Handler        = (*http.ServeMux)(nil)
+)
+
+// Start serves the panel on addr until ctx ends or stop is called, over
+// the admin API api makes for the address bound; with addr "" it does
+// nothing. A loopback address accepts only loopback Host names (and
+// opts.AllowedHosts).
+func Start(ctx context.Context, addr string, api func(listen string) http.Handler, opts *Options) (stop func(), err error) {
+	if addr == "" {
+		return func() {}, nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("panel: listening on %s: %w", addr, err)
+	}
+	o := Options{}
+	if opts != nil {
+		o = *opts
+	}
+	host, _, _ := net.SplitHostPort(ln.Addr().String())
+	o.Loopback = isLoopbackName(host)
+	srv := &http.Server{Handler: New(api(ln.Addr().String()), &o), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	go srv.Serve(ln)
+	if o.Logger != nil {
+		o.Logger.Info("legate panel", "url", "http://"+ln.Addr().String()+"/")
+	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		<-ctx.Done()
+		c, end := context.WithTimeout(context.Background(), 5*time.Second)
+		defer end()
+		srv.Shutdown(c)
+		close(done)
+	}()
+	return func() { cancel(); <-done }, nil
+}

@@ -1,0 +1,76 @@
+package server
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/legate-mcp/legate/admin"
+	"github.com/legate-mcp/legate/auth"
+	"github.com/legate-mcp/legate/config"
+	"github.com/legate-mcp/legate/panel"
+	"github.com/legate-mcp/legate/policy"
+	"github.com/legate-mcp/legate/server/ops"
+)
+
+// AdminHandler is g's admin API as /admin/ serves it, outside the Host and
+// Origin guard: with authentication on, behind the authenticator and the
+// approver role; else behind the admin token. The panel calls it in
+// process. listen is the address reported by the status.
+func AdminHandler(g *Gateway, listen string) http.Handler {
+	h := admin.Handler(adminOps(g, listen), &admin.Options{Authenticated: g.auth.Enabled(), Token: g.opts.AdminToken, Logger: g.log})
+	if g.auth.Enabled() {
+		h = admin.JSONErrors(g.auth.Middleware()(g.auth.RequireRole(auth.RoleApprover, h)))
+	}
+	return h
+}
+
+// adminOps are the admin operations over g's parts.
+func adminOps(g *Gateway, listen string) *ops.Ops {
+	return ops.New(ops.Parts{
+		Store: g.opts.Store, Vault: g.opts.Vault, Version: g.opts.Version, Listen: listen, Started: time.Now(), Principal: g.opts.Principal,
+		Upstreams: g.upstreams, Catalog: g.Catalog, View: g.viewFor, Policy: func() *policy.Policy { return g.now().policy },
+		Config: func() *config.File { return g.now().cfg }, Decide: g.Decide, Audit: g.audit.Add, Ready: g.ready.Load, Test: g.Test,
+		Instances: g.Instances, Authenticated: g.auth.Enabled(),
+		Sessions: g.fast.sessions, CloseSession: g.fast.closeSession,
+	})
+}
+
+// startPanel serves the web panel on its own address, panel.listen or
+// Options.PanelAddr, until ctx ends; without one it does nothing. Logging
+// in takes a token, so without authentication or an admin token it fails.
+func startPanel(ctx context.Context, g *Gateway) (stop func(), err error) {
+	addr := cmp.Or(g.opts.PanelAddr, g.opts.Config.Panel.Listen)
+	if addr != "" && !g.auth.Enabled() && g.opts.AdminToken == "" {
+		return nil, errors.New("the panel needs a token to log in with: set LEGATE_ADMIN_TOKEN or turn on auth")
+	}
+	return panel.Start(ctx, addr, func(listen string) http.Handler { return AdminHandler(g, listen) }, &panel.Options{AllowedHosts: g.opts.Config.AllowedHosts, Logger: g.log})
+}
+
+// sessions lists the live MCP sessions, with who opened each over HTTP.
+func (f *fastPath) sessions() []admin.Session {
+	out := []admin.Session{}
+	for ss := range f.mcp.Sessions() {
+		s := admin.Session{ID: ss.ID()}
+		if v, ok := f.live.Load(ss.ID()); ok {
+			ls := v.(*liveSession)
+			s.OpenedAt, s.LastSeen = ls.opened, time.Unix(0, ls.seen.Load())
+			s.Principal = ls.owner
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// closeSession closes the session with id, reporting whether there was one.
+func (f *fastPath) closeSession(id string) bool {
+	for ss := range f.mcp.Sessions() {
+		if ss.ID() == id {
+			ss.Close()
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,196 @@
+package server_test
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/legate-mcp/legate/auth"
+	"github.com/legate-mcp/legate/config"
+	"github.com/legate-mcp/legate/panel"
+	"github.com/legate-mcp/legate/server"
+	"github.com/legate-mcp/legate/store"
+)
+
+// panelClient logs in to a panel over gw's admin API with tok and returns
+// a client holding the session cookie, the panel's URL and the CSRF token
+// of its forms.
+func panelClient(t *testing.T, gw *server.Gateway, tok string) (*http.Client, string, string) {
+	t.Helper()
+	ts := httptest.NewServer(panel.New(server.AdminHandler(gw, "127.0.0.1:0"), &panel.Options{Loopback: true}))
+	t.Cleanup(ts.Close)
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar}
+	resp, err := c.PostForm(ts.URL+"/login", url.Values{"token": {tok}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := readAll(t, resp)
+	if resp.StatusCode != http.StatusOK {
+		return c, ts.URL, ""
+	}
+	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("no CSRF token on the inbox: %s", body)
+	}
+	return c, ts.URL, m[1]
+}
+
+func readAll(t *testing.T, resp *http.Response) string {
+	t.Helper()
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// The panel shows an approver its own tenant's requests only, decides
+// them as the approver (audited), and refuses a form without its CSRF token.
+func TestPanelInboxDecidesAsTheLoggedInApprover(t *testing.T) {
+	st, gw, _, ids := tenantInboxGateway(t)
+	ann := token(t, st, auth.Principal{Name: "ann", Tenant: "acme", Role: auth.RoleApprover})
+	c, base, csrf := panelClient(t, gw, ann)
+	resp, err := c.Get(base + "/inbox")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := readAll(t, resp)
+	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-inline") {
+		t.Errorf("CSP %q", csp)
+	}
+	if regexp.MustCompile(`<script>|<script [^>]*>[^<]`).MatchString(page) || strings.Contains(page, " on"+"click=") {
+		t.Errorf("an inline script on the inbox")
+	}
+	if !strings.Contains(page, ids["acme"]) || strings.Contains(page, ids["globex"]) || strings.Contains(page, ids[""]) {
+		t.Fatalf("the inbox of acme's approver shows other tenants, or not its own:\n%s", page)
+	}
+	resp, _ = c.PostForm(base+"/approvals/"+ids["acme"]+"/deny", url.Values{"reason": {"no"}})
+	if readAll(t, resp); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a form without its CSRF token: %d", resp.StatusCode)
+	}
+	resp, _ = c.PostForm(base+"/approvals/"+ids["globex"]+"/deny", url.Values{"reason": {"no"}, "csrf": {csrf}})
+	readAll(t, resp)
+	resp, _ = c.PostForm(base+"/approvals/"+ids["acme"]+"/deny", url.Values{"reason": {"not today"}, "csrf": {csrf}})
+	readAll(t, resp)
+	ctx := context.Background()
+	if a, _ := st.Approvals().Get(ctx, ids["acme"]); a.State != store.StateDenied || a.Decider != "ann" || a.Reason != "not today" {
+		t.Errorf("acme's request after the panel's deny: %+v", a)
+	}
+	if a, _ := st.Approvals().Get(ctx, ids["globex"]); a.State != store.StatePending {
+		t.Errorf("globex's request decided through acme's panel: %+v", a)
+	}
+	waitFor(t, "the audit row of the panel's decision", func() bool {
+		rows, _ := st.Audit().Query(ctx, store.AuditQuery{Principal: "ann", Tool: "admin.approvals.deny"})
+		return len(rows) >= 1
+	})
+	resp, _ = c.Get(base + "/connectors")
+	if page := readAll(t, resp); !strings.Contains(page, "admin role") {
+		t.Errorf("an approver on the connectors page: %s", page)
+	}
+}
+
+// A wrong token does not log in; an admin adds a connector through the
+// form generated from its type's spec.
+func TestPanelLoginAndConnectorForm(t *testing.T) {
+	st, gw, _, _ := tenantInboxGateway(t)
+	if _, base, csrf := panelClient(t, gw, "lgt_wrong"); csrf != "" || base == "" {
+		t.Fatal("a wrong token logged in")
+	}
+	root := token(t, st, auth.Principal{Name: "root", Role: auth.RoleAdmin})
+	c, base, csrf := panelClient(t, gw, root)
+	resp, _ := c.Get(base + "/connectors/new?type=echo-test")
+	if form := readAll(t, resp); resp.StatusCode != http.StatusOK || !strings.Contains(form, `name="id"`) {
+		t.Fatalf("the form: %d %s", resp.StatusCode, form)
+	}
+	resp, _ = c.PostForm(base+"/connectors", url.Values{"csrf": {csrf}, "type": {"echo-test"}, "id": {"from-panel"}})
+	if page := readAll(t, resp); !strings.Contains(page, "added connector from-panel") {
+		t.Fatalf("after the form: %s", page)
+	}
+	if _, err := st.Connectors().Get(context.Background(), "from-panel"); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/inbox", "/upstreams", "/tools", "/audit", "/tools?tenant=acme"} {
+		resp, _ := c.Get(base + p)
+		if page := readAll(t, resp); resp.StatusCode != http.StatusOK || strings.Contains(page, `class="error"`) {
+			t.Errorf("%s: %d %s", p, resp.StatusCode, page)
+		}
+	}
+}
+
+// A panel asked for without any token to log in with is refused, and the
+// server does not start.
+func TestPanelWithoutATokenIsRefused(t *testing.T) {
+	st := memStore(t)
+	cfg, err := config.Parse([]byte("panel: {listen: \"127.0.0.1:0\"}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, err := server.New(context.Background(), server.Options{Config: cfg, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { gw.Close() })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if err := gw.ServeHTTP(context.Background(), ln); err == nil || !strings.Contains(err.Error(), "LEGATE_ADMIN_TOKEN") {
+		t.Fatalf("serving with a panel and no token: %v", err)
+	}
+}
+
+// The session cookie is HttpOnly and SameSite=Strict, a user token does
+// not log in, and no page runs an inline script.
+func TestPanelSessionCookieAndPages(t *testing.T) {
+	st, gw, _, _ := tenantInboxGateway(t)
+	ts := httptest.NewServer(panel.New(server.AdminHandler(gw, "127.0.0.1:0"), &panel.Options{Loopback: true}))
+	t.Cleanup(ts.Close)
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	user := token(t, st, auth.Principal{Name: "bob", Role: auth.RoleUser})
+	resp, err := noRedirect.PostForm(ts.URL+"/login", url.Values{"token": {user}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if readAll(t, resp); resp.StatusCode != http.StatusUnauthorized || len(resp.Cookies()) != 0 {
+		t.Errorf("a user token logging in: %d, cookies %v", resp.StatusCode, resp.Cookies())
+	}
+	root := token(t, st, auth.Principal{Name: "root", Role: auth.RoleAdmin})
+	resp, err = noRedirect.PostForm(ts.URL+"/login", url.Values{"token": {root}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	readAll(t, resp)
+	cs := resp.Cookies()
+	if len(cs) != 1 || !cs[0].HttpOnly || cs[0].SameSite != http.SameSiteStrictMode || strings.Contains(cs[0].Value, root) {
+		t.Fatalf("session cookie %+v", cs)
+	}
+	c, base, _ := panelClient(t, gw, root)
+	inline := regexp.MustCompile(`<script(\s[^>]*)?>\s*[^<\s]|\son[a-z]+=|javascript:`)
+	for _, p := range []string{"/login", "/inbox", "/connectors", "/connectors/new?type=echo-test", "/upstreams", "/tools", "/audit"} {
+		resp, err := c.Get(base + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page := readAll(t, resp)
+		if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe") {
+			t.Errorf("%s: CSP %q", p, csp)
+		}
+		if inline.MatchString(page) {
+			t.Errorf("%s: an inline script: %s", p, inline.FindString(page))
+		}
+	}
+	resp, _ = http.Get(base + "/inbox/pending")
+	if readAll(t, resp); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the inbox's poll without a session: %d", resp.StatusCode)
+	}
+}
