@@ -45,10 +45,12 @@ bench-smoke:
 
 ## docs: regenerate what is generated from the specs: docs/connectors (one
 ## reference page per connector type), each connector README's config table,
-## and config.yaml's schema, key table and goldens.
+## config.yaml's schema, key table and goldens, and the panel's screenshots
+## in docs/panel (needs chromium and chromedriver).
 docs:
 	go test ./config -update
 	go test ./connectors/all $(patsubst %/readme_test.go,./%,$(wildcard connectors/*/readme_test.go)) -run 'TestReferenceDocs|TestReadme' -update
+	go test ./panel -run TestPanelInABrowser -screenshots
 
 ## fuzz: every Go fuzz target of the module, found by scripts/fuzz.sh, FUZZTIME
 ## each (default 60s); a failing input is left in the package's testdata/fuzz

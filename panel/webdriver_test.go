@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -191,15 +192,23 @@ func (b *browser) attr(css, name string) string { b.t.Helper(); return b.read(cs
 
 func (b *browser) text(css string) string { b.t.Helper(); return b.read(css, "/text") }
 
-// screenshot saves the page as docs/panel/<name>.png.
+// screenshots makes the browser test write its screenshots into
+// docs/panel (make docs); otherwise they are taken and checked, not kept.
+var screenshots = flag.Bool("screenshots", false, "write the pages' screenshots into docs/panel")
+
+// screenshot takes a screenshot of the page, saved as docs/panel/<name>.png
+// with -screenshots.
 func (b *browser) screenshot(name string) {
 	b.t.Helper()
 	b.try("POST", "/execute/sync", map[string]any{"script": "window.scrollTo(0, 0)", "args": []any{}}, nil)
 	var data string
 	b.do("GET", "/screenshot", nil, &data)
 	png, err := base64.StdEncoding.DecodeString(data)
-	if err != nil {
-		b.t.Fatal(err)
+	if err != nil || !bytes.HasPrefix(png, []byte("\x89PNG")) {
+		b.t.Fatalf("screenshot %s: not a PNG (%v)", name, err)
+	}
+	if !*screenshots {
+		return
 	}
 	dir := filepath.Join("..", "docs", "panel")
 	if err := os.MkdirAll(dir, 0o755); err != nil {

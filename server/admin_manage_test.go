@@ -7,11 +7,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/upstream/upstreamtest"
 )
 
 // adminCall sends method path with tok to the admin API at base and
@@ -127,8 +129,11 @@ func TestAdminSessionsNameTheirPrincipal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	_, body := adminCall(t, base, root, "GET", "/sessions", "")
-	if !strings.Contains(body, `"principal": "ann"`) || !strings.Contains(body, `"tenant": "acme"`) {
-		t.Errorf("sessions: %s", body)
-	}
+	// The server learns of the session from the client's initialized
+	// notification, which Connect does not wait for.
+	var body string
+	upstreamtest.Eventually(t, 10*time.Second, func() bool {
+		_, body = adminCall(t, base, root, "GET", "/sessions", "")
+		return strings.Contains(body, `"principal": "ann"`) && strings.Contains(body, `"tenant": "acme"`)
+	}, "sessions: %s", body)
 }
