@@ -448,6 +448,9 @@ func (g *Gateway) Start(ctx context.Context) {
 	g.upstreams.Start(ctx)
 	g.cold.started.Store(g.cold.max > 0)
 	g.background.Go(func() { g.approvals.runApproved(ctx) })
+	// Replicas sharing a store that tells of approval changes (PostgreSQL)
+	// wake their waiting calls as soon as another decides.
+	g.background.Go(func() { g.inbox.Follow(ctx) })
 	interval := g.opts.StoreWatchInterval
 	if interval == 0 {
 		interval = DefaultStoreWatchInterval

@@ -1,0 +1,112 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/legate-mcp/legate/server"
+	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/store/postgres"
+	"github.com/legate-mcp/legate/store/postgres/pgtest"
+	"github.com/legate-mcp/legate/upstream/upstreamtest"
+)
+
+// replicaStores opens n stores on one PostgreSQL schema, as n replicas'
+// processes would: each its own pool.
+func replicaStores(t *testing.T, n int) []store.Store {
+	t.Helper()
+	url := pgtest.URL(t)
+	var out []store.Store
+	for range n {
+		st, err := postgres.Open(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		out = append(out, st)
+	}
+	return out
+}
+
+// A refresh made on one replica reaches the catalog of another and its
+// clients' tools/list_changed, through the store's cache version, which
+// each replica polls every CachePollInterval.
+func TestRefreshOnOneReplicaReachesAnother(t *testing.T) {
+	raw, srv := upstreamtest.NewRaw(t, roTool("a"))
+	doc := fmt.Sprintf("upstreams:\n  - {id: raw, url: %q}\n", srv.URL())
+	sts := replicaStores(t, 2)
+	a, b := upGateway(t, doc, sts[0], nil), upGateway(t, doc, sts[1], nil)
+	waitCatalog(t, a, "mcp.raw.a")
+	waitCatalog(t, b, "mcp.raw.a")
+	cs, changed := upClient(t, serve(t, b))
+	drain(changed)
+
+	raw.SetTools(roTool("a"), roTool("fresh"))
+	start := time.Now()
+	d, err := a.Upstreams().Refresh(context.Background(), "raw")
+	if err != nil || !slices.Equal(d.Added, []string{"fresh"}) {
+		t.Fatalf("refresh on replica A: %s %v", d, err)
+	}
+	waitNotified(t, changed, 10*time.Second, "a refresh on another replica")
+	t.Logf("replica B's client was told %s after replica A's refresh returned (B polls every %s)", time.Since(start).Round(time.Millisecond), server.CachePollInterval)
+	if _, ok := b.Catalog().Lookup("mcp.raw.fresh"); !ok {
+		t.Fatal("replica B's catalog lacks the tool its client was told of")
+	}
+	if !slices.Contains(toolNames(t, cs), wire("mcp.raw.fresh")) {
+		t.Fatal("replica B does not list the refreshed tool")
+	}
+}
+
+// A call waiting for approval on one replica is decided through another:
+// it runs once, on one replica, and returns its result to its client.
+func TestApprovalDecidedOnAnotherReplica(t *testing.T) {
+	raw, srv := upstreamtest.NewRaw(t, `{"name":"post","inputSchema":{"type":"object"}}`)
+	doc := fmt.Sprintf("upstreams:\n  - {id: raw, url: %q}\npolicy:\n  rules:\n    - {upstream: raw, action: approve}\n", srv.URL())
+	sts := replicaStores(t, 2)
+	a, b := upGateway(t, doc, sts[0], nil), upGateway(t, doc, sts[1], nil)
+	waitCatalog(t, a, "mcp.raw.post")
+	waitCatalog(t, b, "mcp.raw.post")
+	cs, _ := upClient(t, serve(t, a))
+
+	for i := range 3 {
+		calls := raw.Calls.Load()
+		got := make(chan *mcp.CallToolResult)
+		go func() {
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: wire("mcp.raw.post"), Arguments: map[string]any{"n": i}})
+			if err != nil {
+				t.Error(err)
+			}
+			got <- res
+		}()
+		var id string
+		upstreamtest.Eventually(t, 10*time.Second, func() bool {
+			list, err := sts[1].Approvals().List(context.Background(), store.ApprovalFilter{State: store.StatePending})
+			if err != nil || len(list) == 0 {
+				return false
+			}
+			id = list[0].ID
+			return true
+		}, "no pending approval on the shared store")
+		start := time.Now()
+		if _, err := b.Decide(context.Background(), id, true, "admin", ""); err != nil {
+			t.Fatal(err)
+		}
+		res := <-got
+		t.Logf("call %d returned %s after the decision on the other replica", i, time.Since(start).Round(time.Millisecond))
+		if res == nil || res.IsError {
+			t.Fatalf("call %d: %+v", i, res)
+		}
+		if n := raw.Calls.Load() - calls; n != 1 {
+			t.Fatalf("call %d ran %d times upstream, want once", i, n)
+		}
+		ap, err := sts[0].Approvals().Get(context.Background(), id)
+		if err != nil || ap.State != store.StateExecuted {
+			t.Fatalf("approval %s: %+v %v, want executed", id, ap, err)
+		}
+	}
+}
