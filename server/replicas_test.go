@@ -110,3 +110,41 @@ func TestApprovalDecidedOnAnotherReplica(t *testing.T) {
 		}
 	}
 }
+
+// Calls that returned APPROVAL_PENDING and are approved afterwards are run
+// by the executors of every replica, racing: each runs exactly once.
+func TestApprovedAfterReturnRunsOnceAcrossReplicas(t *testing.T) {
+	raw, srv := upstreamtest.NewRaw(t, `{"name":"post","inputSchema":{"type":"object"}}`)
+	doc := fmt.Sprintf("approvals:\n  wait: 10ms\nupstreams:\n  - {id: raw, url: %q}\npolicy:\n  rules:\n    - {upstream: raw, action: approve}\n", srv.URL())
+	sts := replicaStores(t, 3)
+	var gws []*server.Gateway
+	for _, st := range sts {
+		gw := upGateway(t, doc, st, nil)
+		waitCatalog(t, gw, "mcp.raw.post")
+		gws = append(gws, gw)
+	}
+	ctx := context.Background()
+	const calls = 20
+	for i := range calls {
+		res, err := gws[i%len(gws)].Call(ctx, "mcp.raw.post", []byte(fmt.Sprintf(`{"n":%d}`, i)), server.CallOptions{})
+		if err != nil || resultCode(res) != "APPROVAL_PENDING" {
+			t.Fatalf("call %d: %+v %v, want APPROVAL_PENDING", i, res, err)
+		}
+	}
+	pending, err := sts[0].Approvals().List(ctx, store.ApprovalFilter{State: store.StatePending})
+	if err != nil || len(pending) != calls {
+		t.Fatalf("%d pending, %v; want %d", len(pending), err, calls)
+	}
+	for i, a := range pending {
+		if _, err := gws[(i+1)%len(gws)].Decide(ctx, a.ID, true, "admin", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	upstreamtest.Eventually(t, 30*time.Second, func() bool {
+		n, err := sts[0].Approvals().List(ctx, store.ApprovalFilter{State: store.StateExecuted})
+		return err == nil && len(n) == calls
+	}, "the approved calls were not all executed")
+	if n := raw.Calls.Load(); n != calls {
+		t.Fatalf("the upstream ran %d calls for %d approvals, want each once", n, calls)
+	}
+}
