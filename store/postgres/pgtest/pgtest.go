@@ -46,9 +46,10 @@ var (
 	schemas atomic.Int64
 )
 
-// Main runs the tests of m and then drops the database they used; a
-// package's TestMain returns its result to os.Exit.
-func Main(m *testing.M) int {
+// Main runs the tests of m (a *testing.M, or a TestMain's own steps around
+// it) and then drops the database they used; a package's TestMain returns
+// its result to os.Exit.
+func Main(m interface{ Run() int }) int {
 	inMain.Store(true)
 	code := m.Run()
 	if pool != nil {
