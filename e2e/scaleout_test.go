@@ -196,6 +196,19 @@ approvals:
 	want := len(approvedIDs)
 	mu.Unlock()
 	rcv.waitTotal(t, want, 30*time.Second)
+	// Their outcomes are recorded too: the replica about to be killed runs nothing.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		list, err := st.Approvals().List(ctx, store.ApprovalFilter{State: store.StateExecuted, Limit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(list) == want {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d approved requests recorded executed within 30s", len(list), want)
+		}
+	}
 
 	for i, k := range replicas {
 		if !strings.Contains(k.output.String(), "approval requested") {
