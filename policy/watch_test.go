@@ -21,22 +21,26 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 // woken by something else.
 const never = time.Hour
 
+// bound is how long a call waits for its decision here: one not woken
+// returns still pending once it passes, and the test fails.
+const bound = 20 * time.Second
+
 // told is an approval store that can watch, whose watch the test feeds,
 // and which signals each read.
 type told struct {
 	store.ApprovalStore
 	watch chan string
-	reads chan string
+	reads chan *store.Approval
 }
 
 func (s *told) Watch(ctx context.Context) <-chan string { return s.watch }
 
 func (s *told) Get(ctx context.Context, id string) (*store.Approval, error) {
-	select {
-	case s.reads <- id:
-	default:
+	a, err := s.ApprovalStore.Get(ctx, id)
+	if err == nil {
+		s.reads <- a
 	}
-	return s.ApprovalStore.Get(ctx, id)
+	return a, err
 }
 
 func pendingRequest(t *testing.T, in *policy.Inbox, args string) *store.Approval {
@@ -65,20 +69,22 @@ func TestFollowWakesAWaitingCall(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer mem.Close()
-			st := &told{ApprovalStore: mem.Approvals(), watch: make(chan string), reads: make(chan string, 1)}
+			st := &told{ApprovalStore: mem.Approvals(), watch: make(chan string), reads: make(chan *store.Approval, 64)}
 			in := policy.NewInbox(st, policy.ApprovalsConfig{})
 			policy.SetPoll(in, never)
 			go in.Follow(ctx)
 			a := pendingRequest(t, in, `{}`)
 			got := make(chan *store.Approval)
 			go func() {
-				a, err := in.Await(ctx, a.ID, never, nil)
+				a, err := in.Await(ctx, a.ID, bound, nil)
 				if err != nil {
 					t.Error(err)
 				}
 				got <- a
 			}()
-			<-st.reads // it read the request pending and waits
+			// It read the request pending: with no poll, only a wake makes it read again.
+			for r := <-st.reads; r.State != store.StatePending; r = <-st.reads {
+			}
 			// Another process decides, behind this inbox's back.
 			if _, err := mem.Approvals().Decide(ctx, a.ID, true, "bob", "", time.Now()); err != nil {
 				t.Fatal(err)
@@ -102,16 +108,20 @@ func TestFollowWithoutAWatchReturns(t *testing.T) {
 	policy.NewInbox(mem.Approvals(), policy.ApprovalsConfig{}).Follow(context.Background())
 }
 
-// listening is a watching approval store that signals each read and
-// when its watch listens.
+// listening is a watching approval store that tells of each request it
+// read, and when its watch listens.
 type listening struct {
 	store.ApprovalStore
-	reads, listens chan struct{}
+	reads   chan *store.Approval
+	listens chan struct{}
 }
 
 func (s *listening) Get(ctx context.Context, id string) (*store.Approval, error) {
-	s.reads <- struct{}{}
-	return s.ApprovalStore.Get(ctx, id)
+	a, err := s.ApprovalStore.Get(ctx, id)
+	if err == nil {
+		s.reads <- a
+	}
+	return a, err
 }
 
 func (s *listening) Watch(ctx context.Context) <-chan string {
@@ -143,7 +153,7 @@ func TestDecisionOnOneReplicaWakesACallOnAnother(t *testing.T) {
 		t.Cleanup(func() { st.Close() })
 		return st.Approvals()
 	}
-	st := &listening{ApprovalStore: open(), reads: make(chan struct{}), listens: make(chan struct{}, 1)}
+	st := &listening{ApprovalStore: open(), reads: make(chan *store.Approval, 64), listens: make(chan struct{}, 1)}
 	a, b := policy.NewInbox(st, policy.ApprovalsConfig{}), policy.NewInbox(open(), policy.ApprovalsConfig{})
 	policy.SetPoll(a, never)
 	go a.Follow(ctx)
@@ -156,17 +166,18 @@ func TestDecisionOnOneReplicaWakesACallOnAnother(t *testing.T) {
 		}
 		got := make(chan *store.Approval)
 		go func() {
-			r, err := a.Await(ctx, req.ID, never, nil)
+			r, err := a.Await(ctx, req.ID, bound, nil)
 			if err != nil {
 				t.Error(err)
 			}
 			got <- r
 		}()
-		<-st.reads // replica A read it pending and waits
+		// Replica A read it pending: with no poll, only a wake makes it read again.
+		for r := <-st.reads; r.ID != req.ID || r.State != store.StatePending; r = <-st.reads {
+		}
 		if _, err := b.Decide(ctx, req.ID, true, "bob", ""); err != nil {
 			t.Fatal(err)
 		}
-		<-st.reads // woken, it reads again
 		if r := <-got; r.State != store.StateApproved {
 			t.Fatalf("woke with %s, want approved", r.State)
 		}
