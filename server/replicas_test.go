@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/legate-mcp/legate/store/postgres"
 	"github.com/legate-mcp/legate/store/postgres/pgtest"
 	"github.com/legate-mcp/legate/upstream/upstreamtest"
+	"github.com/legate-mcp/legate/vault"
 )
 
 // replicaStores opens n stores on one PostgreSQL schema, as n replicas'
@@ -146,5 +148,34 @@ func TestApprovedAfterReturnRunsOnceAcrossReplicas(t *testing.T) {
 	}, "the approved calls were not all executed")
 	if n := raw.Calls.Load(); n != calls {
 		t.Fatalf("the upstream ran %d calls for %d approvals, want each once", n, calls)
+	}
+}
+
+// Replicas reading one key file share the vault: a secret set through one
+// is read by the other, and after a rotation made through one (a new
+// primary key written to the file, every data key re-wrapped, the old key
+// retired) the other reads the file again when it meets the new key.
+func TestVaultRotationOnOneReplicaReachesAnother(t *testing.T) {
+	ctx := context.Background()
+	sts := replicaStores(t, 2)
+	src := vault.KeySource{File: filepath.Join(t.TempDir(), vault.KeyFileName), Create: true}
+	a, b := vault.New(sts[0].Secrets(), src, nil), vault.New(sts[1].Secrets(), src, nil)
+	if _, err := a.Set(ctx, "", "api-token", []byte("s3cret")); err != nil {
+		t.Fatal(err)
+	}
+	if v, _, err := b.Get(ctx, "", "api-token"); err != nil || string(v) != "s3cret" {
+		t.Fatalf("replica B reads %q, %v", v, err)
+	}
+	old, err := b.Keys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := a.Rotate(ctx, nil)
+	if err != nil || rep.Rewrapped != 1 || rep.Primary == old.Primary().ID {
+		t.Fatalf("rotation on replica A: %+v %v", rep, err)
+	}
+	v, info, err := b.Get(ctx, "", "api-token")
+	if err != nil || string(v) != "s3cret" || info.KeyID != rep.Primary {
+		t.Fatalf("replica B after the rotation: %q %+v %v, want the secret wrapped by %s", v, info, err, rep.Primary)
 	}
 }
