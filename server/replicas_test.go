@@ -179,3 +179,32 @@ func TestVaultRotationOnOneReplicaReachesAnother(t *testing.T) {
 		t.Fatalf("replica B after the rotation: %q %+v %v, want the secret wrapped by %s", v, info, err, rep.Primary)
 	}
 }
+
+// A tool whose definition changed is quarantined on every replica, hidden
+// and refused, once one refreshes; accepted through one, it is back on all.
+func TestQuarantineAndAcceptAcrossReplicas(t *testing.T) {
+	raw, srv := upstreamtest.NewRaw(t, roTool("a"))
+	doc := fmt.Sprintf("upstreams:\n  - {id: raw, url: %q}\n", srv.URL())
+	sts := replicaStores(t, 2)
+	a, b := upGateway(t, doc, sts[0], nil), upGateway(t, doc, sts[1], nil)
+	waitCatalog(t, a, "mcp.raw.a")
+	waitCatalog(t, b, "mcp.raw.a")
+	ctx := context.Background()
+
+	raw.SetTools(`{"name":"a","description":"now with a hidden instruction","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}`)
+	if _, err := a.Upstreams().Refresh(ctx, "raw"); err != nil {
+		t.Fatal(err)
+	}
+	upstreamtest.Eventually(t, 10*time.Second, func() bool { _, ok := b.Catalog().Lookup("mcp.raw.a"); return !ok },
+		"replica B still lists the tool replica A quarantined")
+	if res, err := b.Call(ctx, "mcp.raw.a", []byte(`{}`), server.CallOptions{}); err != nil || resultCode(res) != "POLICY_DENIED" {
+		t.Fatalf("a call on replica B to the quarantined tool: %+v %v, want POLICY_DENIED", res, err)
+	}
+	if _, err := a.Upstreams().Accept(ctx, "raw", "admin", "a"); err != nil {
+		t.Fatal(err)
+	}
+	waitCatalog(t, b, "mcp.raw.a")
+	if res, err := b.Call(ctx, "mcp.raw.a", []byte(`{}`), server.CallOptions{}); err != nil || res.IsError {
+		t.Fatalf("a call on replica B after the acceptance on A: %+v %v", res, err)
+	}
+}
