@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/legate-mcp/legate/internal/strictyaml"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -26,8 +27,8 @@ func (f *File) JSON() ([]byte, error) {
 // strings, numbers, booleans, nil) by the YAML types of its scalars, so
 // that an unquoted 2025-11-25 stays a string rather than becoming a time.
 func YAMLToJSON(b []byte) (any, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(b, &doc); err != nil {
+	doc, err := strictyaml.Parse(b)
+	if err != nil {
 		return nil, fmt.Errorf("invalid YAML: %w", err)
 	}
 	if len(doc.Content) == 0 {

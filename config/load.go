@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"os"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/legate-mcp/legate/internal/strictyaml"
 )
 
@@ -55,17 +53,17 @@ func Decode(b []byte, lookup func(string) (string, bool)) (*File, error) {
 		lookup = os.LookupEnv
 	}
 	f := &File{}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(b, &doc); err != nil {
+	doc, err := strictyaml.Parse(b)
+	if err != nil {
 		return nil, fmt.Errorf("invalid YAML: %w", err)
 	}
 	if len(doc.Content) == 0 {
 		return f, nil
 	}
-	if err := strictyaml.Expand(&doc, "", lookup); err != nil {
+	if err := strictyaml.Expand(doc, "", lookup); err != nil {
 		return nil, err
 	}
-	if err := strictyaml.Decode(&doc, f, ""); err != nil {
+	if err := strictyaml.Decode(doc, f, ""); err != nil {
 		return nil, err
 	}
 	return f, nil

@@ -14,16 +14,11 @@ import (
 // Legate, which translates, it passes more).
 var wantDirect2026 = map[bool]int{true: 41, false: 7}
 
-// notRelayed2026 are the scenarios Legate does not pass yet although the upstream does:
-// multi-round-trip requests (a result with resultType "input_required", answered by the
-// client's retry with inputResponses and requestState) are not relayed between a 2026-07-28
-// client and upstream. Every other scenario the upstream passes must pass through Legate.
-var notRelayed2026 = func(name string) bool { return strings.HasPrefix(name, "input-required-result-") }
-
 // TestUpstreamConformance2026: the conformance suite's 2026-07-28 requirements through Legate,
 // with go-sdk's everything-server as its one transparent upstream (prefix: false), stateless and
-// with sessions: every scenario the fixture passes directly passes through Legate too, but for
-// notRelayed2026.
+// with sessions: every scenario the fixture passes directly passes through Legate too, the
+// multi-round-trip ones (input-required-result-*: a result of type input_required, answered by
+// the client's retry with inputResponses and requestState) included.
 func TestUpstreamConformance2026(t *testing.T) {
 	p := need(t)
 	t.Parallel()
@@ -50,19 +45,14 @@ func TestUpstreamConformance2026(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var lost, known []string
+			var lost []string
 			for _, name := range slices.Sorted(maps.Keys(direct.scenarios)) {
 				if !strings.HasPrefix(direct.scenarios[name], "✓") || strings.HasPrefix(got.scenarios[name], "✓") {
 					continue
 				}
-				line := fmt.Sprintf("  %s: directly %s; through Legate %s %s", name, direct.scenarios[name], got.scenarios[name], got.errors[name])
-				if notRelayed2026(name) {
-					known = append(known, line)
-				} else {
-					lost = append(lost, line)
-				}
+				lost = append(lost, fmt.Sprintf("  %s: directly %s; through Legate %s %s", name, direct.scenarios[name], got.scenarios[name], got.errors[name]))
 			}
-			t.Logf("2026-07-28 requirements: the fixture passes %d directly, %d through Legate; not relayed yet: %d", passing(direct), passing(got), len(known))
+			t.Logf("2026-07-28 requirements: the fixture passes %d directly, %d through Legate", passing(direct), passing(got))
 			if len(lost) > 0 {
 				t.Errorf("scenarios the fixture passes directly but not through Legate:\n%s", strings.Join(lost, "\n"))
 			}

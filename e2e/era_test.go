@@ -13,8 +13,10 @@ import (
 
 // TestNewEraClientOldEraUpstream: a client of protocol 2026-07-28 (the go-sdk client at its
 // default, stateless) uses a 2025-era upstream over stdio (server-everything) through Legate:
-// tools, progress, prompts and resources. Every result it accepts carries what that protocol
-// requires (the go-sdk client decodes resultType and the list fields).
+// tools, progress, prompts and resources, and an elicitation the upstream sends in the middle
+// of a call, which the client receives as an input_required result and answers by retrying.
+// Every result it accepts carries what that protocol requires (the go-sdk client decodes
+// resultType and the list fields).
 func TestNewEraClientOldEraUpstream(t *testing.T) {
 	p := need(t)
 	t.Parallel()
@@ -25,9 +27,17 @@ func TestNewEraClientOldEraUpstream(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	var progress atomic.Int32
+	var progress, asked atomic.Int32
+	who := "era-" + nonce()
 	client := mcp.NewClient(&mcp.Implementation{Name: "era-test", Version: "1"}, &mcp.ClientOptions{
 		ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) { progress.Add(1) },
+		ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked.Add(1)
+			if !strings.Contains(r.Params.Message, "Please provide inputs") {
+				t.Errorf("elicitation %q, want the upstream's", r.Params.Message)
+			}
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": who, "check": true}}, nil
+		},
 	})
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.url("127.0.0.1")}, nil)
 	if err != nil {
@@ -59,6 +69,48 @@ func TestNewEraClientOldEraUpstream(t *testing.T) {
 		}
 		if n := progress.Load(); n < 3 {
 			t.Errorf("%d progress notifications, want 3 (the upstream sends one a step)", n)
+		}
+	})
+
+	t.Run("elicitation", func(t *testing.T) {
+		// The go-sdk client answers input_required itself: it asks its
+		// handler and calls again with the answer and the request state.
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__everything__trigger-elicitation-request", Arguments: map[string]any{}})
+		if err != nil || res.IsError || len(res.Content) == 0 {
+			t.Fatalf("trigger-elicitation-request: %+v, %v", res, err)
+		}
+		var text strings.Builder
+		for _, c := range res.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				text.WriteString(tc.Text)
+			}
+		}
+		if !strings.Contains(text.String(), "- Name: "+who) || asked.Load() != 1 {
+			t.Errorf("asked %d times (want 1); the upstream's result %q does not hold the answer %q", asked.Load(), text.String(), who)
+		}
+
+		// Without the client's help: the raw input_required result, and its
+		// request state, which the retry must bring back intact.
+		raw := mcp.NewClient(&mcp.Implementation{Name: "era-raw", Version: "1"}, &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}})
+		rcs, err := raw.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.url("127.0.0.1")}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rcs.Close()
+		first, err := rcs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__everything__trigger-elicitation-request", Arguments: map[string]any{}})
+		if err != nil || !first.NeedsInput() || len(first.InputRequests) != 1 || first.RequestState == "" {
+			t.Fatalf("first round: %+v, %v; want input_required with one input request and a state", first, err)
+		}
+		answers := mcp.InputResponseMap{}
+		for key := range first.InputRequests {
+			answers[key] = &mcp.ElicitResult{Action: "decline"}
+		}
+		if _, err := rcs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__everything__trigger-elicitation-request", Arguments: map[string]any{}, InputResponses: answers, RequestState: first.RequestState + "x"}); err == nil {
+			t.Error("a retry with an altered request state was taken")
+		}
+		done, err := rcs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__everything__trigger-elicitation-request", Arguments: map[string]any{}, InputResponses: answers, RequestState: first.RequestState})
+		if err != nil || done.NeedsInput() || done.IsError || len(done.Content) == 0 || !strings.Contains(done.Content[0].(*mcp.TextContent).Text, "declined") {
+			t.Fatalf("retry: %+v, %v; want the upstream's answer to a declined elicitation", done, err)
 		}
 	})
 

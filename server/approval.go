@@ -51,6 +51,12 @@ func (x *executor) decide(next Handler) Handler {
 			return next(ctx, r)
 		case r.system:
 			r.Decision = policy.Decision{Action: policy.Allow, Rule: -1}
+		case r.cont != nil:
+			// A later round of a call this step let through (mrtr.go).
+			if r.relay != nil {
+				r.relay.keep()
+			}
+			return next(ctx, r)
 		default:
 			r.Decision = x.policy().Decide(subjectOf(r))
 		}

@@ -48,10 +48,12 @@ func TestFailedCallLogsNoArgumentValues(t *testing.T) {
 			if err == nil && !res.IsError {
 				t.Fatalf("the call did not fail: %+v", res)
 			}
-			// And through the MCP front door.
+			// And through the MCP front door. (Its error need not quote the
+			// argument: the SDK's path answers an upstream's -32601 with its
+			// own "method not found" text, the fast path with the upstream's.)
 			res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: wire(c.tool), Arguments: json.RawMessage(args)})
-			if err == nil && !res.IsError || !strings.Contains(fmt.Sprint(err, res), canary) {
-				t.Fatalf("over MCP, the call did not fail quoting its argument: %v %+v", err, res)
+			if err == nil && !res.IsError {
+				t.Fatalf("over MCP, the call did not fail: %+v", res)
 			}
 			if got := logs.String(); strings.Contains(got, canary) || !strings.Contains(got, c.logged) || !strings.Contains(got, `"error_hash":"`) {
 				t.Fatalf("logs (want %s and an error_hash, and not %s):\n%s", c.logged, canary, got)

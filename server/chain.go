@@ -16,6 +16,7 @@ import (
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/policy"
+	"github.com/legate-mcp/legate/rounds"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/upstream"
 )
@@ -59,6 +60,13 @@ type Request struct {
 	// the operator authorized by naming the tool: policy allows them.
 	system bool
 
+	// round is a 2026-07-28 client's round of a call, stateToken the
+	// request state its retry carries, and cont what that state holds once
+	// opened: the logical call it continues (mrtr.go).
+	round      *rounds.Round
+	stateToken string
+	cont       *rounds.State
+
 	// relay is set by the HTTP fast path, which writes the response
 	// itself: an upstream's result comes back as the JSON it sent
 	// (Result.Raw) where the call can be relayed as bytes.
@@ -88,6 +96,8 @@ type Result struct {
 	Raw     json.RawMessage
 	IsError bool
 	Size    int
+
+	inputRequired bool // Raw is a result of type input_required
 }
 
 // decoded is the Result holding res, which may be nil.
@@ -106,7 +116,7 @@ func decoded(res *mcp.CallToolResult) *Result {
 
 // relayed is the Result holding an upstream's result relayed as bytes.
 func relayed(rel upstream.Relayed) *Result {
-	return &Result{Raw: rel.JSON, IsError: rel.IsError, Size: rel.Size}
+	return &Result{Raw: rel.JSON, IsError: rel.IsError, Size: rel.Size, inputRequired: rel.InputRequired}
 }
 
 // errHandBack is the policy step's answer to a call on the fast path

@@ -1,6 +1,10 @@
 package server
 
 import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/catalog"
 )
@@ -16,4 +20,14 @@ func ViewCacheLen(g *Gateway) int {
 		return 0
 	}
 	return g.views.lru.Len()
+}
+
+// SDKClient connects a client to g's MCP server in memory: its requests
+// all take the SDK's path, none the HTTP fast path.
+func SDKClient(ctx context.Context, g *Gateway) (*mcp.ClientSession, error) {
+	ct, st := mcp.NewInMemoryTransports()
+	if _, err := g.mcp.Connect(ctx, st, nil); err != nil {
+		return nil, err
+	}
+	return mcp.NewClient(&mcp.Implementation{Name: "sdk-path", Version: "1"}, nil).Connect(ctx, ct, nil)
 }

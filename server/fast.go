@@ -21,6 +21,7 @@ import (
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/paramheader"
+	"github.com/legate-mcp/legate/rounds"
 )
 
 // The fast paths answer the two requests that make most of an agent's
@@ -65,8 +66,8 @@ type fastPath struct {
 type callPath interface {
 	// viewFor is the catalog p sees (nil: no authentication).
 	viewFor(p *auth.Principal) *catalog.Catalog
-	// relayable reports whether a call to e can be relayed as bytes.
-	relayable(e *catalog.Entry) bool
+	// fastable reports whether the fast path can answer a call to e.
+	fastable(e *catalog.Entry) bool
 	// newRequest starts a call to e.
 	newRequest(e *catalog.Entry, args json.RawMessage, o CallOptions) *Request
 	// run takes r along the call path: with r.relay set, it hands back
@@ -237,17 +238,24 @@ type fastKey struct{ session, id string }
 // errCancelled is the cause of a call the client cancelled.
 var errCancelled = errors.New("cancelled by the client")
 
-// fastCall runs a call to an upstream's tool that can be relayed as bytes,
-// on live session ls, or stateless when ls is nil.
+// fastCall runs a call to a native tool, or to an upstream's tool that can
+// be relayed as bytes, on live session ls, or stateless when ls is nil.
 func (f *fastPath) fastCall(w http.ResponseWriter, r *http.Request, ls *liveSession, id, params json.RawMessage) bool {
 	var p struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
-		Meta      struct {
-			ProgressToken json.RawMessage `json:"progressToken"`
-		} `json:"_meta"`
+		Meta      json.RawMessage `json:"_meta"`
 	}
 	if json.Unmarshal(params, &p) != nil || p.Name == "" || ls == nil && r.Header.Get("Mcp-Name") != p.Name {
+		return false
+	}
+	if bytes.Contains(params, []byte(`"requestState"`)) || bytes.Contains(params, []byte(`"inputResponses"`)) {
+		return false // a later round of a multi-round-trip call (mrtr.go)
+	}
+	var meta struct {
+		ProgressToken json.RawMessage `json:"progressToken"`
+	}
+	if len(p.Meta) > 0 && json.Unmarshal(p.Meta, &meta) != nil {
 		return false
 	}
 	switch {
@@ -267,7 +275,7 @@ func (f *fastPath) fastCall(w http.ResponseWriter, r *http.Request, ls *liveSess
 			return true
 		}
 	}
-	if !f.gw.relayable(e) {
+	if !f.gw.fastable(e) {
 		return false
 	}
 	o := CallOptions{Principal: principal}
@@ -276,8 +284,11 @@ func (f *fastPath) fastCall(w http.ResponseWriter, r *http.Request, ls *liveSess
 		sid, o.Session = ls.ss.ID(), ls.ss
 		o.Caller.Session = sid
 	}
-	if tok := p.Meta.ProgressToken; validID(tok) {
+	if tok := meta.ProgressToken; validID(tok) {
 		o.ProgressToken = tok
+	}
+	if ls == nil {
+		o.round = &rounds.Round{Meta: p.Meta}
 	}
 	req := f.gw.newRequest(e, p.Arguments, o)
 	call := &relayedCall{streamWriter: streamWriter{w: w, sid: sid, id: id}, metrics: f.metrics}
@@ -317,7 +328,7 @@ func (f *fastPath) fastCall(w http.ResponseWriter, r *http.Request, ls *liveSess
 			if mres == nil {
 				mres = &mcp.CallToolResult{}
 			}
-			if mres.Content == nil {
+			if mres.Content == nil && !mres.NeedsInput() {
 				mres.Content = []mcp.Content{} // as the SDK sends it
 			}
 			if b, err = json.Marshal(mres); err != nil {

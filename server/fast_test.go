@@ -587,3 +587,55 @@ func TestFastListIsTheSDKs(t *testing.T) {
 		}
 	}
 }
+
+// A native tool's call on the fast path answers what the SDK's path
+// answers (structured results, output schemas, gateway and tool errors),
+// on a session and stateless.
+func TestFastNativeCallMatchesTheSDK(t *testing.T) {
+	gw := newGateway(t, testConfig)
+	url := serve(t, gw)
+	fast := fastSession(t, url)
+	stateless := connect(t, url, "2026-07-28")
+	ctx := context.Background()
+	sdk, err := server.SDKClient(ctx, gw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sdk.Close()
+	calls := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"e.echo", map[string]any{"text": "héllo \"quoted\" \u2028"}},
+		{"e.echo", map[string]any{"nope": 1}},
+		{"e.fail", map[string]any{"text": "NOT_FOUND"}},
+		{"e.boom", map[string]any{"text": "x"}},
+		{"http.request", map[string]any{"url": "http://127.0.0.1:1/"}},
+		{"legate.approval_status", map[string]any{"approval_id": "nope"}},
+	}
+	before := metric(t, url, `legate_fast_path_requests_total{method="tools/call"}`)
+	for _, c := range calls {
+		p := &mcp.CallToolParams{Name: wire(c.tool), Arguments: c.args}
+		fr, ferr := fast.CallTool(ctx, p)
+		sr, serr := stateless.CallTool(ctx, p)
+		dr, derr := sdk.CallTool(ctx, p) // at the client's default protocol, 2026-07-28
+		for _, r := range []*mcp.CallToolResult{sr, dr} {
+			if r != nil { // what a 2026-07-28 result adds: compared without it
+				delete(r.Meta, "io.modelcontextprotocol/serverInfo")
+				if len(r.Meta) == 0 {
+					r.Meta = nil
+				}
+			}
+		}
+		fb, _ := json.Marshal(fr)
+		sb, _ := json.Marshal(sr)
+		db, _ := json.Marshal(dr)
+		fb, sb, db = withoutResultType(fb), withoutResultType(sb), withoutResultType(db)
+		if string(fb) != string(db) || string(sb) != string(db) || rpcCode(ferr) != rpcCode(derr) || rpcCode(serr) != rpcCode(derr) {
+			t.Errorf("%s %v:\nfast, session    %s (%v)\nfast, stateless  %s (%v)\nthe SDK's path   %s (%v)", c.tool, c.args, fb, ferr, sb, serr, db, derr)
+		}
+	}
+	if n := metric(t, url, `legate_fast_path_requests_total{method="tools/call"}`) - before; n != float64(2*len(calls)) {
+		t.Fatalf("%v of %d native calls took the fast path", n, 2*len(calls))
+	}
+}

@@ -42,6 +42,7 @@ import (
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/ratelimit"
+	"github.com/legate-mcp/legate/rounds"
 	"github.com/legate-mcp/legate/sources"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/upstream"
@@ -97,6 +98,7 @@ type Gateway struct {
 	fast        *fastPath
 	cold        coldStart
 	kit         connectorKit
+	sealer      *rounds.Sealer // request states of multi-round-trip calls
 }
 
 // instance is one built connector instance.
@@ -163,6 +165,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	}
 	g.cold = coldStart{ups: g.upstreams, max: time.Duration(opts.Config.ColdStartWait)}
 	g.fast = &fastPath{gw: g, cold: &g.cold, metrics: g.metrics, idle: g.sessionIdle()}
+	g.sealer = rounds.NewSealer(stateTTL)
 	g.mcp = g.newMCPServer()
 	g.fast.mcp = g.mcp
 	cat, err := g.buildCatalog()
@@ -177,7 +180,10 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	//  1. recoverPanics: a panic in the gateway's own steps becomes an
 	//     error result;
 	//  2. observe: one audit row and the metrics of every call, whatever
-	//     happens below, latency measured around all of it;
+	//     happens below, latency measured around all of it (a round of a
+	//     multi-round-trip call that asks for input is not a call's end);
+	//     rounds: a retry's request state opened, a new one sealed
+	//     (mrtr.go);
 	//  3. logCalls: one log line per failure;
 	//  4. limit: a call over a rate limit of limits: fails RATE_LIMITED at
 	//     once (no step when no limit is set);
@@ -187,7 +193,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	//     the steps above record like any failure;
 	//  7. execute: the native connector (within call_timeout) or the upstream
 	//     (within its own timeout, extended by progress).
-	g.call = chain(g.execute, recoverPanics(g.log), g.observe, logCalls(g.log), limitStep(func() *ratelimit.Limiter { return g.now().limiter }), g.approvals.decide, recoverPanics(g.log))
+	g.call = chain(g.execute, recoverPanics(g.log), g.observe, g.rounds, logCalls(g.log), limitStep(func() *ratelimit.Limiter { return g.now().limiter }), g.approvals.decide, recoverPanics(g.log))
 	g.approvals.call = g.call
 	g.ready.Store(true)
 	return g, nil
@@ -273,6 +279,9 @@ type CallOptions struct {
 	Caller        connectors.Caller
 	Session       *mcp.ServerSession
 	ProgressToken any
+
+	round      *rounds.Round // a 2026-07-28 client's round (mrtr.go)
+	stateToken string
 }
 
 // Call runs one call by wire or canonical name through the call path. A
@@ -323,6 +332,8 @@ func (g *Gateway) newRequest(e *catalog.Entry, args json.RawMessage, o CallOptio
 		Session:       o.Session,
 		ProgressToken: o.ProgressToken,
 		ArgsHash:      policy.ArgsHash(args),
+		round:         o.round,
+		stateToken:    o.stateToken,
 	}
 }
 
@@ -343,11 +354,19 @@ func (g *Gateway) run(ctx context.Context, r *Request) (*Result, error) {
 	return res, nil
 }
 
-// relayable reports whether a call to e can be relayed as bytes
-// (Request.relay): its tool is an upstream's that Relay relays.
-func (g *Gateway) relayable(e *catalog.Entry) bool {
-	t, ok := e.Target.(*upstream.Tool)
-	return ok && g.upstreams.Relayable(t)
+// fastable reports whether the HTTP fast path can answer a call to e
+// (Request.relay): a native tool, whose result it encodes as the SDK
+// would, or an upstream's tool that Relay relays as bytes. Calls of
+// per_client, stdio and SSE upstreams take the SDK's path, which routes
+// their requests to the client.
+func (g *Gateway) fastable(e *catalog.Entry) bool {
+	switch t := e.Target.(type) {
+	case *nativeTool:
+		return true
+	case *upstream.Tool:
+		return g.upstreams.Relayable(t)
+	}
+	return false
 }
 
 // errorResultFor is ErrorResult for a call to e. A tool that declares an
@@ -382,7 +401,7 @@ func (g *Gateway) execute(ctx context.Context, r *Request) (*Result, error) {
 		res, err := g.executeNative(ctx, t, r)
 		return decoded(res), err
 	case *upstream.Tool:
-		c := upstream.Client{Session: r.Session, ProgressToken: r.ProgressToken}
+		c := upstream.Client{Session: r.Session, ProgressToken: r.ProgressToken, Round: r.round}
 		if r.relay == nil {
 			res, err := g.upstreams.Call(ctx, t, r.Args, c)
 			return decoded(res), err
@@ -448,9 +467,7 @@ func (g *Gateway) Start(ctx context.Context) {
 	g.upstreams.Start(ctx)
 	g.cold.started.Store(g.cold.max > 0)
 	g.background.Go(func() { g.approvals.runApproved(ctx) })
-	// Replicas sharing a store that tells of approval changes (PostgreSQL)
-	// wake their waiting calls as soon as another decides.
-	g.background.Go(func() { g.inbox.Follow(ctx) })
+	g.background.Go(func() { g.inbox.Follow(ctx) }) // wake waiting calls on other replicas' decisions
 	interval := g.opts.StoreWatchInterval
 	if interval == 0 {
 		interval = DefaultStoreWatchInterval

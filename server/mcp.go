@@ -13,7 +13,8 @@ import (
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/paramheader"
-	"github.com/legate-mcp/legate/upstream"
+	"github.com/legate-mcp/legate/proxy"
+	"github.com/legate-mcp/legate/rounds"
 )
 
 // newMCPServer builds the go-sdk server. tools/list and tools/call are
@@ -27,7 +28,7 @@ func (g *Gateway) newMCPServer() *mcp.Server {
 	if version == "" {
 		version = "dev"
 	}
-	px := &proxy{ups: g.upstreams, log: g.log, naming: func() catalog.Naming { return g.Catalog().Naming() }}
+	px := proxy.New(g.upstreams, g.log, func() catalog.Naming { return g.Catalog().Naming() }, g.sealer)
 	opts := &mcp.ServerOptions{
 		Logger: g.log,
 		Capabilities: &mcp.ServerCapabilities{
@@ -43,15 +44,15 @@ func (g *Gateway) newMCPServer() *mcp.Server {
 		opts.Capabilities.Prompts = &mcp.PromptCapabilities{}
 		opts.Capabilities.Resources = &mcp.ResourceCapabilities{Subscribe: true}
 		opts.Capabilities.Completions = &mcp.CompletionCapabilities{}
-		opts.SubscribeHandler = px.subscribe
-		opts.UnsubscribeHandler = px.unsubscribe
-		opts.CompletionHandler = px.complete
+		opts.SubscribeHandler = px.Subscribe
+		opts.UnsubscribeHandler = px.Unsubscribe
+		opts.CompletionHandler = px.Complete
 	}
 	impl := &mcp.Implementation{Name: "legate", Title: "Legate", Version: version}
 	g.fast.serverInfo, _ = json.Marshal(impl)
 	s := mcp.NewServer(impl, opts)
-	s.AddReceivingMiddleware(g.toolsMiddleware, px.proxyMiddleware)
-	s.AddSendingMiddleware(upstream.CaptureElicitResult)
+	s.AddReceivingMiddleware(g.toolsMiddleware, px.Middleware)
+	s.AddSendingMiddleware(rounds.CaptureElicitResult)
 	return s
 }
 
@@ -66,6 +67,14 @@ func (g *Gateway) toolsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			r := req.(*mcp.CallToolRequest)
 			res, err := g.callTool(ctx, r)
 			return completeCallResult(r.Session, res), err
+		case "prompts/get":
+			res, err := next(ctx, method, req)
+			p, _ := res.(*mcp.GetPromptResult)
+			return completePromptResult(req.(*mcp.GetPromptRequest).Session, p), err
+		case "resources/read":
+			res, err := next(ctx, method, req)
+			p, _ := res.(*mcp.ReadResourceResult)
+			return completeResourceResult(req.(*mcp.ReadResourceRequest).Session, p), err
 		}
 		return next(ctx, method, req)
 	}
@@ -77,6 +86,9 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		o.Caller.Session = req.Session.ID()
 	}
 	o.Principal = principalOf(req.Extra)
+	if newProtocol(req.Session) {
+		o.round, o.stateToken = rounds.NewRound(req.Params.Meta, req.Params.InputResponses), req.Params.RequestState
+	}
 	if req.Extra != nil && req.Extra.Header != nil {
 		// The fast path checks the stateless calls it sees first, with
 		// their HTTP status; this, any other.

@@ -135,8 +135,8 @@ func (g *Gateway) observe(next Handler) Handler {
 	return func(ctx context.Context, r *Request) (*Result, error) {
 		note := &replayNote{}
 		res, err := next(context.WithValue(ctx, replayNoteKey{}, note), r)
-		if err == errHandBack {
-			return nil, err // the SDK's run of the call records it
+		if err == errHandBack || err == nil && res.needsInput() {
+			return res, err // the SDK's run, or the call's last round, records it
 		}
 		if note.approvalID != "" {
 			r.Replay, r.ApprovalID = true, note.approvalID

@@ -334,7 +334,7 @@ upstreams:
 		if _, ok := gw.Catalog().Lookup("mcp.raw.cli"); ok {
 			t.Fatal("the running gateway listed the tool by itself: the test proves nothing")
 		}
-		// The server polls the store every CachePollInterval.
+		// The server polls the store every 500ms.
 		expectTool("mcp.raw.cli", "a refresh by another process")
 	})
 }

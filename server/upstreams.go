@@ -33,7 +33,7 @@ func (g *Gateway) newUpstreams(ctx context.Context) error {
 		Logger:         g.log,
 		Version:        g.opts.Version,
 		OnToolsChanged: g.toolsChanged,
-		PollInterval:   CachePollInterval,
+		PollInterval:   500 * time.Millisecond, // a refresh or acceptance by the CLI or another replica reaches clients within it
 		MaxResultBytes: g.opts.Config.MaxResultBytes,
 		OnResourceUpdated: func(ctx context.Context, p *mcp.ResourceUpdatedNotificationParams) {
 			g.mcp.ResourceUpdated(ctx, p)
@@ -41,13 +41,6 @@ func (g *Gateway) newUpstreams(ctx context.Context) error {
 	})
 	return err
 }
-
-// CachePollInterval is how often a serving gateway checks the store for
-// tool caches refreshed and pins accepted by another process (the CLI, or
-// another replica on a shared store): its clients get
-// notifications/tools/list_changed within about this long. One small
-// query each time.
-const CachePollInterval = 500 * time.Millisecond
 
 // quarantined reports a tool put in quarantine: a warning in the log (once
 // per process: the manager reports each definition once), and the audit

@@ -30,6 +30,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/legate-mcp/legate/rounds"
 	"github.com/legate-mcp/legate/store"
 )
 
@@ -94,6 +95,7 @@ type Manager struct {
 
 	endMu sync.Mutex
 	ends  map[*mcp.ServerSession]chan struct{}
+	held  *rounds.Holder // calls waiting for a 2026-07-28 client's input
 
 	reloadMu   sync.Mutex // serializes reload
 	refreshing sync.Map   // id, or *session listed on → struct{}: a refresh is queued or running
@@ -131,6 +133,7 @@ func NewManager(ctx context.Context, defs []Def, opts Options) (*Manager, error)
 	m := &Manager{
 		opts: opts, log: opts.Logger, version: opts.Version,
 		ends: map[*mcp.ServerSession]chan struct{}{},
+		held: rounds.NewHolder(rounds.MaxHeld, rounds.HeldTTL),
 	}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	if m.version == "" {
@@ -324,7 +327,7 @@ func (m *Manager) Call(ctx context.Context, t *Tool, args json.RawMessage, clien
 	if !ok {
 		return nil, unavailable(t.Upstream, "no longer configured", nil)
 	}
-	a, err := u.call(ctx, t, args, client, false)
+	a, err := u.callRounds(ctx, t, args, client, false)
 	return a.res, err
 }
 
@@ -381,7 +384,13 @@ func (u *Upstream) list(ctx context.Context, via *session) ([]*mcp.Tool, []strin
 	var err error
 	switch {
 	case via != nil:
-		if !via.alive() {
+		// It may have announced the change while still connecting.
+		select {
+		case <-via.ready:
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+		if via.cs == nil || !via.alive() {
 			return nil, nil, fmt.Errorf("upstream %s: the session that announced a tool change has ended", u.cfg.ID)
 		}
 	case u.cfg.Session == SessionPerClient:

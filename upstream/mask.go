@@ -2,10 +2,8 @@ package upstream
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -42,7 +40,7 @@ func (t *maskTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 			vs[i] = t.secrets.MaskString(v)
 		}
 	}
-	resp.Body = &maskReader{body: resp.Body, secrets: t.secrets}
+	resp.Body = t.secrets.Reader(resp.Body)
 	resp.Header.Del("Content-Length") // masking changes it
 	resp.ContentLength = -1
 	return resp, nil
@@ -56,70 +54,6 @@ func (t *maskTransport) CloseIdleConnections() {
 	}
 }
 
-// maskReader masks a stream as it is read. What may be the start of a
-// secret at the end of what has been read is held back until the next read
-// completes or rules it out; an event stream, whose events end in blank
-// lines, is never held back past an event's end.
-type maskReader struct {
-	body    io.ReadCloser
-	secrets *legate.Secrets
-	buf     []byte // masked, not yet returned
-	ready   int    // how much of buf may be returned
-	chunk   []byte
-	err     error
-}
-
-func (m *maskReader) Read(p []byte) (int, error) {
-	for m.ready == 0 && m.err == nil {
-		m.fill()
-	}
-	if m.ready == 0 {
-		return 0, m.err
-	}
-	n := copy(p, m.buf[:m.ready])
-	m.buf = append(m.buf[:0], m.buf[n:]...)
-	m.ready -= n
-	return n, nil
-}
-
-// fill reads once from the body and masks what is held with what came.
-func (m *maskReader) fill() {
-	if m.chunk == nil {
-		m.chunk = make([]byte, 4<<10)
-	}
-	n, err := m.body.Read(m.chunk)
-	m.buf = m.secrets.Mask(append(m.buf, m.chunk[:n]...), false)
-	m.err = err
-	if err != nil {
-		m.ready = len(m.buf)
-		return
-	}
-	m.ready = len(m.buf) - m.secrets.Partial(m.buf)
-}
-
-func (m *maskReader) Close() error { return m.body.Close() }
-
-// decodedLeak reports whether raw, a JSON value, holds a secret once
-// decoded, in a mix of escapes that no single form of it spells (a "/"
-// escaped as \/ and a "+" as \u002b, say), and returns it re-encoded with
-// the secrets masked. Only raw with escapes is decoded.
-func decodedLeak(secrets *legate.Secrets, raw []byte) ([]byte, bool) {
-	if secrets.Empty() || !bytes.Contains(raw, []byte(`\u`)) && !bytes.Contains(raw, []byte(`\/`)) {
-		return nil, false
-	}
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if dec.Decode(&v) != nil {
-		return nil, false
-	}
-	canon, err := json.Marshal(v)
-	if err != nil || !secrets.Contains(canon) {
-		return nil, false
-	}
-	return secrets.Mask(canon, false), true
-}
-
 // redactErr masks the secrets in an upstream's JSON-RPC error, as decoded.
 func (u *Upstream) redactErr(err error) error {
 	var rpcErr *jsonrpc.Error
@@ -128,7 +62,7 @@ func (u *Upstream) redactErr(err error) error {
 	}
 	msg := u.secrets.MaskString(rpcErr.Message)
 	data := rpcErr.Data
-	if masked, ok := decodedLeak(u.secrets, data); ok {
+	if masked, ok := u.secrets.DecodedLeak(data); ok {
 		data = masked
 	} else if u.secrets.Contains(data) {
 		data = u.secrets.Mask(data, false)

@@ -16,6 +16,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/legate-mcp/legate/rounds"
 )
 
 // A tool call to a Streamable HTTP upstream through a shared session is, on
@@ -42,18 +44,21 @@ type Relayed struct {
 	IsError bool
 	// Size is the size in bytes of its content's text.
 	Size int
+	// InputRequired is set for a result of type input_required (rounds.go).
+	InputRequired bool
 }
 
 // relayedOf reads what Relayed holds of a result's JSON, an object.
 func relayedOf(raw json.RawMessage) Relayed {
 	var sum struct {
-		IsError bool `json:"isError"`
-		Content []struct {
+		IsError    bool   `json:"isError"`
+		ResultType string `json:"resultType"`
+		Content    []struct {
 			Text string `json:"text"`
 		} `json:"content"`
 	}
 	json.Unmarshal(raw, &sum) // another shape of content leaves sum empty
-	rel := Relayed{JSON: raw, IsError: sum.IsError}
+	rel := Relayed{JSON: raw, IsError: sum.IsError, InputRequired: sum.ResultType == "input_required"}
 	for _, c := range sum.Content {
 		rel.Size += len(c.Text)
 	}
@@ -69,7 +74,7 @@ func (m *Manager) Relay(ctx context.Context, t *Tool, args json.RawMessage, clie
 	if !ok {
 		return Relayed{}, nil, unavailable(t.Upstream, "no longer configured", nil)
 	}
-	a, err := u.call(ctx, t, args, client, true)
+	a, err := u.callRounds(ctx, t, args, client, true)
 	return a.rel, a.res, err
 }
 
@@ -121,14 +126,23 @@ func (u *Upstream) relay(ctx context.Context, s *session, name string, args json
 	body = append(body, nameJSON...)
 	body = append(body, `,"arguments":`...)
 	body = append(body, args...)
-	if client.ProgressToken != nil {
+	version, token := s.cs.InitializeResult().ProtocolVersion, c.token
+	if client.ProgressToken == nil {
+		token = ""
+	}
+	switch r := client.Round; {
+	case u.enveloped(s, client):
+		body, version = rounds.AppendParams(body, r.Responses, r.State, r.Meta, token), standardHeadersVersion
+	case version >= standardHeadersVersion: // as the SDK client names its protocol
+		body = rounds.AppendParams(body, nil, "", rounds.SessionMeta(client.Session), token)
+	case client.ProgressToken != nil:
 		body = append(body, `,"_meta":{"progressToken":"`...)
 		body = append(body, c.token...)
 		body = append(body, `"}`...)
 	}
 	body = append(body, `}}`...)
 
-	resp, err := u.post(c.ctx, s, body, "tools/call", name)
+	resp, err := u.post(c.ctx, s, body, version, "tools/call", name)
 	var raw json.RawMessage
 	if err == nil {
 		raw, err = u.readAnswer(s, resp, `"`+c.token+`"`)
@@ -160,7 +174,7 @@ const drainTimeout = 5 * time.Second
 
 // post sends one JSON-RPC message on session s; method and name, when set,
 // are the request's, for the headers protocol 2026-07-28 asks for.
-func (u *Upstream) post(ctx context.Context, s *session, body []byte, method, name string) (*http.Response, error) {
+func (u *Upstream) post(ctx context.Context, s *session, body []byte, version, method, name string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.cfg.URL, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -168,7 +182,6 @@ func (u *Upstream) post(ctx context.Context, s *session, body []byte, method, na
 	h := req.Header
 	h["Content-Type"] = []string{"application/json"}
 	h["Accept"] = []string{"application/json, text/event-stream"}
-	version := s.cs.InitializeResult().ProtocolVersion
 	h["Mcp-Protocol-Version"] = []string{version}
 	if id := s.cs.ID(); id != "" {
 		h["Mcp-Session-Id"] = []string{id}
@@ -192,9 +205,18 @@ func (u *Upstream) post(ctx context.Context, s *session, body []byte, method, na
 	case resp.StatusCode >= 300:
 		// The start of the body names the problem; the upstream may echo
 		// its credentials in it.
-		snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		drain(resp)
-		snippet = u.secrets.Mask(snippet, len(snippet) == 512)
+		snippet = u.secrets.Mask(snippet, len(snippet) == 64<<10)
+		// From protocol 2026-07-28 some JSON-RPC errors come with an HTTP
+		// status: they are the upstream's answer.
+		var answer struct {
+			Error *jsonrpc.Error `json:"error"`
+		}
+		if version >= standardHeadersVersion && resp.StatusCode < 500 && json.Unmarshal(snippet, &answer) == nil && answer.Error != nil {
+			return nil, answer.Error
+		}
+		snippet = snippet[:min(len(snippet), 512)]
 		return nil, &httpError{status: resp.StatusCode, body: strings.TrimSpace(string(snippet))}
 	}
 	return resp, nil
@@ -292,6 +314,7 @@ func (u *Upstream) handleMessage(s *session, data []byte, id string) (raw json.R
 	var msg struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
 		Result json.RawMessage `json:"result"`
 		Error  *jsonrpc.Error  `json:"error"`
 	}
@@ -302,7 +325,7 @@ func (u *Upstream) handleMessage(s *session, data []byte, id string) (raw json.R
 	case msg.Method != "" && msg.ID == nil:
 		u.tapMessage(s, data)
 	case msg.Method != "":
-		go u.answerRequest(s, msg.ID, msg.Method)
+		go u.answerRequest(s, msg.ID, msg.Method, msg.Params, strings.Trim(id, `"`))
 	case string(msg.ID) != id:
 		// An answer to another request: not this stream's business.
 	case msg.Error != nil:
@@ -315,20 +338,28 @@ func (u *Upstream) handleMessage(s *session, data []byte, id string) (raw json.R
 	return nil, false, nil
 }
 
-// answerRequest answers a request the upstream sent during a call: a ping,
-// or any other method with "method not found", since a shared session
-// declares no client capabilities.
-func (u *Upstream) answerRequest(s *session, id json.RawMessage, method string) {
+// answerRequest answers a request the upstream sent during the call with
+// the given token: a ping; an input request, by the call's client as
+// routeAsk does; any other method with "method not found".
+func (u *Upstream) answerRequest(s *session, id json.RawMessage, method string, params json.RawMessage, token string) {
 	reply := struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
-		Result  *struct{}       `json:"result,omitempty"`
+		Result  any             `json:"result,omitempty"`
 		Error   *jsonrpc.Error  `json:"error,omitempty"`
-	}{JSONRPC: "2.0", ID: id}
-	if method == "ping" {
-		reply.Result = &struct{}{}
-	} else {
-		reply.Error = &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + method}
+	}{JSONRPC: "2.0", ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + method}}
+	v, _ := s.inflight.Load(token)
+	pc, _ := v.(*pendingCall)
+	ir, ok := rounds.ParseInput(method, params)
+	switch {
+	case method == "ping":
+		reply.Result, reply.Error = &struct{}{}, nil
+	case ok && pc != nil && (pc.client.ask != nil || pc.client.Session != nil):
+		if res, err := rounds.Answer(u.m.ctx, ir, pc.client.ask, pc.ctx, pc.client.Session); err == nil {
+			reply.Result, reply.Error = res, nil
+		} else {
+			reply.Error.Code, reply.Error.Message = jsonrpc.CodeInternalError, err.Error()
+		}
 	}
 	b, _ := json.Marshal(reply)
 	u.postNotice(s, b, "")
@@ -346,7 +377,7 @@ func (u *Upstream) notifyCancelled(s *session, id string, cause error) {
 func (u *Upstream) postNotice(s *session, body []byte, method string) {
 	ctx, cancel := context.WithTimeout(u.m.ctx, u.m.opts.ConnectTimeout)
 	defer cancel()
-	resp, err := u.post(ctx, s, body, method, "")
+	resp, err := u.post(ctx, s, body, s.cs.InitializeResult().ProtocolVersion, method, "")
 	if err != nil {
 		u.log.Debug("sending to upstream", "error", err)
 		return

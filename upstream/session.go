@@ -16,6 +16,8 @@ import (
 
 	"github.com/legate-mcp/legate/upstream/msglimit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/legate-mcp/legate/rounds"
 )
 
 // ErrHeaderEnv is wrapped by the error of an upstream whose header_env
@@ -24,9 +26,12 @@ var ErrHeaderEnv = errors.New("header environment variable not set")
 
 // session is one connected upstream session.
 type session struct {
-	cs    *mcp.ClientSession
+	cs    *mcp.ClientSession // set once connected: read it after ready
 	owner *mcp.ServerSession // the client it serves (per_client), nil when shared
 	done  chan struct{}      // closed when the session ends
+	// ready is closed when connecting ended, cs set or not: an upstream's
+	// notification may arrive while the client still initializes.
+	ready chan struct{}
 
 	inflight sync.Map // progress token → *pendingCall: the calls under way on it
 	tapped   bool     // its progress and logs are relayed from the wire (tap.go)
@@ -233,14 +238,17 @@ var _ io.Writer = (*lineLogger)(nil)
 
 // connect opens a session, for owner (per_client) or shared (nil owner).
 func (u *Upstream) connect(ctx context.Context, owner *mcp.ServerSession) (*session, error) {
-	s := &session{owner: owner, done: make(chan struct{})}
+	s := &session{owner: owner, done: make(chan struct{}), ready: make(chan struct{})}
+	defer close(s.ready)
 	t, err := u.transport(s)
 	if err != nil {
 		return nil, err
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "legate", Version: u.m.version}, u.clientOptions(s))
 	if u.cfg.Session == SessionPerClient {
-		client.AddReceivingMiddleware(s.relayElicitation)
+		client.AddReceivingMiddleware(rounds.RelayElicitation(func(ctx context.Context) (context.Context, *mcp.ServerSession) { return s.callContext(ctx), s.owner }))
+	} else {
+		client.AddReceivingMiddleware(s.routeAsk)
 	}
 	cs, err := client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: u.cfg.protocolVersion()})
 	if err != nil {
@@ -262,6 +270,9 @@ func (u *Upstream) clientOptions(s *session) *mcp.ClientOptions {
 		// No roots: a server such as server-filesystem replaces its allowed
 		// directories with the client's roots, which would widen its access.
 		Capabilities: &mcp.ClientCapabilities{},
+		// An upstream's input_required result reaches the call path, which
+		// passes it to the client or asks the client itself (rounds.go).
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 		ProgressNotificationHandler: func(ctx context.Context, r *mcp.ProgressNotificationClientRequest) {
 			if !s.tapped {
 				u.relayProgress(r.Params)
@@ -285,9 +296,11 @@ func (u *Upstream) clientOptions(s *session) *mcp.ClientOptions {
 			}
 		},
 	}
-	if u.cfg.Session == SessionPerClient {
-		// Only a session serving one client can send it the upstream's
-		// requests; a shared session declares no such capability.
+	if u.cfg.Session != SessionPerClient {
+		// A shared session's requests reach the caller of the one call
+		// under way on it, if any (routeAsk). Never roots: see above.
+		opts.Capabilities = &mcp.ClientCapabilities{Sampling: &mcp.SamplingCapabilities{}, Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}}
+	} else {
 		opts.CreateMessageHandler = func(ctx context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			if s.owner == nil {
 				return nil, errors.New("no client to ask")
@@ -298,7 +311,7 @@ func (u *Upstream) clientOptions(s *session) *mcp.ClientOptions {
 			if s.owner == nil {
 				return nil, errors.New("no client to ask")
 			}
-			return relayElicit(s.callContext(ctx), s.owner, r.Params)
+			return rounds.Elicit(s.callContext(ctx), s.owner, r.Params)
 		}
 	}
 	return opts

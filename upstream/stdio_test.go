@@ -83,7 +83,7 @@ func TestStdioRestartedAndRelisted(t *testing.T) {
 		t.Fatalf("same pid %d after the kill", first)
 	}
 	upstreamtest.Eventually(t, 5*time.Second, func() bool { return !upstreamtest.PIDAlive(first) }, "killed process %d was not reaped", first)
-	if st := status(t, m, "local"); st.Sessions != 1 || st.Tools != 5 || st.LastError != "" {
+	if st := status(t, m, "local"); st.Sessions != 1 || st.Tools != 6 || st.LastError != "" {
 		t.Errorf("status after restart %+v", st)
 	}
 	m.Close()

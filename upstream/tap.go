@@ -39,7 +39,7 @@ func (u *Upstream) tapMessage(s *session, raw []byte) {
 		Method string          `json:"method"`
 		Params json.RawMessage `json:"params"`
 	}
-	if masked, ok := decodedLeak(u.secrets, raw); ok {
+	if masked, ok := u.secrets.DecodedLeak(raw); ok {
 		raw = masked // a secret in a mix of escapes (mask.go)
 	}
 	if json.Unmarshal(raw, &msg) != nil || msg.ID != nil {

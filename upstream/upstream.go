@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/rounds"
 )
 
 // Upstream is one upstream MCP server: its sessions, its circuit breaker,
@@ -92,6 +93,11 @@ type Client struct {
 	// upstreams and those of Tenant are visible to it.
 	Tenant string
 	Scoped bool
+	// Round is set for a client of protocol 2026-07-28, which answers an
+	// upstream's input requests itself, by retrying (rounds.go); ask
+	// answers them for a call Legate holds meanwhile.
+	Round *rounds.Round
+	ask   func(context.Context, mcp.InputRequest) (json.RawMessage, error)
 }
 
 // Visible reports whether the client may see upstream id.
@@ -351,18 +357,31 @@ func (u *Upstream) call(ctx context.Context, t *Tool, args json.RawMessage, clie
 			if err != nil {
 				return answer{}, err
 			}
-			if !relay || !u.relayable() || !s.relayableOn(t) {
-				res, err := u.callOn(ctx, s, t.Name, args, client)
-				return answer{res: res}, err
+			envelope, raw := u.enveloped(s, client) && s.relayableOn(t), relay && u.relayable() && s.relayableOn(t)
+			var a answer
+			switch {
+			case !envelope && !raw && client.Round != nil && s.owner == nil:
+				a.res, err = u.callHeld(ctx, s, t.Name, args, client)
+				return a, err
+			case !envelope && !raw:
+				a.res, err = u.callOn(ctx, s, t.Name, args, client)
+				return a, err
+			default:
+				a.rel, err = u.relay(ctx, s, t.Name, args, client)
+				if err == nil && !relay {
+					// The SDK's path wants the result decoded.
+					var res mcp.CallToolResult
+					err = json.Unmarshal(a.rel.JSON, &res)
+					return answer{res: &res}, err
+				}
 			}
-			rel, err := u.relay(ctx, s, t.Name, args, client)
 			if errors.Is(err, errSessionGone) {
 				u.drop(s)
 				if tries <= u.cfg.poolSize() {
 					continue
 				}
 			}
-			return answer{rel: rel}, err
+			return a, err
 		}
 	})
 	switch {
@@ -436,7 +455,7 @@ const withheld = "the upstream's result held a credential and was withheld"
 // as it was read): only a secret spelled in a mix of escapes is left to
 // find. A result it masks is read again.
 func (u *Upstream) redactRaw(rel Relayed) Relayed {
-	masked, ok := decodedLeak(u.secrets, rel.JSON)
+	masked, ok := u.secrets.DecodedLeak(rel.JSON)
 	if !ok {
 		return rel
 	}
@@ -495,6 +514,11 @@ func (u *Upstream) callOn(ctx context.Context, s *session, name string, args any
 	c := u.begin(ctx, s, client)
 	defer c.end()
 	params := &mcp.CallToolParams{Name: name, Arguments: args}
+	if r := client.Round; r != nil {
+		if err := rounds.SetParams(params, r.Responses, r.State); err != nil {
+			return nil, c.failed(err)
+		}
+	}
 	if client.ProgressToken != nil {
 		params.SetProgressToken(c.token)
 	}

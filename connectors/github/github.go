@@ -16,7 +16,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -53,7 +52,6 @@ type Config struct {
 
 // Limits of the configuration and of the tools.
 const (
-	MaxAttemptsLimit = 10
 	// The page size of list_issues.
 	DefaultIssues, MaxIssues = 30, 100
 	// MaxBodyBytes bounds the body of an issue or a comment (GitHub's own
@@ -87,11 +85,7 @@ type Connector struct {
 // invalid one.
 func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 	c := &Connector{cfg: *cfg}
-	c.kit = saas.New(inst, saas.Options{
-		Provider: "github", Credential: credToken, RateLimit: cfg.RateLimit,
-		MaxAttempts: cfg.MaxAttempts, Base: time.Duration(cfg.RetryBackoff), MaxWait: time.Duration(cfg.MaxRetryWait),
-		AttemptTimeout: time.Duration(cfg.Timeout),
-	})
+	c.kit = saas.New(inst, cfg.retries().Options("github", credToken))
 	c.http = netguard.NewClient(netguard.Options{AllowPrivate: cfg.AllowPrivateNetworks, Timeout: time.Duration(cfg.Timeout) + time.Second, MaxRedirects: -1})
 	for _, r := range cfg.Repositories {
 		c.repos = append(c.repos, strings.ToLower(r))
@@ -104,37 +98,13 @@ var repoPattern = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z
 
 // Validate checks the configuration without I/O.
 func (c *Connector) Validate() error {
-	var errs []error
-	if u, err := url.Parse(c.cfg.BaseURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		errs = append(errs, legate.Invalid("base_url", "must be an http or https URL, got %q", c.cfg.BaseURL))
-	} else {
-		if u.User != nil || u.RawQuery != "" {
-			errs = append(errs, legate.Invalid("base_url", "must hold no user, password or query"))
-		}
-		if !c.cfg.AllowPrivateNetworks {
-			if err := netguard.CheckHost(u.Host); err != nil {
-				errs = append(errs, legate.Invalid("base_url", "%v", err))
-			}
-		}
-	}
+	_, errs := saas.CheckURL("base_url", c.cfg.BaseURL, c.cfg.AllowPrivateNetworks)
 	for i, r := range c.cfg.Repositories {
 		if !repoPattern.MatchString(r) {
 			errs = append(errs, legate.Invalid("repositories["+itoa(i)+"]", "must be owner/name, got %q", r))
 		}
 	}
-	if c.cfg.Timeout <= 0 {
-		errs = append(errs, legate.Invalid("timeout", "must be positive"))
-	}
-	if c.cfg.MaxAttempts < 1 || c.cfg.MaxAttempts > MaxAttemptsLimit {
-		errs = append(errs, legate.Invalid("max_attempts", "must be between 1 and %d, got %d", MaxAttemptsLimit, c.cfg.MaxAttempts))
-	}
-	if c.cfg.RetryBackoff <= 0 {
-		errs = append(errs, legate.Invalid("retry_backoff", "must be positive"))
-	}
-	if c.cfg.MaxRetryWait < 0 {
-		errs = append(errs, legate.Invalid("max_retry_wait", "must not be negative"))
-	}
-	errs = append(errs, c.cfg.RateLimit.Validate("rate_limit")...)
+	errs = append(errs, c.cfg.retries().Validate()...)
 	return errors.Join(errs...)
 }
 
@@ -201,3 +171,9 @@ func (c *Connector) client(token string) (*github.Client, error) {
 }
 
 var _ connectors.Connector = (*Connector)(nil)
+
+// retries are the config's retry settings.
+func (c Config) retries() saas.Retries {
+	return saas.Retries{Timeout: time.Duration(c.Timeout), MaxAttempts: c.MaxAttempts, RetryBackoff: time.Duration(c.RetryBackoff),
+		MaxRetryWait: time.Duration(c.MaxRetryWait), RateLimit: c.RateLimit}
+}

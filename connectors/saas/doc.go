@@ -35,6 +35,13 @@
 //		return nil
 //	})
 //
+// A provider that takes a token exchanged for the credential (an OAuth2
+// access token got with a refresh token: google) sets Options.Exchange:
+// each attempt gets the token it returns, and a token the provider
+// refuses is exchanged once more before AUTH_EXPIRED is returned.
+// Options.Masked names the other credentials a call resolves (a client
+// secret), masked out of errors with the credential and the tokens.
+//
 // Object ids leave the connector only inside refs ([Kit.Ref], [Kit.Object]);
 // a tool taking an object back calls [Kit.Resolve], so that a ref of
 // another tenant or instance resolves to nothing (NOT_FOUND). Cursors are
@@ -74,15 +81,16 @@
 //     the first attempt and matches it;
 //   - notion: create_page and append_block carry the marker in a hidden
 //     property or block; Find queries for it;
-//   - google: append_row has no place for a marker that does not show;
-//     Find reads the range back and matches the row's values;
+//   - google: sheets_append_row has no hidden place per row: the marker
+//     goes in one cell after the row's values; Find reads the table's
+//     sheet back and matches it;
 //   - stripe: create_refund sends the marker as Idempotency-Key; no Find.
 //
 // # The models
 //
 // Results are the versioned models of package model (message.v1,
-// channel.v1, issue.v1, page.v1, file.v1, customer.v1, charge.v1,
-// refund.v1), described in docs/models.md: stable fields for what the
+// channel.v1, issue.v1, page.v1, file.v1, sheet_range.v1, customer.v1,
+// charge.v1, refund.v1), described in docs/models.md: stable fields for what the
 // providers share, provider_metadata for the rest. A tool's result has
 // the model as structured content and a short text for the model to read.
 package saas

@@ -3,7 +3,9 @@ package saas
 import (
 	"context"
 	"crypto/rand"
+	"crypto/subtle"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/legate-mcp/legate"
@@ -49,6 +51,19 @@ type Options struct {
 	// attempt may take it over (default 2m); keep it above the gateway's
 	// call timeout.
 	Lease time.Duration
+	// Exchange, when set, turns the resolved credential into the token
+	// each attempt hands fn: an OAuth2 access token got with a refresh
+	// token. expired is "" for the token to use now (one the connector
+	// holds while it is valid), or the token an attempt was just refused
+	// with (AUTH_EXPIRED): return another, got afresh unless the connector
+	// holds a newer one already. Its error is canonical (see [Classify]);
+	// Do retries it as it retries fn's, and masks the credential and the
+	// token out of every error.
+	Exchange func(ctx context.Context, call *connectors.Call, credential, expired string) (string, error)
+	// Masked names the instance's other credentials that its calls use
+	// beside Credential (an OAuth client's secret): Do masks their values
+	// out of every error too, resolving them only when there is one.
+	Masked []string
 }
 
 // Kit is one connector instance's share of the toolkit: its retry policy,
@@ -62,6 +77,26 @@ type Kit struct {
 	retry    httpkit.Retry
 	ownKey   []byte
 	memory   *MemoryOperations
+	// masks is the mask set of the credential value last resolved:
+	// building one derives every encoded form of the value, which costs
+	// more than a fast provider's answer, so calls with the same value
+	// share it.
+	masks atomic.Pointer[masks]
+}
+
+type masks struct {
+	value string
+	set   *legate.Secrets
+}
+
+// secrets returns the mask set of the credential value token.
+func (k *Kit) secrets(token string) *legate.Secrets {
+	if m := k.masks.Load(); m != nil && subtle.ConstantTimeCompare([]byte(m.value), []byte(token)) == 1 {
+		return m.set
+	}
+	set := legate.NewSecrets(token)
+	k.masks.Store(&masks{value: token, set: set})
+	return set
 }
 
 // New returns the kit of instance inst.
@@ -133,47 +168,85 @@ func (k *Kit) Read(ctx context.Context, call *connectors.Call, fn func(ctx conte
 //   - TRANSIENT, TIMEOUT: waits a backoff with jitter and tries again;
 //   - AUTH_EXPIRED: resolves the credential once more (a rotated or
 //     refreshed secret) and, if it changed, tries once more with it;
+//     with Options.Exchange, a token the provider refused is exchanged
+//     for a new one (an expired OAuth2 access token is refreshed) and
+//     tried once more, whether or not the credential changed;
 //   - anything else: returns it.
 //
 // Only a read, or a write the provider itself deduplicates, may be run so;
 // other writes go through [WriteOnce]. Every error returned is canonical
 // and its texts hold no credential value.
 func (k *Kit) Do(ctx context.Context, call *connectors.Call, fn func(ctx context.Context, token string, attempt int) error) error {
-	token, err := k.Token(ctx, call)
+	cred, err := k.Token(ctx, call)
 	if err != nil {
 		return err
 	}
-	secrets := legate.NewSecrets(token)
+	token, expired := cred, ""
+	used := []string{cred} // every credential and token of the call, to mask
+	// Secrets are only needed to mask an error: built then. A call that
+	// used the credential alone shares the kit's mask set of its value.
+	secrets := func() *legate.Secrets {
+		if k.opts.Exchange == nil && len(k.opts.Masked) == 0 && len(used) == 1 {
+			return k.secrets(cred)
+		}
+		values := append(append([]string{}, used...), token)
+		for _, name := range k.opts.Masked {
+			if v, err := call.Credentials.Get(ctx, name); err == nil {
+				values = append(values, v)
+			}
+		}
+		return legate.NewSecrets(values...)
+	}
 	start := time.Now()
 	refreshed := false
 	for attempt := 1; ; attempt++ {
 		if err := k.limiter.Wait(ctx); err != nil {
-			return k.finalError(ctx, err, secrets)
+			return k.finalError(ctx, err, secrets())
 		}
 		actx, cancel := context.WithTimeout(ctx, k.opts.AttemptTimeout)
-		err := fn(actx, token, attempt)
+		refused := false // the provider refused token, not the exchange the credential
+		err = nil
+		if k.opts.Exchange != nil {
+			token, err = k.opts.Exchange(actx, call, cred, expired)
+		}
+		if err == nil {
+			err = fn(actx, token, attempt)
+			refused = true
+		}
 		if err == nil {
 			cancel()
 			return nil
 		}
-		le := k.classify(actx, err, secrets)
+		le := k.classify(actx, err, secrets())
 		cancel()
 		if ctx.Err() != nil {
-			return k.finalError(ctx, le, secrets)
+			return k.finalError(ctx, le, secrets())
 		}
 		if le.Code == legate.CodeAuthExpired {
 			if refreshed {
 				return le
 			}
 			// One refresh: the credential may have been rotated since it
-			// was read. The attempt with the new one is not counted.
+			// was read, or the token exchanged for it may have expired. The
+			// attempt with the new one is not counted.
 			refreshed = true
 			fresh, terr := k.Token(ctx, call)
-			if terr != nil || fresh == token {
+			if terr != nil {
 				return le
 			}
-			token = fresh
-			secrets = legate.NewSecrets(token)
+			used = append(used, token, fresh)
+			switch {
+			case k.opts.Exchange != nil && refused:
+				expired = token
+			case fresh == cred:
+				return le
+			default:
+				expired = ""
+			}
+			cred = fresh
+			if k.opts.Exchange == nil {
+				token = cred
+			}
 			call.Retry("auth")
 			attempt--
 			continue

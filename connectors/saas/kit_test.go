@@ -3,6 +3,7 @@ package saas_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"sync/atomic"
@@ -196,6 +197,23 @@ func TestDoMasksTheCredential(t *testing.T) {
 	}
 }
 
+// The kit keeps the mask set of the credential's value across calls: a
+// rotated value is masked from its first call, and so is the old one
+// again.
+func TestDoMasksTheCredentialAfterARotation(t *testing.T) {
+	k := newKit("acme", saas.Options{})
+	for _, value := range []string{"first-7f1c9a2b", "first-7f1c9a2b", "second-5e0d3c4a", "first-7f1c9a2b"} {
+		call := newCall("read", "")
+		call.Credentials = connectortest.Creds{"token": value}
+		err := k.Do(t.Context(), call, func(context.Context, string, int) error {
+			return &legate.Error{Code: legate.CodeInvalidArgument, Message: "acme: bad request with " + value}
+		})
+		if le := wantCode(t, err, legate.CodeInvalidArgument); strings.Contains(le.Message, value) || !strings.Contains(le.Message, legate.Redacted) {
+			t.Fatalf("value %s: message %q", value, le.Message)
+		}
+	}
+}
+
 func TestDoRateLimiter(t *testing.T) {
 	// One request per hour, burst one: the second call waits past the
 	// call's deadline, so it is refused RATE_LIMITED at once.
@@ -235,5 +253,114 @@ func TestClassify(t *testing.T) {
 	}
 	if le := saas.StatusError("acme", 429, 3*time.Second, "slow down"); le.RetryAfter != 3*time.Second {
 		t.Errorf("429 RetryAfter %v", le.RetryAfter)
+	}
+}
+
+// exchanger hands out access tokens for a credential, a new one each time
+// it is asked to replace the one it holds, as an OAuth2 token endpoint does.
+type exchanger struct {
+	issued   []string
+	current  string
+	refusals int // how many exchanges to refuse with AUTH_EXPIRED
+}
+
+func (x *exchanger) exchange(_ context.Context, _ *connectors.Call, cred, expired string) (string, error) {
+	if x.refusals > 0 {
+		x.refusals--
+		return "", saas.StatusError("acme", 401, 0, "invalid_grant for "+cred)
+	}
+	if x.current == "" || expired == x.current {
+		x.current = fmt.Sprintf("access-%d-of-%s", len(x.issued)+1, cred)
+		x.issued = append(x.issued, x.current)
+	}
+	return x.current, nil
+}
+
+func TestDoExchangesAnExpiredToken(t *testing.T) {
+	t.Run("a refused token is exchanged once and the call succeeds", func(t *testing.T) {
+		x := &exchanger{}
+		k := newKit("acme", saas.Options{MaxAttempts: 1, Exchange: x.exchange})
+		var seen []string
+		var retries []string
+		call := newCall("read", "")
+		call.Retried = func(r string) { retries = append(retries, r) }
+		err := k.Do(t.Context(), call, func(_ context.Context, tok string, _ int) error {
+			seen = append(seen, tok)
+			if tok == "access-1-of-"+token {
+				return saas.StatusError("acme", 401, 0, "expired")
+			}
+			return nil
+		})
+		want := "access-1-of-" + token + ",access-2-of-" + token
+		if err != nil || strings.Join(seen, ",") != want || strings.Join(retries, ",") != "auth" {
+			t.Fatalf("err %v, tokens %v, retries %v; want %s", err, seen, retries, want)
+		}
+		// The next call uses the token held, without exchanging again.
+		seen = nil
+		if err := k.Do(t.Context(), newCall("read", ""), func(_ context.Context, tok string, _ int) error {
+			seen = append(seen, tok)
+			return nil
+		}); err != nil || len(x.issued) != 2 || seen[0] != "access-2-of-"+token {
+			t.Fatalf("err %v, issued %v, used %v", err, x.issued, seen)
+		}
+	})
+	t.Run("a new token refused too is AUTH_EXPIRED, masked", func(t *testing.T) {
+		x := &exchanger{}
+		n := 0
+		err := newKit("acme", saas.Options{Exchange: x.exchange}).Do(t.Context(), newCall("read", ""), func(_ context.Context, tok string, _ int) error {
+			n++
+			return saas.StatusError("acme", 401, 0, "refused "+tok)
+		})
+		le := wantCode(t, err, legate.CodeAuthExpired)
+		if n != 2 || len(x.issued) != 2 || strings.Contains(le.Message, "access-") {
+			t.Fatalf("%d attempts, %d tokens, message %q; want 2, 2 and the token masked", n, len(x.issued), le.Message)
+		}
+	})
+	t.Run("a refused exchange with an unchanged credential is AUTH_EXPIRED, masked", func(t *testing.T) {
+		x := &exchanger{refusals: 5}
+		err := newKit("acme", saas.Options{Exchange: x.exchange}).Do(t.Context(), newCall("read", ""), func(context.Context, string, int) error {
+			t.Fatal("called without a token")
+			return nil
+		})
+		le := wantCode(t, err, legate.CodeAuthExpired)
+		if x.refusals != 4 || strings.Contains(le.Message, "7f1c9a2b") {
+			t.Fatalf("%d exchanges, message %q; want one, the credential masked", 5-x.refusals, le.Message)
+		}
+	})
+	t.Run("a transient exchange failure is retried", func(t *testing.T) {
+		fails := 1
+		exchange := func(context.Context, *connectors.Call, string, string) (string, error) {
+			if fails > 0 {
+				fails--
+				return "", saas.StatusError("acme", 503, 0, "busy")
+			}
+			return "access", nil
+		}
+		err := newKit("acme", saas.Options{Exchange: exchange}).Do(t.Context(), newCall("read", ""), func(_ context.Context, tok string, _ int) error {
+			if tok != "access" {
+				t.Errorf("token %q", tok)
+			}
+			return nil
+		})
+		if err != nil || fails != 0 {
+			t.Fatalf("err %v", err)
+		}
+	})
+}
+
+func TestDoMasksEveryCredentialOfTheCall(t *testing.T) {
+	x := &exchanger{}
+	k := newKit("acme", saas.Options{Exchange: x.exchange, Masked: []string{"client_secret", "absent"}})
+	call := newCall("read", "")
+	call.Credentials = connectortest.Creds{"token": token, "client_secret": "s3cret-canary"}
+	err := k.Do(t.Context(), call, func(_ context.Context, tok string, _ int) error {
+		// The provider echoes every secret, the first token included.
+		return saas.StatusError("acme", 401, 0, strings.Join([]string{token, "s3cret-canary", "access-1-of-" + token, tok}, " "))
+	})
+	le := wantCode(t, err, legate.CodeAuthExpired)
+	for _, secret := range []string{"7f1c9a2b", "s3cret-canary", "access-"} {
+		if strings.Contains(le.Message, secret) {
+			t.Errorf("message %q holds %s", le.Message, secret)
+		}
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -51,7 +50,6 @@ type Config struct {
 
 // Limits of the configuration and of the tools.
 const (
-	MaxAttemptsLimit = 10
 	// The page sizes of list_channels and read_history.
 	DefaultChannels, MaxChannels = 100, 1000
 	DefaultMessages, MaxMessages = 50, 200
@@ -84,10 +82,7 @@ type Connector struct {
 // invalid one.
 func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 	c := &Connector{cfg: *cfg}
-	c.kit = saas.New(inst, saas.Options{
-		Provider: "slack", Credential: credBotToken, RateLimit: cfg.RateLimit,
-		MaxAttempts: cfg.MaxAttempts, Base: time.Duration(cfg.RetryBackoff), MaxWait: time.Duration(cfg.MaxRetryWait), AttemptTimeout: time.Duration(cfg.Timeout),
-	})
+	c.kit = saas.New(inst, cfg.retries().Options("slack", credBotToken))
 	c.http = netguard.NewClient(netguard.Options{AllowPrivate: cfg.AllowPrivateNetworks, Timeout: time.Duration(cfg.Timeout) + time.Second, MaxRedirects: -1})
 	c.tools = c.newTools()
 	return c, nil
@@ -95,35 +90,11 @@ func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 
 // Validate checks the configuration without I/O.
 func (c *Connector) Validate() error {
-	var errs []error
-	if u, err := url.Parse(c.cfg.APIURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		errs = append(errs, legate.Invalid("api_url", "must be an http or https URL, got %q", c.cfg.APIURL))
-	} else {
-		if !strings.HasSuffix(u.Path, "/") {
-			errs = append(errs, legate.Invalid("api_url", "must end with /, got %q", c.cfg.APIURL))
-		}
-		if u.User != nil || u.RawQuery != "" {
-			errs = append(errs, legate.Invalid("api_url", "must hold no user, password or query"))
-		}
-		if !c.cfg.AllowPrivateNetworks {
-			if err := netguard.CheckHost(u.Host); err != nil {
-				errs = append(errs, legate.Invalid("api_url", "%v", err))
-			}
-		}
+	u, errs := saas.CheckURL("api_url", c.cfg.APIURL, c.cfg.AllowPrivateNetworks)
+	if u != nil && !strings.HasSuffix(u.Path, "/") {
+		errs = append(errs, legate.Invalid("api_url", "must end with /, got %q", c.cfg.APIURL))
 	}
-	if c.cfg.Timeout <= 0 {
-		errs = append(errs, legate.Invalid("timeout", "must be positive"))
-	}
-	if c.cfg.MaxAttempts < 1 || c.cfg.MaxAttempts > MaxAttemptsLimit {
-		errs = append(errs, legate.Invalid("max_attempts", "must be between 1 and %d, got %d", MaxAttemptsLimit, c.cfg.MaxAttempts))
-	}
-	if c.cfg.RetryBackoff <= 0 {
-		errs = append(errs, legate.Invalid("retry_backoff", "must be positive"))
-	}
-	if c.cfg.MaxRetryWait < 0 {
-		errs = append(errs, legate.Invalid("max_retry_wait", "must not be negative"))
-	}
-	errs = append(errs, c.cfg.RateLimit.Validate("rate_limit")...)
+	errs = append(errs, c.cfg.retries().Validate()...)
 	return errors.Join(errs...)
 }
 
@@ -179,3 +150,9 @@ func (c *Connector) client(token string) *slack.Client {
 }
 
 var _ connectors.Connector = (*Connector)(nil)
+
+// retries are the config's retry settings.
+func (c Config) retries() saas.Retries {
+	return saas.Retries{Timeout: time.Duration(c.Timeout), MaxAttempts: c.MaxAttempts, RetryBackoff: time.Duration(c.RetryBackoff),
+		MaxRetryWait: time.Duration(c.MaxRetryWait), RateLimit: c.RateLimit}
+}

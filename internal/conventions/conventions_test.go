@@ -24,7 +24,7 @@ import (
 const module = "github.com/legate-mcp/legate"
 
 // helpers are the packages under connectors/ that are not connector types.
-var helpers = []string{"all", "connectortest", "httpkit", "netguard", "saas"}
+var helpers = []string{"all", "connectortest", "httpkit", "netguard", "saas", "sqlbase"}
 
 type pkg struct {
 	ImportPath string
@@ -76,7 +76,7 @@ func connectorTypeDir(rp string) bool {
 
 // connectorImports are the packages of this module a connector type may
 // import.
-var connectorImports = []string{"", "connectors", "connectors/netguard", "connectors/httpkit", "connectors/saas", "connectors/saas/model"}
+var connectorImports = []string{"", "connectors", "connectors/netguard", "connectors/httpkit", "connectors/saas", "connectors/saas/model", "connectors/sqlbase"}
 
 func TestImportDirection(t *testing.T) {
 	for _, p := range listPackages(t) {

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -210,6 +211,19 @@ func serveStdio(dir string) int {
 		func(ctx context.Context, req *mcp.CallToolRequest, in EchoIn) (*mcp.CallToolResult, any, error) {
 			<-ctx.Done()
 			return nil, nil, ctx.Err()
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "ask", Description: "Ask the client for a name mid-call (elicitation)."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in EchoIn) (*mcp.CallToolResult, any, error) {
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Your name?", RequestedSchema: &jsonschema.Schema{
+				Type: "object", Properties: map[string]*jsonschema.Schema{"name": {Type: "string"}}}})
+			if err != nil {
+				return nil, nil, err
+			}
+			text := "declined"
+			if res.Action == "accept" {
+				text = fmt.Sprint("Hello, ", res.Content["name"])
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
 		})
 	if _, err := os.Stat(filepath.Join(dir, "extra")); err == nil {
 		mcp.AddTool(srv, &mcp.Tool{Name: "extra", Description: "Listed on demand.", Annotations: ro},

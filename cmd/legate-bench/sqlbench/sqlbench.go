@@ -1,288 +1,184 @@
-// Package sqlbench measures Legate replicas sharing one PostgreSQL store,
-// for legate-bench's scale scenario (P6): stateless calls per second
-// through one replica and through two, and how long an approval decided
-// through one replica takes to reach a call waiting on another. The
-// harness starts the processes; this package makes the database and the
-// load.
+// Package sqlbench is the harness's scenario P6: postgres.query of 100
+// rows through Legate (the real binary, a go-sdk client, the whole call
+// path) against the same query through pgx directly, in the same rounds.
+// It lives apart from the harness's main package, which is at its size
+// ceiling; main registers it in a few lines (p6.go).
+//
+// It needs the PostgreSQL server the tests use (LEGATE_TEST_POSTGRES_URL,
+// default postgres://postgres@127.0.0.1:5432/postgres), creates a
+// database of its own and drops it.
 package sqlbench
 
 import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"net/url"
 	"os"
 	"slices"
-	"sync"
-	"sync/atomic"
-	"time"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/legate-mcp/legate/cmd/legate-bench/benchkit"
 )
 
-// ServerURL is the PostgreSQL server the scenario uses:
-// $LEGATE_BENCH_POSTGRES_URL, else $LEGATE_TEST_POSTGRES_URL, else the
-// local server the tests use.
-func ServerURL() string {
-	for _, v := range []string{"LEGATE_BENCH_POSTGRES_URL", "LEGATE_TEST_POSTGRES_URL"} {
-		if u := os.Getenv(v); u != "" {
-			return u
-		}
+// Query is the statement both sides run: 100 rows of four typed columns.
+const Query = "SELECT id, name, amount, created FROM bench ORDER BY id"
+
+// Target is the least ratio of Legate's calls/s to pgx's.
+const Target = 0.7
+
+const urlEnv = "LEGATE_TEST_POSTGRES_URL"
+
+// Run measures P6.
+func Run(ctx context.Context, o benchkit.Options) ([]benchkit.Row, error) {
+	raw := os.Getenv(urlEnv)
+	if raw == "" {
+		raw = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
 	}
-	return "postgres://postgres@127.0.0.1:5432/postgres"
+	db, drop, err := createDatabase(ctx, raw)
+	if err != nil {
+		return nil, fmt.Errorf("P6 needs PostgreSQL (set %s): %w", urlEnv, err)
+	}
+	defer drop()
+	cs := o.Upto(8)
+	maxC := slices.Max(cs)
+
+	port := db.Port()
+	if port == "" {
+		port = "5432"
+	}
+	cfg := fmt.Sprintf("connectors:\n  - id: pg\n    type: postgres\n    config: {host: %q, port: %s, database: %q, user: %q, sslmode: disable, read_only: true, max_conns: %d}\n",
+		db.Hostname(), port, strings.TrimPrefix(db.Path, "/"), db.User.Username(), maxC)
+	lg, err := benchkit.StartLegate(ctx, o, "p6", cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer lg.Stop()
+	sessions, err := lg.OpenSessions(ctx, maxC)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		for _, s := range sessions {
+			s.Close()
+		}
+	}()
+	pcfg, err := pgxpool.ParseConfig(db.String())
+	if err != nil {
+		return nil, err
+	}
+	pcfg.MaxConns = int32(maxC)
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return nil, err
+	}
+	defer pool.Close()
+
+	sides := []benchkit.Side{
+		{Name: "pgx", Call: func(ctx context.Context, i int) error { return direct(ctx, pool, false) }},
+		{Name: "Legate", Call: func(ctx context.Context, i int) error { return viaLegate(ctx, sessions[i]) }, PID: lg.Cmd.Process.Pid},
+		{Name: "pgx in a READ ONLY transaction", Call: func(ctx context.Context, i int) error { return direct(ctx, pool, true) }},
+	}
+	res, err := benchkit.Rounds(ctx, o, "P6", sides, cs)
+	if err != nil {
+		return nil, err
+	}
+	var rows []benchkit.Row
+	for _, c := range cs {
+		d, v, tx := res[c][0], res[c][1], res[c][2]
+		note := ""
+		if c == cs[0] {
+			note = "postgres.query of 100 rows through Legate; baseline: the same query through pgx directly"
+		}
+		rows = append(rows, benchkit.Compare("P6", "postgres.query of 100 rows", c, d, v, Target, note)...)
+		rows = append(rows, benchkit.Row{Scenario: "P6", Metric: fmt.Sprintf("calls/s of pgx in the connector's transaction (BEGIN READ ONLY with SET LOCAL, query, ROLLBACK), C=%d (baseline: pgx directly)", c),
+			Unit: "calls/s", Baseline: benchkit.Median(d.Rate), Legate: benchkit.Median(tx.Rate), Ratio: benchkit.Median(benchkit.Ratios(tx.Rate, d.Rate))})
+	}
+	return rows, nil
 }
 
-// Database creates an empty database on the server and returns its URL
-// and a function that drops it.
-func Database(ctx context.Context, server string) (string, func(), error) {
-	b := make([]byte, 4)
-	rand.Read(b)
-	name := "legate_bench_" + hex.EncodeToString(b)
-	exec := func(ctx context.Context, sql string) error {
-		conn, err := pgx.Connect(ctx, server)
+// direct runs the query through pgx and reads every value, as the
+// connector does; inTx adds the connector's transaction steps.
+func direct(ctx context.Context, pool *pgxpool.Pool, inTx bool) error {
+	var q interface {
+		Query(context.Context, string, ...any) (pgx.Rows, error)
+	} = pool
+	if inTx {
+		tx, err := pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: `BEGIN READ ONLY; SET LOCAL statement_timeout = 10000; SET LOCAL search_path = "public"`})
 		if err != nil {
 			return err
 		}
-		defer conn.Close(context.Background())
-		_, err = conn.Exec(ctx, sql)
-		return err
+		defer tx.Rollback(ctx)
+		q = tx
 	}
-	if err := exec(ctx, "CREATE DATABASE "+name); err != nil {
-		return "", nil, fmt.Errorf("P6 needs PostgreSQL (%s, or set LEGATE_BENCH_POSTGRES_URL): %w", server, err)
-	}
-	u, err := url.Parse(server)
-	if err != nil {
-		return "", nil, err
-	}
-	u.Path = "/" + name
-	drop := func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-	}
-	return u.String(), drop, nil
-}
-
-// Connect opens n stateless (2026-07-28) client sessions to endpoint.
-func Connect(ctx context.Context, endpoint string, n int) ([]*mcp.ClientSession, error) {
-	var out []*mcp.ClientSession
-	for i := range n {
-		c := mcp.NewClient(&mcp.Implementation{Name: fmt.Sprint("sqlbench-", i), Version: "1"}, nil)
-		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint}, nil)
-		if err != nil {
-			Close(out)
-			return nil, err
-		}
-		if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
-			cs.Close()
-			Close(out)
-			return nil, fmt.Errorf("%s negotiated %s, not the stateless 2026-07-28", endpoint, v)
-		}
-		out = append(out, cs)
-	}
-	return out, nil
-}
-
-// Close closes sessions.
-func Close(sessions []*mcp.ClientSession) {
-	for _, cs := range sessions {
-		cs.Close()
-	}
-}
-
-// Rate calls tool with args from every session at once, each in a loop,
-// for warmup and then dur, and returns the calls per second of the
-// measured window. A failed call or an error result stops it.
-func Rate(ctx context.Context, sessions []*mcp.ClientSession, tool string, args map[string]any, warmup, dur time.Duration) (float64, error) {
-	var calls atomic.Int64
-	var counting atomic.Bool
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	errs := make(chan error, len(sessions))
-	var wg sync.WaitGroup
-	for _, cs := range sessions {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
-				if ctx.Err() != nil {
-					return
-				}
-				if err == nil && res.IsError {
-					err = fmt.Errorf("%s: error result", tool)
-				}
-				if err != nil {
-					errs <- err
-					cancel()
-					return
-				}
-				if counting.Load() {
-					calls.Add(1)
-				}
-			}
-		})
-	}
-	time.Sleep(warmup)
-	counting.Store(true)
-	start := time.Now()
-	time.Sleep(dur)
-	counting.Store(false)
-	elapsed := time.Since(start)
-	cancel()
-	wg.Wait()
-	select {
-	case err := <-errs:
-		return 0, err
-	default:
-	}
-	return float64(calls.Load()) / elapsed.Seconds(), nil
-}
-
-// Wake measures, n times, how long a decision takes to reach a waiting
-// call: a call to tool (which needs approval) waits on the replica of
-// session; once its request is pending, it is approved through the admin
-// API at decideOn (a replica's base URL); the time is from just before
-// that POST to the call's return, its tool run included.
-func Wake(ctx context.Context, session *mcp.ClientSession, tool, decideOn, adminToken string, n int) ([]time.Duration, error) {
-	var out []time.Duration
-	for i := range n {
-		done := make(chan error, 1)
-		var returned time.Time
-		go func() {
-			res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"text": fmt.Sprint("wake-", i, "-", time.Now().UnixNano())}})
-			returned = time.Now()
-			if err == nil && res.IsError {
-				err = fmt.Errorf("%s: error result (the approval wait must outlast the decision)", tool)
-			}
-			done <- err
-		}()
-		id, err := pending(ctx, decideOn, adminToken)
-		if err != nil {
-			return nil, err
-		}
-		start := time.Now()
-		if err := admin(ctx, http.MethodPost, decideOn+"/admin/v1/approvals/"+id+"/approve", adminToken, nil); err != nil {
-			return nil, err
-		}
-		if err := <-done; err != nil {
-			return nil, err
-		}
-		out = append(out, returned.Sub(start))
-	}
-	return out, nil
-}
-
-// pending polls the admin API of base until one request is pending and
-// returns its id.
-func pending(ctx context.Context, base, token string) (string, error) {
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		var list struct {
-			Approvals []struct {
-				ID string `json:"id"`
-			} `json:"approvals"`
-		}
-		if err := admin(ctx, http.MethodGet, base+"/admin/v1/approvals?state=pending", token, &list); err != nil {
-			return "", err
-		}
-		if len(list.Approvals) > 0 {
-			return list.Approvals[0].ID, nil
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	return "", errors.New("no pending approval within 10s")
-}
-
-func admin(ctx context.Context, method, u, token string, out any) error {
-	req, err := http.NewRequestWithContext(ctx, method, u, nil)
+	rows, err := q.Query(ctx, Query)
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
+	n := 0
+	for rows.Next() {
+		if _, err := rows.Values(); err != nil {
+			return err
+		}
+		n++
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
 		return err
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s %s: %s %s", method, u, resp.Status, body)
-	}
-	if out != nil {
-		return json.Unmarshal(body, out)
+	if n != 100 {
+		return fmt.Errorf("pgx read %d rows, want 100", n)
 	}
 	return nil
 }
 
-// Percentile is the p-quantile of d (0 < p ≤ 1).
-func Percentile(d []time.Duration, p float64) time.Duration {
-	if len(d) == 0 {
-		return 0
+// viaLegate calls pg__query through Legate and checks the row count.
+func viaLegate(ctx context.Context, s *mcp.ClientSession) error {
+	res, err := benchkit.Call(ctx, s, "pg__query", map[string]any{"sql": Query})
+	if err != nil {
+		return err
 	}
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return s[min(len(s)-1, int(p*float64(len(s))))]
-}
-
-// Run is the measurement of the scenario, in rounds that alternate which
-// side goes first.
-type Run struct {
-	// One holds sessions to one replica; Spread as many, split between two.
-	One, Spread []*mcp.ClientSession
-	// Tool is allowed; Held needs approval, decided through the admin API
-	// of Replicas[0] (where One's first session waits) or Replicas[1].
-	Tool, Held string
-	Replicas   [2]string // base URLs
-	Token      string    // the replicas' admin token
-	Rounds     int
-	Warmup     time.Duration
-	Dur        time.Duration
-	Wakes      int // decisions timed per round and side
-	Log        func(format string, args ...any)
-}
-
-// Results are a Run's figures: calls per second by round through one
-// replica and through two, and the wake-up times of decisions made through
-// the waiting call's replica and through the other.
-type Results struct {
-	RateOne, RateTwo []float64
-	Same, Cross      []time.Duration
-}
-
-// Measure runs r.
-func (r Run) Measure(ctx context.Context) (*Results, error) {
-	out := &Results{}
-	args := map[string]any{"text": "hello"}
-	for round := range r.Rounds {
-		var rates [2]float64
-		for i := range 2 {
-			side := (round + i) % 2
-			rate, err := Rate(ctx, [][]*mcp.ClientSession{r.One, r.Spread}[side], r.Tool, args, r.Warmup, r.Dur)
-			if err != nil {
-				return nil, err
-			}
-			rates[side] = rate
-			d, err := Wake(ctx, r.One[0], r.Held, r.Replicas[side], r.Token, r.Wakes)
-			if err != nil {
-				return nil, err
-			}
-			if side == 0 {
-				out.Same = append(out.Same, d...)
-			} else {
-				out.Cross = append(out.Cross, d...)
-			}
-		}
-		out.RateOne, out.RateTwo = append(out.RateOne, rates[0]), append(out.RateTwo, rates[1])
-		r.Log("P6 round %d: %.0f calls/s one replica, %.0f two; decision to waiting call p50 %s same replica, %s other",
-			round+1, rates[0], rates[1], Percentile(out.Same, 0.5), Percentile(out.Cross, 0.5))
+	m, ok := res.StructuredContent.(map[string]any)
+	if !ok || m["row_count"] != float64(100) {
+		return fmt.Errorf("unexpected result: %v", res.StructuredContent)
 	}
-	return out, nil
+	return nil
 }
 
-// Ms is d in milliseconds.
-func Ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+// createDatabase creates a database with the bench table and returns its
+// URL and a function that drops it.
+func createDatabase(ctx context.Context, raw string) (*url.URL, func(), error) {
+	root, err := pgx.Connect(ctx, raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	b := make([]byte, 6)
+	rand.Read(b)
+	name := "legate_bench_" + hex.EncodeToString(b)
+	if _, err := root.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		root.Close(ctx)
+		return nil, nil, err
+	}
+	drop := func() {
+		root.Exec(context.WithoutCancel(ctx), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+		root.Close(context.WithoutCancel(ctx))
+	}
+	u, _ := url.Parse(raw)
+	u.Path = "/" + name
+	conn, err := pgx.Connect(ctx, u.String())
+	if err == nil {
+		_, err = conn.Exec(ctx, `CREATE TABLE bench (id int PRIMARY KEY, name text NOT NULL, amount numeric(10,2) NOT NULL, created timestamptz NOT NULL);
+			INSERT INTO bench SELECT g, 'customer ' || g, g * 1.25, '2026-11-30T12:00:00Z'::timestamptz + g * interval '1 minute' FROM generate_series(1, 100) g`)
+		conn.Close(ctx)
+	}
+	if err != nil {
+		drop()
+		return nil, nil, err
+	}
+	return u, drop, nil
+}

@@ -1,6 +1,7 @@
 // Package model holds the stable result models of the SaaS connectors, one
 // per object kind and versioned: message.v1, channel.v1, issue.v1,
-// page.v1, file.v1, customer.v1, charge.v1, refund.v1. docs/models.md
+// page.v1, database.v1, block.v1, file.v1, sheet_range.v1, customer.v1,
+// charge.v1, refund.v1. docs/models.md
 // describes each field. A model changes only by adding optional fields;
 // anything else is a new version (message.v2) beside the old one.
 //
@@ -19,6 +20,8 @@ const (
 	ChannelV1  = "channel.v1"
 	IssueV1    = "issue.v1"
 	PageV1     = "page.v1"
+	DatabaseV1 = "database.v1"
+	BlockV1    = "block.v1"
 	FileV1     = "file.v1"
 	CustomerV1 = "customer.v1"
 	ChargeV1   = "charge.v1"
@@ -53,6 +56,27 @@ type Message struct {
 	Text       string    `json:"text"`
 	SentAt     time.Time `json:"sent_at,omitzero"`
 	Replies    int       `json:"replies,omitempty" jsonschema:"how many replies the message has, when it starts a thread"`
+	// The fields below were added for email; other providers may fill them.
+	Subject       string       `json:"subject,omitempty"`
+	Recipients    []Recipient  `json:"recipients,omitempty" jsonschema:"who the message is addressed to"`
+	Snippet       string       `json:"snippet,omitempty" jsonschema:"the start of the text, on one line, when text itself is not given"`
+	TextTruncated bool         `json:"text_truncated,omitempty" jsonschema:"text was cut at the connector's limit"`
+	ReceivedAt    time.Time    `json:"received_at,omitzero" jsonschema:"when the provider received or stored the message"`
+	Labels        []string     `json:"labels,omitempty" jsonschema:"labels or flags, lower case: seen, flagged, answered, draft, or the provider's own"`
+	Attachments   []Attachment `json:"attachments,omitempty" jsonschema:"the files attached, listed, not their content"`
+}
+
+// Recipient is one addressee of a message.
+type Recipient struct {
+	Person
+	Role string `json:"role,omitempty" jsonschema:"to, cc or bcc"`
+}
+
+// Attachment is a file attached to a message.
+type Attachment struct {
+	Name     string `json:"name"`
+	MimeType string `json:"mime_type,omitempty"`
+	Size     int64  `json:"size,omitempty" jsonschema:"bytes, approximate"`
 }
 
 // Channel is channel.v1: a place messages are posted to.
@@ -93,6 +117,27 @@ type Page struct {
 	UpdatedAt  time.Time      `json:"updated_at,omitzero"`
 }
 
+// Database is database.v1: a collection of pages that share a set of
+// properties (a Notion database).
+type Database struct {
+	Object
+	Title      string            `json:"title"`
+	ParentRef  string            `json:"parent_ref,omitempty" jsonschema:"ref of the page holding the database"`
+	Properties map[string]string `json:"properties,omitempty" jsonschema:"the properties its pages have, by name, each with its type: title, rich_text, number, select, multi_select, date, checkbox, ..."`
+	CreatedAt  time.Time         `json:"created_at,omitzero"`
+	UpdatedAt  time.Time         `json:"updated_at,omitzero"`
+}
+
+// Block is block.v1: one block of a page's content (a paragraph, a
+// heading, a list item).
+type Block struct {
+	Object
+	Type      string    `json:"type" jsonschema:"paragraph, heading_1, heading_2, heading_3, bulleted_list_item, numbered_list_item, to_do, quote, code, or another type the provider has"`
+	Text      string    `json:"text,omitempty" jsonschema:"the block's text, plain"`
+	ParentRef string    `json:"parent_ref,omitempty" jsonschema:"ref of the page (or block) holding it"`
+	CreatedAt time.Time `json:"created_at,omitzero"`
+}
+
 // File is file.v1: a stored file or spreadsheet.
 type File struct {
 	Object
@@ -101,6 +146,20 @@ type File struct {
 	Size       int64     `json:"size,omitempty"`
 	ParentRef  string    `json:"parent_ref,omitempty"`
 	ModifiedAt time.Time `json:"modified_at,omitzero"`
+}
+
+// SheetRangeV1 is the contract name of [SheetRange].
+const SheetRangeV1 = "sheet_range.v1"
+
+// SheetRange is sheet_range.v1: cells of a spreadsheet, row by row. Its
+// object header is the spreadsheet's: ref, external_id and url are the
+// spreadsheet's, so the ref goes back to the tools that take a
+// spreadsheet (or a file).
+type SheetRange struct {
+	Object
+	Range    string     `json:"range" jsonschema:"the cells, in A1 notation with the sheet's name, e.g. Sheet1!A2:D11"`
+	FirstRow int        `json:"first_row,omitempty" jsonschema:"the sheet's row number of the first of rows, when known"`
+	Rows     [][]string `json:"rows" jsonschema:"the cells' values as the sheet shows them, row by row, left to right; trailing empty cells and rows are left out"`
 }
 
 // Money is an amount in the currency's smallest unit (cents).

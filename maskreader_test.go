@@ -1,4 +1,4 @@
-package upstream
+package legate_test
 
 import (
 	"bytes"
@@ -26,7 +26,7 @@ func TestMaskReaderChunks(t *testing.T) {
 	}
 	for name, wrap := range readers {
 		t.Run(name, func(t *testing.T) {
-			m := &maskReader{body: io.NopCloser(wrap(strings.NewReader(stream))), secrets: secrets}
+			m := secrets.Reader(io.NopCloser(wrap(strings.NewReader(stream))))
 			got, err := io.ReadAll(iotest.OneByteReader(m))
 			if err != nil {
 				t.Fatal(err)
@@ -43,7 +43,7 @@ func TestMaskReaderChunks(t *testing.T) {
 func TestMaskReaderHoldsOnlyAStart(t *testing.T) {
 	secrets := legate.NewSecrets("s3cr3t/Value+7f1c9a")
 	pr, pw := io.Pipe()
-	m := &maskReader{body: pr, secrets: secrets}
+	m := secrets.Reader(pr)
 	go pw.Write([]byte("data: {\"a\":1}\n\n"))
 	buf := make([]byte, 64)
 	n, err := m.Read(buf)

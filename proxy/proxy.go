@@ -1,4 +1,9 @@
-package server
+// Package proxy answers the prompt, resource and completion methods of
+// MCP clients from the upstreams that offer them, live: prompt names are
+// namespaced like tools (mcp.<id>.<prompt>, shown under the catalog's
+// naming) unless the upstream has prefix: false; resource URIs are kept as
+// they are.
+package proxy
 
 import (
 	"context"
@@ -12,39 +17,43 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/catalog"
+	"github.com/legate-mcp/legate/rounds"
 	"github.com/legate-mcp/legate/upstream"
 )
 
-// Prompts, resources, resource templates and completion are proxied live
-// to the upstreams that offer them: prompt names are namespaced like tools
-// (mcp.<id>.<prompt>, shown under the catalog's naming) unless the
-// upstream has prefix: false; resource URIs are kept as they are.
-
-// proxy answers the prompt, resource and completion methods from the
+// Proxy answers the prompt, resource and completion methods from the
 // upstreams.
-type proxy struct {
+type Proxy struct {
 	ups    *upstream.Manager
 	log    *slog.Logger
 	naming func() catalog.Naming // the catalog's current naming
+	sealer *rounds.Sealer        // request states of multi-round-trip requests
 }
 
-// proxyMiddleware answers the prompt, resource and completion methods.
-func (pr *proxy) proxyMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+// New returns a Proxy to the upstreams of ups; naming gives the catalog's
+// current naming, sealer issues the request states of multi-round-trip
+// requests (rounds.go).
+func New(ups *upstream.Manager, log *slog.Logger, naming func() catalog.Naming, sealer *rounds.Sealer) *Proxy {
+	return &Proxy{ups: ups, log: log, naming: naming, sealer: sealer}
+}
+
+// Middleware answers the prompt and resource methods, and passes a
+// client's logging level on to its upstream sessions.
+func (pr *Proxy) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch r := req.(type) {
 		case *mcp.ListPromptsRequest:
 			return pr.listPrompts(ctx, clientOf(r.Session, r.Extra))
 		case *mcp.GetPromptRequest:
-			res, err := pr.getPrompt(ctx, clientOf(r.Session, r.Extra), r.Params)
-			return completePromptResult(r.Session, res), err
+			return pr.getPrompt(ctx, clientOf(r.Session, r.Extra), callerOf(r.Extra), r.Params)
 		case *mcp.ListResourcesRequest:
 			return pr.listResources(ctx, clientOf(r.Session, r.Extra))
 		case *mcp.ListResourceTemplatesRequest:
 			return pr.listResourceTemplates(ctx, clientOf(r.Session, r.Extra))
 		case *mcp.ReadResourceRequest:
-			res, err := pr.readResource(ctx, clientOf(r.Session, r.Extra), r.Params)
-			return completeResourceResult(r.Session, res), err
+			return pr.readResource(ctx, clientOf(r.Session, r.Extra), callerOf(r.Extra), r.Params)
 		case *mcp.ServerRequest[*mcp.SetLoggingLevelParams]:
 			res, err := next(ctx, method, req)
 			if err == nil {
@@ -71,8 +80,24 @@ func clientOf(ss *mcp.ServerSession, extra *mcp.RequestExtra) upstream.Client {
 	return c
 }
 
+// callerOf names the authenticated caller of a request, "" without auth.
+func callerOf(extra *mcp.RequestExtra) string {
+	if p := principalOf(extra); p != nil {
+		return p.Name
+	}
+	return ""
+}
+
+// principalOf is the authenticated caller of a request, nil without auth.
+func principalOf(extra *mcp.RequestExtra) *auth.Principal {
+	if extra == nil {
+		return nil
+	}
+	return auth.PrincipalFrom(extra.TokenInfo)
+}
+
 // upstreamIDs are the upstreams c may see.
-func (pr *proxy) upstreamIDs(c upstream.Client) []string {
+func (pr *Proxy) upstreamIDs(c upstream.Client) []string {
 	var ids []string
 	for _, id := range pr.ups.IDs() {
 		if pr.ups.Visible(id, c) {
@@ -85,7 +110,7 @@ func (pr *proxy) upstreamIDs(c upstream.Client) []string {
 // eachUpstream runs fn on every upstream whose session offers what has
 // reports, concurrently, each within listTimeout; failures are logged and
 // skipped, so one bad or slow upstream cannot break or stall a list.
-func (pr *proxy) eachUpstream(ctx context.Context, c upstream.Client, has func(*mcp.ServerCapabilities) bool, fn func(u *upstream.Upstream, cs *mcp.ClientSession) error) {
+func (pr *Proxy) eachUpstream(ctx context.Context, c upstream.Client, has func(*mcp.ServerCapabilities) bool, fn func(u *upstream.Upstream, cs *mcp.ClientSession) error) {
 	var wg sync.WaitGroup
 	for _, id := range pr.upstreamIDs(c) {
 		u, _ := pr.ups.Upstream(id)
@@ -109,14 +134,14 @@ func (pr *proxy) eachUpstream(ctx context.Context, c upstream.Client, has func(*
 }
 
 // promptName is the name clients see for an upstream's prompt.
-func (pr *proxy) promptName(u *upstream.Upstream, name string) string {
+func (pr *Proxy) promptName(u *upstream.Upstream, name string) string {
 	if !u.Config().Prefixed() {
 		return name
 	}
 	return catalog.WireName("mcp."+u.Config().ID+"."+name, pr.naming())
 }
 
-func (pr *proxy) listPrompts(ctx context.Context, c upstream.Client) (*mcp.ListPromptsResult, error) {
+func (pr *Proxy) listPrompts(ctx context.Context, c upstream.Client) (*mcp.ListPromptsResult, error) {
 	var mu sync.Mutex
 	out := &mcp.ListPromptsResult{Prompts: []*mcp.Prompt{}, Cacheable: catalog.CallerCache}
 	pr.eachUpstream(ctx, c, func(s *mcp.ServerCapabilities) bool { return s.Prompts != nil },
@@ -138,10 +163,10 @@ func (pr *proxy) listPrompts(ctx context.Context, c upstream.Client) (*mcp.ListP
 
 // resolvePrompt finds the upstream and original name of a prompt as the
 // client named it.
-func (pr *proxy) resolvePrompt(ctx context.Context, c upstream.Client, name string) (*mcp.ClientSession, string, error) {
+func (pr *Proxy) resolvePrompt(ctx context.Context, c upstream.Client, name string) (id string, cs *mcp.ClientSession, orig string, err error) {
 	for _, id := range pr.upstreamIDs(c) {
 		u, _ := pr.ups.Upstream(id)
-		orig := name
+		orig = name
 		if u.Config().Prefixed() {
 			var ok bool
 			orig, ok = strings.CutPrefix(name, pr.promptName(u, ""))
@@ -149,10 +174,10 @@ func (pr *proxy) resolvePrompt(ctx context.Context, c upstream.Client, name stri
 				continue
 			}
 		}
-		cs, err := pr.ups.Session(ctx, id, c)
+		cs, err = pr.ups.Session(ctx, id, c)
 		if err != nil {
 			if u.Config().Prefixed() {
-				return nil, "", err
+				return "", nil, "", err
 			}
 			continue
 		}
@@ -161,9 +186,9 @@ func (pr *proxy) resolvePrompt(ctx context.Context, c upstream.Client, name stri
 				continue
 			}
 		}
-		return cs, orig, nil
+		return id, cs, orig, nil
 	}
-	return nil, "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", name)}
+	return "", nil, "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", name)}
 }
 
 func hasPrompt(ctx context.Context, cs *mcp.ClientSession, name string) bool {
@@ -181,14 +206,32 @@ func hasPrompt(ctx context.Context, cs *mcp.ClientSession, name string) bool {
 	return false
 }
 
-func (pr *proxy) getPrompt(ctx context.Context, c upstream.Client, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
-	cs, orig, err := pr.resolvePrompt(ctx, c, p.Name)
+func (pr *Proxy) getPrompt(ctx context.Context, c upstream.Client, who string, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+	id, cs, orig, err := pr.resolvePrompt(ctx, c, p.Name)
 	if err != nil {
 		return nil, err
 	}
 	q := *p
 	q.Name, q.Meta = orig, upstreamMeta(p.Meta)
-	return cs.GetPrompt(ctx, &q)
+	round, err := pr.openRound(c, who, "prompts/get", p.Name, p.Meta, p.InputResponses, p.RequestState)
+	switch {
+	case err != nil:
+		return nil, err
+	case round != nil && round.upstream != "" && round.upstream != id:
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid requestState: issued for another upstream"}
+	case round != nil:
+		q.Meta, q.InputResponses, q.RequestState = nil, nil, ""
+		var res mcp.GetPromptResult
+		if ok, err := pr.roundTrip(ctx, id, c, round, "prompts/get", orig, &q, &res); ok {
+			return &res, err
+		}
+		q.Meta, q.InputResponses, q.RequestState = upstreamMeta(p.Meta), p.InputResponses, round.State
+	}
+	res, err := cs.GetPrompt(ctx, &q)
+	return fulfil(ctx, c, res, err, func(in mcp.InputResponseMap, state string) (*mcp.GetPromptResult, error) {
+		q.InputResponses, q.RequestState = in, state
+		return cs.GetPrompt(ctx, &q)
+	})
 }
 
 // upstreamMeta is the _meta of a client's request as it is forwarded: the
@@ -209,7 +252,7 @@ func upstreamMeta(m mcp.Meta) mcp.Meta {
 	return out
 }
 
-func (pr *proxy) listResources(ctx context.Context, c upstream.Client) (*mcp.ListResourcesResult, error) {
+func (pr *Proxy) listResources(ctx context.Context, c upstream.Client) (*mcp.ListResourcesResult, error) {
 	var mu sync.Mutex
 	out := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}, Cacheable: catalog.CallerCache}
 	pr.eachUpstream(ctx, c, func(s *mcp.ServerCapabilities) bool { return s.Resources != nil },
@@ -227,7 +270,7 @@ func (pr *proxy) listResources(ctx context.Context, c upstream.Client) (*mcp.Lis
 	return out, nil
 }
 
-func (pr *proxy) listResourceTemplates(ctx context.Context, c upstream.Client) (*mcp.ListResourceTemplatesResult, error) {
+func (pr *Proxy) listResourceTemplates(ctx context.Context, c upstream.Client) (*mcp.ListResourceTemplatesResult, error) {
 	var mu sync.Mutex
 	out := &mcp.ListResourceTemplatesResult{ResourceTemplates: []*mcp.ResourceTemplate{}, Cacheable: catalog.CallerCache}
 	pr.eachUpstream(ctx, c, func(s *mcp.ServerCapabilities) bool { return s.Resources != nil },
@@ -245,17 +288,40 @@ func (pr *proxy) listResourceTemplates(ctx context.Context, c upstream.Client) (
 	return out, nil
 }
 
-// readResource asks the upstreams in order until one has the URI.
-func (pr *proxy) readResource(ctx context.Context, c upstream.Client, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+// readResource asks the upstreams in order until one has the URI; the
+// retry of a round, the upstream that asked for input.
+func (pr *Proxy) readResource(ctx context.Context, c upstream.Client, who string, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
 	var last error = &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf("resource %q not found", p.URI)}
+	round, err := pr.openRound(c, who, "resources/read", p.URI, p.Meta, p.InputResponses, p.RequestState)
+	if err != nil {
+		return nil, err
+	}
 	q := *p
 	q.Meta = upstreamMeta(p.Meta)
 	for _, id := range pr.upstreamIDs(c) {
+		if round != nil && round.upstream != "" && round.upstream != id {
+			continue
+		}
 		cs, err := pr.ups.Session(ctx, id, c)
 		if err != nil || cs.InitializeResult().Capabilities.Resources == nil {
 			continue
 		}
+		if round != nil {
+			var res mcp.ReadResourceResult
+			own := mcp.ReadResourceParams{URI: p.URI}
+			if ok, err := pr.roundTrip(ctx, id, c, round, "resources/read", p.URI, &own, &res); ok {
+				if err == nil || !notFound(err) {
+					return &res, err
+				}
+				continue
+			}
+			q.RequestState = round.State
+		}
 		res, err := cs.ReadResource(ctx, &q)
+		res, err = fulfil(ctx, c, res, err, func(in mcp.InputResponseMap, state string) (*mcp.ReadResourceResult, error) {
+			q.InputResponses, q.RequestState = in, state
+			return cs.ReadResource(ctx, &q)
+		})
 		if err == nil {
 			return res, nil
 		}
@@ -267,22 +333,23 @@ func (pr *proxy) readResource(ctx context.Context, c upstream.Client, p *mcp.Rea
 	return nil, last
 }
 
-// subscribe forwards a resource subscription to the upstreams offering
+// Subscribe forwards a resource subscription to the upstreams offering
 // subscriptions; the SDK server records it and delivers the upstream's
 // resources/updated (relayed through OnResourceUpdated) to the subscriber.
-func (pr *proxy) subscribe(ctx context.Context, r *mcp.SubscribeRequest) error {
+func (pr *Proxy) Subscribe(ctx context.Context, r *mcp.SubscribeRequest) error {
 	return pr.forEachSubscriber(ctx, clientOf(r.Session, r.Extra), func(cs *mcp.ClientSession) error {
 		return cs.Subscribe(ctx, &mcp.SubscribeParams{URI: r.Params.URI})
 	})
 }
 
-func (pr *proxy) unsubscribe(ctx context.Context, r *mcp.UnsubscribeRequest) error {
+// Unsubscribe ends a resource subscription at the upstreams.
+func (pr *Proxy) Unsubscribe(ctx context.Context, r *mcp.UnsubscribeRequest) error {
 	return pr.forEachSubscriber(ctx, clientOf(r.Session, r.Extra), func(cs *mcp.ClientSession) error {
 		return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: r.Params.URI})
 	})
 }
 
-func (pr *proxy) forEachSubscriber(ctx context.Context, c upstream.Client, fn func(*mcp.ClientSession) error) error {
+func (pr *Proxy) forEachSubscriber(ctx context.Context, c upstream.Client, fn func(*mcp.ClientSession) error) error {
 	var errs []error
 	ok := false
 	pr.eachUpstream(ctx, c, func(s *mcp.ServerCapabilities) bool { return s.Resources != nil && s.Resources.Subscribe },
@@ -300,14 +367,14 @@ func (pr *proxy) forEachSubscriber(ctx context.Context, c upstream.Client, fn fu
 	return nil
 }
 
-// complete forwards completion to the upstream owning the prompt, or to
+// Complete forwards completion to the upstream owning the prompt, or to
 // the upstreams in order for a resource reference.
-func (pr *proxy) complete(ctx context.Context, r *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+func (pr *Proxy) Complete(ctx context.Context, r *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 	c := clientOf(r.Session, r.Extra)
 	p := *r.Params
 	p.Meta = upstreamMeta(p.Meta)
 	if p.Ref != nil && p.Ref.Type == "ref/prompt" {
-		cs, orig, err := pr.resolvePrompt(ctx, c, p.Ref.Name)
+		_, cs, orig, err := pr.resolvePrompt(ctx, c, p.Ref.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -333,7 +400,7 @@ func (pr *proxy) complete(ctx context.Context, r *mcp.CompleteRequest) (*mcp.Com
 
 // forwardLogLevel passes a client's logging level on to its per-client
 // upstream sessions, so upstreams send what it asked for.
-func (pr *proxy) forwardLogLevel(ctx context.Context, c upstream.Client, p *mcp.SetLoggingLevelParams) {
+func (pr *Proxy) forwardLogLevel(ctx context.Context, c upstream.Client, p *mcp.SetLoggingLevelParams) {
 	for _, id := range pr.upstreamIDs(c) {
 		u, _ := pr.ups.Upstream(id)
 		if u.Config().Session != upstream.SessionPerClient {

@@ -1,0 +1,251 @@
+// Package email is the "email" connector: it searches and reads a mailbox
+// over IMAP (github.com/emersion/go-imap/v2), saves drafts to its Drafts
+// folder, and sends mail over SMTP (github.com/wneessen/go-mail), one
+// account under one instance.
+//
+// It is built on connectors/saas: messages are message.v1 named by signed
+// refs (folder, UIDVALIDITY and UID inside), searches page by UID ranges
+// behind signed cursors, and the two writes happen at most once per
+// idempotency key:
+//
+//   - draft: the draft's Message-ID derives from the key; before it
+//     APPENDs, it searches the Drafts folder for that Message-ID, so a
+//     retried draft is found, not appended again;
+//   - send: the Message-ID derives from the key too, but SMTP cannot be
+//     asked what it received. Just before the final "." of DATA — the
+//     point past which the server may deliver — the connector records a
+//     commit mark in the operation record; a server's refusal of the
+//     message after it records a rejection. An attempt whose answer was
+//     lost leaves a commit without a rejection, and every retry of the key
+//     then reports the message as sent but unconfirmed instead of sending
+//     it again.
+package email
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/mail"
+	"net/netip"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/netguard"
+	"github.com/legate-mcp/legate/connectors/saas"
+)
+
+// Config is an email instance's configuration.
+type Config struct {
+	// IMAPHost is the IMAP server.
+	IMAPHost string `yaml:"imap_host" required:"true" desc:"IMAP server host name, e.g. imap.gmail.com"`
+	// IMAPPort is its port.
+	IMAPPort int `yaml:"imap_port" default:"993" desc:"IMAP server port: 993 for tls, 143 for starttls"`
+	// IMAPSecurity is how the IMAP connection is protected.
+	IMAPSecurity string `yaml:"imap_security" default:"tls" desc:"tls (implicit TLS, port 993), starttls (upgrade a plain connection, port 143; refused if the server does not offer it) or insecure (no TLS at all: for test servers only)"`
+	// IMAPUsername is the IMAP login.
+	IMAPUsername string `yaml:"imap_username" required:"true" desc:"IMAP login, usually the mailbox's address"`
+	// SMTPHost is the SMTP submission server.
+	SMTPHost string `yaml:"smtp_host" required:"true" desc:"SMTP submission server host name, e.g. smtp.gmail.com"`
+	// SMTPPort is its port.
+	SMTPPort int `yaml:"smtp_port" default:"587" desc:"SMTP submission port: 587 for starttls, 465 for tls"`
+	// SMTPSecurity is how the SMTP connection is protected.
+	SMTPSecurity string `yaml:"smtp_security" default:"starttls" desc:"starttls (STARTTLS required), opportunistic (STARTTLS when offered), tls (implicit TLS, port 465) or insecure (no TLS at all: for test servers only)"`
+	// SMTPAuth is the SASL mechanism.
+	SMTPAuth string `yaml:"smtp_auth" default:"plain" desc:"SMTP AUTH mechanism: plain, login, cram-md5, scram-sha-256 or auto (the strongest the server offers)"`
+	// SMTPUsername is the SMTP login.
+	SMTPUsername string `yaml:"smtp_username" required:"true" desc:"SMTP login, usually the mailbox's address"`
+	// From is the sender of drafts and sent mail.
+	From string `yaml:"from" required:"true" desc:"Sender address of drafts and sent mail, optionally with a name: \"Ops Bot <ops@example.com>\""`
+	// DraftsFolder is where draft saves.
+	DraftsFolder string `yaml:"drafts_folder" default:"Drafts" desc:"Folder drafts are saved to ([Gmail]/Drafts on Gmail)"`
+	// SentFolder is where the provider files submitted mail, if it does.
+	SentFolder string `yaml:"sent_folder" desc:"Folder where the provider files the mail sent through its SMTP server by itself ([Gmail]/Sent Mail on Gmail); when set, a send whose SMTP answer was lost is looked for there by its Message-ID to confirm it. Leave empty for servers that do not"`
+	// MaxBodyBytes bounds the text read returns.
+	MaxBodyBytes int `yaml:"max_body_bytes" default:"65536" desc:"Most bytes of a message's text that read returns (1024 to 10485760); a longer text is cut and marked text_truncated"`
+	// MaxConnections bounds the instance's IMAP connections.
+	MaxConnections int `yaml:"max_connections" default:"4" desc:"IMAP connections the instance keeps open at most (1 to 32); providers cap them per account (Gmail: 15)"`
+	// AllowPrivateNetworks lets the hosts be loopback or private addresses.
+	AllowPrivateNetworks bool `yaml:"allow_private_networks" default:"false" desc:"Allow imap_host and smtp_host on loopback, private or link-local addresses (a test server, an internal relay); refused by default"`
+	// Timeout bounds one attempt.
+	Timeout legate.Duration `yaml:"timeout" default:"30s" desc:"Time limit of one attempt (connecting, logging in and the commands of one call)"`
+	// MaxAttempts bounds the attempts of one call.
+	MaxAttempts int `yaml:"max_attempts" default:"3" desc:"Attempts per call, the first included (1 to 10); retried on network errors and temporary (4xx, UNAVAILABLE) refusals"`
+	// RetryBackoff is the first wait between attempts.
+	RetryBackoff legate.Duration `yaml:"retry_backoff" default:"500ms" desc:"First wait before a retry; it doubles per attempt, with jitter"`
+}
+
+// Limits of the configuration and of the tools.
+const (
+	MaxAttemptsLimit = 10
+	// The page size of search.
+	DefaultMessages, MaxMessages = 20, 100
+	// MaxRecipients bounds the to, cc and bcc of one draft or send.
+	MaxRecipients = 100
+	// MaxTextBytes bounds the text of a draft or a sent message.
+	MaxTextBytes = 1 << 20
+	// SnippetRunes is the length of a search result's snippet.
+	SnippetRunes = 200
+)
+
+// The credentials.
+const (
+	credIMAP = "imap_password"
+	credSMTP = "smtp_password"
+)
+
+func init() {
+	connectors.Register(connectors.TypeOf(connectors.Info{
+		Name:        "email",
+		Description: "Email account: search and read over IMAP, save drafts to the Drafts folder, send over SMTP",
+		Credentials: []connectors.Credential{
+			{Name: credIMAP, Description: "Password (or app password) of imap_username on the IMAP server", Required: true},
+			{Name: credSMTP, Description: "Password (or app password) of smtp_username on the SMTP server", Required: true},
+		},
+	}, New))
+}
+
+// Connector is one email instance.
+type Connector struct {
+	cfg     Config
+	from    *mail.Address
+	imapKit *saas.Kit
+	smtpKit *saas.Kit
+	pool    *pool
+	dialer  *net.Dialer
+	// marks keeps send's commit marks when a call carries no Operations.
+	marks *saas.MemoryOperations
+	tools []connectors.Tool
+}
+
+// New builds an instance from its decoded config; Validate reports an
+// invalid one.
+func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
+	c := &Connector{cfg: *cfg, marks: saas.NewMemoryOperations()}
+	c.from, _ = mail.ParseAddress(cfg.From)
+	kit := func(cred string) *saas.Kit {
+		return saas.New(inst, saas.Options{
+			Provider: "email", Credential: cred, MaxAttempts: cfg.MaxAttempts,
+			Base: time.Duration(cfg.RetryBackoff), AttemptTimeout: time.Duration(cfg.Timeout),
+		})
+	}
+	c.imapKit, c.smtpKit = kit(credIMAP), kit(credSMTP)
+	c.dialer = &net.Dialer{Timeout: min(time.Duration(cfg.Timeout), 10*time.Second), Control: c.control}
+	c.pool = newPool(max(cfg.MaxConnections, 1))
+	c.tools = c.newTools()
+	return c, nil
+}
+
+// Validate checks the configuration without I/O.
+func (c *Connector) Validate() error {
+	var errs []error
+	for _, h := range []struct {
+		field, host string
+		port        int
+	}{{"imap_host", c.cfg.IMAPHost, c.cfg.IMAPPort}, {"smtp_host", c.cfg.SMTPHost, c.cfg.SMTPPort}} {
+		switch {
+		case h.host == "" || strings.ContainsAny(h.host, "/:@ ") && !isIPv6(h.host):
+			errs = append(errs, legate.Invalid(h.field, "must be a host name or address without scheme, port or path, got %q", h.host))
+		case !c.cfg.AllowPrivateNetworks:
+			if err := netguard.CheckHost(h.host); err != nil {
+				errs = append(errs, legate.Invalid(h.field, "%v", err))
+			}
+		}
+		if h.port < 1 || h.port > 65535 {
+			errs = append(errs, legate.Invalid(strings.Replace(h.field, "host", "port", 1), "must be between 1 and 65535, got %d", h.port))
+		}
+	}
+	if !oneOf(c.cfg.IMAPSecurity, "tls", "starttls", "insecure") {
+		errs = append(errs, legate.Invalid("imap_security", "must be tls, starttls or insecure, got %q", c.cfg.IMAPSecurity))
+	}
+	if !oneOf(c.cfg.SMTPSecurity, "starttls", "opportunistic", "tls", "insecure") {
+		errs = append(errs, legate.Invalid("smtp_security", "must be starttls, opportunistic, tls or insecure, got %q", c.cfg.SMTPSecurity))
+	}
+	if _, ok := smtpAuthTypes[c.cfg.SMTPAuth]; !ok {
+		errs = append(errs, legate.Invalid("smtp_auth", "must be plain, login, cram-md5, scram-sha-256 or auto, got %q", c.cfg.SMTPAuth))
+	}
+	if c.cfg.IMAPUsername == "" {
+		errs = append(errs, legate.Invalid("imap_username", "must not be empty"))
+	}
+	if c.cfg.SMTPUsername == "" {
+		errs = append(errs, legate.Invalid("smtp_username", "must not be empty"))
+	}
+	if c.from == nil {
+		errs = append(errs, legate.Invalid("from", "must be an email address, optionally with a name, got %q", c.cfg.From))
+	}
+	if strings.TrimSpace(c.cfg.DraftsFolder) == "" {
+		errs = append(errs, legate.Invalid("drafts_folder", "must not be empty"))
+	}
+	if c.cfg.MaxBodyBytes < 1024 || c.cfg.MaxBodyBytes > 10<<20 {
+		errs = append(errs, legate.Invalid("max_body_bytes", "must be between 1024 and 10485760, got %d", c.cfg.MaxBodyBytes))
+	}
+	if c.cfg.MaxConnections < 1 || c.cfg.MaxConnections > 32 {
+		errs = append(errs, legate.Invalid("max_connections", "must be between 1 and 32, got %d", c.cfg.MaxConnections))
+	}
+	if c.cfg.Timeout <= 0 {
+		errs = append(errs, legate.Invalid("timeout", "must be positive"))
+	}
+	if c.cfg.MaxAttempts < 1 || c.cfg.MaxAttempts > MaxAttemptsLimit {
+		errs = append(errs, legate.Invalid("max_attempts", "must be between 1 and %d, got %d", MaxAttemptsLimit, c.cfg.MaxAttempts))
+	}
+	if c.cfg.RetryBackoff <= 0 {
+		errs = append(errs, legate.Invalid("retry_backoff", "must be positive"))
+	}
+	return errors.Join(errs...)
+}
+
+// Tools lists the instance's tools.
+func (c *Connector) Tools() []connectors.Tool { return c.tools }
+
+// Close closes the idle IMAP connections.
+func (c *Connector) Close() error {
+	c.pool.close()
+	return nil
+}
+
+// Test logs in to IMAP and lists the folders (the Drafts folder must be
+// among them), then greets the SMTP server, reports its STARTTLS and AUTH
+// support and logs in; each step is reported through connectors.Reportf.
+func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) error {
+	call := &connectors.Call{Tool: "test", Credentials: creds}
+	imapErr := c.testIMAP(ctx, call)
+	smtpErr := c.testSMTP(ctx, call)
+	return errors.Join(imapErr, smtpErr)
+}
+
+// control refuses, after name resolution and just before connecting, an
+// address netguard blocks, unless private networks are allowed.
+func (c *Connector) control(_, address string, _ syscall.RawConn) error {
+	if c.cfg.AllowPrivateNetworks {
+		return nil
+	}
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return &netguard.BlockedError{Reason: "unparsable"}
+	}
+	if netguard.Blocked(ap.Addr()) {
+		return &netguard.BlockedError{Addr: ap.Addr().WithZone(""), Reason: "private or reserved"}
+	}
+	return nil
+}
+
+func oneOf(v string, set ...string) bool {
+	for _, s := range set {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func isIPv6(h string) bool {
+	a, err := netip.ParseAddr(h)
+	return err == nil && a.Is6()
+}
+
+var (
+	_ connectors.Connector = (*Connector)(nil)
+	_ connectors.Closer    = (*Connector)(nil)
+)

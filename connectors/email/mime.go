@@ -1,0 +1,247 @@
+package email
+
+import (
+	"bytes"
+	"encoding/base64"
+	"html"
+	"io"
+	"mime/quotedprintable"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/emersion/go-imap/v2"
+	"github.com/emersion/go-message/charset"
+
+	"github.com/legate-mcp/legate/connectors/httpkit"
+	"github.com/legate-mcp/legate/connectors/saas/model"
+)
+
+// textPart is the part of a message its text is read from.
+type textPart struct {
+	path     []int
+	html     bool
+	encoding string
+	charset  string
+	size     uint32
+}
+
+// chooseText picks the part a message's text comes from: the first
+// text/plain part that is not an attachment, else the first text/html
+// one (converted to text). ok is false for a message without text.
+func chooseText(bs imap.BodyStructure) (tp textPart, ok bool) {
+	if bs == nil {
+		return textPart{}, false
+	}
+	var plain, htm *textPart
+	bs.Walk(func(path []int, part imap.BodyStructure) bool {
+		sp, single := part.(*imap.BodyStructureSinglePart)
+		if !single {
+			return true
+		}
+		if d := sp.Disposition(); d != nil && strings.EqualFold(d.Value, "attachment") {
+			return true
+		}
+		t := &textPart{path: append([]int(nil), path...), encoding: strings.ToLower(sp.Encoding), charset: sp.Params["charset"], size: sp.Size}
+		switch sp.MediaType() {
+		case "text/plain":
+			if plain == nil {
+				plain = t
+			}
+		case "text/html":
+			if htm == nil {
+				t.html = true
+				htm = t
+			}
+		}
+		return true
+	})
+	switch {
+	case plain != nil:
+		return *plain, true
+	case htm != nil:
+		return *htm, true
+	}
+	return textPart{}, false
+}
+
+// attachments lists the parts of bs that are files: those with a
+// filename, or an attachment disposition, except the text part itself.
+func attachments(bs imap.BodyStructure, text textPart) []model.Attachment {
+	if bs == nil {
+		return nil
+	}
+	var out []model.Attachment
+	bs.Walk(func(path []int, part imap.BodyStructure) bool {
+		sp, single := part.(*imap.BodyStructureSinglePart)
+		if !single || samePath(path, text.path) && text.path != nil {
+			return true
+		}
+		name := sp.Filename()
+		d := sp.Disposition()
+		isAttachment := d != nil && strings.EqualFold(d.Value, "attachment")
+		if name == "" && !isAttachment && sp.MediaType() != "message/rfc822" {
+			return true
+		}
+		size := int64(sp.Size)
+		if strings.EqualFold(sp.Encoding, "base64") {
+			size = size * 3 / 4 // the decoded size, near enough
+		}
+		if name == "" {
+			name = "(unnamed)"
+		}
+		out = append(out, model.Attachment{Name: wordDecode(name), MimeType: sp.MediaType(), Size: size})
+		return true
+	})
+	return out
+}
+
+func samePath(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func wordDecode(s string) string {
+	if d, err := wordDecoder.DecodeHeader(s); err == nil {
+		return d
+	}
+	return s
+}
+
+// decodeText turns the (possibly cut) raw bytes of part into text: the
+// transfer encoding undone, the charset converted to UTF-8, HTML turned
+// into plain text. A cut base64 or quoted-printable tail is dropped.
+func decodeText(raw []byte, part textPart) string {
+	var b []byte
+	switch part.encoding {
+	case "base64":
+		clean := bytes.Map(func(r rune) rune {
+			if unicode.IsSpace(r) {
+				return -1
+			}
+			return r
+		}, raw)
+		clean = clean[:len(clean)/4*4]
+		b = make([]byte, base64.StdEncoding.DecodedLen(len(clean)))
+		n, _ := base64.StdEncoding.Decode(b, clean)
+		b = b[:n]
+	case "quoted-printable":
+		b, _ = io.ReadAll(quotedprintable.NewReader(bytes.NewReader(raw)))
+	default:
+		b = raw
+	}
+	cs := strings.ToLower(part.charset)
+	if cs != "" && cs != "utf-8" && cs != "us-ascii" {
+		if r, err := charset.Reader(cs, bytes.NewReader(b)); err == nil {
+			if conv, err := io.ReadAll(r); err == nil || len(conv) > 0 {
+				b = conv
+			}
+		}
+	}
+	s := strings.ToValidUTF8(string(httpkit.TrimPartialRune(b)), "\uFFFD")
+	if part.html {
+		s = htmlToText(s)
+	}
+	return strings.ReplaceAll(s, "\r\n", "\n")
+}
+
+// blockTags end a line in htmlToText where they open; the ones marked
+// true where they close too.
+var blockTags = map[string]bool{"p": true, "br": false, "div": true, "li": false, "tr": false, "h1": true, "h2": true, "h3": true,
+	"h4": true, "h5": true, "h6": true, "table": true, "ul": true, "ol": true, "blockquote": true, "hr": false, "pre": true}
+
+// htmlToText is the text of an HTML body: tags dropped (a block element
+// ends a line), script, style and head skipped, entities decoded, runs of
+// blanks folded. It is for reading, not for rendering.
+func htmlToText(s string) string {
+	var out strings.Builder
+	for len(s) > 0 {
+		lt := strings.IndexByte(s, '<')
+		if lt < 0 {
+			out.WriteString(html.UnescapeString(s))
+			break
+		}
+		out.WriteString(html.UnescapeString(s[:lt]))
+		s = s[lt:]
+		if strings.HasPrefix(s, "<!--") {
+			end := strings.Index(s, "-->")
+			if end < 0 {
+				break
+			}
+			s = s[end+3:]
+			continue
+		}
+		gt := strings.IndexByte(s, '>')
+		if gt < 0 {
+			break
+		}
+		closing := strings.HasPrefix(s, "</")
+		tag := strings.ToLower(strings.TrimLeft(s[1:gt], "/"))
+		if i := strings.IndexAny(tag, " \t\r\n/"); i >= 0 {
+			tag = tag[:i]
+		}
+		s = s[gt+1:]
+		if !closing && (tag == "script" || tag == "style" || tag == "head") {
+			// Skip to the element's end, whatever it holds ("x<1").
+			end := strings.Index(strings.ToLower(s), "</"+tag)
+			if end < 0 {
+				break
+			}
+			s = s[end:]
+			continue
+		}
+		if onClose, block := blockTags[tag]; block && (!closing || onClose) {
+			out.WriteByte('\n')
+		}
+	}
+	return foldBlanks(out.String())
+}
+
+// foldBlanks folds runs of spaces into one and of blank lines into one
+// empty line, and trims.
+func foldBlanks(s string) string {
+	lines := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
+	var out []string
+	blank := false
+	for _, l := range lines {
+		l = strings.Join(strings.Fields(l), " ")
+		if l == "" {
+			if !blank && len(out) > 0 {
+				out = append(out, "")
+			}
+			blank = true
+			continue
+		}
+		blank = false
+		out = append(out, l)
+	}
+	return strings.TrimSpace(strings.Join(out, "\n"))
+}
+
+// snippet is the first SnippetRunes runes of text on one line.
+func snippet(text string) string {
+	s := strings.Join(strings.Fields(text), " ")
+	if utf8.RuneCountInString(s) <= SnippetRunes {
+		return s
+	}
+	r := []rune(s)[:SnippetRunes]
+	return strings.TrimSpace(string(r)) + "…"
+}
+
+// cutText cuts s to at most max bytes on a rune boundary.
+func cutText(s string, max int) (string, bool) {
+	if len(s) <= max {
+		return s, false
+	}
+	for max > 0 && !utf8.RuneStart(s[max]) {
+		max--
+	}
+	return s[:max], true
+}

@@ -1,0 +1,66 @@
+package email
+
+import (
+	"testing"
+	"unicode/utf8"
+)
+
+func TestHTMLToText(t *testing.T) {
+	tests := map[string]struct{ in, want string }{
+		"paragraphs and breaks": {"<p>One</p><p>Two<br>Three</p>", "One\n\nTwo\nThree"},
+		"entities":              {"Fish &amp; chips &lt;3 &eacute;t&eacute; &#8364;5", "Fish & chips <3 été €5"},
+		"script, style, head":   {"<head><title>t</title></head><style>p{}</style>Hi<script>x<1</script> there", "Hi there"},
+		"comments":              {"a<!-- <p>hidden</p> -->b", "ab"},
+		"attributes and case":   {`<DIV class="x">A</DIV><a href="https://e.example/?a=1&amp;b=2">link</a>`, "A\nlink"},
+		"blank runs folded":     {"<p>  a   b  </p>\n\n\n<p>c</p>", "a b\n\nc"},
+		"unclosed tag":          {"text <b", "text"},
+		"list":                  {"<ul><li>x</li><li>y</li></ul>", "x\ny"},
+	}
+	for name, tc := range tests {
+		if got := htmlToText(tc.in); got != tc.want {
+			t.Errorf("%s: got %q; want %q", name, got, tc.want)
+		}
+	}
+}
+
+func TestDecodeText(t *testing.T) {
+	tests := map[string]struct {
+		raw  string
+		part textPart
+		want string
+	}{
+		"quoted-printable latin-1": {"Caf=E9 cr=E8me =\r\nbr=FBl=E9e", textPart{encoding: "quoted-printable", charset: "ISO-8859-1"}, "Café crème brûlée"},
+		"base64 cut mid-quantum":   {"aGVsbG8gd29y\r\nbGQ", textPart{encoding: "base64"}, "hello wor"},
+		"qp cut mid-escape":        {"caf=C3=A9 =C3", textPart{encoding: "quoted-printable", charset: "utf-8"}, "café "},
+		"windows-1252":             {"\x93quoted\x94", textPart{charset: "windows-1252"}, "“quoted”"},
+		"unknown charset kept":     {"plain", textPart{charset: "x-unknown"}, "plain"},
+		"invalid utf-8 replaced":   {"a\xffb", textPart{}, "a\uFFFDb"},
+		"html part":                {"<p>x</p>", textPart{html: true}, "x"},
+		"crlf":                     {"a\r\nb", textPart{}, "a\nb"},
+	}
+	for name, tc := range tests {
+		if got := decodeText([]byte(tc.raw), tc.part); got != tc.want {
+			t.Errorf("%s: got %q; want %q", name, got, tc.want)
+		}
+	}
+}
+
+func TestCutAndSnippet(t *testing.T) {
+	s, cut := cutText("ééé", 3)
+	if s != "é" || !cut || !utf8.ValidString(s) {
+		t.Errorf("cutText: %q %v", s, cut)
+	}
+	if s, cut := cutText("abc", 3); s != "abc" || cut {
+		t.Errorf("cutText: %q %v", s, cut)
+	}
+	long := ""
+	for range 300 {
+		long += "é "
+	}
+	if sn := snippet(long); utf8.RuneCountInString(sn) != SnippetRunes || !utf8.ValidString(sn) {
+		t.Errorf("snippet of %d runes", utf8.RuneCountInString(sn))
+	}
+	if sn := snippet(" a\n\tb  "); sn != "a b" {
+		t.Errorf("snippet %q", sn)
+	}
+}

@@ -1,0 +1,177 @@
+// Package mysql is the "mysql" connector: guarded reads, idempotent
+// writes and the schema of a MySQL or MariaDB database, over
+// go-sql-driver/mysql.
+//
+// Every statement is a server-side prepared statement (the server
+// refuses a second statement in one prepare; multiStatements stays off),
+// reads run in START TRANSACTION READ ONLY with max_statement_time
+// (MariaDB) or max_execution_time (MySQL) and sql_select_limit set on the
+// session, after the guard in connectors/sqlbase. Writes record their
+// operation key in an InnoDB operation table in the same transaction.
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	driver "github.com/go-sql-driver/mysql"
+
+	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/sqlbase"
+)
+
+// Config is a mysql instance's configuration.
+type Config struct {
+	Host     string `yaml:"host" default:"127.0.0.1" desc:"Server host name or address"`
+	Port     int    `yaml:"port" default:"3306" desc:"Server port"`
+	Database string `yaml:"database" required:"true" desc:"Default database of the connection" example:"app"`
+	User     string `yaml:"user" required:"true" desc:"User to connect as; give query-only instances a read-only user (README)" example:"legate_reader"`
+	TLS      string `yaml:"tls" default:"preferred" enum:"false,true,skip-verify,preferred" desc:"TLS: false (never), true (required and verified), skip-verify (required, not verified) or preferred (when the server offers it)"`
+	// Schemas are the databases schema lists.
+	Schemas  []string `yaml:"schemas" desc:"Databases that schema lists (default: the database); access itself is what the user is granted"`
+	ReadOnly bool     `yaml:"read_only" default:"false" desc:"Offer only query and schema, not execute"`
+	// StatementTimeout bounds each statement on the server.
+	StatementTimeout legate.Duration `yaml:"statement_timeout" default:"10s" desc:"max_statement_time (MariaDB) or max_execution_time (MySQL, reads only) of each statement"`
+	ConnectTimeout   legate.Duration `yaml:"connect_timeout" default:"5s" desc:"Time limit of opening one connection"`
+	DefaultRows      int             `yaml:"default_rows" default:"100" desc:"Rows of a query page when the call gives no limit"`
+	MaxRows          int             `yaml:"max_rows" default:"1000" desc:"Most rows of a query page (at most 1000)"`
+	MaxResultBytes   int             `yaml:"max_result_bytes" default:"4194304" desc:"Most bytes of a query page's rows, measured as JSON roughly; a page is cut before the row that would pass it (truncated), and a single row past it is refused"`
+	MaxConns         int             `yaml:"max_conns" default:"4" desc:"Most open connections of the instance"`
+	OperationTable   string          `yaml:"operation_table" default:"legate_operations" desc:"InnoDB table (optionally database.table) recording the operation key of each execute, written in the write's transaction; created when missing if the user may (README has its DDL)"`
+	WriteAttempts    int             `yaml:"write_attempts" default:"3" desc:"Transactions one execute may take when the server reports a deadlock or lock wait timeout (1 to 10)"`
+}
+
+func init() {
+	connectors.Register(connectors.TypeOf(connectors.Info{
+		Name:        "mysql",
+		Description: "Query (read-only, guarded), write (idempotent) and describe a MySQL or MariaDB database",
+		Credentials: []connectors.Credential{
+			{Name: "password", Description: "Password of the configured user (optional for a user without one)"},
+		},
+	}, New))
+}
+
+// sqlMode is pinned on every connection: the guard reads "…" as strings
+// and \ as an escape, which ANSI_QUOTES and NO_BACKSLASH_ESCAPES would
+// change.
+const sqlMode = "'STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'"
+
+// Connector is one mysql instance.
+type Connector struct {
+	id    string
+	cfg   Config
+	tools []connectors.Tool
+
+	mu     sync.Mutex
+	db     *sql.DB
+	dbPW   string // the password db was opened with
+	maria  bool   // the server is MariaDB (known once probed)
+	probed bool
+
+	opMu    sync.Mutex
+	opReady bool
+}
+
+// New builds an instance from its decoded config.
+func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
+	c := &Connector{id: inst.ID, cfg: *cfg}
+	if len(c.cfg.Schemas) == 0 && c.cfg.Database != "" {
+		c.cfg.Schemas = []string{c.cfg.Database}
+	}
+	c.tools = sqlbase.Tools(c, sqlbase.Options{
+		Dialect: sqlbase.MySQL, Type: "mysql", Instance: inst.ID,
+		DefaultRows: c.cfg.DefaultRows, MaxRows: c.cfg.MaxRows, Timeout: time.Duration(c.cfg.StatementTimeout),
+		Schemas: c.cfg.Schemas, ReadOnly: c.cfg.ReadOnly, Attempts: c.cfg.WriteAttempts,
+		OperationTable: c.cfg.OperationTable, MaxResultBytes: c.cfg.MaxResultBytes,
+	})
+	return c, nil
+}
+
+// Validate checks the configuration without I/O.
+func (c *Connector) Validate() error {
+	errs := sqlbase.ValidateCommon(sqlbase.Common{
+		Host: c.cfg.Host, Port: c.cfg.Port, Database: c.cfg.Database, User: c.cfg.User, Schemas: c.cfg.Schemas,
+		StatementTimeout: c.cfg.StatementTimeout, ConnectTimeout: c.cfg.ConnectTimeout, DefaultRows: c.cfg.DefaultRows,
+		MaxRows: c.cfg.MaxRows, MaxResultBytes: c.cfg.MaxResultBytes, MaxConns: c.cfg.MaxConns, OperationTable: c.cfg.OperationTable, WriteAttempts: c.cfg.WriteAttempts,
+	})
+	if modes := []string{"false", "true", "skip-verify", "preferred"}; !slices.Contains(modes, c.cfg.TLS) {
+		errs = append(errs, legate.Invalid("tls", "must be one of %s, not %q", strings.Join(modes, ", "), c.cfg.TLS))
+	}
+	return errors.Join(errs...)
+}
+
+// Test connects with the credentials and pings.
+func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) error {
+	db, err := c.connect(ctx, creds)
+	if err != nil {
+		return err
+	}
+	return mapError(db.PingContext(ctx))
+}
+
+// Tools lists query, schema and (unless read_only) execute.
+func (c *Connector) Tools() []connectors.Tool { return c.tools }
+
+// Close closes the instance's connections.
+func (c *Connector) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.db != nil {
+		c.db.Close()
+		c.db = nil
+	}
+	return nil
+}
+
+// connect returns the pool for the password the credentials give now; a
+// rotated password replaces it.
+func (c *Connector) connect(ctx context.Context, creds connectors.Credentials) (*sql.DB, error) {
+	pw := ""
+	if creds != nil && creds.Has("password") {
+		v, err := creds.Get(ctx, "password")
+		if err != nil {
+			return nil, connectors.CredentialError("mysql", "password", err)
+		}
+		pw = v
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.db != nil && c.dbPW == pw {
+		return c.db, nil
+	}
+	cfg := driver.NewConfig()
+	cfg.User, cfg.Passwd, cfg.DBName = c.cfg.User, pw, c.cfg.Database
+	cfg.Net, cfg.Addr = "tcp", net.JoinHostPort(c.cfg.Host, strconv.Itoa(c.cfg.Port))
+	cfg.TLSConfig = c.cfg.TLS
+	cfg.Timeout = time.Duration(c.cfg.ConnectTimeout)
+	cfg.ParseTime, cfg.Loc = true, time.UTC
+	cfg.MultiStatements, cfg.InterpolateParams = false, false
+	cfg.Params = map[string]string{"sql_mode": sqlMode, "time_zone": "'+00:00'"}
+	conn, err := driver.NewConnector(cfg)
+	if err != nil {
+		return nil, legate.Errorf(legate.CodeInvalidArgument, "mysql: connection settings: %v", err)
+	}
+	db := sql.OpenDB(conn)
+	db.SetMaxOpenConns(c.cfg.MaxConns)
+	db.SetMaxIdleConns(c.cfg.MaxConns)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	if old := c.db; old != nil {
+		go old.Close() // waits for the calls still using it
+	}
+	c.db, c.dbPW, c.probed = db, pw, false
+	return db, nil
+}
+
+var (
+	_ connectors.Connector = (*Connector)(nil)
+	_ connectors.Closer    = (*Connector)(nil)
+	_ sqlbase.Backend      = (*Connector)(nil)
+)

@@ -1,0 +1,230 @@
+package notion
+
+import (
+	"time"
+
+	"github.com/jomei/notionapi"
+
+	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/saas"
+	"github.com/legate-mcp/legate/connectors/saas/model"
+)
+
+// parentRef is the ref of a Notion parent, "" for the workspace.
+func (c *Connector) parentRef(call *connectors.Call, p notionapi.Parent) string {
+	switch {
+	case p.DatabaseID != "":
+		return c.kit.Ref(call, kindDatabase, string(p.DatabaseID))
+	case p.PageID != "":
+		return c.kit.Ref(call, kindPage, string(p.PageID))
+	case p.BlockID != "":
+		return c.kit.Ref(call, kindBlock, string(p.BlockID))
+	}
+	return ""
+}
+
+// pageTitle is the text of a page's title property.
+func pageTitle(props notionapi.Properties) string {
+	for _, p := range props {
+		if t, ok := p.(*notionapi.TitleProperty); ok {
+			return plainText(t.Title)
+		}
+	}
+	return ""
+}
+
+// pageOf converts a page to page.v1.
+func (c *Connector) pageOf(call *connectors.Call, p *notionapi.Page) (model.Page, error) {
+	if p == nil || p.ID == "" {
+		return model.Page{}, saas.Mapping("notion", "a page without an id")
+	}
+	out := model.Page{
+		Object:    c.kit.Object(call, model.PageV1, kindPage, string(p.ID)),
+		Title:     pageTitle(p.Properties),
+		ParentRef: c.parentRef(call, p.Parent),
+		CreatedAt: utc(p.CreatedTime),
+		UpdatedAt: utc(p.LastEditedTime),
+	}
+	out.URL = p.URL
+	if len(p.Properties) > 0 {
+		out.Properties = make(map[string]any, len(p.Properties))
+		for name, prop := range p.Properties {
+			out.Properties[name] = c.plain(call, prop)
+		}
+	}
+	meta := map[string]any{"parent_type": string(p.Parent.Type)}
+	if p.Archived {
+		meta["archived"] = true
+	}
+	if p.PublicURL != "" {
+		meta["public_url"] = p.PublicURL
+	}
+	if p.CreatedBy.ID != "" {
+		meta["created_by"] = string(p.CreatedBy.ID)
+	}
+	out.ProviderMetadata = meta
+	return out, nil
+}
+
+// databaseOf converts a database to database.v1.
+func (c *Connector) databaseOf(call *connectors.Call, d *notionapi.Database) (model.Database, error) {
+	if d == nil || d.ID == "" {
+		return model.Database{}, saas.Mapping("notion", "a database without an id")
+	}
+	out := model.Database{
+		Object:    c.kit.Object(call, model.DatabaseV1, kindDatabase, string(d.ID)),
+		Title:     plainText(d.Title),
+		ParentRef: c.parentRef(call, d.Parent),
+		CreatedAt: utc(d.CreatedTime),
+		UpdatedAt: utc(d.LastEditedTime),
+	}
+	out.URL = d.URL
+	if len(d.Properties) > 0 {
+		out.Properties = make(map[string]string, len(d.Properties))
+		for name, cfg := range d.Properties {
+			if cfg != nil {
+				out.Properties[name] = string(cfg.GetType())
+			}
+		}
+	}
+	meta := map[string]any{"is_inline": d.IsInline}
+	if d.Archived {
+		meta["archived"] = true
+	}
+	if desc := plainText(d.Description); desc != "" {
+		meta["description"] = desc
+	}
+	out.ProviderMetadata = meta
+	return out, nil
+}
+
+// blockOf converts a block under parent (a ref) to block.v1.
+func (c *Connector) blockOf(call *connectors.Call, parentRef string, b notionapi.Block) (model.Block, error) {
+	if b == nil || b.GetID() == "" {
+		return model.Block{}, saas.Mapping("notion", "a block without an id")
+	}
+	out := model.Block{
+		Object:    c.kit.Object(call, model.BlockV1, kindBlock, string(b.GetID())),
+		Type:      string(b.GetType()),
+		Text:      b.GetRichTextString(),
+		ParentRef: parentRef,
+	}
+	if t := b.GetCreatedTime(); t != nil {
+		out.CreatedAt = utc(*t)
+	}
+	meta := map[string]any{}
+	switch v := b.(type) {
+	case *notionapi.ChildPageBlock:
+		out.Text = v.ChildPage.Title
+	case *notionapi.ToDoBlock:
+		meta["checked"] = v.ToDo.Checked
+	case *notionapi.CodeBlock:
+		meta["language"] = v.Code.Language
+	}
+	if b.GetHasChildren() {
+		meta["has_children"] = true
+	}
+	if len(meta) > 0 {
+		out.ProviderMetadata = meta
+	}
+	return out, nil
+}
+
+// plain is a property's value as plain JSON: text as a string, a select
+// as its option's name, a relation as page refs, a date as its start (or
+// start/end), people by name; nil for a type without a plain value.
+func (c *Connector) plain(call *connectors.Call, p notionapi.Property) any {
+	switch v := p.(type) {
+	case *notionapi.TitleProperty:
+		return plainText(v.Title)
+	case *notionapi.RichTextProperty:
+		return plainText(v.RichText)
+	case *notionapi.TextProperty:
+		return plainText(v.Text)
+	case *notionapi.NumberProperty:
+		return v.Number
+	case *notionapi.SelectProperty:
+		return optionName(v.Select)
+	case *notionapi.StatusProperty:
+		return optionName(v.Status)
+	case *notionapi.MultiSelectProperty:
+		names := make([]string, 0, len(v.MultiSelect))
+		for _, o := range v.MultiSelect {
+			names = append(names, o.Name)
+		}
+		return names
+	case *notionapi.DateProperty:
+		return dateValue(v.Date)
+	case *notionapi.CheckboxProperty:
+		return v.Checkbox
+	case *notionapi.URLProperty:
+		return nonEmpty(v.URL)
+	case *notionapi.EmailProperty:
+		return nonEmpty(v.Email)
+	case *notionapi.PhoneNumberProperty:
+		return nonEmpty(v.PhoneNumber)
+	case *notionapi.PeopleProperty:
+		names := make([]string, 0, len(v.People))
+		for _, u := range v.People {
+			names = append(names, u.Name)
+		}
+		return names
+	case *notionapi.RelationProperty:
+		refs := make([]string, 0, len(v.Relation))
+		for _, r := range v.Relation {
+			refs = append(refs, c.kit.Ref(call, kindPage, string(r.ID)))
+		}
+		return refs
+	case *notionapi.CreatedTimeProperty:
+		return utc(v.CreatedTime).Format(time.RFC3339)
+	case *notionapi.LastEditedTimeProperty:
+		return utc(v.LastEditedTime).Format(time.RFC3339)
+	case *notionapi.CreatedByProperty:
+		return v.CreatedBy.Name
+	case *notionapi.LastEditedByProperty:
+		return v.LastEditedBy.Name
+	case *notionapi.UniqueIDProperty:
+		return v.UniqueID.String()
+	case *notionapi.FormulaProperty:
+		switch v.Formula.Type {
+		case notionapi.FormulaTypeString:
+			return v.Formula.String
+		case notionapi.FormulaTypeNumber:
+			return v.Formula.Number
+		case notionapi.FormulaTypeBoolean:
+			return v.Formula.Boolean
+		case notionapi.FormulaTypeDate:
+			return dateValue(v.Formula.Date)
+		}
+	}
+	return nil
+}
+
+func optionName(o notionapi.Option) any { return nonEmpty(o.Name) }
+
+func nonEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// dateValue is a date's start, or start/end (ISO 8601's interval), nil
+// for none.
+func dateValue(d *notionapi.DateObject) any {
+	if d == nil || d.Start == nil {
+		return nil
+	}
+	s := d.Start.String()
+	if d.End != nil {
+		s += "/" + d.End.String()
+	}
+	return s
+}
+
+func utc(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
+	}
+	return t.UTC()
+}

@@ -1,0 +1,194 @@
+// Package postgres is the "postgres" connector: guarded reads, idempotent
+// writes and the schema of a PostgreSQL database, over pgx.
+//
+// Every statement goes over the extended protocol (pgx's
+// QueryExecModeCacheDescribe, given on each call: never Exec without
+// arguments, which pgx sends over the simple protocol that runs several
+// statements), so the server itself refuses a second statement. Reads run
+// in a READ ONLY transaction with statement_timeout and search_path set
+// locally, after the guard in connectors/sqlbase. Writes record their
+// operation key in an operation table in the same transaction.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/sqlbase"
+)
+
+// Config is a postgres instance's configuration.
+type Config struct {
+	Host     string `yaml:"host" default:"127.0.0.1" desc:"Server host name or address"`
+	Port     int    `yaml:"port" default:"5432" desc:"Server port"`
+	Database string `yaml:"database" required:"true" desc:"Database to connect to" example:"app"`
+	User     string `yaml:"user" required:"true" desc:"Role to connect as; give query-only instances a read-only role (README)" example:"legate_reader"`
+	SSLMode  string `yaml:"sslmode" default:"prefer" enum:"disable,allow,prefer,require,verify-ca,verify-full" desc:"TLS mode, as libpq's sslmode: disable, allow, prefer, require, verify-ca or verify-full"`
+	// SSLRootCert is a CA bundle for verify-ca and verify-full.
+	SSLRootCert     string   `yaml:"sslrootcert" desc:"Path of the PEM CA certificates that verify the server (verify-ca, verify-full)"`
+	ApplicationName string   `yaml:"application_name" default:"legate" desc:"application_name the server shows for the instance's sessions"`
+	Schemas         []string `yaml:"schemas" desc:"Schemas that schema lists and that are the search_path of queries (default: public); access itself is what the role is granted"`
+	ReadOnly        bool     `yaml:"read_only" default:"false" desc:"Offer only query and schema, not execute"`
+	// StatementTimeout bounds each statement on the server.
+	StatementTimeout legate.Duration `yaml:"statement_timeout" default:"10s" desc:"statement_timeout of each query and write"`
+	ConnectTimeout   legate.Duration `yaml:"connect_timeout" default:"5s" desc:"Time limit of opening one connection"`
+	DefaultRows      int             `yaml:"default_rows" default:"100" desc:"Rows of a query page when the call gives no limit"`
+	MaxRows          int             `yaml:"max_rows" default:"1000" desc:"Most rows of a query page (at most 1000)"`
+	MaxResultBytes   int             `yaml:"max_result_bytes" default:"4194304" desc:"Most bytes of a query page's rows, measured as JSON roughly; a page is cut before the row that would pass it (truncated), and a single row past it is refused"`
+	MaxConns         int             `yaml:"max_conns" default:"4" desc:"Most open connections of the instance"`
+	OperationTable   string          `yaml:"operation_table" default:"legate_operations" desc:"Table (optionally schema.table) recording the operation key of each execute, written in the write's transaction; created when missing if the role may (README has its DDL)"`
+	WriteAttempts    int             `yaml:"write_attempts" default:"3" desc:"Transactions one execute may take when the server reports a serialization failure or deadlock (1 to 10)"`
+}
+
+func init() {
+	connectors.Register(connectors.TypeOf(connectors.Info{
+		Name:        "postgres",
+		Description: "Query (read-only, guarded), write (idempotent) and describe a PostgreSQL database",
+		Credentials: []connectors.Credential{
+			{Name: "password", Description: "Password of the configured user (optional with trust or certificate authentication)"},
+		},
+	}, New))
+}
+
+// Connector is one postgres instance.
+type Connector struct {
+	id    string
+	cfg   Config
+	tools []connectors.Tool
+
+	mu     sync.Mutex
+	pool   *pgxpool.Pool
+	poolPW string // the password the pool was built with
+
+	opOnce  sync.Mutex
+	opReady bool // the operation table exists
+
+	types sync.Map // OID → type name of types pgx does not know
+}
+
+// New builds an instance from its decoded config.
+func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
+	c := &Connector{id: inst.ID, cfg: *cfg}
+	if len(c.cfg.Schemas) == 0 {
+		c.cfg.Schemas = []string{"public"}
+	}
+	c.tools = sqlbase.Tools(c, sqlbase.Options{
+		Dialect: sqlbase.Postgres, Type: "postgres", Instance: inst.ID,
+		DefaultRows: c.cfg.DefaultRows, MaxRows: c.cfg.MaxRows, Timeout: time.Duration(c.cfg.StatementTimeout),
+		Schemas: c.cfg.Schemas, ReadOnly: c.cfg.ReadOnly, Attempts: c.cfg.WriteAttempts,
+		OperationTable: c.cfg.OperationTable, MaxResultBytes: c.cfg.MaxResultBytes,
+	})
+	return c, nil
+}
+
+// Validate checks the configuration without I/O.
+func (c *Connector) Validate() error {
+	errs := sqlbase.ValidateCommon(sqlbase.Common{
+		Host: c.cfg.Host, Port: c.cfg.Port, Database: c.cfg.Database, User: c.cfg.User, Schemas: c.cfg.Schemas,
+		StatementTimeout: c.cfg.StatementTimeout, ConnectTimeout: c.cfg.ConnectTimeout, DefaultRows: c.cfg.DefaultRows,
+		MaxRows: c.cfg.MaxRows, MaxResultBytes: c.cfg.MaxResultBytes, MaxConns: c.cfg.MaxConns, OperationTable: c.cfg.OperationTable, WriteAttempts: c.cfg.WriteAttempts,
+	})
+	if !slices.Contains(sslModes, c.cfg.SSLMode) {
+		errs = append(errs, legate.Invalid("sslmode", "must be one of %s, not %q", strings.Join(sslModes, ", "), c.cfg.SSLMode))
+	}
+	return errors.Join(errs...)
+}
+
+var sslModes = []string{"disable", "allow", "prefer", "require", "verify-ca", "verify-full"}
+
+// Test connects with the credentials and runs SELECT 1.
+func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) error {
+	pool, err := c.connect(ctx, creds)
+	if err != nil {
+		return err
+	}
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return mapError(err)
+	}
+	defer conn.Release()
+	return mapError(conn.Ping(ctx))
+}
+
+// Tools lists query, schema and (unless read_only) execute.
+func (c *Connector) Tools() []connectors.Tool { return c.tools }
+
+// Close closes the instance's connections.
+func (c *Connector) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pool != nil {
+		c.pool.Close()
+		c.pool = nil
+	}
+	return nil
+}
+
+// connect returns the pool for the password the credentials give now: a
+// rotated password replaces the pool (the old one closes once its
+// connections are returned).
+func (c *Connector) connect(ctx context.Context, creds connectors.Credentials) (*pgxpool.Pool, error) {
+	pw := ""
+	if creds != nil && creds.Has("password") {
+		v, err := creds.Get(ctx, "password")
+		if err != nil {
+			return nil, connectors.CredentialError("postgres", "password", err)
+		}
+		pw = v
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pool != nil && c.poolPW == pw {
+		return c.pool, nil
+	}
+	cfg, err := pgxpool.ParseConfig(c.connString())
+	if err != nil {
+		return nil, legate.Errorf(legate.CodeInvalidArgument, "postgres: connection settings: %v", err)
+	}
+	cfg.ConnConfig.Password = pw
+	// The guard reads strings as standard SQL; pin the server to it.
+	cfg.ConnConfig.RuntimeParams["standard_conforming_strings"] = "on"
+	cfg.MaxConns = int32(c.cfg.MaxConns)
+	pool, err := pgxpool.NewWithConfig(context.WithoutCancel(ctx), cfg)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	if old := c.pool; old != nil {
+		go old.Close()
+	}
+	c.pool, c.poolPW = pool, pw
+	return pool, nil
+}
+
+// connString is the keyword/value connection string of the config, the
+// password left out.
+func (c *Connector) connString() string {
+	kv := [][2]string{
+		{"host", c.cfg.Host}, {"port", fmt.Sprint(c.cfg.Port)}, {"dbname", c.cfg.Database}, {"user", c.cfg.User},
+		{"sslmode", c.cfg.SSLMode}, {"application_name", c.cfg.ApplicationName},
+		{"connect_timeout", fmt.Sprint(max(1, int(time.Duration(c.cfg.ConnectTimeout).Seconds())))},
+	}
+	if c.cfg.SSLRootCert != "" {
+		kv = append(kv, [2]string{"sslrootcert", c.cfg.SSLRootCert})
+	}
+	parts := make([]string, len(kv))
+	for i, p := range kv {
+		parts[i] = p[0] + "='" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(p[1]) + "'"
+	}
+	return strings.Join(parts, " ")
+}
+
+var (
+	_ connectors.Connector = (*Connector)(nil)
+	_ connectors.Closer    = (*Connector)(nil)
+	_ sqlbase.Backend      = (*Connector)(nil)
+)

@@ -1,0 +1,191 @@
+package rounds
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/errgroup"
+)
+
+// The go-sdk checks an elicitation's requested schema against its own
+// reading of the spec, on both sides: the client refuses some requests
+// before its handler runs (titled multi-select enums, for one), and the
+// server checks the user's answer after the client sent it. A relay must
+// pass the request and the answer through as they are, so:
+//   - Elicit asks a client and returns its own answer;
+//   - CaptureElicitResult, a sending middleware the gateway installs on its
+//     server, keeps the client's answer, which Elicit returns even when the
+//     SDK's check of it fails.
+
+type elicitSlotKey struct{}
+
+type elicitSlot struct{ res *mcp.ElicitResult }
+
+// CaptureElicitResult records the answer to an elicitation/create sent
+// with a context from Elicit.
+func CaptureElicitResult(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if slot, ok := ctx.Value(elicitSlotKey{}).(*elicitSlot); ok && err == nil {
+			if r, ok := res.(*mcp.ElicitResult); ok {
+				slot.res = r
+			}
+		}
+		return res, err
+	}
+}
+
+// Elicit asks the client of ss, returning the client's own answer.
+func Elicit(ctx context.Context, ss *mcp.ServerSession, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	slot := &elicitSlot{}
+	res, err := ss.Elicit(context.WithValue(ctx, elicitSlotKey{}, slot), p)
+	if err != nil && slot.res != nil {
+		return slot.res, nil
+	}
+	return res, err
+}
+
+// RelayElicitation is a receiving middleware of an upstream client whose
+// session serves one client: it answers elicitation/create by asking that
+// client (Elicit), without the client SDK's schema check. of gives the
+// context to ask on and the client's session.
+func RelayElicitation(of func(context.Context) (context.Context, *mcp.ServerSession)) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if r, ok := req.(*mcp.ElicitRequest); ok {
+				if cctx, owner := of(ctx); owner != nil {
+					return Elicit(cctx, owner, r.Params)
+				}
+			}
+			return next(ctx, method, req)
+		}
+	}
+}
+
+// Fulfil asks the client of ss, which has a session (protocol 2025-11-25 or
+// earlier), for the input an upstream's input_required result requests, as
+// the go-sdk server does for such clients, and returns the answers as the
+// inputResponses of the retry.
+func Fulfil(ctx context.Context, ss *mcp.ServerSession, reqs mcp.InputRequestMap) (json.RawMessage, error) {
+	g, ctx := errgroup.WithContext(ctx)
+	var mu sync.Mutex
+	out := make(map[string]mcp.Result, len(reqs))
+	for key, ir := range reqs {
+		g.Go(func() error {
+			res, err := AskSession(ctx, ss, ir)
+			if err != nil {
+				return fmt.Errorf("input request %q: %w", key, err)
+			}
+			mu.Lock()
+			out[key] = res
+			mu.Unlock()
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return json.Marshal(out)
+}
+
+// Meta is the _meta of a request sent on for a client of protocol
+// 2026-07-28: the keys of the client's own _meta (its object, clientMeta)
+// by which it names its protocol, itself, its capabilities and the log
+// level it wants, so that the upstream answers it as it would answer the
+// client, and progressToken when token is set.
+func Meta(clientMeta json.RawMessage, token string) json.RawMessage {
+	var in map[string]json.RawMessage
+	json.Unmarshal(clientMeta, &in)
+	out := make(map[string]json.RawMessage, len(in)+1)
+	for k, v := range in {
+		if strings.HasPrefix(k, "io.modelcontextprotocol/") && k != mcp.MetaKeyServerInfo && k != mcp.MetaKeySubscriptionID {
+			out[k] = v
+		}
+	}
+	if token != "" {
+		out["progressToken"], _ = json.Marshal(token)
+	}
+	b, _ := json.Marshal(out)
+	return b
+}
+
+// AppendParams appends to the params of a request being written (body, an
+// object left open) what a round carries: the client's answers
+// (responses, a JSON object), the upstream's request state, and the _meta
+// of Meta(clientMeta, token).
+func AppendParams(body []byte, responses json.RawMessage, state string, clientMeta json.RawMessage, token string) []byte {
+	if len(responses) > 0 {
+		body = append(append(body, `,"inputResponses":`...), responses...)
+	}
+	if state != "" {
+		b, _ := json.Marshal(state)
+		body = append(append(body, `,"requestState":`...), b...)
+	}
+	return append(append(body, `,"_meta":`...), Meta(clientMeta, token)...)
+}
+
+// SetParams sets a round's answers (responses, a JSON object) and the
+// upstream's request state on the params of a call sent through the SDK
+// client.
+func SetParams(p *mcp.CallToolParams, responses json.RawMessage, state string) error {
+	p.RequestState = state
+	if len(responses) == 0 {
+		return nil
+	}
+	return json.Unmarshal(responses, &p.InputResponses)
+}
+
+// MaxRounds bounds the rounds Legate fulfils for a client with a session,
+// as the go-sdk client bounds its own.
+const MaxRounds = 10
+
+// Decode returns a result of type input_required (inputRequired says so)
+// decoded from its JSON.
+func Decode(raw json.RawMessage, inputRequired bool) (*mcp.CallToolResult, bool) {
+	if !inputRequired {
+		return nil, false
+	}
+	var res mcp.CallToolResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, false
+	}
+	return &res, true
+}
+
+// SessionMeta is the protocol _meta of a request Legate sends as protocol
+// 2026-07-28 for a client with a session, ss (nil for the CLI): Legate names
+// itself, and the capabilities are the client's, which Fulfil asks.
+func SessionMeta(ss *mcp.ServerSession) json.RawMessage {
+	caps := &mcp.ClientCapabilities{}
+	if ss != nil {
+		if p := ss.InitializeParams(); p != nil && p.Capabilities != nil {
+			caps = p.Capabilities
+		}
+	}
+	b, _ := json.Marshal(map[string]any{
+		mcp.MetaKeyProtocolVersion:    "2026-07-28",
+		mcp.MetaKeyClientInfo:         &mcp.Implementation{Name: "legate", Version: "1"},
+		mcp.MetaKeyClientCapabilities: caps,
+	})
+	return b
+}
+
+// AskSession asks the client of ss, which has a session, for the input ir
+// requests.
+func AskSession(ctx context.Context, ss *mcp.ServerSession, ir mcp.InputRequest) (mcp.Result, error) {
+	switch p := ir.(type) {
+	case *mcp.ElicitParams:
+		return Elicit(ctx, ss, p)
+	case *mcp.CreateMessageParams:
+		return ss.CreateMessage(ctx, p)
+	case *mcp.CreateMessageWithToolsParams:
+		return ss.CreateMessageWithTools(ctx, p)
+	case *mcp.ListRootsParams:
+		return ss.ListRoots(ctx, p)
+	}
+	return nil, fmt.Errorf("unknown input request %T", ir)
+}

@@ -1,0 +1,58 @@
+package rounds
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSealer(t *testing.T) {
+	s := NewSealer(time.Minute)
+	subject := Subject("alice", "acme", "", "tools/call", "mcp.x.t", "hash")
+	want := State{Call: "op-1", Start: 42, Upstream: "round=2;name=Bob", Decision: "approve", Rule: 3, Approval: "ap-1"}
+	token := s.Seal(want, subject)
+	if strings.Contains(token, "Bob") || strings.Contains(token, "op-1") {
+		t.Fatalf("the state shows what it holds: %s", token)
+	}
+	got, err := s.Open(token, subject)
+	if err != nil || got != want {
+		t.Fatalf("Open = %+v, %v; want %+v", got, err, want)
+	}
+	if s.Seal(want, subject) == token {
+		t.Error("two seals of one state are equal: the nonce is not fresh")
+	}
+	refused := map[string]struct{ token, subject string }{
+		"tampered":          {token + "-TAMPERED", subject},
+		"a byte changed":    {token[:len(token)-2] + flip(token[len(token)-2]) + token[len(token)-1:], subject},
+		"another caller":    {token, Subject("mallory", "acme", "", "tools/call", "mcp.x.t", "hash")},
+		"other arguments":   {token, Subject("alice", "acme", "", "tools/call", "mcp.x.t", "other")},
+		"not Legate's":      {"round=1", subject},
+		"another key":       {NewSealer(time.Minute).Seal(want, subject), subject},
+		"empty after stamp": {prefix, subject},
+	}
+	for name, c := range refused {
+		if _, err := s.Open(c.token, c.subject); !errors.Is(err, ErrState) {
+			t.Errorf("%s: Open = %v, want ErrState", name, err)
+		}
+	}
+	s.now = func() time.Time { return time.Now().Add(2 * time.Minute) }
+	if _, err := s.Open(token, subject); !errors.Is(err, ErrState) {
+		t.Errorf("expired: Open = %v, want ErrState", err)
+	}
+}
+
+func flip(c byte) string {
+	if c == 'A' {
+		return "B"
+	}
+	return "A"
+}
+
+func TestMeta(t *testing.T) {
+	got := string(Meta([]byte(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}},"io.modelcontextprotocol/serverInfo":{},"progressToken":7,"user":1}`), "legate-9"))
+	want := `{"io.modelcontextprotocol/clientCapabilities":{"sampling":{}},"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":"legate-9"}`
+	if got != want {
+		t.Errorf("Meta = %s\nwant %s", got, want)
+	}
+}
