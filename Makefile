@@ -34,8 +34,8 @@ lint:
 peers:
 	bash scripts/peers.sh
 
-## bench: the performance harness, scenarios P1-P7 against their baselines
-## (docs/BENCHMARKS.md); a few minutes. Extra flags: make bench BENCHFLAGS="-only P1".
+## bench: the performance harness, scenarios P1-P8 against their baselines
+## (docs/BENCHMARKS.md; P6 and P8 need PostgreSQL); a few minutes. Extra flags: make bench BENCHFLAGS="-only P1".
 bench:
 	$(GO) run ./cmd/legate-bench $(BENCHFLAGS)
 

@@ -13,6 +13,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/legate-mcp/legate/store/postgres/pgtest"
 )
 
 // legateBin is the binary built once by TestMain, or $LEGATE_BIN when that is set.
@@ -24,8 +26,15 @@ var buildDir string
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	os.Exit(run(m))
+	// The scale-out test keeps its replicas' store in PostgreSQL: its test
+	// database is dropped when the tests end.
+	os.Exit(pgtest.Main(runner(func() int { return run(m) })))
 }
+
+// runner is a TestMain's steps around m.Run, as pgtest.Main runs them.
+type runner func() int
+
+func (r runner) Run() int { return r() }
 
 func run(m *testing.M) int {
 	if testing.Short() {

@@ -58,16 +58,17 @@ type Inbox struct {
 	cfg ApprovalsConfig
 	now func() time.Time
 
-	mu   sync.Mutex
-	wake chan struct{} // closed and replaced on every local state change
+	mu      sync.Mutex
+	waiters map[string]*waiter // by approval id
 
+	poll    time.Duration                  // PollInterval but in tests
 	beat    time.Duration                  // HeartbeatInterval but in tests
 	onError func(op, id string, err error) // see OnError
 }
 
 // NewInbox returns an inbox on st.
 func NewInbox(st store.ApprovalStore, cfg ApprovalsConfig) *Inbox {
-	return &Inbox{st: st, cfg: cfg, now: time.Now, wake: make(chan struct{}), beat: HeartbeatInterval}
+	return &Inbox{st: st, cfg: cfg, now: time.Now, waiters: map[string]*waiter{}, poll: PollInterval, beat: HeartbeatInterval}
 }
 
 // OnError sets what is told of the errors no caller gets back: a running
@@ -88,18 +89,58 @@ func (in *Inbox) Config() ApprovalsConfig { return in.cfg }
 // Store returns the approval store.
 func (in *Inbox) Store() store.ApprovalStore { return in.st }
 
-// changed wakes every waiter to re-read its request.
-func (in *Inbox) changed() {
-	in.mu.Lock()
-	close(in.wake)
-	in.wake = make(chan struct{})
-	in.mu.Unlock()
+// waiter is the wake-up of the calls waiting for one request.
+type waiter struct {
+	ch chan struct{} // closed when the request may have changed
+	n  int           // the calls holding ch
 }
 
-func (in *Inbox) waitChan() <-chan struct{} {
+// changed wakes the calls waiting for request id to re-read it; "" wakes
+// every waiting call.
+func (in *Inbox) changed(id string) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	return in.wake
+	for wid, w := range in.waiters {
+		if id == "" || wid == id {
+			close(w.ch)
+			delete(in.waiters, wid)
+		}
+	}
+}
+
+// waitFor returns a channel closed when request id may have changed, and
+// the release the caller calls once it no longer waits on it.
+func (in *Inbox) waitFor(id string) (<-chan struct{}, func()) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	w, ok := in.waiters[id]
+	if !ok {
+		w = &waiter{ch: make(chan struct{})}
+		in.waiters[id] = w
+	}
+	w.n++
+	return w.ch, func() {
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		if w.n--; w.n == 0 && in.waiters[id] == w {
+			delete(in.waiters, id)
+		}
+	}
+}
+
+// Follow wakes waiting calls as soon as their requests change in another
+// process, until ctx ends, when the store can tell (a
+// store.ApprovalWatcher: PostgreSQL's, shared by replicas); it returns at
+// once otherwise, and then as with it, Await's polling is what sees the
+// changes made elsewhere. A serving gateway runs it for its whole life.
+func (in *Inbox) Follow(ctx context.Context) {
+	w, ok := in.st.(store.ApprovalWatcher)
+	if !ok {
+		return
+	}
+	for id := range w.Watch(ctx) {
+		in.changed(id)
+	}
 }
 
 // ArgsHash is the SHA-256 of the arguments' canonical JSON (sorted keys,
@@ -162,7 +203,7 @@ func (in *Inbox) Decide(ctx context.Context, id string, approve bool, decider, r
 	}
 	a, err := in.st.Decide(ctx, id, approve, decider, reason, in.now())
 	if err == nil {
-		in.changed()
+		in.changed(id)
 	}
 	return a, err
 }
@@ -179,36 +220,47 @@ func Settled(a *store.Approval, now time.Time) bool {
 	return false
 }
 
+// PollInterval is how often a waiting call re-reads its request: what
+// wakes it when a change made in another process is not told (a store
+// that cannot watch, such as SQLite's, or a watch reconnecting).
+const PollInterval = 250 * time.Millisecond
+
 // Await re-reads the request until it is approved (and unclaimed) or
 // settled, or until wait passes; tick is called about every second while
-// it waits (for progress notifications). Decisions made in this process
-// wake it at once; those made elsewhere (the CLI) within 250ms.
+// it waits (for progress notifications). Changes made in this process
+// wake it at once, as do those made in others when Follow runs on a store
+// that tells of them; otherwise it sees them within PollInterval.
 func (in *Inbox) Await(ctx context.Context, id string, wait time.Duration, tick func()) (*store.Approval, error) {
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
-	poll := time.NewTicker(250 * time.Millisecond)
+	poll := time.NewTicker(in.poll)
 	defer poll.Stop()
 	lastTick := in.now()
 	for {
-		wake := in.waitChan()
+		wake, release := in.waitFor(id)
 		a, err := in.st.Get(ctx, id)
 		if err != nil {
+			release()
 			return nil, err
 		}
 		if a.State == store.StateApproved || Settled(a, in.now()) {
+			release()
 			return a, nil
 		}
 		select {
 		case <-ctx.Done():
+			release()
 			return a, ctx.Err()
 		case <-deadline.C:
+			release()
 			return a, nil
 		case <-wake:
 		case <-poll.C:
-			if tick != nil && in.now().Sub(lastTick) >= time.Second {
-				lastTick = in.now()
-				tick()
-			}
+		}
+		release()
+		if tick != nil && in.now().Sub(lastTick) >= time.Second {
+			lastTick = in.now()
+			tick()
 		}
 	}
 }
@@ -222,7 +274,7 @@ func (in *Inbox) Execute(ctx context.Context, a *store.Approval, run func(contex
 	if err != nil || !won {
 		return false, err
 	}
-	defer in.changed()
+	defer in.changed(a.ID)
 	// While it runs, a heartbeat shows the run is alive; a request whose
 	// heartbeat stops (the process died) is failed by Recover. A failed
 	// heartbeat is reported and tried again sooner, well within StaleAfter.
@@ -276,7 +328,7 @@ const (
 func (in *Inbox) Recover(ctx context.Context, outcome json.RawMessage) (int, error) {
 	n, err := in.st.FailInterrupted(ctx, in.now().Add(-StaleAfter), outcome)
 	if n > 0 {
-		in.changed()
+		in.changed("")
 	}
 	return n, err
 }

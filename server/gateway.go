@@ -471,6 +471,7 @@ func (g *Gateway) Start(ctx context.Context) {
 	g.upstreams.Start(ctx)
 	g.cold.started.Store(g.cold.max > 0)
 	g.background.Go(func() { g.approvals.runApproved(ctx) })
+	g.background.Go(func() { g.inbox.Follow(ctx) }) // wake waiting calls on other replicas' decisions
 	interval := g.opts.StoreWatchInterval
 	if interval == 0 {
 		interval = DefaultStoreWatchInterval

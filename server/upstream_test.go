@@ -29,6 +29,7 @@ import (
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/server"
 	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/store/postgres/pgtest"
 	"github.com/legate-mcp/legate/store/sqlite"
 	"github.com/legate-mcp/legate/upstream"
 	"github.com/legate-mcp/legate/upstream/upstreamtest"
@@ -37,7 +38,9 @@ import (
 func TestMain(m *testing.M) {
 	// The stdio upstream fixture is this test binary, re-executed.
 	upstreamtest.RunStdioChild()
-	os.Exit(m.Run())
+	// Some tests run replicas on PostgreSQL: its test database is dropped
+	// when they end.
+	os.Exit(pgtest.Main(m))
 }
 
 // allowAll keeps policy out of these tests: every class runs.
@@ -331,7 +334,7 @@ upstreams:
 		if _, ok := gw.Catalog().Lookup("mcp.raw.cli"); ok {
 			t.Fatal("the running gateway listed the tool by itself: the test proves nothing")
 		}
-		// The server polls the store every 2s (upstream.Options.PollInterval default).
+		// The server polls the store every 500ms.
 		expectTool("mcp.raw.cli", "a refresh by another process")
 	})
 }

@@ -34,6 +34,7 @@ func (g *Gateway) newUpstreams(ctx context.Context) error {
 		Logger:         g.log,
 		Version:        g.opts.Version,
 		OnToolsChanged: g.toolsChanged,
+		PollInterval:   500 * time.Millisecond, // a refresh or acceptance by the CLI or another replica reaches clients within it
 		MaxResultBytes: g.opts.Config.MaxResultBytes,
 		OnResourceUpdated: func(ctx context.Context, p *mcp.ResourceUpdatedNotificationParams) {
 			g.mcp.ResourceUpdated(ctx, p)

@@ -1,8 +1,17 @@
 // Package store is Legate's persistence. The rest of the code depends only
-// on the Store interface here; store/sqlite is the embedded default. Every
-// backend passes the suite in store/storetest, which holds the contract the
-// interfaces' docs state: keys and sentinel errors, orderings, filters, and
-// the approval inbox's compare-and-set transitions.
+// on the Store interface here; store/sqlite is the embedded default,
+// store/postgres the store replicas share. Every backend passes the suite
+// in store/storetest, which holds the contract the interfaces' docs state:
+// keys and sentinel errors, orderings, filters, and the approval inbox's
+// compare-and-set transitions; a backend several processes share passes
+// its shared run too (storetest.RunShared).
+//
+// Optional abilities are interfaces a backend's sub-stores may implement,
+// checked with a type assertion where they are used:
+//
+//   - ApprovalWatcher (on the ApprovalStore): tells of approval changes
+//     made by any process; policy.Inbox.Follow wakes waiting calls with it
+//     instead of waiting for their next poll.
 package store
 
 import "errors"

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/legate-mcp/legate/cmd/legate/internal/storecmd"
 	"github.com/legate-mcp/legate/config"
 	_ "github.com/legate-mcp/legate/connectors/all" // every connector type
 	"github.com/legate-mcp/legate/server"
@@ -68,10 +69,10 @@ func newRoot() *cobra.Command {
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.configPath, "config", "", "config file (default ./config.yaml if it exists, else none)")
 	pf.StringVar(&g.stateDir, "state-dir", "", "state directory (default $LEGATE_STATE_DIR, then state_dir from the config, then ~/.local/state/legate)")
-	pf.StringVar(&g.storeURL, "store", "", "store URL, e.g. sqlite:///var/lib/legate/legate.db (default $LEGATE_STORE, then sqlite://<state dir>/"+stateFile+")")
+	pf.StringVar(&g.storeURL, "store", "", "store URL, e.g. sqlite:///var/lib/legate/legate.db (default $LEGATE_STORE or $LEGATE_STORE_URL, then sqlite://<state dir>/"+stateFile+")")
 	pf.StringVar(&g.logLevel, "log-level", "", "debug, info, warn or error (default from the config, else info)")
 	root.AddCommand(
-		serveCmd(g), stdioCmd(g), toolsCmd(g), connectorCmd(g), upstreamCmd(g), approvalsCmd(g), auditCmd(g), configCmd(g), vaultCmd(g), tokenCmd(g), versionCmd(), healthCmd(), initCmd(), statusCmd(g), doctorCmd(g),
+		storecmd.New(storecmd.Resolver{Config: g.loadConfig, StateDir: g.resolveStateDir, StoreURL: g.resolveStoreURL}), serveCmd(g), stdioCmd(g), toolsCmd(g), connectorCmd(g), upstreamCmd(g), approvalsCmd(g), auditCmd(g), configCmd(g), vaultCmd(g), tokenCmd(g), versionCmd(), healthCmd(), initCmd(), statusCmd(g), doctorCmd(g),
 	)
 	return root
 }
@@ -116,14 +117,14 @@ func (g *globals) resolveStateDir(cfg *config.File) (string, error) {
 // stateFile is the embedded store's database in the state directory.
 const stateFile = "legate.db"
 
-// resolveStoreURL picks the store: --store, then $LEGATE_STORE, then the
-// embedded database in the state directory dir.
+// resolveStoreURL picks the store: --store, then $LEGATE_STORE (or
+// $LEGATE_STORE_URL), then the embedded database in the state directory dir.
 func (g *globals) resolveStoreURL(dir string) string {
 	switch {
 	case g.storeURL != "":
 		return g.storeURL
-	case os.Getenv("LEGATE_STORE") != "":
-		return os.Getenv("LEGATE_STORE")
+	case store.EnvURL() != "":
+		return store.EnvURL()
 	}
 	return "sqlite://" + filepath.Join(dir, stateFile)
 }

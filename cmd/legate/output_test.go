@@ -119,6 +119,7 @@ func TestEveryListAndShowCommandTakesOutput(t *testing.T) {
 		"audit query":     nil,
 		"token list":      nil,
 		"vault list":      nil,
+		"store check":     nil,
 		"status":          {"--url", statusServer(t, token), "--token", token},
 	}
 	// Where --json existed, it stays as a deprecated alias of this format.

@@ -41,16 +41,21 @@ func seedApproval(t *testing.T, path, id string) {
 // --store, or $LEGATE_STORE, names the store instead of the state directory's.
 func TestStoreFromFlagOrEnv(t *testing.T) {
 	for name, tc := range map[string]struct {
-		flag, env bool
+		flag, env, envURL bool
 	}{
-		"flag": {flag: true},
-		"env":  {env: true},
+		"flag":             {flag: true},
+		"env":              {env: true},
+		"LEGATE_STORE_URL": {envURL: true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			state, db := t.TempDir(), filepath.Join(t.TempDir(), "elsewhere.db")
 			seedApproval(t, db, "ap_elsewhere")
 			args := []string{"approvals", "list", "-o", "json", "--state-dir", state}
 			t.Setenv("LEGATE_STORE", "")
+			t.Setenv("LEGATE_STORE_URL", "")
+			if tc.envURL {
+				t.Setenv("LEGATE_STORE_URL", "sqlite://"+db)
+			}
 			if tc.flag {
 				args = append(args, "--store", "sqlite://"+db)
 			}
@@ -76,8 +81,43 @@ func TestStoreFromFlagOrEnv(t *testing.T) {
 
 func TestStoreUnknownSchemeNamesTheKnown(t *testing.T) {
 	t.Setenv("LEGATE_STORE", "")
-	_, err := runCLI(t, "approvals", "list", "--state-dir", t.TempDir(), "--store", "postgres://db.internal/legate")
-	if err == nil || !strings.Contains(err.Error(), `unknown scheme "postgres"`) || !strings.Contains(err.Error(), "known: sqlite") {
+	_, err := runCLI(t, "approvals", "list", "--state-dir", t.TempDir(), "--store", "mysql://db.internal/legate")
+	if err == nil || !strings.Contains(err.Error(), `unknown scheme "mysql"`) || !strings.Contains(err.Error(), "known: postgres, postgresql, sqlite") {
 		t.Fatalf("error %v, want one naming the known schemes", err)
+	}
+}
+
+// store check reports the store the flags name, and store migrate copies
+// it into PostgreSQL (store/migrate tests the copy itself).
+func TestStoreCheckAndMigrateCommands(t *testing.T) {
+	t.Setenv("LEGATE_STORE", "")
+	t.Setenv("LEGATE_STORE_URL", "")
+	state := t.TempDir()
+	seedApproval(t, filepath.Join(state, sqlite.FileName), "ap_1")
+	out, err := runCLI(t, "store", "check", "--state-dir", state, "-o", "json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var st struct {
+		Backend string `json:"backend"`
+		Pending int    `json:"pending_migrations"`
+		Tables  []struct {
+			Table string `json:"table"`
+			Rows  int    `json:"rows"`
+		} `json:"tables"`
+	}
+	if err := json.Unmarshal([]byte(out), &st); err != nil || st.Backend != "sqlite" || st.Pending != 0 {
+		t.Fatalf("check: %s (%v)", out, err)
+	}
+	for _, tb := range st.Tables {
+		if tb.Table == "approvals" && tb.Rows != 1 {
+			t.Fatalf("check counts %d approvals, want 1", tb.Rows)
+		}
+	}
+	if out, err := runCLI(t, "store", "migrate", "--state-dir", state, "--to", "mysql://db/legate"); err == nil || !strings.Contains(err.Error(), "postgres://") {
+		t.Fatalf("migrate to a non-PostgreSQL store: %v\n%s", err, out)
+	}
+	if out, err := runCLI(t, "store", "migrate", "--state-dir", state); err == nil || !strings.Contains(err.Error(), "to") {
+		t.Fatalf("migrate without --to: %v\n%s", err, out)
 	}
 }

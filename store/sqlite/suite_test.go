@@ -29,3 +29,21 @@ func TestSuite(t *testing.T) {
 		})
 	}
 }
+
+// Two stores on one file, as two processes on one machine (serve and the
+// CLI): one winner of every race.
+func TestSharedSuite(t *testing.T) {
+	storetest.RunShared(t, func(t *testing.T, n int) []store.Store {
+		url := "sqlite://" + filepath.Join(t.TempDir(), "legate.db")
+		var out []store.Store
+		for range n {
+			st, err := store.Open(context.Background(), url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			out = append(out, st)
+		}
+		return out
+	})
+}

@@ -17,6 +17,13 @@
 // exactly one of many racing callers, finished once, an interrupted run
 // failed and never run again). Each test opens a store of its own.
 //
+// A backend that several processes share (the replicas of a deployment on
+// one database) also runs RunShared, with an opener of several stores on
+// one database: what one writes the others read, its races have one winner
+// across stores, a reader following the audit log by id misses no row of
+// concurrent writers, and a store.ApprovalWatcher hears of another store's
+// changes.
+//
 // Times go in whole seconds (milliseconds for approvals and operations, microseconds for
 // audit rows), the precision the embedded store keeps; a backend must give
 // them back equal.

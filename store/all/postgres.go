@@ -1,0 +1,3 @@
+package all
+
+import _ "github.com/legate-mcp/legate/store/postgres" // schemes "postgres" and "postgresql", for replicas sharing one database

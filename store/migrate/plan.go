@@ -1,0 +1,57 @@
+package migrate
+
+// column kinds, as PostgreSQL takes them.
+const (
+	text  = 't' // TEXT
+	ints  = 'i' // BIGINT / INTEGER
+	bytes = 'b' // BYTEA
+)
+
+// column is one column of a copied table.
+type column struct {
+	name string
+	kind byte
+}
+
+// table is one table the copy moves, whole, in key order. Both stores
+// name tables and columns alike and keep times in the same units
+// (store/postgres's migration 1 is the embedded store's schema at
+// SQLiteSchema), so a row moves as it is.
+type table struct {
+	name  string
+	order string // ORDER BY: the primary key
+	cols  []column
+	// what the table holds, for people.
+	what string
+}
+
+// SQLiteSchema is the embedded store's schema version the plan copies; a
+// newer one needs the plan extended (a test fails until it is).
+const SQLiteSchema = 7
+
+// plan is every table of the state, in an order that never leaves a row
+// pointing at one not copied yet (none has a foreign key; the order is for
+// people reading the progress).
+var plan = []table{
+	{"connectors", "id", cols("id t", "type t", "config t", "credentials t", "created_at i"), "connector instances"},
+	{"upstreams", "id", cols("id t", "definition t", "created_at i"), "upstream definitions"},
+	{"upstream_status", "id", cols("id t", "refreshed_at i", "checked_at i", "last_error t", "resources t"), "upstream refresh status"},
+	{"upstream_tools", "upstream_id, name", cols("upstream_id t", "name t", "definition t", "hash t"), "cached upstream tools"},
+	{"pins", "upstream_id, tool", cols("upstream_id t", "tool t", "hash t", "definition t", "accepted_at i", "accepted_by t"), "pinned tool definitions"},
+	{"approvals", "id", cols("id t", "principal t", "tenant t", "session t", "tool t", "class t", "args t", "args_hash t", "def_hash t",
+		"definition t", "state t", "created_at i", "expires_at i", "decided_at i", "decider t", "reason t", "outcome t", "heartbeat_at i"), "approval requests"},
+	{"audit", "id", cols("id i", "time i", "principal t", "tenant t", "session t", "tool t", "source t", "class t", "decision t", "rule t",
+		"approval_id t", "outcome t", "latency_us i", "args_hash t", "result_size i", "detail t"), "audit rows"},
+	{"secrets", "tenant, name, version", cols("tenant t", "name t", "version i", "key_id t", "wrapped_key b", "ciphertext b", "created_at i"), "vault secret versions"},
+	{"tokens", "name", cols("name t", "hash t", "tenant t", "role t", "profile t", "created_at i", "revoked_at i"), "static tokens"},
+	{"operations", "scope, key", cols("scope t", "key t", "attempts i", "started_at i", "lease_until i", "done i", "outcome b"), "operation records"},
+}
+
+// cols parses "name kind" pairs.
+func cols(specs ...string) []column {
+	out := make([]column, len(specs))
+	for i, s := range specs {
+		out[i] = column{name: s[:len(s)-2], kind: s[len(s)-1]}
+	}
+	return out
+}
