@@ -75,6 +75,7 @@ type Match struct {
 type GrepResult struct {
 	Matches   []Match `json:"matches"`
 	Files     int     `json:"files_searched"`
+	Skipped   int     `json:"skipped_large" jsonschema:"Files left out for being over max_file_bytes"`
 	Truncated bool    `json:"truncated"`
 	Note      string  `json:"note,omitempty"`
 }
@@ -317,6 +318,7 @@ func (c *Connector) fsGrep(ctx context.Context, _ *connectors.Call, in *grepArgs
 			return nil
 		}
 		if info, err := d.Info(); err != nil || info.Size() > int64(c.cfg.MaxFileBytes) {
+			out.Skipped++
 			return nil
 		}
 		b, err := root.ReadFile(filepath.FromSlash(rel))

@@ -117,6 +117,9 @@ func call(t *testing.T, cs *mcp.ClientSession, tool string, args any) outcome {
 			o.code, _ = e["code"].(string)
 		}
 	}
+	if o.isError && o.code == "" {
+		o.code, _, _ = strings.Cut(o.text, ":")
+	}
 	return o
 }
 
@@ -125,7 +128,8 @@ func ok(t *testing.T, cs *mcp.ClientSession, tool string, args any) map[string]a
 	t.Helper()
 	o := call(t, cs, tool, args)
 	if o.isError {
-		t.Fatalf("%s %v: %s", tool, args, o.text)
+		text, _ := capped(o.text)
+		t.Fatalf("%s: %s", tool, text)
 	}
 	return o.data
 }
@@ -135,7 +139,16 @@ func fails(t *testing.T, cs *mcp.ClientSession, tool string, args any, code stri
 	t.Helper()
 	o := call(t, cs, tool, args)
 	if !o.isError || o.code != code {
-		t.Fatalf("%s %v: want %s, got error=%v %s", tool, args, code, o.isError, o.text)
+		text, _ := capped(o.text)
+		t.Fatalf("%s: want %s, got error=%v %s", tool, code, o.isError, text)
 	}
 	return o
+}
+
+// capped is s, cut to 500 bytes for a failure message.
+func capped(s string) (string, bool) {
+	if len(s) > 500 {
+		return s[:500] + "…", true
+	}
+	return s, false
 }
