@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -66,6 +67,10 @@ func (g *Gateway) toolsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			r := req.(*mcp.CallToolRequest)
 			res, err := g.callTool(ctx, r)
 			return completeCallResult(r.Session, res), err
+		case "initialize", "server/discover":
+			res, err := next(ctx, method, req)
+			g.addInstructions(res)
+			return res, err
 		}
 		return next(ctx, method, req)
 	}
@@ -91,6 +96,27 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", req.Params.Name)}
 	}
 	return res, err
+}
+
+// addInstructions appends to an initialize or discover result what the
+// connector instances say of themselves (the host connector: one line per
+// enabled skill), as they are now.
+func (g *Gateway) addInstructions(res mcp.Result) {
+	var extra []string
+	for _, in := range g.now().instances {
+		if i, ok := in.conn.(interface{ Instructions() string }); ok && i.Instructions() != "" {
+			extra = append(extra, i.Instructions())
+		}
+	}
+	if len(extra) == 0 {
+		return
+	}
+	switch r := res.(type) {
+	case *mcp.InitializeResult:
+		r.Instructions = strings.Join(append([]string{r.Instructions}, extra...), "\n\n")
+	case *mcp.DiscoverResult:
+		r.Instructions = strings.Join(append([]string{r.Instructions}, extra...), "\n\n")
+	}
 }
 
 // principalOf is the authenticated caller of a request, nil without auth.

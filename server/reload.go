@@ -67,7 +67,7 @@ func (rl *reloader) newLive(ctx context.Context, cfg *config.File, old *live) (*
 	resolver := &vault.Resolver{Vault: rl.g.opts.Vault}
 	for _, d := range defs {
 		key := instanceKey(d)
-		if in, ok := kept[key]; ok {
+		if in, ok := kept[key]; ok && !stale(in.conn) {
 			l.instances = append(l.instances, &instance{def: d, key: key, conn: in.conn, creds: in.creds})
 			continue
 		}
@@ -83,6 +83,14 @@ func (rl *reloader) newLive(ctx context.Context, cfg *config.File, old *live) (*
 		return nil, err
 	}
 	return l, nil
+}
+
+// stale reports whether a connector says that the world outside its
+// configuration it was built from changed (the host connector's skills),
+// so that a reload builds it again.
+func stale(c connectors.Connector) bool {
+	s, ok := c.(interface{ Stale() bool })
+	return ok && s.Stale()
 }
 
 // instanceKey identifies an instance's definition by what it builds from,
@@ -223,8 +231,8 @@ var reloaded = map[string]bool{
 }
 
 // watchStore reloads when the connectors or upstreams stored change (a
-// CLI command or another replica added or removed one), looking every
-// interval until ctx ends.
+// CLI command or another replica added or removed one), or an instance
+// is stale, looking every interval until ctx ends.
 func (rl *reloader) watchStore(ctx context.Context, interval time.Duration) {
 	seen, _ := rl.storedDefs(ctx)
 	t := time.NewTicker(interval)
@@ -236,7 +244,7 @@ func (rl *reloader) watchStore(ctx context.Context, interval time.Duration) {
 		case <-t.C:
 		}
 		now, err := rl.storedDefs(ctx)
-		if err != nil || now == seen {
+		if err != nil || (now == seen && !slices.ContainsFunc(rl.g.now().instances, func(in *instance) bool { return stale(in.conn) })) {
 			continue
 		}
 		if err := rl.reload(ctx, nil); err != nil {

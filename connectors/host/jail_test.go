@@ -103,13 +103,13 @@ func TestJailEscapes(t *testing.T) {
 	j := newJailed(t)
 	rel := func(target string) string { r, _ := filepath.Rel(j.ws, target); return r }
 	links := map[string]string{
-		"lfile":      rel(j.canary),                  // ../outside/canary.txt
-		"lfileabs":   j.canary,                       // absolute
-		"ldir":       rel(j.outside),                 // ../outside
-		"ldirabs":    j.outside,                      // absolute
-		"ldangling":  rel(j.outside) + "/new.txt",    // to a file not there yet
-		"inside/up":  "../../outside",                // two levels from a subdirectory
-		"lchain":     "lfile",                        // a link to a link that escapes
+		"lfile":      rel(j.canary),               // ../outside/canary.txt
+		"lfileabs":   j.canary,                    // absolute
+		"ldir":       rel(j.outside),              // ../outside
+		"ldirabs":    j.outside,                   // absolute
+		"ldangling":  rel(j.outside) + "/new.txt", // to a file not there yet
+		"inside/up":  "../../outside",             // two levels from a subdirectory
+		"lchain":     "lfile",                     // a link to a link that escapes
 		"inside/dot": "../inside/../../outside/canary.txt",
 	}
 	for name, target := range links {
