@@ -152,3 +152,8 @@ func capped(s string) (string, bool) {
 	}
 	return s, false
 }
+
+func toJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
