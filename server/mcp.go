@@ -69,7 +69,7 @@ func (g *Gateway) toolsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return completeCallResult(r.Session, res), err
 		case "initialize", "server/discover":
 			res, err := next(ctx, method, req)
-			g.addInstructions(res)
+			addInstructions(res, g.now())
 			return res, err
 		}
 		return next(ctx, method, req)
@@ -99,23 +99,19 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 }
 
 // addInstructions appends to an initialize or discover result what the
-// connector instances say of themselves (the host connector: one line per
-// enabled skill), as they are now.
-func (g *Gateway) addInstructions(res mcp.Result) {
-	var extra []string
-	for _, in := range g.now().instances {
+// instances of l say of themselves (the host connector: its enabled skills).
+func addInstructions(res mcp.Result, l *live) {
+	var b strings.Builder
+	for _, in := range l.instances {
 		if i, ok := in.conn.(interface{ Instructions() string }); ok && i.Instructions() != "" {
-			extra = append(extra, i.Instructions())
+			b.WriteString("\n\n" + i.Instructions())
 		}
-	}
-	if len(extra) == 0 {
-		return
 	}
 	switch r := res.(type) {
 	case *mcp.InitializeResult:
-		r.Instructions = strings.Join(append([]string{r.Instructions}, extra...), "\n\n")
+		r.Instructions += b.String()
 	case *mcp.DiscoverResult:
-		r.Instructions = strings.Join(append([]string{r.Instructions}, extra...), "\n\n")
+		r.Instructions += b.String()
 	}
 }
 

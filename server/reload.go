@@ -176,7 +176,7 @@ func (rl *reloader) reload(ctx context.Context, cfg *config.File) error {
 	rl.retire(old, next)
 	g.log.Info("configuration reloaded", "connectors", len(next.instances), "upstreams", len(g.upstreams.IDs()),
 		"upstreams_changed", strings.Join(changedUps, ","), "tools", g.Catalog().Len())
-	if keys := restartKeys(g.opts.Config, cfg); len(keys) > 0 {
+	if keys := config.RestartKeys(g.opts.Config, cfg); len(keys) > 0 {
 		g.log.Warn("these settings changed and take effect at the next start", "keys", strings.Join(keys, ", "))
 	}
 	return nil
@@ -203,31 +203,6 @@ func (rl *reloader) retire(old, next *live) {
 			}
 		}
 	})
-}
-
-// restartKeys names the top-level keys that differ between the
-// configuration the process started with and cfg, among those a reload
-// does not apply.
-func restartKeys(start, cfg *config.File) []string {
-	var keys []string
-	sv, cv := reflect.ValueOf(start).Elem(), reflect.ValueOf(cfg).Elem()
-	for i := range sv.NumField() {
-		f := sv.Type().Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		if name == "-" || reloaded[name] {
-			continue
-		}
-		if !reflect.DeepEqual(sv.Field(i).Interface(), cv.Field(i).Interface()) {
-			keys = append(keys, name)
-		}
-	}
-	return keys
-}
-
-// reloaded are the top-level keys a reload applies.
-var reloaded = map[string]bool{
-	"connectors": true, "upstreams": true, "policy": true, "profiles": true,
-	"limits": true, "call_timeout": true, "tool_names": true,
 }
 
 // watchStore reloads when the connectors or upstreams stored change (a

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
@@ -87,7 +88,7 @@ func (c *Connector) limits() Limits {
 	l := Limits{MaxToolOutputBytes: c.cfg.MaxToolOutputBytes, MaxFileBytes: c.cfg.MaxFileBytes,
 		Shell: c.cfg.AllowShell, Install: c.cfg.AllowInstall, Fetch: c.cfg.AllowFetch}
 	if l.Shell {
-		l.ShellAllowlist, l.ShellDenylist, l.ShellTimeout = c.cfg.ShellAllowlist, c.cfg.ShellDenylist, c.shellTimeout().String()
+		l.ShellAllowlist, l.ShellDenylist, l.ShellTimeout = c.cfg.ShellAllowlist, c.cfg.ShellDenylist, time.Duration(c.cfg.ShellTimeout).String()
 	}
 	if l.Install {
 		l.InstallAllowlist = c.cfg.InstallAllowlist

@@ -16,6 +16,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/legate-mcp/legate"
@@ -44,7 +45,23 @@ const fetchTimeout = 10 * time.Minute
 // errNotHTTPS refuses a redirect off https.
 var errNotHTTPS = errors.New("redirect off https refused")
 
-func (c *Connector) fetchTool() connectors.Tool {
+// fetcher is an instance's net_fetch: its configuration, its workspace
+// and its client, made at the first download.
+type fetcher struct {
+	cfg    *Config
+	jail   *jail
+	once   sync.Once
+	client *http.Client
+	err    error
+}
+
+func (c *fetcher) close() {
+	if c.client != nil {
+		c.client.CloseIdleConnections()
+	}
+}
+
+func (c *fetcher) tool() connectors.Tool {
 	desc := fmt.Sprintf("Download a file over https into the workspace's %s directory, written without the executable bit; plain http and redirects off https are refused; at most %d bytes", c.cfg.FetchDir, c.cfg.FetchMaxBytes)
 	if len(c.cfg.FetchAllowlist) > 0 {
 		desc += "; hosts: " + strings.Join(c.cfg.FetchAllowlist, ", ") + " and their subdomains"
@@ -54,7 +71,7 @@ func (c *Connector) fetchTool() connectors.Tool {
 
 // hostAllowed reports whether host is on fetch_allowlist (itself or a
 // subdomain of an entry); an empty list allows any.
-func (c *Connector) hostAllowed(host string) bool {
+func (c *fetcher) hostAllowed(host string) bool {
 	if len(c.cfg.FetchAllowlist) == 0 {
 		return true
 	}
@@ -68,7 +85,7 @@ func (c *Connector) hostAllowed(host string) bool {
 	return false
 }
 
-func (c *Connector) checkURL(u *url.URL) error {
+func (c *fetcher) checkURL(u *url.URL) error {
 	if u.Scheme != "https" {
 		return legate.Errorf(legate.CodePermissionDenied, "host: only https downloads are allowed, not %s", u.Scheme)
 	}
@@ -82,12 +99,12 @@ func (c *Connector) checkURL(u *url.URL) error {
 }
 
 // fetchClient is the instance's download client, made at the first use.
-func (c *Connector) fetchClient() (*http.Client, error) {
-	c.fetch.once.Do(func() { c.fetch.client, c.fetch.err = c.newFetchClient() })
-	return c.fetch.client, c.fetch.err
+func (c *fetcher) fetchClient() (*http.Client, error) {
+	c.once.Do(func() { c.client, c.err = c.newFetchClient() })
+	return c.client, c.err
 }
 
-func (c *Connector) newFetchClient() (*http.Client, error) {
+func (c *fetcher) newFetchClient() (*http.Client, error) {
 	cl := netguard.NewClient(netguard.Options{AllowPrivate: c.cfg.AllowPrivateNetworks, Timeout: fetchTimeout})
 	if c.cfg.FetchCAFile != "" {
 		pem, err := os.ReadFile(c.cfg.FetchCAFile)
@@ -116,7 +133,7 @@ func (c *Connector) newFetchClient() (*http.Client, error) {
 // fetchDir is the download directory, relative to the root, created when
 // missing. It is refused when it is on PATH, where a download could be
 // run by name.
-func (c *Connector) fetchDir() (string, error) {
+func (c *fetcher) fetchDir() (string, error) {
 	root, err := c.jail.open()
 	if err != nil {
 		return "", err
@@ -137,7 +154,7 @@ func (c *Connector) fetchDir() (string, error) {
 	return dir, nil
 }
 
-func (c *Connector) netFetch(ctx context.Context, call *connectors.Call, in *fetchArgs) (*legate.Result, error) {
+func (c *fetcher) netFetch(ctx context.Context, call *connectors.Call, in *fetchArgs) (*legate.Result, error) {
 	u, err := url.Parse(in.URL)
 	if err != nil {
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "host: url: %v", err)
@@ -191,7 +208,7 @@ func (c *Connector) netFetch(ctx context.Context, call *connectors.Call, in *fet
 // save writes body, at most max bytes, to dir/name: to a new file first,
 // renamed over name once whole, so that a refused or broken download
 // leaves nothing and a symlink at name is replaced, never written through.
-func (c *Connector) save(dir, name string, body io.Reader, max int64) (*FetchResult, error) {
+func (c *fetcher) save(dir, name string, body io.Reader, max int64) (*FetchResult, error) {
 	root := c.jail.root
 	tmp := filepath.Join(dir, ".net_fetch-"+rand.Text()[:12])
 	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)

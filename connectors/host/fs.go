@@ -175,7 +175,10 @@ func (c *Connector) budget() int { return max(c.cfg.MaxToolOutputBytes-512, 256)
 // walk visits the entries beneath dir (relative to the root), not following
 // symlinks, calling fn with each path relative to the workspace. depth 0 is
 // unlimited.
-func (c *Connector) walk(p string, depth int, fn func(rel string, d fs.DirEntry) error) error {
+//
+// fn gets each entry's path relative to the workspace and relative to p; a
+// p naming a file is visited alone.
+func (c *Connector) walk(p string, depth int, fn func(rel, sub string, d fs.DirEntry) error) error {
 	root, err := c.jail.open()
 	if err != nil {
 		return err
@@ -183,6 +186,17 @@ func (c *Connector) walk(p string, depth int, fn func(rel string, d fs.DirEntry)
 	r, err := c.jail.rel(p)
 	if err != nil {
 		return err
+	}
+	st, err := root.Stat(r)
+	if err != nil {
+		return fsError("list", p, err)
+	}
+	if !st.IsDir() {
+		err := fn(filepath.ToSlash(filepath.Clean(r)), path.Base(filepath.ToSlash(r)), fs.FileInfoToDirEntry(st))
+		if err != nil && !errors.Is(err, errFull) {
+			return err
+		}
+		return nil
 	}
 	// A symlinked directory given as path is resolved inside the root once;
 	// WalkDir never follows the links it meets below it.
@@ -208,7 +222,7 @@ func (c *Connector) walk(p string, depth int, fn func(rel string, d fs.DirEntry)
 			}
 			return nil
 		}
-		return fn(path.Join(base, name), d)
+		return fn(path.Join(base, name), name, d)
 	})
 	if err != nil && !errors.Is(err, errFull) {
 		return fsError("list", p, err)
@@ -251,25 +265,16 @@ func (c *Connector) fsGlob(_ context.Context, _ *connectors.Call, in *globArgs) 
 	if err != nil {
 		return nil, err
 	}
-	base := filepath.ToSlash(filepath.Clean(orDot(in.Path)))
-	return c.collect(in.Path, 0, func(rel string) bool {
-		return re.MatchString(strings.TrimPrefix(strings.TrimPrefix(rel, base), "/"))
-	})
+	return c.collect(in.Path, 0, func(sub string) bool { return re.MatchString(sub) })
 }
 
-func orDot(p string) string {
-	if p == "" {
-		return "."
-	}
-	return p
-}
-
-// collect lists the entries beneath p that keep accepts, within the output cap.
-func (c *Connector) collect(p string, depth int, keep func(rel string) bool) (*legate.Result, error) {
+// collect lists the entries beneath p whose path relative to p keep
+// accepts, within the output cap.
+func (c *Connector) collect(p string, depth int, keep func(sub string) bool) (*legate.Result, error) {
 	out := &ListResult{Entries: []Entry{}}
 	size, budget := 0, c.budget()
-	err := c.walk(p, depth, func(rel string, d fs.DirEntry) error {
-		if !keep(rel) {
+	err := c.walk(p, depth, func(rel, sub string, d fs.DirEntry) error {
+		if !keep(sub) {
 			return nil
 		}
 		e := entryOf(rel, d)
@@ -307,14 +312,14 @@ func (c *Connector) fsGrep(ctx context.Context, _ *connectors.Call, in *grepArgs
 	if err != nil {
 		return nil, err
 	}
-	err = c.walk(in.Path, 0, func(rel string, d fs.DirEntry) error {
+	err = c.walk(in.Path, 0, func(rel, sub string, d fs.DirEntry) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		if d.IsDir() && d.Name() == ".git" {
 			return fs.SkipDir
 		}
-		if !d.Type().IsRegular() || (only != nil && !only(rel)) {
+		if !d.Type().IsRegular() || (only != nil && !only(sub)) {
 			return nil
 		}
 		if info, err := d.Info(); err != nil || info.Size() > int64(c.cfg.MaxFileBytes) {

@@ -53,6 +53,12 @@ func TestFileTools(t *testing.T) {
 		t.Fatalf("fs_grep: %v", gr)
 	}
 
+	if gr := ok(t, cs, "fs_grep", map[string]any{"pattern": "TODO", "path": "pkg/b.go"}); len(gr["matches"].([]any)) != 2 {
+		t.Fatalf("fs_grep of one file: %v", gr)
+	}
+	if gl := ok(t, cs, "fs_glob", map[string]any{"pattern": "a/*.go", "path": filepath.Join(ws, "pkg")}); !slices.Equal(paths(gl), []string{"pkg/a/a_test.go"}) {
+		t.Fatalf("fs_glob under an absolute path: %v", paths(gl))
+	}
 	fails(t, cs, "fs_edit", map[string]any{"path": "pkg/b.go", "old_string": "TODO", "new_string": "DONE"}, "CONFLICT")
 	fails(t, cs, "fs_edit", map[string]any{"path": "pkg/b.go", "old_string": "absent", "new_string": "x"}, "NOT_FOUND")
 	fails(t, cs, "fs_edit", map[string]any{"path": "pkg/none.go", "old_string": "a", "new_string": "x"}, "NOT_FOUND")

@@ -19,15 +19,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/host/skills"
 )
 
 // Defaults and limits of the configuration.
@@ -87,17 +86,13 @@ type Connector struct {
 	id     string
 	cfg    Config
 	jail   *jail
-	skills *Library
+	skills *skillTools
+	fetch  *fetcher
 	// enabled are the skills enabled when the instance was built: the
 	// skills tools and the instructions line follow them.
-	enabled []Skill
+	enabled []skills.Skill
 	rev     string
 	tools   []connectors.Tool
-	fetch   struct {
-		once   sync.Once
-		client *http.Client
-		err    error
-	}
 }
 
 // New builds an instance. It reads the skills library (a missing one has
@@ -106,12 +101,14 @@ type Connector struct {
 func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 	c := &Connector{id: inst.ID, cfg: *cfg}
 	if c.cfg.SkillsDir == "" {
-		c.cfg.SkillsDir = DefaultSkillsDir()
+		c.cfg.SkillsDir = skills.DefaultDir()
 	}
 	c.jail = &jail{path: filepath.Clean(cfg.WorkspaceRoot)}
-	c.skills = OpenLibrary(c.cfg.SkillsDir)
-	c.rev = c.skills.Revision()
-	all, _ := c.skills.List()
+	lib := skills.Open(c.cfg.SkillsDir)
+	c.skills = &skillTools{lib: lib, budget: c.budget(), maxFile: c.cfg.MaxFileBytes}
+	c.fetch = &fetcher{cfg: &c.cfg, jail: c.jail}
+	c.rev = lib.Revision()
+	all, _ := lib.List()
 	for _, s := range all {
 		if s.Enabled && s.Err == "" {
 			c.enabled = append(c.enabled, s)
@@ -119,22 +116,6 @@ func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 	}
 	c.tools = c.buildTools()
 	return c, nil
-}
-
-// DefaultSkillsDir is $LEGATE_STATE_DIR/skills, else the skills directory
-// of the default state directory, as the legate command resolves it.
-func DefaultSkillsDir() string {
-	if d := os.Getenv("LEGATE_STATE_DIR"); d != "" {
-		return filepath.Join(d, "skills")
-	}
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
-		return filepath.Join(d, "legate", "skills")
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(home, ".local", "state", "legate", "skills")
 }
 
 func (c *Connector) buildTools() []connectors.Tool {
@@ -147,10 +128,10 @@ func (c *Connector) buildTools() []connectors.Tool {
 		tools = append(tools, c.installTool())
 	}
 	if c.cfg.AllowFetch {
-		tools = append(tools, c.fetchTool())
+		tools = append(tools, c.fetch.tool())
 	}
 	if len(c.enabled) > 0 {
-		tools = append(tools, c.skillTools()...)
+		tools = append(tools, c.skills.tools()...)
 	}
 	return tools
 }
@@ -227,9 +208,7 @@ func (c *Connector) Tools() []connectors.Tool { return c.tools }
 
 // Close releases the workspace's directory handle.
 func (c *Connector) Close() error {
-	if c.fetch.client != nil {
-		c.fetch.client.CloseIdleConnections()
-	}
+	c.fetch.close()
 	return c.jail.close()
 }
 
@@ -251,13 +230,9 @@ func (c *Connector) Instructions() string {
 // Stale reports whether the skills enabled changed since the instance was
 // built: the gateway then builds it again, so that its tools and
 // instructions follow them (clients are told the tool list changed).
-func (c *Connector) Stale() bool { return c.skills.Revision() != c.rev }
+func (c *Connector) Stale() bool { return c.skills.lib.Revision() != c.rev }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// timeouts used by tools whose deadline comes from the configuration.
-func (c *Connector) shellTimeout() time.Duration   { return time.Duration(c.cfg.ShellTimeout) }
-func (c *Connector) installTimeout() time.Duration { return time.Duration(c.cfg.InstallTimeout) }
 
 // jail is the workspace: an os.Root opened at the first use.
 type jail struct {

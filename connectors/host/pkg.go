@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
@@ -88,7 +89,7 @@ func (c *Connector) pkgInstall(ctx context.Context, _ *connectors.Call, in *inst
 	if err != nil {
 		return nil, err
 	}
-	res, err := c.run(ctx, argv, c.jail.path, c.installTimeout(), []string{"DEBIAN_FRONTEND=noninteractive"})
+	res, err := c.run(ctx, argv, c.jail.path, time.Duration(c.cfg.InstallTimeout), []string{"DEBIAN_FRONTEND=noninteractive"})
 	if err != nil {
 		return nil, err
 	}

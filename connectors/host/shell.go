@@ -95,7 +95,7 @@ func (c *Connector) shExec(ctx context.Context, _ *connectors.Call, in *execArgs
 	if err != nil {
 		return nil, err
 	}
-	timeout := c.shellTimeout()
+	timeout := time.Duration(c.cfg.ShellTimeout)
 	if in.TimeoutSeconds < 0 {
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "host: timeout_seconds must not be negative")
 	}

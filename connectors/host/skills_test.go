@@ -2,7 +2,6 @@ package host_test
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,7 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/legate-mcp/legate/connectors/host"
+	"github.com/legate-mcp/legate/connectors/host/skills"
 )
 
 const triageSkill = `---
@@ -65,39 +64,11 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 	}
 }
 
-func TestSkillInstallFromGitArrivesDisabled(t *testing.T) {
-	repo, commit := gitRepo(t)
-	lib := host.OpenLibrary(t.TempDir())
-	for _, src := range []string{repo, "file://" + repo} {
-		got, err := lib.Install(context.Background(), src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(got) != 1 || got[0].Name != "log-triage" || got[0].Enabled || got[0].Commit != commit || got[0].Version != "1.2" {
-			t.Fatalf("installed from %s: %+v", src, got)
-		}
-		var meta host.Meta
-		b, err := os.ReadFile(filepath.Join(lib.Dir(), "log-triage", host.MetaFile))
-		if err != nil || json.Unmarshal(b, &meta) != nil || meta.Enabled || meta.Commit != commit || meta.InstalledAt.IsZero() {
-			t.Fatalf(".legate.json: %s %v", b, err)
-		}
-		if _, err := lib.Install(context.Background(), src); err == nil {
-			t.Fatal("installing a skill twice replaced it")
-		}
-		if err := lib.Remove("log-triage"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := os.Stat(filepath.Join(lib.Dir(), "log-triage")); !os.IsNotExist(err) {
-		t.Fatalf("rm left the skill: %v", err)
-	}
-}
-
 // Enabling a skill in the library a running gateway serves makes the
 // skills tools and the instructions line appear, with tools/list_changed.
 func TestSkillEnableReachesClients(t *testing.T) {
 	repo, _ := gitRepo(t)
-	lib := host.OpenLibrary(t.TempDir())
+	lib := skills.Open(t.TempDir())
 	if _, err := lib.Install(context.Background(), repo); err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +144,7 @@ func TestSkillPublicFormatLoadsUnchanged(t *testing.T) {
 	if err := os.Symlink("/etc/passwd", filepath.Join(src, "passwd")); err != nil {
 		t.Fatal(err)
 	}
-	lib := host.OpenLibrary(t.TempDir())
+	lib := skills.Open(t.TempDir())
 	got, err := lib.Install(context.Background(), src)
 	if err != nil || len(got) != 1 || got[0].Enabled || got[0].Warning != "" {
 		t.Fatalf("install: %+v %v", got, err)
@@ -192,18 +163,5 @@ func TestSkillPublicFormatLoadsUnchanged(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(lib.Dir(), "pdf-forms", "passwd")); !os.IsNotExist(err) {
 		t.Fatalf("a symlink was installed: %v", err)
-	}
-}
-
-func TestDescriptionWarning(t *testing.T) {
-	for desc, warn := range map[string]bool{
-		"Postgres backup skill.": true,
-		"postgres-backup":        true,
-		"The Postgres Backup":    true,
-		"Use before upgrading Postgres: takes a backup and checks it restores.": false,
-	} {
-		if got := host.DescriptionWarning("postgres-backup", desc) != ""; got != warn {
-			t.Errorf("%q: warning %v, want %v", desc, got, warn)
-		}
 	}
 }

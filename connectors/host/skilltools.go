@@ -9,6 +9,7 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/host/skills"
 )
 
 type skillArgs struct {
@@ -49,7 +50,14 @@ type SkillFileResult struct {
 	Truncated bool   `json:"truncated"`
 }
 
-func (c *Connector) skillTools() []connectors.Tool {
+// skillTools are the skills_* tools of an instance, over its library.
+type skillTools struct {
+	lib     *skills.Library
+	budget  int // bytes of content a result may carry
+	maxFile int
+}
+
+func (c *skillTools) tools() []connectors.Tool {
 	return []connectors.Tool{
 		connectors.Returning[SkillsListResult](connectors.NewTool("skills_list", "List the procedures (skills) enabled on this machine: name and when to use each.", legate.ClassRead, c.skillsList)),
 		connectors.Returning[SkillLoadResult](connectors.NewTool("skills_load", "Read one skill in full before acting on what it covers.", legate.ClassRead, c.skillsLoad)),
@@ -58,8 +66,8 @@ func (c *Connector) skillTools() []connectors.Tool {
 }
 
 // enabledSkill is an installed, enabled, usable skill.
-func (c *Connector) enabledSkill(name string) (Skill, error) {
-	s, err := c.skills.Get(name)
+func (c *skillTools) enabledSkill(name string) (skills.Skill, error) {
+	s, err := c.lib.Get(name)
 	if err != nil {
 		return s, err
 	}
@@ -69,8 +77,8 @@ func (c *Connector) enabledSkill(name string) (Skill, error) {
 	return s, nil
 }
 
-func (c *Connector) skillsList(context.Context, *connectors.Call, *noArgs) (*legate.Result, error) {
-	all, err := c.skills.List()
+func (c *skillTools) skillsList(context.Context, *connectors.Call, *noArgs) (*legate.Result, error) {
+	all, err := c.lib.List()
 	if err != nil {
 		return nil, legate.Errorf(legate.CodeTransient, "skills: %v", err)
 	}
@@ -83,23 +91,23 @@ func (c *Connector) skillsList(context.Context, *connectors.Call, *noArgs) (*leg
 	return &legate.Result{Structured: out}, nil
 }
 
-func (c *Connector) skillsLoad(_ context.Context, _ *connectors.Call, in *skillArgs) (*legate.Result, error) {
+func (c *skillTools) skillsLoad(_ context.Context, _ *connectors.Call, in *skillArgs) (*legate.Result, error) {
 	if _, err := c.enabledSkill(in.Name); err != nil {
 		return nil, err
 	}
-	root, err := os.OpenRoot(filepath.Join(c.skills.Dir(), in.Name))
+	root, err := os.OpenRoot(filepath.Join(c.lib.Dir(), in.Name))
 	if err != nil {
 		return nil, legate.Errorf(legate.CodeNotFound, "skills: %s: %v", in.Name, err)
 	}
 	defer root.Close()
-	b, err := root.ReadFile(SkillFile)
+	b, err := root.ReadFile(skills.SkillFile)
 	if err != nil {
-		return nil, fsError("read", SkillFile, err)
+		return nil, fsError("read", skills.SkillFile, err)
 	}
 	out := &SkillLoadResult{Name: in.Name, Files: []string{}}
-	out.Content, out.Truncated = capText(string(b), c.budget())
+	out.Content, out.Truncated = capText(string(b), c.budget)
 	_ = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() && p != SkillFile && p != MetaFile && len(out.Files) < 200 {
+		if err == nil && d.Type().IsRegular() && p != skills.SkillFile && p != skills.MetaFile && len(out.Files) < 200 {
 			out.Files = append(out.Files, p)
 		}
 		return nil
@@ -107,16 +115,16 @@ func (c *Connector) skillsLoad(_ context.Context, _ *connectors.Call, in *skillA
 	return &legate.Result{Structured: out}, nil
 }
 
-func (c *Connector) skillsFile(_ context.Context, _ *connectors.Call, in *skillFileArgs) (*legate.Result, error) {
+func (c *skillTools) skillsFile(_ context.Context, _ *connectors.Call, in *skillFileArgs) (*legate.Result, error) {
 	if _, err := c.enabledSkill(in.Name); err != nil {
 		return nil, err
 	}
-	root, err := os.OpenRoot(filepath.Join(c.skills.Dir(), in.Name))
+	root, err := os.OpenRoot(filepath.Join(c.lib.Dir(), in.Name))
 	if err != nil {
 		return nil, legate.Errorf(legate.CodeNotFound, "skills: %s: %v", in.Name, err)
 	}
 	defer root.Close()
-	j := &jail{path: filepath.Join(c.skills.Dir(), in.Name)}
+	j := &jail{path: filepath.Join(c.lib.Dir(), in.Name)}
 	r, err := j.rel(in.Path)
 	if err != nil || filepath.IsAbs(in.Path) {
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "skills: give a path relative to the skill")
@@ -129,11 +137,11 @@ func (c *Connector) skillsFile(_ context.Context, _ *connectors.Call, in *skillF
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "skills: %s is not a file", in.Path)
 	}
-	b, cut, err := readCapped(f, min(c.cfg.MaxFileBytes, c.budget()))
+	b, cut, err := readCapped(f, min(c.maxFile, c.budget))
 	if err != nil {
 		return nil, fsError("read", in.Path, err)
 	}
 	out := &SkillFileResult{Name: in.Name, Path: in.Path, Truncated: cut}
-	out.Content, _ = capText(string(b), c.budget())
+	out.Content, _ = capText(string(b), c.budget)
 	return &legate.Result{Structured: out}, nil
 }

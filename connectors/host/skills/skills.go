@@ -1,4 +1,14 @@
-package host
+// Package skills is the skills library of one machine, on disk: skills in
+// the Agent Skills format, one directory each, as the host connector
+// serves them and `legate skills` manages them.
+//
+// A skill is a directory holding SKILL.md, whose YAML front matter gives
+// its name and description (tags and version are optional, other keys are
+// kept as they are), then the procedure; and any files the procedure
+// refers to. The library keeps one directory per skill, named after it,
+// with .legate.json beside SKILL.md saying where it came from and whether
+// it is enabled.
+package skills
 
 import (
 	"bytes"
@@ -22,13 +32,6 @@ import (
 
 	"github.com/legate-mcp/legate"
 )
-
-// A skill is a directory in the Agent Skills format: SKILL.md, whose YAML
-// front matter gives its name and description (tags and version are
-// optional, other keys are kept as they are), then the procedure; and any
-// files the procedure refers to. The library keeps one directory per
-// skill, named after it, with .legate.json beside SKILL.md saying where it
-// came from and whether it is enabled.
 
 // Skill is one installed skill as the library lists it.
 type Skill struct {
@@ -61,6 +64,23 @@ const (
 	MetaFile  = ".legate.json"
 )
 
+// DefaultDir is $LEGATE_STATE_DIR/skills, else the skills directory of
+// the default state directory ($XDG_STATE_HOME/legate, then
+// ~/.local/state/legate), as the legate command resolves it.
+func DefaultDir() string {
+	if d := os.Getenv("LEGATE_STATE_DIR"); d != "" {
+		return filepath.Join(d, "skills")
+	}
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "legate", "skills")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(home, ".local", "state", "legate", "skills")
+}
+
 // maxSkillBytes caps what one skill may bring on install.
 const maxSkillBytes = 16 << 20
 
@@ -69,8 +89,8 @@ var skillName = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 // Library is the skills directory.
 type Library struct{ dir string }
 
-// OpenLibrary returns the library kept in dir (which need not exist yet).
-func OpenLibrary(dir string) *Library { return &Library{dir: dir} }
+// Open returns the library kept in dir (which need not exist yet).
+func Open(dir string) *Library { return &Library{dir: dir} }
 
 // Dir is the library's directory.
 func (l *Library) Dir() string { return l.dir }
@@ -327,7 +347,10 @@ func clone(ctx context.Context, src, dir string) (string, error) {
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
 		if err != nil {
-			msg, _ := capText(strings.TrimSpace(stderr.String()), 500)
+			msg := strings.TrimSpace(stderr.String())
+			if len(msg) > 500 {
+				msg = strings.ToValidUTF8(msg[:500], "") + "…"
+			}
 			return nil, legate.Errorf(legate.CodeNotFound, "skills: git %s: %v: %s", args[0], err, msg)
 		}
 		return out, nil
