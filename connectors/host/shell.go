@@ -148,7 +148,7 @@ func (c *Connector) run(ctx context.Context, argv []string, dir string, timeout 
 	cmd := exec.CommandContext(ctx, path, argv[1:]...)
 	cmd.Args[0] = argv[0]
 	cmd.Dir = dir
-	cmd.Env = append(childEnv(), env...)
+	cmd.Env = append(append(childEnv(), "PWD="+dir), env...)
 	half := c.budget() / 2
 	stdout, stderr := &capBuf{max: half}, &capBuf{max: half}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
@@ -176,7 +176,7 @@ func childEnv() []string {
 	var out []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if secretName.MatchString(k) || strings.HasPrefix(k, "LEGATE_") {
+		if secretName.MatchString(k) || strings.HasPrefix(k, "LEGATE_") || k == "PWD" || k == "OLDPWD" {
 			continue
 		}
 		out = append(out, kv)

@@ -94,6 +94,20 @@ func TestShellUnrestricted(t *testing.T) {
 	}
 	fails(t, cs, "sh_exec", map[string]any{"command": "echo a; /sbin/shutdown -h now"}, "PERMISSION_DENIED")
 
+	// The working directory is resolved in the workspace like any path.
+	if err := os.MkdirAll(filepath.Join(ws, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("..", filepath.Join(ws, "sub", "up")); err != nil {
+		t.Fatal(err)
+	}
+	if r := ok(t, cs, "sh_exec", map[string]any{"command": "pwd", "dir": "sub"}); r["stdout"] != filepath.Join(ws, "sub")+"\n" {
+		t.Errorf("pwd in sub: %v", r["stdout"])
+	}
+	for _, dir := range []string{"..", "/", "sub/up/..", filepath.Dir(ws)} {
+		fails(t, cs, "sh_exec", map[string]any{"command": "pwd", "dir": dir}, "PERMISSION_DENIED")
+	}
+
 	// Output is capped and says so.
 	r = ok(t, cs, "sh_exec", map[string]any{"command": "yes | head -c 200000"})
 	if r["truncated"] != true || len(r["stdout"].(string)) > 4096 {
