@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
@@ -326,7 +327,7 @@ func (c *Connector) fsGrep(ctx context.Context, _ *connectors.Call, in *grepArgs
 			out.Skipped++
 			return nil
 		}
-		b, err := root.ReadFile(filepath.FromSlash(rel))
+		b, err := readRegular(root, filepath.FromSlash(rel), c.cfg.MaxFileBytes)
 		if err != nil || binary(b) {
 			return nil
 		}
@@ -449,4 +450,20 @@ func (c *Connector) fsDelete(_ context.Context, _ *connectors.Call, in *deleteAr
 		return nil, fsError("delete", in.Path, err)
 	}
 	return &legate.Result{Structured: &DeleteResult{Path: in.Path, Type: e.Type}}, nil
+}
+
+// readRegular reads a regular file of root, at most max bytes, opened
+// non-blocking and checked on the descriptor: an entry swapped for a FIFO
+// after the walk saw a file does not hold the call.
+func readRegular(root *os.Root, name string, max int) ([]byte, error) {
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, fs.ErrInvalid
+	}
+	b, _, err := readCapped(f, max)
+	return b, err
 }

@@ -1,6 +1,7 @@
 package host_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,10 +22,38 @@ func TestOptInToolsUnlisted(t *testing.T) {
 	if !slices.Contains(names, "host.fs_read") || !slices.Contains(names, "host.host_env") {
 		t.Errorf("always-on tools missing: %v", names)
 	}
-	_, g = workspace(t, "allow_shell: true")
-	names = toolNames(t, g.connect(t, nil))
-	if !slices.Contains(names, "host.sh_exec") || !slices.Contains(names, "host.sh_which") {
-		t.Errorf("allow_shell does not list the shell tools: %v", names)
+	_, g = workspace(t, "allow_shell: true\nallow_install: true\nallow_fetch: true")
+	res, err := g.connect(t, nil).ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each tool's class reaches clients as its annotations.
+	want := map[string]string{
+		"host.fs_read": "read", "host.fs_list": "read", "host.fs_glob": "read", "host.fs_grep": "read",
+		"host.fs_write": "write", "host.fs_edit": "write", "host.fs_delete": "destructive",
+		"host.host_info": "read", "host.host_env": "read", "host.host_disk": "read", "host.host_net": "read",
+		"host.sh_exec": "destructive", "host.sh_which": "read", "host.pkg_install": "write", "host.net_fetch": "write",
+	}
+	for _, tool := range res.Tools {
+		class, listed := want[tool.Name]
+		if !listed {
+			continue
+		}
+		delete(want, tool.Name)
+		a := tool.Annotations
+		got := "write"
+		switch {
+		case a != nil && a.ReadOnlyHint:
+			got = "read"
+		case a != nil && a.DestructiveHint != nil && *a.DestructiveHint:
+			got = "destructive"
+		}
+		if got != class || tool.OutputSchema == nil {
+			t.Errorf("%s: class %s, want %s; output schema %v", tool.Name, got, class, tool.OutputSchema != nil)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("not listed with every switch on: %v", want)
 	}
 }
 
