@@ -131,14 +131,6 @@ func (c *Connector) openWrite(r, p string, flag int) (*os.File, bool, error) {
 	return f, created, nil
 }
 
-// links is the hard-link count of a file, when the system says.
-func links(st fs.FileInfo) (uint64, bool) {
-	if s, ok := st.Sys().(*syscall.Stat_t); ok {
-		return uint64(s.Nlink), true
-	}
-	return 0, false
-}
-
 // readCapped reads at most max bytes of f, reporting whether more remained.
 func readCapped(f io.Reader, max int) ([]byte, bool, error) {
 	b, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
