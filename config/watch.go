@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -75,4 +77,29 @@ func reload(path string, log *slog.Logger, apply func(*File) error) {
 	if err := apply(cfg); err != nil {
 		log.Error("the new configuration cannot be applied; the previous one goes on serving", "config", path, "error", err)
 	}
+}
+
+// RestartKeys names the top-level keys that differ between the
+// configuration the process started with and cfg, among those a reload
+// does not apply.
+func RestartKeys(start, cfg *File) []string {
+	var keys []string
+	sv, cv := reflect.ValueOf(start).Elem(), reflect.ValueOf(cfg).Elem()
+	for i := range sv.NumField() {
+		f := sv.Type().Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "-" || reloaded[name] {
+			continue
+		}
+		if !reflect.DeepEqual(sv.Field(i).Interface(), cv.Field(i).Interface()) {
+			keys = append(keys, name)
+		}
+	}
+	return keys
+}
+
+// reloaded are the top-level keys a reload applies.
+var reloaded = map[string]bool{
+	"connectors": true, "upstreams": true, "policy": true, "profiles": true,
+	"limits": true, "call_timeout": true, "tool_names": true,
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -75,6 +76,10 @@ func (g *Gateway) toolsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			res, err := next(ctx, method, req)
 			p, _ := res.(*mcp.ReadResourceResult)
 			return completeResourceResult(req.(*mcp.ReadResourceRequest).Session, p), err
+		case "initialize", "server/discover":
+			res, err := next(ctx, method, req)
+			addInstructions(res, g.now())
+			return res, err
 		}
 		return next(ctx, method, req)
 	}
@@ -103,6 +108,23 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", req.Params.Name)}
 	}
 	return res, err
+}
+
+// addInstructions appends to an initialize or discover result what the
+// instances of l say of themselves (the host connector: its enabled skills).
+func addInstructions(res mcp.Result, l *live) {
+	var b strings.Builder
+	for _, in := range l.instances {
+		if i, ok := in.conn.(interface{ Instructions() string }); ok && i.Instructions() != "" {
+			b.WriteString("\n\n" + i.Instructions())
+		}
+	}
+	switch r := res.(type) {
+	case *mcp.InitializeResult:
+		r.Instructions += b.String()
+	case *mcp.DiscoverResult:
+		r.Instructions += b.String()
+	}
 }
 
 // principalOf is the authenticated caller of a request, nil without auth.

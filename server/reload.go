@@ -67,7 +67,7 @@ func (rl *reloader) newLive(ctx context.Context, cfg *config.File, old *live) (*
 	resolver := &vault.Resolver{Vault: rl.g.opts.Vault}
 	for _, d := range defs {
 		key := instanceKey(d)
-		if in, ok := kept[key]; ok {
+		if in, ok := kept[key]; ok && !stale(in.conn) {
 			l.instances = append(l.instances, &instance{def: d, key: key, conn: in.conn, creds: in.creds})
 			continue
 		}
@@ -83,6 +83,14 @@ func (rl *reloader) newLive(ctx context.Context, cfg *config.File, old *live) (*
 		return nil, err
 	}
 	return l, nil
+}
+
+// stale reports whether a connector says that the world outside its
+// configuration it was built from changed (the host connector's skills),
+// so that a reload builds it again.
+func stale(c connectors.Connector) bool {
+	s, ok := c.(interface{ Stale() bool })
+	return ok && s.Stale()
 }
 
 // instanceKey identifies an instance's definition by what it builds from,
@@ -168,7 +176,7 @@ func (rl *reloader) reload(ctx context.Context, cfg *config.File) error {
 	rl.retire(old, next)
 	g.log.Info("configuration reloaded", "connectors", len(next.instances), "upstreams", len(g.upstreams.IDs()),
 		"upstreams_changed", strings.Join(changedUps, ","), "tools", g.Catalog().Len())
-	if keys := restartKeys(g.opts.Config, cfg); len(keys) > 0 {
+	if keys := config.RestartKeys(g.opts.Config, cfg); len(keys) > 0 {
 		g.log.Warn("these settings changed and take effect at the next start", "keys", strings.Join(keys, ", "))
 	}
 	return nil
@@ -197,34 +205,9 @@ func (rl *reloader) retire(old, next *live) {
 	})
 }
 
-// restartKeys names the top-level keys that differ between the
-// configuration the process started with and cfg, among those a reload
-// does not apply.
-func restartKeys(start, cfg *config.File) []string {
-	var keys []string
-	sv, cv := reflect.ValueOf(start).Elem(), reflect.ValueOf(cfg).Elem()
-	for i := range sv.NumField() {
-		f := sv.Type().Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		if name == "-" || reloaded[name] {
-			continue
-		}
-		if !reflect.DeepEqual(sv.Field(i).Interface(), cv.Field(i).Interface()) {
-			keys = append(keys, name)
-		}
-	}
-	return keys
-}
-
-// reloaded are the top-level keys a reload applies.
-var reloaded = map[string]bool{
-	"connectors": true, "upstreams": true, "policy": true, "profiles": true,
-	"limits": true, "call_timeout": true, "tool_names": true,
-}
-
 // watchStore reloads when the connectors or upstreams stored change (a
-// CLI command or another replica added or removed one), looking every
-// interval until ctx ends.
+// CLI command or another replica added or removed one), or an instance
+// is stale, looking every interval until ctx ends.
 func (rl *reloader) watchStore(ctx context.Context, interval time.Duration) {
 	seen, _ := rl.storedDefs(ctx)
 	t := time.NewTicker(interval)
@@ -236,7 +219,7 @@ func (rl *reloader) watchStore(ctx context.Context, interval time.Duration) {
 		case <-t.C:
 		}
 		now, err := rl.storedDefs(ctx)
-		if err != nil || now == seen {
+		if err != nil || (now == seen && !slices.ContainsFunc(rl.g.now().instances, func(in *instance) bool { return stale(in.conn) })) {
 			continue
 		}
 		if err := rl.reload(ctx, nil); err != nil {

@@ -118,6 +118,7 @@ func TestEveryListAndShowCommandTakesOutput(t *testing.T) {
 		"audit tail":      nil,
 		"audit query":     nil,
 		"token list":      nil,
+		"skills list":     nil,
 		"vault list":      nil,
 		"store check":     nil,
 		"status":          {"--url", statusServer(t, token), "--token", token},

@@ -1,0 +1,3 @@
+package all
+
+import _ "github.com/legate-mcp/legate/connectors/host" // type "host"

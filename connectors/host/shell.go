@@ -1,0 +1,221 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/connectors"
+)
+
+type execArgs struct {
+	Command        string `json:"command" jsonschema:"The command line. With a shell allowlist it is split on spaces and run directly: no pipes, redirection, quoting, globbing or variables"`
+	Dir            string `json:"dir,omitempty" jsonschema:"Working directory inside the workspace (default: the workspace)"`
+	TimeoutSeconds int    `json:"timeout_seconds,omitempty" jsonschema:"Time limit in seconds, at most the configured shell_timeout (the default)"`
+}
+
+// ExecResult is sh_exec's result.
+type ExecResult struct {
+	ExitCode  int    `json:"exit_code" jsonschema:"The exit status; -1 when the command was killed"`
+	Stdout    string `json:"stdout"`
+	Stderr    string `json:"stderr"`
+	TimedOut  bool   `json:"timed_out,omitempty" jsonschema:"The time limit passed and the command's process group was killed"`
+	Truncated bool   `json:"truncated,omitempty" jsonschema:"stdout or stderr was cut at max_tool_output_bytes"`
+	Shell     bool   `json:"shell" jsonschema:"The command ran under sh -c (no allowlist)"`
+}
+
+type whichArgs struct {
+	Name string `json:"name" jsonschema:"Program name to look for on PATH"`
+}
+
+// WhichResult is sh_which's result.
+type WhichResult struct {
+	Name  string `json:"name"`
+	Found bool   `json:"found"`
+	Path  string `json:"path,omitempty"`
+}
+
+func (c *Connector) shellTools() []connectors.Tool {
+	how := "Commands go to sh -c."
+	if len(c.cfg.ShellAllowlist) > 0 {
+		how = "Only these programs, run directly without a shell (no pipes, &&, redirection, quotes or globs): " + strings.Join(c.cfg.ShellAllowlist, ", ") + "."
+	}
+	return []connectors.Tool{
+		connectors.Returning[ExecResult](connectors.NewTool("sh_exec", "Run a command in the workspace and return its exit code and output. "+how, legate.ClassDestructive, c.shExec)),
+		connectors.Returning[WhichResult](connectors.NewTool("sh_which", "Check whether a program is installed (on PATH).", legate.ClassRead, c.shWhich)),
+	}
+}
+
+// metachars are the characters a shell gives meaning to; under an
+// allowlist a command holding any is refused rather than half-checked.
+const metachars = "|&;<>()$`\\\"'*?[]{}~#!\n\r\x00"
+
+// shellCommand is the argv to run for command, or why it is refused.
+func (c *Connector) shellCommand(command string) ([]string, error) {
+	if strings.TrimSpace(command) == "" {
+		return nil, legate.Errorf(legate.CodeInvalidArgument, "host: command is empty")
+	}
+	if len(c.cfg.ShellAllowlist) == 0 {
+		for _, w := range strings.FieldsFunc(command, func(r rune) bool { return r == ' ' || r == '\t' || strings.ContainsRune(metachars, r) }) {
+			if slices.Contains(c.cfg.ShellDenylist, filepath.Base(w)) {
+				return nil, legate.Errorf(legate.CodePermissionDenied, "host: %s is on the shell denylist", filepath.Base(w))
+			}
+		}
+		return []string{"sh", "-c", command}, nil
+	}
+	if i := strings.IndexAny(command, metachars); i >= 0 {
+		return nil, legate.Errorf(legate.CodePermissionDenied, "host: %q is a shell metacharacter; with a shell allowlist commands run without a shell, one program at a time", command[i:i+1])
+	}
+	argv := strings.Fields(command)
+	prog := argv[0]
+	switch {
+	case slices.Contains(c.cfg.ShellDenylist, filepath.Base(prog)):
+		return nil, legate.Errorf(legate.CodePermissionDenied, "host: %s is on the shell denylist", filepath.Base(prog))
+	case strings.Contains(prog, "/"):
+		return nil, legate.Errorf(legate.CodePermissionDenied, "host: give the program's name, not a path: %s", prog)
+	case !slices.Contains(c.cfg.ShellAllowlist, prog):
+		return nil, legate.Errorf(legate.CodePermissionDenied, "host: %s is not on the shell allowlist (%s)", prog, strings.Join(c.cfg.ShellAllowlist, ", "))
+	}
+	return argv, nil
+}
+
+func (c *Connector) shExec(ctx context.Context, _ *connectors.Call, in *execArgs) (*legate.Result, error) {
+	argv, err := c.shellCommand(in.Command)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := c.workdir(in.Dir)
+	if err != nil {
+		return nil, err
+	}
+	timeout := time.Duration(c.cfg.ShellTimeout)
+	if in.TimeoutSeconds < 0 {
+		return nil, legate.Errorf(legate.CodeInvalidArgument, "host: timeout_seconds must not be negative")
+	}
+	if t := time.Duration(in.TimeoutSeconds) * time.Second; t > 0 && t < timeout {
+		timeout = t
+	}
+	res, err := c.run(ctx, argv, dir, timeout, nil)
+	if err != nil {
+		return nil, err
+	}
+	res.Shell = len(c.cfg.ShellAllowlist) == 0
+	return &legate.Result{Structured: res}, nil
+}
+
+// workdir is the absolute directory a command starts in: p resolved inside
+// the workspace.
+func (c *Connector) workdir(p string) (string, error) {
+	root, err := c.jail.open()
+	if err != nil {
+		return "", err
+	}
+	r, err := c.jail.rel(p)
+	if err != nil {
+		return "", err
+	}
+	st, err := root.Stat(r)
+	if err != nil {
+		return "", fsError("dir", p, err)
+	}
+	if !st.IsDir() {
+		return "", legate.Errorf(legate.CodeInvalidArgument, "host: %s is not a directory", p)
+	}
+	abs, err := filepath.EvalSymlinks(filepath.Join(c.jail.real, r))
+	if err != nil || !within(c.jail.real, abs) {
+		return "", legate.Errorf(legate.CodePermissionDenied, "host: dir %s: the path leads outside the workspace", p)
+	}
+	return abs, nil
+}
+
+// run runs argv in dir in a process group of its own, killed whole when
+// timeout passes or the call ends, and after the command exits (a child
+// left running in the background goes with it). Its output is capped.
+func (c *Connector) run(ctx context.Context, argv []string, dir string, timeout time.Duration, env []string) (*ExecResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return nil, legate.Errorf(legate.CodeNotFound, "host: %s: not found on PATH", argv[0])
+	}
+	cmd := exec.CommandContext(ctx, path, argv[1:]...)
+	cmd.Args[0] = argv[0]
+	cmd.Dir = dir
+	cmd.Env = append(append(childEnv(), "PWD="+dir), env...)
+	half := c.budget() / 2
+	stdout, stderr := &capBuf{max: half}, &capBuf{max: half}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	ownGroup(cmd)
+	cmd.WaitDelay = 2 * time.Second
+	err = cmd.Run()
+	killGroup(cmd)
+	res := &ExecResult{ExitCode: cmd.ProcessState.ExitCode(), Stdout: stdout.String(), Stderr: stderr.String(), Truncated: stdout.cut || stderr.cut}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		res.TimedOut, res.ExitCode = true, -1
+		res.Stderr += fmt.Sprintf("\n[killed after %s]", timeout)
+		return res, nil
+	}
+	var exitErr *exec.ExitError
+	if err != nil && !errors.As(err, &exitErr) && !errors.Is(err, exec.ErrWaitDelay) {
+		return nil, legate.Errorf(legate.CodeTransient, "host: running %s: %v", argv[0], err)
+	}
+	return res, nil
+}
+
+// childEnv is this process's environment without the variables that look
+// like credentials or that configure Legate itself (its keys among them):
+// a command the agent runs has no business with them.
+func childEnv() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if secretName.MatchString(k) || strings.HasPrefix(k, "LEGATE_") || k == "PWD" || k == "OLDPWD" {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// capBuf keeps the first max bytes written to it and notes that more came.
+type capBuf struct {
+	b   []byte
+	max int
+	cut bool
+}
+
+func (w *capBuf) Write(p []byte) (int, error) {
+	n := len(p) // all of it is taken, kept or not: a short write would fail the copy
+	if room := w.max - len(w.b); len(p) > room {
+		w.cut = true
+		p = p[:max(room, 0)]
+	}
+	w.b = append(w.b, p...)
+	return n, nil
+}
+
+func (w *capBuf) String() string {
+	s := strings.ToValidUTF8(string(w.b), "")
+	if w.cut {
+		s += "\n[output cut at max_tool_output_bytes]"
+	}
+	return s
+}
+
+func (c *Connector) shWhich(_ context.Context, _ *connectors.Call, in *whichArgs) (*legate.Result, error) {
+	if in.Name == "" || strings.ContainsAny(in.Name, "/"+metachars+" \t") {
+		return nil, legate.Errorf(legate.CodeInvalidArgument, "host: %q is not a program name", in.Name)
+	}
+	out := &WhichResult{Name: in.Name}
+	if p, err := exec.LookPath(in.Name); err == nil {
+		out.Found, out.Path = true, p
+	}
+	return &legate.Result{Structured: out}, nil
+}

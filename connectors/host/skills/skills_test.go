@@ -1,0 +1,80 @@
+package skills_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/legate-mcp/legate/connectors/host/skills"
+)
+
+// gitRepo makes a git repository holding skills/log-triage, committed.
+func gitRepo(t *testing.T) (dir, commit string) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	dir = t.TempDir()
+	p := filepath.Join(dir, "skills", "log-triage", "SKILL.md")
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	body := "---\nname: log-triage\ndescription: Use when a service misbehaves and its logs must be read.\nversion: \"1.2\"\n---\nsteps\n"
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git := func(args ...string) string {
+		out, err := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q")
+	git("add", ".")
+	git("commit", "-q", "-m", "skills")
+	return dir, git("rev-parse", "HEAD")
+}
+
+func TestSkillInstallFromGitArrivesDisabled(t *testing.T) {
+	repo, commit := gitRepo(t)
+	lib := skills.Open(t.TempDir())
+	for _, src := range []string{repo, "file://" + repo} {
+		got, err := lib.Install(context.Background(), src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || got[0].Name != "log-triage" || got[0].Enabled || got[0].Commit != commit || got[0].Version != "1.2" {
+			t.Fatalf("installed from %s: %+v", src, got)
+		}
+		var meta skills.Meta
+		b, err := os.ReadFile(filepath.Join(lib.Dir(), "log-triage", skills.MetaFile))
+		if err != nil || json.Unmarshal(b, &meta) != nil || meta.Enabled || meta.Commit != commit || meta.InstalledAt.IsZero() {
+			t.Fatalf(".legate.json: %s %v", b, err)
+		}
+		if _, err := lib.Install(context.Background(), src); err == nil {
+			t.Fatal("installing a skill twice replaced it")
+		}
+		if err := lib.Remove("log-triage"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(lib.Dir(), "log-triage")); !os.IsNotExist(err) {
+		t.Fatalf("rm left the skill: %v", err)
+	}
+}
+
+func TestDescriptionWarning(t *testing.T) {
+	for desc, warn := range map[string]bool{
+		"Postgres backup skill.": true,
+		"postgres-backup":        true,
+		"The Postgres Backup":    true,
+		"Use before upgrading Postgres: takes a backup and checks it restores.": false,
+	} {
+		if got := skills.DescriptionWarning("postgres-backup", desc) != ""; got != warn {
+			t.Errorf("%q: warning %v, want %v", desc, got, warn)
+		}
+	}
+}
