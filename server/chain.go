@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/policy"
@@ -57,7 +58,8 @@ type Request struct {
 	approved *store.Approval
 	// system is set for the gateway's own calls (approvals.notify), which
 	// the operator authorized by naming the tool: policy allows them.
-	system bool
+	system    bool
+	principal *auth.Principal // the authenticated caller, for the gateway's own tools
 
 	// relay is set by the HTTP fast path, which writes the response
 	// itself: an upstream's result comes back as the JSON it sent

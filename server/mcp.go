@@ -13,7 +13,9 @@ import (
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/paramheader"
+	"github.com/legate-mcp/legate/profiles"
 	"github.com/legate-mcp/legate/upstream"
+	"github.com/legate-mcp/legate/vault"
 )
 
 // newMCPServer builds the go-sdk server. tools/list and tools/call are
@@ -35,8 +37,7 @@ func (g *Gateway) newMCPServer() *mcp.Server {
 			Logging: &mcp.LoggingCapabilities{},
 		},
 		InitializedHandler: g.fast.trackSession,
-		Instructions: "Legate is a gateway: its tools come from the connectors and MCP servers its operator configured. " +
-			"Sensitive calls may wait for a person's approval.",
+		Instructions:       profiles.Instructions(profiles.Sources(g.now().cfg, g.Instances(), &vault.Resolver{Vault: g.opts.Vault}, g.upstreams)),
 	}
 	if len(g.upstreams.IDs()) > 0 {
 		// Upstreams may offer prompts, resources and completion: proxy them.
@@ -51,7 +52,7 @@ func (g *Gateway) newMCPServer() *mcp.Server {
 	g.fast.serverInfo, _ = json.Marshal(impl)
 	s := mcp.NewServer(impl, opts)
 	s.AddReceivingMiddleware(g.toolsMiddleware, px.proxyMiddleware)
-	s.AddSendingMiddleware(upstream.CaptureElicitResult)
+	s.AddSendingMiddleware(upstream.CaptureElicitResult, profiles.ListChangedMiddleware)
 	return s
 }
 
@@ -61,7 +62,7 @@ func (g *Gateway) toolsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case "tools/list":
 			r := req.(*mcp.ListToolsRequest)
 			g.cold.wait(ctx)
-			return g.viewFor(principalOf(r.Extra)).ListResult(), nil
+			return g.discovery.List(principalOf(r.Extra), r.Session), nil
 		case "tools/call":
 			r := req.(*mcp.CallToolRequest)
 			res, err := g.callTool(ctx, r)
