@@ -18,6 +18,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Doc is one tool as the index reads it.
@@ -85,11 +86,19 @@ type Index struct {
 	n        int
 	postings map[string][]posting
 	exact    map[string]int32 // lower-cased name or alias → doc
+	scratch  sync.Pool        // *scratch
+}
+
+// scratch is one search's working memory, reused.
+type scratch struct {
+	scores  []float32 // by doc; zero outside a search
+	touched []int32   // docs scored by the search
 }
 
 // New builds an index of docs; a hit's Doc is the position in docs.
 func New(docs []Doc) *Index {
 	ix := &Index{n: len(docs), postings: map[string][]posting{}, exact: make(map[string]int32, len(docs))}
+	ix.scratch.New = func() any { return &scratch{scores: make([]float32, len(docs))} }
 	type fieldTerms [numFields][]string
 	all := make([]fieldTerms, len(docs))
 	var total [numFields]float64
@@ -166,17 +175,35 @@ func (ix *Index) Search(query string, o Options) []Hit {
 		o.Limit = 10
 	}
 	weights := queryTerms(query)
-	scores := make([]float32, ix.n)
+	// scores is zero between searches: only the documents touched are
+	// visited, and reset, so a search costs its postings, not the index.
+	sc := ix.scratch.Get().(*scratch)
+	defer ix.scratch.Put(sc)
+	scores, touched := sc.scores, sc.touched[:0]
+	add := func(d int32, v float32) {
+		if scores[d] == 0 {
+			touched = append(touched, d)
+		}
+		scores[d] += v
+	}
 	for t, w := range weights {
 		for _, p := range ix.postings[t] {
-			scores[p.doc] += float32(w) * p.score
+			add(p.doc, float32(w)*p.score)
 		}
 	}
 	if d, ok := ix.exact[strings.ToLower(strings.TrimSpace(query))]; ok {
-		scores[d] += 1000
+		add(d, 1000)
 	}
+	defer func() {
+		for _, d := range touched {
+			scores[d] = 0
+		}
+		sc.touched = touched
+	}()
+	slices.Sort(touched) // equal scores keep the earlier document first
 	hits := make([]Hit, 0, o.Limit+1)
-	for d, s := range scores {
+	for _, d32 := range touched {
+		d, s := int(d32), scores[d32]
 		if s <= 0 || o.Keep != nil && !o.Keep(d) {
 			continue
 		}
