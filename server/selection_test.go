@@ -1,9 +1,13 @@
 package server_test
 
 import (
+	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/server"
@@ -80,5 +84,29 @@ func TestDefaultProfile(t *testing.T) {
 	}
 	if got := sourcesOf(t, gw, &auth.Principal{Name: "tok", Profile: "named"}); !slices.Equal(got, []string{"a"}) {
 		t.Errorf("a token naming its profile sees %v", got)
+	}
+}
+
+// A named connector the caller has not connected stays in the view, and a
+// call to it says which credential is missing.
+func TestNamedUnconnectedSaysHowToConnect(t *testing.T) {
+	gw := newGateway(t, `
+policy:
+  defaults: {read: allow, draft: allow, write: allow, destructive: allow}
+profile: p
+profiles:
+  - {name: p, connectors: [{all: true}, {name: web}]}
+connectors:
+  - id: web
+    type: http
+    config: {base_url: "http://127.0.0.1:9/api", allow_private_networks: true, auth: bearer}
+    credentials: {token: {env: LEGATE_TEST_UNSET}}
+`)
+	if got := sourcesOf(t, gw, nil); !slices.Equal(got, []string{"web"}) {
+		t.Fatalf("the view holds %v, want the named web", got)
+	}
+	res, err := gw.Call(context.Background(), "web.call", json.RawMessage(`{"path":"/x"}`), server.CallOptions{})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "LEGATE_TEST_UNSET") {
+		t.Fatalf("calling the unconnected web: %v %+v", err, res)
 	}
 }
