@@ -15,6 +15,7 @@
 package search
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -186,9 +187,11 @@ func (ix *Index) Search(query string, o Options) []Hit {
 		}
 		scores[d] += v
 	}
-	for t, w := range weights {
+	// In a fixed order, so that the same search sums the same floats.
+	for _, t := range slices.Sorted(maps.Keys(weights)) {
+		w := float32(weights[t])
 		for _, p := range ix.postings[t] {
-			add(p.doc, float32(w)*p.score)
+			add(p.doc, w*p.score)
 		}
 	}
 	if d, ok := ix.exact[strings.ToLower(strings.TrimSpace(query))]; ok {

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 )
@@ -63,6 +64,35 @@ func TestSearchKeepAndLimit(t *testing.T) {
 		}
 		if i > 0 && h.Score > hits[i-1].Score {
 			t.Errorf("hits not best first: %v", hits)
+		}
+	}
+}
+
+// Searches share the index's pooled scratch memory: concurrent ones must
+// rank as a lone one does.
+func TestConcurrentSearches(t *testing.T) {
+	ix := testIndex()
+	queries := []string{"new ticket", "send a chat", "remove the document", "read", "GitHub issue", "zebra"}
+	want := make([][]Hit, len(queries))
+	for i, q := range queries {
+		want[i] = ix.Search(q, Options{})
+	}
+	done := make(chan string)
+	for w := range 8 {
+		go func() {
+			for i := range 200 {
+				q := (w + i) % len(queries)
+				if got := ix.Search(queries[q], Options{}); !slices.Equal(got, want[q]) {
+					done <- fmt.Sprintf("%q: %v, alone %v", queries[q], got, want[q])
+					return
+				}
+			}
+			done <- ""
+		}()
+	}
+	for range 8 {
+		if msg := <-done; msg != "" {
+			t.Error(msg)
 		}
 	}
 }
