@@ -115,18 +115,20 @@ func TestNativeToolLists(t *testing.T) {
 type query struct {
 	Query string   `json:"query"`
 	Want  []string `json:"want"`
-	// Set is "tune" (looked at while tuning the ranking) or "holdout"
-	// (never looked at: it measures how the tuning generalizes).
+	// Set is "tune" or "dev" (looked at while tuning the ranking; dev
+	// written after a first round of tuning on tune) or "holdout" (never
+	// looked at: it measures how the tuning generalizes).
 	Set string `json:"set"`
 }
 
-// minTop5 are the least top-5 accuracies of each query set, in percent,
-// as search/README.md reports them: a change that ranks worse fails.
-var minTop5 = map[string]float64{"tune": 93.5, "holdout": 80.6}
+// minTop5 are the fewest queries of each set whose tool must be in the
+// first five hits, as search/README.md reports them (59/62 = 95.2%, 36/39
+// = 92.3%, 50/62 = 80.6%): a change that ranks worse fails.
+var minTop5 = map[string]int{"tune": 59, "dev": 36, "holdout": 50}
 
 // TestQualityTop5 ranks the corpus for every query of
 // testdata/queries.json and counts the queries one of whose tools is in
-// the first five hits. -v prints the misses of the tune set.
+// the first five hits. -v prints the misses of the tune and dev sets.
 func TestQualityTop5(t *testing.T) {
 	tools := loadCorpus(t)
 	ix := corpusIndex(tools)
@@ -160,19 +162,19 @@ func TestQualityTop5(t *testing.T) {
 		}
 		if found {
 			hit[q.Set]++
-		} else if q.Set == "tune" && testing.Verbose() {
+		} else if q.Set != "holdout" && testing.Verbose() {
 			t.Logf("miss %q: want %v, got %s", q.Query, q.Want, strings.Join(got, " "))
 		}
 	}
-	for _, set := range []string{"tune", "holdout"} {
+	for _, set := range []string{"tune", "dev", "holdout"} {
 		if total[set] == 0 {
 			t.Errorf("no %s queries", set)
 			continue
 		}
 		pct := 100 * float64(hit[set]) / float64(total[set])
 		t.Logf("%s: top-5 %d/%d = %.1f%% over %d tools", set, hit[set], total[set], pct, len(tools))
-		if pct < minTop5[set] {
-			t.Errorf("%s top-5 accuracy %.1f%% is below %.1f%%", set, pct, minTop5[set])
+		if hit[set] < minTop5[set] {
+			t.Errorf("%s: top-5 for %d queries, fewer than %d", set, hit[set], minTop5[set])
 		}
 	}
 }

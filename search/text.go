@@ -79,6 +79,14 @@ func stem(w string) string {
 		return w[:len(w)-1]
 	case strings.HasSuffix(w, "ing") && len(w) > 5:
 		return undouble(w[:len(w)-3])
+	case strings.HasSuffix(w, "ied") && len(w) > 4:
+		return w[:len(w)-3] + "y"
+	case strings.HasSuffix(w, "ed") && len(w) > 4:
+		// "closed", "created" → close, create; "listed", "added" → list, add.
+		if c, v := w[len(w)-3], w[len(w)-4]; strings.IndexByte("svzctg", c) >= 0 && strings.IndexByte("aeiou", v) >= 0 {
+			return w[:len(w)-1]
+		}
+		return undouble(w[:len(w)-2])
 	}
 	return w
 }
@@ -100,7 +108,8 @@ var irregular = map[string]string{
 	"addresses": "address", "access": "access", "process": "process", "processes": "process",
 	"during": "during", "string": "string", "strings": "string", "thing": "thing", "things": "thing",
 	"nothing": "nothing", "something": "something", "anything": "anything", "everything": "everything",
-	"bring": "bring", "pricing": "price", "billing": "bill",
+	"bring": "bring", "pricing": "price", "billing": "bill", "need": "need", "seed": "seed", "speed": "speed",
+	"embed": "embed", "feed": "feed", "red": "red", "shred": "shred", "hundred": "hundred", "based": "base",
 }
 
 // stopWords are terms too common in tool descriptions, or in the way
@@ -126,18 +135,21 @@ var synonymGroups = [][]string{
 	{"delete", "remove", "drop", "erase", "trash"},
 	{"create", "add", "new", "make", "open", "insert", "generate", "draw"},
 	{"list", "show", "enumerate", "browse"},
-	{"search", "find", "query", "lookup", "look"},
+	{"search", "find", "query", "lookup", "look", "grep"},
 	{"repo", "repository", "project"},
 	{"pr", "pull", "merge"},
 	{"email", "mail", "inbox"},
 	{"calendar", "event", "meeting", "schedule"},
-	{"update", "edit", "modify", "change", "rename", "set"},
+	{"update", "edit", "modify", "change", "rename", "set", "close", "reopen"},
 	{"read", "view", "fetch", "retrieve", "open"},
 	{"user", "member", "person", "people", "account"},
 	{"page", "note", "wiki"},
 	{"comment", "reply", "feedback"},
 	{"image", "picture", "photo", "screenshot", "media"},
-	{"remember", "memory", "recall", "knowledge"},
+	{"remember", "memory", "recall", "knowledge", "know"},
+	{"internet", "web", "online"},
+	{"nearby", "near", "local", "around"},
+	{"shop", "business", "store", "restaurant", "place"},
 	{"monitor", "watch", "track"},
 	{"forget", "delete"},
 	{"browser", "web", "page", "website", "url"},
