@@ -162,7 +162,7 @@ func TestSearchToolSearchesTheCallersView(t *testing.T) {
 	if got := search(nil, `{"query":"panic boom"}`); len(got) == 0 || got[0] != "e__boom" {
 		t.Errorf("the agent profile's search found %v", got)
 	}
-	if got := search(nil, `{"query":"echo fail panic", "class":"read"}`); !slices.Equal(got, []string{"e__echo"}) {
+	if got := search(nil, `{"query":"echo fail panic", "class":"read", "connector":"e"}`); !slices.Equal(got, []string{"e__echo"}) {
 		t.Errorf("class read found %v", got)
 	}
 	if got := search(nil, `{"query":"echo fail panic", "connector":"nope"}`); len(got) != 0 {
