@@ -7,6 +7,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/legate-mcp/legate/catalog"
@@ -69,6 +70,13 @@ func Sources(cfg *config.File, defs []sources.InstanceDef, res *vault.Resolver, 
 			return true
 		}})
 	}
+	var once sync.Once
+	var all []upstream.Status
+	var statusErr error
+	status := func(ctx context.Context) ([]upstream.Status, error) { // read once for every upstream
+		once.Do(func() { all, statusErr = ups.Status(ctx) })
+		return all, statusErr
+	}
 	for _, id := range ups.IDs() {
 		u, ok := ups.Upstream(id)
 		if !ok {
@@ -76,7 +84,7 @@ func Sources(cfg *config.File, defs []sources.InstanceDef, res *vault.Resolver, 
 		}
 		c := u.Config()
 		out = append(out, Source{ID: id, Tenant: c.Tenant, Description: cmp.Or(c.Description, "the MCP server "+u.Origin()), Connected: func(ctx context.Context, _ string) bool {
-			all, err := ups.Status(ctx)
+			all, err := status(ctx)
 			i := slices.IndexFunc(all, func(s upstream.Status) bool { return s.ID == id })
 			return err == nil && i >= 0 && UpstreamUp(all[i], time.Now())
 		}})
