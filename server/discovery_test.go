@@ -186,3 +186,31 @@ func TestInstructionsListConnectorsNotTools(t *testing.T) {
 		t.Fatalf("instructions: %q", got)
 	}
 }
+
+// A session without an id (stdio, in memory) grows its own list too.
+func TestSearchModeOnASessionWithoutID(t *testing.T) {
+	gw := newGateway(t, discoveryConfig)
+	ctx := context.Background()
+	cs, err := server.SDKClient(ctx, gw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if got := names(t, cs); len(got) != 2 {
+		t.Fatalf("a search-mode session starts with %v", got)
+	}
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "legate__search_tools", Arguments: map[string]any{"query": "panic"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(t, cs); !slices.Contains(got, "e__boom") {
+		t.Fatalf("after the search the list is %v", got)
+	}
+	other, err := server.SDKClient(ctx, gw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if got := names(t, other); len(got) != 2 {
+		t.Fatalf("another session sees what the first found: %v", got)
+	}
+}
