@@ -90,6 +90,7 @@ func (d *Discovery) List(p *auth.Principal, ss *mcp.ServerSession) *mcp.ListTool
 	if !d.SearchMode(p) {
 		return view.ListResult()
 	}
+	go view.Index() // built ahead of the session's first search, off its path
 	d.mu.Lock()
 	found := d.found[ss]
 	var tools []*mcp.Tool
