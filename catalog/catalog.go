@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/search"
 )
 
 // Naming chooses how canonical names are shown to clients.
@@ -71,6 +72,9 @@ type Catalog struct {
 
 	listOnce sync.Once
 	listJSON []byte
+
+	indexOnce sync.Once
+	index     *search.Index
 }
 
 // Build makes a catalog of entries. Two entries with one canonical name are
@@ -152,6 +156,32 @@ func (c *Catalog) ListJSON() []byte {
 // with the same fingerprint list the same tools (each entry's Hash stands
 // for its definition).
 func (c *Catalog) Fingerprint() string { return c.fingerprint }
+
+// Index is the search index of the catalog's entries, built on first use
+// and kept with the catalog (a view is a catalog too, so each view has
+// its own): a hit's Doc is the position in Entries.
+func (c *Catalog) Index() *search.Index {
+	c.indexOnce.Do(func() {
+		docs := make([]search.Doc, len(c.entries))
+		for i, e := range c.entries {
+			docs[i] = search.FromTool(e.Canonical, e.SourceID(), e.Tool, e.Wire)
+		}
+		c.index = search.New(docs)
+	})
+	return c.index
+}
+
+// SourceID is the id of the connector instance or upstream the entry's
+// tool comes from: "github" for github.create_issue and
+// mcp.github.create_issue, "legate" for the gateway's own tools.
+func (e *Entry) SourceID() string {
+	name, ok := strings.CutPrefix(e.Canonical, "mcp.")
+	if !ok {
+		name = e.Canonical
+	}
+	id, _, _ := strings.Cut(name, ".")
+	return id
+}
 
 // Lookup finds an entry by wire name or, failing that, canonical name.
 func (c *Catalog) Lookup(name string) (*Entry, bool) {

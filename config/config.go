@@ -59,6 +59,7 @@ type File struct {
 	Approvals          policy.ApprovalsConfig `yaml:"approvals" desc:"The approval inbox (legate approvals, /admin/v1/approvals)"`
 	Audit              Audit                  `yaml:"audit" desc:"The audit log: one row per call, never argument values"`
 	Profiles           []Profile              `yaml:"profiles" desc:"Named views of the catalog, assigned to principals by their token or JWT"`
+	Profile            string                 `yaml:"profile" desc:"Profile of the callers who name none: the local principal while inbound authentication is off, and tokens and JWTs without a profile (empty: the whole catalog)"`
 	ViewCacheSize      int                    `yaml:"view_cache_size" default:"1024" min:"0" desc:"How many views of the catalog, one per (tenant, profile) of the principals calling, are kept built; the least recently used is dropped and built again when needed"`
 	Auth               Auth                   `yaml:"auth" desc:"Inbound authentication: static tokens, OAuth access tokens, or nobody but loopback clients"`
 	HTTP               HTTP                   `yaml:"http" desc:"Limits of the HTTP listener against slow and idle clients; event streams and long calls are not cut by them"`
@@ -78,12 +79,31 @@ type Profile struct {
 	MaxTools int      `yaml:"max_tools" min:"0" desc:"Keep at most this many tools, the first by canonical name (0: no limit)"`
 	// ToolNames defaults to the top-level tool_names, applied by ApplyDefaults.
 	ToolNames string `yaml:"tool_names" enum:"safe,canonical" desc:"safe or canonical names for this profile (default: the top-level tool_names)"`
+	// Discovery defaults to list, applied by ApplyDefaults.
+	Discovery string `yaml:"discovery" enum:"list,search" desc:"list: tools/list shows every tool of the view; search: it shows legate.search_tools and legate.approval_status, then each tool a search of the session found (every tool of the view can be called by name either way)"`
+	// Connectors narrows the view to connector instances and upstreams.
+	Connectors []ConnectorSelection `yaml:"connectors" desc:"Connector instances and upstreams whose tools the view keeps (empty: every source); an entry names one ({name: notion}) or selects those usable ({all: true, exclude: [jira], max: 10})"`
 }
 
 // Panel is the `panel:` section.
 type Panel struct {
 	Listen string `yaml:"listen" example:"127.0.0.1:8081" desc:"Address (host:port) the panel listens on, apart from /mcp; empty leaves it off; $LEGATE_PANEL_ADDR overrides it. Logging in takes an admin or approver token (LEGATE_ADMIN_TOKEN, or a token of auth:)"`
 }
+
+// ConnectorSelection is one entry of a profile's connectors: a named
+// connector instance or upstream, or every usable one.
+type ConnectorSelection struct {
+	Name    string   `yaml:"name" desc:"A connector instance or upstream id: kept even when not connected (a call then says how to connect it), never capped away by max"`
+	All     bool     `yaml:"all" desc:"Every connector instance and upstream that is connected: its credentials resolve, and an upstream is not down for longer than a minute"`
+	Exclude []string `yaml:"exclude" desc:"With all: ids to leave out"`
+	Max     int      `yaml:"max" min:"0" desc:"With all: keep at most this many, the first by id ignoring case (0: no limit); named entries do not count"`
+}
+
+// The discovery modes of a profile.
+const (
+	DiscoveryList   = "list"
+	DiscoverySearch = "search"
+)
 
 // Audit is the `audit:` section.
 type Audit struct {
@@ -93,9 +113,11 @@ type Audit struct {
 // Connector is one native connector instance.
 type Connector struct {
 	// ID defaults to the type, applied by ApplyDefaults.
-	ID     string `yaml:"id" desc:"Instance id, [a-z0-9-]+ (default: the type); its tools are named <id>.<tool>"`
-	Type   string `yaml:"type" required:"true" desc:"A registered connector type (legate connector types)"`
-	Tenant string `yaml:"tenant" desc:"Tenant owning the instance: only its principals see its tools (empty: shared)"`
+	ID   string `yaml:"id" desc:"Instance id, [a-z0-9-]+ (default: the type); its tools are named <id>.<tool>"`
+	Type string `yaml:"type" required:"true" desc:"A registered connector type (legate connector types)"`
+	// Description is shown to clients in the server's instructions.
+	Description string `yaml:"description" desc:"One line on what this instance is for, shown to clients in the server's instructions (default: the type's description)"`
+	Tenant      string `yaml:"tenant" desc:"Tenant owning the instance: only its principals see its tools (empty: shared)"`
 	// Config is kept as YAML and decoded against the type's own spec when
 	// the instance is built.
 	Config      yaml.Node            `yaml:"config" desc:"The type's own settings (legate connector types lists them)"`
@@ -194,6 +216,14 @@ func (f *File) validateProfiles() []error {
 			bad(path+".name", "duplicate name %q (also %s)", p.Name, prev)
 		}
 		seen[p.Name] = path
+		for j, c := range p.Connectors {
+			switch {
+			case c.All == (c.Name != ""):
+				bad(fmt.Sprintf("%s.connectors[%d]", path, j), "give either name or all: true")
+			case !c.All && (len(c.Exclude) > 0 || c.Max > 0):
+				bad(fmt.Sprintf("%s.connectors[%d]", path, j), "exclude and max go with all: true")
+			}
+		}
 		for _, l := range []struct {
 			key   string
 			globs []string
@@ -204,6 +234,9 @@ func (f *File) validateProfiles() []error {
 				}
 			}
 		}
+	}
+	if _, ok := seen[f.Profile]; f.Profile != "" && !ok {
+		bad("profile", "no profile is named %q", f.Profile)
 	}
 	return errs
 }

@@ -73,6 +73,14 @@ func TestErrorsNameTheKeyPath(t *testing.T) {
 		"oauth without keys": {"auth: {resource: https://r/mcp, oauth: {issuer: https://i/}}\n", []string{"auth.oauth.jwks_url: is required"}},
 		"profile bad glob": {"profiles:\n  - {name: p, include: [\"[\"]}\n",
 			[]string{`profiles[0].include[0]: bad glob "["`}},
+		"profile unknown": {"profile: nope\nprofiles:\n  - {name: p}\n",
+			[]string{`profile: no profile is named "nope"`}},
+		"selection name and all": {"profiles:\n  - {name: p, connectors: [{name: a, all: true}]}\n",
+			[]string{`profiles[0].connectors[0]: give either name or all: true`}},
+		"selection max without all": {"profiles:\n  - {name: p, connectors: [{name: a, max: 3}]}\n",
+			[]string{`profiles[0].connectors[0]: exclude and max go with all: true`}},
+		"discovery unknown": {"profiles:\n  - {name: p, discovery: lazy}\n",
+			[]string{`profiles[0].discovery`}},
 		"duplicate upstream": {"upstreams:\n  - {id: a, command: [x]}\n  - {id: a, command: [y]}\n", []string{`upstreams[1].id: duplicate id "a" (also upstreams[0])`}},
 	}
 	for name, tc := range tests {

@@ -44,6 +44,9 @@ func (f *File) ApplyDefaults() error {
 		if f.Profiles[i].ToolNames == "" {
 			f.Profiles[i].ToolNames = f.ToolNames
 		}
+		if f.Profiles[i].Discovery == "" {
+			f.Profiles[i].Discovery = DiscoveryList
+		}
 	}
 	if o := f.Auth.OAuth; o != nil && len(o.AuthorizationServers) == 0 && o.Issuer != "" {
 		o.AuthorizationServers = []string{o.Issuer}

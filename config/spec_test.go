@@ -80,6 +80,7 @@ func TestSpecEnumsAreTheCodesValues(t *testing.T) {
 	want := map[string][]string{
 		"tool_names":             {config.NamesSafe, config.NamesCanonical},
 		"profiles[].tool_names":  {config.NamesSafe, config.NamesCanonical},
+		"profiles[].discovery":   {config.DiscoveryList, config.DiscoverySearch},
 		"log_level":              {"debug", "info", "warn", "error"},
 		"upstreams[].transport":  {"streamable", "sse", "stdio"},
 		"upstreams[].session":    {upstream.SessionShared, upstream.SessionPerClient},

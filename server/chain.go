@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/policy"
@@ -58,7 +59,8 @@ type Request struct {
 	approved *store.Approval
 	// system is set for the gateway's own calls (approvals.notify), which
 	// the operator authorized by naming the tool: policy allows them.
-	system bool
+	system    bool
+	principal *auth.Principal // the authenticated caller, for the gateway's own tools
 
 	// round is a 2026-07-28 client's round of a call, stateToken the
 	// request state its retry carries, and cont what that state holds once

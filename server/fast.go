@@ -48,8 +48,11 @@ import (
 // fastPath answers requests on the fast paths. It reaches the gateway only
 // through callPath: the caller's view of the catalog and the call path.
 type fastPath struct {
-	cold    *coldStart // held by the first tools/list after a cold start
-	gw      callPath
+	cold  *coldStart // held by the first tools/list after a cold start
+	gw    callPath
+	lists interface {
+		ListJSON(*auth.Principal, *mcp.ServerSession) []byte
+	} // tools/list by discovery mode
 	metrics *audit.Metrics
 	idle    time.Duration // HTTP sessions' idle timeout
 
@@ -149,7 +152,7 @@ func (f *fastPath) serveFast(w http.ResponseWriter, r *http.Request) bool {
 		}
 		switch msg.Method {
 		case "tools/list":
-			return f.fastList(w, r, "", msg.ID, msg.Params)
+			return f.fastList(w, r, nil, msg.ID, msg.Params)
 		case "tools/call":
 			return f.fastCall(w, r, nil, msg.ID, msg.Params)
 		}
@@ -157,7 +160,7 @@ func (f *fastPath) serveFast(w http.ResponseWriter, r *http.Request) bool {
 	}
 	switch msg.Method {
 	case "tools/list":
-		return validID(msg.ID) && f.fastList(w, r, sid, msg.ID, msg.Params)
+		return validID(msg.ID) && f.fastList(w, r, ls, msg.ID, msg.Params)
 	case "tools/call":
 		return validID(msg.ID) && f.fastCall(w, r, ls, msg.ID, msg.Params)
 	case "notifications/cancelled":
@@ -214,8 +217,8 @@ func validID(id json.RawMessage) bool {
 }
 
 // fastList answers a plain tools/list from the caller's view of the
-// catalog, on session sid or stateless ("").
-func (f *fastPath) fastList(w http.ResponseWriter, r *http.Request, sid string, id, params json.RawMessage) bool {
+// catalog, on live session ls or stateless (nil).
+func (f *fastPath) fastList(w http.ResponseWriter, r *http.Request, ls *liveSession, id, params json.RawMessage) bool {
 	var p struct {
 		Cursor string `json:"cursor"`
 	}
@@ -223,9 +226,13 @@ func (f *fastPath) fastList(w http.ResponseWriter, r *http.Request, sid string, 
 		return false
 	}
 	f.cold.wait(r.Context())
-	list := f.gw.viewFor(auth.PrincipalFromContext(r.Context())).ListJSON()
-	out := newStreamWriter(w, sid, id)
-	if sid == "" {
+	var ss *mcp.ServerSession
+	if ls != nil {
+		ss = ls.ss
+	}
+	list := f.lists.ListJSON(auth.PrincipalFromContext(r.Context()), ss)
+	out := newStreamWriter(w, r.Header.Get("Mcp-Session-Id"), id)
+	if ss == nil {
 		// As the SDK completes a stateless result: its type and the server's
 		// name lead the list's own members (it has no _meta).
 		out.result([]byte(`{"resultType":"complete","_meta":{"`+serverInfoKey+`":`), f.serverInfo, []byte(`},`), list[1:])

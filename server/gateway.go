@@ -41,6 +41,7 @@ import (
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/policy"
+	"github.com/legate-mcp/legate/profiles"
 	"github.com/legate-mcp/legate/ratelimit"
 	"github.com/legate-mcp/legate/rounds"
 	"github.com/legate-mcp/legate/server/instancekit"
@@ -98,6 +99,7 @@ type Gateway struct {
 	background  sync.WaitGroup
 	auth        *auth.Authenticator
 	views       views
+	discovery   *profiles.Discovery
 	fast        *fastPath
 	cold        coldStart
 	kit         *instancekit.Kit
@@ -142,6 +144,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	g := &Gateway{opts: opts, log: opts.Logger}
 	g.kit = instancekit.New(opts.Vault, opts.Store.Operations(), g.log)
 	g.reloader.g = g
+	g.discovery = &profiles.Discovery{View: g.viewFor, Profile: g.profile, Default: func() string { return g.now().cfg.Profile }, Principal: opts.Principal, Log: g.log}
 	l, err := g.reloader.newLive(ctx, opts.Config, nil)
 	if err != nil {
 		return nil, err
@@ -168,7 +171,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		return nil, err
 	}
 	g.cold = coldStart{ups: g.upstreams, max: time.Duration(opts.Config.ColdStartWait)}
-	g.fast = &fastPath{gw: g, cold: &g.cold, metrics: g.metrics, idle: g.sessionIdle()}
+	g.fast = &fastPath{gw: g, lists: g.discovery, cold: &g.cold, metrics: g.metrics, idle: g.sessionIdle()}
 	g.sealer = rounds.NewSealer(stateTTL)
 	g.mcp = g.newMCPServer()
 	g.fast.mcp = g.mcp
@@ -230,7 +233,8 @@ func (g *Gateway) buildCatalog() (*catalog.Catalog, error) {
 	for _, b := range connectors.Builtins() {
 		add(b.Canonical(), "the built-in "+b.Canonical()+" tool", "", &nativeTool{tool: b.Tool})
 	}
-	add("legate.approval_status", "the built-in approval inbox", "", &nativeTool{tool: g.approvals.statusTool()})
+	add(profiles.ApprovalTool, "the built-in approval inbox", "", &nativeTool{tool: g.approvals.statusTool()})
+	add(profiles.SearchTool, "the built-in tool search", "", &nativeTool{tool: g.discovery.Tool()})
 	for _, in := range g.now().instances {
 		for _, t := range in.conn.Tools() {
 			add(in.def.ID+"."+t.Name, fmt.Sprintf("connector %q (%s)", in.def.ID, in.def.Origin), in.def.Tenant, &nativeTool{inst: in, tool: t})
@@ -338,6 +342,7 @@ func (g *Gateway) newRequest(e *catalog.Entry, args json.RawMessage, o CallOptio
 		ArgsHash:      policy.ArgsHash(args),
 		round:         o.round,
 		stateToken:    o.stateToken,
+		principal:     o.Principal,
 	}
 }
 
@@ -365,8 +370,8 @@ func (g *Gateway) run(ctx context.Context, r *Request) (*Result, error) {
 // their requests to the client.
 func (g *Gateway) fastable(e *catalog.Entry) bool {
 	switch t := e.Target.(type) {
-	case *nativeTool:
-		return true
+	case *nativeTool: // a search may change the session's list, which the SDK notifies
+		return e.Canonical != profiles.SearchTool
 	case *upstream.Tool:
 		return g.upstreams.Relayable(t)
 	}
@@ -435,6 +440,8 @@ func (g *Gateway) executeNative(ctx context.Context, nt *nativeTool, r *Request)
 		creds.Tenant = r.Caller.Tenant
 		call.Credentials = creds
 		g.kit.ForCall(ctx, nt.inst.def.ID, call)
+	} else {
+		ctx = profiles.WithCaller(ctx, r.principal, r.Session)
 	}
 	timeout := g.now().callTimeout
 	ctx, cancel := context.WithTimeout(ctx, timeout)

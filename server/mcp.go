@@ -14,8 +14,10 @@ import (
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/paramheader"
+	"github.com/legate-mcp/legate/profiles"
 	"github.com/legate-mcp/legate/proxy"
 	"github.com/legate-mcp/legate/rounds"
+	"github.com/legate-mcp/legate/vault"
 )
 
 // newMCPServer builds the go-sdk server. tools/list and tools/call are
@@ -37,8 +39,7 @@ func (g *Gateway) newMCPServer() *mcp.Server {
 			Logging: &mcp.LoggingCapabilities{},
 		},
 		InitializedHandler: g.fast.trackSession,
-		Instructions: "Legate is a gateway: its tools come from the connectors and MCP servers its operator configured. " +
-			"Sensitive calls may wait for a person's approval.",
+		Instructions:       profiles.Instructions(profiles.Sources(g.now().cfg, g.Instances(), &vault.Resolver{Vault: g.opts.Vault}, g.upstreams)),
 	}
 	if len(g.upstreams.IDs()) > 0 {
 		// Upstreams may offer prompts, resources and completion: proxy them.
@@ -53,7 +54,7 @@ func (g *Gateway) newMCPServer() *mcp.Server {
 	g.fast.serverInfo, _ = json.Marshal(impl)
 	s := mcp.NewServer(impl, opts)
 	s.AddReceivingMiddleware(g.toolsMiddleware, px.Middleware)
-	s.AddSendingMiddleware(rounds.CaptureElicitResult)
+	s.AddSendingMiddleware(rounds.CaptureElicitResult, profiles.ListChangedMiddleware)
 	return s
 }
 
@@ -63,7 +64,7 @@ func (g *Gateway) toolsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case "tools/list":
 			r := req.(*mcp.ListToolsRequest)
 			g.cold.wait(ctx)
-			return g.viewFor(principalOf(r.Extra)).ListResult(), nil
+			return g.discovery.List(principalOf(r.Extra), r.Session), nil
 		case "tools/call":
 			r := req.(*mcp.CallToolRequest)
 			res, err := g.callTool(ctx, r)

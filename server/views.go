@@ -1,7 +1,7 @@
 package server
 
 import (
-	"path"
+	"context"
 	"sync"
 
 	"github.com/hashicorp/golang-lru/v2/simplelru"
@@ -9,12 +9,12 @@ import (
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/config"
+	"github.com/legate-mcp/legate/profiles"
+	"github.com/legate-mcp/legate/vault"
 )
 
-// A principal sees a view of the catalog: the tools of its tenant and the
-// shared ones, narrowed by its profile (include and exclude globs over
-// canonical names, max_tools first by canonical name), under the profile's
-// wire naming. A tool outside the view is, for that caller, unknown: not
+// A principal sees a view of the catalog (profiles.View): the tools of its
+// tenant and the shared ones, narrowed by its profile. A tool outside the view is, for that caller, unknown: not
 // listed, and a call to it is an unknown-tool error. Without
 // authentication there is no principal and the whole catalog is the view.
 
@@ -43,7 +43,7 @@ func newViews(size int, m *audit.Metrics) views {
 // viewFor returns the catalog p sees.
 func (g *Gateway) viewFor(p *auth.Principal) *catalog.Catalog {
 	base := g.Catalog()
-	if p == nil {
+	if p = g.discovery.WithDefault(p); p == nil {
 		return base
 	}
 	vs := &g.views
@@ -75,28 +75,8 @@ func (g *Gateway) buildView(base *catalog.Catalog, p *auth.Principal) (*catalog.
 		g.log.Warn("principal names an unknown profile; it sees no tools", "principal", p.Name, "profile", p.Profile)
 		return catalog.Build(base.Naming(), nil)
 	}
-	var entries []*catalog.Entry
-	for _, e := range base.Entries() { // sorted by canonical name
-		if e.Tenant != "" && e.Tenant != p.Tenant {
-			continue
-		}
-		if len(prof.Include) > 0 && !anyGlob(prof.Include, e.Canonical) || anyGlob(prof.Exclude, e.Canonical) {
-			continue
-		}
-		if prof.MaxTools > 0 && len(entries) == prof.MaxTools {
-			break
-		}
-		c := *e
-		t := *e.Tool
-		t.Name = e.Canonical
-		c.Tool = &t
-		entries = append(entries, &c)
-	}
-	naming := base.Naming()
-	if prof.ToolNames != "" {
-		naming = catalog.Naming(prof.ToolNames)
-	}
-	return catalog.Build(naming, entries)
+	srcs := profiles.Sources(g.now().cfg, g.Instances(), &vault.Resolver{Vault: g.opts.Vault}, g.upstreams)
+	return profiles.View(context.Background(), base, prof, p.Tenant, srcs)
 }
 
 func (g *Gateway) profile(name string) (config.Profile, bool) {
@@ -106,13 +86,4 @@ func (g *Gateway) profile(name string) (config.Profile, bool) {
 		}
 	}
 	return config.Profile{}, name == ""
-}
-
-func anyGlob(globs []string, name string) bool {
-	for _, g := range globs {
-		if ok, _ := path.Match(g, name); ok {
-			return true
-		}
-	}
-	return false
 }

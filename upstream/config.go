@@ -18,13 +18,15 @@ import (
 // to config.yaml's upstreams by package config, and to stored ones by the
 // accessors below.
 type Config struct {
-	ID        string            `yaml:"id" json:"id" required:"true" desc:"Upstream id, [a-z0-9-]+ (no dots); its tools become mcp.<id>.<tool>"`
-	URL       string            `yaml:"url" json:"url,omitempty" example:"https://example.invalid/mcp/" desc:"URL of a remote server (Streamable HTTP, or legacy SSE with transport sse); give a url or a command"`
-	Transport string            `yaml:"transport" json:"transport,omitempty" enum:"streamable,sse,stdio" desc:"streamable (default for a url) or sse, the legacy HTTP+SSE transport; stdio for a command"`
-	Command   []string          `yaml:"command" json:"command,omitempty" desc:"A local server over stdio: the program and its arguments, no shell"`
-	Env       map[string]string `yaml:"env" json:"env,omitempty" desc:"The whole environment of a stdio server, besides a minimal PATH and HOME"`
-	Dir       string            `yaml:"dir" json:"dir,omitempty" desc:"Working directory of a stdio server"`
-	HeaderEnv map[string]string `yaml:"header_env" json:"header_env,omitempty" example:"{Authorization: GITHUB_MCP_TOKEN}" desc:"HTTP header to the name of the environment variable holding its whole value; an unset or empty variable fails this upstream alone"`
+	ID string `yaml:"id" json:"id" required:"true" desc:"Upstream id, [a-z0-9-]+ (no dots); its tools become mcp.<id>.<tool>"`
+	// Description is shown to clients in the gateway's instructions.
+	Description string            `yaml:"description" json:"description,omitempty" desc:"One line on what this server is for, shown to clients in the gateway's instructions"`
+	URL         string            `yaml:"url" json:"url,omitempty" example:"https://example.invalid/mcp/" desc:"URL of a remote server (Streamable HTTP, or legacy SSE with transport sse); give a url or a command"`
+	Transport   string            `yaml:"transport" json:"transport,omitempty" enum:"streamable,sse,stdio" desc:"streamable (default for a url) or sse, the legacy HTTP+SSE transport; stdio for a command"`
+	Command     []string          `yaml:"command" json:"command,omitempty" desc:"A local server over stdio: the program and its arguments, no shell"`
+	Env         map[string]string `yaml:"env" json:"env,omitempty" desc:"The whole environment of a stdio server, besides a minimal PATH and HOME"`
+	Dir         string            `yaml:"dir" json:"dir,omitempty" desc:"Working directory of a stdio server"`
+	HeaderEnv   map[string]string `yaml:"header_env" json:"header_env,omitempty" example:"{Authorization: GITHUB_MCP_TOKEN}" desc:"HTTP header to the name of the environment variable holding its whole value; an unset or empty variable fails this upstream alone"`
 	// TrustAnnotations: nil is true.
 	TrustAnnotations *bool           `yaml:"trust_annotations" json:"trust_annotations,omitempty" default:"true" desc:"true: readOnlyHint makes a tool class read, destructiveHint destructive, others write; false: every tool of this upstream is at least write"`
 	Tools            ToolFilter      `yaml:"tools" json:"tools,omitzero" desc:"Glob filters on the upstream's own tool names"`

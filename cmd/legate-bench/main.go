@@ -166,7 +166,7 @@ func run() int {
 		name string
 		run  func(context.Context) ([]row, error)
 	}{
-		{"P1", b.p1}, {"P2", b.p2}, {"P3", b.p3}, {"P4", b.p4}, {"P5", b.p5}, {"P6", b.p6}, {"P7", b.p7}, {"P8", b.p8},
+		{"P1", b.p1}, {"P2", b.p2}, {"P3", b.p3}, {"P4", b.p4}, {"P5", b.p5}, {"P6", b.p6}, {"P7", b.p7}, {"P8", b.p8}, {"P9", b.p9},
 	}
 	want := map[string]bool{}
 	for s := range strings.SplitSeq(*only, ",") {

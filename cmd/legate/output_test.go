@@ -113,6 +113,7 @@ func TestEveryListAndShowCommandTakesOutput(t *testing.T) {
 		"connector list":  nil,
 		"connector show":  {"web"},
 		"tools list":      nil,
+		"tools search":    {"request"},
 		"approvals list":  nil,
 		"approvals show":  {"ap-1"},
 		"audit tail":      nil,

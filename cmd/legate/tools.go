@@ -77,6 +77,6 @@ func toolsCmd(g *globals) *cobra.Command {
 		},
 	}
 	call.Flags().StringVar(&args, "args", "{}", "arguments as a JSON object")
-	cmd.AddCommand(list, call)
+	cmd.AddCommand(list, call, cli.SearchCommand(g.withGateway))
 	return cmd
 }

@@ -1,0 +1,227 @@
+package profiles
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/legate-mcp/legate/catalog"
+	"github.com/legate-mcp/legate/config"
+	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/sources"
+	"github.com/legate-mcp/legate/upstream"
+	"github.com/legate-mcp/legate/vault"
+)
+
+// A profile's connectors narrow its view to some connector instances and
+// upstreams (sources), as seed 003 selects connectors:
+//
+//   - {name: notion} keeps notion, connected or not (a call to a source not
+//     connected fails with the error that says how to connect it);
+//   - {all: true} keeps every source the caller's tenant can use that is
+//     connected: a native instance whose credentials all resolve, an
+//     upstream not down for longer than DownThreshold;
+//   - exclude drops ids from all; max keeps the first of all by id,
+//     ignoring case, and a named source neither counts against it nor is
+//     capped away.
+//
+// Tools of no source (the gateway's own, the connector types' built-in
+// ones) stay. The selection is made when a view is built: with the
+// catalog, a source's connection changing is seen at the next change of
+// the catalog, as a session's tools are resolved when it starts.
+
+// DownThreshold is how long an upstream may fail before all leaves it out.
+const DownThreshold = time.Minute
+
+// Source is one connector instance or upstream of the gateway.
+type Source struct {
+	ID          string
+	Tenant      string
+	Description string
+	// Connected reports whether the source is usable by tenant.
+	Connected func(ctx context.Context, tenant string) bool
+}
+
+// Sources lists the connector instances defs (credentials read through
+// res) and the upstreams of ups, sorted by id ignoring case. Descriptions
+// come from cfg, else from the connector type or the upstream's origin.
+func Sources(cfg *config.File, defs []sources.InstanceDef, res *vault.Resolver, ups *upstream.Manager) []Source {
+	var out []Source
+	described := map[string]string{}
+	for _, c := range cfg.Connectors {
+		described[cmp.Or(c.ID, c.Type)] = c.Description
+	}
+	for _, def := range defs {
+		desc := described[def.ID]
+		if t, ok := connectors.Lookup(def.Type); desc == "" && ok {
+			desc = t.Description
+		}
+		out = append(out, Source{ID: def.ID, Tenant: def.Tenant, Description: desc, Connected: func(ctx context.Context, tenant string) bool {
+			for _, ref := range def.Credentials {
+				if v, err := res.Resolve(ctx, tenant, ref); err != nil || v == "" {
+					return false
+				}
+			}
+			return true
+		}})
+	}
+	var once sync.Once
+	var all []upstream.Status
+	var statusErr error
+	status := func(ctx context.Context) ([]upstream.Status, error) { // read once for every upstream
+		once.Do(func() { all, statusErr = ups.Status(ctx) })
+		return all, statusErr
+	}
+	for _, id := range ups.IDs() {
+		u, ok := ups.Upstream(id)
+		if !ok {
+			continue
+		}
+		c := u.Config()
+		out = append(out, Source{ID: id, Tenant: c.Tenant, Description: cmp.Or(c.Description, "the MCP server "+u.Origin()), Connected: func(ctx context.Context, _ string) bool {
+			all, err := status(ctx)
+			i := slices.IndexFunc(all, func(s upstream.Status) bool { return s.ID == id })
+			return err == nil && i >= 0 && UpstreamUp(all[i], time.Now())
+		}})
+	}
+	slices.SortFunc(out, func(a, b Source) int {
+		return cmp.Or(cmp.Compare(strings.ToLower(a.ID), strings.ToLower(b.ID)), cmp.Compare(a.ID, b.ID))
+	})
+	return out
+}
+
+// UpstreamUp reports whether an upstream with status s is up at now, or has
+// not been failing for longer than DownThreshold since it last answered.
+func UpstreamUp(s upstream.Status, now time.Time) bool {
+	switch {
+	case s.LastError == "":
+		return true
+	case s.RefreshedAt.IsZero():
+		return false // never listed: not connected
+	}
+	return now.Sub(s.RefreshedAt) <= DownThreshold
+}
+
+// Select is the set of source ids (lower-cased) that sels keep for tenant
+// among srcs (sorted as Sources sorts them), nil when sels is empty (every
+// source).
+func Select(ctx context.Context, sels []config.ConnectorSelection, srcs []Source, tenant string) map[string]bool {
+	if len(sels) == 0 {
+		return nil
+	}
+	keep, named := map[string]bool{}, map[string]bool{}
+	for _, s := range sels {
+		if s.Name != "" {
+			keep[strings.ToLower(s.Name)] = true
+			named[strings.ToLower(s.Name)] = true
+		}
+	}
+	for _, sel := range sels {
+		if !sel.All {
+			continue
+		}
+		excluded := map[string]bool{}
+		for _, x := range sel.Exclude {
+			excluded[strings.ToLower(x)] = true
+		}
+		n := 0
+		for _, s := range srcs {
+			id := strings.ToLower(s.ID)
+			if excluded[id] || named[id] || s.Tenant != "" && s.Tenant != tenant {
+				continue
+			}
+			if sel.Max > 0 && n == sel.Max {
+				break
+			}
+			if s.Connected(ctx, tenant) {
+				keep[id] = true
+				n++
+			}
+		}
+	}
+	return keep
+}
+
+// View is the view of base a principal of tenant with profile prof sees:
+// the tools of its tenant and the shared ones, of the sources its
+// connectors select, narrowed by its include and exclude globs over
+// canonical names and max_tools (the first by canonical name), under its
+// wire naming. A search-mode view always holds the tools its list starts
+// with.
+func View(ctx context.Context, base *catalog.Catalog, prof config.Profile, tenant string, srcs []Source) (*catalog.Catalog, error) {
+	keep := Select(ctx, prof.Connectors, srcs, tenant)
+	known := map[string]bool{}
+	for _, s := range srcs {
+		known[strings.ToLower(s.ID)] = true
+	}
+	search := prof.Discovery == config.DiscoverySearch
+	var entries []*catalog.Entry
+	kept := 0
+	for _, e := range base.Entries() { // sorted by canonical name
+		src := strings.ToLower(e.SourceID())
+		switch {
+		case search && (e.Canonical == SearchTool || e.Canonical == ApprovalTool):
+		case e.Tenant != "" && e.Tenant != tenant,
+			keep != nil && known[src] && !keep[src],
+			len(prof.Include) > 0 && !anyGlob(prof.Include, e.Canonical) || anyGlob(prof.Exclude, e.Canonical),
+			prof.MaxTools > 0 && kept == prof.MaxTools:
+			continue
+		default:
+			kept++
+		}
+		c := *e
+		t := *e.Tool
+		t.Name = e.Canonical
+		c.Tool = &t
+		entries = append(entries, &c)
+	}
+	naming := base.Naming()
+	if prof.ToolNames != "" {
+		naming = catalog.Naming(prof.ToolNames)
+	}
+	return catalog.Build(naming, entries)
+}
+
+func anyGlob(globs []string, name string) bool {
+	for _, g := range globs {
+		if ok, _ := path.Match(g, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Instructions are the gateway's MCP instructions: what Legate is, then one
+// line per shared source of srcs (its id and description), never its
+// tools: a client with a hundred connectors reads a few thousand
+// characters.
+func Instructions(srcs []Source) string {
+	var b strings.Builder
+	b.WriteString("Legate is a gateway: its tools come from the connectors and MCP servers its operator configured. " +
+		"Sensitive calls may wait for a person's approval.")
+	var lines []string
+	for _, s := range srcs {
+		if s.Tenant == "" {
+			lines = append(lines, fmt.Sprintf("- %s: %s", s.ID, oneLine(s.Description)))
+		}
+	}
+	if len(lines) > 0 {
+		b.WriteString(" Connectors (find their tools with legate.search_tools, its connector argument narrowing to one):\n")
+		b.WriteString(strings.Join(lines, "\n"))
+	}
+	return b.String()
+}
+
+// oneLine is s on one line, at most 200 characters.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 200 {
+		s = string(r[:199]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,247 @@
+// Package search finds tools by what a person asks for: BM25F over each
+// tool's name, title, description and parameters, with the words split
+// at snake_case, camelCase and dots, plurals stemmed, and a small table
+// of synonyms (ticket for issue, remove for delete, repository for repo).
+//
+// An Index is built once per set of tools and is immutable, so searches
+// run concurrently without locks:
+//
+//	ix := search.New([]search.Doc{
+//		{Name: "github.create_issue", Description: "Open an issue in a repository"},
+//		{Name: "slack.post_message", Description: "Post a message to a channel"},
+//	})
+//	hits := ix.Search("file a ticket about the login bug", search.Options{Limit: 5})
+//	// hits[0].Doc == 0
+package search
+
+import (
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Doc is one tool as the index reads it.
+type Doc struct {
+	// Name is the tool's name, e.g. "github.create_issue" or
+	// "mcp.notion.API-post-page"; each of its words counts most.
+	Name string
+	// Title is the tool's human title, if any.
+	Title string
+	// Description is the tool's description.
+	Description string
+	// Params are the tool's parameters: names and descriptions.
+	Params []Param
+	// Source is the connector instance or upstream the tool comes from;
+	// its words count as the name's do, less.
+	Source string
+	// Aliases are other exact names the tool answers to (its wire name):
+	// a query that is one of them finds the tool first.
+	Aliases []string
+}
+
+// Param is one parameter of a tool.
+type Param struct {
+	Name        string
+	Description string
+}
+
+// The fields of a Doc, and how much a term in each counts.
+const (
+	fieldName = iota
+	fieldSource
+	fieldTitle
+	fieldDescription
+	fieldParams
+	numFields
+)
+
+var fieldWeight = [numFields]float64{
+	fieldName:        3.0,
+	fieldSource:      1.5,
+	fieldTitle:       2.0,
+	fieldDescription: 1.0,
+	fieldParams:      0.4,
+}
+
+// BM25F parameters: k1 saturates a term's frequency, b normalizes by a
+// field's length relative to the field's average.
+const (
+	k1 = 1.2
+	b  = 0.6
+)
+
+// synonymWeight is how much a synonym of a query term counts against the
+// term itself.
+const synonymWeight = 0.6
+
+// posting is one document's precomputed score for one term.
+type posting struct {
+	doc   int32
+	score float32
+}
+
+// Index is an immutable search index over a set of tools.
+type Index struct {
+	n        int
+	postings map[string][]posting
+	exact    map[string]int32 // lower-cased name or alias → doc
+	scratch  sync.Pool        // *scratch
+}
+
+// scratch is one search's working memory, reused.
+type scratch struct {
+	scores  []float32 // by doc; zero outside a search
+	touched []int32   // docs scored by the search
+}
+
+// New builds an index of docs; a hit's Doc is the position in docs.
+func New(docs []Doc) *Index {
+	ix := &Index{n: len(docs), postings: map[string][]posting{}, exact: make(map[string]int32, len(docs))}
+	ix.scratch.New = func() any { return &scratch{scores: make([]float32, len(docs))} }
+	type fieldTerms [numFields][]string
+	all := make([]fieldTerms, len(docs))
+	var total [numFields]float64
+	for i, d := range docs {
+		var ft fieldTerms
+		ft[fieldName] = terms(d.Name)
+		ft[fieldSource] = terms(d.Source)
+		ft[fieldTitle] = terms(d.Title)
+		ft[fieldDescription] = terms(d.Description)
+		for _, p := range d.Params {
+			ft[fieldParams] = append(ft[fieldParams], terms(p.Name)...)
+			ft[fieldParams] = append(ft[fieldParams], terms(p.Description)...)
+		}
+		for f := range ft {
+			total[f] += float64(len(ft[f]))
+		}
+		all[i] = ft
+		ix.exact[strings.ToLower(d.Name)] = int32(i)
+		for _, a := range d.Aliases {
+			ix.exact[strings.ToLower(a)] = int32(i)
+		}
+	}
+	var avg [numFields]float64
+	for f := range avg {
+		avg[f] = max(total[f]/float64(max(len(docs), 1)), 1)
+	}
+	// BM25F: a term's frequencies in each field, weighted and normalized
+	// by the field's length, are summed, then saturated once.
+	tf := map[string]float64{}
+	weighted := map[string][]posting{}
+	for i, ft := range all {
+		clear(tf)
+		for f, ts := range ft {
+			norm := 1 - b + b*float64(len(ts))/avg[f]
+			for _, t := range ts {
+				tf[t] += fieldWeight[f] / norm
+			}
+		}
+		for t, v := range tf {
+			weighted[t] = append(weighted[t], posting{doc: int32(i), score: float32(v / (k1 + v))})
+		}
+	}
+	for t, ps := range weighted {
+		idf := math.Log(1 + (float64(len(docs))-float64(len(ps))+0.5)/(float64(len(ps))+0.5))
+		for j := range ps {
+			ps[j].score *= float32(idf)
+		}
+		ix.postings[t] = slices.Clip(ps)
+	}
+	return ix
+}
+
+// Len is the number of documents indexed.
+func (ix *Index) Len() int { return ix.n }
+
+// Options narrow a search.
+type Options struct {
+	// Limit is the most hits returned (default 10).
+	Limit int
+	// Keep, when set, reports whether a document may be a hit.
+	Keep func(doc int) bool
+}
+
+// Hit is one document found, best first.
+type Hit struct {
+	Doc   int
+	Score float64
+}
+
+// Search returns the documents that best match query, best first. A query
+// that is a document's exact name or alias finds it first.
+func (ix *Index) Search(query string, o Options) []Hit {
+	if o.Limit <= 0 {
+		o.Limit = 10
+	}
+	weights := queryTerms(query)
+	// scores is zero between searches: only the documents touched are
+	// visited, and reset, so a search costs its postings, not the index.
+	sc := ix.scratch.Get().(*scratch)
+	defer ix.scratch.Put(sc)
+	scores, touched := sc.scores, sc.touched[:0]
+	add := func(d int32, v float32) {
+		if scores[d] == 0 {
+			touched = append(touched, d)
+		}
+		scores[d] += v
+	}
+	// In a fixed order, so that the same search sums the same floats.
+	for _, t := range slices.Sorted(maps.Keys(weights)) {
+		w := float32(weights[t])
+		for _, p := range ix.postings[t] {
+			add(p.doc, w*p.score)
+		}
+	}
+	if d, ok := ix.exact[strings.ToLower(strings.TrimSpace(query))]; ok {
+		add(d, 1000)
+	}
+	defer func() {
+		for _, d := range touched {
+			scores[d] = 0
+		}
+		sc.touched = touched
+	}()
+	slices.Sort(touched) // equal scores keep the earlier document first
+	hits := make([]Hit, 0, o.Limit+1)
+	for _, d32 := range touched {
+		d, s := int(d32), scores[d32]
+		if s <= 0 || o.Keep != nil && !o.Keep(d) {
+			continue
+		}
+		if len(hits) == o.Limit && float64(s) <= hits[len(hits)-1].Score {
+			continue
+		}
+		h := Hit{Doc: d, Score: float64(s)}
+		i, _ := slices.BinarySearchFunc(hits, h, func(a, b Hit) int {
+			if a.Score > b.Score {
+				return -1
+			}
+			return 1 // equal scores keep the earlier document first
+		})
+		hits = slices.Insert(hits, i, h)
+		if len(hits) > o.Limit {
+			hits = hits[:o.Limit]
+		}
+	}
+	return hits
+}
+
+// queryTerms weighs a query's terms: each term once at 1 however often it
+// comes, its synonyms at synonymWeight, and "pull request" read as "pr".
+func queryTerms(query string) map[string]float64 {
+	ts := terms(strings.ReplaceAll(strings.ToLower(query), "pull request", "pr"))
+	w := make(map[string]float64, len(ts)*3)
+	for _, t := range ts {
+		w[t] = 1
+	}
+	for _, t := range ts {
+		for _, s := range synonyms[t] {
+			if w[s] < synonymWeight {
+				w[s] = synonymWeight
+			}
+		}
+	}
+	return w
+}

@@ -1,0 +1,98 @@
+package search
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+)
+
+func TestTerms(t *testing.T) {
+	for in, want := range map[string][]string{
+		"listPullRequests":          {"list", "pull", "request"},
+		"github.create_issue":       {"github", "create", "issue"},
+		"API-post-search":           {"api", "post", "search"},
+		"HTTPServer repositories":   {"http", "server", "repository"},
+		"the issues of a repo":      {"issue", "repo"},
+		"searching the directories": {"search", "directory"},
+		"s3 bucket v2":              {"3", "bucket", "v", "2"},
+		"Addresses and statuses":    {"address", "status"},
+	} {
+		if got := terms(in); !slices.Equal(got, want) {
+			t.Errorf("terms(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func testIndex() *Index {
+	return New([]Doc{
+		{Name: "github.create_issue", Description: "Open an issue in a repository", Source: "github"},
+		{Name: "slack.post_message", Description: "Post a message to a channel", Source: "slack"},
+		{Name: "files.delete_file", Description: "Delete a file", Source: "files",
+			Params: []Param{{Name: "path", Description: "where the file is"}}},
+		{Name: "mcp.docs.read", Description: "Read a document", Source: "docs", Aliases: []string{"mcp__docs__read"}},
+	})
+}
+
+func TestSearch(t *testing.T) {
+	ix := testIndex()
+	for q, want := range map[string]int{
+		"new ticket about the login bug":   0, // synonyms: ticket, bug → issue
+		"send a chat to the team":          1,
+		"remove the document at this path": 2,
+		"mcp__docs__read":                  3, // an exact wire name
+		"GitHub":                           0, // the source counts
+	} {
+		hits := ix.Search(q, Options{Limit: 2})
+		if len(hits) == 0 || hits[0].Doc != want {
+			t.Errorf("Search(%q) = %v, want doc %d first", q, hits, want)
+		}
+	}
+	if hits := ix.Search("zebra", Options{}); len(hits) != 0 {
+		t.Errorf("a query matching nothing found %v", hits)
+	}
+}
+
+func TestSearchKeepAndLimit(t *testing.T) {
+	ix := testIndex()
+	hits := ix.Search("delete file document issue message", Options{Limit: 2, Keep: func(d int) bool { return d != 2 }})
+	if len(hits) != 2 {
+		t.Fatalf("got %d hits, want the limit of 2", len(hits))
+	}
+	for i, h := range hits {
+		if h.Doc == 2 {
+			t.Errorf("Keep dropped doc 2, yet it was found")
+		}
+		if i > 0 && h.Score > hits[i-1].Score {
+			t.Errorf("hits not best first: %v", hits)
+		}
+	}
+}
+
+// Searches share the index's pooled scratch memory: concurrent ones must
+// rank as a lone one does.
+func TestConcurrentSearches(t *testing.T) {
+	ix := testIndex()
+	queries := []string{"new ticket", "send a chat", "remove the document", "read", "GitHub issue", "zebra"}
+	want := make([][]Hit, len(queries))
+	for i, q := range queries {
+		want[i] = ix.Search(q, Options{})
+	}
+	done := make(chan string)
+	for w := range 8 {
+		go func() {
+			for i := range 200 {
+				q := (w + i) % len(queries)
+				if got := ix.Search(queries[q], Options{}); !slices.Equal(got, want[q]) {
+					done <- fmt.Sprintf("%q: %v, alone %v", queries[q], got, want[q])
+					return
+				}
+			}
+			done <- ""
+		}()
+	}
+	for range 8 {
+		if msg := <-done; msg != "" {
+			t.Error(msg)
+		}
+	}
+}
