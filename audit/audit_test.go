@@ -3,6 +3,7 @@ package audit_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -108,5 +109,29 @@ func TestMetricsReadTheStoreUnderTheScrapesContext(t *testing.T) {
 	}
 	if len(src.ctxs) != 1 || src.ctxs[0].Value(ctxKey{}) != "scrape" {
 		t.Fatalf("the store was read under %v, want the scrape request's context", src.ctxs)
+	}
+}
+
+func TestLatencyToolLabelsAreBounded(t *testing.T) {
+	m := audit.NewMetrics(&sources{})
+	for i := range audit.MaxToolLabels + 50 {
+		m.ObserveLatency(fmt.Sprintf("t.tool%03d", i), "native:t", 0.001)
+	}
+	m.ObserveLatency("t.tool000", "native:t", 0.001) // admitted already: keeps its label
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	tools := map[string]string{}
+	for _, line := range strings.Split(rec.Body.String(), "\n") {
+		if rest, ok := strings.CutPrefix(line, "legate_tool_call_duration_seconds_count{"); ok {
+			_, after, _ := strings.Cut(rest, `tool="`)
+			tool, _, _ := strings.Cut(after, `"`)
+			tools[tool] = line[strings.LastIndexByte(line, ' ')+1:]
+		}
+	}
+	if len(tools) != audit.MaxToolLabels+1 {
+		t.Fatalf("%d tool labels, want %d and %q", len(tools), audit.MaxToolLabels, audit.OtherTool)
+	}
+	if tools[audit.OtherTool] != "50" || tools["t.tool000"] != "2" || tools["t.tool099"] != "1" || tools["t.tool100"] != "" {
+		t.Fatalf("counts: other %s, first %s, last admitted %s, first refused %q", tools[audit.OtherTool], tools["t.tool000"], tools["t.tool099"], tools["t.tool100"])
 	}
 }

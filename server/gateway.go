@@ -44,6 +44,7 @@ import (
 	"github.com/legate-mcp/legate/ratelimit"
 	"github.com/legate-mcp/legate/sources"
 	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/telemetry"
 	"github.com/legate-mcp/legate/upstream"
 	"github.com/legate-mcp/legate/vault"
 )
@@ -97,6 +98,7 @@ type Gateway struct {
 	fast        *fastPath
 	cold        coldStart
 	kit         connectorKit
+	tracer      *telemetry.Tracer // nil: traces off
 }
 
 // instance is one built connector instance.
@@ -173,6 +175,10 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		return nil, err
 	}
 	g.setCatalog(cat, false)
+	if g.tracer, err = telemetry.New(ctx, opts.Config.Telemetry, opts.Version); err != nil {
+		g.Close()
+		return nil, err
+	}
 	// The call path, outermost first:
 	//  1. recoverPanics: a panic in the gateway's own steps becomes an
 	//     error result;
@@ -385,6 +391,8 @@ func classOf(e *catalog.Entry, args json.RawMessage) legate.Class {
 
 // execute is the innermost handler: it runs the tool at its source.
 func (g *Gateway) execute(ctx context.Context, r *Request) (*Result, error) {
+	ctx, step := telemetry.Step(ctx, "execute")
+	defer step.End()
 	switch t := r.Entry.Target.(type) {
 	case *nativeTool:
 		res, err := g.executeNative(ctx, t, r)
@@ -496,6 +504,7 @@ func (g *Gateway) Close() error {
 		g.stop()
 	}
 	g.background.Wait()
+	g.tracer.Shutdown(context.Background()) // sends the last spans
 	return g.now().close(nil)
 }
 
