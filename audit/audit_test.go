@@ -66,6 +66,15 @@ func TestWriterKeepsRowsAFailedWriteCouldNotStore(t *testing.T) {
 	if strings.Join(got, ",") != "a.one,a.two,a.three" {
 		t.Fatalf("stored %v, want every row once, in order, the last flushed at stop", got)
 	}
+	m := audit.NewMetrics(&sources{})
+	m.Register(w)
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	for _, want := range []string{"legate_audit_queued_rows 0", "legate_audit_rows_written_total 3", "legate_audit_write_failures_total 1"} {
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("no %q in:\n%s", want, rec.Body.String())
+		}
+	}
 }
 
 // sources records the context of each scrape.

@@ -89,6 +89,14 @@ func NewMetrics(src Sources) *Metrics {
 	m.ViewCacheEvictions = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "legate_view_cache_evictions_total", Help: "Views of the catalog dropped, least recently used first, to keep view_cache_size.",
 	})
+	// Known label values start at 0, so that an alert on increase() sees
+	// the first error and every series a dashboard reads exists.
+	for _, op := range []string{"heartbeat", "expire", "recover", "list_approved", "run_approved"} {
+		m.BackgroundErrors.WithLabelValues(op)
+	}
+	for _, action := range []string{"allow", "deny", "approve"} {
+		m.Decisions.WithLabelValues(action)
+	}
 	fast := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "legate_fast_path_requests_total", Help: "MCP requests answered without the go-sdk's decoding and encoding, by method (tools/call: relayed to an upstream as bytes).",
 	}, []string{"method"})

@@ -151,6 +151,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	g.audit = audit.NewWriter(opts.Store.Audit(), g.log)
 	g.quarantines = &quarantineAudit{writer: g.audit, log: opts.Store.Audit()}
 	g.metrics = audit.NewMetrics(scrapeSources{g})
+	g.metrics.Register(g.audit)
 	g.views = newViews(opts.Config.ViewCacheSize, g.metrics)
 	g.approvals = &executor{inbox: g.inbox, policy: func() *policy.Policy { return g.now().policy }, log: g.log, metrics: g.metrics, catalog: g.Catalog, auditRefused: g.auditRefused}
 	g.approvals.life, g.endLife = context.WithCancel(context.Background())

@@ -156,8 +156,13 @@ func (s scrapeSources) PendingApprovals(ctx context.Context) (int, error) {
 
 func (s scrapeSources) CatalogSize() int { return s.g.Catalog().Len() }
 
+func (s scrapeSources) Approvals() store.ApprovalStore { return s.g.inbox.Store() }
+
 func (s scrapeSources) UpstreamStatus(ctx context.Context) ([]upstream.Status, error) {
 	return s.g.upstreams.Status(ctx)
 }
 
-var _ audit.Sources = scrapeSources{}
+var _ interface {
+	audit.Sources
+	audit.ApprovalLister
+} = scrapeSources{}
