@@ -78,7 +78,6 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	}
 	o.Principal = principalOf(req.Extra)
 	if req.Extra != nil && req.Extra.Header != nil {
-		ctx = g.tracer.Extract(ctx, req.Extra.Header)
 		// The fast path checks the stateless calls it sees first, with
 		// their HTTP status; this, any other.
 		if e, ok := g.viewFor(o.Principal).Lookup(req.Params.Name); ok {

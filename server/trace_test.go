@@ -156,8 +156,9 @@ func (h headerClient) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-// tracedGateway builds a gateway exporting to rc; close sends its last spans.
-func tracedGateway(t *testing.T, rc *otlpReceiver, st store.Store, doc string) (gw *server.Gateway, close func()) {
+// tracedGateway builds a gateway exporting to rc, started unless start is
+// false; close sends its last spans.
+func tracedGateway(t *testing.T, rc *otlpReceiver, st store.Store, doc string, start bool) (gw *server.Gateway, close func()) {
 	t.Helper()
 	cfg, err := config.Parse([]byte("telemetry: {otlp_endpoint: \""+rc.url+"\"}\n"+doc), nil)
 	if err != nil {
@@ -170,7 +171,9 @@ func tracedGateway(t *testing.T, rc *otlpReceiver, st store.Store, doc string) (
 	var once sync.Once
 	close = func() { once.Do(func() { gw.Close() }) }
 	t.Cleanup(close)
-	gw.Start(context.Background())
+	if start {
+		gw.Start(context.Background())
+	}
 	return gw, close
 }
 
@@ -187,7 +190,7 @@ func TestTraceOfAForwardedCall(t *testing.T) {
 	rc := newOTLPReceiver(t)
 	up := &traceparents{h: upstreamtest.Handler(upstreamtest.NewEchoServer("traced"))}
 	upURL := upstreamtest.NewServer(t, up).URL()
-	gw, closeGW := tracedGateway(t, rc, memStore(t), allowAll+"upstreams:\n  - id: up\n    url: "+upURL+"\n")
+	gw, closeGW := tracedGateway(t, rc, memStore(t), allowAll+"upstreams:\n  - id: up\n    url: "+upURL+"\n", true)
 	waitCatalog(t, gw, "mcp.up.echo")
 
 	c := mcp.NewClient(&mcp.Implementation{Name: "traced-client", Version: "1"}, nil)
@@ -249,7 +252,7 @@ connectors:
   - id: hooks
     type: webhook
     config: {url: "`+receiver.URL+`/in", allow_private_networks: true, max_attempts: 1}
-`)
+`, false) // not started: the background executor cannot take the approved request from the waiting call
 	ctx := context.Background()
 	go func() {
 		// The approver, once the request is in the inbox.
@@ -291,5 +294,48 @@ connectors:
 	want := "00-" + hex.EncodeToString(call.TraceId) + "-" + hex.EncodeToString(post.SpanId) + "-01"
 	if seen := hook.all(); !slices.Equal(seen, []string{want}) {
 		t.Errorf("the webhook got traceparents %v, want [%s]", seen, want)
+	}
+}
+
+// A call over HTTP that needs approval is handed from the fast path to the
+// SDK's: both runs' spans are children of the caller's traceparent, the
+// first ending handed_back (not an error), the second APPROVAL_PENDING.
+func TestTraceOfACallHandedToTheSDK(t *testing.T) {
+	rc := newOTLPReceiver(t)
+	upURL := upstreamtest.NewHTTP(t, upstreamtest.NewEchoServer("traced"))
+	gw, closeGW := tracedGateway(t, rc, memStore(t), "approvals: {wait: 10ms}\npolicy:\n  rules:\n    - {tool: mcp.up.echo, action: approve}\nupstreams:\n  - id: up\n    url: "+upURL+"\n", true)
+	waitCatalog(t, gw, "mcp.up.echo")
+	c := mcp.NewClient(&mcp.Implementation{Name: "traced-client", Version: "1"}, nil)
+	hc := &http.Client{Transport: headerClient{"Traceparent", "00-" + callerTrace + "-" + callerSpan + "-01"}}
+	url := serve(t, gw)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lists := `legate_fast_path_requests_total{method="tools/list"}`
+	before := metric(t, url, lists)
+	waitFor(t, "the session on the fast path", func() bool {
+		cs.ListTools(context.Background(), nil)
+		return metric(t, url, lists) > before
+	})
+	if res, _ := callText(t, cs, wire("mcp.up.echo"), "hi"); resultCode(res) != "APPROVAL_PENDING" {
+		t.Fatalf("want APPROVAL_PENDING, got %+v", res)
+	}
+	cs.Close()
+	closeGW()
+
+	var outcomes []string
+	for _, s := range rc.named("tools/call mcp.up.echo") {
+		if hex.EncodeToString(s.TraceId) != callerTrace || hex.EncodeToString(s.ParentSpanId) != callerSpan {
+			t.Errorf("span in trace %x under %x, want the caller's", s.TraceId, s.ParentSpanId)
+		}
+		if o := attr(s, "legate.outcome"); o == "handed_back" && s.Status.GetCode() == tracepb.Status_STATUS_CODE_ERROR {
+			t.Errorf("the handed-back span has an error status")
+		}
+		outcomes = append(outcomes, attr(s, "legate.outcome"))
+	}
+	slices.Sort(outcomes)
+	if !slices.Equal(outcomes, []string{"APPROVAL_PENDING", "handed_back"}) {
+		t.Fatalf("outcomes of the call's spans: %v", outcomes)
 	}
 }

@@ -112,12 +112,19 @@ func New(ctx context.Context, c Config, version string) (*Tracer, error) {
 	return &Tracer{tp: tp, tr: tp.Tracer(scope)}, nil
 }
 
-// Shutdown sends the spans not sent yet and stops the tracer.
+// ShutdownTimeout bounds Shutdown: a receiver that is down cannot hold
+// the gateway's stop for the exporter's minute of retries.
+const ShutdownTimeout = 5 * time.Second
+
+// Shutdown sends the spans not sent yet, within ctx and ShutdownTimeout,
+// and stops the tracer.
 func (t *Tracer) Shutdown(ctx context.Context) error {
 	if t == nil {
 		return nil
 	}
 	live.Add(-1)
+	ctx, cancel := context.WithTimeout(ctx, ShutdownTimeout)
+	defer cancel()
 	return t.tp.Shutdown(ctx)
 }
 
