@@ -17,7 +17,7 @@ import (
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/store"
-	"github.com/legate-mcp/legate/telemetry"
+	"github.com/legate-mcp/legate/telemetry/spans"
 	"github.com/legate-mcp/legate/upstream"
 )
 
@@ -63,7 +63,7 @@ func (x *executor) decide(next Handler) Handler {
 			r.relay.keep()
 		}
 		x.metrics.Decisions.WithLabelValues(string(d.Action)).Inc()
-		telemetry.Event(ctx, "policy.decision", "action", string(d.Action))
+		spans.Event(ctx, "policy.decision", "action", string(d.Action))
 		switch d.Action {
 		case policy.Deny:
 			reason := d.Reason
@@ -140,7 +140,7 @@ func (x *executor) holdForApproval(ctx context.Context, r *Request, next Handler
 	deadline := time.Now().Add(x.inbox.Config().WaitTime())
 	ran := false // this call ran the tool
 	// The span of the wait ends at the first decision.
-	_, wait := telemetry.Step(ctx, "approval.wait")
+	_, wait := spans.Step(ctx, "approval.wait")
 	for {
 		a, err = x.inbox.Await(ctx, a.ID, time.Until(deadline), tick)
 		wait.End()

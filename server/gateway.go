@@ -45,6 +45,7 @@ import (
 	"github.com/legate-mcp/legate/sources"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/telemetry"
+	"github.com/legate-mcp/legate/telemetry/spans"
 	"github.com/legate-mcp/legate/upstream"
 	"github.com/legate-mcp/legate/vault"
 )
@@ -392,7 +393,7 @@ func classOf(e *catalog.Entry, args json.RawMessage) legate.Class {
 
 // execute is the innermost handler: it runs the tool at its source.
 func (g *Gateway) execute(ctx context.Context, r *Request) (*Result, error) {
-	ctx, step := telemetry.Step(ctx, "execute")
+	ctx, step := spans.Step(ctx, "execute")
 	defer step.End()
 	switch t := r.Entry.Target.(type) {
 	case *nativeTool:

@@ -5,15 +5,15 @@
 // OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_EXPORTER_OTLP_TRACES_ENDPOINT), and
 // then exports over OTLP/HTTP (protobuf).
 //
-//	tr, err := telemetry.New(ctx, cfg.Telemetry, version) // nil when off
-//	ctx = tr.Extract(ctx, req.Header)                     // a caller's traceparent
-//	ctx = tr.StartCall(ctx, "slack.post_message", start)  // the call's span
-//	ctx, step := telemetry.Step(ctx, "execute")           // a child span
+//	tr, err := telemetry.New(ctx, cfg.Telemetry, version)      // nil when off
+//	ctx = tr.Extract(ctx, req.Header)                          // a caller's traceparent
+//	ctx = tr.StartCall(ctx, tool, principal, tenant, start)    // the call's span
+//	ctx, step := spans.Step(ctx, "execute")                    // a child span
 //	step.End()
 //	tr.EndCall(ctx, "ok", "source", "native:slack")
-//	client := &http.Client{Transport: telemetry.Transport(base)}
+//	client := &http.Client{Transport: spans.Transport(base)}
 //
-// When off, a nil *Tracer's methods return at once and the package-level
+// When off, a nil *Tracer's methods return at once and package spans's
 // functions check one atomic counter of live tracers before anything else:
 // no span is created and nothing is allocated on the call path.
 package telemetry
@@ -26,7 +26,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -36,6 +35,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/legate-mcp/legate/telemetry/spans"
 )
 
 // Config is the `telemetry:` section of config.yaml.
@@ -58,22 +59,12 @@ func (c Config) Validate(path string) []error {
 	return errs
 }
 
-// scope names Legate's tracer.
-const scope = "github.com/legate-mcp/legate"
-
 // Tracer makes the spans of calls and exports them. A nil *Tracer is
 // tracing off: every method returns at once.
 type Tracer struct {
 	tp *sdktrace.TracerProvider
 	tr trace.Tracer
 }
-
-// live counts the tracers not shut down: the package-level functions do
-// nothing while it is 0.
-var live atomic.Int32
-
-// propagator reads and writes W3C traceparent and tracestate headers.
-var propagator = propagation.TraceContext{}
 
 // enabled reports whether c or the environment names an endpoint.
 func enabled(c Config) bool {
@@ -108,8 +99,8 @@ func New(ctx context.Context, c Config, version string) (*Tracer, error) {
 		sdktrace.WithResource(res),
 		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(c.SampleRatio))),
 	)
-	live.Add(1)
-	return &Tracer{tp: tp, tr: tp.Tracer(scope)}, nil
+	spans.Live(1)
+	return &Tracer{tp: tp, tr: tp.Tracer(spans.Scope)}, nil
 }
 
 // ShutdownTimeout bounds Shutdown: a receiver that is down cannot hold
@@ -122,7 +113,7 @@ func (t *Tracer) Shutdown(ctx context.Context) error {
 	if t == nil {
 		return nil
 	}
-	live.Add(-1)
+	spans.Live(-1)
 	ctx, cancel := context.WithTimeout(ctx, ShutdownTimeout)
 	defer cancel()
 	return t.tp.Shutdown(ctx)
@@ -135,7 +126,7 @@ func (t *Tracer) Extract(ctx context.Context, h http.Header) context.Context {
 	if t == nil || len(h["Traceparent"]) == 0 {
 		return ctx
 	}
-	return propagator.Extract(ctx, propagation.HeaderCarrier(h))
+	return propagation.TraceContext{}.Extract(ctx, propagation.HeaderCarrier(h))
 }
 
 // Request is r with its context carrying the remote span context of its

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/legate-mcp/legate/telemetry"
+	"github.com/legate-mcp/legate/telemetry/spans"
 )
 
 type okTransport struct{ resp *http.Response }
@@ -21,15 +22,15 @@ func TestOffAllocatesNothing(t *testing.T) {
 	ctx := context.Background()
 	req, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1:1/mcp", nil)
 	req.Header.Set("Traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
-	rt := telemetry.Transport(okTransport{&http.Response{StatusCode: 200}})
+	rt := spans.Transport(okTransport{&http.Response{StatusCode: 200}})
 	start := time.Now()
 	allocs := testing.AllocsPerRun(100, func() {
 		c := tr.StartCall(tr.Extract(ctx, req.Header), "mcp.up.echo", "local", "", start)
 		if tr.Request(req) != req {
 			t.Fatal("Request made a new request with tracing off")
 		}
-		c, step := telemetry.Step(c, "execute")
-		telemetry.Event(c, "policy.decision", "action", "allow")
+		c, step := spans.Step(c, "execute")
+		spans.Event(c, "policy.decision", "action", "allow")
 		if _, err := rt.RoundTrip(req.WithContext(c)); err != nil {
 			t.Fatal(err)
 		}

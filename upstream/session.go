@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/legate-mcp/legate/telemetry"
+	"github.com/legate-mcp/legate/telemetry/spans"
 	"github.com/legate-mcp/legate/upstream/msglimit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -95,7 +95,7 @@ func newHTTPClient(c *Config, h http.Header) *http.Client {
 		ForceAttemptHTTP2:     true,
 	}
 	// Within a traced call, each request is a span and carries traceparent.
-	rt := telemetry.Transport(tr)
+	rt := spans.Transport(tr)
 	if len(h) > 0 {
 		rt = &headerTransport{base: tr, h: h}
 	}

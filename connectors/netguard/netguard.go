@@ -29,7 +29,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/legate-mcp/legate/telemetry"
+	"github.com/legate-mcp/legate/telemetry/spans"
 )
 
 // Defaults used when an Options field is zero.
@@ -94,7 +94,7 @@ func NewClient(opts Options) *http.Client {
 		TLSClientConfig:       &tls.Config{MinVersion: tls.VersionTLS12},
 	}
 	return &http.Client{
-		Transport:     telemetry.Transport(transport), // traceparent, within a traced call
+		Transport:     spans.Transport(transport), // traceparent, within a traced call
 		Timeout:       timeout,
 		CheckRedirect: g.checkRedirect,
 	}

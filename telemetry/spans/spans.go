@@ -1,9 +1,15 @@
-package telemetry
+// Package spans is the part of tracing the call path and the HTTP clients
+// use: a call's child spans and events, and the transport that carries W3C
+// trace context. It depends on the OpenTelemetry API alone; package
+// telemetry makes the tracer and exports the spans. With no tracer live
+// (Live), every function returns at once and allocates nothing.
+package spans
 
 import (
 	"context"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -21,6 +27,19 @@ func (s Span) End() {
 		s.s.End()
 	}
 }
+
+// Scope names Legate's tracer.
+const Scope = "github.com/legate-mcp/legate"
+
+// live counts the tracers not shut down: the functions here do nothing
+// while it is 0.
+var live atomic.Int32
+
+// Live counts a tracer made (+1) or shut down (-1).
+func Live(delta int32) { live.Add(delta) }
+
+// propagator reads and writes W3C traceparent and tracestate headers.
+var propagator = propagation.TraceContext{}
 
 // active returns the recording span of ctx, nil when tracing is off or
 // the call is not sampled.
@@ -41,7 +60,7 @@ func Step(ctx context.Context, name string) (context.Context, Span) {
 	if parent == nil {
 		return ctx, Span{}
 	}
-	ctx, sp := parent.TracerProvider().Tracer(scope).Start(ctx, name)
+	ctx, sp := parent.TracerProvider().Tracer(Scope).Start(ctx, name)
 	return ctx, Span{sp}
 }
 
@@ -77,7 +96,7 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if parent == nil {
 		return t.base.RoundTrip(r)
 	}
-	ctx, sp := parent.TracerProvider().Tracer(scope).Start(r.Context(), "HTTP "+r.Method, trace.WithSpanKind(trace.SpanKindClient),
+	ctx, sp := parent.TracerProvider().Tracer(Scope).Start(r.Context(), "HTTP "+r.Method, trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(attribute.String("http.request.method", r.Method), attribute.String("server.address", r.URL.Hostname())))
 	defer sp.End()
 	// A RoundTripper must not change the caller's request.
