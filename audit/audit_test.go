@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/legate-mcp/legate/audit"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/upstream"
@@ -142,5 +144,25 @@ func TestLatencyToolLabelsAreBounded(t *testing.T) {
 	}
 	if tools[audit.OtherTool] != "50" || tools["t.tool000"] != "2" || tools["t.tool099"] != "1" || tools["t.tool100"] != "" {
 		t.Fatalf("counts: other %s, first %s, last admitted %s, first refused %q", tools[audit.OtherTool], tools["t.tool000"], tools["t.tool099"], tools["t.tool100"])
+	}
+}
+
+// BenchmarkObserveLatency is the latency histogram's cost per call with
+// its tool label bounded.
+func BenchmarkObserveLatency(b *testing.B) {
+	m := audit.NewMetrics(&sources{})
+	b.ReportAllocs()
+	for b.Loop() {
+		m.ObserveLatency("mcp.up.echo", "upstream:up", 0.001)
+	}
+}
+
+// BenchmarkObserveLatencySourceOnly is a histogram labelled by source
+// alone, as the latency histogram was before its tool label.
+func BenchmarkObserveLatencySourceOnly(b *testing.B) {
+	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "x", Buckets: prometheus.DefBuckets}, []string{"source"})
+	b.ReportAllocs()
+	for b.Loop() {
+		h.WithLabelValues("upstream:up").Observe(0.001)
 	}
 }

@@ -85,3 +85,22 @@ func TestConfigValidate(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkOff is what tracing adds to one call when it is off: the
+// tracer's hooks in the call path and the transport wrapper's check.
+func BenchmarkOff(b *testing.B) {
+	var tr *telemetry.Tracer
+	ctx := context.Background()
+	req, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1:1/mcp", nil)
+	rt := spans.Transport(okTransport{&http.Response{StatusCode: 200}})
+	start := time.Now()
+	b.ReportAllocs()
+	for b.Loop() {
+		c := tr.StartCall(ctx, "mcp.up.echo", "local", "", start)
+		spans.Event(c, "policy.decision", "action", "allow")
+		c, step := spans.Step(c, "execute")
+		rt.RoundTrip(req)
+		step.End()
+		tr.EndCall(c, "ok", "source", "upstream:up")
+	}
+}
