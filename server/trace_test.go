@@ -185,12 +185,19 @@ const (
 // A forwarded upstream call is one span, child of the caller's
 // traceparent, with the policy decision and the audit as events and the
 // upstream request as a client span under execute; the upstream receives
-// that client span as its parent.
+// that client span as its parent. A shared session's call is relayed by
+// Legate's own POST; a per_client session's goes through the go-sdk client.
 func TestTraceOfAForwardedCall(t *testing.T) {
+	for _, session := range []string{"shared", "per_client"} {
+		t.Run(session, func(t *testing.T) { testTraceOfAForwardedCall(t, session) })
+	}
+}
+
+func testTraceOfAForwardedCall(t *testing.T, session string) {
 	rc := newOTLPReceiver(t)
 	up := &traceparents{h: upstreamtest.Handler(upstreamtest.NewEchoServer("traced"))}
 	upURL := upstreamtest.NewServer(t, up).URL()
-	gw, closeGW := tracedGateway(t, rc, memStore(t), allowAll+"upstreams:\n  - id: up\n    url: "+upURL+"\n", true)
+	gw, closeGW := tracedGateway(t, rc, memStore(t), allowAll+"upstreams:\n  - id: up\n    url: "+upURL+"\n    session: "+session+"\n", true)
 	waitCatalog(t, gw, "mcp.up.echo")
 
 	c := mcp.NewClient(&mcp.Implementation{Name: "traced-client", Version: "1"}, nil)
