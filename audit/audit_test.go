@@ -3,6 +3,7 @@ package audit_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/legate-mcp/legate/audit"
 	"github.com/legate-mcp/legate/store"
@@ -65,6 +68,15 @@ func TestWriterKeepsRowsAFailedWriteCouldNotStore(t *testing.T) {
 	if strings.Join(got, ",") != "a.one,a.two,a.three" {
 		t.Fatalf("stored %v, want every row once, in order, the last flushed at stop", got)
 	}
+	m := audit.NewMetrics(&sources{})
+	m.Register(w)
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	for _, want := range []string{"legate_audit_queued_rows 0", "legate_audit_rows_written_total 3", "legate_audit_write_failures_total 1"} {
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("no %q in:\n%s", want, rec.Body.String())
+		}
+	}
 }
 
 // sources records the context of each scrape.
@@ -108,5 +120,49 @@ func TestMetricsReadTheStoreUnderTheScrapesContext(t *testing.T) {
 	}
 	if len(src.ctxs) != 1 || src.ctxs[0].Value(ctxKey{}) != "scrape" {
 		t.Fatalf("the store was read under %v, want the scrape request's context", src.ctxs)
+	}
+}
+
+func TestLatencyToolLabelsAreBounded(t *testing.T) {
+	m := audit.NewMetrics(&sources{})
+	for i := range audit.MaxToolLabels + 50 {
+		m.ObserveLatency(fmt.Sprintf("t.tool%03d", i), "native:t", 0.001)
+	}
+	m.ObserveLatency("t.tool000", "native:t", 0.001) // admitted already: keeps its label
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	tools := map[string]string{}
+	for _, line := range strings.Split(rec.Body.String(), "\n") {
+		if rest, ok := strings.CutPrefix(line, "legate_tool_call_duration_seconds_count{"); ok {
+			_, after, _ := strings.Cut(rest, `tool="`)
+			tool, _, _ := strings.Cut(after, `"`)
+			tools[tool] = line[strings.LastIndexByte(line, ' ')+1:]
+		}
+	}
+	if len(tools) != audit.MaxToolLabels+1 {
+		t.Fatalf("%d tool labels, want %d and %q", len(tools), audit.MaxToolLabels, audit.OtherTool)
+	}
+	if tools[audit.OtherTool] != "50" || tools["t.tool000"] != "2" || tools["t.tool099"] != "1" || tools["t.tool100"] != "" {
+		t.Fatalf("counts: other %s, first %s, last admitted %s, first refused %q", tools[audit.OtherTool], tools["t.tool000"], tools["t.tool099"], tools["t.tool100"])
+	}
+}
+
+// BenchmarkObserveLatency is the latency histogram's cost per call with
+// its tool label bounded.
+func BenchmarkObserveLatency(b *testing.B) {
+	m := audit.NewMetrics(&sources{})
+	b.ReportAllocs()
+	for b.Loop() {
+		m.ObserveLatency("mcp.up.echo", "upstream:up", 0.001)
+	}
+}
+
+// BenchmarkObserveLatencySourceOnly is a histogram labelled by source
+// alone, as the latency histogram was before its tool label.
+func BenchmarkObserveLatencySourceOnly(b *testing.B) {
+	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "x", Buckets: prometheus.DefBuckets}, []string{"source"})
+	b.ReportAllocs()
+	for b.Loop() {
+		h.WithLabelValues("upstream:up").Observe(0.001)
 	}
 }

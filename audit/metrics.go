@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"net/http"
+	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -28,7 +29,8 @@ type Sources interface {
 type Metrics struct {
 	// Calls counts tool calls by canonical tool, source and outcome.
 	Calls *prometheus.CounterVec
-	// Latency is the latency of calls by source.
+	// Latency is the latency of calls by tool and source; observe it with
+	// ObserveLatency, which bounds the tool label.
 	Latency *prometheus.HistogramVec
 	// Decisions counts policy decisions by action.
 	Decisions *prometheus.CounterVec
@@ -47,8 +49,9 @@ type Metrics struct {
 	// FastList and FastCall count the requests the HTTP fast path answered.
 	FastList, FastCall prometheus.Counter
 
-	reg *prometheus.Registry
-	src Sources
+	reg   *prometheus.Registry
+	src   Sources
+	tools toolLabels
 }
 
 // NewMetrics registers the series; src is read at each scrape.
@@ -60,9 +63,9 @@ func NewMetrics(src Sources) *Metrics {
 			Name: "legate_tool_calls_total", Help: "Tool calls by canonical tool, source and outcome (ok or the error code).",
 		}, []string{"tool", "source", "outcome"}),
 		Latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "legate_tool_call_duration_seconds", Help: "Tool call latency through the gateway, approval waits included.",
+			Name: "legate_tool_call_duration_seconds", Help: "Tool call latency through the gateway, approval waits included, by tool (the first " + strconv.Itoa(MaxToolLabels) + " tools called; the others as \"other\") and source.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
-		}, []string{"source"}),
+		}, []string{"tool", "source"}),
 		Decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "legate_policy_decisions_total", Help: "Policy decisions by action.",
 		}, []string{"action"}),
@@ -86,6 +89,14 @@ func NewMetrics(src Sources) *Metrics {
 	m.ViewCacheEvictions = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "legate_view_cache_evictions_total", Help: "Views of the catalog dropped, least recently used first, to keep view_cache_size.",
 	})
+	// Known label values start at 0, so that an alert on increase() sees
+	// the first error and every series a dashboard reads exists.
+	for _, op := range []string{"heartbeat", "expire", "recover", "list_approved", "run_approved"} {
+		m.BackgroundErrors.WithLabelValues(op)
+	}
+	for _, action := range []string{"allow", "deny", "approve"} {
+		m.Decisions.WithLabelValues(action)
+	}
 	fast := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "legate_fast_path_requests_total", Help: "MCP requests answered without the go-sdk's decoding and encoding, by method (tools/call: relayed to an upstream as bytes).",
 	}, []string{"method"})

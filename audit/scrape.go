@@ -2,8 +2,12 @@ package audit
 
 import (
 	"context"
+	"strconv"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/legate-mcp/legate/store"
 )
 
 var (
@@ -11,7 +15,18 @@ var (
 	circuitDesc = prometheus.NewDesc("legate_upstream_circuit_state", "Circuit state of each upstream: 0 closed, 1 half-open, 2 open.", []string{"upstream"}, nil)
 	upDesc      = prometheus.NewDesc("legate_upstream_up", "1 if the upstream's last refresh succeeded.", []string{"upstream"}, nil)
 	toolsDesc   = prometheus.NewDesc("legate_upstream_tools", "Cached tools of each upstream.", []string{"upstream"}, nil)
+	oldestDesc  = prometheus.NewDesc("legate_approval_oldest_pending_seconds", "Age of the oldest approval request waiting for a decision (of the newest "+strconv.Itoa(scrapedPending)+"); 0 when none waits.", nil, nil)
 )
+
+// scrapedPending bounds the pending requests a scrape reads to find the
+// oldest: the store lists the newest first.
+const scrapedPending = 1000
+
+// ApprovalLister is a Sources that can also list approval requests: the
+// age of the oldest pending one is then reported.
+type ApprovalLister interface {
+	Approvals() store.ApprovalStore
+}
 
 // scrapeCollector reports, for one scrape, what is read from the store:
 // the pending approvals and each upstream's circuit and health.
@@ -25,11 +40,15 @@ func (c *scrapeCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- circuitDesc
 	ch <- upDesc
 	ch <- toolsDesc
+	ch <- oldestDesc
 }
 
 func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 	n, _ := c.src.PendingApprovals(c.ctx)
 	ch <- prometheus.MustNewConstMetric(pendingDesc, prometheus.GaugeValue, float64(n))
+	if al, ok := c.src.(ApprovalLister); ok {
+		c.collectOldest(ch, al.Approvals())
+	}
 	st, err := c.src.UpstreamStatus(c.ctx)
 	if err != nil {
 		return
@@ -44,6 +63,19 @@ func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, up, s.ID)
 		ch <- prometheus.MustNewConstMetric(toolsDesc, prometheus.GaugeValue, float64(s.Tools), s.ID)
 	}
+}
+
+// collectOldest reports the age of the oldest pending approval request.
+func (c *scrapeCollector) collectOldest(ch chan<- prometheus.Metric, st store.ApprovalStore) {
+	pending, err := st.List(c.ctx, store.ApprovalFilter{State: store.StatePending, AllTenants: true, Limit: scrapedPending})
+	if err != nil {
+		return
+	}
+	age := 0.0
+	for _, a := range pending {
+		age = max(age, time.Since(a.CreatedAt).Seconds())
+	}
+	ch <- prometheus.MustNewConstMetric(oldestDesc, prometheus.GaugeValue, age)
 }
 
 var _ prometheus.Collector = (*scrapeCollector)(nil)

@@ -4,7 +4,10 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/legate-mcp/legate/store"
 )
@@ -18,6 +21,9 @@ type Writer struct {
 	mu   sync.Mutex
 	buf  []store.AuditRow
 	kick chan struct{}
+
+	failures atomic.Int64 // writes that failed and will be tried again
+	written  atomic.Int64 // rows stored
 }
 
 // NewWriter returns a writer appending to st; Run writes them. A nil log
@@ -86,9 +92,37 @@ func (w *Writer) flush(ctx context.Context) {
 		return
 	}
 	if err := w.st.Append(ctx, rows); err != nil {
+		w.failures.Add(1)
 		w.log.Error("writing audit rows; will retry", "rows", len(rows), "error", err)
 		w.mu.Lock()
 		w.buf = append(rows, w.buf...)
 		w.mu.Unlock()
+		return
 	}
+	w.written.Add(int64(len(rows)))
 }
+
+var (
+	queuedDesc   = prometheus.NewDesc("legate_audit_queued_rows", "Audit rows waiting to be written; it grows while the store is slower than the calls or failing.", nil, nil)
+	writtenDesc  = prometheus.NewDesc("legate_audit_rows_written_total", "Audit rows written to the store.", nil, nil)
+	failuresDesc = prometheus.NewDesc("legate_audit_write_failures_total", "Writes of audit rows that failed; their rows are kept and written again.", nil, nil)
+)
+
+// Describe and Collect report the writer's queue and writes at scrape
+// time, off the call path: register the writer with Metrics.Register.
+func (w *Writer) Describe(ch chan<- *prometheus.Desc) {
+	ch <- queuedDesc
+	ch <- writtenDesc
+	ch <- failuresDesc
+}
+
+func (w *Writer) Collect(ch chan<- prometheus.Metric) {
+	w.mu.Lock()
+	queued := len(w.buf)
+	w.mu.Unlock()
+	ch <- prometheus.MustNewConstMetric(queuedDesc, prometheus.GaugeValue, float64(queued))
+	ch <- prometheus.MustNewConstMetric(writtenDesc, prometheus.CounterValue, float64(w.written.Load()))
+	ch <- prometheus.MustNewConstMetric(failuresDesc, prometheus.CounterValue, float64(w.failures.Load()))
+}
+
+var _ prometheus.Collector = (*Writer)(nil)

@@ -32,6 +32,7 @@ import (
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/internal/strictyaml"
 	"github.com/legate-mcp/legate/policy"
+	"github.com/legate-mcp/legate/telemetry"
 	"github.com/legate-mcp/legate/upstream"
 	"github.com/legate-mcp/legate/vault"
 )
@@ -65,6 +66,7 @@ type File struct {
 	HTTP               HTTP                   `yaml:"http" desc:"Limits of the HTTP listener against slow and idle clients; event streams and long calls are not cut by them"`
 	Limits             Limits                 `yaml:"limits" desc:"Rate limits of calls per principal and per tool; a call over one fails at once with RATE_LIMITED and retry_after_seconds"`
 	Panel              Panel                  `yaml:"panel" desc:"The web panel (inbox, connectors, upstreams, tools, audit), off unless it has an address"`
+	Telemetry          telemetry.Config       `yaml:"telemetry" desc:"OpenTelemetry traces of calls, exported over OTLP/HTTP; off unless an endpoint is set (read at start)"`
 
 	// Path is the file the configuration was read from, "" for none.
 	Path string `yaml:"-"`
@@ -167,6 +169,10 @@ func (f *File) Validate() error {
 	errs = append(errs, f.validateProfiles()...)
 	errs = append(errs, f.Limits.validate("limits")...)
 	errs = append(errs, f.validateUpstreams()...)
+	for _, err := range f.Telemetry.Validate("telemetry") {
+		key, msg, _ := strings.Cut(err.Error(), ": ")
+		bad(key, "%s", msg)
+	}
 	return errors.Join(errs...)
 }
 

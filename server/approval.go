@@ -17,6 +17,7 @@ import (
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/telemetry/spans"
 	"github.com/legate-mcp/legate/upstream"
 )
 
@@ -68,6 +69,7 @@ func (x *executor) decide(next Handler) Handler {
 			r.relay.keep()
 		}
 		x.metrics.Decisions.WithLabelValues(string(d.Action)).Inc()
+		spans.Event(ctx, "policy.decision", "action", string(d.Action))
 		switch d.Action {
 		case policy.Deny:
 			reason := d.Reason
@@ -143,8 +145,11 @@ func (x *executor) holdForApproval(ctx context.Context, r *Request, next Handler
 	}
 	deadline := time.Now().Add(x.inbox.Config().WaitTime())
 	ran := false // this call ran the tool
+	// The span of the wait ends at the first decision.
+	_, wait := spans.Step(ctx, "approval.wait")
 	for {
 		a, err = x.inbox.Await(ctx, a.ID, time.Until(deadline), tick)
+		wait.End()
 		if err != nil {
 			return nil, err
 		}

@@ -47,6 +47,8 @@ import (
 	"github.com/legate-mcp/legate/server/instancekit"
 	"github.com/legate-mcp/legate/sources"
 	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/telemetry"
+	"github.com/legate-mcp/legate/telemetry/spans"
 	"github.com/legate-mcp/legate/upstream"
 	"github.com/legate-mcp/legate/vault"
 )
@@ -103,7 +105,8 @@ type Gateway struct {
 	fast        *fastPath
 	cold        coldStart
 	kit         *instancekit.Kit
-	sealer      *rounds.Sealer // request states of multi-round-trip calls
+	sealer      *rounds.Sealer    // request states of multi-round-trip calls
+	tracer      *telemetry.Tracer // nil: traces off
 }
 
 // instance is one built connector instance.
@@ -158,6 +161,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	g.audit = audit.NewWriter(opts.Store.Audit(), g.log)
 	g.quarantines = &quarantineAudit{writer: g.audit, log: opts.Store.Audit(), logger: g.log}
 	g.metrics = audit.NewMetrics(scrapeSources{g})
+	g.metrics.Register(g.audit)
 	g.views = newViews(opts.Config.ViewCacheSize, g.metrics)
 	g.approvals = &executor{inbox: g.inbox, policy: func() *policy.Policy { return g.now().policy }, log: g.log, metrics: g.metrics, catalog: g.Catalog, auditRefused: g.auditRefused}
 	g.approvals.life, g.endLife = context.WithCancel(context.Background())
@@ -183,6 +187,10 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		return nil, err
 	}
 	g.setCatalog(cat, false)
+	if g.tracer, err = telemetry.New(ctx, opts.Config.Telemetry, opts.Version); err != nil {
+		g.Close()
+		return nil, err
+	}
 	// The call path, outermost first:
 	//  1. recoverPanics: a panic in the gateway's own steps becomes an
 	//     error result;
@@ -405,6 +413,8 @@ func classOf(e *catalog.Entry, args json.RawMessage) legate.Class {
 
 // execute is the innermost handler: it runs the tool at its source.
 func (g *Gateway) execute(ctx context.Context, r *Request) (*Result, error) {
+	ctx, step := spans.Step(ctx, "execute")
+	defer step.End()
 	switch t := r.Entry.Target.(type) {
 	case *nativeTool:
 		res, err := g.executeNative(ctx, t, r)
@@ -520,6 +530,7 @@ func (g *Gateway) Close() error {
 		g.stop()
 	}
 	g.background.Wait()
+	g.tracer.Shutdown(context.Background()) // sends the last spans
 	return g.now().close(nil)
 }
 

@@ -86,6 +86,7 @@ func (g *Gateway) mcpHandler() http.Handler {
 		// Bounded before the fast paths read it too: an oversized body ends
 		// at the SDK, which answers 413.
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		r = g.tracer.Request(r) // a caller's traceparent, when tracing
 		if g.fast.serveFast(w, r) {
 			return
 		}

@@ -5,16 +5,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/audit"
 	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/telemetry"
 	"github.com/legate-mcp/legate/upstream"
 )
 
@@ -98,7 +96,7 @@ const (
 // names would be as many series.
 func (g *Gateway) auditRefused(row store.AuditRow) {
 	row.Time = time.Now()
-	row.Tool = boundName(row.Tool)
+	row.Tool = audit.BoundName(row.Tool)
 	label := row.Tool
 	if row.Source == sourceUnknown {
 		label = "(unknown)"
@@ -107,36 +105,19 @@ func (g *Gateway) auditRefused(row store.AuditRow) {
 	g.audit.Add(row)
 }
 
-// maxAuditedName bounds a caller-supplied tool name in the audit, in bytes.
-const maxAuditedName = 128
-
-// boundName is name cut to maxAuditedName bytes, with every character
-// that is not printable (controls, bidi overrides, bad UTF-8) as "?".
-func boundName(name string) string {
-	name = strings.Map(func(r rune) rune {
-		if r == utf8.RuneError || !unicode.IsPrint(r) {
-			return '?'
-		}
-		return r
-	}, name)
-	if len(name) <= maxAuditedName {
-		return name
-	}
-	cut := maxAuditedName - len("…")
-	for cut > 0 && !utf8.RuneStart(name[cut]) {
-		cut--
-	}
-	return name[:cut] + "…"
-}
-
 // observe is the audit and metrics step: one audit row and the metrics of
 // every call, whatever its outcome.
 func (g *Gateway) observe(next Handler) Handler {
 	return func(ctx context.Context, r *Request) (*Result, error) {
 		note := &replayNote{}
+		ctx = g.tracer.StartCall(ctx, r.Entry.Canonical, r.Caller.Principal, r.Caller.Tenant, r.Start)
 		res, err := next(context.WithValue(ctx, replayNoteKey{}, note), r)
-		if err == errHandBack || err == nil && res.needsInput() {
-			return res, err // the SDK's run, or the call's last round, records it
+		if err == errHandBack {
+			g.tracer.EndCall(ctx, telemetry.HandedBack) // the SDK's run of the call records it
+			return nil, err
+		}
+		if err == nil && res.needsInput() {
+			return res, err // the call's last round records it
 		}
 		if note.approvalID != "" {
 			r.Replay, r.ApprovalID = true, note.approvalID
@@ -145,7 +126,7 @@ func (g *Gateway) observe(next Handler) Handler {
 		source := sourceOf(r)
 		outcome := outcomeCode(res, err)
 		g.metrics.Calls.WithLabelValues(r.Entry.Canonical, source, outcome).Inc()
-		g.metrics.Latency.WithLabelValues(source).Observe(latency.Seconds())
+		g.metrics.ObserveLatency(r.Entry.Canonical, source, latency.Seconds())
 		if outcome == string(legate.CodeRateLimited) {
 			g.metrics.Limited.WithLabelValues(r.Entry.Canonical).Inc()
 		}
@@ -163,6 +144,7 @@ func (g *Gateway) observe(next Handler) Handler {
 			row.Decision = decisionReplay
 			row.Detail = fmt.Sprintf("the stored outcome of approval %s, which ran once already; the tool did not run again", r.ApprovalID)
 		}
+		g.tracer.EndCall(ctx, outcome, "source", source, "class", row.Class, "decision", row.Decision, "rule", row.Rule, "approval_id", row.ApprovalID)
 		g.audit.Add(row)
 		return res, err
 	}
@@ -177,8 +159,13 @@ func (s scrapeSources) PendingApprovals(ctx context.Context) (int, error) {
 
 func (s scrapeSources) CatalogSize() int { return s.g.Catalog().Len() }
 
+func (s scrapeSources) Approvals() store.ApprovalStore { return s.g.inbox.Store() }
+
 func (s scrapeSources) UpstreamStatus(ctx context.Context) ([]upstream.Status, error) {
 	return s.g.upstreams.Status(ctx)
 }
 
-var _ audit.Sources = scrapeSources{}
+var _ interface {
+	audit.Sources
+	audit.ApprovalLister
+} = scrapeSources{}

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/legate-mcp/legate/telemetry/spans"
 	"github.com/legate-mcp/legate/upstream/msglimit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -98,7 +99,8 @@ func newHTTPClient(c *Config, h http.Header) *http.Client {
 		ResponseHeaderTimeout: 0, // SSE responses stream for the call's whole life
 		ForceAttemptHTTP2:     true,
 	}
-	var rt http.RoundTripper = tr
+	// Within a traced call, each request is a span and carries traceparent.
+	rt := spans.Transport(tr)
 	if len(h) > 0 {
 		rt = &headerTransport{base: tr, h: h}
 	}

@@ -28,6 +28,8 @@ import (
 	"net/netip"
 	"syscall"
 	"time"
+
+	"github.com/legate-mcp/legate/telemetry/spans"
 )
 
 // Defaults used when an Options field is zero.
@@ -92,7 +94,7 @@ func NewClient(opts Options) *http.Client {
 		TLSClientConfig:       &tls.Config{MinVersion: tls.VersionTLS12},
 	}
 	return &http.Client{
-		Transport:     transport,
+		Transport:     spans.Transport(transport), // traceparent, within a traced call
 		Timeout:       timeout,
 		CheckRedirect: g.checkRedirect,
 	}

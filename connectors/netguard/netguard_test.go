@@ -370,7 +370,11 @@ func TestNoProxyFromEnvironment(t *testing.T) {
 	t.Setenv("HTTP_PROXY", "http://127.0.0.1:9")
 	t.Setenv("HTTPS_PROXY", "http://127.0.0.1:9")
 	client := netguard.NewClient(netguard.Options{})
-	tr, ok := client.Transport.(*http.Transport)
+	rt := client.Transport
+	if w, ok := rt.(interface{ Unwrap() http.RoundTripper }); ok {
+		rt = w.Unwrap() // the trace context's wrapper
+	}
+	tr, ok := rt.(*http.Transport)
 	if !ok {
 		t.Fatalf("transport is %T", client.Transport)
 	}
