@@ -34,7 +34,7 @@ lint:
 peers:
 	bash scripts/peers.sh
 
-## bench: the performance harness, scenarios P1-P8 against their baselines
+## bench: the performance harness, scenarios P1-P9 against their baselines
 ## (docs/BENCHMARKS.md; P6 and P8 need PostgreSQL); a few minutes. Extra flags: make bench BENCHFLAGS="-only P1".
 bench:
 	$(GO) run ./cmd/legate-bench $(BENCHFLAGS)
