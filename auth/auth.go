@@ -229,6 +229,17 @@ var _ sdkauth.TokenVerifier = (*Authenticator)(nil).Verify
 type LocalIssuer interface {
 	Issuer() string
 	VerifyAccessToken(ctx context.Context, token string) (*Principal, time.Time, []string, error)
+	// Mount serves the issuer's endpoints on mux.
+	Mount(mux *http.ServeMux)
+}
+
+// MountLocalIssuer serves the endpoints of the local issuer, if any, on
+// mux: outside Middleware and the Host and Origin guard, like
+// MetadataHandler.
+func (a *Authenticator) MountLocalIssuer(mux *http.ServeMux) {
+	if a.local != nil {
+		a.local.Mount(mux)
+	}
 }
 
 // credentialLocal is the kind of credential of an access token of

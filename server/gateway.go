@@ -94,7 +94,6 @@ type Gateway struct {
 	endLife     context.CancelFunc // ends what runs for the gateway's whole life (notifications)
 	background  sync.WaitGroup
 	auth        *auth.Authenticator
-	oauth       *oauth.Server // nil without auth.oauth_server
 	views       views
 	fast        *fastPath
 	cold        coldStart
@@ -148,7 +147,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		l.close(nil)
 		return nil, err
 	}
-	if err := g.newOAuthServer(ctx); err != nil {
+	if _, err = oauth.Setup(ctx, opts.Config.Auth, opts.Store, g.auth, g.log); err != nil {
 		g.auth.Close()
 		l.close(nil)
 		return nil, err

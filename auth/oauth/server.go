@@ -307,3 +307,31 @@ func (s *Server) VerifyAccessToken(ctx context.Context, token string) (*auth.Pri
 }
 
 var _ auth.LocalIssuer = (*Server)(nil)
+
+// Setup builds the authorization server when cfg.OAuthServer is set (nil
+// otherwise) and has a accept its access tokens.
+func Setup(ctx context.Context, cfg config.Auth, st store.Store, a *auth.Authenticator, log *slog.Logger) (*Server, error) {
+	if cfg.OAuthServer == nil {
+		return nil, nil
+	}
+	s, err := New(ctx, cfg, Options{Store: st, Log: log.With("component", "oauth")})
+	if err != nil {
+		return nil, err
+	}
+	a.SetLocalIssuer(s)
+	return s, nil
+}
+
+// Mount serves Handler at each of Paths on mux; a nil s mounts nothing.
+// Mount it outside the MCP endpoint's Host and Origin guard, like the
+// RFC 9728 metadata: clients and browsers of other origins reach it, and
+// its forms check their own origin and CSRF token.
+func (s *Server) Mount(mux *http.ServeMux) {
+	if s == nil {
+		return
+	}
+	h := s.Handler()
+	for _, p := range Paths() {
+		mux.Handle(p, h)
+	}
+}
