@@ -1,0 +1,157 @@
+package e2e_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+const oauthPassword = "alice's long password"
+
+// TestOAuthMCPRemote: mcp-remote is given Legate's URL and nothing else.
+// It finds the authorization server through the protected resource
+// metadata, registers itself, and sends the user to log in; a scripted
+// user agent logs in as alice and consents; mcp-remote takes the code at
+// its callback, lists and calls tools, and the audit row names alice.
+func TestOAuthMCPRemote(t *testing.T) {
+	p := need(t)
+	state := t.TempDir()
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	issuer := fmt.Sprintf("http://127.0.0.1:%d", port)
+	config := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(config, []byte("auth:\n  resource: "+issuer+"/mcp\n  oauth_server: {}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	add := exec.Command(legateBin, "user", "add", "alice", "--role", "user", "--state-dir", state, "--config", config)
+	add.Stdin = strings.NewReader(oauthPassword + "\n")
+	if out, err := add.CombinedOutput(); err != nil {
+		t.Fatalf("legate user add: %v\n%s", err, out)
+	}
+	s, err := startServeAt(t, config, state, nil, port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cbPort, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	scripts, _ := filepath.Abs("node")
+	cmd := exec.CommandContext(ctx, p.node, filepath.Join(scripts, "oauth-remote.mjs"), s.url("127.0.0.1"), fmt.Sprint(cbPort), "http__request")
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "MCP_REMOTE_CONFIG_DIR="+t.TempDir(),
+		"PATH="+filepath.Dir(p.node)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	var stdout syncBuffer
+	var stderr syncBuffer
+	cmd.Stdout = &stdout
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	authURL := regexp.MustCompile(regexp.QuoteMeta(issuer+"/oauth/authorize?") + `\S+`)
+	loggedIn := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(pipe)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		started := false
+		for sc.Scan() {
+			stderr.Write([]byte(sc.Text() + "\n"))
+			if u := authURL.FindString(sc.Text()); u != "" && !started {
+				started = true
+				go func() { loggedIn <- logIn(u, "alice", oauthPassword) }()
+			}
+		}
+		if !started {
+			loggedIn <- fmt.Errorf("mcp-remote printed no authorization URL")
+		}
+	}()
+	err = cmd.Wait()
+	if lerr := <-loggedIn; lerr != nil {
+		t.Fatalf("the user agent: %v\nmcp-remote:\n%s", lerr, stderr.String())
+	}
+	if err != nil {
+		t.Fatalf("oauth-remote.mjs: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	var r struct {
+		Tools []string        `json:"tools"`
+		Call  json.RawMessage `json:"call"`
+	}
+	if err := json.Unmarshal([]byte(strings.TrimSpace(stdout.String())), &r); err != nil || !hasAll(r.Tools, "http__request") || len(r.Call) == 0 {
+		t.Fatalf("tools %v, call %s (%v)\nstderr:\n%s", r.Tools, r.Call, err, stderr.String())
+	}
+
+	audit, err := legateExec(t, nil, "audit", "query", "--tool", "http.request", "-o", "json", "--state-dir", state, "--config", config)
+	if err != nil || !strings.Contains(string(audit), `"principal": "alice"`) {
+		t.Fatalf("the audit row of the call names alice: %v\n%s", err, audit)
+	}
+	tokens, err := legateExec(t, nil, "token", "list", "--state-dir", state, "--config", config)
+	if err != nil || !regexp.MustCompile(`oauth:\S+ \(alice\)`).Match(tokens) {
+		t.Fatalf("token list shows alice's grant: %v\n%s", err, tokens)
+	}
+}
+
+// logIn plays the browser: it opens the authorization URL, logs in,
+// allows, and follows the redirects to the client's callback.
+func logIn(authURL, user, password string) error {
+	jar, _ := cookiejar.New(nil)
+	b := &http.Client{Jar: jar, Timeout: 30 * time.Second}
+	var page string
+	get := func(resp *http.Response, err error) error {
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		page = string(body)
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s: %s\n%s", resp.Request.URL, resp.Status, body)
+		}
+		return nil
+	}
+	hidden := regexp.MustCompile(`name="(id|csrf)" value="([^"]*)"`)
+	fields := func() url.Values {
+		v := url.Values{}
+		for _, m := range hidden.FindAllStringSubmatch(page, -1) {
+			v.Set(m[1], m[2])
+		}
+		return v
+	}
+	u, _ := url.Parse(authURL)
+	origin := u.Scheme + "://" + u.Host
+	if err := get(b.Get(authURL)); err != nil {
+		return err
+	}
+	f := fields()
+	f.Set("username", user)
+	f.Set("password", password)
+	if err := get(b.PostForm(origin+"/oauth/login", f)); err != nil {
+		return err
+	}
+	if !strings.Contains(page, "Allow") {
+		return fmt.Errorf("no consent page:\n%s", page)
+	}
+	f = fields()
+	f.Set("decision", "allow")
+	// The last redirect lands on mcp-remote's callback page.
+	return get(b.PostForm(origin+"/oauth/consent", f))
+}
