@@ -37,6 +37,7 @@ type Authenticator struct {
 	tokens      store.TokenStore // nil: static tokens refused
 	oauth       *jwtVerifier     // nil: access tokens refused
 	local       LocalIssuer      // nil: no access tokens of Legate's own
+	cfg         config.Auth
 	metadataURL string
 	metadata    *oauthex.ProtectedResourceMetadata // nil without auth.resource
 	log         *slog.Logger
@@ -52,7 +53,7 @@ func NewAuthenticator(cfg config.Auth, tokens store.TokenStore, log *slog.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	a := &Authenticator{enabled: cfg.Enabled(), log: log}
+	a := &Authenticator{enabled: cfg.Enabled(), log: log, cfg: cfg}
 	if cfg.TokensEnabled() {
 		if tokens == nil {
 			return nil, errors.New("auth: static tokens are on but there is no token store")

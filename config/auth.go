@@ -21,6 +21,22 @@ type Auth struct {
 	OAuth                *OAuth       `yaml:"oauth" desc:"Accept JWT access tokens signed by an identity provider's keys (Legate as an OAuth resource server)"`
 	OAuthServer          *OAuthServer `yaml:"oauth_server" desc:"Be the OAuth 2.1 authorization server of /mcp: clients register themselves, people log in with the accounts of legate user add"`
 	AllowUnauthenticated bool         `yaml:"allow_unauthenticated" default:"false" desc:"Let legate serve listen beyond loopback with authentication off: anyone who can reach it can call every tool"`
+	Hardened             bool         `yaml:"hardened" default:"false" desc:"Close every change of the deployment (connectors, upstreams, vault, tokens, users) to the principals in pins; with no pin nobody may change it"`
+	Pins                 []string     `yaml:"pins" desc:"With hardened: the principals (token or user names) allowed to change the deployment"`
+}
+
+// Pinned reports whether principal may change the deployment: always
+// when not hardened, else only when it is one of pins.
+func (a *Auth) Pinned(principal string) bool {
+	if !a.Hardened {
+		return true
+	}
+	for _, p := range a.Pins {
+		if p == principal && p != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // OAuth is the `auth.oauth:` section.

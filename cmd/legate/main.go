@@ -74,7 +74,7 @@ func newRoot() *cobra.Command {
 	root.AddCommand(
 		serveCmd(g), stdioCmd(g), toolsCmd(g), connectorCmd(g), upstreamCmd(g), approvalsCmd(g), auditCmd(g), configCmd(g), vaultCmd(g), access.TokenCommand(accessHooks(g)), access.UserCommand(accessHooks(g)), versionCmd(), healthCmd(), initCmd(), statusCmd(g), doctorCmd(g),
 	)
-	return root
+	return access.Harden(root, accessHooks(g)) // changes need a pinned principal on a hardened deployment
 }
 
 // loadConfig reads --config, or ./config.yaml when present; with neither it
