@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -482,3 +483,5 @@ func TestPassword(t *testing.T) {
 		t.Fatal("a short password was accepted")
 	}
 }
+
+func nopLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
