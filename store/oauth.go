@@ -136,6 +136,10 @@ type OAuthStore interface {
 	// nor expired at now, without hashes, newest first.
 	RefreshTokens(ctx context.Context, now time.Time) ([]OAuthToken, error)
 
+	// DeleteExpired deletes the requests and tokens expired before the
+	// time, returning how many rows it deleted.
+	DeleteExpired(ctx context.Context, before time.Time) (int, error)
+
 	// SigningKey returns the signing key (PKCS #8 DER), or an error
 	// wrapping ErrNotFound before one is put.
 	SigningKey(ctx context.Context) ([]byte, error)

@@ -52,6 +52,9 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	now := s.now()
+	if _, err := s.store.DeleteExpired(ctx, now); err != nil {
+		s.log.Error("deleting expired requests and tokens", "err", err)
+	}
 	if n, err := s.store.DeleteUnusedClients(ctx, now.Add(-s.unusedTTL)); err != nil {
 		s.log.Error("deleting unused clients", "err", err)
 	} else if n > 0 {

@@ -122,6 +122,10 @@ func (s *storage) CreateAuthRequest(ctx context.Context, req *oidc.AuthRequest, 
 	if err := s.putRequest(ctx, a, ""); err != nil {
 		return nil, err
 	}
+	// Each login sweeps what has expired, so the tables stay small.
+	if _, err := s.srv.store.DeleteExpired(ctx, s.srv.now()); err != nil {
+		s.srv.log.Error("deleting expired requests and tokens", "err", err)
+	}
 	return a, nil
 }
 

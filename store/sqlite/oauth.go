@@ -239,6 +239,19 @@ func (s oauthStore) RefreshTokens(ctx context.Context, now time.Time) ([]store.O
 	return out, rows.Err()
 }
 
+func (s oauthStore) DeleteExpired(ctx context.Context, before time.Time) (int, error) {
+	var total int64
+	for _, q := range []string{`DELETE FROM oauth_requests WHERE expires_at < ?`, `DELETE FROM oauth_tokens WHERE expires_at < ?`} {
+		res, err := s.db.ExecContext(ctx, q, before.Unix())
+		if err != nil {
+			return int(total), fmt.Errorf("deleting expired grants: %w", err)
+		}
+		n, _ := res.RowsAffected()
+		total += n
+	}
+	return int(total), nil
+}
+
 func (s oauthStore) SigningKey(ctx context.Context) ([]byte, error) {
 	var key []byte
 	err := s.db.QueryRowContext(ctx, `SELECT key FROM oauth_keys WHERE id = 1`).Scan(&key)

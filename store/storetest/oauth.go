@@ -184,6 +184,21 @@ func testOAuthTokens(t *testing.T, open Opener) {
 		t.Fatalf("revoked tokens listed: %+v", list)
 	}
 
+	// Expired tokens go; at1 and rt1 expired at base+1m and base+1h.
+	if n, err := os.DeleteExpired(ctx, base.Add(30*time.Minute)); err != nil || n != 2 {
+		t.Fatalf("delete expired: %d %v, want the two access tokens", n, err)
+	}
+	if _, err := os.Token(ctx, "at1"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("an expired token survived: %v", err)
+	}
+	if _, err := os.Token(ctx, "rt2"); err != nil {
+		t.Fatalf("a live token was deleted: %v", err)
+	}
+	must(t, os.PutRequest(ctx, store.OAuthRequest{ID: "old", Data: []byte("{}"), ExpiresAt: base}))
+	if n, err := os.DeleteExpired(ctx, base.Add(time.Second)); err != nil || n != 1 {
+		t.Fatalf("delete an expired request: %d %v", n, err)
+	}
+
 	if _, err := os.SigningKey(ctx); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("no key yet: %v, want ErrNotFound", err)
 	}
