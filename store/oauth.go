@@ -112,8 +112,10 @@ type OAuthStore interface {
 	// Request returns an unexpired request by id, or an error wrapping
 	// ErrNotFound.
 	Request(ctx context.Context, id string, now time.Time) (OAuthRequest, error)
-	// RequestByCode returns an unexpired request by its code's hash, or an
-	// error wrapping ErrNotFound.
+	// RequestByCode returns an unexpired request by its code's hash and
+	// takes the code off it, at once: of two callers with one code, one
+	// gets the request and the other an error wrapping ErrNotFound, as do
+	// an unknown or expired code.
 	RequestByCode(ctx context.Context, codeHash string, now time.Time) (OAuthRequest, error)
 	// DeleteRequest deletes a request; an unknown id is no error.
 	DeleteRequest(ctx context.Context, id string) error

@@ -89,7 +89,18 @@ func (s oauthStore) RequestByCode(ctx context.Context, codeHash string, now time
 	if codeHash == "" {
 		return store.OAuthRequest{}, fmt.Errorf("authorization request: %w", store.ErrNotFound)
 	}
-	return s.request(ctx, `code_hash = ?`, codeHash, now)
+	var r store.OAuthRequest
+	var exp int64
+	err := s.db.QueryRowContext(ctx, `UPDATE oauth_requests SET code_hash = '' WHERE code_hash = ? AND expires_at > ? RETURNING id, client_id, data, expires_at`, codeHash, now.Unix()).
+		Scan(&r.ID, &r.ClientID, &r.Data, &exp)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.OAuthRequest{}, fmt.Errorf("authorization request: %w", store.ErrNotFound)
+	}
+	if err != nil {
+		return store.OAuthRequest{}, fmt.Errorf("reading authorization request: %w", err)
+	}
+	r.ExpiresAt = unixOrZero(exp)
+	return r, nil
 }
 
 func (s oauthStore) request(ctx context.Context, where, key string, now time.Time) (store.OAuthRequest, error) {

@@ -102,6 +102,13 @@ func testOAuthRequests(t *testing.T, open Opener) {
 	if got, err := os.RequestByCode(ctx, "code-hash", base); err != nil || got.ID != "r1" || string(got.Data) != `{"a":2}` {
 		t.Fatalf("by code: %+v %v", got, err)
 	}
+	if _, err := os.RequestByCode(ctx, "code-hash", base); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a code taken twice: %v, want ErrNotFound", err)
+	}
+	if got, err := os.Request(ctx, "r1", base); err != nil || got.CodeHash != "" {
+		t.Fatalf("the request after its code was taken: %+v %v", got, err)
+	}
+	must(t, os.PutRequest(ctx, r))
 	if _, err := os.Request(ctx, "r1", base.Add(time.Minute)); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("an expired request: %v, want ErrNotFound", err)
 	}
