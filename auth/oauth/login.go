@@ -134,11 +134,13 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		hash = dummyHash
 	}
-	if !CheckPassword(hash, password) || err != nil {
+	if s.guard.closed(name, s.now()) || !s.guard.check(hash, password) || err != nil {
+		s.guard.failed(name, s.now())
 		s.log.Info("login refused", "client", c.ID)
 		render(w, http.StatusUnauthorized, "login", page{Title: "Log in to Legate", Error: badLogin, Client: clientName(c), ID: a.ID, CSRF: token, Action: LoginPath})
 		return
 	}
+	s.guard.succeeded(name)
 	a.Subject, a.AuthTime, a.Binding = u.Name, s.now().UTC().Truncate(time.Second), hashSecret(token)
 	st := &storage{srv: s}
 	if err := st.putRequest(ctx, a, ""); err != nil {

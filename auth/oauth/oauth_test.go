@@ -485,3 +485,51 @@ func TestPassword(t *testing.T) {
 }
 
 func nopLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// loginAs posts a login for a fresh authorization request and returns the
+// status: 200 (the consent page) or 401.
+func (h *harness) loginAs(client, redirect, name, pw string) int {
+	h.t.Helper()
+	b := h.browser()
+	q := url.Values{"response_type": {"code"}, "client_id": {client}, "redirect_uri": {redirect},
+		"code_challenge": {challenge(verifier)}, "code_challenge_method": {"S256"}}
+	resp, err := b.Get(h.issuer + oauth.AuthorizePath + "?" + q.Encode())
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	resp.Body.Close()
+	loc, _ := resp.Location()
+	resp, _ = b.Get(loc.String())
+	f := form(h.t, resp)
+	f.Set("username", name)
+	f.Set("password", pw)
+	resp, _ = b.PostForm(h.issuer+oauth.LoginPath, f)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestLoginThrottle: five failures close a name's logins, even with the
+// right password, for the window; other names are not affected.
+func TestLoginThrottle(t *testing.T) {
+	h := newHarness(t)
+	redirect := "http://127.0.0.1:33418/callback"
+	client := h.register(redirect)
+	for range 5 {
+		if got := h.loginAs(client, redirect, "bob", "a wrong password"); got != http.StatusUnauthorized {
+			t.Fatalf("a wrong password: %d", got)
+		}
+	}
+	if got := h.loginAs(client, redirect, "bob", password); got != http.StatusUnauthorized {
+		t.Fatalf("the right password after five failures: %d, want 401", got)
+	}
+	if err := oauth.AddUser(context.Background(), h.st.Users(), auth.Principal{Name: "dave"}, password); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.loginAs(client, redirect, "dave", password); got != http.StatusOK {
+		t.Fatalf("another user: %d, want 200", got)
+	}
+	h.now = h.now.Add(16 * time.Minute)
+	if got := h.loginAs(client, redirect, "bob", password); got != http.StatusOK {
+		t.Fatalf("after the window: %d, want 200", got)
+	}
+}

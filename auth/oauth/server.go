@@ -52,6 +52,7 @@ type Server struct {
 	users    store.UserStore
 	key      *signingKey
 	provider *op.Provider
+	guard    *loginGuard
 	log      *slog.Logger
 	now      func() time.Time
 }
@@ -89,7 +90,7 @@ func New(ctx context.Context, cfg config.Auth, o Options) (*Server, error) {
 		issuer: Issuer(cfg.Resource), resource: cfg.Resource,
 		accessTTL: time.Duration(sc.AccessTokenTTL), refreshTTL: time.Duration(sc.RefreshTokenTTL),
 		maxClients: sc.MaxClients, unusedTTL: time.Duration(sc.UnusedClientTTL),
-		store: o.Store.OAuth(), users: o.Store.Users(), log: o.Log, now: o.Now,
+		store: o.Store.OAuth(), users: o.Store.Users(), log: o.Log, now: o.Now, guard: newLoginGuard(),
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
