@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/zitadel/oidc/v3/pkg/oidc"
@@ -61,11 +62,9 @@ func (s *Server) csrfToken(w http.ResponseWriter, r *http.Request) string {
 	}
 	v := randomID()
 	http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: v, Path: "/oauth/", HttpOnly: true,
-		Secure: r.TLS != nil || !isHTTP(s.issuer), SameSite: http.SameSiteStrictMode})
+		Secure: r.TLS != nil || !strings.HasPrefix(s.issuer, "http://"), SameSite: http.SameSiteStrictMode})
 	return v
 }
-
-func isHTTP(u string) bool { return len(u) > 7 && u[:7] == "http://" }
 
 // checkForm checks a posted form's origin and CSRF token and returns the
 // token; "" when refused (the error is written).

@@ -99,9 +99,9 @@ func New(ctx context.Context, cfg config.Auth, o Options) (*Server, error) {
 		s.now = time.Now
 	}
 	// Zero values when the section was not given its defaults.
-	s.accessTTL = cmp(s.accessTTL, 10*time.Minute)
-	s.refreshTTL = cmp(s.refreshTTL, 720*time.Hour)
-	s.unusedTTL = cmp(s.unusedTTL, 24*time.Hour)
+	s.accessTTL = orDefault(s.accessTTL, 10*time.Minute)
+	s.refreshTTL = orDefault(s.refreshTTL, 720*time.Hour)
+	s.unusedTTL = orDefault(s.unusedTTL, 24*time.Hour)
 	if s.maxClients == 0 {
 		s.maxClients = 1000
 	}
@@ -136,7 +136,8 @@ func New(ctx context.Context, cfg config.Auth, o Options) (*Server, error) {
 	return s, nil
 }
 
-func cmp(d, def time.Duration) time.Duration {
+// orDefault is d, or def when d is not positive.
+func orDefault(d, def time.Duration) time.Duration {
 	if d <= 0 {
 		return def
 	}
