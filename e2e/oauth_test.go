@@ -20,13 +20,11 @@ import (
 
 const oauthPassword = "alice's long password"
 
-// TestOAuthMCPRemote: mcp-remote is given Legate's URL and nothing else.
-// It finds the authorization server through the protected resource
-// metadata, registers itself, and sends the user to log in; a scripted
-// user agent logs in as alice and consents; mcp-remote takes the code at
-// its callback, lists and calls tools, and the audit row names alice.
-func TestOAuthMCPRemote(t *testing.T) {
-	p := need(t)
+// oauthLegate serves Legate with its authorization server on a free
+// port and the user alice; it returns the server, its state dir and
+// config.
+func oauthLegate(t *testing.T) (*server, string, string) {
+	t.Helper()
 	state := t.TempDir()
 	port, err := freePort()
 	if err != nil {
@@ -46,20 +44,26 @@ func TestOAuthMCPRemote(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s, state, config
+}
+
+// runOAuthClient runs a node script (URL, callback port, tool) that
+// prints an authorization URL of s on stderr; the scripted user agent
+// logs in as alice and consents. It returns the script's stdout.
+func runOAuthClient(t *testing.T, p *peerSet, s *server, script string) string {
+	t.Helper()
 	cbPort, err := freePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	scripts, _ := filepath.Abs("node")
-	cmd := exec.CommandContext(ctx, p.node, filepath.Join(scripts, "oauth-remote.mjs"), s.url("127.0.0.1"), fmt.Sprint(cbPort), "http__request")
+	cmd := exec.CommandContext(ctx, p.node, filepath.Join(scripts, script), s.url("127.0.0.1"), fmt.Sprint(cbPort), "http__request")
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(os.Environ(), "MCP_REMOTE_CONFIG_DIR="+t.TempDir(),
 		"PATH="+filepath.Dir(p.node)+string(os.PathListSeparator)+os.Getenv("PATH"))
-	var stdout syncBuffer
-	var stderr syncBuffer
+	var stdout, stderr syncBuffer
 	cmd.Stdout = &stdout
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
@@ -68,7 +72,7 @@ func TestOAuthMCPRemote(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	authURL := regexp.MustCompile(regexp.QuoteMeta(issuer+"/oauth/authorize?") + `\S+`)
+	authURL := regexp.MustCompile(regexp.QuoteMeta("http://"+s.addr+"/oauth/authorize?") + `\S+`)
 	loggedIn := make(chan error, 1)
 	go func() {
 		sc := bufio.NewScanner(pipe)
@@ -82,24 +86,31 @@ func TestOAuthMCPRemote(t *testing.T) {
 			}
 		}
 		if !started {
-			loggedIn <- fmt.Errorf("mcp-remote printed no authorization URL")
+			loggedIn <- fmt.Errorf("%s printed no authorization URL", script)
 		}
 	}()
 	err = cmd.Wait()
 	if lerr := <-loggedIn; lerr != nil {
-		t.Fatalf("the user agent: %v\nmcp-remote:\n%s", lerr, stderr.String())
+		t.Fatalf("the user agent: %v\n%s:\n%s", lerr, script, stderr.String())
 	}
 	if err != nil {
-		t.Fatalf("oauth-remote.mjs: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+		t.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s", script, err, stdout.String(), stderr.String())
 	}
-	var r struct {
-		Tools []string        `json:"tools"`
-		Call  json.RawMessage `json:"call"`
-	}
-	if err := json.Unmarshal([]byte(strings.TrimSpace(stdout.String())), &r); err != nil || !hasAll(r.Tools, "http__request") || len(r.Call) == 0 {
-		t.Fatalf("tools %v, call %s (%v)\nstderr:\n%s", r.Tools, r.Call, err, stderr.String())
-	}
+	return stdout.String()
+}
 
+// checkOAuthRun checks a script's output and that the audit row of its
+// call and the grant name alice.
+func checkOAuthRun(t *testing.T, out, state, config string) {
+	t.Helper()
+	var r struct {
+		Tools   []string        `json:"tools"`
+		Call    json.RawMessage `json:"call"`
+		Refresh *bool           `json:"refresh"`
+	}
+	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &r); err != nil || !hasAll(r.Tools, "http__request") || len(r.Call) == 0 || (r.Refresh != nil && !*r.Refresh) {
+		t.Fatalf("tools %v, call %s, refresh token %v (%v)", r.Tools, r.Call, r.Refresh, err)
+	}
 	audit, err := legateExec(t, nil, "audit", "query", "--tool", "http.request", "-o", "json", "--state-dir", state, "--config", config)
 	if err != nil || !strings.Contains(string(audit), `"principal": "alice"`) {
 		t.Fatalf("the audit row of the call names alice: %v\n%s", err, audit)
@@ -108,6 +119,25 @@ func TestOAuthMCPRemote(t *testing.T) {
 	if err != nil || !regexp.MustCompile(`oauth:\S+ \(alice\)`).Match(tokens) {
 		t.Fatalf("token list shows alice's grant: %v\n%s", err, tokens)
 	}
+}
+
+// TestOAuthMCPRemote: mcp-remote is given Legate's URL and nothing else.
+// It finds the authorization server through the protected resource
+// metadata, registers itself, and sends the user to log in; a scripted
+// user agent logs in as alice and consents; mcp-remote takes the code at
+// its callback, lists and calls tools, and the audit row names alice.
+func TestOAuthMCPRemote(t *testing.T) {
+	p := need(t)
+	s, state, config := oauthLegate(t)
+	checkOAuthRun(t, runOAuthClient(t, p, s, "oauth-remote.mjs"), state, config)
+}
+
+// TestOAuthSDKClient: the TypeScript SDK client's own OAuth provider
+// runs the same flow and gets a refresh token too.
+func TestOAuthSDKClient(t *testing.T) {
+	p := need(t)
+	s, state, config := oauthLegate(t)
+	checkOAuthRun(t, runOAuthClient(t, p, s, "oauth-sdk.mjs"), state, config)
 }
 
 // logIn plays the browser: it opens the authorization URL, logs in,
