@@ -56,6 +56,18 @@ type OAuthServer struct {
 	RefreshTokenTTL legate.Duration `yaml:"refresh_token_ttl" default:"720h" min:"0" desc:"Lifetime of a refresh token; each use replaces it with a new one of this lifetime"`
 	MaxClients      int             `yaml:"max_clients" default:"1000" min:"1" desc:"Most clients registered at once; registration beyond it is refused"`
 	UnusedClientTTL legate.Duration `yaml:"unused_client_ttl" default:"24h" min:"0" desc:"A registered client that has obtained no token this long after registering is deleted"`
+	Upstream        *UpstreamLogin  `yaml:"upstream" desc:"Let people log in with an OpenID Connect provider (SSO) besides the local accounts"`
+}
+
+// UpstreamLogin is the `auth.oauth_server.upstream:` section: an OpenID
+// Connect provider people log in with. Its redirect URI is the issuer of
+// Legate's authorization server followed by /oauth/upstream/callback.
+type UpstreamLogin struct {
+	Name            string `yaml:"name" default:"single sign-on" desc:"The provider's name on the login page's button"`
+	Issuer          string `yaml:"issuer" required:"true" example:"https://idp.example.com/" desc:"The provider's issuer; its discovery document is read from it"`
+	ClientID        string `yaml:"client_id" required:"true" desc:"Legate's client id at the provider"`
+	ClientSecretEnv string `yaml:"client_secret_env" example:"LEGATE_SSO_SECRET" desc:"Name of the environment variable holding Legate's client secret at the provider (none: a public client with PKCE)"`
+	Claims          Claims `yaml:"claims" desc:"The ID token claims a person's identity is read from, as for JWT access tokens"`
 }
 
 // Claims names the JWT claims mapped to a principal. A name with dots
@@ -96,6 +108,11 @@ func (a *Auth) Validate(path string) []error {
 			bad("resource", "is required with oauth_server: its origin is the issuer, and the audience of the tokens issued")
 		}
 		o := a.OAuthServer
+		if u := o.Upstream; u != nil {
+			if msg := checkURL(u.Issuer, true); u.Issuer != "" && msg != "" {
+				bad("oauth_server.upstream.issuer", "%s", msg)
+			}
+		}
 		for _, d := range []struct {
 			key      string
 			v, least legate.Duration

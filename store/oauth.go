@@ -30,6 +30,9 @@ type UserStore interface {
 	// SetPassword replaces a user's password hash; an unknown name is an
 	// error wrapping ErrNotFound.
 	SetPassword(ctx context.Context, name, hash string) error
+	// Update replaces a user's tenant, role, profile and password hash;
+	// an unknown name is an error wrapping ErrNotFound.
+	Update(ctx context.Context, u User) error
 	// SetDisabled disables or enables a user; an unknown name is an error
 	// wrapping ErrNotFound.
 	SetDisabled(ctx context.Context, name string, disabled bool) error

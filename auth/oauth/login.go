@@ -34,6 +34,7 @@ const badLogin = "Wrong user name or password."
 type page struct {
 	Title, Error, Client, Redirect, ID, CSRF, Action string
 	User, Tenant, Role, Profile, AccessTTL           string
+	UpstreamName, UpstreamURL                        string
 }
 
 // render writes a page with headers that forbid framing, scripts and
@@ -62,7 +63,7 @@ func (s *Server) csrfToken(w http.ResponseWriter, r *http.Request) string {
 	}
 	v := randomID()
 	http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: v, Path: "/oauth/", HttpOnly: true,
-		Secure: r.TLS != nil || !strings.HasPrefix(s.issuer, "http://"), SameSite: http.SameSiteStrictMode})
+		Secure: r.TLS != nil || !strings.HasPrefix(s.issuer, "http://"), SameSite: http.SameSiteLaxMode})
 	return v
 }
 
@@ -109,12 +110,21 @@ func clientName(c store.OAuthClient) string {
 	return "An unnamed application (" + c.ID[:12] + "…)"
 }
 
+// loginForm is the login page of request a by client c.
+func (s *Server) loginForm(c store.OAuthClient, a *authRequest, token, msg string) page {
+	p := page{Title: "Log in to Legate", Error: msg, Client: clientName(c), ID: a.ID, CSRF: token, Action: LoginPath}
+	if s.upstream != nil {
+		p.UpstreamName, p.UpstreamURL = s.upstream.cfg.Name, UpstreamStartPath+"?id="+url.QueryEscape(a.ID)
+	}
+	return p
+}
+
 func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
 	a, c, ok := s.pendingRequest(w, r.Context(), r.URL.Query().Get("id"))
 	if !ok {
 		return
 	}
-	render(w, http.StatusOK, "login", page{Title: "Log in to Legate", Client: clientName(c), ID: a.ID, CSRF: s.csrfToken(w, r), Action: LoginPath})
+	render(w, http.StatusOK, "login", s.loginForm(c, a, s.csrfToken(w, r), ""))
 }
 
 func (s *Server) login(w http.ResponseWriter, r *http.Request) {
@@ -136,7 +146,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	if s.guard.closed(name, s.now()) || !s.guard.check(hash, password) || err != nil {
 		s.guard.failed(name, s.now())
 		s.log.Info("login refused", "client", c.ID)
-		render(w, http.StatusUnauthorized, "login", page{Title: "Log in to Legate", Error: badLogin, Client: clientName(c), ID: a.ID, CSRF: token, Action: LoginPath})
+		render(w, http.StatusUnauthorized, "login", s.loginForm(c, a, token, badLogin))
 		return
 	}
 	s.guard.succeeded(name)
@@ -147,6 +157,12 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		errorPage(w, http.StatusInternalServerError, "The login could not be recorded.")
 		return
 	}
+	s.renderConsent(w, a, c, u, token)
+}
+
+// renderConsent shows the consent page of request a by client c to user
+// u, with the browser's form token.
+func (s *Server) renderConsent(w http.ResponseWriter, a *authRequest, c store.OAuthClient, u store.User, token string) {
 	redirect := a.RedirectURI
 	if ru, err := url.Parse(redirect); err == nil {
 		ru.RawQuery = ""

@@ -53,6 +53,7 @@ type Server struct {
 	key      *signingKey
 	provider *op.Provider
 	guard    *loginGuard
+	upstream *upstreamLogin // nil without auth.oauth_server.upstream
 	log      *slog.Logger
 	now      func() time.Time
 }
@@ -105,6 +106,11 @@ func New(ctx context.Context, cfg config.Auth, o Options) (*Server, error) {
 	if s.maxClients == 0 {
 		s.maxClients = 1000
 	}
+	upstream, err := newUpstreamLogin(s.issuer, sc.Upstream)
+	if err != nil {
+		return nil, err
+	}
+	s.upstream = upstream
 	key, err := loadKey(ctx, s.store)
 	if err != nil {
 		return nil, fmt.Errorf("oauth: the signing key: %w", err)
@@ -165,12 +171,17 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET "+LoginPath, s.loginPage)
 	mux.HandleFunc("POST "+LoginPath, s.login)
 	mux.HandleFunc("POST "+ConsentPath, s.consent)
+	if s.upstream != nil {
+		mux.HandleFunc("GET "+UpstreamStartPath, s.upstreamStart)
+		mux.HandleFunc("GET "+UpstreamCallbackPath, s.upstreamCallback)
+	}
 	return mux
 }
 
 // Paths are the paths Handler serves.
 func Paths() []string {
-	return []string{MetadataPath, OIDCMetadataPath, RegisterPath, AuthorizePath, CallbackPath, TokenPath, RevokePath, KeysPath, LoginPath, ConsentPath}
+	return []string{MetadataPath, OIDCMetadataPath, RegisterPath, AuthorizePath, CallbackPath, TokenPath, RevokePath, KeysPath, LoginPath, ConsentPath,
+		UpstreamStartPath, UpstreamCallbackPath}
 }
 
 // checkResource refuses a resource parameter (RFC 8707) other than

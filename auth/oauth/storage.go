@@ -55,6 +55,10 @@ type authRequest struct {
 	// consent is taken only from that browser.
 	Binding   string `json:"binding,omitempty"`
 	Consented bool   `json:"consented,omitempty"`
+	// UpstreamState is the hash of the state sent to the upstream
+	// provider, UpstreamVerifier the PKCE verifier of that login.
+	UpstreamState    string `json:"upstream_state,omitempty"`
+	UpstreamVerifier string `json:"upstream_verifier,omitempty"`
 }
 
 func (a *authRequest) GetID() string          { return a.ID }

@@ -66,6 +66,10 @@ func (s userStore) SetPassword(ctx context.Context, name, hash string) error {
 	return s.update(ctx, name, `UPDATE users SET password_hash = ? WHERE name = ?`, hash, name)
 }
 
+func (s userStore) Update(ctx context.Context, u store.User) error {
+	return s.update(ctx, u.Name, `UPDATE users SET tenant = ?, role = ?, profile = ?, password_hash = ? WHERE name = ?`, u.Tenant, u.Role, u.Profile, u.PasswordHash, u.Name)
+}
+
 func (s userStore) SetDisabled(ctx context.Context, name string, disabled bool) error {
 	return s.update(ctx, name, `UPDATE users SET disabled = ? WHERE name = ?`, boolInt(disabled), name)
 }

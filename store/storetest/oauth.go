@@ -35,6 +35,13 @@ func testUsers(t *testing.T, open Opener) {
 	if got, _ := us.Get(ctx, "bob"); got.Disabled {
 		t.Fatalf("enabled again: %+v", got)
 	}
+	must(t, us.Update(ctx, store.User{Name: "alice", Tenant: "t2", Role: "approver", Profile: "p2", PasswordHash: "h2"}))
+	if got, _ := us.Get(ctx, "alice"); got.Tenant != "t2" || got.Role != "approver" || got.Profile != "p2" || got.PasswordHash != "h2" || got.Disabled {
+		t.Fatalf("after update: %+v", got)
+	}
+	if err := us.Update(ctx, store.User{Name: "nobody"}); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("updating an unknown user: %v, want ErrNotFound", err)
+	}
 	if err := us.SetPassword(ctx, "nobody", "x"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("passwd of an unknown user: %v, want ErrNotFound", err)
 	}
