@@ -3,6 +3,8 @@ package e2e_test
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -144,7 +146,11 @@ func TestOAuthSDKClient(t *testing.T) {
 // allows, and follows the redirects to the client's callback.
 func logIn(authURL, user, password string) error {
 	jar, _ := cookiejar.New(nil)
-	b := &http.Client{Jar: jar, Timeout: 30 * time.Second}
+	return userAgent(&http.Client{Jar: jar, Timeout: 30 * time.Second}, authURL, user, password)
+}
+
+// userAgent drives b through the login and consent pages.
+func userAgent(b *http.Client, authURL, user, password string) error {
 	var page string
 	get := func(resp *http.Response, err error) error {
 		if err != nil {
@@ -182,6 +188,98 @@ func logIn(authURL, user, password string) error {
 	}
 	f = fields()
 	f.Set("decision", "allow")
-	// The last redirect lands on mcp-remote's callback page.
+	// The last redirect lands on the client's callback.
 	return get(b.PostForm(origin+"/oauth/consent", f))
+}
+
+// TestOAuthTokensAtMCP: through the real /mcp, a token of Legate's own
+// authorization server is accepted until its grant is revoked, then
+// refused with invalid_token; so is a rotated refresh token used again.
+func TestOAuthTokensAtMCP(t *testing.T) {
+	need(t)
+	s, state, config := oauthLegate(t)
+	base := "http://" + s.addr
+	post := func(path, ctype, body string) (int, map[string]any) {
+		resp, err := http.Post(base+path, ctype, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		json.NewDecoder(resp.Body).Decode(&m)
+		return resp.StatusCode, m
+	}
+	redirect := "http://127.0.0.1:1/cb"
+	status, reg := post("/oauth/register", "application/json", `{"client_name":"e2e","redirect_uris":["`+redirect+`"],"token_endpoint_auth_method":"none"}`)
+	if status != http.StatusCreated {
+		t.Fatalf("register: %d %v", status, reg)
+	}
+	client := reg["client_id"].(string)
+	verifier := strings.Repeat("v", 50)
+	sum := sha256.Sum256([]byte(verifier))
+	q := url.Values{"response_type": {"code"}, "client_id": {client}, "redirect_uri": {redirect}, "state": {"s"},
+		"code_challenge": {base64.RawURLEncoding.EncodeToString(sum[:])}, "code_challenge_method": {"S256"}, "resource": {s.url("127.0.0.1")}}
+	code, err := logInForCode(base+"/oauth/authorize?"+q.Encode(), "alice", oauthPassword)
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, tok := post("/oauth/token", "application/x-www-form-urlencoded", url.Values{"grant_type": {"authorization_code"}, "client_id": {client},
+		"redirect_uri": {redirect}, "code": {code}, "code_verifier": {verifier}, "resource": {s.url("127.0.0.1")}}.Encode())
+	if status != http.StatusOK {
+		t.Fatalf("token: %d %v", status, tok)
+	}
+	initialize := func(token string) *http.Response {
+		req, _ := http.NewRequest(http.MethodPost, s.url("127.0.0.1"), strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	if resp := initialize(tok["access_token"].(string)); resp.StatusCode != http.StatusOK {
+		t.Fatalf("initialize with alice's access token: %s", resp.Status)
+	}
+	// Refresh rotates; the old refresh token used again ends the grant.
+	refresh := func(rt string) (int, map[string]any) {
+		return post("/oauth/token", "application/x-www-form-urlencoded", url.Values{"grant_type": {"refresh_token"}, "client_id": {client}, "refresh_token": {rt}}.Encode())
+	}
+	status, tok2 := refresh(tok["refresh_token"].(string))
+	if status != http.StatusOK {
+		t.Fatalf("refresh: %d %v", status, tok2)
+	}
+	if status, e := refresh(tok["refresh_token"].(string)); status != http.StatusBadRequest || e["error"] != "invalid_grant" {
+		t.Fatalf("a rotated refresh token reused: %d %v", status, e)
+	}
+	resp := initialize(tok2["access_token"].(string))
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `error="invalid_token"`) {
+		t.Fatalf("an access token of a grant ended by reuse: %s %q", resp.Status, resp.Header.Get("WWW-Authenticate"))
+	}
+	if out, err := legateExec(t, nil, "token", "list", "--state-dir", state, "--config", config); err != nil || strings.Contains(string(out), "oauth:") {
+		t.Fatalf("token list after the grant ended: %v\n%s", err, out)
+	}
+}
+
+// logInForCode logs in and allows like logIn, and returns the code the
+// client's redirect carries instead of following it.
+func logInForCode(authURL, user, password string) (string, error) {
+	var code string
+	jar, _ := cookiejar.New(nil)
+	b := &http.Client{Jar: jar, Timeout: 30 * time.Second, CheckRedirect: func(req *http.Request, _ []*http.Request) error {
+		if c := req.URL.Query().Get("code"); c != "" {
+			code = c
+			return http.ErrUseLastResponse
+		}
+		return nil
+	}}
+	if err := userAgent(b, authURL, user, password); err != nil && code == "" {
+		return "", err
+	}
+	if code == "" {
+		return "", fmt.Errorf("no code came back")
+	}
+	return code, nil
 }
