@@ -113,10 +113,14 @@ func checkOAuthRun(t *testing.T, out, state, config string) {
 	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &r); err != nil || !hasAll(r.Tools, "http__request") || len(r.Call) == 0 || (r.Refresh != nil && !*r.Refresh) {
 		t.Fatalf("tools %v, call %s, refresh token %v (%v)", r.Tools, r.Call, r.Refresh, err)
 	}
-	audit, err := legateExec(t, nil, "audit", "query", "--tool", "http.request", "-o", "json", "--state-dir", state, "--config", config)
-	if err != nil || !strings.Contains(string(audit), `"principal": "alice"`) {
-		t.Fatalf("the audit row of the call names alice: %v\n%s", err, audit)
-	}
+	// Audit rows are written in batches off the call path (every 200 ms):
+	// the script may end before its call's row is.
+	var audit []byte
+	var err error
+	waitFor(t, 10*time.Second, func() bool {
+		audit, err = legateExec(t, nil, "audit", "query", "--tool", "http.request", "-o", "json", "--state-dir", state, "--config", config)
+		return err == nil && strings.Contains(string(audit), `"principal": "alice"`)
+	}, "the audit row of the call names alice")
 	tokens, err := legateExec(t, nil, "token", "list", "--state-dir", state, "--config", config)
 	if err != nil || !regexp.MustCompile(`oauth:\S+ \(alice\)`).Match(tokens) {
 		t.Fatalf("token list shows alice's grant: %v\n%s", err, tokens)
