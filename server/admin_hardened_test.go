@@ -96,3 +96,28 @@ func TestHardenedAdminAPIWithoutPinsTakesNoChange(t *testing.T) {
 		t.Fatalf("root adds an upstream: %d %s, want 403 naming root", status, body)
 	}
 }
+
+// Hardened without authentication, the admin token names no principal to
+// pin: reads answer, changes are refused.
+func TestHardenedAdminAPIWithTheAdminTokenTakesNoChange(t *testing.T) {
+	cfg, err := config.Parse([]byte("auth: {hardened: true, pins: [root]}\nconnectors:\n  - {id: s, type: echo-test}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := memStore(t)
+	gw, err := server.New(context.Background(), server.Options{Config: cfg, Store: st, AdminToken: "admin-token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { gw.Close() })
+	base := strings.TrimSuffix(serve(t, gw), "/mcp") + "/admin/v1"
+	if status, body := adminCall(t, base, "admin-token", "GET", "/upstreams", ""); status != http.StatusOK {
+		t.Errorf("listing upstreams: %d %s", status, body)
+	}
+	if status, body := adminCall(t, base, "admin-token", "POST", "/upstreams", farUpstream); status != http.StatusForbidden || !strings.Contains(body, "auth.pins") {
+		t.Errorf("adding an upstream: %d %s, want 403 naming auth.pins", status, body)
+	}
+	if stored(t, st, "far") {
+		t.Error("the refused upstream was stored")
+	}
+}
