@@ -2,6 +2,8 @@ package auth
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -34,6 +36,8 @@ type Authenticator struct {
 	enabled     bool
 	tokens      store.TokenStore // nil: static tokens refused
 	oauth       *jwtVerifier     // nil: access tokens refused
+	local       LocalIssuer      // nil: no access tokens of Legate's own
+	cfg         config.Auth
 	metadataURL string
 	metadata    *oauthex.ProtectedResourceMetadata // nil without auth.resource
 	log         *slog.Logger
@@ -49,7 +53,7 @@ func NewAuthenticator(cfg config.Auth, tokens store.TokenStore, log *slog.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	a := &Authenticator{enabled: cfg.Enabled(), log: log}
+	a := &Authenticator{enabled: cfg.Enabled(), log: log, cfg: cfg}
 	if cfg.TokensEnabled() {
 		if tokens == nil {
 			return nil, errors.New("auth: static tokens are on but there is no token store")
@@ -110,6 +114,8 @@ func (a *Authenticator) Verify(ctx context.Context, token string, _ *http.Reques
 			return nil, invalidToken("static tokens are not accepted")
 		}
 		return a.verifyStatic(ctx, token)
+	case a.local != nil && (a.oauth == nil || jwtIssuerOf(token) == a.local.Issuer()):
+		return a.verifyLocal(ctx, token)
 	case a.oauth != nil:
 		return a.oauth.verify(ctx, token)
 	}
@@ -216,3 +222,66 @@ func (a *Authenticator) RequireRole(role string, next http.Handler) http.Handler
 }
 
 var _ sdkauth.TokenVerifier = (*Authenticator)(nil).Verify
+
+// LocalIssuer verifies the access tokens of Legate's own authorization
+// server (auth/oauth): a JWT whose iss is Issuer() goes to
+// VerifyAccessToken, which returns its principal, expiry and scopes, or a
+// refusal wrapping sdkauth.ErrInvalidToken.
+type LocalIssuer interface {
+	Issuer() string
+	VerifyAccessToken(ctx context.Context, token string) (*Principal, time.Time, []string, error)
+	// Mount serves the issuer's endpoints on mux.
+	Mount(mux *http.ServeMux)
+}
+
+// MountLocalIssuer serves the endpoints of the local issuer, if any, on
+// mux: outside Middleware and the Host and Origin guard, like
+// MetadataHandler.
+func (a *Authenticator) MountLocalIssuer(mux *http.ServeMux) {
+	if a.local != nil {
+		a.local.Mount(mux)
+	}
+}
+
+// credentialLocal is the kind of credential of an access token of
+// Legate's own authorization server.
+const credentialLocal = "oauth"
+
+// SetLocalIssuer makes a accept the access tokens li issued and names
+// li's issuer first among the authorization servers of the metadata. Call
+// it before serving.
+func (a *Authenticator) SetLocalIssuer(li LocalIssuer) {
+	a.local = li
+	if a.metadata != nil {
+		a.metadata.AuthorizationServers = append([]string{li.Issuer()}, a.metadata.AuthorizationServers...)
+		a.metadata.ScopesSupported = []string{"mcp"}
+	}
+}
+
+func (a *Authenticator) verifyLocal(ctx context.Context, token string) (*sdkauth.TokenInfo, error) {
+	p, exp, scopes, err := a.local.VerifyAccessToken(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	return &sdkauth.TokenInfo{UserID: sessionOwner(credentialLocal, p), Expiration: exp, Scopes: scopes, Extra: map[string]any{PrincipalKey: p}}, nil
+}
+
+// jwtIssuerOf reads the iss claim of a compact JWT without verifying it:
+// it only picks the verifier.
+func jwtIssuerOf(token string) string {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 || len(token) > maxJWTSize {
+		return ""
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return ""
+	}
+	var claims struct {
+		Iss string `json:"iss"`
+	}
+	if json.Unmarshal(payload, &claims) != nil {
+		return ""
+	}
+	return claims.Iss
+}

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/internal/strictyaml"
@@ -16,9 +17,26 @@ import (
 type Auth struct {
 	Resource string `yaml:"resource" example:"https://legate.example.com/mcp" desc:"Legate's own public URL of /mcp: the audience OAuth access tokens must name and the resource of the RFC 9728 metadata; required with oauth"`
 	// Tokens has no default tag: setting it would turn authentication on.
-	Tokens               *bool  `yaml:"tokens" desc:"Accept the static tokens made by legate token create (default true once authentication is on); true alone turns authentication on"`
-	OAuth                *OAuth `yaml:"oauth" desc:"Accept JWT access tokens signed by an identity provider's keys (Legate as an OAuth resource server)"`
-	AllowUnauthenticated bool   `yaml:"allow_unauthenticated" default:"false" desc:"Let legate serve listen beyond loopback with authentication off: anyone who can reach it can call every tool"`
+	Tokens               *bool        `yaml:"tokens" desc:"Accept the static tokens made by legate token create (default true once authentication is on); true alone turns authentication on"`
+	OAuth                *OAuth       `yaml:"oauth" desc:"Accept JWT access tokens signed by an identity provider's keys (Legate as an OAuth resource server)"`
+	OAuthServer          *OAuthServer `yaml:"oauth_server" desc:"Be the OAuth 2.1 authorization server of /mcp: clients register themselves, people log in with the accounts of legate user add"`
+	AllowUnauthenticated bool         `yaml:"allow_unauthenticated" default:"false" desc:"Let legate serve listen beyond loopback with authentication off: anyone who can reach it can call every tool"`
+	Hardened             bool         `yaml:"hardened" default:"false" desc:"Close every change of the deployment (connectors, upstreams, vault, tokens, users) to the principals in pins; with no pin nobody may change it"`
+	Pins                 []string     `yaml:"pins" desc:"With hardened: the principals (token or user names) allowed to change the deployment"`
+}
+
+// Pinned reports whether principal may change the deployment: always
+// when not hardened, else only when it is one of pins.
+func (a *Auth) Pinned(principal string) bool {
+	if !a.Hardened {
+		return true
+	}
+	for _, p := range a.Pins {
+		if p == principal && p != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // OAuth is the `auth.oauth:` section.
@@ -29,6 +47,27 @@ type OAuth struct {
 	// AuthorizationServers defaults to [issuer], applied by ApplyDefaults.
 	AuthorizationServers []string `yaml:"authorization_servers" desc:"Authorization servers listed in the metadata document clients discover (default: the issuer)"`
 	Claims               Claims   `yaml:"claims" desc:"The token claims a caller's identity is read from"`
+}
+
+// OAuthServer is the `auth.oauth_server:` section: Legate's own
+// authorization server, whose issuer is the origin of auth.resource.
+type OAuthServer struct {
+	AccessTokenTTL  legate.Duration `yaml:"access_token_ttl" default:"10m" min:"0" desc:"Lifetime of an access token; clients renew it with their refresh token"`
+	RefreshTokenTTL legate.Duration `yaml:"refresh_token_ttl" default:"720h" min:"0" desc:"Lifetime of a refresh token; each use replaces it with a new one of this lifetime"`
+	MaxClients      int             `yaml:"max_clients" default:"1000" min:"1" desc:"Most clients registered at once; registration beyond it is refused"`
+	UnusedClientTTL legate.Duration `yaml:"unused_client_ttl" default:"24h" min:"0" desc:"A registered client that has obtained no token this long after registering is deleted"`
+	Upstream        *UpstreamLogin  `yaml:"upstream" desc:"Let people log in with an OpenID Connect provider (SSO) besides the local accounts"`
+}
+
+// UpstreamLogin is the `auth.oauth_server.upstream:` section: an OpenID
+// Connect provider people log in with. Its redirect URI is the issuer of
+// Legate's authorization server followed by /oauth/upstream/callback.
+type UpstreamLogin struct {
+	Name            string `yaml:"name" default:"single sign-on" desc:"The provider's name on the login page's button"`
+	Issuer          string `yaml:"issuer" required:"true" example:"https://idp.example.com/" desc:"The provider's issuer; its discovery document is read from it"`
+	ClientID        string `yaml:"client_id" required:"true" desc:"Legate's client id at the provider"`
+	ClientSecretEnv string `yaml:"client_secret_env" example:"LEGATE_SSO_SECRET" desc:"Name of the environment variable holding Legate's client secret at the provider (none: a public client with PKCE)"`
+	Claims          Claims `yaml:"claims" desc:"The ID token claims a person's identity is read from, as for JWT access tokens"`
 }
 
 // Claims names the JWT claims mapped to a principal. A name with dots
@@ -43,7 +82,7 @@ type Claims struct {
 
 // Enabled reports whether callers must authenticate.
 func (a *Auth) Enabled() bool {
-	return a.Resource != "" || a.OAuth != nil || a.Tokens != nil && *a.Tokens
+	return a.Resource != "" || a.OAuth != nil || a.OAuthServer != nil || a.Tokens != nil && *a.Tokens
 }
 
 // TokensEnabled reports whether static tokens are accepted.
@@ -64,7 +103,26 @@ func (a *Auth) Validate(path string) []error {
 			bad("resource", "%s", msg)
 		}
 	}
-	if a.Enabled() && !a.TokensEnabled() && a.OAuth == nil {
+	if a.OAuthServer != nil {
+		if a.Resource == "" {
+			bad("resource", "is required with oauth_server: its origin is the issuer, and the audience of the tokens issued")
+		}
+		o := a.OAuthServer
+		if u := o.Upstream; u != nil {
+			if msg := checkURL(u.Issuer, true); u.Issuer != "" && msg != "" {
+				bad("oauth_server.upstream.issuer", "%s", msg)
+			}
+		}
+		for _, d := range []struct {
+			key      string
+			v, least legate.Duration
+		}{{"access_token_ttl", o.AccessTokenTTL, legate.Duration(time.Minute)}, {"refresh_token_ttl", o.RefreshTokenTTL, legate.Duration(time.Hour)}, {"unused_client_ttl", o.UnusedClientTTL, legate.Duration(time.Minute)}} {
+			if d.v != 0 && d.v < d.least {
+				bad("oauth_server."+d.key, "must be at least %s", time.Duration(d.least))
+			}
+		}
+	}
+	if a.Enabled() && !a.TokensEnabled() && a.OAuth == nil && a.OAuthServer == nil {
 		bad("tokens", "is false and oauth is not set: nobody could authenticate")
 	}
 	if o := a.OAuth; o != nil {

@@ -59,6 +59,12 @@ func startServe(t *testing.T, config, stateDir string, env []string) (*server, e
 	if err != nil {
 		return nil, err
 	}
+	return startServeAt(t, config, stateDir, env, port)
+}
+
+// startServeAt is startServe on a port chosen by the caller, e.g. one its
+// config names.
+func startServeAt(t *testing.T, config, stateDir string, env []string, port int) (*server, error) {
 	s := &server{addr: fmt.Sprintf("127.0.0.1:%d", port), port: port, stderr: &syncBuffer{}}
 	args := []string{"serve", "--listen", s.addr, "--state-dir", stateDir}
 	if config != "" {

@@ -17,14 +17,36 @@ import (
 
 // AdminHandler is g's admin API as /admin/ serves it, outside the Host and
 // Origin guard: with authentication on, behind the authenticator and the
-// approver role; else behind the admin token. The panel calls it in
-// process. listen is the address reported by the status.
+// approver role; else behind the admin token. On a hardened deployment
+// (auth.hardened) its changes are closed to the principals of auth.pins
+// (see hardenAdmin). The panel calls it in process. listen is the address
+// reported by the status.
 func AdminHandler(g *Gateway, listen string) http.Handler {
 	h := admin.Handler(adminOps(g, listen), &admin.Options{Authenticated: g.auth.Enabled(), Token: g.opts.AdminToken, Logger: g.log})
 	if g.auth.Enabled() {
-		h = admin.JSONErrors(g.auth.Middleware()(g.auth.RequireRole(auth.RoleApprover, h)))
+		return admin.JSONErrors(g.auth.Middleware()(g.auth.RequireRole(auth.RoleApprover, hardenAdmin(g.auth, h))))
+	}
+	if g.opts.Config != nil && g.opts.Config.Auth.Hardened {
+		// The admin token names no principal, and none it could be is
+		// pinned: a hardened deployment without authentication takes no
+		// change over the admin API.
+		return admin.JSONErrors(hardenAdmin(g.auth, h))
 	}
 	return h
+}
+
+// hardenAdmin lets through to h the admin API's reads and its approval
+// decisions, and its changes (connectors, upstreams, tokens, sessions)
+// only as auth.Authenticator.RequirePinned does: on a hardened
+// deployment, from a pinned principal. Deciding an approval changes no
+// part of the deployment, so approvers who are not pinned still decide.
+func hardenAdmin(a *auth.Authenticator, h http.Handler) http.Handler {
+	// The decision's own pattern, matched as the admin API matches it, so
+	// that no other route passes for one.
+	mux := http.NewServeMux()
+	mux.Handle("POST /admin/v1/approvals/{id}/{verb}", h)
+	mux.Handle("/", a.RequirePinned(h))
+	return mux
 }
 
 // adminOps are the admin operations over g's parts.

@@ -37,6 +37,7 @@ import (
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/audit"
 	"github.com/legate-mcp/legate/auth"
+	"github.com/legate-mcp/legate/auth/oauth"
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors"
@@ -155,6 +156,11 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	g.live.Store(l)
 	g.inbox = policy.NewInbox(opts.Store.Approvals(), opts.Config.Approvals)
 	if g.auth, err = auth.NewAuthenticator(opts.Config.Auth, opts.Store.Tokens(), g.log); err != nil {
+		l.close(nil)
+		return nil, err
+	}
+	if _, err = oauth.Setup(ctx, opts.Config.Auth, opts.Store, g.auth, g.log); err != nil {
+		g.auth.Close()
 		l.close(nil)
 		return nil, err
 	}

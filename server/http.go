@@ -62,6 +62,7 @@ func (g *Gateway) Handler(listen string) http.Handler {
 	// RFC 9728 metadata is public: outside the Host and Origin check.
 	root.Handle("GET "+auth.MetadataPath, g.auth.MetadataHandler())
 	root.Handle("GET "+auth.MetadataPath+"/mcp", g.auth.MetadataHandler())
+	g.auth.MountLocalIssuer(root) // Legate's own authorization server, if configured
 	return root
 }
 

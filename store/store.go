@@ -35,6 +35,10 @@ type Store interface {
 	Tokens() TokenStore
 	// Operations holds the idempotency records of connector writes.
 	Operations() OperationStore
+	// Users holds the local accounts of the authorization server.
+	Users() UserStore
+	// OAuth holds the authorization server's clients, requests and tokens.
+	OAuth() OAuthStore
 	// Close releases the store.
 	Close() error
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/legate-mcp/legate/cmd/legate/internal/access"
 	"github.com/legate-mcp/legate/cmd/legate/internal/skillscmd"
 	"github.com/legate-mcp/legate/cmd/legate/internal/storecmd"
 	"github.com/legate-mcp/legate/config"
@@ -73,9 +74,9 @@ func newRoot() *cobra.Command {
 	pf.StringVar(&g.storeURL, "store", "", "store URL, e.g. sqlite:///var/lib/legate/legate.db (default $LEGATE_STORE or $LEGATE_STORE_URL, then sqlite://<state dir>/"+stateFile+")")
 	pf.StringVar(&g.logLevel, "log-level", "", "debug, info, warn or error (default from the config, else info)")
 	root.AddCommand(
-		storecmd.New(storecmd.Resolver{Config: g.loadConfig, StateDir: g.resolveStateDir, StoreURL: g.resolveStoreURL}), serveCmd(g), stdioCmd(g), toolsCmd(g), connectorCmd(g), upstreamCmd(g), approvalsCmd(g), auditCmd(g), configCmd(g), vaultCmd(g), tokenCmd(g), versionCmd(), healthCmd(), initCmd(), statusCmd(g), doctorCmd(g), skillscmd.New(),
+		storecmd.New(storecmd.Resolver{Config: g.loadConfig, StateDir: g.resolveStateDir, StoreURL: g.resolveStoreURL}), serveCmd(g), stdioCmd(g), toolsCmd(g), connectorCmd(g), upstreamCmd(g), approvalsCmd(g), auditCmd(g), configCmd(g), vaultCmd(g), access.TokenCommand(accessHooks(g)), access.UserCommand(accessHooks(g)), versionCmd(), healthCmd(), initCmd(), statusCmd(g), doctorCmd(g), skillscmd.New(),
 	)
-	return root
+	return access.Harden(root, accessHooks(g)) // changes need a pinned principal on a hardened deployment
 }
 
 // loadConfig reads --config, or ./config.yaml when present; with neither it

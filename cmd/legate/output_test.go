@@ -120,6 +120,7 @@ func TestEveryListAndShowCommandTakesOutput(t *testing.T) {
 		"audit query":     nil,
 		"token list":      nil,
 		"skills list":     nil,
+		"user list":       nil,
 		"vault list":      nil,
 		"store check":     nil,
 		"status":          {"--url", statusServer(t, token), "--token", token},
@@ -221,6 +222,7 @@ func TestEmptyListsSaySo(t *testing.T) {
 		"audit query":    "no audit rows match",
 		"audit tail":     "no audit rows yet",
 		"token list":     "no tokens; make one with `legate token create NAME`",
+		"user list":      "no users; make one with `legate user add NAME`",
 		"vault list":     "no secrets; store one with `legate vault set NAME`",
 	} {
 		t.Run(strings.ReplaceAll(path, " ", "_"), func(t *testing.T) {

@@ -15,7 +15,7 @@ type column struct {
 
 // table is one table the copy moves, whole, in key order. Both stores
 // name tables and columns alike and keep times in the same units
-// (store/postgres's migration 1 is the embedded store's schema at
+// (store/postgres's migrations 1 and 2 are the embedded store's schema at
 // SQLiteSchema), so a row moves as it is.
 type table struct {
 	name  string
@@ -27,7 +27,7 @@ type table struct {
 
 // SQLiteSchema is the embedded store's schema version the plan copies; a
 // newer one needs the plan extended (a test fails until it is).
-const SQLiteSchema = 7
+const SQLiteSchema = 8
 
 // plan is every table of the state, in an order that never leaves a row
 // pointing at one not copied yet (none has a foreign key; the order is for
@@ -45,6 +45,12 @@ var plan = []table{
 	{"secrets", "tenant, name, version", cols("tenant t", "name t", "version i", "key_id t", "wrapped_key b", "ciphertext b", "created_at i"), "vault secret versions"},
 	{"tokens", "name", cols("name t", "hash t", "tenant t", "role t", "profile t", "created_at i", "revoked_at i"), "static tokens"},
 	{"operations", "scope, key", cols("scope t", "key t", "attempts i", "started_at i", "lease_until i", "done i", "outcome b"), "operation records"},
+	{"users", "name", cols("name t", "tenant t", "role t", "profile t", "password_hash t", "disabled i", "created_at i"), "local users"},
+	{"oauth_clients", "id", cols("id t", "name t", "redirect_uris t", "secret_hash t", "created_at i", "last_used_at i"), "OAuth clients"},
+	{"oauth_requests", "id", cols("id t", "client_id t", "data b", "code_hash t", "expires_at i"), "OAuth requests in flight"},
+	{"oauth_tokens", "id", cols("id t", "kind t", "hash t", "family t", "client_id t", "principal t", "scopes t", "audience t",
+		"auth_time i", "created_at i", "expires_at i", "rotated_at i", "revoked_at i"), "OAuth tokens issued"},
+	{"oauth_keys", "id", cols("id i", "key b"), "OAuth signing key"},
 }
 
 // cols parses "name kind" pairs.

@@ -143,6 +143,53 @@ var migrations = []string{
 	END $$;
 	CREATE TRIGGER approvals_changed AFTER INSERT OR UPDATE OF state ON approvals
 		FOR EACH ROW EXECUTE FUNCTION legate_approval_changed();`,
+	// 2: the authorization server, as the embedded store's version 8:
+	// local users, registered clients, requests in flight, issued tokens
+	// (refresh tokens by their SHA-256, NULL for access tokens, which a
+	// unique index lets repeat) and the signing key.
+	`CREATE TABLE users (
+		name          TEXT PRIMARY KEY,
+		tenant        TEXT NOT NULL,
+		role          TEXT NOT NULL,
+		profile       TEXT NOT NULL,
+		password_hash TEXT NOT NULL,
+		disabled      BIGINT NOT NULL DEFAULT 0, -- 0 or 1
+		created_at    BIGINT NOT NULL -- seconds, as every time of these tables
+	);
+	CREATE TABLE oauth_clients (
+		id            TEXT PRIMARY KEY,
+		name          TEXT NOT NULL,
+		redirect_uris TEXT NOT NULL,
+		secret_hash   TEXT NOT NULL,
+		created_at    BIGINT NOT NULL,
+		last_used_at  BIGINT NOT NULL DEFAULT 0
+	);
+	CREATE TABLE oauth_requests (
+		id         TEXT PRIMARY KEY,
+		client_id  TEXT NOT NULL,
+		data       BYTEA NOT NULL,
+		code_hash  TEXT NOT NULL,
+		expires_at BIGINT NOT NULL
+	);
+	CREATE INDEX oauth_requests_code ON oauth_requests (code_hash);
+	CREATE TABLE oauth_tokens (
+		id         TEXT PRIMARY KEY,
+		kind       TEXT NOT NULL,
+		hash       TEXT,
+		family     TEXT NOT NULL,
+		client_id  TEXT NOT NULL,
+		principal  TEXT NOT NULL,
+		scopes     TEXT NOT NULL,
+		audience   TEXT NOT NULL,
+		auth_time  BIGINT NOT NULL,
+		created_at BIGINT NOT NULL,
+		expires_at BIGINT NOT NULL,
+		rotated_at BIGINT NOT NULL DEFAULT 0,
+		revoked_at BIGINT NOT NULL DEFAULT 0
+	);
+	CREATE UNIQUE INDEX oauth_tokens_hash ON oauth_tokens (hash);
+	CREATE INDEX oauth_tokens_family ON oauth_tokens (family);
+	CREATE TABLE oauth_keys (id INTEGER PRIMARY KEY CHECK (id = 1), key BYTEA NOT NULL);`,
 }
 
 // migrationLock is the advisory lock a process holds while it migrates:

@@ -122,6 +122,12 @@ func (s *Store) Tokens() store.TokenStore { return tokenStore{s.pool} }
 // Operations returns the idempotency records of connector writes.
 func (s *Store) Operations() store.OperationStore { return operationStore{s.pool} }
 
+// Users returns the local accounts.
+func (s *Store) Users() store.UserStore { return userStore{s.pool} }
+
+// OAuth returns the authorization server's store.
+func (s *Store) OAuth() store.OAuthStore { return oauthStore{s.pool} }
+
 // Close closes the pool; watchers end with their contexts.
 func (s *Store) Close() error {
 	s.pool.Close()

@@ -126,6 +126,52 @@ var migrations = []string{
 		PRIMARY KEY (scope, key)
 	);
 	CREATE INDEX operations_started ON operations (started_at);`,
+	// 8: the authorization server: local users, registered clients,
+	// requests in flight, issued tokens (refresh tokens by their SHA-256)
+	// and the signing key.
+	`CREATE TABLE users (
+		name          TEXT PRIMARY KEY,
+		tenant        TEXT NOT NULL,
+		role          TEXT NOT NULL,
+		profile       TEXT NOT NULL,
+		password_hash TEXT NOT NULL,
+		disabled      INTEGER NOT NULL DEFAULT 0,
+		created_at    INTEGER NOT NULL
+	);
+	CREATE TABLE oauth_clients (
+		id            TEXT PRIMARY KEY,
+		name          TEXT NOT NULL,
+		redirect_uris TEXT NOT NULL,
+		secret_hash   TEXT NOT NULL,
+		created_at    INTEGER NOT NULL,
+		last_used_at  INTEGER NOT NULL DEFAULT 0
+	);
+	CREATE TABLE oauth_requests (
+		id         TEXT PRIMARY KEY,
+		client_id  TEXT NOT NULL,
+		data       BLOB NOT NULL,
+		code_hash  TEXT NOT NULL,
+		expires_at INTEGER NOT NULL
+	);
+	CREATE INDEX oauth_requests_code ON oauth_requests (code_hash);
+	CREATE TABLE oauth_tokens (
+		id         TEXT PRIMARY KEY,
+		kind       TEXT NOT NULL,
+		hash       TEXT,
+		family     TEXT NOT NULL,
+		client_id  TEXT NOT NULL,
+		principal  TEXT NOT NULL,
+		scopes     TEXT NOT NULL,
+		audience   TEXT NOT NULL,
+		auth_time  INTEGER NOT NULL,
+		created_at INTEGER NOT NULL,
+		expires_at INTEGER NOT NULL,
+		rotated_at INTEGER NOT NULL DEFAULT 0,
+		revoked_at INTEGER NOT NULL DEFAULT 0
+	);
+	CREATE UNIQUE INDEX oauth_tokens_hash ON oauth_tokens (hash);
+	CREATE INDEX oauth_tokens_family ON oauth_tokens (family);
+	CREATE TABLE oauth_keys (id INTEGER PRIMARY KEY CHECK (id = 1), key BLOB NOT NULL);`,
 }
 
 func (s *Store) migrate(ctx context.Context) error {

@@ -85,6 +85,12 @@ func (s *Store) Tokens() store.TokenStore { return tokenStore{s.db} }
 // Operations returns the idempotency records of connector writes.
 func (s *Store) Operations() store.OperationStore { return operationStore{s.db} }
 
+// Users returns the local accounts.
+func (s *Store) Users() store.UserStore { return userStore{s.db} }
+
+// OAuth returns the authorization server's store.
+func (s *Store) OAuth() store.OAuthStore { return oauthStore{s.db} }
+
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
 

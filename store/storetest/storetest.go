@@ -56,6 +56,10 @@ func Run(t *testing.T, open Opener) {
 		{"Secrets", testSecrets},
 		{"Tokens", testTokens},
 		{"Operations", testOperations},
+		{"Users", testUsers},
+		{"OAuthClients", testOAuthClients},
+		{"OAuthRequests", testOAuthRequests},
+		{"OAuthTokens", testOAuthTokens},
 	} {
 		t.Run(s.name, func(t *testing.T) { s.run(t, open) })
 	}

@@ -1,4 +1,4 @@
-package main
+package access
 
 import (
 	"errors"
@@ -17,7 +17,8 @@ import (
 	"github.com/legate-mcp/legate/store"
 )
 
-func tokenCmd(g *globals) *cobra.Command {
+// TokenCommand is `legate token`.
+func TokenCommand(g Hooks) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "token",
 		Short: "Static bearer tokens for /mcp: create, list, revoke",
@@ -32,23 +33,23 @@ or auth.resource / auth.oauth set).`,
 	return cmd
 }
 
-func tokenCreateCmd(g *globals) *cobra.Command {
+func tokenCreateCmd(g Hooks) *cobra.Command {
 	var p auth.Principal
 	cmd := &cobra.Command{
 		Use:     "create NAME [--tenant T] [--role R] [--profile P]",
 		Short:   "Make a token for a principal and print it, the only time it is shown",
 		Example: `  legate token create ci-bot --tenant acme --role user > ci-bot.token`,
 		Args:    cobra.ExactArgs(1),
-		RunE: g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
+		RunE: g.WithEnv(func(cmd *cobra.Command, argv []string, e Env) error {
 			p.Name = argv[0]
-			if p.Profile != "" && !slices.ContainsFunc(e.cfg.Profiles, func(pr config.Profile) bool { return pr.Name == p.Profile }) {
-				names := make([]string, len(e.cfg.Profiles))
-				for i, pr := range e.cfg.Profiles {
+			if p.Profile != "" && !slices.ContainsFunc(e.Config.Profiles, func(pr config.Profile) bool { return pr.Name == p.Profile }) {
+				names := make([]string, len(e.Config.Profiles))
+				for i, pr := range e.Config.Profiles {
 					names[i] = pr.Name
 				}
-				return fmt.Errorf("--profile %q: the config has no such profile (it has: %s)", p.Profile, orNone(strings.Join(names, ", ")))
+				return fmt.Errorf("--profile %q: the config has no such profile (it has: %s)", p.Profile, cli.OrDash(strings.Join(names, ", ")))
 			}
-			token, err := auth.CreateToken(cmd.Context(), e.store.Tokens(), p)
+			token, err := auth.CreateToken(cmd.Context(), e.Store.Tokens(), p)
 			if errors.Is(err, store.ErrExists) {
 				return fmt.Errorf("a token named %q exists (revoked tokens keep their names): pick another name", p.Name)
 			}
@@ -57,7 +58,7 @@ func tokenCreateCmd(g *globals) *cobra.Command {
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), token)
 			fmt.Fprintf(cmd.ErrOrStderr(), "made token %q (role %s, tenant %s); it is shown only this once\n", p.Name, roleOrUser(p.Role), cli.OrDash(p.Tenant))
-			if !e.cfg.Auth.TokensEnabled() {
+			if !e.Config.Auth.TokensEnabled() {
 				fmt.Fprintln(cmd.ErrOrStderr(), "note: the config does not turn static tokens on (auth.tokens: true); until it does the server does not ask for them")
 			}
 			return nil
@@ -76,34 +77,27 @@ func roleOrUser(r string) string {
 	return r
 }
 
-// tokenInfo is a token as listed: never the token or its hash.
-type tokenInfo struct {
-	Name    string     `json:"name"`
-	Tenant  string     `json:"tenant"`
-	Role    string     `json:"role"`
-	Profile string     `json:"profile"`
-	Created time.Time  `json:"created"`
-	Revoked *time.Time `json:"revoked,omitempty"`
-}
-
-func tokenListCmd(g *globals) *cobra.Command {
+func tokenListCmd(g Hooks) *cobra.Command {
 	var o *cli.Flag
 	cmd := &cobra.Command{
 		Use:   "list [-o table|json|yaml]",
 		Short: "List tokens: name, tenant, role, profile, created, revoked — never the token",
 		Args:  cobra.NoArgs,
-		RunE: g.withEnv(func(cmd *cobra.Command, _ []string, e *env) error {
-			list, err := e.store.Tokens().List(cmd.Context())
+		RunE: g.WithEnv(func(cmd *cobra.Command, _ []string, e Env) error {
+			list, err := e.Store.Tokens().List(cmd.Context())
 			if err != nil {
 				return err
 			}
-			out := make([]tokenInfo, 0, len(list))
+			out := make([]TokenRow, 0, len(list))
 			for _, t := range list {
-				in := tokenInfo{Name: t.Name, Tenant: t.Tenant, Role: t.Role, Profile: t.Profile, Created: t.CreatedAt}
+				in := TokenRow{Name: t.Name, Tenant: t.Tenant, Role: t.Role, Profile: t.Profile, Created: t.CreatedAt}
 				if !t.RevokedAt.IsZero() {
 					in.Revoked = &t.RevokedAt
 				}
 				out = append(out, in)
+			}
+			if out, err = AppendGrants(cmd.Context(), e.Store, out); err != nil {
+				return err
 			}
 			return o.Print(cmd, out, "no tokens; make one with `legate token create NAME`", func(w io.Writer) error {
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -123,13 +117,16 @@ func tokenListCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-func tokenRevokeCmd(g *globals) *cobra.Command {
+func tokenRevokeCmd(g Hooks) *cobra.Command {
 	return &cobra.Command{
 		Use:   "revoke NAME",
-		Short: "Revoke a token: the next request bearing it is refused",
+		Short: "Revoke a token, or an OAuth grant (oauth:…): the next request bearing it is refused",
 		Args:  cobra.ExactArgs(1),
-		RunE: g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
-			if err := e.store.Tokens().Revoke(cmd.Context(), argv[0], time.Now()); err != nil {
+		RunE: g.WithEnv(func(cmd *cobra.Command, argv []string, e Env) error {
+			if grant, err := RevokeGrant(cmd, e.Store, argv[0]); grant {
+				return err
+			}
+			if err := e.Store.Tokens().Revoke(cmd.Context(), argv[0], time.Now()); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "revoked token %q\n", argv[0])

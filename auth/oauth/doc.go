@@ -1,0 +1,28 @@
+// Package oauth is Legate's own OAuth 2.1 authorization server for its
+// /mcp endpoint (auth.oauth_server), so that a person adds Legate to an
+// MCP client by its URL and logs in as themselves.
+//
+// The protocol is zitadel/oidc's op package: the authorization endpoint
+// with PKCE (S256 only), the token endpoint (authorization code, refresh
+// token), revocation (RFC 7009) and the signing key set. This package
+// gives it its storage on Legate's store (clients, authorization
+// requests, tokens by id and refresh tokens by hash, the signing key),
+// and adds what op lacks:
+//
+//   - the RFC 8414 metadata at /.well-known/oauth-authorization-server
+//     (and the OpenID discovery path clients also probe);
+//   - dynamic client registration (RFC 7591), bounded by max_clients,
+//     clients that never obtained a token deleted after unused_client_ttl;
+//   - the RFC 8707 resource check: tokens are only for Legate's resource;
+//   - refresh token rotation: a rotated token used again revokes its grant;
+//   - the login and consent pages (html/template, embedded, no script,
+//     CSRF double-submit token bound to the browser that logged in), with
+//     local accounts whose passwords are argon2id hashes.
+//
+// The issuer is the origin of auth.resource. /mcp's authenticator takes
+// the server's access tokens through auth.LocalIssuer:
+//
+//	s, err := oauth.Setup(ctx, cfg.Auth, st, authenticator, log)
+//	...
+//	authenticator.MountLocalIssuer(mux) // outside the Host/Origin guard
+package oauth
