@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/tls"
 	"crypto/x509"
 	"encoding/hex"
 	"errors"
@@ -105,7 +104,7 @@ func (c *fetcher) fetchClient() (*http.Client, error) {
 }
 
 func (c *fetcher) newFetchClient() (*http.Client, error) {
-	cl := netguard.NewClient(netguard.Options{AllowPrivate: c.cfg.AllowPrivateNetworks, Timeout: fetchTimeout})
+	opts := netguard.Options{AllowPrivate: c.cfg.AllowPrivateNetworks, Timeout: fetchTimeout}
 	if c.cfg.FetchCAFile != "" {
 		pem, err := os.ReadFile(c.cfg.FetchCAFile)
 		if err != nil {
@@ -118,8 +117,9 @@ func (c *fetcher) newFetchClient() (*http.Client, error) {
 		if !pool.AppendCertsFromPEM(pem) {
 			return nil, legate.Errorf(legate.CodeInvalidArgument, "host: fetch_ca_file %s holds no PEM certificate", c.cfg.FetchCAFile)
 		}
-		cl.Transport.(*http.Transport).TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool}
+		opts.RootCAs = pool
 	}
+	cl := netguard.NewClient(opts)
 	guard := cl.CheckRedirect
 	cl.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		if err := c.checkURL(req.URL); err != nil {

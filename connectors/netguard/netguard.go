@@ -21,6 +21,7 @@ package netguard
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -59,6 +60,9 @@ type Options struct {
 	// Resolver resolves names; nil means net.DefaultResolver. Tests point it
 	// at a fake DNS server.
 	Resolver *net.Resolver
+	// RootCAs, when set, are the certificate authorities trusted instead
+	// of the system's (an internal CA).
+	RootCAs *x509.CertPool
 
 	// allowAddr, when set, admits one address that would be blocked. Only
 	// the package's tests set it (export_test.go), to let a first hop reach
@@ -91,7 +95,7 @@ func NewClient(opts Options) *http.Client {
 		TLSHandshakeTimeout:   10 * time.Second,
 		ResponseHeaderTimeout: timeout,
 		ExpectContinueTimeout: 1 * time.Second,
-		TLSClientConfig:       &tls.Config{MinVersion: tls.VersionTLS12},
+		TLSClientConfig:       &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: opts.RootCAs},
 	}
 	return &http.Client{
 		Transport:     spans.Transport(transport), // traceparent, within a traced call
