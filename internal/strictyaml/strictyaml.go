@@ -87,7 +87,7 @@ func decode(n *yaml.Node, v reflect.Value, path string, errs *[]error) {
 		checkUnique(n, path, errs)
 		fields := structFields(t)
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			key, val := n.Content[i].Value, n.Content[i+1]
+			key, val := resolve(n.Content[i]).Value, n.Content[i+1]
 			idx, ok := fields[key]
 			if !ok {
 				*errs = append(*errs, &PathError{join(path, key), "unknown key" + suggest(key, fields)})
@@ -122,11 +122,11 @@ func decode(n *yaml.Node, v reflect.Value, path string, errs *[]error) {
 			}
 			k := reflect.New(t.Key()).Elem()
 			if err := n.Content[i].Decode(k.Addr().Interface()); err != nil {
-				*errs = append(*errs, &PathError{join(path, n.Content[i].Value), "invalid key"})
+				*errs = append(*errs, &PathError{join(path, resolve(n.Content[i]).Value), "invalid key"})
 				continue
 			}
 			e := reflect.New(t.Elem()).Elem()
-			decode(n.Content[i+1], e, join(path, n.Content[i].Value), errs)
+			decode(n.Content[i+1], e, join(path, resolve(n.Content[i]).Value), errs)
 			v.SetMapIndex(k, e)
 		}
 	default:
@@ -137,10 +137,17 @@ func decode(n *yaml.Node, v reflect.Value, path string, errs *[]error) {
 // isNull reports whether n, or the node it aliases, is null: `~`, `null`
 // or nothing at all (a key written as `: v` or carrying only an anchor).
 func isNull(n *yaml.Node) bool {
-	if n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
-	}
+	n = resolve(n)
 	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
+}
+
+// resolve is the node an alias (`*a`) stands for, or n itself: a key given
+// by an alias is the anchored value, not the anchor's name.
+func resolve(n *yaml.Node) *yaml.Node {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		return n.Alias
+	}
+	return n
 }
 
 // checkUnique reports each key a mapping repeats: YAML forbids it, and
@@ -153,7 +160,7 @@ func checkUnique(n *yaml.Node, path string, errs *[]error) {
 	}
 	first := map[key]int{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k := n.Content[i]
+		k := resolve(n.Content[i])
 		if line, dup := first[key{k.Kind, k.Value}]; dup {
 			*errs = append(*errs, &PathError{join(path, k.Value), fmt.Sprintf("duplicate key (first at line %d)", line)})
 			continue

@@ -55,6 +55,8 @@ func FuzzDecode(f *testing.F) {
 		"in: {a: x, a: y}\n",
 		"deep: {k: [], k: []}\n",
 		"deep: {k: [],&0: []}\n",
+		"name: &a 0\nin: {*a}\n",
+		"name: &a a\nin: {*a: x, a: y}\n",
 		"keys: {~: true, 1: false}\n",
 		"Skip: x\n-: y\n",
 		"- a\n- b\n",
