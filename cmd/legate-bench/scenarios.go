@@ -560,8 +560,9 @@ func (b *bench) p4Legate(ctx context.Context, up *proc, name string) (*proc, err
 	if err != nil {
 		return nil, err
 	}
-	// 2 built-in tools + 5 http.call + 5 webhook.send + 10 upstream echo.
-	const want = 22
+	// 3 built-in tools (http.request, legate.approval_status,
+	// legate.search_tools) + 5 http.call + 5 webhook.send + 10 upstream echo.
+	const want = 23
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		var rz struct{ Tools int }
