@@ -15,7 +15,7 @@
 //	go run ./cmd/legate-bench -profile /tmp/prof   # CPU and allocation profiles of Legate
 //	go run ./cmd/legate-bench -soak                # the soak (soak.go), a few minutes
 //
-// The hidden subcommands upstream, bare, legate, proxy and soakupstream
+// The hidden subcommands upstream, hop, bare, legate, proxy and soakupstream
 // are the servers it starts (see servers.go and soakup.go).
 package main
 
@@ -35,11 +35,13 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/legate-mcp/legate/cmd/legate-bench/benchkit"
 )
 
 func main() {
 	if len(os.Args) > 1 {
-		sub := map[string]func([]string) error{"upstream": upstreamMain, "bare": bareMain, "legate": legateMain, "proxy": proxyMain, "soakupstream": soakUpstreamMain}
+		sub := map[string]func([]string) error{"upstream": upstreamMain, "hop": benchkit.HopMain, "bare": bareMain, "legate": legateMain, "proxy": proxyMain, "soakupstream": soakUpstreamMain}
 		if f, ok := sub[os.Args[1]]; ok {
 			if err := f(os.Args[2:]); err != nil {
 				fmt.Fprintf(os.Stderr, "legate-bench %s: %v\n", os.Args[1], err)

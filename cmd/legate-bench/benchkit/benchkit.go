@@ -176,7 +176,8 @@ func Compare(scenario, what string, c int, base, side Series, target float64, no
 	}
 }
 
-// Legate is a `legate serve` process.
+// Legate is a `legate serve` process, or another MCP server the harness
+// runs as one (StartHop).
 type Legate struct {
 	Cmd  *exec.Cmd
 	Addr string // 127.0.0.1:PORT
@@ -202,17 +203,27 @@ func StartLegate(ctx context.Context, o Options, name, config string, env ...str
 	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
 		return nil, err
 	}
+	return start(ctx, o, name+"-legate", env, func(addr string) []string {
+		return []string{o.Legate, "serve", "--config", path, "--state-dir", filepath.Join(o.Dir, name+"-state"), "--listen", addr}
+	})
+}
+
+// start runs the command that args gives for a free loopback address, its
+// output logged in o.Dir under name, and waits until it answers /readyz
+// there.
+func start(ctx context.Context, o Options, name string, env []string, args func(addr string) []string) (*Legate, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
 	addr := l.Addr().String()
 	l.Close()
-	logf, err := os.Create(filepath.Join(o.Dir, name+"-legate.log"))
+	logf, err := os.Create(filepath.Join(o.Dir, name+".log"))
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(o.Legate, "serve", "--config", path, "--state-dir", filepath.Join(o.Dir, name+"-state"), "--listen", addr)
+	argv := args(addr)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -226,7 +237,7 @@ func StartLegate(ctx context.Context, o Options, name, config string, env ...str
 		select {
 		case <-exited:
 			log, _ := os.ReadFile(logf.Name())
-			return nil, fmt.Errorf("legate serve exited: %s", strings.TrimSpace(string(log)))
+			return nil, fmt.Errorf("%s exited: %s", name, strings.TrimSpace(string(log)))
 		default:
 		}
 		resp, err := http.Get("http://" + addr + "/readyz")
@@ -238,7 +249,7 @@ func StartLegate(ctx context.Context, o Options, name, config string, env ...str
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			p.Stop()
-			return nil, fmt.Errorf("legate serve not ready after 10s (log: %s)", logf.Name())
+			return nil, fmt.Errorf("%s not ready after 10s (log: %s)", name, logf.Name())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -98,20 +98,42 @@ func Run(ctx context.Context, o benchkit.Options) ([]benchkit.Row, error) {
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	var rows []benchkit.Row
 	for _, r := range readers {
+		first, err := benchkit.Call(ctx, sessions[0], r.tool, r.args)
+		if err != nil {
+			return nil, err
+		}
+		hop, err := benchkit.StartHop(ctx, o, "p7-"+r.name, first)
+		if err != nil {
+			return nil, err
+		}
+		hopSessions, err := hop.OpenSessions(ctx, cs[len(cs)-1])
+		if err != nil {
+			hop.Stop()
+			return nil, err
+		}
 		sides := []benchkit.Side{
 			{Name: r.name + " directly", Call: func(ctx context.Context, _ int) error { return r.direct(ctx, base, hc) }},
 			{Name: r.name + " through Legate", Call: func(ctx context.Context, i int) error {
 				_, err := benchkit.Call(ctx, sessions[i], r.tool, r.args)
 				return err
 			}, PID: lg.Cmd.Process.Pid},
+			{Name: "the MCP hop alone", Call: func(ctx context.Context, i int) error {
+				_, err := benchkit.Call(ctx, hopSessions[i], benchkit.HopTool, nil)
+				return err
+			}, PID: hop.Cmd.Process.Pid},
 		}
 		res, err := benchkit.Rounds(ctx, o, "P7", sides, cs)
+		for _, s := range hopSessions {
+			s.Close()
+		}
+		hop.Stop()
 		if err != nil {
 			return nil, err
 		}
 		for _, c := range cs {
 			rows = append(rows, benchkit.Compare("P7", r.what, c, res[c][0], res[c][1], Target,
 				"through Legate (client, call path, connector, library) against the library calling the same stand-in directly")...)
+			rows = append(rows, benchkit.HopRows("P7", r.what, c, res[c][0], res[c][2], res[c][1], Target)...)
 		}
 	}
 	return rows, nil

@@ -79,10 +79,33 @@ func Run(ctx context.Context, o benchkit.Options) ([]benchkit.Row, error) {
 	}
 	defer pool.Close()
 
+	first, err := benchkit.Call(ctx, sessions[0], "pg__query", map[string]any{"sql": Query})
+	if err != nil {
+		return nil, err
+	}
+	hop, err := benchkit.StartHop(ctx, o, "p6", first)
+	if err != nil {
+		return nil, err
+	}
+	defer hop.Stop()
+	hopSessions, err := hop.OpenSessions(ctx, maxC)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		for _, s := range hopSessions {
+			s.Close()
+		}
+	}()
+
 	sides := []benchkit.Side{
 		{Name: "pgx", Call: func(ctx context.Context, i int) error { return direct(ctx, pool, false) }},
 		{Name: "Legate", Call: func(ctx context.Context, i int) error { return viaLegate(ctx, sessions[i]) }, PID: lg.Cmd.Process.Pid},
 		{Name: "pgx in a READ ONLY transaction", Call: func(ctx context.Context, i int) error { return direct(ctx, pool, true) }},
+		{Name: "the MCP hop alone", Call: func(ctx context.Context, i int) error {
+			_, err := benchkit.Call(ctx, hopSessions[i], benchkit.HopTool, nil)
+			return err
+		}, PID: hop.Cmd.Process.Pid},
 	}
 	res, err := benchkit.Rounds(ctx, o, "P6", sides, cs)
 	if err != nil {
@@ -90,7 +113,7 @@ func Run(ctx context.Context, o benchkit.Options) ([]benchkit.Row, error) {
 	}
 	var rows []benchkit.Row
 	for _, c := range cs {
-		d, v, tx := res[c][0], res[c][1], res[c][2]
+		d, v, tx, h := res[c][0], res[c][1], res[c][2], res[c][3]
 		note := ""
 		if c == cs[0] {
 			note = "postgres.query of 100 rows through Legate; baseline: the same query through pgx directly"
@@ -98,6 +121,7 @@ func Run(ctx context.Context, o benchkit.Options) ([]benchkit.Row, error) {
 		rows = append(rows, benchkit.Compare("P6", "postgres.query of 100 rows", c, d, v, Target, note)...)
 		rows = append(rows, benchkit.Row{Scenario: "P6", Metric: fmt.Sprintf("calls/s of pgx in the connector's transaction (BEGIN READ ONLY with SET LOCAL, query, ROLLBACK), C=%d (baseline: pgx directly)", c),
 			Unit: "calls/s", Baseline: benchkit.Median(d.Rate), Legate: benchkit.Median(tx.Rate), Ratio: benchkit.Median(benchkit.Ratios(tx.Rate, d.Rate))})
+		rows = append(rows, benchkit.HopRows("P6", "postgres.query of 100 rows", c, d, h, v, Target)...)
 	}
 	return rows, nil
 }

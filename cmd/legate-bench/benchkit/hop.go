@@ -1,0 +1,104 @@
+package benchkit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// HopTool is the one tool of the server StartHop runs.
+const HopTool = "hop"
+
+// StartHop runs, as a process of its own, an MCP server (the go-sdk's, over
+// Streamable HTTP at /mcp) with one tool, HopTool, that answers every call
+// with res from memory: the MCP hop of a scenario with nothing behind it.
+// A native connector's read through any gateway costs at least this hop
+// plus the read itself, so 1/(1/direct + 1/hop) (HopRows) bounds what a
+// gateway that did no other work could reach. The harness binary serves it
+// as its subcommand "hop" (HopMain).
+func StartHop(ctx context.Context, o Options, name string, res *mcp.CallToolResult) (*Legate, error) {
+	b, err := json.Marshal(res)
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(o.Dir, name+"-hop.json")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		return nil, err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	return start(ctx, o, name+"-hop", nil, func(addr string) []string {
+		return []string{exe, "hop", "-addr", addr, "-result", path}
+	})
+}
+
+// HopMain is the harness's subcommand "hop": the server StartHop runs.
+func HopMain(args []string) error {
+	fs := flag.NewFlagSet("hop", flag.ExitOnError)
+	addr := fs.String("addr", "127.0.0.1:0", "listen address")
+	file := fs.String("result", "", "the CallToolResult (JSON) every call answers")
+	fs.Parse(args)
+	b, err := os.ReadFile(*file)
+	if err != nil {
+		return err
+	}
+	var res mcp.CallToolResult
+	if err := json.Unmarshal(b, &res); err != nil {
+		return fmt.Errorf("%s: %w", *file, err)
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "bench-hop", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: HopTool, InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &res, nil })
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	mux.HandleFunc("GET /readyz", func(http.ResponseWriter, *http.Request) {})
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: mux}
+	go func() {
+		c := make(chan os.Signal, 1)
+		signal.Notify(c, syscall.SIGTERM, os.Interrupt)
+		<-c
+		srv.Close()
+	}()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// HopRows are the rows that put a scenario's read through Legate beside
+// the bound of any gateway at C=c: the hop alone (StartHop) against the
+// direct call, the bound 1/(1/direct + 1/hop) round by round against the
+// direct call with the scenario's target, and Legate against that bound.
+func HopRows(scenario, what string, c int, direct, hop, legate Series, target float64) []Row {
+	bound := make([]float64, len(direct.Rate))
+	for i := range bound {
+		if i < len(hop.Rate) && direct.Rate[i] > 0 && hop.Rate[i] > 0 {
+			bound[i] = 1 / (1/direct.Rate[i] + 1/hop.Rate[i])
+		}
+	}
+	return []Row{
+		{Scenario: scenario, Metric: fmt.Sprintf("calls/s of the MCP hop alone (a go-sdk server answering the same result from memory), %s, C=%d (baseline: directly)", what, c),
+			Unit: "calls/s", Baseline: Median(direct.Rate), Legate: Median(hop.Rate), Ratio: Median(Ratios(hop.Rate, direct.Rate))},
+		{Scenario: scenario, Metric: fmt.Sprintf("calls/s a gateway costing only that hop could reach, 1/(1/direct + 1/hop), %s, C=%d (baseline: directly)", what, c),
+			Unit: "calls/s", Baseline: Median(direct.Rate), Legate: Median(bound), Ratio: Median(Ratios(bound, direct.Rate)),
+			Target: fmt.Sprintf("≥ %.1f× direct", target), Result: "bound"},
+		{Scenario: scenario, Metric: fmt.Sprintf("calls/s through Legate against that bound, %s, C=%d (baseline: the bound)", what, c),
+			Unit: "calls/s", Baseline: Median(bound), Legate: Median(legate.Rate), Ratio: Median(Ratios(legate.Rate, bound))},
+	}
+}
