@@ -22,6 +22,7 @@ import (
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/paramheader"
 	"github.com/legate-mcp/legate/rounds"
+	"github.com/legate-mcp/legate/server/toolresult"
 )
 
 // The fast paths answer the two requests that make most of an agent's
@@ -342,7 +343,7 @@ func (f *fastPath) fastCall(w http.ResponseWriter, r *http.Request, ls *liveSess
 			if mres.Content == nil && !mres.NeedsInput() {
 				mres.Content = []mcp.Content{} // as the SDK sends it
 			}
-			if b, err = json.Marshal(mres); err != nil {
+			if b, err = toolresult.Encode(mres); err != nil {
 				out.error(&jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "encoding the result: " + err.Error()})
 				return true
 			}

@@ -46,6 +46,7 @@ import (
 	"github.com/legate-mcp/legate/ratelimit"
 	"github.com/legate-mcp/legate/rounds"
 	"github.com/legate-mcp/legate/server/instancekit"
+	"github.com/legate-mcp/legate/server/toolresult"
 	"github.com/legate-mcp/legate/sources"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/telemetry"
@@ -469,7 +470,7 @@ func (g *Gateway) executeNative(ctx context.Context, nt *nativeTool, r *Request)
 		}
 		return nil, err
 	}
-	return NativeResult(res)
+	return toolresult.Native(res)
 }
 
 // Test runs every instance's connection test and returns the failures by id.

@@ -155,29 +155,3 @@ func ErrorResult(err error) *mcp.CallToolResult {
 		StructuredContent: map[string]any{"error": body},
 	}
 }
-
-// NativeResult turns a connector's result into an MCP result: its text
-// (or its JSON) and its structured content, always a JSON object.
-func NativeResult(res *legate.Result) (*mcp.CallToolResult, error) {
-	out := &mcp.CallToolResult{Content: []mcp.Content{}}
-	if res == nil {
-		return out, nil
-	}
-	text := res.Text
-	if res.Structured != nil {
-		b, err := json.Marshal(res.Structured)
-		if err != nil {
-			return nil, &legate.Error{Code: legate.CodeAdapterMapping, Message: "result is not JSON", Err: err}
-		}
-		if text == "" {
-			text = string(b)
-		}
-		if len(b) == 0 || b[0] != '{' {
-			// Structured content must be an object.
-			b = append(append([]byte(`{"result":`), b...), '}')
-		}
-		out.StructuredContent = json.RawMessage(b)
-	}
-	out.Content = append(out.Content, &mcp.TextContent{Text: text})
-	return out, nil
-}

@@ -1,0 +1,86 @@
+package toolresult_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/server/toolresult"
+)
+
+// same fails unless Encode(res) is json.Marshal(res), byte for byte.
+func same(t *testing.T, res *mcp.CallToolResult) {
+	t.Helper()
+	want, werr := json.Marshal(res)
+	got, gerr := toolresult.Encode(res)
+	if (werr == nil) != (gerr == nil) || !bytes.Equal(got, want) {
+		t.Fatalf("Encode differs from json.Marshal:\n got %s (%v)\nwant %s (%v)", got, gerr, want, werr)
+	}
+}
+
+func TestEncodeIsMarshal(t *testing.T) {
+	rows := make([]map[string]any, 100)
+	for i := range rows {
+		rows[i] = map[string]any{"id": i, "name": "customer <&> \u2028 é", "amount": float64(i) * 1.25, "note": nil}
+	}
+	for _, r := range []*legate.Result{
+		nil,
+		{},
+		{Text: "plain"},
+		{Structured: map[string]any{"rows": rows, "row_count": 100, "truncated": false}},
+		{Structured: map[string]any{"html": "<b>&amp;</b>", "ctl": "\x00\x1f\t\"\\", "bad utf-8": "\xff\xfe"}},
+		{Structured: []int{1, 2, 3}},
+		{Structured: "a string"},
+		{Structured: json.RawMessage(` { "spaced" : [ 1 , "<x>" ] } `)},
+		{Structured: map[string]any{"k": 1}, Text: "text of its own: <tag> \u2029"},
+	} {
+		res, err := toolresult.Native(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		same(t, res)
+		res.IsError = true
+		same(t, res)
+	}
+}
+
+// Results of other shapes are encoding/json's.
+func TestEncodeOtherShapes(t *testing.T) {
+	raw := json.RawMessage(`{"a":1}`)
+	for _, res := range []*mcp.CallToolResult{
+		{},
+		{Content: []mcp.Content{}},
+		{Content: []mcp.Content{&mcp.TextContent{Text: "x"}}, StructuredContent: map[string]any{"a": 1}},
+		{Content: []mcp.Content{&mcp.TextContent{Text: "x"}, &mcp.TextContent{Text: "y"}}, StructuredContent: raw},
+		{Content: []mcp.Content{&mcp.TextContent{Text: "x", Annotations: &mcp.Annotations{Priority: 1}}}, StructuredContent: raw},
+		{Content: []mcp.Content{&mcp.TextContent{Text: "x", Meta: mcp.Meta{"k": "v"}}}, StructuredContent: raw},
+		{Content: []mcp.Content{&mcp.TextContent{Text: "x"}}, StructuredContent: raw, Meta: mcp.Meta{"k": "v"}},
+		{Content: []mcp.Content{&mcp.ImageContent{Data: []byte("x"), MIMEType: "image/png"}}, StructuredContent: raw},
+	} {
+		same(t, res)
+	}
+}
+
+// FuzzEncode: for any text and any JSON value as structured content,
+// Encode writes what encoding/json writes.
+func FuzzEncode(f *testing.F) {
+	f.Add("", `{"rows":[{"id":1,"name":"<a&b>"}]}`, false)
+	f.Add("text \u2028", `[1,"x"]`, true)
+	f.Add("\xff", `"s"`, false)
+	f.Add("x", `null`, false)
+	f.Fuzz(func(t *testing.T, text, structured string, isError bool) {
+		var v any
+		if json.Unmarshal([]byte(structured), &v) != nil {
+			return
+		}
+		res, err := toolresult.Native(&legate.Result{Structured: v, Text: text})
+		if err != nil {
+			return
+		}
+		res.IsError = isError
+		same(t, res)
+	})
+}
