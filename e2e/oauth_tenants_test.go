@@ -146,7 +146,9 @@ policy:
 		t.Run(p.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 			defer cancel()
-			oauth := ssoClient(t, idpIssuer, p.username, p.password)
+			oauth := oauthHandler(t, "http://127.0.0.1:1/callback", "none", func(b *http.Client, authURL string) error {
+				return ssoBrowser(b, authURL, idpIssuer, p.username, p.password)
+			})
 			cs, err := mcp.NewClient(&mcp.Implementation{Name: "sso-" + p.name, Version: "1"}, nil).
 				Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.url("127.0.0.1"), OAuthHandler: oauth}, nil)
 			if err != nil {
@@ -225,19 +227,35 @@ func textOf(res *mcp.CallToolResult) string {
 	return sb.String()
 }
 
-// ssoClient is the Go SDK's OAuth handler registering itself dynamically;
-// its browser logs in at the identity provider at idpIssuer as username
-// and allows the client at Legate's consent page.
-func ssoClient(t *testing.T, idpIssuer, username, password string) *auth.AuthorizationCodeHandler {
+// oauthHandler is the Go SDK's OAuth handler, registering itself
+// dynamically with the redirect URI redirect and the token endpoint auth
+// method (none: a public client; client_secret_post or _basic: it gets a
+// secret and sends it from where it runs). Its browser stops at the
+// redirect to the client, reading the code off it; login drives the
+// browser from the authorization URL through login and consent.
+func oauthHandler(t *testing.T, redirect, method string, login func(b *http.Client, authURL string) error) *auth.AuthorizationCodeHandler {
 	t.Helper()
-	const redirect = "http://127.0.0.1:1/callback" // never reached: the browser reads the code off the redirect
 	h, err := auth.NewAuthorizationCodeHandler(&auth.AuthorizationCodeHandlerConfig{
 		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
-			ClientName: "SSO test client", RedirectURIs: []string{redirect}, TokenEndpointAuthMethod: "none",
+			ClientName: "OAuth test client", RedirectURIs: []string{redirect}, TokenEndpointAuthMethod: method,
 			GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"}}},
 		RedirectURL: redirect,
 		AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
-			return ssoBrowser(ctx, args.URL, idpIssuer, username, password)
+			var result *auth.AuthorizationResult
+			jar, _ := cookiejar.New(nil)
+			b := &http.Client{Jar: jar, Timeout: 30 * time.Second, CheckRedirect: func(req *http.Request, _ []*http.Request) error {
+				if strings.HasPrefix(req.URL.String(), redirect) {
+					q := req.URL.Query()
+					result = &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}
+					return http.ErrUseLastResponse
+				}
+				return nil
+			}}
+			err := login(b, args.URL)
+			if result == nil || result.Code == "" {
+				return nil, fmt.Errorf("no redirect to %s with a code: %v", redirect, err)
+			}
+			return result, nil
 		},
 	})
 	if err != nil {
@@ -248,25 +266,15 @@ func ssoClient(t *testing.T, idpIssuer, username, password string) *auth.Authori
 
 // ssoBrowser plays the person's browser: Legate's login page, its
 // "Log in with Test IdP" link, the provider's login form, Legate's consent
-// page; it returns the code and state of the redirect to the client.
-func ssoBrowser(ctx context.Context, authURL, idpIssuer, username, password string) (*auth.AuthorizationResult, error) {
-	var result *auth.AuthorizationResult
-	jar, _ := cookiejar.New(nil)
-	b := &http.Client{Jar: jar, Timeout: 30 * time.Second, CheckRedirect: func(req *http.Request, _ []*http.Request) error {
-		if req.URL.Host == "127.0.0.1:1" {
-			q := req.URL.Query()
-			result = &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}
-			return http.ErrUseLastResponse
-		}
-		return nil
-	}}
+// page, whose allow redirects to the client.
+func ssoBrowser(b *http.Client, authURL, idpIssuer, username, password string) error {
 	page := func(resp *http.Response, err error) (string, error) {
 		if err != nil {
 			return "", err
 		}
 		defer resp.Body.Close()
 		body, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != http.StatusOK && result == nil {
+		if resp.StatusCode != http.StatusOK {
 			return "", fmt.Errorf("%s: %s\n%s", resp.Request.URL, resp.Status, body)
 		}
 		return string(body), nil
@@ -275,36 +283,31 @@ func ssoBrowser(ctx context.Context, authURL, idpIssuer, username, password stri
 	origin := u.Scheme + "://" + u.Host
 	login, err := page(b.Get(authURL))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	link := regexp.MustCompile(`href="(/oauth/upstream/start\?id=[^"]+)">Log in with Test IdP<`).FindStringSubmatch(login)
 	if link == nil {
-		return nil, fmt.Errorf("Legate's login page offers no login with Test IdP:\n%s", login)
+		return fmt.Errorf("Legate's login page offers no login with Test IdP:\n%s", login)
 	}
 	idpLogin, err := page(b.Get(origin + strings.ReplaceAll(link[1], "&amp;", "&")))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	id := regexp.MustCompile(`name="id" value="([^"]+)"`).FindStringSubmatch(idpLogin)
 	if id == nil {
-		return nil, fmt.Errorf("not the provider's login page:\n%s", idpLogin)
+		return fmt.Errorf("not the provider's login page:\n%s", idpLogin)
 	}
 	consent, err := page(b.PostForm(idpIssuer+"/login/username", url.Values{"id": {id[1]}, "username": {username}, "password": {password}}))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if !strings.Contains(consent, "Allow") {
-		return nil, fmt.Errorf("no consent page after the provider's login:\n%s", consent)
+		return fmt.Errorf("no consent page after the provider's login:\n%s", consent)
 	}
 	f := url.Values{"decision": {"allow"}}
 	for _, m := range regexp.MustCompile(`name="(id|csrf)" value="([^"]*)"`).FindAllStringSubmatch(consent, -1) {
 		f.Set(m[1], m[2])
 	}
-	if _, err := page(b.PostForm(origin+"/oauth/consent", f)); err != nil {
-		return nil, err
-	}
-	if result == nil || result.Code == "" {
-		return nil, fmt.Errorf("the consent did not redirect to the client with a code")
-	}
-	return result, nil
+	_, err = page(b.PostForm(origin+"/oauth/consent", f))
+	return err
 }
