@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,4 +67,79 @@ func TestOAuthClientKinds(t *testing.T) {
 		var rows []map[string]any
 		return err == nil && json.Unmarshal(out, &rows) == nil && len(rows) == 4
 	}, "four audit rows of http.request naming alice")
+}
+
+// TestOAuthRevokeAndDisable: against a running server, `legate token
+// revoke oauth:…` ends a grant and `legate user disable` a person: their
+// access tokens are refused at the next request (invalid_token), and a
+// disabled person logs in no more.
+func TestOAuthRevokeAndDisable(t *testing.T) {
+	need(t)
+	s, state, config := oauthLegate(t)
+	ctx := t.Context()
+	login := func() string {
+		t.Helper()
+		oauth := oauthHandler(t, "http://127.0.0.1:33418/", "none", func(b *http.Client, authURL string) error {
+			return userAgent(b, authURL, "alice", oauthPassword)
+		})
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "oauth-revoke", Version: "1"}, nil).
+			Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.url("127.0.0.1"), OAuthHandler: oauth}, nil)
+		if err != nil {
+			t.Fatalf("connecting through the OAuth flow: %v", err)
+		}
+		cs.Close()
+		ts, err := oauth.TokenSource(ctx)
+		if err != nil || ts == nil {
+			t.Fatalf("no token source: %v", err)
+		}
+		tok, err := ts.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok.AccessToken
+	}
+	// initialize answers the status of an initialize bearing token, and
+	// its WWW-Authenticate.
+	initialize := func(token string) (int, string) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.url("127.0.0.1"), strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header.Get("WWW-Authenticate")
+	}
+
+	first := login()
+	if status, _ := initialize(first); status != http.StatusOK {
+		t.Fatalf("alice's access token: %d", status)
+	}
+	list := legateRun(t, nil, "token", "list", "--state-dir", state, "--config", config)
+	grant := regexp.MustCompile(`oauth:\S+`).Find(list)
+	if grant == nil {
+		t.Fatalf("token list shows no grant:\n%s", list)
+	}
+	legateRun(t, nil, "token", "revoke", string(grant), "--state-dir", state, "--config", config)
+	if status, challenge := initialize(first); status != http.StatusUnauthorized || !strings.Contains(challenge, `error="invalid_token"`) {
+		t.Fatalf("an access token of a revoked grant: %d %q", status, challenge)
+	}
+
+	second := login()
+	if status, _ := initialize(second); status != http.StatusOK {
+		t.Fatalf("alice's access token of a new grant: %d", status)
+	}
+	legateRun(t, nil, "user", "disable", "alice", "--state-dir", state, "--config", config)
+	if status, challenge := initialize(second); status != http.StatusUnauthorized || !strings.Contains(challenge, `error="invalid_token"`) {
+		t.Fatalf("an access token of a disabled user: %d %q", status, challenge)
+	}
+	oauth := oauthHandler(t, "http://127.0.0.1:33418/", "none", func(b *http.Client, authURL string) error {
+		return userAgent(b, authURL, "alice", oauthPassword)
+	})
+	if _, err := mcp.NewClient(&mcp.Implementation{Name: "oauth-disabled", Version: "1"}, nil).
+		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.url("127.0.0.1"), OAuthHandler: oauth}, nil); err == nil || !strings.Contains(err.Error(), "/oauth/login: 401") {
+		t.Fatalf("a disabled user logs in: %v, want the login refused", err)
+	}
 }
