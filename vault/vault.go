@@ -146,6 +146,9 @@ func Describe(tenant, name string) string {
 
 // ValidateName checks a secret name and a tenant.
 func ValidateName(tenant, name string) error {
+	if strings.HasPrefix(name, SystemPrefix) {
+		return fmt.Errorf("secret name %q: names starting with %q are Legate's own secrets (such as the OAuth signing key), which no command sets or removes", name, SystemPrefix)
+	}
 	if !NamePattern.MatchString(name) {
 		return fmt.Errorf("secret name %q must match %s", name, NamePattern)
 	}

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/legate-mcp/legate/auth/oauth"
@@ -140,7 +141,7 @@ func TestSigningKeyIsNoCredential(t *testing.T) {
 		t.Fatal("vault set replaces the signing key")
 	}
 	publishedKey(t, st, openVault(st, keyFile))
-	if _, err := openVault(st, keyFile).Delete(context.Background(), "", vault.SystemPrefix+oauth.SigningKeyName); err == nil {
-		t.Fatal("vault rm removes the signing key")
+	if _, err := openVault(st, keyFile).Delete(context.Background(), "", vault.SystemPrefix+oauth.SigningKeyName); err == nil || !strings.Contains(err.Error(), "Legate's own secrets") {
+		t.Fatalf("vault rm of the signing key: %v, want it refused as Legate's own secret", err)
 	}
 }
