@@ -33,8 +33,9 @@ func lookupTool(s *mcp.Server, desc string) {
 // The operator's path through the panel in a real browser: log in; a
 // client's write call appears in the inbox, is approved there, completes,
 // and its webhook is delivered exactly once; another is denied; a
-// quarantined tool is accepted after its diff is seen; a connector is
-// added through the form made from its type's spec. Each page is saved to
+// quarantined tool is accepted after its diff is seen; an upstream is
+// added through its form; a connector is added through the form made from
+// its type's spec. Each page is saved to
 // docs/panel/.
 func TestPanelInABrowser(t *testing.T) {
 	b := needBrowser(t)
@@ -178,6 +179,16 @@ upstreams:
 		e, ok := gw.Catalog().Lookup("mcp.dir.lookup")
 		return ok && strings.Contains(e.Tool.Description, "IGNORE")
 	})
+
+	// Another upstream is added through the upstreams page's form.
+	b.typeIn("#u-id", "dir2")
+	b.typeIn("#u-url", ups.URL)
+	b.click("#add-upstream-save")
+	b.wait("#msg")
+	if !b.contains("added upstream dir2") {
+		t.Errorf("after adding an upstream: %s", b.text("main"))
+	}
+	eventually(t, "the added upstream's tool in the catalog", func() bool { _, ok := gw.Catalog().Lookup("mcp.dir2.lookup"); return ok })
 
 	// A connector is added through the form its type's spec makes.
 	b.open(base + "/connectors/new?type=webhook")

@@ -304,6 +304,36 @@ func (p *Panel) upstreams(w http.ResponseWriter, r *http.Request, s *session) {
 	p.render(w, "upstreams", s, data)
 }
 
+// addUpstream turns the form into POST /admin/v1/upstreams, as `legate
+// upstream add ID (--url URL | -- PROGRAM [ARG...])` does: an id, and a
+// URL or a command of one argument a line, and the tenant owning it.
+func (p *Panel) addUpstream(w http.ResponseWriter, r *http.Request, s *session) {
+	entry := map[string]any{"id": strings.TrimSpace(r.PostFormValue("id"))}
+	if u := strings.TrimSpace(r.PostFormValue("url")); u != "" {
+		entry["url"] = u
+	}
+	var command []string
+	for line := range strings.Lines(r.PostFormValue("command")) {
+		if arg := strings.TrimRight(line, "\r\n"); strings.TrimSpace(arg) != "" {
+			command = append(command, arg)
+		}
+	}
+	if len(command) > 0 {
+		entry["command"] = command
+	}
+	if t := strings.TrimSpace(r.PostFormValue("tenant")); t != "" {
+		entry["tenant"] = t
+	}
+	var res struct {
+		Added string `json:"added"`
+	}
+	if err := p.call(r.Context(), s, "POST", "/admin/v1/upstreams", entry, &res); err != nil {
+		back(w, r, "/upstreams", "", err)
+		return
+	}
+	back(w, r, "/upstreams", "added upstream "+res.Added+"; the server connects to it within a second", nil)
+}
+
 func (p *Panel) upstreamAction(w http.ResponseWriter, r *http.Request, s *session) {
 	id, verb := r.PathValue("id"), r.PathValue("verb")
 	switch verb {

@@ -112,6 +112,7 @@ func New(api http.Handler, opts *Options) http.Handler {
 	mux.HandleFunc("POST /connectors", p.with(p.addConnector))
 	mux.HandleFunc("POST /connectors/{id}/test", p.with(p.testConnector))
 	mux.HandleFunc("GET /upstreams", p.with(p.upstreams))
+	mux.HandleFunc("POST /upstreams", p.with(p.addUpstream))
 	mux.HandleFunc("POST /upstreams/{id}/{verb}", p.with(p.upstreamAction))
 	mux.HandleFunc("GET /tools", p.with(p.tools))
 	mux.HandleFunc("GET /audit", p.with(p.audit))

@@ -160,7 +160,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		l.close(nil)
 		return nil, err
 	}
-	if _, err = oauth.Setup(ctx, opts.Config.Auth, opts.Store, g.auth, g.log); err != nil {
+	if _, err = oauth.Setup(ctx, opts.Config.Auth, opts.Store, opts.Vault, g.auth, g.log); err != nil {
 		g.auth.Close()
 		l.close(nil)
 		return nil, err

@@ -151,4 +151,7 @@ type OAuthStore interface {
 	// PutSigningKey stores the signing key once: when one is stored
 	// already, an error wrapping ErrExists (read it with SigningKey).
 	PutSigningKey(ctx context.Context, key []byte) error
+	// DeleteSigningKey removes the stored signing key, once it is kept
+	// elsewhere (sealed in the vault); none stored is no error.
+	DeleteSigningKey(ctx context.Context) error
 }

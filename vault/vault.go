@@ -146,6 +146,9 @@ func Describe(tenant, name string) string {
 
 // ValidateName checks a secret name and a tenant.
 func ValidateName(tenant, name string) error {
+	if strings.HasPrefix(name, SystemPrefix) {
+		return fmt.Errorf("secret name %q: names starting with %q are Legate's own secrets (such as the OAuth signing key), which no command sets or removes", name, SystemPrefix)
+	}
 	if !NamePattern.MatchString(name) {
 		return fmt.Errorf("secret name %q must match %s", name, NamePattern)
 	}
@@ -161,6 +164,11 @@ func (v *Vault) Set(ctx context.Context, tenant, name string, value []byte) (Inf
 	if err := ValidateName(tenant, name); err != nil {
 		return Info{}, err
 	}
+	return v.set(ctx, tenant, name, value)
+}
+
+// set is Set of a name already checked.
+func (v *Vault) set(ctx context.Context, tenant, name string, value []byte) (Info, error) {
 	switch {
 	case len(value) == 0:
 		return Info{}, fmt.Errorf("%s: the value is empty", Describe(tenant, name))
@@ -303,6 +311,9 @@ func (v *Vault) List(ctx context.Context) ([]Info, error) {
 // says how many there were; a missing secret is an error wrapping
 // ErrNotFound.
 func (v *Vault) Delete(ctx context.Context, tenant, name string) (int, error) {
+	if err := ValidateName(tenant, name); err != nil {
+		return 0, err
+	}
 	n, err := v.st.Delete(ctx, tenant, name)
 	if errors.Is(err, store.ErrNotFound) {
 		return 0, fmt.Errorf("%s is not set: %w", Describe(tenant, name), ErrNotFound)

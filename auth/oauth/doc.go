@@ -6,8 +6,9 @@
 // with PKCE (S256 only), the token endpoint (authorization code, refresh
 // token), revocation (RFC 7009) and the signing key set. This package
 // gives it its storage on Legate's store (clients, authorization
-// requests, tokens by id and refresh tokens by hash, the signing key),
-// and adds what op lacks:
+// requests, tokens by id and refresh tokens by hash), keeps its signing
+// key sealed in the vault (one an earlier version kept in the store
+// unsealed is moved there at start), and adds what op lacks:
 //
 //   - the RFC 8414 metadata at /.well-known/oauth-authorization-server
 //     (and the OpenID discovery path clients also probe);
@@ -22,7 +23,7 @@
 // The issuer is the origin of auth.resource. /mcp's authenticator takes
 // the server's access tokens through auth.LocalIssuer:
 //
-//	s, err := oauth.Setup(ctx, cfg.Auth, st, authenticator, log)
+//	s, err := oauth.Setup(ctx, cfg.Auth, st, vault, authenticator, log)
 //	...
 //	authenticator.MountLocalIssuer(mux) // outside the Host/Origin guard
 package oauth

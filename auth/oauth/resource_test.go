@@ -44,7 +44,7 @@ func TestAuthenticatorAcceptsLocalTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := oauth.Setup(ctx, cfg, h.st, a, nopLog()); err != nil {
+	if _, err := oauth.Setup(ctx, cfg, h.st, nil, a, nopLog()); err != nil {
 		t.Fatal(err)
 	}
 	redirect := "http://127.0.0.1:33418/callback"

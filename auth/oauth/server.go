@@ -19,6 +19,7 @@ import (
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/vault"
 )
 
 // The paths the authorization server serves, below its issuer.
@@ -61,6 +62,8 @@ type Server struct {
 // Options are what New needs besides the configuration.
 type Options struct {
 	Store store.Store
+	// Vault seals the signing key; nil keeps it in the store unsealed.
+	Vault *vault.Vault
 	Log   *slog.Logger
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
@@ -77,8 +80,8 @@ func Issuer(resource string) string {
 }
 
 // New builds the authorization server of the auth section cfg, whose
-// oauth_server must be set; the signing key is read from the store, made
-// on first start.
+// oauth_server must be set; the signing key is read from the vault (or
+// the store without one), made on first start.
 func New(ctx context.Context, cfg config.Auth, o Options) (*Server, error) {
 	sc := cfg.OAuthServer
 	if sc == nil {
@@ -111,7 +114,7 @@ func New(ctx context.Context, cfg config.Auth, o Options) (*Server, error) {
 		return nil, err
 	}
 	s.upstream = upstream
-	key, err := loadKey(ctx, s.store)
+	key, err := loadKey(ctx, s.store, o.Vault, s.log)
 	if err != nil {
 		return nil, fmt.Errorf("oauth: the signing key: %w", err)
 	}
@@ -323,11 +326,11 @@ var _ auth.LocalIssuer = (*Server)(nil)
 
 // Setup builds the authorization server when cfg.OAuthServer is set (nil
 // otherwise) and has a accept its access tokens.
-func Setup(ctx context.Context, cfg config.Auth, st store.Store, a *auth.Authenticator, log *slog.Logger) (*Server, error) {
+func Setup(ctx context.Context, cfg config.Auth, st store.Store, v *vault.Vault, a *auth.Authenticator, log *slog.Logger) (*Server, error) {
 	if cfg.OAuthServer == nil {
 		return nil, nil
 	}
-	s, err := New(ctx, cfg, Options{Store: st, Log: log.With("component", "oauth")})
+	s, err := New(ctx, cfg, Options{Store: st, Vault: v, Log: log.With("component", "oauth")})
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/subtle"
-	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -376,35 +375,6 @@ func (p publicKey) ID() string                         { return p.k.id }
 func (p publicKey) Algorithm() jose.SignatureAlgorithm { return jose.RS256 }
 func (p publicKey) Use() string                        { return "sig" }
 func (p publicKey) Key() any                           { return &p.k.key.PublicKey }
-
-// loadKey reads the signing key from the store, making and storing one
-// on first start; replicas racing to make one all end with the stored one.
-func loadKey(ctx context.Context, st store.OAuthStore) (*signingKey, error) {
-	der, err := st.SigningKey(ctx)
-	if errors.Is(err, store.ErrNotFound) {
-		k, gerr := rsa.GenerateKey(rand.Reader, 2048)
-		if gerr != nil {
-			return nil, gerr
-		}
-		der, _ = x509.MarshalPKCS8PrivateKey(k)
-		if err = st.PutSigningKey(ctx, der); errors.Is(err, store.ErrExists) {
-			der, err = st.SigningKey(ctx)
-		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	parsed, err := x509.ParsePKCS8PrivateKey(der)
-	if err != nil {
-		return nil, fmt.Errorf("the stored signing key: %w", err)
-	}
-	rk, ok := parsed.(*rsa.PrivateKey)
-	if !ok {
-		return nil, errors.New("the stored signing key is not an RSA key")
-	}
-	pub, _ := x509.MarshalPKIXPublicKey(&rk.PublicKey)
-	return &signingKey{id: hashSecret(string(pub))[:16], key: rk}, nil
-}
 
 // client is a registered client as op sees it.
 type client struct {

@@ -286,6 +286,13 @@ func (s oauthStore) PutSigningKey(ctx context.Context, key []byte) error {
 	return nil
 }
 
+func (s oauthStore) DeleteSigningKey(ctx context.Context) error {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM oauth_keys WHERE id = 1`); err != nil {
+		return fmt.Errorf("deleting the signing key: %w", err)
+	}
+	return nil
+}
+
 // splitNonEmpty splits s by sep, "" giving none.
 func splitNonEmpty(s, sep string) []string {
 	if s == "" {

@@ -223,4 +223,10 @@ func testOAuthTokens(t *testing.T, open Opener) {
 	if k, err := os.SigningKey(ctx); err != nil || string(k) != "k1" {
 		t.Fatalf("key: %q %v", k, err)
 	}
+	must(t, os.DeleteSigningKey(ctx))
+	if _, err := os.SigningKey(ctx); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a deleted key: %v, want ErrNotFound", err)
+	}
+	must(t, os.DeleteSigningKey(ctx))
+	must(t, os.PutSigningKey(ctx, []byte("k3")))
 }
