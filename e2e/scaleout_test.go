@@ -73,7 +73,7 @@ func TestComposeHAProxyConfig(t *testing.T) {
 //     their Mcp-Session-Id from the replica HAProxy sends them to), open a new session and make
 //     the same call again there.
 func TestScaleOutBehindHAProxy(t *testing.T) {
-	need(t)
+	p := need(t)
 	haproxy := needHAProxy(t)
 	start := time.Now()
 	ctx := context.Background()
@@ -344,6 +344,21 @@ approvals:
 			expiredSessions++
 		}
 	}
+	// The TypeScript SDK's sessions (2025-11-25) work through HAProxy's affinity on the
+	// surviving replicas too.
+	var reads []batchCall
+	for i := range 8 {
+		reads = append(reads, batchCall{"legate__approval_status", map[string]any{"approval_id": fmt.Sprint("ap_none_", i)}})
+	}
+	b, out := runBatch(t, p, lb, reads, "--clients", "4")
+	for i, c := range b.Calls {
+		for _, a := range c.Attempts {
+			if a.Error != nil {
+				t.Errorf("TypeScript SDK session, call %d through HAProxy: JSON-RPC error %d %s\n%s", i, a.Error.Code, a.Error.Message, out)
+			}
+		}
+	}
+
 	delivered := 0
 	for _, c := range counts {
 		delivered += c
