@@ -149,8 +149,10 @@ const maxCallAttempts = 4
 // After an error (the replica holding the call died) the same call is made again. That is safe
 // here, and only because the write needs approval: the request is bound to the principal, the
 // tool, the arguments' hash and the tool's definition, so the same call finds the request the
-// first one opened (waiting for its decision, or returning its stored outcome) and cannot open a
-// second, nor run the write again. A write that needs no approval must not be retried blindly.
+// first one opened (waiting for its decision, or returning its stored outcome), even while the
+// first is still being taken on another replica (finding and opening are one step in the store),
+// and cannot open a second, nor run the write again. A write that needs no approval must not be
+// sent again blindly: it may have run.
 func (c *scaleClient) write(ctx context.Context, n int, mark string, pending func(id string)) *scaleWrite {
 	w := &scaleWrite{n: n, client: c}
 	defer func(start time.Time) { w.took = time.Since(start) }(time.Now())

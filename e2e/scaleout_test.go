@@ -428,6 +428,7 @@ type scaleRun struct {
 	mark     string
 	replicas []*killable
 
+	step     sync.Mutex // held through each decision
 	mu       sync.Mutex
 	dead     map[int]bool
 	below    int             // writes n < below that are not late are decided
@@ -452,7 +453,10 @@ func (r *scaleRun) decideBelow(n int) {
 	r.below = n
 }
 
+// pause stops (or resumes) deciding; once it returns, no decision is under way.
 func (r *scaleRun) pause(p bool) {
+	r.step.Lock()
+	defer r.step.Unlock()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.paused = p
@@ -496,33 +500,41 @@ func (r *scaleRun) decidePass(ctx context.Context) {
 		}
 		n := args.Payload.N
 		from, known := origin[a.ID]
-		r.mu.Lock()
-		ok := known && !r.paused && (late(n) && r.late[a.ID] || !late(n) && n < r.below)
-		via := -1
-		for k := 1; k <= len(r.replicas); k++ {
-			if i := (from + k) % len(r.replicas); i != from && !r.dead[i] {
-				via = i
-				break
-			}
-		}
-		r.mu.Unlock()
-		if !ok || via < 0 {
-			continue
-		}
-		verb := "deny"
-		if approve(n) {
-			verb = "approve"
-		}
-		adminDecide(r.t, &server{addr: strings.TrimSuffix(strings.TrimPrefix(r.replicas[via].url, "http://"), "/mcp")}, r.admin, a.ID, verb)
-		r.mu.Lock()
-		r.decided[a.ID], r.via[a.ID], r.origin[a.ID] = n, via, from
-		if approve(n) {
-			r.approved[a.ID] = true
-		} else {
-			r.denied[a.ID] = true
-		}
-		r.mu.Unlock()
+		r.decideOne(a.ID, n, from, known)
 	}
+}
+
+// decideOne decides request id of write n, whose call replica from took, if it may be decided
+// now, through a live replica other than from.
+func (r *scaleRun) decideOne(id string, n, from int, known bool) {
+	r.step.Lock()
+	defer r.step.Unlock()
+	r.mu.Lock()
+	ok := known && !r.paused && (late(n) && r.late[id] || !late(n) && n < r.below)
+	via := -1
+	for k := 1; k <= len(r.replicas); k++ {
+		if i := (from + k) % len(r.replicas); i != from && !r.dead[i] {
+			via = i
+			break
+		}
+	}
+	r.mu.Unlock()
+	if !ok || via < 0 {
+		return
+	}
+	verb := "deny"
+	if approve(n) {
+		verb = "approve"
+	}
+	adminDecide(r.t, &server{addr: strings.TrimSuffix(strings.TrimPrefix(r.replicas[via].url, "http://"), "/mcp")}, r.admin, id, verb)
+	r.mu.Lock()
+	r.decided[id], r.via[id], r.origin[id] = n, via, from
+	if approve(n) {
+		r.approved[id] = true
+	} else {
+		r.denied[id] = true
+	}
+	r.mu.Unlock()
 }
 
 // waitDecided waits until every write below n that is not late is decided.
