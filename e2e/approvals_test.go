@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -594,27 +595,34 @@ func countRows(rows []map[string]any, approvalID string) int {
 }
 
 // hookReceiver is a webhook receiver that records every delivery and verifies its signature
-// with webhook.Verify.
+// with webhook.Verify. It takes POST /hook, or /hook/NAME when instances post to it under names
+// of their own (delivery.path tells which).
 type hookReceiver struct {
 	url string // where the webhook instance posts
 
 	mu         sync.Mutex
 	deliveries []delivery
+	gate       chan struct{} // while set (hold), deliveries are recorded, then answered once it is closed
 }
 
 func newHookReceiver(t *testing.T, secret string) *hookReceiver {
 	h := &hookReceiver{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		d := delivery{id: r.Header.Get("X-Legate-Delivery"), body: string(body)}
-		if r.Method != http.MethodPost || r.URL.Path != "/hook" {
+		d := delivery{id: r.Header.Get("X-Legate-Delivery"), body: string(body), path: r.URL.Path}
+		if r.Method != http.MethodPost || (r.URL.Path != "/hook" && path.Dir(r.URL.Path) != "/hook") {
 			d.sigErr = fmt.Errorf("got %s %s, want POST /hook", r.Method, r.URL.Path)
 		} else {
 			d.sigErr = webhook.Verify(secret, r.Header.Get("X-Legate-Signature"), body, 5*time.Minute, time.Now())
 		}
 		h.mu.Lock()
+		gate := h.gate
+		d.held = gate != nil
 		h.deliveries = append(h.deliveries, d)
 		h.mu.Unlock()
+		if gate != nil {
+			<-gate
+		}
 		if d.sigErr != nil {
 			http.Error(w, d.sigErr.Error(), http.StatusUnauthorized)
 			return
@@ -622,6 +630,7 @@ func newHookReceiver(t *testing.T, secret string) *hookReceiver {
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	t.Cleanup(srv.Close)
+	t.Cleanup(h.release) // before srv.Close, which waits for the held deliveries
 	h.url = srv.URL + "/hook"
 	t.Cleanup(func() {
 		for _, d := range h.all() {
@@ -634,6 +643,26 @@ func newHookReceiver(t *testing.T, secret string) *hookReceiver {
 		}
 	})
 	return h
+}
+
+// hold makes the deliveries arriving from now on wait for release before they are answered:
+// their calls stay executing, with their deliveries recorded.
+func (h *hookReceiver) hold() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.gate == nil {
+		h.gate = make(chan struct{})
+	}
+}
+
+// release answers the held deliveries and stops holding.
+func (h *hookReceiver) release() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.gate != nil {
+		close(h.gate)
+		h.gate = nil
+	}
 }
 
 func (h *hookReceiver) all() []delivery {

@@ -113,7 +113,9 @@ type fixture struct {
 
 type delivery struct {
 	id, body string
-	sigErr   error // nil when the signature verified
+	path     string // the request's path
+	held     bool   // it arrived while the receiver held deliveries (hookReceiver.hold)
+	sigErr   error  // nil when the signature verified
 }
 
 func (d delivery) String() string {

@@ -167,21 +167,13 @@ func ArgsHash(args json.RawMessage) string {
 // arguments finds the same request and its outcome.
 func (in *Inbox) Open(ctx context.Context, a *store.Approval) (req *store.Approval, created bool, err error) {
 	now := in.now()
-	b := store.Binding{Principal: a.Principal, Tenant: a.Tenant, Tool: a.Tool, ArgsHash: a.ArgsHash, DefHash: a.DefHash}
-	old, err := in.st.Find(ctx, b, now.Add(-in.cfg.ExpireTime()))
-	switch {
-	case err == nil && !(old.State == store.StatePending && !old.ExpiresAt.After(now)):
-		return old, false, nil
-	case err != nil && !errors.Is(err, store.ErrNotFound):
-		return nil, false, err
-	}
 	a.ID = newID()
 	a.CreatedAt = now
 	a.ExpiresAt = now.Add(in.cfg.ExpireTime())
-	if err := in.st.Create(ctx, a); err != nil {
-		return nil, false, err
-	}
-	return a, true, nil
+	// One step in the store: the same call made again at once, through
+	// this process or another, shares the request rather than opening a
+	// second one that could be approved and run too.
+	return in.st.Open(ctx, a, now.Add(-in.cfg.ExpireTime()), now)
 }
 
 func newID() string {

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -11,6 +14,8 @@ import (
 
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/store/postgres"
+	"github.com/legate-mcp/legate/store/postgres/pgtest"
 	"github.com/legate-mcp/legate/store/sqlite"
 )
 
@@ -72,5 +77,80 @@ func TestAFailedHeartbeatIsReportedAndRetried(t *testing.T) {
 	}
 	if n := h.beats.Load(); n < 3 {
 		t.Fatalf("%d heartbeats, want 2 failed and 1 that succeeded", n)
+	}
+}
+
+// TestOpenRacesOpenOneRequest: the same call made several times at once,
+// through two processes sharing the store (a client calling again through
+// another replica while its first call is still being taken), opens one
+// request, which they all share, not one each that approvers might each
+// approve and the gateway run.
+func TestOpenRacesOpenOneRequest(t *testing.T) {
+	ctx := context.Background()
+	for _, backend := range []struct {
+		name string
+		open func(t *testing.T) (store.Store, error) // one more process on the test's database
+	}{
+		{"sqlite", func() func(t *testing.T) (store.Store, error) {
+			dir := ""
+			return func(t *testing.T) (store.Store, error) {
+				if dir == "" {
+					dir = t.TempDir()
+				}
+				return sqlite.Open(ctx, dir)
+			}
+		}()},
+		{"postgres", func() func(t *testing.T) (store.Store, error) {
+			url := ""
+			return func(t *testing.T) (store.Store, error) {
+				if url == "" {
+					url = pgtest.URL(t)
+				}
+				return postgres.Open(ctx, url)
+			}
+		}()},
+	} {
+		t.Run(backend.name, func(t *testing.T) {
+			var stores []store.Store
+			for range 2 {
+				st, err := backend.open(t)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer st.Close()
+				stores = append(stores, st)
+			}
+			first, second := stores[0], stores[1]
+			inboxes := []*policy.Inbox{policy.NewInbox(first.Approvals(), policy.ApprovalsConfig{}), policy.NewInbox(second.Approvals(), policy.ApprovalsConfig{})}
+			for round := range 20 {
+				args := json.RawMessage(fmt.Sprintf(`{"round":%d}`, round))
+				start := make(chan struct{})
+				var mu sync.Mutex
+				opened, created := map[string]bool{}, 0
+				var wg sync.WaitGroup
+				for i := range 8 {
+					wg.Go(func() {
+						<-start
+						a, c, err := inboxes[i%2].Open(ctx, &store.Approval{Principal: "alice", Tool: "web.post", Class: "write", Args: args, ArgsHash: policy.ArgsHash(args)})
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						mu.Lock()
+						defer mu.Unlock()
+						opened[a.ID] = true
+						if c {
+							created++
+						}
+					})
+				}
+				close(start)
+				wg.Wait()
+				if len(opened) != 1 || created != 1 {
+					t.Fatalf("round %d: 8 identical calls at once opened requests %v, %d of them reported created; want one, created once",
+						round, slices.Sorted(maps.Keys(opened)), created)
+				}
+			}
+		})
 	}
 }

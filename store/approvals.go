@@ -60,6 +60,13 @@ type Approval struct {
 	Outcome json.RawMessage
 }
 
+// Live reports whether a, found for a binding, is still the request its
+// calls share at now: any but a pending request past its expiry (which
+// Expire has not marked yet), for which a new call opens a new request.
+func (a *Approval) Live(now time.Time) bool {
+	return a.State != StatePending || a.ExpiresAt.After(now)
+}
+
 // Binding is what makes two calls the same request.
 type Binding struct {
 	Principal, Tenant, Tool, ArgsHash, DefHash string
@@ -94,6 +101,12 @@ type ApprovalStore interface {
 	// Find returns the newest request with the binding that is not expired
 	// and was created after since, or ErrNotFound.
 	Find(ctx context.Context, b Binding, since time.Time) (*Approval, error)
+	// Open returns the request that calls with a's binding share: the one
+	// Find returns with since, unless it is no longer Live at now; with
+	// none, it creates a (as Create does) and reports created. Concurrent
+	// Opens of one binding, in any number of goroutines and processes,
+	// return one request: Find and Create in one step.
+	Open(ctx context.Context, a *Approval, since, now time.Time) (req *Approval, created bool, err error)
 	// Decide moves a pending, unexpired request to approved or denied. A
 	// request not pending is an error wrapping ErrConflict.
 	Decide(ctx context.Context, id string, approve bool, decider, reason string, now time.Time) (*Approval, error)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -42,7 +44,17 @@ func scanApproval(row pgx.Row) (*store.Approval, error) {
 }
 
 func (s approvalStore) Create(ctx context.Context, a *store.Approval) error {
-	_, err := s.db.Exec(ctx, `INSERT INTO approvals (`+approvalCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 0, '', '', '')`,
+	return createApproval(ctx, s.db, a)
+}
+
+// querier is the pool or a transaction.
+type querier interface {
+	execer
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+func createApproval(ctx context.Context, db execer, a *store.Approval) error {
+	_, err := db.Exec(ctx, `INSERT INTO approvals (`+approvalCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 0, '', '', '')`,
 		a.ID, a.Principal, a.Tenant, a.Session, a.Tool, a.Class, string(a.Args), a.ArgsHash, a.DefHash, string(a.Definition),
 		store.StatePending, a.CreatedAt.UnixMilli(), a.ExpiresAt.UnixMilli())
 	if duplicate(err) {
@@ -53,6 +65,40 @@ func (s approvalStore) Create(ctx context.Context, a *store.Approval) error {
 	}
 	a.State = store.StatePending
 	return nil
+}
+
+// openLock is the first key of the advisory locks Open takes, one for
+// each binding (the second key is its FNV-1a hash; two bindings sharing
+// one only wait for each other); the two-key locks are apart from the
+// one-key ones of migrations and audit.
+const openLock int32 = 0x6c670003 // "lg", 3
+
+// Open finds and creates in one transaction holding the binding's
+// advisory lock: the Opens of one binding, in every replica, run one after
+// another, and each sees the request the one before it committed.
+func (s approvalStore) Open(ctx context.Context, a *store.Approval, since, now time.Time) (req *store.Approval, created bool, err error) {
+	b := store.Binding{Principal: a.Principal, Tenant: a.Tenant, Tool: a.Tool, ArgsHash: a.ArgsHash, DefHash: a.DefHash}
+	err = pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
+		key := fnv.New32a()
+		key.Write([]byte(strings.Join([]string{b.Principal, b.Tenant, b.Tool, b.ArgsHash, b.DefHash}, "\x00")))
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, $2)`, openLock, int32(key.Sum32())); err != nil {
+			return fmt.Errorf("opening approval request: %w", err)
+		}
+		old, err := findApproval(ctx, tx, b, since)
+		switch {
+		case err == nil && old.Live(now):
+			req = old
+			return nil
+		case err != nil && !errors.Is(err, store.ErrNotFound):
+			return err
+		}
+		req, created = a, true
+		return createApproval(ctx, tx, a)
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return req, created, nil
 }
 
 func (s approvalStore) Get(ctx context.Context, id string) (*store.Approval, error) {
@@ -90,7 +136,11 @@ func (s approvalStore) List(ctx context.Context, f store.ApprovalFilter) ([]*sto
 }
 
 func (s approvalStore) Find(ctx context.Context, b store.Binding, since time.Time) (*store.Approval, error) {
-	a, err := scanApproval(s.db.QueryRow(ctx, `SELECT `+approvalCols+` FROM approvals
+	return findApproval(ctx, s.db, b, since)
+}
+
+func findApproval(ctx context.Context, db querier, b store.Binding, since time.Time) (*store.Approval, error) {
+	a, err := scanApproval(db.QueryRow(ctx, `SELECT `+approvalCols+` FROM approvals
 		WHERE principal = $1 AND tenant = $2 AND tool = $3 AND args_hash = $4 AND def_hash = $5 AND state <> $6 AND created_at > $7
 		ORDER BY created_at DESC LIMIT 1`, b.Principal, b.Tenant, b.Tool, b.ArgsHash, b.DefHash, store.StateExpired, since.UnixMilli()))
 	if errors.Is(err, pgx.ErrNoRows) {

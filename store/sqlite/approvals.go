@@ -41,7 +41,17 @@ func unixMilli(v int64) time.Time {
 }
 
 func (s approvalStore) Create(ctx context.Context, a *store.Approval) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO approvals (`+approvalCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, '', '', '')`,
+	return createApproval(ctx, s.db, a)
+}
+
+// querier is the database or a transaction.
+type querier interface {
+	execer
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func createApproval(ctx context.Context, db execer, a *store.Approval) error {
+	_, err := db.ExecContext(ctx, `INSERT INTO approvals (`+approvalCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, '', '', '')`,
 		a.ID, a.Principal, a.Tenant, a.Session, a.Tool, a.Class, string(a.Args), a.ArgsHash, a.DefHash, string(a.Definition),
 		store.StatePending, a.CreatedAt.UnixMilli(), a.ExpiresAt.UnixMilli())
 	if duplicate(err) {
@@ -52,6 +62,32 @@ func (s approvalStore) Create(ctx context.Context, a *store.Approval) error {
 	}
 	a.State = store.StatePending
 	return nil
+}
+
+// Open finds and creates in one transaction, which the store begins
+// IMMEDIATE (_txlock): it holds the database's write lock from its start,
+// so the Opens of every process run one after another.
+func (s approvalStore) Open(ctx context.Context, a *store.Approval, since, now time.Time) (*store.Approval, bool, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, false, fmt.Errorf("opening approval request: %w", err)
+	}
+	defer tx.Rollback()
+	b := store.Binding{Principal: a.Principal, Tenant: a.Tenant, Tool: a.Tool, ArgsHash: a.ArgsHash, DefHash: a.DefHash}
+	old, err := findApproval(ctx, tx, b, since)
+	switch {
+	case err == nil && old.Live(now):
+		return old, false, nil
+	case err != nil && !errors.Is(err, store.ErrNotFound):
+		return nil, false, err
+	}
+	if err := createApproval(ctx, tx, a); err != nil {
+		return nil, false, err
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, false, fmt.Errorf("storing approval request: %w", err)
+	}
+	return a, true, nil
 }
 
 func (s approvalStore) Get(ctx context.Context, id string) (*store.Approval, error) {
@@ -89,7 +125,11 @@ func (s approvalStore) List(ctx context.Context, f store.ApprovalFilter) ([]*sto
 }
 
 func (s approvalStore) Find(ctx context.Context, b store.Binding, since time.Time) (*store.Approval, error) {
-	a, err := scanApproval(s.db.QueryRowContext(ctx, `SELECT `+approvalCols+` FROM approvals
+	return findApproval(ctx, s.db, b, since)
+}
+
+func findApproval(ctx context.Context, db querier, b store.Binding, since time.Time) (*store.Approval, error) {
+	a, err := scanApproval(db.QueryRowContext(ctx, `SELECT `+approvalCols+` FROM approvals
 		WHERE principal = ? AND tenant = ? AND tool = ? AND args_hash = ? AND def_hash = ? AND state != ? AND created_at > ?
 		ORDER BY created_at DESC LIMIT 1`, b.Principal, b.Tenant, b.Tool, b.ArgsHash, b.DefHash, store.StateExpired, since.UnixMilli()))
 	if errors.Is(err, sql.ErrNoRows) {

@@ -20,6 +20,8 @@ func testApprovals(t *testing.T, open Opener) {
 		{"list newest first", approvalList},
 		{"list by tenant", approvalListTenants},
 		{"find by binding", approvalFind},
+		{"open finds or creates", approvalOpen},
+		{"open races", approvalOpenRace},
 		{"expire", approvalExpire},
 		{"decide once", approvalDecideOnce},
 		{"decide races", approvalDecideRace},
@@ -208,6 +210,79 @@ func approvalFind(t *testing.T, as store.ApprovalStore) {
 			t.Fatalf("found %+v, %v; want ap_old approved", a, err)
 		}
 	})
+}
+
+// Open is Find, then Create if Find found nothing live, in one step.
+func approvalOpen(t *testing.T, as store.ApprovalStore) {
+	ctx := context.Background()
+	since := base.Add(-time.Hour)
+	a, created, err := as.Open(ctx, request("ap_1", "bob", "", base), since, base)
+	if err != nil || !created || a.ID != "ap_1" || a.State != store.StatePending {
+		t.Fatalf("first open: %+v created %v, %v; want ap_1 created pending", a, created, err)
+	}
+	stateIs(t, as, "ap_1", store.StatePending)
+	// The same binding finds it, decided or not; the new request is not stored.
+	a, created, err = as.Open(ctx, request("ap_2", "bob", "", base.Add(time.Second)), since, base.Add(time.Second))
+	if err != nil || created || a.ID != "ap_1" {
+		t.Fatalf("second open: %+v created %v, %v; want ap_1 found", a, created, err)
+	}
+	if _, err := as.Get(ctx, "ap_2"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("ap_2 was stored (%v), want only ap_1", err)
+	}
+	// Another binding gets its own.
+	other := request("ap_3", "eve", "", base)
+	if a, created, err = as.Open(ctx, other, since, base); err != nil || !created || a.ID != "ap_3" {
+		t.Fatalf("another principal: %+v created %v, %v; want ap_3 created", a, created, err)
+	}
+	// A pending request past its expiry is not live: the call opens a new one.
+	later := base.Add(2 * time.Hour)
+	if a, created, err = as.Open(ctx, request("ap_4", "bob", "", later), since, later); err != nil || !created || a.ID != "ap_4" {
+		t.Fatalf("after ap_1 expired: %+v created %v, %v; want ap_4 created", a, created, err)
+	}
+	// Nor is one created before since.
+	if a, created, err = as.Open(ctx, request("ap_5", "eve", "", later), later.Add(-time.Minute), later); err != nil || !created || a.ID != "ap_5" {
+		t.Fatalf("ap_3 made before since: %+v created %v, %v; want ap_5 created", a, created, err)
+	}
+	// An id already taken is ErrExists, as with Create.
+	if _, _, err := as.Open(ctx, request("ap_1", "carol", "", base), since, base); !errors.Is(err, store.ErrExists) {
+		t.Fatalf("open with a taken id: %v, want ErrExists", err)
+	}
+}
+
+// Racers open one binding at once, each with a request of its own: one
+// request is stored, and every racer gets it.
+func approvalOpenRace(t *testing.T, as store.ApprovalStore) {
+	openRace(t, func(int) store.ApprovalStore { return as })
+}
+
+func openRace(t *testing.T, on func(i int) store.ApprovalStore) {
+	ctx := context.Background()
+	for round := range 5 {
+		type opened struct {
+			id      string
+			created bool
+		}
+		got := race(func(i int) opened {
+			r := request(fmt.Sprintf("ap_%d_%d", round, i), "bob", "", base)
+			r.ArgsHash = fmt.Sprint("ah", round)
+			a, created, err := on(i).Open(ctx, r, base.Add(-time.Hour), base)
+			if err != nil {
+				t.Error(err)
+				return opened{}
+			}
+			return opened{a.ID, created}
+		})
+		ids, creators := map[string]bool{}, 0
+		for _, o := range got {
+			ids[o.id] = true
+			if o.created {
+				creators++
+			}
+		}
+		if len(ids) != 1 || creators != 1 {
+			t.Fatalf("round %d: %d racers opened %d requests, %d created; want one, created once", round, racers, len(ids), creators)
+		}
+	}
 }
 
 func approvalExpire(t *testing.T, as store.ApprovalStore) {

@@ -24,6 +24,7 @@ func RunShared(t *testing.T, open SharedOpener) {
 		run  func(*testing.T, []store.Store)
 	}{
 		{"claim races across stores", sharedClaimRace},
+		{"open races across stores", sharedOpenRace},
 		{"decided on one, seen by all", sharedDecide},
 		{"operations race across stores", sharedOperations},
 		{"audit from every writer, followed by id", sharedAudit},
@@ -58,6 +59,11 @@ func sharedClaimRace(t *testing.T, sts []store.Store) {
 		}
 		stateIs(t, sts[1].Approvals(), id, store.StateExecuting)
 	}
+}
+
+// Openers on two stores open one binding at once: one request.
+func sharedOpenRace(t *testing.T, sts []store.Store) {
+	openRace(t, func(i int) store.ApprovalStore { return sts[i%len(sts)].Approvals() })
 }
 
 func sharedDecide(t *testing.T, sts []store.Store) {
