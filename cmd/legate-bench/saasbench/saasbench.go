@@ -9,12 +9,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
+	"sort"
 	"strings"
 
-	"github.com/google/go-github/v84/github"
-	"github.com/slack-go/slack"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate/cmd/legate-bench/benchkit"
 )
@@ -22,49 +21,64 @@ import (
 // Target is the least ratio of calls/s through Legate to the library's own.
 const Target = 0.8
 
-// token is the stand-ins' credential; Legate reads it from the environment.
-const token = "xoxb-bench-token"
-
-// reader is one connector's read: its instance config, the tool called
-// through Legate with its arguments, and the same read through the
-// library directly.
+// reader is one connector's read: its instance config and credentials,
+// the tool called through Legate with its arguments, and the same read
+// through the library directly.
 type reader struct {
-	name   string // the connector type, and the instance id
-	what   string // the read, for the table
-	config string // the instance's config section, a format of the stand-in's URL
-	tool   string
-	args   map[string]any
-	direct func(ctx context.Context, base string, hc *http.Client) error
+	name    string            // the connector type, and the instance id
+	what    string            // the read, for the table
+	config  string            // the instance's config section, a format of the stand-in's URL (%[1]s)
+	secrets map[string]string // the instance's credentials, by name; Legate reads them from the environment
+	tool    string
+	args    map[string]any
+	want    string // a value the first result through Legate must hold
+	// open returns the direct read: what the library's caller makes once
+	// (a client, an access token) is made here; the read itself checks
+	// what it got.
+	open func(ctx context.Context, base string, hc *http.Client) (func(ctx context.Context) error, error)
 }
 
-var readers = []reader{
-	{
-		name: "slack", what: "slack.list_channels (20 channels)",
-		config: "{api_url: \"%s/api/\", allow_private_networks: true}", tool: "slack__list_channels", args: map[string]any{"limit": 20},
-		direct: func(ctx context.Context, base string, hc *http.Client) error {
-			api := slack.New(token, slack.OptionAPIURL(base+"/api/"), slack.OptionHTTPClient(hc))
-			chans, _, err := api.GetConversationsContext(ctx, &slack.GetConversationsParameters{Limit: 20, ExcludeArchived: true, Types: []string{"public_channel"}})
-			if err == nil && len(chans) != 20 {
-				err = fmt.Errorf("slack: %d channels, want 20", len(chans))
+// env names the environment variable of one of r's credentials.
+func (r reader) env(cred string) string {
+	return "LEGATE_BENCH_" + strings.ToUpper(r.name+"_"+cred)
+}
+
+// config is Legate's configuration of the readers' instances, and the
+// environment that holds their credentials.
+func config(base string) (string, []string) {
+	var cfg strings.Builder
+	var env []string
+	cfg.WriteString("connectors:\n")
+	for _, r := range readers {
+		fmt.Fprintf(&cfg, "  - id: %s\n    type: %s\n    config: %s\n    credentials: {", r.name, r.name, fmt.Sprintf(r.config, base))
+		names := make([]string, 0, len(r.secrets))
+		for name := range r.secrets {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for i, name := range names {
+			if i > 0 {
+				cfg.WriteString(", ")
 			}
-			return err
-		},
-	},
-	{
-		name: "github", what: "github.get_issue",
-		config: "{base_url: \"%s/\", allow_private_networks: true}", tool: "github__get_issue", args: map[string]any{"repo": "acme/api", "number": 1},
-		direct: func(ctx context.Context, base string, hc *http.Client) error {
-			c, err := github.NewClient(hc).WithAuthToken(token).WithEnterpriseURLs(base+"/", base+"/")
-			if err != nil {
-				return err
-			}
-			is, _, err := c.Issues.Get(ctx, "acme", "api", 1)
-			if err == nil && is.GetNumber() != 1 {
-				err = fmt.Errorf("github: issue %d, want 1", is.GetNumber())
-			}
-			return err
-		},
-	},
+			fmt.Fprintf(&cfg, "%s: {env: %s}", name, r.env(name))
+			env = append(env, r.env(name)+"="+r.secrets[name])
+		}
+		cfg.WriteString("}\n")
+	}
+	return cfg.String(), env
+}
+
+// check returns an error unless res, the first result through Legate,
+// holds r.want in its structured content.
+func (r reader) check(res *mcp.CallToolResult) error {
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(string(b), r.want) {
+		return fmt.Errorf("%s through Legate: the result lacks %q: %.300s", r.tool, r.want, b)
+	}
+	return nil
 }
 
 // Run measures P7.
@@ -74,14 +88,9 @@ func Run(ctx context.Context, o benchkit.Options) ([]benchkit.Row, error) {
 		return nil, err
 	}
 	defer stop()
-	var cfg strings.Builder
-	cfg.WriteString("connectors:\n")
-	for _, r := range readers {
-		fmt.Fprintf(&cfg, "  - id: %s\n    type: %s\n    config: "+r.config+"\n", r.name, r.name, base)
-		fmt.Fprintf(&cfg, "    credentials: {%s: {env: LEGATE_BENCH_TOKEN}}\n", map[string]string{"slack": "bot_token", "github": "token"}[r.name])
-	}
+	cfg, env := config(base)
 	cs := o.Upto(8)
-	lg, err := benchkit.StartLegate(ctx, o, "p7", cfg.String(), "LEGATE_BENCH_TOKEN="+token)
+	lg, err := benchkit.StartLegate(ctx, o, "p7", cfg, env...)
 	if err != nil {
 		return nil, err
 	}
@@ -98,8 +107,18 @@ func Run(ctx context.Context, o benchkit.Options) ([]benchkit.Row, error) {
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	var rows []benchkit.Row
 	for _, r := range readers {
+		direct, err := r.open(ctx, base, hc)
+		if err != nil {
+			return nil, fmt.Errorf("%s directly: %w", r.name, err)
+		}
+		if err := direct(ctx); err != nil {
+			return nil, fmt.Errorf("%s directly: %w", r.name, err)
+		}
 		first, err := benchkit.Call(ctx, sessions[0], r.tool, r.args)
 		if err != nil {
+			return nil, err
+		}
+		if err := r.check(first); err != nil {
 			return nil, err
 		}
 		hop, err := benchkit.StartHop(ctx, o, "p7-"+r.name, first)
@@ -112,7 +131,7 @@ func Run(ctx context.Context, o benchkit.Options) ([]benchkit.Row, error) {
 			return nil, err
 		}
 		sides := []benchkit.Side{
-			{Name: r.name + " directly", Call: func(ctx context.Context, _ int) error { return r.direct(ctx, base, hc) }},
+			{Name: r.name + " directly", Call: func(ctx context.Context, _ int) error { return direct(ctx) }},
 			{Name: r.name + " through Legate", Call: func(ctx context.Context, i int) error {
 				_, err := benchkit.Call(ctx, sessions[i], r.tool, r.args)
 				return err
@@ -137,39 +156,4 @@ func Run(ctx context.Context, o benchkit.Options) ([]benchkit.Row, error) {
 		}
 	}
 	return rows, nil
-}
-
-// standIn serves the providers' reads on one loopback port: Slack's
-// conversations.list under /api/, GitHub Enterprise's issue under /api/v3/.
-func standIn() (string, func(), error) {
-	var chans []map[string]any
-	for i := range 20 {
-		chans = append(chans, map[string]any{"id": fmt.Sprintf("C%08d", i), "name": fmt.Sprintf("team-%02d", i), "is_channel": true,
-			"created": 1700000000 + i, "creator": "U000001", "is_archived": false, "is_general": i == 0, "is_member": true,
-			"topic":   map[string]any{"value": "Work of team " + fmt.Sprint(i), "creator": "U000001", "last_set": 1700000000},
-			"purpose": map[string]any{"value": "Coordination", "creator": "U000001", "last_set": 1700000000}, "num_members": 12 + i})
-	}
-	channels, _ := json.Marshal(map[string]any{"ok": true, "channels": chans, "response_metadata": map[string]any{"next_cursor": ""}})
-	issue, _ := json.Marshal(map[string]any{"id": 1001, "node_id": "I_kwDOA", "number": 1, "title": "Checkout fails on empty cart",
-		"state": "open", "body": "Steps to reproduce:\n1. Empty the cart\n2. Check out\n\nExpected a message, got a 500.",
-		"user":     map[string]any{"login": "octo", "id": 1, "type": "User"},
-		"labels":   []map[string]any{{"id": 1, "name": "bug", "color": "d73a4a"}},
-		"comments": 3, "created_at": "2026-11-01T10:00:00Z", "updated_at": "2026-11-02T11:00:00Z",
-		"html_url": "https://github.example/acme/api/issues/1", "url": "https://github.example/api/v3/repos/acme/api/issues/1"})
-	mux := http.NewServeMux()
-	mux.HandleFunc("/api/conversations.list", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(channels)
-	})
-	mux.HandleFunc("GET /api/v3/repos/acme/api/issues/1", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		w.Write(issue)
-	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	srv := &http.Server{Handler: mux}
-	go srv.Serve(ln)
-	return "http://" + ln.Addr().String(), func() { srv.Close() }, nil
 }
