@@ -123,8 +123,8 @@ type query struct {
 
 // minTop5 are the fewest queries of each set whose tool must be in the
 // first five hits, as search/README.md reports them (59/62 = 95.2%, 36/39
-// = 92.3%, 49/62 = 79.0%): a change that ranks worse fails.
-var minTop5 = map[string]int{"tune": 59, "dev": 36, "holdout": 49}
+// = 92.3%, 100/125 = 80.0%): a change that ranks worse fails.
+var minTop5 = map[string]int{"tune": 59, "dev": 36, "holdout": 100}
 
 // TestQualityTop5 ranks the corpus for every query of
 // testdata/queries.json and counts the queries one of whose tools is in
