@@ -215,10 +215,10 @@ func (ix *Index) Search(query string, o Options) []Hit {
 		}
 		h := Hit{Doc: d, Score: float64(s)}
 		i, _ := slices.BinarySearchFunc(hits, h, func(a, b Hit) int {
-			if a.Score > b.Score {
-				return -1
+			if a.Score >= b.Score {
+				return -1 // equal scores keep the earlier document first
 			}
-			return 1 // equal scores keep the earlier document first
+			return 1
 		})
 		hits = slices.Insert(hits, i, h)
 		if len(hits) > o.Limit {

@@ -96,3 +96,24 @@ func TestConcurrentSearches(t *testing.T) {
 		}
 	}
 }
+
+// Documents of equal score come in their order, whatever the limit: the
+// first hits of a small limit are the first hits of a larger one.
+func TestTiesKeepOrder(t *testing.T) {
+	docs := make([]Doc, 8)
+	for i := range docs {
+		docs[i] = Doc{Name: fmt.Sprintf("svc%d.create_issue", i), Description: "Create an issue"}
+	}
+	ix := New(docs)
+	all := ix.Search("create issue", Options{Limit: len(docs)})
+	for i, h := range all {
+		if h.Doc != i {
+			t.Fatalf("ties out of order: %v", all)
+		}
+	}
+	for l := 1; l < len(docs); l++ {
+		if got := ix.Search("create issue", Options{Limit: l}); !slices.Equal(got, all[:l]) {
+			t.Errorf("limit %d: %v, want %v", l, got, all[:l])
+		}
+	}
+}
