@@ -103,15 +103,16 @@ func New(docs []Doc) *Index {
 	type fieldTerms [numFields][]string
 	all := make([]fieldTerms, len(docs))
 	var total [numFields]float64
+	stems := map[string]string{}
 	for i, d := range docs {
 		var ft fieldTerms
-		ft[fieldName] = terms(d.Name)
-		ft[fieldSource] = terms(d.Source)
-		ft[fieldTitle] = terms(d.Title)
-		ft[fieldDescription] = terms(d.Description)
+		ft[fieldName] = appendTerms(nil, d.Name, stems)
+		ft[fieldSource] = appendTerms(nil, d.Source, stems)
+		ft[fieldTitle] = appendTerms(nil, d.Title, stems)
+		ft[fieldDescription] = appendTerms(nil, d.Description, stems)
 		for _, p := range d.Params {
-			ft[fieldParams] = append(ft[fieldParams], terms(p.Name)...)
-			ft[fieldParams] = append(ft[fieldParams], terms(p.Description)...)
+			ft[fieldParams] = appendTerms(ft[fieldParams], p.Name, stems)
+			ft[fieldParams] = appendTerms(ft[fieldParams], p.Description, stems)
 		}
 		for f := range ft {
 			total[f] += float64(len(ft[f]))
@@ -229,9 +230,10 @@ func (ix *Index) Search(query string, o Options) []Hit {
 }
 
 // queryTerms weighs a query's terms: each term once at 1 however often it
-// comes, its synonyms at synonymWeight, and "pull request" read as "pr".
+// comes, its synonyms at synonymWeight. The query is lower-cased before
+// it is split: people write "GitHub" for the one word.
 func queryTerms(query string) map[string]float64 {
-	ts := terms(strings.ReplaceAll(strings.ToLower(query), "pull request", "pr"))
+	ts := terms(strings.ToLower(query))
 	w := make(map[string]float64, len(ts)*3)
 	for _, t := range ts {
 		w[t] = 1

@@ -8,14 +8,16 @@ import (
 
 func TestTerms(t *testing.T) {
 	for in, want := range map[string][]string{
-		"listPullRequests":          {"list", "pull", "request"},
-		"github.create_issue":       {"github", "create", "issue"},
+		"listPullRequests":          {"list", "pull", "request", "listpullrequest"},
+		"github.create_issue":       {"github", "creat", "issu"},
 		"API-post-search":           {"api", "post", "search"},
-		"HTTPServer repositories":   {"http", "server", "repository"},
-		"the issues of a repo":      {"issue", "repo"},
-		"searching the directories": {"search", "directory"},
+		"HTTPServer repositories":   {"http", "server", "httpserver", "repositori"},
+		"GitHub":                    {"git", "hub", "github"},
+		"the issues of a repo":      {"issu", "repositori"},
+		"searching the directories": {"search", "directori"},
 		"s3 bucket v2":              {"3", "bucket", "v", "2"},
 		"Addresses and statuses":    {"address", "status"},
+		"open PRs, the DB":          {"open", "pull", "request", "databas"},
 	} {
 		if got := terms(in); !slices.Equal(got, want) {
 			t.Errorf("terms(%q) = %q, want %q", in, got, want)

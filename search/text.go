@@ -3,113 +3,122 @@ package search
 import (
 	"strings"
 	"unicode"
+
+	"github.com/kljensen/snowball/english"
 )
 
 // terms splits text into normalized terms: words split at anything not a
 // letter or digit, at snake_case, camelCase and dots, lower-cased, stop
-// words dropped, plurals stemmed.
+// words dropped, abbreviations spelled out, stemmed (Porter2).
 func terms(text string) []string {
-	var out []string
+	return appendTerms(nil, text, nil)
+}
+
+// appendTerms appends the terms of text to out; cache, when not nil,
+// keeps the stems already computed (the index's build stems each word
+// of its vocabulary once).
+func appendTerms(out []string, text string, cache map[string]string) []string {
 	for _, w := range words(text) {
-		w = stem(strings.ToLower(w))
-		if w == "" || stopWords[w] {
+		w = strings.ToLower(w)
+		if stopWords[w] {
 			continue
 		}
-		out = append(out, w)
+		if long, ok := abbreviations[w]; ok {
+			for _, l := range long {
+				out = append(out, stemCached(l, cache))
+			}
+			continue
+		}
+		out = append(out, stemCached(w, cache))
 	}
 	return out
 }
 
-// words splits text at non-alphanumerics and camelCase boundaries
-// ("listPullRequests" → list, Pull, Requests; "HTTPServer" → HTTP, Server).
+func stemCached(w string, cache map[string]string) string {
+	if cache == nil {
+		return stem(w)
+	}
+	s, ok := cache[w]
+	if !ok {
+		s = stem(w)
+		cache[w] = s
+	}
+	return s
+}
+
+// words splits text at non-alphanumerics, between letters and digits
+// ("v2", "s3") and at camelCase boundaries ("listPullRequests" → list,
+// Pull, Requests; "HTTPServer" → HTTP, Server). A word split at its case
+// comes whole too, after its parts, so that "GitHub" in a description
+// meets "github" in a request (which is lower-cased before it is split).
 func words(text string) []string {
 	var out []string
 	rs := []rune(text)
-	start := -1
-	flush := func(end int) {
-		if start >= 0 && end > start {
-			out = append(out, string(rs[start:end]))
-		}
-		start = -1
-	}
-	for i, r := range rs {
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-			flush(i)
+	for i := 0; i < len(rs); {
+		if !unicode.IsLetter(rs[i]) && !unicode.IsDigit(rs[i]) {
+			i++
 			continue
 		}
-		if start < 0 {
-			start = i
-			continue
+		// A segment: letters only, or digits only.
+		j := i + 1
+		for j < len(rs) && (unicode.IsLetter(rs[j]) && unicode.IsLetter(rs[i]) || unicode.IsDigit(rs[j]) && unicode.IsDigit(rs[i])) {
+			j++
 		}
-		prev := rs[i-1]
-		switch {
-		case unicode.IsUpper(r) && unicode.IsLower(prev):
-			flush(i) // fooBar
-			start = i
-		case unicode.IsUpper(prev) && unicode.IsUpper(r) && i+1 < len(rs) && unicode.IsLower(rs[i+1]):
-			flush(i) // HTTPServer
-			start = i
-		case unicode.IsDigit(r) != unicode.IsDigit(prev):
-			flush(i) // v2, s3 stay apart from their digits
-			start = i
-		}
+		out = appendCamel(out, rs[i:j])
+		i = j
 	}
-	flush(len(rs))
 	return out
 }
 
-// stem strips the plural endings English tool descriptions use, and a few
-// verb endings, lightly: "issues" → "issue", "repositories" →
-// "repository", "searching" → "search". Short words stay as they are.
-func stem(w string) string {
-	if len(w) <= 3 {
-		return w
+// appendCamel appends the camelCase parts of seg, and seg whole if it has
+// more than one.
+func appendCamel(out []string, seg []rune) []string {
+	start, parts := 0, 0
+	for k := 1; k < len(seg); k++ {
+		if unicode.IsUpper(seg[k]) && unicode.IsLower(seg[k-1]) || // fooBar
+			unicode.IsUpper(seg[k-1]) && unicode.IsUpper(seg[k]) && k+1 < len(seg) && unicode.IsLower(seg[k+1]) &&
+				string(seg[k+1:]) != "s" { // HTTPServer, not PRs
+			out = append(out, string(seg[start:k]))
+			start, parts = k, parts+1
+		}
 	}
+	out = append(out, string(seg[start:]))
+	if parts > 0 {
+		out = append(out, string(seg))
+	}
+	return out
+}
+
+// stem reduces a lower-cased word to its Porter2 (Snowball English) stem,
+// so that "issues", "issued" and "issue" meet, as do "deployment" and
+// "deployed"; the words irregular lists keep the stem given there.
+func stem(w string) string {
 	if s, ok := irregular[w]; ok {
 		return s
 	}
-	switch {
-	case strings.HasSuffix(w, "ies") && len(w) > 4:
-		return w[:len(w)-3] + "y"
-	case strings.HasSuffix(w, "sses"), strings.HasSuffix(w, "shes"), strings.HasSuffix(w, "ches"), strings.HasSuffix(w, "xes"):
-		return w[:len(w)-2]
-	case strings.HasSuffix(w, "ss"), strings.HasSuffix(w, "us"), strings.HasSuffix(w, "is"):
-		return w
-	case strings.HasSuffix(w, "s"):
-		return w[:len(w)-1]
-	case strings.HasSuffix(w, "ing") && len(w) > 5:
-		return undouble(w[:len(w)-3])
-	case strings.HasSuffix(w, "ied") && len(w) > 4:
-		return w[:len(w)-3] + "y"
-	case strings.HasSuffix(w, "ed") && len(w) > 4:
-		// "closed", "created" → close, create; "listed", "added" → list, add.
-		if c, v := w[len(w)-3], w[len(w)-4]; strings.IndexByte("svzctg", c) >= 0 && strings.IndexByte("aeiou", v) >= 0 {
-			return w[:len(w)-1]
-		}
-		return undouble(w[:len(w)-2])
-	}
-	return w
+	return english.Stem(w, true)
 }
 
-// undouble drops the doubled consonant a suffix left ("running" → "run").
-func undouble(w string) string {
-	n := len(w)
-	if n >= 3 && w[n-1] == w[n-2] && !strings.ContainsRune("aeiouls", rune(w[n-1])) {
-		return w[:n-1]
-	}
-	return w
-}
-
-// irregular holds the forms stem would get wrong.
+// irregular holds the forms the stemmer would leave apart or bring
+// together wrongly.
 var irregular = map[string]string{
-	"children": "child", "people": "person", "indices": "index", "indexes": "index",
-	"aliases": "alias", "statuses": "status", "analyses": "analysis", "data": "data",
-	"this": "this", "news": "news", "series": "series", "address": "address",
-	"addresses": "address", "access": "access", "process": "process", "processes": "process",
-	"during": "during", "string": "string", "strings": "string", "thing": "thing", "things": "thing",
-	"nothing": "nothing", "something": "something", "anything": "anything", "everything": "everything",
-	"bring": "bring", "pricing": "price", "billing": "bill", "need": "need", "seed": "seed", "speed": "speed",
-	"embed": "embed", "feed": "feed", "red": "red", "shred": "shred", "hundred": "hundred", "based": "base",
+	"children": "child", "people": "person", "indices": "index",
+	"data": "data", "news": "news",
+}
+
+// abbreviations are short forms spelled out before stemming, in tools
+// and requests alike, so that "repo" meets "repository" and "PR" "pull
+// request" at full weight.
+var abbreviations = map[string][]string{
+	"pr": {"pull", "request"}, "prs": {"pull", "request"}, "mr": {"merge", "request"}, "mrs": {"merge", "request"},
+	"repo": {"repository"}, "repos": {"repository"}, "db": {"database"}, "dbs": {"database"},
+	"msg": {"message"}, "msgs": {"message"}, "dir": {"directory"}, "dirs": {"directory"},
+	"env": {"environment"}, "info": {"information"}, "config": {"configuration"}, "configs": {"configuration"},
+	"doc": {"document"}, "docs": {"document"}, "img": {"image"}, "pic": {"picture"}, "pics": {"picture"},
+	"org": {"organization"}, "orgs": {"organization"}, "auth": {"authentication"}, "dm": {"direct", "message"},
+	"dms": {"direct", "message"}, "ci": {"continuous", "integration"}, "k8s": {"kubernetes"},
+	"sql": {"sql"}, "addr": {"address"}, "url": {"url"}, "urls": {"url"}, "id": {"id"}, "ids": {"id"},
+	"calc": {"calculate"}, "stats": {"statistics"}, "perms": {"permission"}, "creds": {"credential"},
 }
 
 // stopWords are terms too common in tool descriptions, or in the way
@@ -179,7 +188,11 @@ var synonymGroups = [][]string{
 // synonyms maps a term to the other terms of its groups.
 var synonyms = func() map[string][]string {
 	m := map[string][]string{}
-	for _, g := range synonymGroups {
+	for _, words := range synonymGroups {
+		var g []string
+		for _, w := range words {
+			g = append(g, terms(w)...)
+		}
 		for _, a := range g {
 			for _, b := range g {
 				if a != b && !contains(m[a], b) {
