@@ -15,7 +15,6 @@
 package search
 
 import (
-	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -76,6 +75,12 @@ const (
 // term itself.
 const synonymWeight = 0.6
 
+// verbBonus is how much more a tool counts when a verb of its name is of
+// an action class a verb of the request names ("remove" for
+// delete_entities), or, for a question without a verb, a read (get,
+// list, search). Set on the tune and dev requests: more ranked worse.
+const verbBonus = 0.1
+
 // posting is one document's precomputed score for one term.
 type posting struct {
 	doc   int32
@@ -87,6 +92,7 @@ type Index struct {
 	n        int
 	postings map[string][]posting
 	exact    map[string]int32 // lower-cased name or alias → doc
+	actions  []uint32         // by doc, the action classes of its name's verbs
 	scratch  sync.Pool        // *scratch
 }
 
@@ -94,12 +100,14 @@ type Index struct {
 type scratch struct {
 	scores  []float32 // by doc; zero outside a search
 	touched []int32   // docs scored by the search
+	best    []float32 // by doc, one query term's best match; zero outside a term
+	matched []int32   // docs the term matched
 }
 
 // New builds an index of docs; a hit's Doc is the position in docs.
 func New(docs []Doc) *Index {
-	ix := &Index{n: len(docs), postings: map[string][]posting{}, exact: make(map[string]int32, len(docs))}
-	ix.scratch.New = func() any { return &scratch{scores: make([]float32, len(docs))} }
+	ix := &Index{n: len(docs), postings: map[string][]posting{}, exact: make(map[string]int32, len(docs)), actions: make([]uint32, len(docs))}
+	ix.scratch.New = func() any { return &scratch{scores: make([]float32, len(docs)), best: make([]float32, len(docs))} }
 	type fieldTerms [numFields][]string
 	all := make([]fieldTerms, len(docs))
 	var total [numFields]float64
@@ -118,6 +126,7 @@ func New(docs []Doc) *Index {
 			total[f] += float64(len(ft[f]))
 		}
 		all[i] = ft
+		ix.actions[i] = nameActions(d.Name)
 		ix.exact[strings.ToLower(d.Name)] = int32(i)
 		for _, a := range d.Aliases {
 			ix.exact[strings.ToLower(a)] = int32(i)
@@ -176,23 +185,49 @@ func (ix *Index) Search(query string, o Options) []Hit {
 	if o.Limit <= 0 {
 		o.Limit = 10
 	}
-	weights := queryTerms(query)
+	qts := queryTerms(query)
 	// scores is zero between searches: only the documents touched are
 	// visited, and reset, so a search costs its postings, not the index.
 	sc := ix.scratch.Get().(*scratch)
 	defer ix.scratch.Put(sc)
-	scores, touched := sc.scores, sc.touched[:0]
+	scores, touched, best, matched := sc.scores, sc.touched[:0], sc.best, sc.matched[:0]
 	add := func(d int32, v float32) {
 		if scores[d] == 0 {
 			touched = append(touched, d)
 		}
 		scores[d] += v
 	}
-	// In a fixed order, so that the same search sums the same floats.
-	for _, t := range slices.Sorted(maps.Keys(weights)) {
-		w := float32(weights[t])
+	// A term counts once per document: its own match, or its best
+	// synonym's at synonymWeight, whichever is more; a tool that says
+	// "create", "add" and "new" is no better a match for "make" than
+	// one that says "create".
+	match := func(t string, w float32) {
 		for _, p := range ix.postings[t] {
-			add(p.doc, w*p.score)
+			if v := w * p.score; v > best[p.doc] {
+				if best[p.doc] == 0 {
+					matched = append(matched, p.doc)
+				}
+				best[p.doc] = v
+			}
+		}
+	}
+	for _, qt := range qts {
+		match(qt.term, 1)
+		for _, s := range qt.synonyms {
+			match(s, synonymWeight)
+		}
+		for _, d := range matched {
+			add(d, best[d])
+			best[d] = 0
+		}
+		matched = matched[:0]
+	}
+	sc.matched = matched
+	if qa := queryActions(query); qa != 0 {
+		for _, d := range touched {
+			if ix.actions[d]&qa != 0 {
+				scores[d] *= 1 + verbBonus
+			}
 		}
 	}
 	if d, ok := ix.exact[strings.ToLower(strings.TrimSpace(query))]; ok {
@@ -229,21 +264,46 @@ func (ix *Index) Search(query string, o Options) []Hit {
 	return hits
 }
 
-// queryTerms weighs a query's terms: each term once at 1 however often it
-// comes, its synonyms at synonymWeight. The query is lower-cased before
-// it is split: people write "GitHub" for the one word.
-func queryTerms(query string) map[string]float64 {
-	ts := terms(strings.ToLower(query))
-	w := make(map[string]float64, len(ts)*3)
-	for _, t := range ts {
-		w[t] = 1
+// queryTerm is one term of a query and its synonyms.
+type queryTerm struct {
+	term     string
+	synonyms []string
+}
+
+// queryTerms are a query's terms, each once however often it comes, in
+// order (so that the same search sums the same floats), with their
+// synonyms. The query is lower-cased before it is split: people write
+// "GitHub" for the one word.
+func queryTerms(query string) []queryTerm {
+	ts := appendWordTerms(nil, queryWords(query), nil)
+	slices.Sort(ts)
+	ts = slices.Compact(ts)
+	out := make([]queryTerm, len(ts))
+	for i, t := range ts {
+		out[i] = queryTerm{term: t, synonyms: synonyms[t]}
 	}
-	for _, t := range ts {
-		for _, s := range synonyms[t] {
-			if w[s] < synonymWeight {
-				w[s] = synonymWeight
-			}
-		}
+	return out
+}
+
+// nameActions are the action classes of the verbs of a tool's name.
+func nameActions(name string) uint32 {
+	var m uint32
+	for _, t := range words2terms(name) {
+		m |= actionClasses[t]
 	}
-	return w
+	return m
+}
+
+// queryActions are the action classes of a request's verbs; for a
+// question with none, the reads.
+func queryActions(query string) uint32 {
+	ws := queryWords(query)
+	var m uint32
+	for _, w := range ws {
+		m |= actionClasses[stem(w)]
+	}
+	if m == 0 && len(ws) > 0 && questionWords[ws[0]] {
+		m = readActions
+	}
+	return m
 }

@@ -119,3 +119,43 @@ func TestTiesKeepOrder(t *testing.T) {
 		}
 	}
 }
+
+func TestQueryWords(t *testing.T) {
+	for in, want := range map[string][]string{
+		"Set up a repo, then look up the docs": {"setup", "a", "repo", "then", "lookup", "the", "docs"},
+		"get rid of the temp file":             {"delete", "the", "temp", "file"},
+		"reset upload asset update":            {"reset", "upload", "asset", "update"},
+	} {
+		if got := queryWords(in); !slices.Equal(got, want) {
+			t.Errorf("queryWords(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// A request's term counts once per tool, by its best match: a tool that
+// says many synonyms of it is no better a match than one that says one.
+func TestSynonymsCountOnce(t *testing.T) {
+	ix := New([]Doc{
+		{Name: "alpha.widget", Description: "create or add a widget"},
+		{Name: "beta.widget", Description: "create a widget"},
+		{Name: "gamma.gadget", Description: "add a gadget"},
+	})
+	if hits := ix.Search("make a widget", Options{}); len(hits) != 3 || hits[0].Doc != 1 {
+		t.Errorf("hits %v, want the tool saying one synonym once (doc 1) first", hits)
+	}
+}
+
+// A question without a verb asks to read: a tool whose name lists,
+// gets or searches ranks above one that acts, all else equal.
+func TestQuestionPrefersReads(t *testing.T) {
+	ix := New([]Doc{
+		{Name: "svc.archive_widgets", Description: "Widgets of the account"},
+		{Name: "svc.list_widgets", Description: "Widgets of the account"},
+	})
+	if hits := ix.Search("which widgets are there", Options{}); len(hits) != 2 || hits[0].Doc != 1 {
+		t.Errorf("hits %v, want the list tool (doc 1) first", hits)
+	}
+	if hits := ix.Search("archive the widgets", Options{}); len(hits) != 2 || hits[0].Doc != 0 {
+		t.Errorf("hits %v, want the archive tool (doc 0) first", hits)
+	}
+}

@@ -18,7 +18,12 @@ func terms(text string) []string {
 // keeps the stems already computed (the index's build stems each word
 // of its vocabulary once).
 func appendTerms(out []string, text string, cache map[string]string) []string {
-	for _, w := range words(text) {
+	return appendWordTerms(out, words(text), cache)
+}
+
+// appendWordTerms appends the terms of words ws to out.
+func appendWordTerms(out []string, ws []string, cache map[string]string) []string {
+	for _, w := range ws {
 		w = strings.ToLower(w)
 		if stopWords[w] {
 			continue
@@ -133,56 +138,157 @@ var stopWords = set(
 	"let", "also", "just", "one", "up", "out", "s", "t", "get",
 )
 
-// synonyms are groups of words people use for one another when they ask
-// for a tool. A query term also matches the other words of its groups, at
-// a lower weight than itself.
+// synonymGroups are groups of words people use for one another when they
+// ask for a tool: the verbs of the usual actions (create, read, list,
+// update, delete, search, send, run…) and the nouns of the usual
+// objects (issue, message, file, repository, user…), general rather than
+// fitted to one set of requests. A query term also matches the other
+// words of its groups, at a lower weight than itself.
 var synonymGroups = [][]string{
-	{"issue", "ticket", "bug"},
-	{"message", "post", "chat", "dm"},
-	{"send", "post", "reply"},
-	{"file", "document", "doc"},
-	{"delete", "remove", "drop", "erase", "trash"},
-	{"create", "add", "new", "make", "open", "insert", "generate", "draw"},
-	{"list", "show", "enumerate", "browse"},
-	{"search", "find", "query", "lookup", "look", "grep"},
-	{"repo", "repository", "project"},
-	{"pr", "pull", "merge"},
-	{"email", "mail", "inbox"},
-	{"calendar", "event", "meeting", "schedule"},
-	{"update", "edit", "modify", "change", "rename", "set", "close", "reopen"},
-	{"read", "view", "fetch", "retrieve", "open"},
-	{"user", "member", "person", "people", "account"},
-	{"page", "note", "wiki"},
-	{"comment", "reply", "feedback"},
-	{"image", "picture", "photo", "screenshot", "media"},
-	{"remember", "memory", "recall", "knowledge", "know"},
-	{"internet", "web", "online"},
-	{"nearby", "near", "local", "around"},
-	{"shop", "business", "store", "restaurant", "place"},
-	{"monitor", "watch", "track"},
-	{"forget", "delete"},
-	{"browser", "web", "page", "website", "url"},
-	{"navigate", "go", "visit", "open"},
-	{"table", "database", "db", "sql"},
-	{"run", "execute", "exec"},
-	{"customer", "client"},
-	{"refund", "reimburse", "return"},
-	{"charge", "payment", "pay"},
-	{"invoice", "bill"},
-	{"branch", "ref"},
-	{"commit", "change"},
-	{"directory", "folder", "dir"},
-	{"move", "rename"},
-	{"channel", "room"},
-	{"entity", "node"},
-	{"relation", "link", "edge"},
-	{"key", "value", "cache"},
-	{"place", "location", "address"},
-	{"direction", "route"},
+	// Actions.
+	{"create", "add", "new", "make", "insert", "generate", "open", "start", "register", "build", "draw", "setup"},
+	{"read", "get", "view", "fetch", "retrieve", "open", "show", "see", "display", "inspect", "describe", "detail", "check"},
+	{"list", "show", "enumerate", "browse", "all"},
+	{"update", "edit", "modify", "change", "set", "patch", "alter", "adjust", "rename", "replace", "fix"},
+	{"delete", "remove", "drop", "erase", "trash", "destroy", "purge", "discard", "rid", "forget", "clear"},
+	{"search", "find", "query", "lookup", "look", "locate", "grep", "seek", "discover"},
+	{"send", "post", "reply", "notify", "tell", "inform", "announce", "share", "ping"},
+	{"run", "execute", "exec", "trigger", "invoke", "launch"},
+	{"stop", "cancel", "halt", "kill", "terminate", "end", "close"},
+	{"download", "fetch", "save"},
+	{"upload", "attach", "push"},
+	{"copy", "duplicate", "clone", "fork"},
+	{"move", "relocate", "rename", "transfer"},
+	{"remember", "save", "store", "record", "keep", "memory", "recall", "knowledge", "know"},
+	{"comment", "note", "annotate", "remark", "reply", "feedback"},
+	{"approve", "review", "accept"},
+	{"update", "close", "reopen"},
+	{"navigate", "go", "visit", "open", "browse"},
+	{"click", "press", "tap", "select"},
+	{"type", "fill", "enter", "input"},
 	{"scrape", "crawl", "extract"},
-	{"click", "press", "tap"},
-	{"type", "fill", "enter"},
+	{"monitor", "watch", "track"},
+	{"convert", "transform", "translate"},
+	{"calculate", "compute", "sum", "count"},
+	// Objects.
+	{"issue", "ticket", "bug", "task", "incident", "problem", "defect", "crash", "tracker"},
+	{"message", "chat", "dm", "text", "post"},
+	{"file", "document", "doc", "attachment"},
+	{"directory", "folder", "dir", "path"},
+	{"repo", "repository", "project", "codebase"},
+	{"pull", "merge"},
+	{"user", "member", "person", "people", "account", "profile", "teammate", "colleague", "employee", "everyone", "who"},
+	{"page", "note", "wiki"},
+	{"email", "mail", "inbox", "gmail"},
+	{"database", "table", "sql", "schema"},
+	{"image", "picture", "photo", "screenshot", "illustration", "art", "drawing", "media"},
+	{"internet", "web", "online", "website", "site"},
+	{"browser", "web", "page", "website", "url", "tab"},
+	{"place", "location", "address", "venue", "nearby", "near", "nearest", "local", "around"},
+	{"shop", "business", "store", "restaurant", "cafe", "pharmacy", "hotel"},
+	{"customer", "client", "buyer"},
+	{"charge", "payment", "pay", "transaction", "paid"},
+	{"refund", "reimburse"},
+	{"invoice", "bill", "receipt"},
+	{"spreadsheet", "sheet", "excel", "cell", "row", "column"},
+	{"calendar", "event", "meeting", "appointment", "schedule"},
+	{"channel", "room", "group"},
+	{"thread", "conversation", "discussion"},
+	{"entity", "node", "fact"},
+	{"relation", "link", "edge", "relationship"},
+	{"key", "value", "cache"},
+	{"direction", "route", "travel", "drive", "distance"},
 	{"content", "text", "body"},
+	{"command", "shell", "terminal", "script", "program"},
+	{"machine", "host", "system", "server", "computer", "os"},
+	{"disk", "storage", "space"},
+	{"error", "exception", "failure", "crash"},
+	{"environment", "variable", "setting", "configuration"},
+	{"commit", "change"},
+	{"branch", "ref"},
+	{"paper", "article", "research", "publication"},
+}
+
+// phrasalVerbs are the verbs of two or three words a request may use,
+// read as one.
+var phrasalVerbs = map[string]string{
+	"set up": "setup", "look up": "lookup", "get rid of": "delete", "sign up": "register",
+	"log in": "login", "sign in": "login", "log out": "logout", "sign out": "logout",
+	"find out": "find", "fill in": "fill", "fill out": "fill", "turn on": "enable", "turn off": "disable",
+	"shut down": "stop", "clean up": "delete", "write down": "note", "check out": "checkout",
+}
+
+// queryWords are the lower-cased words of a request, its phrasal verbs
+// read as one word.
+func queryWords(query string) []string {
+	ws := words(strings.ToLower(query))
+	out := ws[:0]
+	for i := 0; i < len(ws); i++ {
+		if i+2 < len(ws) {
+			if v, ok := phrasalVerbs[ws[i]+" "+ws[i+1]+" "+ws[i+2]]; ok {
+				out, i = append(out, v), i+2
+				continue
+			}
+		}
+		if i+1 < len(ws) {
+			if v, ok := phrasalVerbs[ws[i]+" "+ws[i+1]]; ok {
+				out, i = append(out, v), i+1
+				continue
+			}
+		}
+		out = append(out, ws[i])
+	}
+	return out
+}
+
+// actions are the classes of what a tool does, by the verbs that say it
+// in a tool's name or a request: a request's verb that names the class
+// of the tool's own verb counts for the tool (verbMatch).
+var actions = [][]string{
+	{"create", "add", "new", "make", "insert", "generate", "open", "register", "build", "draw", "write", "post", "start", "setup"},
+	{"get", "read", "view", "fetch", "retrieve", "open", "show", "see", "display", "inspect", "describe", "detail", "info", "check"},
+	{"list", "show", "enumerate", "browse"},
+	{"update", "edit", "modify", "change", "set", "patch", "alter", "adjust", "rename", "replace", "fix", "close", "reopen", "toggle", "move"},
+	{"delete", "remove", "drop", "erase", "trash", "destroy", "purge", "discard", "forget", "clear"},
+	{"search", "find", "query", "lookup", "look", "locate", "grep", "seek", "discover"},
+	{"send", "post", "reply", "notify", "tell", "inform", "announce", "share", "ping"},
+	{"run", "execute", "exec", "trigger", "invoke", "launch", "call", "start"},
+	{"stop", "cancel", "halt", "kill", "terminate", "end"},
+	{"merge", "ship", "land"},
+	{"comment", "note", "annotate", "remark", "reply"},
+	{"approve", "review", "accept"},
+	{"download", "fetch", "pull"},
+	{"upload", "attach", "push"},
+	{"copy", "duplicate", "clone", "fork"},
+}
+
+// readActions are the classes a question without a verb asks for
+// ("what tables are there?"): get, list and search.
+const readActions = 1<<1 | 1<<2 | 1<<5
+
+// questionWords open a request that asks rather than acts.
+var questionWords = set("what", "whats", "which", "who", "whose", "when", "where", "how", "is", "are", "did", "does", "do", "any", "was", "were")
+
+// actionClasses maps a stemmed verb to the bit set of its classes.
+var actionClasses = func() map[string]uint32 {
+	m := map[string]uint32{}
+	for c, words := range actions {
+		for _, w := range words {
+			for _, t := range words2terms(w) {
+				m[t] |= 1 << c
+			}
+		}
+	}
+	return m
+}()
+
+// words2terms is terms without dropping stop words ("get" is one).
+func words2terms(w string) []string {
+	var out []string
+	for _, x := range words(w) {
+		out = append(out, stem(strings.ToLower(x)))
+	}
+	return out
 }
 
 // synonyms maps a term to the other terms of its groups.
