@@ -75,6 +75,11 @@ const (
 // term itself.
 const synonymWeight = 0.6
 
+// pairWeight is how much a pair of adjacent request terms found adjacent
+// in one field of a tool ("pull request", "web page") counts, beside its
+// two terms.
+const pairWeight = 0.3
+
 // verbBonus is how much more a tool counts when a verb of its name is of
 // an action class a verb of the request names ("remove" for
 // delete_entities), or, for a question without a verb, a read (get,
@@ -148,6 +153,14 @@ func New(docs []Doc) *Index {
 				tf[t] += fieldWeight[f] / norm
 			}
 		}
+		// Pairs of adjacent terms count as terms of their own ("pull
+		// request", "knowledge graph"), within one field.
+		for f, ts := range ft {
+			norm := 1 - b + b*float64(len(ts))/avg[f]
+			for j := 1; j < len(ts); j++ {
+				tf[ts[j-1]+" "+ts[j]] += fieldWeight[f] / norm
+			}
+		}
 		for t, v := range tf {
 			weighted[t] = append(weighted[t], posting{doc: int32(i), score: float32(v / (k1 + v))})
 		}
@@ -185,7 +198,8 @@ func (ix *Index) Search(query string, o Options) []Hit {
 	if o.Limit <= 0 {
 		o.Limit = 10
 	}
-	qts := queryTerms(query)
+	qws := queryWords(query)
+	qts := queryTerms(qws)
 	// scores is zero between searches: only the documents touched are
 	// visited, and reset, so a search costs its postings, not the index.
 	sc := ix.scratch.Get().(*scratch)
@@ -212,7 +226,7 @@ func (ix *Index) Search(query string, o Options) []Hit {
 		}
 	}
 	for _, qt := range qts {
-		match(qt.term, 1)
+		match(qt.term, qt.weight)
 		for _, s := range qt.synonyms {
 			match(s, synonymWeight)
 		}
@@ -223,7 +237,7 @@ func (ix *Index) Search(query string, o Options) []Hit {
 		matched = matched[:0]
 	}
 	sc.matched = matched
-	if qa := queryActions(query); qa != 0 {
+	if qa := queryActions(qws); qa != 0 {
 		for _, d := range touched {
 			if ix.actions[d]&qa != 0 {
 				scores[d] *= 1 + verbBonus
@@ -239,20 +253,23 @@ func (ix *Index) Search(query string, o Options) []Hit {
 		}
 		sc.touched = touched
 	}()
-	slices.Sort(touched) // equal scores keep the earlier document first
+	// The best o.Limit, by score, then (for equal scores) the earlier
+	// document first: touched is in no order, and sorting it would cost
+	// more than the search.
+	before := func(a, b Hit) bool { return a.Score > b.Score || a.Score == b.Score && a.Doc < b.Doc }
 	hits := make([]Hit, 0, o.Limit+1)
 	for _, d32 := range touched {
 		d, s := int(d32), scores[d32]
-		if s <= 0 || o.Keep != nil && !o.Keep(d) {
-			continue
-		}
-		if len(hits) == o.Limit && float64(s) <= hits[len(hits)-1].Score {
+		if s <= 0 {
 			continue
 		}
 		h := Hit{Doc: d, Score: float64(s)}
+		if len(hits) == o.Limit && !before(h, hits[len(hits)-1]) || o.Keep != nil && !o.Keep(d) {
+			continue
+		}
 		i, _ := slices.BinarySearchFunc(hits, h, func(a, b Hit) int {
-			if a.Score >= b.Score {
-				return -1 // equal scores keep the earlier document first
+			if before(a, b) {
+				return -1
 			}
 			return 1
 		})
@@ -264,25 +281,28 @@ func (ix *Index) Search(query string, o Options) []Hit {
 	return hits
 }
 
-// queryTerm is one term of a query and its synonyms.
+// queryTerm is one term of a query, its weight and its synonyms.
 type queryTerm struct {
 	term     string
+	weight   float32
 	synonyms []string
 }
 
-// queryTerms are a query's terms, each once however often it comes, in
-// order (so that the same search sums the same floats), with their
-// synonyms. The query is lower-cased before it is split: people write
-// "GitHub" for the one word.
-func queryTerms(query string) []queryTerm {
-	ts := appendWordTerms(nil, queryWords(query), nil)
-	slices.Sort(ts)
-	ts = slices.Compact(ts)
-	out := make([]queryTerm, len(ts))
+// queryTerms are the terms of a query's words (queryWords), each once
+// however often it comes, with their synonyms, and the pairs of adjacent
+// terms at pairWeight; in order, so that the same search sums the same
+// floats.
+func queryTerms(qws []string) []queryTerm {
+	ts := appendWordTerms(nil, qws, nil)
+	out := make([]queryTerm, 0, 2*len(ts))
 	for i, t := range ts {
-		out[i] = queryTerm{term: t, synonyms: synonyms[t]}
+		out = append(out, queryTerm{term: t, weight: 1, synonyms: synonyms[t]})
+		if i > 0 {
+			out = append(out, queryTerm{term: ts[i-1] + " " + t, weight: pairWeight})
+		}
 	}
-	return out
+	slices.SortFunc(out, func(a, b queryTerm) int { return strings.Compare(a.term, b.term) })
+	return slices.CompactFunc(out, func(a, b queryTerm) bool { return a.term == b.term })
 }
 
 // nameActions are the action classes of the verbs of a tool's name.
@@ -296,8 +316,7 @@ func nameActions(name string) uint32 {
 
 // queryActions are the action classes of a request's verbs; for a
 // question with none, the reads.
-func queryActions(query string) uint32 {
-	ws := queryWords(query)
+func queryActions(ws []string) uint32 {
 	var m uint32
 	for _, w := range ws {
 		m |= actionClasses[stem(w)]

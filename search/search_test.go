@@ -125,6 +125,8 @@ func TestQueryWords(t *testing.T) {
 		"Set up a repo, then look up the docs": {"setup", "a", "repo", "then", "lookup", "the", "docs"},
 		"get rid of the temp file":             {"delete", "the", "temp", "file"},
 		"reset upload asset update":            {"reset", "upload", "asset", "update"},
+		"open https://example.com/a?b=c now":   {"open", "url", "now"},
+		"mail bob@example.com the notes.txt":   {"mail", "email", "the", "notes", "file"},
 	} {
 		if got := queryWords(in); !slices.Equal(got, want) {
 			t.Errorf("queryWords(%q) = %q, want %q", in, got, want)
@@ -157,5 +159,18 @@ func TestQuestionPrefersReads(t *testing.T) {
 	}
 	if hits := ix.Search("archive the widgets", Options{}); len(hits) != 2 || hits[0].Doc != 0 {
 		t.Errorf("hits %v, want the archive tool (doc 0) first", hits)
+	}
+}
+
+// Adjacent request terms found adjacent in a tool count beyond their two
+// terms: "pull request" ranks the tool that says it above one that says
+// "pull" and "request" apart.
+func TestPairsCount(t *testing.T) {
+	ix := New([]Doc{
+		{Name: "alpha.fetch", Description: "pull the latest request log"},
+		{Name: "beta.fetch", Description: "pull request details in full"},
+	})
+	if hits := ix.Search("pull request", Options{}); len(hits) != 2 || hits[0].Doc != 1 {
+		t.Errorf("hits %v, want the tool saying the pair (doc 1) first", hits)
 	}
 }

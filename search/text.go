@@ -1,6 +1,7 @@
 package search
 
 import (
+	"regexp"
 	"strings"
 	"unicode"
 
@@ -218,10 +219,23 @@ var phrasalVerbs = map[string]string{
 	"shut down": "stop", "clean up": "delete", "write down": "note", "check out": "checkout",
 }
 
-// queryWords are the lower-cased words of a request, its phrasal verbs
-// read as one word.
+// In a request, a URL, an email address or a file's name says what it is
+// about better than its words do ("https", "example", "com").
+var (
+	urlPattern   = regexp.MustCompile(`\b(?:https?|ftp)://\S+|\bwww\.\S+`)
+	emailPattern = regexp.MustCompile(`\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b`)
+	filePattern  = regexp.MustCompile(`\b([\w-]+)\.(?:txt|md|markdown|json|ya?ml|toml|ini|csv|tsv|xlsx?|docx?|pdf|png|jpe?g|gif|svg|log|html?|xml|go|py|js|ts|java|rb|rs|c|h|cpp|sh|sql|zip|tar|gz)\b`)
+)
+
+// queryWords are the lower-cased words of a request, a URL read as "url",
+// an email address as "email", a file's name as its name and "file", its
+// phrasal verbs read as one word.
 func queryWords(query string) []string {
-	ws := words(strings.ToLower(query))
+	query = strings.ToLower(query)
+	query = urlPattern.ReplaceAllString(query, " url ")
+	query = emailPattern.ReplaceAllString(query, " email ")
+	query = filePattern.ReplaceAllString(query, " $1 file ")
+	ws := words(query)
 	out := ws[:0]
 	for i := 0; i < len(ws); i++ {
 		if i+2 < len(ws) {
