@@ -126,7 +126,9 @@ func TestQueryWords(t *testing.T) {
 		"get rid of the temp file":             {"delete", "the", "temp", "file"},
 		"reset upload asset update":            {"reset", "upload", "asset", "update"},
 		"open https://example.com/a?b=c now":   {"open", "url", "now"},
-		"mail bob@example.com the notes.txt":   {"mail", "email", "the", "notes", "file"},
+		"mail bob@example.com the notes.txt":   {"mail", "email", "the", "text", "file"},
+		"post in #general to @alice":           {"post", "in", "channel", "to", "user"},
+		"let everyone in #ops know":            {"notify", "everyone", "in", "channel", "let"},
 	} {
 		if got := queryWords(in); !slices.Equal(got, want) {
 			t.Errorf("queryWords(%q) = %q, want %q", in, got, want)

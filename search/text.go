@@ -219,22 +219,37 @@ var phrasalVerbs = map[string]string{
 	"shut down": "stop", "clean up": "delete", "write down": "note", "check out": "checkout",
 }
 
-// In a request, a URL, an email address or a file's name says what it is
-// about better than its words do ("https", "example", "com").
+// In a request, a URL, an email address, a file's name, a #channel or an
+// @mention says what it is about better than its words do ("https",
+// "example", "com"), which are names, not what the request asks for.
 var (
-	urlPattern   = regexp.MustCompile(`\b(?:https?|ftp)://\S+|\bwww\.\S+`)
-	emailPattern = regexp.MustCompile(`\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b`)
-	filePattern  = regexp.MustCompile(`\b([\w-]+)\.(?:txt|md|markdown|json|ya?ml|toml|ini|csv|tsv|xlsx?|docx?|pdf|png|jpe?g|gif|svg|log|html?|xml|go|py|js|ts|java|rb|rs|c|h|cpp|sh|sql|zip|tar|gz)\b`)
+	urlPattern     = regexp.MustCompile(`\b(?:https?|ftp)://\S+|\bwww\.\S+`)
+	emailPattern   = regexp.MustCompile(`\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b`)
+	filePattern    = regexp.MustCompile(`\b[\w-]+\.(txt|md|markdown|json|ya?ml|toml|ini|csv|tsv|xlsx?|docx?|pdf|png|jpe?g|gif|svg|log|html?|xml|go|py|js|ts|java|rb|rs|c|h|cpp|sh|sql|zip|tar|gz)\b`)
+	channelPattern = regexp.MustCompile(`(?:^|\s)#[a-z][\w-]*`)
+	mentionPattern = regexp.MustCompile(`(?:^|\s)@[a-z][\w.-]*`)
 )
 
+// fileKinds are the words a file's extension adds to "file".
+var fileKinds = map[string]string{
+	"txt": "text", "md": "markdown", "markdown": "markdown", "log": "log", "csv": "spreadsheet", "tsv": "spreadsheet",
+	"xls": "spreadsheet", "xlsx": "spreadsheet", "pdf": "pdf", "png": "image", "jpg": "image", "jpeg": "image",
+	"gif": "image", "svg": "image", "html": "html", "htm": "html", "sql": "sql", "zip": "archive", "tar": "archive", "gz": "archive",
+}
+
 // queryWords are the lower-cased words of a request, a URL read as "url",
-// an email address as "email", a file's name as its name and "file", its
-// phrasal verbs read as one word.
+// an email address as "email", a file's name as "file" (and its kind),
+// a #channel as "channel", an @mention as "user", "let … know" as
+// "notify", its phrasal verbs as one word.
 func queryWords(query string) []string {
 	query = strings.ToLower(query)
 	query = urlPattern.ReplaceAllString(query, " url ")
 	query = emailPattern.ReplaceAllString(query, " email ")
-	query = filePattern.ReplaceAllString(query, " $1 file ")
+	query = filePattern.ReplaceAllStringFunc(query, func(f string) string {
+		return " " + fileKinds[f[strings.LastIndexByte(f, '.')+1:]] + " file "
+	})
+	query = channelPattern.ReplaceAllString(query, " channel ")
+	query = mentionPattern.ReplaceAllString(query, " user ")
 	ws := words(query)
 	out := ws[:0]
 	for i := 0; i < len(ws); i++ {
@@ -251,6 +266,18 @@ func queryWords(query string) []string {
 			}
 		}
 		out = append(out, ws[i])
+	}
+	// "let the team know", "let everyone in #general know".
+	for i, w := range out {
+		if w != "let" {
+			continue
+		}
+		for j := i + 1; j < len(out) && j <= i+5; j++ {
+			if out[j] == "know" {
+				out[i], out[j] = "notify", "let"
+				break
+			}
+		}
 	}
 	return out
 }
