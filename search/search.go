@@ -154,8 +154,9 @@ func New(docs []Doc) *Index {
 			}
 		}
 		// Pairs of adjacent terms count as terms of their own ("pull
-		// request", "knowledge graph"), within one field.
-		for f, ts := range ft {
+		// request", "knowledge graph"), within one field; not the
+		// parameters', which would double the index for little.
+		for f, ts := range ft[:fieldParams] {
 			norm := 1 - b + b*float64(len(ts))/avg[f]
 			for j := 1; j < len(ts); j++ {
 				tf[ts[j-1]+" "+ts[j]] += fieldWeight[f] / norm
