@@ -1,7 +1,9 @@
 // Package search finds tools by what a person asks for: BM25F over each
 // tool's name, title, description and parameters, with the words split
-// at snake_case, camelCase and dots, plurals stemmed, and a small table
-// of synonyms (ticket for issue, remove for delete, repository for repo).
+// at snake_case, camelCase and dots, short forms spelled out, Porter2
+// stemming, a table of synonyms (ticket for issue, remove for delete,
+// folder for directory), pairs of adjacent words, and the request's verb
+// matched to the tool's (README.md).
 //
 // An Index is built once per set of tools and is immutable, so searches
 // run concurrently without locks:
