@@ -123,7 +123,7 @@ var abbreviations = map[string][]string{
 	"doc": {"document"}, "docs": {"document"}, "img": {"image"}, "pic": {"picture"}, "pics": {"picture"},
 	"org": {"organization"}, "orgs": {"organization"}, "auth": {"authentication"}, "dm": {"direct", "message"},
 	"dms": {"direct", "message"}, "ci": {"continuous", "integration"}, "k8s": {"kubernetes"},
-	"sql": {"sql"}, "addr": {"address"}, "url": {"url"}, "urls": {"url"}, "id": {"id"}, "ids": {"id"},
+	"addr": {"address"}, "urls": {"url"}, "ids": {"id"},
 	"calc": {"calculate"}, "stats": {"statistics"}, "perms": {"permission"}, "creds": {"credential"},
 }
 
