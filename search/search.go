@@ -1,7 +1,9 @@
 // Package search finds tools by what a person asks for: BM25F over each
 // tool's name, title, description and parameters, with the words split
-// at snake_case, camelCase and dots, plurals stemmed, and a small table
-// of synonyms (ticket for issue, remove for delete, repository for repo).
+// at snake_case, camelCase and dots, short forms spelled out, Porter2
+// stemming, a table of synonyms (ticket for issue, remove for delete,
+// folder for directory), pairs of adjacent words, and the request's verb
+// matched to the tool's (README.md).
 //
 // An Index is built once per set of tools and is immutable, so searches
 // run concurrently without locks:
@@ -15,7 +17,6 @@
 package search
 
 import (
-	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -76,6 +77,17 @@ const (
 // term itself.
 const synonymWeight = 0.6
 
+// pairWeight is how much a pair of adjacent request terms found adjacent
+// in one field of a tool ("pull request", "web page") counts, beside its
+// two terms.
+const pairWeight = 0.3
+
+// verbBonus is how much more a tool counts when a verb of its name is of
+// an action class a verb of the request names ("remove" for
+// delete_entities), or, for a question without a verb, a read (get,
+// list, search). Set on the tune and dev requests: more ranked worse.
+const verbBonus = 0.1
+
 // posting is one document's precomputed score for one term.
 type posting struct {
 	doc   int32
@@ -87,6 +99,7 @@ type Index struct {
 	n        int
 	postings map[string][]posting
 	exact    map[string]int32 // lower-cased name or alias → doc
+	actions  []uint32         // by doc, the action classes of its name's verbs
 	scratch  sync.Pool        // *scratch
 }
 
@@ -94,29 +107,33 @@ type Index struct {
 type scratch struct {
 	scores  []float32 // by doc; zero outside a search
 	touched []int32   // docs scored by the search
+	best    []float32 // by doc, one query term's best match; zero outside a term
+	matched []int32   // docs the term matched
 }
 
 // New builds an index of docs; a hit's Doc is the position in docs.
 func New(docs []Doc) *Index {
-	ix := &Index{n: len(docs), postings: map[string][]posting{}, exact: make(map[string]int32, len(docs))}
-	ix.scratch.New = func() any { return &scratch{scores: make([]float32, len(docs))} }
+	ix := &Index{n: len(docs), postings: map[string][]posting{}, exact: make(map[string]int32, len(docs)), actions: make([]uint32, len(docs))}
+	ix.scratch.New = func() any { return &scratch{scores: make([]float32, len(docs)), best: make([]float32, len(docs))} }
 	type fieldTerms [numFields][]string
 	all := make([]fieldTerms, len(docs))
 	var total [numFields]float64
+	stems := map[string]string{}
 	for i, d := range docs {
 		var ft fieldTerms
-		ft[fieldName] = terms(d.Name)
-		ft[fieldSource] = terms(d.Source)
-		ft[fieldTitle] = terms(d.Title)
-		ft[fieldDescription] = terms(d.Description)
+		ft[fieldName] = appendTerms(nil, d.Name, stems)
+		ft[fieldSource] = appendTerms(nil, d.Source, stems)
+		ft[fieldTitle] = appendTerms(nil, d.Title, stems)
+		ft[fieldDescription] = appendTerms(nil, d.Description, stems)
 		for _, p := range d.Params {
-			ft[fieldParams] = append(ft[fieldParams], terms(p.Name)...)
-			ft[fieldParams] = append(ft[fieldParams], terms(p.Description)...)
+			ft[fieldParams] = appendTerms(ft[fieldParams], p.Name, stems)
+			ft[fieldParams] = appendTerms(ft[fieldParams], p.Description, stems)
 		}
 		for f := range ft {
 			total[f] += float64(len(ft[f]))
 		}
 		all[i] = ft
+		ix.actions[i] = nameActions(d.Name)
 		ix.exact[strings.ToLower(d.Name)] = int32(i)
 		for _, a := range d.Aliases {
 			ix.exact[strings.ToLower(a)] = int32(i)
@@ -136,6 +153,15 @@ func New(docs []Doc) *Index {
 			norm := 1 - b + b*float64(len(ts))/avg[f]
 			for _, t := range ts {
 				tf[t] += fieldWeight[f] / norm
+			}
+		}
+		// Pairs of adjacent terms count as terms of their own ("pull
+		// request", "knowledge graph"), within one field; not the
+		// parameters', which would double the index for little.
+		for f, ts := range ft[:fieldParams] {
+			norm := 1 - b + b*float64(len(ts))/avg[f]
+			for j := 1; j < len(ts); j++ {
+				tf[ts[j-1]+" "+ts[j]] += fieldWeight[f] / norm
 			}
 		}
 		for t, v := range tf {
@@ -175,23 +201,50 @@ func (ix *Index) Search(query string, o Options) []Hit {
 	if o.Limit <= 0 {
 		o.Limit = 10
 	}
-	weights := queryTerms(query)
+	qws := queryWords(query)
+	qts := queryTerms(qws)
 	// scores is zero between searches: only the documents touched are
 	// visited, and reset, so a search costs its postings, not the index.
 	sc := ix.scratch.Get().(*scratch)
 	defer ix.scratch.Put(sc)
-	scores, touched := sc.scores, sc.touched[:0]
+	scores, touched, best, matched := sc.scores, sc.touched[:0], sc.best, sc.matched[:0]
 	add := func(d int32, v float32) {
 		if scores[d] == 0 {
 			touched = append(touched, d)
 		}
 		scores[d] += v
 	}
-	// In a fixed order, so that the same search sums the same floats.
-	for _, t := range slices.Sorted(maps.Keys(weights)) {
-		w := float32(weights[t])
+	// A term counts once per document: its own match, or its best
+	// synonym's at synonymWeight, whichever is more; a tool that says
+	// "create", "add" and "new" is no better a match for "make" than
+	// one that says "create".
+	match := func(t string, w float32) {
 		for _, p := range ix.postings[t] {
-			add(p.doc, w*p.score)
+			if v := w * p.score; v > best[p.doc] {
+				if best[p.doc] == 0 {
+					matched = append(matched, p.doc)
+				}
+				best[p.doc] = v
+			}
+		}
+	}
+	for _, qt := range qts {
+		match(qt.term, qt.weight)
+		for _, s := range qt.synonyms {
+			match(s, synonymWeight)
+		}
+		for _, d := range matched {
+			add(d, best[d])
+			best[d] = 0
+		}
+		matched = matched[:0]
+	}
+	sc.matched = matched
+	if qa := queryActions(qws); qa != 0 {
+		for _, d := range touched {
+			if ix.actions[d]&qa != 0 {
+				scores[d] *= 1 + verbBonus
+			}
 		}
 	}
 	if d, ok := ix.exact[strings.ToLower(strings.TrimSpace(query))]; ok {
@@ -203,22 +256,25 @@ func (ix *Index) Search(query string, o Options) []Hit {
 		}
 		sc.touched = touched
 	}()
-	slices.Sort(touched) // equal scores keep the earlier document first
+	// The best o.Limit, by score, then (for equal scores) the earlier
+	// document first: touched is in no order, and sorting it would cost
+	// more than the search.
+	before := func(a, b Hit) bool { return a.Score > b.Score || a.Score == b.Score && a.Doc < b.Doc }
 	hits := make([]Hit, 0, o.Limit+1)
 	for _, d32 := range touched {
 		d, s := int(d32), scores[d32]
-		if s <= 0 || o.Keep != nil && !o.Keep(d) {
-			continue
-		}
-		if len(hits) == o.Limit && float64(s) <= hits[len(hits)-1].Score {
+		if s <= 0 {
 			continue
 		}
 		h := Hit{Doc: d, Score: float64(s)}
+		if len(hits) == o.Limit && !before(h, hits[len(hits)-1]) || o.Keep != nil && !o.Keep(d) {
+			continue
+		}
 		i, _ := slices.BinarySearchFunc(hits, h, func(a, b Hit) int {
-			if a.Score > b.Score {
+			if before(a, b) {
 				return -1
 			}
-			return 1 // equal scores keep the earlier document first
+			return 1
 		})
 		hits = slices.Insert(hits, i, h)
 		if len(hits) > o.Limit {
@@ -228,20 +284,48 @@ func (ix *Index) Search(query string, o Options) []Hit {
 	return hits
 }
 
-// queryTerms weighs a query's terms: each term once at 1 however often it
-// comes, its synonyms at synonymWeight, and "pull request" read as "pr".
-func queryTerms(query string) map[string]float64 {
-	ts := terms(strings.ReplaceAll(strings.ToLower(query), "pull request", "pr"))
-	w := make(map[string]float64, len(ts)*3)
-	for _, t := range ts {
-		w[t] = 1
-	}
-	for _, t := range ts {
-		for _, s := range synonyms[t] {
-			if w[s] < synonymWeight {
-				w[s] = synonymWeight
-			}
+// queryTerm is one term of a query, its weight and its synonyms.
+type queryTerm struct {
+	term     string
+	weight   float32
+	synonyms []string
+}
+
+// queryTerms are the terms of a query's words (queryWords), each once
+// however often it comes, with their synonyms, and the pairs of adjacent
+// terms at pairWeight; in order, so that the same search sums the same
+// floats.
+func queryTerms(qws []string) []queryTerm {
+	ts := appendWordTerms(nil, qws, nil)
+	out := make([]queryTerm, 0, 2*len(ts))
+	for i, t := range ts {
+		out = append(out, queryTerm{term: t, weight: 1, synonyms: synonyms[t]})
+		if i > 0 {
+			out = append(out, queryTerm{term: ts[i-1] + " " + t, weight: pairWeight})
 		}
 	}
-	return w
+	slices.SortFunc(out, func(a, b queryTerm) int { return strings.Compare(a.term, b.term) })
+	return slices.CompactFunc(out, func(a, b queryTerm) bool { return a.term == b.term })
+}
+
+// nameActions are the action classes of the verbs of a tool's name.
+func nameActions(name string) uint32 {
+	var m uint32
+	for _, t := range words2terms(name) {
+		m |= actionClasses[t]
+	}
+	return m
+}
+
+// queryActions are the action classes of a request's verbs; for a
+// question with none, the reads.
+func queryActions(ws []string) uint32 {
+	var m uint32
+	for _, w := range ws {
+		m |= actionClasses[stem(w)]
+	}
+	if m == 0 && len(ws) > 0 && questionWords[ws[0]] {
+		m = readActions
+	}
+	return m
 }

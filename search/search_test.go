@@ -8,14 +8,16 @@ import (
 
 func TestTerms(t *testing.T) {
 	for in, want := range map[string][]string{
-		"listPullRequests":          {"list", "pull", "request"},
-		"github.create_issue":       {"github", "create", "issue"},
+		"listPullRequests":          {"list", "pull", "request", "listpullrequest"},
+		"github.create_issue":       {"github", "creat", "issu"},
 		"API-post-search":           {"api", "post", "search"},
-		"HTTPServer repositories":   {"http", "server", "repository"},
-		"the issues of a repo":      {"issue", "repo"},
-		"searching the directories": {"search", "directory"},
+		"HTTPServer repositories":   {"http", "server", "httpserver", "repositori"},
+		"GitHub":                    {"git", "hub", "github"},
+		"the issues of a repo":      {"issu", "repositori"},
+		"searching the directories": {"search", "directori"},
 		"s3 bucket v2":              {"3", "bucket", "v", "2"},
 		"Addresses and statuses":    {"address", "status"},
+		"open PRs, the DB":          {"open", "pull", "request", "databas"},
 	} {
 		if got := terms(in); !slices.Equal(got, want) {
 			t.Errorf("terms(%q) = %q, want %q", in, got, want)
@@ -94,5 +96,83 @@ func TestConcurrentSearches(t *testing.T) {
 		if msg := <-done; msg != "" {
 			t.Error(msg)
 		}
+	}
+}
+
+// Documents of equal score come in their order, whatever the limit: the
+// first hits of a small limit are the first hits of a larger one.
+func TestTiesKeepOrder(t *testing.T) {
+	docs := make([]Doc, 8)
+	for i := range docs {
+		docs[i] = Doc{Name: fmt.Sprintf("svc%d.create_issue", i), Description: "Create an issue"}
+	}
+	ix := New(docs)
+	all := ix.Search("create issue", Options{Limit: len(docs)})
+	for i, h := range all {
+		if h.Doc != i {
+			t.Fatalf("ties out of order: %v", all)
+		}
+	}
+	for l := 1; l < len(docs); l++ {
+		if got := ix.Search("create issue", Options{Limit: l}); !slices.Equal(got, all[:l]) {
+			t.Errorf("limit %d: %v, want %v", l, got, all[:l])
+		}
+	}
+}
+
+func TestQueryWords(t *testing.T) {
+	for in, want := range map[string][]string{
+		"Set up a repo, then look up the docs": {"setup", "a", "repo", "then", "lookup", "the", "docs"},
+		"get rid of the temp file":             {"delete", "the", "temp", "file"},
+		"reset upload asset update":            {"reset", "upload", "asset", "update"},
+		"open https://example.com/a?b=c now":   {"open", "url", "now"},
+		"mail bob@example.com the notes.txt":   {"mail", "email", "the", "text", "file"},
+		"post in #general to @alice":           {"post", "in", "channel", "to", "user"},
+		"let everyone in #ops know":            {"notify", "everyone", "in", "channel", "let"},
+	} {
+		if got := queryWords(in); !slices.Equal(got, want) {
+			t.Errorf("queryWords(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// A request's term counts once per tool, by its best match: a tool that
+// says many synonyms of it is no better a match than one that says one.
+func TestSynonymsCountOnce(t *testing.T) {
+	ix := New([]Doc{
+		{Name: "alpha.widget", Description: "create or add a widget"},
+		{Name: "beta.widget", Description: "create a widget"},
+		{Name: "gamma.gadget", Description: "add a gadget"},
+	})
+	if hits := ix.Search("make a widget", Options{}); len(hits) != 3 || hits[0].Doc != 1 {
+		t.Errorf("hits %v, want the tool saying one synonym once (doc 1) first", hits)
+	}
+}
+
+// A question without a verb asks to read: a tool whose name lists,
+// gets or searches ranks above one that acts, all else equal.
+func TestQuestionPrefersReads(t *testing.T) {
+	ix := New([]Doc{
+		{Name: "svc.archive_widgets", Description: "Widgets of the account"},
+		{Name: "svc.list_widgets", Description: "Widgets of the account"},
+	})
+	if hits := ix.Search("which widgets are there", Options{}); len(hits) != 2 || hits[0].Doc != 1 {
+		t.Errorf("hits %v, want the list tool (doc 1) first", hits)
+	}
+	if hits := ix.Search("archive the widgets", Options{}); len(hits) != 2 || hits[0].Doc != 0 {
+		t.Errorf("hits %v, want the archive tool (doc 0) first", hits)
+	}
+}
+
+// Adjacent request terms found adjacent in a tool count beyond their two
+// terms: "pull request" ranks the tool that says it above one that says
+// "pull" and "request" apart.
+func TestPairsCount(t *testing.T) {
+	ix := New([]Doc{
+		{Name: "alpha.fetch", Description: "pull the latest request log"},
+		{Name: "beta.fetch", Description: "pull request details in full"},
+	})
+	if hits := ix.Search("pull request", Options{}); len(hits) != 2 || hits[0].Doc != 1 {
+		t.Errorf("hits %v, want the tool saying the pair (doc 1) first", hits)
 	}
 }

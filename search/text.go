@@ -1,115 +1,130 @@
 package search
 
 import (
+	"regexp"
 	"strings"
 	"unicode"
+
+	"github.com/kljensen/snowball/english"
 )
 
 // terms splits text into normalized terms: words split at anything not a
 // letter or digit, at snake_case, camelCase and dots, lower-cased, stop
-// words dropped, plurals stemmed.
+// words dropped, abbreviations spelled out, stemmed (Porter2).
 func terms(text string) []string {
-	var out []string
-	for _, w := range words(text) {
-		w = stem(strings.ToLower(w))
-		if w == "" || stopWords[w] {
+	return appendTerms(nil, text, nil)
+}
+
+// appendTerms appends the terms of text to out; cache, when not nil,
+// keeps the stems already computed (the index's build stems each word
+// of its vocabulary once).
+func appendTerms(out []string, text string, cache map[string]string) []string {
+	return appendWordTerms(out, words(text), cache)
+}
+
+// appendWordTerms appends the terms of words ws to out.
+func appendWordTerms(out []string, ws []string, cache map[string]string) []string {
+	for _, w := range ws {
+		w = strings.ToLower(w)
+		if stopWords[w] {
 			continue
 		}
-		out = append(out, w)
+		if long, ok := abbreviations[w]; ok {
+			for _, l := range long {
+				out = append(out, stemCached(l, cache))
+			}
+			continue
+		}
+		out = append(out, stemCached(w, cache))
 	}
 	return out
 }
 
-// words splits text at non-alphanumerics and camelCase boundaries
-// ("listPullRequests" → list, Pull, Requests; "HTTPServer" → HTTP, Server).
+func stemCached(w string, cache map[string]string) string {
+	if cache == nil {
+		return stem(w)
+	}
+	s, ok := cache[w]
+	if !ok {
+		s = stem(w)
+		cache[w] = s
+	}
+	return s
+}
+
+// words splits text at non-alphanumerics, between letters and digits
+// ("v2", "s3") and at camelCase boundaries ("listPullRequests" → list,
+// Pull, Requests; "HTTPServer" → HTTP, Server). A word split at its case
+// comes whole too, after its parts, so that "GitHub" in a description
+// meets "github" in a request (which is lower-cased before it is split).
 func words(text string) []string {
 	var out []string
 	rs := []rune(text)
-	start := -1
-	flush := func(end int) {
-		if start >= 0 && end > start {
-			out = append(out, string(rs[start:end]))
-		}
-		start = -1
-	}
-	for i, r := range rs {
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-			flush(i)
+	for i := 0; i < len(rs); {
+		if !unicode.IsLetter(rs[i]) && !unicode.IsDigit(rs[i]) {
+			i++
 			continue
 		}
-		if start < 0 {
-			start = i
-			continue
+		// A segment: letters only, or digits only.
+		j := i + 1
+		for j < len(rs) && (unicode.IsLetter(rs[j]) && unicode.IsLetter(rs[i]) || unicode.IsDigit(rs[j]) && unicode.IsDigit(rs[i])) {
+			j++
 		}
-		prev := rs[i-1]
-		switch {
-		case unicode.IsUpper(r) && unicode.IsLower(prev):
-			flush(i) // fooBar
-			start = i
-		case unicode.IsUpper(prev) && unicode.IsUpper(r) && i+1 < len(rs) && unicode.IsLower(rs[i+1]):
-			flush(i) // HTTPServer
-			start = i
-		case unicode.IsDigit(r) != unicode.IsDigit(prev):
-			flush(i) // v2, s3 stay apart from their digits
-			start = i
-		}
+		out = appendCamel(out, rs[i:j])
+		i = j
 	}
-	flush(len(rs))
 	return out
 }
 
-// stem strips the plural endings English tool descriptions use, and a few
-// verb endings, lightly: "issues" → "issue", "repositories" →
-// "repository", "searching" → "search". Short words stay as they are.
-func stem(w string) string {
-	if len(w) <= 3 {
-		return w
+// appendCamel appends the camelCase parts of seg, and seg whole if it has
+// more than one.
+func appendCamel(out []string, seg []rune) []string {
+	start, parts := 0, 0
+	for k := 1; k < len(seg); k++ {
+		if unicode.IsUpper(seg[k]) && unicode.IsLower(seg[k-1]) || // fooBar
+			unicode.IsUpper(seg[k-1]) && unicode.IsUpper(seg[k]) && k+1 < len(seg) && unicode.IsLower(seg[k+1]) &&
+				string(seg[k+1:]) != "s" { // HTTPServer, not PRs
+			out = append(out, string(seg[start:k]))
+			start, parts = k, parts+1
+		}
 	}
+	out = append(out, string(seg[start:]))
+	if parts > 0 {
+		out = append(out, string(seg))
+	}
+	return out
+}
+
+// stem reduces a lower-cased word to its Porter2 (Snowball English) stem,
+// so that "issues", "issued" and "issue" meet, as do "deployment" and
+// "deployed"; the words irregular lists keep the stem given there.
+func stem(w string) string {
 	if s, ok := irregular[w]; ok {
 		return s
 	}
-	switch {
-	case strings.HasSuffix(w, "ies") && len(w) > 4:
-		return w[:len(w)-3] + "y"
-	case strings.HasSuffix(w, "sses"), strings.HasSuffix(w, "shes"), strings.HasSuffix(w, "ches"), strings.HasSuffix(w, "xes"):
-		return w[:len(w)-2]
-	case strings.HasSuffix(w, "ss"), strings.HasSuffix(w, "us"), strings.HasSuffix(w, "is"):
-		return w
-	case strings.HasSuffix(w, "s"):
-		return w[:len(w)-1]
-	case strings.HasSuffix(w, "ing") && len(w) > 5:
-		return undouble(w[:len(w)-3])
-	case strings.HasSuffix(w, "ied") && len(w) > 4:
-		return w[:len(w)-3] + "y"
-	case strings.HasSuffix(w, "ed") && len(w) > 4:
-		// "closed", "created" → close, create; "listed", "added" → list, add.
-		if c, v := w[len(w)-3], w[len(w)-4]; strings.IndexByte("svzctg", c) >= 0 && strings.IndexByte("aeiou", v) >= 0 {
-			return w[:len(w)-1]
-		}
-		return undouble(w[:len(w)-2])
-	}
-	return w
+	return english.Stem(w, true)
 }
 
-// undouble drops the doubled consonant a suffix left ("running" → "run").
-func undouble(w string) string {
-	n := len(w)
-	if n >= 3 && w[n-1] == w[n-2] && !strings.ContainsRune("aeiouls", rune(w[n-1])) {
-		return w[:n-1]
-	}
-	return w
-}
-
-// irregular holds the forms stem would get wrong.
+// irregular holds the forms the stemmer would leave apart or bring
+// together wrongly.
 var irregular = map[string]string{
-	"children": "child", "people": "person", "indices": "index", "indexes": "index",
-	"aliases": "alias", "statuses": "status", "analyses": "analysis", "data": "data",
-	"this": "this", "news": "news", "series": "series", "address": "address",
-	"addresses": "address", "access": "access", "process": "process", "processes": "process",
-	"during": "during", "string": "string", "strings": "string", "thing": "thing", "things": "thing",
-	"nothing": "nothing", "something": "something", "anything": "anything", "everything": "everything",
-	"bring": "bring", "pricing": "price", "billing": "bill", "need": "need", "seed": "seed", "speed": "speed",
-	"embed": "embed", "feed": "feed", "red": "red", "shred": "shred", "hundred": "hundred", "based": "base",
+	"children": "child", "people": "person", "indices": "index",
+	"data": "data", "news": "news",
+}
+
+// abbreviations are short forms spelled out before stemming, in tools
+// and requests alike, so that "repo" meets "repository" and "PR" "pull
+// request" at full weight.
+var abbreviations = map[string][]string{
+	"pr": {"pull", "request"}, "prs": {"pull", "request"}, "mr": {"merge", "request"}, "mrs": {"merge", "request"},
+	"repo": {"repository"}, "repos": {"repository"}, "db": {"database"}, "dbs": {"database"},
+	"msg": {"message"}, "msgs": {"message"}, "dir": {"directory"}, "dirs": {"directory"},
+	"env": {"environment"}, "info": {"information"}, "config": {"configuration"}, "configs": {"configuration"},
+	"doc": {"document"}, "docs": {"document"}, "img": {"image"}, "pic": {"picture"}, "pics": {"picture"},
+	"org": {"organization"}, "orgs": {"organization"}, "auth": {"authentication"}, "dm": {"direct", "message"},
+	"dms": {"direct", "message"}, "ci": {"continuous", "integration"}, "k8s": {"kubernetes"},
+	"addr": {"address"}, "urls": {"url"}, "ids": {"id"},
+	"calc": {"calculate"}, "stats": {"statistics"}, "perms": {"permission"}, "creds": {"credential"},
 }
 
 // stopWords are terms too common in tool descriptions, or in the way
@@ -124,62 +139,207 @@ var stopWords = set(
 	"let", "also", "just", "one", "up", "out", "s", "t", "get",
 )
 
-// synonyms are groups of words people use for one another when they ask
-// for a tool. A query term also matches the other words of its groups, at
-// a lower weight than itself.
+// synonymGroups are groups of words people use for one another when they
+// ask for a tool: the verbs of the usual actions (create, read, list,
+// update, delete, search, send, run…) and the nouns of the usual
+// objects (issue, message, file, repository, user…), general rather than
+// fitted to one set of requests. A query term also matches the other
+// words of its groups, at a lower weight than itself.
 var synonymGroups = [][]string{
-	{"issue", "ticket", "bug"},
-	{"message", "post", "chat", "dm"},
-	{"send", "post", "reply"},
-	{"file", "document", "doc"},
-	{"delete", "remove", "drop", "erase", "trash"},
-	{"create", "add", "new", "make", "open", "insert", "generate", "draw"},
-	{"list", "show", "enumerate", "browse"},
-	{"search", "find", "query", "lookup", "look", "grep"},
-	{"repo", "repository", "project"},
-	{"pr", "pull", "merge"},
-	{"email", "mail", "inbox"},
-	{"calendar", "event", "meeting", "schedule"},
-	{"update", "edit", "modify", "change", "rename", "set", "close", "reopen"},
-	{"read", "view", "fetch", "retrieve", "open"},
-	{"user", "member", "person", "people", "account"},
-	{"page", "note", "wiki"},
-	{"comment", "reply", "feedback"},
-	{"image", "picture", "photo", "screenshot", "media"},
-	{"remember", "memory", "recall", "knowledge", "know"},
-	{"internet", "web", "online"},
-	{"nearby", "near", "local", "around"},
-	{"shop", "business", "store", "restaurant", "place"},
-	{"monitor", "watch", "track"},
-	{"forget", "delete"},
-	{"browser", "web", "page", "website", "url"},
-	{"navigate", "go", "visit", "open"},
-	{"table", "database", "db", "sql"},
-	{"run", "execute", "exec"},
-	{"customer", "client"},
-	{"refund", "reimburse", "return"},
-	{"charge", "payment", "pay"},
-	{"invoice", "bill"},
-	{"branch", "ref"},
-	{"commit", "change"},
-	{"directory", "folder", "dir"},
-	{"move", "rename"},
-	{"channel", "room"},
-	{"entity", "node"},
-	{"relation", "link", "edge"},
-	{"key", "value", "cache"},
-	{"place", "location", "address"},
-	{"direction", "route"},
+	// Actions.
+	{"create", "add", "new", "make", "insert", "generate", "open", "start", "register", "build", "draw", "setup"},
+	{"read", "get", "view", "fetch", "retrieve", "open", "show", "see", "display", "inspect", "describe", "detail", "check"},
+	{"list", "show", "enumerate", "browse", "all"},
+	{"update", "edit", "modify", "change", "set", "patch", "alter", "adjust", "rename", "replace", "fix"},
+	{"delete", "remove", "drop", "erase", "trash", "destroy", "purge", "discard", "rid", "forget", "clear"},
+	{"search", "find", "query", "lookup", "look", "locate", "grep", "seek", "discover"},
+	{"send", "post", "reply", "notify", "tell", "inform", "announce", "share", "ping"},
+	{"run", "execute", "exec", "trigger", "invoke", "launch"},
+	{"stop", "cancel", "halt", "kill", "terminate", "end", "close"},
+	{"download", "fetch", "save"},
+	{"upload", "attach", "push"},
+	{"copy", "duplicate", "clone", "fork"},
+	{"move", "relocate", "rename", "transfer"},
+	{"remember", "save", "store", "record", "keep", "memory", "recall", "knowledge", "know"},
+	{"comment", "note", "annotate", "remark", "reply", "feedback"},
+	{"approve", "review", "accept"},
+	{"update", "close", "reopen"},
+	{"navigate", "go", "visit", "open", "browse"},
+	{"click", "press", "tap", "select"},
+	{"type", "fill", "enter", "input"},
 	{"scrape", "crawl", "extract"},
-	{"click", "press", "tap"},
-	{"type", "fill", "enter"},
+	{"monitor", "watch", "track"},
+	{"convert", "transform", "translate"},
+	{"calculate", "compute", "sum", "count"},
+	// Objects.
+	{"issue", "ticket", "bug", "task", "incident", "problem", "defect", "crash", "tracker"},
+	{"message", "chat", "dm", "text", "post"},
+	{"file", "document", "doc", "attachment"},
+	{"directory", "folder", "dir", "path"},
+	{"repo", "repository", "project", "codebase"},
+	{"pull", "merge"},
+	{"user", "member", "person", "people", "account", "profile", "teammate", "colleague", "employee", "everyone", "who"},
+	{"page", "note", "wiki"},
+	{"email", "mail", "inbox", "gmail"},
+	{"database", "table", "sql", "schema"},
+	{"image", "picture", "photo", "screenshot", "illustration", "art", "drawing", "media"},
+	{"internet", "web", "online", "website", "site"},
+	{"browser", "web", "page", "website", "url", "tab"},
+	{"place", "location", "address", "venue", "nearby", "near", "nearest", "local", "around"},
+	{"shop", "business", "store", "restaurant", "cafe", "pharmacy", "hotel"},
+	{"customer", "client", "buyer"},
+	{"charge", "payment", "pay", "transaction", "paid"},
+	{"refund", "reimburse"},
+	{"invoice", "bill", "receipt"},
+	{"spreadsheet", "sheet", "excel", "cell", "row", "column"},
+	{"calendar", "event", "meeting", "appointment", "schedule"},
+	{"channel", "room", "group"},
+	{"thread", "conversation", "discussion"},
+	{"entity", "node", "fact"},
+	{"relation", "link", "edge", "relationship"},
+	{"key", "value", "cache"},
+	{"direction", "route", "travel", "drive", "distance"},
 	{"content", "text", "body"},
+	{"command", "shell", "terminal", "script", "program"},
+	{"machine", "host", "system", "server", "computer", "os"},
+	{"disk", "storage", "space"},
+	{"error", "exception", "failure", "crash"},
+	{"environment", "variable", "setting", "configuration"},
+	{"commit", "change"},
+	{"branch", "ref"},
+	{"paper", "article", "research", "publication"},
+}
+
+// phrasalVerbs are the verbs of two or three words a request may use,
+// read as one.
+var phrasalVerbs = map[string]string{
+	"set up": "setup", "look up": "lookup", "get rid of": "delete", "sign up": "register",
+	"log in": "login", "sign in": "login", "log out": "logout", "sign out": "logout",
+	"find out": "find", "fill in": "fill", "fill out": "fill", "turn on": "enable", "turn off": "disable",
+	"shut down": "stop", "clean up": "delete", "write down": "note", "check out": "checkout",
+}
+
+// In a request, a URL, an email address, a file's name, a #channel or an
+// @mention says what it is about better than its words do ("https",
+// "example", "com"), which are names, not what the request asks for.
+var (
+	urlPattern     = regexp.MustCompile(`\b(?:https?|ftp)://\S+|\bwww\.\S+`)
+	emailPattern   = regexp.MustCompile(`\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b`)
+	filePattern    = regexp.MustCompile(`\b[\w-]+\.(txt|md|markdown|json|ya?ml|toml|ini|csv|tsv|xlsx?|docx?|pdf|png|jpe?g|gif|svg|log|html?|xml|go|py|js|ts|java|rb|rs|c|h|cpp|sh|sql|zip|tar|gz)\b`)
+	channelPattern = regexp.MustCompile(`(?:^|\s)#[a-z][\w-]*`)
+	mentionPattern = regexp.MustCompile(`(?:^|\s)@[a-z][\w.-]*`)
+)
+
+// fileKinds are the words a file's extension adds to "file".
+var fileKinds = map[string]string{
+	"txt": "text", "md": "markdown", "markdown": "markdown", "log": "log", "csv": "spreadsheet", "tsv": "spreadsheet",
+	"xls": "spreadsheet", "xlsx": "spreadsheet", "pdf": "pdf", "png": "image", "jpg": "image", "jpeg": "image",
+	"gif": "image", "svg": "image", "html": "html", "htm": "html", "sql": "sql", "zip": "archive", "tar": "archive", "gz": "archive",
+}
+
+// queryWords are the lower-cased words of a request, a URL read as "url",
+// an email address as "email", a file's name as "file" (and its kind),
+// a #channel as "channel", an @mention as "user", "let … know" as
+// "notify", its phrasal verbs as one word.
+func queryWords(query string) []string {
+	query = strings.ToLower(query)
+	query = urlPattern.ReplaceAllString(query, " url ")
+	query = emailPattern.ReplaceAllString(query, " email ")
+	query = filePattern.ReplaceAllStringFunc(query, func(f string) string {
+		return " " + fileKinds[f[strings.LastIndexByte(f, '.')+1:]] + " file "
+	})
+	query = channelPattern.ReplaceAllString(query, " channel ")
+	query = mentionPattern.ReplaceAllString(query, " user ")
+	ws := words(query)
+	out := ws[:0]
+	for i := 0; i < len(ws); i++ {
+		if i+2 < len(ws) {
+			if v, ok := phrasalVerbs[ws[i]+" "+ws[i+1]+" "+ws[i+2]]; ok {
+				out, i = append(out, v), i+2
+				continue
+			}
+		}
+		if i+1 < len(ws) {
+			if v, ok := phrasalVerbs[ws[i]+" "+ws[i+1]]; ok {
+				out, i = append(out, v), i+1
+				continue
+			}
+		}
+		out = append(out, ws[i])
+	}
+	// "let the team know", "let everyone in #general know".
+	for i, w := range out {
+		if w != "let" {
+			continue
+		}
+		for j := i + 1; j < len(out) && j <= i+5; j++ {
+			if out[j] == "know" {
+				out[i], out[j] = "notify", "let"
+				break
+			}
+		}
+	}
+	return out
+}
+
+// actions are the classes of what a tool does, by the verbs that say it
+// in a tool's name or a request: a request's verb that names the class
+// of the tool's own verb counts for the tool (verbMatch).
+var actions = [][]string{
+	{"create", "add", "new", "make", "insert", "generate", "open", "register", "build", "draw", "write", "post", "start", "setup"},
+	{"get", "read", "view", "fetch", "retrieve", "open", "show", "see", "display", "inspect", "describe", "detail", "info", "check"},
+	{"list", "show", "enumerate", "browse"},
+	{"update", "edit", "modify", "change", "set", "patch", "alter", "adjust", "rename", "replace", "fix", "close", "reopen", "toggle", "move"},
+	{"delete", "remove", "drop", "erase", "trash", "destroy", "purge", "discard", "forget", "clear"},
+	{"search", "find", "query", "lookup", "look", "locate", "grep", "seek", "discover"},
+	{"send", "post", "reply", "notify", "tell", "inform", "announce", "share", "ping"},
+	{"run", "execute", "exec", "trigger", "invoke", "launch", "call", "start"},
+	{"stop", "cancel", "halt", "kill", "terminate", "end"},
+	{"merge", "ship", "land"},
+	{"comment", "note", "annotate", "remark", "reply"},
+	{"approve", "review", "accept"},
+	{"download", "fetch", "pull"},
+	{"upload", "attach", "push"},
+	{"copy", "duplicate", "clone", "fork"},
+}
+
+// readActions are the classes a question without a verb asks for
+// ("what tables are there?"): get, list and search.
+const readActions = 1<<1 | 1<<2 | 1<<5
+
+// questionWords open a request that asks rather than acts.
+var questionWords = set("what", "whats", "which", "who", "whose", "when", "where", "how", "is", "are", "did", "does", "do", "any", "was", "were")
+
+// actionClasses maps a stemmed verb to the bit set of its classes.
+var actionClasses = func() map[string]uint32 {
+	m := map[string]uint32{}
+	for c, words := range actions {
+		for _, w := range words {
+			for _, t := range words2terms(w) {
+				m[t] |= 1 << c
+			}
+		}
+	}
+	return m
+}()
+
+// words2terms is terms without dropping stop words ("get" is one).
+func words2terms(w string) []string {
+	var out []string
+	for _, x := range words(w) {
+		out = append(out, stem(strings.ToLower(x)))
+	}
+	return out
 }
 
 // synonyms maps a term to the other terms of its groups.
 var synonyms = func() map[string][]string {
 	m := map[string][]string{}
-	for _, g := range synonymGroups {
+	for _, words := range synonymGroups {
+		var g []string
+		for _, w := range words {
+			g = append(g, terms(w)...)
+		}
 		for _, a := range g {
 			for _, b := range g {
 				if a != b && !contains(m[a], b) {
