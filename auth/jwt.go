@@ -222,6 +222,13 @@ func jwtScopes(tok jwt.Token) []string {
 // background once older than refresh, and at once when a token names a key
 // it lacks, as after a rotation — at most every retry, a token that comes
 // sooner waiting for that fetch. Concurrent callers share one fetch.
+//
+// jwx fetches and parses the set (jwk.Fetch); its jwk.Cache is not used.
+// That cache refreshes on a schedule from worker goroutines of its own
+// (httprc); a fetch prompted by an unknown key id, bounded to one a
+// second, with the token waiting for a fetch begun after it arrived, would
+// still be this type's, on top of Cache.Refresh, which bounds nothing. Here
+// a fetch runs only when a token needs it, and Close cancels it and waits.
 type jwks struct {
 	url     string
 	client  *http.Client

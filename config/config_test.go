@@ -66,6 +66,7 @@ func TestErrorsNameTheKeyPath(t *testing.T) {
 			[]string{`upstreams[0].tools.exclude[1]: bad glob "["`}},
 		"approvals negative wait":   {"approvals: {wait: -1s}\n", []string{"approvals.wait: must not be negative"}},
 		"approvals negative expire": {"approvals: {expire: -1h}\n", []string{"approvals.expire: must not be negative"}},
+		"approvals notify unknown":  {"approvals: {notify: nope}\n", []string{`approvals.notify: names no tool and no connector instance of this file: "nope"`}},
 		"profile without name":      {"profiles:\n  - {include: [a]}\n", []string{"profiles[0].name: is required"}},
 		"profile twice": {"profiles:\n  - {name: p}\n  - {name: p}\n",
 			[]string{`profiles[1].name: duplicate name "p" (also profiles[0])`}},

@@ -45,12 +45,18 @@ type Holder struct {
 	calls map[string]*Held
 	max   int
 	ttl   time.Duration
+	run   func(func())
 }
 
 // NewHolder returns a Holder of at most max calls, each ended when no
-// retry reaches it within ttl.
-func NewHolder(max int, ttl time.Duration) *Holder {
-	return &Holder{calls: map[string]*Held{}, max: max, ttl: ttl}
+// retry reaches it within ttl. run starts the goroutine of each call, so
+// that the Holder's owner can wait for them (a WaitGroup's Go); nil starts
+// it with no one waiting.
+func NewHolder(max int, ttl time.Duration, run func(func())) *Holder {
+	if run == nil {
+		run = func(f func()) { go f() }
+	}
+	return &Holder{calls: map[string]*Held{}, max: max, ttl: ttl, run: run}
 }
 
 // Held is one call whose upstream may ask for input while it runs.
@@ -88,11 +94,11 @@ func (h *Holder) Start(call func(ctx context.Context, ask func(context.Context, 
 	b := make([]byte, 16)
 	rand.Read(b)
 	c.id = base64.RawURLEncoding.EncodeToString(b)
-	go func() {
+	h.run(func() {
 		res, err := call(ctx, c.Ask)
 		c.done <- result{res, err}
 		c.end()
-	}()
+	})
 	return c
 }
 

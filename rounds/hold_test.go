@@ -32,7 +32,7 @@ func askTwice(ctx context.Context, ask func(context.Context, mcp.InputRequest) (
 // answers, until its result.
 func TestHeldCallRounds(t *testing.T) {
 	ctx := context.Background()
-	h := rounds.NewHolder(4, time.Minute)
+	h := rounds.NewHolder(4, time.Minute, nil)
 	c := h.Start(askTwice)
 	state := ""
 	for i, v := range []string{"a", "b"} {
@@ -69,7 +69,7 @@ func TestHeldCallRounds(t *testing.T) {
 // bound.
 func TestHeldCallBounds(t *testing.T) {
 	ctx := context.Background()
-	h := rounds.NewHolder(1, time.Millisecond)
+	h := rounds.NewHolder(1, time.Millisecond, nil)
 	c := h.Start(askTwice)
 	res, err := wait(ctx, c)
 	if err != nil || !res.NeedsInput() {
@@ -87,7 +87,7 @@ func TestHeldCallBounds(t *testing.T) {
 		t.Fatal("a call whose client never answered did not fail")
 	}
 
-	h = rounds.NewHolder(1, time.Minute)
+	h = rounds.NewHolder(1, time.Minute, nil)
 	if res, err := wait(ctx, h.Start(askTwice)); err != nil || !res.NeedsInput() {
 		t.Fatalf("the first call: %+v, %v", res, err)
 	}

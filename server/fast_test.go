@@ -69,8 +69,8 @@ func metric(t *testing.T, url, series string) float64 {
 // fastUpstream is a go-sdk upstream whose tools cover what a relayed call
 // may meet: text, structured content, a tool's own failure, a JSON-RPC
 // error, progress, a ping to the client mid-call, and work that waits to be
-// cancelled (cancelled receives a value when it is).
-func fastUpstream(t *testing.T) (srv *upstreamtest.Server, cancelled <-chan struct{}) {
+// cancelled (w tells when it starts and when it is cancelled).
+func fastUpstream(t *testing.T) (srv *upstreamtest.Server, w waits) {
 	t.Helper()
 	s := mcp.NewServer(&mcp.Implementation{Name: "fast", Version: "1"}, nil)
 	ro := &mcp.ToolAnnotations{ReadOnlyHint: true}
@@ -95,18 +95,23 @@ func fastUpstream(t *testing.T) (srv *upstreamtest.Server, cancelled <-chan stru
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "pinged"}}}, nil, nil
 	})
-	ch := make(chan struct{}, 1)
+	started, cancelled := make(chan struct{}, 1), make(chan struct{}, 1)
 	mcp.AddTool(s, &mcp.Tool{Name: "waits", Annotations: ro}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		started <- struct{}{}
 		select {
 		case <-ctx.Done():
-			ch <- struct{}{}
+			cancelled <- struct{}{}
 			return nil, nil, ctx.Err()
 		case <-time.After(20 * time.Second):
 			return nil, nil, errors.New("never cancelled")
 		}
 	})
-	return upstreamtest.NewHTTPServer(t, s), ch
+	return upstreamtest.NewHTTPServer(t, s), waits{started, cancelled}
 }
+
+// waits tells of the calls of fastUpstream's tool waits: a value on
+// started when one begins, on cancelled when one is cancelled.
+type waits struct{ started, cancelled <-chan struct{} }
 
 // fastGateway serves a gateway over the fast upstream and returns its URL
 // and store.
@@ -330,23 +335,26 @@ func TestFastCallRelaysProgressFirst(t *testing.T) {
 // notifications/cancelled cancels a relayed call at the upstream, and the
 // request is left unanswered.
 func TestFastCallCancelled(t *testing.T) {
-	up, cancelled := fastUpstream(t)
+	up, w := fastUpstream(t)
 	_, url, _ := fastGateway(t, up.URL(), "")
 	sid := fastSession(t, url).ID()
 	got := make(chan [][]byte, 1)
 	go func() {
 		got <- sseMessages(t, postOn(t, url, sid, `{"jsonrpc":"2.0","id":"c-1","method":"tools/call","params":{"name":"`+wire("mcp.up.waits")+`"}}`))
 	}()
-	// The call is under way once the fast path runs it.
-	waitFor(t, "the call", func() bool { return metric(t, url, `legate_fast_path_requests_total{method="tools/call"}`) >= 1 })
-	time.Sleep(100 * time.Millisecond)
+	// The call is under way once the upstream runs it.
+	select {
+	case <-w.started:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the call did not reach the upstream")
+	}
 	resp := postOn(t, url, sid, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"c-1","reason":"user"}}`)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("notifications/cancelled: status %d", resp.StatusCode)
 	}
 	select {
-	case <-cancelled:
+	case <-w.cancelled:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the upstream's work was not cancelled")
 	}

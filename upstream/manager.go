@@ -133,9 +133,9 @@ func NewManager(ctx context.Context, defs []Def, opts Options) (*Manager, error)
 	m := &Manager{
 		opts: opts, log: opts.Logger, version: opts.Version,
 		ends: map[*mcp.ServerSession]chan struct{}{},
-		held: rounds.NewHolder(rounds.MaxHeld, rounds.HeldTTL),
 	}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
+	m.held = rounds.NewHolder(rounds.MaxHeld, rounds.HeldTTL, m.wg.Go)
 	if m.version == "" {
 		m.version = "dev"
 	}

@@ -153,19 +153,20 @@ func (u *Upstream) relay(ctx context.Context, s *session, name string, args json
 		}
 		if cause := context.Cause(c.ctx); cause != nil {
 			// Tell the upstream, as the SDK client does for a call it gives up.
-			go u.notifyCancelled(s, c.token, cause)
+			u.m.wg.Go(func() { u.notifyCancelled(s, c.token, cause) })
 		}
 		return Relayed{}, c.failed(err)
 	}
 	// The rest of the stream (normally just its end) is read in the
-	// background, for at most a few seconds.
+	// background, for at most a few seconds, or until the manager closes.
 	c.timer.Reset(drainTimeout)
-	go func() {
+	u.m.wg.Go(func() {
+		defer context.AfterFunc(u.m.ctx, func() { c.cancel(nil) })()
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		c.timer.Stop()
 		c.cancel(nil)
-	}()
+	})
 	return relayedOf(raw), nil
 }
 
@@ -325,7 +326,7 @@ func (u *Upstream) handleMessage(s *session, data []byte, id string) (raw json.R
 	case msg.Method != "" && msg.ID == nil:
 		u.tapMessage(s, data)
 	case msg.Method != "":
-		go u.answerRequest(s, msg.ID, msg.Method, msg.Params, strings.Trim(id, `"`))
+		u.m.wg.Go(func() { u.answerRequest(s, msg.ID, msg.Method, msg.Params, strings.Trim(id, `"`)) })
 	case string(msg.ID) != id:
 		// An answer to another request: not this stream's business.
 	case msg.Error != nil:

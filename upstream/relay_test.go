@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
 
 	"github.com/legate-mcp/legate/upstream"
 	"github.com/legate-mcp/legate/upstream/upstreamtest"
@@ -133,4 +134,63 @@ func TestLegacySSEUpstream(t *testing.T) {
 	if res, err := callAs(m, tool(m, "l", "slow"), "", client); err != nil || upstreamtest.Text(res) != "done" || progress.Load() < 3 {
 		t.Fatalf("slow: %v %v, %d progress notifications", res, err, progress.Load())
 	}
+}
+
+// lingerer is a Streamable HTTP upstream whose tool answers at once and
+// then keeps the call's event stream open until the client goes, as a
+// server may that sends its stream's end late.
+type lingerer struct{ lingering chan struct{} }
+
+func (l *lingerer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		return
+	}
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	body, _ := io.ReadAll(r.Body)
+	json.Unmarshal(body, &msg)
+	w.Header().Set("Mcp-Session-Id", "lingerer-1")
+	switch msg.Method {
+	case "initialize":
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"lingerer","version":"1"}}}`, msg.ID)
+	case "tools/list":
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"linger","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}]}}`, msg.ID)
+	case "tools/call":
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"done\"}]}}\n\n", msg.ID)
+		w.(http.Flusher).Flush()
+		l.lingering <- struct{}{}
+		<-r.Context().Done()
+	default:
+		w.WriteHeader(http.StatusAccepted)
+	}
+}
+
+// The rest of a relayed call's stream is read in the background, and
+// Close ends that read and waits for it: nothing of the manager's outlives
+// Close, however long the upstream keeps the stream open.
+func TestRelayDrainEndsAtClose(t *testing.T) {
+	l := &lingerer{lingering: make(chan struct{}, 1)}
+	srv := upstreamtest.NewServer(t, l)
+	st := memStore(t)
+	opt := goleak.IgnoreCurrent() // the upstream's server and the store
+	m := newManager(t, st, upstream.Options{}, upstream.Config{ID: "a", URL: srv.URL()})
+	if _, err := m.Refresh(context.Background(), "a"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rel, _, err := m.Relay(ctx, tool(m, "a", "linger"), nil, upstream.Client{})
+	if err != nil || string(rel.JSON) != `{"content":[{"type":"text","text":"done"}]}` {
+		t.Fatalf("relayed: %s %v", rel.JSON, err)
+	}
+	<-l.lingering
+	m.Close()
+	// What remains is the upstream's side of the stream, its server's.
+	goleak.VerifyNone(t, opt, goleak.IgnoreAnyFunction("net/http.(*conn).serve"),
+		goleak.IgnoreTopFunction("net/http.(*connReader).backgroundRead"))
 }

@@ -101,6 +101,7 @@ func (u *Upstream) callHeld(ctx context.Context, s *session, name string, args j
 			ctx, cancel := context.WithCancel(first)
 			defer cancel()
 			defer context.AfterFunc(held, cancel)()
+			defer context.AfterFunc(u.m.ctx, cancel)() // Close waits for it
 			client.ask = ask
 			return u.callOn(ctx, s, name, args, client)
 		})

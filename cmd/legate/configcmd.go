@@ -4,14 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/legate-mcp/legate/cmd/legate/internal/cli"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/server"
+	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/store/sqlite"
 )
 
@@ -20,10 +20,10 @@ func configCmd(g *globals) *cobra.Command {
 	cmd.AddCommand(&cobra.Command{
 		Use:   "validate",
 		Short: "Validate the config file and every connector instance (no I/O to providers)",
-		Long: "Validate the config file and every connector instance, with the stored ones when the state\n" +
-			"directory holds a database (it is not created). Every error names its key path. Warnings (on\n" +
-			"stderr) name what is valid but will fail here: unset credential or header variables, missing\n" +
-			"secret files, policy rules matching no tool.",
+		Long: "Validate the config file and every connector instance, with the stored ones when the store\n" +
+			"(--store, $LEGATE_STORE, else the state directory's database) exists (none is created). Every\n" +
+			"error names its key path. Warnings (on stderr) name what is valid but will fail here: unset\n" +
+			"credential or header variables, missing secret files, policy rules matching no tool.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -31,14 +31,7 @@ func configCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			// The stored instances count when there is a database; none is created.
-			open := sqlite.OpenMemory
-			if dir, err := g.resolveStateDir(cfg); err == nil {
-				if _, err := os.Stat(filepath.Join(dir, sqlite.FileName)); err == nil {
-					open = func(ctx context.Context) (*sqlite.Store, error) { return sqlite.Open(ctx, dir) }
-				}
-			}
-			st, err := open(ctx)
+			st, err := g.openExistingStore(ctx, cfg)
 			if err != nil {
 				return err
 			}
@@ -72,4 +65,24 @@ func configCmd(g *globals) *cobra.Command {
 		},
 	})
 	return cmd
+}
+
+// openExistingStore opens the store --store, $LEGATE_STORE or the state
+// directory names, so that its connector instances and upstreams count,
+// without creating one: a SQLite file that does not exist, or a state
+// directory that cannot be found, gives an empty store in memory instead.
+func (g *globals) openExistingStore(ctx context.Context, cfg *config.File) (store.Store, error) {
+	url := ""
+	if dir, err := g.resolveStateDir(cfg); err == nil {
+		url = g.resolveStoreURL(dir)
+	} else if g.storeURL != "" || store.EnvURL() != "" {
+		url = g.resolveStoreURL("")
+	}
+	if url != "" && !strings.Contains(url, "://") {
+		url = store.DefaultScheme + "://" + url // a plain path, as store.Open takes it
+	}
+	if file, ok := strings.CutPrefix(url, "sqlite://"); ok && !exists(file) || url == "" {
+		return sqlite.OpenMemory(ctx)
+	}
+	return store.Open(ctx, url)
 }

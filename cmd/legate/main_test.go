@@ -121,6 +121,31 @@ func TestConfigValidate(t *testing.T) {
 	}
 }
 
+// config validate counts the instances of the store --store names, as
+// serve would run them, and creates no store that is not there.
+func TestConfigValidateReadsTheStoreOfItsURL(t *testing.T) {
+	good := writeConfig(t, "tool_names: canonical\nconnectors:\n  - type: webhook\n    config: {url: https://hooks.example.com/in}\n")
+	db := filepath.Join(t.TempDir(), "elsewhere.db")
+	if out, err := runCLI(t, "connector", "add", "web", "--type", "http", "--set", "base_url=https://api.example.com/",
+		"--config", good, "--store", "sqlite://"+db, "--state-dir", t.TempDir()); err != nil {
+		t.Fatalf("add: %v\n%s", err, out)
+	}
+	out, err := runCLI(t, "config", "validate", "--config", good, "--store", "sqlite://"+db, "--state-dir", t.TempDir())
+	if err != nil || !strings.Contains(out, "valid (2 connector instances,") {
+		t.Fatalf("with the store holding web: %v\n%s", err, out)
+	}
+	missing := filepath.Join(t.TempDir(), "missing.db")
+	for _, url := range []string{"sqlite://" + missing, missing} {
+		out, err = runCLI(t, "config", "validate", "--config", good, "--store", url, "--state-dir", t.TempDir())
+		if err != nil || !strings.Contains(out, "valid (1 connector instance,") {
+			t.Fatalf("--store %s, no such file: %v\n%s", url, err, out)
+		}
+		if _, err := os.Stat(missing); err == nil {
+			t.Fatalf("--store %s: config validate created the store", url)
+		}
+	}
+}
+
 func TestToolsListAndUnknownCall(t *testing.T) {
 	state := t.TempDir()
 	out, err := runCLI(t, "tools", "list", "--state-dir", state, "-o", "json")

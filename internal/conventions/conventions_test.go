@@ -29,6 +29,7 @@ var helpers = []string{"all", "connectortest", "httpkit", "netguard", "saas", "s
 
 type pkg struct {
 	ImportPath string
+	Doc        string
 	Dir        string
 	Imports    []string
 	GoFiles    []string
@@ -108,6 +109,16 @@ func TestImportDirection(t *testing.T) {
 			case from == "connectors/all" && !connectorTypeDir(to):
 				t.Errorf("connectors/all imports %s, which is not a connector type", to)
 			}
+		}
+	}
+}
+
+// TestPackagesHaveADoc: every package says what it is for in a package
+// comment (a doc.go or its main file), as a split leaves new packages.
+func TestPackagesHaveADoc(t *testing.T) {
+	for _, p := range listPackages(t) {
+		if len(p.GoFiles) > 0 && p.Doc == "" {
+			t.Errorf("%s has no package comment: say what it is for, in doc.go or its main file", rel(p.ImportPath))
 		}
 	}
 }
