@@ -6,9 +6,9 @@ import (
 )
 
 // HTTP is the `http:` section: how long `legate serve` waits for a client
-// and how much it reads from one. The defaults let a slow mobile client
-// send a request's headers, and a body of some hundred kilobytes, in
-// time. Event streams and long tool calls are not bounded by these: a
+// (on /mcp's listener and the panel's) and how much it reads from one.
+// The defaults let a slow mobile client send a request's headers, and a
+// body of some hundred kilobytes, in time. Event streams and long tool calls are not bounded by these: a
 // request's read deadline ends once its body is read, and responses have
 // no write timeout.
 type HTTP struct {

@@ -18,6 +18,7 @@ package panel
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -53,6 +54,11 @@ type Options struct {
 	// Logger receives the panel's address when Start serves it; nil
 	// logs nothing.
 	Logger *slog.Logger
+	// ReadHeaderTimeout, ReadTimeout and IdleTimeout bound how long the
+	// listener Start opens waits for a client's headers, its whole request
+	// and its next request on a keep-alive connection, as `legate serve`'s
+	// http: section does for /mcp (zero: 10s, 60s and 120s).
+	ReadHeaderTimeout, ReadTimeout, IdleTimeout time.Duration
 }
 
 // Panel serves the pages.
@@ -137,9 +143,13 @@ func (p *Panel) secure(next http.Handler) http.Handler {
 			http.Error(w, fmt.Sprintf("forbidden: Host %q is not accepted by the panel", r.Host), http.StatusForbidden)
 			return
 		}
-		if o := r.Header.Get("Origin"); r.Method == http.MethodPost && o != "" && o != "null" && !sameOrigin(o, r.Host) {
-			http.Error(w, "forbidden: a form from another site", http.StatusForbidden)
-			return
+		// A browser sends one Origin; a request with more is checked on
+		// each, so a good first one cannot carry a bad second.
+		for _, o := range r.Header.Values("Origin") {
+			if r.Method == http.MethodPost && o != "" && o != "null" && !sameOrigin(o, r.Host) {
+				http.Error(w, "forbidden: a form from another site", http.StatusForbidden)
+				return
+			}
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -351,7 +361,10 @@ func Start(ctx context.Context, addr string, api func(listen string) http.Handle
 	}
 	host, _, _ := net.SplitHostPort(ln.Addr().String())
 	o.Loopback = isLoopbackName(host)
-	srv := &http.Server{Handler: New(api(ln.Addr().String()), &o), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	srv := &http.Server{Handler: New(api(ln.Addr().String()), &o),
+		ReadHeaderTimeout: cmp.Or(o.ReadHeaderTimeout, 10*time.Second),
+		ReadTimeout:       cmp.Or(o.ReadTimeout, time.Minute),
+		IdleTimeout:       cmp.Or(o.IdleTimeout, 2*time.Minute)}
 	go srv.Serve(ln)
 	if o.Logger != nil {
 		o.Logger.Info("legate panel", "url", "http://"+ln.Addr().String()+"/")

@@ -68,7 +68,11 @@ func startPanel(ctx context.Context, g *Gateway) (stop func(), err error) {
 	if addr != "" && !g.auth.Enabled() && g.opts.AdminToken == "" {
 		return nil, errors.New("the panel needs a token to log in with: set LEGATE_ADMIN_TOKEN or turn on auth")
 	}
-	return panel.Start(ctx, addr, func(listen string) http.Handler { return AdminHandler(g, listen) }, &panel.Options{AllowedHosts: g.opts.Config.AllowedHosts, Logger: g.log})
+	limits := g.opts.Config.HTTP.WithDefaults() // the panel's listener is bounded as /mcp's is
+	return panel.Start(ctx, addr, func(listen string) http.Handler { return AdminHandler(g, listen) }, &panel.Options{
+		AllowedHosts: g.opts.Config.AllowedHosts, Logger: g.log,
+		ReadHeaderTimeout: time.Duration(limits.ReadHeaderTimeout), ReadTimeout: time.Duration(limits.ReadTimeout), IdleTimeout: time.Duration(limits.IdleTimeout),
+	})
 }
 
 // sessions lists the live MCP sessions, with who opened each over HTTP.

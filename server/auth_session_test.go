@@ -34,42 +34,45 @@ func TestSessionsAreBoundToTheWholeIdentity(t *testing.T) {
 	url := serve(t, gw)
 
 	alice := token(t, st, auth.Principal{Name: "alice", Tenant: "acme", Role: auth.RoleUser})
-	hc := &http.Client{Transport: bearer{alice, http.DefaultTransport}}
-	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-
 	claims := func(tenant string) map[string]any {
 		c := d.Claims("alice")
 		c["tenant"] = tenant
 		c["role"] = "user"
 		return c
 	}
-	others := map[string]string{
-		"same name, another tenant, a JWT": d.Sign(claims("beta"), d.Key),
-		"same name and tenant, a JWT":      d.Sign(claims("acme"), d.Key),
-	}
-	for name, tok := range others {
+	aliceJWT := d.Sign(claims("acme"), d.Key)
+	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	// Each case opens a session of its own, so that one case's DELETE
+	// cannot hide another's; each differs from the owner in one part of
+	// the identity.
+	for name, tc := range map[string]struct{ owner, other string }{
+		"a static token's session, a JWT of the same name and another tenant": {alice, d.Sign(claims("beta"), d.Key)},
+		"a static token's session, a JWT of the same name and tenant":         {alice, aliceJWT},
+		"a JWT's session, a JWT of the same name and another tenant":          {aliceJWT, d.Sign(claims("beta"), d.Key)},
+	} {
 		t.Run(name, func(t *testing.T) {
+			hc := &http.Client{Transport: bearer{tc.owner, http.DefaultTransport}}
+			cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
 			for _, rpc := range []string{`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`, `{"jsonrpc":"2.0","id":10,"method":"ping"}`} {
-				status, body := sessionRequest(t, "POST", url, cs.ID(), tok, rpc)
+				status, body := sessionRequest(t, "POST", url, cs.ID(), tc.other, rpc)
 				if status < 400 || strings.Contains(body, "e__echo") || strings.Contains(body, `"result"`) {
 					t.Errorf("%s on another identity's session: %d %s", rpc, status, body)
 				}
 			}
-			if status, body := sessionRequest(t, "DELETE", url, cs.ID(), tok, ""); status < 400 {
+			if status, body := sessionRequest(t, "DELETE", url, cs.ID(), tc.other, ""); status < 400 {
 				t.Errorf("DELETE of another identity's session: %d %s", status, body)
 			}
+			if _, err := cs.ListTools(context.Background(), nil); err != nil {
+				t.Fatalf("the owner's session after the attempts: %v", err)
+			}
+			if status, body := sessionRequest(t, "POST", url, cs.ID(), tc.owner, `{"jsonrpc":"2.0","id":11,"method":"tools/list"}`); status != http.StatusOK || !strings.Contains(body, `"result"`) {
+				t.Fatalf("the owner on its session: %d %s", status, body)
+			}
 		})
-	}
-	if _, err := cs.ListTools(context.Background(), nil); err != nil {
-		t.Fatalf("the owner's session after the attempts: %v", err)
-	}
-	if status, body := sessionRequest(t, "POST", url, cs.ID(), alice, `{"jsonrpc":"2.0","id":11,"method":"tools/list"}`); status != http.StatusOK || !strings.Contains(body, "e__echo") {
-		t.Fatalf("the owner on its session: %d %s", status, body)
 	}
 }
 

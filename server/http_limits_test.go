@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -21,11 +23,18 @@ import (
 // the config doc, and returns the address it listens on.
 func listen(t *testing.T, doc string) string {
 	t.Helper()
+	return listenWith(t, doc, server.Options{})
+}
+
+// listenWith is listen with the gateway's other options.
+func listenWith(t *testing.T, doc string, opts server.Options) string {
+	t.Helper()
 	cfg, err := config.Parse([]byte(doc), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw, err := server.New(context.Background(), server.Options{Config: cfg, Store: memStore(t)})
+	opts.Config, opts.Store = cfg, memStore(t)
+	gw, err := server.New(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,6 +106,30 @@ func TestSlowBodyIsCutOff(t *testing.T) {
 	held := heldFor(t, addr, head, strings.Repeat(" ", 99))
 	if held > 5*time.Second {
 		t.Fatalf("a client trickling its body was held %s (read_timeout 2s)", held)
+	}
+}
+
+// The panel's own listener (panel.listen) is bounded by the same http:
+// timeouts as /mcp's: a client trickling its headers or its login form is
+// cut off, not held.
+func TestPanelListenerIsBounded(t *testing.T) {
+	var logs lockedBuffer
+	log := slog.New(slog.NewJSONHandler(&logs, nil))
+	listenWith(t, "panel: {listen: \"127.0.0.1:0\"}\n"+slowLimits, server.Options{AdminToken: "panel-admin", Logger: log})
+	var addr string
+	waitFor(t, "the panel's address in the log", func() bool {
+		m := regexp.MustCompile(`"msg":"legate panel","url":"http://([0-9.:]+)/"`).FindStringSubmatch(logs.String())
+		if m != nil {
+			addr = m[1]
+		}
+		return m != nil
+	})
+	if held := heldFor(t, addr, "GET /login HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ", strings.Repeat("a", 30)); held > 4*time.Second {
+		t.Errorf("a client trickling its headers to the panel was held %s (read_header_timeout 1s)", held)
+	}
+	head := "POST /login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\nt"
+	if held := heldFor(t, addr, head, strings.Repeat("a", 99)); held > 5*time.Second {
+		t.Errorf("a client trickling its login form to the panel was held %s (read_timeout 2s)", held)
 	}
 }
 

@@ -194,3 +194,34 @@ func TestPanelSessionCookieAndPages(t *testing.T) {
 		t.Errorf("the inbox's poll without a session: %d", resp.StatusCode)
 	}
 }
+
+// A form posted to the panel from another site is refused, whether its
+// Origin is the only one or follows the panel's own.
+func TestPanelFormsCheckEveryOrigin(t *testing.T) {
+	st, gw, _, _ := tenantInboxGateway(t)
+	ts := httptest.NewServer(panel.New(server.AdminHandler(gw, "127.0.0.1:0"), &panel.Options{Loopback: true}))
+	t.Cleanup(ts.Close)
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	root := token(t, st, auth.Principal{Name: "root", Role: auth.RoleAdmin})
+	for name, tc := range map[string]struct {
+		origins []string
+		status  int
+	}{
+		"the panel's":                 {[]string{ts.URL}, http.StatusSeeOther},
+		"another site's":              {[]string{"https://evil.example"}, http.StatusForbidden},
+		"the panel's, then another's": {[]string{ts.URL, "https://evil.example"}, http.StatusForbidden},
+	} {
+		t.Run(name, func(t *testing.T) {
+			req, _ := http.NewRequest("POST", ts.URL+"/login", strings.NewReader(url.Values{"token": {root}}.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.Header["Origin"] = tc.origins
+			resp, err := noRedirect.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if page := readAll(t, resp); resp.StatusCode != tc.status {
+				t.Fatalf("login posted with Origin %q: %d %s, want %d", tc.origins, resp.StatusCode, page, tc.status)
+			}
+		})
+	}
+}

@@ -70,9 +70,11 @@ func (s *Server) csrfToken(w http.ResponseWriter, r *http.Request) string {
 // checkForm checks a posted form's origin and CSRF token and returns the
 // token; "" when refused (the error is written).
 func (s *Server) checkForm(w http.ResponseWriter, r *http.Request) string {
-	if o := r.Header.Get("Origin"); o != "" && o != s.issuer {
-		errorPage(w, http.StatusForbidden, "This form was posted from another site.")
-		return ""
+	for _, o := range r.Header.Values("Origin") { // each of them: a good first one cannot carry a bad second
+		if o != "" && o != s.issuer {
+			errorPage(w, http.StatusForbidden, "This form was posted from another site.")
+			return ""
+		}
 	}
 	c, err := r.Cookie(csrfCookie)
 	form := r.PostFormValue("csrf")

@@ -533,3 +533,48 @@ func TestLoginThrottle(t *testing.T) {
 		t.Fatalf("after the window: %d, want 200", got)
 	}
 }
+
+// TestFormsCheckEveryOrigin: a login form posted with the issuer's Origin
+// and a second, foreign one is refused as posted from another site, as one
+// with the foreign Origin alone is.
+func TestFormsCheckEveryOrigin(t *testing.T) {
+	h := newHarness(t)
+	redirect := "http://127.0.0.1:33418/callback"
+	client := h.register(redirect)
+	for name, tc := range map[string]struct {
+		origins []string
+		status  int
+	}{
+		"the issuer's":                 {[]string{h.issuer}, http.StatusOK},
+		"another site's":               {[]string{"https://evil.example"}, http.StatusForbidden},
+		"the issuer's, then another's": {[]string{h.issuer, "https://evil.example"}, http.StatusForbidden},
+	} {
+		t.Run(name, func(t *testing.T) {
+			b := h.browser()
+			q := url.Values{"response_type": {"code"}, "client_id": {client}, "redirect_uri": {redirect},
+				"code_challenge": {challenge(verifier)}, "code_challenge_method": {"S256"}}
+			resp, err := b.Get(h.issuer + oauth.AuthorizePath + "?" + q.Encode())
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			loc, _ := resp.Location()
+			resp, _ = b.Get(loc.String())
+			f := form(t, resp)
+			f.Set("username", "bob")
+			f.Set("password", password)
+			req, _ := http.NewRequest("POST", h.issuer+oauth.LoginPath, strings.NewReader(f.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.Header["Origin"] = tc.origins
+			resp, err = b.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.status || (tc.status == http.StatusForbidden) != strings.Contains(string(body), "another site") {
+				t.Fatalf("login posted with Origin %q: %d %s, want %d", tc.origins, resp.StatusCode, body, tc.status)
+			}
+		})
+	}
+}

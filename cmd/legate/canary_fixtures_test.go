@@ -118,7 +118,7 @@ func echoForms(w http.ResponseWriter, r *http.Request) (ok bool) {
 // form of formsOf: in a result (forms, and forms_write, which is not
 // read-only), a log message before it (log), a JSON-RPC error (rpc_error),
 // a 401 answer's body (http_error), and a result compressed unasked
-// (deflate).
+// (deflate, gzip).
 type formsUpstream struct{}
 
 func (formsUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -150,7 +150,7 @@ func (formsUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"logging":{}},"serverInfo":{"name":"forms","version":"1"}}}`, msg.ID)
 	case msg.Method == "tools/list":
 		var tools []string
-		for _, name := range []string{"forms", "log", "rpc_error", "http_error", "deflate"} {
+		for _, name := range []string{"forms", "log", "rpc_error", "http_error", "deflate", "gzip"} {
 			tools = append(tools, `{"name":"`+name+`","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}`)
 		}
 		tools = append(tools, `{"name":"forms_write","inputSchema":{"type":"object"}}`)
@@ -168,6 +168,9 @@ func (formsUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case msg.Params.Name == "deflate":
 		w.Header().Set("Content-Encoding", "deflate")
 		w.Write(connectortest.Zlib(answer))
+	case msg.Params.Name == "gzip":
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Write(connectortest.Gzip(answer))
 	default:
 		w.Write(answer)
 	}
@@ -478,7 +481,7 @@ func (c *mcpCaller) echoes(s *mcp.ClientSession) {
 			}
 		}
 	}
-	for _, tool := range []string{"forms", "log", "deflate"} {
+	for _, tool := range []string{"forms", "log", "deflate", "gzip"} {
 		masked("mcp.forms."+tool, c.call(s, "mcp.forms."+tool, map[string]any{}))
 	}
 	for _, tool := range []string{"rpc_error", "http_error"} {

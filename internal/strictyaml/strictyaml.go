@@ -69,7 +69,17 @@ func decode(n *yaml.Node, v reflect.Value, path string, errs *[]error) {
 		return
 	}
 	pt := reflect.PointerTo(t)
-	if pt.Implements(unmarshalerT) || pt.Implements(textUnmarshal) {
+	if pt.Implements(unmarshalerT) {
+		leaf(n, v, path, errs)
+		return
+	}
+	if pt.Implements(textUnmarshal) {
+		// Text is a scalar: yaml.v3 would decode a mapping into the type's
+		// exported fields (none, for a netip.Addr) and keep its zero value.
+		if n.Kind != yaml.ScalarNode {
+			*errs = append(*errs, &PathError{path, "must be a single value, not a " + kindName(n.Kind)})
+			return
+		}
 		leaf(n, v, path, errs)
 		return
 	}
@@ -132,6 +142,17 @@ func decode(n *yaml.Node, v reflect.Value, path string, errs *[]error) {
 	default:
 		leaf(n, v, path, errs)
 	}
+}
+
+// kindName names a node's kind as the errors do.
+func kindName(k yaml.Kind) string {
+	switch k {
+	case yaml.MappingNode:
+		return "mapping"
+	case yaml.SequenceNode:
+		return "list"
+	}
+	return "value"
 }
 
 // isNull reports whether n, or the node it aliases, is null: `~`, `null`

@@ -2,6 +2,7 @@ package strictyaml_test
 
 import (
 	"errors"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +30,7 @@ type doc struct {
 	Raw     yaml.Node           `yaml:"raw"`
 	Nested  struct{ Deep item } `yaml:"nested"`
 	Ignored string              `yaml:"-"`
+	Addr    netip.Addr          `yaml:"addr"`
 }
 
 func decode(t *testing.T, src string) (*doc, error) {
@@ -77,6 +79,8 @@ func TestDecodeErrors(t *testing.T) {
 		"struct given a scalar":             {"nested: 3\n", []string{"nested: must be a mapping"}},
 		"list given a mapping":              {"items: {a: 1}\n", []string{"items: must be a list"}},
 		"text unmarshaler message":          {"timeout: soon\n", []string{`timeout: invalid duration "soon"`}},
+		"text unmarshaler given a mapping":  {"timeout: {a: 1}\naddr: {0}\n", []string{"timeout: must be a single value, not a mapping", "addr: must be a single value, not a mapping"}},
+		"text unmarshaler given a list":     {"addr: [127.0.0.1]\n", []string{"addr: must be a single value, not a list"}},
 		"every error reported": {"listn: x\ntimeout: soon\nitems: [{port: x}]\n",
 			[]string{"listn: unknown key", "timeout: invalid duration", "items[0].port: cannot use"}},
 	}
