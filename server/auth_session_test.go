@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"io"
+	"strconv"
 	"net/http"
 	"strings"
 	"testing"
@@ -92,4 +93,62 @@ func sessionRequest(t *testing.T, method, url, sid, tok, body string) (int, stri
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
+}
+
+// An authenticated session takes the fast paths once the SDK has it, as
+// one without auth does; another identity's requests on it never do.
+func TestAuthenticatedSessionsTakeTheFastPath(t *testing.T) {
+	st := memStore(t)
+	cfg, err := config.Parse([]byte(testConfig+"auth: {tokens: true}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, err := server.New(context.Background(), server.Options{Config: cfg, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { gw.Close() })
+	url := serve(t, gw)
+	alice := token(t, st, auth.Principal{Name: "alice", Role: auth.RoleUser})
+	bob := token(t, st, auth.Principal{Name: "bob", Role: auth.RoleUser})
+	admin := token(t, st, auth.Principal{Name: "ops", Role: auth.RoleAdmin})
+	fastLists := func() float64 {
+		req, _ := http.NewRequest(http.MethodGet, strings.TrimSuffix(url, "/mcp")+"/metrics", nil)
+		req.Header.Set("Authorization", "Bearer "+admin)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		for line := range strings.SplitSeq(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, `legate_fast_path_requests_total{method="tools/list"} `); ok {
+				f, _ := strconv.ParseFloat(v, 64)
+				return f
+			}
+		}
+		return 0
+	}
+
+	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	hc := &http.Client{Transport: bearer{alice, http.DefaultTransport}}
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	before := fastLists()
+	waitFor(t, "the owner's lists on the fast path", func() bool {
+		if _, err := cs.ListTools(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+		return fastLists() > before
+	})
+	before = fastLists()
+	if status, body := sessionRequest(t, "POST", url, cs.ID(), bob, `{"jsonrpc":"2.0","id":9,"method":"tools/list"}`); status < 400 || strings.Contains(body, `"result"`) {
+		t.Errorf("tools/list of another identity on the session: %d %s", status, body)
+	}
+	if n := fastLists() - before; n != 0 {
+		t.Errorf("another identity's list took the fast path (%v)", n)
+	}
 }

@@ -569,10 +569,10 @@ func (f *fastPath) trackSession(ctx context.Context, req *mcp.InitializedRequest
 	if id == "" {
 		return // stateless: no session to answer for
 	}
-	ls := &liveSession{ss: req.Session, opened: time.Now(), owner: userOf(ctx)}
-	if req.Extra != nil && req.Extra.TokenInfo != nil {
-		ls.user = req.Extra.TokenInfo.UserID
-	}
+	// ctx is the request that carried notifications/initialized, which the
+	// SDK let through only with the credential that opened the session.
+	user := userOf(ctx)
+	ls := &liveSession{ss: req.Session, opened: time.Now(), owner: user, user: user}
 	ls.seen.Store(time.Now().UnixNano())
 	f.live.Store(id, ls)
 	if f.tracked.Add(1)%256 == 0 {
