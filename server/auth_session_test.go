@@ -3,8 +3,8 @@ package server_test
 import (
 	"context"
 	"io"
-	"strconv"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
