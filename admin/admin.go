@@ -42,6 +42,9 @@ type Options struct {
 	Token string
 	// Logger receives a line per access across tenants; nil discards them.
 	Logger *slog.Logger
+	// Connections, when set, serves /admin/v1/connections and below (the
+	// per-user connections of connector instances).
+	Connections http.Handler
 }
 
 // api serves the admin API.
@@ -77,6 +80,10 @@ func Handler(ops Ops, opts *Options) http.Handler {
 	mux := http.NewServeMux()
 	for _, rt := range routes {
 		mux.HandleFunc(rt.pattern, rt.handler(h))
+	}
+	if opts.Connections != nil {
+		mux.Handle("/admin/v1/connections", opts.Connections)
+		mux.Handle("/admin/v1/connections/", opts.Connections)
 	}
 	api := jsonErrors(mux)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
