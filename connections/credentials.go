@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"golang.org/x/oauth2"
@@ -112,8 +113,9 @@ func (m *Manager) refresh(ctx context.Context, def sources.InstanceDef, r *recor
 	hctx := context.WithValue(ctx, oauth2.HTTPClient, m.opts.HTTPClient)
 	tok, err := cfg.TokenSource(hctx, &oauth2.Token{RefreshToken: r.RefreshToken}).Token()
 	if err != nil {
+		// Refused: an OAuth error, or (Slack) a 200 without a token.
 		var re *oauth2.RetrieveError
-		if !errors.As(err, &re) {
+		if !errors.As(err, &re) && !strings.Contains(err.Error(), "missing access_token") {
 			return "", &legate.Error{Code: legate.CodeTransient, Message: fmt.Sprintf("%s: refreshing the connection of %s failed; try again", def.ID, r.Principal),
 				Err: errors.New(legate.NewSecrets(r.RefreshToken, r.AccessToken).MaskString(err.Error()))}
 		}
@@ -122,7 +124,7 @@ func (m *Manager) refresh(ctx context.Context, def sources.InstanceDef, r *recor
 			m.opts.Logger.Warn("marking a connection expired", "instance", def.ID, "principal", r.Principal, "error", serr)
 		}
 		m.gen.Add(1)
-		m.opts.Logger.Info("a connection expired: the provider refused its refresh", "instance", def.ID, "principal", r.Principal, "tenant", r.Tenant, "error_code", re.ErrorCode)
+		m.opts.Logger.Info("a connection expired: the provider refused its refresh", "instance", def.ID, "principal", r.Principal, "tenant", r.Tenant, "error", legate.NewSecrets(r.RefreshToken, r.AccessToken).MaskString(err.Error()))
 		return "", m.NotConnected(def.ID, r.Principal, "has a connection that expired (the provider refused to refresh it)")
 	}
 	m.apply(r, tok)
