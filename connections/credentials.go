@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/oauth2"
 
@@ -139,6 +140,9 @@ func (m *Manager) refresh(ctx context.Context, def sources.InstanceDef, r *recor
 // new refresh token keeps the one r had.
 func (m *Manager) apply(r *record, tok *oauth2.Token) {
 	r.AccessToken, r.TokenType, r.Expiry = tok.AccessToken, tok.TokenType, tok.Expiry
+	if tok.ExpiresIn > 0 { // on the manager's clock
+		r.Expiry = m.opts.Now().Add(time.Duration(tok.ExpiresIn) * time.Second).UTC()
+	}
 	if tok.RefreshToken != "" {
 		r.RefreshToken = tok.RefreshToken
 	}
