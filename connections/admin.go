@@ -29,14 +29,14 @@ func (m *Manager) AdminHandler() http.Handler {
 		}
 		if own, scoped := scope(r); scoped {
 			if f.Tenant != nil && *f.Tenant != own {
-				writeJSON(w, http.StatusForbidden, map[string]string{"error": "forbidden: seeing other tenants needs the admin role"})
+				writeError(w, http.StatusForbidden, "PERMISSION_DENIED", "forbidden: seeing other tenants needs the admin role")
 				return
 			}
 			f.Tenant = &own
 		}
 		list, err := m.List(r.Context(), f)
 		if err != nil {
-			writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
+			writeError(w, http.StatusInternalServerError, "INTERNAL", err.Error())
 			return
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"connections": append([]Info{}, list...)})
@@ -45,19 +45,19 @@ func (m *Manager) AdminHandler() http.Handler {
 		q := r.URL.Query()
 		tenant := q.Get("tenant")
 		if own, scoped := scope(r); scoped && tenant != own {
-			writeJSON(w, http.StatusForbidden, map[string]string{"error": "forbidden: revoking in other tenants needs the admin role"})
+			writeError(w, http.StatusForbidden, "PERMISSION_DENIED", "forbidden: revoking in other tenants needs the admin role")
 			return
 		}
 		if q.Get("principal") == "" {
-			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "principal is required"})
+			writeError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "principal is required")
 			return
 		}
 		err := m.Revoke(r.Context(), tenant, q.Get("principal"), r.PathValue("instance"))
 		switch {
 		case errors.Is(err, ErrNoConnection):
-			writeJSON(w, http.StatusNotFound, map[string]string{"error": err.Error()})
+			writeError(w, http.StatusNotFound, "NOT_FOUND", err.Error())
 		case err != nil:
-			writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
+			writeError(w, http.StatusInternalServerError, "INTERNAL", err.Error())
 		default:
 			w.WriteHeader(http.StatusNoContent)
 		}
@@ -72,6 +72,11 @@ func scope(r *http.Request) (string, bool) {
 		return "", false
 	}
 	return p.Tenant, true
+}
+
+// writeError answers as the admin API does: {"error": {"code", "message"}}.
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, map[string]any{"error": map[string]string{"code": code, "message": msg}})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
