@@ -26,6 +26,7 @@ type env struct {
 	def      sources.InstanceDef
 	now      time.Time
 	srv      *httptest.Server
+	vault    *vault.Vault
 }
 
 func newEnv(t *testing.T) *env {
@@ -46,6 +47,7 @@ func newEnv(t *testing.T) *env {
 	c := config.Connector{ID: "slack", Type: "slack", CredentialsMode: config.CredentialsPerUser, OAuth: &config.ConnectorOAuth{
 		ClientID: "c", ClientSecret: &vault.Ref{Env: "CONN_TEST_SECRET"}, AuthorizeURL: op.URL + "/oauth/authorize", TokenURL: op.URL + "/oauth/token",
 	}}
+	e.vault = v
 	e.def = sources.InstanceDef{ID: "slack", Type: "slack", Mode: c.CredentialsMode, OAuth: c.OAuthApp()}
 	key := make([]byte, 32)
 	e.m = connections.New(connections.Options{Vault: v, Instances: func() []sources.InstanceDef { return []sources.InstanceDef{e.def} },
@@ -134,5 +136,26 @@ func TestStateIsSealedAndExpires(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != http.StatusBadRequest || e.m.Connected(context.Background(), "acme", "alice", "slack") {
 		t.Fatalf("an expired state: %d", res.StatusCode)
+	}
+}
+
+// A connection is a vault secret, but no credential reference reaches it:
+// an instance someone else configures cannot read a person's tokens.
+func TestNoCredentialReferenceReadsAConnection(t *testing.T) {
+	e := newEnv(t)
+	if res := e.connect(t, "alice", "a"); res.StatusCode != 200 {
+		t.Fatalf("connect: %d", res.StatusCode)
+	}
+	name := connections.SecretName("slack", "alice")
+	if _, _, err := e.vault.Get(context.Background(), "acme", name); err != nil {
+		t.Fatalf("the connection is not where it should be: %v", err)
+	}
+	v, err := (&vault.Resolver{Vault: e.vault}).Resolve(context.Background(), "acme", vault.Ref{Vault: name})
+	if err == nil || v != "" {
+		t.Fatalf("a credential reference read alice's connection")
+	}
+	_, err = config.Parse([]byte("connectors:\n  - {type: slack, credentials: {bot_token: {vault: "+name+"}}}\n"), nil)
+	if err == nil || !strings.Contains(err.Error(), "connectors[0].credentials.bot_token") {
+		t.Fatalf("config referencing a connection: %v", err)
 	}
 }

@@ -32,8 +32,9 @@ const (
 // refreshed.
 const RefreshMargin = time.Minute
 
-// Prefix starts the vault name of every connection.
-const Prefix = "connections/"
+// Prefix starts the vault name of every connection; no credential
+// reference resolves to one.
+const Prefix = vault.ConnectionsPrefix
 
 // record is a connection as the vault keeps it.
 type record struct {
