@@ -545,8 +545,9 @@ func (g *Gateway) Close() error {
 	return g.now().close(nil)
 }
 
-// Connections are the per-user connections of g's instances.
-func (g *Gateway) Connections() *connections.Manager { return g.connections }
+// ConnectionsOf returns the per-user connections of g's instances (a
+// function, not a method: Gateway has methods enough).
+func ConnectionsOf(g *Gateway) *connections.Manager { return g.connections }
 
 // Instances returns the definitions of the built connector instances.
 func (g *Gateway) Instances() []sources.InstanceDef {

@@ -13,6 +13,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -24,6 +28,7 @@ import (
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connections"
 	"github.com/legate-mcp/legate/connectors/saas/oauthtest"
+	"github.com/legate-mcp/legate/panel"
 	"github.com/legate-mcp/legate/server"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/store/sqlite"
@@ -238,7 +243,7 @@ func TestPerUserConnections(t *testing.T) {
 	if code, _ := e.list(carol); code != "NOT_CONNECTED" {
 		t.Fatalf("carol used someone's connection: %q", code)
 	}
-	list, err := e.gw.Connections().List(ctx, connections.Filter{})
+	list, err := server.ConnectionsOf(e.gw).List(ctx, connections.Filter{})
 	if err != nil || len(list) != 2 || list[0].Principal != "alice" || list[1].Principal != "bob" || list[0].Status != "connected" || list[0].Tenant != "acme" {
 		t.Fatalf("connections %+v, %v", list, err)
 	}
@@ -283,7 +288,7 @@ func TestPerUserConnections(t *testing.T) {
 	if slices.Contains(e.tools(bob), "slack__list_channels") {
 		t.Fatalf("bob's all set holds slack after his connection was revoked")
 	}
-	if info, ok, err := e.gw.Connections().Get(ctx, "acme", "bob", "slack"); ok || err != nil {
+	if info, ok, err := server.ConnectionsOf(e.gw).Get(ctx, "acme", "bob", "slack"); ok || err != nil {
 		t.Fatalf("bob's connection after revoking: %+v %v", info, err)
 	}
 	if code, _ := e.list(alice); code != "" || e.lastUser() != "alice-slack" {
@@ -297,7 +302,7 @@ func TestPerUserConnections(t *testing.T) {
 	if code, details := e.list(alice); code != "NOT_CONNECTED" || !strings.Contains(details["message"].(string), "expired") {
 		t.Fatalf("a refused refresh: %q %v", code, details)
 	}
-	if info, ok, err := e.gw.Connections().Get(ctx, "acme", "alice", "slack"); err != nil || !ok || info.Status != connections.StatusExpired {
+	if info, ok, err := server.ConnectionsOf(e.gw).Get(ctx, "acme", "alice", "slack"); err != nil || !ok || info.Status != connections.StatusExpired {
 		t.Fatalf("alice's connection after a refused refresh: %+v %v %v", info, ok, err)
 	}
 	if slices.Contains(e.tools(alice), "slack__list_channels") {
@@ -308,6 +313,35 @@ func TestPerUserConnections(t *testing.T) {
 	e.connect(aliceTok, "alice-slack")
 	if code, _ := e.list(alice); code != "" || e.lastUser() != "alice-slack" {
 		t.Fatalf("alice reconnected: %q as %q", code, e.lastUser())
+	}
+
+	// The panel lists them and revokes one as the admin API does.
+	ps := httptest.NewServer(panel.New(server.AdminHandler(e.gw, "127.0.0.1:0"), &panel.Options{Loopback: true}))
+	defer ps.Close()
+	jar, _ := cookiejar.New(nil)
+	pc := &http.Client{Jar: jar}
+	if res, err := pc.PostForm(ps.URL+"/login", url.Values{"token": {rootTok}}); err != nil || res.StatusCode != 200 {
+		t.Fatalf("panel login: %v %v", res, err)
+	}
+	res, err = pc.Get(ps.URL + "/connections")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(res.Body)
+	res.Body.Close()
+	e.said = append(e.said, string(body))
+	csrf := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(string(body))
+	if res.StatusCode != 200 || !strings.Contains(string(body), `id="conn-slack-alice"`) || strings.Contains(string(body), `id="conn-slack-bob"`) || csrf == nil {
+		t.Fatalf("the panel's connections: %d\n%s", res.StatusCode, body)
+	}
+	res, err = pc.PostForm(ps.URL+"/connections/slack/revoke", url.Values{"csrf": {csrf[1]}, "principal": {"alice"}, "tenant": {"acme"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(res.Body)
+	res.Body.Close()
+	if !strings.Contains(string(body), "revoked the connection of alice to slack") || server.ConnectionsOf(e.gw).Connected(ctx, "acme", "alice", "slack") {
+		t.Fatalf("revoking from the panel:\n%s", body)
 	}
 
 	// Canary: no per-user token, access or refresh, appears in anything

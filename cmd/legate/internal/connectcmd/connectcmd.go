@@ -7,9 +7,9 @@ package connectcmd
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"text/tabwriter"
 	"time"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/cmd/legate/internal/access"
+	"github.com/legate-mcp/legate/cmd/legate/internal/cli"
 	"github.com/legate-mcp/legate/connections"
 	"github.com/legate-mcp/legate/server"
 	"github.com/legate-mcp/legate/store"
@@ -77,14 +78,14 @@ You are the principal of $LEGATE_TOKEN when it is set, else --principal
 				return err
 			}
 			start := time.Now()
-			u, err := gw.Connections().AuthURL(ctx, argv[0], ten, name, "")
+			u, err := server.ConnectionsOf(gw).AuthURL(ctx, argv[0], ten, name, "")
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Open this URL to connect %s as %s:\n\n  %s\n\nWaiting for the connection (up to %s)...\n", argv[0], name, u, timeout)
 			wctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
-			info, err := gw.Connections().Wait(wctx, ten, name, argv[0], start, time.Second)
+			info, err := server.ConnectionsOf(gw).Wait(wctx, ten, name, argv[0], start, time.Second)
 			if err != nil {
 				return fmt.Errorf("%s is not connected for %s: %w", argv[0], name, err)
 			}
@@ -110,7 +111,7 @@ func Connections(run Run) *cobra.Command {
 	cmd := &cobra.Command{Use: "connections", Short: "People's own connections to connector instances (never their tokens)"}
 	var f struct {
 		tenant, principal, instance string
-		allTenants, asJSON          bool
+		out                         *cli.Flag
 	}
 	list := &cobra.Command{
 		Use:   "list",
@@ -121,35 +122,28 @@ func Connections(run Run) *cobra.Command {
 			if cmd.Flags().Changed("tenant") {
 				filter.Tenant = &f.tenant
 			}
-			infos, err := gw.Connections().List(cmd.Context(), filter)
+			infos, err := server.ConnectionsOf(gw).List(cmd.Context(), filter)
 			if err != nil {
 				return err
 			}
-			if f.asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(append([]connections.Info{}, infos...))
-			}
-			if len(infos) == 0 {
-				fmt.Fprintln(cmd.OutOrStdout(), "no connections")
-				return nil
-			}
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "INSTANCE\tPRINCIPAL\tTENANT\tSTATUS\tEXPIRY\tCONNECTED")
-			for _, i := range infos {
-				exp := "-"
-				if !i.Expiry.IsZero() {
-					exp = i.Expiry.Local().Format(time.RFC3339)
+			return f.out.Print(cmd, infos, "no connections (people connect with legate connect INSTANCE)", func(out io.Writer) error {
+				w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(w, "INSTANCE\tPRINCIPAL\tTENANT\tSTATUS\tEXPIRY\tCONNECTED")
+				for _, i := range infos {
+					exp := "-"
+					if !i.Expiry.IsZero() {
+						exp = cli.LocalTime(i.Expiry)
+					}
+					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", i.Instance, i.Principal, cli.OrDash(i.Tenant), i.Status, exp, cli.LocalTime(i.ConnectedAt))
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", i.Instance, i.Principal, dash(i.Tenant), i.Status, exp, i.ConnectedAt.Local().Format(time.RFC3339))
-			}
-			return w.Flush()
+				return w.Flush()
+			})
 		}),
 	}
 	list.Flags().StringVar(&f.tenant, "tenant", "", "only this tenant's (\"\" for principals without one)")
 	list.Flags().StringVar(&f.principal, "principal", "", "only this principal's")
 	list.Flags().StringVar(&f.instance, "instance", "", "only this instance's")
-	list.Flags().BoolVar(&f.asJSON, "json", false, "print JSON")
+	f.out = cli.Add(list, "")
 	var rp, rt string
 	revoke := &cobra.Command{
 		Use:   "revoke INSTANCE --principal P [--tenant T]",
@@ -160,7 +154,7 @@ func Connections(run Run) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := gw.Connections().Revoke(cmd.Context(), ten, name, argv[0]); err != nil {
+			if err := server.ConnectionsOf(gw).Revoke(cmd.Context(), ten, name, argv[0]); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "revoked the connection of %s to %s\n", name, argv[0])
@@ -173,9 +167,3 @@ func Connections(run Run) *cobra.Command {
 	return cmd
 }
 
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
