@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/legate-mcp/legate"
-	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/sources"
 	"github.com/legate-mcp/legate/vault"
 )
@@ -87,6 +86,9 @@ type Options struct {
 	Vault *vault.Vault
 	// Instances are the gateway's connector instances, as now configured.
 	Instances func() []sources.InstanceDef
+	// PerUser, when set, says whether any instance has per-user
+	// credentials without copying Instances (it is asked at every call).
+	PerUser func() bool
 	// Key derives the key states are sealed with (rooted in the vault, the
 	// same on every replica and in the CLI).
 	Key func(ctx context.Context) []byte
@@ -131,15 +133,19 @@ func New(opts Options) *Manager {
 
 // def is the instance id's definition.
 func (m *Manager) def(id string) (sources.InstanceDef, bool) {
-	i := slices.IndexFunc(m.opts.Instances(), func(d sources.InstanceDef) bool { return d.ID == id })
+	defs := m.opts.Instances()
+	i := slices.IndexFunc(defs, func(d sources.InstanceDef) bool { return d.ID == id })
 	if i < 0 {
 		return sources.InstanceDef{}, false
 	}
-	return m.opts.Instances()[i], true
+	return defs[i], true
 }
 
 // PerUser reports whether any instance acts as each caller.
 func (m *Manager) PerUser() bool {
+	if m.opts.PerUser != nil {
+		return m.opts.PerUser()
+	}
 	return slices.ContainsFunc(m.opts.Instances(), func(d sources.InstanceDef) bool { return d.PerUserCredential() != "" })
 }
 
@@ -320,5 +326,3 @@ func (m *Manager) appOf(instance string) (sources.InstanceDef, error) {
 	}
 	return def, nil
 }
-
-var _ = config.CredentialsShared
