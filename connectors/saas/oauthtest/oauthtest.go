@@ -33,6 +33,9 @@ type Provider struct {
 	// ExpiresIn is the lifetime, in seconds, the token endpoint announces
 	// (default 3600).
 	ExpiresIn int
+	// NewToken, when set, makes each token issued ("access" or "refresh"
+	// kind, for user): a canary test's recognisable values.
+	NewToken func(kind, user string) string
 
 	mu          sync.Mutex
 	codes       map[string]grant
@@ -217,6 +220,9 @@ func (p *Provider) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	access, refresh := random(p.Prefix+strings.ToLower(user)+"-"), random("refresh-")
+	if p.NewToken != nil {
+		access, refresh = p.NewToken("access", user), p.NewToken("refresh", user)
+	}
 	p.access[access], p.refresh[refresh] = user, user
 	p.issued = append(p.issued, access, refresh)
 	expires := p.ExpiresIn

@@ -166,4 +166,3 @@ func Connections(run Run) *cobra.Command {
 	cmd.AddCommand(list, revoke)
 	return cmd
 }
-
