@@ -41,6 +41,11 @@ const (
 	CodeApprovalDenied      Code = "APPROVAL_DENIED"
 	CodeUpstreamUnavailable Code = "UPSTREAM_UNAVAILABLE"
 	CodeTimeout             Code = "TIMEOUT"
+	// CodeNotConnected: the instance acts as each caller and the caller
+	// has not connected it (or the connection expired): the caller
+	// connects it (legate connect ID, or the connect URL in the error's
+	// details) and calls again.
+	CodeNotConnected Code = "NOT_CONNECTED"
 )
 
 // Error is a call failure with its canonical code. Message must never hold a

@@ -42,6 +42,9 @@ type Options struct {
 	Token string
 	// Logger receives a line per access across tenants; nil discards them.
 	Logger *slog.Logger
+	// Connections, when set, serves /admin/v1/connections and below (the
+	// per-user connections of connector instances).
+	Connections http.Handler
 }
 
 // api serves the admin API.
@@ -78,6 +81,15 @@ func Handler(ops Ops, opts *Options) http.Handler {
 	for _, rt := range routes {
 		mux.HandleFunc(rt.pattern, rt.handler(h))
 	}
+	conns := opts.Connections
+	if conns == nil {
+		conns = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			writeJSONError(w, http.StatusNotFound, "this server keeps no per-user connections")
+		})
+	}
+	for _, p := range connectionRoutes {
+		mux.Handle(p, conns)
+	}
 	api := jsonErrors(mux)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if h.opts.Authenticated {
@@ -100,6 +112,9 @@ func Handler(ops Ops, opts *Options) http.Handler {
 		api.ServeHTTP(w, r)
 	})
 }
+
+// connectionRoutes are the routes Options.Connections serves.
+var connectionRoutes = []string{"GET /admin/v1/connections", "DELETE /admin/v1/connections/{instance}"}
 
 // routes are the API's routes, each a ServeMux pattern and its handler.
 var routes = []struct {

@@ -7,5 +7,5 @@ func RoutePatterns() []string {
 	for i, rt := range routes {
 		out[i] = rt.pattern
 	}
-	return out
+	return append(out, connectionRoutes...)
 }

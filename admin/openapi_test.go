@@ -31,7 +31,7 @@ func TestOpenAPIMatchesTheRoutes(t *testing.T) {
 		mux.HandleFunc(p, func(http.ResponseWriter, *http.Request) {})
 		routed[p] = false
 	}
-	fill := strings.NewReplacer("{id}", "x1", "{name}", "x1")
+	fill := strings.NewReplacer("{id}", "x1", "{name}", "x1", "{instance}", "x1")
 	for path, ops := range doc.Paths {
 		for method := range ops {
 			m := strings.ToUpper(method)

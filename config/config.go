@@ -124,6 +124,10 @@ type Connector struct {
 	// the instance is built.
 	Config      yaml.Node            `yaml:"config" desc:"The type's own settings (legate connector types lists them)"`
 	Credentials map[string]vault.Ref `yaml:"credentials" desc:"The type's credentials by name, as references only: {env: NAME}, {file: PATH} or {vault: NAME}"`
+	// CredentialsMode says whose credential a call uses: see connections.
+	CredentialsMode string `yaml:"credentials_mode" enum:"shared,per_user,per_user_or_shared" default:"shared" desc:"Whose credential a call uses: shared (the instance's credentials, for every caller), per_user (the calling principal's own connection, made with legate connect ID; a caller without one gets NOT_CONNECTED), per_user_or_shared (the caller's connection when there is one, else the shared credentials)"`
+	// OAuth is the OAuth app per-user connections are made with.
+	OAuth *ConnectorOAuth `yaml:"oauth" desc:"The OAuth app people connect their own accounts with (authorization code flow with PKCE, run by Legate); needed for per_user and per_user_or_shared"`
 }
 
 // The tool naming modes.
@@ -201,7 +205,8 @@ func (f *File) validateConnectors() []error {
 	for i := range f.Connectors {
 		c := &f.Connectors[i]
 		path := fmt.Sprintf("connectors[%d]", i)
-		errs = append(errs, ValidateInstance(path, c.id(), c.Type, c.Credentials)...)
+		errs = append(errs, ValidateInstance(path, c.id(), c.Type, c.Credentials, c.PerUserCredential())...)
+		errs = append(errs, c.validateOAuth(path)...)
 		if prev, dup := seen[c.id()]; dup && c.id() != "" {
 			errs = append(errs, &strictyaml.PathError{Path: path + ".id", Msg: fmt.Sprintf("duplicate id %q (also %s)", c.id(), prev)})
 		}
@@ -263,8 +268,10 @@ func (f *File) validateUpstreams() []error {
 }
 
 // ValidateInstance checks an instance's id, type and credential references;
-// the config section itself is checked when the instance is built.
-func ValidateInstance(path, id, typ string, creds map[string]vault.Ref) []error {
+// the config section itself is checked when the instance is built. perUser
+// names the credential each caller's own connection supplies (see
+// Connector.PerUserCredential), which the instance may then leave unset.
+func ValidateInstance(path, id, typ string, creds map[string]vault.Ref, perUser string) []error {
 	var errs []error
 	bad := func(p, format string, args ...any) {
 		errs = append(errs, &strictyaml.PathError{Path: p, Msg: fmt.Sprintf(format, args...)})
@@ -299,7 +306,7 @@ func ValidateInstance(path, id, typ string, creds map[string]vault.Ref) []error 
 	}
 	if ok {
 		for _, c := range t.Credentials {
-			if _, set := creds[c.Name]; c.Required && !set {
+			if _, set := creds[c.Name]; c.Required && !set && c.Name != perUser {
 				bad(path+".credentials."+c.Name, "is required")
 			}
 		}

@@ -18,7 +18,8 @@ func TestExampleLoadsAndValidates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.Connectors) != 3 || f.Connectors[0].ID != "web" || f.Connectors[1].Type != "webhook" || f.Connectors[2].Tenant != "acme" {
+	if len(f.Connectors) != 4 || f.Connectors[0].ID != "web" || f.Connectors[1].Type != "webhook" || f.Connectors[2].Tenant != "acme" ||
+		f.Connectors[3].PerUserCredential() != "bot_token" || f.Connectors[3].OAuthApp().TokenURL == "" {
 		t.Fatalf("unexpected connectors: %+v", f.Connectors)
 	}
 	if len(f.Upstreams) != 4 || f.Upstreams[1].Session != "per_client" || f.Upstreams[2].Prefixed() || f.Upstreams[3].Tenant != "acme" {

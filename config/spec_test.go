@@ -78,16 +78,17 @@ func TestSpecDefaultsAreTheRuntimeDefaults(t *testing.T) {
 // Each enum of the spec lists exactly the values the code knows.
 func TestSpecEnumsAreTheCodesValues(t *testing.T) {
 	want := map[string][]string{
-		"tool_names":             {config.NamesSafe, config.NamesCanonical},
-		"profiles[].tool_names":  {config.NamesSafe, config.NamesCanonical},
-		"profiles[].discovery":   {config.DiscoveryList, config.DiscoverySearch},
-		"log_level":              {"debug", "info", "warn", "error"},
-		"upstreams[].transport":  {"streamable", "sse", "stdio"},
-		"upstreams[].session":    {upstream.SessionShared, upstream.SessionPerClient},
-		"upstreams[].pin":        {upstream.PinTOFU, upstream.PinStrict},
-		"policy.rules[].class":   {string(legate.ClassRead), string(legate.ClassDraft), string(legate.ClassWrite), string(legate.ClassDestructive)},
-		"policy.rules[].action":  {string(policy.Allow), string(policy.Deny), string(policy.Approve)},
-		"policy.rules[].confirm": {policy.ConfirmInbox, policy.ConfirmClient},
+		"tool_names":                    {config.NamesSafe, config.NamesCanonical},
+		"profiles[].tool_names":         {config.NamesSafe, config.NamesCanonical},
+		"profiles[].discovery":          {config.DiscoveryList, config.DiscoverySearch},
+		"log_level":                     {"debug", "info", "warn", "error"},
+		"upstreams[].transport":         {"streamable", "sse", "stdio"},
+		"upstreams[].session":           {upstream.SessionShared, upstream.SessionPerClient},
+		"upstreams[].pin":               {upstream.PinTOFU, upstream.PinStrict},
+		"policy.rules[].class":          {string(legate.ClassRead), string(legate.ClassDraft), string(legate.ClassWrite), string(legate.ClassDestructive)},
+		"policy.rules[].action":         {string(policy.Allow), string(policy.Deny), string(policy.Approve)},
+		"policy.rules[].confirm":        {policy.ConfirmInbox, policy.ConfirmClient},
+		"connectors[].credentials_mode": {config.CredentialsShared, config.CredentialsPerUser, config.CredentialsPerUserOrShared},
 	}
 	seen := 0
 	for _, k := range config.Spec() {

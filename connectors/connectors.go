@@ -291,7 +291,9 @@ type Credentials interface {
 var ErrNoCredential = errors.New("credential not configured")
 
 // CredentialError is the error of a connector (prefix, e.g. "http") whose
-// credential name could not be resolved: AUTH_EXPIRED, with the reason
+// credential name could not be resolved: AUTH_EXPIRED (NOT_CONNECTED or
+// TRANSIENT when Credentials.Get said so: a caller's own connection that
+// is missing or could not be read), with the reason
 // Credentials.Get gave when it is a coded error, whose message names the
 // reference (env:NAME, file:PATH, vault:NAME) and never a value.
 func CredentialError(prefix, name string, err error) *legate.Error {
@@ -299,6 +301,10 @@ func CredentialError(prefix, name string, err error) *legate.Error {
 	var le *legate.Error
 	if errors.As(err, &le) && le.Message != "" {
 		msg = le.Message
+	}
+	if le != nil && (le.Code == legate.CodeNotConnected || le.Code == legate.CodeTransient) {
+		// The caller's own connection: connecting (or retrying) is the remedy.
+		return &legate.Error{Code: le.Code, Message: prefix + ": " + msg, Details: le.Details, Err: err}
 	}
 	return &legate.Error{Code: legate.CodeAuthExpired, Message: prefix + ": " + msg, Err: err}
 }

@@ -356,6 +356,46 @@ func (p *Panel) upstreamAction(w http.ResponseWriter, r *http.Request, s *sessio
 	}
 }
 
+// connection is one row of GET /admin/v1/connections.
+type connection struct {
+	Instance    string    `json:"instance"`
+	Principal   string    `json:"principal"`
+	Tenant      string    `json:"tenant"`
+	Status      string    `json:"status"`
+	Expiry      time.Time `json:"expiry"`
+	ConnectedAt time.Time `json:"connected_at"`
+}
+
+// connections lists people's connections to instances with per-user
+// credentials (never their tokens), the signed-in principal's first.
+func (p *Panel) connections(w http.ResponseWriter, r *http.Request, s *session) {
+	data := flash(r)
+	var list struct {
+		Connections []connection `json:"connections"`
+	}
+	if err := p.call(r.Context(), s, "GET", "/admin/v1/connections", nil, &list); err != nil {
+		data["Error"] = problem(err)
+	}
+	var mine, others []connection
+	for _, c := range list.Connections {
+		if c.Principal == s.me.Name {
+			mine = append(mine, c)
+		} else {
+			others = append(others, c)
+		}
+	}
+	data["Mine"], data["Others"] = mine, others
+	p.render(w, "connections", s, data)
+}
+
+// revokeConnection is DELETE /admin/v1/connections/{instance}.
+func (p *Panel) revokeConnection(w http.ResponseWriter, r *http.Request, s *session) {
+	inst, who := r.PathValue("instance"), r.PostFormValue("principal")
+	q := url.Values{"principal": {who}, "tenant": {r.PostFormValue("tenant")}}
+	err := p.call(r.Context(), s, "DELETE", "/admin/v1/connections/"+url.PathEscape(inst)+"?"+q.Encode(), nil, nil)
+	back(w, r, "/connections", fmt.Sprintf("revoked the connection of %s to %s", who, inst), err)
+}
+
 func (p *Panel) tools(w http.ResponseWriter, r *http.Request, s *session) {
 	data := flash(r)
 	q := r.URL.Query()

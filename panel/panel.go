@@ -120,6 +120,8 @@ func New(api http.Handler, opts *Options) http.Handler {
 	mux.HandleFunc("GET /upstreams", p.with(p.upstreams))
 	mux.HandleFunc("POST /upstreams", p.with(p.addUpstream))
 	mux.HandleFunc("POST /upstreams/{id}/{verb}", p.with(p.upstreamAction))
+	mux.HandleFunc("GET /connections", p.with(p.connections))
+	mux.HandleFunc("POST /connections/{instance}/revoke", p.with(p.revokeConnection))
 	mux.HandleFunc("GET /tools", p.with(p.tools))
 	mux.HandleFunc("GET /audit", p.with(p.audit))
 	return p.secure(mux)

@@ -24,8 +24,10 @@ import (
 //   - {name: notion} keeps notion, connected or not (a call to a source not
 //     connected fails with the error that says how to connect it);
 //   - {all: true} keeps every source the caller's tenant can use that is
-//     connected: a native instance whose credentials all resolve, an
-//     upstream not down for longer than DownThreshold;
+//     connected: a native instance whose credentials all resolve (with
+//     credentials_mode per_user, whose caller has a connection that has
+//     not expired; per_user_or_shared, either), an upstream not down for
+//     longer than DownThreshold;
 //   - exclude drops ids from all; max keeps the first of all by id,
 //     ignoring case, and a named source neither counts against it nor is
 //     capped away.
@@ -43,14 +45,21 @@ type Source struct {
 	ID          string
 	Tenant      string
 	Description string
-	// Connected reports whether the source is usable by tenant.
-	Connected func(ctx context.Context, tenant string) bool
+	// Connected reports whether the source is usable by principal of tenant.
+	Connected func(ctx context.Context, tenant, principal string) bool
+}
+
+// Connections tell whether a principal has connected an instance whose
+// credentials are per user (connections.Manager).
+type Connections interface {
+	Connected(ctx context.Context, tenant, principal, instance string) bool
 }
 
 // Sources lists the connector instances defs (credentials read through
-// res) and the upstreams of ups, sorted by id ignoring case. Descriptions
-// come from cfg, else from the connector type or the upstream's origin.
-func Sources(cfg *config.File, defs []sources.InstanceDef, res *vault.Resolver, ups *upstream.Manager) []Source {
+// res, per-user connections through conns, nil when no instance has them)
+// and the upstreams of ups, sorted by id ignoring case. Descriptions come
+// from cfg, else from the connector type or the upstream's origin.
+func Sources(cfg *config.File, defs []sources.InstanceDef, res *vault.Resolver, ups *upstream.Manager, conns Connections) []Source {
 	var out []Source
 	described := map[string]string{}
 	for _, c := range cfg.Connectors {
@@ -61,13 +70,24 @@ func Sources(cfg *config.File, defs []sources.InstanceDef, res *vault.Resolver, 
 		if t, ok := connectors.Lookup(def.Type); desc == "" && ok {
 			desc = t.Description
 		}
-		out = append(out, Source{ID: def.ID, Tenant: def.Tenant, Description: desc, Connected: func(ctx context.Context, tenant string) bool {
-			for _, ref := range def.Credentials {
+		out = append(out, Source{ID: def.ID, Tenant: def.Tenant, Description: desc, Connected: func(ctx context.Context, tenant, principal string) bool {
+			perUser := def.PerUserCredential()
+			shared := true
+			for name, ref := range def.Credentials {
 				if v, err := res.Resolve(ctx, tenant, ref); err != nil || v == "" {
-					return false
+					if name != perUser {
+						return false
+					}
+					shared = false
 				}
 			}
-			return true
+			switch {
+			case perUser == "":
+				return true
+			case def.Mode == config.CredentialsPerUserOrShared && shared && def.Credentials[perUser] != (vault.Ref{}):
+				return true
+			}
+			return conns != nil && conns.Connected(ctx, tenant, principal, def.ID)
 		}})
 	}
 	var once sync.Once
@@ -83,7 +103,7 @@ func Sources(cfg *config.File, defs []sources.InstanceDef, res *vault.Resolver, 
 			continue
 		}
 		c := u.Config()
-		out = append(out, Source{ID: id, Tenant: c.Tenant, Description: cmp.Or(c.Description, "the MCP server "+u.Origin()), Connected: func(ctx context.Context, _ string) bool {
+		out = append(out, Source{ID: id, Tenant: c.Tenant, Description: cmp.Or(c.Description, "the MCP server "+u.Origin()), Connected: func(ctx context.Context, _, _ string) bool {
 			all, err := status(ctx)
 			i := slices.IndexFunc(all, func(s upstream.Status) bool { return s.ID == id })
 			return err == nil && i >= 0 && UpstreamUp(all[i], time.Now())
@@ -107,10 +127,10 @@ func UpstreamUp(s upstream.Status, now time.Time) bool {
 	return now.Sub(s.RefreshedAt) <= DownThreshold
 }
 
-// Select is the set of source ids (lower-cased) that sels keep for tenant
-// among srcs (sorted as Sources sorts them), nil when sels is empty (every
-// source).
-func Select(ctx context.Context, sels []config.ConnectorSelection, srcs []Source, tenant string) map[string]bool {
+// Select is the set of source ids (lower-cased) that sels keep for
+// principal of tenant among srcs (sorted as Sources sorts them), nil when
+// sels is empty (every source).
+func Select(ctx context.Context, sels []config.ConnectorSelection, srcs []Source, tenant, principal string) map[string]bool {
 	if len(sels) == 0 {
 		return nil
 	}
@@ -138,7 +158,7 @@ func Select(ctx context.Context, sels []config.ConnectorSelection, srcs []Source
 			if sel.Max > 0 && n == sel.Max {
 				break
 			}
-			if s.Connected(ctx, tenant) {
+			if s.Connected(ctx, tenant, principal) {
 				keep[id] = true
 				n++
 			}
@@ -147,14 +167,14 @@ func Select(ctx context.Context, sels []config.ConnectorSelection, srcs []Source
 	return keep
 }
 
-// View is the view of base a principal of tenant with profile prof sees:
+// View is the view of base principal of tenant with profile prof sees:
 // the tools of its tenant and the shared ones, of the sources its
 // connectors select, narrowed by its include and exclude globs over
 // canonical names and max_tools (the first by canonical name), under its
 // wire naming. A search-mode view always holds the tools its list starts
 // with.
-func View(ctx context.Context, base *catalog.Catalog, prof config.Profile, tenant string, srcs []Source) (*catalog.Catalog, error) {
-	keep := Select(ctx, prof.Connectors, srcs, tenant)
+func View(ctx context.Context, base *catalog.Catalog, prof config.Profile, tenant, principal string, srcs []Source) (*catalog.Catalog, error) {
+	keep := Select(ctx, prof.Connectors, srcs, tenant, principal)
 	known := map[string]bool{}
 	for _, s := range srcs {
 		known[strings.ToLower(s.ID)] = true

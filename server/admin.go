@@ -22,7 +22,7 @@ import (
 // (see hardenAdmin). The panel calls it in process. listen is the address
 // reported by the status.
 func AdminHandler(g *Gateway, listen string) http.Handler {
-	h := admin.Handler(adminOps(g, listen), &admin.Options{Authenticated: g.auth.Enabled(), Token: g.opts.AdminToken, Logger: g.log})
+	h := admin.Handler(adminOps(g, listen), &admin.Options{Authenticated: g.auth.Enabled(), Token: g.opts.AdminToken, Logger: g.log, Connections: g.connections.AdminHandler()})
 	if g.auth.Enabled() {
 		return admin.JSONErrors(g.auth.Middleware()(g.auth.RequireRole(auth.RoleApprover, hardenAdmin(g.auth, h))))
 	}

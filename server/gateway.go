@@ -40,6 +40,7 @@ import (
 	"github.com/legate-mcp/legate/auth/oauth"
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/config"
+	"github.com/legate-mcp/legate/connections"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/profiles"
@@ -107,8 +108,9 @@ type Gateway struct {
 	fast        *fastPath
 	cold        coldStart
 	kit         *instancekit.Kit
-	sealer      *rounds.Sealer    // request states of multi-round-trip calls
-	tracer      *telemetry.Tracer // nil: traces off
+	connections *connections.Manager // per-user credentials of instances
+	sealer      *rounds.Sealer       // request states of multi-round-trip calls
+	tracer      *telemetry.Tracer    // nil: traces off
 }
 
 // instance is one built connector instance.
@@ -148,6 +150,11 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	}
 	g := &Gateway{opts: opts, log: opts.Logger}
 	g.kit = instancekit.New(opts.Vault, opts.Store.Operations(), g.log)
+	g.connections = connections.New(connections.Options{Vault: opts.Vault, Instances: g.Instances, Key: func(ctx context.Context) []byte { return g.kit.Derive(ctx, "connections") },
+		Resource: opts.Config.Auth.Resource, Principal: opts.Principal, Logger: g.log,
+		PerUser: func() bool {
+			return slices.ContainsFunc(g.now().instances, func(in *instance) bool { return in.def.PerUserCredential() != "" })
+		}})
 	g.reloader.g = g
 	g.discovery = &profiles.Discovery{View: g.viewFor, Profile: g.profile, Default: func() string { return g.now().cfg.Profile }, Principal: opts.Principal, Log: g.log}
 	l, err := g.reloader.newLive(ctx, opts.Config, nil)
@@ -455,7 +462,7 @@ func (g *Gateway) executeNative(ctx context.Context, nt *nativeTool, r *Request)
 	if nt.inst != nil {
 		creds := nt.inst.creds
 		creds.Tenant = r.Caller.Tenant
-		call.Credentials = creds
+		call.Credentials = g.connections.Credentials(nt.inst.def, creds, r.Caller)
 		g.kit.ForCall(ctx, nt.inst.def.ID, call)
 	} else {
 		ctx = profiles.WithCaller(ctx, r.principal, r.Session)
@@ -540,6 +547,10 @@ func (g *Gateway) Close() error {
 	g.tracer.Shutdown(context.Background()) // sends the last spans
 	return g.now().close(nil)
 }
+
+// ConnectionsOf returns the per-user connections of g's instances (a
+// function, not a method: Gateway has methods enough).
+func ConnectionsOf(g *Gateway) *connections.Manager { return g.connections }
 
 // Instances returns the definitions of the built connector instances.
 func (g *Gateway) Instances() []sources.InstanceDef {

@@ -33,7 +33,7 @@ func (g *Gateway) sessionIdle() time.Duration {
 }
 
 // Handler returns the HTTP handler: MCP at /mcp, the admin API under
-// /admin/, /metrics, /healthz and /readyz, all behind the Host and Origin
+// /admin/, per-user connections under /connect/, /metrics, /healthz and /readyz, all behind the Host and Origin
 // guard, and the public RFC 9728 metadata. listen is the address served,
 // used to decide which Host and Origin headers are local.
 func (g *Gateway) Handler(listen string) http.Handler {
@@ -57,6 +57,11 @@ func (g *Gateway) Handler(listen string) http.Handler {
 		fmt.Fprintln(w, `{"status":"ok"}`)
 	})
 	mux.HandleFunc("GET /readyz", g.readyz)
+	var authn func(http.Handler) http.Handler // none: the caller is Options.Principal
+	if g.auth.Enabled() {
+		authn = g.auth.Middleware()
+	}
+	mux.Handle("/connect/", g.connections.Handler(authn)) // per-user connections' consent flow
 	root := http.NewServeMux()
 	root.Handle("/", g.guard(listen, mux))
 	// RFC 9728 metadata is public: outside the Host and Origin check.

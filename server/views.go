@@ -55,7 +55,7 @@ func (g *Gateway) viewFor(p *auth.Principal) *catalog.Catalog {
 		vs.base = base
 		vs.lru, _ = simplelru.NewLRU(vs.size, func([2]string, *catalog.Catalog) { vs.metrics.ViewCacheEvictions.Inc() })
 	}
-	key := [2]string{p.Tenant, p.Profile}
+	key := [2]string{p.Tenant + g.connections.ViewKey(p.Name), p.Profile}
 	if v, ok := vs.lru.Get(key); ok {
 		vs.metrics.ViewCacheHits.Inc()
 		return v
@@ -75,8 +75,8 @@ func (g *Gateway) buildView(base *catalog.Catalog, p *auth.Principal) (*catalog.
 		g.log.Warn("principal names an unknown profile; it sees no tools", "principal", p.Name, "profile", p.Profile)
 		return catalog.Build(base.Naming(), nil)
 	}
-	srcs := profiles.Sources(g.now().cfg, g.Instances(), &vault.Resolver{Vault: g.opts.Vault}, g.upstreams)
-	return profiles.View(context.Background(), base, prof, p.Tenant, srcs)
+	srcs := profiles.Sources(g.now().cfg, g.Instances(), &vault.Resolver{Vault: g.opts.Vault}, g.upstreams, g.connections)
+	return profiles.View(context.Background(), base, prof, p.Tenant, p.Name, srcs)
 }
 
 func (g *Gateway) profile(name string) (config.Profile, bool) {

@@ -28,6 +28,19 @@ type InstanceDef struct {
 	Origin string
 	// Path is the key path errors about this instance start with.
 	Path string
+	// Mode is credentials_mode (default shared); OAuth is the OAuth app
+	// per-user connections are made with, its defaults applied.
+	Mode  string
+	OAuth *config.ConnectorOAuth
+}
+
+// PerUserCredential is the credential the caller's own connection
+// supplies, "" when the instance's credentials are shared.
+func (d InstanceDef) PerUserCredential() string {
+	if d.Mode == "" || d.Mode == config.CredentialsShared || d.OAuth == nil {
+		return ""
+	}
+	return d.OAuth.Credential
 }
 
 // InstanceDefs merges the instances of the config file and of the store. An
@@ -45,7 +58,7 @@ func InstanceDefs(ctx context.Context, cfg *config.File, st store.Store) ([]Inst
 			node := c.Config
 			defs = append(defs, InstanceDef{
 				ID: c.ID, Type: c.Type, Tenant: c.Tenant, Config: &node, Credentials: c.Credentials,
-				Origin: file + " " + path, Path: path,
+				Origin: file + " " + path, Path: path, Mode: c.CredentialsMode, OAuth: c.OAuthApp(),
 			})
 			where[c.ID] = file + " " + path
 		}
@@ -92,7 +105,7 @@ func StoredDef(s store.Connector) (InstanceDef, error) {
 
 // Build validates the definition and builds its instance.
 func (d InstanceDef) Build() (connectors.Connector, error) {
-	if errs := config.ValidateInstance(d.Path, d.ID, d.Type, d.Credentials); len(errs) > 0 {
+	if errs := config.ValidateInstance(d.Path, d.ID, d.Type, d.Credentials, d.PerUserCredential()); len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
 	t, _ := connectors.Lookup(d.Type)

@@ -36,8 +36,17 @@ func (r Ref) Validate() error {
 	if r.Vault != "" && !NamePattern.MatchString(r.Vault) {
 		return fmt.Errorf("vault: secret name %q must match %s", r.Vault, NamePattern)
 	}
+	if strings.HasPrefix(r.Vault, ConnectionsPrefix) {
+		return fmt.Errorf("vault: %q is a person's connection (names under %s are): no credential may reference one", r.Vault, ConnectionsPrefix)
+	}
 	return nil
 }
+
+// ConnectionsPrefix starts the names of the secrets that hold people's
+// own connections to connector instances (package connections): a
+// credential reference never resolves to one, so that no instance
+// configured by someone else can read a person's tokens.
+const ConnectionsPrefix = "connections/"
 
 // String describes the reference without its value: "env:NAME",
 // "file:PATH", "vault:NAME".
@@ -112,6 +121,9 @@ func (r *Resolver) Resolve(ctx context.Context, tenant string, ref Ref) (string,
 		}
 		return v, nil
 	case ref.Vault != "":
+		if err := ref.Validate(); err != nil {
+			return "", err
+		}
 		if r == nil || r.Vault == nil {
 			return "", fmt.Errorf("%s: no vault is open in this process", ref)
 		}

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -231,10 +232,18 @@ func stdioSession(t *testing.T, p *piece, args ...string) (*mcp.ClientSession, f
 // echoes the one it gets back in bodies, headers and errors, and in every
 // encoded form (echoForms).
 type canaryAPI struct {
-	tokens []canary // the bearer tokens it accepts
-	other  string   // another origin's URL, which /redirect sends to
-	mu     sync.Mutex
-	counts map[string]int // requests by the label of their token
+	tokens  []canary // the bearer tokens it accepts
+	other   string   // another origin's URL, which /redirect sends to
+	mu      sync.Mutex
+	counts  map[string]int // requests by the label of their token
+	perUser []canary       // people's own tokens, issued as the test runs: accepted too
+}
+
+// accept adds a token issued to a person (a per-user connection's).
+func (a *canaryAPI) accept(c canary) {
+	a.mu.Lock()
+	a.perUser = append(a.perUser, c)
+	a.mu.Unlock()
 }
 
 // seen returns how many requests carried the token of the canary labelled label.
@@ -247,7 +256,10 @@ func (a *canaryAPI) seen(label string) int {
 func (a *canaryAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	auth := r.Header.Get("Authorization")
 	token, from := strings.TrimPrefix(auth, "Bearer "), ""
-	for _, c := range a.tokens {
+	a.mu.Lock()
+	accepted := slices.Concat(a.tokens, a.perUser)
+	a.mu.Unlock()
+	for _, c := range accepted {
 		if auth == "Bearer "+c.value {
 			from = c.label
 		}

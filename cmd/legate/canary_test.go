@@ -2,7 +2,9 @@ package main
 
 // Done-when 2 of the issue: a canary secret — from the vault, the
 // environment and a file (http and webhook connectors' credentials), an
-// upstream's header_env and the admin token — never appears in any HTTP
+// upstream's header_env, the admin token, and a person's own access and
+// refresh tokens of a per-user connection (issued afresh at every call's
+// refresh, each a canary) — never appears in any HTTP
 // response, MCP result or error (over an HTTP session, stateless, stdio
 // and `legate serve`), notification, log line, audit row, stored approval
 // outcome, metric, CLI output or stored byte other than its ciphertext.
@@ -18,6 +20,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -28,6 +31,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -35,6 +39,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate/config"
+	"github.com/legate-mcp/legate/connectors/saas/oauthtest"
 	"github.com/legate-mcp/legate/store/sqlite"
 	"github.com/legate-mcp/legate/upstream/upstreamtest"
 	"github.com/legate-mcp/legate/vault"
@@ -83,13 +88,48 @@ func TestCanarySecretsNeverLeak(t *testing.T) {
 	hooksSrv := httptest.NewServer(hooks)
 	defer hooksSrv.Close()
 
+	// A person's own connection (credentials_mode per_user): the
+	// provider issues canaries as access and refresh tokens, each a new
+	// one, and every token lives 30s, less than the refresh margin, so
+	// every call refreshes.
+	var issuedMu sync.Mutex
+	var issued []canary
+	provider := oauthtest.New("canary-client", "canary-client-secret", "")
+	provider.ExpiresIn = 30
+	provider.NewToken = func(kind, _ string) string {
+		issuedMu.Lock()
+		defer issuedMu.Unlock()
+		c := newCanary(t, fmt.Sprintf("PERUSER-%s-%d", strings.ToUpper(kind), len(issued)))
+		issued = append(issued, c)
+		api.accept(c)
+		return c.value
+	}
+	oauthMux := http.NewServeMux()
+	provider.Mount(func(p string, h http.HandlerFunc) { oauthMux.Handle(p, h) }, "/oauth")
+	oauthSrv := httptest.NewServer(oauthMux)
+	defer oauthSrv.Close()
+	t.Setenv("LEGATE_CANARY_CLIENT_SECRET", "canary-client-secret")
+
 	ups := newCanaryUpstreams(t, "Bearer "+up.value)
 	upGate, goneGate, formsGate, goneHTTP := ups.up, ups.gone, ups.forms, ups.goneHTTP
 
 	dir := t.TempDir()
 	state := filepath.Join(dir, "state")
 	cfgPath := filepath.Join(dir, "config.yaml")
-	doc := canaryConfig(apiSrv.URL, hooksSrv.URL, ups, tokenFile)
+	doc := strings.Replace(canaryConfig(apiSrv.URL, hooksSrv.URL, ups, tokenFile), "\nupstreams:\n", fmt.Sprintf(`
+  - id: webuser
+    type: http
+    credentials_mode: per_user
+    config: {base_url: %[1]q, allow_private_networks: true, timeout: 500ms, max_response_bytes: 2048}
+    oauth:
+      client_id: canary-client
+      client_secret: {env: LEGATE_CANARY_CLIENT_SECRET}
+      authorize_url: %[2]q
+      token_url: %[3]q
+      revoke_url: %[4]q
+      credential: token
+upstreams:
+`, apiSrv.URL, oauthSrv.URL+"/oauth/authorize", oauthSrv.URL+"/oauth/token", oauthSrv.URL+"/oauth/revoke"), 1)
 	if err := os.WriteFile(cfgPath, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -264,6 +304,32 @@ func TestCanarySecretsNeverLeak(t *testing.T) {
 		t.Errorf("mcp.up.echo: %s", upstreamtest.Text(res))
 	}
 	call(cs, "mcp.up.boom", map[string]any{"text": "x"})
+
+	// The person connects through the consent flow, then calls with
+	// their own tokens, each call refreshing them.
+	connectReq, _ := http.NewRequest("GET", base+"/connect/webuser", nil)
+	connectReq.Header.Set(oauthtest.UserHeader, "canary-person")
+	if resp, err := http.DefaultClient.Do(connectReq); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("connecting webuser: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	for _, path := range []string{"/echo", "/text", "/big", "/echo"} {
+		if res := call(cs, "webuser.call", map[string]any{"path": path}); res.IsError {
+			t.Errorf("webuser.call %s: %s", path, upstreamtest.Text(res))
+		}
+	}
+	call(cs, "webuser.call", map[string]any{"path": "/e401"})
+	call(stateless, "webuser__call", map[string]any{"path": "/echo"})
+	mustCLI("", "connections", "list")
+	mustCLI("", "connections", "list", "-o", "json")
+	admin0, _ := http.NewRequest("GET", base+"/admin/v1/connections", nil)
+	admin0.Header.Set("Authorization", "Bearer "+adminToken)
+	if resp, err := http.DefaultClient.Do(admin0); err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("GET /admin/v1/connections: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
 
 	echoes := mc.echoes
 	echoes(cs)
@@ -468,6 +534,7 @@ func TestCanarySecretsNeverLeak(t *testing.T) {
 	mustCLI("", "connector", "list")
 	mustCLI("", "tools", "list", "-o", "json")
 	mustCLI("", "config", "validate")
+	mustCLI("", "connections", "revoke", "webuser")
 	ev.addDir(t, state, "at the end")
 	stderrBytes, err := os.ReadFile(stderr)
 	if err != nil {
@@ -487,6 +554,22 @@ func TestCanarySecretsNeverLeak(t *testing.T) {
 			t.Errorf("the API saw the %s token %d times", c.label, n)
 		}
 	}
+	issuedMu.Lock()
+	perUser := slices.Clone(issued)
+	issuedMu.Unlock()
+	if len(perUser) < 8 || provider.Refreshes() < 3 || len(provider.Revoked()) != 2 {
+		t.Errorf("per-user tokens: %d issued, %d refreshes, %d revoked", len(perUser), provider.Refreshes(), len(provider.Revoked()))
+	}
+	used := 0 // per-user access tokens the API got: the canaries were really used
+	for _, c := range perUser {
+		if strings.Contains(c.label, "ACCESS") && api.seen(c.label) > 0 {
+			used++
+		}
+	}
+	if used < 3 {
+		t.Errorf("the API saw %d of the per-user access tokens", used)
+	}
+	canaries = append(canaries, perUser...)
 	if n := other.Load(); n > 0 {
 		t.Errorf("the token followed a redirect to another origin %d times", n)
 	}

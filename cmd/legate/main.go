@@ -4,6 +4,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/legate-mcp/legate/cmd/legate/internal/access"
+	"github.com/legate-mcp/legate/cmd/legate/internal/connectcmd"
 	"github.com/legate-mcp/legate/cmd/legate/internal/skillscmd"
 	"github.com/legate-mcp/legate/cmd/legate/internal/storecmd"
 	"github.com/legate-mcp/legate/config"
@@ -75,6 +77,7 @@ func newRoot() *cobra.Command {
 	pf.StringVar(&g.logLevel, "log-level", "", "debug, info, warn or error (default from the config, else info)")
 	root.AddCommand(
 		storecmd.New(storecmd.Resolver{Config: g.loadConfig, StateDir: g.resolveStateDir, StoreURL: g.resolveStoreURL}), serveCmd(g), stdioCmd(g), toolsCmd(g), connectorCmd(g), upstreamCmd(g), approvalsCmd(g), auditCmd(g), configCmd(g), vaultCmd(g), access.TokenCommand(accessHooks(g)), access.UserCommand(accessHooks(g)), versionCmd(), healthCmd(), initCmd(), statusCmd(g), doctorCmd(g), skillscmd.New(),
+		connectcmd.Connect(g.connectRun), connectcmd.Connections(g.connectRun),
 	)
 	return access.Harden(root, accessHooks(g)) // changes need a pinned principal on a hardened deployment
 }
@@ -190,6 +193,19 @@ func (g *globals) withGateway(run func(cmd *cobra.Command, argv []string, gw *se
 		}
 		defer gw.Close()
 		return run(cmd, argv, gw)
+	})
+}
+
+// connectRun runs a connections command with a gateway, the store and
+// the config's principal.
+func (g *globals) connectRun(run func(cmd *cobra.Command, argv []string, gw *server.Gateway, st store.Store, principal string) error) func(*cobra.Command, []string) error {
+	return g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
+		gw, err := e.gateway(cmd.Context())
+		if err != nil {
+			return err
+		}
+		defer gw.Close()
+		return run(cmd, argv, gw, e.store, cmp.Or(e.cfg.Principal, "local"))
 	})
 }
 

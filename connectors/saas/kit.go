@@ -232,6 +232,9 @@ func (k *Kit) Do(ctx context.Context, call *connectors.Call, fn func(ctx context
 			refreshed = true
 			fresh, terr := k.Token(ctx, call)
 			if terr != nil {
+				if legate.CodeOf(terr) == legate.CodeNotConnected {
+					return terr // the caller's connection expired: connecting is the remedy
+				}
 				return le
 			}
 			used = append(used, token, fresh)

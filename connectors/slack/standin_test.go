@@ -6,11 +6,14 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slacktest"
+
+	"github.com/legate-mcp/legate/connectors/saas/oauthtest"
 )
 
 const botToken = "xoxb-canary-7f1c9a2b5e"
@@ -19,14 +22,21 @@ const botToken = "xoxb-canary-7f1c9a2b5e"
 // (conversations.list, history, replies) and a chat.postMessage that keeps
 // what is posted, metadata included. fault, when set, may answer a request
 // in its place, after or instead of doing its work.
+//
+// Its OAuth endpoints (oauth, under /oauth/: authorize, token, revoke)
+// issue tokens per test user; an API call is answered with botToken or a
+// valid token the OAuth endpoints issued, and bearers records the token
+// each call came with, in order.
 type standin struct {
-	srv *slacktest.Server
+	srv   *slacktest.Server
+	oauth *oauthtest.Provider
 
 	mu       sync.Mutex
 	channels []slack.Channel
 	messages map[string][]slack.Message // by channel, oldest first
 	posts    int                        // chat.postMessage requests that posted
 	calls    map[string]int             // requests by method
+	bearers  []bearer                   // the token of each API call
 	scopes   string
 	nextTS   int
 	// fault is asked first, with the request's method and its count so
@@ -40,7 +50,7 @@ type standin struct {
 func newStandin(t *testing.T, channels int) *standin {
 	t.Helper()
 	s := &standin{messages: map[string][]slack.Message{}, calls: map[string]int{},
-		scopes: "chat:write,channels:read,channels:history", nextTS: 1}
+		scopes: "chat:write,channels:read,channels:history", nextTS: 1, oauth: oauthtest.New(standinClientID, standinClientSecret, "xoxp-")}
 	for i := range channels {
 		ch := slack.Channel{}
 		ch.ID = fmt.Sprintf("C%03d", i)
@@ -55,6 +65,7 @@ func newStandin(t *testing.T, channels int) *standin {
 		c.Handle("/conversations.history", s.wrap("conversations.history", s.history))
 		c.Handle("/conversations.replies", s.wrap("conversations.replies", s.replies))
 		c.Handle("/chat.postMessage", s.wrap("chat.postMessage", s.post))
+		s.oauth.Mount(c.Handle, "/oauth")
 	}
 	s.srv = slacktest.NewTestServer(bind)
 	s.srv.Start()
@@ -75,12 +86,37 @@ func (s *standin) wrap(method string, h http.HandlerFunc) http.HandlerFunc {
 		if fault != nil && fault(method, n, w, r) {
 			return
 		}
-		if r.FormValue("token") != botToken && r.Header.Get("Authorization") != "Bearer "+botToken {
+		token := r.FormValue("token")
+		if t, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+			token = t
+		}
+		user, issued := s.oauth.User(token)
+		s.mu.Lock()
+		s.bearers = append(s.bearers, bearer{method: method, token: token, user: user})
+		s.mu.Unlock()
+		if token != botToken && !issued {
 			answer(w, map[string]any{"ok": false, "error": "invalid_auth"})
 			return
 		}
 		h(w, r)
 	}
+}
+
+// The OAuth app the stand-in knows.
+const standinClientID, standinClientSecret = "1234.5678", "standin-client-secret-3b9e"
+
+// bearer is the token an API call came with and the test user it was
+// issued to ("" for botToken or a token the stand-in did not issue).
+type bearer struct{ method, token, user string }
+
+// oauthURL is the base of the stand-in's OAuth endpoints.
+func (s *standin) oauthURL() string { return strings.TrimSuffix(s.url(), "/") + "/oauth" }
+
+// calledWith returns the tokens the API calls came with.
+func (s *standin) calledWith() []bearer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.bearers)
 }
 
 func (s *standin) count(method string) int {

@@ -56,19 +56,28 @@ func New(v *vault.Vault, ops store.OperationStore, log *slog.Logger) *Kit {
 // derived when a connector asks for it: only connectors that sign make the
 // gateway read, or create, SigningKeyName.
 func (k *Kit) ForCall(ctx context.Context, id string, call *connectors.Call) {
-	call.Key = func() []byte {
-		k.once.Do(func() {
-			// Not the call's own deadline: a call cancelled early must not
-			// leave the process on a key of its own.
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-			defer cancel()
-			k.root = k.rootKey(rctx)
-		})
-		mac := hmac.New(sha256.New, k.root)
-		mac.Write([]byte("connector-instance\x00" + id))
-		return mac.Sum(nil)
-	}
+	call.Key = func() []byte { return k.derive(ctx, "connector-instance\x00"+id) }
 	call.Operations = operations{st: k.ops, scope: id}
+}
+
+// Derive returns the key of purpose ("connections" seals the states of
+// per-user connection flows), derived from the same root as the
+// instances' keys: the same on every replica and in the CLI.
+func (k *Kit) Derive(ctx context.Context, purpose string) []byte {
+	return k.derive(ctx, "purpose\x00"+purpose)
+}
+
+func (k *Kit) derive(ctx context.Context, label string) []byte {
+	k.once.Do(func() {
+		// Not the call's own deadline: a call cancelled early must not
+		// leave the process on a key of its own.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		k.root = k.rootKey(rctx)
+	})
+	mac := hmac.New(sha256.New, k.root)
+	mac.Write([]byte(label))
+	return mac.Sum(nil)
 }
 
 // rootKey reads (or creates) SigningKeyName. Without a vault, or when it

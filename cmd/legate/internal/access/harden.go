@@ -25,6 +25,7 @@ var Mutations = []string{
 	"vault set", "vault rm", "vault rotate",
 	"token create", "token revoke",
 	"user add", "user passwd", "user disable",
+	"connections revoke",
 }
 
 // Harden makes every command of Mutations under root check, before it

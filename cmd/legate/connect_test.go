@@ -1,0 +1,152 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/legate-mcp/legate/config"
+	"github.com/legate-mcp/legate/connectors/saas/oauthtest"
+	"github.com/legate-mcp/legate/server"
+	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/vault"
+)
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// `legate connect` prints the consent URL and waits; a person (here an
+// HTTP client) approves at the provider, the provider sends them back to
+// the serving gateway, and the command sees the connection in the store.
+// `legate connections list` shows it without its tokens, and `revoke`
+// forgets it.
+func TestConnectPrintsTheURLAndWaits(t *testing.T) {
+	ctx := context.Background()
+	provider := oauthtest.New("client-1", "secret-1", "xoxp-")
+	mux := http.NewServeMux()
+	provider.Mount(func(p string, h http.HandlerFunc) { mux.Handle(p, h) }, "/oauth")
+	slack := httptest.NewServer(mux)
+	defer slack.Close()
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	state := t.TempDir()
+	t.Setenv("LEGATE_STATE_DIR", state)
+	t.Setenv("CONNECT_CLIENT_SECRET", "secret-1")
+	t.Setenv("LEGATE_TOKEN", "")
+	cfgPath := writeConfig(t, `
+auth: {resource: "`+base+`/mcp", tokens: true}
+connectors:
+  - type: slack
+    credentials_mode: per_user
+    config: {api_url: "`+slack.URL+`/api/", allow_private_networks: true}
+    oauth:
+      client_id: client-1
+      client_secret: {env: CONNECT_CLIENT_SECRET}
+      authorize_url: "`+slack.URL+`/oauth/authorize"
+      token_url: "`+slack.URL+`/oauth/token"
+      revoke_url: "`+slack.URL+`/oauth/revoke"
+`)
+	// The serving gateway, on the same store and vault as the CLI.
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(ctx, "sqlite://"+filepath.Join(state, stateFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	gw, err := server.New(ctx, server.Options{Config: cfg, Store: st, Vault: vault.New(st.Secrets(), vault.SourceFromEnv(os.Getenv, state), nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gw.Close()
+	hs := &http.Server{Handler: gw.Handler(ln.Addr().String())}
+	go hs.Serve(ln)
+	defer hs.Close()
+
+	root := newRoot()
+	out := &lockedBuffer{}
+	root.SetOut(out)
+	root.SetErr(out)
+	root.SetArgs([]string{"--config", cfgPath, "connect", "slack", "--principal", "alice", "--tenant", "acme"})
+	done := make(chan error, 1)
+	go func() { done <- root.ExecuteContext(ctx) }()
+	urlRE := regexp.MustCompile(`(?m)^  (http\S+)$`)
+	var consent string
+	for consent == "" {
+		select {
+		case err := <-done:
+			t.Fatalf("connect ended before a URL: %v\n%s", err, out)
+		default:
+		}
+		if m := urlRE.FindStringSubmatch(out.String()); m != nil {
+			consent = m[1]
+		}
+		time.Sleep(10 * time.Millisecond) // polling the output, not a deadline
+	}
+	if !strings.HasPrefix(consent, slack.URL+"/oauth/authorize?") || !strings.Contains(consent, "code_challenge_method=S256") {
+		t.Fatalf("consent URL %s", consent)
+	}
+	req, _ := http.NewRequest("GET", consent, nil)
+	req.Header.Set(oauthtest.UserHeader, "alice-slack")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || !strings.HasPrefix(res.Request.URL.String(), base+"/connect/callback") {
+		t.Fatalf("callback: %d at %s: %s", res.StatusCode, res.Request.URL, page)
+	}
+	if err := <-done; err != nil || !strings.Contains(out.String(), "connected: slack for alice") {
+		t.Fatalf("connect: %v\n%s", err, out)
+	}
+
+	got, err := runCLI(t, "--config", cfgPath, "connections", "list")
+	if err != nil || !regexp.MustCompile(`slack\s+alice\s+acme\s+connected`).MatchString(got) {
+		t.Fatalf("list: %v\n%s", err, got)
+	}
+	for _, tok := range provider.Issued() {
+		if strings.Contains(got+out.String()+string(page), tok) {
+			t.Fatalf("a token was printed")
+		}
+	}
+	if got, err := runCLI(t, "--config", cfgPath, "connections", "revoke", "slack", "--principal", "alice", "--tenant", "acme"); err != nil {
+		t.Fatalf("revoke: %v\n%s", err, got)
+	}
+	if got, _ := runCLI(t, "--config", cfgPath, "connections", "list"); !strings.Contains(got, "no connections") {
+		t.Fatalf("after revoking:\n%s", got)
+	}
+	if len(provider.Revoked()) != 2 {
+		t.Fatalf("the provider revoked %d tokens", len(provider.Revoked()))
+	}
+}

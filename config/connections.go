@@ -1,0 +1,153 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"reflect"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/internal/strictyaml"
+	"github.com/legate-mcp/legate/vault"
+)
+
+// The credential modes of a connector instance (credentials_mode).
+const (
+	CredentialsShared          = "shared"
+	CredentialsPerUser         = "per_user"
+	CredentialsPerUserOrShared = "per_user_or_shared"
+)
+
+// ConnectorOAuth is a connector instance's `oauth:` section: the OAuth app
+// the operator registered with the provider, through which each person
+// connects their own account.
+type ConnectorOAuth struct {
+	ClientID     string     `yaml:"client_id" required:"true" desc:"Client id of the OAuth app registered with the provider"`
+	ClientSecret *vault.Ref `yaml:"client_secret" desc:"Client secret of the OAuth app, as a reference: {env: NAME}, {file: PATH} or {vault: NAME} (none for a public client)"`
+	Scopes       []string   `yaml:"scopes" desc:"Scopes asked for at consent" example:"[channels:read, channels:history, chat:write]"`
+	AuthorizeURL string     `yaml:"authorize_url" desc:"The provider's authorization endpoint (default: the provider's, for slack, github, notion and google)"`
+	TokenURL     string     `yaml:"token_url" desc:"The provider's token endpoint (default: the provider's)"`
+	RevokeURL    string     `yaml:"revoke_url" desc:"The provider's token revocation endpoint, called when a connection is revoked (default: the provider's; none: tokens are only forgotten)"`
+	RedirectURL  string     `yaml:"redirect_url" example:"https://legate.example.com/connect/callback" desc:"Legate's callback URL as registered with the app (default: the origin of auth.resource, then the address a connect request came to, + /connect/callback)"`
+	Credential   string     `yaml:"credential" desc:"The instance's credential a connection supplies (default: bot_token for slack, token for github and notion, refresh_token for google)"`
+}
+
+// ProviderOAuth are a provider's OAuth endpoints and the credential a
+// connection supplies to its connector type.
+type ProviderOAuth struct {
+	AuthorizeURL, TokenURL, RevokeURL string
+	// Credential is the type's credential a connection supplies;
+	// RefreshToken says it is the refresh token (the connector exchanges it
+	// itself), else the access token.
+	Credential   string
+	RefreshToken bool
+	// Params are extra parameters of the authorization request.
+	Params map[string]string
+}
+
+// Providers are the OAuth defaults of the connector types that support
+// per-user connections.
+var Providers = map[string]ProviderOAuth{
+	"slack":  {AuthorizeURL: "https://slack.com/oauth/v2/authorize", TokenURL: "https://slack.com/api/oauth.v2.access", RevokeURL: "https://slack.com/api/auth.revoke", Credential: "bot_token"},
+	"github": {AuthorizeURL: "https://github.com/login/oauth/authorize", TokenURL: "https://github.com/login/oauth/access_token", Credential: "token"},
+	"notion": {AuthorizeURL: "https://api.notion.com/v1/oauth/authorize", TokenURL: "https://api.notion.com/v1/oauth/token", RevokeURL: "https://api.notion.com/v1/oauth/revoke", Credential: "token", Params: map[string]string{"owner": "user"}},
+	"google": {AuthorizeURL: "https://accounts.google.com/o/oauth2/v2/auth", TokenURL: "https://oauth2.googleapis.com/token", RevokeURL: "https://oauth2.googleapis.com/revoke", Credential: "refresh_token", RefreshToken: true,
+		Params: map[string]string{"access_type": "offline", "prompt": "consent"}},
+}
+
+// PerUser reports whether the instance's calls use the caller's own
+// connection (per_user or per_user_or_shared).
+func (c *Connector) PerUser() bool {
+	return c.CredentialsMode == CredentialsPerUser || c.CredentialsMode == CredentialsPerUserOrShared
+}
+
+// PerUserCredential is the credential a per-user connection supplies, ""
+// when the instance's mode is shared.
+func (c *Connector) PerUserCredential() string {
+	if !c.PerUser() {
+		return ""
+	}
+	if c.OAuth != nil && c.OAuth.Credential != "" {
+		return c.OAuth.Credential
+	}
+	return Providers[c.Type].Credential
+}
+
+// OAuthApp is the instance's OAuth app with the provider's defaults
+// applied; nil without an oauth section.
+func (c *Connector) OAuthApp() *ConnectorOAuth {
+	if c.OAuth == nil {
+		return nil
+	}
+	app := *c.OAuth
+	def := Providers[c.Type]
+	if app.AuthorizeURL == "" {
+		app.AuthorizeURL = def.AuthorizeURL
+	}
+	if app.TokenURL == "" {
+		app.TokenURL = def.TokenURL
+	}
+	if app.RevokeURL == "" {
+		app.RevokeURL = def.RevokeURL
+	}
+	if app.Credential == "" {
+		app.Credential = def.Credential
+	}
+	return &app
+}
+
+func (c *Connector) validateOAuth(path string) []error {
+	var errs []error
+	bad := func(p, format string, args ...any) {
+		errs = append(errs, &strictyaml.PathError{Path: p, Msg: fmt.Sprintf(format, args...)})
+	}
+	// Connector validates itself (stored instances are checked apart from
+	// a file): its own tags are checked here, its type's config when built.
+	for _, err := range strictyaml.Check(c, path, func(t reflect.Type) bool { return t == reflect.TypeFor[yaml.Node]() }) {
+		if pe, ok := err.(*strictyaml.PathError); !ok || pe.Path != path+".type" { // ValidateInstance names the types
+			errs = append(errs, err)
+		}
+	}
+	if c.PerUser() && c.OAuth == nil {
+		bad(path+".oauth", "is required with credentials_mode %s: the OAuth app people connect with", c.CredentialsMode)
+	}
+	app := c.OAuthApp()
+	if app == nil {
+		return errs
+	}
+	p := path + ".oauth"
+	for _, u := range []struct{ key, v string }{{"authorize_url", app.AuthorizeURL}, {"token_url", app.TokenURL}, {"revoke_url", app.RevokeURL}, {"redirect_url", app.RedirectURL}} {
+		if u.v == "" {
+			if u.key == "authorize_url" || u.key == "token_url" {
+				bad(p+"."+u.key, "is required: type %q has no default (defaults exist for %s)", c.Type, strings.Join(providerNames(), ", "))
+			}
+			continue
+		}
+		if pu, err := url.Parse(u.v); err != nil || (pu.Scheme != "https" && pu.Scheme != "http") || pu.Host == "" {
+			bad(p+"."+u.key, "%q is not an http(s) URL", u.v)
+		}
+	}
+	if t, ok := connectors.Lookup(c.Type); ok && app.Credential != "" && !t.HasCredential(app.Credential) {
+		bad(p+".credential", "type %q takes no credential %q (it takes: %s)", c.Type, app.Credential, strings.Join(t.CredentialNames(), ", "))
+	} else if app.Credential == "" {
+		bad(p+".credential", "is required: type %q has no default", c.Type)
+	}
+	if app.ClientSecret != nil {
+		if err := app.ClientSecret.Validate(); err != nil {
+			bad(p+".client_secret", "%v", err)
+		}
+	}
+	return errs
+}
+
+func providerNames() []string {
+	var out []string
+	for n := range Providers {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,86 @@
+package connections
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/legate-mcp/legate/auth"
+)
+
+// AdminHandler serves the admin API's connections, behind the admin
+// API's own authentication:
+//
+//   - GET /admin/v1/connections?tenant=T&principal=P&instance=I lists
+//     them (never their tokens);
+//   - DELETE /admin/v1/connections/{instance}?principal=P&tenant=T
+//     revokes one.
+//
+// A principal below the admin role sees and revokes those of its own
+// tenant only.
+func (m *Manager) AdminHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /admin/v1/connections", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		f := Filter{Principal: q.Get("principal"), Instance: q.Get("instance")}
+		if q.Has("tenant") {
+			t := q.Get("tenant")
+			f.Tenant = &t
+		}
+		if own, scoped := scope(r); scoped {
+			if f.Tenant != nil && *f.Tenant != own {
+				writeError(w, http.StatusForbidden, "PERMISSION_DENIED", "forbidden: seeing other tenants needs the admin role")
+				return
+			}
+			f.Tenant = &own
+		}
+		list, err := m.List(r.Context(), f)
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, "INTERNAL", err.Error())
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"connections": append([]Info{}, list...)})
+	})
+	mux.HandleFunc("DELETE /admin/v1/connections/{instance}", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		tenant := q.Get("tenant")
+		if own, scoped := scope(r); scoped && tenant != own {
+			writeError(w, http.StatusForbidden, "PERMISSION_DENIED", "forbidden: revoking in other tenants needs the admin role")
+			return
+		}
+		if q.Get("principal") == "" {
+			writeError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "principal is required")
+			return
+		}
+		err := m.Revoke(r.Context(), tenant, q.Get("principal"), r.PathValue("instance"))
+		switch {
+		case errors.Is(err, ErrNoConnection):
+			writeError(w, http.StatusNotFound, "NOT_FOUND", err.Error())
+		case err != nil:
+			writeError(w, http.StatusInternalServerError, "INTERNAL", err.Error())
+		default:
+			w.WriteHeader(http.StatusNoContent)
+		}
+	})
+	return mux
+}
+
+// scope is the tenant a caller below the admin role is confined to.
+func scope(r *http.Request) (string, bool) {
+	p := auth.PrincipalFromContext(r.Context())
+	if p == nil || p.HasRole(auth.RoleAdmin) {
+		return "", false
+	}
+	return p.Tenant, true
+}
+
+// writeError answers as the admin API does: {"error": {"code", "message"}}.
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, map[string]any{"error": map[string]string{"code": code, "message": msg}})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,162 @@
+package connections
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/oauth2"
+
+	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/config"
+	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/sources"
+)
+
+// Credentials are the credentials a call to def by caller resolves:
+// shared ones are base's; with per_user (or per_user_or_shared) the
+// instance's per-user credential is the caller's own connection. The
+// model never sees them; no other principal's connection is ever read.
+func (m *Manager) Credentials(def sources.InstanceDef, base sources.Credentials, caller connectors.Caller) connectors.Credentials {
+	name := def.PerUserCredential()
+	if name == "" {
+		return base
+	}
+	return &userCredentials{m: m, def: def, base: base, caller: caller, name: name}
+}
+
+// userCredentials resolve one call's credentials.
+type userCredentials struct {
+	m      *Manager
+	def    sources.InstanceDef
+	base   sources.Credentials
+	caller connectors.Caller
+	name   string
+
+	mu   sync.Mutex
+	last string // the per-user token this call was given last
+}
+
+func (c *userCredentials) Has(name string) bool { return name == c.name || c.base.Has(name) }
+
+func (c *userCredentials) Get(ctx context.Context, name string) (string, error) {
+	if name != c.name {
+		return c.base.Get(ctx, name)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	// Read again within one call, the credential was refused: the token
+	// is refreshed once, unless another call refreshed it already.
+	tok, err := c.m.token(ctx, c.def, c.caller.Tenant, c.caller.Principal, c.last)
+	if errors.Is(err, errNotConnected) && c.def.Mode == config.CredentialsPerUserOrShared && c.base.Has(name) {
+		return c.base.Get(ctx, name)
+	}
+	if err == nil {
+		c.last = tok
+	}
+	return tok, err
+}
+
+var errNotConnected = errors.New("not connected")
+
+// NotConnected is the error of a call by principal to an instance it has
+// not connected (or whose connection expired): NOT_CONNECTED, naming how
+// to connect, with the connect URL in its details when Legate's public
+// URL is known.
+func (m *Manager) NotConnected(instance, principal, why string) *legate.Error {
+	msg := fmt.Sprintf("%s acts as each caller and %s %s: connect it with `legate connect %s`", instance, principal, why, instance)
+	e := &legate.Error{Code: legate.CodeNotConnected, Err: errNotConnected, Details: map[string]any{"instance": instance}}
+	if u := m.ConnectURL(instance, ""); u != "" {
+		msg += " or by opening " + u
+		e.Details["connect_url"] = u
+	}
+	e.Message = msg + ", then call again"
+	return e
+}
+
+// token returns the per-user credential of principal for def: the access
+// token (refreshed first when it expires within RefreshMargin, or when it
+// is refused, that is equal to the token the call was given already), or
+// the refresh token for a connector that exchanges it itself.
+func (m *Manager) token(ctx context.Context, def sources.InstanceDef, tenant, principal, refused string) (string, error) {
+	lock, _ := m.locks.LoadOrStore(tenant+"\x00"+SecretName(def.ID, principal), &sync.Mutex{})
+	lock.(*sync.Mutex).Lock()
+	defer lock.(*sync.Mutex).Unlock()
+	r, err := m.load(ctx, tenant, principal, def.ID)
+	switch {
+	case err != nil:
+		return "", &legate.Error{Code: legate.CodeTransient, Message: fmt.Sprintf("%s: the connection of %s cannot be read", def.ID, principal), Err: err}
+	case r == nil:
+		return "", m.NotConnected(def.ID, principal, "has not connected it")
+	case r.status(m.opts.Now()) == StatusExpired:
+		return "", m.NotConnected(def.ID, principal, "has a connection that expired")
+	}
+	if config.Providers[def.Type].RefreshToken && def.OAuth.Credential == config.Providers[def.Type].Credential {
+		return r.RefreshToken, nil
+	}
+	due := !r.Expiry.IsZero() && !m.opts.Now().Add(RefreshMargin).Before(r.Expiry)
+	if (due || refused != "" && refused == r.AccessToken) && r.RefreshToken != "" {
+		return m.refresh(ctx, def, r)
+	}
+	return r.AccessToken, nil
+}
+
+// refresh gets new tokens with r's refresh token and writes them back; a
+// refresh the provider refuses marks the connection expired.
+func (m *Manager) refresh(ctx context.Context, def sources.InstanceDef, r *record) (string, error) {
+	cfg, err := m.oauthConfig(ctx, def, "")
+	if err != nil {
+		return "", err
+	}
+	hctx := context.WithValue(ctx, oauth2.HTTPClient, m.opts.HTTPClient)
+	tok, err := cfg.TokenSource(hctx, &oauth2.Token{RefreshToken: r.RefreshToken}).Token()
+	if err != nil {
+		// Refused: an OAuth error, or (Slack) a 200 without a token.
+		var re *oauth2.RetrieveError
+		if !errors.As(err, &re) && !strings.Contains(err.Error(), "missing access_token") {
+			return "", &legate.Error{Code: legate.CodeTransient, Message: fmt.Sprintf("%s: refreshing the connection of %s failed; try again", def.ID, r.Principal),
+				Err: errors.New(legate.NewSecrets(r.RefreshToken, r.AccessToken).MaskString(err.Error()))}
+		}
+		r.Status = StatusExpired
+		if serr := m.save(ctx, r); serr != nil {
+			m.opts.Logger.Warn("marking a connection expired", "instance", def.ID, "principal", r.Principal, "error", serr)
+		}
+		m.gen.Add(1)
+		m.opts.Logger.Info("a connection expired: the provider refused its refresh", "instance", def.ID, "principal", r.Principal, "tenant", r.Tenant, "error", legate.NewSecrets(r.RefreshToken, r.AccessToken).MaskString(err.Error()))
+		return "", m.NotConnected(def.ID, r.Principal, "has a connection that expired (the provider refused to refresh it)")
+	}
+	m.apply(r, tok)
+	r.RefreshedAt = m.opts.Now().UTC()
+	if err := m.save(ctx, r); err != nil {
+		return "", &legate.Error{Code: legate.CodeTransient, Message: fmt.Sprintf("%s: the refreshed connection of %s could not be saved", def.ID, r.Principal), Err: err}
+	}
+	return r.AccessToken, nil
+}
+
+// apply copies tok's tokens and expiry into r: a refresh that returns no
+// new refresh token keeps the one r had.
+func (m *Manager) apply(r *record, tok *oauth2.Token) {
+	r.AccessToken, r.TokenType, r.Expiry = tok.AccessToken, tok.TokenType, tok.Expiry
+	if tok.ExpiresIn > 0 { // on the manager's clock
+		r.Expiry = m.opts.Now().Add(time.Duration(tok.ExpiresIn) * time.Second).UTC()
+	}
+	if tok.RefreshToken != "" {
+		r.RefreshToken = tok.RefreshToken
+	}
+	r.Status = StatusConnected
+}
+
+// oauthConfig is def's OAuth app as x/oauth2 takes it.
+func (m *Manager) oauthConfig(ctx context.Context, def sources.InstanceDef, redirect string) (*oauth2.Config, error) {
+	secret, err := m.clientSecret(ctx, def)
+	if err != nil {
+		return nil, &legate.Error{Code: legate.CodeAuthExpired, Message: fmt.Sprintf("%s: the OAuth app's client_secret (%s) cannot be read", def.ID, def.OAuth.ClientSecret), Err: err}
+	}
+	return &oauth2.Config{
+		ClientID: def.OAuth.ClientID, ClientSecret: secret, Scopes: def.OAuth.Scopes, RedirectURL: redirect,
+		Endpoint: oauth2.Endpoint{AuthURL: def.OAuth.AuthorizeURL, TokenURL: def.OAuth.TokenURL},
+	}, nil
+}

@@ -1,0 +1,32 @@
+// Package connections is per-user credentials for connector instances:
+// each person connects their own account of a provider (Slack, GitHub,
+// Notion, Google) through the instance's OAuth app, and a call to an
+// instance whose credentials_mode is per_user (or per_user_or_shared)
+// acts as the calling principal.
+//
+// A connection is the principal's tokens, kept in the vault as one
+// secret per (tenant, principal, instance): its name is
+// connections/INSTANCE/HASH, HASH naming the principal, in the principal's
+// tenant. The value holds the access token, the refresh token, their
+// expiry and the connection's status; listings show everything but the
+// tokens.
+//
+// The connection flow is the OAuth 2.0 authorization code flow with PKCE
+// (S256), run by Legate: GET /connect/INSTANCE, for an authenticated
+// principal, redirects to the provider's consent page with a state that
+// binds the principal, the tenant and the instance, sealed (encrypted and
+// authenticated) with a key rooted in the vault and expiring after
+// StateTTL; the PKCE verifier travels inside it, so no replica keeps
+// anything between the two legs. GET /connect/callback opens the state,
+// exchanges the code and stores the tokens. `legate connect INSTANCE`
+// prints the same consent URL and waits for the connection to exist.
+//
+// At each call, [Manager.Credentials] resolves the instance's per-user
+// credential for the calling principal alone: a token about to expire
+// (within RefreshMargin) is refreshed first and the new tokens written
+// back; a token the provider refuses is refreshed once when the connector
+// reads the credential again. A refresh the provider refuses marks the
+// connection expired: it then counts as not connected, the call fails
+// with NOT_CONNECTED naming how to connect, and a profile's `all`
+// selection leaves the instance out of that principal's set.
+package connections

@@ -1,0 +1,251 @@
+// Package oauthtest is a stand-in for a provider's OAuth 2.0 endpoints,
+// for the SaaS connectors' test servers: an authorization endpoint that
+// approves at once for the test user a request names (header
+// X-Standin-User, or query parameter user), a token endpoint that
+// exchanges a code only with its PKCE (S256) verifier and refreshes with
+// rotation, and a revocation endpoint (RFC 7009). It keeps which user
+// each token it issued belongs to, so that an API stand-in can check the
+// bearer of each call and say whose it is.
+package oauthtest
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+)
+
+// UserHeader names the test user the authorization endpoint approves for.
+const UserHeader = "X-Standin-User"
+
+// Provider is the stand-in. Its fields may be set before it serves; the
+// rest through its methods. It is safe for concurrent use.
+type Provider struct {
+	ClientID, ClientSecret string
+	// Prefix is the stand-in's access tokens' prefix ("xoxb-" for Slack).
+	Prefix string
+	// ExpiresIn is the lifetime, in seconds, the token endpoint announces
+	// (default 3600).
+	ExpiresIn int
+	// NewToken, when set, makes each token issued ("access" or "refresh"
+	// kind, for user): a canary test's recognisable values.
+	NewToken func(kind, user string) string
+
+	mu          sync.Mutex
+	codes       map[string]grant
+	access      map[string]string // token -> user
+	refresh     map[string]string // token -> user
+	failRefresh bool
+	refreshes   int
+	revoked     []string
+	issued      []string
+}
+
+type grant struct {
+	user, challenge, redirect string
+}
+
+// New returns a provider for the client clientID with secret.
+func New(clientID, secret, prefix string) *Provider {
+	return &Provider{ClientID: clientID, ClientSecret: secret, Prefix: prefix, codes: map[string]grant{}, access: map[string]string{}, refresh: map[string]string{}}
+}
+
+// Mount registers authorize, token and revoke under prefix with handle
+// (slacktest.Customize's Handle, or a ServeMux's).
+func (p *Provider) Mount(handle func(pattern string, h http.HandlerFunc), prefix string) {
+	handle(prefix+"/authorize", p.authorize)
+	handle(prefix+"/token", p.token)
+	handle(prefix+"/revoke", p.revoke)
+}
+
+// User returns the user an access token belongs to; false for a token
+// never issued, refreshed away, expired or revoked.
+func (p *Provider) User(token string) (string, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	u, ok := p.access[token]
+	return u, ok
+}
+
+// Expire makes every access token of user expire: calls with them are
+// refused until the client refreshes.
+func (p *Provider) Expire(user string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for t, u := range p.access {
+		if u == user {
+			delete(p.access, t)
+		}
+	}
+}
+
+// FailRefresh makes the token endpoint refuse (or accept again) refreshes.
+func (p *Provider) FailRefresh(fail bool) {
+	p.mu.Lock()
+	p.failRefresh = fail
+	p.mu.Unlock()
+}
+
+// Refreshes counts the refreshes granted.
+func (p *Provider) Refreshes() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.refreshes
+}
+
+// Issued lists every access and refresh token the token endpoint issued.
+func (p *Provider) Issued() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.issued...)
+}
+
+// Revoked lists the tokens revoked through the revocation endpoint.
+func (p *Provider) Revoked() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.revoked...)
+}
+
+func random(prefix string) string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return prefix + hex.EncodeToString(b)
+}
+
+func oauthError(w http.ResponseWriter, status int, code, desc string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]string{"error": code, "error_description": desc})
+}
+
+func (p *Provider) authorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	user := r.Header.Get(UserHeader)
+	if user == "" {
+		user = q.Get("user")
+	}
+	redirect, err := url.Parse(q.Get("redirect_uri"))
+	switch {
+	case err != nil || redirect.Scheme == "":
+		http.Error(w, "redirect_uri is missing", http.StatusBadRequest)
+		return
+	case q.Get("client_id") != p.ClientID:
+		http.Error(w, "unknown client_id", http.StatusBadRequest)
+		return
+	case user == "":
+		http.Error(w, "no test user: send "+UserHeader, http.StatusBadRequest)
+		return
+	}
+	back := redirect.Query()
+	back.Set("state", q.Get("state"))
+	if q.Get("response_type") != "code" || q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" {
+		back.Set("error", "invalid_request")
+		back.Set("error_description", "response_type code with a S256 code_challenge is required")
+	} else {
+		code := random("code-")
+		p.mu.Lock()
+		p.codes[code] = grant{user: user, challenge: q.Get("code_challenge"), redirect: q.Get("redirect_uri")}
+		p.mu.Unlock()
+		back.Set("code", code)
+	}
+	redirect.RawQuery = back.Encode()
+	http.Redirect(w, r, redirect.String(), http.StatusFound)
+}
+
+// client checks the client's credentials, in a Basic header or the form.
+func (p *Provider) client(r *http.Request) bool {
+	id, secret, ok := r.BasicAuth()
+	if !ok {
+		id, secret = r.PostFormValue("client_id"), r.PostFormValue("client_secret")
+	}
+	if ok {
+		id, _ = url.QueryUnescape(id)
+		secret, _ = url.QueryUnescape(secret)
+	}
+	return id == p.ClientID && subtle.ConstantTimeCompare([]byte(secret), []byte(p.ClientSecret)) == 1
+}
+
+func (p *Provider) token(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.ParseForm() != nil {
+		oauthError(w, http.StatusBadRequest, "invalid_request", "POST a form")
+		return
+	}
+	if !p.client(r) {
+		oauthError(w, http.StatusUnauthorized, "invalid_client", "wrong client_id or client_secret")
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var user string
+	switch r.PostFormValue("grant_type") {
+	case "authorization_code":
+		g, ok := p.codes[r.PostFormValue("code")]
+		delete(p.codes, r.PostFormValue("code"))
+		sum := sha256.Sum256([]byte(r.PostFormValue("code_verifier")))
+		switch {
+		case !ok:
+			oauthError(w, http.StatusBadRequest, "invalid_grant", "unknown or used code")
+			return
+		case base64.RawURLEncoding.EncodeToString(sum[:]) != g.challenge:
+			oauthError(w, http.StatusBadRequest, "invalid_grant", "the code_verifier does not match the code_challenge")
+			return
+		case r.PostFormValue("redirect_uri") != g.redirect:
+			oauthError(w, http.StatusBadRequest, "invalid_grant", "redirect_uri differs from the authorization request's")
+			return
+		}
+		user = g.user
+	case "refresh_token":
+		u, ok := p.refresh[r.PostFormValue("refresh_token")]
+		if !ok || p.failRefresh {
+			oauthError(w, http.StatusBadRequest, "invalid_grant", "the refresh token is invalid, expired or revoked")
+			return
+		}
+		delete(p.refresh, r.PostFormValue("refresh_token")) // rotated
+		for t, tu := range p.access {
+			if tu == u {
+				delete(p.access, t)
+			}
+		}
+		p.refreshes++
+		user = u
+	default:
+		oauthError(w, http.StatusBadRequest, "unsupported_grant_type", r.PostFormValue("grant_type"))
+		return
+	}
+	access, refresh := random(p.Prefix+strings.ToLower(user)+"-"), random("refresh-")
+	if p.NewToken != nil {
+		access, refresh = p.NewToken("access", user), p.NewToken("refresh", user)
+	}
+	p.access[access], p.refresh[refresh] = user, user
+	p.issued = append(p.issued, access, refresh)
+	expires := p.ExpiresIn
+	if expires == 0 {
+		expires = 3600
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{"ok": true, "access_token": access, "token_type": "Bearer", "expires_in": expires, "refresh_token": refresh})
+}
+
+func (p *Provider) revoke(w http.ResponseWriter, r *http.Request) {
+	r.ParseForm()
+	tok := r.PostFormValue("token")
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.access[tok]; ok {
+		delete(p.access, tok)
+		p.revoked = append(p.revoked, tok)
+	}
+	if _, ok := p.refresh[tok]; ok {
+		delete(p.refresh, tok)
+		p.revoked = append(p.revoked, tok)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write([]byte(`{"ok":true,"revoked":true}`))
+}

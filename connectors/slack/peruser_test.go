@@ -1,0 +1,375 @@
+package slack_test
+
+// Per-user connections through the whole gateway (issue 21, done-when 1,
+// 2 and 5): people connect the same Slack instance with their own
+// accounts of the stand-in through the real consent flow over HTTP, and
+// each call reaches Slack with the caller's token alone.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/legate-mcp/legate/auth"
+	"github.com/legate-mcp/legate/config"
+	"github.com/legate-mcp/legate/connections"
+	"github.com/legate-mcp/legate/connectors/saas/oauthtest"
+	"github.com/legate-mcp/legate/panel"
+	"github.com/legate-mcp/legate/server"
+	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/store/sqlite"
+	"github.com/legate-mcp/legate/vault"
+)
+
+// syncBuffer is a log sink safe for the gateway's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// withBearer adds a principal's token to every request.
+type withBearer struct {
+	token string
+	base  http.RoundTripper
+}
+
+func (b withBearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.base.RoundTrip(r)
+}
+
+type perUserEnv struct {
+	t     *testing.T
+	slack *standin
+	gw    *server.Gateway
+	st    *sqlite.Store
+	base  string
+	logs  *syncBuffer
+	said  []string // every answer Legate gave: results, errors, pages
+}
+
+func newPerUserEnv(t *testing.T) *perUserEnv {
+	t.Helper()
+	ctx := context.Background()
+	s := newStandin(t, 2)
+	t.Setenv("PERUSER_SLACK_CLIENT_SECRET", standinClientSecret)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	cfg, err := config.Parse([]byte(`
+auth: {tokens: true, resource: "`+base+`/mcp"}
+profiles:
+  - {name: everything, connectors: [{all: true}]}
+connectors:
+  - type: slack
+    credentials_mode: per_user
+    config: {api_url: "`+s.url()+`", allow_private_networks: true, retry_backoff: 1ms}
+    oauth:
+      client_id: "`+standinClientID+`"
+      client_secret: {env: PERUSER_SLACK_CLIENT_SECRET}
+      scopes: [channels:read, channels:history, chat:write]
+      authorize_url: "`+s.oauthURL()+`/authorize"
+      token_url: "`+s.oauthURL()+`/token"
+      revoke_url: "`+s.oauthURL()+`/revoke"
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlite.OpenMemory(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	logs := &syncBuffer{}
+	v := vault.New(st.Secrets(), vault.SourceFromEnv(func(string) string { return "" }, t.TempDir()), nil)
+	gw, err := server.New(ctx, server.Options{Config: cfg, Store: st, Vault: v, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw.Start(ctx)
+	hs := &http.Server{Handler: gw.Handler(ln.Addr().String())}
+	go hs.Serve(ln)
+	t.Cleanup(func() { hs.Close(); gw.Close() })
+	return &perUserEnv{t: t, slack: s, gw: gw, st: st, base: base, logs: logs}
+}
+
+// principal makes a bearer token for a principal of tenant acme.
+func (e *perUserEnv) principal(name, profile string) string {
+	e.t.Helper()
+	tok, err := auth.CreateToken(context.Background(), e.st.Tokens(), auth.Principal{Name: name, Role: auth.RoleUser, Tenant: "acme", Profile: profile})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return tok
+}
+
+// connect runs the consent flow as the principal of bearer, approving at
+// the stand-in as its account, following every redirect as a browser
+// would.
+func (e *perUserEnv) connect(bearer, account string) {
+	e.t.Helper()
+	req, _ := http.NewRequest("GET", e.base+"/connect/slack", nil)
+	req.Header.Set("Authorization", "Bearer "+bearer)
+	req.Header.Set(oauthtest.UserHeader, account)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	e.said = append(e.said, string(body))
+	if res.StatusCode != 200 || !strings.Contains(string(body), "is connected") || !strings.HasSuffix(res.Request.URL.Path, connections.CallbackPath) {
+		e.t.Fatalf("connecting as %s: %d at %s: %s", account, res.StatusCode, res.Request.URL, body)
+	}
+}
+
+// session opens an MCP session as the principal of bearer.
+func (e *perUserEnv) session(bearer string) *mcp.ClientSession {
+	e.t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: e.base + "/mcp",
+		HTTPClient: &http.Client{Transport: withBearer{token: bearer, base: http.DefaultTransport}}}, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// list calls slack.list_channels and returns the result's error code (""
+// on success) and the whole result as JSON.
+func (e *perUserEnv) list(cs *mcp.ClientSession) (string, map[string]any) {
+	e.t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "slack__list_channels", Arguments: map[string]any{}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	b, _ := json.Marshal(res)
+	e.said = append(e.said, string(b))
+	var out map[string]any
+	json.Unmarshal(b, &out)
+	sc, _ := out["structuredContent"].(map[string]any)
+	if !res.IsError {
+		return "", sc
+	}
+	ge, _ := sc["error"].(map[string]any)
+	if ge == nil { // the tool declares an output schema: the error is in _meta
+		ge, _ = res.Meta[server.ErrorMetaKey].(map[string]any)
+	}
+	code, _ := ge["code"].(string)
+	return code, ge
+}
+
+// lastUser is the stand-in account whose token the last API call used.
+func (e *perUserEnv) lastUser() string {
+	b := e.slack.calledWith()
+	if len(b) == 0 {
+		return ""
+	}
+	return b[len(b)-1].user
+}
+
+func (e *perUserEnv) tools(cs *mcp.ClientSession) []string {
+	e.t.Helper()
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	return names
+}
+
+func TestPerUserConnections(t *testing.T) {
+	ctx := context.Background()
+	e := newPerUserEnv(t)
+	aliceTok, bobTok, carolTok := e.principal("alice", "everything"), e.principal("bob", "everything"), e.principal("carol", "")
+	alice, bob, carol := e.session(aliceTok), e.session(bobTok), e.session(carolTok)
+
+	// Nobody is connected: all leaves slack out; named, a call says how to connect.
+	if slices.Contains(e.tools(alice), "slack__list_channels") {
+		t.Fatalf("alice's all set holds slack before she connected it: %v", e.tools(alice))
+	}
+	code, details := e.list(carol)
+	if code != "NOT_CONNECTED" || !strings.Contains(details["message"].(string), "legate connect slack") || details["connect_url"] != e.base+"/connect/slack" {
+		t.Fatalf("an unconnected caller got %s %v", code, details)
+	}
+	if n := len(e.slack.calledWith()); n != 0 {
+		t.Fatalf("Slack was called %d times without a connection", n)
+	}
+
+	e.connect(aliceTok, "alice-slack")
+	e.connect(bobTok, "bob-slack")
+	if !slices.Contains(e.tools(alice), "slack__list_channels") || !slices.Contains(e.tools(bob), "slack__list_channels") {
+		t.Fatalf("connected, slack is still out of the all set: %v", e.tools(alice))
+	}
+	if code, _ := e.list(alice); code != "" || e.lastUser() != "alice-slack" {
+		t.Fatalf("alice's call: %q, reached Slack as %q", code, e.lastUser())
+	}
+	if code, _ := e.list(bob); code != "" || e.lastUser() != "bob-slack" {
+		t.Fatalf("bob's call: %q, reached Slack as %q", code, e.lastUser())
+	}
+	if code, _ := e.list(carol); code != "NOT_CONNECTED" {
+		t.Fatalf("carol used someone's connection: %q", code)
+	}
+	list, err := server.ConnectionsOf(e.gw).List(ctx, connections.Filter{})
+	if err != nil || len(list) != 2 || list[0].Principal != "alice" || list[1].Principal != "bob" || list[0].Status != "connected" || list[0].Tenant != "acme" {
+		t.Fatalf("connections %+v, %v", list, err)
+	}
+
+	// The admin API lists them, never a token.
+	rootTok, err := auth.CreateToken(ctx, e.st.Tokens(), auth.Principal{Name: "ops", Role: auth.RoleAdmin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest("GET", e.base+"/admin/v1/connections", nil)
+	req.Header.Set("Authorization", "Bearer "+rootTok)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	e.said = append(e.said, string(body))
+	if res.StatusCode != 200 || !strings.Contains(string(body), `"principal":"alice"`) || !strings.Contains(string(body), `"principal":"bob"`) {
+		t.Fatalf("admin list: %d %s", res.StatusCode, body)
+	}
+
+	// A token that expires at Slack is refreshed once and the call succeeds.
+	e.slack.oauth.Expire("alice-slack")
+	if code, _ := e.list(alice); code != "" || e.lastUser() != "alice-slack" || e.slack.oauth.Refreshes() != 1 {
+		t.Fatalf("after expiry: %q as %q, %d refreshes", code, e.lastUser(), e.slack.oauth.Refreshes())
+	}
+	if code, _ := e.list(bob); code != "" || e.lastUser() != "bob-slack" {
+		t.Fatalf("bob after alice's refresh: %q as %q", code, e.lastUser())
+	}
+
+	// Revoking bob disconnects bob alone, at Slack too.
+	revoked := len(e.slack.oauth.Revoked())
+	req, _ = http.NewRequest("DELETE", e.base+"/admin/v1/connections/slack?tenant=acme&principal=bob", nil)
+	req.Header.Set("Authorization", "Bearer "+rootTok)
+	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != http.StatusNoContent {
+		t.Fatalf("revoking bob: %v %v", res, err)
+	}
+	if got := len(e.slack.oauth.Revoked()); got != revoked+2 {
+		t.Fatalf("Slack revoked %d tokens; want bob's access and refresh tokens", got-revoked)
+	}
+	if slices.Contains(e.tools(bob), "slack__list_channels") {
+		t.Fatalf("bob's all set holds slack after his connection was revoked")
+	}
+	if info, ok, err := server.ConnectionsOf(e.gw).Get(ctx, "acme", "bob", "slack"); ok || err != nil {
+		t.Fatalf("bob's connection after revoking: %+v %v", info, err)
+	}
+	if code, _ := e.list(alice); code != "" || e.lastUser() != "alice-slack" {
+		t.Fatalf("alice after bob's revocation: %q as %q", code, e.lastUser())
+	}
+
+	// A refresh the provider refuses marks the connection expired: the
+	// call says so, and slack leaves alice's all set.
+	e.slack.oauth.FailRefresh(true)
+	e.slack.oauth.Expire("alice-slack")
+	if code, details := e.list(alice); code != "NOT_CONNECTED" || !strings.Contains(details["message"].(string), "expired") {
+		t.Fatalf("a refused refresh: %q %v", code, details)
+	}
+	if info, ok, err := server.ConnectionsOf(e.gw).Get(ctx, "acme", "alice", "slack"); err != nil || !ok || info.Status != connections.StatusExpired {
+		t.Fatalf("alice's connection after a refused refresh: %+v %v %v", info, ok, err)
+	}
+	if slices.Contains(e.tools(alice), "slack__list_channels") {
+		t.Fatalf("an expired connection is still in alice's all set")
+	}
+	// Connecting again brings it back.
+	e.slack.oauth.FailRefresh(false)
+	e.connect(aliceTok, "alice-slack")
+	if code, _ := e.list(alice); code != "" || e.lastUser() != "alice-slack" {
+		t.Fatalf("alice reconnected: %q as %q", code, e.lastUser())
+	}
+
+	// The panel lists them and revokes one as the admin API does.
+	ps := httptest.NewServer(panel.New(server.AdminHandler(e.gw, "127.0.0.1:0"), &panel.Options{Loopback: true}))
+	defer ps.Close()
+	jar, _ := cookiejar.New(nil)
+	pc := &http.Client{Jar: jar}
+	if res, err := pc.PostForm(ps.URL+"/login", url.Values{"token": {rootTok}}); err != nil || res.StatusCode != 200 {
+		t.Fatalf("panel login: %v %v", res, err)
+	}
+	res, err = pc.Get(ps.URL + "/connections")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(res.Body)
+	res.Body.Close()
+	e.said = append(e.said, string(body))
+	csrf := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(string(body))
+	if res.StatusCode != 200 || !strings.Contains(string(body), `id="conn-slack-alice"`) || strings.Contains(string(body), `id="conn-slack-bob"`) || csrf == nil {
+		t.Fatalf("the panel's connections: %d\n%s", res.StatusCode, body)
+	}
+	res, err = pc.PostForm(ps.URL+"/connections/slack/revoke", url.Values{"csrf": {csrf[1]}, "principal": {"alice"}, "tenant": {"acme"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(res.Body)
+	res.Body.Close()
+	if !strings.Contains(string(body), "revoked the connection of alice to slack") || server.ConnectionsOf(e.gw).Connected(ctx, "acme", "alice", "slack") {
+		t.Fatalf("revoking from the panel:\n%s", body)
+	}
+
+	// Canary: no per-user token, access or refresh, appears in anything
+	// Legate said, logged, audited or stored in the clear.
+	e.gw.Close() // flushes the audit log
+	rows, err := e.st.Audit().Query(ctx, store.AuditQuery{})
+	if err != nil || len(rows) == 0 {
+		t.Fatalf("audit rows: %d, %v", len(rows), err)
+	}
+	rowsJSON, _ := json.Marshal(rows)
+	secrets, _ := e.st.Secrets().List(ctx)
+	var sealed []string
+	for _, s := range secrets {
+		row, err := e.st.Secrets().Get(ctx, s.Tenant, s.Name, s.Version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sealed = append(sealed, string(row.Ciphertext), string(row.WrappedKey))
+	}
+	issued := e.slack.oauth.Issued()
+	if len(issued) < 8 {
+		t.Fatalf("the stand-in issued %d tokens", len(issued))
+	}
+	for _, tok := range issued {
+		for where, text := range map[string]string{"answers": strings.Join(e.said, "\n"), "logs": e.logs.String(), "audit rows": string(rowsJSON), "the store": strings.Join(sealed, "\n")} {
+			if strings.Contains(text, tok) {
+				t.Errorf("a per-user token appears in %s", where)
+			}
+		}
+	}
+}
