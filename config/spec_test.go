@@ -88,6 +88,7 @@ func TestSpecEnumsAreTheCodesValues(t *testing.T) {
 		"policy.rules[].class":   {string(legate.ClassRead), string(legate.ClassDraft), string(legate.ClassWrite), string(legate.ClassDestructive)},
 		"policy.rules[].action":  {string(policy.Allow), string(policy.Deny), string(policy.Approve)},
 		"policy.rules[].confirm": {policy.ConfirmInbox, policy.ConfirmClient},
+		"agent.model.provider":   config.AgentProviders,
 	}
 	seen := 0
 	for _, k := range config.Spec() {

@@ -128,6 +128,9 @@ func (s *Store) Users() store.UserStore { return userStore{s.pool} }
 // OAuth returns the authorization server's store.
 func (s *Store) OAuth() store.OAuthStore { return oauthStore{s.pool} }
 
+// AgentRuns returns the agent\'s history.
+func (s *Store) AgentRuns() store.AgentRunStore { return agentRunStore{s.pool} }
+
 // Close closes the pool; watchers end with their contexts.
 func (s *Store) Close() error {
 	s.pool.Close()
