@@ -74,6 +74,9 @@ type Options struct {
 	PanelAddr string
 	// Vault resolves {vault: NAME} credentials; nil makes them fail.
 	Vault *vault.Vault
+	// Tools are built-in tools of this gateway beside the registered ones
+	// (connectors.Builtins): legate.agent.run.
+	Tools []connectors.Builtin
 	// StoreWatchInterval is how often a started gateway looks for
 	// connectors and upstreams added to or removed from the store
 	// (default DefaultStoreWatchInterval).
@@ -229,7 +232,7 @@ func (g *Gateway) buildCatalog() (*catalog.Catalog, error) {
 			Name:        canonical,
 			Description: t.Description,
 			InputSchema: t.InputSchema,
-			Annotations: annotationsFor(t.Class),
+			Annotations: catalog.Annotations(t.Class),
 		}
 		if t.OutputSchema != nil {
 			def.OutputSchema = t.OutputSchema
@@ -244,7 +247,7 @@ func (g *Gateway) buildCatalog() (*catalog.Catalog, error) {
 			Target:    nt,
 		})
 	}
-	for _, b := range connectors.Builtins() {
+	for _, b := range append(connectors.Builtins(), g.opts.Tools...) {
 		add(b.Canonical(), "the built-in "+b.Canonical()+" tool", "", &nativeTool{tool: b.Tool})
 	}
 	add(profiles.ApprovalTool, "the built-in approval inbox", "", &nativeTool{tool: g.approvals.statusTool()})
@@ -273,18 +276,9 @@ func (g *Gateway) buildCatalog() (*catalog.Catalog, error) {
 	return catalog.Build(naming, entries)
 }
 
-// annotationsFor tells clients what a class means for their own UI.
-func annotationsFor(c legate.Class) *mcp.ToolAnnotations {
-	f := false
-	t := true
-	switch c {
-	case legate.ClassRead:
-		return &mcp.ToolAnnotations{ReadOnlyHint: true}
-	case legate.ClassDestructive:
-		return &mcp.ToolAnnotations{DestructiveHint: &t}
-	}
-	return &mcp.ToolAnnotations{DestructiveHint: &f}
-}
+// MCPServer is the gateway's MCP server, which an in-process client
+// reaches over an in-memory transport (the agent).
+func (g *Gateway) MCPServer() *mcp.Server { return g.mcp }
 
 // Catalog returns the current catalog.
 func (g *Gateway) Catalog() *catalog.Catalog { return g.cat.Load() }
