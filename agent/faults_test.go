@@ -72,4 +72,3 @@ func TestModelFaults(t *testing.T) {
 		}
 	}
 }
-
