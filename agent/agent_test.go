@@ -8,17 +8,18 @@ import (
 	"testing"
 
 	"github.com/legate-mcp/legate/agent"
+	"github.com/legate-mcp/legate/agent/agenttest"
 )
 
 // editScript reads notes.txt, edits it and writes a report, then answers.
-func editScript() []step {
-	return []step{
-		{text: "Reading the notes first.", calls: []scriptedCall{callTool("host__fs_read", `{"path":"notes.txt"}`)}},
-		{calls: []scriptedCall{
-			callTool("host__fs_edit", `{"path":"notes.txt","old_string":"status: draft","new_string":"status: final"}`),
-			callTool("host__fs_write", `{"path":"out/report.md","content":"# Report\nThe notes are final.\n"}`),
+func editScript() []agenttest.Step {
+	return []agenttest.Step{
+		{Text: "Reading the notes first.", Calls: []agenttest.ToolCall{agenttest.Call("host__fs_read", `{"path":"notes.txt"}`)}},
+		{Calls: []agenttest.ToolCall{
+			agenttest.Call("host__fs_edit", `{"path":"notes.txt","old_string":"status: draft","new_string":"status: final"}`),
+			agenttest.Call("host__fs_write", `{"path":"out/report.md","content":"# Report\nThe notes are final.\n"}`),
 		}},
-		{text: "Marked notes.txt final and wrote out/report.md."},
+		{Text: "Marked notes.txt final and wrote out/report.md."},
 	}
 }
 
@@ -61,7 +62,7 @@ func TestRunEditsTheWorkspaceThroughTheHostTools(t *testing.T) {
 				t.Errorf("record: workspace %q host %q principal %q model %q", rec.Workspace, rec.Host, rec.Principal, rec.Model)
 			}
 			// The model saw the file in the second request.
-			reqs := h.model.requestsMade()
+			reqs := h.model.Requests()
 			if len(reqs) != 3 {
 				t.Fatalf("%d model requests, want 3", len(reqs))
 			}

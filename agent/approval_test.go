@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/legate-mcp/legate/agent"
+	"github.com/legate-mcp/legate/agent/agenttest"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/store"
 )
@@ -42,10 +43,10 @@ func waitingRun(t *testing.T, h *harness, done <-chan *agent.Record) string {
 }
 
 func TestApprovalPausesTheRun(t *testing.T) {
-	write := step{calls: []scriptedCall{callTool("host__fs_write", `{"path":"hello.txt","content":"hi\n"}`)}}
+	write := agenttest.Step{Calls: []agenttest.ToolCall{agenttest.Call("host__fs_write", `{"path":"hello.txt","content":"hi\n"}`)}}
 
 	t.Run("approved, the run goes on", func(t *testing.T) {
-		h := newHarness(t, options{extra: approveWrites}, write, step{text: "Wrote hello.txt."})
+		h := newHarness(t, options{extra: approveWrites}, write, agenttest.Step{Text: "Wrote hello.txt."})
 		done := make(chan *agent.Record, 1)
 		go func() { done <- h.run(agent.Request{Instruction: "Write hello.txt."}) }()
 		id := waitingRun(t, h, done)
@@ -66,7 +67,7 @@ func TestApprovalPausesTheRun(t *testing.T) {
 	})
 
 	t.Run("denied, the model sees the denial and answers", func(t *testing.T) {
-		h := newHarness(t, options{extra: approveWrites}, write, step{text: "I could not write hello.txt: the write was denied."})
+		h := newHarness(t, options{extra: approveWrites}, write, agenttest.Step{Text: "I could not write hello.txt: the write was denied."})
 		done := make(chan *agent.Record, 1)
 		go func() { done <- h.run(agent.Request{Instruction: "Write hello.txt."}) }()
 		id := waitingRun(t, h, done)
@@ -80,7 +81,7 @@ func TestApprovalPausesTheRun(t *testing.T) {
 		if rec.Stopped != agent.StoppedAnswered || len(rec.Calls) != 1 || !rec.Calls[0].IsError || !strings.Contains(rec.Calls[0].Result, "not on a Friday") {
 			t.Errorf("record: stopped %q calls %+v", rec.Stopped, rec.Calls)
 		}
-		reqs := h.model.requestsMade()
+		reqs := h.model.Requests()
 		if b, _ := json.Marshal(reqs[len(reqs)-1]["messages"]); !strings.Contains(string(b), "APPROVAL_DENIED") || !strings.Contains(string(b), "not on a Friday") {
 			t.Errorf("the model was not shown the denial: %s", b)
 		}
@@ -99,11 +100,11 @@ func TestApprovalPausesTheRun(t *testing.T) {
 }
 
 func TestMaxTurnsAndResume(t *testing.T) {
-	list := step{calls: []scriptedCall{callTool("host__fs_list", `{}`)}}
-	h := newHarness(t, options{}, list, list, list, step{text: "There is one file, a.txt."})
+	list := agenttest.Step{Calls: []agenttest.ToolCall{agenttest.Call("host__fs_list", `{}`)}}
+	h := newHarness(t, options{}, list, list, list, agenttest.Step{Text: "There is one file, a.txt."})
 	h.write("a.txt", "a\n")
 	rec := h.run(agent.Request{Instruction: "List the workspace.", MaxTurns: 3})
-	if rec.Stopped != agent.StoppedMaxTurns || rec.Turns != 3 || len(rec.Calls) != 3 || len(h.model.requestsMade()) != 3 {
+	if rec.Stopped != agent.StoppedMaxTurns || rec.Turns != 3 || len(rec.Calls) != 3 || len(h.model.Requests()) != 3 {
 		t.Fatalf("record: stopped %q turns %d calls %d", rec.Stopped, rec.Turns, len(rec.Calls))
 	}
 	// Every call of the last turn was run and answered: the conversation
@@ -119,7 +120,7 @@ func TestMaxTurnsAndResume(t *testing.T) {
 	if len(resumed.Messages) != len(rec.Messages)+2 {
 		t.Errorf("resumed conversation has %d messages, want the %d before, the instruction and the answer", len(resumed.Messages), len(rec.Messages))
 	}
-	reqs := h.model.requestsMade()
+	reqs := h.model.Requests()
 	sent, _ := reqs[3]["messages"].([]any)
 	if len(sent) != 1+len(rec.Messages)+1 { // system, the conversation before, the new instruction
 		t.Errorf("the resumed request sent %d messages, want %d", len(sent), len(rec.Messages)+2)

@@ -7,32 +7,33 @@ import (
 	"time"
 
 	"github.com/legate-mcp/legate/agent"
+	"github.com/legate-mcp/legate/agent/agenttest"
 )
 
 // A fault met at the second turn: the run retries (or not) and the
 // conversation sent again is the one sent before.
 func TestModelFaults(t *testing.T) {
-	read := step{calls: []scriptedCall{callTool("host__fs_read", `{"path":"notes.txt"}`)}}
-	done := step{text: "The notes say hello."}
+	read := agenttest.Step{Calls: []agenttest.ToolCall{agenttest.Call("host__fs_read", `{"path":"notes.txt"}`)}}
+	done := agenttest.Step{Text: "The notes say hello."}
 	cases := []struct {
 		name    string
-		fault   []step
+		fault   []agenttest.Step
 		stopped string
 		retries int
 		log     string // a line the run's log must hold
 	}{
-		{"stall longer than the request timeout, then an answer", []step{{stall: time.Minute, text: "too late"}}, agent.StoppedAnswered, 1, "turn 2/6 attempt 1 — nothing received after"},
-		{"502 from a gateway in front of the model", []step{{status: 502}}, agent.StoppedAnswered, 1, "turn 2/6 attempt 1 failed"},
-		{"429 with Retry-After", []step{{status: 429, retryAfter: "1"}}, agent.StoppedAnswered, 1, "trying again in 1s"},
-		{"stream dropped mid-answer", []step{{text: "The notes sa", drop: true}}, agent.StoppedAnswered, 1, "turn 2/6 attempt 1 failed"},
-		{"401 is a verdict, not retried", []step{{status: 401}}, agent.StoppedError, 0, ""},
-		{"404 is a verdict, not retried", []step{{status: 404}}, agent.StoppedError, 0, ""},
-		{"retries spent", []step{{status: 503}, {status: 503}, {status: 503}, {status: 503}}, agent.StoppedError, 3, "turn 2/6 attempt 3 failed"},
+		{"stall longer than the request timeout, then an answer", []agenttest.Step{{Stall: time.Minute, Text: "too late"}}, agent.StoppedAnswered, 1, "turn 2/6 attempt 1 — nothing received after"},
+		{"502 from a gateway in front of the model", []agenttest.Step{{Status: 502}}, agent.StoppedAnswered, 1, "turn 2/6 attempt 1 failed"},
+		{"429 with Retry-After", []agenttest.Step{{Status: 429, RetryAfter: "1"}}, agent.StoppedAnswered, 1, "trying again in 1s"},
+		{"stream dropped mid-answer", []agenttest.Step{{Text: "The notes sa", Drop: true}}, agent.StoppedAnswered, 1, "turn 2/6 attempt 1 failed"},
+		{"401 is a verdict, not retried", []agenttest.Step{{Status: 401}}, agent.StoppedError, 0, ""},
+		{"404 is a verdict, not retried", []agenttest.Step{{Status: 404}}, agent.StoppedError, 0, ""},
+		{"retries spent", []agenttest.Step{{Status: 503}, {Status: 503}, {Status: 503}, {Status: 503}}, agent.StoppedError, 3, "turn 2/6 attempt 3 failed"},
 	}
 	for _, provider := range []string{"openai-compatible", "anthropic"} {
 		for _, c := range cases {
 			t.Run(provider+"/"+c.name, func(t *testing.T) {
-				script := append([]step{read}, c.fault...)
+				script := append([]agenttest.Step{read}, c.fault...)
 				if c.stopped == agent.StoppedAnswered {
 					script = append(script, done)
 				}
@@ -42,13 +43,13 @@ func TestModelFaults(t *testing.T) {
 				if rec.Stopped != c.stopped || rec.Retries != c.retries {
 					t.Fatalf("stopped %q retries %d (error %q), want %q and %d", rec.Stopped, rec.Retries, rec.Error, c.stopped, c.retries)
 				}
-				if c.stopped == agent.StoppedAnswered && rec.Reply != done.text {
+				if c.stopped == agent.StoppedAnswered && rec.Reply != done.Text {
 					t.Errorf("reply %q", rec.Reply)
 				}
 				if c.stopped == agent.StoppedError && (rec.Error == "" || rec.Reply != "") {
 					t.Errorf("a failed run: error %q reply %q", rec.Error, rec.Reply)
 				}
-				reqs := h.model.requestsMade()
+				reqs := h.model.Requests()
 				if want := len(script); len(reqs) != want {
 					t.Fatalf("%d model requests, want %d", len(reqs), want)
 				}

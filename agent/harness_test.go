@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/legate-mcp/legate/agent"
+	"github.com/legate-mcp/legate/agent/agenttest"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors"
 	_ "github.com/legate-mcp/legate/connectors/host"
@@ -28,7 +29,7 @@ type harness struct {
 	st        store.Store
 	cfg       *config.File
 	runner    *agent.Runner
-	model     *modelServer
+	model     *agenttest.Server
 	workspace string
 	logs      *syncBuffer
 }
@@ -40,16 +41,16 @@ type options struct {
 	timeout  string // agent.model.request_timeout
 }
 
-func newHarness(t *testing.T, o options, script ...step) *harness {
+func newHarness(t *testing.T, o options, script ...agenttest.Step) *harness {
 	t.Helper()
-	h := &harness{t: t, workspace: t.TempDir(), model: newModelServer(t, script...), logs: &syncBuffer{}}
+	h := &harness{t: t, workspace: t.TempDir(), model: agenttest.NewServer(t, script...), logs: &syncBuffer{}}
 	if o.provider == "" {
 		o.provider = "openai-compatible"
 	}
 	if o.timeout == "" {
 		o.timeout = "10s"
 	}
-	url := h.model.url
+	url := h.model.URL
 	if o.provider == "anthropic" {
 		url = strings.TrimSuffix(url, "/v1")
 	}
