@@ -483,7 +483,7 @@ func (g *Gateway) Test(ctx context.Context, ids ...string) map[string]error {
 // (see runApproved). Call it for a serving gateway; one made for a single
 // CLI command needs only StartAudit.
 func (g *Gateway) Start(ctx context.Context) {
-	ctx = g.startAudit(ctx, g.auditRetention())
+	ctx = g.startAudit(ctx, time.Duration(g.opts.Config.Audit.Retention)) // its default applied when the config was loaded
 	g.quarantines.start()
 	g.upstreams.Start(ctx)
 	g.cold.started.Store(g.cold.max > 0)
@@ -507,12 +507,6 @@ func (g *Gateway) startAudit(ctx context.Context, retention time.Duration) conte
 	ctx, g.stop = context.WithCancel(context.WithoutCancel(ctx))
 	g.background.Go(func() { g.audit.Run(ctx, retention) })
 	return ctx
-}
-
-// auditRetention is audit.retention; its default is the config's, applied
-// when the config was loaded.
-func (g *Gateway) auditRetention() time.Duration {
-	return time.Duration(g.opts.Config.Audit.Retention)
 }
 
 // Upstreams returns the upstream manager.

@@ -28,6 +28,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/store/postgres/agentruns"
 )
 
 // The URL schemes of this backend.
@@ -129,7 +130,7 @@ func (s *Store) Users() store.UserStore { return userStore{s.pool} }
 func (s *Store) OAuth() store.OAuthStore { return oauthStore{s.pool} }
 
 // AgentRuns returns the agent\'s history.
-func (s *Store) AgentRuns() store.AgentRunStore { return agentRunStore{s.pool} }
+func (s *Store) AgentRuns() store.AgentRunStore { return agentruns.Store{DB: s.pool} }
 
 // Close closes the pool; watchers end with their contexts.
 func (s *Store) Close() error {

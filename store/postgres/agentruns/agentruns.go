@@ -1,4 +1,7 @@
-package postgres
+// Package agentruns is the agent's history on PostgreSQL: the agent_runs
+// table, which the store's migrations create (version 3), kept apart from
+// the store's other tables.
+package agentruns
 
 import (
 	"context"
@@ -11,14 +14,14 @@ import (
 	"github.com/legate-mcp/legate/store"
 )
 
-// agentRunStore keeps the agent's history; times in milliseconds.
-type agentRunStore struct{ db *pgxpool.Pool }
+// Store keeps the agent's history; times in milliseconds.
+type Store struct{ DB *pgxpool.Pool }
 
-func (s agentRunStore) Put(ctx context.Context, r store.AgentRun) error {
+func (s Store) Put(ctx context.Context, r store.AgentRun) error {
 	if r.UpdatedAt.IsZero() {
 		r.UpdatedAt = time.Now()
 	}
-	_, err := s.db.Exec(ctx, `INSERT INTO agent_runs (id, principal, tenant, instruction, stopped, started_at, updated_at, record)
+	_, err := s.DB.Exec(ctx, `INSERT INTO agent_runs (id, principal, tenant, instruction, stopped, started_at, updated_at, record)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 		ON CONFLICT (id) DO UPDATE SET principal = excluded.principal, tenant = excluded.tenant, instruction = excluded.instruction,
 			stopped = excluded.stopped, started_at = excluded.started_at, updated_at = excluded.updated_at, record = excluded.record`,
@@ -29,10 +32,10 @@ func (s agentRunStore) Put(ctx context.Context, r store.AgentRun) error {
 	return nil
 }
 
-func (s agentRunStore) Get(ctx context.Context, id string) (store.AgentRun, error) {
+func (s Store) Get(ctx context.Context, id string) (store.AgentRun, error) {
 	r := store.AgentRun{ID: id}
 	var started, updated int64
-	err := s.db.QueryRow(ctx, `SELECT principal, tenant, instruction, stopped, started_at, updated_at, record FROM agent_runs WHERE id = $1`, id).
+	err := s.DB.QueryRow(ctx, `SELECT principal, tenant, instruction, stopped, started_at, updated_at, record FROM agent_runs WHERE id = $1`, id).
 		Scan(&r.Principal, &r.Tenant, &r.Instruction, &r.Stopped, &started, &updated, &r.Record)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.AgentRun{}, fmt.Errorf("agent run %q: %w", id, store.ErrNotFound)
@@ -44,11 +47,11 @@ func (s agentRunStore) Get(ctx context.Context, id string) (store.AgentRun, erro
 	return r, nil
 }
 
-func (s agentRunStore) List(ctx context.Context, f store.AgentRunFilter) ([]store.AgentRun, error) {
+func (s Store) List(ctx context.Context, f store.AgentRunFilter) ([]store.AgentRun, error) {
 	if f.Limit <= 0 {
 		f.Limit = 50
 	}
-	rows, err := s.db.Query(ctx, `SELECT id, principal, tenant, instruction, stopped, started_at, updated_at FROM agent_runs
+	rows, err := s.DB.Query(ctx, `SELECT id, principal, tenant, instruction, stopped, started_at, updated_at FROM agent_runs
 		WHERE ($1 = '' OR principal = $1) AND ($2 = '' OR tenant = $2) ORDER BY started_at DESC, id DESC LIMIT $3`,
 		f.Principal, f.Tenant, f.Limit)
 	if err != nil {
@@ -68,4 +71,4 @@ func (s agentRunStore) List(ctx context.Context, f store.AgentRunFilter) ([]stor
 	return out, rows.Err()
 }
 
-var _ store.AgentRunStore = agentRunStore{}
+var _ store.AgentRunStore = Store{}
