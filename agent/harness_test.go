@@ -39,6 +39,8 @@ type options struct {
 	extra    string // more top-level YAML (policy:, approvals:)
 	agent    string // more agent: keys, indented by four spaces
 	timeout  string // agent.model.request_timeout
+	hosts    string // more connectors, as YAML list items
+	only     string // agent.connectors (default [host])
 }
 
 func newHarness(t *testing.T, o options, script ...agenttest.Step) *harness {
@@ -46,6 +48,9 @@ func newHarness(t *testing.T, o options, script ...agenttest.Step) *harness {
 	h := &harness{t: t, workspace: t.TempDir(), model: agenttest.NewServer(t, script...), logs: &syncBuffer{}}
 	if o.provider == "" {
 		o.provider = "openai-compatible"
+	}
+	if o.only == "" {
+		o.only = "[host]"
 	}
 	if o.timeout == "" {
 		o.timeout = "10s"
@@ -64,7 +69,7 @@ func newHarness(t *testing.T, o options, script ...agenttest.Step) *harness {
     config:
       workspace_root: ` + h.workspace + `
       skills_dir: ` + filepath.Join(t.TempDir(), "skills") + `
-agent:
+` + o.hosts + `agent:
   model:
     provider: ` + o.provider + `
     url: ` + url + `
@@ -72,7 +77,7 @@ agent:
     access_token: {env: SCRIPTED_MODEL_TOKEN}
     request_timeout: ` + o.timeout + `
     max_retries: 3
-  connectors: [host]
+  connectors: ` + o.only + `
   max_turns: 6
 ` + o.agent
 	cfg, err := config.Parse([]byte(yaml), func(k string) (string, bool) { return os.LookupEnv(k) })
