@@ -16,6 +16,7 @@ import (
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors"
 	_ "github.com/legate-mcp/legate/connectors/host"
+	"github.com/legate-mcp/legate/connectors/host/skills"
 	"github.com/legate-mcp/legate/server"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/store/sqlite"
@@ -41,6 +42,7 @@ type options struct {
 	timeout  string // agent.model.request_timeout
 	hosts    string // more connectors, as YAML list items
 	only     string // agent.connectors (default [host])
+	skill    string // SKILL.md of a skill installed and enabled
 }
 
 func newHarness(t *testing.T, o options, script ...agenttest.Step) *harness {
@@ -48,6 +50,21 @@ func newHarness(t *testing.T, o options, script ...agenttest.Step) *harness {
 	h := &harness{t: t, workspace: t.TempDir(), model: agenttest.NewServer(t, script...), logs: &syncBuffer{}}
 	if o.provider == "" {
 		o.provider = "openai-compatible"
+	}
+	skillsDir := filepath.Join(t.TempDir(), "skills")
+	if o.skill != "" {
+		src := t.TempDir()
+		if err := os.WriteFile(filepath.Join(src, "SKILL.md"), []byte(o.skill), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		lib := skills.Open(skillsDir)
+		got, err := lib.Install(context.Background(), src)
+		if err != nil || len(got) != 1 {
+			t.Fatalf("installing the skill: %v %v", got, err)
+		}
+		if err := lib.SetEnabled(got[0].Name, true); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if o.only == "" {
 		o.only = "[host]"
@@ -68,7 +85,7 @@ func newHarness(t *testing.T, o options, script ...agenttest.Step) *harness {
     type: host
     config:
       workspace_root: ` + h.workspace + `
-      skills_dir: ` + filepath.Join(t.TempDir(), "skills") + `
+      skills_dir: ` + skillsDir + `
 ` + o.hosts + `agent:
   model:
     provider: ` + o.provider + `
