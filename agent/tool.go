@@ -18,6 +18,9 @@ type RunArgs struct {
 	MaxTurns     int            `json:"max_turns,omitempty" jsonschema:"Model turns the run may take (default agent.max_turns)"`
 	Workspace    string         `json:"workspace,omitempty" jsonschema:"The directory the instruction is about"`
 	Resume       string         `json:"resume,omitempty" jsonschema:"A run id of yours whose conversation this run continues"`
+	Context      any            `json:"context,omitempty" jsonschema:"JSON the instruction and workspace are templates over: {{$.path}} reads it, {{$this}} and {{$this.field}} the element of the run"`
+	Scope        string         `json:"scope,omitempty" jsonschema:"With context: $.path[*] runs once per element of that array (the result is {runs: [records]}), each continuing the conversation of the one before unless fresh"`
+	Fresh        bool           `json:"fresh,omitempty" jsonschema:"With a scope: start each run afresh (unrelated tasks)"`
 }
 
 // Builtin is the built-in tool legate.agent.run [write]: it runs the agent
@@ -39,6 +42,20 @@ func (r *Runner) Builtin() connectors.Builtin {
 				Model: in.Model, ModelProfile: in.ModelProfile, MaxTurns: in.MaxTurns, Workspace: in.Workspace, Resume: in.Resume}
 			if req.Instruction == "" {
 				return nil, legate.Errorf(legate.CodeInvalidArgument, "instruction: say what the agent should do")
+			}
+			if in.Context != nil || in.Scope != "" {
+				recs, err := r.RunEach(ctx, req, in.Context, in.Scope, in.Fresh)
+				if err != nil && len(recs) == 0 {
+					return nil, legate.Errorf(legate.CodeInvalidArgument, "%v", err)
+				}
+				if strings.HasSuffix(strings.TrimSpace(in.Scope), "[*]") {
+					out := map[string]any{"runs": recs}
+					if err != nil {
+						out["error"] = err.Error()
+					}
+					return &legate.Result{Structured: out}, nil
+				}
+				return &legate.Result{Structured: recs[0]}, nil
 			}
 			rec, err := r.Run(ctx, req)
 			if err != nil {

@@ -119,3 +119,23 @@ func TestAgentRunFailureExitsNonZero(t *testing.T) {
 		t.Fatalf("err %v\n%s", err, out)
 	}
 }
+
+// --context and --scope: one run per element, the instruction rendered.
+func TestAgentRunEachElementFromTheCLI(t *testing.T) {
+	model := agenttest.NewServer(t, agenttest.Step{Text: "did A"}, agenttest.Step{Text: "did B"})
+	cfg := writeConfig(t, `agent:
+  model: {provider: openai-compatible, url: "`+model.URL+`", model: scripted-1}
+`)
+	out, err := runCLI(t, "agent", "run", "Do {{$this.goal}} for {{$.team}}.", "--context", `{"team":"ops","tasks":[{"goal":"A"},{"goal":"B"}]}`,
+		"--scope", "$.tasks[*]", "--fresh", "--json", "--config", cfg, "--state-dir", t.TempDir())
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var recs []agent.Record
+	if err := json.Unmarshal([]byte(out), &recs); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(recs) != 2 || recs[0].Instruction != "Do A for ops." || recs[1].Instruction != "Do B for ops." || recs[1].Reply != "did B" || recs[1].ResumedFrom != "" {
+		t.Fatalf("runs: %+v", recs)
+	}
+}

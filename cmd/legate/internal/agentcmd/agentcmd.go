@@ -5,9 +5,11 @@ package agentcmd
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -49,7 +51,8 @@ func New(h Hooks) *cobra.Command {
 
 func runCmd(h Hooks) *cobra.Command {
 	var req agent.Request
-	var asJSON bool
+	var asJSON, fresh bool
+	var contextArg, scope string
 	cmd := &cobra.Command{
 		Use:   `run "INSTRUCTION" [--profile P] [--model M] [--max-turns N] [--workspace DIR] [--resume RUN_ID] [--json]`,
 		Short: "Run an instruction to its end through the call path (policy, approvals, audit); prints the reply, or the whole record with --json",
@@ -64,19 +67,38 @@ func runCmd(h Hooks) *cobra.Command {
 			gw.StartAudit(ctx)
 			req.Instruction = argv[0]
 			req.Caller = e.Config.Principal
-			rec, err := e.Runner.Run(ctx, req)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				if err := cli.WriteJSON(cmd.OutOrStdout(), rec); err != nil {
+			var recs []*agent.Record
+			if contextArg != "" || scope != "" {
+				data, err := readContext(contextArg)
+				if err != nil {
+					return err
+				}
+				if recs, err = e.Runner.RunEach(ctx, req, data, scope, fresh); err != nil && len(recs) == 0 {
 					return err
 				}
 			} else {
-				printRun(cmd.OutOrStdout(), rec)
+				rec, err := e.Runner.Run(ctx, req)
+				if err != nil {
+					return err
+				}
+				recs = append(recs, rec)
 			}
-			if rec.Stopped == agent.StoppedError || rec.Stopped == agent.StoppedDeadline {
-				return fmt.Errorf("%w: stopped %s: %s (legate agent show %s)", ErrStopped, rec.Stopped, rec.Error, rec.ID)
+			var v any = recs
+			if !strings.HasSuffix(scope, "[*]") && len(recs) == 1 {
+				v = recs[0]
+			}
+			if asJSON {
+				if err := cli.WriteJSON(cmd.OutOrStdout(), v); err != nil {
+					return err
+				}
+			}
+			for _, rec := range recs {
+				if !asJSON {
+					printRun(cmd.OutOrStdout(), rec)
+				}
+				if rec.Stopped == agent.StoppedError || rec.Stopped == agent.StoppedDeadline {
+					return fmt.Errorf("%w: stopped %s: %s (legate agent show %s)", ErrStopped, rec.Stopped, rec.Error, rec.ID)
+				}
 			}
 			return nil
 		}),
@@ -88,7 +110,29 @@ func runCmd(h Hooks) *cobra.Command {
 	f.StringVar(&req.Workspace, "workspace", "", "the directory the instruction is about (default the host connector's workspace root)")
 	f.StringVar(&req.Resume, "resume", "", "continue the conversation of this run")
 	f.BoolVar(&asJSON, "json", false, "print the whole record as JSON")
+	f.StringVar(&contextArg, "context", "", "JSON (or @FILE) the instruction and --workspace are templates over: {{$.path}}, {{$this}}, {{$this.field}}")
+	f.StringVar(&scope, "scope", "", "with --context: $.path[*] runs once per element of that array, each run continuing the one before")
+	f.BoolVar(&fresh, "fresh", false, "with --scope: start each run afresh")
 	return cmd
+}
+
+// readContext reads --context: JSON, or @FILE holding it.
+func readContext(arg string) (any, error) {
+	raw := []byte(arg)
+	if name, ok := strings.CutPrefix(arg, "@"); ok {
+		var err error
+		if raw, err = os.ReadFile(name); err != nil {
+			return nil, fmt.Errorf("--context: %w", err)
+		}
+	}
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, fmt.Errorf("--context: not JSON: %w", err)
+	}
+	return v, nil
 }
 
 // printRun prints a run for people: the reply, then what it did.
