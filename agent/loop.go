@@ -397,14 +397,15 @@ func systemPrompt(cs *mcp.ClientSession, ac config.Agent, rec *Record) string {
 }
 
 // principal is who the run calls as: the caller, with the profile the
-// request or agent.profile names.
+// request or agent.profile names when the caller has none of its own (a
+// caller's profile is never widened by the agent).
 func (r *Runner) principal(req Request, cfg *config.File) *auth.Principal {
 	prof := req.Profile
 	if prof == "" {
 		prof = cfg.Agent.Profile
 	}
 	p := req.Principal
-	if prof == "" {
+	if prof == "" || p != nil && p.Profile != "" {
 		return p
 	}
 	var c auth.Principal

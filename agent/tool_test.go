@@ -37,7 +37,9 @@ policy:
   defaults: {read: allow, draft: allow, write: allow, destructive: allow}
 profiles:
   - {name: files, include: ["host.*", "legate.agent.run"]}
+  - {name: everything}
 `,
+		agent: "  profile: everything\n", // for callers without a profile: never widens alice's
 		hosts: "  - id: other\n    type: host\n    config: {workspace_root: " + other + "}\n",
 		only:  "[]",
 	},
@@ -75,7 +77,7 @@ profiles:
 	if got := h.read("from-mcp.txt"); got != "written by the agent\n" {
 		t.Errorf("from-mcp.txt = %q", got)
 	}
-	// The model was offered the profile's tools: host's, not other's.
+	// The model was offered alice's profile's tools: host's, not other's.
 	offered, _ := json.Marshal(h.model.Requests()[0]["tools"])
 	if !strings.Contains(string(offered), "host__fs_write") || strings.Contains(string(offered), "other__") {
 		t.Errorf("tools offered: %s", offered)
