@@ -73,3 +73,19 @@ func TestModelFaults(t *testing.T) {
 		}
 	}
 }
+
+// A model slow to start, within the request timeout: the silence is
+// logged as it grows, then the first token, and nothing is retried.
+func TestSlowFirstTokenIsLoggedNotRetried(t *testing.T) {
+	h := newHarness(t, options{timeout: "5s"}, agenttest.Step{Stall: 400 * time.Millisecond, Text: "Slow, but here."})
+	rec := h.run(agent.Request{Instruction: "Say something."})
+	if rec.Stopped != agent.StoppedAnswered || rec.Retries != 0 || rec.Reply != "Slow, but here." {
+		t.Fatalf("record: stopped %q retries %d reply %q", rec.Stopped, rec.Retries, rec.Reply)
+	}
+	logs := h.logs.String()
+	for _, want := range []string{"turn 1/6 attempt 1 — nothing received after", "turn 1/6 attempt 1 — first token after"} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("the log lacks %q:\n%s", want, logs)
+		}
+	}
+}
