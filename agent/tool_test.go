@@ -103,4 +103,13 @@ profiles:
 	if mine, _ := h.st.AgentRuns().List(context.Background(), store.AgentRunFilter{Principal: "alice"}); len(mine) != 1 || mine[0].ID != rec.ID {
 		t.Errorf("alice's history: %+v", mine)
 	}
+	// A whole model profile says where the conversation goes: not alice's to choose.
+	res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "legate__agent__run", Arguments: map[string]any{
+		"instruction": "Write elsewhere.", "model_profile": map[string]any{"provider": "openai-compatible", "url": "http://127.0.0.1:1/v1", "model": "x"}}})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "POLICY_DENIED") {
+		t.Errorf("model_profile from a user: %v %+v", err, res)
+	}
+	if n := len(h.model.Requests()); n != 2 {
+		t.Errorf("%d model requests, want the 2 of the first run", n)
+	}
 }
