@@ -28,7 +28,9 @@ func agentHooks(g *globals) agentcmd.Hooks {
 	return agentcmd.Hooks{WithEnv: func(run func(*cobra.Command, []string, agentcmd.Env) error) func(*cobra.Command, []string) error {
 		return g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
 			return run(cmd, argv, agentcmd.Env{Config: e.cfg, Store: e.store, Runner: e.agent(),
-				Gateway: func(ctx context.Context, tools ...connectors.Builtin) (*server.Gateway, error) { return e.gateway(ctx, tools...) }})
+				Gateway: func(ctx context.Context, tools ...connectors.Builtin) (*server.Gateway, error) {
+					return e.gateway(ctx, tools...)
+				}})
 		})
 	}}
 }

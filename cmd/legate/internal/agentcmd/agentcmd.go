@@ -182,7 +182,7 @@ func historyCmd(h Hooks) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&principal, "principal", "", "only this principal's runs")
 	cmd.Flags().IntVar(&limit, "limit", 50, "at most this many runs")
-	out = cli.Add(cmd, cli.JSON)
+	out = cli.Add(cmd, "")
 	return cmd
 }
 
@@ -222,7 +222,7 @@ func showCmd(h Hooks) *cobra.Command {
 			})
 		}),
 	}
-	out = cli.Add(cmd, cli.JSON)
+	out = cli.Add(cmd, "")
 	return cmd
 }
 
