@@ -66,6 +66,25 @@ func TestApprovalPausesTheRun(t *testing.T) {
 		}
 	})
 
+	t.Run("approved while the call waits in the call path", func(t *testing.T) {
+		// approvals.wait (30s) is longer than the test: the call is still
+		// held when the history shows the run paused and it is approved.
+		h := newHarness(t, options{extra: strings.Replace(approveWrites, "  wait: 100ms\n", "  wait: 10m\n", 1)}, write, agenttest.Step{Text: "Wrote hello.txt."})
+		done := make(chan *agent.Record, 1)
+		go func() { done <- h.run(agent.Request{Instruction: "Write hello.txt."}) }()
+		id := waitingRun(t, h, done)
+		if _, err := policy.NewInbox(h.st.Approvals(), h.cfg.Approvals).Decide(context.Background(), id, true, "cli:ops", ""); err != nil {
+			t.Fatal(err)
+		}
+		rec := <-done
+		if got := h.read("hello.txt"); got != "hi\n" {
+			t.Errorf("hello.txt = %q", got)
+		}
+		if rec.Stopped != agent.StoppedAnswered || rec.Waiting != nil || len(rec.Calls) != 1 || rec.Calls[0].ApprovalID != id || rec.Calls[0].IsError {
+			t.Errorf("record: stopped %q waiting %+v calls %+v", rec.Stopped, rec.Waiting, rec.Calls)
+		}
+	})
+
 	t.Run("denied, the model sees the denial and answers", func(t *testing.T) {
 		h := newHarness(t, options{extra: approveWrites}, write, agenttest.Step{Text: "I could not write hello.txt: the write was denied."})
 		done := make(chan *agent.Record, 1)
@@ -84,6 +103,14 @@ func TestApprovalPausesTheRun(t *testing.T) {
 		reqs := h.model.Requests()
 		if b, _ := json.Marshal(reqs[len(reqs)-1]["messages"]); !strings.Contains(string(b), "APPROVAL_DENIED") || !strings.Contains(string(b), "not on a Friday") {
 			t.Errorf("the model was not shown the denial: %s", b)
+		}
+	})
+
+	t.Run("still held in the call path at the deadline", func(t *testing.T) {
+		h := newHarness(t, options{extra: strings.Replace(approveWrites, "  wait: 100ms\n", "  wait: 10m\n", 1), agent: "  deadline: 2500ms\n"}, write)
+		rec := h.run(agent.Request{Instruction: "Write hello.txt."})
+		if rec.Stopped != agent.StoppedDeadline || len(rec.Calls) != 1 || rec.Calls[0].ApprovalID == "" || !strings.Contains(rec.Calls[0].Result, "not decided before the run's deadline") {
+			t.Errorf("record: stopped %q error %q calls %+v", rec.Stopped, rec.Error, rec.Calls)
 		}
 	})
 

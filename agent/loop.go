@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -154,6 +155,32 @@ type run struct {
 	tenant    string
 	maxResult int
 	names     map[string]string // the model's tool names to wire names
+
+	// mu guards rec against the progress handler, which touches it only
+	// while a call is in flight (the loop then waits for the call).
+	mu       sync.Mutex
+	inflight *ToolCall // the call in flight, nil between calls
+	token    string    // its progress token
+}
+
+// progress notes a call the call path holds for approval as soon as it
+// says so (its progress notifications name the approval), so that the
+// history shows the run paused while the call waits.
+func (h *run) progress(p *mcp.ProgressNotificationParams) {
+	id := approvalID.FindString(p.Message)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if id == "" || h.inflight == nil || p.ProgressToken != h.token || h.rec.Waiting != nil {
+		return
+	}
+	h.paused(context.Background(), id, h.inflight.Name)
+}
+
+// paused records that the run waits for approval id; h.mu is held.
+func (h *run) paused(ctx context.Context, id, tool string) {
+	h.rec.Waiting = &Waiting{ApprovalID: id, Tool: tool, Since: time.Now().UTC()}
+	h.r.log().Info("run paused: a call waits for approval", "run", h.rec.ID, "tool", tool, "approval", id)
+	h.saveLocked(ctx)
 }
 
 // loop takes turns until the model answers, max turns or the deadline.
@@ -168,7 +195,7 @@ func (h *run) loop(ctx context.Context, model Model, prof Profile, principal *au
 			rec.Stopped = StoppedDeadline
 		}
 	}
-	cs, err := connect(ctx, h.r.Server(), principal, h.r.Version)
+	cs, err := connect(ctx, h.r.Server(), principal, h.r.Version, h.progress)
 	if err != nil {
 		stop(StoppedError, fmt.Errorf("connecting to the gateway: %w", err))
 		return
@@ -241,7 +268,23 @@ func (h *run) call(ctx context.Context, cs *mcp.ClientSession, turn int, tc Tool
 		poll = time.Second
 	}
 	for {
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: wire, Arguments: tc.Arguments})
+		params := &mcp.CallToolParams{Name: wire, Arguments: tc.Arguments}
+		h.mu.Lock()
+		h.inflight, h.token = &tc, fmt.Sprintf("%s/%d", h.rec.ID, len(h.rec.Calls))
+		params.SetProgressToken(h.token)
+		h.mu.Unlock()
+		res, err := cs.CallTool(ctx, params)
+		h.mu.Lock()
+		h.inflight = nil
+		h.mu.Unlock()
+		if w := h.rec.Waiting; w != nil {
+			c.ApprovalID = w.ApprovalID
+		}
+		if err != nil && c.ApprovalID != "" && ctx.Err() != nil {
+			c.Result, c.IsError = fmt.Sprintf("%s was not decided before the run's deadline (approval %s)", tc.Name, c.ApprovalID), true
+			h.rec.Waiting = nil
+			return c
+		}
 		if err != nil {
 			c.Result, c.IsError = err.Error(), true
 			break
@@ -254,9 +297,9 @@ func (h *run) call(ctx context.Context, cs *mcp.ClientSession, turn int, tc Tool
 		}
 		c.ApprovalID = id
 		if h.rec.Waiting == nil {
-			h.rec.Waiting = &Waiting{ApprovalID: id, Tool: tc.Name, Since: time.Now().UTC()}
-			h.r.log().Info("run paused: a call waits for approval", "run", h.rec.ID, "tool", tc.Name, "approval", id)
-			h.save(ctx)
+			h.mu.Lock()
+			h.paused(ctx, id, tc.Name)
+			h.mu.Unlock()
 		}
 		select {
 		case <-ctx.Done():
@@ -463,6 +506,12 @@ func (r *Runner) resolve(ctx context.Context, tenant string, ref vault.Ref) (str
 
 // save writes the record to the history; a failure is logged, not the run's.
 func (h *run) save(ctx context.Context) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.saveLocked(ctx)
+}
+
+func (h *run) saveLocked(ctx context.Context) {
 	if h.r.Runs == nil {
 		return
 	}

@@ -14,13 +14,16 @@ import (
 // connect opens an MCP client session on srv over an in-memory transport,
 // every request of which the server sees as made by p (nil: the
 // unauthenticated local principal), as if p's token had authenticated it.
-func connect(ctx context.Context, srv *mcp.Server, p *auth.Principal, version string) (*mcp.ClientSession, error) {
+// progress receives the progress notifications of its calls.
+func connect(ctx context.Context, srv *mcp.Server, p *auth.Principal, version string, progress func(*mcp.ProgressNotificationParams)) (*mcp.ClientSession, error) {
 	ct, st := mcp.NewInMemoryTransports()
 	ss, err := srv.Connect(ctx, &asPrincipal{Transport: st, p: p}, nil)
 	if err != nil {
 		return nil, err
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "legate-agent", Version: version}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "legate-agent", Version: version}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) { progress(req.Params) },
+	})
 	cs, err := client.Connect(ctx, ct, nil)
 	if err != nil {
 		ss.Close()
