@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/legate-mcp/legate/agent/agenttest"
 )
@@ -62,14 +63,21 @@ agent:
 		t.Fatalf("todo.txt: %q, %v", b, err)
 	}
 
-	// The audit log (written by the server as it goes): the run and its calls, all under flow-runner.
+	// The audit log: the run and its calls, all under flow-runner.
+	want := []string{"legate.agent.run", "host.fs_read", "host.fs_edit"}
 	var tools []string
-	for _, row := range jsonLines(t, string(legateRun(t, nil, "audit", "query", "--principal", "flow-runner", "-o", "jsonl", "--config", config, "--state-dir", state))) {
-		tools = append(tools, row["tool"].(string))
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(200 * time.Millisecond) { // rows are written in batches every 200 ms
+		tools = nil
+		for _, row := range jsonLines(t, string(legateRun(t, nil, "audit", "query", "--principal", "flow-runner", "-o", "jsonl", "--config", config, "--state-dir", state))) {
+			tools = append(tools, row["tool"].(string))
+		}
+		if !slices.ContainsFunc(want, func(w string) bool { return !slices.Contains(tools, w) }) || time.Now().After(deadline) {
+			break
+		}
 	}
-	for _, want := range []string{"legate.agent.run", "host.fs_read", "host.fs_edit"} {
-		if !slices.Contains(tools, want) {
-			t.Errorf("audit rows of flow-runner: %v, want %s among them", tools, want)
+	for _, w := range want {
+		if !slices.Contains(tools, w) {
+			t.Errorf("audit rows of flow-runner: %v, want %s among them", tools, w)
 		}
 	}
 	// The history has the run.
