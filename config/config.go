@@ -195,6 +195,17 @@ func (f *File) Validate() error {
 		bad("approvals.notify", "names no tool and no connector instance of this file: %q", n)
 	}
 	errs = append(errs, f.validateProfiles()...)
+	if m := f.Agent.Model; m.Model != "" && m.Provider == "openai-compatible" && m.URL == "" {
+		bad("agent.model.url", "is required for provider openai-compatible: the API's base URL, e.g. http://127.0.0.1:11434/v1")
+	} else if m.Model != "" && m.AccessToken == nil && m.Provider != "ollama" && m.Provider != "openai-compatible" {
+		bad("agent.model.access_token", "is required for provider %s: {env: NAME}, {file: PATH} or {vault: NAME}", m.Provider)
+	}
+	if t := f.Agent.Model.Temperature; t != nil && (*t < 0 || *t > 2) {
+		bad("agent.model.temperature", "%v is not between 0 and 2", *t)
+	}
+	if p := f.Agent.Profile; p != "" && !slices.ContainsFunc(f.Profiles, func(q Profile) bool { return q.Name == p }) {
+		bad("agent.profile", "no profile is named %q", p)
+	}
 	errs = append(errs, f.Limits.validate("limits")...)
 	errs = append(errs, f.validateUpstreams()...)
 	for _, err := range f.Telemetry.Validate("telemetry") {
