@@ -142,6 +142,8 @@ var routes = []struct {
 	{"GET /admin/v1/sessions", func(h *api) http.HandlerFunc { return h.sessions }},
 	{"DELETE /admin/v1/sessions/{id}", func(h *api) http.HandlerFunc { return h.closeSession }},
 	{"GET /admin/v1/audit", func(h *api) http.HandlerFunc { return h.audit }},
+	{"GET /admin/v1/agent/runs", func(h *api) http.HandlerFunc { return h.agentRuns }},
+	{"GET /admin/v1/agent/runs/{id}", func(h *api) http.HandlerFunc { return h.agentRun }},
 	{"GET /admin/v1/audit/export", func(h *api) http.HandlerFunc { return h.auditExport }},
 	{"GET /admin/v1/tokens", func(h *api) http.HandlerFunc { return h.listTokens }},
 	{"POST /admin/v1/tokens", func(h *api) http.HandlerFunc { return h.createToken }},

@@ -241,3 +241,15 @@ func shortHash(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:4])
 }
+
+// Annotations tell clients what a tool's class means for their own UI.
+func Annotations(c legate.Class) *mcp.ToolAnnotations {
+	f, t := false, true
+	switch c {
+	case legate.ClassRead:
+		return &mcp.ToolAnnotations{ReadOnlyHint: true}
+	case legate.ClassDestructive:
+		return &mcp.ToolAnnotations{DestructiveHint: &t}
+	}
+	return &mcp.ToolAnnotations{DestructiveHint: &f}
+}

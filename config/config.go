@@ -67,6 +67,7 @@ type File struct {
 	Limits             Limits                 `yaml:"limits" desc:"Rate limits of calls per principal and per tool; a call over one fails at once with RATE_LIMITED and retry_after_seconds"`
 	Panel              Panel                  `yaml:"panel" desc:"The web panel (inbox, connectors, upstreams, tools, audit), off unless it has an address"`
 	Telemetry          telemetry.Config       `yaml:"telemetry" desc:"OpenTelemetry traces of calls, exported over OTLP/HTTP; off unless an endpoint is set (read at start)"`
+	Agent              Agent                  `yaml:"agent" desc:"The agent (legate agent run, the tool legate.agent.run): a model loop over the tools of one profile, on this machine, through the same call path as every client (read at start)"`
 
 	// Path is the file the configuration was read from, "" for none.
 	Path string `yaml:"-"`
@@ -90,6 +91,33 @@ type Profile struct {
 // Panel is the `panel:` section.
 type Panel struct {
 	Listen string `yaml:"listen" example:"127.0.0.1:8081" desc:"Address (host:port) the panel listens on, apart from /mcp; empty leaves it off; $LEGATE_PANEL_ADDR overrides it. Logging in takes an admin or approver token (LEGATE_ADMIN_TOKEN, or a token of auth:)"`
+}
+
+// Agent is the `agent:` section.
+type Agent struct {
+	Model      AgentModel      `yaml:"model" desc:"The model the loop talks to"`
+	Profile    string          `yaml:"profile" desc:"Profile whose view of the catalog the loop sees when the caller names none (empty: the caller's own, else the top-level profile)"`
+	Connectors []string        `yaml:"connectors" example:"[host]" desc:"Connector instance or upstream ids whose tools the loop sees, within the profile's view (empty: every tool of the view)"`
+	MaxTurns   int             `yaml:"max_turns" default:"24" min:"1" desc:"Model turns a run may take; at the last the run stops, keeping what it did, with stopped: max_turns"`
+	Deadline   legate.Duration `yaml:"deadline" default:"30m" min:"0" desc:"Longest a run may take, waits for approval included; past it the run stops with stopped: deadline"`
+	MaxResult  int             `yaml:"max_result_bytes" default:"32768" min:"256" desc:"A tool result longer than this is cut, saying so, before the model sees it"`
+	System     string          `yaml:"system" desc:"Text added to the system prompt of every run"`
+}
+
+// AgentProviders are the model providers the agent knows: anthropic
+// through its own API, every other through the OpenAI chat completions API.
+var AgentProviders = []string{"openai", "anthropic", "gemini", "openrouter", "groq", "deepseek", "mistral", "together", "fireworks", "xai", "ollama", "openai-compatible"}
+
+// AgentModel is the agent's model profile.
+type AgentModel struct {
+	Provider       string          `yaml:"provider" default:"openai" enum:"openai,anthropic,gemini,openrouter,groq,deepseek,mistral,together,fireworks,xai,ollama,openai-compatible" desc:"Who serves the model: anthropic through its own API, every other through the OpenAI chat completions API"`
+	Model          string          `yaml:"model" desc:"The model, as the provider spells it; it must support tool calling"`
+	URL            string          `yaml:"url" desc:"Base URL of the API (default: the provider's); required for openai-compatible"`
+	AccessToken    *vault.Ref      `yaml:"access_token" desc:"The API key, as a reference: {env: NAME}, {file: PATH} or {vault: NAME}; required except for ollama and openai-compatible"`
+	Temperature    *float64        `yaml:"temperature" desc:"Sampling temperature (default 0.2)"`
+	MaxTokens      int             `yaml:"max_tokens" min:"0" desc:"Cap on each model reply, in tokens (0: the provider's; anthropic: 4096)"`
+	RequestTimeout legate.Duration `yaml:"request_timeout" default:"180s" min:"0" desc:"Deadline of one attempt of one model call, streaming included; a call past it is tried again"`
+	MaxRetries     int             `yaml:"max_retries" default:"3" min:"0" desc:"How many times a model call that stalled, was dropped, or met a 5xx or 429 is tried again, with jittered exponential backoff; 400, 401, 403 and 404 are never retried"`
 }
 
 // ConnectorSelection is one entry of a profile's connectors: a named
@@ -171,6 +199,17 @@ func (f *File) Validate() error {
 		bad("approvals.notify", "names no tool and no connector instance of this file: %q", n)
 	}
 	errs = append(errs, f.validateProfiles()...)
+	if m := f.Agent.Model; m.Model != "" && m.Provider == "openai-compatible" && m.URL == "" {
+		bad("agent.model.url", "is required for provider openai-compatible: the API's base URL, e.g. http://127.0.0.1:11434/v1")
+	} else if m.Model != "" && m.AccessToken == nil && m.Provider != "ollama" && m.Provider != "openai-compatible" {
+		bad("agent.model.access_token", "is required for provider %s: {env: NAME}, {file: PATH} or {vault: NAME}", m.Provider)
+	}
+	if t := f.Agent.Model.Temperature; t != nil && (*t < 0 || *t > 2) {
+		bad("agent.model.temperature", "%v is not between 0 and 2", *t)
+	}
+	if p := f.Agent.Profile; p != "" && !slices.ContainsFunc(f.Profiles, func(q Profile) bool { return q.Name == p }) {
+		bad("agent.profile", "no profile is named %q", p)
+	}
 	errs = append(errs, f.Limits.validate("limits")...)
 	errs = append(errs, f.validateUpstreams()...)
 	for _, err := range f.Telemetry.Validate("telemetry") {

@@ -83,7 +83,12 @@ func TestErrorsNameTheKeyPath(t *testing.T) {
 			[]string{`profiles[0].connectors[0]: exclude and max go with all: true`}},
 		"discovery unknown": {"profiles:\n  - {name: p, discovery: lazy}\n",
 			[]string{`profiles[0].discovery`}},
-		"duplicate upstream": {"upstreams:\n  - {id: a, command: [x]}\n  - {id: a, command: [y]}\n", []string{`upstreams[1].id: duplicate id "a" (also upstreams[0])`}},
+		"agent without its url":  {"agent: {model: {provider: openai-compatible, model: m}}\n", []string{"agent.model.url: is required for provider openai-compatible"}},
+		"agent without a token":  {"agent: {model: {provider: anthropic, model: m}}\n", []string{"agent.model.access_token: is required for provider anthropic"}},
+		"agent bad temperature":  {"agent: {model: {provider: ollama, model: m, temperature: 7}}\n", []string{"agent.model.temperature: 7 is not between 0 and 2"}},
+		"agent unknown profile":  {"agent: {profile: nope}\n", []string{`agent.profile: no profile is named "nope"`}},
+		"agent unknown provider": {"agent: {model: {provider: skynet, model: m}}\n", []string{"agent.model.provider: must be"}},
+		"duplicate upstream":     {"upstreams:\n  - {id: a, command: [x]}\n  - {id: a, command: [y]}\n", []string{`upstreams[1].id: duplicate id "a" (also upstreams[0])`}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

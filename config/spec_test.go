@@ -89,6 +89,7 @@ func TestSpecEnumsAreTheCodesValues(t *testing.T) {
 		"policy.rules[].action":         {string(policy.Allow), string(policy.Deny), string(policy.Approve)},
 		"policy.rules[].confirm":        {policy.ConfirmInbox, policy.ConfirmClient},
 		"connectors[].credentials_mode": {config.CredentialsShared, config.CredentialsPerUser, config.CredentialsPerUserOrShared},
+		"agent.model.provider":          config.AgentProviders,
 	}
 	seen := 0
 	for _, k := range config.Spec() {

@@ -1,10 +1,10 @@
 // Package panel is Legate's web panel: the approval inbox, connectors,
-// upstreams, tools and the audit log, as pages rendered on the server
-// from templates embedded in the binary. It has no state of its own but
-// its login sessions: every page and every form runs the admin API in
-// process, as the logged-in token, so the panel can do nothing the API
-// would not let that token do, and every change it makes is audited by
-// the API with the token's principal.
+// upstreams, tools, the audit log and the agent's history, as pages
+// rendered on the server from templates embedded in the binary. It has no
+// state of its own but its login sessions: every page and every form runs
+// the admin API in process, as the logged-in token, so the panel can do
+// nothing the API would not let that token do, and every change it makes
+// is audited by the API with the token's principal.
 //
 //	h := panel.New(gw.AdminHandler(addr), &panel.Options{Loopback: true})
 //	http.Serve(ln, h)
@@ -124,6 +124,7 @@ func New(api http.Handler, opts *Options) http.Handler {
 	mux.HandleFunc("POST /connections/{instance}/revoke", p.with(p.revokeConnection))
 	mux.HandleFunc("GET /tools", p.with(p.tools))
 	mux.HandleFunc("GET /audit", p.with(p.audit))
+	mux.HandleFunc("GET /agent", p.with(p.agent))
 	return p.secure(mux)
 }
 

@@ -262,6 +262,16 @@ type caller struct {
 
 type callerKey struct{}
 
+// CallerOf is the caller WithCaller gave ctx: its principal (nil without
+// authentication) and session; ok is false outside a built-in tool's call.
+func CallerOf(ctx context.Context) (p *auth.Principal, ss *mcp.ServerSession, ok bool) {
+	c, ok := ctx.Value(callerKey{}).(*caller)
+	if !ok {
+		return nil, nil, false
+	}
+	return c.principal, c.session, true
+}
+
 // WithCaller gives a call to a built-in tool its caller: the principal (nil
 // without authentication) and the session (nil: none).
 func WithCaller(ctx context.Context, p *auth.Principal, ss *mcp.ServerSession) context.Context {

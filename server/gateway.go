@@ -76,6 +76,9 @@ type Options struct {
 	PanelAddr string
 	// Vault resolves {vault: NAME} credentials; nil makes them fail.
 	Vault *vault.Vault
+	// Tools are built-in tools of this gateway beside the registered ones
+	// (connectors.Builtins): legate.agent.run.
+	Tools []connectors.Builtin
 	// StoreWatchInterval is how often a started gateway looks for
 	// connectors and upstreams added to or removed from the store
 	// (default DefaultStoreWatchInterval).
@@ -237,7 +240,7 @@ func (g *Gateway) buildCatalog() (*catalog.Catalog, error) {
 			Name:        canonical,
 			Description: t.Description,
 			InputSchema: t.InputSchema,
-			Annotations: annotationsFor(t.Class),
+			Annotations: catalog.Annotations(t.Class),
 		}
 		if t.OutputSchema != nil {
 			def.OutputSchema = t.OutputSchema
@@ -252,7 +255,7 @@ func (g *Gateway) buildCatalog() (*catalog.Catalog, error) {
 			Target:    nt,
 		})
 	}
-	for _, b := range connectors.Builtins() {
+	for _, b := range append(connectors.Builtins(), g.opts.Tools...) {
 		add(b.Canonical(), "the built-in "+b.Canonical()+" tool", "", &nativeTool{tool: b.Tool})
 	}
 	add(profiles.ApprovalTool, "the built-in approval inbox", "", &nativeTool{tool: g.approvals.statusTool()})
@@ -281,18 +284,9 @@ func (g *Gateway) buildCatalog() (*catalog.Catalog, error) {
 	return catalog.Build(naming, entries)
 }
 
-// annotationsFor tells clients what a class means for their own UI.
-func annotationsFor(c legate.Class) *mcp.ToolAnnotations {
-	f := false
-	t := true
-	switch c {
-	case legate.ClassRead:
-		return &mcp.ToolAnnotations{ReadOnlyHint: true}
-	case legate.ClassDestructive:
-		return &mcp.ToolAnnotations{DestructiveHint: &t}
-	}
-	return &mcp.ToolAnnotations{DestructiveHint: &f}
-}
+// MCPServer is the gateway's MCP server, which an in-process client
+// reaches over an in-memory transport (the agent).
+func (g *Gateway) MCPServer() *mcp.Server { return g.mcp }
 
 // Catalog returns the current catalog.
 func (g *Gateway) Catalog() *catalog.Catalog { return g.cat.Load() }
@@ -497,7 +491,7 @@ func (g *Gateway) Test(ctx context.Context, ids ...string) map[string]error {
 // (see runApproved). Call it for a serving gateway; one made for a single
 // CLI command needs only StartAudit.
 func (g *Gateway) Start(ctx context.Context) {
-	ctx = g.startAudit(ctx, g.auditRetention())
+	ctx = g.startAudit(ctx, time.Duration(g.opts.Config.Audit.Retention)) // its default applied when the config was loaded
 	g.quarantines.start()
 	g.upstreams.Start(ctx)
 	g.cold.started.Store(g.cold.max > 0)
@@ -521,12 +515,6 @@ func (g *Gateway) startAudit(ctx context.Context, retention time.Duration) conte
 	ctx, g.stop = context.WithCancel(context.WithoutCancel(ctx))
 	g.background.Go(func() { g.audit.Run(ctx, retention) })
 	return ctx
-}
-
-// auditRetention is audit.retention; its default is the config's, applied
-// when the config was loaded.
-func (g *Gateway) auditRetention() time.Duration {
-	return time.Duration(g.opts.Config.Audit.Retention)
 }
 
 // Upstreams returns the upstream manager.

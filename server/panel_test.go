@@ -176,7 +176,7 @@ func TestPanelSessionCookieAndPages(t *testing.T) {
 	}
 	c, base, _ := panelClient(t, gw, root)
 	inline := regexp.MustCompile(`<script(\s[^>]*)?>\s*[^<\s]|\son[a-z]+=|javascript:`)
-	for _, p := range []string{"/login", "/inbox", "/connectors", "/connectors/new?type=echo-test", "/upstreams", "/connections", "/tools", "/audit"} {
+	for _, p := range []string{"/login", "/inbox", "/connectors", "/connectors/new?type=echo-test", "/upstreams", "/connections", "/tools", "/audit", "/agent"} {
 		resp, err := c.Get(base + p)
 		if err != nil {
 			t.Fatal(err)

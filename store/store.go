@@ -39,6 +39,8 @@ type Store interface {
 	Users() UserStore
 	// OAuth holds the authorization server's clients, requests and tokens.
 	OAuth() OAuthStore
+	// AgentRuns holds the agent's history.
+	AgentRuns() AgentRunStore
 	// Close releases the store.
 	Close() error
 }

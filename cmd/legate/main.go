@@ -16,11 +16,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/legate-mcp/legate/agent"
 	"github.com/legate-mcp/legate/cmd/legate/internal/access"
+	"github.com/legate-mcp/legate/cmd/legate/internal/agentcmd"
 	"github.com/legate-mcp/legate/cmd/legate/internal/connectcmd"
 	"github.com/legate-mcp/legate/cmd/legate/internal/skillscmd"
 	"github.com/legate-mcp/legate/cmd/legate/internal/storecmd"
 	"github.com/legate-mcp/legate/config"
+	"github.com/legate-mcp/legate/connectors"
 	_ "github.com/legate-mcp/legate/connectors/all" // every connector type
 	"github.com/legate-mcp/legate/server"
 	"github.com/legate-mcp/legate/store"
@@ -76,7 +79,7 @@ func newRoot() *cobra.Command {
 	pf.StringVar(&g.storeURL, "store", "", "store URL, e.g. sqlite:///var/lib/legate/legate.db (default $LEGATE_STORE or $LEGATE_STORE_URL, then sqlite://<state dir>/"+stateFile+")")
 	pf.StringVar(&g.logLevel, "log-level", "", "debug, info, warn or error (default from the config, else info)")
 	root.AddCommand(
-		storecmd.New(storecmd.Resolver{Config: g.loadConfig, StateDir: g.resolveStateDir, StoreURL: g.resolveStoreURL}), serveCmd(g), stdioCmd(g), toolsCmd(g), connectorCmd(g), upstreamCmd(g), approvalsCmd(g), auditCmd(g), configCmd(g), vaultCmd(g), access.TokenCommand(accessHooks(g)), access.UserCommand(accessHooks(g)), versionCmd(), healthCmd(), initCmd(), statusCmd(g), doctorCmd(g), skillscmd.New(),
+		storecmd.New(storecmd.Resolver{Config: g.loadConfig, StateDir: g.resolveStateDir, StoreURL: g.resolveStoreURL}), serveCmd(g), stdioCmd(g), toolsCmd(g), connectorCmd(g), upstreamCmd(g), approvalsCmd(g), auditCmd(g), configCmd(g), vaultCmd(g), access.TokenCommand(accessHooks(g)), access.UserCommand(accessHooks(g)), versionCmd(), healthCmd(), initCmd(), statusCmd(g), doctorCmd(g), skillscmd.New(), agentcmd.New(agentHooks(g)),
 		connectcmd.Connect(g.connectRun), connectcmd.Connections(g.connectRun),
 	)
 	return access.Harden(root, accessHooks(g)) // changes need a pinned principal on a hardened deployment
@@ -142,6 +145,7 @@ type env struct {
 	store    store.Store
 	vault    *vault.Vault
 	log      *slog.Logger
+	runner   *agent.Runner // the agent, made at first use
 }
 
 // open loads the configuration and opens the store; the caller closes it.
@@ -163,10 +167,19 @@ func (g *globals) open(ctx context.Context) (*env, error) {
 	return &env{cfg: cfg, stateDir: dir, store: st, vault: v, log: log}, nil
 }
 
-// gateway builds the gateway on e; the caller closes it.
-func (e *env) gateway(ctx context.Context) (*server.Gateway, error) {
-	return server.New(ctx, server.Options{Config: e.cfg, Store: e.store, Logger: e.log, Version: version,
-		AdminToken: os.Getenv("LEGATE_ADMIN_TOKEN"), PanelAddr: os.Getenv("LEGATE_PANEL_ADDR"), Vault: e.vault})
+// gateway builds the gateway on e, serving legate.agent.run when
+// agent.model names a model, besides tools; the caller closes it.
+func (e *env) gateway(ctx context.Context, tools ...connectors.Builtin) (*server.Gateway, error) {
+	r := e.agent()
+	if e.cfg.Agent.Model.Model != "" {
+		tools = append(tools, r.Builtin())
+	}
+	gw, err := server.New(ctx, server.Options{Config: e.cfg, Store: e.store, Logger: e.log, Version: version,
+		AdminToken: os.Getenv("LEGATE_ADMIN_TOKEN"), PanelAddr: os.Getenv("LEGATE_PANEL_ADDR"), Vault: e.vault, Tools: tools})
+	if err == nil {
+		r.Server = gw.MCPServer
+	}
+	return gw, err
 }
 
 func (e *env) Close() error { return e.store.Close() }

@@ -100,6 +100,10 @@ func TestEveryListAndShowCommandTakesOutput(t *testing.T) {
 		Args: []byte(`{"path":"/x"}`), CreatedAt: now, ExpiresAt: now.Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
+	if err := st.AgentRuns().Put(context.Background(), store.AgentRun{ID: "run-1", Principal: "local", Instruction: "tidy", Stopped: "answered",
+		StartedAt: now, Record: []byte(`{"id":"run-1","instruction":"tidy","reply":"done","turns":1,"stopped":"answered","calls":[],"messages":[]}`)}); err != nil {
+		t.Fatal(err)
+	}
 	st.Close()
 	seedAudit(t, state, store.AuditRow{Time: now, Principal: "p", Tool: "http.request", Outcome: "ok", ArgsHash: "abc"})
 
@@ -124,6 +128,8 @@ func TestEveryListAndShowCommandTakesOutput(t *testing.T) {
 		"vault list":       nil,
 		"connections list": nil,
 		"store check":      nil,
+		"agent history":    nil,
+		"agent show":       {"run-1"},
 		"status":           {"--url", statusServer(t, token), "--token", token},
 	}
 	// Where --json existed, it stays as a deprecated alias of this format.

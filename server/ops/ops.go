@@ -473,3 +473,15 @@ var (
 	_ admin.StatusOps = (*Ops)(nil)
 	_ admin.ManageOps = (*Ops)(nil)
 )
+
+// AgentRuns lists the agent's runs.
+func (o *Ops) AgentRuns(ctx context.Context, f store.AgentRunFilter) ([]store.AgentRun, error) {
+	return o.p.Store.AgentRuns().List(ctx, f)
+}
+
+// AgentRun returns one run of the agent with its record.
+func (o *Ops) AgentRun(ctx context.Context, id string) (store.AgentRun, error) {
+	return o.p.Store.AgentRuns().Get(ctx, id)
+}
+
+var _ admin.AgentOps = (*Ops)(nil)

@@ -27,7 +27,7 @@ type table struct {
 
 // SQLiteSchema is the embedded store's schema version the plan copies; a
 // newer one needs the plan extended (a test fails until it is).
-const SQLiteSchema = 8
+const SQLiteSchema = 9
 
 // plan is every table of the state, in an order that never leaves a row
 // pointing at one not copied yet (none has a foreign key; the order is for
@@ -51,6 +51,7 @@ var plan = []table{
 	{"oauth_tokens", "id", cols("id t", "kind t", "hash t", "family t", "client_id t", "principal t", "scopes t", "audience t",
 		"auth_time i", "created_at i", "expires_at i", "rotated_at i", "revoked_at i"), "OAuth tokens issued"},
 	{"oauth_keys", "id", cols("id i", "key b"), "OAuth signing key"},
+	{"agent_runs", "id", cols("id t", "principal t", "tenant t", "instruction t", "stopped t", "started_at i", "updated_at i", "record b"), "agent runs"},
 }
 
 // cols parses "name kind" pairs.

@@ -190,6 +190,19 @@ var migrations = []string{
 	CREATE UNIQUE INDEX oauth_tokens_hash ON oauth_tokens (hash);
 	CREATE INDEX oauth_tokens_family ON oauth_tokens (family);
 	CREATE TABLE oauth_keys (id INTEGER PRIMARY KEY CHECK (id = 1), key BYTEA NOT NULL);`,
+	// 3: the agent's history, as the embedded store's version 9; times in
+	// milliseconds.
+	`CREATE TABLE agent_runs (
+		id          TEXT PRIMARY KEY,
+		principal   TEXT NOT NULL,
+		tenant      TEXT NOT NULL,
+		instruction TEXT NOT NULL,
+		stopped     TEXT NOT NULL,
+		started_at  BIGINT NOT NULL,
+		updated_at  BIGINT NOT NULL,
+		record      BYTEA NOT NULL
+	);
+	CREATE INDEX agent_runs_started ON agent_runs (started_at);`,
 }
 
 // migrationLock is the advisory lock a process holds while it migrates:

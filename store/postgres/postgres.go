@@ -28,6 +28,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/store/postgres/agentruns"
+	"github.com/legate-mcp/legate/store/postgres/oauthstore"
 )
 
 // The URL schemes of this backend.
@@ -126,7 +128,10 @@ func (s *Store) Operations() store.OperationStore { return operationStore{s.pool
 func (s *Store) Users() store.UserStore { return userStore{s.pool} }
 
 // OAuth returns the authorization server's store.
-func (s *Store) OAuth() store.OAuthStore { return oauthStore{s.pool} }
+func (s *Store) OAuth() store.OAuthStore { return oauthstore.Store{DB: s.pool} }
+
+// AgentRuns returns the agent\'s history.
+func (s *Store) AgentRuns() store.AgentRunStore { return agentruns.Store{DB: s.pool} }
 
 // Close closes the pool; watchers end with their contexts.
 func (s *Store) Close() error {

@@ -172,6 +172,19 @@ var migrations = []string{
 	CREATE UNIQUE INDEX oauth_tokens_hash ON oauth_tokens (hash);
 	CREATE INDEX oauth_tokens_family ON oauth_tokens (family);
 	CREATE TABLE oauth_keys (id INTEGER PRIMARY KEY CHECK (id = 1), key BLOB NOT NULL);`,
+	// 9: the agent's history, one row per run with its record (JSON);
+	// times in milliseconds.
+	`CREATE TABLE agent_runs (
+		id          TEXT PRIMARY KEY,
+		principal   TEXT NOT NULL,
+		tenant      TEXT NOT NULL,
+		instruction TEXT NOT NULL,
+		stopped     TEXT NOT NULL,
+		started_at  INTEGER NOT NULL,
+		updated_at  INTEGER NOT NULL,
+		record      BLOB NOT NULL
+	);
+	CREATE INDEX agent_runs_started ON agent_runs (started_at);`,
 }
 
 func (s *Store) migrate(ctx context.Context) error {

@@ -91,6 +91,9 @@ func (s *Store) Users() store.UserStore { return userStore{s.db} }
 // OAuth returns the authorization server's store.
 func (s *Store) OAuth() store.OAuthStore { return oauthStore{s.db} }
 
+// AgentRuns returns the agent\'s history.
+func (s *Store) AgentRuns() store.AgentRunStore { return agentRunStore{s.db} }
+
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
 

@@ -60,6 +60,7 @@ func Run(t *testing.T, open Opener) {
 		{"OAuthClients", testOAuthClients},
 		{"OAuthRequests", testOAuthRequests},
 		{"OAuthTokens", testOAuthTokens},
+		{"AgentRuns", testAgentRuns},
 	} {
 		t.Run(s.name, func(t *testing.T) { s.run(t, open) })
 	}

@@ -1,4 +1,7 @@
-package postgres
+// Package oauthstore is the authorization server's state on PostgreSQL:
+// its clients, requests, tokens and signing key, in the tables the store's
+// migrations create, kept apart from the store's other tables.
+package oauthstore
 
 import (
 	"context"
@@ -8,23 +11,23 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/store/postgres/pgconv"
 )
 
-// oauthStore keeps the authorization server's clients, requests, tokens
+// Store keeps the authorization server's clients, requests, tokens
 // and signing key; tokens only by id and hash.
-type oauthStore struct{ db *pgxpool.Pool }
+type Store struct{ DB *pgxpool.Pool }
 
-func (s oauthStore) CreateClient(ctx context.Context, c store.OAuthClient) error {
+func (s Store) CreateClient(ctx context.Context, c store.OAuthClient) error {
 	if c.CreatedAt.IsZero() {
 		c.CreatedAt = time.Now()
 	}
-	_, err := s.db.Exec(ctx, `INSERT INTO oauth_clients (id, name, redirect_uris, secret_hash, created_at, last_used_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+	_, err := s.DB.Exec(ctx, `INSERT INTO oauth_clients (id, name, redirect_uris, secret_hash, created_at, last_used_at) VALUES ($1, $2, $3, $4, $5, $6)`,
 		c.ID, c.Name, strings.Join(c.RedirectURIs, "\n"), c.SecretHash, c.CreatedAt.Unix(), unixOrNil(c.LastUsedAt))
-	if duplicate(err) {
+	if pgconv.Duplicate(err) {
 		return fmt.Errorf("client %q: %w", c.ID, store.ErrExists)
 	}
 	if err != nil {
@@ -33,11 +36,11 @@ func (s oauthStore) CreateClient(ctx context.Context, c store.OAuthClient) error
 	return nil
 }
 
-func (s oauthStore) Client(ctx context.Context, id string) (store.OAuthClient, error) {
+func (s Store) Client(ctx context.Context, id string) (store.OAuthClient, error) {
 	c := store.OAuthClient{ID: id}
 	var uris string
 	var created, used int64
-	err := s.db.QueryRow(ctx, `SELECT name, redirect_uris, secret_hash, created_at, last_used_at FROM oauth_clients WHERE id = $1`, id).
+	err := s.DB.QueryRow(ctx, `SELECT name, redirect_uris, secret_hash, created_at, last_used_at FROM oauth_clients WHERE id = $1`, id).
 		Scan(&c.Name, &uris, &c.SecretHash, &created, &used)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.OAuthClient{}, fmt.Errorf("client %q: %w", id, store.ErrNotFound)
@@ -46,39 +49,39 @@ func (s oauthStore) Client(ctx context.Context, id string) (store.OAuthClient, e
 		return store.OAuthClient{}, fmt.Errorf("reading client %q: %w", id, err)
 	}
 	c.RedirectURIs = splitNonEmpty(uris, "\n")
-	c.CreatedAt, c.LastUsedAt = unixOr(created), unixOr(used)
+	c.CreatedAt, c.LastUsedAt = pgconv.UnixOr(created), pgconv.UnixOr(used)
 	return c, nil
 }
 
-func (s oauthStore) TouchClient(ctx context.Context, id string, at time.Time) error {
-	if _, err := s.db.Exec(ctx, `UPDATE oauth_clients SET last_used_at = $1 WHERE id = $2`, at.Unix(), id); err != nil {
+func (s Store) TouchClient(ctx context.Context, id string, at time.Time) error {
+	if _, err := s.DB.Exec(ctx, `UPDATE oauth_clients SET last_used_at = $1 WHERE id = $2`, at.Unix(), id); err != nil {
 		return fmt.Errorf("updating client %q: %w", id, err)
 	}
 	return nil
 }
 
-func (s oauthStore) CountClients(ctx context.Context) (int, error) {
+func (s Store) CountClients(ctx context.Context) (int, error) {
 	var n int
-	if err := s.db.QueryRow(ctx, `SELECT COUNT(*) FROM oauth_clients`).Scan(&n); err != nil {
+	if err := s.DB.QueryRow(ctx, `SELECT COUNT(*) FROM oauth_clients`).Scan(&n); err != nil {
 		return 0, fmt.Errorf("counting clients: %w", err)
 	}
 	return n, nil
 }
 
-func (s oauthStore) DeleteUnusedClients(ctx context.Context, createdBefore time.Time) (int, error) {
-	tag, err := s.db.Exec(ctx, `DELETE FROM oauth_clients WHERE last_used_at = 0 AND created_at < $1`, createdBefore.Unix())
+func (s Store) DeleteUnusedClients(ctx context.Context, createdBefore time.Time) (int, error) {
+	tag, err := s.DB.Exec(ctx, `DELETE FROM oauth_clients WHERE last_used_at = 0 AND created_at < $1`, createdBefore.Unix())
 	if err != nil {
 		return 0, fmt.Errorf("deleting unused clients: %w", err)
 	}
 	return int(tag.RowsAffected()), nil
 }
 
-func (s oauthStore) PutRequest(ctx context.Context, r store.OAuthRequest) error {
+func (s Store) PutRequest(ctx context.Context, r store.OAuthRequest) error {
 	data := r.Data
 	if data == nil {
 		data = []byte{}
 	}
-	_, err := s.db.Exec(ctx, `INSERT INTO oauth_requests (id, client_id, data, code_hash, expires_at) VALUES ($1, $2, $3, $4, $5)
+	_, err := s.DB.Exec(ctx, `INSERT INTO oauth_requests (id, client_id, data, code_hash, expires_at) VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (id) DO UPDATE SET client_id = excluded.client_id, data = excluded.data, code_hash = excluded.code_hash, expires_at = excluded.expires_at`,
 		r.ID, r.ClientID, data, r.CodeHash, r.ExpiresAt.Unix())
 	if err != nil {
@@ -87,10 +90,10 @@ func (s oauthStore) PutRequest(ctx context.Context, r store.OAuthRequest) error 
 	return nil
 }
 
-func (s oauthStore) Request(ctx context.Context, id string, now time.Time) (store.OAuthRequest, error) {
+func (s Store) Request(ctx context.Context, id string, now time.Time) (store.OAuthRequest, error) {
 	var r store.OAuthRequest
 	var exp int64
-	err := s.db.QueryRow(ctx, `SELECT id, client_id, data, code_hash, expires_at FROM oauth_requests WHERE id = $1 AND expires_at > $2`, id, now.Unix()).
+	err := s.DB.QueryRow(ctx, `SELECT id, client_id, data, code_hash, expires_at FROM oauth_requests WHERE id = $1 AND expires_at > $2`, id, now.Unix()).
 		Scan(&r.ID, &r.ClientID, &r.Data, &r.CodeHash, &exp)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.OAuthRequest{}, fmt.Errorf("authorization request: %w", store.ErrNotFound)
@@ -98,20 +101,20 @@ func (s oauthStore) Request(ctx context.Context, id string, now time.Time) (stor
 	if err != nil {
 		return store.OAuthRequest{}, fmt.Errorf("reading authorization request: %w", err)
 	}
-	r.ExpiresAt = unixOr(exp)
+	r.ExpiresAt = pgconv.UnixOr(exp)
 	return r, nil
 }
 
 // RequestByCode takes the code off its request in one UPDATE … RETURNING:
 // of two callers racing with one code, the second waits for the first's
 // row lock, sees the code gone and gets no row.
-func (s oauthStore) RequestByCode(ctx context.Context, codeHash string, now time.Time) (store.OAuthRequest, error) {
+func (s Store) RequestByCode(ctx context.Context, codeHash string, now time.Time) (store.OAuthRequest, error) {
 	if codeHash == "" {
 		return store.OAuthRequest{}, fmt.Errorf("authorization request: %w", store.ErrNotFound)
 	}
 	var r store.OAuthRequest
 	var exp int64
-	err := s.db.QueryRow(ctx, `UPDATE oauth_requests SET code_hash = '' WHERE code_hash = $1 AND expires_at > $2 RETURNING id, client_id, data, expires_at`, codeHash, now.Unix()).
+	err := s.DB.QueryRow(ctx, `UPDATE oauth_requests SET code_hash = '' WHERE code_hash = $1 AND expires_at > $2 RETURNING id, client_id, data, expires_at`, codeHash, now.Unix()).
 		Scan(&r.ID, &r.ClientID, &r.Data, &exp)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.OAuthRequest{}, fmt.Errorf("authorization request: %w", store.ErrNotFound)
@@ -119,23 +122,18 @@ func (s oauthStore) RequestByCode(ctx context.Context, codeHash string, now time
 	if err != nil {
 		return store.OAuthRequest{}, fmt.Errorf("reading authorization request: %w", err)
 	}
-	r.ExpiresAt = unixOr(exp)
+	r.ExpiresAt = pgconv.UnixOr(exp)
 	return r, nil
 }
 
-func (s oauthStore) DeleteRequest(ctx context.Context, id string) error {
-	if _, err := s.db.Exec(ctx, `DELETE FROM oauth_requests WHERE id = $1`, id); err != nil {
+func (s Store) DeleteRequest(ctx context.Context, id string) error {
+	if _, err := s.DB.Exec(ctx, `DELETE FROM oauth_requests WHERE id = $1`, id); err != nil {
 		return fmt.Errorf("deleting authorization request: %w", err)
 	}
 	return nil
 }
 
-// execer is the pool or a transaction.
-type execer interface {
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-}
-
-func insertToken(ctx context.Context, db execer, t store.OAuthToken) error {
+func insertToken(ctx context.Context, db pgconv.Execer, t store.OAuthToken) error {
 	if t.CreatedAt.IsZero() {
 		t.CreatedAt = time.Now()
 	}
@@ -147,7 +145,7 @@ func insertToken(ctx context.Context, db execer, t store.OAuthToken) error {
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
 		t.ID, t.Kind, hash, t.Family, t.ClientID, t.Principal, strings.Join(t.Scopes, " "), strings.Join(t.Audience, " "),
 		unixOrNil(t.AuthTime), t.CreatedAt.Unix(), t.ExpiresAt.Unix(), unixOrNil(t.RotatedAt), unixOrNil(t.RevokedAt))
-	if duplicate(err) {
+	if pgconv.Duplicate(err) {
 		return fmt.Errorf("token %q: %w", t.ID, store.ErrExists)
 	}
 	if err != nil {
@@ -164,8 +162,8 @@ func unixOrNil(t time.Time) int64 {
 	return t.Unix()
 }
 
-func (s oauthStore) CreateToken(ctx context.Context, t store.OAuthToken) error {
-	return insertToken(ctx, s.db, t)
+func (s Store) CreateToken(ctx context.Context, t store.OAuthToken) error {
+	return insertToken(ctx, s.DB, t)
 }
 
 const tokenColumns = `id, kind, COALESCE(hash, ''), family, client_id, principal, scopes, audience, auth_time, created_at, expires_at, rotated_at, revoked_at`
@@ -178,13 +176,13 @@ func scanToken(row pgx.Row) (store.OAuthToken, error) {
 		return store.OAuthToken{}, err
 	}
 	t.Scopes, t.Audience = splitNonEmpty(scopes, " "), splitNonEmpty(aud, " ")
-	t.AuthTime, t.CreatedAt, t.ExpiresAt = unixOr(auth), unixOr(created), unixOr(exp)
-	t.RotatedAt, t.RevokedAt = unixOr(rotated), unixOr(revoked)
+	t.AuthTime, t.CreatedAt, t.ExpiresAt = pgconv.UnixOr(auth), pgconv.UnixOr(created), pgconv.UnixOr(exp)
+	t.RotatedAt, t.RevokedAt = pgconv.UnixOr(rotated), pgconv.UnixOr(revoked)
 	return t, nil
 }
 
-func (s oauthStore) token(ctx context.Context, where, key string) (store.OAuthToken, error) {
-	t, err := scanToken(s.db.QueryRow(ctx, `SELECT `+tokenColumns+` FROM oauth_tokens WHERE `+where, key))
+func (s Store) token(ctx context.Context, where, key string) (store.OAuthToken, error) {
+	t, err := scanToken(s.DB.QueryRow(ctx, `SELECT `+tokenColumns+` FROM oauth_tokens WHERE `+where, key))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.OAuthToken{}, fmt.Errorf("token: %w", store.ErrNotFound)
 	}
@@ -194,19 +192,19 @@ func (s oauthStore) token(ctx context.Context, where, key string) (store.OAuthTo
 	return t, nil
 }
 
-func (s oauthStore) Token(ctx context.Context, id string) (store.OAuthToken, error) {
+func (s Store) Token(ctx context.Context, id string) (store.OAuthToken, error) {
 	return s.token(ctx, `id = $1`, id)
 }
 
-func (s oauthStore) TokenByHash(ctx context.Context, hash string) (store.OAuthToken, error) {
+func (s Store) TokenByHash(ctx context.Context, hash string) (store.OAuthToken, error) {
 	return s.token(ctx, `hash = $1 AND kind = 'refresh'`, hash)
 }
 
 // Rotate marks the token rotated with a conditional UPDATE and stores its
 // successors in the same transaction: of two rotations racing, the second
 // waits for the first's row lock and then finds the token rotated.
-func (s oauthStore) Rotate(ctx context.Context, id string, at time.Time, next ...store.OAuthToken) error {
-	tx, err := s.db.Begin(ctx)
+func (s Store) Rotate(ctx context.Context, id string, at time.Time, next ...store.OAuthToken) error {
+	tx, err := s.DB.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("rotating token: %w", err)
 	}
@@ -229,16 +227,16 @@ func (s oauthStore) Rotate(ctx context.Context, id string, at time.Time, next ..
 	return nil
 }
 
-func (s oauthStore) RevokeFamily(ctx context.Context, family string, at time.Time) (int, error) {
-	tag, err := s.db.Exec(ctx, `UPDATE oauth_tokens SET revoked_at = $1 WHERE family = $2 AND revoked_at = 0`, at.Unix(), family)
+func (s Store) RevokeFamily(ctx context.Context, family string, at time.Time) (int, error) {
+	tag, err := s.DB.Exec(ctx, `UPDATE oauth_tokens SET revoked_at = $1 WHERE family = $2 AND revoked_at = 0`, at.Unix(), family)
 	if err != nil {
 		return 0, fmt.Errorf("revoking tokens: %w", err)
 	}
 	return int(tag.RowsAffected()), nil
 }
 
-func (s oauthStore) RefreshTokens(ctx context.Context, now time.Time) ([]store.OAuthToken, error) {
-	rows, err := s.db.Query(ctx, `SELECT `+tokenColumns+` FROM oauth_tokens
+func (s Store) RefreshTokens(ctx context.Context, now time.Time) ([]store.OAuthToken, error) {
+	rows, err := s.DB.Query(ctx, `SELECT `+tokenColumns+` FROM oauth_tokens
 		WHERE kind = 'refresh' AND rotated_at = 0 AND revoked_at = 0 AND expires_at > $1 ORDER BY created_at DESC, id`, now.Unix())
 	if err != nil {
 		return nil, fmt.Errorf("listing tokens: %w", err)
@@ -256,10 +254,10 @@ func (s oauthStore) RefreshTokens(ctx context.Context, now time.Time) ([]store.O
 	return out, rows.Err()
 }
 
-func (s oauthStore) DeleteExpired(ctx context.Context, before time.Time) (int, error) {
+func (s Store) DeleteExpired(ctx context.Context, before time.Time) (int, error) {
 	var total int64
 	for _, q := range []string{`DELETE FROM oauth_requests WHERE expires_at < $1`, `DELETE FROM oauth_tokens WHERE expires_at < $1`} {
-		tag, err := s.db.Exec(ctx, q, before.Unix())
+		tag, err := s.DB.Exec(ctx, q, before.Unix())
 		if err != nil {
 			return int(total), fmt.Errorf("deleting expired grants: %w", err)
 		}
@@ -268,9 +266,9 @@ func (s oauthStore) DeleteExpired(ctx context.Context, before time.Time) (int, e
 	return int(total), nil
 }
 
-func (s oauthStore) SigningKey(ctx context.Context) ([]byte, error) {
+func (s Store) SigningKey(ctx context.Context) ([]byte, error) {
 	var key []byte
-	err := s.db.QueryRow(ctx, `SELECT key FROM oauth_keys WHERE id = 1`).Scan(&key)
+	err := s.DB.QueryRow(ctx, `SELECT key FROM oauth_keys WHERE id = 1`).Scan(&key)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("signing key: %w", store.ErrNotFound)
 	}
@@ -280,9 +278,9 @@ func (s oauthStore) SigningKey(ctx context.Context) ([]byte, error) {
 	return key, nil
 }
 
-func (s oauthStore) PutSigningKey(ctx context.Context, key []byte) error {
-	_, err := s.db.Exec(ctx, `INSERT INTO oauth_keys (id, key) VALUES (1, $1)`, key)
-	if duplicate(err) {
+func (s Store) PutSigningKey(ctx context.Context, key []byte) error {
+	_, err := s.DB.Exec(ctx, `INSERT INTO oauth_keys (id, key) VALUES (1, $1)`, key)
+	if pgconv.Duplicate(err) {
 		return fmt.Errorf("signing key: %w", store.ErrExists)
 	}
 	if err != nil {
@@ -291,8 +289,8 @@ func (s oauthStore) PutSigningKey(ctx context.Context, key []byte) error {
 	return nil
 }
 
-func (s oauthStore) DeleteSigningKey(ctx context.Context) error {
-	if _, err := s.db.Exec(ctx, `DELETE FROM oauth_keys WHERE id = 1`); err != nil {
+func (s Store) DeleteSigningKey(ctx context.Context) error {
+	if _, err := s.DB.Exec(ctx, `DELETE FROM oauth_keys WHERE id = 1`); err != nil {
 		return fmt.Errorf("deleting the signing key: %w", err)
 	}
 	return nil
@@ -306,4 +304,4 @@ func splitNonEmpty(s, sep string) []string {
 	return strings.Split(s, sep)
 }
 
-var _ store.OAuthStore = oauthStore{}
+var _ store.OAuthStore = Store{}
