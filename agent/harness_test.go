@@ -1,15 +1,15 @@
 package agent_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/legate-mcp/legate/internal/syncbuf"
 
 	"github.com/legate-mcp/legate/agent"
 	"github.com/legate-mcp/legate/agent/agenttest"
@@ -32,7 +32,7 @@ type harness struct {
 	runner    *agent.Runner
 	model     *agenttest.Server
 	workspace string
-	logs      *syncBuffer
+	logs      *syncbuf.Buffer
 }
 
 type options struct {
@@ -47,7 +47,7 @@ type options struct {
 
 func newHarness(t *testing.T, o options, script ...agenttest.Step) *harness {
 	t.Helper()
-	h := &harness{t: t, workspace: t.TempDir(), model: agenttest.NewServer(t, script...), logs: &syncBuffer{}}
+	h := &harness{t: t, workspace: t.TempDir(), model: agenttest.NewServer(t, script...), logs: &syncbuf.Buffer{}}
 	if o.provider == "" {
 		o.provider = "openai-compatible"
 	}
@@ -162,22 +162,4 @@ func (h *harness) history(id string) *agent.Record {
 		h.t.Fatal(err)
 	}
 	return rec
-}
-
-// syncBuffer is a bytes.Buffer safe for the logger's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -21,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/legate-mcp/legate/internal/syncbuf"
+
 	"github.com/legate-mcp/legate/connectors/webhook"
 )
 
@@ -482,7 +484,7 @@ func legateExec(t *testing.T, env []string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, legateBin, args...)
 	cmd.Dir = os.TempDir()
 	cmd.Env = append(os.Environ(), env...)
-	var stdout, stderr syncBuffer
+	var stdout, stderr syncbuf.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("legate %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
@@ -700,7 +702,7 @@ type killable struct {
 	url    string
 	cmd    *exec.Cmd
 	exited chan struct{}
-	output *syncBuffer
+	output *syncbuf.Buffer
 }
 
 // startKillable starts "legate serve" on stateDir like serveState, but keeps the process so that
@@ -728,7 +730,7 @@ func tryKillable(t *testing.T, config, stateDir string, env []string) (*killable
 		return nil, err
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	k := &killable{url: "http://" + addr + "/mcp", exited: make(chan struct{}), output: &syncBuffer{}}
+	k := &killable{url: "http://" + addr + "/mcp", exited: make(chan struct{}), output: &syncbuf.Buffer{}}
 	k.cmd = exec.Command(legateBin, "serve", "--listen", addr, "--state-dir", stateDir, "--config", config)
 	k.cmd.Dir = t.TempDir()
 	k.cmd.Env = append(os.Environ(), env...)
@@ -841,8 +843,8 @@ type batchRun struct {
 	calling chan struct{} // closed when it prints "calling"
 	done    chan struct{} // closed when it ended
 	err     error
-	stdout  syncBuffer
-	stderr  syncBuffer
+	stdout  syncbuf.Buffer
+	stderr  syncbuf.Buffer
 }
 
 func (b *batchRun) output() string {

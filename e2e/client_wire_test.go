@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/legate-mcp/legate/internal/syncbuf"
 )
 
 // What TestClientMatrix reads off the wire: a recording proxy in front of "legate serve", and
@@ -32,7 +34,7 @@ type wireRecorder struct {
 type wireCall struct {
 	protocol string
 	session  bool // it carried an Mcp-Session-Id
-	answer   syncBuffer
+	answer   syncbuf.Buffer
 }
 
 func newWireRecorder(t *testing.T, target string) *wireRecorder {

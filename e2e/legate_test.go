@@ -1,17 +1,17 @@
 package e2e_test
 
 import (
-	"bytes"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/legate-mcp/legate/internal/syncbuf"
 )
 
 // server is a running "legate serve".
@@ -19,7 +19,7 @@ type server struct {
 	addr   string // 127.0.0.1:PORT
 	port   int
 	pid    int
-	stderr *syncBuffer
+	stderr *syncbuf.Buffer
 }
 
 func (s *server) url(host string) string { return fmt.Sprintf("http://%s:%d/mcp", host, s.port) }
@@ -65,7 +65,7 @@ func startServe(t *testing.T, config, stateDir string, env []string) (*server, e
 // startServeAt is startServe on a port chosen by the caller, e.g. one its
 // config names.
 func startServeAt(t *testing.T, config, stateDir string, env []string, port int) (*server, error) {
-	s := &server{addr: fmt.Sprintf("127.0.0.1:%d", port), port: port, stderr: &syncBuffer{}}
+	s := &server{addr: fmt.Sprintf("127.0.0.1:%d", port), port: port, stderr: &syncbuf.Buffer{}}
 	args := []string{"serve", "--listen", s.addr, "--state-dir", stateDir}
 	if config != "" {
 		args = append(args, "--config", config)
@@ -134,22 +134,4 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// syncBuffer is a bytes.Buffer safe for a process's writes and the test's reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }

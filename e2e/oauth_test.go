@@ -18,6 +18,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/legate-mcp/legate/internal/syncbuf"
 )
 
 const oauthPassword = "alice's long password"
@@ -65,7 +67,7 @@ func runOAuthClient(t *testing.T, p *peerSet, s *server, script string) string {
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(os.Environ(), "MCP_REMOTE_CONFIG_DIR="+t.TempDir(),
 		"PATH="+filepath.Dir(p.node)+string(os.PathListSeparator)+os.Getenv("PATH"))
-	var stdout, stderr syncBuffer
+	var stdout, stderr syncbuf.Buffer
 	cmd.Stdout = &stdout
 	pipe, err := cmd.StderrPipe()
 	if err != nil {

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/legate-mcp/legate/internal/syncbuf"
 )
 
 // readmeBlock is one fenced shell block of the README and its marker.
@@ -84,7 +86,7 @@ func TestReadmeRuns(t *testing.T) {
 		name := fmt.Sprintf("README.md:%d", b.line)
 		cmd := exec.Command("bash", "-euo", "pipefail", "-c", b.script)
 		cmd.Dir, cmd.Env = root, env
-		var out syncBuffer
+		var out syncbuf.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if b.background {
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -117,7 +119,7 @@ func TestReadmeRuns(t *testing.T) {
 }
 
 // waitHealthy waits up to 3 minutes (go run builds first) for url to answer 200.
-func waitHealthy(t *testing.T, name, url string, exited <-chan struct{}, out *syncBuffer) {
+func waitHealthy(t *testing.T, name, url string, exited <-chan struct{}, out *syncbuf.Buffer) {
 	t.Helper()
 	deadline := time.Now().Add(3 * time.Minute)
 	for {

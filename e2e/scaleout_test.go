@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/legate-mcp/legate/internal/syncbuf"
+
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/store/postgres"
 	"github.com/legate-mcp/legate/store/postgres/pgtest"
@@ -636,7 +638,7 @@ func startHAProxy(t *testing.T, bin string, addrs ...string) string {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "-db", "-f", path)
-	out := &syncBuffer{}
+	out := &syncbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/legate-mcp/legate/internal/syncbuf"
 )
 
 // Helpers for the tests with upstream MCP servers behind Legate.
@@ -51,7 +53,7 @@ func legateCLI(t *testing.T, args ...string) []byte {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, legateBin, args...)
 	cmd.Dir = t.TempDir()
-	var stdout, stderr syncBuffer
+	var stdout, stderr syncbuf.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("legate %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
@@ -99,7 +101,7 @@ func catalog(t *testing.T, config, stateDir string) map[string]catalogTool {
 type daemon struct {
 	name   string
 	port   int
-	output *syncBuffer
+	output *syncbuf.Buffer
 	stop   func()
 }
 
@@ -133,7 +135,7 @@ func tryDaemon(name string, newCmd func(port int) *exec.Cmd) (*daemon, error) {
 		return nil, err
 	}
 	cmd := newCmd(port)
-	d := &daemon{name: name, port: port, output: &syncBuffer{}}
+	d := &daemon{name: name, port: port, output: &syncbuf.Buffer{}}
 	cmd.Stdout, cmd.Stderr = d.output, d.output
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/legate-mcp/legate/internal/syncbuf"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate/server"
@@ -23,7 +25,7 @@ import (
 // arguments (NOT_FOUND: no approval "…"). As in the audit, no log line
 // holds an argument value: the log has the error's code and a hash.
 func TestFailedCallLogsNoArgumentValues(t *testing.T) {
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	log := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	raw, up := upstreamtest.NewRaw(t, `{"name":"quotes","inputSchema":{"type":"object"}}`)
 	raw.HandleCall(func(name string, args json.RawMessage) (json.RawMessage, error) {

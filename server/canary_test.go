@@ -24,6 +24,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/legate-mcp/legate/internal/syncbuf"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate/auth"
@@ -163,7 +165,7 @@ func TestClientTokenNoPassthroughToUpstreams(t *testing.T) {
 		}
 		doc += "}\n"
 	}
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	log := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	st := memStore(t)
 	gw := upGateway(t, doc, st, log)

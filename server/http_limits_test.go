@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/legate-mcp/legate/internal/syncbuf"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate/config"
@@ -113,7 +115,7 @@ func TestSlowBodyIsCutOff(t *testing.T) {
 // timeouts as /mcp's: a client trickling its headers or its login form is
 // cut off, not held.
 func TestPanelListenerIsBounded(t *testing.T) {
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	log := slog.New(slog.NewJSONHandler(&logs, nil))
 	listenWith(t, "panel: {listen: \"127.0.0.1:0\"}\n"+slowLimits, server.Options{AdminToken: "panel-admin", Logger: log})
 	var addr string

@@ -1,15 +1,15 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/legate-mcp/legate/internal/syncbuf"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -38,19 +38,6 @@ func init() {
 		New: func(connectors.Instance) (connectors.Connector, error) { return &closerConn{}, nil },
 	})
 }
-
-// syncBuffer is a log destination tests read while the gateway writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 func parse(t *testing.T, doc string) *config.File {
 	t.Helper()
@@ -95,7 +82,7 @@ func hi(t *testing.T, cs *mcp.ClientSession, name string) *mcp.CallToolResult {
 // did not change is kept, a removed one closed.
 func TestReloadAppliesANewConfiguration(t *testing.T) {
 	st := memStore(t)
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	first := parse(t, "call_timeout: 100ms\n"+testConfig+"  - {id: keep, type: closer-test}\n  - {id: drop, type: closer-test}\n")
 	gw, err := server.New(context.Background(), server.Options{Config: first, Store: st, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {

@@ -21,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/legate-mcp/legate/internal/syncbuf"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
@@ -553,7 +555,7 @@ func TestHeaderEnvThroughGateway(t *testing.T) {
 	down := upstreamtest.NewServer(t, raw)
 	down.Stop()
 
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	log := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	dir := t.TempDir()
 	st := upFileStore(t, dir)
@@ -782,24 +784,6 @@ func TestStdioRestartThroughGateway(t *testing.T) {
 	if s := upStatus(t, gw, "local"); s.Sessions != 1 || s.Circuit != "closed" {
 		t.Errorf("status %+v", s)
 	}
-}
-
-// lockedBuffer is a goroutine-safe log sink.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // requireAuth serves h only to requests bearing the Authorization value.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net"
@@ -11,9 +10,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/legate-mcp/legate/internal/syncbuf"
 
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors/saas/oauthtest"
@@ -21,23 +21,6 @@ import (
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/vault"
 )
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // `legate connect` prints the consent URL and waits; a person (here an
 // HTTP client) approves at the provider, the provider sends them back to
@@ -94,7 +77,7 @@ connectors:
 	defer hs.Close()
 
 	root := newRoot()
-	out := &lockedBuffer{}
+	out := &syncbuf.Buffer{}
 	root.SetOut(out)
 	root.SetErr(out)
 	root.SetArgs([]string{"--config", cfgPath, "connect", "slack", "--principal", "alice", "--tenant", "acme"})

@@ -6,7 +6,6 @@ package slack_test
 // each call reaches Slack with the caller's token alone.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -19,8 +18,9 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/legate-mcp/legate/internal/syncbuf"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -34,24 +34,6 @@ import (
 	"github.com/legate-mcp/legate/store/sqlite"
 	"github.com/legate-mcp/legate/vault"
 )
-
-// syncBuffer is a log sink safe for the gateway's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // withBearer adds a principal's token to every request.
 type withBearer struct {
@@ -71,7 +53,7 @@ type perUserEnv struct {
 	gw    *server.Gateway
 	st    *sqlite.Store
 	base  string
-	logs  *syncBuffer
+	logs  *syncbuf.Buffer
 	said  []string // every answer Legate gave: results, errors, pages
 }
 
@@ -109,7 +91,7 @@ connectors:
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	v := vault.New(st.Secrets(), vault.SourceFromEnv(func(string) string { return "" }, t.TempDir()), nil)
 	gw, err := server.New(ctx, server.Options{Config: cfg, Store: st, Vault: v, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {
