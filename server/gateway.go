@@ -387,7 +387,7 @@ func (g *Gateway) run(ctx context.Context, r *Request) (*Result, error) {
 func (g *Gateway) fastable(r *Request) bool {
 	switch t := r.Entry.Target.(type) {
 	case *nativeTool: // a search may change the session's list, which the SDK notifies; asking to connect takes the SDK's session
-		asks := t.inst != nil && g.autoAuth(r) && g.connections.MustAsk(context.Background(), t.inst.def, r.Caller, connections.Asker{Session: r.Session})
+		asks := t.inst != nil && autoAuth(g, r) && g.connections.MustAsk(context.Background(), t.inst.def, r.Caller, connections.Asker{Session: r.Session})
 		return r.Entry.Canonical != profiles.SearchTool && !asks
 	case *upstream.Tool:
 		return g.upstreams.Relayable(t)
@@ -466,7 +466,7 @@ func (g *Gateway) executeNative(ctx context.Context, nt *nativeTool, r *Request)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	res, err := nt.tool.Run(ctx, call)
-	if nt.inst != nil && legate.CodeOf(err) == legate.CodeNotConnected && g.autoAuth(r) && (r.relay == nil || r.Session == nil) { // auto_auth (which a session's fast path cannot ask)
+	if nt.inst != nil && legate.CodeOf(err) == legate.CodeNotConnected && autoAuth(g, r) && (r.relay == nil || r.Session == nil) { // auto_auth (which a session's fast path cannot ask)
 		again, ir, aerr := g.connections.AutoAuth(ctx, err, nt.inst.def.ID, r.Caller, connections.Asker{Session: r.Session, Round: r.round})
 		if !again {
 			return ir, aerr
@@ -482,8 +482,9 @@ func (g *Gateway) executeNative(ctx context.Context, nt *nativeTool, r *Request)
 	return toolresult.Native(res)
 }
 
-// autoAuth reports whether r's profile asks its user to connect (auto_auth).
-func (g *Gateway) autoAuth(r *Request) bool {
+// autoAuth reports whether r's profile asks its user to connect (auto_auth;
+// a function: Gateway has methods enough).
+func autoAuth(g *Gateway, r *Request) bool {
 	prof := config.Profile{}
 	if p := g.discovery.WithDefault(r.principal); p != nil {
 		prof, _ = g.profile(p.Profile)
