@@ -69,15 +69,14 @@ func (a Asker) sessionAsks() bool {
 	return p != nil && canAskURL(p.Capabilities)
 }
 
-// MustAsk reports whether a call by caller to def, from a's client, would
-// ask its user to connect: def acts as each caller (per_user or
-// per_user_or_shared), the
-// client has a session and declared URL-mode elicitation, and caller has
-// no live connection. The HTTP fast path, which cannot ask a client
-// mid-call, hands such a call to the SDK.
-func (m *Manager) MustAsk(ctx context.Context, def sources.InstanceDef, caller connectors.Caller, a Asker) bool {
-	return def.PerUserCredential() != "" && a.sessionAsks() &&
-		!m.Connected(ctx, caller.Tenant, caller.Principal, def.ID)
+// MayAsk reports whether a call to def, from a's client, may ask its
+// user to connect: def acts as each caller (per_user or
+// per_user_or_shared) and the client has a session and declared URL-mode
+// elicitation. The HTTP fast path, which cannot ask a client mid-call,
+// leaves such calls to the SDK: whether the caller's connection is live is
+// known only once the provider has accepted or refused its token.
+func MayAsk(def sources.InstanceDef, a Asker) bool {
+	return def.PerUserCredential() != "" && a.sessionAsks()
 }
 
 // AutoAuth handles a call by caller to instance that failed with err. When

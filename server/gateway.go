@@ -387,7 +387,7 @@ func (g *Gateway) run(ctx context.Context, r *Request) (*Result, error) {
 func (g *Gateway) fastable(r *Request) bool {
 	switch t := r.Entry.Target.(type) {
 	case *nativeTool: // a search may change the session's list, which the SDK notifies; asking to connect takes the SDK's session
-		asks := t.inst != nil && autoAuth(g, r) && g.connections.MustAsk(context.Background(), t.inst.def, r.Caller, connections.Asker{Session: r.Session})
+		asks := t.inst != nil && autoAuth(g, r) && connections.MayAsk(t.inst.def, connections.Asker{Session: r.Session})
 		return r.Entry.Canonical != profiles.SearchTool && !asks
 	case *upstream.Tool:
 		return g.upstreams.Relayable(t)
