@@ -92,15 +92,19 @@ func (m *Manager) AutoAuth(ctx context.Context, err error, instance string, call
 	}
 	ask := &mcp.ElicitParams{Mode: "url", URL: u, ElicitationID: uuid.NewString(),
 		Message: fmt.Sprintf("%s acts as you and you have not connected it (or your connection expired). Open this link to connect your account; the call goes on once you have.", instance)}
+	declined := func(action string) error {
+		return reworded(err, fmt.Sprintf("the user did not connect %s (answered %s): connect it by opening %s, then call again", instance, action, u))
+	}
 	switch {
 	case a.sessionAsks():
+		m.opts.Logger.Info("asking the client to connect", "instance", instance, "principal", caller.Principal, "tenant", caller.Tenant)
 		er, eerr := rounds.Elicit(ctx, a.Session, ask)
 		if eerr != nil {
 			m.opts.Logger.Info("asking the client to connect failed", "instance", instance, "principal", caller.Principal, "error", eerr)
 			return false, nil, err
 		}
 		if er.Action != "accept" {
-			return false, nil, reworded(err, fmt.Sprintf("the user did not connect %s (answered %s): connect it by opening %s, then call again", instance, er.Action, u))
+			return false, nil, declined(er.Action)
 		}
 	case a.Round != nil && len(a.Round.Responses) == 0 && canAskURL(roundCaps(a.Round)):
 		b, _ := json.Marshal(map[string]any{"resultType": "input_required", "inputRequests": mcp.InputRequestMap{AskKey: ask}})
@@ -114,7 +118,7 @@ func (m *Manager) AutoAuth(ctx context.Context, err error, instance string, call
 			return false, nil, err
 		}
 		if er.Action != "accept" {
-			return false, nil, reworded(err, fmt.Sprintf("the user did not connect %s (answered %s): connect it by opening %s, then call again", instance, er.Action, u))
+			return false, nil, declined(er.Action)
 		}
 	default:
 		return false, nil, err
