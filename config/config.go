@@ -86,7 +86,13 @@ type Profile struct {
 	Discovery string `yaml:"discovery" enum:"list,search" desc:"list: tools/list shows every tool of the view; search: it shows legate.search_tools and legate.approval_status, then each tool a search of the session found (every tool of the view can be called by name either way)"`
 	// Connectors narrows the view to connector instances and upstreams.
 	Connectors []ConnectorSelection `yaml:"connectors" desc:"Connector instances and upstreams whose tools the view keeps (empty: every source); an entry names one ({name: notion}) or selects those usable ({all: true, exclude: [jira], max: 10})"`
+	// AutoAuth: nil is true.
+	AutoAuth *bool `yaml:"auto_auth" default:"true" desc:"A call to a per_user instance the caller has not connected (or whose connection expired) asks the user to open the connect URL, through a client that supports URL-mode elicitation (2025-11-25) or an input_required result (2026-07-28), and goes on once connected; false: it fails with NOT_CONNECTED naming the URL. Only such a call starts a connection: nothing is opened on its own"`
 }
+
+// AsksToConnect reports whether the profile's calls ask their user to
+// connect an instance (auto_auth).
+func (p Profile) AsksToConnect() bool { return p.AutoAuth == nil || *p.AutoAuth }
 
 // Panel is the `panel:` section.
 type Panel struct {

@@ -28,5 +28,8 @@
 // reads the credential again. A refresh the provider refuses marks the
 // connection expired: it then counts as not connected, the call fails
 // with NOT_CONNECTED naming how to connect, and a profile's `all`
-// selection leaves the instance out of that principal's set.
+// selection leaves the instance out of that principal's set. Unless the
+// profile sets auto_auth: false, such a call first asks its user to
+// connect (see autoauth.go): through URL-mode elicitation, or an
+// input_required result for a 2026-07-28 client.
 package connections

@@ -70,8 +70,8 @@ type fastPath struct {
 type callPath interface {
 	// viewFor is the catalog p sees (nil: no authentication).
 	viewFor(p *auth.Principal) *catalog.Catalog
-	// fastable reports whether the fast path can answer a call to e.
-	fastable(e *catalog.Entry) bool
+	// fastable reports whether the fast path can answer call r.
+	fastable(r *Request) bool
 	// newRequest starts a call to e.
 	newRequest(e *catalog.Entry, args json.RawMessage, o CallOptions) *Request
 	// run takes r along the call path: with r.relay set, it hands back
@@ -287,9 +287,6 @@ func (f *fastPath) fastCall(w http.ResponseWriter, r *http.Request, ls *liveSess
 			return true
 		}
 	}
-	if !f.gw.fastable(e) {
-		return false
-	}
 	o := CallOptions{Principal: principal}
 	sid := ""
 	if ls != nil {
@@ -303,6 +300,9 @@ func (f *fastPath) fastCall(w http.ResponseWriter, r *http.Request, ls *liveSess
 		o.round = &rounds.Round{Meta: p.Meta}
 	}
 	req := f.gw.newRequest(e, p.Arguments, o)
+	if !f.gw.fastable(req) {
+		return false
+	}
 	call := &relayedCall{streamWriter: streamWriter{w: w, sid: sid, id: id}, metrics: f.metrics}
 	out := &call.streamWriter
 	req.relay = call

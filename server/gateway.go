@@ -379,15 +379,16 @@ func (g *Gateway) run(ctx context.Context, r *Request) (*Result, error) {
 	return res, nil
 }
 
-// fastable reports whether the HTTP fast path can answer a call to e
+// fastable reports whether the HTTP fast path can answer a call r
 // (Request.relay): a native tool, whose result it encodes as the SDK
 // would, or an upstream's tool that Relay relays as bytes. Calls of
 // per_client, stdio and SSE upstreams take the SDK's path, which routes
 // their requests to the client.
-func (g *Gateway) fastable(e *catalog.Entry) bool {
-	switch t := e.Target.(type) {
-	case *nativeTool: // a search may change the session's list, which the SDK notifies
-		return e.Canonical != profiles.SearchTool
+func (g *Gateway) fastable(r *Request) bool {
+	switch t := r.Entry.Target.(type) {
+	case *nativeTool: // a search may change the session's list, which the SDK notifies; asking to connect takes the SDK's session
+		asks := t.inst != nil && autoAuth(g, r) && connections.MayAsk(t.inst.def, connections.Asker{Session: r.Session})
+		return r.Entry.Canonical != profiles.SearchTool && !asks
 	case *upstream.Tool:
 		return g.upstreams.Relayable(t)
 	}
@@ -465,6 +466,13 @@ func (g *Gateway) executeNative(ctx context.Context, nt *nativeTool, r *Request)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	res, err := nt.tool.Run(ctx, call)
+	if nt.inst != nil && legate.CodeOf(err) == legate.CodeNotConnected && autoAuth(g, r) && (r.relay == nil || r.Session == nil) { // auto_auth (which a session's fast path cannot ask)
+		again, ir, aerr := g.connections.AutoAuth(ctx, err, nt.inst.def.ID, r.Caller, connections.Asker{Session: r.Session, Round: r.round})
+		if !again {
+			return ir, aerr
+		}
+		res, err = nt.tool.Run(ctx, call)
+	}
 	if err != nil {
 		if ctx.Err() == context.DeadlineExceeded {
 			return nil, &legate.Error{Code: legate.CodeTimeout, Message: fmt.Sprintf("%s did not answer within %s", r.Entry.Canonical, timeout), Err: err}
@@ -472,6 +480,16 @@ func (g *Gateway) executeNative(ctx context.Context, nt *nativeTool, r *Request)
 		return nil, err
 	}
 	return toolresult.Native(res)
+}
+
+// autoAuth reports whether r's profile asks its user to connect (auto_auth;
+// a function: Gateway has methods enough).
+func autoAuth(g *Gateway, r *Request) bool {
+	prof := config.Profile{}
+	if p := g.discovery.WithDefault(r.principal); p != nil {
+		prof, _ = g.profile(p.Profile)
+	}
+	return prof.AsksToConnect()
 }
 
 // Test runs every instance's connection test and returns the failures by id.

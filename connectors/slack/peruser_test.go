@@ -8,6 +8,7 @@ package slack_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -18,6 +19,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/legate-mcp/legate/internal/syncbuf"
@@ -54,6 +56,7 @@ type perUserEnv struct {
 	st    *sqlite.Store
 	base  string
 	logs  *syncbuf.Buffer
+	mu    sync.Mutex
 	said  []string // every answer Legate gave: results, errors, pages
 }
 
@@ -71,6 +74,7 @@ func newPerUserEnv(t *testing.T) *perUserEnv {
 auth: {tokens: true, resource: "`+base+`/mcp"}
 profiles:
   - {name: everything, connectors: [{all: true}]}
+  - {name: never-asked, auto_auth: false}
 connectors:
   - type: slack
     credentials_mode: per_user
@@ -104,6 +108,13 @@ connectors:
 	return &perUserEnv{t: t, slack: s, gw: gw, st: st, base: base, logs: logs}
 }
 
+// say records an answer Legate gave.
+func (e *perUserEnv) say(s string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.said = append(e.said, s)
+}
+
 // principal makes a bearer token for a principal of tenant acme.
 func (e *perUserEnv) principal(name, profile string) string {
 	e.t.Helper()
@@ -119,27 +130,46 @@ func (e *perUserEnv) principal(name, profile string) string {
 // would.
 func (e *perUserEnv) connect(bearer, account string) {
 	e.t.Helper()
-	req, _ := http.NewRequest("GET", e.base+"/connect/slack", nil)
+	if err := e.open(e.base+"/connect/slack", bearer, account); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// open opens a connect URL as the principal of bearer would in a browser
+// signed in to Legate, approving at the stand-in as account.
+func (e *perUserEnv) open(connectURL, bearer, account string) error {
+	req, err := http.NewRequest("GET", connectURL, nil)
+	if err != nil {
+		return err
+	}
 	req.Header.Set("Authorization", "Bearer "+bearer)
 	req.Header.Set(oauthtest.UserHeader, account)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		e.t.Fatal(err)
+		return err
 	}
 	body, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	e.said = append(e.said, string(body))
+	e.say(string(body))
 	if res.StatusCode != 200 || !strings.Contains(string(body), "is connected") || !strings.HasSuffix(res.Request.URL.Path, connections.CallbackPath) {
-		e.t.Fatalf("connecting as %s: %d at %s: %s", account, res.StatusCode, res.Request.URL, body)
+		return fmt.Errorf("connecting as %s: %d at %s: %s", account, res.StatusCode, res.Request.URL, body)
 	}
+	return nil
 }
 
 // session opens an MCP session as the principal of bearer.
 func (e *perUserEnv) session(bearer string) *mcp.ClientSession {
 	e.t.Helper()
-	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	return e.client(bearer, nil, "")
+}
+
+// client opens an MCP session as the principal of bearer with a client of
+// opts, speaking protocol version ("": the SDK's latest).
+func (e *perUserEnv) client(bearer string, opts *mcp.ClientOptions, version string) *mcp.ClientSession {
+	e.t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, opts)
 	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: e.base + "/mcp",
-		HTTPClient: &http.Client{Transport: withBearer{token: bearer, base: http.DefaultTransport}}}, nil)
+		HTTPClient: &http.Client{Transport: withBearer{token: bearer, base: http.DefaultTransport}}}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -156,7 +186,7 @@ func (e *perUserEnv) list(cs *mcp.ClientSession) (string, map[string]any) {
 		e.t.Fatal(err)
 	}
 	b, _ := json.Marshal(res)
-	e.said = append(e.said, string(b))
+	e.say(string(b))
 	var out map[string]any
 	json.Unmarshal(b, &out)
 	sc, _ := out["structuredContent"].(map[string]any)
@@ -243,7 +273,7 @@ func TestPerUserConnections(t *testing.T) {
 	}
 	body, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	e.said = append(e.said, string(body))
+	e.say(string(body))
 	if res.StatusCode != 200 || !strings.Contains(string(body), `"principal":"alice"`) || !strings.Contains(string(body), `"principal":"bob"`) {
 		t.Fatalf("admin list: %d %s", res.StatusCode, body)
 	}
@@ -311,7 +341,7 @@ func TestPerUserConnections(t *testing.T) {
 	}
 	body, _ = io.ReadAll(res.Body)
 	res.Body.Close()
-	e.said = append(e.said, string(body))
+	e.say(string(body))
 	csrf := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(string(body))
 	if res.StatusCode != 200 || !strings.Contains(string(body), `id="conn-slack-alice"`) || strings.Contains(string(body), `id="conn-slack-bob"`) || csrf == nil {
 		t.Fatalf("the panel's connections: %d\n%s", res.StatusCode, body)
