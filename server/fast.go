@@ -83,10 +83,10 @@ var _ callPath = (*Gateway)(nil)
 
 // liveSession is what the fast paths know of an HTTP session the SDK holds.
 type liveSession struct {
-	user string // who opened it (sessionOwner): a session answers only them
-	ss   *mcp.ServerSession
-	// opened is when the session was initialized, owner who opened it, as
-	// the admin API lists sessions.
+	ss *mcp.ServerSession
+	// opened is when the session was initialized; owner who opened it
+	// (sessionOwner): a session answers only them, and the admin API
+	// lists it under them.
 	opened time.Time
 	owner  string
 	// seen is when the SDK last handled one of the session's requests (Unix
@@ -122,7 +122,7 @@ func (f *fastPath) serveFast(w http.ResponseWriter, r *http.Request) bool {
 	ls := f.liveSession(sid)
 	switch {
 	case sid == "" && version == statelessVersion:
-	case ls == nil || ls.user != userOf(r.Context()) || time.Since(time.Unix(0, ls.seen.Load())) > f.idle/16:
+	case ls == nil || ls.owner != userOf(r.Context()) || time.Since(time.Unix(0, ls.seen.Load())) > f.idle/16:
 		return false
 	case version != "" && !fastVersions[version]:
 		return false
@@ -571,8 +571,7 @@ func (f *fastPath) trackSession(ctx context.Context, req *mcp.InitializedRequest
 	}
 	// ctx is the request that carried notifications/initialized, which the
 	// SDK let through only with the credential that opened the session.
-	user := userOf(ctx)
-	ls := &liveSession{ss: req.Session, opened: time.Now(), owner: user, user: user}
+	ls := &liveSession{ss: req.Session, opened: time.Now(), owner: userOf(ctx)}
 	ls.seen.Store(time.Now().UnixNano())
 	f.live.Store(id, ls)
 	if f.tracked.Add(1)%256 == 0 {
