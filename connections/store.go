@@ -92,6 +92,11 @@ type Options struct {
 	// Key derives the key states are sealed with (rooted in the vault, the
 	// same on every replica and in the CLI).
 	Key func(ctx context.Context) []byte
+	// Upstreams, when set, gives the OAuth app of an id no connector
+	// instance has: an OAuth-protected upstream MCP server, connected as
+	// an instance is (redirect is "" for a refresh); ok is false for an
+	// id it does not know.
+	Upstreams func(ctx context.Context, id, redirect string) (app *UpstreamApp, ok bool, err error)
 	// Resource is auth.resource, whose origin is Legate's public URL.
 	Resource string
 	// Principal is the caller of a gateway without authentication.
