@@ -67,6 +67,13 @@ type env struct {
 
 func newEnv(t *testing.T, upstreamURL string) *env {
 	t.Helper()
+	return newEnvWith(t, upstreamURL, mcpauth.Upstream{})
+}
+
+// newEnvWith serves connections whose upstream "secure" is up (its URL
+// set to upstreamURL).
+func newEnvWith(t *testing.T, upstreamURL string, up mcpauth.Upstream) *env {
+	t.Helper()
 	st, err := sqlite.OpenMemory(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +83,8 @@ func newEnv(t *testing.T, upstreamURL string) *env {
 	e := &env{url: upstreamURL, logs: &bytes.Buffer{}}
 	e.srv = httptest.NewUnstartedServer(nil)
 	apps := &mcpauth.Apps{HTTPClient: http.DefaultClient, Upstream: func(id string) (mcpauth.Upstream, bool) {
-		return mcpauth.Upstream{ID: id, URL: upstreamURL}, id == "secure"
+		up.ID, up.URL = id, upstreamURL
+		return up, id == "secure"
 	}}
 	key := make([]byte, 32)
 	e.m = connections.New(connections.Options{Vault: v, Key: func(context.Context) []byte { return key }, Upstreams: apps.App,
