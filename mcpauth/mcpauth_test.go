@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -126,12 +127,26 @@ func (e *env) connect(t *testing.T, principal string) {
 	e.tokens = append(e.tokens, tok)
 }
 
-// session connects to the upstream as principal.
+// session connects to the upstream as principal, whose requests carry
+// the caller in their context.
 func (e *env) session(t *testing.T, principal string) (*mcp.ClientSession, error) {
 	ctx := mcpauth.WithCaller(t.Context(), mcpauth.Caller{Principal: principal})
 	hc := &http.Client{Transport: &mcpauth.Transport{Base: http.DefaultTransport, ID: "secure", Tokens: e.m}}
 	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: e.url, HTTPClient: hc, DisableStandaloneSSE: true}, nil)
+	if err == nil {
+		t.Cleanup(func() { cs.Close() })
+	}
+	return cs, err
+}
+
+// boundSession connects to the upstream as principal, through a
+// transport bound to the principal: no request needs a caller in its
+// context, the standalone event stream included.
+func (e *env) boundSession(t *testing.T, principal string) (*mcp.ClientSession, error) {
+	hc := &http.Client{Transport: &mcpauth.Transport{Base: http.DefaultTransport, ID: "secure", Tokens: e.m, Caller: &mcpauth.Caller{Principal: principal}}}
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: e.url, HTTPClient: hc}, nil)
 	if err == nil {
 		t.Cleanup(func() { cs.Close() })
 	}
@@ -176,6 +191,23 @@ func TestTypeScriptProtectedUpstream(t *testing.T) {
 	}
 	if _, err := e.session(t, "bob"); legate.CodeOf(err) != legate.CodeNotConnected {
 		t.Errorf("bob after alice connected: %v, want NOT_CONNECTED", err)
+	}
+	if _, err := e.boundSession(t, "bob"); legate.CodeOf(err) != legate.CodeNotConnected {
+		t.Errorf("bob's bound session: %v, want NOT_CONNECTED", err)
+	}
+	carol, err := e.boundSession(t, "carol")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = carol.CallTool(context.Background(), &mcp.CallToolParams{Name: "whoami", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("carol's call: %v %v", res, err)
+	}
+	var who struct {
+		ClientID string `json:"client_id"`
+	}
+	if json.Unmarshal([]byte(text), &who); who.ClientID == "" || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, who.ClientID) {
+		t.Errorf("alice and carol's calls were not made with the client Legate registered: %s, %v", text, res.Content)
 	}
 	for _, tok := range e.tokens {
 		if strings.Contains(text, tok) || strings.Contains(e.logs.String(), tok) {

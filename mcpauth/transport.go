@@ -31,17 +31,23 @@ type Tokens interface {
 }
 
 // Transport sets each request's Authorization to its caller's token to
-// the upstream ID. A 401 answer is retried once with the token refreshed
+// the upstream ID: Caller's when set (the transport of one principal's
+// session, whose background requests carry no caller), else the one the
+// request's context carries. A 401 answer is retried once with the token refreshed
 // (when it can be). The token never leaves the request: an error or an
 // answer naming it has it masked.
 type Transport struct {
 	Base   http.RoundTripper
 	ID     string
 	Tokens Tokens
+	Caller *Caller
 }
 
 func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	c, ok := CallerFrom(r.Context())
+	if t.Caller != nil {
+		c, ok = *t.Caller, true
+	}
 	if !ok {
 		return nil, legate.Errorf(legate.CodeNotConnected, "%s is an OAuth-protected upstream: a request to it needs a calling principal's connection", t.ID)
 	}
