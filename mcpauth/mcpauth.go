@@ -66,8 +66,11 @@ type Apps struct {
 	known map[string]*known // by upstream id
 }
 
-// known is what was discovered of one upstream.
+// known is what was discovered of one upstream; its lock is held while
+// discovering and registering, so that one slow upstream holds back
+// only its own connections.
 type known struct {
+	mu       sync.Mutex
 	url      string
 	resource string
 	meta     *oauthex.AuthServerMeta
@@ -86,17 +89,21 @@ func (a *Apps) App(ctx context.Context, id, redirect string) (*connections.Upstr
 		return nil, false, nil
 	}
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	if a.known == nil {
 		a.known = map[string]*known{}
 	}
 	k := a.known[id]
-	if k == nil || k.url != up.URL {
-		var err error
-		if k, err = a.discover(ctx, up); err != nil {
+	if k == nil {
+		k = &known{}
+		a.known[id] = k
+	}
+	a.mu.Unlock()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.meta == nil || k.url != up.URL {
+		if err := a.discover(ctx, up, k); err != nil {
 			return nil, true, fmt.Errorf("upstream %s: OAuth discovery: %w", id, err)
 		}
-		a.known[id] = k
 	}
 	cfg, err := a.client(ctx, up, k, redirect)
 	if err != nil {
@@ -106,11 +113,12 @@ func (a *Apps) App(ctx context.Context, id, redirect string) (*connections.Upstr
 }
 
 // discover finds the upstream's protected resource metadata and its
-// authorization server's metadata.
-func (a *Apps) discover(ctx context.Context, up Upstream) (*known, error) {
+// authorization server's metadata, into k (whose registrations it
+// forgets).
+func (a *Apps) discover(ctx context.Context, up Upstream, k *known) error {
 	metaURL, err := a.challenge(ctx, up.URL)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if metaURL == "" { // RFC 9728 section 3: the well-known URL of the resource
 		u, _ := url.Parse(up.URL)
@@ -120,30 +128,31 @@ func (a *Apps) discover(ctx context.Context, up Upstream) (*known, error) {
 	}
 	prm, err := oauthex.GetProtectedResourceMetadata(ctx, metaURL, up.URL, a.HTTPClient)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if len(prm.AuthorizationServers) == 0 {
-		return nil, fmt.Errorf("the protected resource metadata at %s names no authorization server", metaURL)
+		return fmt.Errorf("the protected resource metadata at %s names no authorization server", metaURL)
 	}
 	issuer := prm.AuthorizationServers[0]
 	meta, err := auth.GetAuthServerMetadata(ctx, issuer, a.HTTPClient)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if meta == nil {
-		return nil, fmt.Errorf("the authorization server %s publishes no metadata (RFC 8414)", issuer)
+		return fmt.Errorf("the authorization server %s publishes no metadata (RFC 8414)", issuer)
 	}
 	if meta.AuthorizationEndpoint == "" || meta.TokenEndpoint == "" {
-		return nil, fmt.Errorf("the authorization server %s has no authorization or token endpoint", issuer)
+		return fmt.Errorf("the authorization server %s has no authorization or token endpoint", issuer)
 	}
 	if len(meta.CodeChallengeMethodsSupported) > 0 && !slices.Contains(meta.CodeChallengeMethodsSupported, "S256") {
-		return nil, fmt.Errorf("the authorization server %s does not support PKCE with S256", issuer)
+		return fmt.Errorf("the authorization server %s does not support PKCE with S256", issuer)
 	}
 	scopes := up.Scopes
 	if len(scopes) == 0 {
 		scopes = prm.ScopesSupported
 	}
-	return &known{url: up.URL, resource: prm.Resource, meta: meta, scopes: scopes, clients: map[string]oauth2.Config{}}, nil
+	k.url, k.resource, k.meta, k.scopes, k.clients, k.last = up.URL, prm.Resource, meta, scopes, map[string]oauth2.Config{}, ""
+	return nil
 }
 
 // challenge makes an unauthenticated request to the upstream and returns

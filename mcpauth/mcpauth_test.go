@@ -209,6 +209,15 @@ func TestTypeScriptProtectedUpstream(t *testing.T) {
 	if json.Unmarshal([]byte(text), &who); who.ClientID == "" || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, who.ClientID) {
 		t.Errorf("alice and carol's calls were not made with the client Legate registered: %s, %v", text, res.Content)
 	}
+	if err := e.m.Revoke(t.Context(), "", "carol", "secure"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.boundSession(t, "carol"); legate.CodeOf(err) != legate.CodeNotConnected {
+		t.Errorf("carol after revoking her connection: %v, want NOT_CONNECTED", err)
+	}
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami", Arguments: map[string]any{}}); err != nil {
+		t.Errorf("alice's call after carol revoked hers: %v", err)
+	}
 	for _, tok := range e.tokens {
 		if strings.Contains(text, tok) || strings.Contains(e.logs.String(), tok) {
 			t.Errorf("a token appears in a result or the log")
