@@ -172,6 +172,9 @@ func (m *Manager) complete(ctx context.Context, sealed, code string) (state, err
 		return s, err
 	}
 	m.gen.Add(1)
+	if m.opts.OnConnected != nil {
+		m.opts.OnConnected(s.Instance, s.Tenant, s.Principal)
+	}
 	m.opts.Logger.Info("connected", "instance", s.Instance, "principal", s.Principal, "tenant", s.Tenant)
 	return s, nil
 }

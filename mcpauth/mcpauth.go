@@ -47,6 +47,9 @@ type Upstream struct {
 	ClientID, ClientSecret string
 	// Scopes asked for (default: the resource's scopes_supported).
 	Scopes []string
+	// Err is what keeps the upstream from being connected (its
+	// configured client's secret cannot be read).
+	Err error
 }
 
 // Apps discovers and registers the OAuth clients of upstreams; it is safe
@@ -87,6 +90,9 @@ func (a *Apps) App(ctx context.Context, id, redirect string) (*connections.Upstr
 	up, ok := a.Upstream(id)
 	if !ok {
 		return nil, false, nil
+	}
+	if up.Err != nil {
+		return nil, true, fmt.Errorf("upstream %s: %w", id, up.Err)
 	}
 	a.mu.Lock()
 	if a.known == nil {

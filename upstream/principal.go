@@ -1,0 +1,132 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/upstream/msglimit"
+)
+
+// An upstream with auth: oauth acts as each caller: a principal's calls
+// go through a session of its own, whose every request carries that
+// principal's token (Options.Authorize), connected on its first call and
+// kept while it lives. Its tools are listed through the session of the
+// first principal to connect it (ConnectedAs), and again on
+// list_changed; a call by a principal who has not connected it fails
+// with the NOT_CONNECTED error Authorize's transport gives, which counts
+// as no failure of the upstream.
+
+// principalKey names a principal's session.
+func principalKey(c Client) string { return c.Tenant + "\x00" + c.Principal }
+
+// principalSession returns the session of client's principal, connecting
+// it on first use. A principal's failure to connect (not connected, its
+// token refused) is its own: it sets no backoff of the upstream.
+func principalSession(ctx context.Context, u *Upstream, c Client) (*session, error) {
+	if u.m.opts.Authorize == nil {
+		return nil, unavailable(u.cfg.ID, "it is OAuth-protected and this gateway has no per-user connections", nil)
+	}
+	if c.Principal == "" {
+		return nil, legate.Errorf(legate.CodeNotConnected, "upstream %s acts as each caller: a call needs a principal who has connected it", u.cfg.ID)
+	}
+	key := principalKey(c)
+	u.mu.Lock()
+	if u.closed {
+		u.mu.Unlock()
+		return nil, errors.New("upstream closed")
+	}
+	if s, ok := u.byPrincipal[key]; ok && s.alive() {
+		u.mu.Unlock()
+		return s, nil
+	}
+	u.mu.Unlock()
+	ch := u.connecting.DoChan("principal-"+key, func() (any, error) { return dialPrincipal(u, c) })
+	select {
+	case r := <-ch:
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		return r.Val.(*session), nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("connecting to upstream %s: %w", u.cfg.ID, ctx.Err())
+	}
+}
+
+// dialPrincipal connects c's principal's session and keeps it until it
+// ends or the upstream closes; the first session of an upstream whose
+// tools were never listed lists them.
+func dialPrincipal(u *Upstream, c Client) (*session, error) {
+	cctx, cancel := context.WithTimeout(u.m.ctx, u.m.opts.ConnectTimeout)
+	defer cancel()
+	rt := u.m.opts.Authorize(u.cfg.ID, c.Tenant, c.Principal, u.http.Transport)
+	hc := &http.Client{Transport: rt}
+	tapped := &http.Client{Transport: &tapTransport{base: msglimit.Transport(rt, u.maxResult()), u: u}}
+	s, err := u.connect(cctx, nil, hc, tapped)
+	if err != nil {
+		var le *legate.Error
+		if errors.As(err, &le) && le.Code == legate.CodeNotConnected {
+			return nil, le
+		}
+		return nil, err
+	}
+	key := principalKey(c)
+	u.mu.Lock()
+	if u.closed {
+		u.mu.Unlock()
+		s.cs.Close()
+		return nil, errors.New("upstream closed")
+	}
+	u.byPrincipal[key] = s
+	u.mu.Unlock()
+	u.m.wg.Go(func() {
+		select {
+		case <-s.done:
+		case <-u.m.ctx.Done():
+		}
+		u.mu.Lock()
+		if u.byPrincipal[key] == s {
+			delete(u.byPrincipal, key)
+		}
+		u.mu.Unlock()
+		s.cs.Close()
+		<-s.done
+	})
+	if st, err := u.m.opts.Store.CacheOf(cctx, u.cfg.ID); err == nil && st.RefreshedAt.IsZero() {
+		u.m.refreshVia(u.cfg.ID, s)
+	}
+	return s, nil
+}
+
+// anyPrincipalSession is a live principal's session to list through, nil
+// when no principal is connected.
+func anyPrincipalSession(u *Upstream) *session {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for _, s := range u.byPrincipal {
+		if s.alive() {
+			return s
+		}
+	}
+	return nil
+}
+
+// ConnectedAs tells the manager that principal of tenant has connected
+// the OAuth-protected upstream id: its session is connected now, in the
+// background, so that the upstream's tools are listed if they never were.
+func (m *Manager) ConnectedAs(id, tenant, principal string) {
+	u, ok := m.Upstream(id)
+	if !ok || !u.cfg.OAuthProtected() {
+		return
+	}
+	m.wg.Go(func() {
+		ctx, cancel := context.WithTimeout(m.ctx, m.opts.ConnectTimeout+time.Second)
+		defer cancel()
+		if _, err := principalSession(ctx, u, Client{Tenant: tenant, Principal: principal}); err != nil && m.ctx.Err() == nil {
+			u.log.Warn("connecting a principal's session", "principal", principal, "error", err)
+		}
+	})
+}
