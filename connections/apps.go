@@ -23,6 +23,11 @@ type UpstreamApp struct {
 	// Params are added to the authorization request and the code
 	// exchange: the resource indicator (RFC 8707).
 	Params map[string]string
+	// Registered says the client was registered for the redirect URI
+	// (RFC 7591): it travels in the state and is kept with each
+	// connection, whose refreshes it makes (Config then may have no
+	// ClientID: a refresh in a process that registered none).
+	Registered bool
 }
 
 // app is the OAuth client connections to one instance are made with.
@@ -30,6 +35,7 @@ type app struct {
 	id, tenant string
 	cfg        *oauth2.Config
 	params     map[string]string
+	registered bool
 }
 
 func (a *app) options() []oauth2.AuthCodeOption {
@@ -81,7 +87,7 @@ func (m *Manager) appFor(ctx context.Context, instance, redirect string) (*app, 
 		}
 		cfg := ua.Config
 		cfg.RedirectURL = redirect
-		return &app{id: instance, tenant: ua.Tenant, cfg: &cfg, params: ua.Params}, nil
+		return &app{id: instance, tenant: ua.Tenant, cfg: &cfg, params: ua.Params, registered: ua.Registered}, nil
 	}
 	def, err := m.appOf(instance)
 	if err != nil {

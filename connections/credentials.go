@@ -113,6 +113,9 @@ func (m *Manager) refresh(ctx context.Context, id string, r *record) (string, er
 	if err != nil {
 		return "", err
 	}
+	if r.Client != nil {
+		a.cfg.ClientID, a.cfg.ClientSecret = r.Client.ID, r.Client.Secret
+	}
 	hctx := context.WithValue(ctx, oauth2.HTTPClient, m.opts.HTTPClient)
 	tok, err := a.cfg.TokenSource(hctx, &oauth2.Token{RefreshToken: r.RefreshToken}).Token()
 	if err != nil {

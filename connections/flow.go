@@ -36,6 +36,17 @@ type state struct {
 	Verifier  string `json:"v"`
 	Redirect  string `json:"r"`
 	Expires   int64  `json:"e"`
+	// Client is the client an upstream's app registered (RFC 7591) for
+	// this consent: the callback, maybe in another process, exchanges the
+	// code as that client.
+	Client *client `json:"c,omitempty"`
+}
+
+// client is a registered client: kept with the connection, whose
+// refreshes it makes.
+type client struct {
+	ID     string `json:"id"`
+	Secret string `json:"s,omitempty"`
 }
 
 const stateAD = "legate connect state v1"
@@ -139,7 +150,11 @@ func (m *Manager) AuthURL(ctx context.Context, instance, tenant, principal, requ
 		return "", legate.Errorf(legate.CodeNotFound, "no connector instance %q", instance)
 	}
 	verifier := oauth2.GenerateVerifier()
-	sealed, err := m.seal(ctx, state{Instance: instance, Principal: principal, Tenant: tenant, Verifier: verifier, Redirect: redirect, Expires: m.opts.Now().Add(StateTTL).Unix()})
+	st := state{Instance: instance, Principal: principal, Tenant: tenant, Verifier: verifier, Redirect: redirect, Expires: m.opts.Now().Add(StateTTL).Unix()}
+	if a.registered {
+		st.Client = &client{ID: a.cfg.ClientID, Secret: a.cfg.ClientSecret}
+	}
+	sealed, err := m.seal(ctx, st)
 	if err != nil {
 		return "", err
 	}
@@ -156,6 +171,9 @@ func (m *Manager) complete(ctx context.Context, sealed, code string) (state, err
 	if err != nil {
 		return s, err
 	}
+	if s.Client != nil {
+		a.cfg.ClientID, a.cfg.ClientSecret = s.Client.ID, s.Client.Secret
+	}
 	hctx := context.WithValue(ctx, oauth2.HTTPClient, m.opts.HTTPClient)
 	tok, err := a.cfg.Exchange(hctx, code, append(a.options(), oauth2.VerifierOption(s.Verifier))...)
 	if err != nil {
@@ -166,7 +184,7 @@ func (m *Manager) complete(ctx context.Context, sealed, code string) (state, err
 		return s, fmt.Errorf("%s's token endpoint could not be reached; connect again", a.id)
 	}
 	now := m.opts.Now().UTC()
-	r := &record{Instance: s.Instance, Principal: s.Principal, Tenant: s.Tenant, ConnectedAt: now}
+	r := &record{Instance: s.Instance, Principal: s.Principal, Tenant: s.Tenant, ConnectedAt: now, Client: s.Client}
 	m.apply(r, tok)
 	if err := m.save(ctx, r); err != nil {
 		return s, err

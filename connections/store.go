@@ -47,6 +47,8 @@ type record struct {
 	Status       string    `json:"status"`
 	ConnectedAt  time.Time `json:"connected_at"`
 	RefreshedAt  time.Time `json:"refreshed_at,omitzero"`
+	// Client is the registered client of an upstream's connection.
+	Client *client `json:"client,omitempty"`
 }
 
 // Info describes a connection, never its tokens.

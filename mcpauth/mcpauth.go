@@ -24,7 +24,6 @@ package mcpauth
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -53,10 +52,9 @@ type Upstream struct {
 }
 
 // Apps discovers and registers the OAuth clients of upstreams; it is safe
-// for concurrent use. Discovery and registrations are kept in memory: a
-// new process discovers and registers again at the first connection (a
-// refresh after a restart, with a registered client, then fails and the
-// principal connects again).
+// for concurrent use. Discovery and registrations are kept in memory (a
+// new process discovers and registers again at its first connection);
+// each connection keeps the client it was made with, which refreshes it.
 type Apps struct {
 	// Upstream looks up an upstream with auth: oauth by id.
 	Upstream func(id string) (Upstream, bool)
@@ -79,11 +77,10 @@ type known struct {
 	meta     *oauthex.AuthServerMeta
 	scopes   []string
 	clients  map[string]oauth2.Config // registered, by redirect URI
-	last     string                   // the redirect URI registered last
 }
 
 // App is the OAuth client of upstream id with redirect as its callback
-// ("" for a refresh: the client registered last); ok is false for an id
+// ("" for a refresh: a registered client is the connection's own); ok is false for an id
 // that is not an upstream with auth: oauth. It has the signature of
 // connections.Options.Upstreams.
 func (a *Apps) App(ctx context.Context, id, redirect string) (*connections.UpstreamApp, bool, error) {
@@ -115,7 +112,7 @@ func (a *Apps) App(ctx context.Context, id, redirect string) (*connections.Upstr
 	if err != nil {
 		return nil, true, fmt.Errorf("upstream %s: %w", id, err)
 	}
-	return &connections.UpstreamApp{Tenant: up.Tenant, Config: cfg, Params: map[string]string{"resource": k.resource}}, true, nil
+	return &connections.UpstreamApp{Tenant: up.Tenant, Config: cfg, Params: map[string]string{"resource": k.resource}, Registered: up.ClientID == ""}, true, nil
 }
 
 // discover finds the upstream's protected resource metadata and its
@@ -157,7 +154,7 @@ func (a *Apps) discover(ctx context.Context, up Upstream, k *known) error {
 	if len(scopes) == 0 {
 		scopes = prm.ScopesSupported
 	}
-	k.url, k.resource, k.meta, k.scopes, k.clients, k.last = up.URL, prm.Resource, meta, scopes, map[string]oauth2.Config{}, ""
+	k.url, k.resource, k.meta, k.scopes, k.clients = up.URL, prm.Resource, meta, scopes, map[string]oauth2.Config{}
 	return nil
 }
 
@@ -199,14 +196,11 @@ func (a *Apps) client(ctx context.Context, up Upstream, k *known, redirect strin
 		cfg.ClientID, cfg.ClientSecret = up.ClientID, up.ClientSecret
 		return cfg, nil
 	}
-	if redirect == "" {
-		redirect = k.last
+	if redirect == "" { // a refresh: the connection has the client it was made with
+		return cfg, nil
 	}
 	if c, ok := k.clients[redirect]; ok {
 		return c, nil
-	}
-	if redirect == "" {
-		return cfg, errors.New("no client is registered with its authorization server: connect again")
 	}
 	if k.meta.RegistrationEndpoint == "" {
 		return cfg, fmt.Errorf("its authorization server %s has no registration endpoint (RFC 7591): configure oauth.client_id", k.meta.Issuer)
@@ -226,6 +220,6 @@ func (a *Apps) client(ctx context.Context, up Upstream, k *known, redirect strin
 	if cfg.ClientSecret == "" {
 		cfg.Endpoint.AuthStyle = oauth2.AuthStyleInParams
 	}
-	k.clients[redirect], k.last = cfg, redirect
+	k.clients[redirect] = cfg
 	return cfg, nil
 }

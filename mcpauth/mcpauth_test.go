@@ -59,11 +59,12 @@ func tsUpstream(t *testing.T) string {
 }
 
 type env struct {
-	m      *connections.Manager
-	srv    *httptest.Server
-	url    string
-	logs   *bytes.Buffer
-	tokens []string
+	m          *connections.Manager
+	newManager func() *connections.Manager
+	srv        *httptest.Server
+	url        string
+	logs       *bytes.Buffer
+	tokens     []string
 }
 
 func newEnv(t *testing.T, upstreamURL string) *env {
@@ -83,13 +84,18 @@ func newEnvWith(t *testing.T, upstreamURL string, up mcpauth.Upstream) *env {
 	v := vault.New(st.Secrets(), vault.SourceFromEnv(func(string) string { return "" }, t.TempDir()), nil)
 	e := &env{url: upstreamURL, logs: &bytes.Buffer{}}
 	e.srv = httptest.NewUnstartedServer(nil)
-	apps := &mcpauth.Apps{HTTPClient: http.DefaultClient, Upstream: func(id string) (mcpauth.Upstream, bool) {
-		up.ID, up.URL = id, upstreamURL
-		return up, id == "secure"
-	}}
 	key := make([]byte, 32)
-	e.m = connections.New(connections.Options{Vault: v, Key: func(context.Context) []byte { return key }, Upstreams: apps.App,
-		Resource: "http://" + e.srv.Listener.Addr().String(), Logger: slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	// A manager as each process has one: its own discoveries and
+	// registrations, the vault and its key shared.
+	e.newManager = func() *connections.Manager {
+		apps := &mcpauth.Apps{HTTPClient: http.DefaultClient, Upstream: func(id string) (mcpauth.Upstream, bool) {
+			up.ID, up.URL = id, upstreamURL
+			return up, id == "secure"
+		}}
+		return connections.New(connections.Options{Vault: v, Key: func(context.Context) []byte { return key }, Upstreams: apps.App,
+			Resource: "http://" + e.srv.Listener.Addr().String(), Logger: slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	}
+	e.m = e.newManager()
 	e.srv.Config.Handler = e.m.Handler(nil)
 	e.srv.Start()
 	t.Cleanup(e.srv.Close)
@@ -101,7 +107,14 @@ func newEnvWith(t *testing.T, upstreamURL string, up mcpauth.Upstream) *env {
 // at once) to Legate's callback.
 func (e *env) connect(t *testing.T, principal string) {
 	t.Helper()
-	u, err := e.m.AuthURL(t.Context(), "secure", "", principal, "")
+	e.connectFrom(t, e.m, principal)
+}
+
+// connectFrom is connect with the consent URL made by m (the callback is
+// e.m's).
+func (e *env) connectFrom(t *testing.T, m *connections.Manager, principal string) {
+	t.Helper()
+	u, err := m.AuthURL(t.Context(), "secure", "", principal, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,5 +238,22 @@ func TestTypeScriptProtectedUpstream(t *testing.T) {
 	}
 	if !strings.Contains(e.logs.String(), "connected") {
 		t.Errorf("the log says nothing of the connections: %s", e.logs)
+	}
+}
+
+// The consent URL made by one process (legate connect), which registered
+// its own client, completes at the callback of another (legate serve),
+// which registered none for it: the code is exchanged as the client that
+// asked for it, and the connection works in the serving process.
+func TestConnectFromAnotherProcess(t *testing.T) {
+	e := newEnv(t, tsUpstream(t))
+	e.connect(t, "alice") // the serving process registers a client of its own
+	e.connectFrom(t, e.newManager(), "dave")
+	cs, err := e.boundSession(t, "dave")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "whoami", Arguments: map[string]any{}}); err != nil {
+		t.Fatalf("dave's call: %v", err)
 	}
 }
