@@ -105,17 +105,20 @@ auth:
 
 	// alice connects both: Legate's connect URL, then the consent, as a
 	// browser would.
-	for _, id := range []string{"secure", "listed"} {
-		res, err := (&http.Client{Transport: bearerOnLegate{base: base, token: tokens["alice"]}}).Get(base + "/connect/" + id)
+	connect := func(who, id string) {
+		t.Helper()
+		res, err := (&http.Client{Transport: bearerOnLegate{base: base, token: tokens[who]}}).Get(base + "/connect/" + id)
 		if err != nil {
 			t.Fatal(err)
 		}
 		page, _ := io.ReadAll(res.Body)
 		res.Body.Close()
-		if res.StatusCode != 200 || !strings.Contains(string(page), id+" is connected for alice") {
-			t.Fatalf("alice's consent to %s ended at %s with %s: %s", id, res.Request.URL, res.Status, page)
+		if res.StatusCode != 200 || !strings.Contains(string(page), id+" is connected for "+who) {
+			t.Fatalf("%s's consent to %s ended at %s with %s: %s", who, id, res.Request.URL, res.Status, page)
 		}
 	}
+	connect("alice", "secure")
+	connect("alice", "listed")
 
 	session := func(who string) *mcp.ClientSession {
 		c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
@@ -186,10 +189,32 @@ auth:
 		t.Errorf("alice's call of listed's tool after bob's: %+v %v", again, err)
 	}
 
+	// `legate connections list` shows alice's connections, never a token;
+	// once she revokes hers to secure, her calls to it ask her to
+	// connect; connected again (a new token), her calls work again, on a
+	// new session (the server holds each session to the token that opened
+	// it).
+	listed := string(legateCLI(t, "connections", "list", "--config", config, "--state-dir", state))
+	if !strings.Contains(listed, "secure") || !strings.Contains(listed, "alice") {
+		t.Errorf("legate connections list: %s", listed)
+	}
+	legateCLI(t, "connections", "revoke", "secure", "--principal", "alice", "--config", config, "--state-dir", state)
+	revoked, err := alice.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__secure__whoami", Arguments: map[string]any{}})
+	if err != nil || !revoked.IsError || !strings.Contains(revoked.Content[0].(*mcp.TextContent).Text, "NOT_CONNECTED") {
+		t.Errorf("alice's call after she revoked her connection: %+v %v, want NOT_CONNECTED", revoked, err)
+	}
+	connect("alice", "secure")
+	if again, err := alice.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__secure__whoami", Arguments: map[string]any{}}); err != nil || again.IsError {
+		t.Errorf("alice's call once connected again: %+v %v", again, err)
+	}
+
 	// The upstream's tokens appear in no result and not in Legate's log.
 	toks := strings.Fields(strings.ReplaceAll(issued.String(), "ISSUED", ""))
-	if len(toks) != 2 {
-		t.Fatalf("the upstream issued %d tokens, want 2 (alice's to secure and to listed): %q", len(toks), issued)
+	if len(toks) != 3 {
+		t.Fatalf("the upstream issued %d tokens, want 3 (alice's to secure twice and to listed): %q", len(toks), issued)
+	}
+	if strings.Contains(listed, toks[0]) {
+		t.Error("legate connections list shows a token")
 	}
 	for _, tok := range toks {
 		for _, where := range []string{s.stderr.String(), text, bobText} {

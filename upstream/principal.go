@@ -115,12 +115,22 @@ func anyPrincipalSession(u *Upstream) *session {
 }
 
 // ConnectedAs tells the manager that principal of tenant has connected
-// the OAuth-protected upstream id: its session is connected now, in the
-// background, so that the upstream's tools are listed if they never were.
+// the OAuth-protected upstream id: a session of the principal's previous
+// connection ends (a server may hold a session to the token that opened
+// it), and a new one is connected now, in the background, so that the
+// upstream's tools are listed if they never were.
 func (m *Manager) ConnectedAs(id, tenant, principal string) {
 	u, ok := m.Upstream(id)
 	if !ok || !u.cfg.OAuthProtected() {
 		return
+	}
+	key := principalKey(Client{Tenant: tenant, Principal: principal})
+	u.mu.Lock()
+	old := u.byPrincipal[key]
+	delete(u.byPrincipal, key)
+	u.mu.Unlock()
+	if old != nil {
+		old.cs.Close()
 	}
 	m.wg.Go(func() {
 		ctx, cancel := context.WithTimeout(m.ctx, m.opts.ConnectTimeout+time.Second)
