@@ -11,54 +11,40 @@ import (
 	"github.com/legate-mcp/legate/upstream/msglimit"
 )
 
-// An upstream with auth: oauth acts as each caller: a principal's calls
-// go through a session of its own, whose every request carries that
-// principal's token (Options.Authorize), connected on its first call and
-// kept while it lives. Its tools are listed through the session of the
-// first principal to connect it (ConnectedAs), and again on
-// list_changed; a call by a principal who has not connected it fails
-// with the NOT_CONNECTED error Authorize's transport gives, which counts
-// as no failure of the upstream.
+// An upstream with auth: oauth acts as each caller: a principal's calls go
+// through a session of its own whose requests carry the principal's token
+// (Options.Authorize); its tools are listed through the first principal's
+// session (ConnectedAs). A caller who has not connected it gets the
+// NOT_CONNECTED error of Authorize's transport: no failure of the upstream.
 
-// principalKey names a principal's session.
 func principalKey(c Client) string { return c.Tenant + "\x00" + c.Principal }
 
 // principalSession returns the session of client's principal, connecting
-// it on first use. A principal's failure to connect (not connected, its
-// token refused) is its own: it sets no backoff of the upstream.
+// it on first use; a failure to connect is the principal's alone (no
+// backoff of the upstream).
 func principalSession(ctx context.Context, u *Upstream, c Client) (*session, error) {
 	if u.m.opts.Authorize == nil {
 		return nil, unavailable(u.cfg.ID, "it is OAuth-protected and this gateway has no per-user connections", nil)
 	}
-	if c.Principal == "" {
-		return nil, legate.Errorf(legate.CodeNotConnected, "upstream %s acts as each caller: a call needs a principal who has connected it", u.cfg.ID)
-	}
 	key := principalKey(c)
 	u.mu.Lock()
-	if u.closed {
-		u.mu.Unlock()
-		return nil, errors.New("upstream closed")
-	}
-	if s, ok := u.byPrincipal[key]; ok && s.alive() {
-		u.mu.Unlock()
+	s, ok := u.byPrincipal[key]
+	u.mu.Unlock()
+	if ok && s.alive() {
 		return s, nil
 	}
-	u.mu.Unlock()
 	ch := u.connecting.DoChan("principal-"+key, func() (any, error) { return dialPrincipal(u, c) })
 	select {
 	case r := <-ch:
-		if r.Err != nil {
-			return nil, r.Err
-		}
-		return r.Val.(*session), nil
+		s, _ := r.Val.(*session)
+		return s, r.Err
 	case <-ctx.Done():
 		return nil, fmt.Errorf("connecting to upstream %s: %w", u.cfg.ID, ctx.Err())
 	}
 }
 
-// dialPrincipal connects c's principal's session and keeps it until it
-// ends or the upstream closes; the first session of an upstream whose
-// tools were never listed lists them.
+// dialPrincipal connects c's principal's session, kept until it ends;
+// the first one of an upstream never listed lists its tools.
 func dialPrincipal(u *Upstream, c Client) (*session, error) {
 	cctx, cancel := context.WithTimeout(u.m.ctx, u.m.opts.ConnectTimeout)
 	defer cancel()
@@ -66,11 +52,9 @@ func dialPrincipal(u *Upstream, c Client) (*session, error) {
 	hc := &http.Client{Transport: rt}
 	tapped := &http.Client{Transport: &tapTransport{base: msglimit.Transport(rt, u.maxResult()), u: u}}
 	s, err := u.connect(cctx, nil, hc, tapped)
-	if err != nil {
-		var le *legate.Error
-		if errors.As(err, &le) && le.Code == legate.CodeNotConnected {
-			return nil, le
-		}
+	if le := (*legate.Error)(nil); errors.As(err, &le) && le.Code == legate.CodeNotConnected {
+		return nil, le
+	} else if err != nil {
 		return nil, err
 	}
 	key := principalKey(c)
@@ -101,8 +85,7 @@ func dialPrincipal(u *Upstream, c Client) (*session, error) {
 	return s, nil
 }
 
-// anyPrincipalSession is a live principal's session to list through, nil
-// when no principal is connected.
+// anyPrincipalSession is a live principal's session to list through.
 func anyPrincipalSession(u *Upstream) *session {
 	u.mu.Lock()
 	defer u.mu.Unlock()

@@ -37,16 +37,14 @@ type Upstream struct {
 	breaker *gobreaker.CircuitBreaker[answer]
 	slots   chan struct{} // bounds calls in flight
 
-	mu         sync.Mutex
-	connecting singleflight.Group // one connection attempt at a time per key
-	shared     []*session
-	next       int
-	perClient  map[*mcp.ServerSession]*session
-	// byPrincipal are the sessions of an upstream with auth: oauth, by
-	// tenant and principal (principal.go).
-	byPrincipal map[string]*session
-	connErr     error     // last connection failure
-	connAt      time.Time // when it happened
+	mu          sync.Mutex
+	connecting  singleflight.Group // one connection attempt at a time per key
+	shared      []*session
+	next        int
+	perClient   map[*mcp.ServerSession]*session
+	byPrincipal map[string]*session // auth: oauth: sessions by tenant and principal (principal.go)
+	connErr     error               // last connection failure
+	connAt      time.Time           // when it happened
 	backoff     time.Duration
 	closed      bool
 	stop        context.CancelFunc // ends supervise; nil until started
