@@ -93,7 +93,7 @@ auth:
 	}
 	state := t.TempDir()
 	tokens := map[string]string{}
-	for _, who := range []string{"alice", "bob"} {
+	for _, who := range []string{"alice", "bob", "carol"} {
 		out := legateCLI(t, "token", "create", who, "--config", config, "--state-dir", state)
 		tokens[who] = strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
 	}
@@ -208,10 +208,47 @@ auth:
 		t.Errorf("alice's call once connected again: %+v %v", again, err)
 	}
 
+	// carol connects with `legate connect secure`, another process than
+	// the server whose callback completes it: it prints the consent URL
+	// and waits; the user agent opens it.
+	cli := exec.CommandContext(ctx, legateBin, "connect", "secure", "--principal", "carol", "--config", config, "--state-dir", state)
+	cli.Dir = t.TempDir()
+	cliOut, err := cli.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cliErr := &syncbuf.Buffer{}
+	cli.Stderr = cliErr
+	if err := cli.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(cliOut)
+	var printed strings.Builder
+	for lines.Scan() {
+		printed.WriteString(lines.Text() + "\n")
+		if u, ok := strings.CutPrefix(strings.TrimSpace(lines.Text()), "http"); ok {
+			res, err := http.Get("http" + u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if res.StatusCode != 200 {
+				t.Errorf("carol's consent ended at %s with %s", res.Request.URL, res.Status)
+			}
+		}
+	}
+	if err := cli.Wait(); err != nil || !strings.Contains(printed.String(), "connected: secure for carol") {
+		t.Fatalf("legate connect secure: %v\n%s%s", err, printed.String(), cliErr)
+	}
+	carol := session("carol")
+	if res, err := carol.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__secure__whoami", Arguments: map[string]any{}}); err != nil || res.IsError {
+		t.Errorf("carol's call once connected with legate connect: %+v %v", res, err)
+	}
+
 	// The upstream's tokens appear in no result and not in Legate's log.
 	toks := strings.Fields(strings.ReplaceAll(issued.String(), "ISSUED", ""))
-	if len(toks) != 3 {
-		t.Fatalf("the upstream issued %d tokens, want 3 (alice's to secure twice and to listed): %q", len(toks), issued)
+	if len(toks) != 4 {
+		t.Fatalf("the upstream issued %d tokens, want 4 (alice's to secure twice and to listed, carol's): %q", len(toks), issued)
 	}
 	if strings.Contains(listed, toks[0]) {
 		t.Error("legate connections list shows a token")
