@@ -185,6 +185,11 @@ auth:
 	if !bobCall.IsError || !strings.Contains(bobText, "NOT_CONNECTED") || !strings.Contains(bobText, base+"/connect/listed") {
 		t.Errorf("bob's call of listed's tool: %q, want NOT_CONNECTED with %s/connect/listed", bobText, base)
 	}
+	// A caller not connected is no failure of the upstream: more such
+	// calls than open its circuit (5) leave alice's working.
+	for range 6 {
+		bob.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__listed__whoami", Arguments: map[string]any{}})
+	}
 	if again, err := alice.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__listed__whoami", Arguments: map[string]any{}}); err != nil || again.IsError {
 		t.Errorf("alice's call of listed's tool after bob's: %+v %v", again, err)
 	}

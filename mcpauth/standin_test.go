@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
+	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors/saas/oauthtest"
 	"github.com/legate-mcp/legate/mcpauth"
 )
@@ -94,6 +95,16 @@ func TestConfiguredClientPerPrincipal(t *testing.T) {
 	p.Expire("alice-account")
 	if got, err := e.whoami(t, "alice"); err != nil || got != "alice-account" || p.Refreshes() != 1 {
 		t.Errorf("after expiry: %q %v, %d refreshes; want alice-account after one", got, err, p.Refreshes())
+	}
+	// A refresh the authorization server refuses: the call is NOT_CONNECTED
+	// (alice's to fix, not the upstream's failure), bob's go on.
+	p.FailRefresh(true)
+	p.Expire("alice-account")
+	if _, err := e.whoami(t, "alice"); legate.CodeOf(err) != legate.CodeNotConnected || !strings.Contains(err.Error(), "expired") {
+		t.Errorf("alice's call once her token is refused and cannot be refreshed: %v, want NOT_CONNECTED", err)
+	}
+	if got, err := e.whoami(t, "bob"); err != nil || got != "bob-account" {
+		t.Errorf("bob's call after alice's connection expired: %q %v", got, err)
 	}
 	for _, tok := range p.Issued() {
 		if strings.Contains(e.logs.String(), tok) {

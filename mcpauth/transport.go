@@ -24,10 +24,11 @@ func CallerFrom(ctx context.Context) (Caller, bool) {
 	return c, ok
 }
 
-// Tokens gives a principal's access token to an upstream
-// (connections.Manager.Token).
+// Tokens gives a principal's access token to an upstream, and the error
+// of a principal not connected (connections.Manager).
 type Tokens interface {
 	Token(ctx context.Context, tenant, principal, id, refused string) (string, error)
+	NotConnected(instance, principal, why string) *legate.Error
 }
 
 // Transport sets each request's Authorization to its caller's token to
@@ -59,11 +60,14 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil || res.StatusCode != http.StatusUnauthorized || r.GetBody == nil && r.Body != nil && r.Body != http.NoBody {
 		return res, err
 	}
-	again, terr := t.Tokens.Token(r.Context(), c.Tenant, c.Principal, t.ID, tok)
-	if terr != nil || again == tok {
-		return res, err
-	}
 	res.Body.Close()
+	again, terr := t.Tokens.Token(r.Context(), c.Tenant, c.Principal, t.ID, tok)
+	switch {
+	case terr != nil:
+		return nil, terr
+	case again == tok:
+		return nil, t.Tokens.NotConnected(t.ID, c.Principal, "has a connection whose token the server refuses")
+	}
 	if r.GetBody != nil {
 		body, berr := r.GetBody()
 		if berr != nil {
