@@ -22,7 +22,8 @@ func TestExampleLoadsAndValidates(t *testing.T) {
 		f.Connectors[3].PerUserCredential() != "bot_token" || f.Connectors[3].OAuthApp().TokenURL == "" {
 		t.Fatalf("unexpected connectors: %+v", f.Connectors)
 	}
-	if len(f.Upstreams) != 4 || f.Upstreams[1].Session != "per_client" || f.Upstreams[2].Prefixed() || f.Upstreams[3].Tenant != "acme" {
+	if len(f.Upstreams) != 5 || f.Upstreams[1].Session != "per_client" || f.Upstreams[2].Prefixed() || f.Upstreams[3].Tenant != "acme" ||
+		!f.Upstreams[4].OAuthProtected() || f.Upstreams[4].OAuth.ClientID != "legate-notes" {
 		t.Fatalf("unexpected upstreams: %+v", f.Upstreams)
 	}
 }
@@ -83,12 +84,16 @@ func TestErrorsNameTheKeyPath(t *testing.T) {
 			[]string{`profiles[0].connectors[0]: exclude and max go with all: true`}},
 		"discovery unknown": {"profiles:\n  - {name: p, discovery: lazy}\n",
 			[]string{`profiles[0].discovery`}},
-		"agent without its url":  {"agent: {model: {provider: openai-compatible, model: m}}\n", []string{"agent.model.url: is required for provider openai-compatible"}},
-		"agent without a token":  {"agent: {model: {provider: anthropic, model: m}}\n", []string{"agent.model.access_token: is required for provider anthropic"}},
-		"agent bad temperature":  {"agent: {model: {provider: ollama, model: m, temperature: 7}}\n", []string{"agent.model.temperature: 7 is not between 0 and 2"}},
-		"agent unknown profile":  {"agent: {profile: nope}\n", []string{`agent.profile: no profile is named "nope"`}},
-		"agent unknown provider": {"agent: {model: {provider: skynet, model: m}}\n", []string{"agent.model.provider: must be"}},
-		"duplicate upstream":     {"upstreams:\n  - {id: a, command: [x]}\n  - {id: a, command: [y]}\n", []string{`upstreams[1].id: duplicate id "a" (also upstreams[0])`}},
+		"agent without its url":                       {"agent: {model: {provider: openai-compatible, model: m}}\n", []string{"agent.model.url: is required for provider openai-compatible"}},
+		"agent without a token":                       {"agent: {model: {provider: anthropic, model: m}}\n", []string{"agent.model.access_token: is required for provider anthropic"}},
+		"agent bad temperature":                       {"agent: {model: {provider: ollama, model: m, temperature: 7}}\n", []string{"agent.model.temperature: 7 is not between 0 and 2"}},
+		"agent unknown profile":                       {"agent: {profile: nope}\n", []string{`agent.profile: no profile is named "nope"`}},
+		"agent unknown provider":                      {"agent: {model: {provider: skynet, model: m}}\n", []string{"agent.model.provider: must be"}},
+		"oauth upstream over stdio":                   {"upstreams:\n  - {id: a, command: [x], auth: oauth}\n", []string{`upstreams[0].auth: oauth applies to url upstreams only`}},
+		"oauth upstream per client":                   {"upstreams:\n  - {id: a, url: 'http://x/', auth: oauth, session: per_client}\n", []string{`upstreams[0].session: an upstream with auth: oauth has a session per principal: per_client does not apply`}},
+		"oauth upstream with an authorization header": {"upstreams:\n  - {id: a, url: 'http://x/', auth: oauth, header_env: {authorization: T}}\n", []string{`upstreams[0].header_env.authorization: with auth: oauth, the Authorization header is each caller's token`}},
+		"oauth client without auth":                   {"upstreams:\n  - {id: a, url: 'http://x/', oauth: {client_id: c}, list_before_connect: true}\n", []string{`upstreams[0].oauth: applies with auth: oauth only`, `upstreams[0].list_before_connect: applies with auth: oauth only`}},
+		"duplicate upstream":                          {"upstreams:\n  - {id: a, command: [x]}\n  - {id: a, command: [y]}\n", []string{`upstreams[1].id: duplicate id "a" (also upstreams[0])`}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

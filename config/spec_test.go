@@ -85,6 +85,7 @@ func TestSpecEnumsAreTheCodesValues(t *testing.T) {
 		"upstreams[].transport":         {"streamable", "sse", "stdio"},
 		"upstreams[].session":           {upstream.SessionShared, upstream.SessionPerClient},
 		"upstreams[].pin":               {upstream.PinTOFU, upstream.PinStrict},
+		"upstreams[].auth":              {"none", upstream.AuthOAuth},
 		"policy.rules[].class":          {string(legate.ClassRead), string(legate.ClassDraft), string(legate.ClassWrite), string(legate.ClassDestructive)},
 		"policy.rules[].action":         {string(policy.Allow), string(policy.Deny), string(policy.Approve)},
 		"policy.rules[].confirm":        {policy.ConfirmInbox, policy.ConfirmClient},

@@ -50,7 +50,8 @@ func (c *userCredentials) Get(ctx context.Context, name string) (string, error) 
 	defer c.mu.Unlock()
 	// Read again within one call, the credential was refused: the token
 	// is refreshed once, unless another call refreshed it already.
-	tok, err := c.m.token(ctx, c.def, c.caller.Tenant, c.caller.Principal, c.last)
+	refreshIs := config.Providers[c.def.Type].RefreshToken && c.def.OAuth.Credential == config.Providers[c.def.Type].Credential
+	tok, err := c.m.token(ctx, c.def.ID, refreshIs, c.caller.Tenant, c.caller.Principal, c.last)
 	if errors.Is(err, errNotConnected) && c.def.Mode == config.CredentialsPerUserOrShared && c.base.Has(name) {
 		return c.base.Get(ctx, name)
 	}
@@ -77,61 +78,65 @@ func (m *Manager) NotConnected(instance, principal, why string) *legate.Error {
 	return e
 }
 
-// token returns the per-user credential of principal for def: the access
-// token (refreshed first when it expires within RefreshMargin, or when it
-// is refused, that is equal to the token the call was given already), or
-// the refresh token for a connector that exchanges it itself.
-func (m *Manager) token(ctx context.Context, def sources.InstanceDef, tenant, principal, refused string) (string, error) {
-	lock, _ := m.locks.LoadOrStore(tenant+"\x00"+SecretName(def.ID, principal), &sync.Mutex{})
+// token returns the per-user credential of principal for instance id:
+// the access token (refreshed first when it expires within
+// RefreshMargin, or when it is refused, that is equal to the token the
+// call was given already), or the refresh token (refreshIs) for a
+// connector that exchanges it itself.
+func (m *Manager) token(ctx context.Context, id string, refreshIs bool, tenant, principal, refused string) (string, error) {
+	lock, _ := m.locks.LoadOrStore(tenant+"\x00"+SecretName(id, principal), &sync.Mutex{})
 	lock.(*sync.Mutex).Lock()
 	defer lock.(*sync.Mutex).Unlock()
-	r, err := m.load(ctx, tenant, principal, def.ID)
+	r, err := m.load(ctx, tenant, principal, id)
 	switch {
 	case err != nil:
-		return "", &legate.Error{Code: legate.CodeTransient, Message: fmt.Sprintf("%s: the connection of %s cannot be read", def.ID, principal), Err: err}
+		return "", &legate.Error{Code: legate.CodeTransient, Message: fmt.Sprintf("%s: the connection of %s cannot be read", id, principal), Err: err}
 	case r == nil:
-		return "", m.NotConnected(def.ID, principal, "has not connected it")
+		return "", m.NotConnected(id, principal, "has not connected it")
 	case r.status(m.opts.Now()) == StatusExpired:
-		return "", m.NotConnected(def.ID, principal, "has a connection that expired")
+		return "", m.NotConnected(id, principal, "has a connection that expired")
 	}
-	if config.Providers[def.Type].RefreshToken && def.OAuth.Credential == config.Providers[def.Type].Credential {
+	if refreshIs {
 		return r.RefreshToken, nil
 	}
 	due := !r.Expiry.IsZero() && !m.opts.Now().Add(RefreshMargin).Before(r.Expiry)
 	if (due || refused != "" && refused == r.AccessToken) && r.RefreshToken != "" {
-		return m.refresh(ctx, def, r)
+		return m.refresh(ctx, id, r)
 	}
 	return r.AccessToken, nil
 }
 
 // refresh gets new tokens with r's refresh token and writes them back; a
 // refresh the provider refuses marks the connection expired.
-func (m *Manager) refresh(ctx context.Context, def sources.InstanceDef, r *record) (string, error) {
-	cfg, err := m.oauthConfig(ctx, def, "")
+func (m *Manager) refresh(ctx context.Context, id string, r *record) (string, error) {
+	a, err := m.appFor(ctx, id, "")
 	if err != nil {
 		return "", err
 	}
+	if r.Client != nil {
+		a.cfg.ClientID, a.cfg.ClientSecret = r.Client.ID, r.Client.Secret
+	}
 	hctx := context.WithValue(ctx, oauth2.HTTPClient, m.opts.HTTPClient)
-	tok, err := cfg.TokenSource(hctx, &oauth2.Token{RefreshToken: r.RefreshToken}).Token()
+	tok, err := a.cfg.TokenSource(hctx, &oauth2.Token{RefreshToken: r.RefreshToken}).Token()
 	if err != nil {
 		// Refused: an OAuth error, or (Slack) a 200 without a token.
 		var re *oauth2.RetrieveError
 		if !errors.As(err, &re) && !strings.Contains(err.Error(), "missing access_token") {
-			return "", &legate.Error{Code: legate.CodeTransient, Message: fmt.Sprintf("%s: refreshing the connection of %s failed; try again", def.ID, r.Principal),
+			return "", &legate.Error{Code: legate.CodeTransient, Message: fmt.Sprintf("%s: refreshing the connection of %s failed; try again", id, r.Principal),
 				Err: errors.New(legate.NewSecrets(r.RefreshToken, r.AccessToken).MaskString(err.Error()))}
 		}
 		r.Status = StatusExpired
 		if serr := m.save(ctx, r); serr != nil {
-			m.opts.Logger.Warn("marking a connection expired", "instance", def.ID, "principal", r.Principal, "error", serr)
+			m.opts.Logger.Warn("marking a connection expired", "instance", id, "principal", r.Principal, "error", serr)
 		}
 		m.gen.Add(1)
-		m.opts.Logger.Info("a connection expired: the provider refused its refresh", "instance", def.ID, "principal", r.Principal, "tenant", r.Tenant, "error", legate.NewSecrets(r.RefreshToken, r.AccessToken).MaskString(err.Error()))
-		return "", m.NotConnected(def.ID, r.Principal, "has a connection that expired (the provider refused to refresh it)")
+		m.opts.Logger.Info("a connection expired: the provider refused its refresh", "instance", id, "principal", r.Principal, "tenant", r.Tenant, "error", legate.NewSecrets(r.RefreshToken, r.AccessToken).MaskString(err.Error()))
+		return "", m.NotConnected(id, r.Principal, "has a connection that expired (the provider refused to refresh it)")
 	}
 	m.apply(r, tok)
 	r.RefreshedAt = m.opts.Now().UTC()
 	if err := m.save(ctx, r); err != nil {
-		return "", &legate.Error{Code: legate.CodeTransient, Message: fmt.Sprintf("%s: the refreshed connection of %s could not be saved", def.ID, r.Principal), Err: err}
+		return "", &legate.Error{Code: legate.CodeTransient, Message: fmt.Sprintf("%s: the refreshed connection of %s could not be saved", id, r.Principal), Err: err}
 	}
 	return r.AccessToken, nil
 }

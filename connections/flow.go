@@ -19,7 +19,6 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/auth"
-	"github.com/legate-mcp/legate/config"
 )
 
 // StateTTL is how long a consent may take, from the connect URL to the
@@ -37,6 +36,17 @@ type state struct {
 	Verifier  string `json:"v"`
 	Redirect  string `json:"r"`
 	Expires   int64  `json:"e"`
+	// Client is the client an upstream's app registered (RFC 7591) for
+	// this consent: the callback, maybe in another process, exchanges the
+	// code as that client.
+	Client *client `json:"c,omitempty"`
+}
+
+// client is a registered client: kept with the connection, whose
+// refreshes it makes.
+type client struct {
+	ID     string `json:"id"`
+	Secret string `json:"s,omitempty"`
 }
 
 const stateAD = "legate connect state v1"
@@ -123,38 +133,32 @@ func (m *Manager) ConnectURL(instance, requestOrigin string) string {
 // callback is the app's redirect_url, else Legate's public origin (or
 // requestOrigin) + CallbackPath.
 func (m *Manager) AuthURL(ctx context.Context, instance, tenant, principal, requestOrigin string) (string, error) {
-	def, err := m.appOf(instance)
+	if !m.isUpstream(instance) {
+		if _, err := m.appOf(instance); err != nil {
+			return "", err
+		}
+	}
+	redirect, err := m.redirectFor(instance, requestOrigin)
 	if err != nil {
 		return "", err
 	}
-	if def.Tenant != "" && def.Tenant != tenant {
+	a, err := m.appFor(ctx, instance, redirect)
+	if err != nil {
+		return "", err
+	}
+	if a.tenant != "" && a.tenant != tenant {
 		return "", legate.Errorf(legate.CodeNotFound, "no connector instance %q", instance)
 	}
-	redirect := def.OAuth.RedirectURL
-	if redirect == "" {
-		o := origin(m.opts.Resource)
-		if o == "" {
-			o = requestOrigin
-		}
-		if o == "" {
-			return "", legate.Errorf(legate.CodeInvalidArgument, "%s: Legate's public URL is not known: set auth.resource or the instance's oauth.redirect_url", instance)
-		}
-		redirect = o + CallbackPath
-	}
-	cfg, err := m.oauthConfig(ctx, def, redirect)
-	if err != nil {
-		return "", err
-	}
 	verifier := oauth2.GenerateVerifier()
-	sealed, err := m.seal(ctx, state{Instance: instance, Principal: principal, Tenant: tenant, Verifier: verifier, Redirect: redirect, Expires: m.opts.Now().Add(StateTTL).Unix()})
+	st := state{Instance: instance, Principal: principal, Tenant: tenant, Verifier: verifier, Redirect: redirect, Expires: m.opts.Now().Add(StateTTL).Unix()}
+	if a.registered {
+		st.Client = &client{ID: a.cfg.ClientID, Secret: a.cfg.ClientSecret}
+	}
+	sealed, err := m.seal(ctx, st)
 	if err != nil {
 		return "", err
 	}
-	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(verifier)}
-	for k, v := range config.Providers[def.Type].Params {
-		opts = append(opts, oauth2.SetAuthURLParam(k, v))
-	}
-	return cfg.AuthCodeURL(sealed, opts...), nil
+	return a.cfg.AuthCodeURL(sealed, append(a.options(), oauth2.S256ChallengeOption(verifier))...), nil
 }
 
 // complete exchanges the code of a consent and stores the connection.
@@ -163,30 +167,32 @@ func (m *Manager) complete(ctx context.Context, sealed, code string) (state, err
 	if err != nil {
 		return s, err
 	}
-	def, err := m.appOf(s.Instance)
+	a, err := m.appFor(ctx, s.Instance, s.Redirect)
 	if err != nil {
 		return s, err
 	}
-	cfg, err := m.oauthConfig(ctx, def, s.Redirect)
-	if err != nil {
-		return s, err
+	if s.Client != nil {
+		a.cfg.ClientID, a.cfg.ClientSecret = s.Client.ID, s.Client.Secret
 	}
 	hctx := context.WithValue(ctx, oauth2.HTTPClient, m.opts.HTTPClient)
-	tok, err := cfg.Exchange(hctx, code, oauth2.VerifierOption(s.Verifier))
+	tok, err := a.cfg.Exchange(hctx, code, append(a.options(), oauth2.VerifierOption(s.Verifier))...)
 	if err != nil {
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) {
-			return s, fmt.Errorf("%s refused the code: %s %s", def.ID, re.ErrorCode, re.ErrorDescription)
+			return s, fmt.Errorf("%s refused the code: %s %s", a.id, re.ErrorCode, re.ErrorDescription)
 		}
-		return s, fmt.Errorf("%s's token endpoint could not be reached; connect again", def.ID)
+		return s, fmt.Errorf("%s's token endpoint could not be reached; connect again", a.id)
 	}
 	now := m.opts.Now().UTC()
-	r := &record{Instance: s.Instance, Principal: s.Principal, Tenant: s.Tenant, ConnectedAt: now}
+	r := &record{Instance: s.Instance, Principal: s.Principal, Tenant: s.Tenant, ConnectedAt: now, Client: s.Client}
 	m.apply(r, tok)
 	if err := m.save(ctx, r); err != nil {
 		return s, err
 	}
 	m.gen.Add(1)
+	if m.opts.OnConnected != nil {
+		m.opts.OnConnected(s.Instance, s.Tenant, s.Principal)
+	}
 	m.opts.Logger.Info("connected", "instance", s.Instance, "principal", s.Principal, "tenant", s.Tenant)
 	return s, nil
 }

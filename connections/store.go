@@ -47,6 +47,8 @@ type record struct {
 	Status       string    `json:"status"`
 	ConnectedAt  time.Time `json:"connected_at"`
 	RefreshedAt  time.Time `json:"refreshed_at,omitzero"`
+	// Client is the registered client of an upstream's connection.
+	Client *client `json:"client,omitempty"`
 }
 
 // Info describes a connection, never its tokens.
@@ -92,6 +94,16 @@ type Options struct {
 	// Key derives the key states are sealed with (rooted in the vault, the
 	// same on every replica and in the CLI).
 	Key func(ctx context.Context) []byte
+	// Upstreams, when set, gives the OAuth app of an id no connector
+	// instance has: an OAuth-protected upstream MCP server, connected as
+	// an instance is (redirect is "" for a refresh); ok is false for an
+	// id it does not know.
+	Upstreams func(ctx context.Context, id, redirect string) (app *UpstreamApp, ok bool, err error)
+	// OnConnected, when set, is told of each connection made.
+	OnConnected func(instance, tenant, principal string)
+	// AnyUpstream, when set, reports whether an upstream acts as each
+	// caller (then PerUser is true).
+	AnyUpstream func() bool
 	// Resource is auth.resource, whose origin is Legate's public URL.
 	Resource string
 	// Principal is the caller of a gateway without authentication.
@@ -131,6 +143,13 @@ func New(opts Options) *Manager {
 	return &Manager{opts: opts}
 }
 
+// ConnectUpstreams lets people connect the upstreams ups knows (see
+// Options.Upstreams, OnConnected and AnyUpstream); it is called before
+// the manager is used.
+func (m *Manager) ConnectUpstreams(ups func(ctx context.Context, id, redirect string) (*UpstreamApp, bool, error), onConnected func(id, tenant, principal string), anyUpstream func() bool) {
+	m.opts.Upstreams, m.opts.OnConnected, m.opts.AnyUpstream = ups, onConnected, anyUpstream
+}
+
 // def is the instance id's definition.
 func (m *Manager) def(id string) (sources.InstanceDef, bool) {
 	defs := m.opts.Instances()
@@ -143,6 +162,9 @@ func (m *Manager) def(id string) (sources.InstanceDef, bool) {
 
 // PerUser reports whether any instance acts as each caller.
 func (m *Manager) PerUser() bool {
+	if m.opts.AnyUpstream != nil && m.opts.AnyUpstream() {
+		return true
+	}
 	if m.opts.PerUser != nil {
 		return m.opts.PerUser()
 	}

@@ -47,6 +47,10 @@ type Source struct {
 	Description string
 	// Connected reports whether the source is usable by principal of tenant.
 	Connected func(ctx context.Context, tenant, principal string) bool
+	// ConnectFirst: the source's tools are in a principal's view only once
+	// it is Connected for that principal (an upstream with auth: oauth,
+	// without list_before_connect).
+	ConnectFirst bool
 }
 
 // Connections tell whether a principal has connected an instance whose
@@ -103,11 +107,12 @@ func Sources(cfg *config.File, defs []sources.InstanceDef, res *vault.Resolver, 
 			continue
 		}
 		c := u.Config()
-		out = append(out, Source{ID: id, Tenant: c.Tenant, Description: cmp.Or(c.Description, "the MCP server "+u.Origin()), Connected: func(ctx context.Context, _, _ string) bool {
+		out = append(out, Source{ID: id, Tenant: c.Tenant, Description: cmp.Or(c.Description, "the MCP server "+u.Origin()), Connected: func(ctx context.Context, tenant, principal string) bool {
 			all, err := status(ctx)
 			i := slices.IndexFunc(all, func(s upstream.Status) bool { return s.ID == id })
-			return err == nil && i >= 0 && UpstreamUp(all[i], time.Now())
-		}})
+			up := err == nil && i >= 0 && UpstreamUp(all[i], time.Now())
+			return up && (!c.OAuthProtected() || conns != nil && conns.Connected(ctx, tenant, principal, id))
+		}, ConnectFirst: c.OAuthProtected() && !c.ListBeforeConnect})
 	}
 	slices.SortFunc(out, func(a, b Source) int {
 		return cmp.Or(cmp.Compare(strings.ToLower(a.ID), strings.ToLower(b.ID)), cmp.Compare(a.ID, b.ID))
@@ -175,9 +180,12 @@ func Select(ctx context.Context, sels []config.ConnectorSelection, srcs []Source
 // with.
 func View(ctx context.Context, base *catalog.Catalog, prof config.Profile, tenant, principal string, srcs []Source) (*catalog.Catalog, error) {
 	keep := Select(ctx, prof.Connectors, srcs, tenant, principal)
-	known := map[string]bool{}
+	known, hidden := map[string]bool{}, map[string]bool{}
 	for _, s := range srcs {
 		known[strings.ToLower(s.ID)] = true
+		if s.ConnectFirst && !s.Connected(ctx, tenant, principal) {
+			hidden[strings.ToLower(s.ID)] = true
+		}
 	}
 	search := prof.Discovery == config.DiscoverySearch
 	var entries []*catalog.Entry
@@ -187,7 +195,7 @@ func View(ctx context.Context, base *catalog.Catalog, prof config.Profile, tenan
 		switch {
 		case search && (e.Canonical == SearchTool || e.Canonical == ApprovalTool):
 		case e.Tenant != "" && e.Tenant != tenant,
-			keep != nil && known[src] && !keep[src],
+			keep != nil && known[src] && !keep[src], hidden[src],
 			len(prof.Include) > 0 && !anyGlob(prof.Include, e.Canonical) || anyGlob(prof.Exclude, e.Canonical),
 			prof.MaxTools > 0 && kept == prof.MaxTools:
 			continue

@@ -429,7 +429,7 @@ func (g *Gateway) execute(ctx context.Context, r *Request) (*Result, error) {
 		res, err := g.executeNative(ctx, t, r)
 		return decoded(res), err
 	case *upstream.Tool:
-		c := upstream.Client{Session: r.Session, ProgressToken: r.ProgressToken, Round: r.round}
+		c := upstream.Client{Session: r.Session, ProgressToken: r.ProgressToken, Round: r.round, Tenant: r.Caller.Tenant, Principal: r.Caller.Principal}
 		if r.relay == nil {
 			res, err := g.upstreams.Call(ctx, t, r.Args, c)
 			return decoded(res), err

@@ -15,6 +15,7 @@ import (
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/audit"
 	"github.com/legate-mcp/legate/catalog"
+	"github.com/legate-mcp/legate/mcpauth"
 	"github.com/legate-mcp/legate/sources"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/upstream"
@@ -36,6 +37,7 @@ func (g *Gateway) newUpstreams(ctx context.Context) error {
 		OnToolsChanged: g.toolsChanged,
 		PollInterval:   500 * time.Millisecond, // a refresh or acceptance by the CLI or another replica reaches clients within it
 		MaxResultBytes: g.opts.Config.MaxResultBytes,
+		Authorize:      mcpauth.Wire(g.connections, func() *upstream.Manager { return g.upstreams }, g.opts.Vault),
 		OnResourceUpdated: func(ctx context.Context, p *mcp.ResourceUpdatedNotificationParams) {
 			g.mcp.ResourceUpdated(ctx, p)
 		},

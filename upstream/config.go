@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/upstream/oauthcfg"
 )
 
 // Config is one upstream MCP server, an entry of `upstreams:` in
@@ -33,15 +34,27 @@ type Config struct {
 	Timeout          legate.Duration `yaml:"timeout" json:"timeout,omitempty" default:"60s" min:"0" desc:"Time limit of one call; when the client asked for progress, each progress notification from the upstream restarts it"`
 	Session          string          `yaml:"session" json:"session,omitempty" enum:"shared,per_client" default:"shared" desc:"shared: a small pool of sessions for every client; per_client: one upstream session (and process) per client session, to relay sampling and elicitation"`
 	// Prefix: nil is true.
-	Prefix          *bool           `yaml:"prefix" json:"prefix,omitempty" default:"true" desc:"true names tools and prompts mcp.<id>.<name>; false exposes them under their own names (a collision is a load error)"`
-	RefreshInterval legate.Duration `yaml:"refresh_interval" json:"refresh_interval,omitempty" min:"0" desc:"Re-list the tools this often (0: only on list_changed, restarts and legate upstream refresh)"`
-	MaxConcurrency  int             `yaml:"max_concurrency" json:"max_concurrency,omitempty" default:"32" min:"0" desc:"Calls in flight to this upstream at most; more wait"`
-	MaxResultBytes  int64           `yaml:"max_result_bytes" json:"max_result_bytes,omitempty" min:"0" desc:"Largest message from this upstream in bytes (default: the top-level max_result_bytes); a larger result is cut off as it arrives and the call fails with ADAPTER_MAPPING_ERROR"`
-	PoolSize        int             `yaml:"pool_size" json:"pool_size,omitempty" min:"0" desc:"Shared sessions kept open (default 4 for a url, 1 for a command)"`
-	ProtocolVersion string          `yaml:"protocol_version" json:"protocol_version,omitempty" default:"2025-11-25" desc:"MCP protocol version spoken to the upstream; 2025-11-25 has sessions and so can relay sampling and elicitation"`
-	Tenant          string          `yaml:"tenant" json:"tenant,omitempty" desc:"Tenant owning the upstream: only its principals see its tools (empty: shared)"`
-	Pin             string          `yaml:"pin" json:"pin,omitempty" enum:"tofu,strict" default:"tofu" desc:"tofu: a tool's definition is pinned when first seen; strict: only when an admin accepts it; a definition that differs from its pin is quarantined until accepted"`
+	Prefix          *bool            `yaml:"prefix" json:"prefix,omitempty" default:"true" desc:"true names tools and prompts mcp.<id>.<name>; false exposes them under their own names (a collision is a load error)"`
+	RefreshInterval legate.Duration  `yaml:"refresh_interval" json:"refresh_interval,omitempty" min:"0" desc:"Re-list the tools this often (0: only on list_changed, restarts and legate upstream refresh)"`
+	MaxConcurrency  int              `yaml:"max_concurrency" json:"max_concurrency,omitempty" default:"32" min:"0" desc:"Calls in flight to this upstream at most; more wait"`
+	MaxResultBytes  int64            `yaml:"max_result_bytes" json:"max_result_bytes,omitempty" min:"0" desc:"Largest message from this upstream in bytes (default: the top-level max_result_bytes); a larger result is cut off as it arrives and the call fails with ADAPTER_MAPPING_ERROR"`
+	PoolSize        int              `yaml:"pool_size" json:"pool_size,omitempty" min:"0" desc:"Shared sessions kept open (default 4 for a url, 1 for a command)"`
+	ProtocolVersion string           `yaml:"protocol_version" json:"protocol_version,omitempty" default:"2025-11-25" desc:"MCP protocol version spoken to the upstream; 2025-11-25 has sessions and so can relay sampling and elicitation"`
+	Tenant          string           `yaml:"tenant" json:"tenant,omitempty" desc:"Tenant owning the upstream: only its principals see its tools (empty: shared)"`
+	Auth            string           `yaml:"auth" json:"auth,omitempty" enum:"none,oauth" default:"none" desc:"none; oauth: the server is OAuth-protected (it answers 401 with protected resource metadata): each principal connects it (legate connect <id>, or /connect/<id>) through the MCP authorization flow, and its calls carry the caller's own token"`
+	OAuth           *oauthcfg.Client `yaml:"oauth" json:"oauth,omitempty" desc:"With auth: oauth, a client registered with the server's authorization server (default: Legate registers itself, RFC 7591)"`
+	// ListBeforeConnect: with auth: oauth, list its tools to principals
+	// who have not connected it.
+	ListBeforeConnect bool   `yaml:"list_before_connect" json:"list_before_connect,omitempty" desc:"With auth: oauth, list the tools to principals who have not connected it too (their calls then ask them to connect); default: only once connected"`
+	Pin               string `yaml:"pin" json:"pin,omitempty" enum:"tofu,strict" default:"tofu" desc:"tofu: a tool's definition is pinned when first seen; strict: only when an admin accepts it; a definition that differs from its pin is quarantined until accepted"`
 }
+
+// AuthOAuth is auth: oauth.
+const AuthOAuth = oauthcfg.Auth
+
+// OAuthProtected reports whether each principal connects the upstream
+// (auth: oauth).
+func (c *Config) OAuthProtected() bool { return c.Auth == AuthOAuth }
 
 // Pin modes.
 const (
@@ -123,6 +136,7 @@ func (c *Config) Validate(at string) []error {
 			}
 		}
 	}
+	oauthcfg.Validate(oauthcfg.Upstream{Auth: c.Auth, URL: c.URL, Transport: c.Transport, PerClient: c.Session == SessionPerClient, HeaderEnv: c.HeaderEnv, Client: c.OAuth, ListBeforeConnect: c.ListBeforeConnect}, bad)
 	if !slices.Contains([]string{"", PinTOFU, PinStrict}, c.Pin) {
 		bad("pin", "must be tofu or strict, not %q", c.Pin)
 	}

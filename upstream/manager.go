@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"reflect"
 	"slices"
@@ -52,6 +53,10 @@ type Options struct {
 	OnToolsChanged func()
 	// OnResourceUpdated relays an upstream's resources/updated.
 	OnResourceUpdated func(context.Context, *mcp.ResourceUpdatedNotificationParams)
+	// Authorize, for an upstream with auth: oauth, is the transport of
+	// principal's session: base, with the principal's own token set on
+	// each request (nil: such an upstream cannot be called).
+	Authorize func(id, tenant, principal string, base http.RoundTripper) http.RoundTripper
 	// ConnectTimeout bounds connecting and initializing (default 10s).
 	ConnectTimeout time.Duration
 	// BreakerFailures opens an upstream's circuit after this many
@@ -393,6 +398,10 @@ func (u *Upstream) list(ctx context.Context, via *session) ([]*mcp.Tool, []strin
 		if via.cs == nil || !via.alive() {
 			return nil, nil, fmt.Errorf("upstream %s: the session that announced a tool change has ended", u.cfg.ID)
 		}
+	case u.cfg.OAuthProtected():
+		if s = anyPrincipalSession(u); s == nil {
+			return nil, nil, fmt.Errorf("upstream %s acts as each caller and no principal has a session to list its tools through yet: its tools are listed once someone connects it", u.cfg.ID)
+		}
 	case u.cfg.Session == SessionPerClient:
 		// Per-client upstreams keep no shared session: list on a short one.
 		s, err = u.dial(nil, false)
@@ -546,6 +555,9 @@ func (u *Upstream) supervise(ctx context.Context) {
 		tick = t.C
 	}
 	defer u.first.done() // supervision ended: no first listing to wait for
+	if u.cfg.OAuthProtected() {
+		return // listed through its principals' sessions (principal.go)
+	}
 	for {
 		var wait <-chan time.Time
 		var ended <-chan struct{}

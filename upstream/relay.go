@@ -3,6 +3,7 @@ package upstream
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -195,7 +196,7 @@ func (u *Upstream) post(ctx context.Context, s *session, body []byte, version, m
 			h["Mcp-Name"] = []string{name}
 		}
 	}
-	resp, err := u.http.Do(req)
+	resp, err := cmp.Or(s.hc, u.http).Do(req)
 	if err != nil {
 		return nil, err
 	}

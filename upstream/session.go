@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -36,6 +37,10 @@ type session struct {
 
 	inflight sync.Map // progress token → *pendingCall: the calls under way on it
 	tapped   bool     // its progress and logs are relayed from the wire (tap.go)
+	// hc and tappedHC, for one principal's session of an upstream with
+	// auth: oauth, carry that principal's token (principal.go); nil: the
+	// upstream's own clients.
+	hc, tappedHC *http.Client
 }
 
 // callContext is the context of a call under way on the session, so that
@@ -131,7 +136,7 @@ func (u *Upstream) transport(s *session) (mcp.Transport, error) {
 		return &outliveConnect{Transport: &mcp.SSEClientTransport{Endpoint: c.URL, HTTPClient: hc, MaxEventSize: u.sdkMax()}, life: u.m.ctx}, nil
 	}
 	s.tapped = true
-	return &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: u.tappedHTTP, MaxRetries: 1, MaxEventSize: u.sdkMax()}, nil
+	return &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: cmp.Or(s.tappedHC, u.tappedHTTP), MaxRetries: 1, MaxEventSize: u.sdkMax()}, nil
 }
 
 // limited is the upstream's HTTP transport with each message it receives
@@ -238,9 +243,13 @@ func (l *lineLogger) Write(p []byte) (int, error) {
 
 var _ io.Writer = (*lineLogger)(nil)
 
-// connect opens a session, for owner (per_client) or shared (nil owner).
-func (u *Upstream) connect(ctx context.Context, owner *mcp.ServerSession) (*session, error) {
+// connect opens a session, for owner (per_client) or shared (nil owner);
+// its HTTP clients, when given, are one principal's (principal.go).
+func (u *Upstream) connect(ctx context.Context, owner *mcp.ServerSession, clients ...*http.Client) (*session, error) {
 	s := &session{owner: owner, done: make(chan struct{}), ready: make(chan struct{})}
+	if len(clients) == 2 {
+		s.hc, s.tappedHC = clients[0], clients[1]
+	}
 	defer close(s.ready)
 	t, err := u.transport(s)
 	if err != nil {

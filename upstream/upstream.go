@@ -37,16 +37,17 @@ type Upstream struct {
 	breaker *gobreaker.CircuitBreaker[answer]
 	slots   chan struct{} // bounds calls in flight
 
-	mu         sync.Mutex
-	connecting singleflight.Group // one connection attempt at a time per key
-	shared     []*session
-	next       int
-	perClient  map[*mcp.ServerSession]*session
-	connErr    error     // last connection failure
-	connAt     time.Time // when it happened
-	backoff    time.Duration
-	closed     bool
-	stop       context.CancelFunc // ends supervise; nil until started
+	mu          sync.Mutex
+	connecting  singleflight.Group // one connection attempt at a time per key
+	shared      []*session
+	next        int
+	perClient   map[*mcp.ServerSession]*session
+	byPrincipal map[string]*session // auth: oauth: sessions by tenant and principal (principal.go)
+	connErr     error               // last connection failure
+	connAt      time.Time           // when it happened
+	backoff     time.Duration
+	closed      bool
+	stop        context.CancelFunc // ends supervise; nil until started
 
 	// first, for an upstream with no cache at start, is done once its
 	// first listing was tried (WaitListed); nil when there was a cache.
@@ -92,6 +93,9 @@ type Client struct {
 	// upstreams and those of Tenant are visible to it.
 	Tenant string
 	Scoped bool
+	// Principal is the caller, whose session and token a call to an
+	// upstream with auth: oauth uses.
+	Principal string
 	// Round is set for a client of protocol 2026-07-28, which answers an
 	// upstream's input requests itself, by retrying (rounds.go); ask
 	// answers them for a call Legate holds meanwhile.
@@ -113,7 +117,7 @@ func newUpstream(m *Manager, cfg *Config, origin string) *Upstream {
 		cfg: cfg, origin: origin, m: m,
 		log:       m.log.With("upstream", cfg.ID),
 		slots:     make(chan struct{}, cfg.maxConcurrency()),
-		perClient: map[*mcp.ServerSession]*session{},
+		perClient: map[*mcp.ServerSession]*session{}, byPrincipal: map[string]*session{},
 	}
 	if cfg.URL != "" {
 		h, err := cfg.headers(m.opts.LookupEnv)
@@ -140,7 +144,8 @@ func newUpstream(m *Manager, cfg *Config, origin string) *Upstream {
 			// Only the upstream's own failures count: a JSON-RPC error is an
 			// answer, and a call the client cancelled says nothing of health;
 			// nor does an answer over max_result_bytes.
-			ok := err == nil || answered(err) || errors.Is(err, context.Canceled) || isTooLarge(err)
+			// Nor a caller who has not connected an OAuth-protected one.
+			ok := err == nil || answered(err) || errors.Is(err, context.Canceled) || isTooLarge(err) || legate.CodeOf(err) == legate.CodeNotConnected
 			if !ok {
 				u.lastFailure.Store(&failure{text: u.secrets.MaskString(errText(err)), at: time.Now()})
 			}
@@ -326,6 +331,9 @@ func (u *Upstream) session(ctx context.Context, client Client) (*session, error)
 	if u.cfg.Session == SessionPerClient && client.Session != nil {
 		return u.clientSession(ctx, client.Session)
 	}
+	if u.cfg.OAuthProtected() {
+		return principalSession(ctx, u, client)
+	}
 	return u.sharedSession(ctx)
 }
 
@@ -390,6 +398,8 @@ func (u *Upstream) call(ctx context.Context, t *Tool, args json.RawMessage, clie
 		return answer{rel: u.redactRaw(a.rel)}, nil
 	case errors.Is(err, gobreaker.ErrOpenState), errors.Is(err, gobreaker.ErrTooManyRequests):
 		return answer{}, unavailable(u.cfg.ID, "circuit open after repeated failures; retry later", err)
+	case legate.CodeOf(err) == legate.CodeNotConnected:
+		return answer{}, err
 	case errors.Is(err, errTimeout):
 		return answer{}, &legate.Error{Code: legate.CodeTimeout, Message: fmt.Sprintf("upstream %s did not answer within %s", u.cfg.ID, u.cfg.timeout()), Err: err}
 	case isTooLarge(err):
@@ -603,7 +613,10 @@ func (u *Upstream) close() {
 	for _, s := range u.perClient {
 		sessions = append(sessions, s)
 	}
-	u.shared, u.perClient = nil, map[*mcp.ServerSession]*session{}
+	for _, s := range u.byPrincipal {
+		sessions = append(sessions, s)
+	}
+	u.shared, u.perClient, u.byPrincipal = nil, map[*mcp.ServerSession]*session{}, map[string]*session{}
 	u.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, s := range sessions {

@@ -1,0 +1,113 @@
+package connections
+
+import (
+	"context"
+	"fmt"
+
+	"golang.org/x/oauth2"
+
+	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/config"
+)
+
+// An UpstreamApp is the OAuth client through which people connect an
+// OAuth-protected upstream MCP server: its endpoints and client are
+// discovered (RFC 9728, RFC 8414) and registered (RFC 7591) by package
+// mcpauth, or configured.
+type UpstreamApp struct {
+	// Tenant owns the upstream ("" for a shared one).
+	Tenant string
+	// Config is the client, with its endpoints and scopes; the flow sets
+	// its RedirectURL.
+	Config oauth2.Config
+	// Params are added to the authorization request and the code
+	// exchange: the resource indicator (RFC 8707).
+	Params map[string]string
+	// Registered says the client was registered for the redirect URI
+	// (RFC 7591): it travels in the state and is kept with each
+	// connection, whose refreshes it makes (Config then may have no
+	// ClientID: a refresh in a process that registered none).
+	Registered bool
+}
+
+// app is the OAuth client connections to one instance are made with.
+type app struct {
+	id, tenant string
+	cfg        *oauth2.Config
+	params     map[string]string
+	registered bool
+}
+
+func (a *app) options() []oauth2.AuthCodeOption {
+	var opts []oauth2.AuthCodeOption
+	for k, v := range a.params {
+		opts = append(opts, oauth2.SetAuthURLParam(k, v))
+	}
+	return opts
+}
+
+// isUpstream reports whether instance is an upstream people connect (no
+// connector instance has its id).
+func (m *Manager) isUpstream(instance string) bool {
+	_, ok := m.def(instance)
+	return !ok && m.opts.Upstreams != nil
+}
+
+// redirectFor is the callback of instance's app: its configured
+// redirect_url, else Legate's public origin (or requestOrigin) +
+// CallbackPath.
+func (m *Manager) redirectFor(instance, requestOrigin string) (string, error) {
+	if def, ok := m.def(instance); ok && def.OAuth != nil && def.OAuth.RedirectURL != "" {
+		return def.OAuth.RedirectURL, nil
+	}
+	o := origin(m.opts.Resource)
+	if o == "" {
+		o = requestOrigin
+	}
+	if o == "" {
+		key := "the instance's oauth.redirect_url"
+		if m.isUpstream(instance) {
+			key = "the URL Legate is reached at"
+		}
+		return "", legate.Errorf(legate.CodeInvalidArgument, "%s: Legate's public URL is not known: set auth.resource or %s", instance, key)
+	}
+	return o + CallbackPath, nil
+}
+
+// appFor is instance's OAuth client with redirect as its callback (""
+// for a refresh).
+func (m *Manager) appFor(ctx context.Context, instance, redirect string) (*app, error) {
+	if m.isUpstream(instance) {
+		ua, ok, err := m.opts.Upstreams(ctx, instance, redirect)
+		switch {
+		case err != nil:
+			return nil, err
+		case !ok:
+			return nil, legate.Errorf(legate.CodeNotFound, "no connector instance or OAuth-protected upstream %q", instance)
+		}
+		cfg := ua.Config
+		cfg.RedirectURL = redirect
+		return &app{id: instance, tenant: ua.Tenant, cfg: &cfg, params: ua.Params, registered: ua.Registered}, nil
+	}
+	def, err := m.appOf(instance)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := m.oauthConfig(ctx, def, redirect)
+	if err != nil {
+		return nil, err
+	}
+	return &app{id: def.ID, tenant: def.Tenant, cfg: cfg, params: config.Providers[def.Type].Params}, nil
+}
+
+// Token is the access token of principal's connection to the upstream
+// id, refreshed first when it is about to expire, or when it is refused
+// (equal to refused): the Authorization of the principal's calls to an
+// OAuth-protected upstream. An error is NOT_CONNECTED when there is no
+// connection or it expired.
+func (m *Manager) Token(ctx context.Context, tenant, principal, id, refused string) (string, error) {
+	if !m.isUpstream(id) {
+		return "", fmt.Errorf("%s is not an OAuth-protected upstream", id)
+	}
+	return m.token(ctx, id, false, tenant, principal, refused)
+}
