@@ -10,9 +10,17 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/legate-mcp/legate/connectors/saas/oauthtest"
 )
 
 const token = "ghp_canary7f1c9a2b5e0d"
+
+// The OAuth app the stand-in's OAuth endpoints know.
+const (
+	standinClientID     = "Iv1.standin"
+	standinClientSecret = "standin-secret-5e0d"
+)
 
 type issue struct {
 	ID        int64     `json:"id"`
@@ -48,8 +56,14 @@ type comment struct {
 
 // standin is a GitHub REST API on httptest, mounted at /api/v3/ as GitHub
 // Enterprise serves it, for the repository acme/api.
+//
+// Its OAuth endpoints (oauth, under /login/oauth/: authorize, token,
+// revoke) issue tokens per test user; an API call is answered with token
+// or a valid token the OAuth endpoints issued, and oauth records the
+// token of each call, in order.
 type standin struct {
-	srv *httptest.Server
+	srv   *httptest.Server
+	oauth *oauthtest.Provider
 
 	mu       sync.Mutex
 	issues   []*issue // by number - 1
@@ -66,8 +80,10 @@ type standin struct {
 
 func newStandin(t *testing.T) *standin {
 	t.Helper()
-	s := &standin{comments: map[int][]comment{}, calls: map[string]int{}, scopes: "repo, read:org"}
+	s := &standin{comments: map[int][]comment{}, calls: map[string]int{}, scopes: "repo, read:org",
+		oauth: oauthtest.New(standinClientID, standinClientSecret, "gho_")}
 	mux := http.NewServeMux()
+	s.oauth.Mount(func(p string, h http.HandlerFunc) { mux.HandleFunc(p, h) }, "/login/oauth")
 	mux.HandleFunc("GET /api/v3/user", s.wrap("user", s.user))
 	mux.HandleFunc("GET /api/v3/repos/acme/api/issues", s.wrap("list", s.list))
 	mux.HandleFunc("POST /api/v3/repos/acme/api/issues", s.wrap("create", s.create))
@@ -93,7 +109,7 @@ func (s *standin) wrap(op string, h http.HandlerFunc) http.HandlerFunc {
 		if fault != nil && fault(op, n, w, r) {
 			return
 		}
-		if r.Header.Get("Authorization") != "Bearer "+token {
+		if _, issued := s.oauth.Bearer(r); !issued && r.Header.Get("Authorization") != "Bearer "+token {
 			w.WriteHeader(http.StatusUnauthorized)
 			w.Write([]byte(`{"message":"Bad credentials"}`))
 			return

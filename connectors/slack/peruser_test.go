@@ -8,7 +8,6 @@ package slack_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -36,18 +35,6 @@ import (
 	"github.com/legate-mcp/legate/store/sqlite"
 	"github.com/legate-mcp/legate/vault"
 )
-
-// withBearer adds a principal's token to every request.
-type withBearer struct {
-	token string
-	base  http.RoundTripper
-}
-
-func (b withBearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.base.RoundTrip(r)
-}
 
 type perUserEnv struct {
 	t     *testing.T
@@ -138,23 +125,9 @@ func (e *perUserEnv) connect(bearer, account string) {
 // open opens a connect URL as the principal of bearer would in a browser
 // signed in to Legate, approving at the stand-in as account.
 func (e *perUserEnv) open(connectURL, bearer, account string) error {
-	req, err := http.NewRequest("GET", connectURL, nil)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+bearer)
-	req.Header.Set(oauthtest.UserHeader, account)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	body, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	e.say(string(body))
-	if res.StatusCode != 200 || !strings.Contains(string(body), "is connected") || !strings.HasSuffix(res.Request.URL.Path, connections.CallbackPath) {
-		return fmt.Errorf("connecting as %s: %d at %s: %s", account, res.StatusCode, res.Request.URL, body)
-	}
-	return nil
+	body, err := oauthtest.Connect(connectURL, bearer, account)
+	e.say(body)
+	return err
 }
 
 // session opens an MCP session as the principal of bearer.
@@ -169,7 +142,7 @@ func (e *perUserEnv) client(bearer string, opts *mcp.ClientOptions, version stri
 	e.t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, opts)
 	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: e.base + "/mcp",
-		HTTPClient: &http.Client{Transport: withBearer{token: bearer, base: http.DefaultTransport}}}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+		HTTPClient: &http.Client{Transport: oauthtest.WithBearer(bearer, http.DefaultTransport)}}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -15,6 +15,8 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -45,6 +47,7 @@ type Provider struct {
 	refreshes   int
 	revoked     []string
 	issued      []string
+	calls       []Call
 }
 
 type grant struct {
@@ -248,4 +251,70 @@ func (p *Provider) revoke(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Write([]byte(`{"ok":true,"revoked":true}`))
+}
+
+// Call is the bearer token an API call came with and the user it belongs
+// to ("" for a token the provider did not issue or no longer honours).
+type Call struct {
+	Token, User string
+}
+
+// Bearer records the bearer token of an API request and returns the user
+// it belongs to; false for a token never issued, refreshed away, expired
+// or revoked. An API stand-in calls it for each request it serves.
+func (p *Provider) Bearer(r *http.Request) (string, bool) {
+	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	u, ok := p.access[tok]
+	p.calls = append(p.calls, Call{Token: tok, User: u})
+	return u, ok
+}
+
+// Calls lists the calls Bearer recorded, in order.
+func (p *Provider) Calls() []Call {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]Call(nil), p.calls...)
+}
+
+// WithBearer is a transport that adds an Authorization header with token
+// to every request: a gateway principal's MCP client.
+func WithBearer(token string, base http.RoundTripper) http.RoundTripper {
+	return bearerTransport{token: token, base: base}
+}
+
+type bearerTransport struct {
+	token string
+	base  http.RoundTripper
+}
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.base.RoundTrip(r)
+}
+
+// Connect opens connectURL (a gateway's /connect/{instance}) as a browser
+// signed in to the gateway with bearer would, approving at the provider
+// as user and following every redirect. It returns the last page's body,
+// and an error unless that page is the gateway's callback saying the
+// instance is connected.
+func Connect(connectURL, bearer, user string) (string, error) {
+	req, err := http.NewRequest("GET", connectURL, nil)
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Authorization", "Bearer "+bearer)
+	req.Header.Set(UserHeader, user)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || !strings.Contains(string(b), "is connected") || !strings.HasSuffix(res.Request.URL.Path, "/connect/callback") {
+		return string(b), fmt.Errorf("connecting as %s: %d at %s: %s", user, res.StatusCode, res.Request.URL, b)
+	}
+	return string(b), nil
 }
