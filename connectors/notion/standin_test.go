@@ -10,11 +10,16 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/legate-mcp/legate/connectors/saas/oauthtest"
 )
 
 const (
 	token   = "ntn_canary5d2e8f1a9c3b"
 	version = "2022-06-28"
+	// The OAuth integration the stand-in's OAuth endpoints know.
+	standinClientID     = "standin-integration"
+	standinClientSecret = "secret_standin9c3b"
 )
 
 // page is a page of the stand-in: under a page, or a row of a database.
@@ -46,8 +51,14 @@ type block struct {
 // Authorization and Notion-Version, pages by start_cursor and page_size
 // (has_more, next_cursor: the id of the next result), and answers errors
 // as Notion does ({"object":"error","status","code","message"}).
+//
+// Its OAuth endpoints (oauth, under /v1/oauth/: authorize, token, revoke)
+// issue tokens per test user; an API call is answered with token or a
+// valid token the OAuth endpoints issued, and oauth records the token of
+// each call, in order.
 type standin struct {
-	srv *httptest.Server
+	srv   *httptest.Server
+	oauth *oauthtest.Provider
 
 	mu        sync.Mutex
 	pages     map[string]*page
@@ -68,8 +79,10 @@ type standin struct {
 func newStandin(t testing.TB) *standin {
 	t.Helper()
 	s := &standin{pages: map[string]*page{}, databases: map[string]*database{}, children: map[string][]*block{},
-		calls: map[string]int{}, versions: map[string]bool{}}
+		calls: map[string]int{}, versions: map[string]bool{},
+		oauth: oauthtest.New(standinClientID, standinClientSecret, "ntn_")}
 	mux := http.NewServeMux()
+	s.oauth.Mount(func(p string, h http.HandlerFunc) { mux.HandleFunc(p, h) }, "/v1/oauth")
 	mux.HandleFunc("GET /v1/users/me", s.wrap("me", s.me))
 	mux.HandleFunc("POST /v1/search", s.wrap("search", s.search))
 	mux.HandleFunc("POST /v1/databases/{id}/query", s.wrap("query", s.query))
@@ -103,7 +116,7 @@ func (s *standin) wrap(op string, h http.HandlerFunc) http.HandlerFunc {
 		if fault != nil && fault(op, n, w, r) {
 			return
 		}
-		if r.Header.Get("Authorization") != "Bearer "+token {
+		if _, issued := s.oauth.Bearer(r); !issued && r.Header.Get("Authorization") != "Bearer "+token {
 			fail(w, 401, "unauthorized", "API token is invalid.")
 			return
 		}
