@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/legate-mcp/legate/connectors/saas/oauthtest"
 )
 
 // The credentials the stand-in accepts: canaries, which no result, error
@@ -38,8 +40,14 @@ type file struct {
 // standin is Google's token endpoint, Sheets v4 and Drive v3 on httptest,
 // on their real paths: /token, /v4/spreadsheets/{id}/values/{range}
 // (and {range}:append), /drive/v3/files and /drive/v3/files/{id}.
+//
+// Its consent endpoints (oauth, under /oauth/: authorize, token, revoke)
+// issue tokens per test user; an API call is answered with an access
+// token /token issued or a valid one the consent endpoints issued, and
+// oauth records the token of each call, in order.
 type standin struct {
-	srv *httptest.Server
+	srv   *httptest.Server
+	oauth *oauthtest.Provider
 
 	mu      sync.Mutex
 	issued  []string        // access tokens, in order
@@ -61,8 +69,10 @@ type standin struct {
 func newStandin(t testing.TB) *standin {
 	t.Helper()
 	s := &standin{expired: map[string]bool{}, refresh: refreshToken, scope: fullScopes,
-		sheets: map[string]map[string][][]any{"sheet-1": {"Sheet1": nil}}, calls: map[string]int{}}
+		sheets: map[string]map[string][][]any{"sheet-1": {"Sheet1": nil}}, calls: map[string]int{},
+		oauth: oauthtest.New(clientID, clientSecret, accessPrefix)}
 	mux := http.NewServeMux()
+	s.oauth.Mount(func(p string, h http.HandlerFunc) { mux.HandleFunc(p, h) }, "/oauth")
 	mux.HandleFunc("POST /token", s.count("token", s.token))
 	mux.HandleFunc("GET /v4/spreadsheets/{id}/values/{rng}", s.wrap("get", s.get))
 	mux.HandleFunc("POST /v4/spreadsheets/{id}/values/{rng}", s.wrap("append", s.append))
@@ -105,10 +115,11 @@ func (s *standin) count(op string, h http.HandlerFunc) http.HandlerFunc {
 func (s *standin) wrap(op string, h http.HandlerFunc) http.HandlerFunc {
 	return s.count(op, func(w http.ResponseWriter, r *http.Request) {
 		tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		_, issued := s.oauth.Bearer(r)
 		s.mu.Lock()
 		ok := strings.HasPrefix(tok, accessPrefix) && !s.expired[tok] && contains(s.issued, tok)
 		s.mu.Unlock()
-		if !ok {
+		if !ok && !issued {
 			gerror(w, 401, "Request had invalid authentication credentials. Expected OAuth 2 access token.", "authError", "UNAUTHENTICATED")
 			return
 		}
