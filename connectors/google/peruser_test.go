@@ -73,5 +73,5 @@ connectors:
 	}
 	oauthtest.PerUser{URL: base, Instance: "google", Tenant: "acme",
 		Alice: bearer("alice", auth.RoleUser), Bob: bearer("bob", auth.RoleUser), Admin: bearer("ops", auth.RoleAdmin),
-		Tool: "google__drive_list_files", Args: map[string]any{}}.CheckPerUser(t, s.oauth)
+		Tool: "google__drive_list_files", RevokesAtProvider: true, Args: map[string]any{}}.CheckPerUser(t, s.oauth)
 }

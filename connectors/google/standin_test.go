@@ -72,6 +72,7 @@ func newStandin(t testing.TB) *standin {
 		sheets: map[string]map[string][][]any{"sheet-1": {"Sheet1": nil}}, calls: map[string]int{},
 		oauth: oauthtest.New(clientID, clientSecret, accessPrefix)}
 	mux := http.NewServeMux()
+	s.oauth.KeepRefresh = true // Google does not rotate refresh tokens
 	s.oauth.Mount(func(p string, h http.HandlerFunc) { mux.HandleFunc(p, h) }, "/oauth")
 	mux.HandleFunc("POST /token", s.count("token", s.token))
 	mux.HandleFunc("GET /v4/spreadsheets/{id}/values/{rng}", s.wrap("get", s.get))

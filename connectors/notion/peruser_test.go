@@ -70,5 +70,5 @@ connectors:
 	}
 	oauthtest.PerUser{URL: base, Instance: "notion", Tenant: "acme",
 		Alice: bearer("alice", auth.RoleUser), Bob: bearer("bob", auth.RoleUser), Admin: bearer("ops", auth.RoleAdmin),
-		Tool: "notion__search", Args: map[string]any{"query": "Roadmap"}}.CheckPerUser(t, s.oauth)
+		Tool: "notion__search", RevokesAtProvider: true, Args: map[string]any{"query": "Roadmap"}}.CheckPerUser(t, s.oauth)
 }

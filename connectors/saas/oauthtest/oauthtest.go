@@ -38,6 +38,9 @@ type Provider struct {
 	// NewToken, when set, makes each token issued ("access" or "refresh"
 	// kind, for user): a canary test's recognisable values.
 	NewToken func(kind, user string) string
+	// KeepRefresh makes a refresh keep its refresh token and the access
+	// tokens already issued, as Google does, instead of rotating them.
+	KeepRefresh bool
 
 	mu          sync.Mutex
 	codes       map[string]grant
@@ -210,14 +213,25 @@ func (p *Provider) token(w http.ResponseWriter, r *http.Request) {
 			oauthError(w, http.StatusBadRequest, "invalid_grant", "the refresh token is invalid, expired or revoked")
 			return
 		}
+		p.refreshes++
+		user = u
+		if p.KeepRefresh {
+			access := random(p.Prefix + strings.ToLower(user) + "-")
+			if p.NewToken != nil {
+				access = p.NewToken("access", user)
+			}
+			p.access[access] = user
+			p.issued = append(p.issued, access)
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(map[string]any{"access_token": access, "token_type": "Bearer", "expires_in": p.expiresIn()})
+			return
+		}
 		delete(p.refresh, r.PostFormValue("refresh_token")) // rotated
 		for t, tu := range p.access {
 			if tu == u {
 				delete(p.access, t)
 			}
 		}
-		p.refreshes++
-		user = u
 	default:
 		oauthError(w, http.StatusBadRequest, "unsupported_grant_type", r.PostFormValue("grant_type"))
 		return
@@ -228,12 +242,15 @@ func (p *Provider) token(w http.ResponseWriter, r *http.Request) {
 	}
 	p.access[access], p.refresh[refresh] = user, user
 	p.issued = append(p.issued, access, refresh)
-	expires := p.ExpiresIn
-	if expires == 0 {
-		expires = 3600
-	}
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(map[string]any{"ok": true, "access_token": access, "token_type": "Bearer", "expires_in": expires, "refresh_token": refresh})
+	json.NewEncoder(w).Encode(map[string]any{"ok": true, "access_token": access, "token_type": "Bearer", "expires_in": p.expiresIn(), "refresh_token": refresh})
+}
+
+func (p *Provider) expiresIn() int {
+	if p.ExpiresIn == 0 {
+		return 3600
+	}
+	return p.ExpiresIn
 }
 
 func (p *Provider) revoke(w http.ResponseWriter, r *http.Request) {

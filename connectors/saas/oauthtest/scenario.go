@@ -24,6 +24,9 @@ type PerUser struct {
 	// provider's API; Args are its arguments.
 	Tool string
 	Args map[string]any
+	// RevokesAtProvider says the instance has a revoke_url: revoking a
+	// connection revokes its tokens at the provider too.
+	RevokesAtProvider bool
 }
 
 // CheckPerUser proves per-user connections through the whole gateway:
@@ -68,6 +71,7 @@ func (g PerUser) CheckPerUser(t *testing.T, p *Provider) {
 	}
 
 	// Revoking bob's connection disconnects bob alone.
+	revoked := len(p.Revoked())
 	req, _ := http.NewRequest("DELETE", g.URL+"/admin/v1/connections/"+g.Instance+"?"+url.Values{"tenant": {g.Tenant}, "principal": {"bob"}}.Encode(), nil)
 	req.Header.Set("Authorization", "Bearer "+g.Admin)
 	res, err := http.DefaultClient.Do(req)
@@ -77,6 +81,14 @@ func (g PerUser) CheckPerUser(t *testing.T, p *Provider) {
 	res.Body.Close()
 	if res.StatusCode != http.StatusNoContent {
 		t.Fatalf("revoking bob's connection: %s", res.Status)
+	}
+	for _, tok := range p.Revoked()[revoked:] {
+		if tok == tokens["alice-account"] {
+			t.Fatal("revoking bob's connection revoked alice's token at the provider")
+		}
+	}
+	if n := len(p.Revoked()) - revoked; g.RevokesAtProvider && n == 0 {
+		t.Fatal("revoking bob's connection revoked nothing at the provider")
 	}
 	if code, used := g.call(t, p, bob); code != "NOT_CONNECTED" || used.Token != "" {
 		t.Fatalf("bob after his revocation: %q, reached the API with a token of %q", code, used.User)
