@@ -1,5 +1,6 @@
-// Package toolresult makes the MCP result of a native tool call and
-// encodes tools/call results for the fast path.
+// Package toolresult makes the MCP result of a native tool call, encodes
+// tools/call results for the fast path, and marks results complete for
+// 2026-07-28 clients as the go-sdk's own handlers do (Complete).
 //
 // A native result's structured content is encoded once, when it is made
 // (Native); Encode then writes the result around those bytes, byte for

@@ -3,6 +3,7 @@ package toolresult_test
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -83,4 +84,22 @@ func FuzzEncode(f *testing.F) {
 		res.IsError = isError
 		same(t, res)
 	})
+}
+
+// Complete marks each kind of result complete, keeping every exported
+// field, as the go-sdk marks the results of its own handlers.
+func TestComplete(t *testing.T) {
+	for _, c := range []struct {
+		res  any
+		want string
+	}{
+		{toolresult.Complete(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hi"}}, IsError: true}), `"isError":true`},
+		{toolresult.Complete(&mcp.GetPromptResult{Description: "d", Messages: []*mcp.PromptMessage{}}), `"description":"d"`},
+		{toolresult.Complete(&mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "file:///a", Text: "x"}}}), `"uri":"file:///a"`},
+	} {
+		b, err := json.Marshal(c.res)
+		if err != nil || !strings.Contains(string(b), `"resultType":"complete"`) || !strings.Contains(string(b), c.want) {
+			t.Errorf("%T marked complete: %s %v", c.res, b, err)
+		}
+	}
 }
