@@ -1,9 +1,13 @@
 package connections
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -116,7 +120,7 @@ func (m *Manager) refresh(ctx context.Context, id string, r *record) (string, er
 	if r.Client != nil {
 		a.cfg.ClientID, a.cfg.ClientSecret = r.Client.ID, r.Client.Secret
 	}
-	hctx := context.WithValue(ctx, oauth2.HTTPClient, m.opts.HTTPClient)
+	hctx := context.WithValue(ctx, oauth2.HTTPClient, withParams(m.opts.HTTPClient, a.params))
 	tok, err := a.cfg.TokenSource(hctx, &oauth2.Token{RefreshToken: r.RefreshToken}).Token()
 	if err != nil {
 		// Refused: an OAuth error, or (Slack) a 200 without a token.
@@ -164,4 +168,47 @@ func (m *Manager) oauthConfig(ctx context.Context, def sources.InstanceDef, redi
 		ClientID: def.OAuth.ClientID, ClientSecret: secret, Scopes: def.OAuth.Scopes, RedirectURL: redirect,
 		Endpoint: oauth2.Endpoint{AuthURL: def.OAuth.AuthorizeURL, TokenURL: def.OAuth.TokenURL},
 	}, nil
+}
+
+// withParams is c, whose form posts also carry params when they do not
+// already: the resource indicator (RFC 8707) of a refresh, which the code
+// exchange names too but x/oauth2's TokenSource takes no option to add.
+func withParams(c *http.Client, params map[string]string) *http.Client {
+	if len(params) == 0 {
+		return c
+	}
+	out := *c
+	out.Transport = formParams{base: cmp.Or[http.RoundTripper](c.Transport, http.DefaultTransport), params: params}
+	return &out
+}
+
+// formParams adds params to the form body of each POST.
+type formParams struct {
+	base   http.RoundTripper
+	params map[string]string
+}
+
+func (f formParams) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method != http.MethodPost || r.Body == nil || r.Header.Get("Content-Type") != "application/x-www-form-urlencoded" {
+		return f.base.RoundTrip(r)
+	}
+	b, err := io.ReadAll(r.Body)
+	r.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	form, err := url.ParseQuery(string(b))
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range f.params {
+		if !form.Has(k) {
+			form.Set(k, v)
+		}
+	}
+	body := form.Encode()
+	out := r.Clone(r.Context())
+	out.Body, out.ContentLength = io.NopCloser(strings.NewReader(body)), int64(len(body))
+	out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(body)), nil }
+	return f.base.RoundTrip(out)
 }

@@ -30,6 +30,7 @@ func goUpstream(t *testing.T) (string, *oauthtest.Provider) {
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
+	p.Resource = srv.URL + "/mcp" // every code exchange and refresh must name it
 	p.Mount(func(pat string, h http.HandlerFunc) { mux.Handle(pat, h) }, "/oauth")
 	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -71,7 +72,8 @@ func (e *env) whoami(t *testing.T, principal string) (string, error) {
 // With a configured client: two principals connect as different users
 // of the authorization server, and each call reaches the upstream with
 // the caller's own token; a token the upstream refuses (401) is
-// refreshed once and the call goes through.
+// refreshed once, naming the resource (RFC 8707) as the code exchange
+// did, and the call goes through.
 func TestConfiguredClientPerPrincipal(t *testing.T) {
 	u, p := goUpstream(t)
 	e := newEnvWith(t, u, mcpauth.Upstream{ClientID: "configured", ClientSecret: "shh", Scopes: []string{"tools"}})

@@ -19,6 +19,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -41,6 +42,11 @@ type Provider struct {
 	// KeepRefresh makes a refresh keep its refresh token and the access
 	// tokens already issued, as Google does, instead of rotating them.
 	KeepRefresh bool
+	// Resource, when set, is the resource indicator (RFC 8707) every code
+	// exchange and refresh must name: the token endpoint refuses one
+	// without it (invalid_target), as an authorization server that issues
+	// tokens for several resources does.
+	Resource string
 
 	mu          sync.Mutex
 	codes       map[string]grant
@@ -185,6 +191,10 @@ func (p *Provider) token(w http.ResponseWriter, r *http.Request) {
 	}
 	if !p.client(r) {
 		oauthError(w, http.StatusUnauthorized, "invalid_client", "wrong client_id or client_secret")
+		return
+	}
+	if p.Resource != "" && r.PostFormValue("resource") != p.Resource {
+		oauthError(w, http.StatusBadRequest, "invalid_target", "resource must name "+p.Resource+", got "+strconv.Quote(r.PostFormValue("resource")))
 		return
 	}
 	p.mu.Lock()
