@@ -123,9 +123,9 @@ type query struct {
 }
 
 // minTop5 are the fewest queries of each set whose tool must be in the
-// first five hits, as search/README.md reports them (60/62 = 96.8%, 66/74
-// = 89.2%, 111/125 = 88.8%): a change that ranks worse fails.
-var minTop5 = map[string]int{"tune": 60, "dev": 66, "holdout": 111}
+// first five hits, as search/README.md reports them (61/62 = 98.4%, 70/74
+// = 94.6%, 111/125 = 88.8%): a change that ranks worse fails.
+var minTop5 = map[string]int{"tune": 61, "dev": 70, "holdout": 111}
 
 // TestQualityTop5 ranks the corpus for every query of
 // testdata/queries.json and counts the queries one of whose tools is in

@@ -54,6 +54,7 @@ const (
 	fieldSource
 	fieldTitle
 	fieldDescription
+	fieldLead
 	fieldParams
 	numFields
 )
@@ -63,6 +64,7 @@ var fieldWeight = [numFields]float64{
 	fieldSource:      1.5,
 	fieldTitle:       2.0,
 	fieldDescription: 1.0,
+	fieldLead:        0.6, // the description's first sentence, again: what the tool does, before its details
 	fieldParams:      0.4,
 }
 
@@ -125,6 +127,7 @@ func New(docs []Doc) *Index {
 		ft[fieldSource] = appendTerms(nil, d.Source, stems)
 		ft[fieldTitle] = appendTerms(nil, d.Title, stems)
 		ft[fieldDescription] = appendTerms(nil, d.Description, stems)
+		ft[fieldLead] = appendTerms(nil, lead(d.Description), stems)
 		for _, p := range d.Params {
 			ft[fieldParams] = appendTerms(ft[fieldParams], p.Name, stems)
 			ft[fieldParams] = appendTerms(ft[fieldParams], p.Description, stems)
@@ -158,7 +161,7 @@ func New(docs []Doc) *Index {
 		// Pairs of adjacent terms count as terms of their own ("pull
 		// request", "knowledge graph"), within one field; not the
 		// parameters', which would double the index for little.
-		for f, ts := range ft[:fieldParams] {
+		for f, ts := range ft[:fieldLead] {
 			norm := 1 - b + b*float64(len(ts))/avg[f]
 			for j := 1; j < len(ts); j++ {
 				tf[ts[j-1]+" "+ts[j]] += fieldWeight[f] / norm
@@ -321,11 +324,29 @@ func nameActions(name string) uint32 {
 // question with none, the reads.
 func queryActions(ws []string) uint32 {
 	var m uint32
-	for _, w := range ws {
-		m |= actionClasses[stem(w)]
+	for i, w := range ws {
+		if i == 0 || verbBefore[ws[i-1]] { // "open a ticket", not "the open tickets"
+			m |= actionClasses[stem(w)]
+		}
 	}
 	if m == 0 && len(ws) > 0 && questionWords[ws[0]] {
 		m = readActions
 	}
 	return m
+}
+
+// lead is the first sentence of a description: up to its first line end,
+// or its first '.', '!' or '?' that ends a sentence.
+func lead(desc string) string {
+	for i := 0; i < len(desc); i++ {
+		switch desc[i] {
+		case '\n':
+			return desc[:i]
+		case '.', '!', '?':
+			if i+1 == len(desc) || desc[i+1] == ' ' {
+				return desc[:i]
+			}
+		}
+	}
+	return desc
 }

@@ -176,3 +176,44 @@ func TestPairsCount(t *testing.T) {
 		t.Errorf("hits %v, want the tool saying the pair (doc 1) first", hits)
 	}
 }
+
+// A verb's word counts as the request's action only in a verb's place:
+// "show me the open widgets" asks to read, "please open a widget" and
+// "I want to open a widget" to create.
+func TestVerbInAVerbsPlace(t *testing.T) {
+	create := actionClasses[stem("create")]
+	for q, wantCreate := range map[string]bool{
+		"show me the open widgets": false,
+		"list the open widgets":    false,
+		"please open a widget":     true,
+		"I want to open a widget":  true,
+		"open a widget":            true,
+	} {
+		if got := queryActions(queryWords(q))&create != 0; got != wantCreate {
+			t.Errorf("%q asks to create: %v, want %v", q, got, wantCreate)
+		}
+	}
+}
+
+// A description's first sentence says what the tool does; a term there
+// counts more than the same term among the details that follow.
+func TestLeadSentenceCounts(t *testing.T) {
+	ix := New([]Doc{
+		{Name: "a.run", Description: "Run the job. Output in markdown."},
+		{Name: "b.run", Description: "Convert the page to markdown. The job runs at once."},
+	})
+	if hits := ix.Search("markdown", Options{}); len(hits) != 2 || hits[0].Doc != 1 {
+		t.Errorf("hits %v, want the tool whose first sentence says it (doc 1) first", hits)
+	}
+	for in, want := range map[string]string{
+		"One. Two.":          "One",
+		"v1.2 is out. Then":  "v1.2 is out",
+		"first line\nsecond": "first line",
+		"no end":             "no end",
+		"Ask? Yes.":          "Ask",
+	} {
+		if got := lead(in); got != want {
+			t.Errorf("lead(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -186,7 +186,7 @@ var synonymGroups = [][]string{
 	{"internet", "web", "online", "website", "site"},
 	{"browser", "web", "page", "website", "url", "tab"},
 	{"place", "location", "address", "venue", "nearby", "near", "nearest", "local", "around"},
-	{"shop", "business", "store", "restaurant", "cafe", "pharmacy", "hotel"},
+	{"shop", "business", "store", "restaurant", "cafe", "pharmacy", "hotel", "place", "venue"},
 	{"customer", "client", "buyer"},
 	{"charge", "payment", "pay", "transaction", "paid"},
 	{"refund", "reimburse"},
@@ -306,6 +306,12 @@ var actions = [][]string{
 // readActions are the classes a question without a verb asks for
 // ("what tables are there?"): get, list and search.
 const readActions = 1<<1 | 1<<2 | 1<<5
+
+// verbBefore are the words after which a request's word is in a verb's
+// place ("please open…", "I want to open…", "…and then close…"), as its
+// first word is; elsewhere a verb's word is not read as the request's
+// action ("show me the open issues").
+var verbBefore = set("and", "then", "to", "please", "you", "i", "we", "also", "just", "now", "first", "should", "must", "can", "could", "will", "would")
 
 // questionWords open a request that asks rather than acts.
 var questionWords = set("what", "whats", "which", "who", "whose", "when", "where", "how", "is", "are", "did", "does", "do", "any", "was", "were")

@@ -39,6 +39,7 @@ type InfoResult struct {
 	Hostname  string `json:"hostname"`
 	OS        string `json:"os"`
 	Arch      string `json:"arch"`
+	CPUs      int    `json:"cpus" jsonschema:"Logical CPUs this process can use"`
 	User      string `json:"user"`
 	UID       int    `json:"uid"`
 	Workspace string `json:"workspace"`
@@ -77,7 +78,7 @@ type NetResult struct {
 
 func (c *Connector) boxTools() []connectors.Tool {
 	return []connectors.Tool{
-		connectors.Returning[InfoResult](connectors.NewTool("host_info", "Hostname, OS, user, workspace, and this instance's own limits.", legate.ClassRead, c.hostInfo)),
+		connectors.Returning[InfoResult](connectors.NewTool("host_info", "The machine Legate runs on: hostname, OS and architecture, CPU count, the user it runs as, the workspace, and this instance's own limits.", legate.ClassRead, c.hostInfo)),
 		connectors.Returning[EnvResult](connectors.NewTool("host_env", "Environment variables of the Legate process, credential-looking values masked.", legate.ClassRead, c.hostEnv)),
 		connectors.Returning[DiskResult](connectors.NewTool("host_disk", "Free and total disk space of the workspace's filesystem.", legate.ClassRead, c.hostDisk)),
 		connectors.Returning[NetResult](connectors.NewTool("host_net", "Network interfaces, their addresses, and the outbound source address.", legate.ClassRead, c.hostNet)),
@@ -100,7 +101,7 @@ func (c *Connector) limits() Limits {
 }
 
 func (c *Connector) hostInfo(context.Context, *connectors.Call, *noArgs) (*legate.Result, error) {
-	out := &InfoResult{OS: runtime.GOOS, Arch: runtime.GOARCH, UID: os.Geteuid(), Workspace: c.jail.path, Limits: c.limits()}
+	out := &InfoResult{OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(), UID: os.Geteuid(), Workspace: c.jail.path, Limits: c.limits()}
 	out.Hostname, _ = os.Hostname()
 	if u, err := user.Current(); err == nil {
 		out.User = u.Username

@@ -47,7 +47,8 @@ var backoffBase = 500 * time.Millisecond
 var eventName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$`)
 
 func (c *Connector) sendTool() connectors.Tool {
-	desc := fmt.Sprintf("POST a JSON payload to this connector's fixed webhook URL. Retried up to %d attempts on 429, 5xx "+
+	desc := fmt.Sprintf("Notify the system behind this connector's fixed webhook URL (a CI server, a chat, an automation) of an event: "+
+		"POSTs a JSON payload. Retried up to %d attempts on 429, 5xx "+
 		"and network errors, always with the same X-Legate-Delivery id, which receivers dedupe on; signed with "+
 		"X-Legate-Signature when a signing secret is configured. Returns the delivery id, the final status and the "+
 		"number of attempts.", c.cfg.MaxAttempts)
