@@ -98,6 +98,21 @@ func TestTokenIsRefreshedBeforeItExpires(t *testing.T) {
 	if again, _ := e.get("alice"); again != second || e.provider.Refreshes() != 1 {
 		t.Fatalf("the refreshed token was not kept: %d refreshes", e.provider.Refreshes())
 	}
+	// The refresh replaced the connection's tokens: the vault keeps no
+	// older version of them.
+	list, err := e.vault.List(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var versions []int
+	for _, in := range list {
+		if strings.HasPrefix(in.Name, connections.Prefix) {
+			versions = append(versions, in.Version)
+		}
+	}
+	if len(versions) != 1 || versions[0] != 2 {
+		t.Errorf("the vault holds versions %v of alice's connection, want only 2", versions)
+	}
 	// Another principal has nothing of alice's.
 	if _, err := e.get("bob"); legate.CodeOf(err) != legate.CodeNotConnected {
 		t.Fatalf("bob: %v", err)

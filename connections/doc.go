@@ -9,7 +9,8 @@
 // connections/INSTANCE/HASH, HASH naming the principal, in the principal's
 // tenant. The value holds the access token, the refresh token, their
 // expiry and the connection's status; listings show everything but the
-// tokens.
+// tokens. Each write replaces the secret (vault.Replace): no older version
+// of the tokens stays behind a refresh.
 //
 // The connection flow is the OAuth 2.0 authorization code flow with PKCE
 // (S256), run by Legate: GET /connect/INSTANCE, for an authenticated

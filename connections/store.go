@@ -200,7 +200,8 @@ func (m *Manager) load(ctx context.Context, tenant, principal, instance string) 
 	return &r, nil
 }
 
-// save writes r as the newest version of its connection.
+// save writes r as its connection's only version: a refresh leaves no
+// older tokens behind, and a connection takes one row whatever its age.
 func (m *Manager) save(ctx context.Context, r *record) error {
 	if m.opts.Vault == nil {
 		return errors.New("per-user connections need the vault")
@@ -209,7 +210,7 @@ func (m *Manager) save(ctx context.Context, r *record) error {
 	if err != nil {
 		return err
 	}
-	_, err = m.opts.Vault.Set(ctx, r.Tenant, SecretName(r.Instance, r.Principal), b)
+	_, err = m.opts.Vault.Replace(ctx, r.Tenant, SecretName(r.Instance, r.Principal), b)
 	return err
 }
 

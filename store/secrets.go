@@ -43,6 +43,9 @@ type SecretStore interface {
 	// Delete removes every version of a secret and says how many there
 	// were; none is an error wrapping ErrNotFound.
 	Delete(ctx context.Context, tenant, name string) (int, error)
+	// DeleteBefore removes the versions of a secret older than version and
+	// says how many there were (none is no error).
+	DeleteBefore(ctx context.Context, tenant, name string, version int) (int, error)
 	// KeyUsage counts the stored versions wrapped by each key id.
 	KeyUsage(ctx context.Context) (map[string]int, error)
 	// NotWrappedBy returns up to limit versions whose data key is not

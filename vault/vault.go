@@ -167,6 +167,20 @@ func (v *Vault) Set(ctx context.Context, tenant, name string, value []byte) (Inf
 	return v.set(ctx, tenant, name, value)
 }
 
+// Replace stores value as the secret's only version: Set, then the older
+// versions are removed. For values whose history is worth nothing and that
+// change with use, such as a connection's tokens, refreshed every hour.
+func (v *Vault) Replace(ctx context.Context, tenant, name string, value []byte) (Info, error) {
+	info, err := v.Set(ctx, tenant, name, value)
+	if err != nil {
+		return info, err
+	}
+	if _, err := v.st.DeleteBefore(ctx, tenant, name, info.Version); err != nil {
+		return info, fmt.Errorf("%s: the new version is stored, the older ones could not be removed: %w", Describe(tenant, name), err)
+	}
+	return info, nil
+}
+
 // set is Set of a name already checked.
 func (v *Vault) set(ctx context.Context, tenant, name string, value []byte) (Info, error) {
 	switch {

@@ -80,6 +80,14 @@ func (s secretStore) Delete(ctx context.Context, tenant, name string) (int, erro
 	return int(tag.RowsAffected()), nil
 }
 
+func (s secretStore) DeleteBefore(ctx context.Context, tenant, name string, version int) (int, error) {
+	tag, err := s.db.Exec(ctx, `DELETE FROM secrets WHERE tenant = $1 AND name = $2 AND version < $3`, tenant, name, version)
+	if err != nil {
+		return 0, fmt.Errorf("removing old versions of secret %q: %w", name, err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
 func (s secretStore) KeyUsage(ctx context.Context) (map[string]int, error) {
 	rows, err := s.db.Query(ctx, `SELECT key_id, COUNT(*) FROM secrets GROUP BY key_id`)
 	if err != nil {

@@ -79,6 +79,15 @@ func (s secretStore) Delete(ctx context.Context, tenant, name string) (int, erro
 	return int(n), nil
 }
 
+func (s secretStore) DeleteBefore(ctx context.Context, tenant, name string, version int) (int, error) {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM secrets WHERE tenant = ? AND name = ? AND version < ?`, tenant, name, version)
+	if err != nil {
+		return 0, fmt.Errorf("removing old versions of secret %q: %w", name, err)
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
+}
+
 func (s secretStore) KeyUsage(ctx context.Context) (map[string]int, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT key_id, COUNT(*) FROM secrets GROUP BY key_id`)
 	if err != nil {

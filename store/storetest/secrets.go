@@ -65,7 +65,21 @@ func testSecrets(t *testing.T, open Opener) {
 	}
 	rewrap(t, ss)
 
-	if n, err := ss.Delete(ctx, "", "a"); err != nil || n != 2 {
+	// Versions before one go, that one and later stay, in this tenant only.
+	must(t, ss.Create(ctx, secretRow("", "a", 3, "k2")))
+	if n, err := ss.DeleteBefore(ctx, "", "a", 3); err != nil || n != 2 {
+		t.Fatalf("delete before 3: %d %v, want 2", n, err)
+	}
+	if n, err := ss.DeleteBefore(ctx, "", "a", 3); err != nil || n != 0 {
+		t.Fatalf("delete before 3 again: %d %v, want 0", n, err)
+	}
+	if _, err := ss.Get(ctx, "", "a", 3); err != nil {
+		t.Fatalf("version 3 after deleting those before it: %v", err)
+	}
+	if _, err := ss.Get(ctx, "t", "a", 1); err != nil {
+		t.Fatalf("another tenant's version 1 after deleting this tenant's: %v", err)
+	}
+	if n, err := ss.Delete(ctx, "", "a"); err != nil || n != 1 {
 		t.Fatalf("delete: %d %v, want 2", n, err)
 	}
 	if _, err := ss.Delete(ctx, "", "a"); !errors.Is(err, store.ErrNotFound) {
