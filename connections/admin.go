@@ -13,8 +13,8 @@ import (
 // API's own authentication:
 //
 //   - GET /admin/v1/connections?tenant=T&principal=P&instance=I lists
-//     them (never their tokens), and what the caller may connect
-//     ("connectable", see [Manager.Connectable]);
+//     them (never their tokens), and what the caller ("principal") may
+//     connect ("connectable", see [Manager.Connectable]);
 //   - DELETE /admin/v1/connections/{instance}?principal=P&tenant=T
 //     revokes one;
 //   - POST /admin/v1/connections/{instance}/connect answers the consent
@@ -51,7 +51,7 @@ func (m *Manager) AdminHandler() http.Handler {
 			writeError(w, http.StatusInternalServerError, "INTERNAL", err.Error())
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"connections": append([]Info{}, list...), "connectable": append([]Connectable{}, can...)})
+		writeJSON(w, http.StatusOK, map[string]any{"connections": append([]Info{}, list...), "connectable": append([]Connectable{}, can...), "principal": principal})
 	})
 	mux.HandleFunc("POST /admin/v1/connections/{instance}/connect", func(w http.ResponseWriter, r *http.Request) {
 		principal, tenant := m.caller(r)

@@ -1,6 +1,7 @@
 package panel
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -376,13 +377,16 @@ func (p *Panel) connections(w http.ResponseWriter, r *http.Request, s *session) 
 	var list struct {
 		Connections []connection              `json:"connections"`
 		Connectable []connections.Connectable `json:"connectable"`
+		// Principal is who connects here: the logged-in token's principal,
+		// or without authentication the gateway's.
+		Principal string `json:"principal"`
 	}
 	if err := p.call(r.Context(), s, "GET", "/admin/v1/connections", nil, &list); err != nil {
 		data["Error"] = problem(err)
 	}
 	var mine, others []connection
 	for _, c := range list.Connections {
-		if c.Principal == s.me.Name {
+		if c.Principal == cmp.Or(list.Principal, s.me.Name) {
 			mine = append(mine, c)
 		} else {
 			others = append(others, c)
@@ -401,9 +405,9 @@ func (p *Panel) revokeConnection(w http.ResponseWriter, r *http.Request, s *sess
 }
 
 // connect is POST /admin/v1/connections/{instance}/connect: the browser
-// goes on to the provider's consent, which comes back to the callback on
-// the origin the browser used (the panel's, unless Legate's public URL
-// is configured).
+// goes on to the provider's consent URL it answers, which comes back to
+// the callback on the origin the browser used (the panel's, unless
+// Legate's public URL is configured).
 func (p *Panel) connect(w http.ResponseWriter, r *http.Request, s *session) {
 	req, err := http.NewRequestWithContext(r.Context(), "POST", "/admin/v1/connections/"+url.PathEscape(r.PathValue("instance"))+"/connect", nil)
 	if err != nil {
@@ -418,7 +422,11 @@ func (p *Panel) connect(w http.ResponseWriter, r *http.Request, s *session) {
 		back(w, r, "/connections", "", err)
 		return
 	}
-	http.Redirect(w, r, res.URL, http.StatusSeeOther)
+	// Not a redirect: a browser checks the redirect of a form against the
+	// form-action of the page's Content-Security-Policy, which allows the
+	// panel's own origin alone. A refresh is a navigation of its own.
+	w.Header().Set("Refresh", "0; url="+res.URL)
+	p.render(w, "consent", s, map[string]any{"Instance": r.PathValue("instance"), "URL": res.URL})
 }
 
 // callback ends a consent the provider sent back to the panel's origin.

@@ -98,8 +98,8 @@ func noFollow(c *http.Client) *http.Client {
 }
 
 // A person connects their own account from the panel's Connections page:
-// the page lists what they may connect, Connect goes to the provider's
-// consent, which comes back to the panel's own origin, and the page then
+// the page lists what they may connect, Connect sends the browser to the
+// provider's consent, which comes back to the panel's own origin, and the page then
 // lists the connection. A form without its CSRF token is refused, and a
 // principal of another tenant cannot connect acme's instance.
 func TestPanelConnectsYourOwnAccount(t *testing.T) {
@@ -119,6 +119,13 @@ func TestPanelConnectsYourOwnAccount(t *testing.T) {
 		t.Errorf("the Connections page offers to connect an instance with shared credentials:\n%s", page)
 	}
 
+	resp, err = noFollow(c).Get(base + "/connect/slack")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if readAll(t, resp); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("the panel serves the gateway's unsigned /connect/slack: %d", resp.StatusCode)
+	}
 	resp, err = noFollow(c).PostForm(base+"/connections/slack/connect", url.Values{})
 	if err != nil {
 		t.Fatal(err)
@@ -127,14 +134,19 @@ func TestPanelConnectsYourOwnAccount(t *testing.T) {
 		t.Errorf("connecting without the CSRF token: %d, want 403", resp.StatusCode)
 	}
 
+	// Connect answers a page that sends the browser on to the provider's
+	// consent (a Refresh, not a redirect the form-action 'self' of the
+	// page's CSP would stop), with a link to it.
 	resp, err = noFollow(c).PostForm(base+"/connections/slack/connect", url.Values{"csrf": {csrf}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	readAll(t, resp)
-	consent, err := url.Parse(resp.Header.Get("Location"))
-	if resp.StatusCode != http.StatusSeeOther || err != nil || !strings.HasPrefix(consent.String(), e.provider+"/oauth/authorize?") {
-		t.Fatalf("Connect: %d to %q, want 303 to the provider's consent", resp.StatusCode, consent)
+	page = readAll(t, resp)
+	refresh, ok := strings.CutPrefix(resp.Header.Get("Refresh"), "0; url=")
+	link := regexp.MustCompile(`<a id="consent" href="([^"]+)"`).FindStringSubmatch(page)
+	consent, err := url.Parse(refresh)
+	if resp.StatusCode != http.StatusOK || !ok || err != nil || !strings.HasPrefix(refresh, e.provider+"/oauth/authorize?") || link == nil || html.UnescapeString(link[1]) != refresh {
+		t.Fatalf("Connect: %d, Refresh %q, want the provider's consent and a link to it:\n%s", resp.StatusCode, resp.Header.Get("Refresh"), page)
 	}
 	if got := consent.Query().Get("redirect_uri"); got != base+connections.CallbackPath {
 		t.Errorf("the consent comes back to %q, want the panel's own %q", got, base+connections.CallbackPath)
@@ -190,6 +202,7 @@ func TestPanelConnectsYourOwnAccount(t *testing.T) {
 // connectable is GET /admin/v1/connections's "connectable".
 type connectable struct {
 	Connectable []connections.Connectable `json:"connectable"`
+	Principal   string                    `json:"principal"`
 }
 
 // The admin API answers what the caller may connect, of its tenant or
@@ -226,16 +239,17 @@ func TestAdminConnectableAndConnect(t *testing.T) {
 	}
 
 	for who, want := range map[string][]connections.Connectable{
-		e.alice: {
+		"alice": {
 			{Instance: "acme-slack", Kind: "slack", Tenant: "acme", Status: "not_connected"},
 			{Instance: "notes", Kind: "upstream", Tenant: "acme", Status: "not_connected"},
 			{Instance: "slack", Kind: "slack", Status: "not_connected"},
 		},
-		e.bob: {{Instance: "slack", Kind: "slack", Status: "not_connected"}},
+		"bob": {{Instance: "slack", Kind: "slack", Status: "not_connected"}},
 	} {
 		var got connectable
-		if code := do("GET", "/admin/v1/connections", who, &got); code != http.StatusOK || !slices.Equal(got.Connectable, want) {
-			t.Errorf("connectable: %d %+v, want %+v", code, got.Connectable, want)
+		tok := map[string]string{"alice": e.alice, "bob": e.bob}[who]
+		if code := do("GET", "/admin/v1/connections", tok, &got); code != http.StatusOK || got.Principal != who || !slices.Equal(got.Connectable, want) {
+			t.Errorf("%s's connectable: %d %q %+v, want %+v", who, code, got.Principal, got.Connectable, want)
 		}
 	}
 
