@@ -178,6 +178,17 @@ func TestPanelConnectsYourOwnAccount(t *testing.T) {
 		t.Fatal("alice's connection to slack is not stored")
 	}
 
+	// A consent the person refused comes back as the reason, with the
+	// way back.
+	resp, err = c.Get(base + connections.CallbackPath + "?error=access_denied&state=x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page = readAll(t, resp)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(page, "access_denied") || !strings.Contains(page, `id="back" href="/connections?error=`) {
+		t.Errorf("a refused consent on the panel: %d\n%s", resp.StatusCode, page)
+	}
+
 	// bob, of globex, is offered the shared instance alone, and connecting
 	// acme's is refused with the reason on the page.
 	c, base, csrf = panelLogin(t, e.panel, e.bob)
