@@ -114,7 +114,7 @@ func Handler(ops Ops, opts *Options) http.Handler {
 }
 
 // connectionRoutes are the routes Options.Connections serves.
-var connectionRoutes = []string{"GET /admin/v1/connections", "DELETE /admin/v1/connections/{instance}"}
+var connectionRoutes = []string{"GET /admin/v1/connections", "DELETE /admin/v1/connections/{instance}", "POST /admin/v1/connections/{instance}/connect"}
 
 // routes are the API's routes, each a ServeMux pattern and its handler.
 var routes = []struct {

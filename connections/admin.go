@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/auth"
 )
 
@@ -12,12 +13,17 @@ import (
 // API's own authentication:
 //
 //   - GET /admin/v1/connections?tenant=T&principal=P&instance=I lists
-//     them (never their tokens);
+//     them (never their tokens), and what the caller ("principal") may
+//     connect ("connectable", see [Manager.Connectable]);
 //   - DELETE /admin/v1/connections/{instance}?principal=P&tenant=T
-//     revokes one.
+//     revokes one;
+//   - POST /admin/v1/connections/{instance}/connect answers the consent
+//     URL that connects the caller's own account ({"url": ...}), its
+//     callback on the origin the request came to unless Legate's public
+//     URL is configured.
 //
 // A principal below the admin role sees and revokes those of its own
-// tenant only.
+// tenant only. Without authentication the caller is Options.Principal.
 func (m *Manager) AdminHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /admin/v1/connections", func(w http.ResponseWriter, r *http.Request) {
@@ -39,7 +45,22 @@ func (m *Manager) AdminHandler() http.Handler {
 			writeError(w, http.StatusInternalServerError, "INTERNAL", err.Error())
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"connections": append([]Info{}, list...)})
+		principal, tenant := m.caller(r)
+		can, err := m.Connectable(r.Context(), tenant, principal)
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, "INTERNAL", err.Error())
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"connections": append([]Info{}, list...), "connectable": append([]Connectable{}, can...), "principal": principal})
+	})
+	mux.HandleFunc("POST /admin/v1/connections/{instance}/connect", func(w http.ResponseWriter, r *http.Request) {
+		principal, tenant := m.caller(r)
+		u, err := m.AuthURL(r.Context(), r.PathValue("instance"), tenant, principal, requestOrigin(r))
+		if err != nil {
+			failed(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"url": u})
 	})
 	mux.HandleFunc("DELETE /admin/v1/connections/{instance}", func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
@@ -72,6 +93,24 @@ func scope(r *http.Request) (string, bool) {
 		return "", false
 	}
 	return p.Tenant, true
+}
+
+// failed answers err of the flow with the admin API's status for its
+// code.
+func failed(w http.ResponseWriter, err error) {
+	var e *legate.Error
+	if !errors.As(err, &e) {
+		writeError(w, http.StatusInternalServerError, "INTERNAL", err.Error())
+		return
+	}
+	switch e.Code {
+	case legate.CodeNotFound:
+		writeError(w, http.StatusNotFound, "NOT_FOUND", e.Message)
+	case legate.CodeInvalidArgument:
+		writeError(w, http.StatusBadRequest, "INVALID_ARGUMENT", e.Message)
+	default:
+		writeError(w, http.StatusInternalServerError, "INTERNAL", e.Message)
+	}
 }
 
 // writeError answers as the admin API does: {"error": {"code", "message"}}.

@@ -20,7 +20,11 @@
 // StateTTL; the PKCE verifier travels inside it, so no replica keeps
 // anything between the two legs. GET /connect/callback opens the state,
 // exchanges the code and stores the tokens. `legate connect INSTANCE`
-// prints the same consent URL and waits for the connection to exist.
+// prints the same consent URL and waits for the connection to exist; the
+// admin API answers it too (POST /admin/v1/connections/INSTANCE/connect),
+// for the panel's Connect button, and lists what a principal may connect
+// ([Manager.Connectable]). A consent may come back to any listener that
+// serves the callback ([Manager.Finish]): the gateway's, or the panel's.
 //
 // At each call, [Manager.Credentials] resolves the instance's per-user
 // credential for the calling principal alone: a token about to expire

@@ -18,7 +18,6 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/legate-mcp/legate"
-	"github.com/legate-mcp/legate/auth"
 )
 
 // StateTTL is how long a consent may take, from the connect URL to the
@@ -220,10 +219,7 @@ func requestOrigin(r *http.Request) string {
 }
 
 func (m *Manager) start(w http.ResponseWriter, r *http.Request) {
-	principal, tenant := m.opts.Principal, ""
-	if p := auth.PrincipalFromContext(r.Context()); p != nil {
-		principal, tenant = p.Name, p.Tenant
-	}
+	principal, tenant := m.caller(r)
 	u, err := m.AuthURL(r.Context(), r.PathValue("instance"), tenant, principal, requestOrigin(r))
 	if err != nil {
 		page(w, http.StatusBadRequest, "Cannot connect", err.Error())
@@ -233,17 +229,28 @@ func (m *Manager) start(w http.ResponseWriter, r *http.Request) {
 }
 
 func (m *Manager) callback(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	if e := q.Get("error"); e != "" {
-		page(w, http.StatusBadRequest, "Not connected", "The provider answered "+e+" "+q.Get("error_description")+". Connect again to retry.")
-		return
-	}
-	s, err := m.complete(r.Context(), q.Get("state"), q.Get("code"))
+	msg, err := m.Finish(r)
 	if err != nil {
 		page(w, http.StatusBadRequest, "Not connected", err.Error())
 		return
 	}
-	page(w, http.StatusOK, "Connected", fmt.Sprintf("%s is connected for %s. You can close this window.", s.Instance, s.Principal))
+	page(w, http.StatusOK, "Connected", msg+". You can close this window.")
+}
+
+// Finish completes the consent whose callback r is (GET CallbackPath,
+// with the provider's code and state, or its error) and stores the
+// connection, for any listener a provider sends people back to (the
+// gateway's, the panel's). It says what was connected, or why not.
+func (m *Manager) Finish(r *http.Request) (string, error) {
+	q := r.URL.Query()
+	if e := q.Get("error"); e != "" {
+		return "", fmt.Errorf("the provider answered %s; connect again to retry", strings.TrimSpace(e+" "+q.Get("error_description")))
+	}
+	s, err := m.complete(r.Context(), q.Get("state"), q.Get("code"))
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s is connected for %s", s.Instance, s.Principal), nil
 }
 
 // page answers a person's browser.

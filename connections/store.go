@@ -104,6 +104,9 @@ type Options struct {
 	// AnyUpstream, when set, reports whether an upstream acts as each
 	// caller (then PerUser is true).
 	AnyUpstream func() bool
+	// OAuthUpstreams, when set, lists the upstreams Upstreams knows: what
+	// people may connect besides instances.
+	OAuthUpstreams func() []OAuthUpstream
 	// Resource is auth.resource, whose origin is Legate's public URL.
 	Resource string
 	// Principal is the caller of a gateway without authentication.
@@ -144,10 +147,10 @@ func New(opts Options) *Manager {
 }
 
 // ConnectUpstreams lets people connect the upstreams ups knows (see
-// Options.Upstreams, OnConnected and AnyUpstream); it is called before
-// the manager is used.
-func (m *Manager) ConnectUpstreams(ups func(ctx context.Context, id, redirect string) (*UpstreamApp, bool, error), onConnected func(id, tenant, principal string), anyUpstream func() bool) {
-	m.opts.Upstreams, m.opts.OnConnected, m.opts.AnyUpstream = ups, onConnected, anyUpstream
+// Options.Upstreams, OnConnected, AnyUpstream and OAuthUpstreams); it is
+// called before the manager is used.
+func (m *Manager) ConnectUpstreams(ups func(ctx context.Context, id, redirect string) (*UpstreamApp, bool, error), onConnected func(id, tenant, principal string), anyUpstream func() bool, list func() []OAuthUpstream) {
+	m.opts.Upstreams, m.opts.OnConnected, m.opts.AnyUpstream, m.opts.OAuthUpstreams = ups, onConnected, anyUpstream, list
 }
 
 // def is the instance id's definition.

@@ -52,6 +52,20 @@ func Any(ups *upstream.Manager) bool {
 	return false
 }
 
+// List is the upstreams of ups with auth: oauth, which people connect.
+func List(ups *upstream.Manager) []connections.OAuthUpstream {
+	if ups == nil {
+		return nil
+	}
+	var out []connections.OAuthUpstream
+	for _, id := range ups.IDs() {
+		if u, ok := ups.Upstream(id); ok && u.Config().OAuthProtected() {
+			out = append(out, connections.OAuthUpstream{ID: id, Tenant: u.Config().Tenant})
+		}
+	}
+	return out
+}
+
 // Wire lets people connect the OAuth-protected upstreams of ups through
 // conns (their clients' secrets read from v), and returns
 // upstream.Options.Authorize: a principal's session carries the
@@ -63,7 +77,7 @@ func Wire(conns *connections.Manager, ups func() *upstream.Manager, v *vault.Vau
 		if m := ups(); m != nil {
 			m.ConnectedAs(id, tenant, principal)
 		}
-	}, func() bool { return Any(ups()) })
+	}, func() bool { return Any(ups()) }, func() []connections.OAuthUpstream { return List(ups()) })
 	return Authorize(conns)
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/legate-mcp/legate/config"
 	_ "github.com/legate-mcp/legate/connectors/all"
+	"github.com/legate-mcp/legate/connectors/saas/oauthtest"
 	"github.com/legate-mcp/legate/server"
 	"github.com/legate-mcp/legate/store/sqlite"
 	"github.com/legate-mcp/legate/vault"
@@ -232,4 +233,92 @@ func freeAddr(t *testing.T) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
+}
+
+// A person connects their own account from the Connections page in a
+// real browser: Connect goes to the provider's consent (a stand-in that
+// approves at once), which comes back to the panel's own origin; the
+// page it lands on links back to the Connections page, which lists the
+// connection. The panel's Content-Security-Policy lets the form go on to
+// the provider.
+func TestPanelConnectInABrowser(t *testing.T) {
+	b := needBrowser(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+
+	provider := oauthtest.New("team-client", "team-secret", "xoxp-")
+	mux := http.NewServeMux()
+	provider.Mount(func(pattern string, h http.HandlerFunc) {
+		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+			r.Header.Set(oauthtest.UserHeader, "my-account") // the person consents
+			h(w, r)
+		})
+	}, "/oauth")
+	prov := httptest.NewServer(mux)
+	t.Cleanup(prov.Close)
+	t.Setenv("PANEL_TEAM_SECRET", "team-secret")
+	cfg, err := config.Parse([]byte(`connectors:
+  - id: team-slack
+    type: slack
+    credentials_mode: per_user
+    oauth: {client_id: team-client, client_secret: {env: PANEL_TEAM_SECRET}, authorize_url: "`+prov.URL+`/oauth/authorize", token_url: "`+prov.URL+`/oauth/token"}
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlite.OpenMemory(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	const adminToken = "panel-admin-token"
+	v := vault.New(st.Secrets(), vault.KeySource{File: t.TempDir() + "/keys", Create: true}, nil)
+	panelAddr := freeAddr(t)
+	gw, err := server.New(ctx, server.Options{Config: cfg, Store: st, AdminToken: adminToken, Vault: v, PanelAddr: panelAddr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { gw.Close() })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- gw.ServeHTTP(ctx, ln) }()
+	t.Cleanup(func() { cancel(); <-served })
+	base := "http://" + panelAddr
+	eventually(t, "the panel to listen", func() bool {
+		resp, err := http.Get(base + "/login")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err == nil && resp.StatusCode == http.StatusOK
+	})
+
+	b.open(base + "/connections")
+	b.typeIn("#token", adminToken)
+	b.click("#login")
+	b.wait("#pending")
+	b.open(base + "/connections")
+	b.wait("#can-team-slack")
+	if got := b.text("#connect-team-slack"); got != "Connect" {
+		t.Errorf("the button of an instance not connected reads %q", got)
+	}
+	b.click("#connect-team-slack")
+	b.wait("#back")
+	if !b.contains("team-slack is connected for local") {
+		t.Fatalf("after the consent: %s", b.text("body"))
+	}
+	b.click("#back")
+	b.wait("#msg")
+	if got := b.text("#mine #conn-team-slack-local"); !strings.Contains(got, "connected") {
+		t.Errorf("the Connections page after connecting lists as yours %q", got)
+	}
+	if got := b.text("#connect-team-slack"); got != "Reconnect" {
+		t.Errorf("the button of a connected instance reads %q", got)
+	}
+	b.screenshot("connections")
+	if !server.ConnectionsOf(gw).Connected(ctx, "", "local", "team-slack") {
+		t.Error("the connection is not stored")
+	}
 }

@@ -1,6 +1,7 @@
 package panel
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/legate-mcp/legate/admin"
+	"github.com/legate-mcp/legate/connections"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/vault"
 )
@@ -38,8 +40,9 @@ var funcs = template.FuncMap{
 		}
 		return t.UTC().Format("2006-01-02 15:04:05Z")
 	},
-	"diff": sideBySide,
-	"join": strings.Join,
+	"diff":   sideBySide,
+	"join":   strings.Join,
+	"status": func(s string) string { return strings.ReplaceAll(s, "_", " ") },
 }
 
 // problem is the message of an error of the admin API, for a page.
@@ -366,25 +369,30 @@ type connection struct {
 	ConnectedAt time.Time `json:"connected_at"`
 }
 
-// connections lists people's connections to instances with per-user
+// connections lists what the signed-in principal may connect, with a
+// button each, and people's connections to instances with per-user
 // credentials (never their tokens), the signed-in principal's first.
 func (p *Panel) connections(w http.ResponseWriter, r *http.Request, s *session) {
 	data := flash(r)
 	var list struct {
-		Connections []connection `json:"connections"`
+		Connections []connection              `json:"connections"`
+		Connectable []connections.Connectable `json:"connectable"`
+		// Principal is who connects here: the logged-in token's principal,
+		// or without authentication the gateway's.
+		Principal string `json:"principal"`
 	}
 	if err := p.call(r.Context(), s, "GET", "/admin/v1/connections", nil, &list); err != nil {
 		data["Error"] = problem(err)
 	}
 	var mine, others []connection
 	for _, c := range list.Connections {
-		if c.Principal == s.me.Name {
+		if c.Principal == cmp.Or(list.Principal, s.me.Name) {
 			mine = append(mine, c)
 		} else {
 			others = append(others, c)
 		}
 	}
-	data["Mine"], data["Others"] = mine, others
+	data["Mine"], data["Others"], data["Connectable"] = mine, others, list.Connectable
 	p.render(w, "connections", s, data)
 }
 
@@ -394,6 +402,48 @@ func (p *Panel) revokeConnection(w http.ResponseWriter, r *http.Request, s *sess
 	q := url.Values{"principal": {who}, "tenant": {r.PostFormValue("tenant")}}
 	err := p.call(r.Context(), s, "DELETE", "/admin/v1/connections/"+url.PathEscape(inst)+"?"+q.Encode(), nil, nil)
 	back(w, r, "/connections", fmt.Sprintf("revoked the connection of %s to %s", who, inst), err)
+}
+
+// connect is POST /admin/v1/connections/{instance}/connect: the browser
+// goes on to the provider's consent URL it answers, which comes back to
+// the callback on the origin the browser used (the panel's, unless
+// Legate's public URL is configured).
+func (p *Panel) connect(w http.ResponseWriter, r *http.Request, s *session) {
+	req, err := http.NewRequestWithContext(r.Context(), "POST", "/admin/v1/connections/"+url.PathEscape(r.PathValue("instance"))+"/connect", nil)
+	if err != nil {
+		back(w, r, "/connections", "", err)
+		return
+	}
+	req.Host, req.TLS = r.Host, r.TLS
+	var res struct {
+		URL string `json:"url"`
+	}
+	if err := p.send(req, s, &res); err != nil {
+		back(w, r, "/connections", "", err)
+		return
+	}
+	// Not a redirect: a browser checks the redirect of a form against the
+	// form-action of the page's Content-Security-Policy, which allows the
+	// panel's own origin alone. A refresh is a navigation of its own.
+	w.Header().Set("Refresh", "0; url="+res.URL)
+	p.render(w, "consent", s, map[string]any{"Instance": r.PathValue("instance"), "URL": res.URL})
+}
+
+// callback ends a consent the provider sent back to the panel's origin.
+// It answers a page rather than the Connections page itself: the session
+// cookie (SameSite=Strict) does not come with a redirect from another
+// site, so the page links to the Connections page, whose request does
+// carry it.
+func (p *Panel) callback(w http.ResponseWriter, r *http.Request) {
+	msg, err := p.opts.Callback(r)
+	q, data, status := url.Values{"msg": {msg}}, map[string]any{"Msg": msg}, http.StatusOK
+	if err != nil {
+		q, data, status = url.Values{"error": {problem(err)}}, map[string]any{"Error": problem(err)}, http.StatusBadRequest
+	}
+	data["Back"] = "/connections?" + q.Encode()
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	p.render(w, "connected", p.session(r), data)
 }
 
 func (p *Panel) tools(w http.ResponseWriter, r *http.Request, s *session) {

@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/legate-mcp/legate/admin"
+	"github.com/legate-mcp/legate/connections"
 )
 
 //go:embed templates/*.html static/*
@@ -59,6 +60,12 @@ type Options struct {
 	// and its next request on a keep-alive connection, as `legate serve`'s
 	// http: section does for /mcp (zero: 10s, 60s and 120s).
 	ReadHeaderTimeout, ReadTimeout, IdleTimeout time.Duration
+	// Callback, when set, completes a per-user connection whose consent
+	// the provider sent back to the panel's origin (GET
+	// /connect/callback, served without a login: the state it carries
+	// names the principal), and says what was connected. The panel then
+	// shows the outcome with a link to its Connections page.
+	Callback func(r *http.Request) (string, error)
 }
 
 // Panel serves the pages.
@@ -122,6 +129,10 @@ func New(api http.Handler, opts *Options) http.Handler {
 	mux.HandleFunc("POST /upstreams/{id}/{verb}", p.with(p.upstreamAction))
 	mux.HandleFunc("GET /connections", p.with(p.connections))
 	mux.HandleFunc("POST /connections/{instance}/revoke", p.with(p.revokeConnection))
+	mux.HandleFunc("POST /connections/{instance}/connect", p.with(p.connect))
+	if p.opts.Callback != nil {
+		mux.HandleFunc("GET "+connections.CallbackPath, p.callback)
+	}
 	mux.HandleFunc("GET /tools", p.with(p.tools))
 	mux.HandleFunc("GET /audit", p.with(p.audit))
 	mux.HandleFunc("GET /agent", p.with(p.agent))
@@ -277,10 +288,15 @@ func (p *Panel) call(ctx context.Context, s *session, method, path string, body,
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+s.token)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	return p.send(req, s, out)
+}
+
+// send runs req, an admin API request, as s (see call).
+func (p *Panel) send(req *http.Request, s *session, out any) error {
+	req.Header.Set("Authorization", "Bearer "+s.token)
 	rec := &recorder{header: http.Header{}}
 	p.api.ServeHTTP(rec, req)
 	if rec.status == 0 {

@@ -35,16 +35,19 @@ func AdminHandler(g *Gateway, listen string) http.Handler {
 	return h
 }
 
-// hardenAdmin lets through to h the admin API's reads and its approval
-// decisions, and its changes (connectors, upstreams, tokens, sessions)
-// only as auth.Authenticator.RequirePinned does: on a hardened
-// deployment, from a pinned principal. Deciding an approval changes no
-// part of the deployment, so approvers who are not pinned still decide.
+// hardenAdmin lets through to h the admin API's reads, its approval
+// decisions and the start of a connection of the caller's own account,
+// and its changes (connectors, upstreams, tokens, sessions) only as
+// auth.Authenticator.RequirePinned does: on a hardened deployment, from a
+// pinned principal. Deciding an approval or connecting one's own account
+// (as GET /connect/INSTANCE does on the gateway) changes no part of the
+// deployment, so approvers who are not pinned still do both.
 func hardenAdmin(a *auth.Authenticator, h http.Handler) http.Handler {
-	// The decision's own pattern, matched as the admin API matches it, so
-	// that no other route passes for one.
+	// Their own patterns, matched as the admin API matches them, so that
+	// no other route passes for one.
 	mux := http.NewServeMux()
 	mux.Handle("POST /admin/v1/approvals/{id}/{verb}", h)
+	mux.Handle("POST /admin/v1/connections/{instance}/connect", h)
 	mux.Handle("/", a.RequirePinned(h))
 	return mux
 }
@@ -70,7 +73,7 @@ func startPanel(ctx context.Context, g *Gateway) (stop func(), err error) {
 	}
 	limits := g.opts.Config.HTTP.WithDefaults() // the panel's listener is bounded as /mcp's is
 	return panel.Start(ctx, addr, func(listen string) http.Handler { return AdminHandler(g, listen) }, &panel.Options{
-		AllowedHosts: g.opts.Config.AllowedHosts, Logger: g.log,
+		AllowedHosts: g.opts.Config.AllowedHosts, Logger: g.log, Callback: g.connections.Finish,
 		ReadHeaderTimeout: time.Duration(limits.ReadHeaderTimeout), ReadTimeout: time.Duration(limits.ReadTimeout), IdleTimeout: time.Duration(limits.IdleTimeout),
 	})
 }

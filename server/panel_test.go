@@ -26,21 +26,27 @@ func panelClient(t *testing.T, gw *server.Gateway, tok string) (*http.Client, st
 	t.Helper()
 	ts := httptest.NewServer(panel.New(server.AdminHandler(gw, "127.0.0.1:0"), &panel.Options{Loopback: true}))
 	t.Cleanup(ts.Close)
+	return panelLogin(t, ts.URL, tok)
+}
+
+// panelLogin logs in to the panel at base with tok, as panelClient does.
+func panelLogin(t *testing.T, base, tok string) (*http.Client, string, string) {
+	t.Helper()
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar}
-	resp, err := c.PostForm(ts.URL+"/login", url.Values{"token": {tok}})
+	resp, err := c.PostForm(base+"/login", url.Values{"token": {tok}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	body := readAll(t, resp)
 	if resp.StatusCode != http.StatusOK {
-		return c, ts.URL, ""
+		return c, base, ""
 	}
 	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(body)
 	if m == nil {
 		t.Fatalf("no CSRF token on the inbox: %s", body)
 	}
-	return c, ts.URL, m[1]
+	return c, base, m[1]
 }
 
 func readAll(t *testing.T, resp *http.Response) string {
