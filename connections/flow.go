@@ -210,7 +210,12 @@ func (m *Manager) Handler(authenticate func(http.Handler) http.Handler) http.Han
 	return mux
 }
 
+// requestOrigin is the origin r came to; "" when r names no host (then
+// the callback needs Legate's public URL configured).
 func requestOrigin(r *http.Request) string {
+	if r.Host == "" {
+		return ""
+	}
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
