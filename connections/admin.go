@@ -86,6 +86,16 @@ func (m *Manager) AdminHandler() http.Handler {
 	return mux
 }
 
+// OwnRevoke reports whether r is DELETE /admin/v1/connections/{instance}
+// of its caller's own connection (principal and tenant its own): on a
+// hardened deployment that needs no pin, as connecting one's own account
+// does not; it takes access away from nobody but the caller.
+func OwnRevoke(r *http.Request) bool {
+	p := auth.PrincipalFromContext(r.Context())
+	q := r.URL.Query()
+	return r.Method == http.MethodDelete && p != nil && q.Get("principal") == p.Name && q.Get("tenant") == p.Tenant
+}
+
 // scope is the tenant a caller below the admin role is confined to.
 func scope(r *http.Request) (string, bool) {
 	p := auth.PrincipalFromContext(r.Context())

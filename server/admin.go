@@ -10,6 +10,7 @@ import (
 	"github.com/legate-mcp/legate/admin"
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/config"
+	"github.com/legate-mcp/legate/connections"
 	"github.com/legate-mcp/legate/panel"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/server/ops"
@@ -48,6 +49,13 @@ func hardenAdmin(a *auth.Authenticator, h http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("POST /admin/v1/approvals/{id}/{verb}", h)
 	mux.Handle("POST /admin/v1/connections/{instance}/connect", h)
+	mux.HandleFunc("DELETE /admin/v1/connections/{instance}", func(w http.ResponseWriter, r *http.Request) {
+		if connections.OwnRevoke(r) {
+			h.ServeHTTP(w, r)
+			return
+		}
+		a.RequirePinned(h).ServeHTTP(w, r)
+	})
 	mux.Handle("/", a.RequirePinned(h))
 	return mux
 }

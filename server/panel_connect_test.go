@@ -272,6 +272,13 @@ func TestAdminConnectableAndConnect(t *testing.T) {
 	if got, want := consent.Query().Get("redirect_uri"), api.URL+connections.CallbackPath; got != want {
 		t.Errorf("the consent comes back to %q, want the origin asked, %q", got, want)
 	}
+	// Revoking one's own connection needs no pin either (404: bob has
+	// none to revoke); another's does.
+	for q, want := range map[string]int{"principal=bob&tenant=globex": http.StatusNotFound, "principal=alice&tenant=acme": http.StatusForbidden, "principal=bob&tenant=acme": http.StatusForbidden} {
+		if code := do("DELETE", "/admin/v1/connections/slack?"+q, e.bob, nil); code != want {
+			t.Errorf("bob: DELETE the connection of %s: %d, want %d", q, code, want)
+		}
+	}
 	for path, want := range map[string]int{
 		"/admin/v1/connections/acme-slack/connect": http.StatusNotFound,   // acme's, bob is of globex
 		"/admin/v1/connections/nowhere/connect":    http.StatusNotFound,   // no such instance
