@@ -159,6 +159,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 			return slices.ContainsFunc(g.now().instances, func(in *instance) bool { return in.def.PerUserCredential() != "" })
 		}})
 	g.reloader.g = g
+	g.reloader.seen, _ = g.reloader.storedDefs(ctx) // before the definitions are read: a change after it is seen
 	g.discovery = &profiles.Discovery{View: g.viewFor, Profile: g.profile, Default: func() string { return g.now().cfg.Profile }, Principal: opts.Principal, Log: g.log}
 	l, err := g.reloader.newLive(ctx, opts.Config, nil)
 	if err != nil {

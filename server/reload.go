@@ -141,6 +141,11 @@ func (g *Gateway) Reload(ctx context.Context, cfg *config.File) error {
 type reloader struct {
 	g  *Gateway
 	mu sync.Mutex // one reload at a time
+	// seen is the fingerprint of the stored connectors and upstreams
+	// (storedDefs), taken before they were last read: a change the store
+	// takes after it is seen by watchStore, even one made before it runs.
+	// Set by New, then by watchStore alone.
+	seen string
 }
 
 func (rl *reloader) reload(ctx context.Context, cfg *config.File) error {
@@ -209,7 +214,6 @@ func (rl *reloader) retire(old, next *live) {
 // CLI command or another replica added or removed one), or an instance
 // is stale, looking every interval until ctx ends.
 func (rl *reloader) watchStore(ctx context.Context, interval time.Duration) {
-	seen, _ := rl.storedDefs(ctx)
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -219,7 +223,7 @@ func (rl *reloader) watchStore(ctx context.Context, interval time.Duration) {
 		case <-t.C:
 		}
 		now, err := rl.storedDefs(ctx)
-		if err != nil || (now == seen && !slices.ContainsFunc(rl.g.now().instances, func(in *instance) bool { return stale(in.conn) })) {
+		if err != nil || (now == rl.seen && !slices.ContainsFunc(rl.g.now().instances, func(in *instance) bool { return stale(in.conn) })) {
 			continue
 		}
 		if err := rl.reload(ctx, nil); err != nil {
@@ -227,7 +231,7 @@ func (rl *reloader) watchStore(ctx context.Context, interval time.Duration) {
 				rl.g.log.Error("the store's connectors or upstreams changed but cannot be applied; the previous ones go on serving", "error", err)
 			}
 		}
-		seen = now // an invalid change is reported once, not every interval
+		rl.seen = now // an invalid change is reported once, not every interval
 	}
 }
 

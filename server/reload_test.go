@@ -201,3 +201,21 @@ func TestStoreChangesReachARunningGateway(t *testing.T) {
 	upstreamtest.Eventually(t, 10*time.Second, func() bool { return !strings.Contains(toolList(t, cs), "later__echo") },
 		"a removed connector is still listed")
 }
+
+// A connector stored after the gateway read the store but before its
+// watcher first looks (a CLI command at start-up) is picked up too.
+func TestStoreChangeBeforeTheWatcherIsSeen(t *testing.T) {
+	st := memStore(t)
+	gw, err := server.New(context.Background(), server.Options{Config: parse(t, testConfig), Store: st, StoreWatchInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { gw.Close() })
+	if err := st.Connectors().Create(context.Background(), store.Connector{ID: "early", Type: "echo-test", Config: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	gw.Start(context.Background())
+	cs, _ := listChanges(t, serve(t, gw))
+	upstreamtest.Eventually(t, 10*time.Second, func() bool { return strings.Contains(toolList(t, cs), "early__echo") },
+		"a connector stored before the watcher started is never listed: %s", toolList(t, cs))
+}
