@@ -87,11 +87,11 @@ type Profile struct {
 	// Connectors narrows the view to connector instances and upstreams.
 	Connectors []ConnectorSelection `yaml:"connectors" desc:"Connector instances and upstreams whose tools the view keeps (empty: every source); an entry names one ({name: notion}) or selects those usable ({all: true, exclude: [jira], max: 10})"`
 	// AutoAuth: nil is true.
-	AutoAuth *bool `yaml:"auto_auth" default:"true" desc:"A call to a per_user instance the caller has not connected (or whose connection expired) asks the user to open the connect URL, through a client that supports URL-mode elicitation (2025-11-25) or an input_required result (2026-07-28), and goes on once connected; false: it fails with NOT_CONNECTED naming the URL. Only such a call starts a connection: nothing is opened on its own"`
+	AutoAuth *bool `yaml:"auto_auth" default:"true" desc:"A call to a per_user instance or an OAuth-protected upstream (auth: oauth) the caller has not connected (or whose connection expired) asks the user to open the connect URL, through a client that supports URL-mode elicitation (2025-11-25) or an input_required result (2026-07-28), and goes on once connected; false: it fails with NOT_CONNECTED naming the URL. Only such a call starts a connection: nothing is opened on its own"`
 }
 
 // AsksToConnect reports whether the profile's calls ask their user to
-// connect an instance (auto_auth).
+// connect an instance or an OAuth-protected upstream (auto_auth).
 func (p Profile) AsksToConnect() bool { return p.AutoAuth == nil || *p.AutoAuth }
 
 // Panel is the `panel:` section.

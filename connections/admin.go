@@ -86,14 +86,20 @@ func (m *Manager) AdminHandler() http.Handler {
 	return mux
 }
 
-// OwnRevoke reports whether r is DELETE /admin/v1/connections/{instance}
-// of its caller's own connection (principal and tenant its own): on a
-// hardened deployment that needs no pin, as connecting one's own account
-// does not; it takes access away from nobody but the caller.
-func OwnRevoke(r *http.Request) bool {
-	p := auth.PrincipalFromContext(r.Context())
-	q := r.URL.Query()
-	return r.Method == http.MethodDelete && p != nil && q.Get("principal") == p.Name && q.Get("tenant") == p.Tenant
+// OwnRevokes serves with own a DELETE /admin/v1/connections/{instance}
+// of its caller's own connection (principal and tenant its own), and any
+// other request with other: on a hardened deployment revoking one's own
+// connection needs no pin, as connecting one's own account does not; it
+// takes access away from nobody but the caller.
+func OwnRevokes(own, other http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, q := auth.PrincipalFromContext(r.Context()), r.URL.Query()
+		if r.Method == http.MethodDelete && p != nil && q.Get("principal") == p.Name && q.Get("tenant") == p.Tenant {
+			own.ServeHTTP(w, r)
+			return
+		}
+		other.ServeHTTP(w, r)
+	})
 }
 
 // scope is the tenant a caller below the admin role is confined to.

@@ -13,14 +13,14 @@ import (
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/rounds"
-	"github.com/legate-mcp/legate/sources"
 )
 
-// auto_auth: a call to an instance its caller has not connected (or whose
+// auto_auth: a call to an instance, or to a tool of an OAuth-protected
+// upstream (auth: oauth), that its caller has not connected (or whose
 // connection expired) asks the caller's user to connect it, and only such
 // a call does: no flow starts on its own, and Legate opens nothing; the
-// user opens the connect URL, which is Legate's own /connect/INSTANCE
-// (signed in as the caller), or not.
+// user opens the connect URL, which is Legate's own /connect/ID (signed
+// in as the caller), or not.
 //
 //   - A client with a session (protocol 2025-11-25) that declared URL-mode
 //     elicitation is sent elicitation/create in URL mode with the connect
@@ -69,17 +69,42 @@ func (a Asker) sessionAsks() bool {
 	return p != nil && canAskURL(p.Capabilities)
 }
 
-// MayAsk reports whether a call to def, from a's client, may ask its
-// user to connect: def acts as each caller (per_user or
-// per_user_or_shared) and the client has a session and declared URL-mode
+// MayAsk reports whether a call from a's client to a source that acts as
+// each caller (perCaller: a connector instance with per_user or
+// per_user_or_shared credentials, or an upstream with auth: oauth) may
+// ask its user to connect: the client has a session and declared URL-mode
 // elicitation. The HTTP fast path, which cannot ask a client mid-call,
 // leaves such calls to the SDK: whether the caller's connection is live is
 // known only once the provider has accepted or refused its token.
-func MayAsk(def sources.InstanceDef, a Asker) bool {
-	return def.PerUserCredential() != "" && a.sessionAsks()
+func MayAsk(perCaller bool, a Asker) bool {
+	return perCaller && a.sessionAsks()
 }
 
-// AutoAuth handles a call by caller to instance that failed with err. When
+// ForSource is round r as the source of the call sees it: without the
+// answer to Legate's own request to connect (AskKey), which only the
+// retry of a call that asked carries.
+func ForSource(r *rounds.Round) *rounds.Round {
+	if r == nil || len(r.Responses) == 0 {
+		return r
+	}
+	var answers map[string]json.RawMessage
+	if json.Unmarshal(r.Responses, &answers) != nil {
+		return r
+	}
+	if _, ok := answers[AskKey]; !ok {
+		return r
+	}
+	delete(answers, AskKey)
+	out := *r
+	out.Responses = nil
+	if len(answers) > 0 {
+		out.Responses, _ = json.Marshal(answers)
+	}
+	return &out
+}
+
+// AutoAuth handles a call by caller to instance (a connector instance's
+// id, or an OAuth-protected upstream's) that failed with err. When
 // err is NOT_CONNECTED and a's client can open a URL, it asks the user to
 // connect: again reports that the connection now exists and the call is
 // to run again; a non-nil res is the input_required result to answer a

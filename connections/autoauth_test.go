@@ -73,3 +73,30 @@ func TestAutoAuthAnswers(t *testing.T) {
 		t.Fatalf("accepted, never connected: %v %+v %v", again, res, err)
 	}
 }
+
+// TestForSource: the retry of a call Legate asked to connect carries the
+// answer to Legate's request, which the call's source never sees; its
+// other answers it does.
+func TestForSource(t *testing.T) {
+	meta := json.RawMessage(`{"k":1}`)
+	for name, c := range map[string]struct {
+		in   *rounds.Round
+		want string // the responses the source sees
+	}{
+		"first round":      {&rounds.Round{Meta: meta}, ""},
+		"legate's answer":  {&rounds.Round{Meta: meta, Responses: json.RawMessage(`{"` + connections.AskKey + `":{"action":"accept"}}`)}, ""},
+		"both answers":     {&rounds.Round{Meta: meta, Responses: json.RawMessage(`{"` + connections.AskKey + `":{"action":"accept"},"up":{"action":"decline"}}`)}, `{"up":{"action":"decline"}}`},
+		"the source's own": {&rounds.Round{Meta: meta, State: "s", Responses: json.RawMessage(`{"up":{"action":"accept"}}`)}, `{"up":{"action":"accept"}}`},
+	} {
+		got := connections.ForSource(c.in)
+		if string(got.Responses) != c.want || string(got.Meta) != string(meta) || got.State != c.in.State {
+			t.Errorf("%s: %+v, want responses %s", name, got, c.want)
+		}
+		if name == "the source's own" && got != c.in {
+			t.Errorf("%s: a round without Legate's answer is not the same round", name)
+		}
+	}
+	if connections.ForSource(nil) != nil {
+		t.Error("no round became one")
+	}
+}

@@ -36,5 +36,6 @@
 // selection leaves the instance out of that principal's set. Unless the
 // profile sets auto_auth: false, such a call first asks its user to
 // connect (see autoauth.go): through URL-mode elicitation, or an
-// input_required result for a 2026-07-28 client.
+// input_required result for a 2026-07-28 client. So does a call to an
+// OAuth-protected upstream (auth: oauth) its caller has not connected.
 package connections

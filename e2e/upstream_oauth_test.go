@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -66,8 +67,10 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // RFC 8414), registered itself (RFC 7591), and sent PKCE and the
 // resource indicator. Then alice's tools/list has the upstream's tool and
 // her call works with her token; bob, who has not connected, does not
-// see it and his call answers NOT_CONNECTED with the connect URL; no
-// upstream token appears in any result or in Legate's log.
+// see it and his call answers NOT_CONNECTED with the connect URL; dave,
+// whose client can open a URL, is asked to connect (auto_auth) and his
+// call goes on once he has; no upstream token appears in any result or in
+// Legate's log.
 func TestOAuthProtectedUpstream(t *testing.T) {
 	p := need(t)
 	up, issued := p.tsProtectedUpstream(t)
@@ -93,7 +96,7 @@ auth:
 	}
 	state := t.TempDir()
 	tokens := map[string]string{}
-	for _, who := range []string{"alice", "bob", "carol"} {
+	for _, who := range []string{"alice", "bob", "carol", "dave"} {
 		out := legateCLI(t, "token", "create", who, "--config", config, "--state-dir", state)
 		tokens[who] = strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
 	}
@@ -250,16 +253,57 @@ auth:
 		t.Errorf("carol's call once connected with legate connect: %+v %v", res, err)
 	}
 
+	// dave has not connected listed either, and his client can open a URL
+	// (URL-mode elicitation): his call asks him to connect (auto_auth), his
+	// user agent consents (the upstream issues his token, counted below),
+	// and the call goes on.
+	var mu sync.Mutex // the handler runs on the client's goroutine
+	var asked []string
+	var consent error
+	dc := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			asked = append(asked, req.Params.URL)
+			res, err := (&http.Client{Transport: bearerOnLegate{base: base, token: tokens["dave"]}}).Get(req.Params.URL)
+			if err == nil {
+				page, _ := io.ReadAll(res.Body)
+				res.Body.Close()
+				if !strings.Contains(string(page), "listed is connected for dave") {
+					err = fmt.Errorf("the consent ended at %s with %s: %s", res.Request.URL, res.Status, page)
+				}
+			}
+			consent = err
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		},
+	})
+	dave, err := dc.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.url("127.0.0.1"), HTTPClient: &http.Client{Transport: bearer{tokens["dave"]}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dave.Close()
+	daveCall, err := dave.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__listed__whoami", Arguments: map[string]any{}})
+	mu.Lock()
+	defer mu.Unlock()
+	if err != nil || consent != nil || len(asked) != 1 || asked[0] != base+"/connect/listed" {
+		t.Fatalf("dave's call: %v; asked %v; consent: %v", err, asked, consent)
+	}
+	daveText := daveCall.Content[0].(*mcp.TextContent).Text
+	if daveCall.IsError || !strings.Contains(daveText, `"resource":"`+up+`"`) {
+		t.Errorf("dave's call once connected: %s", daveText)
+	}
+
 	// The upstream's tokens appear in no result and not in Legate's log.
 	toks := strings.Fields(strings.ReplaceAll(issued.String(), "ISSUED", ""))
-	if len(toks) != 4 {
-		t.Fatalf("the upstream issued %d tokens, want 4 (alice's to secure twice and to listed, carol's): %q", len(toks), issued)
+	if len(toks) != 5 {
+		t.Fatalf("the upstream issued %d tokens, want 5 (alice's to secure twice and to listed, carol's, dave's): %q", len(toks), issued)
 	}
 	if strings.Contains(listed, toks[0]) {
 		t.Error("legate connections list shows a token")
 	}
 	for _, tok := range toks {
-		for _, where := range []string{s.stderr.String(), text, bobText} {
+		for _, where := range []string{s.stderr.String(), text, bobText, daveText} {
 			if strings.Contains(where, tok) {
 				t.Errorf("an upstream token appears in a result or Legate's log")
 			}

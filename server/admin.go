@@ -49,13 +49,7 @@ func hardenAdmin(a *auth.Authenticator, h http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("POST /admin/v1/approvals/{id}/{verb}", h)
 	mux.Handle("POST /admin/v1/connections/{instance}/connect", h)
-	mux.HandleFunc("DELETE /admin/v1/connections/{instance}", func(w http.ResponseWriter, r *http.Request) {
-		if connections.OwnRevoke(r) {
-			h.ServeHTTP(w, r)
-			return
-		}
-		a.RequirePinned(h).ServeHTTP(w, r)
-	})
+	mux.Handle("DELETE /admin/v1/connections/{instance}", connections.OwnRevokes(h, a.RequirePinned(h)))
 	mux.Handle("/", a.RequirePinned(h))
 	return mux
 }

@@ -388,10 +388,10 @@ func (g *Gateway) run(ctx context.Context, r *Request) (*Result, error) {
 func (g *Gateway) fastable(r *Request) bool {
 	switch t := r.Entry.Target.(type) {
 	case *nativeTool: // a search may change the session's list, which the SDK notifies; asking to connect takes the SDK's session
-		asks := t.inst != nil && autoAuth(g, r) && connections.MayAsk(t.inst.def, connections.Asker{Session: r.Session})
+		asks := t.inst != nil && autoAuth(g, r) && connections.MayAsk(t.inst.def.PerUserCredential() != "", connections.Asker{Session: r.Session})
 		return r.Entry.Canonical != profiles.SearchTool && !asks
-	case *upstream.Tool:
-		return g.upstreams.Relayable(t)
+	case *upstream.Tool: // as for an instance; any other upstream's calls pay one field's read
+		return g.upstreams.Relayable(t) && !(connections.MayAsk(t.PerPrincipal, connections.Asker{Session: r.Session}) && autoAuth(g, r))
 	}
 	return false
 }
@@ -431,12 +431,19 @@ func (g *Gateway) execute(ctx context.Context, r *Request) (*Result, error) {
 		return decoded(res), err
 	case *upstream.Tool:
 		c := upstream.Client{Session: r.Session, ProgressToken: r.ProgressToken, Round: r.round, Tenant: r.Caller.Tenant, Principal: r.Caller.Principal}
-		if r.relay == nil {
-			res, err := g.upstreams.Call(ctx, t, r.Args, c)
-			return decoded(res), err
+		if r.relay != nil {
+			c.Progress = r.relay.progress
 		}
-		c.Progress = r.relay.progress
-		rel, res, err := g.upstreams.Relay(ctx, t, r.Args, c)
+		rel, res, err := callUpstream(ctx, g, t, r, c)
+		if t.PerPrincipal && asksToConnect(g, r, err) {
+			actx, cancel := context.WithTimeout(ctx, g.upstreams.Timeout(t)) // the wait for the connection
+			again, ir, aerr := g.connections.AutoAuth(actx, err, t.Upstream, r.Caller, connections.Asker{Session: r.Session, Round: r.round})
+			cancel()
+			if !again {
+				return decoded(ir), aerr
+			}
+			rel, res, err = callUpstream(ctx, g, t, r, c)
+		}
 		if rel.JSON == nil {
 			return decoded(res), err
 		}
@@ -467,7 +474,7 @@ func (g *Gateway) executeNative(ctx context.Context, nt *nativeTool, r *Request)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	res, err := nt.tool.Run(ctx, call)
-	if nt.inst != nil && legate.CodeOf(err) == legate.CodeNotConnected && autoAuth(g, r) && (r.relay == nil || r.Session == nil) { // auto_auth (which a session's fast path cannot ask)
+	if nt.inst != nil && asksToConnect(g, r, err) {
 		again, ir, aerr := g.connections.AutoAuth(ctx, err, nt.inst.def.ID, r.Caller, connections.Asker{Session: r.Session, Round: r.round})
 		if !again {
 			return ir, aerr
@@ -481,6 +488,25 @@ func (g *Gateway) executeNative(ctx context.Context, nt *nativeTool, r *Request)
 		return nil, err
 	}
 	return toolresult.Native(res)
+}
+
+// callUpstream makes call r to t as c: relayed as bytes on the fast path
+// (rel.JSON set when it could be).
+func callUpstream(ctx context.Context, g *Gateway, t *upstream.Tool, r *Request, c upstream.Client) (rel upstream.Relayed, res *mcp.CallToolResult, err error) {
+	if t.PerPrincipal {
+		c.Round = connections.ForSource(c.Round)
+	}
+	if r.relay == nil {
+		res, err = g.upstreams.Call(ctx, t, r.Args, c)
+		return rel, res, err
+	}
+	return g.upstreams.Relay(ctx, t, r.Args, c)
+}
+
+// asksToConnect reports whether call r, which failed with err, asks its
+// user to connect (auto_auth, which a session's fast path cannot ask).
+func asksToConnect(g *Gateway, r *Request, err error) bool {
+	return legate.CodeOf(err) == legate.CodeNotConnected && autoAuth(g, r) && (r.relay == nil || r.Session == nil)
 }
 
 // autoAuth reports whether r's profile asks its user to connect (auto_auth;

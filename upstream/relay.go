@@ -89,6 +89,14 @@ func (m *Manager) Relayable(t *Tool) bool {
 	return ok && u.relayable()
 }
 
+// Timeout is the time limit of one call to t (its upstream's timeout).
+func (m *Manager) Timeout(t *Tool) time.Duration {
+	if u, ok := m.Upstream(t.Upstream); ok {
+		return u.cfg.timeout()
+	}
+	return DefaultTimeout
+}
+
 func (u *Upstream) relayable() bool {
 	return u.cfg.URL != "" && u.cfg.Transport != "sse" && u.cfg.Session != SessionPerClient
 }

@@ -31,6 +31,10 @@ type Tool struct {
 	Class legate.Class
 	// Prefixed is false for an upstream with prefix: false.
 	Prefixed bool
+	// PerPrincipal is true for an upstream with auth: oauth: each
+	// principal's calls carry its own token, and fail NOT_CONNECTED until
+	// it connects the upstream.
+	PerPrincipal bool
 }
 
 // Canonical is the tool's canonical name: mcp.<upstream>.<name>, or the
@@ -114,7 +118,7 @@ func toolFrom(c *Config, row store.CachedTool) (*Tool, error) {
 	}
 	return &Tool{
 		Upstream: c.ID, Name: row.Name, Def: def, Hash: row.Hash,
-		Class: ClassOf(def.Annotations, c.Trusted()), Prefixed: c.Prefixed(),
+		Class: ClassOf(def.Annotations, c.Trusted()), Prefixed: c.Prefixed(), PerPrincipal: c.OAuthProtected(),
 	}, nil
 }
 

@@ -20,6 +20,7 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/rounds"
+	"github.com/legate-mcp/legate/upstream/maskhttp"
 )
 
 // Upstream is one upstream MCP server: its sessions, its circuit breaker,
@@ -131,7 +132,7 @@ func newUpstream(m *Manager, cfg *Config, origin string) *Upstream {
 		u.secrets = legate.NewSecrets(parts...)
 		u.http = newHTTPClient(cfg, h)
 		if !u.secrets.Empty() {
-			u.http.Transport = &maskTransport{base: u.http.Transport, secrets: u.secrets}
+			u.http.Transport = &maskhttp.Transport{Base: u.http.Transport, Secrets: u.secrets}
 		}
 		u.tappedHTTP = &http.Client{Transport: &tapTransport{base: u.limited(), u: u}}
 	}
@@ -440,7 +441,7 @@ func answered(err error) bool {
 
 // redact masks the upstream's own credentials (header_env values) in a
 // result, should it echo them: they must never reach a client. The
-// response was masked as it was read (mask.go); this sees the result as
+// response was masked as it was read (maskhttp); this sees the result as
 // decoded, whatever escapes spelled it on the wire.
 func (u *Upstream) redact(res *mcp.CallToolResult) *mcp.CallToolResult {
 	if u.secrets.Empty() {
