@@ -129,6 +129,12 @@ func TestQueryWords(t *testing.T) {
 		"mail bob@example.com the notes.txt":   {"mail", "email", "the", "text", "file"},
 		"post in #general to @alice":           {"post", "in", "channel", "to", "user"},
 		"let everyone in #ops know":            {"notify", "everyone", "in", "channel", "let"},
+		"watch acme.com/terms for changes":     {"watch", "website", "url", "for", "changes"},
+		"comment on #212":                      {"comment", "on", "issue", "or", "pull", "request"},
+		"put a :tada: on it":                   {"put", "a", "emoji", "on", "it"},
+		"meet at 10:30:45":                     {"meet", "at", "10", "30", "45"},
+		"where's the roadmap?":                 {"where", "s", "the", "roadmap", "find"},
+		"keep an eye on the open source site":  {"monitor", "on", "the", "repository", "site"},
 	} {
 		if got := queryWords(in); !slices.Equal(got, want) {
 			t.Errorf("queryWords(%q) = %q, want %q", in, got, want)

@@ -137,6 +137,7 @@ var stopWords = set(
 	"what", "whats", "how", "there", "their", "them", "they", "if", "so", "then", "than",
 	"mcp", "tool", "using", "use", "via", "given", "specified", "specific", "optional", "e", "g",
 	"let", "also", "just", "one", "up", "out", "s", "t", "get",
+	"everything", "anything", "something", "nothing", "whoever", "whatever",
 )
 
 // synonymGroups are groups of words people use for one another when they
@@ -148,9 +149,9 @@ var stopWords = set(
 var synonymGroups = [][]string{
 	// Actions.
 	{"create", "add", "new", "make", "insert", "generate", "open", "start", "register", "build", "draw", "setup"},
-	{"read", "get", "view", "fetch", "retrieve", "open", "show", "see", "display", "inspect", "describe", "detail", "check"},
+	{"read", "get", "view", "fetch", "retrieve", "open", "show", "see", "display", "inspect", "describe", "detail", "check", "grab"},
 	{"list", "show", "enumerate", "browse", "all"},
-	{"update", "edit", "modify", "change", "set", "patch", "alter", "adjust", "rename", "replace", "fix"},
+	{"update", "edit", "modify", "change", "set", "patch", "alter", "adjust", "rename", "replace", "fix", "bump"},
 	{"delete", "remove", "drop", "erase", "trash", "destroy", "purge", "discard", "rid", "forget", "clear"},
 	{"search", "find", "query", "lookup", "look", "locate", "grep", "seek", "discover"},
 	{"send", "post", "reply", "notify", "tell", "inform", "announce", "share", "ping"},
@@ -167,8 +168,8 @@ var synonymGroups = [][]string{
 	{"navigate", "go", "visit", "open", "browse"},
 	{"click", "press", "tap", "select"},
 	{"type", "fill", "enter", "input"},
-	{"scrape", "crawl", "extract"},
-	{"monitor", "watch", "track"},
+	{"scrape", "crawl", "extract", "collect", "harvest"},
+	{"monitor", "watch", "track", "watcher"},
 	{"convert", "transform", "translate"},
 	{"calculate", "compute", "sum", "count"},
 	// Objects.
@@ -207,7 +208,18 @@ var synonymGroups = [][]string{
 	{"environment", "variable", "setting", "configuration"},
 	{"commit", "change"},
 	{"branch", "ref"},
-	{"paper", "article", "research", "publication"},
+	{"paper", "article", "research", "publication", "study"},
+	{"geocode", "coordinate", "latitude", "longitude", "lat", "lng"},
+	{"elevation", "altitude", "height"},
+	{"select", "choose", "pick", "dropdown", "option"},
+	{"dialog", "alert", "popup", "modal", "confirm", "prompt"},
+	{"reaction", "emoji", "react"},
+	{"merge", "squash"},
+	{"write", "save"},
+	{"network", "ip", "interface", "dns"},
+	{"echo", "repeat"},
+	{"reply", "answer", "response", "respond"},
+	{"size", "largest", "biggest", "large"},
 }
 
 // phrasalVerbs are the verbs of two or three words a request may use,
@@ -217,6 +229,7 @@ var phrasalVerbs = map[string]string{
 	"log in": "login", "sign in": "login", "log out": "logout", "sign out": "logout",
 	"find out": "find", "fill in": "fill", "fill out": "fill", "turn on": "enable", "turn off": "disable",
 	"shut down": "stop", "clean up": "delete", "write down": "note", "check out": "checkout",
+	"keep an eye": "monitor", "say back": "echo", "above sea level": "elevation", "open source": "repository",
 }
 
 // In a request, a URL, an email address, a file's name, a #channel or an
@@ -224,9 +237,12 @@ var phrasalVerbs = map[string]string{
 // "example", "com"), which are names, not what the request asks for.
 var (
 	urlPattern     = regexp.MustCompile(`\b(?:https?|ftp)://\S+|\bwww\.\S+`)
+	domainPattern  = regexp.MustCompile(`\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|dev|app|ai|co|edu|gov|info|biz|us|uk|de|fr|eu)\b(?:/\S*)?`)
 	emailPattern   = regexp.MustCompile(`\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b`)
 	filePattern    = regexp.MustCompile(`\b[\w-]+\.(txt|md|markdown|json|ya?ml|toml|ini|csv|tsv|xlsx?|docx?|pdf|png|jpe?g|gif|svg|log|html?|xml|go|py|js|ts|java|rb|rs|c|h|cpp|sh|sql|zip|tar|gz)\b`)
 	channelPattern = regexp.MustCompile(`(?:^|\s)#[a-z][\w-]*`)
+	numberPattern  = regexp.MustCompile(`(?:^|\s)#\d+\b`)
+	emojiPattern   = regexp.MustCompile(`:[a-z][a-z0-9_+-]*:`)
 	mentionPattern = regexp.MustCompile(`(?:^|\s)@[a-z][\w.-]*`)
 )
 
@@ -237,18 +253,22 @@ var fileKinds = map[string]string{
 	"gif": "image", "svg": "image", "html": "html", "htm": "html", "sql": "sql", "zip": "archive", "tar": "archive", "gz": "archive",
 }
 
-// queryWords are the lower-cased words of a request, a URL read as "url",
-// an email address as "email", a file's name as "file" (and its kind),
-// a #channel as "channel", an @mention as "user", "let … know" as
-// "notify", its phrasal verbs as one word.
+// queryWords are the lower-cased words of a request, a URL or a bare
+// domain read as "url", an email address as "email", a file's name as
+// "file" (and its kind), a #channel as "channel", #212 as "issue or pull
+// request", an @mention as "user", :tada: as "emoji", "let … know" as
+// "notify", "where…" as a request to find, its phrasal verbs as one word.
 func queryWords(query string) []string {
 	query = strings.ToLower(query)
 	query = urlPattern.ReplaceAllString(query, " url ")
 	query = emailPattern.ReplaceAllString(query, " email ")
+	query = domainPattern.ReplaceAllString(query, " website url ")
 	query = filePattern.ReplaceAllStringFunc(query, func(f string) string {
 		return " " + fileKinds[f[strings.LastIndexByte(f, '.')+1:]] + " file "
 	})
 	query = channelPattern.ReplaceAllString(query, " channel ")
+	query = numberPattern.ReplaceAllString(query, " issue or pull request ")
+	query = emojiPattern.ReplaceAllString(query, " emoji ")
 	query = mentionPattern.ReplaceAllString(query, " user ")
 	ws := words(query)
 	out := ws[:0]
@@ -266,6 +286,10 @@ func queryWords(query string) []string {
 			}
 		}
 		out = append(out, ws[i])
+	}
+	// "where is the roadmap?" asks to find it.
+	if len(out) > 0 && (out[0] == "where" || out[0] == "wheres") {
+		out = append(out, "find")
 	}
 	// "let the team know", "let everyone in #general know".
 	for i, w := range out {
