@@ -222,8 +222,8 @@ var synonymGroups = [][]string{
 	{"size", "largest", "biggest", "large"},
 }
 
-// phrasalVerbs are the verbs of two or three words a request may use,
-// read as one.
+// phrasalVerbs are the verbs, and a few phrases, of two or three words a
+// request may use, read as one ("keep an eye on" → monitor).
 var phrasalVerbs = map[string]string{
 	"set up": "setup", "look up": "lookup", "get rid of": "delete", "sign up": "register",
 	"log in": "login", "sign in": "login", "log out": "logout", "sign out": "logout",
