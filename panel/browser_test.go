@@ -58,20 +58,9 @@ connectors:
 upstreams:
   - {id: dir, url: %q}
 `, hook.URL, ups.URL)
-	const adminToken = "panel-admin-token"
-	// The panel as legate serve mounts it, on an address of its own.
-	panelAddr := freeAddr(t)
-	g := servertest.Start(t, doc, servertest.With(func(o *server.Options) { o.AdminToken, o.PanelAddr = adminToken, panelAddr }))
+	g, base := servePanel(t, doc)
 	gw := g.GW
 	mcpURL := g.URL + "/mcp"
-	base := "http://" + panelAddr
-	eventually(t, "the panel to listen", func() bool {
-		resp, err := http.Get(base + "/login")
-		if err == nil {
-			resp.Body.Close()
-		}
-		return err == nil && resp.StatusCode == http.StatusOK
-	})
 	eventually(t, "the upstream's tools", func() bool { _, ok := gw.Catalog().Lookup("mcp.dir.lookup"); return ok })
 
 	// Log in.
@@ -201,6 +190,27 @@ upstreams:
 	}
 }
 
+// adminToken is the token the panel's login takes.
+const adminToken = "panel-admin-token"
+
+// servePanel serves a gateway of the config yaml with the panel as legate
+// serve mounts it, on an address of its own, and returns the gateway and
+// the panel's base URL once the panel answers.
+func servePanel(t *testing.T, yaml string) (*servertest.Gateway, string) {
+	t.Helper()
+	panelAddr := freeAddr(t)
+	g := servertest.Start(t, yaml, servertest.With(func(o *server.Options) { o.AdminToken, o.PanelAddr = adminToken, panelAddr }))
+	base := "http://" + panelAddr
+	eventually(t, "the panel to listen", func() bool {
+		resp, err := http.Get(base + "/login")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err == nil && resp.StatusCode == http.StatusOK
+	})
+	return g, base
+}
+
 // freeAddr is a loopback address with a port free a moment ago.
 func freeAddr(t *testing.T) string {
 	t.Helper()
@@ -234,22 +244,12 @@ func TestPanelConnectInABrowser(t *testing.T) {
 	prov := httptest.NewServer(mux)
 	t.Cleanup(prov.Close)
 	t.Setenv("PANEL_TEAM_SECRET", "team-secret")
-	const adminToken = "panel-admin-token"
-	panelAddr := freeAddr(t)
-	g := servertest.Start(t, `connectors:
+	g, base := servePanel(t, `connectors:
   - id: team-slack
     type: slack
     credentials_mode: per_user
     oauth: {client_id: team-client, client_secret: {env: PANEL_TEAM_SECRET}, authorize_url: "`+prov.URL+`/oauth/authorize", token_url: "`+prov.URL+`/oauth/token"}
-`, servertest.With(func(o *server.Options) { o.AdminToken, o.PanelAddr = adminToken, panelAddr }))
-	base := "http://" + panelAddr
-	eventually(t, "the panel to listen", func() bool {
-		resp, err := http.Get(base + "/login")
-		if err == nil {
-			resp.Body.Close()
-		}
-		return err == nil && resp.StatusCode == http.StatusOK
-	})
+`)
 
 	b.open(base + "/connections")
 	b.typeIn("#token", adminToken)
