@@ -43,7 +43,7 @@ type Gateway struct {
 	URL   string // http://127.0.0.1:port, without a final slash
 	Store *sqlite.Store
 	Vault *vault.Vault
-	Logs  *syncbuf.Buffer // everything the gateway logged, from debug up
+	Logs  *syncbuf.Buffer // everything the gateway logged, from debug up (nothing if With replaced the logger)
 }
 
 // Option changes how Start builds the gateway.
@@ -78,11 +78,12 @@ func Start(t testing.TB, yaml string, opts ...Option) *Gateway {
 		o(&s)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		cancel()
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { ln.Close() }) // closed already once served; not when Start fails before
 	g := &Gateway{URL: "http://" + ln.Addr().String(), Logs: &syncbuf.Buffer{}}
 	cfg, err := config.Parse([]byte(yaml), func(name string) (string, bool) {
 		if name == URLVar {
@@ -91,14 +92,10 @@ func Start(t testing.TB, yaml string, opts ...Option) *Gateway {
 		return s.lookup(name)
 	})
 	if err != nil {
-		ln.Close()
-		cancel()
 		t.Fatalf("servertest: the config does not parse: %v", err)
 	}
 	g.Store, err = sqlite.OpenMemory(ctx)
 	if err != nil {
-		ln.Close()
-		cancel()
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { g.Store.Close() })
@@ -110,8 +107,6 @@ func Start(t testing.TB, yaml string, opts ...Option) *Gateway {
 	}
 	g.GW, err = server.New(ctx, so)
 	if err != nil {
-		ln.Close()
-		cancel()
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { g.GW.Close() })
