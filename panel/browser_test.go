@@ -13,12 +13,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/legate-mcp/legate/config"
 	_ "github.com/legate-mcp/legate/connectors/all"
 	"github.com/legate-mcp/legate/connectors/saas/oauthtest"
 	"github.com/legate-mcp/legate/server"
-	"github.com/legate-mcp/legate/store/sqlite"
-	"github.com/legate-mcp/legate/vault"
+	"github.com/legate-mcp/legate/server/servertest"
 )
 
 // lookupTool is the upstream's one tool, whose description can change
@@ -54,47 +52,15 @@ func TestPanelInABrowser(t *testing.T) {
 	ups := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil))
 	t.Cleanup(ups.Close)
 
-	st, err := sqlite.OpenMemory(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
 	doc := fmt.Sprintf(`approvals: {wait: 120s}
 connectors:
   - {id: hook, type: webhook, config: {url: %q, allow_private_networks: true, max_attempts: 1}}
 upstreams:
   - {id: dir, url: %q}
 `, hook.URL, ups.URL)
-	cfg, err := config.Parse([]byte(doc), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const adminToken = "panel-admin-token"
-	v := vault.New(st.Secrets(), vault.KeySource{File: t.TempDir() + "/keys", Create: true}, nil)
-	// The panel as legate serve mounts it, on an address of its own.
-	panelAddr := freeAddr(t)
-	gw, err := server.New(ctx, server.Options{Config: cfg, Store: st, AdminToken: adminToken, Vault: v, PanelAddr: panelAddr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { gw.Close() })
-	gw.Start(ctx)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- gw.ServeHTTP(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-served })
-	mcpURL := "http://" + ln.Addr().String() + "/mcp"
-	base := "http://" + panelAddr
-	eventually(t, "the panel to listen", func() bool {
-		resp, err := http.Get(base + "/login")
-		if err == nil {
-			resp.Body.Close()
-		}
-		return err == nil && resp.StatusCode == http.StatusOK
-	})
+	g, base := servePanel(t, doc)
+	gw := g.GW
+	mcpURL := g.URL + "/mcp"
 	eventually(t, "the upstream's tools", func() bool { _, ok := gw.Catalog().Lookup("mcp.dir.lookup"); return ok })
 
 	// Log in.
@@ -224,6 +190,27 @@ upstreams:
 	}
 }
 
+// adminToken is the token the panel's login takes.
+const adminToken = "panel-admin-token"
+
+// servePanel serves a gateway of the config yaml with the panel as legate
+// serve mounts it, on an address of its own, and returns the gateway and
+// the panel's base URL once the panel answers.
+func servePanel(t *testing.T, yaml string) (*servertest.Gateway, string) {
+	t.Helper()
+	panelAddr := freeAddr(t)
+	g := servertest.Start(t, yaml, servertest.With(func(o *server.Options) { o.AdminToken, o.PanelAddr = adminToken, panelAddr }))
+	base := "http://" + panelAddr
+	eventually(t, "the panel to listen", func() bool {
+		resp, err := http.Get(base + "/login")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err == nil && resp.StatusCode == http.StatusOK
+	})
+	return g, base
+}
+
 // freeAddr is a loopback address with a port free a moment ago.
 func freeAddr(t *testing.T) string {
 	t.Helper()
@@ -257,43 +244,12 @@ func TestPanelConnectInABrowser(t *testing.T) {
 	prov := httptest.NewServer(mux)
 	t.Cleanup(prov.Close)
 	t.Setenv("PANEL_TEAM_SECRET", "team-secret")
-	cfg, err := config.Parse([]byte(`connectors:
+	g, base := servePanel(t, `connectors:
   - id: team-slack
     type: slack
     credentials_mode: per_user
     oauth: {client_id: team-client, client_secret: {env: PANEL_TEAM_SECRET}, authorize_url: "`+prov.URL+`/oauth/authorize", token_url: "`+prov.URL+`/oauth/token"}
-`), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := sqlite.OpenMemory(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	const adminToken = "panel-admin-token"
-	v := vault.New(st.Secrets(), vault.KeySource{File: t.TempDir() + "/keys", Create: true}, nil)
-	panelAddr := freeAddr(t)
-	gw, err := server.New(ctx, server.Options{Config: cfg, Store: st, AdminToken: adminToken, Vault: v, PanelAddr: panelAddr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { gw.Close() })
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- gw.ServeHTTP(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-served })
-	base := "http://" + panelAddr
-	eventually(t, "the panel to listen", func() bool {
-		resp, err := http.Get(base + "/login")
-		if err == nil {
-			resp.Body.Close()
-		}
-		return err == nil && resp.StatusCode == http.StatusOK
-	})
+`)
 
 	b.open(base + "/connections")
 	b.typeIn("#token", adminToken)
@@ -318,7 +274,7 @@ func TestPanelConnectInABrowser(t *testing.T) {
 		t.Errorf("the button of a connected instance reads %q", got)
 	}
 	b.screenshot("connections")
-	if !server.ConnectionsOf(gw).Connected(ctx, "", "local", "team-slack") {
+	if !server.ConnectionsOf(g.GW).Connected(ctx, "", "local", "team-slack") {
 		t.Error("the connection is not stored")
 	}
 }

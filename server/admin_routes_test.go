@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -14,8 +13,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate/admin"
-	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/server"
+	"github.com/legate-mcp/legate/server/servertest"
 	"github.com/legate-mcp/legate/store"
 )
 
@@ -24,27 +23,13 @@ import (
 // returns the gateway, the admin API's base URL, the MCP URL and the store.
 func adminGateway(t *testing.T, rug *rugPuller) (*server.Gateway, string, string, store.Store) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
 	doc := fmt.Sprintf("approvals: {wait: 10ms}\nconnectors:\n  - {id: s, type: echo-test}\nupstreams:\n  - {id: rug, url: %q}\n", rug.url)
-	cfg, err := config.Parse([]byte(doc), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := memStore(t)
-	gw, err := server.New(ctx, server.Options{Config: cfg, Store: st, AdminToken: "root-token", StoreWatchInterval: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw.Start(ctx)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- gw.ServeHTTP(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-served; gw.Close() })
+	g := servertest.Start(t, doc, servertest.With(func(o *server.Options) {
+		o.AdminToken, o.StoreWatchInterval = "root-token", 20*time.Millisecond
+	}))
+	gw := g.GW
 	waitFor(t, "the upstream's tool", func() bool { return listed(gw, "mcp.rug.rm") })
-	return gw, "http://" + ln.Addr().String() + "/admin/v1", "http://" + ln.Addr().String() + "/mcp", st
+	return gw, g.URL + "/admin/v1", g.URL + "/mcp", g.Store
 }
 
 // getJSON decodes GET base+path into out, failing t on any other status.

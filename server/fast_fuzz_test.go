@@ -7,18 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
+	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/server"
-	"github.com/legate-mcp/legate/store/sqlite"
+	"github.com/legate-mcp/legate/server/servertest"
 	"github.com/legate-mcp/legate/upstream/upstreamtest"
 )
 
@@ -126,33 +124,14 @@ func newEnvelopePair(tb testing.TB) (fast, sdk *envelopeGateway) {
 // startEnvelopeGateway serves a gateway from a config document (every
 // class allowed; sessions never idle out during a long fuzz run).
 func startEnvelopeGateway(tb testing.TB, doc string) *envelopeGateway {
-	cfg, err := config.Parse([]byte(allowAll+"session_idle_timeout: 24h\n"+doc), nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	st, err := sqlite.OpenMemory(context.Background())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { st.Close() })
-	gw, err := server.New(context.Background(), server.Options{Config: cfg, Store: st})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { gw.Close() })
-	gw.Start(context.Background())
+	// A long fuzz run logs nothing.
+	sg := servertest.Start(tb, allowAll+"session_idle_timeout: 24h\n"+doc, servertest.With(func(o *server.Options) { o.Logger = slog.New(slog.DiscardHandler) }))
+	gw := sg.GW
 	upstreamtest.Eventually(tb, 10*time.Second, func() bool {
 		_, ok := gw.Catalog().Lookup("mcp.up.strict")
 		return ok
 	}, "the catalog never held the upstream's tools")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: gw.Handler(ln.Addr().String())}}
-	srv.Start()
-	tb.Cleanup(srv.Close)
-	g := &envelopeGateway{url: srv.URL + "/mcp", hc: &http.Client{Timeout: 10 * time.Second}}
+	g := &envelopeGateway{url: sg.URL + "/mcp", hc: &http.Client{Timeout: 10 * time.Second}}
 	c := mcp.NewClient(&mcp.Implementation{Name: "fuzz", Version: "1"}, nil)
 	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: g.url, DisableStandaloneSSE: true},
 		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})

@@ -14,12 +14,11 @@ import (
 	"testing"
 
 	"github.com/legate-mcp/legate/auth"
-	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connections"
 	"github.com/legate-mcp/legate/connectors/saas/oauthtest"
 	"github.com/legate-mcp/legate/server"
+	"github.com/legate-mcp/legate/server/servertest"
 	"github.com/legate-mcp/legate/store/sqlite"
-	"github.com/legate-mcp/legate/vault"
 )
 
 // connectEnv is a gateway whose panel listens on an address of its own,
@@ -38,8 +37,6 @@ type connectEnv struct {
 
 func newConnectEnv(t *testing.T, authYAML string) *connectEnv {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
 	p := oauthtest.New("panel-client", "panel-secret", "xoxp-")
 	mux := http.NewServeMux()
 	p.Mount(func(pattern string, h http.HandlerFunc) { mux.HandleFunc(pattern, h) }, "/oauth")
@@ -47,7 +44,13 @@ func newConnectEnv(t *testing.T, authYAML string) *connectEnv {
 	t.Cleanup(prov.Close)
 	t.Setenv("PANEL_CONNECT_SECRET", "panel-secret")
 	app := `{client_id: panel-client, client_secret: {env: PANEL_CONNECT_SECRET}, authorize_url: "` + prov.URL + `/oauth/authorize", token_url: "` + prov.URL + `/oauth/token"}`
-	cfg, err := config.Parse([]byte(`
+	pl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	panelAddr := pl.Addr().String()
+	pl.Close()
+	g := servertest.Start(t, `
 auth: `+authYAML+`
 connectors:
   - {id: slack, type: slack, credentials_mode: per_user, oauth: `+app+`}
@@ -55,33 +58,10 @@ connectors:
   - {id: echo, type: echo-test}
 upstreams:
   - {id: notes, url: "http://127.0.0.1:1/mcp", auth: oauth, tenant: acme}
-`), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := memStore(t)
-	v := vault.New(st.Secrets(), vault.SourceFromEnv(func(string) string { return "" }, t.TempDir()), nil)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pl, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	panelAddr := pl.Addr().String()
-	pl.Close()
-	gw, err := server.New(ctx, server.Options{Config: cfg, Store: st, Vault: v, PanelAddr: panelAddr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { gw.Close() })
-	served := make(chan error, 1)
-	go func() { served <- gw.ServeHTTP(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-served })
-	e := &connectEnv{st: st, gw: gw, provider: prov.URL, panel: "http://" + panelAddr,
-		alice: token(t, st, auth.Principal{Name: "alice", Tenant: "acme", Role: auth.RoleApprover}),
-		bob:   token(t, st, auth.Principal{Name: "bob", Tenant: "globex", Role: auth.RoleApprover})}
+`, servertest.With(func(o *server.Options) { o.PanelAddr = panelAddr }))
+	e := &connectEnv{st: g.Store, gw: g.GW, provider: prov.URL, panel: "http://" + panelAddr,
+		alice: token(t, g.Store, auth.Principal{Name: "alice", Tenant: "acme", Role: auth.RoleApprover}),
+		bob:   token(t, g.Store, auth.Principal{Name: "bob", Tenant: "globex", Role: auth.RoleApprover})}
 	waitFor(t, "the panel to listen", func() bool {
 		resp, err := http.Get(e.panel + "/login")
 		if err == nil {

@@ -13,9 +13,6 @@ package server_test
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -29,12 +26,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/legate-mcp/legate/auth"
-	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors/saas/oauthtest"
-	"github.com/legate-mcp/legate/internal/syncbuf"
 	"github.com/legate-mcp/legate/server"
-	"github.com/legate-mcp/legate/store/sqlite"
-	"github.com/legate-mcp/legate/vault"
+	"github.com/legate-mcp/legate/server/servertest"
 )
 
 // protectedUpstream is a protected MCP server whose authorization server
@@ -78,24 +72,16 @@ func protectedUpstream(t *testing.T) (string, *oauthtest.Provider) {
 // upAuthEnv is a gateway with one OAuth-protected upstream, secure,
 // listed to principals who have not connected it.
 type upAuthEnv struct {
-	p    *oauthtest.Provider
-	st   *sqlite.Store
-	base string
-	logs *syncbuf.Buffer
+	p *oauthtest.Provider
+	g *servertest.Gateway
 }
 
 func newUpAuthEnv(t *testing.T) *upAuthEnv {
 	t.Helper()
-	ctx := context.Background()
 	up, p := protectedUpstream(t)
 	t.Setenv("UPAUTH_CLIENT_SECRET", "shh")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + ln.Addr().String()
-	cfg, err := config.Parse([]byte(`
-auth: {tokens: true, resource: "`+base+`/mcp"}
+	g := servertest.Start(t, `
+auth: {tokens: true, resource: "${GATEWAY_URL}/mcp"}
 profiles:
   - {name: never-asked, auto_auth: false}
 upstreams:
@@ -105,36 +91,14 @@ upstreams:
     list_before_connect: true
     timeout: 2s
     oauth: {client_id: configured, client_secret: {env: UPAUTH_CLIENT_SECRET}, scopes: [tools]}
-`), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := sqlite.OpenMemory(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	logs := &syncbuf.Buffer{}
-	v := vault.New(st.Secrets(), vault.SourceFromEnv(func(string) string { return "" }, t.TempDir()), nil)
-	gw, err := server.New(ctx, server.Options{Config: cfg, Store: st, Vault: v, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw.Start(ctx)
-	hs := &http.Server{Handler: gw.Handler(ln.Addr().String())}
-	go hs.Serve(ln)
-	t.Cleanup(func() { hs.Close(); gw.Close() })
-	return &upAuthEnv{p: p, st: st, base: base, logs: logs}
+`)
+	return &upAuthEnv{p: p, g: g}
 }
 
 // principal makes a bearer token for a principal of tenant acme.
 func (e *upAuthEnv) principal(t *testing.T, name, profile string) string {
 	t.Helper()
-	tok, err := auth.CreateToken(context.Background(), e.st.Tokens(), auth.Principal{Name: name, Role: auth.RoleUser, Tenant: "acme", Profile: profile})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tok
+	return e.g.Token(t, auth.Principal{Name: name, Role: auth.RoleUser, Tenant: "acme", Profile: profile})
 }
 
 // client opens an MCP client of opts as the principal of bearer, speaking
@@ -143,7 +107,7 @@ func (e *upAuthEnv) principal(t *testing.T, name, profile string) string {
 func (e *upAuthEnv) client(t *testing.T, bearer string, opts *mcp.ClientOptions, version string) *mcp.ClientSession {
 	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, opts)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: e.base + "/mcp",
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: e.g.URL + "/mcp",
 		HTTPClient: &http.Client{Transport: oauthtest.WithBearer(bearer, http.DefaultTransport)}}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)
@@ -152,35 +116,8 @@ func (e *upAuthEnv) client(t *testing.T, bearer string, opts *mcp.ClientOptions,
 	if got := cs.InitializeResult().ProtocolVersion; got != version {
 		t.Fatalf("negotiated %s, want %s", got, version)
 	}
-	if cs.ID() != "" {
-		e.tracked(t, cs)
-	}
+	e.g.WaitSession(t, cs.ID())
 	return cs
-}
-
-// tracked waits until the admin API lists the session of cs: the fast
-// path knows it.
-func (e *upAuthEnv) tracked(t *testing.T, cs *mcp.ClientSession) {
-	t.Helper()
-	admin, err := auth.CreateToken(context.Background(), e.st.Tokens(), auth.Principal{Name: "ops-" + cs.ID(), Role: auth.RoleAdmin})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 500 {
-		req, _ := http.NewRequest("GET", e.base+"/admin/v1/sessions", nil)
-		req.Header.Set("Authorization", "Bearer "+admin)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(res.Body)
-		res.Body.Close()
-		if strings.Contains(string(body), cs.ID()) {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("session %s never listed", cs.ID())
 }
 
 // whoami calls secure's tool and returns its text, or the error's code
@@ -247,7 +184,7 @@ func urlElicitation(u *userAsked, bearer, account, action string) *mcp.ClientOpt
 
 func TestUpstreamAutoAuth(t *testing.T) {
 	e := newUpAuthEnv(t)
-	connectURL := e.base + "/connect/secure"
+	connectURL := e.g.URL + "/connect/secure"
 
 	// The upstream's tools are listed once someone connects it.
 	first := e.principal(t, "alice", "")
@@ -390,7 +327,7 @@ func TestUpstreamAutoAuth(t *testing.T) {
 
 	// No upstream token appears in Legate's log.
 	for _, tok := range e.p.Issued() {
-		if strings.Contains(e.logs.String(), tok) {
+		if strings.Contains(e.g.Logs.String(), tok) {
 			t.Errorf("an upstream token appears in the logs")
 		}
 	}

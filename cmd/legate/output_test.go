@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
-	"net/http"
-	"net/http/httptest"
 	"reflect"
 	"slices"
 	"strings"
@@ -17,8 +14,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/legate-mcp/legate/cmd/legate/internal/cli"
-	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/server"
+	"github.com/legate-mcp/legate/server/servertest"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/store/sqlite"
 )
@@ -51,28 +48,7 @@ func walk(c *cobra.Command, f func(path string, c *cobra.Command)) {
 // statusServer is a running gateway with no sources and the admin API on.
 func statusServer(t *testing.T, token string) string {
 	t.Helper()
-	cfg, err := config.Parse([]byte("{}\n"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := sqlite.OpenMemory(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	gw, err := server.New(context.Background(), server.Options{Config: cfg, Store: st, AdminToken: token, Version: "v0.0.1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { gw.Close() })
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: gw.Handler(ln.Addr().String())}}
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return srv.URL
+	return servertest.Start(t, "{}\n", servertest.With(func(o *server.Options) { o.AdminToken, o.Version = token, "v0.0.1" })).URL
 }
 
 // Every list and show command takes -o table|json|yaml; json parses, and

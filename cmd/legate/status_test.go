@@ -5,16 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/legate-mcp/legate/admin"
-	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/server"
+	"github.com/legate-mcp/legate/server/servertest"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/store/sqlite"
 	"github.com/legate-mcp/legate/upstream/upstreamtest"
@@ -109,33 +107,13 @@ upstreams:
 func openCircuitServer(t *testing.T, token string) (string, string) {
 	t.Helper()
 	failing, failingSrv := upstreamtest.NewFaultyHTTP(t, upstreamtest.NewEchoServer("flaky"))
-	cfg, err := config.Parse([]byte(fmt.Sprintf(`
+	g := servertest.Start(t, fmt.Sprintf(`
 policy:
   defaults: {read: allow, draft: allow, write: allow, destructive: allow}
 upstreams:
   - {id: flaky, url: %q}
-`, failingSrv.URL())), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := sqlite.OpenMemory(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	gw, err := server.New(context.Background(), server.Options{Config: cfg, Store: st, AdminToken: token, Version: "v1.2.3"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { gw.Close() })
-	gw.Start(context.Background())
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: gw.Handler(ln.Addr().String())}}
-	srv.Start()
-	t.Cleanup(srv.Close)
+`, failingSrv.URL()), servertest.With(func(o *server.Options) { o.AdminToken, o.Version = token, "v1.2.3" }))
+	gw := g.GW
 	upstreamtest.Eventually(t, 10*time.Second, func() bool {
 		_, ok := gw.Catalog().Lookup("mcp.flaky.echo")
 		return ok
@@ -158,5 +136,5 @@ upstreams:
 			t.Fatal(err)
 		}
 	}
-	return srv.URL, ln.Addr().String()
+	return g.URL, strings.TrimPrefix(g.URL, "http://")
 }

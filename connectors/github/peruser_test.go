@@ -6,32 +6,19 @@ package github_test
 // token alone.
 
 import (
-	"context"
-	"log/slog"
-	"net"
-	"net/http"
 	"testing"
 
 	"github.com/legate-mcp/legate/auth"
-	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors/saas/oauthtest"
-	"github.com/legate-mcp/legate/server"
-	"github.com/legate-mcp/legate/store/sqlite"
-	"github.com/legate-mcp/legate/vault"
+	"github.com/legate-mcp/legate/server/servertest"
 )
 
 func TestPerUserConnections(t *testing.T) {
-	ctx := context.Background()
 	s := newStandin(t)
 	s.seed(3)
 	t.Setenv("PERUSER_GITHUB_CLIENT_SECRET", standinClientSecret)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + ln.Addr().String()
-	cfg, err := config.Parse([]byte(`
-auth: {tokens: true, resource: "`+base+`/mcp"}
+	g := servertest.Start(t, `
+auth: {tokens: true, resource: "${GATEWAY_URL}/mcp"}
 connectors:
   - type: github
     credentials_mode: per_user
@@ -42,33 +29,11 @@ connectors:
       scopes: [repo]
       authorize_url: "`+s.srv.URL+`/login/oauth/authorize"
       token_url: "`+s.srv.URL+`/login/oauth/token"
-`), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := sqlite.OpenMemory(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	v := vault.New(st.Secrets(), vault.SourceFromEnv(func(string) string { return "" }, t.TempDir()), nil)
-	gw, err := server.New(ctx, server.Options{Config: cfg, Store: st, Vault: v, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw.Start(ctx)
-	hs := &http.Server{Handler: gw.Handler(ln.Addr().String())}
-	go hs.Serve(ln)
-	t.Cleanup(func() { hs.Close(); gw.Close() })
-
+`)
 	bearer := func(name string, role string) string {
-		tok, err := auth.CreateToken(ctx, st.Tokens(), auth.Principal{Name: name, Role: role, Tenant: "acme"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tok
+		return g.Token(t, auth.Principal{Name: name, Role: role, Tenant: "acme"})
 	}
-	oauthtest.PerUser{URL: base, Instance: "github", Tenant: "acme",
+	oauthtest.PerUser{URL: g.URL, Instance: "github", Tenant: "acme",
 		Alice: bearer("alice", auth.RoleUser), Bob: bearer("bob", auth.RoleUser), Admin: bearer("ops", auth.RoleAdmin),
 		Tool: "github__list_issues", Args: map[string]any{"repo": "acme/api"}}.CheckPerUser(t, s.oauth)
 }

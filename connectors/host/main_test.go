@@ -3,19 +3,15 @@ package host_test
 import (
 	"context"
 	"encoding/json"
-	"net"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors/connectortest"
 	"github.com/legate-mcp/legate/server"
-	"github.com/legate-mcp/legate/store/sqlite"
+	"github.com/legate-mcp/legate/server/servertest"
 )
 
 func TestContract(t *testing.T) {
@@ -37,29 +33,9 @@ func newGateway(t *testing.T, hostConfig string) *gateway {
 	for _, line := range strings.Split(strings.TrimSpace(hostConfig), "\n") {
 		b.WriteString("      " + line + "\n")
 	}
-	cfg, err := config.Parse([]byte(b.String()), func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := sqlite.OpenMemory(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	gw, err := server.New(context.Background(), server.Options{Config: cfg, Store: st, StoreWatchInterval: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw.Start(context.Background())
-	t.Cleanup(func() { gw.Close() })
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: gw.Handler(ln.Addr().String())}}
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return &gateway{gw: gw, url: srv.URL + "/mcp"}
+	g := servertest.Start(t, b.String(), servertest.Env(func(string) (string, bool) { return "", false }),
+		servertest.With(func(o *server.Options) { o.StoreWatchInterval = 20 * time.Millisecond }))
+	return &gateway{gw: g.GW, url: g.URL + "/mcp"}
 }
 
 // connect opens an MCP client session; opts may be nil.

@@ -10,16 +10,11 @@ package slack_test
 
 import (
 	"context"
-	"io"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/legate-mcp/legate/auth"
 )
 
 // asking is a client's side of auto_auth: what it was asked, and how its
@@ -62,38 +57,9 @@ func (e *perUserEnv) urlElicitation(a *asking, bearer, account, action string) *
 	}
 }
 
-// tracked waits until Legate's HTTP fast paths know the session of cs
-// (the admin API lists it), so that its calls may take them: a call that
-// asks the user must then be handed to the SDK.
-func (e *perUserEnv) tracked(t *testing.T, cs *mcp.ClientSession) {
-	t.Helper()
-	if cs.ID() == "" {
-		return // stateless
-	}
-	admin, err := auth.CreateToken(context.Background(), e.st.Tokens(), auth.Principal{Name: "ops-" + cs.ID(), Role: auth.RoleAdmin})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 500 {
-		req, _ := http.NewRequest("GET", e.base+"/admin/v1/sessions", nil)
-		req.Header.Set("Authorization", "Bearer "+admin)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(res.Body)
-		res.Body.Close()
-		if strings.Contains(string(body), cs.ID()) {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("session %s never listed", cs.ID())
-}
-
 func TestAutoAuth(t *testing.T) {
 	e := newPerUserEnv(t)
-	connectURL := e.base + "/connect/slack"
+	connectURL := e.g.URL + "/connect/slack"
 
 	for _, version := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run("asks/"+version, func(t *testing.T) {
@@ -104,7 +70,7 @@ func TestAutoAuth(t *testing.T) {
 			if got := cs.InitializeResult().ProtocolVersion; got != version {
 				t.Fatalf("negotiated %s, want %s", got, version)
 			}
-			e.tracked(t, cs)
+			e.g.WaitSession(t, cs.ID())
 			code, details := e.list(cs)
 			asked, errs := a.seen()
 			if len(errs) > 0 {
@@ -138,7 +104,7 @@ func TestAutoAuth(t *testing.T) {
 			e.slack.oauth.Expire(who + "-slack")
 			a := &asking{}
 			cs := e.client(tok, e.urlElicitation(a, tok, who+"-slack", "accept"), version)
-			e.tracked(t, cs)
+			e.g.WaitSession(t, cs.ID())
 			code, details := e.list(cs)
 			if asked, errs := a.seen(); len(asked) != 1 || len(errs) != 0 || code != "" || e.lastUser() != who+"-slack" {
 				t.Fatalf("expired: asked %d (%v), %q %v as %q", len(asked), errs, code, details, e.lastUser())
@@ -151,7 +117,7 @@ func TestAutoAuth(t *testing.T) {
 		tok := e.principal("erin", "")
 		a := &asking{}
 		cs := e.client(tok, e.urlElicitation(a, tok, "erin-slack", "decline"), "2025-11-25")
-		e.tracked(t, cs)
+		e.g.WaitSession(t, cs.ID())
 		code, details := e.list(cs)
 		msg, _ := details["message"].(string)
 		if asked, _ := a.seen(); len(asked) != 1 || code != "NOT_CONNECTED" || !strings.Contains(msg, "did not connect") || !strings.Contains(msg, connectURL) {
@@ -185,7 +151,7 @@ func TestAutoAuth(t *testing.T) {
 			tok := e.principal(c.principal, c.profile)
 			a := &asking{}
 			cs := e.client(tok, c.opts(a, tok), c.version)
-			e.tracked(t, cs)
+			e.g.WaitSession(t, cs.ID())
 			calls := len(e.slack.calledWith())
 			code, details := e.list(cs)
 			msg, _ := details["message"].(string)
@@ -203,7 +169,7 @@ func TestAutoAuth(t *testing.T) {
 	said := strings.Join(e.said, "\n")
 	e.mu.Unlock()
 	for _, tok := range e.slack.oauth.Issued() {
-		if strings.Contains(said, tok) || strings.Contains(e.logs.String(), tok) {
+		if strings.Contains(said, tok) || strings.Contains(e.g.Logs.String(), tok) {
 			t.Errorf("a per-user token appears in an answer or the logs")
 		}
 	}

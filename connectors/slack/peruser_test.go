@@ -9,8 +9,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -21,44 +19,31 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/legate-mcp/legate/internal/syncbuf"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate/auth"
-	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connections"
 	"github.com/legate-mcp/legate/connectors/saas/oauthtest"
 	"github.com/legate-mcp/legate/panel"
 	"github.com/legate-mcp/legate/server"
+	"github.com/legate-mcp/legate/server/servertest"
 	"github.com/legate-mcp/legate/store"
-	"github.com/legate-mcp/legate/store/sqlite"
-	"github.com/legate-mcp/legate/vault"
 )
 
 type perUserEnv struct {
 	t     *testing.T
 	slack *standin
-	gw    *server.Gateway
-	st    *sqlite.Store
-	base  string
-	logs  *syncbuf.Buffer
+	g     *servertest.Gateway
 	mu    sync.Mutex
 	said  []string // every answer Legate gave: results, errors, pages
 }
 
 func newPerUserEnv(t *testing.T) *perUserEnv {
 	t.Helper()
-	ctx := context.Background()
 	s := newStandin(t, 2)
 	t.Setenv("PERUSER_SLACK_CLIENT_SECRET", standinClientSecret)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + ln.Addr().String()
-	cfg, err := config.Parse([]byte(`
-auth: {tokens: true, resource: "`+base+`/mcp"}
+	g := servertest.Start(t, `
+auth: {tokens: true, resource: "${GATEWAY_URL}/mcp"}
 profiles:
   - {name: everything, connectors: [{all: true}]}
   - {name: never-asked, auto_auth: false}
@@ -73,26 +58,8 @@ connectors:
       authorize_url: "`+s.oauthURL()+`/authorize"
       token_url: "`+s.oauthURL()+`/token"
       revoke_url: "`+s.oauthURL()+`/revoke"
-`), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := sqlite.OpenMemory(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	logs := &syncbuf.Buffer{}
-	v := vault.New(st.Secrets(), vault.SourceFromEnv(func(string) string { return "" }, t.TempDir()), nil)
-	gw, err := server.New(ctx, server.Options{Config: cfg, Store: st, Vault: v, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw.Start(ctx)
-	hs := &http.Server{Handler: gw.Handler(ln.Addr().String())}
-	go hs.Serve(ln)
-	t.Cleanup(func() { hs.Close(); gw.Close() })
-	return &perUserEnv{t: t, slack: s, gw: gw, st: st, base: base, logs: logs}
+`)
+	return &perUserEnv{t: t, slack: s, g: g}
 }
 
 // say records an answer Legate gave.
@@ -105,11 +72,7 @@ func (e *perUserEnv) say(s string) {
 // principal makes a bearer token for a principal of tenant acme.
 func (e *perUserEnv) principal(name, profile string) string {
 	e.t.Helper()
-	tok, err := auth.CreateToken(context.Background(), e.st.Tokens(), auth.Principal{Name: name, Role: auth.RoleUser, Tenant: "acme", Profile: profile})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return tok
+	return e.g.Token(e.t, auth.Principal{Name: name, Role: auth.RoleUser, Tenant: "acme", Profile: profile})
 }
 
 // connect runs the consent flow as the principal of bearer, approving at
@@ -117,7 +80,7 @@ func (e *perUserEnv) principal(name, profile string) string {
 // would.
 func (e *perUserEnv) connect(bearer, account string) {
 	e.t.Helper()
-	if err := e.open(e.base+"/connect/slack", bearer, account); err != nil {
+	if err := e.open(e.g.URL+"/connect/slack", bearer, account); err != nil {
 		e.t.Fatal(err)
 	}
 }
@@ -141,7 +104,7 @@ func (e *perUserEnv) session(bearer string) *mcp.ClientSession {
 func (e *perUserEnv) client(bearer string, opts *mcp.ClientOptions, version string) *mcp.ClientSession {
 	e.t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, opts)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: e.base + "/mcp",
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: e.g.URL + "/mcp",
 		HTTPClient: &http.Client{Transport: oauthtest.WithBearer(bearer, http.DefaultTransport)}}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		e.t.Fatal(err)
@@ -207,7 +170,7 @@ func TestPerUserConnections(t *testing.T) {
 		t.Fatalf("alice's all set holds slack before she connected it: %v", e.tools(alice))
 	}
 	code, details := e.list(carol)
-	if code != "NOT_CONNECTED" || !strings.Contains(details["message"].(string), "legate connect slack") || details["connect_url"] != e.base+"/connect/slack" {
+	if code != "NOT_CONNECTED" || !strings.Contains(details["message"].(string), "legate connect slack") || details["connect_url"] != e.g.URL+"/connect/slack" {
 		t.Fatalf("an unconnected caller got %s %v", code, details)
 	}
 	if n := len(e.slack.calledWith()); n != 0 {
@@ -228,17 +191,17 @@ func TestPerUserConnections(t *testing.T) {
 	if code, _ := e.list(carol); code != "NOT_CONNECTED" {
 		t.Fatalf("carol used someone's connection: %q", code)
 	}
-	list, err := server.ConnectionsOf(e.gw).List(ctx, connections.Filter{})
+	list, err := server.ConnectionsOf(e.g.GW).List(ctx, connections.Filter{})
 	if err != nil || len(list) != 2 || list[0].Principal != "alice" || list[1].Principal != "bob" || list[0].Status != "connected" || list[0].Tenant != "acme" {
 		t.Fatalf("connections %+v, %v", list, err)
 	}
 
 	// The admin API lists them, never a token.
-	rootTok, err := auth.CreateToken(ctx, e.st.Tokens(), auth.Principal{Name: "ops", Role: auth.RoleAdmin})
+	rootTok, err := auth.CreateToken(ctx, e.g.Store.Tokens(), auth.Principal{Name: "ops", Role: auth.RoleAdmin})
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, _ := http.NewRequest("GET", e.base+"/admin/v1/connections", nil)
+	req, _ := http.NewRequest("GET", e.g.URL+"/admin/v1/connections", nil)
 	req.Header.Set("Authorization", "Bearer "+rootTok)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -262,7 +225,7 @@ func TestPerUserConnections(t *testing.T) {
 
 	// Revoking bob disconnects bob alone, at Slack too.
 	revoked := len(e.slack.oauth.Revoked())
-	req, _ = http.NewRequest("DELETE", e.base+"/admin/v1/connections/slack?tenant=acme&principal=bob", nil)
+	req, _ = http.NewRequest("DELETE", e.g.URL+"/admin/v1/connections/slack?tenant=acme&principal=bob", nil)
 	req.Header.Set("Authorization", "Bearer "+rootTok)
 	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != http.StatusNoContent {
 		t.Fatalf("revoking bob: %v %v", res, err)
@@ -273,7 +236,7 @@ func TestPerUserConnections(t *testing.T) {
 	if slices.Contains(e.tools(bob), "slack__list_channels") {
 		t.Fatalf("bob's all set holds slack after his connection was revoked")
 	}
-	if info, ok, err := server.ConnectionsOf(e.gw).Get(ctx, "acme", "bob", "slack"); ok || err != nil {
+	if info, ok, err := server.ConnectionsOf(e.g.GW).Get(ctx, "acme", "bob", "slack"); ok || err != nil {
 		t.Fatalf("bob's connection after revoking: %+v %v", info, err)
 	}
 	if code, _ := e.list(alice); code != "" || e.lastUser() != "alice-slack" {
@@ -287,7 +250,7 @@ func TestPerUserConnections(t *testing.T) {
 	if code, details := e.list(alice); code != "NOT_CONNECTED" || !strings.Contains(details["message"].(string), "expired") {
 		t.Fatalf("a refused refresh: %q %v", code, details)
 	}
-	if info, ok, err := server.ConnectionsOf(e.gw).Get(ctx, "acme", "alice", "slack"); err != nil || !ok || info.Status != connections.StatusExpired {
+	if info, ok, err := server.ConnectionsOf(e.g.GW).Get(ctx, "acme", "alice", "slack"); err != nil || !ok || info.Status != connections.StatusExpired {
 		t.Fatalf("alice's connection after a refused refresh: %+v %v %v", info, ok, err)
 	}
 	if slices.Contains(e.tools(alice), "slack__list_channels") {
@@ -301,7 +264,7 @@ func TestPerUserConnections(t *testing.T) {
 	}
 
 	// The panel lists them and revokes one as the admin API does.
-	ps := httptest.NewServer(panel.New(server.AdminHandler(e.gw, "127.0.0.1:0"), &panel.Options{Loopback: true}))
+	ps := httptest.NewServer(panel.New(server.AdminHandler(e.g.GW, "127.0.0.1:0"), &panel.Options{Loopback: true}))
 	defer ps.Close()
 	jar, _ := cookiejar.New(nil)
 	pc := &http.Client{Jar: jar}
@@ -325,22 +288,22 @@ func TestPerUserConnections(t *testing.T) {
 	}
 	body, _ = io.ReadAll(res.Body)
 	res.Body.Close()
-	if !strings.Contains(string(body), "revoked the connection of alice to slack") || server.ConnectionsOf(e.gw).Connected(ctx, "acme", "alice", "slack") {
+	if !strings.Contains(string(body), "revoked the connection of alice to slack") || server.ConnectionsOf(e.g.GW).Connected(ctx, "acme", "alice", "slack") {
 		t.Fatalf("revoking from the panel:\n%s", body)
 	}
 
 	// Canary: no per-user token, access or refresh, appears in anything
 	// Legate said, logged, audited or stored in the clear.
-	e.gw.Close() // flushes the audit log
-	rows, err := e.st.Audit().Query(ctx, store.AuditQuery{})
+	e.g.GW.Close() // flushes the audit log
+	rows, err := e.g.Store.Audit().Query(ctx, store.AuditQuery{})
 	if err != nil || len(rows) == 0 {
 		t.Fatalf("audit rows: %d, %v", len(rows), err)
 	}
 	rowsJSON, _ := json.Marshal(rows)
-	secrets, _ := e.st.Secrets().List(ctx)
+	secrets, _ := e.g.Store.Secrets().List(ctx)
 	var sealed []string
 	for _, s := range secrets {
-		row, err := e.st.Secrets().Get(ctx, s.Tenant, s.Name, s.Version)
+		row, err := e.g.Store.Secrets().Get(ctx, s.Tenant, s.Name, s.Version)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -351,7 +314,7 @@ func TestPerUserConnections(t *testing.T) {
 		t.Fatalf("the stand-in issued %d tokens", len(issued))
 	}
 	for _, tok := range issued {
-		for where, text := range map[string]string{"answers": strings.Join(e.said, "\n"), "logs": e.logs.String(), "audit rows": string(rowsJSON), "the store": strings.Join(sealed, "\n")} {
+		for where, text := range map[string]string{"answers": strings.Join(e.said, "\n"), "logs": e.g.Logs.String(), "audit rows": string(rowsJSON), "the store": strings.Join(sealed, "\n")} {
 			if strings.Contains(text, tok) {
 				t.Errorf("a per-user token appears in %s", where)
 			}
