@@ -12,62 +12,20 @@ package server_test
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/connectors/saas/oauthtest"
 	"github.com/legate-mcp/legate/server"
 	"github.com/legate-mcp/legate/server/servertest"
 )
-
-// protectedUpstream is a protected MCP server whose authorization server
-// is oauthtest's: the resource answers 401 with resource_metadata (RFC
-// 9728), the authorization server publishes its metadata (RFC 8414), the
-// client is configured. Its one tool, whoami, answers the stand-in user
-// whose token the call carried (an error when the call answers input
-// requests it never made).
-func protectedUpstream(t *testing.T) (string, *oauthtest.Provider) {
-	t.Helper()
-	p := oauthtest.New("configured", "shh", "at-")
-	mux := http.NewServeMux()
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	p.Mount(func(pat string, h http.HandlerFunc) { mux.Handle(pat, h) }, "/oauth")
-	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]any{"issuer": srv.URL, "authorization_endpoint": srv.URL + "/oauth/authorize", "token_endpoint": srv.URL + "/oauth/token",
-			"response_types_supported": []string{"code"}, "code_challenge_methods_supported": []string{"S256"}})
-	})
-	mux.Handle("/.well-known/oauth-protected-resource/mcp", sdkauth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{Resource: srv.URL + "/mcp", AuthorizationServers: []string{srv.URL}}))
-	s := mcp.NewServer(&mcp.Implementation{Name: "standin", Version: "1"}, nil)
-	mcp.AddTool(s, &mcp.Tool{Name: "whoami", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		if len(req.Params.InputResponses) > 0 { // Legate's own question is none of the upstream's business
-			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "answers to no question of mine"}}}, nil, nil
-		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: req.Extra.TokenInfo.UserID}}}, nil, nil
-	})
-	verify := func(_ context.Context, tok string, _ *http.Request) (*sdkauth.TokenInfo, error) {
-		user, ok := p.User(tok)
-		if !ok {
-			return nil, sdkauth.ErrInvalidToken
-		}
-		return &sdkauth.TokenInfo{UserID: user, Expiration: time.Now().Add(time.Hour)}, nil
-	}
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
-	mux.Handle("/mcp", sdkauth.RequireBearerToken(verify, &sdkauth.RequireBearerTokenOptions{ResourceMetadataURL: srv.URL + "/.well-known/oauth-protected-resource/mcp"})(h))
-	return srv.URL + "/mcp", p
-}
 
 // upAuthEnv is a gateway with one OAuth-protected upstream, secure,
 // listed to principals who have not connected it.
@@ -78,7 +36,7 @@ type upAuthEnv struct {
 
 func newUpAuthEnv(t *testing.T) *upAuthEnv {
 	t.Helper()
-	up, p := protectedUpstream(t)
+	up, p := oauthtest.ProtectedMCP(t)
 	t.Setenv("UPAUTH_CLIENT_SECRET", "shh")
 	g := servertest.Start(t, `
 auth: {tokens: true, resource: "${GATEWAY_URL}/mcp"}
