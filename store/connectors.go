@@ -28,5 +28,10 @@ type Connector struct {
 	// Credentials maps credential names to references ({"env": "NAME"}),
 	// never to values.
 	Credentials json.RawMessage
-	CreatedAt   time.Time
+	// Access is whose credential a call uses and the OAuth app per-user
+	// connections are made with, as a JSON object
+	// ({"credentials_mode": "per_user", "oauth": {...}}); its client
+	// secret is a reference, never a value.
+	Access    json.RawMessage
+	CreatedAt time.Time
 }

@@ -15,7 +15,7 @@ type column struct {
 
 // table is one table the copy moves, whole, in key order. Both stores
 // name tables and columns alike and keep times in the same units
-// (store/postgres's migrations 1 and 2 are the embedded store's schema at
+// (store/postgres's migrations are the embedded store's schema at
 // SQLiteSchema), so a row moves as it is.
 type table struct {
 	name  string
@@ -27,13 +27,13 @@ type table struct {
 
 // SQLiteSchema is the embedded store's schema version the plan copies; a
 // newer one needs the plan extended (a test fails until it is).
-const SQLiteSchema = 9
+const SQLiteSchema = 10
 
 // plan is every table of the state, in an order that never leaves a row
 // pointing at one not copied yet (none has a foreign key; the order is for
 // people reading the progress).
 var plan = []table{
-	{"connectors", "id", cols("id t", "type t", "config t", "credentials t", "created_at i"), "connector instances"},
+	{"connectors", "id", cols("id t", "type t", "config t", "credentials t", "access t", "created_at i"), "connector instances"},
 	{"upstreams", "id", cols("id t", "definition t", "created_at i"), "upstream definitions"},
 	{"upstream_status", "id", cols("id t", "refreshed_at i", "checked_at i", "last_error t", "resources t"), "upstream refresh status"},
 	{"upstream_tools", "upstream_id, name", cols("upstream_id t", "name t", "definition t", "hash t"), "cached upstream tools"},

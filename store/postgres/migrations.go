@@ -203,6 +203,9 @@ var migrations = []string{
 		record      BYTEA NOT NULL
 	);
 	CREATE INDEX agent_runs_started ON agent_runs (started_at);`,
+	// 4: a stored connector instance's credentials mode and OAuth app, as
+	// the embedded store's version 10.
+	`ALTER TABLE connectors ADD COLUMN access TEXT NOT NULL DEFAULT '{}'`,
 }
 
 // migrationLock is the advisory lock a process holds while it migrates:

@@ -13,7 +13,7 @@ import (
 type connectorStore struct{ db *sql.DB }
 
 func (c connectorStore) List(ctx context.Context) ([]store.Connector, error) {
-	rows, err := c.db.QueryContext(ctx, `SELECT id, type, config, credentials, created_at FROM connectors ORDER BY id`)
+	rows, err := c.db.QueryContext(ctx, `SELECT id, type, config, credentials, access, created_at FROM connectors ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("listing connectors: %w", err)
 	}
@@ -21,12 +21,12 @@ func (c connectorStore) List(ctx context.Context) ([]store.Connector, error) {
 	var out []store.Connector
 	for rows.Next() {
 		var r store.Connector
-		var cfg, creds string
+		var cfg, creds, access string
 		var created int64
-		if err := rows.Scan(&r.ID, &r.Type, &cfg, &creds, &created); err != nil {
+		if err := rows.Scan(&r.ID, &r.Type, &cfg, &creds, &access, &created); err != nil {
 			return nil, fmt.Errorf("listing connectors: %w", err)
 		}
-		r.Config, r.Credentials, r.CreatedAt = []byte(cfg), []byte(creds), time.Unix(created, 0).UTC()
+		r.Config, r.Credentials, r.Access, r.CreatedAt = []byte(cfg), []byte(creds), []byte(access), time.Unix(created, 0).UTC()
 		out = append(out, r)
 	}
 	return out, rows.Err()
@@ -34,16 +34,16 @@ func (c connectorStore) List(ctx context.Context) ([]store.Connector, error) {
 
 func (c connectorStore) Get(ctx context.Context, id string) (store.Connector, error) {
 	r := store.Connector{ID: id}
-	var cfg, creds string
+	var cfg, creds, access string
 	var created int64
-	err := c.db.QueryRowContext(ctx, `SELECT type, config, credentials, created_at FROM connectors WHERE id = ?`, id).Scan(&r.Type, &cfg, &creds, &created)
+	err := c.db.QueryRowContext(ctx, `SELECT type, config, credentials, access, created_at FROM connectors WHERE id = ?`, id).Scan(&r.Type, &cfg, &creds, &access, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, fmt.Errorf("connector %q: %w", id, store.ErrNotFound)
 	}
 	if err != nil {
 		return r, fmt.Errorf("reading connector %q: %w", id, err)
 	}
-	r.Config, r.Credentials, r.CreatedAt = []byte(cfg), []byte(creds), time.Unix(created, 0).UTC()
+	r.Config, r.Credentials, r.Access, r.CreatedAt = []byte(cfg), []byte(creds), []byte(access), time.Unix(created, 0).UTC()
 	return r, nil
 }
 
@@ -51,8 +51,8 @@ func (c connectorStore) Create(ctx context.Context, r store.Connector) error {
 	if r.CreatedAt.IsZero() {
 		r.CreatedAt = time.Now()
 	}
-	_, err := c.db.ExecContext(ctx, `INSERT INTO connectors (id, type, config, credentials, created_at) VALUES (?, ?, ?, ?, ?)`,
-		r.ID, r.Type, orEmpty(r.Config), orEmpty(r.Credentials), r.CreatedAt.Unix())
+	_, err := c.db.ExecContext(ctx, `INSERT INTO connectors (id, type, config, credentials, access, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		r.ID, r.Type, orEmpty(r.Config), orEmpty(r.Credentials), orEmpty(r.Access), r.CreatedAt.Unix())
 	if duplicate(err) {
 		return fmt.Errorf("connector %q: %w", r.ID, store.ErrExists)
 	}

@@ -185,6 +185,9 @@ var migrations = []string{
 		record      BLOB NOT NULL
 	);
 	CREATE INDEX agent_runs_started ON agent_runs (started_at);`,
+	// 10: a stored connector instance's credentials mode and OAuth app
+	// (JSON; the client secret a reference).
+	`ALTER TABLE connectors ADD COLUMN access TEXT NOT NULL DEFAULT '{}'`,
 }
 
 func (s *Store) migrate(ctx context.Context) error {

@@ -15,7 +15,8 @@ func testConnectors(t *testing.T, open Opener) {
 		t.Fatalf("empty store lists %v, %v", list, err)
 	}
 	web := store.Connector{ID: "web", Type: "http", Config: []byte(`{"base_url":"http://127.0.0.1:1"}`),
-		Credentials: []byte(`{"token":{"env":"T"}}`), CreatedAt: base}
+		Credentials: []byte(`{"token":{"env":"T"}}`), CreatedAt: base,
+		Access: []byte(`{"credentials_mode":"per_user","oauth":{"client_id":"app","client_secret":{"vault":"web.oauth.client_secret"},"scopes":["read"]}}`)}
 	api := store.Connector{ID: "api", Type: "http", Config: []byte(`{}`), Credentials: []byte(`{}`), CreatedAt: base}
 	must(t, cs.Create(ctx, web))
 	must(t, cs.Create(ctx, api))
@@ -27,7 +28,7 @@ func testConnectors(t *testing.T, open Opener) {
 
 	got, err := cs.Get(ctx, "web")
 	must(t, err)
-	if got.ID != "web" || got.Type != "http" || !sameJSON(got.Config, web.Config) || !sameJSON(got.Credentials, web.Credentials) || !got.CreatedAt.Equal(base) {
+	if got.ID != "web" || got.Type != "http" || !sameJSON(got.Config, web.Config) || !sameJSON(got.Credentials, web.Credentials) || !sameJSON(got.Access, web.Access) || !got.CreatedAt.Equal(base) {
 		t.Fatalf("get:\n got %+v\nwant %+v", got, web)
 	}
 	if _, err := cs.Get(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
@@ -36,6 +37,9 @@ func testConnectors(t *testing.T, open Opener) {
 	list, err := cs.List(ctx)
 	if err != nil || len(list) != 2 || list[0].ID != "api" || list[1].ID != "web" {
 		t.Fatalf("list, by id: %+v %v", list, err)
+	}
+	if !sameJSON(list[1].Access, web.Access) || !sameJSON(list[0].Access, []byte(`{}`)) {
+		t.Fatalf("list: access %s and %s, want %s and {}", list[1].Access, list[0].Access, web.Access)
 	}
 
 	must(t, cs.Create(ctx, store.Connector{ID: "now", Type: "http", Config: []byte(`{}`)}))
