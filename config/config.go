@@ -251,7 +251,7 @@ func (f *File) validateConnectors() []error {
 		c := &f.Connectors[i]
 		path := fmt.Sprintf("connectors[%d]", i)
 		errs = append(errs, ValidateInstance(path, c.id(), c.Type, c.Credentials, c.PerUserCredential())...)
-		errs = append(errs, c.validateOAuth(path)...)
+		errs = append(errs, c.ValidateOAuth(path)...)
 		if prev, dup := seen[c.id()]; dup && c.id() != "" {
 			errs = append(errs, &strictyaml.PathError{Path: path + ".id", Msg: fmt.Sprintf("duplicate id %q (also %s)", c.id(), prev)})
 		}

@@ -25,14 +25,14 @@ const (
 // the operator registered with the provider, through which each person
 // connects their own account.
 type ConnectorOAuth struct {
-	ClientID     string     `yaml:"client_id" required:"true" desc:"Client id of the OAuth app registered with the provider"`
-	ClientSecret *vault.Ref `yaml:"client_secret" desc:"Client secret of the OAuth app, as a reference: {env: NAME}, {file: PATH} or {vault: NAME} (none for a public client)"`
-	Scopes       []string   `yaml:"scopes" desc:"Scopes asked for at consent" example:"[channels:read, channels:history, chat:write]"`
-	AuthorizeURL string     `yaml:"authorize_url" desc:"The provider's authorization endpoint (default: the provider's, for slack, github, notion and google)"`
-	TokenURL     string     `yaml:"token_url" desc:"The provider's token endpoint (default: the provider's)"`
-	RevokeURL    string     `yaml:"revoke_url" desc:"The provider's token revocation endpoint, called when a connection is revoked (default: the provider's; none: tokens are only forgotten)"`
-	RedirectURL  string     `yaml:"redirect_url" example:"https://legate.example.com/connect/callback" desc:"Legate's callback URL as registered with the app (default: the origin of auth.resource, then the address a connect request came to, + /connect/callback)"`
-	Credential   string     `yaml:"credential" desc:"The instance's credential a connection supplies (default: bot_token for slack, token for github and notion, refresh_token for google)"`
+	ClientID     string     `yaml:"client_id" json:"client_id" required:"true" desc:"Client id of the OAuth app registered with the provider"`
+	ClientSecret *vault.Ref `yaml:"client_secret" json:"client_secret,omitempty" desc:"Client secret of the OAuth app, as a reference: {env: NAME}, {file: PATH} or {vault: NAME} (none for a public client)"`
+	Scopes       []string   `yaml:"scopes" json:"scopes,omitempty" desc:"Scopes asked for at consent" example:"[channels:read, channels:history, chat:write]"`
+	AuthorizeURL string     `yaml:"authorize_url" json:"authorize_url,omitempty" desc:"The provider's authorization endpoint (default: the provider's, for slack, github, notion and google)"`
+	TokenURL     string     `yaml:"token_url" json:"token_url,omitempty" desc:"The provider's token endpoint (default: the provider's)"`
+	RevokeURL    string     `yaml:"revoke_url" json:"revoke_url,omitempty" desc:"The provider's token revocation endpoint, called when a connection is revoked (default: the provider's; none: tokens are only forgotten)"`
+	RedirectURL  string     `yaml:"redirect_url" json:"redirect_url,omitempty" example:"https://legate.example.com/connect/callback" desc:"Legate's callback URL as registered with the app (default: the origin of auth.resource, then the address a connect request came to, + /connect/callback)"`
+	Credential   string     `yaml:"credential" json:"credential,omitempty" desc:"The instance's credential a connection supplies (default: bot_token for slack, token for github and notion, refresh_token for google)"`
 }
 
 // ProviderOAuth are a provider's OAuth endpoints and the credential a
@@ -99,7 +99,9 @@ func (c *Connector) OAuthApp() *ConnectorOAuth {
 	return &app
 }
 
-func (c *Connector) validateOAuth(path string) []error {
+// ValidateOAuth checks the instance's credentials_mode and oauth section,
+// the provider's defaults applied; errors start with path.
+func (c *Connector) ValidateOAuth(path string) []error {
 	var errs []error
 	bad := func(p, format string, args ...any) {
 		errs = append(errs, &strictyaml.PathError{Path: p, Msg: fmt.Sprintf(format, args...)})

@@ -1,6 +1,7 @@
 package sources
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -100,7 +101,31 @@ func StoredDef(s store.Connector) (InstanceDef, error) {
 			return def, fmt.Errorf("%s: credentials: %w", def.Path, err)
 		}
 	}
+	var a Access
+	if len(s.Access) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(s.Access))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&a); err != nil {
+			return def, fmt.Errorf("%s: access: %w", def.Path, err)
+		}
+	}
+	// The same defaults and checks as an instance of the config file.
+	c := config.Connector{ID: s.ID, Type: s.Type, CredentialsMode: a.CredentialsMode, OAuth: a.OAuth}
+	if c.CredentialsMode == "" {
+		c.CredentialsMode = config.CredentialsShared
+	}
+	if errs := c.ValidateOAuth(def.Path); len(errs) > 0 {
+		return def, errors.Join(errs...)
+	}
+	def.Mode, def.OAuth = c.CredentialsMode, c.OAuthApp()
 	return def, nil
+}
+
+// Access is whose credential a stored instance's calls use and the OAuth
+// app per-user connections are made with: store.Connector's Access.
+type Access struct {
+	CredentialsMode string                 `json:"credentials_mode,omitempty"`
+	OAuth           *config.ConnectorOAuth `json:"oauth,omitempty"`
 }
 
 // Build validates the definition and builds its instance.

@@ -54,3 +54,35 @@ func TestCredentialsWithoutAReference(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// A stored instance's credentials mode and OAuth app get the defaults and
+// checks of a config file's instance.
+func TestStoredDefAccess(t *testing.T) {
+	def, err := sources.StoredDef(store.Connector{ID: "gh", Type: "github",
+		Access: []byte(`{"credentials_mode":"per_user","oauth":{"client_id":"app","client_secret":{"vault":"gh.oauth.client_secret"}}}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := config.Providers["github"]
+	if def.Mode != config.CredentialsPerUser || def.OAuth == nil || def.OAuth.AuthorizeURL != want.AuthorizeURL || def.OAuth.TokenURL != want.TokenURL ||
+		def.PerUserCredential() != "token" || def.OAuth.ClientSecret.Vault != "gh.oauth.client_secret" {
+		t.Fatalf("per_user github: mode %q, oauth %+v", def.Mode, def.OAuth)
+	}
+	if _, err := def.Build(); err != nil {
+		t.Fatalf("a per_user instance without a shared token does not build: %v", err)
+	}
+	if def, err := sources.StoredDef(store.Connector{ID: "web", Type: "http"}); err != nil || def.Mode != config.CredentialsShared || def.PerUserCredential() != "" {
+		t.Fatalf("without access: %q %v", def.Mode, err)
+	}
+	for access, want := range map[string]string{
+		`{"credentials_mode":"per_user"}`:                                                 `.oauth: is required with credentials_mode per_user`,
+		`{"credentials_mode":"mine","oauth":{"client_id":"app"}}`:                         `.credentials_mode`,
+		`{"credentials_mode":"per_user","oauth":{}}`:                                      `.oauth.client_id`,
+		`{"credentials_mode":"per_user","oauth":{"client_id":"a","token_url":"ftp://x"}}`: `.oauth.token_url: "ftp://x" is not an http(s) URL`,
+		`{"oauth":{"client_id":"a","client_secret":"plain"}}`:                             `access`,
+	} {
+		if _, err := sources.StoredDef(store.Connector{ID: "gh", Type: "github", Access: []byte(access)}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error naming %s", access, err, want)
+		}
+	}
+}
