@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/legate-mcp/legate/auth"
+	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/vault"
 )
@@ -72,14 +73,22 @@ type Connector struct {
 	Origin      string            `json:"origin"`
 	Tools       int               `json:"tools"`
 	Credentials map[string]string `json:"credentials,omitempty"`
-	LastTest    *ConnectorTest    `json:"last_test,omitempty"`
+	// CredentialsMode and OAuth say whose credential a call uses and the
+	// OAuth app people connect their own accounts with (its client secret
+	// a reference).
+	CredentialsMode string                 `json:"credentials_mode"`
+	OAuth           *config.ConnectorOAuth `json:"oauth,omitempty"`
+	LastTest        *ConnectorTest         `json:"last_test,omitempty"`
 }
 
 // NewConnector is the body of POST /admin/v1/connectors. Credentials are
 // references; Secrets are values the server stores in the vault (the
 // shared tenant's, named <id>.<credential>) and refers to, never to be
 // shown again. A stored instance is shared by every tenant: Tenant must be
-// empty (a tenant's own instance goes in the config file).
+// empty (a tenant's own instance goes in the config file). CredentialsMode
+// and OAuth are as a config file's instance has them; the OAuth app's
+// client secret is a reference, or a value in Secrets under
+// SecretOAuthClient.
 type NewConnector struct {
 	ID          string               `json:"id"`
 	Type        string               `json:"type"`
@@ -87,7 +96,15 @@ type NewConnector struct {
 	Config      map[string]any       `json:"config,omitempty"`
 	Credentials map[string]vault.Ref `json:"credentials,omitempty"`
 	Secrets     map[string]string    `json:"secrets,omitempty"`
+	// CredentialsMode is shared (the default), per_user or
+	// per_user_or_shared; OAuth is needed for the last two.
+	CredentialsMode string                 `json:"credentials_mode,omitempty"`
+	OAuth           *config.ConnectorOAuth `json:"oauth,omitempty"`
 }
+
+// SecretOAuthClient is the key in NewConnector.Secrets of the OAuth app's
+// client secret, stored in the vault as <id>.oauth.client_secret.
+const SecretOAuthClient = "oauth.client_secret"
 
 // ConnectorTest is the outcome of one connection test.
 type ConnectorTest struct {

@@ -163,7 +163,10 @@ func (o *Ops) Connectors(ctx context.Context) ([]admin.Connector, error) {
 	defer o.mu.Unlock()
 	out := make([]admin.Connector, 0, len(defs))
 	for _, d := range defs {
-		c := admin.Connector{ID: d.ID, Type: d.Type, Tenant: d.Tenant, Origin: d.Origin, Tools: tools[d.ID]}
+		c := admin.Connector{ID: d.ID, Type: d.Type, Tenant: d.Tenant, Origin: d.Origin, Tools: tools[d.ID], CredentialsMode: d.Mode, OAuth: d.OAuth}
+		if c.CredentialsMode == "" {
+			c.CredentialsMode = config.CredentialsShared
+		}
 		for name, ref := range d.Credentials {
 			if c.Credentials == nil {
 				c.Credentials = map[string]string{}
@@ -202,8 +205,18 @@ func (o *Ops) AddConnector(ctx context.Context, in admin.NewConnector) (admin.Co
 		}
 		refs[name] = ref
 	}
+	access := sources.Access{CredentialsMode: in.CredentialsMode, OAuth: in.OAuth}
 	for name := range in.Secrets {
-		refs[name] = vault.Ref{Vault: in.ID + "." + name}
+		if name != admin.SecretOAuthClient {
+			refs[name] = vault.Ref{Vault: in.ID + "." + name}
+			continue
+		}
+		if access.OAuth == nil || access.OAuth.ClientSecret != nil {
+			return admin.Connector{}, fmt.Errorf("%w: secrets.%s: give the OAuth app's client secret once, here or as oauth.client_secret, with an oauth section", admin.ErrInvalid, name)
+		}
+		app := *access.OAuth
+		app.ClientSecret = &vault.Ref{Vault: in.ID + "." + name}
+		access.OAuth = &app
 	}
 	cfg := in.Config
 	if cfg == nil {
@@ -211,7 +224,8 @@ func (o *Ops) AddConnector(ctx context.Context, in admin.NewConnector) (admin.Co
 	}
 	cfgJSON, _ := json.Marshal(cfg)
 	credJSON, _ := json.Marshal(refs)
-	rec := store.Connector{ID: in.ID, Type: in.Type, Config: cfgJSON, Credentials: credJSON}
+	accessJSON, _ := json.Marshal(access)
+	rec := store.Connector{ID: in.ID, Type: in.Type, Config: cfgJSON, Credentials: credJSON, Access: accessJSON}
 	def, err := sources.StoredDef(rec)
 	if err != nil {
 		return admin.Connector{}, fmt.Errorf("%w: %v", admin.ErrInvalid, err)
@@ -234,7 +248,7 @@ func (o *Ops) AddConnector(ctx context.Context, in admin.NewConnector) (admin.Co
 	if err := o.p.Store.Connectors().Create(ctx, rec); err != nil {
 		return admin.Connector{}, err
 	}
-	c := admin.Connector{ID: in.ID, Type: in.Type, Origin: "store", Credentials: map[string]string{}}
+	c := admin.Connector{ID: in.ID, Type: in.Type, Origin: "store", Credentials: map[string]string{}, CredentialsMode: def.Mode, OAuth: def.OAuth}
 	for name, ref := range refs {
 		c.Credentials[name] = ref.String()
 	}
