@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,7 +11,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/legate-mcp/legate/cmd/legate/internal/cli"
 	"github.com/legate-mcp/legate/config"
@@ -83,12 +83,14 @@ func connectorTypesCmd() *cobra.Command {
 // connectorInfo is a connector instance as listed and shown: its
 // credentials as references (env:VAR, vault:ID), never values.
 type connectorInfo struct {
-	ID          string            `json:"id"`
-	Type        string            `json:"type"`
-	Tenant      string            `json:"tenant,omitempty"`
-	Credentials map[string]string `json:"credentials,omitempty"`
-	Origin      string            `json:"origin"`
-	Config      any               `json:"config,omitempty"`
+	ID          string                 `json:"id"`
+	Type        string                 `json:"type"`
+	Tenant      string                 `json:"tenant,omitempty"`
+	Credentials map[string]string      `json:"credentials,omitempty"`
+	Origin      string                 `json:"origin"`
+	Config      any                    `json:"config,omitempty"`
+	Mode        string                 `json:"credentials_mode,omitempty"`
+	OAuth       *config.ConnectorOAuth `json:"oauth,omitempty"`
 }
 
 // connectorInfos lists the instances of the config file and the store,
@@ -100,7 +102,7 @@ func connectorInfos(cmd *cobra.Command, e *env, withConfig bool) ([]connectorInf
 	}
 	infos := make([]connectorInfo, len(defs))
 	for i, d := range defs {
-		in := connectorInfo{ID: d.ID, Type: d.Type, Tenant: d.Tenant, Origin: d.Origin}
+		in := connectorInfo{ID: d.ID, Type: d.Type, Tenant: d.Tenant, Origin: d.Origin, Mode: cmp.Or(d.Mode, config.CredentialsShared), OAuth: d.OAuth}
 		if len(d.Credentials) > 0 {
 			in.Credentials = map[string]string{}
 		}
@@ -173,7 +175,7 @@ func connectorShowCmd(g *globals) *cobra.Command {
 					cfg = string(b)
 				}
 				return cli.Fields(w, [][2]string{{"ID", in.ID}, {"TYPE", in.Type}, {"TENANT", cli.OrDash(in.Tenant)},
-					{"CONFIG", cfg}, {"CREDENTIALS", in.credentialList()}, {"DEFINED IN", in.Origin}})
+					{"CONFIG", cfg}, {"CREDENTIALS", in.credentialList()}, {"CREDENTIALS MODE", in.Mode}, {"DEFINED IN", in.Origin}})
 			})
 		}),
 	}
@@ -184,12 +186,14 @@ func connectorShowCmd(g *globals) *cobra.Command {
 func connectorAddCmd(g *globals) *cobra.Command {
 	var typ string
 	var sets []string
-	var creds []string
+	var creds, oauth []string
+	var mode string
 	cmd := &cobra.Command{
-		Use:   "add [ID] --type TYPE [--set KEY=VALUE ...] [--credential NAME=env:VAR|file:PATH ...]",
+		Use:   "add [ID] --type TYPE [--set KEY=VALUE ...] [--credential NAME=env:VAR|file:PATH ...] [--credentials-mode MODE --oauth KEY=VALUE ...]",
 		Short: "Add a connector instance to the store (validated first; the id defaults to the type)",
 		Example: `  legate connector add web --type http --set base_url=https://api.example.com --credential token=env:API_TOKEN
-  legate connector add --type webhook --set url=https://hooks.example.com/in --credential signing_secret=file:/run/secrets/hook`,
+  legate connector add --type webhook --set url=https://hooks.example.com/in --credential signing_secret=file:/run/secrets/hook
+  legate connector add --type github --credentials-mode per_user --oauth client_id=Iv1.abc --oauth client_secret=vault:github.oauth --oauth scopes=repo,read:org`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			ctx := cmd.Context()
@@ -209,24 +213,20 @@ func connectorAddCmd(g *globals) *cobra.Command {
 				}
 				refs[name] = ref
 			}
-			cfgMap := map[string]any{}
-			for _, kv := range sets {
-				key, val, ok := strings.Cut(kv, "=")
-				if !ok || key == "" {
-					return fmt.Errorf("--set %q: want KEY=VALUE", kv)
-				}
-				var v any
-				if err := yaml.Unmarshal([]byte(val), &v); err != nil {
-					return fmt.Errorf("--set %s: invalid value: %w", key, err)
-				}
-				cfgMap[key] = v
+			cfgMap, err := cli.KeyValues("set", sets)
+			if err != nil {
+				return err
 			}
 			cfgJSON, err := json.Marshal(cfgMap)
 			if err != nil {
 				return fmt.Errorf("--set: %w", err)
 			}
+			access, err := cli.ConnectorAccess(mode, oauth)
+			if err != nil {
+				return err
+			}
 			credJSON, _ := json.Marshal(refs)
-			rec := store.Connector{ID: id, Type: typ, Config: cfgJSON, Credentials: credJSON}
+			rec := store.Connector{ID: id, Type: typ, Config: cfgJSON, Credentials: credJSON, Access: access}
 			def, err := sources.StoredDef(rec)
 			if err != nil {
 				return err
@@ -258,6 +258,8 @@ func connectorAddCmd(g *globals) *cobra.Command {
 	cmd.Flags().StringVar(&typ, "type", "", "connector type (legate connector types)")
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "a config field KEY=VALUE, the value read as YAML (repeatable)")
 	cmd.Flags().StringArrayVar(&creds, "credential", nil, "credential reference NAME=env:VAR or NAME=file:PATH (repeatable)")
+	cmd.Flags().StringVar(&mode, "credentials-mode", "", "whose credential a call uses: shared (default), per_user or per_user_or_shared (these need --oauth)")
+	cmd.Flags().StringArrayVar(&oauth, "oauth", nil, "the OAuth app people connect with, KEY=VALUE: client_id, client_secret=env:VAR|file:PATH|vault:NAME, scopes=a,b, authorize_url, token_url, revoke_url, redirect_url, credential (repeatable)")
 	cmd.MarkFlagRequired("type")
 	return cmd
 }
