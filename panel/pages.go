@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/legate-mcp/legate/admin"
+	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connections"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/vault"
@@ -214,12 +215,45 @@ func (p *Panel) addConnector(w http.ResponseWriter, r *http.Request, s *session)
 			in.Credentials[c.Name] = parsed
 		}
 	}
+	if err := formAccess(r, &in); err != nil {
+		back(w, r, formURL, "", err)
+		return
+	}
 	var c admin.Connector
 	if err := p.call(r.Context(), s, "POST", "/admin/v1/connectors", in, &c); err != nil {
 		back(w, r, formURL, "", err)
 		return
 	}
 	back(w, r, "/connectors", fmt.Sprintf("added connector %s (%s); the server starts it within a second", c.ID, c.Type), nil)
+}
+
+// formAccess reads the form's credentials mode and OAuth app into in.
+func formAccess(r *http.Request, in *admin.NewConnector) error {
+	if mode := r.PostFormValue("credentials_mode"); mode != config.CredentialsShared {
+		in.CredentialsMode = mode
+	}
+	id := strings.TrimSpace(r.PostFormValue("oauth.client_id"))
+	if id == "" {
+		return nil
+	}
+	app := &config.ConnectorOAuth{ClientID: id, AuthorizeURL: strings.TrimSpace(r.PostFormValue("oauth.authorize_url")),
+		TokenURL: strings.TrimSpace(r.PostFormValue("oauth.token_url"))}
+	for _, sc := range strings.Split(r.PostFormValue("oauth.scopes"), ",") {
+		if sc = strings.TrimSpace(sc); sc != "" {
+			app.Scopes = append(app.Scopes, sc)
+		}
+	}
+	if secret := r.PostFormValue("secret.oauth.client_secret"); secret != "" {
+		in.Secrets[admin.SecretOAuthClient] = secret
+	} else if ref := strings.TrimSpace(r.PostFormValue("ref.oauth.client_secret")); ref != "" {
+		parsed, err := vault.ParseRef(ref)
+		if err != nil {
+			return fmt.Errorf("oauth client secret: %w", err)
+		}
+		app.ClientSecret = &parsed
+	}
+	in.OAuth = app
+	return nil
 }
 
 // scalar reads a value of a map field as YAML would: a number or a

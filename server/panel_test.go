@@ -231,3 +231,35 @@ func TestPanelFormsCheckEveryOrigin(t *testing.T) {
 		})
 	}
 }
+
+// The add-connector form makes a per-user instance: the credentials mode
+// and the OAuth app reach the store, the client secret as a reference.
+func TestPanelConnectorFormPerUser(t *testing.T) {
+	ctx := context.Background()
+	st, gw, _, _ := tenantInboxGateway(t)
+	c, base, csrf := panelClient(t, gw, token(t, st, auth.Principal{Name: "root", Role: auth.RoleAdmin}))
+	resp, _ := c.Get(base + "/connectors/new?type=slack")
+	if form := readAll(t, resp); !strings.Contains(form, `name="credentials_mode"`) || !strings.Contains(form, `name="oauth.client_id"`) {
+		t.Fatalf("the form has no credentials mode or OAuth app: %s", form)
+	}
+	form := url.Values{"csrf": {csrf}, "type": {"slack"}, "id": {"team-slack"}, "credentials_mode": {"per_user"}}
+	resp, _ = c.PostForm(base+"/connectors", form)
+	if page := readAll(t, resp); !strings.Contains(page, "oauth: is required with credentials_mode per_user") {
+		t.Fatalf("per_user without an OAuth app: %s", page)
+	}
+	form.Set("oauth.client_id", "1234.5678")
+	form.Set("ref.oauth.client_secret", "env:TEAM_SLACK_SECRET")
+	form.Set("oauth.scopes", "channels:read, chat:write")
+	resp, _ = c.PostForm(base+"/connectors", form)
+	if page := readAll(t, resp); !strings.Contains(page, "added connector team-slack") {
+		t.Fatalf("after the form: %s", page)
+	}
+	rec, err := st.Connectors().Get(ctx, "team-slack")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"credentials_mode":"per_user","oauth":{"client_id":"1234.5678","client_secret":{"env":"TEAM_SLACK_SECRET"},"scopes":["channels:read","chat:write"]}}`
+	if string(rec.Access) != want {
+		t.Fatalf("stored access %s, want %s", rec.Access, want)
+	}
+}
