@@ -33,10 +33,7 @@ func newEnv(t *testing.T) *env {
 	t.Helper()
 	ctx := context.Background()
 	e := &env{provider: oauthtest.New("c", "s", "tok-"), now: time.Now()}
-	mux := http.NewServeMux()
-	e.provider.Mount(func(p string, h http.HandlerFunc) { mux.Handle(p, h) }, "/oauth")
-	op := httptest.NewServer(mux)
-	t.Cleanup(op.Close)
+	op := oauthtest.Serve(t, e.provider)
 	t.Setenv("CONN_TEST_SECRET", "s")
 	st, err := sqlite.OpenMemory(ctx)
 	if err != nil {
@@ -45,7 +42,7 @@ func newEnv(t *testing.T) *env {
 	t.Cleanup(func() { st.Close() })
 	v := vault.New(st.Secrets(), vault.SourceFromEnv(func(string) string { return "" }, t.TempDir()), nil)
 	c := config.Connector{ID: "slack", Type: "slack", CredentialsMode: config.CredentialsPerUser, OAuth: &config.ConnectorOAuth{
-		ClientID: "c", ClientSecret: &vault.Ref{Env: "CONN_TEST_SECRET"}, AuthorizeURL: op.URL + "/oauth/authorize", TokenURL: op.URL + "/oauth/token",
+		ClientID: "c", ClientSecret: &vault.Ref{Env: "CONN_TEST_SECRET"}, AuthorizeURL: op + "/oauth/authorize", TokenURL: op + "/oauth/token",
 	}}
 	e.vault = v
 	e.def = sources.InstanceDef{ID: "slack", Type: "slack", Mode: c.CredentialsMode, OAuth: c.OAuthApp()}

@@ -38,12 +38,9 @@ type connectEnv struct {
 func newConnectEnv(t *testing.T, authYAML string) *connectEnv {
 	t.Helper()
 	p := oauthtest.New("panel-client", "panel-secret", "xoxp-")
-	mux := http.NewServeMux()
-	p.Mount(func(pattern string, h http.HandlerFunc) { mux.HandleFunc(pattern, h) }, "/oauth")
-	prov := httptest.NewServer(mux)
-	t.Cleanup(prov.Close)
+	prov := oauthtest.Serve(t, p)
 	t.Setenv("PANEL_CONNECT_SECRET", "panel-secret")
-	app := `{client_id: panel-client, client_secret: {env: PANEL_CONNECT_SECRET}, authorize_url: "` + prov.URL + `/oauth/authorize", token_url: "` + prov.URL + `/oauth/token"}`
+	app := `{client_id: panel-client, client_secret: {env: PANEL_CONNECT_SECRET}, authorize_url: "` + prov + `/oauth/authorize", token_url: "` + prov + `/oauth/token"}`
 	pl, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +56,7 @@ connectors:
 upstreams:
   - {id: notes, url: "http://127.0.0.1:1/mcp", auth: oauth, tenant: acme}
 `, servertest.With(func(o *server.Options) { o.PanelAddr = panelAddr }))
-	e := &connectEnv{st: g.Store, gw: g.GW, provider: prov.URL, panel: "http://" + panelAddr,
+	e := &connectEnv{st: g.Store, gw: g.GW, provider: prov, panel: "http://" + panelAddr,
 		alice: token(t, g.Store, auth.Principal{Name: "alice", Tenant: "acme", Role: auth.RoleApprover}),
 		bob:   token(t, g.Store, auth.Principal{Name: "bob", Tenant: "globex", Role: auth.RoleApprover})}
 	waitFor(t, "the panel to listen", func() bool {

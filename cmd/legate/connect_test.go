@@ -5,7 +5,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -30,10 +29,7 @@ import (
 func TestConnectPrintsTheURLAndWaits(t *testing.T) {
 	ctx := context.Background()
 	provider := oauthtest.New("client-1", "secret-1", "xoxp-")
-	mux := http.NewServeMux()
-	provider.Mount(func(p string, h http.HandlerFunc) { mux.Handle(p, h) }, "/oauth")
-	slack := httptest.NewServer(mux)
-	defer slack.Close()
+	slack := oauthtest.Serve(t, provider)
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -49,13 +45,13 @@ auth: {resource: "`+base+`/mcp", tokens: true}
 connectors:
   - type: slack
     credentials_mode: per_user
-    config: {api_url: "`+slack.URL+`/api/", allow_private_networks: true}
+    config: {api_url: "`+slack+`/api/", allow_private_networks: true}
     oauth:
       client_id: client-1
       client_secret: {env: CONNECT_CLIENT_SECRET}
-      authorize_url: "`+slack.URL+`/oauth/authorize"
-      token_url: "`+slack.URL+`/oauth/token"
-      revoke_url: "`+slack.URL+`/oauth/revoke"
+      authorize_url: "`+slack+`/oauth/authorize"
+      token_url: "`+slack+`/oauth/token"
+      revoke_url: "`+slack+`/oauth/revoke"
 `)
 	// The serving gateway, on the same store and vault as the CLI.
 	cfg, err := config.Load(cfgPath)
@@ -96,7 +92,7 @@ connectors:
 		}
 		time.Sleep(10 * time.Millisecond) // polling the output, not a deadline
 	}
-	if !strings.HasPrefix(consent, slack.URL+"/oauth/authorize?") || !strings.Contains(consent, "code_challenge_method=S256") {
+	if !strings.HasPrefix(consent, slack+"/oauth/authorize?") || !strings.Contains(consent, "code_challenge_method=S256") {
 		t.Fatalf("consent URL %s", consent)
 	}
 	req, _ := http.NewRequest("GET", consent, nil)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,10 +26,7 @@ import (
 func TestConnectorAddPerUser(t *testing.T) {
 	ctx := context.Background()
 	provider := oauthtest.New("client-1", "secret-1", "xoxp-")
-	mux := http.NewServeMux()
-	provider.Mount(func(p string, h http.HandlerFunc) { mux.Handle(p, h) }, "/oauth")
-	slack := httptest.NewServer(mux)
-	defer slack.Close()
+	slack := oauthtest.Serve(t, provider)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -48,9 +44,9 @@ func TestConnectorAddPerUser(t *testing.T) {
 		t.Fatalf("an unknown --oauth key: %v\n%s", err, out)
 	}
 	out, err := runCLI(t, append([]string{"connector", "add", "--type", "slack", "--credentials-mode", "per_user",
-		"--set", "api_url=" + slack.URL + "/api/", "--set", "allow_private_networks=true",
+		"--set", "api_url=" + slack + "/api/", "--set", "allow_private_networks=true",
 		"--oauth", "client_id=client-1", "--oauth", "client_secret=env:ADD_CLIENT_SECRET", "--oauth", "scopes=channels:read,chat:write",
-		"--oauth", "authorize_url=" + slack.URL + "/oauth/authorize", "--oauth", "token_url=" + slack.URL + "/oauth/token"}, flags...)...)
+		"--oauth", "authorize_url=" + slack + "/oauth/authorize", "--oauth", "token_url=" + slack + "/oauth/token"}, flags...)...)
 	if err != nil {
 		t.Fatalf("add: %v\n%s", err, out)
 	}

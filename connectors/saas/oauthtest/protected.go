@@ -13,6 +13,17 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
 
+// Serve serves p's endpoints under /oauth on a test server for t and
+// returns its base URL: /oauth/authorize, /oauth/token and /oauth/revoke.
+func Serve(t testing.TB, p *Provider) string {
+	t.Helper()
+	mux := http.NewServeMux()
+	p.Mount(func(pat string, h http.HandlerFunc) { mux.Handle(pat, h) }, "/oauth")
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
 // ProtectedMCP serves, for t, an MCP server protected by a Provider (client
 // "configured", secret "shh"): the resource answers 401 with
 // resource_metadata (RFC 9728), the authorization server publishes its
