@@ -224,10 +224,10 @@ func (c *Held) hold(a *ask) error {
 // end ends the call: out of the table, its pending requests failed, the
 // call cancelled.
 func (c *Held) end() {
+	c.mu.Lock() // before the table's, as hold takes them: no Wait sees the call out of the table with requests pending
 	c.h.mu.Lock()
 	delete(c.h.calls, c.id)
 	c.h.mu.Unlock()
-	c.mu.Lock()
 	for key, a := range c.pending {
 		close(a.reply)
 		delete(c.pending, key)

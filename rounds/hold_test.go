@@ -83,8 +83,9 @@ func TestHeldCallBounds(t *testing.T) {
 			t.Fatal("the held call never expired")
 		}
 	}
-	if _, err := c.Wait(ctx); err == nil {
-		t.Fatal("a call whose client never answered did not fail")
+	if r, err := c.Wait(ctx); err == nil {
+		b, _ := json.Marshal(r)
+		t.Fatalf("a call whose client never answered did not fail: %s (first: %+v)", b, res)
 	}
 
 	h = rounds.NewHolder(1, time.Minute, nil)
