@@ -348,8 +348,12 @@ func (m *Manager) Refresh(ctx context.Context, id string) (Diff, error) {
 // refresh lists u's tools (on via when it is set: see list), caches them
 // and reloads the catalog.
 func (m *Manager) refresh(ctx context.Context, u *Upstream, via *session) (Diff, error) {
-	listed, resources, err := u.list(ctx, via)
 	st := m.opts.Store
+	before, err := st.CacheOf(ctx, u.cfg.ID)
+	if err != nil {
+		return Diff{}, err
+	}
+	listed, resources, err := u.list(ctx, via)
 	if err != nil {
 		if ctx.Err() != nil || via != nil && !via.alive() {
 			// The caller gave up (shutting down), or the client session
@@ -367,6 +371,13 @@ func (m *Manager) refresh(ctx context.Context, u *Upstream, via *session) (Diff,
 	}
 	old, err := st.CacheOf(ctx, u.cfg.ID)
 	if err != nil {
+		return Diff{}, err
+	}
+	if !diff(before.Tools, old.Tools).Empty() {
+		// Another replica cached a listing while this one ran: writing
+		// this over it could put back a tool set the upstream has left.
+		// Its rows are taken instead; the next refresh lists again.
+		_, err := m.reloadOne(ctx, u, old.Tools)
 		return Diff{}, err
 	}
 	d := diff(old.Tools, rows)
