@@ -54,23 +54,7 @@ connectors:
       revoke_url: "`+slack+`/oauth/revoke"
 `)
 	// The serving gateway, on the same store and vault as the CLI.
-	cfg, err := config.Load(cfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open(ctx, "sqlite://"+filepath.Join(state, stateFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	gw, err := server.New(ctx, server.Options{Config: cfg, Store: st, Vault: vault.New(st.Secrets(), vault.SourceFromEnv(os.Getenv, state), nil)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gw.Close()
-	hs := &http.Server{Handler: gw.Handler(ln.Addr().String())}
-	go hs.Serve(ln)
-	defer hs.Close()
+	serveCLIStore(t, cfgPath, state, ln)
 
 	root := newRoot()
 	out := &syncbuf.Buffer{}
@@ -128,4 +112,29 @@ connectors:
 	if len(provider.Revoked()) != 2 {
 		t.Fatalf("the provider revoked %d tokens", len(provider.Revoked()))
 	}
+}
+
+// serveCLIStore serves on ln, until t's cleanup, a gateway of the config
+// at cfgPath on the store and vault the CLI keeps in state, as `legate
+// serve` would beside the CLI's commands.
+func serveCLIStore(t *testing.T, cfgPath, state string, ln net.Listener) (*server.Gateway, store.Store) {
+	t.Helper()
+	ctx := context.Background()
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(ctx, "sqlite://"+filepath.Join(state, stateFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	gw, err := server.New(ctx, server.Options{Config: cfg, Store: st, Vault: vault.New(st.Secrets(), vault.SourceFromEnv(os.Getenv, state), nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: gw.Handler(ln.Addr().String())}
+	go hs.Serve(ln)
+	t.Cleanup(func() { hs.Close(); gw.Close() })
+	return gw, st
 }

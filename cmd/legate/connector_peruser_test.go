@@ -5,19 +5,14 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate/auth"
-	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors/saas/oauthtest"
 	"github.com/legate-mcp/legate/server"
-	"github.com/legate-mcp/legate/store"
-	"github.com/legate-mcp/legate/vault"
 )
 
 // `legate connector add --credentials-mode per_user --oauth ...` adds an
@@ -55,23 +50,7 @@ func TestConnectorAddPerUser(t *testing.T) {
 	}
 
 	// The serving gateway, on the same store.
-	cfg, err := config.Load(cfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open(ctx, "sqlite://"+filepath.Join(state, stateFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	gw, err := server.New(ctx, server.Options{Config: cfg, Store: st, Vault: vault.New(st.Secrets(), vault.SourceFromEnv(os.Getenv, state), nil)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gw.Close()
-	hs := &http.Server{Handler: gw.Handler(ln.Addr().String())}
-	go hs.Serve(ln)
-	defer hs.Close()
+	gw, st := serveCLIStore(t, cfgPath, state, ln)
 
 	alice, err := auth.CreateToken(ctx, st.Tokens(), auth.Principal{Name: "alice", Role: auth.RoleUser, Tenant: "acme"})
 	if err != nil {
