@@ -864,7 +864,7 @@ func startBatch(t *testing.T, p *peerSet, url string, calls []batchCall, opts ..
 	ctx, cancel := context.WithTimeout(context.Background(), nodeTimeout)
 	cmd := exec.CommandContext(ctx, p.node, append([]string{script, "--http", url, "--calls", file}, opts...)...)
 	cmd.Dir = t.TempDir()
-	cmd.Env = append(os.Environ(), "LEGATE_PEERS_DIR="+p.dir, "NO_COLOR=1")
+	cmd.Env = p.environ()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second

@@ -65,8 +65,7 @@ func runOAuthClient(t *testing.T, p *peerSet, s *server, script string) string {
 	scripts, _ := filepath.Abs("node")
 	cmd := exec.CommandContext(ctx, p.node, filepath.Join(scripts, script), s.url("127.0.0.1"), fmt.Sprint(cbPort), "http__request")
 	cmd.Dir = t.TempDir()
-	cmd.Env = append(os.Environ(), "MCP_REMOTE_CONFIG_DIR="+t.TempDir(),
-		"PATH="+filepath.Dir(p.node)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	cmd.Env = p.environ("MCP_REMOTE_CONFIG_DIR=" + t.TempDir())
 	var stdout, stderr syncbuf.Buffer
 	cmd.Stdout = &stdout
 	pipe, err := cmd.StderrPipe()

@@ -109,6 +109,17 @@ func findPeers() (*peerSet, error) {
 	return p, nil
 }
 
+// environ is the environment of a node process of the peers: this one's,
+// node's own bin dir leading PATH, LEGATE_PEERS_DIR (set or not here: the
+// scripts read it), no colours, then extra.
+func (p *peerSet) environ(extra ...string) []string {
+	return append(append(os.Environ(),
+		"PATH="+filepath.Dir(p.node)+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"LEGATE_PEERS_DIR="+p.dir,
+		"NO_COLOR=1", "FORCE_COLOR=0", "NO_UPDATE_NOTIFIER=1",
+	), extra...)
+}
+
 // runNode runs node (22) with args in dir, with extra environment variables, and returns its
 // stdout, stderr and error. Node's own bin dir leads PATH, since inspector-cli spawns "node".
 func (p *peerSet) runNode(t *testing.T, dir string, env []string, args ...string) (stdout, stderr []byte, err error) {
@@ -117,12 +128,7 @@ func (p *peerSet) runNode(t *testing.T, dir string, env []string, args ...string
 	defer cancel()
 	cmd := exec.CommandContext(ctx, p.node, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(),
-		"PATH="+filepath.Dir(p.node)+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"LEGATE_PEERS_DIR="+p.dir,
-		"NO_COLOR=1", "FORCE_COLOR=0", "NO_UPDATE_NOTIFIER=1",
-	)
-	cmd.Env = append(cmd.Env, env...)
+	cmd.Env = p.environ(env...)
 	// Its own process group, killed whole on timeout: the peers start children (legate stdio).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }

@@ -29,7 +29,7 @@ func (p *peerSet) tsProtectedUpstream(t *testing.T) (string, *syncbuf.Buffer) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(p.node, script)
-	cmd.Env = append(os.Environ(), "LEGATE_PEERS_DIR="+p.dir)
+	cmd.Env = p.environ()
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
