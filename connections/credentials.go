@@ -156,6 +156,7 @@ func (m *Manager) apply(r *record, tok *oauth2.Token) {
 		r.RefreshToken = tok.RefreshToken
 	}
 	r.Status = StatusConnected
+	m.mask(r)
 }
 
 // oauthConfig is def's OAuth app as x/oauth2 takes it.

@@ -114,6 +114,10 @@ type Options struct {
 	// HTTPClient talks to the providers' token endpoints (default: a
 	// client with a 30s timeout).
 	HTTPClient *http.Client
+	// Masks, if set, is given every token and client secret a connection
+	// holds, whenever one is read or issued: they are masked by value in
+	// whatever the gateway returns or stores.
+	Masks *vault.Masks
 	// Now is the clock (default time.Now).
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -200,11 +204,21 @@ func (m *Manager) load(ctx context.Context, tenant, principal, instance string) 
 	if err := json.Unmarshal(b, &r); err != nil || r.Principal != principal || r.Instance != instance {
 		return nil, fmt.Errorf("connection of %q to %s: the stored value is not a connection", principal, instance)
 	}
+	m.mask(&r)
 	return &r, nil
 }
 
 // save writes r as its connection's only version: a refresh leaves no
 // older tokens behind, and a connection takes one row whatever its age.
+// mask gives r's secrets to the mask set.
+func (m *Manager) mask(r *record) {
+	vs := []string{r.AccessToken, r.RefreshToken}
+	if r.Client != nil {
+		vs = append(vs, r.Client.Secret)
+	}
+	m.opts.Masks.Add(vs...)
+}
+
 func (m *Manager) save(ctx context.Context, r *record) error {
 	if m.opts.Vault == nil {
 		return errors.New("per-user connections need the vault")
@@ -338,7 +352,7 @@ func (m *Manager) clientSecret(ctx context.Context, def sources.InstanceDef) (st
 	if def.OAuth.ClientSecret == nil {
 		return "", nil
 	}
-	return (&vault.Resolver{Vault: m.opts.Vault}).Resolve(ctx, def.Tenant, *def.OAuth.ClientSecret)
+	return (&vault.Resolver{Vault: m.opts.Vault, Masks: m.opts.Masks}).Resolve(ctx, def.Tenant, *def.OAuth.ClientSecret)
 }
 
 // appOf is the instance's OAuth app, or an error naming what is missing.

@@ -114,6 +114,7 @@ type Gateway struct {
 	connections *connections.Manager // per-user credentials of instances
 	sealer      *rounds.Sealer       // request states of multi-round-trip calls
 	tracer      *telemetry.Tracer    // nil: traces off
+	masks       *vault.Masks         // every secret value held, masked in what calls return (masks.go)
 }
 
 // instance is one built connector instance.
@@ -151,10 +152,10 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	if opts.Store == nil {
 		return nil, errors.New("server: no store")
 	}
-	g := &Gateway{opts: opts, log: opts.Logger}
+	g := &Gateway{opts: opts, log: opts.Logger, masks: vault.NewMasks()}
 	g.kit = instancekit.New(opts.Vault, opts.Store.Operations(), g.log)
 	g.connections = connections.New(connections.Options{Vault: opts.Vault, Instances: g.Instances, Key: func(ctx context.Context) []byte { return g.kit.Derive(ctx, "connections") },
-		Resource: opts.Config.Auth.Resource, Principal: opts.Principal, Logger: g.log,
+		Resource: opts.Config.Auth.Resource, Principal: opts.Principal, Logger: g.log, Masks: g.masks,
 		PerUser: func() bool {
 			return slices.ContainsFunc(g.now().instances, func(in *instance) bool { return in.def.PerUserCredential() != "" })
 		}})
@@ -425,6 +426,11 @@ func classOf(e *catalog.Entry, args json.RawMessage) legate.Class {
 func (g *Gateway) execute(ctx context.Context, r *Request) (*Result, error) {
 	ctx, step := spans.Step(ctx, "execute")
 	defer step.End()
+	return g.maskResult(g.executeAt(ctx, r))
+}
+
+// executeAt runs r's tool at its source.
+func (g *Gateway) executeAt(ctx context.Context, r *Request) (*Result, error) {
 	switch t := r.Entry.Target.(type) {
 	case *nativeTool:
 		res, err := g.executeNative(ctx, t, r)

@@ -39,7 +39,7 @@ func (g *Gateway) newMCPServer() *mcp.Server {
 			Logging: &mcp.LoggingCapabilities{},
 		},
 		InitializedHandler: g.fast.trackSession,
-		Instructions:       profiles.Instructions(profiles.Sources(g.now().cfg, g.Instances(), &vault.Resolver{Vault: g.opts.Vault}, g.upstreams, nil)),
+		Instructions:       profiles.Instructions(profiles.Sources(g.now().cfg, g.Instances(), &vault.Resolver{Vault: g.opts.Vault, Masks: g.masks}, g.upstreams, nil)),
 	}
 	if len(g.upstreams.IDs()) > 0 {
 		// Upstreams may offer prompts, resources and completion: proxy them.

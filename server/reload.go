@@ -64,7 +64,7 @@ func (rl *reloader) newLive(ctx context.Context, cfg *config.File, old *live) (*
 		}
 	}
 	var errs []error
-	resolver := &vault.Resolver{Vault: rl.g.opts.Vault}
+	resolver := &vault.Resolver{Vault: rl.g.opts.Vault, Masks: rl.g.masks}
 	for _, d := range defs {
 		key := instanceKey(d)
 		if in, ok := kept[key]; ok && !stale(in.conn) {
@@ -171,6 +171,7 @@ func (rl *reloader) reload(ctx context.Context, cfg *config.File) error {
 		return err
 	}
 	g.live.Store(next)
+	g.pinSecrets(ctx, next, udefs)
 	cat, err := g.buildCatalog()
 	if err != nil {
 		// Only a name collision gets here; the tools it would add stay out.

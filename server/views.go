@@ -75,7 +75,7 @@ func (g *Gateway) buildView(base *catalog.Catalog, p *auth.Principal) (*catalog.
 		g.log.Warn("principal names an unknown profile; it sees no tools", "principal", p.Name, "profile", p.Profile)
 		return catalog.Build(base.Naming(), nil)
 	}
-	srcs := profiles.Sources(g.now().cfg, g.Instances(), &vault.Resolver{Vault: g.opts.Vault}, g.upstreams, g.connections)
+	srcs := profiles.Sources(g.now().cfg, g.Instances(), &vault.Resolver{Vault: g.opts.Vault, Masks: g.masks}, g.upstreams, g.connections)
 	return profiles.View(context.Background(), base, prof, p.Tenant, p.Name, srcs)
 }
 

@@ -91,11 +91,22 @@ type Resolver struct {
 	LookupEnv func(string) (string, bool)
 	// Vault resolves {vault: NAME}; nil makes such references fail.
 	Vault *Vault
+	// Masks, if set, is given every value resolved, to be masked
+	// wherever it appears.
+	Masks *Masks
 }
 
 // Resolve returns the value ref points at, for tenant. Errors name the
 // reference, never a value.
 func (r *Resolver) Resolve(ctx context.Context, tenant string, ref Ref) (string, error) {
+	v, err := r.resolve(ctx, tenant, ref)
+	if err == nil && r != nil {
+		r.Masks.Add(v)
+	}
+	return v, err
+}
+
+func (r *Resolver) resolve(ctx context.Context, tenant string, ref Ref) (string, error) {
 	switch {
 	case ref.Env != "":
 		lookup := os.LookupEnv
