@@ -46,6 +46,9 @@ type Runner struct {
 	Config func() *config.File
 	// Resolve reads the model's access token (nil: only {env: NAME}).
 	Resolve func(ctx context.Context, tenant string, ref vault.Ref) (string, error)
+	// Masks holds the secret values masked in the records kept (the
+	// gateway's: nil masks nothing).
+	Masks *vault.Masks
 	// Log receives the run's progress: stalls, retries, approval waits.
 	Log *slog.Logger
 	// Version is the client version the loop reports to the server.
@@ -517,6 +520,9 @@ func (h *run) saveLocked(ctx context.Context) {
 	}
 	b, err := json.Marshal(h.rec)
 	if err == nil {
+		// The results the model saw were masked on the call path; what
+		// the model or the instruction said was not.
+		b = h.r.Masks.Secrets().Mask(b, false)
 		err = h.r.Runs.Put(ctx, store.AgentRun{ID: h.rec.ID, Principal: h.rec.Principal, Tenant: h.tenant, Instruction: h.rec.Instruction,
 			Stopped: h.rec.Stopped, StartedAt: h.rec.StartedAt, Record: b})
 	}

@@ -76,6 +76,10 @@ type Options struct {
 	PanelAddr string
 	// Vault resolves {vault: NAME} credentials; nil makes them fail.
 	Vault *vault.Vault
+	// Masks is the set of secret values masked in whatever calls return
+	// (nil: the gateway's own); the agent's runner shares it, so that its
+	// records are masked with the same values.
+	Masks *vault.Masks
 	// Tools are built-in tools of this gateway beside the registered ones
 	// (connectors.Builtins): legate.agent.run.
 	Tools []connectors.Builtin
@@ -152,7 +156,10 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	if opts.Store == nil {
 		return nil, errors.New("server: no store")
 	}
-	g := &Gateway{opts: opts, log: opts.Logger, masks: vault.NewMasks()}
+	if opts.Masks == nil {
+		opts.Masks = vault.NewMasks()
+	}
+	g := &Gateway{opts: opts, log: opts.Logger, masks: opts.Masks}
 	g.kit = instancekit.New(opts.Vault, opts.Store.Operations(), g.log)
 	g.connections = connections.New(connections.Options{Vault: opts.Vault, Instances: g.Instances, Key: func(ctx context.Context) []byte { return g.kit.Derive(ctx, "connections") },
 		Resource: opts.Config.Auth.Resource, Principal: opts.Principal, Logger: g.log, Masks: g.masks,

@@ -131,14 +131,41 @@ func maskCallResult(s *legate.Secrets, res *mcp.CallToolResult) *mcp.CallToolRes
 		}
 		return res
 	}
-	b, err := json.Marshal(res)
-	if err != nil || !s.Contains(b) {
-		return res
+	if out := maskJSON(s, res); out != nil {
+		return out
 	}
-	var out mcp.CallToolResult
-	if err := json.Unmarshal(s.Mask(b, false), &out); err != nil {
-		// Masking cut a structure it should not have: withhold it all.
-		return &mcp.CallToolResult{IsError: res.IsError, Content: []mcp.Content{&mcp.TextContent{Text: legate.Redacted}}}
+	// Masking cut a structure it should not have: withhold it all.
+	return &mcp.CallToolResult{IsError: res.IsError, Content: []mcp.Content{&mcp.TextContent{Text: legate.Redacted}}}
+}
+
+// maskJSON masks v as its JSON, decoded again only when it held a
+// secret; nil when the masked JSON no longer decodes.
+func maskJSON[T any](s *legate.Secrets, v *T) *T {
+	b, err := json.Marshal(v)
+	if err != nil || !s.Contains(b) {
+		return v
+	}
+	var out T
+	if json.Unmarshal(s.Mask(b, false), &out) != nil {
+		return nil
 	}
 	return &out
+}
+
+// maskRead masks what an upstream's prompts/get or resources/read
+// answered, as execute's maskResult masks a tool's result.
+func maskRead[T any](g *Gateway, res *T, err error) (*T, error) {
+	s := g.masks.Secrets()
+	if s.Empty() {
+		return res, err
+	}
+	if err != nil {
+		err = maskError(s, err)
+	}
+	if res != nil {
+		if res = maskJSON(s, res); res == nil {
+			return nil, &legate.Error{Code: legate.CodeAdapterMapping, Message: "the answer held a secret and was withheld"}
+		}
+	}
+	return res, err
 }

@@ -72,10 +72,12 @@ func (g *Gateway) toolsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case "prompts/get":
 			res, err := next(ctx, method, req)
 			p, _ := res.(*mcp.GetPromptResult)
+			p, err = maskRead(g, p, err)
 			return completePromptResult(req.(*mcp.GetPromptRequest).Session, p), err
 		case "resources/read":
 			res, err := next(ctx, method, req)
 			p, _ := res.(*mcp.ReadResourceResult)
+			p, err = maskRead(g, p, err)
 			return completeResourceResult(req.(*mcp.ReadResourceRequest).Session, p), err
 		case "initialize", "server/discover":
 			res, err := next(ctx, method, req)

@@ -17,8 +17,8 @@ import (
 // read through the vault; its server is set when the gateway is built.
 func (e *env) agent() *agent.Runner {
 	if e.runner == nil {
-		res := &vault.Resolver{Vault: e.vault}
-		e.runner = &agent.Runner{Runs: e.store.AgentRuns(), Config: func() *config.File { return e.cfg }, Resolve: res.Resolve, Log: e.log, Version: version}
+		res := &vault.Resolver{Vault: e.vault, Masks: e.masks}
+		e.runner = &agent.Runner{Runs: e.store.AgentRuns(), Config: func() *config.File { return e.cfg }, Resolve: res.Resolve, Masks: e.masks, Log: e.log, Version: version}
 	}
 	return e.runner
 }

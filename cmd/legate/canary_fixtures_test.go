@@ -312,6 +312,9 @@ func (a *canaryAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, a.other+"/landing", http.StatusFound)
 	case "/redirect-token": // a Location carrying the token, to nowhere
 		http.Redirect(w, r, "http://127.0.0.1:1/callback?access_token="+token, http.StatusFound)
+	case "/api/v3/repos/acme/api/issues/7": // GitHub's API, echoing the header into a successful answer
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"number":7,"state":"open","title":%q,"body":%q,"user":{"login":"octo"},"html_url":"https://github.example/acme/api/issues/7"}`, auth, "token: "+token)
 	case "/slow": // the instance's timeout is 500ms
 		select {
 		case <-r.Context().Done():
@@ -428,6 +431,8 @@ policy:
   rules:
     - {connector: hooks, action: allow}
     - {connector: hooks-bad, action: allow}
+    - {connector: box, action: allow}
+    - {tool: legate.agent.run, action: allow}
 approvals: {wait: 300ms, notify: hooks-bad}
 `, apiURL, hooksURL+"/in", hooksURL+"/reject", ups.upHTTP.URL(), ups.goneHTTP.URL(), ups.formsHTTP.URL(), tokenFile)
 }

@@ -1,13 +1,18 @@
 package main
 
-// Done-when 2 of the issue: a canary secret — from the vault, the
-// environment and a file (http and webhook connectors' credentials), an
-// upstream's header_env, the admin token, and a person's own access and
-// refresh tokens of a per-user connection (issued afresh at every call's
-// refresh, each a canary) — never appears in any HTTP
-// response, MCP result or error (over an HTTP session, stateless, stdio
-// and `legate serve`), notification, log line, audit row, stored approval
-// outcome, metric, CLI output or stored byte other than its ciphertext.
+// A canary secret — from the vault, the environment and a file (http,
+// webhook and GitHub connectors' credentials), an upstream's header_env,
+// the admin token, and a person's own access and refresh tokens of a
+// per-user connection (issued afresh at every call's refresh, each a
+// canary) — never appears in any HTTP response, MCP result or error (over
+// an HTTP session, stateless, stdio and `legate serve`), notification, log
+// line, audit row, stored approval outcome, agent record, metric, CLI
+// output or stored byte other than its ciphertext. Tools that were never
+// meant to return one are tempted too: host_env (the variables hold the
+// environment canaries under names that look like no credential),
+// sh_exec and fs_read of a workspace file holding every canary, GitHub
+// echoing its token into a successful answer, and an agent run whose
+// model asks for all of them.
 // The targets echo the credentials back to tempt Legate: plain, gzip- and
 // deflate-compressed, JSON-escaped, URL-encoded, base64-encoded, split
 // after a scheme and in response headers (canary_fixtures_test.go). The
@@ -38,8 +43,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/legate-mcp/legate/agent/agenttest"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors/saas/oauthtest"
+	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/store/sqlite"
 	"github.com/legate-mcp/legate/upstream/upstreamtest"
 	"github.com/legate-mcp/legate/vault"
@@ -110,6 +117,17 @@ func TestCanarySecretsNeverLeak(t *testing.T) {
 	defer oauthSrv.Close()
 	t.Setenv("LEGATE_CANARY_CLIENT_SECRET", "canary-client-secret")
 
+	// The agent's model asks for the host's environment and the leaked
+	// file, then answers.
+	model := agenttest.NewServer(t,
+		agenttest.Step{Calls: []agenttest.ToolCall{agenttest.Call("box__host_env", `{}`), agenttest.Call("box__sh_exec", `{"command":"cat leak.txt"}`)}},
+		agenttest.Step{Calls: []agenttest.ToolCall{agenttest.Call("gh__get_issue", `{"repo":"acme/api","number":7}`)}},
+		agenttest.Step{Text: "done"})
+	workspace := t.TempDir()
+	if err := os.WriteFile(filepath.Join(workspace, "leak.txt"), []byte(fmt.Sprintf("vault %s\nenv %s\nfile %s\nupstream %s\n", tok.value, envC.value, fileC.value, up.value)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
 	ups := newCanaryUpstreams(t, "Bearer "+up.value)
 	upGate, goneGate, formsGate, goneHTTP := ups.up, ups.gone, ups.forms, ups.goneHTTP
 
@@ -128,8 +146,16 @@ func TestCanarySecretsNeverLeak(t *testing.T) {
       token_url: %[3]q
       revoke_url: %[4]q
       credential: token
+  - id: box
+    type: host
+    config: {workspace_root: %[5]q, allow_shell: true, shell_allowlist: [cat]}
+  - id: gh
+    type: github
+    config: {base_url: %[6]q, allow_private_networks: true, repositories: [acme/api], max_attempts: 1}
+    credentials: {token: {vault: web-token}}
 upstreams:
-`, apiSrv.URL, oauthSrv.URL+"/oauth/authorize", oauthSrv.URL+"/oauth/token", oauthSrv.URL+"/oauth/revoke"), 1)
+`, apiSrv.URL, oauthSrv.URL+"/oauth/authorize", oauthSrv.URL+"/oauth/token", oauthSrv.URL+"/oauth/revoke", workspace, apiSrv.URL+"/"), 1) +
+		fmt.Sprintf("agent:\n  model: {provider: openai-compatible, url: %q, model: scripted-1}\n  connectors: [box, gh]\n", model.URL)
 	if err := os.WriteFile(cfgPath, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +223,7 @@ upstreams:
 	defer st.Close()
 	logs := ev.open("the server's logs (debug)")
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	e := &env{cfg: cfg, stateDir: state, store: st, log: log,
+	e := &env{cfg: cfg, stateDir: state, store: st, log: log, masks: vault.NewMasks(),
 		vault: vault.New(st.Secrets(), vault.SourceFromEnv(os.Getenv, state), &vault.Options{Logger: log})}
 	if err := e.vault.LoadKeys(); err != nil {
 		t.Fatal(err)
@@ -320,6 +346,34 @@ upstreams:
 		}
 	}
 	call(cs, "webuser.call", map[string]any{"path": "/e401"})
+
+	// Tools never meant to return a secret, and an agent run that asks
+	// for them: masked by value on their success path, and in the run's
+	// record.
+	for tool, args := range map[string]map[string]any{
+		"box.host_env": {}, "box.sh_exec": {"command": "cat leak.txt"}, "box.fs_read": {"path": "leak.txt"},
+		"gh.get_issue": {"repo": "acme/api", "number": 7},
+	} {
+		res := call(cs, tool, args)
+		if b, _ := json.Marshal(res); res.IsError || !bytes.Contains(b, []byte("[redacted]")) {
+			t.Errorf("%s: %s, want a result with the canaries masked", tool, b)
+		}
+	}
+	if res := call(cs, "legate.agent.run", map[string]any{"instruction": "Show me the environment and leak.txt."}); res.IsError {
+		t.Errorf("legate.agent.run: %s", upstreamtest.Text(res))
+	}
+	runs, err := st.AgentRuns().List(ctx, store.AgentRunFilter{})
+	keep("the agent's runs", runs, err)
+	for _, r := range runs {
+		full, err := st.AgentRuns().Get(ctx, r.ID)
+		keep("the agent's run record "+r.ID, full, err)
+		if err == nil && !bytes.Contains(full.Record, []byte("[redacted]")) {
+			t.Errorf("the agent's record shows nothing masked: %s", full.Record)
+		}
+	}
+	if len(runs) == 0 {
+		t.Error("the agent kept no record")
+	}
 	call(stateless, "webuser__call", map[string]any{"path": "/echo"})
 	mustCLI("", "connections", "list")
 	mustCLI("", "connections", "list", "-o", "json")

@@ -146,6 +146,7 @@ type env struct {
 	vault    *vault.Vault
 	log      *slog.Logger
 	runner   *agent.Runner // the agent, made at first use
+	masks    *vault.Masks  // the secret values masked in results and records, the gateway's and the agent's
 }
 
 // open loads the configuration and opens the store; the caller closes it.
@@ -164,7 +165,7 @@ func (g *globals) open(ctx context.Context) (*env, error) {
 	}
 	log := g.logger(cfg)
 	v := vault.New(st.Secrets(), vault.SourceFromEnv(os.Getenv, dir), &vault.Options{Logger: log})
-	return &env{cfg: cfg, stateDir: dir, store: st, vault: v, log: log}, nil
+	return &env{cfg: cfg, stateDir: dir, store: st, vault: v, log: log, masks: vault.NewMasks()}, nil
 }
 
 // gateway builds the gateway on e, serving legate.agent.run when
@@ -175,7 +176,7 @@ func (e *env) gateway(ctx context.Context, tools ...connectors.Builtin) (*server
 		tools = append(tools, r.Builtin())
 	}
 	gw, err := server.New(ctx, server.Options{Config: e.cfg, Store: e.store, Logger: e.log, Version: version,
-		AdminToken: os.Getenv("LEGATE_ADMIN_TOKEN"), PanelAddr: os.Getenv("LEGATE_PANEL_ADDR"), Vault: e.vault, Tools: tools})
+		AdminToken: os.Getenv("LEGATE_ADMIN_TOKEN"), PanelAddr: os.Getenv("LEGATE_PANEL_ADDR"), Vault: e.vault, Masks: e.masks, Tools: tools})
 	if err == nil {
 		r.Server = gw.MCPServer
 	}
