@@ -122,9 +122,48 @@ func form(t *testing.T, resp *http.Response) url.Values {
 // browser would and returns the redirect the client receives.
 func (h *harness) authorize(client, redirect, verifier string, extra url.Values) *url.URL {
 	h.t.Helper()
-	b := h.browser()
-	q := url.Values{"response_type": {"code"}, "client_id": {client}, "redirect_uri": {redirect}, "state": {"st8"},
+	b, callback, errLoc := h.consented(client, redirect, verifier, extra)
+	if errLoc != nil {
+		return errLoc
+	}
+	resp, _ := b.Get(callback)
+	resp.Body.Close()
+	loc, _ := resp.Location()
+	if loc == nil {
+		h.t.Fatalf("callback: %d, no redirect", resp.StatusCode)
+	}
+	return loc
+}
+
+// authorizeQuery is the query of an authorization request with PKCE.
+func (h *harness) authorizeQuery(client, redirect, verifier string) url.Values {
+	return url.Values{"response_type": {"code"}, "client_id": {client}, "redirect_uri": {redirect}, "state": {"st8"},
 		"code_challenge": {challenge(verifier)}, "code_challenge_method": {"S256"}, "resource": {h.resource}}
+}
+
+// start sends browser b to the authorization endpoint and returns the
+// login page's URL it is sent on to.
+func (h *harness) start(b *http.Client, q url.Values) string {
+	h.t.Helper()
+	resp, err := b.Get(h.issuer + oauth.AuthorizePath + "?" + q.Encode())
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	resp.Body.Close()
+	loc, _ := resp.Location()
+	if loc == nil || !strings.HasPrefix(loc.String(), h.issuer+oauth.LoginPath) {
+		h.t.Fatalf("authorize: %d to %v, want the login page", resp.StatusCode, loc)
+	}
+	return loc.String()
+}
+
+// consented runs the authorization request, login and consent in a new
+// browser and returns it with the callback URL consent sent it to; or
+// the error redirect of the authorization request.
+func (h *harness) consented(client, redirect, verifier string, extra url.Values) (*http.Client, string, *url.URL) {
+	h.t.Helper()
+	b := h.browser()
+	q := h.authorizeQuery(client, redirect, verifier)
 	for k, v := range extra {
 		q[k] = v
 	}
@@ -136,7 +175,7 @@ func (h *harness) authorize(client, redirect, verifier string, extra url.Values)
 	loc, _ := resp.Location()
 	if loc == nil || !strings.HasPrefix(loc.String(), h.issuer+oauth.LoginPath) {
 		if loc != nil && loc.Query().Get("error") != "" {
-			return loc
+			return nil, "", loc
 		}
 		h.t.Fatalf("authorize: %d to %v, want the login page", resp.StatusCode, loc)
 	}
@@ -153,13 +192,7 @@ func (h *harness) authorize(client, redirect, verifier string, extra url.Values)
 	if resp.StatusCode != http.StatusSeeOther || loc == nil {
 		h.t.Fatalf("consent: %d to %v", resp.StatusCode, loc)
 	}
-	resp, _ = b.Get(loc.String())
-	resp.Body.Close()
-	loc, _ = resp.Location()
-	if loc == nil {
-		h.t.Fatalf("callback: %d, no redirect", resp.StatusCode)
-	}
-	return loc
+	return b, loc.String(), nil
 }
 
 type tokenResponse struct {
@@ -392,36 +425,35 @@ func TestLoginLeaksNoAccount(t *testing.T) {
 	}
 }
 
-// TestConsentNeedsTheSameBrowser: a consent posted without the form token
-// of the browser that logged in is refused.
+// TestConsentNeedsTheSameBrowser: the pages and forms of a request are
+// refused to another browser, and a form posted without the cookie.
 func TestConsentNeedsTheSameBrowser(t *testing.T) {
 	h := newHarness(t)
 	redirect := "http://127.0.0.1:33418/callback"
 	client := h.register(redirect)
 	b := h.browser()
-	q := url.Values{"response_type": {"code"}, "client_id": {client}, "redirect_uri": {redirect},
-		"code_challenge": {challenge(verifier)}, "code_challenge_method": {"S256"}}
-	resp, _ := b.Get(h.issuer + oauth.AuthorizePath + "?" + q.Encode())
-	resp.Body.Close()
-	loc, _ := resp.Location()
-	resp, _ = b.Get(loc.String())
+	login := h.start(b, h.authorizeQuery(client, redirect, verifier))
+	resp, _ := b.Get(login)
 	f := form(t, resp)
 	f.Set("username", "bob")
 	f.Set("password", password)
 	resp, _ = b.PostForm(h.issuer+oauth.LoginPath, f)
 	f = form(t, resp)
 	f.Set("decision", "allow")
-	// Another browser, its own cookie and form token, the victim's id.
+	// Another browser, its own cookie, the victim's id and form token.
 	other := h.browser()
-	resp, _ = other.Get(loc.String())
-	f2 := form(t, resp)
-	f2.Set("decision", "allow")
-	resp, _ = other.PostForm(h.issuer+oauth.ConsentPath, f2)
+	h.start(other, h.authorizeQuery(client, redirect, verifier))
+	resp, _ = other.Get(login)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("the login page in another browser: %d, want 403", resp.StatusCode)
+	}
+	resp, _ = other.PostForm(h.issuer+oauth.ConsentPath, f)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("consent from another browser: %d, want 403", resp.StatusCode)
 	}
-	// No cookie at all: refused as CSRF.
+	// No cookie at all.
 	resp, _ = http.PostForm(h.issuer+oauth.ConsentPath, f)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusForbidden {

@@ -52,6 +52,7 @@ type Server struct {
 	store    store.OAuthStore
 	users    store.UserStore
 	key      *signingKey
+	formKey  []byte // keys the forms' CSRF tokens
 	provider *op.Provider
 	guard    *loginGuard
 	upstream *upstreamLogin // nil without auth.oauth_server.upstream
@@ -118,7 +119,7 @@ func New(ctx context.Context, cfg config.Auth, o Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("oauth: the signing key: %w", err)
 	}
-	s.key = key
+	s.key, s.formKey = key, deriveFormKey(key)
 	opts := []op.Option{
 		op.WithCustomAuthEndpoint(op.NewEndpoint(strings.TrimPrefix(AuthorizePath, "/"))),
 		op.WithCustomTokenEndpoint(op.NewEndpoint(strings.TrimPrefix(TokenPath, "/"))),
@@ -166,8 +167,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET "+MetadataPath, s.metadata)
 	mux.HandleFunc("GET "+OIDCMetadataPath, s.metadata)
 	mux.Handle(RegisterPath, cors(http.HandlerFunc(s.register)))
-	mux.Handle(AuthorizePath, s.checkResource(inner, false))
-	mux.Handle("GET "+CallbackPath, inner)
+	mux.Handle(AuthorizePath, s.checkResource(s.bindBrowser(inner), false))
+	mux.Handle("GET "+CallbackPath, s.callback(inner))
 	mux.Handle(TokenPath, s.checkResource(inner, true))
 	mux.Handle(RevokePath, inner)
 	mux.Handle("GET "+KeysPath, inner)
@@ -212,6 +213,28 @@ func (s *Server) checkResource(next http.Handler, token bool) http.Handler {
 			} else {
 				r.Form.Set("scope", ScopeMCP)
 			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// bindBrowser binds the authorization request op makes to the browser
+// asking: the browser is given its cookie, whose value op's
+// CreateAuthRequest finds in the context.
+func (s *Server) bindBrowser(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		v := s.ensureBrowser(w, r)
+		next.ServeHTTP(w, r.WithContext(withBrowser(r.Context(), v)))
+	})
+}
+
+// callback issues the code of a consented authorization request, only to
+// the browser that made it and only once (storage.SaveAuthCode makes the
+// once hold between replicas too).
+func (s *Server) callback(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, _, ok := s.pendingRequest(w, r, r.URL.Query().Get("id")); !ok {
+			return
 		}
 		next.ServeHTTP(w, r)
 	})
