@@ -340,10 +340,10 @@ func TestPKCERequired(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		loc, _ := resp.Location()
-		if loc == nil || loc.Query().Get("error") != "invalid_request" || !strings.HasPrefix(loc.String(), redirect) {
-			t.Fatalf("method %q: %d %v, want invalid_request at the client", method, resp.StatusCode, loc)
+		if loc, _ := resp.Location(); loc != nil || resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "PKCE") {
+			t.Fatalf("method %q: %d to %v, want 400 naming PKCE, without a redirect", method, resp.StatusCode, loc)
 		}
 	}
 }
@@ -468,6 +468,16 @@ func TestRegistrationLimits(t *testing.T) {
 		{"redirect_uris": []string{}},
 		{"redirect_uris": []string{"http://evil.example/cb"}},
 		{"redirect_uris": []string{"javascript:alert(1)"}},
+		{"redirect_uris": []string{"http://127.evil.com/cb"}},
+		{"redirect_uris": []string{"http://127.0.0.1.evil.com/cb"}},
+		{"redirect_uris": []string{"http://localhost.evil.com/cb"}},
+		{"redirect_uris": []string{"ms-msdt:/id PCWDiagnostic"}},
+		{"redirect_uris": []string{"search-ms:query=x"}},
+		{"redirect_uris": []string{"jar:https://x.example/a.jar!/"}},
+		{"redirect_uris": []string{"view-source:https://x.example/"}},
+		{"redirect_uris": []string{"myapp:/cb"}},
+		{"redirect_uris": []string{"https://user:pw@x.example/cb"}},
+		{"redirect_uris": []string{"com.example.app:/cb#f"}},
 		{"redirect_uris": []string{"https://x.example/cb#frag"}},
 		{"redirect_uris": []string{"https://x.example/cb"}, "grant_types": []string{"client_credentials"}},
 	} {

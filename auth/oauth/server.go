@@ -167,7 +167,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET "+MetadataPath, s.metadata)
 	mux.HandleFunc("GET "+OIDCMetadataPath, s.metadata)
 	mux.Handle(RegisterPath, cors(http.HandlerFunc(s.register)))
-	mux.Handle(AuthorizePath, s.checkResource(s.bindBrowser(inner), false))
+	mux.Handle(AuthorizePath, s.checkResource(s.checkAuthorize(s.bindBrowser(inner)), false))
 	mux.Handle("GET "+CallbackPath, s.callback(inner))
 	mux.Handle(TokenPath, s.checkResource(inner, true))
 	mux.Handle(RevokePath, inner)
@@ -213,6 +213,43 @@ func (s *Server) checkResource(next http.Handler, token bool) http.Handler {
 			} else {
 				r.Form.Set("scope", ScopeMCP)
 			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// checkAuthorize refuses, on an error page and never by a redirect, an
+// authorization request whose client is unknown, whose redirect_uri is
+// not one the client registered, or that lacks PKCE with S256 or asks
+// for another response type than code: until all of these hold, the
+// redirect_uri is only a claim, and redirecting an error to it would
+// make Legate an open redirect (RFC 6749 §4.1.2.1). Past them, op
+// redirects its own errors to the client.
+func (s *Server) checkAuthorize(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f := r.Form // parsed by checkResource
+		if r.Method == http.MethodGet {
+			f = r.URL.Query()
+		}
+		id, redirect := f.Get("client_id"), f.Get("redirect_uri")
+		c, err := s.store.Client(r.Context(), id)
+		switch {
+		case id == "" || errors.Is(err, store.ErrNotFound):
+			errorPage(w, http.StatusBadRequest, "The application is not registered here (client_id is missing or unknown).")
+			return
+		case err != nil:
+			s.log.Error("reading a client", "err", err)
+			errorPage(w, http.StatusInternalServerError, "The application could not be looked up.")
+			return
+		case redirect == "" || !redirectRegistered(c, redirect):
+			errorPage(w, http.StatusBadRequest, "The application asked to send you to an address it did not register (redirect_uri).")
+			return
+		case f.Get("response_type") != string(oidc.ResponseTypeCode):
+			errorPage(w, http.StatusBadRequest, "The application asked for a response other than an authorization code (response_type must be code).")
+			return
+		case f.Get("code_challenge") == "" || f.Get("code_challenge_method") != string(oidc.CodeChallengeMethodS256):
+			errorPage(w, http.StatusBadRequest, "The application did not use PKCE: code_challenge with code_challenge_method S256 is required.")
+			return
 		}
 		next.ServeHTTP(w, r)
 	})
