@@ -4,9 +4,12 @@ import (
 	"crypto/subtle"
 	"embed"
 	"errors"
+	"fmt"
 	"html/template"
+	"math"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/zitadel/oidc/v3/pkg/oidc"
@@ -126,7 +129,19 @@ func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
 	render(w, http.StatusOK, "login", s.loginForm(c, a, s.formToken(s.browserValue(r), a.ID), ""))
 }
 
+// maxFormBytes bounds a login or consent form.
+const maxFormBytes = 16 << 10
+
+// maxUserNameLen bounds the user name a login form may carry.
+const maxUserNameLen = 256
+
 func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+	source := sourceOf(r)
+	if wait := s.loginLimit.allow(source, s.now()); wait > 0 {
+		tooMany(w, wait, true)
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	a, c, ok := s.checkForm(w, r)
 	if !ok {
 		return
@@ -134,18 +149,27 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	token := r.PostFormValue("csrf")
 	name, password := r.PostFormValue("username"), r.PostFormValue("password")
+	if len(name) > maxUserNameLen {
+		name = name[:maxUserNameLen] // no such user: refused like any other
+	}
+	if wait := s.guard.wait(name, source, s.now()); wait > 0 {
+		secs := int(math.Ceil(wait.Seconds()))
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		render(w, http.StatusTooManyRequests, "login", s.loginForm(c, a, token, fmt.Sprintf("Too many failed attempts: wait %d seconds, then try again.", secs)))
+		return
+	}
 	u, err := s.activeUser(ctx, name)
 	hash := u.PasswordHash
 	if err != nil {
 		hash = dummyHash
 	}
-	if s.guard.closed(name, s.now()) || !s.guard.check(hash, password) || err != nil {
-		s.guard.failed(name, s.now())
-		s.log.Info("login refused", "client", c.ID)
+	if !s.guard.check(hash, password) || err != nil {
+		s.guard.failed(name, source, s.now())
+		s.log.Info("login refused", "client", c.ID, "source", source)
 		render(w, http.StatusUnauthorized, "login", s.loginForm(c, a, token, badLogin))
 		return
 	}
-	s.guard.succeeded(name)
+	s.guard.succeeded(name, source)
 	a.Subject, a.AuthTime = u.Name, s.now().UTC().Truncate(time.Second)
 	if err := (&storage{srv: s}).putRequest(ctx, a); err != nil {
 		s.log.Error("storing a login", "err", err)
@@ -182,6 +206,7 @@ func redirectHost(u *url.URL) string {
 }
 
 func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	a, c, ok := s.checkForm(w, r)
 	if !ok {
 		return

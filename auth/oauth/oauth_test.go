@@ -6,8 +6,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -528,51 +530,79 @@ func TestPassword(t *testing.T) {
 
 func nopLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
-// loginAs posts a login for a fresh authorization request and returns the
-// status: 200 (the consent page) or 401.
-func (h *harness) loginAs(client, redirect, name, pw string) int {
-	h.t.Helper()
+// browserFrom is a browser whose connections come from the loopback
+// address ip (127.0.0.2…), a source of its own.
+func (h *harness) browserFrom(ip string) *http.Client {
 	b := h.browser()
-	q := url.Values{"response_type": {"code"}, "client_id": {client}, "redirect_uri": {redirect},
-		"code_challenge": {challenge(verifier)}, "code_challenge_method": {"S256"}}
-	resp, err := b.Get(h.issuer + oauth.AuthorizePath + "?" + q.Encode())
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	resp.Body.Close()
-	loc, _ := resp.Location()
-	resp, _ = b.Get(loc.String())
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+	b.Transport = &http.Transport{DialContext: d.DialContext}
+	return b
+}
+
+// loginAs posts a login for a fresh authorization request in browser b
+// and returns the status: 200 (the consent page), 401 or 429.
+func (h *harness) loginAs(b *http.Client, client, redirect, name, pw string) int {
+	h.t.Helper()
+	resp, _ := b.Get(h.start(b, h.authorizeQuery(client, redirect, verifier)))
 	f := form(h.t, resp)
 	f.Set("username", name)
 	f.Set("password", pw)
 	resp, _ = b.PostForm(h.issuer+oauth.LoginPath, f)
 	resp.Body.Close()
+	if resp.StatusCode == http.StatusTooManyRequests && resp.Header.Get("Retry-After") == "" {
+		h.t.Fatal("429 without Retry-After")
+	}
 	return resp.StatusCode
 }
 
-// TestLoginThrottle: five failures close a name's logins, even with the
-// right password, for the window; other names are not affected.
-func TestLoginThrottle(t *testing.T) {
+// TestLoginSlowsDownWithoutLockout: failed logins of a name from an
+// address make that address wait longer before the next check of it, but
+// never lock the account: its owner logs in from another address at
+// once, and from the same one after the wait.
+func TestLoginSlowsDownWithoutLockout(t *testing.T) {
 	h := newHarness(t)
 	redirect := "http://127.0.0.1:33418/callback"
 	client := h.register(redirect)
-	for range 5 {
-		if got := h.loginAs(client, redirect, "bob", "a wrong password"); got != http.StatusUnauthorized {
-			t.Fatalf("a wrong password: %d", got)
+	attacker, owner := h.browser(), h.browserFrom("127.0.0.2")
+	for i := range 6 {
+		if got := h.loginAs(attacker, client, redirect, "bob", "a wrong password"); got != http.StatusUnauthorized {
+			t.Fatalf("wrong password %d: %d, want 401", i+1, got)
+		}
+		h.now = h.now.Add(time.Minute) // past each wait, and the address's bucket
+	}
+	if got := h.loginAs(attacker, client, redirect, "bob", "a wrong password"); got != http.StatusUnauthorized {
+		t.Fatalf("after waiting: %d, want 401", got)
+	}
+	if got := h.loginAs(attacker, client, redirect, "bob", "another wrong password"); got != http.StatusTooManyRequests {
+		t.Fatalf("at once after a seventh failure: %d, want 429", got)
+	}
+	if got := h.loginAs(owner, client, redirect, "bob", password); got != http.StatusOK {
+		t.Fatalf("the owner from another address: %d, want 200", got)
+	}
+	h.now = h.now.Add(time.Minute)
+	if got := h.loginAs(attacker, client, redirect, "bob", password); got != http.StatusOK {
+		t.Fatalf("the right password from the first address after the wait: %d, want 200", got)
+	}
+}
+
+// TestLoginSprayIsLimitedPerSource: one address trying many names is
+// held back after the burst its bucket allows; another address is not.
+func TestLoginSprayIsLimitedPerSource(t *testing.T) {
+	h := newHarness(t)
+	redirect := "http://127.0.0.1:33418/callback"
+	client := h.register(redirect)
+	b := h.browser()
+	limited := 0
+	for i := range 20 {
+		if h.loginAs(b, client, redirect, fmt.Sprintf("user%d", i), "a wrong password") == http.StatusTooManyRequests {
+			limited++
 		}
 	}
-	if got := h.loginAs(client, redirect, "bob", password); got != http.StatusUnauthorized {
-		t.Fatalf("the right password after five failures: %d, want 401", got)
+	if limited < 5 {
+		t.Fatalf("20 names tried at once from one address: %d refused with 429, want the burst's excess", limited)
 	}
-	if err := oauth.AddUser(context.Background(), h.st.Users(), auth.Principal{Name: "dave"}, password); err != nil {
-		t.Fatal(err)
-	}
-	if got := h.loginAs(client, redirect, "dave", password); got != http.StatusOK {
-		t.Fatalf("another user: %d, want 200", got)
-	}
-	h.now = h.now.Add(16 * time.Minute)
-	if got := h.loginAs(client, redirect, "bob", password); got != http.StatusOK {
-		t.Fatalf("after the window: %d, want 200", got)
+	if got := h.loginAs(h.browserFrom("127.0.0.3"), client, redirect, "bob", password); got != http.StatusOK {
+		t.Fatalf("another address: %d, want 200", got)
 	}
 }
 

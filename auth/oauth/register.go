@@ -53,6 +53,10 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	now := s.now()
+	if wait := s.registerLimit.allow(sourceOf(r), now); wait > 0 {
+		tooMany(w, wait, false)
+		return
+	}
 	if _, err := s.store.DeleteExpired(ctx, now); err != nil {
 		s.log.Error("deleting expired requests and tokens", "err", err)
 	}
@@ -66,6 +70,19 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		s.log.Error("counting clients", "err", err)
 		oauthError(w, http.StatusInternalServerError, "server_error", "the client could not be registered")
 		return
+	}
+	if count >= s.maxClients {
+		// Full: clients that obtained no token within an authorization
+		// request's lifetime of registering make room, so that
+		// registrations sent to fill the table hold it for minutes, not
+		// for unused_client_ttl.
+		if n, err := s.store.DeleteUnusedClients(ctx, now.Add(-requestLifetime)); err == nil && n > 0 {
+			s.log.Warn("the client table is full: deleted clients that obtained no token", "count", n)
+			count, err = s.store.CountClients(ctx)
+			if err != nil {
+				count = s.maxClients
+			}
+		}
 	}
 	if count >= s.maxClients {
 		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", "too many clients are registered; try again later")

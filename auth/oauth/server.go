@@ -55,9 +55,11 @@ type Server struct {
 	formKey  []byte // keys the forms' CSRF tokens
 	provider *op.Provider
 	guard    *loginGuard
-	upstream *upstreamLogin // nil without auth.oauth_server.upstream
-	log      *slog.Logger
-	now      func() time.Time
+	// The rates of registration, authorization requests and logins.
+	registerLimit, authorizeLimit, loginLimit *limiter
+	upstream                                  *upstreamLogin // nil without auth.oauth_server.upstream
+	log                                       *slog.Logger
+	now                                       func() time.Time
 }
 
 // Options are what New needs besides the configuration.
@@ -96,6 +98,7 @@ func New(ctx context.Context, cfg config.Auth, o Options) (*Server, error) {
 		accessTTL: time.Duration(sc.AccessTokenTTL), refreshTTL: time.Duration(sc.RefreshTokenTTL),
 		maxClients: sc.MaxClients, unusedTTL: time.Duration(sc.UnusedClientTTL),
 		store: o.Store.OAuth(), users: o.Store.Users(), log: o.Log, now: o.Now, guard: newLoginGuard(),
+		registerLimit: newLimiter(registerLimits), authorizeLimit: newLimiter(authorizeLimits), loginLimit: newLimiter(loginLimits),
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -231,6 +234,10 @@ func (s *Server) checkAuthorize(next http.Handler) http.Handler {
 		if r.Method == http.MethodGet {
 			f = r.URL.Query()
 		}
+		if msg := checkSizes(f); msg != "" {
+			errorPage(w, http.StatusBadRequest, msg)
+			return
+		}
 		id, redirect := f.Get("client_id"), f.Get("redirect_uri")
 		c, err := s.store.Client(r.Context(), id)
 		switch {
@@ -251,8 +258,49 @@ func (s *Server) checkAuthorize(next http.Handler) http.Handler {
 			errorPage(w, http.StatusBadRequest, "The application did not use PKCE: code_challenge with code_challenge_method S256 is required.")
 			return
 		}
+		if wait := s.authorizeLimit.allow(sourceOf(r), s.now()); wait > 0 {
+			tooMany(w, wait, true)
+			return
+		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// paramLimits bound the parameters of an authorization request, which
+// are stored with it until it expires; maxAuthorizeQuery bounds them all.
+var paramLimits = []struct {
+	name string
+	max  int
+}{
+	{"client_id", 128}, {"redirect_uri", maxRedirectURILen}, {"state", 1024}, {"nonce", 256}, {"scope", 256},
+	{"resource", maxRedirectURILen}, {"code_challenge", 128}, {"code_challenge_method", 16}, {"response_type", 32},
+	{"response_mode", 32}, {"prompt", 64}, {"login_hint", 256}, {"ui_locales", 128},
+}
+
+const maxAuthorizeQuery = 8 << 10
+
+// checkSizes names the first parameter of f longer than its limit, or
+// given more than once.
+func checkSizes(f url.Values) string {
+	for _, p := range paramLimits {
+		vs := f[p.name]
+		if len(vs) > 1 {
+			return fmt.Sprintf("The parameter %s is given more than once.", p.name)
+		}
+		if len(vs) == 1 && len(vs[0]) > p.max {
+			return fmt.Sprintf("The parameter %s is too long: at most %d characters.", p.name, p.max)
+		}
+	}
+	total := 0
+	for k, vs := range f {
+		for _, v := range vs {
+			total += len(k) + len(v)
+		}
+	}
+	if total > maxAuthorizeQuery {
+		return fmt.Sprintf("The authorization request is too large: its parameters may hold at most %d bytes.", maxAuthorizeQuery)
+	}
+	return ""
 }
 
 // bindBrowser binds the authorization request op makes to the browser
