@@ -54,7 +54,7 @@ type OAuth struct {
 type OAuthServer struct {
 	AccessTokenTTL  legate.Duration `yaml:"access_token_ttl" default:"10m" min:"0" desc:"Lifetime of an access token; clients renew it with their refresh token"`
 	RefreshTokenTTL legate.Duration `yaml:"refresh_token_ttl" default:"720h" min:"0" desc:"Lifetime of a refresh token; each use replaces it with a new one of this lifetime"`
-	MaxClients      int             `yaml:"max_clients" default:"1000" min:"1" desc:"Most clients registered at once; registration beyond it is refused"`
+	MaxClients      int             `yaml:"max_clients" default:"1000" min:"1" desc:"Most clients registered at once; when full, clients that obtained no token within ten minutes of registering make room, else registration is refused"`
 	UnusedClientTTL legate.Duration `yaml:"unused_client_ttl" default:"24h" min:"0" desc:"A registered client that has obtained no token this long after registering is deleted"`
 	Upstream        *UpstreamLogin  `yaml:"upstream" desc:"Let people log in with an OpenID Connect provider (SSO) besides the local accounts"`
 }

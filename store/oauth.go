@@ -61,10 +61,15 @@ type OAuthRequest struct {
 	ClientID string
 	// Data is the request as the authorization server keeps it.
 	Data []byte
-	// CodeHash is the hex SHA-256 of the code issued for it, "" before.
+	// CodeHash is the hex SHA-256 of the code issued for it, "" before,
+	// SpentCode once that code was exchanged: a request is given one code
+	// in its life.
 	CodeHash  string
 	ExpiresAt time.Time
 }
+
+// SpentCode is the CodeHash of a request whose code was exchanged.
+const SpentCode = "-"
 
 // The kinds of OAuthToken.
 const (
@@ -110,15 +115,23 @@ type OAuthStore interface {
 	// before the time, returning how many.
 	DeleteUnusedClients(ctx context.Context, createdBefore time.Time) (int, error)
 
-	// PutRequest stores a request, replacing the one with its id.
+	// PutRequest stores a request, replacing the client, data and expiry
+	// of the one with its id; the code of a request already stored is
+	// kept (IssueCode alone gives one).
 	PutRequest(ctx context.Context, r OAuthRequest) error
+	// IssueCode gives an unexpired request that never had a code the
+	// code's hash, at once: of two callers, one succeeds and the other
+	// gets an error wrapping ErrConflict, as does a request whose code was
+	// issued or spent before; an unknown or expired request wraps
+	// ErrNotFound.
+	IssueCode(ctx context.Context, id, codeHash string, now time.Time) error
 	// Request returns an unexpired request by id, or an error wrapping
 	// ErrNotFound.
 	Request(ctx context.Context, id string, now time.Time) (OAuthRequest, error)
 	// RequestByCode returns an unexpired request by its code's hash and
-	// takes the code off it, at once: of two callers with one code, one
-	// gets the request and the other an error wrapping ErrNotFound, as do
-	// an unknown or expired code.
+	// takes the code off it (CodeHash becomes SpentCode), at once: of two
+	// callers with one code, one gets the request and the other an error
+	// wrapping ErrNotFound, as do an unknown or expired code.
 	RequestByCode(ctx context.Context, codeHash string, now time.Time) (OAuthRequest, error)
 	// DeleteRequest deletes a request; an unknown id is no error.
 	DeleteRequest(ctx context.Context, id string) error

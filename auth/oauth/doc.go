@@ -16,9 +16,15 @@
 //     clients that never obtained a token deleted after unused_client_ttl;
 //   - the RFC 8707 resource check: tokens are only for Legate's resource;
 //   - refresh token rotation: a rotated token used again revokes its grant;
-//   - the login and consent pages (html/template, embedded, no script,
-//     CSRF double-submit token bound to the browser that logged in), with
-//     local accounts whose passwords are argon2id hashes.
+//   - the login and consent pages (html/template, embedded, no script),
+//     taken only from the browser that made the authorization request (a
+//     cookie whose hash the request keeps; the callback issues its one
+//     code to that browser alone), each form carrying a CSRF token keyed
+//     to that cookie, with local accounts whose passwords are argon2id
+//     hashes;
+//   - limits for callers nobody has authenticated: parameter sizes, token
+//     buckets per source address and for all, failed logins slowed down
+//     rather than accounts locked.
 //
 // The issuer is the origin of auth.resource. /mcp's authenticator takes
 // the server's access tokens through auth.LocalIssuer:

@@ -1,14 +1,15 @@
 package oauth
 
 import (
-	"context"
 	"crypto/subtle"
 	"embed"
 	"errors"
+	"fmt"
 	"html/template"
+	"math"
 	"net/http"
 	"net/url"
-	"strings"
+	"strconv"
 	"time"
 
 	"github.com/zitadel/oidc/v3/pkg/oidc"
@@ -22,17 +23,13 @@ var templateFS embed.FS
 
 var pages = template.Must(template.ParseFS(templateFS, "templates/*.html"))
 
-// csrfCookie holds the browser's form token: each form carries it too,
-// and a post whose two differ is refused (double submit). The cookie is
-// SameSite=Strict and host-only, so another site can neither send nor set it.
-const csrfCookie = "legate_oauth_csrf"
-
 // badLogin is the one message of a failed login, whether the account
 // exists, is disabled, or the password is wrong.
 const badLogin = "Wrong user name or password."
 
 type page struct {
 	Title, Error, Client, Redirect, ID, CSRF, Action string
+	RedirectHost                                     string
 	User, Tenant, Role, Profile, AccessTTL           string
 	UpstreamName, UpstreamURL                        string
 }
@@ -55,39 +52,33 @@ func errorPage(w http.ResponseWriter, status int, msg string) {
 	render(w, status, "error", page{Title: "Cannot continue", Error: msg})
 }
 
-// csrfToken returns the browser's form token, setting a new one when it
-// has none.
-func (s *Server) csrfToken(w http.ResponseWriter, r *http.Request) string {
-	if c, err := r.Cookie(csrfCookie); err == nil && len(c.Value) >= 32 {
-		return c.Value
-	}
-	v := randomID()
-	http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: v, Path: "/oauth/", HttpOnly: true,
-		Secure: r.TLS != nil || !strings.HasPrefix(s.issuer, "http://"), SameSite: http.SameSiteLaxMode})
-	return v
-}
-
 // checkForm checks a posted form's origin and CSRF token and returns the
-// token; "" when refused (the error is written).
-func (s *Server) checkForm(w http.ResponseWriter, r *http.Request) string {
+// authorization request it is about, with its client, taken from the
+// browser that made it; on refusal the error page is written.
+func (s *Server) checkForm(w http.ResponseWriter, r *http.Request) (*authRequest, store.OAuthClient, bool) {
 	for _, o := range r.Header.Values("Origin") { // each of them: a good first one cannot carry a bad second
 		if o != "" && o != s.issuer {
 			errorPage(w, http.StatusForbidden, "This form was posted from another site.")
-			return ""
+			return nil, store.OAuthClient{}, false
 		}
 	}
-	c, err := r.Cookie(csrfCookie)
-	form := r.PostFormValue("csrf")
-	if err != nil || form == "" || subtle.ConstantTimeCompare([]byte(c.Value), []byte(form)) != 1 {
-		errorPage(w, http.StatusForbidden, "The form expired or cookies are blocked: start again from your application.")
-		return ""
+	a, c, ok := s.pendingRequest(w, r, r.PostFormValue("id"))
+	if !ok {
+		return nil, store.OAuthClient{}, false
 	}
-	return c.Value
+	want := s.formToken(s.browserValue(r), a.ID)
+	if subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(want)) != 1 {
+		errorPage(w, http.StatusForbidden, "The form expired or cookies are blocked: start again from your application.")
+		return nil, store.OAuthClient{}, false
+	}
+	return a, c, true
 }
 
 // pendingRequest loads the authorization request a page is about, with
-// its client; on failure the error page is written.
-func (s *Server) pendingRequest(w http.ResponseWriter, ctx context.Context, id string) (*authRequest, store.OAuthClient, bool) {
+// its client, when r comes from the browser that made it and no code was
+// issued for it yet; on failure the error page is written.
+func (s *Server) pendingRequest(w http.ResponseWriter, r *http.Request, id string) (*authRequest, store.OAuthClient, bool) {
+	ctx := r.Context()
 	st := &storage{srv: s}
 	a, err := st.request(ctx, id)
 	if err != nil {
@@ -95,6 +86,15 @@ func (s *Server) pendingRequest(w http.ResponseWriter, ctx context.Context, id s
 			s.log.Error("reading an authorization request", "err", err)
 		}
 		errorPage(w, http.StatusBadRequest, "This login request is unknown or has expired.")
+		return nil, store.OAuthClient{}, false
+	}
+	if !s.sameBrowser(r, a) {
+		s.log.Info("an authorization request reached from another browser", "client", a.ClientID)
+		errorPage(w, http.StatusForbidden, "This login was started in another browser, or cookies are blocked. Never sign in through a link someone sent you: connect again from your own application.")
+		return nil, store.OAuthClient{}, false
+	}
+	if a.codeIssued {
+		errorPage(w, http.StatusBadRequest, "This login is complete already: connect again from your application.")
 		return nil, store.OAuthClient{}, false
 	}
 	c, err := s.store.Client(ctx, a.ClientID)
@@ -122,39 +122,56 @@ func (s *Server) loginForm(c store.OAuthClient, a *authRequest, token, msg strin
 }
 
 func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
-	a, c, ok := s.pendingRequest(w, r.Context(), r.URL.Query().Get("id"))
+	a, c, ok := s.pendingRequest(w, r, r.URL.Query().Get("id"))
 	if !ok {
 		return
 	}
-	render(w, http.StatusOK, "login", s.loginForm(c, a, s.csrfToken(w, r), ""))
+	render(w, http.StatusOK, "login", s.loginForm(c, a, s.formToken(s.browserValue(r), a.ID), ""))
 }
 
+// maxFormBytes bounds a login or consent form.
+const maxFormBytes = 16 << 10
+
+// maxUserNameLen bounds the user name a login form may carry.
+const maxUserNameLen = 256
+
 func (s *Server) login(w http.ResponseWriter, r *http.Request) {
-	token := s.checkForm(w, r)
-	if token == "" {
+	source := sourceOf(r)
+	if wait := s.loginLimit.allow(source, s.now()); wait > 0 {
+		tooMany(w, wait, true)
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	a, c, ok := s.checkForm(w, r)
+	if !ok {
 		return
 	}
 	ctx := r.Context()
-	a, c, ok := s.pendingRequest(w, ctx, r.PostFormValue("id"))
-	if !ok {
+	token := r.PostFormValue("csrf")
+	name, password := r.PostFormValue("username"), r.PostFormValue("password")
+	if len(name) > maxUserNameLen {
+		name = name[:maxUserNameLen] // no such user: refused like any other
+	}
+	if wait := s.guard.wait(name, source, s.now()); wait > 0 {
+		secs := int(math.Ceil(wait.Seconds()))
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		render(w, http.StatusTooManyRequests, "login", s.loginForm(c, a, token, fmt.Sprintf("Too many failed attempts: wait %d seconds, then try again.", secs)))
 		return
 	}
-	name, password := r.PostFormValue("username"), r.PostFormValue("password")
 	u, err := s.activeUser(ctx, name)
 	hash := u.PasswordHash
 	if err != nil {
 		hash = dummyHash
 	}
-	if s.guard.closed(name, s.now()) || !s.guard.check(hash, password) || err != nil {
-		s.guard.failed(name, s.now())
-		s.log.Info("login refused", "client", c.ID)
+	if !s.guard.check(hash, password) || err != nil {
+		s.guard.failed(name, source, s.now())
+		s.log.Info("login refused", "client", c.ID, "source", source)
 		render(w, http.StatusUnauthorized, "login", s.loginForm(c, a, token, badLogin))
 		return
 	}
-	s.guard.succeeded(name)
-	a.Subject, a.AuthTime, a.Binding = u.Name, s.now().UTC().Truncate(time.Second), hashSecret(token)
-	st := &storage{srv: s}
-	if err := st.putRequest(ctx, a, ""); err != nil {
+	s.guard.succeeded(name, source)
+	a.Subject, a.AuthTime = u.Name, s.now().UTC().Truncate(time.Second)
+	if err := (&storage{srv: s}).putRequest(ctx, a); err != nil {
 		s.log.Error("storing a login", "err", err)
 		errorPage(w, http.StatusInternalServerError, "The login could not be recorded.")
 		return
@@ -165,26 +182,37 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 // renderConsent shows the consent page of request a by client c to user
 // u, with the browser's form token.
 func (s *Server) renderConsent(w http.ResponseWriter, a *authRequest, c store.OAuthClient, u store.User, token string) {
-	redirect := a.RedirectURI
+	redirect, host := a.RedirectURI, a.RedirectURI
 	if ru, err := url.Parse(redirect); err == nil {
 		ru.RawQuery = ""
-		redirect = ru.String()
+		redirect, host = ru.String(), redirectHost(ru)
 	}
-	render(w, http.StatusOK, "consent", page{Title: "Allow access?", Client: clientName(c), Redirect: redirect, ID: a.ID, CSRF: token, Action: ConsentPath,
+	render(w, http.StatusOK, "consent", page{Title: "Allow access?", Client: clientName(c), Redirect: redirect, RedirectHost: host, ID: a.ID, CSRF: token, Action: ConsentPath,
 		User: u.Name, Tenant: u.Tenant, Role: u.Role, Profile: u.Profile, AccessTTL: s.accessTTL.String()})
 }
 
-func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
-	token := s.checkForm(w, r)
-	if token == "" {
-		return
+// redirectHost names where a redirect URI sends the browser, as a person
+// reads it: the host of an http(s) URI (the client's name is its own
+// claim; the host is not), the app of a private-use scheme.
+func redirectHost(u *url.URL) string {
+	switch u.Scheme {
+	case "http", "https":
+		if isLoopback(u.Hostname()) {
+			return u.Hostname() + " (an application on this computer)"
+		}
+		return u.Hostname()
 	}
-	ctx := r.Context()
-	a, c, ok := s.pendingRequest(w, ctx, r.PostFormValue("id"))
+	return "the application that opens " + u.Scheme + ": links"
+}
+
+func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	a, c, ok := s.checkForm(w, r)
 	if !ok {
 		return
 	}
-	if a.Subject == "" || subtle.ConstantTimeCompare([]byte(a.Binding), []byte(hashSecret(token))) != 1 {
+	ctx := r.Context()
+	if a.Subject == "" {
 		errorPage(w, http.StatusForbidden, "Log in first, in this browser.")
 		return
 	}
@@ -195,7 +223,7 @@ func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.Consented = true
-	if err := (&storage{srv: s}).putRequest(ctx, a, ""); err != nil {
+	if err := (&storage{srv: s}).putRequest(ctx, a); err != nil {
 		s.log.Error("storing a consent", "err", err)
 		errorPage(w, http.StatusInternalServerError, "The consent could not be recorded.")
 		return

@@ -6,8 +6,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -122,9 +124,48 @@ func form(t *testing.T, resp *http.Response) url.Values {
 // browser would and returns the redirect the client receives.
 func (h *harness) authorize(client, redirect, verifier string, extra url.Values) *url.URL {
 	h.t.Helper()
-	b := h.browser()
-	q := url.Values{"response_type": {"code"}, "client_id": {client}, "redirect_uri": {redirect}, "state": {"st8"},
+	b, callback, errLoc := h.consented(client, redirect, verifier, extra)
+	if errLoc != nil {
+		return errLoc
+	}
+	resp, _ := b.Get(callback)
+	resp.Body.Close()
+	loc, _ := resp.Location()
+	if loc == nil {
+		h.t.Fatalf("callback: %d, no redirect", resp.StatusCode)
+	}
+	return loc
+}
+
+// authorizeQuery is the query of an authorization request with PKCE.
+func (h *harness) authorizeQuery(client, redirect, verifier string) url.Values {
+	return url.Values{"response_type": {"code"}, "client_id": {client}, "redirect_uri": {redirect}, "state": {"st8"},
 		"code_challenge": {challenge(verifier)}, "code_challenge_method": {"S256"}, "resource": {h.resource}}
+}
+
+// start sends browser b to the authorization endpoint and returns the
+// login page's URL it is sent on to.
+func (h *harness) start(b *http.Client, q url.Values) string {
+	h.t.Helper()
+	resp, err := b.Get(h.issuer + oauth.AuthorizePath + "?" + q.Encode())
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	resp.Body.Close()
+	loc, _ := resp.Location()
+	if loc == nil || !strings.HasPrefix(loc.String(), h.issuer+oauth.LoginPath) {
+		h.t.Fatalf("authorize: %d to %v, want the login page", resp.StatusCode, loc)
+	}
+	return loc.String()
+}
+
+// consented runs the authorization request, login and consent in a new
+// browser and returns it with the callback URL consent sent it to; or
+// the error redirect of the authorization request.
+func (h *harness) consented(client, redirect, verifier string, extra url.Values) (*http.Client, string, *url.URL) {
+	h.t.Helper()
+	b := h.browser()
+	q := h.authorizeQuery(client, redirect, verifier)
 	for k, v := range extra {
 		q[k] = v
 	}
@@ -136,7 +177,7 @@ func (h *harness) authorize(client, redirect, verifier string, extra url.Values)
 	loc, _ := resp.Location()
 	if loc == nil || !strings.HasPrefix(loc.String(), h.issuer+oauth.LoginPath) {
 		if loc != nil && loc.Query().Get("error") != "" {
-			return loc
+			return nil, "", loc
 		}
 		h.t.Fatalf("authorize: %d to %v, want the login page", resp.StatusCode, loc)
 	}
@@ -153,13 +194,7 @@ func (h *harness) authorize(client, redirect, verifier string, extra url.Values)
 	if resp.StatusCode != http.StatusSeeOther || loc == nil {
 		h.t.Fatalf("consent: %d to %v", resp.StatusCode, loc)
 	}
-	resp, _ = b.Get(loc.String())
-	resp.Body.Close()
-	loc, _ = resp.Location()
-	if loc == nil {
-		h.t.Fatalf("callback: %d, no redirect", resp.StatusCode)
-	}
-	return loc
+	return b, loc.String(), nil
 }
 
 type tokenResponse struct {
@@ -307,10 +342,10 @@ func TestPKCERequired(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		loc, _ := resp.Location()
-		if loc == nil || loc.Query().Get("error") != "invalid_request" || !strings.HasPrefix(loc.String(), redirect) {
-			t.Fatalf("method %q: %d %v, want invalid_request at the client", method, resp.StatusCode, loc)
+		if loc, _ := resp.Location(); loc != nil || resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "PKCE") {
+			t.Fatalf("method %q: %d to %v, want 400 naming PKCE, without a redirect", method, resp.StatusCode, loc)
 		}
 	}
 }
@@ -392,36 +427,35 @@ func TestLoginLeaksNoAccount(t *testing.T) {
 	}
 }
 
-// TestConsentNeedsTheSameBrowser: a consent posted without the form token
-// of the browser that logged in is refused.
+// TestConsentNeedsTheSameBrowser: the pages and forms of a request are
+// refused to another browser, and a form posted without the cookie.
 func TestConsentNeedsTheSameBrowser(t *testing.T) {
 	h := newHarness(t)
 	redirect := "http://127.0.0.1:33418/callback"
 	client := h.register(redirect)
 	b := h.browser()
-	q := url.Values{"response_type": {"code"}, "client_id": {client}, "redirect_uri": {redirect},
-		"code_challenge": {challenge(verifier)}, "code_challenge_method": {"S256"}}
-	resp, _ := b.Get(h.issuer + oauth.AuthorizePath + "?" + q.Encode())
-	resp.Body.Close()
-	loc, _ := resp.Location()
-	resp, _ = b.Get(loc.String())
+	login := h.start(b, h.authorizeQuery(client, redirect, verifier))
+	resp, _ := b.Get(login)
 	f := form(t, resp)
 	f.Set("username", "bob")
 	f.Set("password", password)
 	resp, _ = b.PostForm(h.issuer+oauth.LoginPath, f)
 	f = form(t, resp)
 	f.Set("decision", "allow")
-	// Another browser, its own cookie and form token, the victim's id.
+	// Another browser, its own cookie, the victim's id and form token.
 	other := h.browser()
-	resp, _ = other.Get(loc.String())
-	f2 := form(t, resp)
-	f2.Set("decision", "allow")
-	resp, _ = other.PostForm(h.issuer+oauth.ConsentPath, f2)
+	h.start(other, h.authorizeQuery(client, redirect, verifier))
+	resp, _ = other.Get(login)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("the login page in another browser: %d, want 403", resp.StatusCode)
+	}
+	resp, _ = other.PostForm(h.issuer+oauth.ConsentPath, f)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("consent from another browser: %d, want 403", resp.StatusCode)
 	}
-	// No cookie at all: refused as CSRF.
+	// No cookie at all.
 	resp, _ = http.PostForm(h.issuer+oauth.ConsentPath, f)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusForbidden {
@@ -436,6 +470,16 @@ func TestRegistrationLimits(t *testing.T) {
 		{"redirect_uris": []string{}},
 		{"redirect_uris": []string{"http://evil.example/cb"}},
 		{"redirect_uris": []string{"javascript:alert(1)"}},
+		{"redirect_uris": []string{"http://127.evil.com/cb"}},
+		{"redirect_uris": []string{"http://127.0.0.1.evil.com/cb"}},
+		{"redirect_uris": []string{"http://localhost.evil.com/cb"}},
+		{"redirect_uris": []string{"ms-msdt:/id PCWDiagnostic"}},
+		{"redirect_uris": []string{"search-ms:query=x"}},
+		{"redirect_uris": []string{"jar:https://x.example/a.jar!/"}},
+		{"redirect_uris": []string{"view-source:https://x.example/"}},
+		{"redirect_uris": []string{"myapp:/cb"}},
+		{"redirect_uris": []string{"https://user:pw@x.example/cb"}},
+		{"redirect_uris": []string{"com.example.app:/cb#f"}},
 		{"redirect_uris": []string{"https://x.example/cb#frag"}},
 		{"redirect_uris": []string{"https://x.example/cb"}, "grant_types": []string{"client_credentials"}},
 	} {
@@ -486,51 +530,79 @@ func TestPassword(t *testing.T) {
 
 func nopLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
-// loginAs posts a login for a fresh authorization request and returns the
-// status: 200 (the consent page) or 401.
-func (h *harness) loginAs(client, redirect, name, pw string) int {
-	h.t.Helper()
+// browserFrom is a browser whose connections come from the loopback
+// address ip (127.0.0.2…), a source of its own.
+func (h *harness) browserFrom(ip string) *http.Client {
 	b := h.browser()
-	q := url.Values{"response_type": {"code"}, "client_id": {client}, "redirect_uri": {redirect},
-		"code_challenge": {challenge(verifier)}, "code_challenge_method": {"S256"}}
-	resp, err := b.Get(h.issuer + oauth.AuthorizePath + "?" + q.Encode())
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	resp.Body.Close()
-	loc, _ := resp.Location()
-	resp, _ = b.Get(loc.String())
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+	b.Transport = &http.Transport{DialContext: d.DialContext}
+	return b
+}
+
+// loginAs posts a login for a fresh authorization request in browser b
+// and returns the status: 200 (the consent page), 401 or 429.
+func (h *harness) loginAs(b *http.Client, client, redirect, name, pw string) int {
+	h.t.Helper()
+	resp, _ := b.Get(h.start(b, h.authorizeQuery(client, redirect, verifier)))
 	f := form(h.t, resp)
 	f.Set("username", name)
 	f.Set("password", pw)
 	resp, _ = b.PostForm(h.issuer+oauth.LoginPath, f)
 	resp.Body.Close()
+	if resp.StatusCode == http.StatusTooManyRequests && resp.Header.Get("Retry-After") == "" {
+		h.t.Fatal("429 without Retry-After")
+	}
 	return resp.StatusCode
 }
 
-// TestLoginThrottle: five failures close a name's logins, even with the
-// right password, for the window; other names are not affected.
-func TestLoginThrottle(t *testing.T) {
+// TestLoginSlowsDownWithoutLockout: failed logins of a name from an
+// address make that address wait longer before the next check of it, but
+// never lock the account: its owner logs in from another address at
+// once, and from the same one after the wait.
+func TestLoginSlowsDownWithoutLockout(t *testing.T) {
 	h := newHarness(t)
 	redirect := "http://127.0.0.1:33418/callback"
 	client := h.register(redirect)
-	for range 5 {
-		if got := h.loginAs(client, redirect, "bob", "a wrong password"); got != http.StatusUnauthorized {
-			t.Fatalf("a wrong password: %d", got)
+	attacker, owner := h.browser(), h.browserFrom("127.0.0.2")
+	for i := range 6 {
+		if got := h.loginAs(attacker, client, redirect, "bob", "a wrong password"); got != http.StatusUnauthorized {
+			t.Fatalf("wrong password %d: %d, want 401", i+1, got)
+		}
+		h.now = h.now.Add(time.Minute) // past each wait, and the address's bucket
+	}
+	if got := h.loginAs(attacker, client, redirect, "bob", "a wrong password"); got != http.StatusUnauthorized {
+		t.Fatalf("after waiting: %d, want 401", got)
+	}
+	if got := h.loginAs(attacker, client, redirect, "bob", "another wrong password"); got != http.StatusTooManyRequests {
+		t.Fatalf("at once after a seventh failure: %d, want 429", got)
+	}
+	if got := h.loginAs(owner, client, redirect, "bob", password); got != http.StatusOK {
+		t.Fatalf("the owner from another address: %d, want 200", got)
+	}
+	h.now = h.now.Add(time.Minute)
+	if got := h.loginAs(attacker, client, redirect, "bob", password); got != http.StatusOK {
+		t.Fatalf("the right password from the first address after the wait: %d, want 200", got)
+	}
+}
+
+// TestLoginSprayIsLimitedPerSource: one address trying many names is
+// held back after the burst its bucket allows; another address is not.
+func TestLoginSprayIsLimitedPerSource(t *testing.T) {
+	h := newHarness(t)
+	redirect := "http://127.0.0.1:33418/callback"
+	client := h.register(redirect)
+	b := h.browser()
+	limited := 0
+	for i := range 20 {
+		if h.loginAs(b, client, redirect, fmt.Sprintf("user%d", i), "a wrong password") == http.StatusTooManyRequests {
+			limited++
 		}
 	}
-	if got := h.loginAs(client, redirect, "bob", password); got != http.StatusUnauthorized {
-		t.Fatalf("the right password after five failures: %d, want 401", got)
+	if limited < 5 {
+		t.Fatalf("20 names tried at once from one address: %d refused with 429, want the burst's excess", limited)
 	}
-	if err := oauth.AddUser(context.Background(), h.st.Users(), auth.Principal{Name: "dave"}, password); err != nil {
-		t.Fatal(err)
-	}
-	if got := h.loginAs(client, redirect, "dave", password); got != http.StatusOK {
-		t.Fatalf("another user: %d, want 200", got)
-	}
-	h.now = h.now.Add(16 * time.Minute)
-	if got := h.loginAs(client, redirect, "bob", password); got != http.StatusOK {
-		t.Fatalf("after the window: %d, want 200", got)
+	if got := h.loginAs(h.browserFrom("127.0.0.3"), client, redirect, "bob", password); got != http.StatusOK {
+		t.Fatalf("another address: %d, want 200", got)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -52,6 +53,10 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	now := s.now()
+	if wait := s.registerLimit.allow(sourceOf(r), now); wait > 0 {
+		tooMany(w, wait, false)
+		return
+	}
 	if _, err := s.store.DeleteExpired(ctx, now); err != nil {
 		s.log.Error("deleting expired requests and tokens", "err", err)
 	}
@@ -65,6 +70,19 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		s.log.Error("counting clients", "err", err)
 		oauthError(w, http.StatusInternalServerError, "server_error", "the client could not be registered")
 		return
+	}
+	if count >= s.maxClients {
+		// Full: clients that obtained no token within an authorization
+		// request's lifetime of registering make room, so that
+		// registrations sent to fill the table hold it for minutes, not
+		// for unused_client_ttl.
+		if n, err := s.store.DeleteUnusedClients(ctx, now.Add(-requestLifetime)); err == nil && n > 0 {
+			s.log.Warn("the client table is full: deleted clients that obtained no token", "count", n)
+			count, err = s.store.CountClients(ctx)
+			if err != nil {
+				count = s.maxClients
+			}
+		}
 	}
 	if count >= s.maxClients {
 		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", "too many clients are registered; try again later")
@@ -137,11 +155,19 @@ func checkRegistration(req *registration) (string, string) {
 	return "", ""
 }
 
-// forbiddenSchemes are never a redirect target.
-var forbiddenSchemes = []string{"javascript", "data", "file", "vbscript", "blob", "about", "ftp", "ws", "wss"}
+// appSchemes are the private-use schemes of MCP clients that predate
+// the reverse-DNS rule (RFC 8252 §7.1) and are accepted by name.
+var appSchemes = []string{"cursor"}
 
-// checkRedirectURI accepts https, http to a loopback address (RFC 8252
-// §7.3) and private-use schemes of native apps (§7.1); never a fragment.
+// privateSchemeRE is a private-use scheme in reverse-DNS form: at least
+// two labels, lower case (com.example.app).
+var privateSchemeRE = regexp.MustCompile(`^[a-z][a-z0-9-]*(\.[a-z0-9-]+)+$`)
+
+// checkRedirectURI accepts, and only accepts, https with a host, http to
+// a loopback address named exactly (RFC 8252 §7.3) and a native app's
+// private-use scheme in reverse-DNS form (§7.1); never a fragment or a
+// user name. Every other scheme (javascript:, data:, ms-msdt:,
+// search-ms:, jar:, view-source:…) is refused by construction.
 func checkRedirectURI(s string) string {
 	if len(s) > maxRedirectURILen {
 		return fmt.Sprintf("longer than %d characters", maxRedirectURILen)
@@ -150,24 +176,52 @@ func checkRedirectURI(s string) string {
 	switch {
 	case err != nil || u.Scheme == "":
 		return "not an absolute URI"
-	case u.Fragment != "" || strings.Contains(s, "#"):
+	case strings.Contains(s, "#"):
 		return "must not have a fragment"
-	case u.User != nil:
+	case u.User != nil || strings.Contains(u.Host, "@"):
 		return "must not hold a user name or password"
-	case slices.Contains(forbiddenSchemes, strings.ToLower(u.Scheme)):
-		return fmt.Sprintf("the %s scheme is not allowed", u.Scheme)
 	case u.Scheme == "https":
-		if u.Host == "" {
+		if u.Hostname() == "" {
 			return "no host"
 		}
 	case u.Scheme == "http":
 		if !isLoopback(u.Hostname()) {
-			return "http is allowed only to a loopback address"
+			return "http is allowed only to 127.0.0.1, [::1] or localhost"
 		}
+	case privateSchemeRE.MatchString(u.Scheme) || slices.Contains(appSchemes, u.Scheme):
+		if u.Opaque != "" {
+			return "a private-use scheme's URI needs a path (com.example.app:/callback)"
+		}
+	default:
+		return fmt.Sprintf("the %s scheme is not allowed: use https, http to a loopback address, or a private-use scheme in reverse-DNS form (com.example.app:/callback)", u.Scheme)
 	}
 	return ""
 }
 
+// isLoopback reports whether host, a URL's hostname, names the loopback
+// interface exactly: 127.0.0.1, ::1 or localhost (not a name that merely
+// begins with 127.).
 func isLoopback(host string) bool {
-	return host == "localhost" || host == "127.0.0.1" || host == "::1" || strings.HasPrefix(host, "127.")
+	return host == "localhost" || host == "127.0.0.1" || host == "::1"
+}
+
+// redirectRegistered reports whether uri is one of the client's redirect
+// URIs: the same string, or, for http to a loopback address, the same
+// but for the port, which a native app picks when it starts (RFC 8252
+// §7.3).
+func redirectRegistered(c store.OAuthClient, uri string) bool {
+	if slices.Contains(c.RedirectURIs, uri) {
+		return true
+	}
+	u, err := url.Parse(uri)
+	if err != nil || u.Scheme != "http" || !isLoopback(u.Hostname()) || u.User != nil || strings.Contains(uri, "#") {
+		return false
+	}
+	for _, reg := range c.RedirectURIs {
+		r, err := url.Parse(reg)
+		if err == nil && r.Scheme == "http" && r.Hostname() == u.Hostname() && r.EscapedPath() == u.EscapedPath() && r.RawQuery == u.RawQuery {
+			return true
+		}
+	}
+	return false
 }

@@ -52,11 +52,14 @@ type Server struct {
 	store    store.OAuthStore
 	users    store.UserStore
 	key      *signingKey
+	formKey  []byte // keys the forms' CSRF tokens
 	provider *op.Provider
 	guard    *loginGuard
-	upstream *upstreamLogin // nil without auth.oauth_server.upstream
-	log      *slog.Logger
-	now      func() time.Time
+	// The rates of registration, authorization requests and logins.
+	registerLimit, authorizeLimit, loginLimit *limiter
+	upstream                                  *upstreamLogin // nil without auth.oauth_server.upstream
+	log                                       *slog.Logger
+	now                                       func() time.Time
 }
 
 // Options are what New needs besides the configuration.
@@ -95,6 +98,7 @@ func New(ctx context.Context, cfg config.Auth, o Options) (*Server, error) {
 		accessTTL: time.Duration(sc.AccessTokenTTL), refreshTTL: time.Duration(sc.RefreshTokenTTL),
 		maxClients: sc.MaxClients, unusedTTL: time.Duration(sc.UnusedClientTTL),
 		store: o.Store.OAuth(), users: o.Store.Users(), log: o.Log, now: o.Now, guard: newLoginGuard(),
+		registerLimit: newLimiter(registerLimits), authorizeLimit: newLimiter(authorizeLimits), loginLimit: newLimiter(loginLimits),
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -118,7 +122,7 @@ func New(ctx context.Context, cfg config.Auth, o Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("oauth: the signing key: %w", err)
 	}
-	s.key = key
+	s.key, s.formKey = key, deriveFormKey(key)
 	opts := []op.Option{
 		op.WithCustomAuthEndpoint(op.NewEndpoint(strings.TrimPrefix(AuthorizePath, "/"))),
 		op.WithCustomTokenEndpoint(op.NewEndpoint(strings.TrimPrefix(TokenPath, "/"))),
@@ -166,8 +170,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET "+MetadataPath, s.metadata)
 	mux.HandleFunc("GET "+OIDCMetadataPath, s.metadata)
 	mux.Handle(RegisterPath, cors(http.HandlerFunc(s.register)))
-	mux.Handle(AuthorizePath, s.checkResource(inner, false))
-	mux.Handle("GET "+CallbackPath, inner)
+	mux.Handle(AuthorizePath, s.checkResource(s.checkAuthorize(s.bindBrowser(inner)), false))
+	mux.Handle("GET "+CallbackPath, s.callback(inner))
 	mux.Handle(TokenPath, s.checkResource(inner, true))
 	mux.Handle(RevokePath, inner)
 	mux.Handle("GET "+KeysPath, inner)
@@ -212,6 +216,110 @@ func (s *Server) checkResource(next http.Handler, token bool) http.Handler {
 			} else {
 				r.Form.Set("scope", ScopeMCP)
 			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// checkAuthorize refuses, on an error page and never by a redirect, an
+// authorization request whose client is unknown, whose redirect_uri is
+// not one the client registered, or that lacks PKCE with S256 or asks
+// for another response type than code: until all of these hold, the
+// redirect_uri is only a claim, and redirecting an error to it would
+// make Legate an open redirect (RFC 6749 §4.1.2.1). Past them, op
+// redirects its own errors to the client.
+func (s *Server) checkAuthorize(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f := r.Form // parsed by checkResource
+		if r.Method == http.MethodGet {
+			f = r.URL.Query()
+		}
+		if msg := checkSizes(f); msg != "" {
+			errorPage(w, http.StatusBadRequest, msg)
+			return
+		}
+		id, redirect := f.Get("client_id"), f.Get("redirect_uri")
+		c, err := s.store.Client(r.Context(), id)
+		switch {
+		case id == "" || errors.Is(err, store.ErrNotFound):
+			errorPage(w, http.StatusBadRequest, "The application is not registered here (client_id is missing or unknown).")
+			return
+		case err != nil:
+			s.log.Error("reading a client", "err", err)
+			errorPage(w, http.StatusInternalServerError, "The application could not be looked up.")
+			return
+		case redirect == "" || !redirectRegistered(c, redirect):
+			errorPage(w, http.StatusBadRequest, "The application asked to send you to an address it did not register (redirect_uri).")
+			return
+		case f.Get("response_type") != string(oidc.ResponseTypeCode):
+			errorPage(w, http.StatusBadRequest, "The application asked for a response other than an authorization code (response_type must be code).")
+			return
+		case f.Get("code_challenge") == "" || f.Get("code_challenge_method") != string(oidc.CodeChallengeMethodS256):
+			errorPage(w, http.StatusBadRequest, "The application did not use PKCE: code_challenge with code_challenge_method S256 is required.")
+			return
+		}
+		if wait := s.authorizeLimit.allow(sourceOf(r), s.now()); wait > 0 {
+			tooMany(w, wait, true)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// paramLimits bound the parameters of an authorization request, which
+// are stored with it until it expires; maxAuthorizeQuery bounds them all.
+var paramLimits = []struct {
+	name string
+	max  int
+}{
+	{"client_id", 128}, {"redirect_uri", maxRedirectURILen}, {"state", 1024}, {"nonce", 256}, {"scope", 256},
+	{"resource", maxRedirectURILen}, {"code_challenge", 128}, {"code_challenge_method", 16}, {"response_type", 32},
+	{"response_mode", 32}, {"prompt", 64}, {"login_hint", 256}, {"ui_locales", 128},
+}
+
+const maxAuthorizeQuery = 8 << 10
+
+// checkSizes names the first parameter of f longer than its limit, or
+// given more than once.
+func checkSizes(f url.Values) string {
+	for _, p := range paramLimits {
+		vs := f[p.name]
+		if len(vs) > 1 {
+			return fmt.Sprintf("The parameter %s is given more than once.", p.name)
+		}
+		if len(vs) == 1 && len(vs[0]) > p.max {
+			return fmt.Sprintf("The parameter %s is too long: at most %d characters.", p.name, p.max)
+		}
+	}
+	total := 0
+	for k, vs := range f {
+		for _, v := range vs {
+			total += len(k) + len(v)
+		}
+	}
+	if total > maxAuthorizeQuery {
+		return fmt.Sprintf("The authorization request is too large: its parameters may hold at most %d bytes.", maxAuthorizeQuery)
+	}
+	return ""
+}
+
+// bindBrowser binds the authorization request op makes to the browser
+// asking: the browser is given its cookie, whose value op's
+// CreateAuthRequest finds in the context.
+func (s *Server) bindBrowser(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		v := s.ensureBrowser(w, r)
+		next.ServeHTTP(w, r.WithContext(withBrowser(r.Context(), v)))
+	})
+}
+
+// callback issues the code of a consented authorization request, only to
+// the browser that made it and only once (storage.SaveAuthCode makes the
+// once hold between replicas too).
+func (s *Server) callback(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, _, ok := s.pendingRequest(w, r, r.URL.Query().Get("id")); !ok {
+			return
 		}
 		next.ServeHTTP(w, r)
 	})

@@ -50,14 +50,17 @@ type authRequest struct {
 	// Subject is the user who logged in, "" before.
 	Subject  string    `json:"subject,omitempty"`
 	AuthTime time.Time `json:"auth_time"`
-	// Binding is the hash of the browser's form token that logged in:
-	// consent is taken only from that browser.
-	Binding   string `json:"binding,omitempty"`
+	// Browser is the hash of the browser cookie of the browser that made
+	// the request: every later step is taken only from that browser.
+	Browser   string `json:"browser"`
 	Consented bool   `json:"consented,omitempty"`
 	// UpstreamState is the hash of the state sent to the upstream
 	// provider, UpstreamVerifier the PKCE verifier of that login.
 	UpstreamState    string `json:"upstream_state,omitempty"`
 	UpstreamVerifier string `json:"upstream_verifier,omitempty"`
+
+	// codeIssued: the request was given its code (and may have spent it).
+	codeIssued bool
 }
 
 func (a *authRequest) GetID() string          { return a.ID }
@@ -116,13 +119,17 @@ func (s *storage) CreateAuthRequest(ctx context.Context, req *oidc.AuthRequest, 
 	if req.ResponseType != oidc.ResponseTypeCode {
 		return nil, oidc.ErrUnauthorizedClient().WithDescription("only response_type code is supported")
 	}
+	browser := browserFrom(ctx)
+	if browser == "" {
+		return nil, oidc.ErrServerError().WithDescription("the authorization request is not bound to a browser")
+	}
 	scopes := []string{ScopeMCP, oidc.ScopeOfflineAccess}
-	a := &authRequest{
+	a := &authRequest{Browser: hashSecret(browser),
 		ID: randomID(), ClientID: req.ClientID, RedirectURI: req.RedirectURI, State: req.State, Nonce: req.Nonce,
 		Scopes: scopes, ResponseType: req.ResponseType, ResponseMode: req.ResponseMode,
 		Challenge: req.CodeChallenge, ChallengeType: req.CodeChallengeMethod, Audience: []string{s.srv.resource},
 	}
-	if err := s.putRequest(ctx, a, ""); err != nil {
+	if err := s.putRequest(ctx, a); err != nil {
 		return nil, err
 	}
 	// Each login sweeps what has expired, so the tables stay small.
@@ -132,12 +139,13 @@ func (s *storage) CreateAuthRequest(ctx context.Context, req *oidc.AuthRequest, 
 	return a, nil
 }
 
-func (s *storage) putRequest(ctx context.Context, a *authRequest, codeHash string) error {
+// putRequest stores a's progress; its code, if it has one, is kept.
+func (s *storage) putRequest(ctx context.Context, a *authRequest) error {
 	data, err := json.Marshal(a)
 	if err != nil {
 		return err
 	}
-	return s.srv.store.PutRequest(ctx, store.OAuthRequest{ID: a.ID, ClientID: a.ClientID, Data: data, CodeHash: codeHash, ExpiresAt: s.srv.now().Add(requestLifetime)})
+	return s.srv.store.PutRequest(ctx, store.OAuthRequest{ID: a.ID, ClientID: a.ClientID, Data: data, ExpiresAt: s.srv.now().Add(requestLifetime)})
 }
 
 func decodeRequest(r store.OAuthRequest) (*authRequest, error) {
@@ -145,6 +153,7 @@ func decodeRequest(r store.OAuthRequest) (*authRequest, error) {
 	if err := json.Unmarshal(r.Data, &a); err != nil {
 		return nil, fmt.Errorf("authorization request %s: %w", r.ID, err)
 	}
+	a.codeIssued = r.CodeHash != ""
 	return &a, nil
 }
 
@@ -176,12 +185,17 @@ func (s *storage) AuthRequestByCode(ctx context.Context, code string) (op.AuthRe
 	return decodeRequest(r)
 }
 
+// SaveAuthCode gives the request its one code: a second callback, even
+// one racing the first on another replica, is refused.
 func (s *storage) SaveAuthCode(ctx context.Context, id, code string) error {
-	a, err := s.request(ctx, id)
-	if err != nil {
-		return err
+	err := s.srv.store.IssueCode(ctx, id, hashSecret(code), s.srv.now())
+	switch {
+	case errors.Is(err, store.ErrConflict):
+		return oidc.ErrInvalidRequestRedirectURI().WithDescription("this authorization was completed already: its code is issued once")
+	case errors.Is(err, store.ErrNotFound):
+		return oidc.ErrInvalidRequestRedirectURI().WithDescription("unknown or expired authorization request")
 	}
-	return s.putRequest(ctx, a, hashSecret(code))
+	return err
 }
 
 func (s *storage) DeleteAuthRequest(ctx context.Context, id string) error {

@@ -96,7 +96,7 @@ func (u *upstreamLogin) relyingParty(ctx context.Context) (rp.RelyingParty, erro
 // request named by id, remembering a state and PKCE verifier with it.
 func (s *Server) upstreamStart(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	a, _, ok := s.pendingRequest(w, ctx, r.URL.Query().Get("id"))
+	a, _, ok := s.pendingRequest(w, r, r.URL.Query().Get("id"))
 	if !ok {
 		return
 	}
@@ -106,10 +106,9 @@ func (s *Server) upstreamStart(w http.ResponseWriter, r *http.Request) {
 		errorPage(w, http.StatusBadGateway, "The sign-in provider cannot be reached; try again later.")
 		return
 	}
-	token := s.csrfToken(w, r)
 	nonce, verifier := randomID(), randomID()
-	a.UpstreamState, a.UpstreamVerifier, a.Binding = hashSecret(nonce), verifier, hashSecret(token)
-	if err := (&storage{srv: s}).putRequest(ctx, a, ""); err != nil {
+	a.UpstreamState, a.UpstreamVerifier = hashSecret(nonce), verifier
+	if err := (&storage{srv: s}).putRequest(ctx, a); err != nil {
 		s.log.Error("storing a login", "err", err)
 		errorPage(w, http.StatusInternalServerError, "The login could not be started.")
 		return
@@ -126,13 +125,11 @@ func (s *Server) upstreamCallback(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	q := r.URL.Query()
 	id, nonce, _ := strings.Cut(q.Get("state"), ".")
-	a, c, ok := s.pendingRequest(w, ctx, id)
+	a, c, ok := s.pendingRequest(w, r, id) // the browser that made the request
 	if !ok {
 		return
 	}
-	cookie, cerr := r.Cookie(csrfCookie)
-	if a.UpstreamState == "" || subtle.ConstantTimeCompare([]byte(a.UpstreamState), []byte(hashSecret(nonce))) != 1 ||
-		cerr != nil || subtle.ConstantTimeCompare([]byte(a.Binding), []byte(hashSecret(cookie.Value))) != 1 {
+	if a.UpstreamState == "" || subtle.ConstantTimeCompare([]byte(a.UpstreamState), []byte(hashSecret(nonce))) != 1 {
 		errorPage(w, http.StatusForbidden, "This sign-in was not started in this browser.")
 		return
 	}
@@ -161,11 +158,11 @@ func (s *Server) upstreamCallback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.Subject, a.AuthTime, a.UpstreamState, a.UpstreamVerifier = p.Name, s.now().UTC().Truncate(time.Second), "", ""
-	if err := (&storage{srv: s}).putRequest(ctx, a, ""); err != nil {
+	if err := (&storage{srv: s}).putRequest(ctx, a); err != nil {
 		errorPage(w, http.StatusInternalServerError, "The login could not be recorded.")
 		return
 	}
-	s.renderConsent(w, a, c, store.User{Name: p.Name, Tenant: p.Tenant, Role: p.Role, Profile: p.Profile}, cookie.Value)
+	s.renderConsent(w, a, c, store.User{Name: p.Name, Tenant: p.Tenant, Role: p.Role, Profile: p.Profile}, s.formToken(s.browserValue(r), a.ID))
 }
 
 // principal maps an ID token's claims to a principal, as the JWT

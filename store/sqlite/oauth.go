@@ -73,7 +73,7 @@ func (s oauthStore) DeleteUnusedClients(ctx context.Context, createdBefore time.
 
 func (s oauthStore) PutRequest(ctx context.Context, r store.OAuthRequest) error {
 	_, err := s.db.ExecContext(ctx, `INSERT INTO oauth_requests (id, client_id, data, code_hash, expires_at) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET client_id = excluded.client_id, data = excluded.data, code_hash = excluded.code_hash, expires_at = excluded.expires_at`,
+		ON CONFLICT (id) DO UPDATE SET client_id = excluded.client_id, data = excluded.data, expires_at = excluded.expires_at`,
 		r.ID, r.ClientID, r.Data, r.CodeHash, r.ExpiresAt.Unix())
 	if err != nil {
 		return fmt.Errorf("storing authorization request: %w", err)
@@ -81,17 +81,33 @@ func (s oauthStore) PutRequest(ctx context.Context, r store.OAuthRequest) error 
 	return nil
 }
 
+// IssueCode sets the code in one conditional UPDATE: SQLite runs one
+// writer at a time, so of two callers the second finds the code set.
+func (s oauthStore) IssueCode(ctx context.Context, id, codeHash string, now time.Time) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE oauth_requests SET code_hash = ? WHERE id = ? AND code_hash = '' AND expires_at > ?`, codeHash, id, now.Unix())
+	if err != nil {
+		return fmt.Errorf("issuing a code: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return nil
+	}
+	if _, err := s.Request(ctx, id, now); err != nil {
+		return err
+	}
+	return fmt.Errorf("authorization request: a code was issued already: %w", store.ErrConflict)
+}
+
 func (s oauthStore) Request(ctx context.Context, id string, now time.Time) (store.OAuthRequest, error) {
 	return s.request(ctx, `id = ?`, id, now)
 }
 
 func (s oauthStore) RequestByCode(ctx context.Context, codeHash string, now time.Time) (store.OAuthRequest, error) {
-	if codeHash == "" {
+	if codeHash == "" || codeHash == store.SpentCode {
 		return store.OAuthRequest{}, fmt.Errorf("authorization request: %w", store.ErrNotFound)
 	}
 	var r store.OAuthRequest
 	var exp int64
-	err := s.db.QueryRowContext(ctx, `UPDATE oauth_requests SET code_hash = '' WHERE code_hash = ? AND expires_at > ? RETURNING id, client_id, data, expires_at`, codeHash, now.Unix()).
+	err := s.db.QueryRowContext(ctx, `UPDATE oauth_requests SET code_hash = '`+store.SpentCode+`' WHERE code_hash = ? AND expires_at > ? RETURNING id, client_id, data, expires_at`, codeHash, now.Unix()).
 		Scan(&r.ID, &r.ClientID, &r.Data, &exp)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.OAuthRequest{}, fmt.Errorf("authorization request: %w", store.ErrNotFound)

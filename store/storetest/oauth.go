@@ -104,7 +104,15 @@ func testOAuthRequests(t *testing.T, open Opener) {
 	if _, err := os.RequestByCode(ctx, "", base); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("a request without a code is found by the empty code: %v", err)
 	}
-	r.Data, r.CodeHash = []byte(`{"a":2}`), "code-hash"
+	if err := os.IssueCode(ctx, "r0", "code-hash", base); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a code for an unknown request: %v, want ErrNotFound", err)
+	}
+	must(t, os.IssueCode(ctx, "r1", "code-hash", base))
+	if err := os.IssueCode(ctx, "r1", "other-hash", base); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("a second code: %v, want ErrConflict", err)
+	}
+	// Putting the request again (a page storing its progress) keeps the code.
+	r.Data = []byte(`{"a":2}`)
 	must(t, os.PutRequest(ctx, r))
 	if got, err := os.RequestByCode(ctx, "code-hash", base); err != nil || got.ID != "r1" || string(got.Data) != `{"a":2}` {
 		t.Fatalf("by code: %+v %v", got, err)
@@ -112,10 +120,21 @@ func testOAuthRequests(t *testing.T, open Opener) {
 	if _, err := os.RequestByCode(ctx, "code-hash", base); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("a code taken twice: %v, want ErrNotFound", err)
 	}
-	if got, err := os.Request(ctx, "r1", base); err != nil || got.CodeHash != "" {
+	if got, err := os.Request(ctx, "r1", base); err != nil || got.CodeHash != store.SpentCode {
 		t.Fatalf("the request after its code was taken: %+v %v", got, err)
 	}
+	if err := os.IssueCode(ctx, "r1", "code-hash-2", base); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("a code after the first was spent: %v, want ErrConflict", err)
+	}
+	if _, err := os.RequestByCode(ctx, store.SpentCode, base); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a spent code's mark taken as a code: %v, want ErrNotFound", err)
+	}
+	r.ID = "r2"
 	must(t, os.PutRequest(ctx, r))
+	must(t, os.IssueCode(ctx, "r2", "code-hash", base))
+	if err := os.IssueCode(ctx, "r2", "code-hash", base.Add(time.Hour)); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a code for an expired request: %v, want ErrNotFound", err)
+	}
 	if _, err := os.Request(ctx, "r1", base.Add(time.Minute)); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("an expired request: %v, want ErrNotFound", err)
 	}

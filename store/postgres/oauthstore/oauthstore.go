@@ -82,12 +82,28 @@ func (s Store) PutRequest(ctx context.Context, r store.OAuthRequest) error {
 		data = []byte{}
 	}
 	_, err := s.DB.Exec(ctx, `INSERT INTO oauth_requests (id, client_id, data, code_hash, expires_at) VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (id) DO UPDATE SET client_id = excluded.client_id, data = excluded.data, code_hash = excluded.code_hash, expires_at = excluded.expires_at`,
+		ON CONFLICT (id) DO UPDATE SET client_id = excluded.client_id, data = excluded.data, expires_at = excluded.expires_at`,
 		r.ID, r.ClientID, data, r.CodeHash, r.ExpiresAt.Unix())
 	if err != nil {
 		return fmt.Errorf("storing authorization request: %w", err)
 	}
 	return nil
+}
+
+// IssueCode sets the code in one conditional UPDATE: of two callers, the
+// second waits for the first's row lock, then finds the code set.
+func (s Store) IssueCode(ctx context.Context, id, codeHash string, now time.Time) error {
+	tag, err := s.DB.Exec(ctx, `UPDATE oauth_requests SET code_hash = $1 WHERE id = $2 AND code_hash = '' AND expires_at > $3`, codeHash, id, now.Unix())
+	if err != nil {
+		return fmt.Errorf("issuing a code: %w", err)
+	}
+	if tag.RowsAffected() == 1 {
+		return nil
+	}
+	if _, err := s.Request(ctx, id, now); err != nil {
+		return err
+	}
+	return fmt.Errorf("authorization request: a code was issued already: %w", store.ErrConflict)
 }
 
 func (s Store) Request(ctx context.Context, id string, now time.Time) (store.OAuthRequest, error) {
@@ -109,12 +125,12 @@ func (s Store) Request(ctx context.Context, id string, now time.Time) (store.OAu
 // of two callers racing with one code, the second waits for the first's
 // row lock, sees the code gone and gets no row.
 func (s Store) RequestByCode(ctx context.Context, codeHash string, now time.Time) (store.OAuthRequest, error) {
-	if codeHash == "" {
+	if codeHash == "" || codeHash == store.SpentCode {
 		return store.OAuthRequest{}, fmt.Errorf("authorization request: %w", store.ErrNotFound)
 	}
 	var r store.OAuthRequest
 	var exp int64
-	err := s.DB.QueryRow(ctx, `UPDATE oauth_requests SET code_hash = '' WHERE code_hash = $1 AND expires_at > $2 RETURNING id, client_id, data, expires_at`, codeHash, now.Unix()).
+	err := s.DB.QueryRow(ctx, `UPDATE oauth_requests SET code_hash = '`+store.SpentCode+`' WHERE code_hash = $1 AND expires_at > $2 RETURNING id, client_id, data, expires_at`, codeHash, now.Unix()).
 		Scan(&r.ID, &r.ClientID, &r.Data, &exp)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.OAuthRequest{}, fmt.Errorf("authorization request: %w", store.ErrNotFound)
