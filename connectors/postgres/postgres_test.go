@@ -297,7 +297,7 @@ func TestErrorsAreCanonical(t *testing.T) {
 		"unknown column":    {c, "query", "SELECT nope FROM legate_canary", legate.CodeInvalidArgument, `column "nope" does not exist`},
 		"permission denied": {r, "query", "SELECT * FROM legate_canary", legate.CodePermissionDenied, "permission denied"},
 		"write denied":      {r, "execute", "DELETE FROM legate_canary", legate.CodePermissionDenied, "legate_operations"},
-		"timeout":           {c, "query", "SELECT pg_sleep(5)", legate.CodeTransient, "57014"},
+		"timeout":           {c, "query", "SELECT count(*) FROM generate_series(1, 100000) a, generate_series(1, 100000) b", legate.CodeTransient, "57014"},
 		"unique violation":  {c, "execute", "INSERT INTO legate_canary (id, v) VALUES (1, 'dup')", legate.CodeConflict, "23505"},
 	}
 	for name, tc := range tests {
