@@ -9,7 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/connectors/connectortest"
 	"github.com/legate-mcp/legate/connectors/sqlbase"
 	"github.com/legate-mcp/legate/connectors/sqlbase/sqltest"
@@ -116,5 +119,23 @@ func TestReproductionsBelowTheGuard(t *testing.T) {
 	}
 	if _, err := sqlbase.CheckRead(sqlbase.Postgres, sql); err == nil {
 		t.Errorf("the guard accepts %s", sql)
+	}
+}
+
+// TestAllowFunctionsConfig: allow_functions lets query call an
+// extension's function, and may not name one the guard always refuses.
+func TestAllowFunctionsConfig(t *testing.T) {
+	f := setup(t)
+	f.extensions(t, "tablefunc")
+	c := f.connector(t, "", "allow_functions: [normal_rand]\n")
+	if _, err := sqltest.Call(t, c, "query", `{"sql": "SELECT count(*) FROM normal_rand(3, 0, 1)"}`, ""); err != nil {
+		t.Fatalf("an allowed extension function: %v", err)
+	}
+	ct, _ := connectors.Lookup("postgres")
+	var node yaml.Node
+	yaml.Unmarshal([]byte("database: x\nuser: x\nallow_functions: [crosstab]\n"), &node)
+	_, err := connectors.Build(ct, "pg", &node, "config")
+	if err == nil || !strings.Contains(err.Error(), "allow_functions") || !strings.Contains(err.Error(), "crosstab") {
+		t.Fatalf("allow_functions naming crosstab: %v", err)
 	}
 }
