@@ -37,7 +37,11 @@ type Config struct {
 	TLS      string `yaml:"tls" default:"preferred" enum:"false,true,skip-verify,preferred" desc:"TLS: false (never), true (required and verified), skip-verify (required, not verified) or preferred (when the server offers it)"`
 	// Schemas are the databases schema lists.
 	Schemas  []string `yaml:"schemas" desc:"Databases that schema lists (default: the database); access itself is what the user is granted"`
-	ReadOnly bool     `yaml:"read_only" default:"false" desc:"Offer only query and schema, not execute"`
+	ReadOnly bool     `yaml:"read_only" default:"false" desc:"Offer only query and schema, not execute; the instance refuses to start on a user holding the FILE or SUPER privilege (see allow_privileged_role)"`
+	// AllowFunctions extends the guard's allowlist of functions.
+	AllowFunctions []string `yaml:"allow_functions" desc:"Functions query may call beyond the built-in read-only ones: name, or database.name for a stored function; functions that reach files, wait, lock or run programs (LOAD_FILE, SLEEP, GET_LOCK, sys_exec …) cannot be allowed" example:"[app.net_price]"`
+	// AllowPrivilegedRole lets a read_only instance start on a privileged user.
+	AllowPrivilegedRole bool `yaml:"allow_privileged_role" default:"false" desc:"Let a read_only instance start although its user holds the FILE or SUPER privilege; each start then logs a warning naming the user and the privilege"`
 	// StatementTimeout bounds each statement on the server.
 	StatementTimeout legate.Duration `yaml:"statement_timeout" default:"10s" desc:"max_statement_time (MariaDB) or max_execution_time (MySQL, reads only) of each statement"`
 	ConnectTimeout   legate.Duration `yaml:"connect_timeout" default:"5s" desc:"Time limit of opening one connection"`
@@ -78,6 +82,9 @@ type Connector struct {
 
 	opMu    sync.Mutex
 	opReady bool
+
+	allow     *sqlbase.Funcs // allow_functions
+	allowErrs []error
 }
 
 // New builds an instance from its decoded config.
@@ -86,8 +93,10 @@ func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 	if len(c.cfg.Schemas) == 0 && c.cfg.Database != "" {
 		c.cfg.Schemas = []string{c.cfg.Database}
 	}
+	c.allow, c.allowErrs = sqlbase.NewFuncs(sqlbase.MySQL, c.cfg.AllowFunctions)
 	c.tools = sqlbase.Tools(c, sqlbase.Options{
-		Dialect: sqlbase.MySQL, Type: "mysql", Instance: inst.ID,
+		AllowFunctions: c.allow,
+		Dialect:        sqlbase.MySQL, Type: "mysql", Instance: inst.ID,
 		DefaultRows: c.cfg.DefaultRows, MaxRows: c.cfg.MaxRows, Timeout: time.Duration(c.cfg.StatementTimeout),
 		Schemas: c.cfg.Schemas, ReadOnly: c.cfg.ReadOnly, Attempts: c.cfg.WriteAttempts,
 		OperationTable: c.cfg.OperationTable, MaxResultBytes: c.cfg.MaxResultBytes,
@@ -102,6 +111,9 @@ func (c *Connector) Validate() error {
 		StatementTimeout: c.cfg.StatementTimeout, ConnectTimeout: c.cfg.ConnectTimeout, DefaultRows: c.cfg.DefaultRows,
 		MaxRows: c.cfg.MaxRows, MaxResultBytes: c.cfg.MaxResultBytes, MaxConns: c.cfg.MaxConns, OperationTable: c.cfg.OperationTable, WriteAttempts: c.cfg.WriteAttempts,
 	})
+	for _, err := range c.allowErrs {
+		errs = append(errs, legate.Invalid("allow_functions", "%v", err))
+	}
 	if modes := []string{"false", "true", "skip-verify", "preferred"}; !slices.Contains(modes, c.cfg.TLS) {
 		errs = append(errs, legate.Invalid("tls", "must be one of %s, not %q", strings.Join(modes, ", "), c.cfg.TLS))
 	}
@@ -163,11 +175,81 @@ func (c *Connector) connect(ctx context.Context, creds connectors.Credentials) (
 	db.SetMaxOpenConns(c.cfg.MaxConns)
 	db.SetMaxIdleConns(c.cfg.MaxConns)
 	db.SetConnMaxIdleTime(5 * time.Minute)
+	if c.cfg.ReadOnly {
+		if err := c.checkUser(ctx, db); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
 	if old := c.db; old != nil {
 		go old.Close() // waits for the calls still using it
 	}
 	c.db, c.dbPW, c.probed = db, pw, false
 	return db, nil
+}
+
+// checkUser refuses a read_only instance whose user holds FILE (INTO
+// OUTFILE, LOAD_FILE) or SUPER, unless allow_privileged_role
+// (sqlbase.CheckPrivileged): it runs on each new pool, the instance's
+// start and each password rotation.
+func (c *Connector) checkUser(ctx context.Context, db *sql.DB) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return mapError(err)
+	}
+	defer conn.Close()
+	var user string
+	if err := conn.QueryRowContext(ctx, "SELECT CURRENT_USER()").Scan(&user); err != nil {
+		return mapError(err)
+	}
+	rows, err := conn.QueryContext(ctx, "SHOW GRANTS")
+	if err != nil {
+		return mapError(err)
+	}
+	defer rows.Close()
+	var grants []string
+	for rows.Next() {
+		var g string
+		if err := rows.Scan(&g); err != nil {
+			return mapError(err)
+		}
+		grants = append(grants, g)
+	}
+	if err := rows.Err(); err != nil {
+		return mapError(err)
+	}
+	return sqlbase.CheckPrivileged(ctx, "mysql", c.id, user, privileged(grants), c.cfg.AllowPrivilegedRole)
+}
+
+// privileged returns which of FILE and SUPER the global grants (ON *.*)
+// among grants give; ALL PRIVILEGES gives both.
+func privileged(grants []string) []string {
+	file, super := false, false
+	for _, g := range grants {
+		u := strings.ToUpper(g)
+		on := strings.Index(u, " ON *.* TO ")
+		if !strings.HasPrefix(u, "GRANT ") || on < 0 {
+			continue
+		}
+		for _, p := range strings.Split(u[len("GRANT "):on], ",") {
+			switch strings.TrimSpace(p) {
+			case "ALL", "ALL PRIVILEGES":
+				file, super = true, true
+			case "FILE":
+				file = true
+			case "SUPER":
+				super = true
+			}
+		}
+	}
+	var held []string
+	if file {
+		held = append(held, "FILE")
+	}
+	if super {
+		held = append(held, "SUPER")
+	}
+	return held
 }
 
 var (

@@ -37,7 +37,11 @@ type Config struct {
 	SSLRootCert     string   `yaml:"sslrootcert" desc:"Path of the PEM CA certificates that verify the server (verify-ca, verify-full)"`
 	ApplicationName string   `yaml:"application_name" default:"legate" desc:"application_name the server shows for the instance's sessions"`
 	Schemas         []string `yaml:"schemas" desc:"Schemas that schema lists and that are the search_path of queries (default: public); access itself is what the role is granted"`
-	ReadOnly        bool     `yaml:"read_only" default:"false" desc:"Offer only query and schema, not execute"`
+	ReadOnly        bool     `yaml:"read_only" default:"false" desc:"Offer only query and schema, not execute; the instance refuses to start on a superuser role or one holding pg_execute_server_program, pg_read_server_files or pg_write_server_files (see allow_privileged_role)"`
+	// AllowFunctions extends the guard's allowlist of functions.
+	AllowFunctions []string `yaml:"allow_functions" desc:"Functions query may call beyond PostgreSQL's built-in read-only ones: name (any schema) or schema.name, e.g. an extension's or your own; functions that run SQL given as text or reach files, programs, settings or other sessions (crosstab, dblink_exec, pg_read_file …) cannot be allowed" example:"[public.similarity]"`
+	// AllowPrivilegedRole lets a read_only instance start on a privileged role.
+	AllowPrivilegedRole bool `yaml:"allow_privileged_role" default:"false" desc:"Let a read_only instance start although its role is a superuser or holds pg_execute_server_program, pg_read_server_files or pg_write_server_files; each start then logs a warning naming the role and the privilege"`
 	// StatementTimeout bounds each statement on the server.
 	StatementTimeout legate.Duration `yaml:"statement_timeout" default:"10s" desc:"statement_timeout of each query and write"`
 	ConnectTimeout   legate.Duration `yaml:"connect_timeout" default:"5s" desc:"Time limit of opening one connection"`
@@ -73,6 +77,9 @@ type Connector struct {
 	opReady bool // the operation table exists
 
 	types sync.Map // OID → type name of types pgx does not know
+
+	allow     *sqlbase.Funcs // allow_functions
+	allowErrs []error
 }
 
 // New builds an instance from its decoded config.
@@ -81,8 +88,10 @@ func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 	if len(c.cfg.Schemas) == 0 {
 		c.cfg.Schemas = []string{"public"}
 	}
+	c.allow, c.allowErrs = sqlbase.NewFuncs(sqlbase.Postgres, c.cfg.AllowFunctions)
 	c.tools = sqlbase.Tools(c, sqlbase.Options{
-		Dialect: sqlbase.Postgres, Type: "postgres", Instance: inst.ID,
+		AllowFunctions: c.allow,
+		Dialect:        sqlbase.Postgres, Type: "postgres", Instance: inst.ID,
 		DefaultRows: c.cfg.DefaultRows, MaxRows: c.cfg.MaxRows, Timeout: time.Duration(c.cfg.StatementTimeout),
 		Schemas: c.cfg.Schemas, ReadOnly: c.cfg.ReadOnly, Attempts: c.cfg.WriteAttempts,
 		OperationTable: c.cfg.OperationTable, MaxResultBytes: c.cfg.MaxResultBytes,
@@ -97,6 +106,9 @@ func (c *Connector) Validate() error {
 		StatementTimeout: c.cfg.StatementTimeout, ConnectTimeout: c.cfg.ConnectTimeout, DefaultRows: c.cfg.DefaultRows,
 		MaxRows: c.cfg.MaxRows, MaxResultBytes: c.cfg.MaxResultBytes, MaxConns: c.cfg.MaxConns, OperationTable: c.cfg.OperationTable, WriteAttempts: c.cfg.WriteAttempts,
 	})
+	for _, err := range c.allowErrs {
+		errs = append(errs, legate.Invalid("allow_functions", "%v", err))
+	}
 	if !slices.Contains(sslModes, c.cfg.SSLMode) {
 		errs = append(errs, legate.Invalid("sslmode", "must be one of %s, not %q", strings.Join(sslModes, ", "), c.cfg.SSLMode))
 	}
@@ -162,11 +174,48 @@ func (c *Connector) connect(ctx context.Context, creds connectors.Credentials) (
 	if err != nil {
 		return nil, mapError(err)
 	}
+	if c.cfg.ReadOnly {
+		if err := c.checkRole(ctx, pool); err != nil {
+			pool.Close()
+			return nil, err
+		}
+	}
 	if old := c.pool; old != nil {
 		go old.Close()
 	}
 	c.pool, c.poolPW = pool, pw
 	return pool, nil
+}
+
+// checkRole refuses a read_only instance whose role is a superuser or may
+// run server programs or read or write server files, unless
+// allow_privileged_role (sqlbase.CheckPrivileged): it runs on each new
+// pool, the instance's start and each password rotation.
+func (c *Connector) checkRole(ctx context.Context, pool *pgxpool.Pool) error {
+	var role string
+	var super, program, read, write bool
+	err := pool.QueryRow(ctx, `SELECT current_user, r.rolsuper,
+		pg_has_role(current_user, 'pg_execute_server_program', 'MEMBER'),
+		pg_has_role(current_user, 'pg_read_server_files', 'MEMBER'),
+		pg_has_role(current_user, 'pg_write_server_files', 'MEMBER')
+		FROM pg_catalog.pg_roles r WHERE r.rolname = current_user`, extended).Scan(&role, &super, &program, &read, &write)
+	if err != nil {
+		return mapError(err)
+	}
+	var held []string
+	if super {
+		held = append(held, "superuser")
+	} else {
+		for _, p := range []struct {
+			name string
+			ok   bool
+		}{{"pg_execute_server_program", program}, {"pg_read_server_files", read}, {"pg_write_server_files", write}} {
+			if p.ok {
+				held = append(held, p.name)
+			}
+		}
+	}
+	return sqlbase.CheckPrivileged(ctx, "postgres", c.id, role, held, c.cfg.AllowPrivilegedRole)
 }
 
 // connString is the keyword/value connection string of the config, the

@@ -39,34 +39,6 @@ var writeStarts = map[Dialect]map[string]bool{
 // The words refused in writes: sending rows to a file.
 var writeDenied = map[string]bool{"outfile": true, "dumpfile": true}
 
-// deniedFuncs are functions refused in any statement: they read or write
-// server files, run programs, run statements given as text (which the
-// guard cannot see into), change settings, open connections, or signal
-// other sessions. A superuser may call them inside
-// a READ ONLY transaction, so they must never reach the server. Names are
-// matched lower-case, with or without a schema, quoted or not.
-var deniedFuncs = map[Dialect]map[string]bool{
-	Postgres: setOf("set_config", "nextval", "setval", "pg_read_file", "pg_read_binary_file", "pg_stat_file",
-		"pg_logdir_ls", "pg_terminate_backend", "pg_cancel_backend", "pg_reload_conf", "pg_rotate_logfile",
-		"pg_promote", "pg_switch_wal", "pg_start_backup", "pg_stop_backup", "pg_notify", "pg_import_system_collations",
-		"pg_log_backend_memory_contexts", "pg_wal_replay_pause", "pg_wal_replay_resume", "pg_drop_replication_slot",
-		"query_to_xml", "query_to_xml_and_xmlschema", "query_to_xmlschema", "cursor_to_xml", "cursor_to_xmlschema",
-		"pg_current_xact_id", "txid_current",
-		// ts_stat and ts_rewrite run the query text they are given.
-		"ts_stat", "ts_rewrite"),
-	MySQL: setOf("load_file", "sys_exec", "sys_eval", "sys_get", "sys_set", "get_lock", "release_lock",
-		"release_all_locks", "master_pos_wait", "source_pos_wait", "master_gtid_wait", "nextval", "setval", "lastval",
-		"wait_for_executed_gtid_set", "wait_until_sql_thread_after_gtids"),
-}
-
-// deniedPrefixes are families of functions refused as deniedFuncs are.
-var deniedPrefixes = map[Dialect][]string{
-	Postgres: {"pg_ls_", "pg_read_", "pg_file_", "lo_", "dblink", "pg_advisory", "pg_try_advisory", "pg_create_",
-		"pg_replication_origin", "pg_logical_", "binary_upgrade_", "pg_backup_", "pg_stat_reset", "pg_stat_statements_reset",
-		"pg_background", "pg_copy_", "pg_replication_slot", "brin_", "gin_clean_pending_list"},
-	MySQL: {"sys_"},
-}
-
 // writeAllowedFuncs are deniedFuncs a write may call: taking a sequence
 // value is what inserts do.
 var writeAllowedFuncs = setOf("nextval", "setval", "lastval")
@@ -80,11 +52,16 @@ func setOf(names ...string) map[string]bool {
 }
 
 // CheckRead accepts sql when it is exactly one SELECT (or WITH … SELECT)
-// that neither writes, locks, nor calls a function that escapes the
-// database; the refusal, INVALID_ARGUMENT, says why. It is the guard's
-// early, clear refusal: the READ ONLY transaction, the one-statement
-// protocol and the database role hold even for what it misses.
-func CheckRead(d Dialect, sql string) (*Statement, error) {
+// that neither writes nor locks, and calls only the dialect's built-in
+// read-only functions; the refusal, INVALID_ARGUMENT, says why. It is the
+// guard's early, clear refusal: the READ ONLY transaction, the
+// one-statement protocol and the database role hold even for what it
+// misses.
+func CheckRead(d Dialect, sql string) (*Statement, error) { return CheckReadAllowing(d, sql, nil) }
+
+// CheckReadAllowing is CheckRead that also lets the read call the
+// functions allow names (an instance's allow_functions).
+func CheckReadAllowing(d Dialect, sql string, allow *Funcs) (*Statement, error) {
 	toks, err := statement(d, sql)
 	if err != nil {
 		return nil, err
@@ -109,16 +86,17 @@ func CheckRead(d Dialect, sql string) (*Statement, error) {
 		if d == MySQL && wordIs(t, "next") && i+2 < len(toks) && wordIs(toks[i+1], "value") && wordIs(toks[i+2], "for") {
 			return nil, refuse("NEXT VALUE FOR takes a sequence value: it is not allowed in a read")
 		}
-		if err := checkFunc(d, toks, i, false); err != nil {
-			return nil, err
-		}
+	}
+	if err := checkReadCalls(d, toks, allow); err != nil {
+		return nil, err
 	}
 	return assemble(d, toks), nil
 }
 
 // CheckWrite accepts sql when it is exactly one INSERT, UPDATE, DELETE,
 // MERGE (postgres), REPLACE (mysql) or WITH … of them, calling no function
-// that escapes the database.
+// that escapes the database ([FunctionDenied]). Writes are not held to the
+// read allowlist: a write instance's role may already change the data.
 func CheckWrite(d Dialect, sql string) (*Statement, error) {
 	toks, err := statement(d, sql)
 	if err != nil {
@@ -140,7 +118,7 @@ func CheckWrite(d Dialect, sql string) (*Statement, error) {
 		if t.kind == tokWord && writeDenied[strings.ToLower(t.text)] {
 			return nil, refuse("%s is not allowed", strings.ToUpper(t.text))
 		}
-		if err := checkFunc(d, toks, i, true); err != nil {
+		if err := checkFunc(d, toks, i); err != nil {
 			return nil, err
 		}
 	}
@@ -175,22 +153,18 @@ func statement(d Dialect, sql string) ([]token, error) {
 	return toks, nil
 }
 
-// checkFunc refuses toks[i] when it names a denied function: a name,
-// bare or quoted, followed by an opening parenthesis.
-func checkFunc(d Dialect, toks []token, i int, write bool) error {
+// checkFunc refuses toks[i] (in a write) when it names a denied
+// function: a name, bare or quoted, followed by an opening parenthesis, or
+// (postgres) after a dot, which calls it by attribute notation.
+func checkFunc(d Dialect, toks []token, i int) error {
 	t := toks[i]
-	if (t.kind != tokWord && t.kind != tokQuoted) || i+1 >= len(toks) || toks[i+1].text != "(" {
+	call := i+1 < len(toks) && toks[i+1].text == "("
+	attr := d == Postgres && i >= 2 && toks[i-1].kind == tokOp && toks[i-1].text == "."
+	if (t.kind != tokWord && t.kind != tokQuoted) || !call && !attr {
 		return nil
 	}
-	name := strings.ToLower(t.text)
-	if t.kind == tokQuoted {
-		name = strings.ToLower(t.text[1 : len(t.text)-1])
-	}
-	denied := deniedFuncs[d][name]
-	for _, p := range deniedPrefixes[d] {
-		denied = denied || strings.HasPrefix(name, p)
-	}
-	if !denied || (write && writeAllowedFuncs[name]) {
+	name := strings.ToLower(identName(t))
+	if !FunctionDenied(d, name) || writeAllowedFuncs[name] {
 		return nil
 	}
 	return refuse("the function %s is not allowed: it reaches outside the database, changes settings or state, or signals other sessions", name)

@@ -154,3 +154,42 @@ func FuzzGuard(f *testing.F) {
 
 // tokSemi is how Tokens shows a semicolon.
 var tokSemi = string(rune('0'+6)) + ";"
+
+func TestAllowFunctions(t *testing.T) {
+	allow, errs := sqlbase.NewFuncs(sqlbase.Postgres, []string{"similarity", "App.Net_Price"})
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	tests := map[string]bool{
+		"SELECT similarity('a', 'b')":                   true,
+		"SELECT public.similarity('a', 'b')":            true,
+		"SELECT app.net_price(1)":                       true,
+		`SELECT "app"."net_price"(1)`:                   true,
+		"SELECT net_price(1)":                           false,
+		"SELECT other.net_price(1)":                     false,
+		"SELECT word_similarity('a', 'b')":              false,
+		"SELECT lower('A'), pg_catalog.upper(v) FROM t": true,
+	}
+	for sql, ok := range tests {
+		_, err := sqlbase.CheckReadAllowing(sqlbase.Postgres, sql, allow)
+		if (err == nil) != ok {
+			t.Errorf("%s: accepted=%v, want %v (%v)", sql, err == nil, ok, err)
+		}
+		if !ok && err != nil && !strings.Contains(err.Error(), "allow_functions") {
+			t.Errorf("%s: the refusal does not name allow_functions: %v", sql, err)
+		}
+	}
+	if _, err := sqlbase.CheckRead(sqlbase.Postgres, "SELECT similarity('a', 'b')"); err == nil {
+		t.Error("an extension's function is accepted without allow_functions")
+	}
+	for _, d := range []sqlbase.Dialect{sqlbase.Postgres, sqlbase.MySQL} {
+		bad := map[sqlbase.Dialect][]string{
+			sqlbase.Postgres: {"crosstab", "public.crosstab3", "dblink_exec", "pg_read_file", "xpath_table", "connectby", "pg_advisory_lock", "bad name", "a.b.c"},
+			sqlbase.MySQL:    {"load_file", "SLEEP", "benchmark", "get_lock", "sys_exec", "x;y"},
+		}[d]
+		_, errs := sqlbase.NewFuncs(d, bad)
+		if len(errs) != len(bad) {
+			t.Errorf("%s: %d of %d entries refused: %v", d, len(errs), len(bad), errs)
+		}
+	}
+}

@@ -13,8 +13,10 @@
 //  1. the database role the operator grants (read-only for query-only
 //     instances; documented in each connector's README);
 //  2. [CheckRead]: one SELECT or WITH … SELECT, comments removed, no
-//     semicolon chaining, no INTO, no locking, no function that reaches
-//     files, programs, settings or other sessions;
+//     semicolon chaining, no INTO, no locking, and calls only of the
+//     built-in read-only functions and those the operator allows (an
+//     allowlist: funcs.go), never of one that reaches files, programs,
+//     settings, other sessions or runs SQL given as text;
 //  3. the backend sends the checked text as one statement over the
 //     extended (postgres) or prepared-statement (mysql) protocol, which
 //     refuses a second statement, in a READ ONLY transaction with a
@@ -123,4 +125,7 @@ type Options struct {
 	// OperationTable is the table of operation keys, which execute may
 	// not name.
 	OperationTable string
+	// AllowFunctions are the functions query may call beyond the
+	// built-in read-only ones (allow_functions); nil for none.
+	AllowFunctions *Funcs
 }

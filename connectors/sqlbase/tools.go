@@ -148,7 +148,7 @@ type pageState struct {
 }
 
 func (t *tools) query(ctx context.Context, call *connectors.Call, in *queryArgs) (*legate.Result, error) {
-	stmt, err := CheckRead(t.o.Dialect, in.SQL)
+	stmt, err := CheckReadAllowing(t.o.Dialect, in.SQL, t.o.AllowFunctions)
 	if err != nil {
 		return nil, t.prefix(err)
 	}

@@ -52,7 +52,9 @@ func Run(ctx context.Context, o benchkit.Options) ([]benchkit.Row, error) {
 	if port == "" {
 		port = "5432"
 	}
-	cfg := fmt.Sprintf("connectors:\n  - id: pg\n    type: postgres\n    config: {host: %q, port: %s, database: %q, user: %q, sslmode: disable, read_only: true, max_conns: %d}\n",
+	// The benchmark's role is the server's superuser (the DSN's), which a
+	// read_only instance refuses without allow_privileged_role.
+	cfg := fmt.Sprintf("connectors:\n  - id: pg\n    type: postgres\n    config: {host: %q, port: %s, database: %q, user: %q, sslmode: disable, read_only: true, allow_privileged_role: true, max_conns: %d}\n",
 		db.Hostname(), port, strings.TrimPrefix(db.Path, "/"), db.User.Username(), maxC)
 	lg, err := benchkit.StartLegate(ctx, o, "p6", cfg)
 	if err != nil {
