@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -56,37 +57,40 @@ func (a *app) client(m *Manager) *http.Client {
 	if a.hc != nil {
 		return a.hc
 	}
-	return cmp.Or(m.opts.HTTPClient, m.guard(nil))
+	return cmp.Or(m.opts.HTTPClient, m.guards.client(nil))
 }
 
-// instanceClient is the HTTP client of def's OAuth endpoints:
-// Options.HTTPClient, else netguard with the hosts of the endpoints the
-// operator configured allowed on a private network, so that a redirect
-// from one cannot reach any other.
-func (m *Manager) instanceClient(def sources.InstanceDef) *http.Client {
-	if m.opts.HTTPClient != nil {
-		return m.opts.HTTPClient
+// instance is the HTTP client of def's OAuth endpoints: given (the
+// manager's Options.HTTPClient) when set, else netguard with the hosts of
+// the endpoints the operator configured allowed on a private network, so
+// that a redirect from one cannot reach any other.
+func (g *guards) instance(given *http.Client, def sources.InstanceDef) *http.Client {
+	if given != nil {
+		return given
 	}
 	var allow []string
 	if def.OAuth != nil {
 		for _, u := range []string{def.OAuth.AuthorizeURL, def.OAuth.TokenURL, def.OAuth.RevokeURL} {
-			if hp, err := netguard.HostPort(u); err == nil && u != "" {
+			if hp, err := netguard.HostPort(u); err == nil {
 				allow = append(allow, hp)
 			}
 		}
 	}
-	return m.guard(allow)
+	return g.client(allow)
 }
 
-// guard is the netguard client allowing allow, one per list for the
+// guards keeps a netguard client per list of allowed hosts, for the
 // manager's life (each keeps its connections).
-func (m *Manager) guard(allow []string) *http.Client {
+type guards struct{ m sync.Map } // the allowed hosts, joined -> *http.Client
+
+// client is the netguard client allowing allow.
+func (g *guards) client(allow []string) *http.Client {
 	slices.Sort(allow)
 	key := strings.Join(allow, " ")
-	if hc, ok := m.guards.Load(key); ok {
+	if hc, ok := g.m.Load(key); ok {
 		return hc.(*http.Client)
 	}
-	hc, _ := m.guards.LoadOrStore(key, netguard.NewClient(netguard.Options{Timeout: 30 * time.Second, Allow: allow,
+	hc, _ := g.m.LoadOrStore(key, netguard.NewClient(netguard.Options{Timeout: 30 * time.Second, Allow: allow,
 		Hint: "only the hosts of an OAuth app's configured endpoints may be on a private network"}))
 	return hc.(*http.Client)
 }
@@ -140,7 +144,7 @@ func (m *Manager) appFor(ctx context.Context, instance, redirect string) (*app, 
 		}
 		cfg := ua.Config
 		cfg.RedirectURL = redirect
-		return &app{id: instance, tenant: ua.Tenant, cfg: &cfg, params: ua.Params, registered: ua.Registered, hc: cmp.Or(ua.HTTPClient, m.guard(nil))}, nil
+		return &app{id: instance, tenant: ua.Tenant, cfg: &cfg, params: ua.Params, registered: ua.Registered, hc: cmp.Or(ua.HTTPClient, m.guards.client(nil))}, nil
 	}
 	def, err := m.appOf(instance)
 	if err != nil {
@@ -150,7 +154,7 @@ func (m *Manager) appFor(ctx context.Context, instance, redirect string) (*app, 
 	if err != nil {
 		return nil, err
 	}
-	return &app{id: def.ID, tenant: def.Tenant, cfg: cfg, params: config.Providers[def.Type].Params, hc: m.instanceClient(def)}, nil
+	return &app{id: def.ID, tenant: def.Tenant, cfg: cfg, params: config.Providers[def.Type].Params, hc: m.guards.instance(m.opts.HTTPClient, def)}, nil
 }
 
 // Token is the access token of principal's connection to the upstream

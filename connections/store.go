@@ -125,7 +125,7 @@ type Options struct {
 // for concurrent use.
 type Manager struct {
 	opts   Options
-	guards sync.Map // the allowed hosts, joined -> *http.Client
+	guards guards
 	locks  sync.Map // vault name + tenant -> *sync.Mutex: one refresh at a time
 	// gen counts the connections made, revoked or expired by this
 	// process: catalog views per principal are built again when it moves.
@@ -321,7 +321,7 @@ func (m *Manager) revokeAt(ctx context.Context, def sources.InstanceDef, token s
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Authorization", "Bearer "+token) // Slack's auth.revoke takes the token so
-	res, err := m.instanceClient(def).Do(req)
+	res, err := m.guards.instance(m.opts.HTTPClient, def).Do(req)
 	if err != nil {
 		return errors.New(legate.NewSecrets(token).MaskString(err.Error()))
 	}
