@@ -99,3 +99,9 @@ func (e *FieldError) Error() string { return e.Field + ": " + e.Message }
 func Invalid(field, format string, args ...any) *FieldError {
 	return &FieldError{Field: field, Message: fmt.Sprintf(format, args...)}
 }
+
+// ErrorMetaKey holds a gateway error's details (code, message, and such
+// details as approval_id) in a tool result's _meta when the tool's
+// output schema leaves no room for them in structured content, where
+// they are otherwise, under "error".
+const ErrorMetaKey = "io.legate/error"

@@ -109,7 +109,7 @@ func newHarness(t *testing.T, o options, script ...agenttest.Step) *harness {
 	t.Cleanup(func() { st.Close() })
 	h.st = st
 	h.runner = &agent.Runner{Runs: st.AgentRuns(), Config: func() *config.File { return cfg },
-		Log: slog.New(slog.NewTextHandler(h.logs, nil)), Backoff: 10 * time.Millisecond, StallLog: 50 * time.Millisecond, ApprovalPoll: 20 * time.Millisecond}
+		Log: slog.New(slog.NewTextHandler(h.logs, nil)), Backoff: 10 * time.Millisecond, StallLog: 50 * time.Millisecond, ApprovalPoll: 20 * time.Millisecond, Approvals: st.Approvals()}
 	gw, err := server.New(context.Background(), server.Options{Config: cfg, Store: st, Tools: []connectors.Builtin{h.runner.Builtin()}})
 	if err != nil {
 		t.Fatal(err)

@@ -62,6 +62,13 @@ type Runner struct {
 	// ApprovalPoll is how often a paused run asks again after the call
 	// path's own wait for a decision (default 1s).
 	ApprovalPoll time.Duration
+	// Approvals is the approval inbox's store. Only the gateway's own
+	// answers carry approval ids: a call is taken as held for approval
+	// only when its result has the gateway's APPROVAL_PENDING details and
+	// their id is a request there of the run's principal for the tool
+	// called; any other result, whatever its text says, is the tool's
+	// (nil: every result is).
+	Approvals store.ApprovalStore
 }
 
 // Request is one run's instruction and options.
@@ -132,7 +139,10 @@ func (r *Runner) Run(ctx context.Context, req Request) (*Record, error) {
 		rec.Messages, rec.ResumedFrom = append(rec.Messages, prev.Messages...), prev.ID
 	}
 	rec.Messages = append(rec.Messages, Message{Role: "user", Content: req.Instruction})
-	h := &run{r: r, rec: rec, tenant: tenant, maxResult: orDefault(ac.MaxResult, DefaultMaxResult)}
+	h := &run{r: r, rec: rec, tenant: tenant, caller: cfg.Principal, maxResult: orDefault(ac.MaxResult, DefaultMaxResult)}
+	if principal != nil {
+		h.caller = principal.Name
+	}
 	h.save(ctx)
 
 	deadline := time.Duration(ac.Deadline)
@@ -141,7 +151,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (*Record, error) {
 	}
 	rctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
-	maxTurns := orDefault(req.MaxTurns, orDefault(ac.MaxTurns, DefaultMaxTurns))
+	maxTurns := ceiling(req.MaxTurns, orDefault(ac.MaxTurns, DefaultMaxTurns))
 	h.loop(rctx, model, prof, principal, ac, maxTurns)
 	if rec.Stopped == StoppedError && ctx.Err() == nil && rctx.Err() != nil {
 		rec.Stopped = StoppedDeadline
@@ -156,6 +166,7 @@ type run struct {
 	r         *Runner
 	rec       *Record
 	tenant    string
+	caller    string // the principal the gateway sees the run's calls made by
 	maxResult int
 	names     map[string]string // the model's tool names to wire names
 
@@ -169,11 +180,22 @@ type run struct {
 // progress notes a call the call path holds for approval as soon as it
 // says so (its progress notifications name the approval), so that the
 // history shows the run paused while the call waits.
+// A notification relayed from an upstream may name any id: only one of
+// the run's own approvals for the call in flight pauses it.
 func (h *run) progress(p *mcp.ProgressNotificationParams) {
 	id := approvalID.FindString(p.Message)
 	h.mu.Lock()
+	var wire string
+	if h.inflight != nil {
+		wire = h.names[h.inflight.Name]
+	}
+	h.mu.Unlock()
+	if id == "" || wire == "" || !h.ownApproval(context.Background(), id, wire) {
+		return
+	}
+	h.mu.Lock()
 	defer h.mu.Unlock()
-	if id == "" || h.inflight == nil || p.ProgressToken != h.token || h.rec.Waiting != nil {
+	if h.inflight == nil || p.ProgressToken != h.token || h.rec.Waiting != nil {
 		return
 	}
 	h.paused(context.Background(), id, h.inflight.Name)
@@ -293,7 +315,11 @@ func (h *run) call(ctx context.Context, cs *mcp.ClientSession, turn int, tc Tool
 			break
 		}
 		text := resultText(res)
-		id := pendingApproval(res, text)
+		id := pendingApproval(res)
+		if id != "" && !h.ownApproval(ctx, id, wire) {
+			h.r.log().Warn("a result names an approval that is not this run's call's; it is taken as the tool's result", "run", h.rec.ID, "tool", tc.Name, "approval", id)
+			id = ""
+		}
 		if id == "" {
 			c.Result, c.IsError = h.cut(text), res.IsError
 			break
@@ -326,13 +352,45 @@ func (h *run) call(ctx context.Context, cs *mcp.ClientSession, turn int, tc Tool
 
 var approvalID = regexp.MustCompile(`\bap_[0-9a-f]+\b`)
 
-// pendingApproval is the approval id of a result that says the call is
-// held for approval, "" for any other.
-func pendingApproval(res *mcp.CallToolResult, text string) string {
-	if !res.IsError || !strings.HasPrefix(text, string(legate.CodeApprovalPending)+":") {
+// pendingApproval is the approval id of a result with the details of the
+// gateway's APPROVAL_PENDING (server.ErrorResult: {"code",
+// "approval_id"} under "error" in structured content, or under
+// legate.ErrorMetaKey in _meta), "" for any other. The text of a result
+// is never read for one: a tool's result may say anything.
+func pendingApproval(res *mcp.CallToolResult) string {
+	if !res.IsError {
 		return ""
 	}
-	return approvalID.FindString(text)
+	details := res.Meta[legate.ErrorMetaKey]
+	if sc, ok := res.StructuredContent.(map[string]any); ok && details == nil {
+		details = sc["error"]
+	}
+	b, err := json.Marshal(details)
+	if err != nil {
+		return ""
+	}
+	var e struct {
+		Code       legate.Code `json:"code"`
+		ApprovalID string      `json:"approval_id"`
+	}
+	if json.Unmarshal(b, &e) != nil || e.Code != legate.CodeApprovalPending || !approvalID.MatchString(e.ApprovalID) {
+		return ""
+	}
+	return e.ApprovalID
+}
+
+// ownApproval reports whether id is a request of the inbox made by the
+// run's principal, in its tenant, for the tool whose wire name is wire:
+// the only approval a run waits for.
+func (h *run) ownApproval(ctx context.Context, id, wire string) bool {
+	if h.r.Approvals == nil {
+		return false
+	}
+	a, err := h.r.Approvals.Get(ctx, id)
+	if err != nil {
+		return false
+	}
+	return a.Principal == h.caller && a.Tenant == h.tenant && (a.Tool == wire || catalog.WireName(a.Tool, catalog.Safe) == wire)
 }
 
 // resultText is what the model sees of a result: its text, or its
@@ -476,6 +534,16 @@ func (r *Runner) profile(ctx context.Context, req Request, ac config.Agent, tena
 		if p, err = ParseProfile(req.ModelProfile); err != nil {
 			return p, err
 		}
+		// agent.model's bounds are ceilings a profile given at the call
+		// can only lower.
+		m := ac.Model
+		if m.MaxTokens > 0 {
+			p.MaxTokens = ceiling(p.MaxTokens, m.MaxTokens)
+		}
+		if rt := time.Duration(m.RequestTimeout); rt > 0 && (p.RequestTimeout <= 0 || p.RequestTimeout > rt) {
+			p.RequestTimeout = rt
+		}
+		p.MaxRetries = min(p.MaxRetries, m.MaxRetries)
 	} else {
 		m := ac.Model
 		p = Profile{Provider: m.Provider, Model: m.Model, URL: m.URL, MaxTokens: m.MaxTokens,
@@ -582,6 +650,15 @@ func newRunID() string {
 	b := make([]byte, 8)
 	rand.Read(b)
 	return "run_" + hex.EncodeToString(b)
+}
+
+// ceiling is asked, lowered to max: a per-call bound can only narrow
+// the configured one (0: max).
+func ceiling(asked, max int) int {
+	if asked > 0 && asked < max {
+		return asked
+	}
+	return max
 }
 
 func orDefault(v, def int) int {

@@ -14,8 +14,8 @@ import (
 type RunArgs struct {
 	Instruction  string         `json:"instruction" jsonschema:"What to do, in plain words: the agent chooses the steps among the tools of your profile on this machine"`
 	Model        string         `json:"model,omitempty" jsonschema:"The model to use instead of agent.model's"`
-	ModelProfile map[string]any `json:"model_profile,omitempty" jsonschema:"A whole model profile instead of agent.model (provider, model, url, access_token, temperature, max_tokens, request_timeout, max_retries; keys matched leniently); only for admins, or without authentication"`
-	MaxTurns     int            `json:"max_turns,omitempty" jsonschema:"Model turns the run may take (default agent.max_turns)"`
+	ModelProfile map[string]any `json:"model_profile,omitempty" jsonschema:"A whole model profile instead of agent.model (provider, model, url, access_token, temperature, max_tokens, request_timeout, max_retries; keys matched leniently); only for admins, or without authentication; its max_tokens, request_timeout and max_retries are capped by agent.model's"`
+	MaxTurns     int            `json:"max_turns,omitempty" jsonschema:"Model turns the run may take (default and ceiling: agent.max_turns; a larger value is capped by it)"`
 	Workspace    string         `json:"workspace,omitempty" jsonschema:"The directory the instruction is about"`
 	Resume       string         `json:"resume,omitempty" jsonschema:"A run id of yours whose conversation this run continues"`
 	Context      any            `json:"context,omitempty" jsonschema:"JSON the instruction and workspace are templates over: {{$.path}} reads it, {{$this}} and {{$this.field}} the element of the run"`

@@ -15,6 +15,7 @@ import (
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/legate-mcp/legate/config"
+	"github.com/legate-mcp/legate/connectors/netguard"
 )
 
 const (
@@ -51,10 +52,16 @@ func newJWTVerifier(resource string, o *config.OAuth, log *slog.Logger) *jwtVeri
 	if refresh == 0 {
 		refresh = defaultJWKSRefresh
 	}
-	// The JWKS URL is the operator's, not a model's, so a plain client
-	// (the issuer may well be on a private network), hardened by jwx
-	// against redirects from https to http.
-	client := jwk.WrapHTTPClientDefaults(&http.Client{Timeout: jwksTimeout})
+	// The JWKS URL is the operator's, and may well be on a private
+	// network: netguard allows its host and port, and no other private
+	// address a redirect names; jwx hardens it against redirects from
+	// https to http.
+	var allow []string
+	if hp, err := netguard.HostPort(o.JWKSURL); err == nil {
+		allow = append(allow, hp)
+	}
+	client := jwk.WrapHTTPClientDefaults(netguard.NewClient(netguard.Options{Timeout: jwksTimeout, Allow: allow,
+		Hint: "only the host of auth.oauth.jwks_url may be on a private network"}))
 	keys := &jwks{url: o.JWKSURL, client: client, refresh: refresh, retry: jwksRetry, log: log}
 	keys.life, keys.end = context.WithCancel(context.Background())
 	return &jwtVerifier{issuer: o.Issuer, audience: resource, claims: c, log: log, keys: keys}

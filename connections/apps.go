@@ -1,13 +1,21 @@
 package connections
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
 
 	"golang.org/x/oauth2"
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/config"
+	"github.com/legate-mcp/legate/connectors/netguard"
+	"github.com/legate-mcp/legate/sources"
 )
 
 // An UpstreamApp is the OAuth client through which people connect an
@@ -28,6 +36,11 @@ type UpstreamApp struct {
 	// connection, whose refreshes it makes (Config then may have no
 	// ClientID: a refresh in a process that registered none).
 	Registered bool
+	// HTTPClient reaches the token endpoint (the code exchange and
+	// refreshes): the guard of the upstream's flow, since its endpoints
+	// come from the upstream's metadata. Nil: a client that refuses
+	// every private address.
+	HTTPClient *http.Client
 }
 
 // app is the OAuth client connections to one instance are made with.
@@ -36,6 +49,50 @@ type app struct {
 	cfg        *oauth2.Config
 	params     map[string]string
 	registered bool
+	hc         *http.Client // the token endpoint's client
+}
+
+// client is the HTTP client of a's token endpoint.
+func (a *app) client(m *Manager) *http.Client {
+	if a.hc != nil {
+		return a.hc
+	}
+	return cmp.Or(m.opts.HTTPClient, m.guards.client(nil))
+}
+
+// instance is the HTTP client of def's OAuth endpoints: given (the
+// manager's Options.HTTPClient) when set, else netguard with the hosts of
+// the endpoints the operator configured allowed on a private network, so
+// that a redirect from one cannot reach any other.
+func (g *guards) instance(given *http.Client, def sources.InstanceDef) *http.Client {
+	if given != nil {
+		return given
+	}
+	var allow []string
+	if def.OAuth != nil {
+		for _, u := range []string{def.OAuth.AuthorizeURL, def.OAuth.TokenURL, def.OAuth.RevokeURL} {
+			if hp, err := netguard.HostPort(u); err == nil {
+				allow = append(allow, hp)
+			}
+		}
+	}
+	return g.client(allow)
+}
+
+// guards keeps a netguard client per list of allowed hosts, for the
+// manager's life (each keeps its connections).
+type guards struct{ m sync.Map } // the allowed hosts, joined -> *http.Client
+
+// client is the netguard client allowing allow.
+func (g *guards) client(allow []string) *http.Client {
+	slices.Sort(allow)
+	key := strings.Join(allow, " ")
+	if hc, ok := g.m.Load(key); ok {
+		return hc.(*http.Client)
+	}
+	hc, _ := g.m.LoadOrStore(key, netguard.NewClient(netguard.Options{Timeout: 30 * time.Second, Allow: allow,
+		Hint: "only the hosts of an OAuth app's configured endpoints may be on a private network"}))
+	return hc.(*http.Client)
 }
 
 func (a *app) options() []oauth2.AuthCodeOption {
@@ -87,7 +144,7 @@ func (m *Manager) appFor(ctx context.Context, instance, redirect string) (*app, 
 		}
 		cfg := ua.Config
 		cfg.RedirectURL = redirect
-		return &app{id: instance, tenant: ua.Tenant, cfg: &cfg, params: ua.Params, registered: ua.Registered}, nil
+		return &app{id: instance, tenant: ua.Tenant, cfg: &cfg, params: ua.Params, registered: ua.Registered, hc: cmp.Or(ua.HTTPClient, m.guards.client(nil))}, nil
 	}
 	def, err := m.appOf(instance)
 	if err != nil {
@@ -97,7 +154,7 @@ func (m *Manager) appFor(ctx context.Context, instance, redirect string) (*app, 
 	if err != nil {
 		return nil, err
 	}
-	return &app{id: def.ID, tenant: def.Tenant, cfg: cfg, params: config.Providers[def.Type].Params}, nil
+	return &app{id: def.ID, tenant: def.Tenant, cfg: cfg, params: config.Providers[def.Type].Params, hc: m.guards.instance(m.opts.HTTPClient, def)}, nil
 }
 
 // Token is the access token of principal's connection to the upstream

@@ -120,7 +120,7 @@ func (m *Manager) refresh(ctx context.Context, id string, r *record) (string, er
 	if r.Client != nil {
 		a.cfg.ClientID, a.cfg.ClientSecret = r.Client.ID, r.Client.Secret
 	}
-	hctx := context.WithValue(ctx, oauth2.HTTPClient, withParams(m.opts.HTTPClient, a.params))
+	hctx := context.WithValue(ctx, oauth2.HTTPClient, withParams(a.client(m), a.params))
 	tok, err := a.cfg.TokenSource(hctx, &oauth2.Token{RefreshToken: r.RefreshToken}).Token()
 	if err != nil {
 		// Refused: an OAuth error, or (Slack) a 200 without a token.

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/connectors/netguard"
 )
 
 // StateTTL is how long a consent may take, from the connect URL to the
@@ -173,12 +174,15 @@ func (m *Manager) complete(ctx context.Context, sealed, code string) (state, err
 	if s.Client != nil {
 		a.cfg.ClientID, a.cfg.ClientSecret = s.Client.ID, s.Client.Secret
 	}
-	hctx := context.WithValue(ctx, oauth2.HTTPClient, m.opts.HTTPClient)
+	hctx := context.WithValue(ctx, oauth2.HTTPClient, a.client(m))
 	tok, err := a.cfg.Exchange(hctx, code, append(a.options(), oauth2.VerifierOption(s.Verifier))...)
 	if err != nil {
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) {
 			return s, fmt.Errorf("%s refused the code: %s %s", a.id, re.ErrorCode, re.ErrorDescription)
+		}
+		if be := (*netguard.BlockedError)(nil); errors.As(err, &be) { // names an address, never a URL or credential
+			return s, fmt.Errorf("%s's token endpoint %s: %w", a.id, a.cfg.Endpoint.TokenURL, be)
 		}
 		return s, fmt.Errorf("%s's token endpoint could not be reached; connect again", a.id)
 	}

@@ -111,8 +111,10 @@ type Options struct {
 	Resource string
 	// Principal is the caller of a gateway without authentication.
 	Principal string
-	// HTTPClient talks to the providers' token endpoints (default: a
-	// client with a 30s timeout).
+	// HTTPClient, when set, talks to the connector instances' token and
+	// revocation endpoints (default: netguard, the hosts of the instance's
+	// configured endpoints allowed on a private network, no other).
+	// An upstream's come with its UpstreamApp.
 	HTTPClient *http.Client
 	// Masks, if set, is given every token and client secret a connection
 	// holds, whenever one is read or issued: they are masked by value in
@@ -126,8 +128,9 @@ type Options struct {
 // Manager keeps, resolves, refreshes and revokes connections. It is safe
 // for concurrent use.
 type Manager struct {
-	opts  Options
-	locks sync.Map // vault name + tenant -> *sync.Mutex: one refresh at a time
+	opts   Options
+	guards guards
+	locks  sync.Map // vault name + tenant -> *sync.Mutex: one refresh at a time
 	// gen counts the connections made, revoked or expired by this
 	// process: catalog views per principal are built again when it moves.
 	gen atomic.Int64
@@ -135,9 +138,6 @@ type Manager struct {
 
 // New returns a manager.
 func New(opts Options) *Manager {
-	if opts.HTTPClient == nil {
-		opts.HTTPClient = &http.Client{Timeout: 30 * time.Second}
-	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -335,7 +335,7 @@ func (m *Manager) revokeAt(ctx context.Context, def sources.InstanceDef, token s
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Authorization", "Bearer "+token) // Slack's auth.revoke takes the token so
-	res, err := m.opts.HTTPClient.Do(req)
+	res, err := m.guards.instance(m.opts.HTTPClient, def).Do(req)
 	if err != nil {
 		return errors.New(legate.NewSecrets(token).MaskString(err.Error()))
 	}

@@ -20,6 +20,13 @@
 // ([WithCaller]); a request with no caller, or whose caller has not
 // connected, is not sent: it fails with NOT_CONNECTED naming the connect
 // URL.
+//
+// Every request of the flow goes through netguard: the upstream's own
+// host and port (its url, the operator's choice) may be on a private
+// network or loopback; every other address the metadata names (the
+// authorization server, its registration and token endpoints) must be
+// public, so that an upstream's answers cannot make Legate reach its
+// own network.
 package mcpauth
 
 import (
@@ -30,12 +37,14 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 
 	"github.com/legate-mcp/legate/connections"
+	"github.com/legate-mcp/legate/connectors/netguard"
 )
 
 // Upstream is what the flow needs of an upstream's configuration.
@@ -58,8 +67,6 @@ type Upstream struct {
 type Apps struct {
 	// Upstream looks up an upstream with auth: oauth by id.
 	Upstream func(id string) (Upstream, bool)
-	// HTTPClient talks to the upstream and its authorization server.
-	HTTPClient *http.Client
 	// ClientName is the client_name registered.
 	ClientName string
 
@@ -73,6 +80,7 @@ type Apps struct {
 type known struct {
 	mu       sync.Mutex
 	url      string
+	hc       *http.Client // the flow's requests: netguard, the upstream's own host allowed
 	resource string
 	meta     *oauthex.AuthServerMeta
 	scopes   []string
@@ -104,7 +112,11 @@ func (a *Apps) App(ctx context.Context, id, redirect string) (*connections.Upstr
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.meta == nil || k.url != up.URL {
-		if err := a.discover(ctx, up, k); err != nil {
+		hc, err := a.guarded(up.URL)
+		if err != nil {
+			return nil, true, fmt.Errorf("upstream %s: %w", id, err)
+		}
+		if err := a.discover(ctx, up, k, hc); err != nil {
 			return nil, true, fmt.Errorf("upstream %s: OAuth discovery: %w", id, err)
 		}
 	}
@@ -112,14 +124,26 @@ func (a *Apps) App(ctx context.Context, id, redirect string) (*connections.Upstr
 	if err != nil {
 		return nil, true, fmt.Errorf("upstream %s: %w", id, err)
 	}
-	return &connections.UpstreamApp{Tenant: up.Tenant, Config: cfg, Params: map[string]string{"resource": k.resource}, Registered: up.ClientID == ""}, true, nil
+	return &connections.UpstreamApp{Tenant: up.Tenant, Config: cfg, Params: map[string]string{"resource": k.resource}, Registered: up.ClientID == "", HTTPClient: k.hc}, true, nil
+}
+
+// guarded is the HTTP client of the flow of the upstream at target:
+// netguard, with target's own host and port allowed on a private
+// network or loopback, and no other.
+func (a *Apps) guarded(target string) (*http.Client, error) {
+	own, err := netguard.HostPort(target)
+	if err != nil {
+		return nil, fmt.Errorf("its url: %w", err)
+	}
+	return netguard.NewClient(netguard.Options{Timeout: 30 * time.Second, Allow: []string{own},
+		Hint: "an OAuth-protected upstream's metadata may name a private or loopback address only at the upstream's own host and port (" + own + ")"}), nil
 }
 
 // discover finds the upstream's protected resource metadata and its
 // authorization server's metadata, into k (whose registrations it
 // forgets).
-func (a *Apps) discover(ctx context.Context, up Upstream, k *known) error {
-	metaURL, err := a.challenge(ctx, up.URL)
+func (a *Apps) discover(ctx context.Context, up Upstream, k *known, hc *http.Client) error {
+	metaURL, err := a.challenge(ctx, hc, up.URL)
 	if err != nil {
 		return err
 	}
@@ -129,7 +153,7 @@ func (a *Apps) discover(ctx context.Context, up Upstream, k *known) error {
 		u.Path, u.RawQuery = "/.well-known/oauth-protected-resource"+path, ""
 		metaURL = u.String()
 	}
-	prm, err := oauthex.GetProtectedResourceMetadata(ctx, metaURL, up.URL, a.HTTPClient)
+	prm, err := oauthex.GetProtectedResourceMetadata(ctx, metaURL, up.URL, hc)
 	if err != nil {
 		return err
 	}
@@ -137,7 +161,7 @@ func (a *Apps) discover(ctx context.Context, up Upstream, k *known) error {
 		return fmt.Errorf("the protected resource metadata at %s names no authorization server", metaURL)
 	}
 	issuer := prm.AuthorizationServers[0]
-	meta, err := auth.GetAuthServerMetadata(ctx, issuer, a.HTTPClient)
+	meta, err := auth.GetAuthServerMetadata(ctx, issuer, hc)
 	if err != nil {
 		return err
 	}
@@ -154,13 +178,13 @@ func (a *Apps) discover(ctx context.Context, up Upstream, k *known) error {
 	if len(scopes) == 0 {
 		scopes = prm.ScopesSupported
 	}
-	k.url, k.resource, k.meta, k.scopes, k.clients = up.URL, prm.Resource, meta, scopes, map[string]oauth2.Config{}
+	k.url, k.hc, k.resource, k.meta, k.scopes, k.clients = up.URL, hc, prm.Resource, meta, scopes, map[string]oauth2.Config{}
 	return nil
 }
 
 // challenge makes an unauthenticated request to the upstream and returns
 // the resource_metadata URL of its 401 ("" when the 401 names none).
-func (a *Apps) challenge(ctx context.Context, target string) (string, error) {
+func (a *Apps) challenge(ctx context.Context, hc *http.Client, target string) (string, error) {
 	body := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"legate","version":"0"}}}`
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, strings.NewReader(body))
 	if err != nil {
@@ -168,7 +192,7 @@ func (a *Apps) challenge(ctx context.Context, target string) (string, error) {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	res, err := a.HTTPClient.Do(req)
+	res, err := hc.Do(req)
 	if err != nil {
 		return "", err
 	}
@@ -212,7 +236,7 @@ func (a *Apps) client(ctx context.Context, up Upstream, k *known, redirect strin
 	reg, err := oauthex.RegisterClient(ctx, k.meta.RegistrationEndpoint, &oauthex.ClientRegistrationMetadata{
 		RedirectURIs: []string{redirect}, TokenEndpointAuthMethod: "none", ClientName: name,
 		GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"}, Scope: strings.Join(k.scopes, " "),
-	}, a.HTTPClient)
+	}, k.hc)
 	if err != nil {
 		return cfg, fmt.Errorf("registering a client with %s: %w", k.meta.RegistrationEndpoint, err)
 	}

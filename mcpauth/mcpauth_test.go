@@ -88,7 +88,7 @@ func newEnvWith(t *testing.T, upstreamURL string, up mcpauth.Upstream) *env {
 	// A manager as each process has one: its own discoveries and
 	// registrations, the vault and its key shared.
 	e.newManager = func() *connections.Manager {
-		apps := &mcpauth.Apps{HTTPClient: http.DefaultClient, Upstream: func(id string) (mcpauth.Upstream, bool) {
+		apps := &mcpauth.Apps{Upstream: func(id string) (mcpauth.Upstream, bool) {
 			up.ID, up.URL = id, upstreamURL
 			return up, id == "secure"
 		}}

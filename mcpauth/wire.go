@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/legate-mcp/legate/connections"
 	"github.com/legate-mcp/legate/upstream"
@@ -15,7 +14,7 @@ import (
 // ups (read at each use: the manager may not exist yet) has; a configured
 // client's secret is read through res, in the upstream's tenant.
 func ForUpstreams(ups func() *upstream.Manager, res *vault.Resolver) *Apps {
-	return &Apps{HTTPClient: &http.Client{Timeout: 30 * time.Second}, Upstream: func(id string) (Upstream, bool) {
+	return &Apps{Upstream: func(id string) (Upstream, bool) {
 		m := ups()
 		if m == nil {
 			return Upstream{}, false

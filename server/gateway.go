@@ -418,7 +418,7 @@ func errorResultFor(e *catalog.Entry, err error) *mcp.CallToolResult {
 
 // ErrorMetaKey holds a gateway error's details in a result's _meta when the
 // tool's output schema leaves no room for them in structured content.
-const ErrorMetaKey = "io.legate/error"
+const ErrorMetaKey = legate.ErrorMetaKey
 
 // classOf is the class of one call: a native tool may class it from its
 // arguments; an upstream tool's class is fixed in its catalog entry.

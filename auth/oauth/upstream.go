@@ -18,6 +18,7 @@ import (
 
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/config"
+	"github.com/legate-mcp/legate/connectors/netguard"
 	"github.com/legate-mcp/legate/store"
 )
 
@@ -84,12 +85,25 @@ func (u *upstreamLogin) relyingParty(ctx context.Context) (rp.RelyingParty, erro
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	p, err := rp.NewRelyingPartyOIDC(ctx, u.cfg.Issuer, u.cfg.ClientID, u.secret, u.redirect, []string{oidc.ScopeOpenID, oidc.ScopeProfile, oidc.ScopeEmail},
-		rp.WithHTTPClient(&http.Client{Timeout: 10 * time.Second}))
+		rp.WithHTTPClient(u.httpClient()))
 	if err != nil {
 		return nil, err
 	}
 	u.party = p
 	return p, nil
+}
+
+// httpClient reaches the provider: the issuer is the operator's and may
+// be on a private network, so netguard allows its host and port; every
+// other address its discovery document names (token endpoint, keys) must
+// be public.
+func (u *upstreamLogin) httpClient() *http.Client {
+	var allow []string
+	if hp, err := netguard.HostPort(u.cfg.Issuer); err == nil {
+		allow = append(allow, hp)
+	}
+	return netguard.NewClient(netguard.Options{Timeout: 10 * time.Second, Allow: allow,
+		Hint: "an identity provider's discovery document may name a private address only at the issuer's own host and port"})
 }
 
 // upstreamStart sends the browser to the provider for the authorization

@@ -18,7 +18,7 @@ import (
 func (e *env) agent() *agent.Runner {
 	if e.runner == nil {
 		res := &vault.Resolver{Vault: e.vault, Masks: e.masks}
-		e.runner = &agent.Runner{Runs: e.store.AgentRuns(), Config: func() *config.File { return e.cfg }, Resolve: res.Resolve, Masks: e.masks, Log: e.log, Version: version}
+		e.runner = &agent.Runner{Runs: e.store.AgentRuns(), Approvals: e.store.Approvals(), Config: func() *config.File { return e.cfg }, Resolve: res.Resolve, Masks: e.masks, Log: e.log, Version: version}
 	}
 	return e.runner
 }

@@ -23,6 +23,9 @@ type BlockedError struct {
 	Addr netip.Addr
 	// Reason names the blocked range, e.g. "loopback" or "link-local".
 	Reason string
+	// Hint, when set, says what allows the address instead of the
+	// default advice (allow_private_networks on the connector).
+	Hint string
 }
 
 func (e *BlockedError) Error() string {
@@ -30,8 +33,11 @@ func (e *BlockedError) Error() string {
 	if e.Host != "" && e.Host != target {
 		target = fmt.Sprintf("%s (%s)", e.Host, e.Addr)
 	}
-	return fmt.Sprintf("refused to connect to %s: %s addresses are blocked to prevent server-side request forgery; "+
-		"set allow_private_networks: true on the connector to allow private networks", target, e.Reason)
+	hint := e.Hint
+	if hint == "" {
+		hint = "set allow_private_networks: true on the connector to allow private networks"
+	}
+	return fmt.Sprintf("refused to connect to %s: %s addresses are blocked to prevent server-side request forgery; %s", target, e.Reason, hint)
 }
 
 // Is makes errors.Is(err, ErrBlocked) true.

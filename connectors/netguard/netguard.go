@@ -27,6 +27,8 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
+	"strings"
 	"syscall"
 	"time"
 
@@ -63,6 +65,17 @@ type Options struct {
 	// RootCAs, when set, are the certificate authorities trusted instead
 	// of the system's (an internal CA).
 	RootCAs *x509.CertPool
+	// Allow names the hosts reached even on a blocked address, each as
+	// "host:port" with the port explicit (see HostPort): the ones an
+	// operator configured, such as an upstream's own URL on loopback. A
+	// listed name is trusted as it resolves. Every other host is checked
+	// as usual, so that what a listed host answers (a redirect, an
+	// endpoint named in its metadata) cannot widen what was allowed.
+	Allow []string
+	// Hint, when set, replaces the refusal's advice (set
+	// allow_private_networks: true on the connector) with what allows an
+	// address where the client is used.
+	Hint string
 
 	// allowAddr, when set, admits one address that would be blocked. Only
 	// the package's tests set it (export_test.go), to let a first hop reach
@@ -78,13 +91,17 @@ func NewClient(opts Options) *http.Client {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	g := &guard{opts: opts}
+	g := &guard{opts: opts, allow: map[string]bool{}}
+	for _, hp := range opts.Allow {
+		g.allow[normalHostPort(hp)] = true
+	}
 	g.dialer = &net.Dialer{
 		Timeout:   min(timeout, 10*time.Second),
 		KeepAlive: 30 * time.Second,
 		Resolver:  opts.Resolver,
 		Control:   g.control,
 	}
+	g.allowed = &net.Dialer{Timeout: g.dialer.Timeout, KeepAlive: g.dialer.KeepAlive, Resolver: opts.Resolver}
 	transport := &http.Transport{
 		Proxy:                 nil, // never from the environment
 		DialContext:           g.dialContext,
@@ -107,6 +124,53 @@ func NewClient(opts Options) *http.Client {
 type guard struct {
 	opts   Options
 	dialer *net.Dialer
+	// allowed dials the hosts of Options.Allow, without the check.
+	allowed *net.Dialer
+	allow   map[string]bool // normalHostPort of Options.Allow
+}
+
+// HostPort is the "host:port" of rawURL, its scheme's port when it names
+// none: the form Options.Allow takes.
+func HostPort(rawURL string) (string, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "", err
+	}
+	if u.Host == "" {
+		return "", fmt.Errorf("%q has no host", rawURL)
+	}
+	return hostPort(u), nil
+}
+
+func hostPort(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	return normalHostPort(net.JoinHostPort(u.Hostname(), port))
+}
+
+// normalHostPort is hp lower-cased, without a final dot on its name.
+func normalHostPort(hp string) string {
+	host, port, err := net.SplitHostPort(hp)
+	if err != nil {
+		return strings.ToLower(hp)
+	}
+	return net.JoinHostPort(strings.ToLower(strings.TrimSuffix(host, ".")), port)
+}
+
+// isAllowed reports whether hostport is one of Options.Allow.
+func (g *guard) isAllowed(hostport string) bool {
+	return len(g.allow) > 0 && g.allow[normalHostPort(hostport)]
+}
+
+// hint sets the refusal's advice of err, when it is a refusal.
+func (g *guard) hint(err error) error {
+	var be *BlockedError
+	if g.opts.Hint != "" && errors.As(err, &be) {
+		be.Hint = g.opts.Hint
+	}
+	return err
 }
 
 // control runs after resolution, just before connect(2): address is the IP
@@ -135,10 +199,13 @@ func (g *guard) check(ap netip.AddrPort) error {
 // dialContext names the requested host in a refusal, which Control cannot.
 // A localhost name is refused before resolution, whatever the resolver says.
 func (g *guard) dialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	if g.isAllowed(addr) {
+		return g.allowed.DialContext(ctx, network, addr)
+	}
 	if host, _, err := net.SplitHostPort(addr); err == nil && !g.opts.AllowPrivate {
 		if _, perr := netip.ParseAddr(host); perr != nil {
 			if err := CheckHost(host); err != nil {
-				return nil, err
+				return nil, g.hint(err)
 			}
 		}
 	}
@@ -150,7 +217,7 @@ func (g *guard) dialContext(ctx context.Context, network, addr string) (net.Conn
 				be.Host = host
 			}
 		}
-		return nil, err
+		return nil, g.hint(err)
 	}
 	return conn, nil
 }
@@ -171,7 +238,7 @@ func (g *guard) checkRedirect(req *http.Request, via []*http.Request) error {
 	if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
 		return fmt.Errorf("redirect to scheme %q refused", req.URL.Scheme)
 	}
-	if g.opts.AllowPrivate {
+	if g.opts.AllowPrivate || g.isAllowed(hostPort(req.URL)) {
 		return nil
 	}
 	err := CheckHost(req.URL.Host)
@@ -185,5 +252,5 @@ func (g *guard) checkRedirect(req *http.Request, via []*http.Request) error {
 			return nil
 		}
 	}
-	return err
+	return g.hint(err)
 }

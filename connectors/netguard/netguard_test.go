@@ -463,3 +463,35 @@ func TestHeaderChecks(t *testing.T) {
 		t.Error("Accept is reserved")
 	}
 }
+
+// Options.Allow admits the hosts an operator configured, by host and
+// port: another port of the same loopback address, another loopback
+// address and a redirect from the allowed host elsewhere stay refused,
+// and the refusal carries Options.Hint.
+func TestAllowHosts(t *testing.T) {
+	srv, _ := redirector(t)
+	hp, err := netguard.HostPort(srv.URL + "/mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newCounter(t)
+	p := c.port()
+	client := netguard.NewClient(netguard.Options{Timeout: 3 * time.Second, Allow: []string{hp}, Hint: "only the upstream's own host is allowed"})
+	if resp, err := get(t, client, srv.URL+"/to?u="+url.QueryEscape(srv.URL+"/ok")); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("the allowed host: %v %v", resp, err)
+	}
+	for name, u := range map[string]string{
+		"other port":        "http://127.0.0.1:" + p + "/",
+		"localhost":         "http://localhost:" + p + "/",
+		"redirect to other": srv.URL + "/to?u=" + url.QueryEscape("http://127.0.0.1:"+p+"/"),
+		"metadata":          "http://169.254.169.254/",
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := get(t, client, u)
+			if !errors.Is(err, netguard.ErrBlocked) || !strings.Contains(err.Error(), "only the upstream's own host is allowed") || strings.Contains(err.Error(), "allow_private_networks") {
+				t.Fatalf("error %v; want a refusal with the hint", err)
+			}
+		})
+	}
+	c.zero(t)
+}
