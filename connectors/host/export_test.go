@@ -7,3 +7,10 @@ func SetEUID(uid int) (restore func()) {
 	geteuid = func() int { return uid }
 	return func() { geteuid = old }
 }
+
+// WithoutLandlock makes sh_exec behave as on a kernel without Landlock
+// until the returned function restores it.
+func WithoutLandlock() (restore func()) {
+	noLandlock = true
+	return func() { noLandlock = false }
+}

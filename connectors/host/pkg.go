@@ -89,7 +89,7 @@ func (c *Connector) pkgInstall(ctx context.Context, _ *connectors.Call, in *inst
 	if err != nil {
 		return nil, err
 	}
-	res, err := c.run(ctx, argv, c.jail.path, time.Duration(c.cfg.InstallTimeout), []string{"DEBIAN_FRONTEND=noninteractive"})
+	res, err := c.run(ctx, argv[0], time.Duration(c.cfg.InstallTimeout), direct(argv, c.jail.path, []string{"DEBIAN_FRONTEND=noninteractive"}))
 	if err != nil {
 		return nil, err
 	}

@@ -49,7 +49,7 @@ func (c *Connector) shellTools() []connectors.Tool {
 	}
 	return []connectors.Tool{
 		connectors.Returning[ExecResult](connectors.NewTool("sh_exec", "Run a command in the workspace and return its exit code and output. "+how, legate.ClassDestructive, c.shExec)),
-		connectors.Returning[WhichResult](connectors.NewTool("sh_which", "Check whether a program is installed (on PATH).", legate.ClassRead, c.shWhich)),
+		connectors.Returning[WhichResult](connectors.NewTool("sh_which", "Check whether a program is installed (on the PATH sh_exec's commands get).", legate.ClassRead, c.shWhich)),
 	}
 }
 
@@ -83,6 +83,10 @@ func (c *Connector) shellCommand(command string) ([]string, error) {
 	case !slices.Contains(c.cfg.ShellAllowlist, prog):
 		return nil, legate.Errorf(legate.CodePermissionDenied, "host: %s is not on the shell allowlist (%s)", prog, strings.Join(c.cfg.ShellAllowlist, ", "))
 	}
+	ok, _ := confined()
+	if err := checkArgs(prog, argv[1:], ok, c.insideWorkspace); err != nil {
+		return nil, err
+	}
 	return argv, nil
 }
 
@@ -102,7 +106,7 @@ func (c *Connector) shExec(ctx context.Context, _ *connectors.Call, in *execArgs
 	if t := time.Duration(in.TimeoutSeconds) * time.Second; t > 0 && t < timeout {
 		timeout = t
 	}
-	res, err := c.run(ctx, argv, dir, timeout, nil)
+	res, err := c.run(ctx, argv[0], timeout, c.sandboxed(argv, dir))
 	if err != nil {
 		return nil, err
 	}
@@ -135,20 +139,20 @@ func (c *Connector) workdir(p string) (string, error) {
 	return abs, nil
 }
 
-// run runs argv in dir in a process group of its own, killed whole when
-// timeout passes or the call ends, and after the command exits (a child
-// left running in the background goes with it). Its output is capped.
-func (c *Connector) run(ctx context.Context, argv []string, dir string, timeout time.Duration, env []string) (*ExecResult, error) {
+// launch makes the command a call runs, bound to ctx.
+type launch func(ctx context.Context) (*exec.Cmd, error)
+
+// run runs the command start makes in a process group of its own, killed
+// whole when timeout passes or the call ends, and after the command exits
+// (a child left running in the background goes with it). Its output is
+// capped.
+func (c *Connector) run(ctx context.Context, name string, timeout time.Duration, start launch) (*ExecResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	path, err := exec.LookPath(argv[0])
+	cmd, err := start(ctx)
 	if err != nil {
-		return nil, legate.Errorf(legate.CodeNotFound, "host: %s: not found on PATH", argv[0])
+		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, path, argv[1:]...)
-	cmd.Args[0] = argv[0]
-	cmd.Dir = dir
-	cmd.Env = append(append(childEnv(), "PWD="+dir), env...)
 	half := c.budget() / 2
 	stdout, stderr := &capBuf{max: half}, &capBuf{max: half}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
@@ -164,14 +168,33 @@ func (c *Connector) run(ctx context.Context, argv []string, dir string, timeout 
 	}
 	var exitErr *exec.ExitError
 	if err != nil && !errors.As(err, &exitErr) && !errors.Is(err, exec.ErrWaitDelay) {
-		return nil, legate.Errorf(legate.CodeTransient, "host: running %s: %v", argv[0], err)
+		return nil, legate.Errorf(legate.CodeTransient, "host: running %s: %v", name, err)
 	}
 	return res, nil
 }
 
+// direct is how pkg_install starts argv in dir: found on Legate's own
+// PATH, with Legate's environment less its credentials and settings, and
+// not confined (a package manager writes the system, and sudo needs the
+// privileges confinement drops).
+func direct(argv []string, dir string, env []string) launch {
+	return func(ctx context.Context) (*exec.Cmd, error) {
+		path, err := exec.LookPath(argv[0])
+		if err != nil {
+			return nil, legate.Errorf(legate.CodeNotFound, "host: %s: not found on PATH", argv[0])
+		}
+		cmd := exec.CommandContext(ctx, path, argv[1:]...)
+		cmd.Args[0] = argv[0]
+		cmd.Dir = dir
+		cmd.Env = append(append(childEnv(), "PWD="+dir), env...)
+		return cmd, nil
+	}
+}
+
 // childEnv is this process's environment without the variables that look
 // like credentials or that configure Legate itself (its keys among them):
-// a command the agent runs has no business with them.
+// what pkg_install's package manager gets. (sh_exec's commands get only
+// what shell_env names.)
 func childEnv() []string {
 	var out []string
 	for _, kv := range os.Environ() {
@@ -214,7 +237,7 @@ func (c *Connector) shWhich(_ context.Context, _ *connectors.Call, in *whichArgs
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "host: %q is not a program name", in.Name)
 	}
 	out := &WhichResult{Name: in.Name}
-	if p, err := exec.LookPath(in.Name); err == nil {
+	if p, err := lookPath(in.Name, c.shellPath()); err == nil {
 		out.Found, out.Path = true, p
 	}
 	return &legate.Result{Structured: out}, nil
