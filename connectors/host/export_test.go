@@ -1,5 +1,7 @@
 package host
 
+import "github.com/legate-mcp/legate/connectors/host/sandbox"
+
 // SetEUID makes pkg_install see uid as the process's effective user id
 // until the returned function restores it.
 func SetEUID(uid int) (restore func()) {
@@ -11,6 +13,6 @@ func SetEUID(uid int) (restore func()) {
 // WithoutLandlock makes sh_exec behave as on a kernel without Landlock
 // until the returned function restores it.
 func WithoutLandlock() (restore func()) {
-	noLandlock = true
-	return func() { noLandlock = false }
+	sandbox.NoLandlock = true
+	return func() { sandbox.NoLandlock = false }
 }

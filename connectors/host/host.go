@@ -26,6 +26,7 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/host/sandbox"
 	"github.com/legate-mcp/legate/connectors/host/skills"
 )
 
@@ -129,7 +130,9 @@ func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 		}
 	}
 	c.tools = c.buildTools()
-	c.warnUnconfined()
+	if c.cfg.AllowShell {
+		sandbox.WarnUnconfined(c.id)
+	}
 	return c, nil
 }
 
@@ -187,7 +190,7 @@ func (c *Connector) Validate() error {
 			errs = append(errs, legate.Invalid(field, "%q: give program names, not paths or commands", p))
 		}
 	}
-	errs = append(errs, c.validateShell()...)
+	errs = append(errs, validateShell(&c.cfg)...)
 	for _, p := range c.cfg.InstallAllowlist {
 		if !packageName.MatchString(p) {
 			errs = append(errs, legate.Invalid("install_allowlist", "%q is not a package name", p))

@@ -1,6 +1,6 @@
 //go:build linux
 
-package host
+package sandbox
 
 import (
 	"context"
@@ -44,7 +44,7 @@ func init() {
 // with the reason on stderr. A Landlock spec that cannot be applied fails
 // closed: the command does not run.
 func sandboxMain(arg string) int {
-	var s sandboxSpec
+	var s Spec
 	if err := json.Unmarshal([]byte(arg), &s); err != nil || len(s.Args) == 0 {
 		fmt.Fprintf(os.Stderr, "legate sandbox: bad spec: %v\n", err)
 		return 126
@@ -88,7 +88,7 @@ func sandboxMain(arg string) int {
 // named. Signals and abstract unix sockets cannot reach processes outside
 // the domain, Legate among them. BestEffort keeps what an older kernel
 // knows of these rights; the network is left alone.
-func landlockSelf(s *sandboxSpec) error {
+func landlockSelf(s *Spec) error {
 	rules := []landlock.Rule{
 		landlock.RODirs(s.Read...).IgnoreIfMissing(),
 		landlock.RWDirs(s.Write...).WithRefer(),
@@ -101,8 +101,8 @@ func landlockSelf(s *sandboxSpec) error {
 	return landlock.V11.BestEffort().RestrictScoped()
 }
 
-// sandboxCommand is the trampoline's command for spec.
-func sandboxCommand(ctx context.Context, spec *sandboxSpec) (*exec.Cmd, error) {
+// Command is the trampoline's command for spec.
+func Command(ctx context.Context, spec *Spec) (*exec.Cmd, error) {
 	b, err := json.Marshal(spec)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package host
+package sandbox
 
 import (
 	"path/filepath"
@@ -62,11 +62,11 @@ var refusedArgs = map[string]argRules{
 	},
 }
 
-// checkArgs refuses args of prog that its rules refuse; when confined is
+// CheckArgs refuses args of prog that its rules refuse; when confined is
 // false (the kernel offers no confinement) it also refuses every argument
 // naming a path outside the workspace: absolute, starting with ~, or
 // climbing out with "..".
-func checkArgs(prog string, args []string, confined bool, inside func(abs string) bool) error {
+func CheckArgs(prog string, args []string, confined bool, inside func(abs string) bool) error {
 	rules := refusedArgs[prog]
 	var words []string
 	for _, a := range args {

@@ -1,15 +1,15 @@
 //go:build !linux
 
-package host
+package sandbox
 
 import (
 	"context"
 	"os/exec"
 )
 
-// sandboxCommand runs the command directly: without Landlock there is no
+// Command runs the command directly: without Landlock there is no
 // trampoline, and the rlimits are not applied.
-func sandboxCommand(ctx context.Context, spec *sandboxSpec) (*exec.Cmd, error) {
+func Command(ctx context.Context, spec *Spec) (*exec.Cmd, error) {
 	cmd := exec.CommandContext(ctx, spec.Path, spec.Args[1:]...)
 	cmd.Args[0] = spec.Args[0]
 	return cmd, nil
