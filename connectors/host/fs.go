@@ -365,10 +365,8 @@ func (c *Connector) fsWrite(_ context.Context, _ *connectors.Call, in *writeArgs
 	if err != nil {
 		return nil, err
 	}
-	if dir := filepath.Dir(r); dir != "." {
-		if err := root.MkdirAll(dir, 0o755); err != nil {
-			return nil, fsError("write", in.Path, err)
-		}
+	if err := makeParents(root, r, in.Path); err != nil {
+		return nil, err
 	}
 	f, created, err := c.openWrite(r, in.Path, os.O_WRONLY|os.O_CREATE)
 	if err != nil {
@@ -450,6 +448,56 @@ func (c *Connector) fsDelete(_ context.Context, _ *connectors.Call, in *deleteAr
 		return nil, fsError("delete", in.Path, err)
 	}
 	return &legate.Result{Structured: &DeleteResult{Path: in.Path, Type: e.Type}}, nil
+}
+
+// makeParents creates the missing parent directories of r (relative to
+// root), once the whole path is known to resolve inside the root: a write
+// refused as an escape creates nothing. r is used as given, never
+// cleaned: "sub/up/../x" with sub/up a link to ".." names the parent of
+// the link's target, not sub/x, and only the root's own resolution, which
+// follows the link before the "..", says which.
+//
+// Each existing prefix of the parent is resolved by the root, which
+// refuses one that leads outside. Past the first missing component the
+// rest is created, and a ".." there (out of a directory that does not
+// exist yet) is refused rather than reasoned about. Between this check
+// and the creation a swapped symlink can still make MkdirAll fail half
+// way, but only inside the root: os.Root never creates outside it.
+func makeParents(root *os.Root, r, p string) error {
+	parts := strings.Split(filepath.ToSlash(r), "/")
+	parts = parts[:len(parts)-1] // the file itself
+	prefix, missing := "", false
+	for _, part := range parts {
+		if part == "" || part == "." {
+			continue
+		}
+		if prefix != "" {
+			prefix += "/"
+		}
+		prefix += part
+		if missing {
+			if part == ".." {
+				return legate.Errorf(legate.CodeInvalidArgument, "host: write %s: the path climbs (..) out of a directory that does not exist", p)
+			}
+			continue
+		}
+		st, err := root.Stat(prefix)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && part != "..":
+			missing = true
+		case err != nil:
+			return fsError("write", p, err)
+		case !st.IsDir():
+			return legate.Errorf(legate.CodeInvalidArgument, "host: write %s: %s is not a directory", p, prefix)
+		}
+	}
+	if !missing {
+		return nil
+	}
+	if err := root.MkdirAll(prefix, 0o755); err != nil {
+		return fsError("write", p, err)
+	}
+	return nil
 }
 
 // readRegular reads a regular file of root, at most max bytes, opened

@@ -26,6 +26,7 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/host/sandbox"
 	"github.com/legate-mcp/legate/connectors/host/skills"
 )
 
@@ -52,6 +53,20 @@ type Config struct {
 	ShellDenylist []string `yaml:"shell_denylist" desc:"Program names sh_exec refuses outright; it wins over the allowlist" example:"[rm, sudo]"`
 	// ShellTimeout bounds one command.
 	ShellTimeout legate.Duration `yaml:"shell_timeout" default:"5m" desc:"Time limit of one command, a ceiling the caller cannot raise; past it the whole process group is killed"`
+	// ShellEnv is the whole environment of a command.
+	ShellEnv []string `yaml:"shell_env" desc:"The environment of sh_exec's commands, which otherwise start with an empty one: NAME passes that variable from Legate's environment when it is set, NAME=VALUE sets it; LEGATE_* names are refused. PATH is /usr/local/bin:/usr/bin:/bin unless named" example:"[HOME, LANG=C.UTF-8, PATH]"`
+	// ShellReadDirs are what a command may read and execute besides the workspace.
+	ShellReadDirs []string `yaml:"shell_read_dirs" default:"[/usr, /bin, /sbin, /lib, /lib32, /lib64, /etc]" desc:"Directories sh_exec's commands may read and execute from, besides workspace_root, where the kernel offers Landlock; everything else (the state directory, /proc, /home, /tmp) is out of reach. Neither the state directory nor Legate's config file may lie beneath one"`
+	// ShellWriteDirs are what a command may write besides the workspace.
+	ShellWriteDirs []string `yaml:"shell_write_dirs" desc:"Directories sh_exec's commands may also write, besides workspace_root (a build cache); same rules as shell_read_dirs" example:"[/var/cache/agent]"`
+	// ShellMaxCPU bounds the CPU time of each process of a command.
+	ShellMaxCPU legate.Duration `yaml:"shell_max_cpu" default:"5m" desc:"CPU time each process of a command may use (RLIMIT_CPU); past it the kernel kills the process"`
+	// ShellMaxFileBytes bounds the size of a file a command writes.
+	ShellMaxFileBytes int `yaml:"shell_max_file_bytes" default:"1073741824" desc:"Largest file a command's process may write, in bytes (RLIMIT_FSIZE); 0: no limit"`
+	// ShellMaxMemoryBytes bounds the address space of each process of a command.
+	ShellMaxMemoryBytes int `yaml:"shell_max_memory_bytes" default:"0" desc:"Address space of each process of a command, in bytes (RLIMIT_AS); 0: no limit. Runtimes that reserve address space up front (Java, Node) need several GiB"`
+	// ShellMaxProcesses bounds the processes of the user when a command forks.
+	ShellMaxProcesses int `yaml:"shell_max_processes" default:"0" desc:"Processes and threads the OS user may have for a command to fork (RLIMIT_NPROC, counted over every process of the user, Legate's threads included); 0: no limit. Meaningful when Legate runs as a user of its own"`
 	// AllowInstall turns pkg_install on.
 	AllowInstall bool `yaml:"allow_install" default:"false" desc:"Offer pkg_install, which runs this machine's package manager (apt, dnf, yum, zypper, apk, pacman, brew) with sudo -n when not root"`
 	// InstallAllowlist restricts pkg_install.
@@ -115,6 +130,9 @@ func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 		}
 	}
 	c.tools = c.buildTools()
+	if c.cfg.AllowShell {
+		sandbox.WarnUnconfined(c.id)
+	}
 	return c, nil
 }
 
@@ -172,6 +190,7 @@ func (c *Connector) Validate() error {
 			errs = append(errs, legate.Invalid(field, "%q: give program names, not paths or commands", p))
 		}
 	}
+	errs = append(errs, validateShell(&c.cfg)...)
 	for _, p := range c.cfg.InstallAllowlist {
 		if !packageName.MatchString(p) {
 			errs = append(errs, legate.Invalid("install_allowlist", "%q is not a package name", p))

@@ -271,3 +271,49 @@ func TestJailFIFO(t *testing.T) {
 		t.Fatalf("fs_write to a FIFO succeeded")
 	}
 }
+
+// A write refused as an escape leaves nothing behind: no parent directory
+// is created before the whole path is known to resolve inside the
+// workspace. (fs_write of sub/up/../outside/w5.txt, sub/up a link to
+// "..", once created sub/outside: the parent was cleaned lexically, so
+// the directory made was not the one the path named.)
+func TestJailRefusedWriteCreatesNothing(t *testing.T) {
+	j := newJailed(t)
+	for _, d := range []string{"sub", "inside/deep"} {
+		if err := os.MkdirAll(filepath.Join(j.ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("..", filepath.Join(j.ws, "sub", "up")); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, j.ws)
+	for _, p := range []string{
+		"sub/up/../outside/w5.txt",
+		"sub/up/../outside/new/w6.txt",
+		"sub/up/up/../x/w7.txt",
+		"newdir/../../outside/w8.txt",
+		"newdir/a/../../../outside/w9.txt",
+		"inside/deep/../../../outside/w10.txt",
+		"inside/a/b/../c/w11.txt", // climbs out of b, which it would create
+	} {
+		t.Run(p, func(t *testing.T) {
+			if o := j.try(t, "fs_write", map[string]any{"path": p, "content": "x"}); !o.isError {
+				t.Fatalf("fs_write %s succeeded", p)
+			}
+			if now := snapshot(t, j.ws); now != before {
+				t.Fatalf("the refused write changed the workspace:\nbefore:\n%s\nafter:\n%s", before, now)
+			}
+			j.check(t)
+		})
+	}
+	// A path that climbs and stays inside still writes, parents created.
+	ok(t, j.cs, "fs_write", map[string]any{"path": "sub/up/inside/../made/w.txt", "content": "x"})
+	if _, err := os.Stat(filepath.Join(j.ws, "made", "w.txt")); err != nil {
+		t.Fatal(err)
+	}
+	ok(t, j.cs, "fs_write", map[string]any{"path": "inside/deep/../a/b/w.txt", "content": "x"})
+	if _, err := os.Stat(filepath.Join(j.ws, "inside", "a", "b", "w.txt")); err != nil {
+		t.Fatal(err)
+	}
+}

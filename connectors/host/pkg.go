@@ -11,6 +11,7 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/host/sandbox"
 )
 
 type installArgs struct {
@@ -89,7 +90,7 @@ func (c *Connector) pkgInstall(ctx context.Context, _ *connectors.Call, in *inst
 	if err != nil {
 		return nil, err
 	}
-	res, err := c.run(ctx, argv, c.jail.path, time.Duration(c.cfg.InstallTimeout), []string{"DEBIAN_FRONTEND=noninteractive"})
+	res, err := c.run(ctx, argv[0], time.Duration(c.cfg.InstallTimeout), sandbox.Direct(argv, c.jail.path, append(childEnv(), "PWD="+c.jail.path, "DEBIAN_FRONTEND=noninteractive")))
 	if err != nil {
 		return nil, err
 	}

@@ -3,9 +3,7 @@ package host
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/host/sandbox"
 )
 
 type execArgs struct {
@@ -22,14 +21,7 @@ type execArgs struct {
 }
 
 // ExecResult is sh_exec's result.
-type ExecResult struct {
-	ExitCode  int    `json:"exit_code" jsonschema:"The exit status; -1 when the command was killed"`
-	Stdout    string `json:"stdout"`
-	Stderr    string `json:"stderr"`
-	TimedOut  bool   `json:"timed_out,omitempty" jsonschema:"The time limit passed and the command's process group was killed"`
-	Truncated bool   `json:"truncated,omitempty" jsonschema:"stdout or stderr was cut at max_tool_output_bytes"`
-	Shell     bool   `json:"shell" jsonschema:"The command ran under sh -c (no allowlist)"`
-}
+type ExecResult = sandbox.Result
 
 type whichArgs struct {
 	Name string `json:"name" jsonschema:"Program name to look for on PATH"`
@@ -49,7 +41,7 @@ func (c *Connector) shellTools() []connectors.Tool {
 	}
 	return []connectors.Tool{
 		connectors.Returning[ExecResult](connectors.NewTool("sh_exec", "Run a command in the workspace and return its exit code and output. "+how, legate.ClassDestructive, c.shExec)),
-		connectors.Returning[WhichResult](connectors.NewTool("sh_which", "Check whether a program is installed (on PATH).", legate.ClassRead, c.shWhich)),
+		connectors.Returning[WhichResult](connectors.NewTool("sh_which", "Check whether a program is installed (on the PATH sh_exec's commands get).", legate.ClassRead, c.shWhich)),
 	}
 }
 
@@ -83,6 +75,10 @@ func (c *Connector) shellCommand(command string) ([]string, error) {
 	case !slices.Contains(c.cfg.ShellAllowlist, prog):
 		return nil, legate.Errorf(legate.CodePermissionDenied, "host: %s is not on the shell allowlist (%s)", prog, strings.Join(c.cfg.ShellAllowlist, ", "))
 	}
+	ok, _ := sandbox.Confined()
+	if err := sandbox.CheckArgs(prog, argv[1:], ok, c.jail.inside); err != nil {
+		return nil, err
+	}
 	return argv, nil
 }
 
@@ -102,7 +98,7 @@ func (c *Connector) shExec(ctx context.Context, _ *connectors.Call, in *execArgs
 	if t := time.Duration(in.TimeoutSeconds) * time.Second; t > 0 && t < timeout {
 		timeout = t
 	}
-	res, err := c.run(ctx, argv, dir, timeout, nil)
+	res, err := c.run(ctx, argv[0], timeout, c.sandboxed(argv, dir))
 	if err != nil {
 		return nil, err
 	}
@@ -135,43 +131,23 @@ func (c *Connector) workdir(p string) (string, error) {
 	return abs, nil
 }
 
-// run runs argv in dir in a process group of its own, killed whole when
-// timeout passes or the call ends, and after the command exits (a child
-// left running in the background goes with it). Its output is capped.
-func (c *Connector) run(ctx context.Context, argv []string, dir string, timeout time.Duration, env []string) (*ExecResult, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	path, err := exec.LookPath(argv[0])
-	if err != nil {
-		return nil, legate.Errorf(legate.CodeNotFound, "host: %s: not found on PATH", argv[0])
-	}
-	cmd := exec.CommandContext(ctx, path, argv[1:]...)
-	cmd.Args[0] = argv[0]
-	cmd.Dir = dir
-	cmd.Env = append(append(childEnv(), "PWD="+dir), env...)
-	half := c.budget() / 2
-	stdout, stderr := &capBuf{max: half}, &capBuf{max: half}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	ownGroup(cmd)
-	cmd.WaitDelay = 2 * time.Second
-	err = cmd.Run()
-	killGroup(cmd)
-	res := &ExecResult{ExitCode: cmd.ProcessState.ExitCode(), Stdout: stdout.String(), Stderr: stderr.String(), Truncated: stdout.cut || stderr.cut}
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		res.TimedOut, res.ExitCode = true, -1
-		res.Stderr += fmt.Sprintf("\n[killed after %s]", timeout)
-		return res, nil
-	}
-	var exitErr *exec.ExitError
-	if err != nil && !errors.As(err, &exitErr) && !errors.Is(err, exec.ErrWaitDelay) {
-		return nil, legate.Errorf(legate.CodeTransient, "host: running %s: %v", argv[0], err)
+// run runs the command start makes, its output capped at the result's
+// budget (see sandbox.Run).
+func (c *Connector) run(ctx context.Context, name string, timeout time.Duration, start sandbox.Launch) (*ExecResult, error) {
+	res, err := sandbox.Run(ctx, timeout, c.budget(), start)
+	switch {
+	case errors.Is(err, sandbox.ErrNotFound):
+		return nil, legate.Errorf(legate.CodeNotFound, "host: %v", err)
+	case err != nil:
+		return nil, legate.Errorf(legate.CodeTransient, "host: running %s: %v", name, err)
 	}
 	return res, nil
 }
 
 // childEnv is this process's environment without the variables that look
 // like credentials or that configure Legate itself (its keys among them):
-// a command the agent runs has no business with them.
+// what pkg_install's package manager gets. (sh_exec's commands get only
+// what shell_env names.)
 func childEnv() []string {
 	var out []string
 	for _, kv := range os.Environ() {
@@ -184,37 +160,12 @@ func childEnv() []string {
 	return out
 }
 
-// capBuf keeps the first max bytes written to it and notes that more came.
-type capBuf struct {
-	b   []byte
-	max int
-	cut bool
-}
-
-func (w *capBuf) Write(p []byte) (int, error) {
-	n := len(p) // all of it is taken, kept or not: a short write would fail the copy
-	if room := w.max - len(w.b); len(p) > room {
-		w.cut = true
-		p = p[:max(room, 0)]
-	}
-	w.b = append(w.b, p...)
-	return n, nil
-}
-
-func (w *capBuf) String() string {
-	s := strings.ToValidUTF8(string(w.b), "")
-	if w.cut {
-		s += "\n[output cut at max_tool_output_bytes]"
-	}
-	return s
-}
-
 func (c *Connector) shWhich(_ context.Context, _ *connectors.Call, in *whichArgs) (*legate.Result, error) {
 	if in.Name == "" || strings.ContainsAny(in.Name, "/"+metachars+" \t") {
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "host: %q is not a program name", in.Name)
 	}
 	out := &WhichResult{Name: in.Name}
-	if p, err := exec.LookPath(in.Name); err == nil {
+	if p, err := sandbox.LookPath(in.Name, sandbox.PathOf(sandbox.Env(c.cfg.ShellEnv))); err == nil {
 		out.Found, out.Path = true, p
 	}
 	return &legate.Result{Structured: out}, nil
