@@ -430,14 +430,11 @@ func classOf(e *catalog.Entry, args json.RawMessage) legate.Class {
 }
 
 // execute is the innermost handler: it runs the tool at its source.
-func (g *Gateway) execute(ctx context.Context, r *Request) (*Result, error) {
+// What it returns is masked (masks.go).
+func (g *Gateway) execute(ctx context.Context, r *Request) (res *Result, err error) {
 	ctx, step := spans.Step(ctx, "execute")
 	defer step.End()
-	return g.maskResult(g.executeAt(ctx, r))
-}
-
-// executeAt runs r's tool at its source.
-func (g *Gateway) executeAt(ctx context.Context, r *Request) (*Result, error) {
+	defer func() { res, err = maskResult(g.masks.Secrets(), res, err) }()
 	switch t := r.Entry.Target.(type) {
 	case *nativeTool:
 		res, err := g.executeNative(ctx, t, r)

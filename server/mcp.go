@@ -17,6 +17,7 @@ import (
 	"github.com/legate-mcp/legate/profiles"
 	"github.com/legate-mcp/legate/proxy"
 	"github.com/legate-mcp/legate/rounds"
+	"github.com/legate-mcp/legate/server/toolresult"
 	"github.com/legate-mcp/legate/vault"
 )
 
@@ -68,17 +69,22 @@ func (g *Gateway) toolsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case "tools/call":
 			r := req.(*mcp.CallToolRequest)
 			res, err := g.callTool(ctx, r)
-			return completeCallResult(r.Session, res), err
+			return toolresult.For(newProtocol(r.Session), res), err
 		case "prompts/get":
 			res, err := next(ctx, method, req)
 			p, _ := res.(*mcp.GetPromptResult)
-			p, err = maskRead(g, p, err)
-			return completePromptResult(req.(*mcp.GetPromptRequest).Session, p), err
+			p, err = toolresult.MaskRead(g.masks.Secrets(), p, err)
+			return toolresult.For(newProtocol(req.(*mcp.GetPromptRequest).Session), p), err
 		case "resources/read":
 			res, err := next(ctx, method, req)
 			p, _ := res.(*mcp.ReadResourceResult)
-			p, err = maskRead(g, p, err)
-			return completeResourceResult(req.(*mcp.ReadResourceRequest).Session, p), err
+			p, err = toolresult.MaskRead(g.masks.Secrets(), p, err)
+			if p != nil {
+				// Which upstreams a caller may read through the gateway
+				// depends on who it is, whatever the upstream said.
+				p.CacheScope = catalog.CallerCache.CacheScope
+			}
+			return toolresult.For(newProtocol(req.(*mcp.ReadResourceRequest).Session), p), err
 		case "initialize", "server/discover":
 			res, err := next(ctx, method, req)
 			addInstructions(res, g.now())

@@ -171,7 +171,7 @@ func (rl *reloader) reload(ctx context.Context, cfg *config.File) error {
 		return err
 	}
 	g.live.Store(next)
-	g.pinSecrets(ctx, next, udefs)
+	pinSecrets(ctx, g, udefs)
 	cat, err := g.buildCatalog()
 	if err != nil {
 		// Only a name collision gets here; the tools it would add stay out.

@@ -28,7 +28,7 @@ func (g *Gateway) newUpstreams(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	g.pinSecrets(ctx, g.now(), defs)
+	pinSecrets(ctx, g, defs)
 	g.upstreams, err = upstream.NewManager(ctx, defs, upstream.Options{
 		Store:          g.opts.Store.Upstreams(),
 		Pins:           g.opts.Store.Pins(),

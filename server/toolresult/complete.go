@@ -5,6 +5,8 @@ import (
 	"reflect"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/legate-mcp/legate"
 )
 
 // The 2026-07-28 protocol requires every tools/call, prompts/get and
@@ -53,4 +55,33 @@ func Complete[T Completable](res *T) *T {
 		}
 	}
 	return &out
+}
+
+// For returns res as a client of the protocol era newProtocol says
+// (2026-07-28 or later) gets it: marked complete, as the go-sdk marks the
+// results of its own handlers, unless it is nil or asks for input.
+func For[T Completable](newProtocol bool, res *T) *T {
+	if res == nil || !newProtocol {
+		return res
+	}
+	if n, ok := any(res).(interface{ NeedsInput() bool }); ok && n.NeedsInput() {
+		return res
+	}
+	return Complete(res)
+}
+
+// MaskRead masks what an upstream's prompts/get or resources/read
+// answered, and its error, as Mask and MaskError mask a tool's: a result
+// that no longer decodes once masked is withheld.
+func MaskRead[T any](s *legate.Secrets, res *T, err error) (*T, error) {
+	if s.Empty() {
+		return res, err
+	}
+	err = MaskError(s, err)
+	if res != nil {
+		if res = MaskJSON(s, res); res == nil {
+			return nil, &legate.Error{Code: legate.CodeAdapterMapping, Message: "the answer held a secret and was withheld"}
+		}
+	}
+	return res, err
 }
