@@ -22,9 +22,11 @@
 //     code to that browser alone), each form carrying a CSRF token keyed
 //     to that cookie, with local accounts whose passwords are argon2id
 //     hashes;
-//   - limits for callers nobody has authenticated: parameter sizes, token
-//     buckets per source address and for all, failed logins slowed down
-//     rather than accounts locked.
+//   - limits for callers nobody has authenticated (package limits):
+//     parameter sizes, token buckets per source address and for all,
+//     failed logins slowed down rather than accounts locked;
+//   - the redirect URI rules of RFC 8252 (package redirecturi): https,
+//     loopback http on any port, a private-use scheme in reverse-DNS form.
 //
 // The issuer is the origin of auth.resource. /mcp's authenticator takes
 // the server's access tokens through auth.LocalIssuer:

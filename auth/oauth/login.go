@@ -6,15 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
-	"math"
 	"net/http"
 	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 
+	"github.com/legate-mcp/legate/auth/oauth/limits"
+	"github.com/legate-mcp/legate/auth/oauth/redirecturi"
 	"github.com/legate-mcp/legate/store"
 )
 
@@ -129,19 +129,13 @@ func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
 	render(w, http.StatusOK, "login", s.loginForm(c, a, s.formToken(s.browserValue(r), a.ID), ""))
 }
 
-// maxFormBytes bounds a login or consent form.
-const maxFormBytes = 16 << 10
-
-// maxUserNameLen bounds the user name a login form may carry.
-const maxUserNameLen = 256
-
 func (s *Server) login(w http.ResponseWriter, r *http.Request) {
-	source := sourceOf(r)
-	if wait := s.loginLimit.allow(source, s.now()); wait > 0 {
+	source := limits.Source(r)
+	if wait := s.loginLimit.Allow(source, s.now()); wait > 0 {
 		tooMany(w, wait, true)
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	r.Body = http.MaxBytesReader(w, r.Body, limits.MaxFormBytes)
 	a, c, ok := s.checkForm(w, r)
 	if !ok {
 		return
@@ -149,12 +143,11 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	token := r.PostFormValue("csrf")
 	name, password := r.PostFormValue("username"), r.PostFormValue("password")
-	if len(name) > maxUserNameLen {
-		name = name[:maxUserNameLen] // no such user: refused like any other
+	if len(name) > limits.MaxUserNameLen {
+		name = name[:limits.MaxUserNameLen] // no such user: refused like any other
 	}
-	if wait := s.guard.wait(name, source, s.now()); wait > 0 {
-		secs := int(math.Ceil(wait.Seconds()))
-		w.Header().Set("Retry-After", strconv.Itoa(secs))
+	if wait := s.guard.Wait(name, source, s.now()); wait > 0 {
+		secs := limits.RetryAfter(w, wait)
 		render(w, http.StatusTooManyRequests, "login", s.loginForm(c, a, token, fmt.Sprintf("Too many failed attempts: wait %d seconds, then try again.", secs)))
 		return
 	}
@@ -163,13 +156,13 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		hash = dummyHash
 	}
-	if !s.guard.check(hash, password) || err != nil {
-		s.guard.failed(name, source, s.now())
+	if !s.guard.Check(func() bool { return CheckPassword(hash, password) }) || err != nil {
+		s.guard.Failed(name, source, s.now())
 		s.log.Info("login refused", "client", c.ID, "source", source)
 		render(w, http.StatusUnauthorized, "login", s.loginForm(c, a, token, badLogin))
 		return
 	}
-	s.guard.succeeded(name, source)
+	s.guard.Succeeded(name, source)
 	a.Subject, a.AuthTime = u.Name, s.now().UTC().Truncate(time.Second)
 	if err := (&storage{srv: s}).putRequest(ctx, a); err != nil {
 		s.log.Error("storing a login", "err", err)
@@ -197,7 +190,7 @@ func (s *Server) renderConsent(w http.ResponseWriter, a *authRequest, c store.OA
 func redirectHost(u *url.URL) string {
 	switch u.Scheme {
 	case "http", "https":
-		if isLoopback(u.Hostname()) {
+		if redirecturi.IsLoopback(u.Hostname()) {
 			return u.Hostname() + " (an application on this computer)"
 		}
 		return u.Hostname()
@@ -206,7 +199,7 @@ func redirectHost(u *url.URL) string {
 }
 
 func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	r.Body = http.MaxBytesReader(w, r.Body, limits.MaxFormBytes)
 	a, c, ok := s.checkForm(w, r)
 	if !ok {
 		return

@@ -4,21 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 	"unicode"
 
+	"github.com/legate-mcp/legate/auth/oauth/limits"
+	"github.com/legate-mcp/legate/auth/oauth/redirecturi"
 	"github.com/legate-mcp/legate/store"
-)
-
-// Limits of a client registration.
-const (
-	maxRegistrationBody = 16 << 10
-	maxRedirectURIs     = 10
-	maxRedirectURILen   = 2000
-	maxClientNameLen    = 200
 )
 
 // registration is the client metadata of RFC 7591 §2 that Legate reads.
@@ -42,7 +34,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req registration
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRegistrationBody))
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limits.MaxRegistrationBody))
 	if err := dec.Decode(&req); err != nil {
 		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", "the body is not a JSON object of client metadata")
 		return
@@ -53,7 +45,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	now := s.now()
-	if wait := s.registerLimit.allow(sourceOf(r), now); wait > 0 {
+	if wait := s.registerLimit.Allow(limits.Source(r), now); wait > 0 {
 		tooMany(w, wait, false)
 		return
 	}
@@ -140,88 +132,17 @@ func checkRegistration(req *registration) (string, string) {
 			return "invalid_client_metadata", fmt.Sprintf("response type %q is not supported: code is", t)
 		}
 	}
-	if len(req.ClientName) > maxClientNameLen || strings.IndexFunc(req.ClientName, unicode.IsControl) >= 0 {
-		return "invalid_client_metadata", fmt.Sprintf("client_name: at most %d characters, no control characters", maxClientNameLen)
+	if len(req.ClientName) > limits.MaxClientNameLen || strings.IndexFunc(req.ClientName, unicode.IsControl) >= 0 {
+		return "invalid_client_metadata", fmt.Sprintf("client_name: at most %d characters, no control characters", limits.MaxClientNameLen)
 	}
-	if len(req.RedirectURIs) == 0 || len(req.RedirectURIs) > maxRedirectURIs {
-		return "invalid_redirect_uri", fmt.Sprintf("redirect_uris: give 1 to %d", maxRedirectURIs)
+	if len(req.RedirectURIs) == 0 || len(req.RedirectURIs) > limits.MaxRedirectURIs {
+		return "invalid_redirect_uri", fmt.Sprintf("redirect_uris: give 1 to %d", limits.MaxRedirectURIs)
 	}
 	for _, u := range req.RedirectURIs {
-		if msg := checkRedirectURI(u); msg != "" {
+		if msg := redirecturi.Check(u); msg != "" {
 			return "invalid_redirect_uri", fmt.Sprintf("redirect URI %q: %s", u, msg)
 		}
 	}
 	req.RedirectURIs = slices.Compact(req.RedirectURIs)
 	return "", ""
-}
-
-// appSchemes are the private-use schemes of MCP clients that predate
-// the reverse-DNS rule (RFC 8252 §7.1) and are accepted by name.
-var appSchemes = []string{"cursor"}
-
-// privateSchemeRE is a private-use scheme in reverse-DNS form: at least
-// two labels, lower case (com.example.app).
-var privateSchemeRE = regexp.MustCompile(`^[a-z][a-z0-9-]*(\.[a-z0-9-]+)+$`)
-
-// checkRedirectURI accepts, and only accepts, https with a host, http to
-// a loopback address named exactly (RFC 8252 §7.3) and a native app's
-// private-use scheme in reverse-DNS form (§7.1); never a fragment or a
-// user name. Every other scheme (javascript:, data:, ms-msdt:,
-// search-ms:, jar:, view-source:…) is refused by construction.
-func checkRedirectURI(s string) string {
-	if len(s) > maxRedirectURILen {
-		return fmt.Sprintf("longer than %d characters", maxRedirectURILen)
-	}
-	u, err := url.Parse(s)
-	switch {
-	case err != nil || u.Scheme == "":
-		return "not an absolute URI"
-	case strings.Contains(s, "#"):
-		return "must not have a fragment"
-	case u.User != nil || strings.Contains(u.Host, "@"):
-		return "must not hold a user name or password"
-	case u.Scheme == "https":
-		if u.Hostname() == "" {
-			return "no host"
-		}
-	case u.Scheme == "http":
-		if !isLoopback(u.Hostname()) {
-			return "http is allowed only to 127.0.0.1, [::1] or localhost"
-		}
-	case privateSchemeRE.MatchString(u.Scheme) || slices.Contains(appSchemes, u.Scheme):
-		if u.Opaque != "" {
-			return "a private-use scheme's URI needs a path (com.example.app:/callback)"
-		}
-	default:
-		return fmt.Sprintf("the %s scheme is not allowed: use https, http to a loopback address, or a private-use scheme in reverse-DNS form (com.example.app:/callback)", u.Scheme)
-	}
-	return ""
-}
-
-// isLoopback reports whether host, a URL's hostname, names the loopback
-// interface exactly: 127.0.0.1, ::1 or localhost (not a name that merely
-// begins with 127.).
-func isLoopback(host string) bool {
-	return host == "localhost" || host == "127.0.0.1" || host == "::1"
-}
-
-// redirectRegistered reports whether uri is one of the client's redirect
-// URIs: the same string, or, for http to a loopback address, the same
-// but for the port, which a native app picks when it starts (RFC 8252
-// §7.3).
-func redirectRegistered(c store.OAuthClient, uri string) bool {
-	if slices.Contains(c.RedirectURIs, uri) {
-		return true
-	}
-	u, err := url.Parse(uri)
-	if err != nil || u.Scheme != "http" || !isLoopback(u.Hostname()) || u.User != nil || strings.Contains(uri, "#") {
-		return false
-	}
-	for _, reg := range c.RedirectURIs {
-		r, err := url.Parse(reg)
-		if err == nil && r.Scheme == "http" && r.Hostname() == u.Hostname() && r.EscapedPath() == u.EscapedPath() && r.RawQuery == u.RawQuery {
-			return true
-		}
-	}
-	return false
 }

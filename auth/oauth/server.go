@@ -17,6 +17,8 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/op"
 
 	"github.com/legate-mcp/legate/auth"
+	"github.com/legate-mcp/legate/auth/oauth/limits"
+	"github.com/legate-mcp/legate/auth/oauth/redirecturi"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/vault"
@@ -54,9 +56,9 @@ type Server struct {
 	key      *signingKey
 	formKey  []byte // keys the forms' CSRF tokens
 	provider *op.Provider
-	guard    *loginGuard
+	guard    *limits.LoginGuard
 	// The rates of registration, authorization requests and logins.
-	registerLimit, authorizeLimit, loginLimit *limiter
+	registerLimit, authorizeLimit, loginLimit *limits.Limiter
 	upstream                                  *upstreamLogin // nil without auth.oauth_server.upstream
 	log                                       *slog.Logger
 	now                                       func() time.Time
@@ -97,8 +99,8 @@ func New(ctx context.Context, cfg config.Auth, o Options) (*Server, error) {
 		issuer: Issuer(cfg.Resource), resource: cfg.Resource,
 		accessTTL: time.Duration(sc.AccessTokenTTL), refreshTTL: time.Duration(sc.RefreshTokenTTL),
 		maxClients: sc.MaxClients, unusedTTL: time.Duration(sc.UnusedClientTTL),
-		store: o.Store.OAuth(), users: o.Store.Users(), log: o.Log, now: o.Now, guard: newLoginGuard(),
-		registerLimit: newLimiter(registerLimits), authorizeLimit: newLimiter(authorizeLimits), loginLimit: newLimiter(loginLimits),
+		store: o.Store.OAuth(), users: o.Store.Users(), log: o.Log, now: o.Now, guard: limits.NewLoginGuard(),
+		registerLimit: limits.New(limits.Register), authorizeLimit: limits.New(limits.Authorize), loginLimit: limits.New(limits.Login),
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -234,7 +236,7 @@ func (s *Server) checkAuthorize(next http.Handler) http.Handler {
 		if r.Method == http.MethodGet {
 			f = r.URL.Query()
 		}
-		if msg := checkSizes(f); msg != "" {
+		if msg := limits.CheckParams(f); msg != "" {
 			errorPage(w, http.StatusBadRequest, msg)
 			return
 		}
@@ -248,7 +250,7 @@ func (s *Server) checkAuthorize(next http.Handler) http.Handler {
 			s.log.Error("reading a client", "err", err)
 			errorPage(w, http.StatusInternalServerError, "The application could not be looked up.")
 			return
-		case redirect == "" || !redirectRegistered(c, redirect):
+		case redirect == "" || !redirecturi.Registered(c.RedirectURIs, redirect):
 			errorPage(w, http.StatusBadRequest, "The application asked to send you to an address it did not register (redirect_uri).")
 			return
 		case f.Get("response_type") != string(oidc.ResponseTypeCode):
@@ -258,49 +260,12 @@ func (s *Server) checkAuthorize(next http.Handler) http.Handler {
 			errorPage(w, http.StatusBadRequest, "The application did not use PKCE: code_challenge with code_challenge_method S256 is required.")
 			return
 		}
-		if wait := s.authorizeLimit.allow(sourceOf(r), s.now()); wait > 0 {
+		if wait := s.authorizeLimit.Allow(limits.Source(r), s.now()); wait > 0 {
 			tooMany(w, wait, true)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// paramLimits bound the parameters of an authorization request, which
-// are stored with it until it expires; maxAuthorizeQuery bounds them all.
-var paramLimits = []struct {
-	name string
-	max  int
-}{
-	{"client_id", 128}, {"redirect_uri", maxRedirectURILen}, {"state", 1024}, {"nonce", 256}, {"scope", 256},
-	{"resource", maxRedirectURILen}, {"code_challenge", 128}, {"code_challenge_method", 16}, {"response_type", 32},
-	{"response_mode", 32}, {"prompt", 64}, {"login_hint", 256}, {"ui_locales", 128},
-}
-
-const maxAuthorizeQuery = 8 << 10
-
-// checkSizes names the first parameter of f longer than its limit, or
-// given more than once.
-func checkSizes(f url.Values) string {
-	for _, p := range paramLimits {
-		vs := f[p.name]
-		if len(vs) > 1 {
-			return fmt.Sprintf("The parameter %s is given more than once.", p.name)
-		}
-		if len(vs) == 1 && len(vs[0]) > p.max {
-			return fmt.Sprintf("The parameter %s is too long: at most %d characters.", p.name, p.max)
-		}
-	}
-	total := 0
-	for k, vs := range f {
-		for _, v := range vs {
-			total += len(k) + len(v)
-		}
-	}
-	if total > maxAuthorizeQuery {
-		return fmt.Sprintf("The authorization request is too large: its parameters may hold at most %d bytes.", maxAuthorizeQuery)
-	}
-	return ""
 }
 
 // bindBrowser binds the authorization request op makes to the browser
@@ -331,6 +296,17 @@ func oauthError(w http.ResponseWriter, status int, code, desc string) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(map[string]string{"error": code, "error_description": desc})
+}
+
+// tooMany writes 429 with Retry-After: an OAuth error for the endpoints
+// clients call, the error page for the browser's.
+func tooMany(w http.ResponseWriter, wait time.Duration, page bool) {
+	secs := limits.RetryAfter(w, wait)
+	if page {
+		errorPage(w, http.StatusTooManyRequests, fmt.Sprintf("Too many requests from your address: try again in %d seconds.", secs))
+		return
+	}
+	oauthError(w, http.StatusTooManyRequests, "too_many_requests", fmt.Sprintf("too many requests from this address: retry after %d seconds", secs))
 }
 
 // cors lets clients of any origin (browser-based MCP clients) call an
