@@ -96,6 +96,11 @@ type principal struct {
 // cookieName names the session cookie.
 const cookieName = "legate_panel"
 
+// loginCookie holds the CSRF token of the login form, before any session:
+// a page of another site cannot post its own token and log the browser in
+// as someone else.
+const loginCookie = "legate_panel_login"
+
 // csp forbids every script, style and image that is not the panel's own
 // file: no inline script can run even if some text escaped the templates.
 const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
@@ -158,9 +163,11 @@ func (p *Panel) secure(next http.Handler) http.Handler {
 			return
 		}
 		// A browser sends one Origin; a request with more is checked on
-		// each, so a good first one cannot carry a bad second.
+		// each, so a good first one cannot carry a bad second. "null" is
+		// an opaque origin (a sandboxed frame, a data: URL, a redirect
+		// across sites): never the panel's own.
 		for _, o := range r.Header.Values("Origin") {
-			if r.Method == http.MethodPost && o != "" && o != "null" && !sameOrigin(o, r.Host) {
+			if r.Method == http.MethodPost && o != "" && !sameOrigin(o, r.Host) {
 				http.Error(w, "forbidden: a form from another site", http.StatusForbidden)
 				return
 			}
@@ -205,13 +212,24 @@ func (p *Panel) with(h func(http.ResponseWriter, *http.Request, *session)) http.
 		}
 		if r.Method == http.MethodPost {
 			r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
-			if subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(s.csrf)) != 1 {
-				http.Error(w, "forbidden: the form's CSRF token is missing or stale; reload the page", http.StatusForbidden)
+			if !checkCSRF(w, r, s.csrf) {
 				return
 			}
 		}
 		h(w, r, s)
 	}
+}
+
+// checkCSRF reports whether the form posted in r carries want, its CSRF
+// token (the session's, or before a login the login cookie's); when not,
+// it answers 403.
+func checkCSRF(w http.ResponseWriter, r *http.Request, want string) bool {
+	got := r.PostFormValue("csrf")
+	if want == "" || got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
+		http.Error(w, "forbidden: the form's CSRF token is missing or stale; reload the page", http.StatusForbidden)
+		return false
+	}
+	return true
 }
 
 func (p *Panel) session(r *http.Request) *session {
@@ -236,19 +254,37 @@ func randomID() string {
 }
 
 func (p *Panel) loginPage(w http.ResponseWriter, r *http.Request) {
-	p.render(w, "login", nil, map[string]any{"Error": r.URL.Query().Get("error")})
+	p.render(w, "login", nil, map[string]any{"Error": r.URL.Query().Get("error"), "CSRF": p.loginToken(w, r)})
+}
+
+// loginToken is the login form's CSRF token: the browser's login cookie,
+// set anew when it has none.
+func (p *Panel) loginToken(w http.ResponseWriter, r *http.Request) string {
+	if c, err := r.Cookie(loginCookie); err == nil && len(c.Value) >= 32 {
+		return c.Value
+	}
+	v := randomID()
+	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: v, Path: "/login", HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	return v
 }
 
 // login checks a token against the admin API (GET /admin/v1/me) and opens
-// a session for it.
+// a session for it. The form must carry the login cookie's CSRF token.
 func (p *Panel) login(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	want := ""
+	if c, err := r.Cookie(loginCookie); err == nil {
+		want = c.Value
+	}
+	if !checkCSRF(w, r, want) {
+		return
+	}
 	tok := strings.TrimSpace(r.PostFormValue("token"))
 	s := &session{token: tok, csrf: randomID(), expires: time.Now().Add(p.opts.SessionTTL)}
 	if err := p.call(r.Context(), s, "GET", "/admin/v1/me", nil, &s.me); err != nil || tok == "" {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.WriteHeader(http.StatusUnauthorized)
-		p.render(w, "login", nil, map[string]any{"Error": "That token is not an admin or approver token."})
+		p.render(w, "login", nil, map[string]any{"Error": "That token is not an admin or approver token.", "CSRF": want})
 		return
 	}
 	id := randomID()
