@@ -65,7 +65,8 @@ type Options struct {
 	// /connect/callback, served without a login: the state it carries
 	// names the principal), and says what was connected. The panel then
 	// shows the outcome with a link to its Connections page.
-	Callback func(r *http.Request) (string, error)
+	// It clears on w the cookie that bound the consent to the browser.
+	Callback func(w http.ResponseWriter, r *http.Request) (string, error)
 }
 
 // Panel serves the pages.
@@ -332,6 +333,12 @@ func (p *Panel) call(ctx context.Context, s *session, method, path string, body,
 
 // send runs req, an admin API request, as s (see call).
 func (p *Panel) send(req *http.Request, s *session, out any) error {
+	_, err := p.sendHeader(req, s, out)
+	return err
+}
+
+// sendHeader is send, which also returns the answer's header.
+func (p *Panel) sendHeader(req *http.Request, s *session, out any) (http.Header, error) {
 	req.Header.Set("Authorization", "Bearer "+s.token)
 	rec := &recorder{header: http.Header{}}
 	p.api.ServeHTTP(rec, req)
@@ -347,12 +354,12 @@ func (p *Panel) send(req *http.Request, s *session, out any) error {
 		if e.Error.Message == "" {
 			e.Error.Message = strings.TrimSpace(rec.body.String())
 		}
-		return &e.Error
+		return rec.header, &e.Error
 	}
 	if out != nil {
-		return json.Unmarshal(rec.body.Bytes(), out)
+		return rec.header, json.Unmarshal(rec.body.Bytes(), out)
 	}
-	return nil
+	return rec.header, nil
 }
 
 // recorder keeps an in-process answer of the admin API.
