@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
-	"net/url"
+
 	"strings"
 	"testing"
 
@@ -15,6 +15,7 @@ import (
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/panel"
 	"github.com/legate-mcp/legate/server"
+	"github.com/legate-mcp/legate/server/servertest"
 )
 
 // The panel's agent page lists the runs and shows one with every call,
@@ -37,12 +38,10 @@ func TestPanelShowsTheAgentsHistory(t *testing.T) {
 		}
 		jar, _ := cookiejar.New(nil)
 		c := &http.Client{Jar: jar}
-		resp, err := c.PostForm(ts.URL+"/login", url.Values{"token": {tok}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp := servertest.PanelLogin(t, c, ts.URL, tok)
 		resp.Body.Close()
-		if resp, err = c.Get(ts.URL + path); err != nil {
+		resp, err = c.Get(ts.URL + path)
+		if err != nil {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()

@@ -17,10 +17,13 @@ import (
 //     connect ("connectable", see [Manager.Connectable]);
 //   - DELETE /admin/v1/connections/{instance}?principal=P&tenant=T
 //     revokes one;
-//   - POST /admin/v1/connections/{instance}/connect answers the consent
-//     URL that connects the caller's own account ({"url": ...}), its
-//     callback on the origin the request came to unless Legate's public
-//     URL is configured.
+//   - POST /admin/v1/connections/{instance}/connect starts a consent
+//     that connects the caller's own account in the browser that asks
+//     (the panel's): "url" is the provider's consent URL, which completes
+//     only in the browser that keeps the cookie this answer sets (see
+//     [Manager.Begin]), its callback on the origin the request came to
+//     unless Legate's public URL is configured; "connect_url" is the
+//     link to hand a person instead (see [Manager.LinkURL]).
 //
 // A principal below the admin role sees and revokes those of its own
 // tenant only. Without authentication the caller is Options.Principal.
@@ -55,12 +58,18 @@ func (m *Manager) AdminHandler() http.Handler {
 	})
 	mux.HandleFunc("POST /admin/v1/connections/{instance}/connect", func(w http.ResponseWriter, r *http.Request) {
 		principal, tenant := m.caller(r)
-		u, err := m.AuthURL(r.Context(), r.PathValue("instance"), tenant, principal, requestOrigin(r))
+		instance := r.PathValue("instance")
+		link, err := m.LinkURL(r.Context(), instance, tenant, principal, requestOrigin(r))
 		if err != nil {
 			failed(w, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]string{"url": u})
+		u, err := m.Begin(w, r, instance, tenant, principal)
+		if err != nil {
+			failed(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"url": u, "connect_url": link})
 	})
 	mux.HandleFunc("DELETE /admin/v1/connections/{instance}", func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()

@@ -20,7 +20,8 @@ import (
 // connection expired) asks the caller's user to connect it, and only such
 // a call does: no flow starts on its own, and Legate opens nothing; the
 // user opens the connect URL, which is Legate's own /connect/ID (signed
-// in as the caller), or not.
+// in as the caller), whose page says who is being connected and starts
+// the consent only when the user continues, or not.
 //
 //   - A client with a session (protocol 2025-11-25) that declared URL-mode
 //     elicitation is sent elicitation/create in URL mode with the connect

@@ -54,22 +54,39 @@ func newEnv(t *testing.T) *env {
 	return e
 }
 
-// connect runs the flow for principal, approving as account; it returns
-// the last response.
-func (e *env) connect(t *testing.T, principal, account string) *http.Response {
+// connect runs the flow for principal in a browser of its own, from
+// the link Legate gives, approving as account; it returns the last
+// page's status.
+func (e *env) connect(t *testing.T, principal, account string) int {
 	t.Helper()
-	u, err := e.m.AuthURL(context.Background(), "slack", "acme", principal, e.srv.URL)
+	status, _, _ := e.browse(t, oauthtest.NewBrowser(account), principal)
+	return status
+}
+
+// browse runs the flow for principal in b: it opens the link, goes on
+// and follows the consent; it returns the last page's status and body,
+// and the consent URL.
+func (e *env) browse(t *testing.T, b *oauthtest.Browser, principal string) (int, string, string) {
+	t.Helper()
+	consent, err := b.Start(e.link(t, principal))
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, _ := http.NewRequest("GET", u, nil)
-	req.Header.Set(oauthtest.UserHeader, account)
-	res, err := http.DefaultClient.Do(req)
+	status, body, _, err := b.Follow(consent)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res.Body.Close()
-	return res
+	return status, body, consent
+}
+
+// link is the link that connects principal of acme to slack.
+func (e *env) link(t *testing.T, principal string) string {
+	t.Helper()
+	u, err := e.m.LinkURL(context.Background(), "slack", "acme", principal, e.srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }
 
 func (e *env) get(principal string) (string, error) {
@@ -79,8 +96,8 @@ func (e *env) get(principal string) (string, error) {
 
 func TestTokenIsRefreshedBeforeItExpires(t *testing.T) {
 	e := newEnv(t)
-	if res := e.connect(t, "alice", "a"); res.StatusCode != 200 {
-		t.Fatalf("connect: %d", res.StatusCode)
+	if status := e.connect(t, "alice", "a"); status != 200 {
+		t.Fatalf("connect: %d", status)
 	}
 	first, err := e.get("alice")
 	if who, ok := e.provider.User(first); err != nil || !ok || who != "a" {
@@ -118,7 +135,8 @@ func TestTokenIsRefreshedBeforeItExpires(t *testing.T) {
 
 func TestStateIsSealedAndExpires(t *testing.T) {
 	e := newEnv(t)
-	u, err := e.m.AuthURL(context.Background(), "slack", "acme", "alice", e.srv.URL)
+	b := oauthtest.NewBrowser("a")
+	u, err := b.Start(e.link(t, "alice"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +146,7 @@ func TestStateIsSealedAndExpires(t *testing.T) {
 		t.Fatalf("the state is readable or PKCE is missing: %s", u)
 	}
 	for name, state := range map[string]string{"tampered": st[:len(st)-2] + "AA", "made up": "eyJpIjoic2xhY2sifQ"} {
-		res, err := http.Get(e.srv.URL + connections.CallbackPath + "?code=x&state=" + url.QueryEscape(state))
+		res, err := b.Client.Get(e.srv.URL + connections.CallbackPath + "?code=x&state=" + url.QueryEscape(state))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -139,15 +157,8 @@ func TestStateIsSealedAndExpires(t *testing.T) {
 	}
 	// A consent slower than StateTTL is refused.
 	e.now = e.now.Add(connections.StateTTL + time.Second)
-	req, _ := http.NewRequest("GET", u, nil)
-	req.Header.Set(oauthtest.UserHeader, "a")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusBadRequest || e.m.Connected(context.Background(), "acme", "alice", "slack") {
-		t.Fatalf("an expired state: %d", res.StatusCode)
+	if status, _, _, err := b.Follow(u); err != nil || status != http.StatusBadRequest || e.m.Connected(context.Background(), "acme", "alice", "slack") {
+		t.Fatalf("an expired state: %d %v", status, err)
 	}
 }
 
@@ -155,8 +166,8 @@ func TestStateIsSealedAndExpires(t *testing.T) {
 // an instance someone else configures cannot read a person's tokens.
 func TestNoCredentialReferenceReadsAConnection(t *testing.T) {
 	e := newEnv(t)
-	if res := e.connect(t, "alice", "a"); res.StatusCode != 200 {
-		t.Fatalf("connect: %d", res.StatusCode)
+	if status := e.connect(t, "alice", "a"); status != 200 {
+		t.Fatalf("connect: %d", status)
 	}
 	name := connections.SecretName("slack", "alice")
 	if _, _, err := e.vault.Get(context.Background(), "acme", name); err != nil {

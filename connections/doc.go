@@ -13,18 +13,24 @@
 // of the tokens stays behind a refresh.
 //
 // The connection flow is the OAuth 2.0 authorization code flow with PKCE
-// (S256), run by Legate: GET /connect/INSTANCE, for an authenticated
-// principal, redirects to the provider's consent page with a state that
-// binds the principal, the tenant and the instance, sealed (encrypted and
-// authenticated) with a key rooted in the vault and expiring after
-// StateTTL; the PKCE verifier travels inside it, so no replica keeps
-// anything between the two legs. GET /connect/callback opens the state,
-// exchanges the code and stores the tokens. `legate connect INSTANCE`
-// prints the same consent URL and waits for the connection to exist; the
-// admin API answers it too (POST /admin/v1/connections/INSTANCE/connect),
-// for the panel's Connect button, and lists what a principal may connect
-// ([Manager.Connectable]). A consent may come back to any listener that
-// serves the callback ([Manager.Finish]): the gateway's, or the panel's.
+// (S256), run by Legate and bound to the browser that starts it (see
+// browser.go). GET /connect/INSTANCE, for an authenticated principal, or
+// a link [Manager.LinkURL] makes (its sealed ticket names the principal),
+// shows a page that says who is being connected to what; its form, posted
+// from that page, starts the consent ([Manager.Begin]): a cookie in that
+// browser holds a nonce, and the browser goes to the provider's consent
+// page with a state that binds the principal, the tenant, the instance and
+// the nonce's hash, sealed (encrypted and authenticated) with a key rooted
+// in the vault and expiring after StateTTL; the PKCE verifier travels
+// inside it, so no replica keeps anything between the two legs. GET
+// /connect/callback opens the state, checks the browser's cookie, claims
+// the state (accepted once, Options.Claims), exchanges the code and stores
+// the tokens. `legate connect INSTANCE` prints a link and waits for the
+// connection to exist; the admin API starts a consent too (POST
+// /admin/v1/connections/INSTANCE/connect), for the panel's Connect button,
+// and lists what a principal may connect ([Manager.Connectable]). A
+// consent may come back to any listener that serves the callback
+// ([Manager.Finish]): the gateway's, or the panel's.
 //
 // At each call, [Manager.Credentials] resolves the instance's per-user
 // credential for the calling principal alone: a token about to expire

@@ -36,6 +36,12 @@ type state struct {
 	Verifier  string `json:"v"`
 	Redirect  string `json:"r"`
 	Expires   int64  `json:"e"`
+	// ID names the consent: its binding cookie, and its claim (each
+	// state is accepted once).
+	ID string `json:"n"`
+	// Binding is the SHA-256 of the nonce in the binding cookie of the
+	// browser that started the consent: only that browser completes it.
+	Binding []byte `json:"b"`
 	// Client is the client an upstream's app registered (RFC 7591) for
 	// this consent: the callback, maybe in another process, exchanges the
 	// code as that client.
@@ -49,7 +55,15 @@ type client struct {
 	Secret string `json:"s,omitempty"`
 }
 
-const stateAD = "legate connect state v1"
+// The additional data each kind of sealed value is bound to: a state
+// cannot pass for a link's ticket, nor a ticket for a state.
+const (
+	stateAD  = "legate connect state v2"
+	ticketAD = "legate connect ticket v1"
+)
+
+// errNotOurs: a sealed value Legate did not make, or for another use.
+var errNotOurs = errors.New("the state is not one Legate made")
 
 func (m *Manager) aead(ctx context.Context) (cipher.AEAD, error) {
 	if m.opts.Key == nil {
@@ -62,30 +76,40 @@ func (m *Manager) aead(ctx context.Context) (cipher.AEAD, error) {
 	return cipher.NewGCM(block)
 }
 
-func (m *Manager) seal(ctx context.Context, s state) (string, error) {
+// seal encrypts and authenticates v, bound to ad.
+func (m *Manager) seal(ctx context.Context, ad string, v any) (string, error) {
 	a, err := m.aead(ctx)
 	if err != nil {
 		return "", err
 	}
-	b, _ := json.Marshal(s)
+	b, _ := json.Marshal(v)
 	nonce := make([]byte, a.NonceSize())
 	rand.Read(nonce)
-	return base64.RawURLEncoding.EncodeToString(a.Seal(nonce, nonce, b, []byte(stateAD))), nil
+	return base64.RawURLEncoding.EncodeToString(a.Seal(nonce, nonce, b, []byte(ad))), nil
 }
 
-func (m *Manager) open(ctx context.Context, sealed string) (state, error) {
-	var s state
+// unseal opens what seal made with ad into v.
+func (m *Manager) unseal(ctx context.Context, ad, sealed string, v any) error {
 	a, err := m.aead(ctx)
 	if err != nil {
-		return s, err
+		return err
 	}
 	b, err := base64.RawURLEncoding.DecodeString(sealed)
 	if err != nil || len(b) < a.NonceSize() {
-		return s, errors.New("the state is not one Legate made")
+		return errNotOurs
 	}
-	plain, err := a.Open(nil, b[:a.NonceSize()], b[a.NonceSize():], []byte(stateAD))
-	if err != nil || json.Unmarshal(plain, &s) != nil {
-		return s, errors.New("the state is not one Legate made")
+	plain, err := a.Open(nil, b[:a.NonceSize()], b[a.NonceSize():], []byte(ad))
+	if err != nil || json.Unmarshal(plain, v) != nil {
+		return errNotOurs
+	}
+	return nil
+}
+
+// openState opens a state m sealed.
+func openState(ctx context.Context, m *Manager, sealed string) (state, error) {
+	var s state
+	if err := m.unseal(ctx, stateAD, sealed, &s); err != nil {
+		return s, err
 	}
 	if m.opts.Now().Unix() > s.Expires {
 		return s, fmt.Errorf("the consent took longer than %s; connect again", StateTTL)
@@ -128,44 +152,67 @@ func (m *Manager) ConnectURL(instance, requestOrigin string) string {
 	return o + "/connect/" + url.PathEscape(instance)
 }
 
-// AuthURL starts a connection of principal (of tenant) to instance: the
-// provider's consent URL, with PKCE (S256) and a sealed state. The
-// callback is the app's redirect_url, else Legate's public origin (or
-// requestOrigin) + CallbackPath.
-func (m *Manager) AuthURL(ctx context.Context, instance, tenant, principal, requestOrigin string) (string, error) {
+// app checks that principal of tenant may connect instance and returns
+// its OAuth client with the callback the consent comes back to: the
+// app's redirect_url, else Legate's public origin (or requestOrigin) +
+// CallbackPath.
+func (m *Manager) app(ctx context.Context, instance, tenant, requestOrigin string) (*app, string, error) {
 	if !m.isUpstream(instance) {
 		if _, err := m.appOf(instance); err != nil {
-			return "", err
+			return nil, "", err
 		}
 	}
 	redirect, err := m.redirectFor(instance, requestOrigin)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
 	a, err := m.appFor(ctx, instance, redirect)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
 	if a.tenant != "" && a.tenant != tenant {
-		return "", legate.Errorf(legate.CodeNotFound, "no connector instance %q", instance)
+		return nil, "", legate.Errorf(legate.CodeNotFound, "no connector instance %q", instance)
+	}
+	return a, redirect, nil
+}
+
+// authURL is the provider's consent URL that connects principal (of
+// tenant) to instance, with PKCE (S256) and a sealed state naming the
+// consent (id) and the hash of its browser's nonce (binding).
+func (m flow) authURL(ctx context.Context, instance, tenant, principal, requestOrigin, id string, binding []byte) (string, error) {
+	a, redirect, err := m.app(ctx, instance, tenant, requestOrigin)
+	if err != nil {
+		return "", err
 	}
 	verifier := oauth2.GenerateVerifier()
-	st := state{Instance: instance, Principal: principal, Tenant: tenant, Verifier: verifier, Redirect: redirect, Expires: m.opts.Now().Add(StateTTL).Unix()}
+	st := state{Instance: instance, Principal: principal, Tenant: tenant, Verifier: verifier, Redirect: redirect,
+		Expires: m.opts.Now().Add(StateTTL).Unix(), ID: id, Binding: binding}
 	if a.registered {
 		st.Client = &client{ID: a.cfg.ClientID, Secret: a.cfg.ClientSecret}
 	}
-	sealed, err := m.seal(ctx, st)
+	sealed, err := m.seal(ctx, stateAD, st)
 	if err != nil {
 		return "", err
 	}
 	return a.cfg.AuthCodeURL(sealed, append(a.options(), oauth2.S256ChallengeOption(verifier))...), nil
 }
 
-// complete exchanges the code of a consent and stores the connection.
-func (m *Manager) complete(ctx context.Context, sealed, code string) (state, error) {
-	s, err := m.open(ctx, sealed)
+// complete checks that the consent's callback r came to the browser that
+// started it and was not accepted before, then exchanges the code and
+// stores the connection. The state is returned whenever it opened.
+func (m *Manager) complete(r *http.Request, sealed, code string) (state, error) {
+	ctx := r.Context()
+	s, err := openState(ctx, m, sealed)
 	if err != nil {
 		return s, err
+	}
+	if !bound(r, s) {
+		return s, fmt.Errorf("this consent was started in another browser (or this browser does not keep Legate's cookies), so nothing was connected: whoever is to connect %s starts again in their own browser, from the panel's Connections page, `legate connect %s` or the link Legate gave them", s.Instance, s.Instance)
+	}
+	if fresh, err := m.claimed.take(ctx, m.opts.Claims, m.opts.Now(), s); err != nil {
+		return s, err
+	} else if !fresh {
+		return s, fmt.Errorf("this consent was used already, so nothing more was connected: start again to connect %s", s.Instance)
 	}
 	a, err := m.appFor(ctx, s.Instance, s.Redirect)
 	if err != nil {
@@ -187,9 +234,9 @@ func (m *Manager) complete(ctx context.Context, sealed, code string) (state, err
 		return s, fmt.Errorf("%s's token endpoint could not be reached; connect again", a.id)
 	}
 	now := m.opts.Now().UTC()
-	r := &record{Instance: s.Instance, Principal: s.Principal, Tenant: s.Tenant, ConnectedAt: now, Client: s.Client}
-	m.apply(r, tok)
-	if err := m.save(ctx, r); err != nil {
+	rec := &record{Instance: s.Instance, Principal: s.Principal, Tenant: s.Tenant, ConnectedAt: now, Client: s.Client}
+	m.apply(rec, tok)
+	if err := m.save(ctx, rec); err != nil {
 		return s, err
 	}
 	m.gen.Add(1)
@@ -200,17 +247,27 @@ func (m *Manager) complete(ctx context.Context, sealed, code string) (state, err
 	return s, nil
 }
 
-// Handler serves GET /connect/INSTANCE (behind authenticate, which sets
-// the request's principal; nil without authentication: the caller is
-// Options.Principal) and GET /connect/callback.
+// Handler serves the consent flow (see browser.go): GET /connect/INSTANCE
+// (behind authenticate, which sets the request's principal; nil without
+// authentication: the caller is Options.Principal), or with a link's
+// ticket, the page that says who is being connected; POST
+// /connect/INSTANCE, its form, which starts the consent in the browser;
+// and GET /connect/callback.
 func (m *Manager) Handler(authenticate func(http.Handler) http.Handler) http.Handler {
 	mux := http.NewServeMux()
-	var start http.Handler = http.HandlerFunc(m.start)
+	var page http.Handler = http.HandlerFunc(flow{m}.confirm)
 	if authenticate != nil {
-		start = authenticate(start)
+		page = authenticate(page)
 	}
-	mux.HandleFunc("GET "+CallbackPath, m.callback)
-	mux.Handle("GET /connect/{instance}", start)
+	mux.HandleFunc("GET "+CallbackPath, flow{m}.callback)
+	mux.HandleFunc("GET /connect/{instance}", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Has(ticketParam) { // the ticket names the principal
+			flow{m}.confirm(w, r)
+			return
+		}
+		page.ServeHTTP(w, r)
+	})
+	mux.HandleFunc("POST /connect/{instance}", flow{m}.proceed)
 	return mux
 }
 
@@ -227,39 +284,45 @@ func requestOrigin(r *http.Request) string {
 	return scheme + "://" + r.Host
 }
 
-func (m *Manager) start(w http.ResponseWriter, r *http.Request) {
-	principal, tenant := m.caller(r)
-	u, err := m.AuthURL(r.Context(), r.PathValue("instance"), tenant, principal, requestOrigin(r))
-	if err != nil {
-		page(w, http.StatusBadRequest, "Cannot connect", err.Error())
-		return
-	}
-	http.Redirect(w, r, u, http.StatusFound)
-}
-
-func (m *Manager) callback(w http.ResponseWriter, r *http.Request) {
-	msg, err := m.Finish(r)
+func (m flow) callback(w http.ResponseWriter, r *http.Request) {
+	msg, err := m.Finish(w, r)
 	if err != nil {
 		page(w, http.StatusBadRequest, "Not connected", err.Error())
 		return
 	}
-	page(w, http.StatusOK, "Connected", msg+". You can close this window.")
+	page(w, http.StatusOK, msg, "You can close this window.")
 }
 
 // Finish completes the consent whose callback r is (GET CallbackPath,
 // with the provider's code and state, or its error) and stores the
 // connection, for any listener a provider sends people back to (the
-// gateway's, the panel's). It says what was connected, or why not.
-func (m *Manager) Finish(r *http.Request) (string, error) {
+// gateway's, the panel's): only in the browser that started the consent
+// (its binding cookie, which Finish clears on w), and only once. It says
+// who was connected to what, or why not.
+func (m *Manager) Finish(w http.ResponseWriter, r *http.Request) (string, error) {
 	q := r.URL.Query()
 	if e := q.Get("error"); e != "" {
+		if s, err := openState(r.Context(), m, q.Get("state")); err == nil {
+			flow{m}.unbind(w, r, s)
+		}
 		return "", fmt.Errorf("the provider answered %s; connect again to retry", strings.TrimSpace(e+" "+q.Get("error_description")))
 	}
-	s, err := m.complete(r.Context(), q.Get("state"), q.Get("code"))
+	s, err := m.complete(r, q.Get("state"), q.Get("code"))
+	if s.ID != "" {
+		flow{m}.unbind(w, r, s)
+	}
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%s is connected for %s", s.Instance, s.Principal), nil
+	return Connected(s.Instance, s.Tenant, s.Principal), nil
+}
+
+// Connected says that instance is connected for principal of tenant.
+func Connected(instance, tenant, principal string) string {
+	if tenant == "" {
+		return fmt.Sprintf("%s is connected for %s", instance, principal)
+	}
+	return fmt.Sprintf("%s is connected for %s (tenant %s)", instance, principal, tenant)
 }
 
 // page answers a person's browser.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/sources"
+	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/vault"
 )
 
@@ -111,6 +112,10 @@ type Options struct {
 	Resource string
 	// Principal is the caller of a gateway without authentication.
 	Principal string
+	// Claims, when set, records each consent accepted, so that no replica
+	// sharing the store accepts it again; without it, only this process
+	// refuses a consent accepted before (until its state expires).
+	Claims store.OperationStore
 	// HTTPClient, when set, talks to the connector instances' token and
 	// revocation endpoints (default: netguard, the hosts of the instance's
 	// configured endpoints allowed on a private network, no other).
@@ -134,6 +139,8 @@ type Manager struct {
 	// gen counts the connections made, revoked or expired by this
 	// process: catalog views per principal are built again when it moves.
 	gen atomic.Int64
+	// claimed are the consents accepted, without Options.Claims.
+	claimed claims
 }
 
 // New returns a manager.

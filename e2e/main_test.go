@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/legate-mcp/legate/store/postgres/pgtest"
@@ -40,9 +41,6 @@ func run(m *testing.M) int {
 	if testing.Short() {
 		return m.Run() // every test skips itself
 	}
-	if _, err := findPeers(); err != nil && os.Getenv("CI") != "true" {
-		return m.Run() // every test skips itself; no need to build
-	}
 	dir, err := os.MkdirTemp("", "legate-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
@@ -50,6 +48,9 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	buildDir = dir
+	if _, err := findPeers(); err != nil && os.Getenv("CI") != "true" {
+		return m.Run() // the tests that need peers skip; those that need only the binary build it (binary)
+	}
 	if bin := os.Getenv("LEGATE_BIN"); bin != "" { // test a binary built elsewhere
 		abs, err := filepath.Abs(bin)
 		if err != nil {
@@ -69,6 +70,43 @@ func run(m *testing.M) int {
 	}
 	return m.Run()
 }
+
+// binary returns the legate binary for a test that needs no peer, only
+// `legate serve`: the one TestMain built (or $LEGATE_BIN), else one built
+// now, once. It skips t in -short mode.
+func binary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("e2e: skipped in -short mode")
+	}
+	buildOnce.Do(func() {
+		if legateBin != "" {
+			return
+		}
+		if bin := os.Getenv("LEGATE_BIN"); bin != "" {
+			legateBin, buildErr = filepath.Abs(bin)
+			return
+		}
+		bin := filepath.Join(buildDir, "legate")
+		build := exec.Command("go", "build", "-o", bin, "./cmd/legate")
+		build.Dir = ".." // the module root
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build ./cmd/legate: %v\n%s", err, out)
+			return
+		}
+		legateBin = bin
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return legateBin
+}
+
+var (
+	buildOnce sync.Once
+	buildErr  error
+)
 
 // need skips t in -short mode and returns the peers, or skips t when they are missing (fails it
 // under CI=true, where scripts/peers.sh must have run).

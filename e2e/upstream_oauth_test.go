@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/legate-mcp/legate/connectors/saas/oauthtest"
 	"github.com/legate-mcp/legate/internal/syncbuf"
 )
 
@@ -110,14 +111,9 @@ auth:
 	// browser would.
 	connect := func(who, id string) {
 		t.Helper()
-		res, err := (&http.Client{Transport: bearerOnLegate{base: base, token: tokens[who]}}).Get(base + "/connect/" + id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		page, _ := io.ReadAll(res.Body)
-		res.Body.Close()
-		if res.StatusCode != 200 || !strings.Contains(string(page), id+" is connected for "+who) {
-			t.Fatalf("%s's consent to %s ended at %s with %s: %s", who, id, res.Request.URL, res.Status, page)
+		page, err := legateBrowser(base, tokens[who]).Connect(base + "/connect/" + id)
+		if err != nil || !strings.Contains(page, id+" is connected for "+who) {
+			t.Fatalf("%s's consent to %s: %v: %s", who, id, err, page)
 		}
 	}
 	connect("alice", "secure")
@@ -266,13 +262,9 @@ auth:
 			mu.Lock()
 			defer mu.Unlock()
 			asked = append(asked, req.Params.URL)
-			res, err := (&http.Client{Transport: bearerOnLegate{base: base, token: tokens["dave"]}}).Get(req.Params.URL)
-			if err == nil {
-				page, _ := io.ReadAll(res.Body)
-				res.Body.Close()
-				if !strings.Contains(string(page), "listed is connected for dave") {
-					err = fmt.Errorf("the consent ended at %s with %s: %s", res.Request.URL, res.Status, page)
-				}
+			page, err := legateBrowser(base, tokens["dave"]).Connect(req.Params.URL)
+			if err == nil && !strings.Contains(page, "listed is connected for dave") {
+				err = fmt.Errorf("the consent ended with: %s", page)
 			}
 			consent = err
 			return &mcp.ElicitResult{Action: "accept"}, nil
@@ -309,6 +301,15 @@ auth:
 			}
 		}
 	}
+}
+
+// legateBrowser is a person's browser (cookies of its own) signed in to
+// Legate at base with token, whose user is approved at once by the
+// upstream's authorization server.
+func legateBrowser(base, token string) *oauthtest.Browser {
+	b := oauthtest.NewBrowser("")
+	b.Client.Transport = bearerOnLegate{base: base, token: token}
+	return b
 }
 
 // bearerOnLegate sets alice's token on requests to Legate only, never on

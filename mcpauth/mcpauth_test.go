@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connections"
+	"github.com/legate-mcp/legate/connectors/saas/oauthtest"
 	"github.com/legate-mcp/legate/mcpauth"
 	"github.com/legate-mcp/legate/store/sqlite"
 	"github.com/legate-mcp/legate/vault"
@@ -114,30 +116,41 @@ func (e *env) connect(t *testing.T, principal string) {
 // e.m's).
 func (e *env) connectFrom(t *testing.T, m *connections.Manager, principal string) {
 	t.Helper()
-	u, err := m.AuthURL(t.Context(), "secure", "", principal, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, u := e.begin(t, m, principal, "")
 	for _, want := range []string{"code_challenge_method=S256", "resource=" + strings.ReplaceAll(strings.ReplaceAll(e.url, ":", "%3A"), "/", "%2F")} {
 		if !strings.Contains(u, want) {
 			t.Errorf("the authorization URL %s lacks %s", u, want)
 		}
 	}
-	res, err := http.Get(u)
+	status, body, at, err := b.Follow(u)
 	if err != nil {
 		t.Fatal(err)
 	}
-	body := new(bytes.Buffer)
-	body.ReadFrom(res.Body)
-	res.Body.Close()
-	if res.StatusCode != 200 || !strings.Contains(body.String(), "is connected for "+principal) || !strings.HasPrefix(res.Request.URL.String(), e.srv.URL+connections.CallbackPath) {
-		t.Fatalf("consent of %s ended at %s with %s: %s", principal, res.Request.URL, res.Status, body)
+	if status != 200 || !strings.Contains(body, "is connected for "+principal) || !strings.HasPrefix(at.String(), e.srv.URL+connections.CallbackPath) {
+		t.Fatalf("consent of %s ended at %s with %d: %s", principal, at, status, body)
 	}
 	tok, err := e.m.Token(t.Context(), "", principal, "secure", "")
 	if err != nil || tok == "" {
 		t.Fatalf("%s's token: %q %v", principal, tok, err)
 	}
 	e.tokens = append(e.tokens, tok)
+}
+
+// begin starts principal's consent with m (which may be another
+// process's: the callback is e.m's) in a new browser approving as user,
+// as Legate's connect page does; it returns the browser and the consent
+// URL.
+func (e *env) begin(t *testing.T, m *connections.Manager, principal, user string) (*oauthtest.Browser, string) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	u, err := m.Begin(rec, httptest.NewRequest("POST", e.srv.URL+"/connect/secure", nil), "secure", "", principal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := oauthtest.NewBrowser(user)
+	base, _ := url.Parse(e.srv.URL)
+	b.Client.Jar.SetCookies(base, rec.Result().Cookies())
+	return b, u
 }
 
 // session connects to the upstream as principal, whose requests carry

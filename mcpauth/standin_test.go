@@ -37,15 +37,10 @@ func TestConfiguredClientPerPrincipal(t *testing.T) {
 	u, p := oauthtest.ProtectedMCP(t)
 	e := newEnvWith(t, u, mcpauth.Upstream{ClientID: "configured", ClientSecret: "shh", Scopes: []string{"tools"}})
 	for _, who := range []string{"alice", "bob"} {
-		au, err := e.m.AuthURL(t.Context(), "secure", "", who, "")
-		if err != nil {
-			t.Fatal(err)
+		b, au := e.begin(t, e.m, who, who+"-account")
+		if status, body, _, err := b.Follow(au); err != nil || status != 200 {
+			t.Fatalf("consent of %s: %d %v: %s", who, status, err, body)
 		}
-		res, err := http.Get(au + "&user=" + who + "-account")
-		if err != nil || res.StatusCode != 200 {
-			t.Fatalf("consent of %s: %v %v", who, res, err)
-		}
-		res.Body.Close()
 	}
 	for _, who := range []string{"alice", "bob"} {
 		got, err := e.whoami(t, who)
@@ -80,8 +75,8 @@ func TestNotProtected(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "nope", http.StatusNotFound) }))
 	t.Cleanup(srv.Close)
 	e := newEnvWith(t, srv.URL+"/mcp", mcpauth.Upstream{})
-	_, err := e.m.AuthURL(t.Context(), "secure", "", "alice", "")
+	_, err := e.m.LinkURL(t.Context(), "secure", "", "alice", "")
 	if err == nil || !strings.Contains(err.Error(), "not 401") || !strings.Contains(err.Error(), "secure") {
-		t.Fatalf("AuthURL of an unprotected upstream: %v", err)
+		t.Fatalf("LinkURL of an unprotected upstream: %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -441,7 +442,11 @@ func (p *Panel) revokeConnection(w http.ResponseWriter, r *http.Request, s *sess
 // connect is POST /admin/v1/connections/{instance}/connect: the browser
 // goes on to the provider's consent URL it answers, which comes back to
 // the callback on the origin the browser used (the panel's, unless
-// Legate's public URL is configured).
+// Legate's public URL is configured) and completes only in the browser
+// that keeps the cookie the answer sets, passed on here. When the
+// callback is on another host, whose cookies the panel cannot set, the
+// browser goes to Legate's page on that host instead, which starts the
+// consent there.
 func (p *Panel) connect(w http.ResponseWriter, r *http.Request, s *session) {
 	req, err := http.NewRequestWithContext(r.Context(), "POST", "/admin/v1/connections/"+url.PathEscape(r.PathValue("instance"))+"/connect", nil)
 	if err != nil {
@@ -450,17 +455,49 @@ func (p *Panel) connect(w http.ResponseWriter, r *http.Request, s *session) {
 	}
 	req.Host, req.TLS = r.Host, r.TLS
 	var res struct {
-		URL string `json:"url"`
+		URL        string `json:"url"`
+		ConnectURL string `json:"connect_url"`
 	}
-	if err := p.send(req, s, &res); err != nil {
+	h, err := p.sendHeader(req, s, &res)
+	if err != nil {
 		back(w, r, "/connections", "", err)
 		return
+	}
+	next := res.URL
+	if callbackHost(res.URL) == hostname(r.Host) {
+		for _, c := range h.Values("Set-Cookie") {
+			w.Header().Add("Set-Cookie", c)
+		}
+	} else {
+		next = res.ConnectURL
 	}
 	// Not a redirect: a browser checks the redirect of a form against the
 	// form-action of the page's Content-Security-Policy, which allows the
 	// panel's own origin alone. A refresh is a navigation of its own.
-	w.Header().Set("Refresh", "0; url="+res.URL)
-	p.render(w, "consent", s, map[string]any{"Instance": r.PathValue("instance"), "URL": res.URL})
+	w.Header().Set("Refresh", "0; url="+next)
+	p.render(w, "consent", s, map[string]any{"Instance": r.PathValue("instance"), "URL": next})
+}
+
+// callbackHost is the host name a consent URL's redirect_uri names.
+func callbackHost(consent string) string {
+	u, err := url.Parse(consent)
+	if err != nil {
+		return ""
+	}
+	cb, err := url.Parse(u.Query().Get("redirect_uri"))
+	if err != nil {
+		return ""
+	}
+	return cb.Hostname()
+}
+
+// hostname is the name of a Host header, without its port: cookies are
+// kept by name, whatever the port.
+func hostname(host string) string {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		return h
+	}
+	return strings.Trim(host, "[]")
 }
 
 // callback ends a consent the provider sent back to the panel's origin.
@@ -469,8 +506,8 @@ func (p *Panel) connect(w http.ResponseWriter, r *http.Request, s *session) {
 // site, so the page links to the Connections page, whose request does
 // carry it.
 func (p *Panel) callback(w http.ResponseWriter, r *http.Request) {
-	msg, err := p.opts.Callback(r)
-	q, data, status := url.Values{"msg": {msg}}, map[string]any{"Msg": msg}, http.StatusOK
+	msg, err := p.opts.Callback(w, r)
+	q, data, status := url.Values{"msg": {msg}}, map[string]any{"Who": msg}, http.StatusOK
 	if err != nil {
 		q, data, status = url.Values{"error": {problem(err)}}, map[string]any{"Error": problem(err)}, http.StatusBadRequest
 	}

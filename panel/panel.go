@@ -65,7 +65,8 @@ type Options struct {
 	// /connect/callback, served without a login: the state it carries
 	// names the principal), and says what was connected. The panel then
 	// shows the outcome with a link to its Connections page.
-	Callback func(r *http.Request) (string, error)
+	// It clears on w the cookie that bound the consent to the browser.
+	Callback func(w http.ResponseWriter, r *http.Request) (string, error)
 }
 
 // Panel serves the pages.
@@ -95,6 +96,11 @@ type principal struct {
 
 // cookieName names the session cookie.
 const cookieName = "legate_panel"
+
+// loginCookie holds the CSRF token of the login form, before any session:
+// a page of another site cannot post its own token and log the browser in
+// as someone else.
+const loginCookie = "legate_panel_login"
 
 // csp forbids every script, style and image that is not the panel's own
 // file: no inline script can run even if some text escaped the templates.
@@ -158,9 +164,11 @@ func (p *Panel) secure(next http.Handler) http.Handler {
 			return
 		}
 		// A browser sends one Origin; a request with more is checked on
-		// each, so a good first one cannot carry a bad second.
+		// each, so a good first one cannot carry a bad second. "null" is
+		// an opaque origin (a sandboxed frame, a data: URL, a redirect
+		// across sites): never the panel's own.
 		for _, o := range r.Header.Values("Origin") {
-			if r.Method == http.MethodPost && o != "" && o != "null" && !sameOrigin(o, r.Host) {
+			if r.Method == http.MethodPost && o != "" && !sameOrigin(o, r.Host) {
 				http.Error(w, "forbidden: a form from another site", http.StatusForbidden)
 				return
 			}
@@ -205,13 +213,24 @@ func (p *Panel) with(h func(http.ResponseWriter, *http.Request, *session)) http.
 		}
 		if r.Method == http.MethodPost {
 			r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
-			if subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(s.csrf)) != 1 {
-				http.Error(w, "forbidden: the form's CSRF token is missing or stale; reload the page", http.StatusForbidden)
+			if !checkCSRF(w, r, s.csrf) {
 				return
 			}
 		}
 		h(w, r, s)
 	}
+}
+
+// checkCSRF reports whether the form posted in r carries want, its CSRF
+// token (the session's, or before a login the login cookie's); when not,
+// it answers 403.
+func checkCSRF(w http.ResponseWriter, r *http.Request, want string) bool {
+	got := r.PostFormValue("csrf")
+	if want == "" || got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
+		http.Error(w, "forbidden: the form's CSRF token is missing or stale; reload the page", http.StatusForbidden)
+		return false
+	}
+	return true
 }
 
 func (p *Panel) session(r *http.Request) *session {
@@ -236,19 +255,37 @@ func randomID() string {
 }
 
 func (p *Panel) loginPage(w http.ResponseWriter, r *http.Request) {
-	p.render(w, "login", nil, map[string]any{"Error": r.URL.Query().Get("error")})
+	p.render(w, "login", nil, map[string]any{"Error": r.URL.Query().Get("error"), "CSRF": p.loginToken(w, r)})
+}
+
+// loginToken is the login form's CSRF token: the browser's login cookie,
+// set anew when it has none.
+func (p *Panel) loginToken(w http.ResponseWriter, r *http.Request) string {
+	if c, err := r.Cookie(loginCookie); err == nil && len(c.Value) >= 32 {
+		return c.Value
+	}
+	v := randomID()
+	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: v, Path: "/login", HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	return v
 }
 
 // login checks a token against the admin API (GET /admin/v1/me) and opens
-// a session for it.
+// a session for it. The form must carry the login cookie's CSRF token.
 func (p *Panel) login(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	want := ""
+	if c, err := r.Cookie(loginCookie); err == nil {
+		want = c.Value
+	}
+	if !checkCSRF(w, r, want) {
+		return
+	}
 	tok := strings.TrimSpace(r.PostFormValue("token"))
 	s := &session{token: tok, csrf: randomID(), expires: time.Now().Add(p.opts.SessionTTL)}
 	if err := p.call(r.Context(), s, "GET", "/admin/v1/me", nil, &s.me); err != nil || tok == "" {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.WriteHeader(http.StatusUnauthorized)
-		p.render(w, "login", nil, map[string]any{"Error": "That token is not an admin or approver token."})
+		p.render(w, "login", nil, map[string]any{"Error": "That token is not an admin or approver token.", "CSRF": want})
 		return
 	}
 	id := randomID()
@@ -296,6 +333,12 @@ func (p *Panel) call(ctx context.Context, s *session, method, path string, body,
 
 // send runs req, an admin API request, as s (see call).
 func (p *Panel) send(req *http.Request, s *session, out any) error {
+	_, err := p.sendHeader(req, s, out)
+	return err
+}
+
+// sendHeader is send, which also returns the answer's header.
+func (p *Panel) sendHeader(req *http.Request, s *session, out any) (http.Header, error) {
 	req.Header.Set("Authorization", "Bearer "+s.token)
 	rec := &recorder{header: http.Header{}}
 	p.api.ServeHTTP(rec, req)
@@ -311,12 +354,12 @@ func (p *Panel) send(req *http.Request, s *session, out any) error {
 		if e.Error.Message == "" {
 			e.Error.Message = strings.TrimSpace(rec.body.String())
 		}
-		return &e.Error
+		return rec.header, &e.Error
 	}
 	if out != nil {
-		return json.Unmarshal(rec.body.Bytes(), out)
+		return rec.header, json.Unmarshal(rec.body.Bytes(), out)
 	}
-	return nil
+	return rec.header, nil
 }
 
 // recorder keeps an in-process answer of the admin API.

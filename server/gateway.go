@@ -163,6 +163,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	g.kit = instancekit.New(opts.Vault, opts.Store.Operations(), g.log)
 	g.connections = connections.New(connections.Options{Vault: opts.Vault, Instances: g.Instances, Key: func(ctx context.Context) []byte { return g.kit.Derive(ctx, "connections") },
 		Resource: opts.Config.Auth.Resource, Principal: opts.Principal, Logger: g.log, Masks: g.masks,
+		Claims: opts.Store.Operations(), // a consent accepted once is refused on every replica
 		PerUser: func() bool {
 			return slices.ContainsFunc(g.now().instances, func(in *instance) bool { return in.def.PerUserCredential() != "" })
 		}})

@@ -123,7 +123,9 @@ func (g *Gateway) readyz(w http.ResponseWriter, _ *http.Request) {
 // against DNS rebinding and cross-site requests from browsers: on a
 // loopback listener only loopback host names are accepted as Host; every
 // Origin header, when present, must be a loopback origin (on loopback) or
-// one of allowed_origins.
+// one of allowed_origins, or be the request's own on the connect page's
+// form. "null" passes only when allowed_origins lists it (and never on
+// the connect form, which refuses it itself).
 func (g *Gateway) guard(listen string, next http.Handler) http.Handler {
 	cfg := g.opts.Config
 	loopback := isLoopbackListen(listen)
@@ -138,7 +140,7 @@ func (g *Gateway) guard(listen string, next http.Handler) http.Handler {
 		// A browser sends one Origin; a request with more is checked on
 		// each, so a good first one cannot carry a bad second.
 		for _, origin := range r.Header.Values("Origin") {
-			if !slices.Contains(cfg.AllowedOrigins, origin) && !(loopback && isLoopbackOrigin(origin)) {
+			if !slices.Contains(cfg.AllowedOrigins, origin) && !(loopback && isLoopbackOrigin(origin)) && !g.connections.OwnForm(r, origin) {
 				http.Error(w, fmt.Sprintf("forbidden: Origin %q is not allowed (add it to allowed_origins)", origin), http.StatusForbidden)
 				return
 			}

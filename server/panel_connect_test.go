@@ -30,6 +30,7 @@ type connectEnv struct {
 	st       *sqlite.Store
 	gw       *server.Gateway
 	provider string // the stand-in's base URL
+	gateway  string // the gateway's base URL
 	panel    string // the panel's base URL
 	// alice is an approver of acme, bob one of globex.
 	alice, bob string
@@ -56,7 +57,7 @@ connectors:
 upstreams:
   - {id: notes, url: "http://127.0.0.1:1/mcp", auth: oauth, tenant: acme}
 `, servertest.With(func(o *server.Options) { o.PanelAddr = panelAddr }))
-	e := &connectEnv{st: g.Store, gw: g.GW, provider: prov, panel: "http://" + panelAddr,
+	e := &connectEnv{st: g.Store, gw: g.GW, provider: prov, gateway: g.URL, panel: "http://" + panelAddr,
 		alice: token(t, g.Store, auth.Principal{Name: "alice", Tenant: "acme", Role: auth.RoleApprover}),
 		bob:   token(t, g.Store, auth.Principal{Name: "bob", Tenant: "globex", Role: auth.RoleApprover})}
 	waitFor(t, "the panel to listen", func() bool {

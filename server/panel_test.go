@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"html"
 	"io"
 	"net"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/panel"
 	"github.com/legate-mcp/legate/server"
+	"github.com/legate-mcp/legate/server/servertest"
 	"github.com/legate-mcp/legate/store"
 )
 
@@ -34,10 +36,7 @@ func panelLogin(t *testing.T, base, tok string) (*http.Client, string, string) {
 	t.Helper()
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar}
-	resp, err := c.PostForm(base+"/login", url.Values{"token": {tok}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := servertest.PanelLogin(t, c, base, tok)
 	body := readAll(t, resp)
 	if resp.StatusCode != http.StatusOK {
 		return c, base, ""
@@ -161,20 +160,15 @@ func TestPanelSessionCookieAndPages(t *testing.T) {
 	st, gw, _, _ := tenantInboxGateway(t)
 	ts := httptest.NewServer(panel.New(server.AdminHandler(gw, "127.0.0.1:0"), &panel.Options{Loopback: true}))
 	t.Cleanup(ts.Close)
-	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	jar, _ := cookiejar.New(nil)
+	noRedirect := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	user := token(t, st, auth.Principal{Name: "bob", Role: auth.RoleUser})
-	resp, err := noRedirect.PostForm(ts.URL+"/login", url.Values{"token": {user}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := servertest.PanelLogin(t, noRedirect, ts.URL, user)
 	if readAll(t, resp); resp.StatusCode != http.StatusUnauthorized || len(resp.Cookies()) != 0 {
 		t.Errorf("a user token logging in: %d, cookies %v", resp.StatusCode, resp.Cookies())
 	}
 	root := token(t, st, auth.Principal{Name: "root", Role: auth.RoleAdmin})
-	resp, err = noRedirect.PostForm(ts.URL+"/login", url.Values{"token": {root}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp = servertest.PanelLogin(t, noRedirect, ts.URL, root)
 	readAll(t, resp)
 	cs := resp.Cookies()
 	if len(cs) != 1 || !cs[0].HttpOnly || cs[0].SameSite != http.SameSiteStrictMode || strings.Contains(cs[0].Value, root) {
@@ -202,12 +196,12 @@ func TestPanelSessionCookieAndPages(t *testing.T) {
 }
 
 // A form posted to the panel from another site is refused, whether its
-// Origin is the only one or follows the panel's own.
+// Origin is the only one, follows the panel's own, or is "null" (an
+// opaque origin: a sandboxed frame, a data: URL).
 func TestPanelFormsCheckEveryOrigin(t *testing.T) {
 	st, gw, _, _ := tenantInboxGateway(t)
 	ts := httptest.NewServer(panel.New(server.AdminHandler(gw, "127.0.0.1:0"), &panel.Options{Loopback: true}))
 	t.Cleanup(ts.Close)
-	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	root := token(t, st, auth.Principal{Name: "root", Role: auth.RoleAdmin})
 	for name, tc := range map[string]struct {
 		origins []string
@@ -216,12 +210,14 @@ func TestPanelFormsCheckEveryOrigin(t *testing.T) {
 		"the panel's":                 {[]string{ts.URL}, http.StatusSeeOther},
 		"another site's":              {[]string{"https://evil.example"}, http.StatusForbidden},
 		"the panel's, then another's": {[]string{ts.URL, "https://evil.example"}, http.StatusForbidden},
+		"null":                        {[]string{"null"}, http.StatusForbidden},
 	} {
 		t.Run(name, func(t *testing.T) {
-			req, _ := http.NewRequest("POST", ts.URL+"/login", strings.NewReader(url.Values{"token": {root}}.Encode()))
+			c, csrf := loginForm(t, ts.URL)
+			req, _ := http.NewRequest("POST", ts.URL+"/login", strings.NewReader(url.Values{"token": {root}, "csrf": {csrf}}.Encode()))
 			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 			req.Header["Origin"] = tc.origins
-			resp, err := noRedirect.Do(req)
+			resp, err := c.Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -229,6 +225,78 @@ func TestPanelFormsCheckEveryOrigin(t *testing.T) {
 				t.Fatalf("login posted with Origin %q: %d %s, want %d", tc.origins, resp.StatusCode, page, tc.status)
 			}
 		})
+	}
+}
+
+// loginForm opens the panel's login page at base in a new browser (a
+// client with its own cookies, not following redirects) and returns it
+// with the form's CSRF token.
+func loginForm(t *testing.T, base string) (*http.Client, string) {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Get(base + "/login")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(readAll(t, resp))
+	if m == nil {
+		return c, ""
+	}
+	return c, html.UnescapeString(m[1])
+}
+
+// Login CSRF: a page of another site posts the login form with the
+// attacker's own token, to sign the victim's browser in to the
+// attacker's session. The form must carry the CSRF token of the login
+// page this browser opened: without it, or with another browser's, the
+// login is refused and no session starts; a browser that opened the page
+// logs in.
+func TestPanelLoginNeedsItsCSRFToken(t *testing.T) {
+	st, gw, _, _ := tenantInboxGateway(t)
+	ts := httptest.NewServer(panel.New(server.AdminHandler(gw, "127.0.0.1:0"), &panel.Options{Loopback: true}))
+	t.Cleanup(ts.Close)
+	attacker := token(t, st, auth.Principal{Name: "mallory", Role: auth.RoleAdmin})
+	_, attackers := loginForm(t, ts.URL) // a token the attacker's own browser was given
+	post := func(c *http.Client, form url.Values) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest("POST", ts.URL+"/login", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		readAll(t, resp)
+		return resp
+	}
+	session := func(resp *http.Response) bool {
+		for _, c := range resp.Cookies() {
+			if c.Name == "legate_panel" && c.Value != "" {
+				return true
+			}
+		}
+		return false
+	}
+	for name, form := range map[string]url.Values{
+		"no token":               {"token": {attacker}},
+		"another browser's":      {"token": {attacker}, "csrf": {attackers}},
+		"an empty token":         {"token": {attacker}, "csrf": {""}},
+		"not the page's (typed)": {"token": {attacker}, "csrf": {"x"}},
+	} {
+		victim, _ := loginForm(t, ts.URL) // the victim has opened the panel before
+		if resp := post(victim, form); resp.StatusCode != http.StatusForbidden || session(resp) {
+			t.Errorf("a login form with %s CSRF token: %d, session %v; want 403 and none", name, resp.StatusCode, session(resp))
+		}
+	}
+	// A browser that never opened the login page has no login cookie.
+	fresh := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	if resp := post(fresh, url.Values{"token": {attacker}, "csrf": {attackers}}); resp.StatusCode != http.StatusForbidden || session(resp) {
+		t.Errorf("a login from a browser without the login cookie: %d, session %v", resp.StatusCode, session(resp))
+	}
+	// The page's own form signs in.
+	c, csrf := loginForm(t, ts.URL)
+	if resp := post(c, url.Values{"token": {attacker}, "csrf": {csrf}}); resp.StatusCode != http.StatusSeeOther || !session(resp) {
+		t.Errorf("the login page's own form: %d, session %v; want 303 and a session", resp.StatusCode, session(resp))
 	}
 }
 

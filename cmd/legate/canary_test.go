@@ -333,12 +333,8 @@ upstreams:
 
 	// The person connects through the consent flow, then calls with
 	// their own tokens, each call refreshing them.
-	connectReq, _ := http.NewRequest("GET", base+"/connect/webuser", nil)
-	connectReq.Header.Set(oauthtest.UserHeader, "canary-person")
-	if resp, err := http.DefaultClient.Do(connectReq); err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("connecting webuser: %v %v", resp, err)
-	} else {
-		resp.Body.Close()
+	if page, err := oauthtest.NewBrowser("canary-person").Connect(base + "/connect/webuser"); err != nil {
+		t.Fatalf("connecting webuser: %v: %s", err, page)
 	}
 	for _, path := range []string{"/echo", "/text", "/big", "/echo"} {
 		if res := call(cs, "webuser.call", map[string]any{"path": path}); res.IsError {

@@ -268,8 +268,10 @@ func TestPerUserConnections(t *testing.T) {
 	defer ps.Close()
 	jar, _ := cookiejar.New(nil)
 	pc := &http.Client{Jar: jar}
-	if res, err := pc.PostForm(ps.URL+"/login", url.Values{"token": {rootTok}}); err != nil || res.StatusCode != 200 {
-		t.Fatalf("panel login: %v %v", res, err)
+	if res := servertest.PanelLogin(t, pc, ps.URL, rootTok); res.StatusCode != 200 {
+		t.Fatalf("panel login: %v", res.Status)
+	} else {
+		res.Body.Close()
 	}
 	res, err = pc.Get(ps.URL + "/connections")
 	if err != nil {

@@ -14,12 +14,15 @@ package servertest
 
 import (
 	"context"
+	"html"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -157,4 +160,27 @@ func (g *Gateway) WaitSession(t testing.TB, id string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatalf("session %s never listed", id)
+}
+
+// PanelLogin logs c (a client with a cookie jar) in to the panel at base
+// with tok as a browser does: it opens the login page, then posts its
+// form with the page's CSRF token. It returns the answer to the post,
+// redirects followed as c follows them.
+func PanelLogin(t testing.TB, c *http.Client, base, tok string) *http.Response {
+	t.Helper()
+	res, err := c.Get(base + "/login")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindSubmatch(page)
+	if m == nil {
+		t.Fatalf("servertest: no CSRF token on the panel's login page (%s): %s", res.Status, page)
+	}
+	res, err = c.PostForm(base+"/login", url.Values{"token": {tok}, "csrf": {html.UnescapeString(string(m[1]))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }

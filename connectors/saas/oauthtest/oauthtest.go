@@ -16,9 +16,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -322,26 +325,120 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.base.RoundTrip(r)
 }
 
-// Connect opens connectURL (a gateway's /connect/{instance}) as a browser
-// signed in to the gateway with bearer would, approving at the provider
-// as user and following every redirect. It returns the last page's body,
-// and an error unless that page is the gateway's callback saying the
-// instance is connected.
+// Connect opens connectURL (a gateway's /connect/{instance}, or a link
+// Legate gave) as a browser signed in to the gateway with bearer would (a
+// new one, with cookies of its own), goes on from Legate's page,
+// approves at the provider as user and follows every redirect. It
+// returns the last page's body, and an error unless that page is the
+// gateway's callback saying the instance is connected.
 func Connect(connectURL, bearer, user string) (string, error) {
+	b := NewBrowser(user)
+	b.Bearer = bearer
+	return b.Connect(connectURL)
+}
+
+// A Browser is one person's user agent: a cookie jar of its own, the
+// bearer it is signed in to Legate with (sent to Legate's /connect/
+// pages alone), and the provider's test user it approves as.
+type Browser struct {
+	Client *http.Client
+	// Bearer, when set, is sent to the connect page that carries no link.
+	Bearer string
+	// User is who approves at the provider.
+	User string
+}
+
+// NewBrowser returns a browser approving as user.
+func NewBrowser(user string) *Browser {
+	jar, _ := cookiejar.New(nil)
+	return &Browser{Client: &http.Client{Jar: jar}, User: user}
+}
+
+// Connect starts a consent from connectURL (Start) and follows it
+// (Follow), and fails unless Legate's callback says it connected.
+func (b *Browser) Connect(connectURL string) (string, error) {
+	consent, err := b.Start(connectURL)
+	if err != nil {
+		return "", err
+	}
+	status, body, at, err := b.Follow(consent)
+	if err != nil {
+		return "", err
+	}
+	if status != http.StatusOK || !strings.Contains(body, "is connected") || !strings.HasSuffix(at.Path, "/connect/callback") {
+		return body, fmt.Errorf("connecting as %s: %d at %s: %s", b.User, status, at, body)
+	}
+	return body, nil
+}
+
+var (
+	formAction = regexp.MustCompile(`<form method="post" action="([^"]*)"`)
+	formInput  = regexp.MustCompile(`<input type="hidden" name="([^"]+)" value="([^"]*)">`)
+)
+
+// Start opens Legate's page at connectURL and goes on, as its person
+// would: it posts the page's form, and returns the provider's consent
+// URL the form sends the browser to, not followed yet.
+func (b *Browser) Start(connectURL string) (string, error) {
 	req, err := http.NewRequest("GET", connectURL, nil)
 	if err != nil {
 		return "", err
 	}
-	req.Header.Set("Authorization", "Bearer "+bearer)
-	req.Header.Set(UserHeader, user)
-	res, err := http.DefaultClient.Do(req)
+	if b.Bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+b.Bearer)
+	}
+	res, err := b.Client.Do(req)
 	if err != nil {
 		return "", err
 	}
-	b, _ := io.ReadAll(res.Body)
+	page, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	if res.StatusCode != http.StatusOK || !strings.Contains(string(b), "is connected") || !strings.HasSuffix(res.Request.URL.Path, "/connect/callback") {
-		return string(b), fmt.Errorf("connecting as %s: %d at %s: %s", user, res.StatusCode, res.Request.URL, b)
+	action := formAction.FindSubmatch(page)
+	if res.StatusCode != http.StatusOK || action == nil {
+		return "", fmt.Errorf("the connect page %s: %s: %s", connectURL, res.Status, page)
 	}
-	return string(b), nil
+	form := url.Values{}
+	for _, m := range formInput.FindAllSubmatch(page, -1) {
+		form.Set(string(m[1]), html.UnescapeString(string(m[2])))
+	}
+	to, err := res.Request.URL.Parse(html.UnescapeString(string(action[1])))
+	if err != nil {
+		return "", err
+	}
+	req, _ = http.NewRequest("POST", to.String(), strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", to.Scheme+"://"+to.Host)
+	c := *b.Client
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	res, err = c.Do(req)
+	if err != nil {
+		return "", err
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") == "" {
+		return "", fmt.Errorf("going on from the connect page %s: %s: %s", connectURL, res.Status, body)
+	}
+	return res.Header.Get("Location"), nil
+}
+
+// Follow opens u (a provider's consent URL) in the browser, approving as
+// its user (none: u names one, or the provider approves without), and
+// follows every redirect; it returns the last page's
+// status, body and URL.
+func (b *Browser) Follow(u string) (int, string, *url.URL, error) {
+	req, err := http.NewRequest("GET", u, nil)
+	if err != nil {
+		return 0, "", nil, err
+	}
+	if b.User != "" {
+		req.Header.Set(UserHeader, b.User)
+	}
+	res, err := b.Client.Do(req)
+	if err != nil {
+		return 0, "", nil, err
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	return res.StatusCode, string(body), res.Request.URL, nil
 }

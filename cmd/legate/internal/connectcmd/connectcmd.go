@@ -61,10 +61,12 @@ func Connect(run Run) *cobra.Command {
 		Use:   "connect INSTANCE",
 		Short: "Connect your own account to a connector instance (prints a URL to open, waits until connected)",
 		Long: `Connect your own account of the provider to a connector instance whose
-credentials_mode is per_user or per_user_or_shared: prints the provider's
-consent URL (authorization code flow with PKCE, run by Legate; the provider
-sends the browser back to Legate's /connect/callback, so legate serve must
-be reachable there), then waits until the connection exists.
+credentials_mode is per_user or per_user_or_shared: prints a
+link to Legate's own page for it (valid 30 minutes), which says who is being
+connected and, once you continue, sends your browser to the provider's
+consent (authorization code flow with PKCE, run by Legate, bound to that
+browser; the provider sends it back to Legate's /connect/callback, so legate
+serve must be reachable there), then waits until the connection exists.
 
 You are the principal of $LEGATE_TOKEN when it is set, else --principal
 (default: the config's principal).`,
@@ -78,11 +80,11 @@ You are the principal of $LEGATE_TOKEN when it is set, else --principal
 				return err
 			}
 			start := time.Now()
-			u, err := server.ConnectionsOf(gw).AuthURL(ctx, argv[0], ten, name, "")
+			u, err := server.ConnectionsOf(gw).LinkURL(ctx, argv[0], ten, name, "")
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Open this URL to connect %s as %s:\n\n  %s\n\nWaiting for the connection (up to %s)...\n", argv[0], name, u, timeout)
+			fmt.Fprintf(cmd.OutOrStdout(), "Open this URL in your browser to connect %s for %s%s (its page says so; continue there):\n\n  %s\n\nWaiting for the connection (up to %s)...\n", argv[0], name, tenantOf(ten), u, timeout)
 			wctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
 			info, err := server.ConnectionsOf(gw).Wait(wctx, ten, name, argv[0], start, time.Second)
@@ -97,6 +99,14 @@ You are the principal of $LEGATE_TOKEN when it is set, else --principal
 	cmd.Flags().StringVar(&tenant, "tenant", "", "the principal's tenant (with --principal)")
 	cmd.Flags().DurationVar(&timeout, "timeout", connections.StateTTL, "how long to wait for the consent")
 	return cmd
+}
+
+// tenantOf names tenant for a sentence ("" for none).
+func tenantOf(tenant string) string {
+	if tenant == "" {
+		return ""
+	}
+	return " (tenant " + tenant + ")"
 }
 
 func expiry(i connections.Info) string {
