@@ -6,10 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/legate-mcp/legate/auth"
@@ -63,7 +60,9 @@ func (g *Gateway) Handler(listen string) http.Handler {
 	}
 	mux.Handle("/connect/", g.connections.Handler(authn)) // per-user connections' consent flow
 	root := http.NewServeMux()
-	root.Handle("/", g.guard(listen, mux))
+	// Host and Origin checked, the connect page's own form let through
+	// (it refuses Origin: null itself).
+	root.Handle("/", auth.Guard(listen, g.opts.Config.AllowedHosts, g.opts.Config.AllowedOrigins, g.connections.OwnForm, mux))
 	// RFC 9728 metadata is public: outside the Host and Origin check.
 	root.Handle("GET "+auth.MetadataPath, g.auth.MetadataHandler())
 	root.Handle("GET "+auth.MetadataPath+"/mcp", g.auth.MetadataHandler())
@@ -117,57 +116,6 @@ func (g *Gateway) readyz(w http.ResponseWriter, _ *http.Request) {
 		return
 	}
 	fmt.Fprintf(w, `{"status":"ready","tools":%d}`+"\n", g.Catalog().Len())
-}
-
-// guard refuses requests whose Host or Origin are not this server's,
-// against DNS rebinding and cross-site requests from browsers: on a
-// loopback listener only loopback host names are accepted as Host; every
-// Origin header, when present, must be a loopback origin (on loopback) or
-// one of allowed_origins, or be the request's own on the connect page's
-// form. "null" passes only when allowed_origins lists it (and never on
-// the connect form, which refuses it itself).
-func (g *Gateway) guard(listen string, next http.Handler) http.Handler {
-	cfg := g.opts.Config
-	loopback := isLoopbackListen(listen)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		host := hostOnly(r.Host)
-		hostOK := slices.Contains(cfg.AllowedHosts, r.Host) || slices.Contains(cfg.AllowedHosts, host) ||
-			(loopback && auth.IsLoopbackHost(host)) || (!loopback && len(cfg.AllowedHosts) == 0)
-		if !hostOK {
-			http.Error(w, fmt.Sprintf("forbidden: Host %q is not accepted here (add it to allowed_hosts)", r.Host), http.StatusForbidden)
-			return
-		}
-		// A browser sends one Origin; a request with more is checked on
-		// each, so a good first one cannot carry a bad second.
-		for _, origin := range r.Header.Values("Origin") {
-			if !slices.Contains(cfg.AllowedOrigins, origin) && !(loopback && isLoopbackOrigin(origin)) && !g.connections.OwnForm(r, origin) {
-				http.Error(w, fmt.Sprintf("forbidden: Origin %q is not allowed (add it to allowed_origins)", origin), http.StatusForbidden)
-				return
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// isLoopbackOrigin reports whether origin is a serialized origin
-// (scheme://host[:port], nothing more) of a loopback host.
-func isLoopbackOrigin(origin string) bool {
-	u, err := url.Parse(origin)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.User == nil &&
-		u.Path == "" && u.RawQuery == "" && u.Fragment == "" && !strings.Contains(origin, "#") &&
-		auth.IsLoopbackHost(u.Hostname())
-}
-
-func hostOnly(hostport string) string {
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		return h
-	}
-	return strings.Trim(hostport, "[]")
-}
-
-func isLoopbackListen(listen string) bool {
-	host := hostOnly(listen)
-	return host != "" && auth.IsLoopbackHost(host)
 }
 
 // ServeHTTP serves on ln until ctx ends, then shuts down gracefully:
