@@ -156,7 +156,7 @@ func (m *Manager) apply(r *record, tok *oauth2.Token) {
 		r.RefreshToken = tok.RefreshToken
 	}
 	r.Status = StatusConnected
-	m.mask(r)
+	m.opts.Masks.Add(r.secrets()...)
 }
 
 // oauthConfig is def's OAuth app as x/oauth2 takes it.

@@ -211,19 +211,19 @@ func (m *Manager) load(ctx context.Context, tenant, principal, instance string) 
 	if err := json.Unmarshal(b, &r); err != nil || r.Principal != principal || r.Instance != instance {
 		return nil, fmt.Errorf("connection of %q to %s: the stored value is not a connection", principal, instance)
 	}
-	m.mask(&r)
+	m.opts.Masks.Add(r.secrets()...)
 	return &r, nil
 }
 
 // save writes r as its connection's only version: a refresh leaves no
 // older tokens behind, and a connection takes one row whatever its age.
-// mask gives r's secrets to the mask set.
-func (m *Manager) mask(r *record) {
+// secrets are r's tokens and client secret, to be masked.
+func (r *record) secrets() []string {
 	vs := []string{r.AccessToken, r.RefreshToken}
 	if r.Client != nil {
 		vs = append(vs, r.Client.Secret)
 	}
-	m.opts.Masks.Add(vs...)
+	return vs
 }
 
 func (m *Manager) save(ctx context.Context, r *record) error {
