@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/legate-mcp/legate/connectors/connectortest"
+	"github.com/legate-mcp/legate/connectors/saas/oauthtest"
 	"github.com/legate-mcp/legate/mcpauth"
 )
 
@@ -66,16 +67,20 @@ func TestMetadataCannotReachAnotherAddress(t *testing.T) {
 		t.Run(where, func(t *testing.T) {
 			l := connectortest.NewListener(t)
 			e := newEnvWith(t, metadataStandin(t, where, "http://"+l.Addr()), mcpauth.Upstream{})
-			u, err := e.m.AuthURL(t.Context(), "secure", "", "alice", "")
+			rec := httptest.NewRecorder()
+			u, err := e.m.Begin(rec, httptest.NewRequest("POST", e.srv.URL+"/connect/secure", nil), "secure", "", "alice")
 			if where != "token" {
 				if err == nil || !strings.Contains(err.Error(), l.Addr()) || !strings.Contains(err.Error(), "refused to connect to 127.0.0.1") {
-					t.Errorf("AuthURL: %v; want a refusal naming %s", err, l.Addr())
+					t.Errorf("Begin: %v; want a refusal naming %s", err, l.Addr())
 				}
 			} else {
 				if err != nil {
 					t.Fatal(err)
 				}
-				res, err := http.Get(u) // the consent, whose code is exchanged at the token endpoint
+				b := oauthtest.NewBrowser("alice") // the browser that started the consent
+				base, _ := url.Parse(e.srv.URL)
+				b.Client.Jar.SetCookies(base, rec.Result().Cookies())
+				res, err := b.Client.Get(u) // the consent, whose code is exchanged at the token endpoint
 				if err != nil {
 					t.Fatal(err)
 				}
