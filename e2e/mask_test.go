@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -83,7 +84,13 @@ policy:
 		}
 	}
 	cs.Close()
-	audit := legateCLI(t, "audit", "query", "-o", "jsonl", "--config", config, "--state-dir", state)
+	var audit []byte
+	for range 50 { // the audit is written in the background
+		if audit = legateCLI(t, "audit", "query", "-o", "jsonl", "--config", config, "--state-dir", state); strings.Contains(string(audit), "github.get_issue") {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	if !strings.Contains(string(audit), "host.host_env") {
 		t.Errorf("the audit log has no row of the calls:\n%s", audit)
 	}
