@@ -14,15 +14,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// bearerTransport sets a bearer token on every request.
-type bearerTransport struct{ token string }
-
-func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return http.DefaultTransport.RoundTrip(r)
-}
-
 // An authenticated principal of `legate serve` asks every tool that could
 // hand it a credential: host_env (the token's variable has a name that
 // looks like no credential), sh_exec and fs_read of a file holding it, and
@@ -62,7 +53,7 @@ policy:
 
 	ctx := t.Context()
 	client := mcp.NewClient(&mcp.Implementation{Name: "mallory", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.url("127.0.0.1"), HTTPClient: &http.Client{Transport: bearerTransport{token}}}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.url("127.0.0.1"), HTTPClient: &http.Client{Transport: bearer{token}}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
