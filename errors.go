@@ -108,7 +108,8 @@ func Invalid(field, format string, args ...any) *FieldError {
 }
 
 // ErrorMetaKey holds a gateway error's details (code, message, and such
-// details as approval_id) in a tool result's _meta when the tool's
-// output schema leaves no room for them in structured content, where
-// they are otherwise, under "error".
+// details as approval_id) in the _meta of every error result the gateway
+// makes, whatever the tool. A tool without an output schema has them in
+// structured content under "error" too; one with an output schema, whose
+// structured content clients check against it, has them only here.
 const ErrorMetaKey = "io.legate/error"
