@@ -16,8 +16,9 @@ type Code string
 const (
 	// CodeInvalidArgument: the arguments are wrong; fix them, do not retry as is.
 	CodeInvalidArgument Code = "INVALID_ARGUMENT"
-	// CodeAuthExpired: the credential is missing, expired or revoked; an
-	// operator must renew it.
+	// CodeAuthExpired: the provider refused the credential (expired or
+	// revoked); an operator must renew it. A credential that cannot be
+	// read at all is CodeConfigError.
 	CodeAuthExpired Code = "AUTH_EXPIRED"
 	// CodePermissionDenied: the credential works but may not do this.
 	CodePermissionDenied Code = "PERMISSION_DENIED"
@@ -46,6 +47,12 @@ const (
 	// connects it (legate connect ID, or the connect URL in the error's
 	// details) and calls again.
 	CodeNotConnected Code = "NOT_CONNECTED"
+	// CodeConfigError: the gateway's configuration keeps the call from
+	// running (an unset credential variable, a missing secret file or
+	// vault secret, a credential the instance does not configure): the
+	// message names the setting; an operator must fix it, and a retry
+	// fails the same way until then.
+	CodeConfigError Code = "CONFIG_ERROR"
 )
 
 // Error is a call failure with its canonical code. Message must never hold a
@@ -101,7 +108,8 @@ func Invalid(field, format string, args ...any) *FieldError {
 }
 
 // ErrorMetaKey holds a gateway error's details (code, message, and such
-// details as approval_id) in a tool result's _meta when the tool's
-// output schema leaves no room for them in structured content, where
-// they are otherwise, under "error".
+// details as approval_id) in the _meta of every error result the gateway
+// makes, whatever the tool. A tool without an output schema has them in
+// structured content under "error" too; one with an output schema, whose
+// structured content clients check against it, has them only here.
 const ErrorMetaKey = "io.legate/error"

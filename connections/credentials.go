@@ -163,7 +163,7 @@ func (m *Manager) apply(r *record, tok *oauth2.Token) {
 func (m *Manager) oauthConfig(ctx context.Context, def sources.InstanceDef, redirect string) (*oauth2.Config, error) {
 	secret, err := m.clientSecret(ctx, def)
 	if err != nil {
-		return nil, &legate.Error{Code: legate.CodeAuthExpired, Message: fmt.Sprintf("%s: the OAuth app's client_secret (%s) cannot be read", def.ID, def.OAuth.ClientSecret), Err: err}
+		return nil, &legate.Error{Code: legate.CodeConfigError, Message: fmt.Sprintf("%s: the OAuth app's client_secret (%s) cannot be read; set it, or change %s.oauth.client_secret", def.ID, def.OAuth.ClientSecret, def.Path), Err: err}
 	}
 	return &oauth2.Config{
 		ClientID: def.OAuth.ClientID, ClientSecret: secret, Scopes: def.OAuth.Scopes, RedirectURL: redirect,

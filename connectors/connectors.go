@@ -291,20 +291,27 @@ type Credentials interface {
 var ErrNoCredential = errors.New("credential not configured")
 
 // CredentialError is the error of a connector (prefix, e.g. "http") whose
-// credential name could not be resolved: AUTH_EXPIRED (NOT_CONNECTED or
-// TRANSIENT when Credentials.Get said so: a caller's own connection that
-// is missing or could not be read), with the reason
-// Credentials.Get gave when it is a coded error, whose message names the
-// reference (env:NAME, file:PATH, vault:NAME) and never a value.
+// credential name could not be resolved. A coded error from
+// Credentials.Get keeps its code and message: CONFIG_ERROR for a reference
+// that cannot be read (its message names the reference, env:NAME,
+// file:PATH or vault:NAME, and what to set, never a value), NOT_CONNECTED
+// or TRANSIENT for a caller's own connection that is missing or could not
+// be read. A credential the instance does not configure (ErrNoCredential)
+// is CONFIG_ERROR too, a deadline TIMEOUT; any other failure AUTH_EXPIRED.
 func CredentialError(prefix, name string, err error) *legate.Error {
 	msg := "credential " + name + " could not be resolved"
 	var le *legate.Error
-	if errors.As(err, &le) && le.Message != "" {
-		msg = le.Message
-	}
-	if le != nil && (le.Code == legate.CodeNotConnected || le.Code == legate.CodeTransient) {
-		// The caller's own connection: connecting (or retrying) is the remedy.
+	if errors.As(err, &le) {
+		if le.Message != "" {
+			msg = le.Message
+		}
 		return &legate.Error{Code: le.Code, Message: prefix + ": " + msg, Details: le.Details, Err: err}
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
+		return &legate.Error{Code: legate.CodeOf(err), Message: prefix + ": " + msg + ": " + err.Error(), Err: err}
+	case errors.Is(err, ErrNoCredential):
+		return &legate.Error{Code: legate.CodeConfigError, Message: fmt.Sprintf("%s: the instance has no credential %s: add credentials.%s to its definition", prefix, name, name), Err: err}
 	}
 	return &legate.Error{Code: legate.CodeAuthExpired, Message: prefix + ": " + msg, Err: err}
 }

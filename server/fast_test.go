@@ -647,3 +647,54 @@ func TestFastNativeCallMatchesTheSDK(t *testing.T) {
 		t.Fatalf("%v of %d native calls took the fast path", n, 2*len(calls))
 	}
 }
+
+// Every error result the gateway makes has its details in
+// _meta["io.legate/error"], whether the tool declares an output schema or
+// not, on the fast path, the SDK's and a direct call: the one place a client
+// can read them for any tool. A tool without an output schema has them in
+// structuredContent.error too; one with an output schema does not.
+func TestErrorDetailsAreInMetaForEveryTool(t *testing.T) {
+	gw := newGateway(t, testConfig)
+	url := serve(t, gw)
+	ctx := context.Background()
+	sdk, err := server.SDKClient(ctx, gw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sdk.Close()
+	fast := fastSession(t, url)
+	calls := []struct {
+		tool   string
+		args   string
+		schema bool // the tool declares an output schema
+	}{
+		{"e.fail", `{"text":"NOT_FOUND"}`, false},
+		{"e.echo", `{"nope":1}`, true},
+	}
+	for _, c := range calls {
+		var args map[string]any
+		json.Unmarshal([]byte(c.args), &args)
+		p := &mcp.CallToolParams{Name: wire(c.tool), Arguments: args}
+		fr, ferr := fast.CallTool(ctx, p)
+		dr, derr := sdk.CallTool(ctx, p)
+		cr, cerr := gw.Call(ctx, c.tool, json.RawMessage(c.args), server.CallOptions{})
+		for path, r := range map[string]*mcp.CallToolResult{"fast path": fr, "SDK's path": dr, "direct call": cr} {
+			if ferr != nil || derr != nil || cerr != nil || r == nil || !r.IsError {
+				t.Fatalf("%s on the %s: %v %v %v %+v", c.tool, path, ferr, derr, cerr, r)
+			}
+			text := r.Content[0].(*mcp.TextContent).Text
+			meta, _ := r.Meta[server.ErrorMetaKey].(map[string]any)
+			if meta == nil || meta["code"] == nil || !strings.HasPrefix(text, fmt.Sprint(meta["code"])+": ") {
+				t.Errorf("%s on the %s: _meta %v, text %q; want the error's code and message in _meta[%q]", c.tool, path, r.Meta, text, server.ErrorMetaKey)
+				continue
+			}
+			inContent, _ := structured(t, r)["error"].(map[string]any)
+			switch {
+			case c.schema && r.StructuredContent != nil:
+				t.Errorf("%s on the %s: structured content %v, which the output schema does not allow", c.tool, path, r.StructuredContent)
+			case !c.schema && (inContent == nil || fmt.Sprint(inContent) != fmt.Sprint(meta)):
+				t.Errorf("%s on the %s: structuredContent.error %v; want %v", c.tool, path, inContent, meta)
+			}
+		}
+	}
+}

@@ -406,19 +406,18 @@ func (g *Gateway) fastable(r *Request) bool {
 }
 
 // errorResultFor is ErrorResult for a call to e. A tool that declares an
-// output schema gets its error details in _meta instead of structured
+// output schema has its error details in _meta only, not in structured
 // content, which clients check against that schema even on errors.
 func errorResultFor(e *catalog.Entry, err error) *mcp.CallToolResult {
 	res := ErrorResult(err)
 	if e.Tool.OutputSchema != nil {
-		res.Meta = mcp.Meta{ErrorMetaKey: res.StructuredContent.(map[string]any)["error"]}
 		res.StructuredContent = nil
 	}
 	return res
 }
 
-// ErrorMetaKey holds a gateway error's details in a result's _meta when the
-// tool's output schema leaves no room for them in structured content.
+// ErrorMetaKey holds a gateway error's details in every error result's
+// _meta, the one place they are for every tool.
 const ErrorMetaKey = legate.ErrorMetaKey
 
 // classOf is the class of one call: a native tool may class it from its

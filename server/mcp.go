@@ -145,8 +145,10 @@ func principalOf(extra *mcp.RequestExtra) *auth.Principal {
 }
 
 // ErrorResult turns a failed call into the result a client sees: isError,
-// the text "CODE: message", and {"error": {code, message,
-// retry_after_seconds}} as structured content.
+// the text "CODE: message", and the error's details {code, message,
+// retry_after_seconds, ...} in _meta under ErrorMetaKey, for every tool,
+// and as structured content {"error": {...}} (which errorResultFor leaves
+// out for a tool with an output schema).
 func ErrorResult(err error) *mcp.CallToolResult {
 	ce := &legate.Error{Code: legate.CodeOf(err), Message: err.Error()}
 	errors.As(err, &ce)
@@ -161,5 +163,6 @@ func ErrorResult(err error) *mcp.CallToolResult {
 		IsError:           true,
 		Content:           []mcp.Content{&mcp.TextContent{Text: string(ce.Code) + ": " + ce.Message}},
 		StructuredContent: map[string]any{"error": body},
+		Meta:              mcp.Meta{ErrorMetaKey: body},
 	}
 }

@@ -76,7 +76,7 @@ func (rl *reloader) newLive(ctx context.Context, cfg *config.File, old *live) (*
 			errs = append(errs, err)
 			continue
 		}
-		l.instances = append(l.instances, &instance{def: d, key: key, conn: c, creds: sources.Credentials{Refs: d.Credentials, Resolver: resolver}})
+		l.instances = append(l.instances, &instance{def: d, key: key, conn: c, creds: sources.Credentials{Refs: d.Credentials, Resolver: resolver, Path: d.Path}})
 	}
 	if err := errors.Join(errs...); err != nil {
 		l.close(old)

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -146,9 +148,14 @@ type Credentials struct {
 	Resolver *vault.Resolver
 	// Tenant is the calling tenant, whose vault secrets are read.
 	Tenant string
+	// Path is where the instance is defined (InstanceDef.Path:
+	// "connectors[1]", `stored connector "web"`), which an error names.
+	Path string
 }
 
-// Get resolves the credential name.
+// Get resolves the credential name. A reference that cannot be read (an
+// unset variable, a missing file or vault secret) is CONFIG_ERROR naming
+// the reference and what the operator can do, never a value.
 func (c Credentials) Get(ctx context.Context, name string) (string, error) {
 	ref, ok := c.Refs[name]
 	if !ok {
@@ -156,13 +163,40 @@ func (c Credentials) Get(ctx context.Context, name string) (string, error) {
 	}
 	v, err := c.Resolver.Resolve(ctx, c.Tenant, ref)
 	if err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
 		msg := fmt.Sprintf("credential %s (%s) cannot be read", name, ref)
-		if errors.Is(err, vault.ErrNotFound) {
+		if errors.Is(err, vault.ErrNotFound) || errors.Is(err, os.ErrPermission) {
 			msg += ": " + err.Error() // names the reference and tenant, never a value
 		}
-		return "", &legate.Error{Code: legate.CodeAuthExpired, Message: msg, Err: err}
+		return "", &legate.Error{Code: legate.CodeConfigError, Message: msg + "; " + c.remedy(name, ref), Err: err}
 	}
 	return v, nil
+}
+
+// remedy says what an operator does about the reference ref of the
+// credential name that cannot be read.
+func (c Credentials) remedy(name string, ref vault.Ref) string {
+	where := c.Path + ".credentials." + name
+	if c.Path == "" {
+		where = "the instance's credentials." + name
+	} else if strings.HasPrefix(c.Path, "stored ") {
+		where = "the credential " + name + " of the " + c.Path
+	}
+	switch {
+	case ref.Env != "":
+		return fmt.Sprintf("set the environment variable %s where the server runs, or change %s", ref.Env, where)
+	case ref.File != "":
+		return fmt.Sprintf("write the secret to %s (readable by the server), or change %s", ref.File, where)
+	case ref.Vault != "":
+		set := "legate vault set " + ref.Vault
+		if c.Tenant != "" {
+			set += " (--tenant " + c.Tenant + " for this tenant only)"
+		}
+		return fmt.Sprintf("set the secret with %s, or change %s", set, where)
+	}
+	return "set " + where
 }
 
 // Has reports whether the instance has the credential name.

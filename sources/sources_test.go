@@ -6,11 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/config"
 	_ "github.com/legate-mcp/legate/connectors/all"
 	"github.com/legate-mcp/legate/sources"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/store/sqlite"
+	"github.com/legate-mcp/legate/vault"
 )
 
 func TestInstanceDefsMergeFileAndStore(t *testing.T) {
@@ -52,6 +54,34 @@ func TestCredentialsWithoutAReference(t *testing.T) {
 	}
 	if _, err := c.Get(context.Background(), "token"); err == nil || !strings.Contains(err.Error(), "credential token") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// A reference that cannot be read is CONFIG_ERROR, not AUTH_EXPIRED (an
+// operator must set it, no login is involved): the message names the
+// reference and what to set or change, by the instance's key path.
+func TestUnreadableCredentialIsAConfigError(t *testing.T) {
+	env := func(string) (string, bool) { return "", false }
+	cases := map[string]struct {
+		ref  vault.Ref
+		path string
+		want string
+	}{
+		"env": {vault.Ref{Env: "GH_PAT"}, "connectors[1]",
+			"credential token (env:GH_PAT) cannot be read: environment variable GH_PAT is not set or empty: secret not found; set the environment variable GH_PAT where the server runs, or change connectors[1].credentials.token"},
+		"file": {vault.Ref{File: "/nonexistent/gh-pat"}, "connectors[1]",
+			"write the secret to /nonexistent/gh-pat (readable by the server), or change connectors[1].credentials.token"},
+		"vault, stored instance": {vault.Ref{Vault: "gh-pat"}, `stored connector "gh"`,
+			`set the secret with legate vault set gh-pat, or change the credential token of the stored connector "gh"`},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			creds := sources.Credentials{Refs: map[string]vault.Ref{"token": c.ref}, Resolver: &vault.Resolver{LookupEnv: env}, Path: c.path}
+			_, err := creds.Get(t.Context(), "token")
+			if legate.CodeOf(err) != legate.CodeConfigError || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v; want CONFIG_ERROR with %q", err, c.want)
+			}
+		})
 	}
 }
 

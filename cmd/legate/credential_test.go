@@ -7,15 +7,18 @@ import (
 	"testing"
 )
 
-// A credential that cannot be resolved is named by its reference (never a
-// value) in the call's error, for every kind of reference.
+// A credential that cannot be resolved is a CONFIG_ERROR (not an expired
+// login) naming its reference (never a value) and what the operator sets
+// or changes, for every kind of reference.
 func TestUnresolvableCredentialNamesItsReference(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("LEGATE_TEST_UNSET_TOKEN", "")
-	cases := map[string]struct{ ref, want string }{
-		"env":   {"{env: LEGATE_TEST_UNSET_TOKEN}", "env:LEGATE_TEST_UNSET_TOKEN"},
-		"file":  {"{file: " + filepath.Join(dir, "no-such-token") + "}", "file:" + filepath.Join(dir, "no-such-token")},
-		"vault": {"{vault: no-such-secret}", "vault:no-such-secret"},
+	cases := map[string]struct{ ref, want, remedy string }{
+		"env": {"{env: LEGATE_TEST_UNSET_TOKEN}", "env:LEGATE_TEST_UNSET_TOKEN",
+			"set the environment variable LEGATE_TEST_UNSET_TOKEN where the server runs, or change connectors[0].credentials.token"},
+		"file": {"{file: " + filepath.Join(dir, "no-such-token") + "}", "file:" + filepath.Join(dir, "no-such-token"),
+			"write the secret to " + filepath.Join(dir, "no-such-token") + " (readable by the server), or change connectors[0].credentials.token"},
+		"vault": {"{vault: no-such-secret}", "vault:no-such-secret", "set the secret with legate vault set no-such-secret, or change connectors[0].credentials.token"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -26,7 +29,7 @@ func TestUnresolvableCredentialNamesItsReference(t *testing.T) {
 				t.Fatal(err)
 			}
 			out, _ := runCLI(t, "tools", "call", "web.call", "--args", `{"path": "/"}`, "--config", cfg, "--state-dir", t.TempDir())
-			if !strings.Contains(out, "AUTH_EXPIRED") || !strings.Contains(out, c.want) {
+			if !strings.Contains(out, "CONFIG_ERROR") || !strings.Contains(out, c.want) || !strings.Contains(out, c.remedy) || strings.Contains(out, "AUTH_EXPIRED") {
 				t.Errorf("the error does not name %s:\n%s", c.want, out)
 			}
 		})

@@ -69,11 +69,10 @@ func TestVaultCredentialResolvesAtCallTime(t *testing.T) {
 	if err != nil {
 		t.Fatalf("add: %v\n%s", err, out)
 	}
-	// Not set yet: the call fails as AUTH_EXPIRED. (The http connector
-	// words the message itself; the vault's error, naming vault:web-token
-	// and the tenant, is its cause.)
+	// Not set yet: the call fails as CONFIG_ERROR, naming the secret and
+	// how to set it.
 	out, err = run("", "tools", "call", "web.call", "--args", `{"path": "/ping"}`)
-	if err == nil || !strings.Contains(out, "AUTH_EXPIRED") {
+	if err == nil || !strings.Contains(out, "CONFIG_ERROR") || !strings.Contains(out, "legate vault set web-token") {
 		t.Fatalf("call before set: %v\n%s", err, out)
 	}
 
@@ -125,7 +124,7 @@ func TestVaultCredentialResolvesAtCallTime(t *testing.T) {
 		t.Fatalf("second rm: %v", err)
 	}
 	out, err = run("", "tools", "call", "web.call", "--args", `{"path": "/ping"}`)
-	if err == nil || !strings.Contains(out, "AUTH_EXPIRED") {
+	if err == nil || !strings.Contains(out, "CONFIG_ERROR") {
 		t.Fatalf("call after rm: %v\n%s", err, out)
 	}
 

@@ -38,11 +38,12 @@ func TestRefusedLoginIsAuthExpiredNamingTheCredential(t *testing.T) {
 			}
 		})
 	}
-	// A missing credential is AUTH_EXPIRED too, before any connection.
+	// A credential the instance does not configure is CONFIG_ERROR (not an
+	// expired login), before any connection.
 	in := build(t, s, "email", "")
 	in.creds = connectortest.Creds{"smtp_password": smtpPassword}
 	_, err := in.call(t, "t1", "search", `{}`, "")
-	if le := wantCode(t, err, legate.CodeAuthExpired); !strings.Contains(le.Message, "imap_password") {
+	if le := wantCode(t, err, legate.CodeConfigError); !strings.Contains(le.Message, "imap_password") {
 		t.Errorf("message %q", le.Message)
 	}
 }

@@ -106,7 +106,7 @@ func TestTokenEndpointFailures(t *testing.T) {
 		wantCode(t, err, legate.CodeAuthExpired)
 		_, err = tool.Run(context.Background(), &connectors.Call{Tool: tool.Name, Args: json.RawMessage(`{}`),
 			Credentials: connectortest.Creds{"refresh_token": refreshToken}})
-		if le := wantCode(t, err, legate.CodeAuthExpired); !strings.Contains(le.Message, "client_secret") {
+		if le := wantCode(t, err, legate.CodeConfigError); !strings.Contains(le.Message, "client_secret") {
 			t.Errorf("message %q does not name the credential", le.Message)
 		}
 	})

@@ -43,7 +43,7 @@ func (c *Connector) auth(ctx context.Context, creds connectors.Credentials) (*au
 	has := func(name string) bool { return creds != nil && creds.Has(name) }
 	get := func(name string) (string, error) {
 		if !has(name) {
-			return "", legate.Errorf(legate.CodeAuthExpired, "http: credential %s is not configured (auth: %s)", name, c.cfg.Auth)
+			return "", legate.Errorf(legate.CodeConfigError, "http: credential %s is not configured (auth: %s): add credentials.%s to the instance, or change its auth", name, c.cfg.Auth, name)
 		}
 		v, err := creds.Get(ctx, name)
 		if err != nil {

@@ -239,9 +239,9 @@ func TestCallAuth(t *testing.T) {
 		"explicit none ignores token": {
 			config: []string{"auth: none"}, creds: map[string]string{"token": "tok-123456"}, wantHeader: "Authorization=",
 		},
-		"explicit bearer missing token": {config: []string{"auth: bearer"}, code: legate.CodeAuthExpired},
+		"explicit bearer missing token": {config: []string{"auth: bearer"}, code: legate.CodeConfigError},
 		"explicit header missing value": {
-			config: []string{"auth: header", "header_name: X-API-Key"}, code: legate.CodeAuthExpired,
+			config: []string{"auth: header", "header_name: X-API-Key"}, code: legate.CodeConfigError,
 		},
 	}
 	for name, tc := range tests {

@@ -19,12 +19,12 @@ import (
 //   - an address netguard refused: PERMISSION_DENIED, saying which setting
 //     allows it; not worth retrying;
 //   - too many redirects: ADAPTER_MAPPING_ERROR;
-//   - a host name that does not exist (DNS answered "no such host"):
-//     NOT_FOUND, naming the host and never the resolver. The name is wrong
-//     (in the arguments or the configuration), not briefly unreachable:
-//     the same request would fail the same way, so it is not TRANSIENT;
-//     it is not INVALID_ARGUMENT either, since the request was well formed
-//     and the host may come from configuration the caller cannot change;
+//   - a host name that does not resolve (DNS answered "no such host"):
+//     TRANSIENT, naming the host and never the resolver, and saying it
+//     could not be resolved. It is not NOT_FOUND, which says the object
+//     asked for does not exist: the provider was never reached. The name
+//     may be wrong in the configuration, or the resolver may not know it
+//     yet; the request is not retried at once ([Retry]);
 //   - the call cancelled: TRANSIENT;
 //   - a deadline or a network timeout: TIMEOUT;
 //   - anything else (a resolver that failed to answer, refused or reset
@@ -53,7 +53,7 @@ func TransportError(ctx context.Context, err error, prefix string) *legate.Error
 	case errors.Is(err, netguard.ErrTooManyRedirects):
 		e.Code, e.Message = legate.CodeAdapterMapping, inner.Error()
 	case errors.As(err, &dns) && dns.IsNotFound:
-		e.Code, e.Message = legate.CodeNotFound, fmt.Sprintf("host %q not found: no such host", dns.Name)
+		e.Message = fmt.Sprintf("host %q could not be resolved (no such host): check the host name in the instance's configuration", dns.Name)
 	case ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled):
 		e.Message = "request cancelled"
 	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):

@@ -103,8 +103,9 @@ func TestTransportErrorKeepsCodes(t *testing.T) {
 	}
 }
 
-// A name that does not resolve is NOT_FOUND and names the host, never the
-// resolver; a resolver that fails to answer is still TRANSIENT.
+// A name that does not resolve is TRANSIENT (never NOT_FOUND, which would
+// say the object asked for is missing) and names the host, never the
+// resolver; a resolver that fails to answer is TRANSIENT too.
 func TestTransportErrorDNS(t *testing.T) {
 	dnsErr := func(notFound, timeout bool) error {
 		return &url.Error{Op: "Get", URL: "https://no-such.example/secret-path", Err: &net.OpError{Op: "dial", Net: "tcp",
@@ -115,7 +116,7 @@ func TestTransportErrorDNS(t *testing.T) {
 		code   legate.Code
 		substr string
 	}{
-		"no such host":     {dnsErr(true, false), legate.CodeNotFound, `svc: host "no-such.example" not found`},
+		"no such host":     {dnsErr(true, false), legate.CodeTransient, `svc: host "no-such.example" could not be resolved`},
 		"resolver timeout": {dnsErr(false, true), legate.CodeTimeout, "svc: request timed out"},
 		"resolver failure": {dnsErr(false, false), legate.CodeTransient, "svc: request failed"},
 	}
@@ -125,7 +126,7 @@ func TestTransportErrorDNS(t *testing.T) {
 			if e.Code != tc.code || !strings.Contains(e.Message, tc.substr) {
 				t.Errorf("got %s %q; want %s with %q", e.Code, e.Message, tc.code, tc.substr)
 			}
-			if tc.code == legate.CodeNotFound && (strings.Contains(e.Message, "127.0.0.53") || strings.Contains(e.Message, "secret-path")) {
+			if name == "no such host" && (strings.Contains(e.Message, "127.0.0.53") || strings.Contains(e.Message, "secret-path")) {
 				t.Errorf("message names the resolver or the URL: %q", e.Message)
 			}
 		})

@@ -188,14 +188,14 @@ func TestDoRefreshesTheCredentialOnce(t *testing.T) {
 			t.Errorf("message %q holds a credential", le.Message)
 		}
 	})
-	t.Run("a credential that cannot be read is AUTH_EXPIRED before any call", func(t *testing.T) {
+	t.Run("a credential the instance does not configure is CONFIG_ERROR before any call", func(t *testing.T) {
 		call := newCall("read", "")
 		call.Credentials = connectortest.Creds{}
 		err := newKit("acme", saas.Options{}).Do(t.Context(), call, func(context.Context, string, int) error {
 			t.Fatal("called without a credential")
 			return nil
 		})
-		if le := wantCode(t, err, legate.CodeAuthExpired); !strings.Contains(le.Message, "token") {
+		if le := wantCode(t, err, legate.CodeConfigError); !strings.Contains(le.Message, "token") {
 			t.Errorf("message %q does not name the credential", le.Message)
 		}
 	})
