@@ -241,27 +241,3 @@ func TestClose(t *testing.T) {
 	}
 }
 
-// A base_url whose host does not resolve fails the call as TRANSIENT,
-// naming the host and saying it could not be resolved: never NOT_FOUND,
-// which would tell the caller the page is missing. Behind netguard (private
-// networks refused, the default) the name is looked up when dialling; with
-// allow_private_networks by the plain dialer: both say the same. The name
-// is under the reserved .invalid TLD, which no resolver knows.
-func TestUnresolvableHost(t *testing.T) {
-	const host = "legate-no-such-host.invalid"
-	var dns *net.DNSError
-	if _, err := net.DefaultResolver.LookupNetIP(t.Context(), "ip", host); !errors.As(err, &dns) || !dns.IsNotFound {
-		t.Skipf("the resolver does not answer that %s does not exist: %v", host, err)
-	}
-	for name, extra := range map[string]string{"netguard": "", "private networks allowed": "allow_private_networks: true\n"} {
-		t.Run(name, func(t *testing.T) {
-			c := connectortest.Build(t, "http", "api", "base_url: http://"+host+"/v1\n"+extra)
-			_, err := callTool(t, c, `{"path": "/items"}`, nil)
-			ce := wantCode(t, err, legate.CodeTransient)
-			if !strings.Contains(ce.Message, `"`+host+`" could not be resolved`) || strings.Contains(ce.Message, "/items") {
-				t.Errorf("message %q; want it to name the host and say it could not be resolved, and not the URL", ce.Message)
-			}
-			wantCode(t, c.Test(t.Context(), nil), legate.CodeTransient)
-		})
-	}
-}
