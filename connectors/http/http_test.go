@@ -240,4 +240,3 @@ func TestClose(t *testing.T) {
 		t.Fatal(err)
 	}
 }
-
