@@ -20,7 +20,7 @@ import (
 // GitHub echoing it into a successful answer. None of the answers, the
 // audit log, the server's log or the state directory holds the value.
 func TestServeMasksSecretsByValue(t *testing.T) {
-	need(t)
+	binary(t) // legate serve and the CLI, no peer
 	pat := "ghp_" + strings.Repeat("e2eC4n", 6)
 	gh := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
