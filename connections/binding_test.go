@@ -13,6 +13,7 @@ import (
 	"github.com/legate-mcp/legate/connectors/saas/oauthtest"
 	"github.com/legate-mcp/legate/sources"
 	"github.com/legate-mcp/legate/store/sqlite"
+	"github.com/legate-mcp/legate/vault"
 )
 
 // The attack: mallory starts a consent in her browser and sends the
@@ -203,5 +204,34 @@ func TestLinkPageSaysWhoAndStartsOnlyFromItsForm(t *testing.T) {
 	other := strings.Replace(link, "/connect/slack?", "/connect/notslack?", 1)
 	if res, err := http.Get(other); err != nil || res.StatusCode != http.StatusBadRequest {
 		t.Fatalf("a ticket on another instance's page: %v %v", res.StatusCode, err)
+	}
+}
+
+// The page a consent's callback shows a person names no secret the
+// gateway holds, even when the provider echoes one in its error.
+func TestCallbackPageMasksSecrets(t *testing.T) {
+	e := newEnv(t)
+	const secret = "app-client-secret-c4n4ry"
+	masks := vault.NewMasks()
+	masks.Pin("config", secret)
+	key := make([]byte, 32)
+	e.m = connections.New(connections.Options{Vault: e.vault, Instances: func() []sources.InstanceDef { return []sources.InstanceDef{e.def} },
+		Key: func(context.Context) []byte { return key }, Masks: masks})
+	e.srv = httptest.NewServer(e.m.Handler(nil))
+	t.Cleanup(e.srv.Close)
+	b := oauthtest.NewBrowser("mallory-account")
+	consent, err := b.Start(e.link(t, "mallory"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(consent)
+	back := e.srv.URL + connections.CallbackPath + "?" + url.Values{"state": {u.Query().Get("state")}, "error": {"invalid_client"},
+		"error_description": {"client_secret " + secret + " is wrong"}}.Encode()
+	status, body, _, err := b.Follow(back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status != http.StatusBadRequest || strings.Contains(body, secret) || !strings.Contains(body, "[redacted]") {
+		t.Fatalf("the callback's page: %d: %s", status, body)
 	}
 }

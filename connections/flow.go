@@ -19,6 +19,7 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors/netguard"
+	"github.com/legate-mcp/legate/vault"
 )
 
 // StateTTL is how long a consent may take, from the connect URL to the
@@ -305,16 +306,25 @@ func (m *Manager) Finish(w http.ResponseWriter, r *http.Request) (string, error)
 		if s, err := openState(r.Context(), m, q.Get("state")); err == nil {
 			flow{m}.unbind(w, r, s)
 		}
-		return "", fmt.Errorf("the provider answered %s; connect again to retry", strings.TrimSpace(e+" "+q.Get("error_description")))
+		return "", masked(m.opts.Masks, fmt.Errorf("the provider answered %s; connect again to retry", strings.TrimSpace(e+" "+q.Get("error_description"))))
 	}
 	s, err := m.complete(r, q.Get("state"), q.Get("code"))
 	if s.ID != "" {
 		flow{m}.unbind(w, r, s)
 	}
 	if err != nil {
-		return "", err
+		return "", masked(m.opts.Masks, err)
 	}
 	return Connected(s.Instance, s.Tenant, s.Principal), nil
+}
+
+// masked is err with every secret of masks masked: a provider's answer
+// is shown to a person's browser, and may echo the app's secret.
+func masked(masks *vault.Masks, err error) error {
+	if s := masks.Secrets(); s.Contains([]byte(err.Error())) {
+		return errors.New(s.MaskString(err.Error()))
+	}
+	return err
 }
 
 // Connected says that instance is connected for principal of tenant.
