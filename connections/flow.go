@@ -337,8 +337,7 @@ func Connected(instance, tenant, principal string) string {
 
 // page answers a person's browser.
 func page(w http.ResponseWriter, status int, title, msg string) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
+	browserHeaders(w)
 	w.WriteHeader(status)
 	fmt.Fprintf(w, "<!doctype html><title>%s</title><h1>%s</h1><p>%s</p>\n", html.EscapeString(title), html.EscapeString(title), html.EscapeString(strings.TrimSpace(msg)))
 }
