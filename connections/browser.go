@@ -228,7 +228,7 @@ func (m flow) confirm(w http.ResponseWriter, r *http.Request) {
 	if sealed := r.URL.Query().Get(ticketParam); sealed != "" {
 		var err error
 		if t, err = m.openTicket(r.Context(), sealed, instance); err != nil {
-			page(w, http.StatusBadRequest, "Cannot connect", err.Error())
+			m.fail(w, http.StatusBadRequest, "Cannot connect", err)
 			return
 		}
 	} else {
@@ -237,12 +237,12 @@ func (m flow) confirm(w http.ResponseWriter, r *http.Request) {
 	}
 	a, _, err := m.app(r.Context(), instance, t.Tenant, requestOrigin(r))
 	if err != nil {
-		page(w, http.StatusBadRequest, "Cannot connect", err.Error())
+		m.fail(w, http.StatusBadRequest, "Cannot connect", err)
 		return
 	}
 	sealed, err := m.seal(r.Context(), ticketAD, t)
 	if err != nil {
-		page(w, http.StatusInternalServerError, "Cannot connect", err.Error())
+		m.fail(w, http.StatusInternalServerError, "Cannot connect", err)
 		return
 	}
 	csrf := ""
@@ -263,6 +263,12 @@ func (m flow) confirm(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	confirmPage.Execute(w, map[string]string{"Instance": instance, "Principal": t.Principal, "Tenant": t.Tenant, "Provider": provider,
 		"Action": "/connect/" + url.PathEscape(instance), "Ticket": sealed, "CSRF": csrf})
+}
+
+// fail answers a person's browser with err, masked: a provider's or an
+// upstream's answer may echo a secret.
+func (m flow) fail(w http.ResponseWriter, status int, title string, err error) {
+	page(w, status, title, masked(m.opts.Masks, err).Error())
 }
 
 func hostOf(u string) string {
@@ -294,12 +300,12 @@ func (m flow) proceed(w http.ResponseWriter, r *http.Request) {
 	}
 	t, err := m.openTicket(r.Context(), r.PostFormValue(ticketParam), instance)
 	if err != nil {
-		page(w, http.StatusBadRequest, "Not connected", err.Error())
+		m.fail(w, http.StatusBadRequest, "Not connected", err)
 		return
 	}
 	u, err := m.Begin(w, r, t.Instance, t.Tenant, t.Principal)
 	if err != nil {
-		page(w, http.StatusBadRequest, "Cannot connect", err.Error())
+		m.fail(w, http.StatusBadRequest, "Cannot connect", err)
 		return
 	}
 	http.Redirect(w, r, u, http.StatusSeeOther)
