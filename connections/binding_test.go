@@ -156,6 +156,11 @@ func TestLinkPageSaysWhoAndStartsOnlyFromItsForm(t *testing.T) {
 	if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'none'") {
 		t.Errorf("the link's page may be framed: %q", csp)
 	}
+	// Under no-referrer a browser posts the page's own form with Origin:
+	// null, which the form refuses: no one could go on.
+	if rp := res.Header.Get("Referrer-Policy"); rp != "same-origin" {
+		t.Errorf("the link's page has Referrer-Policy %q; want same-origin", rp)
+	}
 	if len(e.provider.Issued()) != 0 || bindingCookie(t, b, e.srv.URL) != nil {
 		t.Fatal("opening the link started a consent")
 	}

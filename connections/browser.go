@@ -216,7 +216,9 @@ func browserHeaders(w http.ResponseWriter) {
 	h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
+	// same-origin, not no-referrer: under no-referrer a browser posts
+	// this page's own forms with Origin: null, which the forms refuse.
+	h.Set("Referrer-Policy", "same-origin")
 }
 
 // confirm serves GET /connect/INSTANCE: the page that connects the

@@ -182,3 +182,21 @@ func TestConsentNamesTheRedirectHost(t *testing.T) {
 		t.Fatalf("the consent page does not say %q:\n%s", want, body)
 	}
 }
+
+// The login and consent pages are sent with Referrer-Policy same-origin:
+// under no-referrer a browser posts their own forms with Origin: null,
+// which the forms refuse as another site's, so no one could sign in.
+func TestFormPagesLetTheBrowserNameTheirOrigin(t *testing.T) {
+	h := newHarness(t)
+	redirect := "https://client.example/cb"
+	client := h.register(redirect)
+	b := h.browser()
+	resp, err := b.Get(h.start(b, h.authorizeQuery(client, redirect, verifier)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if rp := resp.Header.Get("Referrer-Policy"); rp != "same-origin" {
+		t.Errorf("the login page has Referrer-Policy %q; want same-origin", rp)
+	}
+}
