@@ -246,7 +246,7 @@ func runDocBlocks(t *testing.T, p *peerSet, bin, realNPX, npmCache, rel string, 
 			waitHealthy(t, name, "http://127.0.0.1:8080/healthz", exited, &out)
 			continue
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // npx may fetch a package once
 		cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", b.script)
 		cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = work, env, &out, &out
 		err := cmd.Run()
