@@ -3,6 +3,9 @@ package e2e_test
 import (
 	"context"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"net"
 	"net/http"
 	"os"
@@ -145,6 +148,52 @@ func TestReadmeQuickstartOrder(t *testing.T) {
 			t.Fatalf("README.md's runnable blocks lack, after the steps before it, %q", s)
 		}
 		rest = rest[i+len(s):]
+	}
+}
+
+// TestErrorsDocListsEveryCode: docs/errors.md's table has a row, saying what the caller should
+// do, for every error code errors.go declares (each constant of type Code), and no other. Needs
+// no peers.
+func TestErrorsDocListsEveryCode(t *testing.T) {
+	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join("..", "errors.go"), nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var codes []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		if v, ok := n.(*ast.ValueSpec); ok {
+			if id, ok := v.Type.(*ast.Ident); ok && id.Name == "Code" {
+				for _, val := range v.Values {
+					if lit, ok := val.(*ast.BasicLit); ok {
+						codes = append(codes, strings.Trim(lit.Value, `"`))
+					}
+				}
+			}
+		}
+		return true
+	})
+	if len(codes) < 10 {
+		t.Fatalf("errors.go: found only %d codes: %v", len(codes), codes)
+	}
+	raw, err := os.ReadFile(filepath.Join("..", "docs", "errors.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]bool{}
+	for line := range strings.Lines(string(raw)) {
+		code, rest, ok := strings.Cut(strings.TrimPrefix(line, "| `"), "` | ")
+		if ok && strings.HasPrefix(line, "| `") && strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "|")) != "" {
+			rows[code] = true
+		}
+	}
+	for _, c := range codes {
+		if !rows[c] {
+			t.Errorf("docs/errors.md has no row for %s", c)
+		}
+		delete(rows, c)
+	}
+	for c := range rows {
+		t.Errorf("docs/errors.md has a row for %s, which errors.go does not declare", c)
 	}
 }
 
