@@ -66,6 +66,7 @@ type File struct {
 	HTTP               HTTP                   `yaml:"http" desc:"Limits of the HTTP listener against slow and idle clients; event streams and long calls are not cut by them"`
 	Limits             Limits                 `yaml:"limits" desc:"Rate limits of calls per principal and per tool; a call over one fails at once with RATE_LIMITED and retry_after_seconds"`
 	Panel              Panel                  `yaml:"panel" desc:"The web panel (inbox, connectors, upstreams, tools, audit), off unless it has an address"`
+	Metrics            Metrics                `yaml:"metrics" desc:"The Prometheus series on a listener of their own, for a scraper without a token (read at start)"`
 	Telemetry          telemetry.Config       `yaml:"telemetry" desc:"OpenTelemetry traces of calls, exported over OTLP/HTTP; off unless an endpoint is set (read at start)"`
 	Agent              Agent                  `yaml:"agent" desc:"The agent (legate agent run, the tool legate.agent.run): a model loop over the tools of one profile, on this machine, through the same call path as every client (read at start)"`
 
@@ -97,6 +98,12 @@ func (p Profile) AsksToConnect() bool { return p.AutoAuth == nil || *p.AutoAuth 
 // Panel is the `panel:` section.
 type Panel struct {
 	Listen string `yaml:"listen" example:"127.0.0.1:8081" desc:"Address (host:port) the panel listens on, apart from /mcp; empty leaves it off; $LEGATE_PANEL_ADDR overrides it. Logging in takes an admin or approver token (LEGATE_ADMIN_TOKEN, or a token of auth:)"`
+}
+
+// Metrics is the `metrics:` section. The series are also at /metrics on
+// listen, where authentication, when on, asks for the admin role.
+type Metrics struct {
+	Listen string `yaml:"listen" example:"0.0.0.0:9464" desc:"Address (host:port) serving GET /metrics alone, without authentication, for a Prometheus scraper; empty leaves it off. Whoever reaches it reads every tenant's series, tool names included: keep it on a network only the scraper reaches"`
 }
 
 // Agent is the `agent:` section.
@@ -189,11 +196,14 @@ func (f *File) Validate() error {
 		errs = append(errs, &strictyaml.PathError{Path: path, Msg: fmt.Sprintf(format, args...)})
 	}
 	errs = append(errs, strictyaml.Check(f, "", validatesItself)...)
-	if f.Listen != "" {
-		if _, port, err := net.SplitHostPort(f.Listen); err != nil {
-			bad("listen", "want host:port, e.g. 127.0.0.1:8080")
+	for _, l := range []struct{ key, addr string }{{"listen", f.Listen}, {"metrics.listen", f.Metrics.Listen}} {
+		if l.addr == "" {
+			continue
+		}
+		if _, port, err := net.SplitHostPort(l.addr); err != nil {
+			bad(l.key, "want host:port, e.g. 127.0.0.1:8080")
 		} else if n, err := strconv.ParseUint(port, 10, 16); err != nil && port != "" || n > 65535 {
-			bad("listen", "port %q is not a port number (0 to 65535)", port)
+			bad(l.key, "port %q is not a port number (0 to 65535)", port)
 		}
 	}
 	errs = append(errs, f.validateConnectors()...)

@@ -38,6 +38,7 @@ func TestErrorsNameTheKeyPath(t *testing.T) {
 		"bad enum":              {"tool_names: fancy\n", []string{"tool_names: must be"}},
 		"bad listen":            {"listen: nope\n", []string{"listen: want host:port"}},
 		"listen port too large": {"listen: 127.0.0.1:70000\n", []string{`listen: port "70000" is not a port number`}},
+		"bad metrics listen":    {"metrics: {listen: \"9464\"}\n", []string{"metrics.listen: want host:port"}},
 		"bad duration":          {"call_timeout: soon\n", []string{"call_timeout: invalid duration"}},
 		"wrong kind":            {"allowed_hosts: {a: b}\n", []string{"allowed_hosts: must be a list"}},
 		"unknown connector key": {"connectors:\n  - type: http\n    confg: {}\n", []string{"connectors[0].confg: unknown key"}},

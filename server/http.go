@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/legate-mcp/legate/audit"
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/server/jsonlines"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -118,7 +119,8 @@ func (g *Gateway) readyz(w http.ResponseWriter, _ *http.Request) {
 	fmt.Fprintf(w, `{"status":"ready","tools":%d}`+"\n", g.Catalog().Len())
 }
 
-// ServeHTTP serves on ln until ctx ends, then shuts down gracefully:
+// ServeHTTP serves on ln, and on the panel's and metrics.listen's
+// addresses when set, until ctx ends, then shuts down gracefully:
 // sessions are closed and in-flight requests get up to 10 seconds.
 //
 // The `http:` limits bound slow and idle clients: read_header_timeout the
@@ -134,6 +136,14 @@ func (g *Gateway) ServeHTTP(ctx context.Context, ln net.Listener) error {
 	}
 	defer stopPanel()
 	limits := g.opts.Config.HTTP.WithDefaults()
+	// metrics.listen: the series alone, for a scraper without a token.
+	_, stopMetrics, err := g.metrics.Serve(ctx, g.opts.Config.Metrics.Listen, &audit.ServeOptions{Logger: g.log,
+		Guard:             func(l string, h http.Handler) http.Handler { return auth.Guard(l, nil, nil, nil, h) },
+		ReadHeaderTimeout: time.Duration(limits.ReadHeaderTimeout), ReadTimeout: time.Duration(limits.ReadTimeout), IdleTimeout: time.Duration(limits.IdleTimeout)})
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	srv := &http.Server{
 		Handler:           g.Handler(ln.Addr().String()),
 		ReadHeaderTimeout: time.Duration(limits.ReadHeaderTimeout),
