@@ -18,9 +18,13 @@ install:
 run:
 	$(GO) run ./cmd/legate serve
 
-## test: lint, then every test (unit, contract, real databases, real MCP peers).
+## test: lint, then every test (unit, contract, real databases, real MCP peers),
+## and the Helm chart's, a module of their own (deploy/go.mod: helm lint and
+## template, every manifest decoded into the Kubernetes API types, the default
+## install scraped).
 test: lint peers
 	$(GO) test -count=1 ./...
+	cd deploy && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 ## test-short: the Go tests alone, without installing peers.
 test-short:
