@@ -98,13 +98,13 @@ func init() {
 
 // Connector is one host instance.
 type Connector struct {
-	id     string
-	cfg    Config
+	id  string
+	cfg Config
 	// stateDir is the state directory the instance was built in.
 	stateDir string
-	jail   *jail
-	skills *skillTools
-	fetch  *fetcher
+	jail     *jail
+	skills   *skillTools
+	fetch    *fetcher
 	// enabled are the skills enabled when the instance was built: the
 	// skills tools and the instructions line follow them.
 	enabled []skills.Skill
