@@ -12,7 +12,7 @@ import (
 	"github.com/legate-mcp/legate/config"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files (testdata/*.golden, schema.json, the README's key table)")
+var update = flag.Bool("update", false, "rewrite the golden files (testdata/*.golden, schema.json, docs/configuration.md's key table)")
 
 // golden compares got with the file at path, or rewrites it with -update.
 func golden(t *testing.T, path string, got []byte) {
@@ -73,26 +73,27 @@ func TestSchemaFile(t *testing.T) {
 	golden(t, "schema.json", append(b, '\n'))
 }
 
-// The README's table of keys is the spec's, between its two markers.
-func TestReadmeKeyTable(t *testing.T) {
+// docs/configuration.md's table of keys is the spec's, between its two markers.
+func TestConfigurationKeyTable(t *testing.T) {
+	const path = "../docs/configuration.md"
 	const begin, end = "<!-- config keys: go test ./config -update -->\n", "<!-- end of config keys -->\n"
-	b, err := os.ReadFile("../README.md")
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme := string(b)
-	i, j := strings.Index(readme, begin), strings.Index(readme, end)
+	doc := string(b)
+	i, j := strings.Index(doc, begin), strings.Index(doc, end)
 	if i < 0 || j < i {
-		t.Fatalf("README.md has no key table between %q and %q", begin, end)
+		t.Fatalf("%s has no key table between %q and %q", path, begin, end)
 	}
-	want := readme[:i+len(begin)] + config.KeyTable() + readme[j:]
+	want := doc[:i+len(begin)] + config.KeyTable() + doc[j:]
 	if *update {
-		if err := os.WriteFile("../README.md", []byte(want), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
 	}
-	if readme != want {
-		t.Errorf("README.md's key table differs from the spec (go test ./config -update rewrites it)")
+	if doc != want {
+		t.Errorf("%s's key table differs from the spec (go test ./config -update rewrites it)", path)
 	}
 }
