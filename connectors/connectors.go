@@ -112,6 +112,12 @@ type Instance struct {
 	ID string
 	// Config is the pointer returned by Type.Config, filled from the config file.
 	Config any
+	// StateDir is the state directory of the process that builds the
+	// instance, absolute, or "" when none was resolved (a configuration
+	// checked on its own): defaults that live in it (the host connector's
+	// skills library) and directories a connector must keep callers out of
+	// start from it.
+	StateDir string
 }
 
 // Connector is one configured instance of a connector type.

@@ -46,11 +46,18 @@ func DecodeConfig(t Type, node *yaml.Node, path string) (any, error) {
 // Build decodes, constructs and validates an instance of type t. Every error
 // is prefixed with path, so a user sees `connectors[0].config.base_url: ...`.
 func Build(t Type, id string, node *yaml.Node, path string) (Connector, error) {
+	return BuildIn(t, Instance{ID: id}, node, path)
+}
+
+// BuildIn is Build of the instance inst (its ID and StateDir; its Config
+// is decoded from node).
+func BuildIn(t Type, inst Instance, node *yaml.Node, path string) (Connector, error) {
 	cfg, err := DecodeConfig(t, node, joinPath(path, "config"))
 	if err != nil {
 		return nil, err
 	}
-	c, err := t.New(Instance{ID: id, Config: cfg})
+	inst.Config = cfg
+	c, err := t.New(inst)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

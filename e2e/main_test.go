@@ -48,6 +48,10 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	buildDir = dir
+	// Servers announce themselves in the default state directory's
+	// registry, and commands follow them: keep both out of the home
+	// directory, and the tests' servers out of each other's commands.
+	os.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state-home"))
 	if _, err := findPeers(); err != nil && os.Getenv("CI") != "true" {
 		return m.Run() // the tests that need peers skip; those that need only the binary build it (binary)
 	}

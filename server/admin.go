@@ -3,9 +3,13 @@ package server
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
+	"crypto/subtle"
 	"errors"
 	"net/http"
 	"time"
+
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/legate-mcp/legate/admin"
 	"github.com/legate-mcp/legate/auth"
@@ -105,3 +109,35 @@ func (f *fastPath) closeSession(id string) bool {
 	}
 	return false
 }
+
+// LocalAdminHandler is g's admin API on the Unix socket of package local,
+// which only the owner of the state directory can open: with
+// authentication on, a request bearing a token is its principal's, as on
+// AdminHandler; any other is the owner's, an admin named by its Legate-As
+// header (default "cli"). On a hardened deployment the owner's changes are
+// refused as an unpinned principal's are.
+func LocalAdminHandler(g *Gateway, listen string) http.Handler {
+	h := admin.Handler(adminOps(g, listen), &admin.Options{Authenticated: true, Logger: g.log, Connections: g.connections.AdminHandler()})
+	if g.opts.Config != nil && g.opts.Config.Auth.Hardened {
+		h = hardenAdmin(g.auth, h)
+	}
+	owner := rand.Text() // stands for the owner inside this process only
+	verify := func(ctx context.Context, tok string, r *http.Request) (*sdkauth.TokenInfo, error) {
+		if subtle.ConstantTimeCompare([]byte(tok), []byte(owner)) == 1 {
+			p := &auth.Principal{Name: cmp.Or(r.Header.Get(LocalAsHeader), "cli"), Role: auth.RoleAdmin}
+			return &sdkauth.TokenInfo{Expiration: time.Now().Add(time.Minute), Extra: map[string]any{auth.PrincipalKey: p}}, nil
+		}
+		return g.auth.Verify(ctx, tok, r)
+	}
+	inner := admin.JSONErrors(sdkauth.RequireBearerToken(verify, nil)(h))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") == "" || !g.auth.Enabled() {
+			r.Header.Set("Authorization", "Bearer "+owner)
+		}
+		inner.ServeHTTP(w, r)
+	})
+}
+
+// LocalAsHeader names, on the local admin socket, who decides: the
+// legate command sends cli:<user>, or its --as.
+const LocalAsHeader = "Legate-As"

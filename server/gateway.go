@@ -74,6 +74,9 @@ type Options struct {
 	AdminToken string
 	// PanelAddr, when set, overrides panel.listen (LEGATE_PANEL_ADDR).
 	PanelAddr string
+	// StateDir is the state directory the process resolved (package
+	// statedir); connector instances are built in it.
+	StateDir string
 	// Vault resolves {vault: NAME} credentials; nil makes them fail.
 	Vault *vault.Vault
 	// Masks is the set of secret values masked in whatever calls return

@@ -71,6 +71,7 @@ func (rl *reloader) newLive(ctx context.Context, cfg *config.File, old *live) (*
 			l.instances = append(l.instances, &instance{def: d, key: key, conn: in.conn, creds: in.creds})
 			continue
 		}
+		d.StateDir = rl.g.opts.StateDir
 		c, err := d.Build()
 		if err != nil {
 			errs = append(errs, err)

@@ -35,6 +35,9 @@ type InstanceDef struct {
 	// per-user connections are made with, its defaults applied.
 	Mode  string
 	OAuth *config.ConnectorOAuth
+	// StateDir is the state directory the instance is built in
+	// (connectors.Instance's StateDir).
+	StateDir string
 }
 
 // PerUserCredential is the credential the caller's own connection
@@ -136,7 +139,7 @@ func (d InstanceDef) Build() (connectors.Connector, error) {
 		return nil, errors.Join(errs...)
 	}
 	t, _ := connectors.Lookup(d.Type)
-	return connectors.Build(t, d.ID, d.Config, d.Path)
+	return connectors.BuildIn(t, connectors.Instance{ID: d.ID, StateDir: d.StateDir}, d.Config, d.Path)
 }
 
 // Credentials resolve one instance's credential references at call time,

@@ -3,7 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
-	"os/user"
+	"net/http"
+	"net/url"
 	"text/tabwriter"
 	"time"
 
@@ -31,16 +32,12 @@ func approvalsCmd(g *globals) *cobra.Command {
 			if err := store.CheckState(state); err != nil {
 				return err
 			}
-			// The CLI reads the store itself, as the operator: every tenant
-			// unless --tenant names one ("" being the shared tenant).
-			f := store.ApprovalFilter{State: state, Tenant: tenant, AllTenants: !cmd.Flags().Changed("tenant"), Limit: 500}
-			list, err := e.store.Approvals().List(cmd.Context(), f)
+			// As the operator: every tenant unless --tenant names one (""
+			// being the shared tenant); through the running server when one
+			// runs on this state, else from the store.
+			views, err := listApprovals(cmd, g, e, state, tenant)
 			if err != nil {
 				return err
-			}
-			views := make([]admin.ApprovalView, len(list))
-			for i, a := range list {
-				views[i] = admin.ViewOf(a)
 			}
 			empty := "no approval requests"
 			if state != "" {
@@ -49,8 +46,8 @@ func approvalsCmd(g *globals) *cobra.Command {
 			return listOut.Print(cmd, views, empty, func(w io.Writer) error {
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "ID\tSTATE\tTOOL\tCLASS\tPRINCIPAL\tCREATED\tEXPIRES\tARGUMENTS")
-				for _, a := range list {
-					args := string(a.Args)
+				for _, a := range views {
+					args := string(a.Arguments)
 					if len(args) > 60 {
 						args = args[:57] + "..."
 					}
@@ -71,11 +68,10 @@ func approvalsCmd(g *globals) *cobra.Command {
 		Short: "Show one request in full: arguments, the tool's definition as clients saw it, decision and outcome",
 		Args:  cobra.ExactArgs(1),
 		RunE: g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
-			a, err := e.store.Approvals().Get(cmd.Context(), argv[0])
+			v, err := showApproval(cmd, g, e, argv[0])
 			if err != nil {
 				return err
 			}
-			v := admin.ViewOf(a)
 			return showOut.Print(cmd, v, "", func(w io.Writer) error {
 				return cli.Fields(w, [][2]string{{"ID", v.ID}, {"STATE", v.State}, {"TOOL", v.Tool}, {"CLASS", v.Class},
 					{"PRINCIPAL", v.Principal}, {"TENANT", cli.OrDash(v.Tenant)}, {"SESSION", cli.OrDash(v.Session)},
@@ -101,23 +97,91 @@ func decideCmd(g *globals, approve bool) *cobra.Command {
 		Use:   verb + " ID [--reason TEXT]",
 		Short: short,
 		Args:  cobra.ExactArgs(1),
-		RunE: g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
-			if as == "" {
-				as = "cli"
-				if u, err := user.Current(); err == nil {
-					as = "cli:" + u.Username
-				}
-			}
-			inbox := policy.NewInbox(e.store.Approvals(), e.cfg.Approvals)
-			a, err := inbox.Decide(cmd.Context(), argv[0], approve, as, reason)
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			// Through the running server, which audits the decision and
+			// runs the call at once; else in the store, where a server
+			// started later finds it.
+			live, rec, err := g.liveServer(as)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s %s: %s %v by %s\n", a.State, a.ID, a.Tool, string(a.Args), a.Decider)
+			var a admin.ApprovalView
+			if live != nil {
+				err := live.Do(cmd.Context(), http.MethodPost, "/admin/v1/approvals/"+url.PathEscape(argv[0])+"/"+verb, map[string]string{"reason": reason}, &a)
+				if err != nil {
+					return err
+				}
+				g.through(rec)
+			} else {
+				g.direct("deciding in")
+				e, err := g.open(cmd.Context())
+				if err != nil {
+					return err
+				}
+				defer e.Close()
+				inbox := policy.NewInbox(e.store.Approvals(), e.cfg.Approvals)
+				d, err := inbox.Decide(cmd.Context(), argv[0], approve, cliName(as), reason)
+				if err != nil {
+					return err
+				}
+				a = admin.ViewOf(d)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s %s: %s %s by %s\n", a.State, a.ID, a.Tool, string(a.Arguments), a.Decider)
 			return nil
-		}),
+		},
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why, shown to the caller")
 	cmd.Flags().StringVar(&as, "as", "", "the decider's name (default cli:<user>)")
 	return cmd
+}
+
+// listApprovals lists the requests in state (every state for ""), of
+// tenant when --tenant is set, through the running server on e's state
+// when one runs, else from e's store.
+func listApprovals(cmd *cobra.Command, g *globals, e *env, state, tenant string) ([]admin.ApprovalView, error) {
+	live, rec, err := g.liveServer("")
+	if err != nil {
+		return nil, err
+	}
+	if live == nil {
+		f := store.ApprovalFilter{State: state, Tenant: tenant, AllTenants: !cmd.Flags().Changed("tenant"), Limit: 500}
+		list, err := e.store.Approvals().List(cmd.Context(), f)
+		if err != nil {
+			return nil, err
+		}
+		views := make([]admin.ApprovalView, len(list))
+		for i, a := range list {
+			views[i] = admin.ViewOf(a)
+		}
+		return views, nil
+	}
+	q := url.Values{"limit": {"500"}}
+	if state != "" {
+		q.Set("state", state)
+	}
+	if cmd.Flags().Changed("tenant") {
+		q.Set("tenant", tenant)
+	}
+	var page struct {
+		Approvals []admin.ApprovalView `json:"approvals"`
+	}
+	if err := live.Do(cmd.Context(), http.MethodGet, joinQuery("/admin/v1/approvals", q), nil, &page); err != nil {
+		return nil, err
+	}
+	g.through(rec)
+	return page.Approvals, nil
+}
+
+// showApproval is one request, as listApprovals reads it.
+func showApproval(cmd *cobra.Command, g *globals, e *env, id string) (admin.ApprovalView, error) {
+	live, _, err := g.liveServer("")
+	if err != nil || live == nil {
+		a, err := e.store.Approvals().Get(cmd.Context(), id)
+		if err != nil {
+			return admin.ApprovalView{}, err
+		}
+		return admin.ViewOf(a), nil
+	}
+	var v admin.ApprovalView
+	return v, live.Do(cmd.Context(), http.MethodGet, "/admin/v1/approvals/"+url.PathEscape(id), nil, &v)
 }

@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/legate-mcp/legate/admin"
 	"github.com/legate-mcp/legate/cmd/legate/internal/cli"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors"
@@ -235,6 +237,25 @@ func connectorAddCmd(g *globals) *cobra.Command {
 			if _, err := def.Build(); err != nil {
 				return err
 			}
+			if live, rec, err := g.liveServer(""); err != nil || live != nil {
+				if err != nil {
+					return err
+				}
+				var acc sources.Access
+				if len(access) > 0 {
+					if err := json.Unmarshal(access, &acc); err != nil {
+						return err
+					}
+				}
+				in := admin.NewConnector{ID: id, Type: typ, Config: cfgMap, Credentials: refs, CredentialsMode: acc.CredentialsMode, OAuth: acc.OAuth}
+				if err := live.Do(ctx, http.MethodPost, "/admin/v1/connectors", in, nil); err != nil {
+					return fmt.Errorf("connector %q not added: %w", id, err)
+				}
+				g.through(rec)
+				fmt.Fprintf(cmd.OutOrStdout(), "added connector %q (type %s)\n", id, typ)
+				return nil
+			}
+			g.direct("adding to")
 			e, err := g.open(ctx)
 			if err != nil {
 				return err
@@ -251,7 +272,7 @@ func connectorAddCmd(g *globals) *cobra.Command {
 				}
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "added connector %q (type %s) to %s; a running server picks it up within seconds\n", id, typ, e.stateDir)
+			fmt.Fprintf(cmd.OutOrStdout(), "added connector %q (type %s) to the store of %s; a server started on it serves it\n", id, typ, e.stateDir)
 			return nil
 		},
 	}
@@ -269,11 +290,16 @@ func connectorRemoveCmd(g *globals) *cobra.Command {
 		Use:   "remove ID",
 		Short: "Remove a connector instance from the store",
 		Args:  cobra.ExactArgs(1),
-		RunE: g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
-			id := argv[0]
-			inFile := slices.ContainsFunc(e.cfg.Connectors, func(c config.Connector) bool { return c.ID == id })
-			return removeStored(cmd, "connector", id, e.store.Connectors().Delete(cmd.Context(), id), inFile, e.cfg.Path)
-		}),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			if done, err := g.removeLive(cmd, "connector", argv[0]); done {
+				return err
+			}
+			return g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
+				id := argv[0]
+				inFile := slices.ContainsFunc(e.cfg.Connectors, func(c config.Connector) bool { return c.ID == id })
+				return removeStored(cmd, "connector", id, e.store.Connectors().Delete(cmd.Context(), id), inFile, e.cfg.Path)
+			})(cmd, argv)
+		},
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -25,7 +26,9 @@ import (
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors"
 	_ "github.com/legate-mcp/legate/connectors/all" // every connector type
+	"github.com/legate-mcp/legate/local"
 	"github.com/legate-mcp/legate/server"
+	"github.com/legate-mcp/legate/statedir"
 	"github.com/legate-mcp/legate/store"
 	_ "github.com/legate-mcp/legate/store/all" // every store backend
 	"github.com/legate-mcp/legate/vault"
@@ -37,6 +40,11 @@ type globals struct {
 	stateDir   string
 	storeURL   string
 	logLevel   string
+	// follow lets the command use a running server's state (locate); the
+	// servers themselves do not.
+	follow bool
+	loc    *located
+	stderr io.Writer
 }
 
 func main() {
@@ -58,7 +66,7 @@ type exitError struct{ msg string }
 func (e exitError) Error() string { return e.msg }
 
 func newRoot() *cobra.Command {
-	g := &globals{}
+	g := &globals{stderr: os.Stderr}
 	root := &cobra.Command{
 		Use:           "legate",
 		Short:         "Legate: one MCP endpoint for every tool an agent is allowed",
@@ -67,59 +75,110 @@ func newRoot() *cobra.Command {
 		Version:       version,
 	}
 	root.SetVersionTemplate(versionLine() + "\n")
-	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		g.stderr, g.follow = cmd.ErrOrStderr(), cmd.Annotations[ownState] == ""
 		if l := new(slog.Level); g.logLevel != "" && l.UnmarshalText([]byte(g.logLevel)) != nil {
 			return fmt.Errorf("--log-level %q: want debug, info, warn or error", g.logLevel)
 		}
 		return nil
 	}
 	pf := root.PersistentFlags()
-	pf.StringVar(&g.configPath, "config", "", "config file (default ./config.yaml if it exists, else none)")
-	pf.StringVar(&g.stateDir, "state-dir", "", "state directory (default $LEGATE_STATE_DIR, then state_dir from the config, then ~/.local/state/legate)")
+	pf.StringVar(&g.configPath, "config", "", "config file (default $LEGATE_CONFIG, then ./config.yaml if it exists, else none)")
+	pf.StringVar(&g.stateDir, "state-dir", "", "state directory (default $LEGATE_STATE_DIR, then state_dir from the config, relative to it, then ~/.local/state/legate or the running server's)")
 	pf.StringVar(&g.storeURL, "store", "", "store URL, e.g. sqlite:///var/lib/legate/legate.db (default $LEGATE_STORE or $LEGATE_STORE_URL, then sqlite://<state dir>/"+stateFile+")")
 	pf.StringVar(&g.logLevel, "log-level", "", "debug, info, warn or error (default from the config, else info)")
 	root.AddCommand(
-		storecmd.New(storecmd.Resolver{Config: g.loadConfig, StateDir: g.resolveStateDir, StoreURL: g.resolveStoreURL}), serveCmd(g), stdioCmd(g), toolsCmd(g), connectorCmd(g), upstreamCmd(g), approvalsCmd(g), auditCmd(g), configCmd(g), vaultCmd(g), access.TokenCommand(accessHooks(g)), access.UserCommand(accessHooks(g)), versionCmd(), healthCmd(), initCmd(), statusCmd(g), doctorCmd(g), skillscmd.New(), agentcmd.New(agentHooks(g)),
+		storecmd.New(storecmd.Resolver{Config: g.loadConfig, StateDir: g.resolveStateDir, StoreURL: g.resolveStoreURL}), serveCmd(g), stdioCmd(g), toolsCmd(g), connectorCmd(g), upstreamCmd(g), approvalsCmd(g), auditCmd(g), configCmd(g), vaultCmd(g), access.TokenCommand(accessHooks(g)), access.UserCommand(accessHooks(g)), versionCmd(), healthCmd(), initCmd(), statusCmd(g), doctorCmd(g), skillscmd.New(g.skillsDir), agentcmd.New(agentHooks(g)),
 		connectcmd.Connect(g.connectRun), connectcmd.Connections(g.connectRun),
 	)
 	return access.Harden(root, accessHooks(g)) // changes need a pinned principal on a hardened deployment
 }
 
-// loadConfig reads --config, or ./config.yaml when present; with neither it
-// returns the defaults.
-func (g *globals) loadConfig() (*config.File, error) {
-	path := g.configPath
-	if path == "" {
-		if _, err := os.Stat("config.yaml"); err != nil {
-			return config.Default(), nil
+// located is where a command's configuration and state are (package
+// statedir), and the servers running on them or elsewhere (package local).
+type located struct {
+	cfg   *config.File
+	place statedir.Place
+	// server is the live server on place.Dir, nil when none runs there.
+	server *local.Record
+	// others are the live servers on other state directories.
+	others []*local.Record
+}
+
+// locate finds the configuration and the state directory, once per
+// command, in statedir's order. A command whose directory is the default
+// one, with no configuration file or the one a running server serves,
+// follows the one server that runs elsewhere (legate serve started from
+// `legate init`'s folder) and says so; serve and stdio never follow.
+func (g *globals) locate() (*located, error) {
+	if g.loc != nil {
+		return g.loc, nil
+	}
+	path, by := statedir.ConfigFile(g.configPath, os.Getenv)
+	cfg, err := loadConfigFile(path)
+	if err != nil {
+		return nil, err
+	}
+	dir, dirBy, err := statedir.Dir(g.stateDir, os.Getenv, cfg.StateDir, cfg.Path)
+	if err != nil {
+		return nil, err
+	}
+	l := &located{cfg: cfg, place: statedir.Place{Config: cfg.Path, ConfigBy: by, Dir: dir, DirBy: dirBy}}
+	if g.storeURL == "" && store.EnvURL() == "" { // the store is the state directory's
+		if reg, err := statedir.DefaultDir(os.Getenv); err == nil {
+			for _, r := range local.Running(reg) {
+				if r.StateDir == dir {
+					l.server = r
+				} else {
+					l.others = append(l.others, r)
+				}
+			}
 		}
-		path = "config.yaml"
+		if l.server == nil && g.follow && l.place.Default() && len(l.others) == 1 && (path == "" || sameFile(path, l.others[0].Config)) {
+			rec := l.others[0]
+			if cfg, err = loadConfigFile(rec.Config); err != nil {
+				return nil, fmt.Errorf("the running server's configuration: %w", err)
+			}
+			l.cfg, l.server, l.others = cfg, rec, nil
+			l.place = statedir.Place{Config: rec.Config, ConfigBy: "the running server", Dir: rec.StateDir, DirBy: "the running server"}
+			fmt.Fprintf(g.stderr, "legate: using the state of the server running here (%s)\n", rec)
+		}
+	}
+	g.loc = l
+	return l, nil
+}
+
+// loadConfigFile reads the configuration file path; "" is the defaults.
+func loadConfigFile(path string) (*config.File, error) {
+	if path == "" {
+		return config.Default(), nil
 	}
 	return config.Load(path)
 }
 
-// resolveStateDir picks the state directory: --state-dir, then
-// $LEGATE_STATE_DIR, then state_dir from the config (relative to the config
-// file), then $XDG_STATE_HOME/legate or ~/.local/state/legate.
-func (g *globals) resolveStateDir(cfg *config.File) (string, error) {
-	switch {
-	case g.stateDir != "":
-		return g.stateDir, nil
-	case os.Getenv("LEGATE_STATE_DIR") != "":
-		return os.Getenv("LEGATE_STATE_DIR"), nil
-	case cfg.StateDir != "":
-		if filepath.IsAbs(cfg.StateDir) || cfg.Path == "" {
-			return cfg.StateDir, nil
-		}
-		return filepath.Join(filepath.Dir(cfg.Path), cfg.StateDir), nil
-	case os.Getenv("XDG_STATE_HOME") != "":
-		return filepath.Join(os.Getenv("XDG_STATE_HOME"), "legate"), nil
-	}
-	home, err := os.UserHomeDir()
+// sameFile reports whether paths a and b name the same file.
+func sameFile(a, b string) bool {
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
+}
+
+// loadConfig is the command's configuration (see locate).
+func (g *globals) loadConfig() (*config.File, error) {
+	l, err := g.locate()
 	if err != nil {
-		return "", fmt.Errorf("no state directory: set --state-dir or LEGATE_STATE_DIR (%w)", err)
+		return nil, err
 	}
-	return filepath.Join(home, ".local", "state", "legate"), nil
+	return l.cfg, nil
+}
+
+// resolveStateDir is the command's state directory (see locate).
+func (g *globals) resolveStateDir(*config.File) (string, error) {
+	l, err := g.locate()
+	if err != nil {
+		return "", err
+	}
+	return l.place.Dir, nil
 }
 
 // stateFile is the embedded store's database in the state directory.
@@ -142,6 +201,7 @@ func (g *globals) resolveStoreURL(dir string) string {
 type env struct {
 	cfg      *config.File
 	stateDir string
+	storeURL string
 	store    store.Store
 	vault    *vault.Vault
 	log      *slog.Logger
@@ -159,13 +219,14 @@ func (g *globals) open(ctx context.Context) (*env, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := store.Open(ctx, g.resolveStoreURL(dir))
+	storeURL := g.resolveStoreURL(dir)
+	st, err := store.Open(ctx, storeURL)
 	if err != nil {
 		return nil, err
 	}
 	log := g.logger(cfg)
 	v := vault.New(st.Secrets(), vault.SourceFromEnv(os.Getenv, dir), &vault.Options{Logger: log})
-	return &env{cfg: cfg, stateDir: dir, store: st, vault: v, log: log, masks: vault.NewMasks()}, nil
+	return &env{cfg: cfg, stateDir: dir, storeURL: storeURL, store: st, vault: v, log: log, masks: vault.NewMasks()}, nil
 }
 
 // gateway builds the gateway on e, serving legate.agent.run when
@@ -175,7 +236,7 @@ func (e *env) gateway(ctx context.Context, tools ...connectors.Builtin) (*server
 	if e.cfg.Agent.Model.Model != "" {
 		tools = append(tools, r.Builtin())
 	}
-	gw, err := server.New(ctx, server.Options{Config: e.cfg, Store: e.store, Logger: e.log, Version: version,
+	gw, err := server.New(ctx, server.Options{Config: e.cfg, Store: e.store, Logger: e.log, Version: version, StateDir: e.stateDir,
 		AdminToken: os.Getenv("LEGATE_ADMIN_TOKEN"), PanelAddr: os.Getenv("LEGATE_PANEL_ADDR"), Vault: e.vault, Masks: e.masks, Tools: tools})
 	if err == nil {
 		r.Server = gw.MCPServer

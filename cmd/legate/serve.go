@@ -14,9 +14,10 @@ func serveCmd(g *globals) *cobra.Command {
 	var listen string
 	var allowUnauthenticated bool
 	cmd := &cobra.Command{
-		Use:   "serve",
-		Short: "Serve MCP over Streamable HTTP at /mcp (and /healthz, /readyz)",
-		Args:  cobra.NoArgs,
+		Use:         "serve",
+		Short:       "Serve MCP over Streamable HTTP at /mcp (and /healthz, /readyz)",
+		Args:        cobra.NoArgs,
+		Annotations: map[string]string{ownState: "yes"},
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			// The address is checked and bound before any state is made, so
 			// a serve that cannot start leaves nothing behind.
@@ -54,6 +55,7 @@ func serveCmd(g *globals) *cobra.Command {
 				defer gw.Close()
 				gw.Start(ctx)
 				defer watch(ctx, gw, e)()
+				defer announce(ctx, e, gw, ln.Addr().String())()
 				e.log.Info("legate serving", "mcp", "http://"+ln.Addr().String()+"/mcp", "tools", gw.Catalog().Len(),
 					"config", orNone(e.cfg.Path), "state_dir", e.stateDir, "version", version)
 				err = gw.ServeHTTP(ctx, ln)
@@ -70,9 +72,10 @@ func serveCmd(g *globals) *cobra.Command {
 
 func stdioCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
-		Use:   "stdio",
-		Short: "Serve MCP over stdin/stdout for desktop clients (logs go to stderr)",
-		Args:  cobra.NoArgs,
+		Use:         "stdio",
+		Short:       "Serve MCP over stdin/stdout for desktop clients (logs go to stderr)",
+		Args:        cobra.NoArgs,
+		Annotations: map[string]string{ownState: "yes"},
 		RunE: g.withEnv(func(cmd *cobra.Command, _ []string, e *env) error {
 			ctx := cmd.Context()
 			if err := e.vault.LoadKeys(); err != nil {

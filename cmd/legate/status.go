@@ -28,19 +28,28 @@ func statusCmd(g *globals) *cobra.Command {
 		Short: "Show a running server's live state: version, uptime, upstream circuits, connectors, approvals, sessions",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			c := &admin.Client{URL: url, Token: token}
 			if url == "" {
-				url = g.serverURL()
+				// The server on this state directory, over its socket; else
+				// the address of the config, with the admin token.
+				live, _, err := g.liveServer("")
+				if err != nil {
+					return err
+				}
+				if c = live; c == nil {
+					c = &admin.Client{URL: g.serverURL(), Token: token}
+				}
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
-			s, err := (&admin.Client{URL: url, Token: token}).Status(ctx)
+			s, err := c.Status(ctx)
 			if err != nil {
 				return fmt.Errorf("status: %w", err)
 			}
 			return out.Print(cmd, s, "", func(w io.Writer) error { return printStatus(w, s) })
 		},
 	}
-	cmd.Flags().StringVar(&url, "url", "", "base URL of the running server (default http://<listen from the config>)")
+	cmd.Flags().StringVar(&url, "url", "", "base URL of the running server (default: the server on this state directory, over its socket; else http://<listen from the config>)")
 	cmd.Flags().StringVar(&token, "token", os.Getenv("LEGATE_ADMIN_TOKEN"), "admin token, or with authentication on a bearer token of the admin role (default $LEGATE_ADMIN_TOKEN)")
 	out = cli.Add(cmd, "")
 	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Second, "how long to wait for the answer")

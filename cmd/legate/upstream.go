@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/http"
+	"net/url"
 	"os/user"
 	"slices"
 	"strings"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/legate-mcp/legate/admin"
 	"github.com/legate-mcp/legate/cmd/legate/internal/cli"
 	"github.com/legate-mcp/legate/server"
 	"github.com/legate-mcp/legate/store"
@@ -176,6 +179,13 @@ func upstreamAddCmd(g *globals) *cobra.Command {
 			if errs := def.Validate("upstream " + def.ID); len(errs) > 0 {
 				return errors.Join(errs...)
 			}
+			if live, rec, err := g.liveServer(""); err != nil || live != nil {
+				if err != nil {
+					return err
+				}
+				return addUpstreamLive(cmd, live, def, !noRefresh, func() { g.through(rec) })
+			}
+			g.direct("adding to")
 			e, err := g.open(ctx)
 			if err != nil {
 				return err
@@ -242,11 +252,16 @@ func upstreamRemoveCmd(g *globals) *cobra.Command {
 		Use:   "remove ID",
 		Short: "Remove a stored upstream and its tool cache",
 		Args:  cobra.ExactArgs(1),
-		RunE: g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
-			id := argv[0]
-			inFile := slices.ContainsFunc(e.cfg.Upstreams, func(u upstream.Config) bool { return u.ID == id })
-			return removeStored(cmd, "upstream", id, e.store.Upstreams().Delete(cmd.Context(), id), inFile, e.cfg.Path)
-		}),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			if done, err := g.removeLive(cmd, "upstream", argv[0]); done {
+				return err
+			}
+			return g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
+				id := argv[0]
+				inFile := slices.ContainsFunc(e.cfg.Upstreams, func(u upstream.Config) bool { return u.ID == id })
+				return removeStored(cmd, "upstream", id, e.store.Upstreams().Delete(cmd.Context(), id), inFile, e.cfg.Path)
+			})(cmd, argv)
+		},
 	}
 }
 
@@ -385,4 +400,42 @@ func upstreamAcceptCmd(g *globals) *cobra.Command {
 			return nil
 		}),
 	}
+}
+
+// addUpstreamLive adds def through the running server live and, with
+// refresh, waits for the server to connect to it and cache its tools: an
+// upstream that cannot be listed is removed again, as the store path does.
+func addUpstreamLive(cmd *cobra.Command, live *admin.Client, def upstream.Config, refresh bool, through func()) error {
+	ctx := cmd.Context()
+	if err := live.Do(ctx, http.MethodPost, "/admin/v1/upstreams", def, nil); err != nil {
+		return fmt.Errorf("upstream %q not added: %w", def.ID, err)
+	}
+	through()
+	if !refresh {
+		fmt.Fprintf(cmd.OutOrStdout(), "added upstream %q (%s), not connected\n", def.ID, def.TransportName())
+		return nil
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "%s: connecting…\n", def.ID)
+	start := time.Now()
+	var res admin.Refresh
+	err := live.Do(ctx, http.MethodPost, "/admin/v1/upstreams/"+url.PathEscape(def.ID)+"/refresh", nil, &res)
+	// The server builds the upstream within a second of the store taking it.
+	for deadline := time.Now().Add(10 * time.Second); isStatus(err, http.StatusNotFound) && time.Now().Before(deadline); {
+		time.Sleep(200 * time.Millisecond)
+		err = live.Do(ctx, http.MethodPost, "/admin/v1/upstreams/"+url.PathEscape(def.ID)+"/refresh", nil, &res)
+	}
+	if err != nil {
+		if derr := live.Do(ctx, http.MethodDelete, "/admin/v1/upstreams/"+url.PathEscape(def.ID), nil, nil); derr != nil {
+			return fmt.Errorf("%w; and removing it again failed: %v", err, derr)
+		}
+		return fmt.Errorf("upstream %q not added: %w (--no-refresh stores it without connecting)", def.ID, err)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "added upstream %q (%s): %d tools in %s\n", def.ID, def.TransportName(), res.Tools, time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// isStatus reports whether err is the admin API's answer status.
+func isStatus(err error, status int) bool {
+	var e *admin.Error
+	return errors.As(err, &e) && e.Status == status
 }

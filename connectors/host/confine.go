@@ -28,11 +28,11 @@ func (c *Connector) sandboxed(argv []string, dir string) sandbox.Launch {
 }
 
 // protectedDirs are the directories no sh_exec command may reach: the
-// skills library and the state directory (its keys and database), as
-// far as this process knows where they are.
-func protectedDirs(cfg *Config) []string {
+// skills library and the state directory (its keys and database): the one
+// the instance was built in, and $LEGATE_STATE_DIR's.
+func protectedDirs(cfg *Config, stateDir string) []string {
 	var out []string
-	for _, d := range []string{cfg.SkillsDir, os.Getenv("LEGATE_STATE_DIR")} {
+	for _, d := range []string{cfg.SkillsDir, stateDir, os.Getenv("LEGATE_STATE_DIR")} {
 		if d != "" && filepath.IsAbs(d) {
 			out = append(out, filepath.Clean(d))
 		}
@@ -41,14 +41,14 @@ func protectedDirs(cfg *Config) []string {
 }
 
 // validateShell checks the shell's confinement settings.
-func validateShell(c *Config) []error {
+func validateShell(c *Config, stateDir string) []error {
 	var errs []error
 	for _, bad := range sandbox.CheckEnv(c.ShellEnv) {
 		errs = append(errs, legate.Invalid("shell_env", "%s", bad))
 	}
 	for i, d := range append(append([]string{}, c.ShellReadDirs...), c.ShellWriteDirs...) {
 		field := map[bool]string{true: "shell_read_dirs", false: "shell_write_dirs"}[i < len(c.ShellReadDirs)]
-		for _, bad := range sandbox.CheckDir(d, protectedDirs(c)) {
+		for _, bad := range sandbox.CheckDir(d, protectedDirs(c, stateDir)) {
 			errs = append(errs, legate.Invalid(field, "%s", bad))
 		}
 	}

@@ -86,7 +86,7 @@ type Config struct {
 	// AllowPrivateNetworks lets net_fetch reach internal addresses.
 	AllowPrivateNetworks bool `yaml:"allow_private_networks" default:"false" desc:"Let net_fetch reach loopback, private and link-local addresses; refused by default to prevent server-side request forgery"`
 	// SkillsDir is the skills library.
-	SkillsDir string `yaml:"skills_dir" desc:"Directory of installed skills, outside workspace_root (default $LEGATE_STATE_DIR/skills, else ~/.local/state/legate/skills, as legate skills uses)"`
+	SkillsDir string `yaml:"skills_dir" desc:"Directory of installed skills, outside workspace_root (default the skills folder of the state directory, where legate skills installs them)"`
 }
 
 func init() {
@@ -98,11 +98,13 @@ func init() {
 
 // Connector is one host instance.
 type Connector struct {
-	id     string
-	cfg    Config
-	jail   *jail
-	skills *skillTools
-	fetch  *fetcher
+	id  string
+	cfg Config
+	// stateDir is the state directory the instance was built in.
+	stateDir string
+	jail     *jail
+	skills   *skillTools
+	fetch    *fetcher
 	// enabled are the skills enabled when the instance was built: the
 	// skills tools and the instructions line follow them.
 	enabled []skills.Skill
@@ -114,9 +116,12 @@ type Connector struct {
 // no skills) but opens the workspace only at the first call, so that a
 // configuration can be checked on another machine.
 func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
-	c := &Connector{id: inst.ID, cfg: *cfg}
+	c := &Connector{id: inst.ID, cfg: *cfg, stateDir: inst.StateDir}
 	if c.cfg.SkillsDir == "" {
 		c.cfg.SkillsDir = skills.DefaultDir()
+		if inst.StateDir != "" {
+			c.cfg.SkillsDir = filepath.Join(inst.StateDir, "skills") // where legate skills installs them
+		}
 	}
 	c.jail = &jail{path: filepath.Clean(cfg.WorkspaceRoot)}
 	lib := skills.Open(c.cfg.SkillsDir)
@@ -190,7 +195,7 @@ func (c *Connector) Validate() error {
 			errs = append(errs, legate.Invalid(field, "%q: give program names, not paths or commands", p))
 		}
 	}
-	errs = append(errs, validateShell(&c.cfg)...)
+	errs = append(errs, validateShell(&c.cfg, c.stateDir)...)
 	for _, p := range c.cfg.InstallAllowlist {
 		if !packageName.MatchString(p) {
 			errs = append(errs, legate.Invalid("install_allowlist", "%q is not a package name", p))

@@ -7,7 +7,6 @@ package skillscmd
 import (
 	"fmt"
 	"io"
-	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -16,19 +15,20 @@ import (
 	"github.com/legate-mcp/legate/connectors/host/skills"
 )
 
-// New returns the `skills` command. The library is --dir, else the skills
-// folder of the global --state-dir when given, else the host connector's
-// default ($LEGATE_STATE_DIR/skills, then the user's state directory).
-func New() *cobra.Command {
+// New returns the `skills` command. The library is --dir, else stateSkills:
+// the skills folder of the command's state directory, where the host
+// connector of a server on it reads them.
+func New(stateSkills func(*cobra.Command) (string, error)) *cobra.Command {
 	var dir string
-	lib := func(cmd *cobra.Command) *skills.Library {
+	lib := func(cmd *cobra.Command) (*skills.Library, error) {
 		if dir != "" {
-			return skills.Open(dir)
+			return skills.Open(dir), nil
 		}
-		if f := cmd.Flag("state-dir"); f != nil && f.Value.String() != "" {
-			return skills.Open(filepath.Join(f.Value.String(), "skills"))
+		d, err := stateSkills(cmd)
+		if err != nil {
+			return nil, err
 		}
-		return skills.Open(skills.DefaultDir())
+		return skills.Open(d), nil
 	}
 	cmd := &cobra.Command{Use: "skills", Short: "The skills (Agent Skills procedures) installed on this machine"}
 	cmd.PersistentFlags().StringVar(&dir, "dir", "", "skills directory (default <state dir>/skills)")
@@ -37,7 +37,11 @@ func New() *cobra.Command {
 		&cobra.Command{
 			Use: "install PATH|GIT-URL", Short: "Install the skills of a directory or git repository; they arrive disabled", Args: cobra.ExactArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
-				got, err := lib(cmd).Install(cmd.Context(), args[0])
+				l, err := lib(cmd)
+				if err != nil {
+					return err
+				}
+				got, err := l.Install(cmd.Context(), args[0])
 				for _, s := range got {
 					fmt.Fprintf(cmd.OutOrStdout(), "installed %s (disabled: read its SKILL.md, then legate skills enable %s)\n", s.Name, s.Name)
 					warn(cmd.ErrOrStderr(), s)
@@ -50,7 +54,11 @@ func New() *cobra.Command {
 		&cobra.Command{
 			Use: "rm NAME", Short: "Remove an installed skill", Args: cobra.ExactArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
-				if err := lib(cmd).Remove(args[0]); err != nil {
+				l, err := lib(cmd)
+				if err != nil {
+					return err
+				}
+				if err := l.Remove(args[0]); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "removed %s\n", args[0])
@@ -61,11 +69,15 @@ func New() *cobra.Command {
 	return cmd
 }
 
-func toggle(verb, short string, on bool, lib func(*cobra.Command) *skills.Library) *cobra.Command {
+func toggle(verb, short string, on bool, lib func(*cobra.Command) (*skills.Library, error)) *cobra.Command {
 	return &cobra.Command{
 		Use: verb + " NAME", Short: short, Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := lib(cmd).SetEnabled(args[0], on); err != nil {
+			l, err := lib(cmd)
+			if err != nil {
+				return err
+			}
+			if err := l.SetEnabled(args[0], on); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%sd %s\n", verb, args[0])
@@ -74,12 +86,15 @@ func toggle(verb, short string, on bool, lib func(*cobra.Command) *skills.Librar
 	}
 }
 
-func listCmd(lib func(*cobra.Command) *skills.Library) *cobra.Command {
+func listCmd(lib func(*cobra.Command) (*skills.Library, error)) *cobra.Command {
 	var out *cli.Flag
 	cmd := &cobra.Command{
 		Use: "list", Short: "List installed skills, with warnings about descriptions that will not get them chosen", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			l := lib(cmd)
+			l, err := lib(cmd)
+			if err != nil {
+				return err
+			}
 			skills, err := l.List()
 			if err != nil {
 				return err
