@@ -27,7 +27,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/legate-mcp/legate/admin"
 )
 
 // Record is what a running server writes into its state directory.
@@ -201,13 +200,12 @@ func Running(registry string) []*Record {
 	return slices.CompactFunc(out, func(a, b *Record) bool { return a.StateDir == b.StateDir })
 }
 
-// Client is an admin API client that reaches rec's server over its socket.
-func Client(rec *Record) *admin.Client {
-	dial := func(ctx context.Context, _, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "unix", rec.Socket)
-	}
-	return &admin.Client{URL: "http://legate.sock", HTTP: &http.Client{Transport: &http.Transport{DialContext: dial}}}
+// socketDialer dials a server's socket whatever address is asked.
+type socketDialer struct{ path string }
+
+func (d *socketDialer) dial(ctx context.Context, _, _ string) (net.Conn, error) {
+	var nd net.Dialer
+	return nd.DialContext(ctx, "unix", d.path)
 }
 
 // String names the server for people: its process, address and state.

@@ -30,7 +30,7 @@ func TestAnnounceFindAndStop(t *testing.T) {
 	if got := local.Running(registry); len(got) != 1 || got[0].StateDir != state {
 		t.Fatalf("Running = %+v; want the one server", got)
 	}
-	s, err := local.Client(rec).Status(t.Context())
+	s, err := local.Client(rec, "").Status(t.Context())
 	if err != nil || s.Version != "v-test" {
 		t.Fatalf("Status over the socket = %+v, %v", s, err)
 	}

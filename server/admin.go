@@ -15,6 +15,7 @@ import (
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connections"
+	"github.com/legate-mcp/legate/local"
 	"github.com/legate-mcp/legate/panel"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/server/ops"
@@ -124,7 +125,7 @@ func LocalAdminHandler(g *Gateway, listen string) http.Handler {
 	owner := rand.Text() // stands for the owner inside this process only
 	verify := func(ctx context.Context, tok string, r *http.Request) (*sdkauth.TokenInfo, error) {
 		if subtle.ConstantTimeCompare([]byte(tok), []byte(owner)) == 1 {
-			p := &auth.Principal{Name: cmp.Or(r.Header.Get(LocalAsHeader), "cli"), Role: auth.RoleAdmin}
+			p := &auth.Principal{Name: cmp.Or(r.Header.Get(local.AsHeader), "cli"), Role: auth.RoleAdmin}
 			return &sdkauth.TokenInfo{Expiration: time.Now().Add(time.Minute), Extra: map[string]any{auth.PrincipalKey: p}}, nil
 		}
 		return g.auth.Verify(ctx, tok, r)
@@ -137,7 +138,3 @@ func LocalAdminHandler(g *Gateway, listen string) http.Handler {
 		inner.ServeHTTP(w, r)
 	})
 }
-
-// LocalAsHeader names, on the local admin socket, who decides: the
-// legate command sends cli:<user>, or its --as.
-const LocalAsHeader = "Legate-As"

@@ -6,13 +6,13 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/user"
 	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/legate-mcp/legate/admin"
+	"github.com/legate-mcp/legate/cmd/legate/internal/approvalscmd"
 	"github.com/legate-mcp/legate/local"
 	"github.com/legate-mcp/legate/server"
 	"github.com/legate-mcp/legate/statedir"
@@ -23,40 +23,31 @@ import (
 const ownState = "legate.own-state"
 
 // liveServer is the admin API of the server running on the command's state
-// directory, reached over its socket, deciding as whom; nil when none runs
-// there. A command that changes or reads live state goes through it, so
-// that the server audits the change and acts on it at once.
+// directory, reached over its socket, acting as local.Caller(as); nil when
+// none runs there. A command that changes or reads live state goes through
+// it, so that the server audits the change and acts on it at once.
 func (g *globals) liveServer(as string) (*admin.Client, *local.Record, error) {
 	l, err := g.locate()
-	if err != nil || l.server == nil {
+	if err != nil || l.Server == nil {
 		return nil, nil, err
 	}
-	c := local.Client(l.server)
-	c.HTTP.Transport = asTransport{as: cliName(as), next: c.HTTP.Transport}
-	return c, l.server, nil
+	return local.Client(l.Server, as), l.Server, nil
 }
 
-// cliName is who the command acts as: as, else cli:<user>.
-func cliName(as string) string {
-	if as != "" {
-		return as
+// approvalsHooks lend `legate approvals` the env and the running server.
+func approvalsHooks(g *globals) approvalscmd.Hooks {
+	return approvalscmd.Hooks{
+		WithEnv: func(run func(*cobra.Command, []string, approvalscmd.Env) error) func(*cobra.Command, []string) error {
+			return g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
+				return run(cmd, argv, approvalscmd.Env{Config: e.cfg, Store: e.store})
+			})
+		},
+		Live: func(as string) (*admin.Client, func(), error) {
+			c, rec, err := g.liveServer(as)
+			return c, func() { g.through(rec) }, err
+		},
+		Direct: g.direct,
 	}
-	if u, err := user.Current(); err == nil {
-		return "cli:" + u.Username
-	}
-	return "cli"
-}
-
-// asTransport names the decider on the local socket.
-type asTransport struct {
-	as   string
-	next http.RoundTripper
-}
-
-func (t asTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set(server.LocalAsHeader, t.as)
-	return t.next.RoundTrip(r)
 }
 
 // through says, on stderr, that the command acted through the running
@@ -73,8 +64,8 @@ func (g *globals) direct(verb string) {
 	if err != nil {
 		return
 	}
-	fmt.Fprintf(g.stderr, "legate: no server runs on the state directory %s (%s): %s its store directly\n", l.place.Dir, l.place.DirBy, verb)
-	for _, o := range l.others {
+	fmt.Fprintf(g.stderr, "legate: no server runs on the state directory %s (%s): %s its store directly\n", l.Place.Dir, l.Place.DirBy, verb)
+	for _, o := range l.Others {
 		hint := "--state-dir " + o.StateDir
 		if o.Config != "" {
 			hint = "--config " + o.Config
@@ -119,17 +110,8 @@ func (g *globals) skillsDir(cmd *cobra.Command) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(l.place.Dir, "skills"), nil
+	return filepath.Join(l.Place.Dir, "skills"), nil
 }
-
-// joinQuery is path with the query q, when q has any value.
-func joinQuery(path string, q url.Values) string {
-	if len(q) == 0 {
-		return path
-	}
-	return path + "?" + q.Encode()
-}
-
 // removeLive removes the stored kind ("connector" or "upstream") id
 // through the running server, reporting whether one runs on the command's
 // state; without one it says so, and the caller removes it from the store.

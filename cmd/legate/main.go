@@ -20,6 +20,7 @@ import (
 	"github.com/legate-mcp/legate/agent"
 	"github.com/legate-mcp/legate/cmd/legate/internal/access"
 	"github.com/legate-mcp/legate/cmd/legate/internal/agentcmd"
+	"github.com/legate-mcp/legate/cmd/legate/internal/approvalscmd"
 	"github.com/legate-mcp/legate/cmd/legate/internal/connectcmd"
 	"github.com/legate-mcp/legate/cmd/legate/internal/skillscmd"
 	"github.com/legate-mcp/legate/cmd/legate/internal/storecmd"
@@ -28,7 +29,6 @@ import (
 	_ "github.com/legate-mcp/legate/connectors/all" // every connector type
 	"github.com/legate-mcp/legate/local"
 	"github.com/legate-mcp/legate/server"
-	"github.com/legate-mcp/legate/statedir"
 	"github.com/legate-mcp/legate/store"
 	_ "github.com/legate-mcp/legate/store/all" // every store backend
 	"github.com/legate-mcp/legate/vault"
@@ -43,7 +43,7 @@ type globals struct {
 	// follow lets the command use a running server's state (locate); the
 	// servers themselves do not.
 	follow bool
-	loc    *located
+	loc    *local.Found
 	stderr io.Writer
 }
 
@@ -88,79 +88,23 @@ func newRoot() *cobra.Command {
 	pf.StringVar(&g.storeURL, "store", "", "store URL, e.g. sqlite:///var/lib/legate/legate.db (default $LEGATE_STORE or $LEGATE_STORE_URL, then sqlite://<state dir>/"+stateFile+")")
 	pf.StringVar(&g.logLevel, "log-level", "", "debug, info, warn or error (default from the config, else info)")
 	root.AddCommand(
-		storecmd.New(storecmd.Resolver{Config: g.loadConfig, StateDir: g.resolveStateDir, StoreURL: g.resolveStoreURL}), serveCmd(g), stdioCmd(g), toolsCmd(g), connectorCmd(g), upstreamCmd(g), approvalsCmd(g), auditCmd(g), configCmd(g), vaultCmd(g), access.TokenCommand(accessHooks(g)), access.UserCommand(accessHooks(g)), versionCmd(), healthCmd(), initCmd(), statusCmd(g), doctorCmd(g), skillscmd.New(g.skillsDir), agentcmd.New(agentHooks(g)),
+		storecmd.New(storecmd.Resolver{Config: g.loadConfig, StateDir: g.resolveStateDir, StoreURL: g.resolveStoreURL}), serveCmd(g), stdioCmd(g), toolsCmd(g), connectorCmd(g), upstreamCmd(g), approvalscmd.New(approvalsHooks(g)), auditCmd(g), configCmd(g), vaultCmd(g), access.TokenCommand(accessHooks(g)), access.UserCommand(accessHooks(g)), versionCmd(), healthCmd(), initCmd(), statusCmd(g), doctorCmd(g), skillscmd.New(g.skillsDir), agentcmd.New(agentHooks(g)),
 		connectcmd.Connect(g.connectRun), connectcmd.Connections(g.connectRun),
 	)
 	return access.Harden(root, accessHooks(g)) // changes need a pinned principal on a hardened deployment
 }
 
-// located is where a command's configuration and state are (package
-// statedir), and the servers running on them or elsewhere (package local).
-type located struct {
-	cfg   *config.File
-	place statedir.Place
-	// server is the live server on place.Dir, nil when none runs there.
-	server *local.Record
-	// others are the live servers on other state directories.
-	others []*local.Record
-}
-
-// locate finds the configuration and the state directory, once per
-// command, in statedir's order. A command whose directory is the default
-// one, with no configuration file or the one a running server serves,
-// follows the one server that runs elsewhere (legate serve started from
-// `legate init`'s folder) and says so; serve and stdio never follow.
-func (g *globals) locate() (*located, error) {
+// locate finds the configuration, the state directory and the servers
+// running, once per command (local.Locate); serve and stdio never follow
+// a running server.
+func (g *globals) locate() (*local.Found, error) {
 	if g.loc != nil {
 		return g.loc, nil
 	}
-	path, by := statedir.ConfigFile(g.configPath, os.Getenv)
-	cfg, err := loadConfigFile(path)
-	if err != nil {
-		return nil, err
-	}
-	dir, dirBy, err := statedir.Dir(g.stateDir, os.Getenv, cfg.StateDir, cfg.Path)
-	if err != nil {
-		return nil, err
-	}
-	l := &located{cfg: cfg, place: statedir.Place{Config: cfg.Path, ConfigBy: by, Dir: dir, DirBy: dirBy}}
-	if g.storeURL == "" && store.EnvURL() == "" { // the store is the state directory's
-		if reg, err := statedir.DefaultDir(os.Getenv); err == nil {
-			for _, r := range local.Running(reg) {
-				if r.StateDir == dir {
-					l.server = r
-				} else {
-					l.others = append(l.others, r)
-				}
-			}
-		}
-		if l.server == nil && g.follow && l.place.Default() && len(l.others) == 1 && (path == "" || sameFile(path, l.others[0].Config)) {
-			rec := l.others[0]
-			if cfg, err = loadConfigFile(rec.Config); err != nil {
-				return nil, fmt.Errorf("the running server's configuration: %w", err)
-			}
-			l.cfg, l.server, l.others = cfg, rec, nil
-			l.place = statedir.Place{Config: rec.Config, ConfigBy: "the running server", Dir: rec.StateDir, DirBy: "the running server"}
-			fmt.Fprintf(g.stderr, "legate: using the state of the server running here (%s)\n", rec)
-		}
-	}
-	g.loc = l
-	return l, nil
-}
-
-// loadConfigFile reads the configuration file path; "" is the defaults.
-func loadConfigFile(path string) (*config.File, error) {
-	if path == "" {
-		return config.Default(), nil
-	}
-	return config.Load(path)
-}
-
-// sameFile reports whether paths a and b name the same file.
-func sameFile(a, b string) bool {
-	fa, err1 := os.Stat(a)
-	fb, err2 := os.Stat(b)
-	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
+	f, err := local.Locate(local.Options{ConfigFlag: g.configPath, StateDirFlag: g.stateDir,
+		OwnStore: g.storeURL != "" || store.EnvURL() != "", Follow: g.follow, Say: g.stderr})
+	g.loc = f
+	return f, err
 }
 
 // loadConfig is the command's configuration (see locate).
@@ -169,7 +113,7 @@ func (g *globals) loadConfig() (*config.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return l.cfg, nil
+	return l.Config, nil
 }
 
 // resolveStateDir is the command's state directory (see locate).
@@ -178,7 +122,7 @@ func (g *globals) resolveStateDir(*config.File) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return l.place.Dir, nil
+	return l.Place.Dir, nil
 }
 
 // stateFile is the embedded store's database in the state directory.

@@ -27,6 +27,7 @@ var unguardedHTTP = map[string]string{
 	"connections/credentials.go":      "wraps the transport of the client given (netguard's) to add the resource indicator; net/http's default only stands for a nil one, as in net/http",
 	"admin/client.go":                 "the admin CLI's client of Legate's own admin API, at the address the operator gives",
 	"cmd/legate/health.go":            "the CLI's health check of Legate's own server",
+	"local/locate.go":                 "the CLI's client of the admin API of Legate's own server, over the Unix socket in its state directory",
 	"doctor/doctor.go":                "legate doctor reads the clock of Legate's own server",
 	"server/servertest/servertest.go": "serves a gateway for tests (only tests import it) and waits for it on loopback",
 	"connectors/saas/oauthtest/":      "stand-in OAuth providers and clients for tests (only tests import it), on loopback",

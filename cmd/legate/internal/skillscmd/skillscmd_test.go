@@ -3,18 +3,23 @@ package skillscmd_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+
 	"github.com/legate-mcp/legate/cmd/legate/internal/skillscmd"
 )
 
 func run(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	cmd := skillscmd.New()
+	cmd := skillscmd.New(func(*cobra.Command) (string, error) {
+		return "", errors.New("the tests name the library with --dir")
+	})
 	var out bytes.Buffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&out)

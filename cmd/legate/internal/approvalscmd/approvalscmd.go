@@ -1,4 +1,8 @@
-package main
+// Package approvalscmd is `legate approvals`: the approval inbox (list,
+// show, approve, deny). A command goes through the server running on its
+// state directory when there is one, which audits a decision and runs the
+// approved call at once; else it uses the store, and says so.
+package approvalscmd
 
 import (
 	"fmt"
@@ -12,11 +16,32 @@ import (
 
 	"github.com/legate-mcp/legate/admin"
 	"github.com/legate-mcp/legate/cmd/legate/internal/cli"
+	"github.com/legate-mcp/legate/config"
+	"github.com/legate-mcp/legate/local"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/store"
 )
 
-func approvalsCmd(g *globals) *cobra.Command {
+// Env is what a command works on without a running server.
+type Env struct {
+	Config *config.File
+	Store  store.Store
+}
+
+// Hooks lend the commands the CLI's opening of the env and its way to the
+// running server.
+type Hooks struct {
+	WithEnv func(run func(cmd *cobra.Command, argv []string, e Env) error) func(*cobra.Command, []string) error
+	// Live is the admin API of the server running on the command's state
+	// directory, acting as as, and a function that says it was used; a nil
+	// client when none runs there.
+	Live func(as string) (c *admin.Client, through func(), err error)
+	// Direct says, before it does, that the command uses the store itself.
+	Direct func(verb string)
+}
+
+// New returns the `approvals` command.
+func New(h Hooks) *cobra.Command {
 	cmd := &cobra.Command{Use: "approvals", Short: "The approval inbox: list, show, approve and deny sensitive calls"}
 	var state, tenant string
 	var all bool
@@ -25,7 +50,7 @@ func approvalsCmd(g *globals) *cobra.Command {
 		Use:   "list",
 		Short: "List approval requests (pending ones by default)",
 		Args:  cobra.NoArgs,
-		RunE: g.withEnv(func(cmd *cobra.Command, _ []string, e *env) error {
+		RunE: h.WithEnv(func(cmd *cobra.Command, _ []string, e Env) error {
 			if all {
 				state = ""
 			}
@@ -35,7 +60,7 @@ func approvalsCmd(g *globals) *cobra.Command {
 			// As the operator: every tenant unless --tenant names one (""
 			// being the shared tenant); through the running server when one
 			// runs on this state, else from the store.
-			views, err := listApprovals(cmd, g, e, state, tenant)
+			views, err := listApprovals(cmd, h, e, state, tenant)
 			if err != nil {
 				return err
 			}
@@ -67,8 +92,8 @@ func approvalsCmd(g *globals) *cobra.Command {
 		Use:   "show ID",
 		Short: "Show one request in full: arguments, the tool's definition as clients saw it, decision and outcome",
 		Args:  cobra.ExactArgs(1),
-		RunE: g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
-			v, err := showApproval(cmd, g, e, argv[0])
+		RunE: h.WithEnv(func(cmd *cobra.Command, argv []string, e Env) error {
+			v, err := showApproval(cmd, h, e, argv[0])
 			if err != nil {
 				return err
 			}
@@ -83,11 +108,11 @@ func approvalsCmd(g *globals) *cobra.Command {
 		}),
 	}
 	showOut = cli.Add(show, "")
-	cmd.AddCommand(list, show, decideCmd(g, true), decideCmd(g, false))
+	cmd.AddCommand(list, show, decideCmd(h, true), decideCmd(h, false))
 	return cmd
 }
 
-func decideCmd(g *globals, approve bool) *cobra.Command {
+func decideCmd(h Hooks, approve bool) *cobra.Command {
 	verb, short := "deny", "Deny a pending request; the call gets APPROVAL_DENIED"
 	if approve {
 		verb, short = "approve", "Approve a pending request; a running server executes it exactly once"
@@ -101,7 +126,7 @@ func decideCmd(g *globals, approve bool) *cobra.Command {
 			// Through the running server, which audits the decision and
 			// runs the call at once; else in the store, where a server
 			// started later finds it.
-			live, rec, err := g.liveServer(as)
+			live, through, err := h.Live(as)
 			if err != nil {
 				return err
 			}
@@ -111,20 +136,19 @@ func decideCmd(g *globals, approve bool) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				g.through(rec)
+				through()
 			} else {
-				g.direct("deciding in")
-				e, err := g.open(cmd.Context())
+				h.Direct("deciding in")
+				err := h.WithEnv(func(cmd *cobra.Command, argv []string, e Env) error {
+					d, err := policy.NewInbox(e.Store.Approvals(), e.Config.Approvals).Decide(cmd.Context(), argv[0], approve, local.Caller(as), reason)
+					if err == nil {
+						a = admin.ViewOf(d)
+					}
+					return err
+				})(cmd, argv)
 				if err != nil {
 					return err
 				}
-				defer e.Close()
-				inbox := policy.NewInbox(e.store.Approvals(), e.cfg.Approvals)
-				d, err := inbox.Decide(cmd.Context(), argv[0], approve, cliName(as), reason)
-				if err != nil {
-					return err
-				}
-				a = admin.ViewOf(d)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s %s: %s %s by %s\n", a.State, a.ID, a.Tool, string(a.Arguments), a.Decider)
 			return nil
@@ -138,14 +162,14 @@ func decideCmd(g *globals, approve bool) *cobra.Command {
 // listApprovals lists the requests in state (every state for ""), of
 // tenant when --tenant is set, through the running server on e's state
 // when one runs, else from e's store.
-func listApprovals(cmd *cobra.Command, g *globals, e *env, state, tenant string) ([]admin.ApprovalView, error) {
-	live, rec, err := g.liveServer("")
+func listApprovals(cmd *cobra.Command, h Hooks, e Env, state, tenant string) ([]admin.ApprovalView, error) {
+	live, through, err := h.Live("")
 	if err != nil {
 		return nil, err
 	}
 	if live == nil {
 		f := store.ApprovalFilter{State: state, Tenant: tenant, AllTenants: !cmd.Flags().Changed("tenant"), Limit: 500}
-		list, err := e.store.Approvals().List(cmd.Context(), f)
+		list, err := e.Store.Approvals().List(cmd.Context(), f)
 		if err != nil {
 			return nil, err
 		}
@@ -165,18 +189,18 @@ func listApprovals(cmd *cobra.Command, g *globals, e *env, state, tenant string)
 	var page struct {
 		Approvals []admin.ApprovalView `json:"approvals"`
 	}
-	if err := live.Do(cmd.Context(), http.MethodGet, joinQuery("/admin/v1/approvals", q), nil, &page); err != nil {
+	if err := live.Do(cmd.Context(), http.MethodGet, "/admin/v1/approvals?"+q.Encode(), nil, &page); err != nil {
 		return nil, err
 	}
-	g.through(rec)
+	through()
 	return page.Approvals, nil
 }
 
 // showApproval is one request, as listApprovals reads it.
-func showApproval(cmd *cobra.Command, g *globals, e *env, id string) (admin.ApprovalView, error) {
-	live, _, err := g.liveServer("")
+func showApproval(cmd *cobra.Command, h Hooks, e Env, id string) (admin.ApprovalView, error) {
+	live, _, err := h.Live("")
 	if err != nil || live == nil {
-		a, err := e.store.Approvals().Get(cmd.Context(), id)
+		a, err := e.Store.Approvals().Get(cmd.Context(), id)
 		if err != nil {
 			return admin.ApprovalView{}, err
 		}
