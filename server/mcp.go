@@ -17,6 +17,7 @@ import (
 	"github.com/legate-mcp/legate/profiles"
 	"github.com/legate-mcp/legate/proxy"
 	"github.com/legate-mcp/legate/rounds"
+	"github.com/legate-mcp/legate/server/broadcast"
 	"github.com/legate-mcp/legate/server/didyoumean"
 	"github.com/legate-mcp/legate/server/toolresult"
 	"github.com/legate-mcp/legate/vault"
@@ -56,7 +57,7 @@ func (g *Gateway) newMCPServer() *mcp.Server {
 	g.fast.serverInfo, _ = json.Marshal(impl)
 	s := mcp.NewServer(impl, opts)
 	s.AddReceivingMiddleware(g.toolsMiddleware, px.Middleware)
-	s.AddSendingMiddleware(rounds.CaptureElicitResult, profiles.ListChangedMiddleware)
+	s.AddSendingMiddleware(rounds.CaptureElicitResult, profiles.ListChangedMiddleware, broadcast.New(g.log).Middleware)
 	return s
 }
 
