@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -140,20 +141,37 @@ func (a *Authenticator) Middleware() func(http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 		}))
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			inner.ServeHTTP(&challengeWriter{w, a.challenge(hasBearer(r))}, r)
+			inner.ServeHTTP(&challengeWriter{ResponseWriter: w, challenge: a.challenge(hasBearer(r)), hint: a.hint()}, r)
 		})
 	}
 }
 
 // challenge is the WWW-Authenticate value of a 401: Bearer, the metadata
 // URL if any, and error="invalid_token" when the request's token was refused
-// (RFC 6750 §3.1: none when it carried no token).
+// (RFC 6750 §3.1: none when it carried no token). Without auth.resource no
+// metadata is served, so the challenge names the realm instead, and a
+// refusal says why in error_description.
 func (a *Authenticator) challenge(refused bool) string {
-	var params []string
-	if a.metadataURL != "" {
-		params = append(params, fmt.Sprintf("resource_metadata=%q", a.metadataURL))
+	if a.metadataURL == "" {
+		params := []string{`realm="legate"`}
+		if refused {
+			params = append(params, `error="invalid_token"`, `error_description="the token is unknown, expired or revoked"`)
+		}
+		return "Bearer " + strings.Join(params, ", ")
 	}
-	return BearerChallenge(refused, params...)
+	return BearerChallenge(refused, fmt.Sprintf("resource_metadata=%q", a.metadataURL))
+}
+
+// hint says, in the body of a 401, how to get a token that is accepted.
+func (a *Authenticator) hint() string {
+	var ways []string
+	if a.tokens != nil {
+		ways = append(ways, "create a token with `legate token create NAME` where Legate runs and send it as `Authorization: Bearer TOKEN`")
+	}
+	if a.oauth != nil || a.local != nil {
+		ways = append(ways, "sign in with OAuth (an MCP client finds how through the resource_metadata URL of the WWW-Authenticate header)")
+	}
+	return strings.Join(ways, ", or ")
 }
 
 // BearerChallenge is a Bearer challenge with params, and with
@@ -174,17 +192,32 @@ func hasBearer(r *http.Request) bool {
 	return len(f) == 2 && strings.EqualFold(f[0], "bearer")
 }
 
-// challengeWriter sets the challenge of a 401.
+// challengeWriter sets the challenge of a 401 and adds the hint to its
+// message (the SDK's, such as "no bearer token", written at once).
 type challengeWriter struct {
 	http.ResponseWriter
-	challenge string
+	challenge, hint string
+	refused         bool // a 401 is under way
 }
 
 func (c *challengeWriter) WriteHeader(code int) {
 	if code == http.StatusUnauthorized {
 		c.Header().Set("WWW-Authenticate", c.challenge)
+		c.refused = true
 	}
 	c.ResponseWriter.WriteHeader(code)
+}
+
+func (c *challengeWriter) Write(b []byte) (int, error) {
+	if !c.refused || c.hint == "" {
+		return c.ResponseWriter.Write(b)
+	}
+	msg := strings.TrimRight(string(b), "\n") + ": " + c.hint + "\n"
+	c.hint = ""
+	if _, err := io.WriteString(c.ResponseWriter, msg); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
 // MetadataHandler serves the RFC 9728 protected resource metadata

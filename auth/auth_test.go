@@ -152,7 +152,7 @@ func TestStaticTokensWithoutResource(t *testing.T) {
 	if got := principalOf(t, call(h, tok)); got.Role != auth.RoleAdmin {
 		t.Fatalf("principal %+v", got)
 	}
-	if w := call(h, "lgt_nope"); w.Code != http.StatusUnauthorized || w.Header().Get("WWW-Authenticate") != `Bearer error="invalid_token"` {
+	if w := call(h, "lgt_nope"); w.Code != http.StatusUnauthorized || w.Header().Get("WWW-Authenticate") != `Bearer realm="legate", `+invalid+`, `+described {
 		t.Fatalf("status %d, WWW-Authenticate %q", w.Code, w.Header().Get("WWW-Authenticate"))
 	}
 	w := httptest.NewRecorder()

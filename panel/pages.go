@@ -22,14 +22,9 @@ import (
 )
 
 var funcs = template.FuncMap{
-	"pretty": func(b json.RawMessage) string {
-		var v any
-		if len(b) == 0 || json.Unmarshal(b, &v) != nil {
-			return string(b)
-		}
-		out, _ := json.MarshalIndent(v, "", "  ")
-		return string(out)
-	},
+	"pretty":     pretty,
+	"prettyText": func(s string) string { return pretty(json.RawMessage(s)) },
+	"isJSON":     func(s string) bool { return json.Valid([]byte(s)) },
 	"ago": func(t time.Time) string {
 		if t.IsZero() {
 			return "never"
@@ -42,9 +37,38 @@ var funcs = template.FuncMap{
 		}
 		return t.UTC().Format("2006-01-02 15:04:05Z")
 	},
+	"ms":     millis,
 	"diff":   sideBySide,
 	"join":   strings.Join,
 	"status": func(s string) string { return strings.ReplaceAll(s, "_", " ") },
+}
+
+// pretty is JSON indented, to be shown in a <pre> that scrolls rather
+// than wraps (panel.css): lines break only between members, never within
+// a word. What is not JSON is returned as it is.
+func pretty(b json.RawMessage) string {
+	var v any
+	if len(b) == 0 || json.Unmarshal(b, &v) != nil {
+		return string(b)
+	}
+	out, _ := json.MarshalIndent(v, "", "  ")
+	return string(out)
+}
+
+// millis is a latency in milliseconds, the one unit of every latency the
+// panel shows, with two decimals below 10 ms, one below 100 ms
+// and none above; "-" for none.
+func millis(d time.Duration) string {
+	ms := float64(d) / float64(time.Millisecond)
+	switch {
+	case d <= 0:
+		return "-"
+	case ms < 10:
+		return strconv.FormatFloat(ms, 'f', 2, 64) + " ms"
+	case ms < 100:
+		return strconv.FormatFloat(ms, 'f', 1, 64) + " ms"
+	}
+	return strconv.FormatFloat(ms, 'f', 0, 64) + " ms"
 }
 
 // problem is the message of an error of the admin API, for a page.

@@ -36,8 +36,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/admin"
 	"github.com/legate-mcp/legate/connections"
+	"github.com/legate-mcp/legate/store"
 )
 
 //go:embed templates/*.html static/*
@@ -67,6 +69,19 @@ type Options struct {
 	// shows the outcome with a link to its Connections page.
 	// It clears on w the cookie that bound the consent to the browser.
 	Callback func(w http.ResponseWriter, r *http.Request) (string, error)
+}
+
+// Audit is how the admin API the panel runs on records its audit rows:
+// with add, but for reads. The panel's page views read the API, which
+// audits an admin's reads across tenants, and would fill the audit log
+// with them; they are logged by the API, and only the panel's changes and
+// decisions (and every tool call) are audited.
+func Audit(add func(store.AuditRow)) func(store.AuditRow) {
+	return func(row store.AuditRow) {
+		if row.Class != string(legate.ClassRead) {
+			add(row)
+		}
+	}
 }
 
 // Panel serves the pages.

@@ -19,6 +19,7 @@ import (
 	"github.com/legate-mcp/legate/panel"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/server/ops"
+	"github.com/legate-mcp/legate/store"
 )
 
 // AdminHandler is g's admin API as /admin/ serves it, outside the Host and
@@ -28,7 +29,12 @@ import (
 // (see hardenAdmin). The panel calls it in process. listen is the address
 // reported by the status.
 func AdminHandler(g *Gateway, listen string) http.Handler {
-	h := admin.Handler(adminOps(g, listen), &admin.Options{Authenticated: g.auth.Enabled(), Token: g.opts.AdminToken, Logger: g.log, Connections: g.connections.AdminHandler()})
+	return adminHandler(g, listen, g.audit.Add)
+}
+
+// adminHandler is AdminHandler, its audit rows recorded by audit.
+func adminHandler(g *Gateway, listen string, audit func(store.AuditRow)) http.Handler {
+	h := admin.Handler(adminOps(g, listen, audit), &admin.Options{Authenticated: g.auth.Enabled(), Token: g.opts.AdminToken, Logger: g.log, Connections: g.connections.AdminHandler()})
 	if g.auth.Enabled() {
 		return admin.JSONErrors(g.auth.Middleware()(g.auth.RequireRole(auth.RoleApprover, hardenAdmin(g.auth, h))))
 	}
@@ -60,11 +66,11 @@ func hardenAdmin(a *auth.Authenticator, h http.Handler) http.Handler {
 }
 
 // adminOps are the admin operations over g's parts.
-func adminOps(g *Gateway, listen string) *ops.Ops {
+func adminOps(g *Gateway, listen string, audit func(store.AuditRow)) *ops.Ops {
 	return ops.New(ops.Parts{
 		Store: g.opts.Store, Vault: g.opts.Vault, Version: g.opts.Version, Listen: listen, Started: time.Now(), Principal: g.opts.Principal,
 		Upstreams: g.upstreams, Catalog: g.Catalog, View: g.viewFor, Policy: func() *policy.Policy { return g.now().policy },
-		Config: func() *config.File { return g.now().cfg }, Decide: g.Decide, Audit: g.audit.Add, Ready: g.ready.Load, Test: g.Test,
+		Config: func() *config.File { return g.now().cfg }, Decide: g.Decide, Audit: audit, Ready: g.ready.Load, Test: g.Test,
 		Instances: g.Instances, Authenticated: g.auth.Enabled(),
 		Sessions: g.fast.sessions, CloseSession: g.fast.closeSession,
 	})
@@ -79,7 +85,7 @@ func startPanel(ctx context.Context, g *Gateway) (stop func(), err error) {
 		return nil, errors.New("the panel needs a token to log in with: set LEGATE_ADMIN_TOKEN or turn on auth")
 	}
 	limits := g.opts.Config.HTTP.WithDefaults() // the panel's listener is bounded as /mcp's is
-	return panel.Start(ctx, addr, func(listen string) http.Handler { return AdminHandler(g, listen) }, &panel.Options{
+	return panel.Start(ctx, addr, func(listen string) http.Handler { return adminHandler(g, listen, panel.Audit(g.audit.Add)) }, &panel.Options{
 		AllowedHosts: g.opts.Config.AllowedHosts, Logger: g.log, Callback: g.connections.Finish,
 		ReadHeaderTimeout: time.Duration(limits.ReadHeaderTimeout), ReadTimeout: time.Duration(limits.ReadTimeout), IdleTimeout: time.Duration(limits.IdleTimeout),
 	})

@@ -16,6 +16,7 @@ import (
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/policy"
+	"github.com/legate-mcp/legate/server/waitnote"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/telemetry/spans"
 	"github.com/legate-mcp/legate/upstream"
@@ -38,6 +39,7 @@ type executor struct {
 	// flight; notifying counts them, so Close can wait for them.
 	life      context.Context
 	notifying sync.WaitGroup
+	panelURL  string // the panel's inbox, named to held calls; "" without a panel
 }
 
 // decide is the policy step of the call path: deny, allow, or hold the
@@ -133,17 +135,9 @@ func (x *executor) holdForApproval(ctx context.Context, r *Request, next Handler
 			x.confirmInClient(ctx, r, a)
 		}
 	}
-	tick := func() {}
-	if r.Session != nil && r.ProgressToken != nil {
-		start := time.Now()
-		tick = func() {
-			r.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
-				ProgressToken: r.ProgressToken, Progress: time.Since(start).Seconds(),
-				Message: fmt.Sprintf("waiting for approval %s", a.ID),
-			})
-		}
-	}
-	deadline := time.Now().Add(x.inbox.Config().WaitTime())
+	hold := x.inbox.Config().WaitTime()
+	tick := waitnote.Start(ctx, r.Session, r.ProgressToken, hold, waitnote.Message(a.ID, hold, x.panelURL))
+	deadline := time.Now().Add(hold)
 	ran := false // this call ran the tool
 	// The span of the wait ends at the first decision.
 	_, wait := spans.Step(ctx, "approval.wait")

@@ -21,6 +21,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -48,6 +49,7 @@ import (
 	"github.com/legate-mcp/legate/rounds"
 	"github.com/legate-mcp/legate/server/instancekit"
 	"github.com/legate-mcp/legate/server/toolresult"
+	"github.com/legate-mcp/legate/server/waitnote"
 	"github.com/legate-mcp/legate/sources"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/telemetry"
@@ -193,7 +195,8 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	g.metrics = audit.NewMetrics(scrapeSources{g})
 	g.metrics.Register(g.audit)
 	g.views = newViews(opts.Config.ViewCacheSize, g.metrics)
-	g.approvals = &executor{inbox: g.inbox, policy: func() *policy.Policy { return g.now().policy }, log: g.log, metrics: g.metrics, catalog: g.Catalog, auditRefused: g.auditRefused}
+	g.approvals = &executor{inbox: g.inbox, policy: func() *policy.Policy { return g.now().policy }, log: g.log, metrics: g.metrics, catalog: g.Catalog, auditRefused: g.auditRefused,
+		panelURL: waitnote.PanelURL(cmp.Or(opts.PanelAddr, opts.Config.Panel.Listen))}
 	g.approvals.life, g.endLife = context.WithCancel(context.Background())
 	// A heartbeat runs within a call, which cannot be failed for it: its
 	// errors are logged and counted as the executor's are.

@@ -17,6 +17,8 @@ import (
 	"github.com/legate-mcp/legate/profiles"
 	"github.com/legate-mcp/legate/proxy"
 	"github.com/legate-mcp/legate/rounds"
+	"github.com/legate-mcp/legate/server/broadcast"
+	"github.com/legate-mcp/legate/server/didyoumean"
 	"github.com/legate-mcp/legate/server/toolresult"
 	"github.com/legate-mcp/legate/vault"
 )
@@ -55,7 +57,7 @@ func (g *Gateway) newMCPServer() *mcp.Server {
 	g.fast.serverInfo, _ = json.Marshal(impl)
 	s := mcp.NewServer(impl, opts)
 	s.AddReceivingMiddleware(g.toolsMiddleware, px.Middleware)
-	s.AddSendingMiddleware(rounds.CaptureElicitResult, profiles.ListChangedMiddleware)
+	s.AddSendingMiddleware(rounds.CaptureElicitResult, profiles.ListChangedMiddleware, broadcast.New(g.log).Middleware)
 	return s
 }
 
@@ -114,9 +116,26 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	}
 	res, err := g.Call(ctx, req.Params.Name, req.Params.Arguments, o)
 	if errors.Is(err, ErrUnknownTool) {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", req.Params.Name)}
+		return nil, unknownTool(req.Params.Name, g.viewFor(o.Principal))
 	}
 	return res, err
+}
+
+// unknownTool is the JSON-RPC error for a call to name, which view does
+// not hold: invalid params, naming the caller's closest tools, with the
+// canonical error ({code: NOT_FOUND, message, did_you_mean}) as its data.
+func unknownTool(name string, view *catalog.Catalog) *jsonrpc.Error {
+	var known []string
+	for _, e := range view.Entries() {
+		known = append(known, e.Wire)
+		if strings.Contains(name, ".") { // a call by canonical name
+			known = append(known, e.Canonical)
+		}
+	}
+	near := didyoumean.Closest(name, known)
+	msg := fmt.Sprintf("unknown tool %q", name) + didyoumean.Hint(near)
+	data, _ := json.Marshal(map[string]any{"code": legate.CodeNotFound, "message": msg, "did_you_mean": near})
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msg, Data: data}
 }
 
 // addInstructions appends to an initialize or discover result what the

@@ -188,3 +188,30 @@ func TestStdioBatch(t *testing.T) {
 		t.Fatalf("answer to the batch: %s", line)
 	}
 }
+
+// A client that writes its requests and closes stdin at once, as
+// `printf '...' | legate stdio` does, gets an answer to each request read
+// before legate exits.
+func TestStdioAnswersEveryRequestBeforeTheEndOfInput(t *testing.T) {
+	p := startStdio(t)
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"printf","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"legate__approval_status","arguments":{"approval_id":"nope"}}}`,
+	} {
+		p.send(t, line)
+	}
+	p.in.Close()
+	ids := map[string]bool{}
+	for line := range p.lines {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(line), &m); err != nil || m["result"] == nil {
+			t.Fatalf("answer %q", line)
+		}
+		ids[string(m["id"])] = true
+	}
+	if err := p.cmd.Wait(); err != nil || !ids["1"] || !ids["2"] || !ids["3"] || len(ids) != 3 {
+		t.Fatalf("answered %v of requests 1, 2 and 3; exit: %v", ids, err)
+	}
+}

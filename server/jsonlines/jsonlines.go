@@ -37,7 +37,7 @@ type Transport struct {
 
 // Connect starts reading; the connection owns r and w from then on.
 func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
-	c := &lineConn{t: t, in: make(chan jsonrpc.Message), closed: make(chan struct{}), done: make(chan error, 1)}
+	c := &lineConn{t: t, in: make(chan jsonrpc.Message), closed: make(chan struct{}), done: make(chan error, 1), settled: make(chan struct{}, 1)}
 	go c.readLoop()
 	return c, nil
 }
@@ -50,7 +50,11 @@ type lineConn struct {
 	done    chan error           // why reading ended (io.EOF at the end of input)
 
 	batchMu sync.Mutex
-	batches map[jsonrpc.ID]*batch // a batch's requests by id, until answered (stdio_batch.go)
+	batches map[jsonrpc.ID]*batch // a batch's requests by id, until answered (batch.go)
+
+	openMu  sync.Mutex
+	open    map[jsonrpc.ID]bool // requests handed to the session, not yet answered (drain.go)
+	settled chan struct{}       // signalled when one of them is
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -128,9 +132,14 @@ func readLine(br *bufio.Reader, max int) (line []byte, tooLong bool, err error) 
 func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	select {
 	case msg := <-c.in:
+		c.opened(msg)
 		return msg, nil
 	case err := <-c.done:
 		c.done <- err // later reads see it too
+		// The end is reported once every request read is answered.
+		if derr := c.drain(ctx); derr != nil {
+			return nil, derr
+		}
 		return nil, err
 	case <-c.closed:
 		return nil, io.EOF
@@ -140,6 +149,10 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 }
 
 func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	resp, isResp := msg.(*jsonrpc.Response)
+	if isResp {
+		defer c.answered(resp.ID) // once written, or not to be
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -147,7 +160,7 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return fmt.Errorf("encoding a message: %w", err)
 	}
-	if resp, ok := msg.(*jsonrpc.Response); ok {
+	if isResp {
 		if all, inBatch := c.answerBatch(resp.ID, b); inBatch {
 			if all == nil {
 				return nil // the batch still waits for other answers

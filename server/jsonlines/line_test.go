@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -128,15 +129,30 @@ func TestLineTransportSkipsAndGoesOn(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if req, ok := msg.(*jsonrpc.Request); !ok || req.Method != "ping" || req.ID.Raw() != int64(2) {
+			req, ok := msg.(*jsonrpc.Request)
+			if !ok || req.Method != "ping" || req.ID.Raw() != int64(2) {
 				t.Fatalf("passed on %#v", msg)
 			}
-			if _, err := conn.Read(context.Background()); err != io.EOF {
-				t.Fatalf("at the end of input: %v", err)
-			}
-			got := out.String()
+			got := out.String() // the reply to the first line, if any, came before the ping
 			if c.wantReply == "" && got != "" || c.wantReply != "" && (!strings.Contains(got, c.wantReply) || strings.Count(got, "\n") != 1) {
 				t.Fatalf("wrote %q, want a reply with %q", got, c.wantReply)
+			}
+			// The end of input is reported once the ping is answered.
+			ended := make(chan error, 1)
+			go func() { _, err := conn.Read(context.Background()); ended <- err }()
+			select {
+			case err := <-ended:
+				t.Fatalf("the end reported before the ping was answered: %v", err)
+			case <-time.After(50 * time.Millisecond):
+			}
+			if err := conn.Write(context.Background(), &jsonrpc.Response{ID: req.ID, Result: json.RawMessage(`{}`)}); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-ended; err != io.EOF {
+				t.Fatalf("at the end of input: %v", err)
+			}
+			if want := got + `{"jsonrpc":"2.0","id":2,"result":{}}` + "\n"; out.String() != want {
+				t.Fatalf("wrote %q, want %q", out.String(), want)
 			}
 		})
 	}
