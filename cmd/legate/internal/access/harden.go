@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/legate-mcp/legate/admin"
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/store"
 )
@@ -16,21 +17,18 @@ import (
 // TokenEnv names the environment variable holding the static token that
 // says who runs the CLI, asked for by a hardened deployment's changes: a
 // client's bearer token (TokenRole), not the admin API's token
-// (AdminTokenEnv).
+// (admin.AdminTokenEnv).
 const TokenEnv = "LEGATE_TOKEN"
 
 // TokenRole says what TokenEnv holds, for the errors that name it.
 const TokenRole = "a client's bearer token, made by legate token create, that says who you are"
 
-// AdminTokenEnv is the admin API's token, which TokenEnv is often taken for.
-const AdminTokenEnv = "LEGATE_ADMIN_TOKEN"
-
 // tokenHint is what an error about TokenEnv adds: what it holds and,
 // when it holds the admin API's token, that this is another.
 func tokenHint(token string) string {
-	hint := fmt.Sprintf("%s is %s; %s, the admin API's token, is another", TokenEnv, TokenRole, AdminTokenEnv)
-	if token != "" && token == os.Getenv(AdminTokenEnv) {
-		hint = fmt.Sprintf("%s holds the admin API's token (the value of %s); it must be %s", TokenEnv, AdminTokenEnv, TokenRole)
+	hint := fmt.Sprintf("%s is %s; %s, the admin API's token, is another", TokenEnv, TokenRole, admin.AdminTokenEnv)
+	if token != "" && token == os.Getenv(admin.AdminTokenEnv) {
+		hint = fmt.Sprintf("%s holds the admin API's token (the value of %s); it must be %s", TokenEnv, admin.AdminTokenEnv, TokenRole)
 	}
 	return hint
 }
