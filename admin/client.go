@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 )
 
@@ -18,9 +19,19 @@ type Client struct {
 	// Token is the admin token, or with authentication on a bearer token
 	// of the role the call needs.
 	Token string
+	// TokenFrom names where Token came from, for the error of a call the
+	// server refuses (401, 403): a flag ("--token") or an environment
+	// variable. Empty, it is AdminTokenEnv when Token is that variable's
+	// value (the CLI's --token defaults to it), else "--token".
+	TokenFrom string
 	// HTTP defaults to http.DefaultClient.
 	HTTP *http.Client
 }
+
+// AdminTokenEnv is the environment variable of the admin API's token: the
+// server's (its admin API is off without it) and the CLI's, sent to the
+// server by the commands that ask it (legate status, legate doctor).
+const AdminTokenEnv = "LEGATE_ADMIN_TOKEN"
 
 // maxStatusBody bounds the answer a Client reads.
 const maxStatusBody = 4 << 20
@@ -78,8 +89,8 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) err
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		e := answerError(resp.StatusCode, raw)
 		e.URL = u
-		if resp.StatusCode == http.StatusUnauthorized && c.Token == "" {
-			e.Message += " (pass --token or set LEGATE_ADMIN_TOKEN)"
+		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+			e.refused = c.refusal(resp.StatusCode)
 		}
 		return e
 	}
@@ -112,4 +123,26 @@ func answerError(status int, body []byte) *Error {
 		e.Code = codeOf(status)
 	}
 	return e
+}
+
+// refusal is what the error of a call refused with status says of the
+// token: which one was sent, from where, and what it must be. It is the
+// one place the CLI's commands that ask a server explain its token.
+func (c *Client) refusal(status int) *refusal {
+	from := c.TokenFrom
+	if from == "" {
+		from = "--token"
+		if c.Token != "" && c.Token == os.Getenv(AdminTokenEnv) {
+			from = AdminTokenEnv
+		}
+	}
+	what := "refused the admin token from " + from
+	if c.Token == "" {
+		what = "asks for an admin token and none was sent"
+	}
+	fix := fmt.Sprintf("set %s to the token the server was started with (or, with authentication on, a token of the admin role), or pass --token", AdminTokenEnv)
+	if status == http.StatusForbidden {
+		fix = fmt.Sprintf("%s is the admin API's token: the server must be started with it set and the CLI send the same (or, with authentication on, a token of the role the call needs)", AdminTokenEnv)
+	}
+	return &refusal{what, fix}
 }

@@ -54,10 +54,19 @@ type Error struct {
 	Message string `json:"message"`
 	// URL is the URL asked, set by a Client.
 	URL string `json:"-"`
+	// refused is, for a 401 or 403 a Client got, what the server refused
+	// and how to fix it (Client.refusal).
+	refused *refusal
 }
+
+// refusal says of a 401 or 403 which token was refused and what it must be.
+type refusal struct{ what, fix string }
 
 func (e *Error) Error() string {
 	msg := fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Message)
+	if r := e.refused; r != nil {
+		return fmt.Sprintf("the server at %s %s (%s): %s", e.URL, r.what, msg, r.fix)
+	}
 	if e.URL != "" {
 		msg = e.URL + " answered " + msg
 	}

@@ -107,37 +107,54 @@ func TestEveryRouteAnswersJSONErrors(t *testing.T) {
 	}
 }
 
-// The client returns the API's error with its code and message.
+// The client returns the API's error with its code and message; a
+// refused token is named with where it came from and what it must be.
 func TestClientSurfacesCodeAndMessage(t *testing.T) {
 	h := admin.Handler(newInbox(), &admin.Options{Token: "right"})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
+	t.Setenv(admin.AdminTokenEnv, "wrong-from-env")
 	for name, tc := range map[string]struct {
-		token  string
-		status int
-		code   string
-		msg    string
+		token, from string
+		status      int
+		code        string
+		msg, text   string
 	}{
-		"no token":    {"", http.StatusUnauthorized, admin.CodeUnauthenticated, "pass --token or set LEGATE_ADMIN_TOKEN"},
-		"wrong token": {"wrong", http.StatusUnauthorized, admin.CodeUnauthenticated, "missing or wrong admin token"},
-		"no status":   {"right", http.StatusNotFound, admin.CodeNotFound, "this server reports no status"},
+		"no token": {"", "", http.StatusUnauthorized, admin.CodeUnauthenticated, "missing or wrong admin token",
+			"the server at " + srv.URL + "/admin/v1/status asks for an admin token and none was sent (401 UNAUTHENTICATED: missing or wrong admin token): set LEGATE_ADMIN_TOKEN to the token the server was started with"},
+		"wrong token": {"wrong", "", http.StatusUnauthorized, admin.CodeUnauthenticated, "missing or wrong admin token",
+			"the server at " + srv.URL + "/admin/v1/status refused the admin token from --token (401 UNAUTHENTICATED: missing or wrong admin token): set LEGATE_ADMIN_TOKEN to the token the server was started with"},
+		"wrong token from the environment": {"wrong-from-env", "", http.StatusUnauthorized, admin.CodeUnauthenticated, "missing or wrong admin token",
+			"refused the admin token from LEGATE_ADMIN_TOKEN (401"},
+		"named source": {"wrong", "LEGATE_OTHER", http.StatusUnauthorized, admin.CodeUnauthenticated, "missing or wrong admin token",
+			"refused the admin token from LEGATE_OTHER (401"},
+		"no status": {"right", "", http.StatusNotFound, admin.CodeNotFound, "this server reports no status",
+			srv.URL + "/admin/v1/status answered 404 NOT_FOUND"},
 	} {
-		_, err := (&admin.Client{URL: srv.URL + "/mcp", Token: tc.token}).Status(t.Context())
+		_, err := (&admin.Client{URL: srv.URL + "/mcp", Token: tc.token, TokenFrom: tc.from}).Status(t.Context())
 		var e *admin.Error
 		if !errors.As(err, &e) || e.Status != tc.status || e.Code != tc.code || !strings.Contains(e.Message, tc.msg) {
 			t.Errorf("%s: %v", name, err)
 			continue
 		}
-		if !strings.Contains(err.Error(), srv.URL+"/admin/v1/status answered") || !strings.Contains(err.Error(), tc.code) {
-			t.Errorf("%s: %q names neither the URL nor the code", name, err)
+		if !strings.Contains(err.Error(), tc.text) {
+			t.Errorf("%s: %q\nwant it to say %q", name, err, tc.text)
 		}
+	}
+	// A 403 says what the admin token is.
+	off := httptest.NewServer(admin.Handler(newInbox(), &admin.Options{}))
+	defer off.Close()
+	_, err := (&admin.Client{URL: off.URL, Token: "any"}).Status(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "refused the admin token from --token (403 PERMISSION_DENIED: the admin API is off") ||
+		!strings.Contains(err.Error(), "LEGATE_ADMIN_TOKEN is the admin API's token") {
+		t.Errorf("admin API off: %v", err)
 	}
 	// An answer not in the API's format (a proxy's page) keeps its text.
 	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad gateway", http.StatusBadGateway)
 	}))
 	defer proxy.Close()
-	_, err := (&admin.Client{URL: proxy.URL}).Status(t.Context())
+	_, err = (&admin.Client{URL: proxy.URL}).Status(t.Context())
 	var e *admin.Error
 	if !errors.As(err, &e) || e.Status != http.StatusBadGateway || e.Message != "bad gateway" || e.Code != admin.CodeInternal {
 		t.Errorf("proxy: %v", err)

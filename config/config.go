@@ -10,9 +10,11 @@
 //   - the JSON Schema (Schema, `legate config schema`) and the README's
 //     table of keys (KeyTable).
 //
-// Load is decode → defaults → validate. Each connector instance's own
-// `config:` section is kept as YAML and decoded against its type's spec
-// when the instance is built, so its errors name their key path too.
+// Load is decode → defaults → validate, and reports every problem of all
+// three at once, each an *Error with its file and line. Each connector
+// instance's own `config:` section is kept as YAML: Load decodes it
+// against its type's spec to report its errors with the rest, and the
+// instance decodes it again when it is built.
 package config
 
 import (

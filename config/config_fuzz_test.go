@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"errors"
 	"os"
 	"reflect"
 	"strings"
@@ -55,7 +56,7 @@ func FuzzParse(f *testing.F) {
 }
 
 // checkKeyPaths checks that each error starts with a key of the document
-// (the path's first key), unless the document is not valid YAML or not a
+// (the path's first key) and has a line, unless the document is not valid YAML or not a
 // mapping at all.
 func checkKeyPaths(t *testing.T, err error, doc []byte) {
 	t.Helper()
@@ -69,11 +70,18 @@ func checkKeyPaths(t *testing.T, err error, doc []byte) {
 	}
 	keys := rootKeys(&root)
 	for _, e := range leafErrors(err) {
-		text := e.Error()
+		ce, ok := errors.AsType[*config.Error](e)
+		if !ok {
+			t.Fatalf("%q is not a *config.Error", e)
+		}
+		text := ce.Err.Error()
 		if keys == nil {
 			continue // not a mapping: the error is about the whole document
 		}
-		ok := false
+		if ce.Line < 1 {
+			t.Fatalf("%q has no line\n%s", e, doc)
+		}
+		ok = false
 		for _, k := range keys {
 			rest, found := strings.CutPrefix(text, k)
 			ok = ok || found && len(rest) > 0 && strings.ContainsRune(".[:", rune(rest[0]))

@@ -1,6 +1,10 @@
 package config_test
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -149,5 +153,47 @@ upstreams:
 		if _, err := config.Parse(doc, env(nil)); err.Error() != first.Error() {
 			t.Fatalf("errors differ between runs:\n%v\n%v", first, err)
 		}
+	}
+}
+
+// Load reports every problem of a file in one go, in the order of its
+// lines, each with the file and line: an unknown top-level key hides
+// neither an unknown key further down (in a connector's own config too)
+// nor a value that fails validation, and a value that cannot be decoded
+// is not reported a second time by validation.
+func TestLoadReportsEveryErrorWithItsLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	doc := `listn: 127.0.0.1:9000
+log_level: loud
+http:
+  read_timout: 5s
+connectors:
+  - type: webhook
+    config:
+      url: https://hooks.example.com/in
+      max_atempts: 3
+audit:
+  retention: forever
+`
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := config.Load(path)
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	want := []string{
+		path + `:1: listn: unknown key (did you mean "listen"?)`,
+		path + `:2: log_level: must be debug, info, warn or error, not "loud"`,
+		path + `:4: http.read_timout: unknown key (did you mean "read_timeout"?)`,
+		path + `:9: connectors[0].config.max_atempts: unknown key (did you mean "max_attempts"?)`,
+		path + `:11: audit.retention: invalid duration "forever" (use e.g. 30s, 2m)`,
+	}
+	if got := strings.Split(err.Error(), "\n"); !slices.Equal(got, want) {
+		t.Fatalf("got\n%s\nwant\n%s", err, strings.Join(want, "\n"))
+	}
+	var ce *config.Error
+	if !errors.As(err, &ce) || ce.File != path || ce.Line != 1 {
+		t.Fatalf("not a *config.Error of the file and line: %#v", ce)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"net/url"
 	"path"
 	"slices"
 	"strings"
@@ -107,7 +108,7 @@ func Sources(cfg *config.File, defs []sources.InstanceDef, res *vault.Resolver, 
 			continue
 		}
 		c := u.Config()
-		out = append(out, Source{ID: id, Tenant: c.Tenant, Description: cmp.Or(c.Description, "the MCP server "+u.Origin()), Connected: func(ctx context.Context, tenant, principal string) bool {
+		out = append(out, Source{ID: id, Tenant: c.Tenant, Description: cmp.Or(c.Description, UpstreamDescription(c)), Connected: func(ctx context.Context, tenant, principal string) bool {
 			all, err := status(ctx)
 			i := slices.IndexFunc(all, func(s upstream.Status) bool { return s.ID == id })
 			up := err == nil && i >= 0 && UpstreamUp(all[i], time.Now())
@@ -118,6 +119,36 @@ func Sources(cfg *config.File, defs []sources.InstanceDef, res *vault.Resolver, 
 		return cmp.Or(cmp.Compare(strings.ToLower(a.ID), strings.ToLower(b.ID)), cmp.Compare(a.ID, b.ID))
 	})
 	return out
+}
+
+// UpstreamDescription is what clients are told of an upstream that has no
+// description of its own: its id and how it is reached, such as
+// `the MCP server "everything" (stdio: npx -y @modelcontextprotocol/server-everything)`.
+// It says nothing a client should not see: of a URL no user, query or
+// fragment; of a command the program's name and its leading plain
+// arguments, not options, which may carry keys.
+func UpstreamDescription(c *upstream.Config) string {
+	return fmt.Sprintf("the MCP server %q (%s: %s)", c.ID, c.TransportName(), upstreamTarget(c))
+}
+
+// upstreamTarget is an upstream's URL or command, shortened as
+// UpstreamDescription says.
+func upstreamTarget(c *upstream.Config) string {
+	if len(c.Command) == 0 {
+		u, err := url.Parse(c.URL)
+		if err != nil || u.Host == "" {
+			return "a remote server"
+		}
+		return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
+	}
+	words := []string{path.Base(c.Command[0])}
+	for _, a := range c.Command[1:] {
+		if len(words) == 4 || strings.HasPrefix(a, "-") && a != "-y" || strings.ContainsAny(a, "=:@ ") && !strings.HasPrefix(a, "@") {
+			return strings.Join(words, " ") + " …"
+		}
+		words = append(words, a)
+	}
+	return strings.Join(words, " ")
 }
 
 // UpstreamUp reports whether an upstream with status s is up at now, or has

@@ -27,7 +27,8 @@ type InstanceDef struct {
 	Config      *yaml.Node
 	Credentials map[string]vault.Ref
 	// Origin says where the instance is defined, for people:
-	// "config.yaml connectors[0]" or "the store (added 2026-11-30)".
+	// "config.yaml connectors[0]" or "the store, added 2026-11-30 12:00",
+	// without parentheses, since it is often shown inside some.
 	Origin string
 	// Path is the key path errors about this instance start with.
 	Path string
@@ -91,7 +92,7 @@ func InstanceDefs(ctx context.Context, cfg *config.File, st store.Store) ([]Inst
 func StoredDef(s store.Connector) (InstanceDef, error) {
 	def := InstanceDef{
 		ID: s.ID, Type: s.Type,
-		Origin: fmt.Sprintf("the store (added %s)", s.CreatedAt.Format("2006-01-02 15:04")),
+		Origin: StoredOrigin(s.CreatedAt),
 		Path:   fmt.Sprintf("stored connector %q", s.ID),
 	}
 	var node yaml.Node

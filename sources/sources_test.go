@@ -35,7 +35,7 @@ func TestInstanceDefsMergeFileAndStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(defs) != 2 || defs[0].ID != "web" || defs[0].Origin != "config connectors[0]" ||
-		defs[1].ID != "api" || defs[1].Origin != "the store (added 2026-11-30 12:00)" || defs[1].Config == nil {
+		defs[1].ID != "api" || defs[1].Origin != "the store, added 2026-11-30 12:00" || defs[1].Config == nil {
 		t.Fatalf("defs %+v", defs)
 	}
 	if err := st.Connectors().Create(ctx, store.Connector{ID: "web", Type: "webhook", CreatedAt: when}); err != nil {
@@ -113,6 +113,25 @@ func TestStoredDefAccess(t *testing.T) {
 	} {
 		if _, err := sources.StoredDef(store.Connector{ID: "gh", Type: "github", Access: []byte(access)}); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want an error naming %s", access, err, want)
+		}
+	}
+}
+
+// The origin of a stored instance or upstream has no parentheses of its
+// own: it is shown inside some ("connector "api" (ORIGIN)").
+func TestStoredOriginsNestNoParentheses(t *testing.T) {
+	when := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	def, err := sources.StoredDef(store.Connector{ID: "api", Type: "http", CreatedAt: when})
+	if err != nil {
+		t.Fatal(err)
+	}
+	up, err := sources.StoredUpstream(store.Upstream{ID: "wiki", Definition: []byte(`{"id": "wiki", "url": "http://127.0.0.1:1/mcp"}`), CreatedAt: when})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, origin := range []string{def.Origin, up.Origin} {
+		if origin != "the store, added 2026-11-30 12:00" {
+			t.Errorf("origin %q", origin)
 		}
 	}
 }

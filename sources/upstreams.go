@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/store"
@@ -36,9 +37,16 @@ func UpstreamDefs(ctx context.Context, cfg *config.File, st store.Store) ([]upst
 	return defs, nil
 }
 
+// StoredOrigin is the Origin of a connector instance or upstream stored
+// at t: "the store, added 2026-11-30 12:00". It has no parentheses of its
+// own, so that "connector "api" (ORIGIN)" reads plainly.
+func StoredOrigin(t time.Time) string {
+	return "the store, added " + t.Format("2006-01-02 15:04")
+}
+
 // StoredUpstream decodes and validates a stored upstream definition.
 func StoredUpstream(s store.Upstream) (upstream.Def, error) {
-	d := upstream.Def{Origin: fmt.Sprintf("the store (added %s)", s.CreatedAt.Format("2006-01-02 15:04"))}
+	d := upstream.Def{Origin: StoredOrigin(s.CreatedAt)}
 	if err := json.Unmarshal(s.Definition, &d.Config); err != nil {
 		return d, fmt.Errorf("stored upstream %q: %w", s.ID, err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/legate-mcp/legate/admin"
 	"github.com/legate-mcp/legate/cmd/legate/internal/cli"
+	"github.com/legate-mcp/legate/cmd/legate/internal/typescmd"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/server"
@@ -25,60 +26,7 @@ import (
 
 func connectorCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "connector", Short: "Connector types and instances"}
-	cmd.AddCommand(connectorTypesCmd(), connectorListCmd(g), connectorShowCmd(g), connectorAddCmd(g), connectorRemoveCmd(g), connectorTestCmd(g))
-	return cmd
-}
-
-func connectorTypesCmd() *cobra.Command {
-	var out *cli.Flag
-	cmd := &cobra.Command{
-		Use:   "types",
-		Short: "List the registered connector types with their config fields and credentials",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			type typeInfo struct {
-				Name        string                  `json:"name"`
-				Description string                  `json:"description"`
-				Fields      []connectors.Field      `json:"fields"`
-				Credentials []connectors.Credential `json:"credentials"`
-			}
-			var types []typeInfo
-			for _, t := range connectors.Types() {
-				ti := typeInfo{Name: t.Name, Description: t.Description, Credentials: t.Credentials}
-				if t.Config != nil {
-					ti.Fields, _ = connectors.FieldsOf(t.Config())
-				}
-				types = append(types, ti)
-			}
-			return out.Print(cmd, types, "no connector types in this build", func(w io.Writer) error {
-				for _, t := range types {
-					fmt.Fprintf(w, "%s — %s\n", t.Name, t.Description)
-					tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-					for _, f := range t.Fields {
-						attrs := f.Kind
-						if f.Required {
-							attrs += ", required"
-						}
-						if f.Default != "" {
-							attrs += ", default " + f.Default
-						}
-						fmt.Fprintf(tw, "  config.%s\t%s\t%s\n", f.Name, attrs, f.Description)
-					}
-					for _, c := range t.Credentials {
-						attrs := "secret"
-						if c.Required {
-							attrs += ", required"
-						}
-						fmt.Fprintf(tw, "  credentials.%s\t%s\t%s\n", c.Name, attrs, c.Description)
-					}
-					tw.Flush()
-					fmt.Fprintln(w)
-				}
-				return nil
-			})
-		},
-	}
-	out = cli.Add(cmd, cli.JSON)
+	cmd.AddCommand(typescmd.New(), connectorListCmd(g), connectorShowCmd(g), connectorAddCmd(g), connectorRemoveCmd(g), connectorTestCmd(g))
 	return cmd
 }
 

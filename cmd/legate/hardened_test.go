@@ -26,11 +26,18 @@ func TestHardenedCLI(t *testing.T) {
 		t.Setenv(access.TokenEnv, token)
 		return runCLI(t, "upstream", "add", id, "--no-refresh", "--url", "http://127.0.0.1:1/mcp", "--state-dir", state, "--config", config)
 	}
-	if _, err := add(hardened, "u1", ""); err == nil || !strings.Contains(err.Error(), "set LEGATE_TOKEN") {
+	// The errors say what LEGATE_TOKEN is, and that the admin token is not it.
+	role := "LEGATE_TOKEN is a client's bearer token, made by legate token create, that says who you are; LEGATE_ADMIN_TOKEN, the admin API's token, is another"
+	if _, err := add(hardened, "u1", ""); err == nil || !strings.Contains(err.Error(), "set LEGATE_TOKEN") || !strings.Contains(err.Error(), role) {
 		t.Fatalf("without a token: %v", err)
 	}
-	if _, err := add(hardened, "u1", "lgt_not-a-token"); err == nil || !strings.Contains(err.Error(), "not a token of this deployment") {
+	if _, err := add(hardened, "u1", "lgt_not-a-token"); err == nil || !strings.Contains(err.Error(), "not a token of this deployment") || !strings.Contains(err.Error(), role) {
 		t.Fatalf("with a made-up token: %v", err)
+	}
+	t.Setenv("LEGATE_ADMIN_TOKEN", "the-admin-token")
+	if _, err := add(hardened, "u1", "the-admin-token"); err == nil ||
+		!strings.Contains(err.Error(), "LEGATE_TOKEN holds the admin API's token (the value of LEGATE_ADMIN_TOKEN); it must be a client's bearer token") {
+		t.Fatalf("with the admin token: %v", err)
 	}
 	_, err := add(hardened, "u1", tokens["bob"])
 	if err == nil || !strings.Contains(err.Error(), `principal "bob" is not pinned`) || !strings.Contains(err.Error(), `auth: {pins: ["bob"]}`) {

@@ -1,13 +1,21 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/config"
+	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/vault"
 )
 
 func serveCmd(g *globals) *cobra.Command {
@@ -37,9 +45,19 @@ func serveCmd(g *globals) *cobra.Command {
 			}
 			ln, err := net.Listen("tcp", listen)
 			if err != nil {
-				return fmt.Errorf("listening on %s: %w", listen, err)
+				return listenError(listen, err)
 			}
 			defer ln.Close() // closed already when served; not when the start fails
+			// What the start makes in the state directory (database, vault
+			// key) is removed again if it fails before serving: a config
+			// that fails only when the gateway is built leaves nothing behind.
+			undo := g.newState(cfg)
+			serving := false
+			defer func() {
+				if !serving {
+					undo()
+				}
+			}()
 			return g.withEnv(func(cmd *cobra.Command, _ []string, e *env) error {
 				ctx := cmd.Context()
 				if warning != "" {
@@ -58,6 +76,7 @@ func serveCmd(g *globals) *cobra.Command {
 				defer announce(ctx, e, gw, ln.Addr().String())()
 				e.log.Info("legate serving", "mcp", "http://"+ln.Addr().String()+"/mcp", "tools", gw.Catalog().Len(),
 					"config", orNone(e.cfg.Path), "state_dir", e.stateDir, "version", version)
+				serving = true
 				err = gw.ServeHTTP(ctx, ln)
 				e.log.Info("legate stopped")
 				return err
@@ -68,6 +87,52 @@ func serveCmd(g *globals) *cobra.Command {
 	cmd.Flags().BoolVar(&allowUnauthenticated, "allow-unauthenticated", false,
 		"listen beyond loopback without authentication (as auth.allow_unauthenticated); anyone who reaches the port can call every tool")
 	return cmd
+}
+
+// listenError explains a listen that failed: an address in use is most
+// often a Legate already running.
+func listenError(addr string, err error) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("listen %s: %w — is Legate already running? (legate status) Or choose another address with --listen or listen: in the config", addr, syscall.EADDRINUSE)
+	}
+	return fmt.Errorf("listen %s: %w", addr, err)
+}
+
+// newState notes which of the files a start may make — the embedded
+// database (with its journal files), the vault key file, the state
+// directory and the database's directory — exist now, and returns the
+// function that removes those of them made since. It removes nothing
+// else: a directory only if empty, never a file it did not name.
+func (g *globals) newState(cfg *config.File) (undo func()) {
+	dir, err := g.resolveStateDir(cfg)
+	if err != nil {
+		return func() {}
+	}
+	var files, dirs []string
+	url := g.resolveStoreURL(dir)
+	if !strings.Contains(url, "://") {
+		url = store.DefaultScheme + "://" + url // a plain path, as store.Open takes it
+	}
+	if db, ok := strings.CutPrefix(url, "sqlite://"); ok {
+		db, _, _ = strings.Cut(db, "?")
+		files = append(files, db, db+"-wal", db+"-shm", db+"-journal")
+		dirs = append(dirs, filepath.Dir(db))
+	}
+	if src := vault.SourceFromEnv(os.Getenv, dir); src.Create {
+		files = append(files, src.File)
+	}
+	dirs = append(dirs, dir)
+	var made []string
+	for _, p := range append(files, dirs...) {
+		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+			made = append(made, p)
+		}
+	}
+	return func() {
+		for _, p := range made { // files first, then their directories
+			os.Remove(p)
+		}
+	}
 }
 
 func stdioCmd(g *globals) *cobra.Command {

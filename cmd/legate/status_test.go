@@ -50,9 +50,22 @@ func TestStatusShowsOpenCircuit(t *testing.T) {
 		t.Errorf("no empty state for connectors:\n%s", out)
 	}
 
+	// A refused token is named with where it came from and what it is for.
+	fix := ": set LEGATE_ADMIN_TOKEN to the token the server was started with (or, with authentication on, a token of the admin role), or pass --token"
 	out, err = runCLI(t, "status", "--url", srv, "--token", "wrong")
-	if err == nil || !strings.Contains(err.Error(), "401") {
-		t.Errorf("wrong token: %v\n%s", err, out)
+	if want := "status: the server at " + srv + "/admin/v1/status refused the admin token from --token (401 "; err == nil ||
+		!strings.HasPrefix(err.Error(), want) || !strings.HasSuffix(err.Error(), fix) {
+		t.Errorf("wrong token: %v\n%s\nwant %s…%s", err, out, want, fix)
+	}
+	t.Setenv("LEGATE_ADMIN_TOKEN", "wrong")
+	out, err = runCLI(t, "status", "--url", srv)
+	if err == nil || !strings.Contains(err.Error(), "refused the admin token from LEGATE_ADMIN_TOKEN (401 ") || !strings.HasSuffix(err.Error(), fix) {
+		t.Errorf("wrong token from the environment: %v\n%s", err, out)
+	}
+	t.Setenv("LEGATE_ADMIN_TOKEN", "")
+	out, err = runCLI(t, "status", "--url", srv)
+	if err == nil || !strings.Contains(err.Error(), "asks for an admin token and none was sent (401 ") || !strings.HasSuffix(err.Error(), fix) {
+		t.Errorf("no token: %v\n%s", err, out)
 	}
 }
 

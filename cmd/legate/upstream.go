@@ -151,7 +151,7 @@ func upstreamAddCmd(g *globals) *cobra.Command {
 		Use:   "add ID (--url URL | -- PROGRAM [ARG...])",
 		Short: "Add an upstream to the store, connect to it and cache its tools",
 		Example: `  legate upstream add github --url https://api.example.com/mcp/ --header-env Authorization=GITHUB_MCP_TOKEN
-  legate upstream add fs --session per_client -- node /opt/mcp/server-filesystem/dist/index.js /srv/data`,
+  legate upstream add fs --description "files of the team share, read and write" --session per_client -- node /opt/mcp/server-filesystem/dist/index.js /srv/data`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			ctx := cmd.Context()
@@ -220,6 +220,7 @@ func upstreamAddCmd(g *globals) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
+	f.StringVar(&def.Description, "description", "", "one line on what this server is for, shown to clients in the gateway's instructions (default: its id and command or URL)")
 	f.StringVar(&def.URL, "url", "", "URL of a remote server (Streamable HTTP, or SSE with --transport sse)")
 	f.StringVar(&transport, "transport", "", "streamable (default) or sse, for --url")
 	f.StringArrayVar(&headerEnv, "header-env", nil, "HEADER=ENV_VAR: send HEADER with the value of ENV_VAR (repeatable)")

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"context"
+	"net"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // An upstream that cannot be reached is not left in the store by a failed
@@ -21,5 +25,41 @@ func TestFailedUpstreamAddStoresNothing(t *testing.T) {
 	}
 	if out, _ := runCLI(t, "upstream", "list", "--state-dir", state); !strings.Contains(out, "down") {
 		t.Fatalf("the upstream added with --no-refresh is not listed:\n%s", out)
+	}
+}
+
+// An upstream added with --description is described to clients by it; one
+// added without is named by its id and URL, not by the store it is kept in.
+func TestUpstreamAddDescription(t *testing.T) {
+	state := t.TempDir()
+	cfg := writeConfig(t, "log_level: warn\n")
+	for _, args := range [][]string{
+		{"upstream", "add", "wiki", "--url", "http://127.0.0.1:1/mcp", "--description", "the team wiki, read only"},
+		{"upstream", "add", "plain", "--url", "http://127.0.0.1:1/mcp"},
+	} {
+		if out, err := runCLI(t, append(args, "--no-refresh", "--config", cfg, "--state-dir", state)...); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveCLIStore(t, cfg, state, ln)
+	ctx := context.Background()
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	got := cs.InitializeResult().Instructions
+	for _, want := range []string{"- wiki: the team wiki, read only", `- plain: the MCP server "plain" (streamable-http: http://127.0.0.1:1/mcp)`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the instructions lack %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "the store") {
+		t.Errorf("the instructions name the store:\n%s", got)
 	}
 }

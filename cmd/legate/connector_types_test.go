@@ -1,0 +1,75 @@
+package main
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/legate-mcp/legate/connectors"
+)
+
+// connector types TYPE shows one type: its description, config fields,
+// credentials, and the tools of an instance with the default config with
+// their classes; as a table or -o json. Every registered type can be shown.
+func TestConnectorTypesShowsOneType(t *testing.T) {
+	out, err := runCLI(t, "connector", "types", "postgres", "-o", "json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var d struct {
+		Name, Description string
+		Fields            []struct{ Name, Kind, Default, Description string }
+		Credentials       []struct{ Name string }
+		Tools             []struct {
+			Name, Class, Description string
+			ByArguments              bool `json:"class_by_arguments"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	port := slices.IndexFunc(d.Fields, func(f struct{ Name, Kind, Default, Description string }) bool { return f.Name == "port" })
+	if d.Name != "postgres" || d.Description == "" || port < 0 || d.Fields[port].Kind != "int" || d.Fields[port].Default != "5432" || d.Fields[port].Description == "" {
+		t.Errorf("type, description or fields: %s", out)
+	}
+	if len(d.Credentials) != 1 || d.Credentials[0].Name != "password" {
+		t.Errorf("credentials: %s", out)
+	}
+	tools := map[string]string{}
+	for _, tool := range d.Tools {
+		tools[tool.Name] = tool.Class
+		if tool.Description == "" {
+			t.Errorf("tool %s has no description", tool.Name)
+		}
+	}
+	if tools["query"] != "read" || tools["schema"] != "read" || tools["execute"] != "write" {
+		t.Errorf("tools and classes %v: %s", tools, out)
+	}
+
+	out, err = runCLI(t, "connector", "types", "postgres")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{"postgres — ", "config.port", "int, default 5432", "credentials.password", "secret", "query", "read", "execute"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+
+	if _, err := runCLI(t, "connector", "types", "nosuch"); err == nil || !strings.Contains(err.Error(), `unknown connector type "nosuch" (known: `) ||
+		!strings.Contains(err.Error(), "postgres") {
+		t.Errorf("unknown type: %v", err)
+	}
+	for _, name := range connectors.TypeNames() {
+		out, err := runCLI(t, "connector", "types", name, "-o", "json")
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		var d struct{ Tools []json.RawMessage }
+		if err := json.Unmarshal([]byte(out), &d); err != nil || len(d.Tools) == 0 {
+			t.Errorf("%s: no tools (%v): %s", name, err, out)
+		}
+	}
+}
