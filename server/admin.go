@@ -3,18 +3,14 @@ package server
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"crypto/subtle"
 	"errors"
 	"net/http"
 	"time"
 
-	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/legate-mcp/legate/admin"
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/config"
-	"github.com/legate-mcp/legate/connections"
 	"github.com/legate-mcp/legate/local"
 	"github.com/legate-mcp/legate/panel"
 	"github.com/legate-mcp/legate/policy"
@@ -26,7 +22,7 @@ import (
 // Origin guard: with authentication on, behind the authenticator and the
 // approver role; else behind the admin token. On a hardened deployment
 // (auth.hardened) its changes are closed to the principals of auth.pins
-// (see hardenAdmin). The panel calls it in process. listen is the address
+// (see admin.Harden). The panel calls it in process. listen is the address
 // reported by the status.
 func AdminHandler(g *Gateway, listen string) http.Handler {
 	return adminHandler(g, listen, g.audit.Add)
@@ -36,33 +32,15 @@ func AdminHandler(g *Gateway, listen string) http.Handler {
 func adminHandler(g *Gateway, listen string, audit func(store.AuditRow)) http.Handler {
 	h := admin.Handler(adminOps(g, listen, audit), &admin.Options{Authenticated: g.auth.Enabled(), Token: g.opts.AdminToken, Logger: g.log, Connections: g.connections.AdminHandler()})
 	if g.auth.Enabled() {
-		return admin.JSONErrors(g.auth.Middleware()(g.auth.RequireRole(auth.RoleApprover, hardenAdmin(g.auth, h))))
+		return admin.JSONErrors(g.auth.Middleware()(g.auth.RequireRole(auth.RoleApprover, admin.Harden(g.auth, h))))
 	}
 	if g.opts.Config != nil && g.opts.Config.Auth.Hardened {
 		// The admin token names no principal, and none it could be is
 		// pinned: a hardened deployment without authentication takes no
 		// change over the admin API.
-		return admin.JSONErrors(hardenAdmin(g.auth, h))
+		return admin.JSONErrors(admin.Harden(g.auth, h))
 	}
 	return h
-}
-
-// hardenAdmin lets through to h the admin API's reads, its approval
-// decisions and the start of a connection of the caller's own account,
-// and its changes (connectors, upstreams, tokens, sessions) only as
-// auth.Authenticator.RequirePinned does: on a hardened deployment, from a
-// pinned principal. Deciding an approval or connecting one's own account
-// (as GET /connect/INSTANCE does on the gateway) changes no part of the
-// deployment, so approvers who are not pinned still do both.
-func hardenAdmin(a *auth.Authenticator, h http.Handler) http.Handler {
-	// Their own patterns, matched as the admin API matches them, so that
-	// no other route passes for one.
-	mux := http.NewServeMux()
-	mux.Handle("POST /admin/v1/approvals/{id}/{verb}", h)
-	mux.Handle("POST /admin/v1/connections/{instance}/connect", h)
-	mux.Handle("DELETE /admin/v1/connections/{instance}", connections.OwnRevokes(h, a.RequirePinned(h)))
-	mux.Handle("/", a.RequirePinned(h))
-	return mux
 }
 
 // adminOps are the admin operations over g's parts.
@@ -118,29 +96,14 @@ func (f *fastPath) closeSession(id string) bool {
 }
 
 // LocalAdminHandler is g's admin API on the Unix socket of package local,
-// which only the owner of the state directory can open: with
-// authentication on, a request bearing a token is its principal's, as on
-// AdminHandler; any other is the owner's, an admin named by its Legate-As
-// header (default "cli"). On a hardened deployment the owner's changes are
-// refused as an unpinned principal's are.
+// which only the owner of the state directory can open: a request is the
+// owner's, an admin named by its local.AsHeader (auth.OwnerOr), unless it
+// bears a token with authentication on. On a hardened deployment the
+// owner's changes are refused as an unpinned principal's are.
 func LocalAdminHandler(g *Gateway, listen string) http.Handler {
-	h := admin.Handler(adminOps(g, listen), &admin.Options{Authenticated: true, Logger: g.log, Connections: g.connections.AdminHandler()})
+	h := admin.Handler(adminOps(g, listen, g.audit.Add), &admin.Options{Authenticated: true, Logger: g.log, Connections: g.connections.AdminHandler()})
 	if g.opts.Config != nil && g.opts.Config.Auth.Hardened {
-		h = hardenAdmin(g.auth, h)
+		h = admin.Harden(g.auth, h)
 	}
-	owner := rand.Text() // stands for the owner inside this process only
-	verify := func(ctx context.Context, tok string, r *http.Request) (*sdkauth.TokenInfo, error) {
-		if subtle.ConstantTimeCompare([]byte(tok), []byte(owner)) == 1 {
-			p := &auth.Principal{Name: cmp.Or(r.Header.Get(local.AsHeader), "cli"), Role: auth.RoleAdmin}
-			return &sdkauth.TokenInfo{Expiration: time.Now().Add(time.Minute), Extra: map[string]any{auth.PrincipalKey: p}}, nil
-		}
-		return g.auth.Verify(ctx, tok, r)
-	}
-	inner := admin.JSONErrors(sdkauth.RequireBearerToken(verify, nil)(h))
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") == "" || !g.auth.Enabled() {
-			r.Header.Set("Authorization", "Bearer "+owner)
-		}
-		inner.ServeHTTP(w, r)
-	})
+	return admin.JSONErrors(g.auth.OwnerOr(local.AsHeader, h))
 }

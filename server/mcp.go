@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate"
@@ -116,26 +114,9 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	}
 	res, err := g.Call(ctx, req.Params.Name, req.Params.Arguments, o)
 	if errors.Is(err, ErrUnknownTool) {
-		return nil, unknownTool(req.Params.Name, g.viewFor(o.Principal))
+		return nil, didyoumean.UnknownTool(req.Params.Name, g.viewFor(o.Principal))
 	}
 	return res, err
-}
-
-// unknownTool is the JSON-RPC error for a call to name, which view does
-// not hold: invalid params, naming the caller's closest tools, with the
-// canonical error ({code: NOT_FOUND, message, did_you_mean}) as its data.
-func unknownTool(name string, view *catalog.Catalog) *jsonrpc.Error {
-	var known []string
-	for _, e := range view.Entries() {
-		known = append(known, e.Wire)
-		if strings.Contains(name, ".") { // a call by canonical name
-			known = append(known, e.Canonical)
-		}
-	}
-	near := didyoumean.Closest(name, known)
-	msg := fmt.Sprintf("unknown tool %q", name) + didyoumean.Hint(near)
-	data, _ := json.Marshal(map[string]any{"code": legate.CodeNotFound, "message": msg, "did_you_mean": near})
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msg, Data: data}
 }
 
 // addInstructions appends to an initialize or discover result what the

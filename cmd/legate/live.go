@@ -112,6 +112,7 @@ func (g *globals) skillsDir(cmd *cobra.Command) (string, error) {
 	}
 	return filepath.Join(l.Place.Dir, "skills"), nil
 }
+
 // removeLive removes the stored kind ("connector" or "upstream") id
 // through the running server, reporting whether one runs on the command's
 // state; without one it says so, and the caller removes it from the store.

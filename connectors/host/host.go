@@ -118,10 +118,7 @@ type Connector struct {
 func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 	c := &Connector{id: inst.ID, cfg: *cfg, stateDir: inst.StateDir}
 	if c.cfg.SkillsDir == "" {
-		c.cfg.SkillsDir = skills.DefaultDir()
-		if inst.StateDir != "" {
-			c.cfg.SkillsDir = filepath.Join(inst.StateDir, "skills") // where legate skills installs them
-		}
+		c.cfg.SkillsDir = skills.DefaultDir(inst.StateDir)
 	}
 	c.jail = &jail{path: filepath.Clean(cfg.WorkspaceRoot)}
 	lib := skills.Open(c.cfg.SkillsDir)

@@ -6,11 +6,16 @@
 package didyoumean
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/spf13/cobra"
+
+	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/catalog"
 )
 
 // Max is how many names Closest returns at most.
@@ -87,4 +92,21 @@ func Hint(names []string) string {
 		list = strings.Join(q[:len(q)-1], ", ") + " or " + list
 	}
 	return "; did you mean " + list + "?"
+}
+
+// UnknownTool is the JSON-RPC error for a call to name, which view does
+// not hold: invalid params, naming the caller's closest tools, with the
+// canonical error ({code: NOT_FOUND, message, did_you_mean}) as its data.
+func UnknownTool(name string, view *catalog.Catalog) *jsonrpc.Error {
+	var known []string
+	for _, e := range view.Entries() {
+		known = append(known, e.Wire)
+		if strings.Contains(name, ".") { // a call by canonical name
+			known = append(known, e.Canonical)
+		}
+	}
+	near := Closest(name, known)
+	msg := fmt.Sprintf("unknown tool %q", name) + Hint(near)
+	data, _ := json.Marshal(map[string]any{"code": legate.CodeNotFound, "message": msg, "did_you_mean": near})
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msg, Data: data}
 }

@@ -64,10 +64,14 @@ const (
 	MetaFile  = ".legate.json"
 )
 
-// DefaultDir is $LEGATE_STATE_DIR/skills, else the skills directory of
-// the default state directory ($XDG_STATE_HOME/legate, then
-// ~/.local/state/legate), as the legate command resolves it.
-func DefaultDir() string {
+// DefaultDir is the skills folder of the state directory stateDir, where
+// legate skills installs them; with stateDir "" (an instance built outside
+// a command), that of $LEGATE_STATE_DIR, else of the default state
+// directory ($XDG_STATE_HOME/legate, then ~/.local/state/legate).
+func DefaultDir(stateDir string) string {
+	if stateDir != "" {
+		return filepath.Join(stateDir, "skills")
+	}
 	if d := os.Getenv("LEGATE_STATE_DIR"); d != "" {
 		return filepath.Join(d, "skills")
 	}
