@@ -22,10 +22,13 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/legate-mcp/legate/statedir"
 
 )
 
@@ -73,11 +76,31 @@ func key(dir string) string {
 	return hex.EncodeToString(sum[:8])
 }
 
+// NewRecord is the record of this process, serving MCP on listen with the
+// configuration file cfgPath ("" for none) on the state directory stateDir
+// and the store storeURL, whose password it leaves out.
+func NewRecord(listen, cfgPath, stateDir, storeURL, version string) Record {
+	if cfgPath != "" {
+		cfgPath, _ = filepath.Abs(cfgPath)
+	}
+	if u, err := url.Parse(storeURL); err == nil && u.User != nil {
+		storeURL = u.Redacted()
+	}
+	return Record{PID: os.Getpid(), Listen: listen, Config: cfgPath, StateDir: stateDir, Store: storeURL, Version: version, Started: time.Now()}
+}
+
 // Announce serves h on rec's socket and writes the record into
-// rec.StateDir and, when registry is not "", a pointer into the registry of
-// the default state directory registry. It fails when another live server
-// runs on the same state directory. stop takes it all back.
-func Announce(rec Record, registry string, h http.Handler) (stop func(), err error) {
+// rec.StateDir and a pointer into the registry of the default state
+// directory (AnnounceIn). It fails when another live server runs on the
+// same state directory. stop takes it all back.
+func Announce(rec Record, h http.Handler) (stop func(), err error) {
+	reg, _ := statedir.DefaultDir(os.Getenv)
+	return AnnounceIn(rec, reg, h)
+}
+
+// AnnounceIn is Announce with the registry of the default state directory
+// registry; "" leaves no pointer.
+func AnnounceIn(rec Record, registry string, h http.Handler) (stop func(), err error) {
 	if other, err := Find(rec.StateDir); err == nil && other.PID != rec.PID {
 		return nil, fmt.Errorf("another legate server (pid %d, listening on %s) already runs on the state directory %s; stop it, or give this one another --state-dir", other.PID, other.Listen, rec.StateDir)
 	}

@@ -16,7 +16,7 @@ func TestAnnounceFindAndStop(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte(`{"version":"v-test","listen":"127.0.0.1:1"}`))
 	})
-	stop, err := local.Announce(local.Record{PID: os.Getpid(), Listen: "127.0.0.1:1", StateDir: state}, registry, h)
+	stop, err := local.AnnounceIn(local.Record{PID: os.Getpid(), Listen: "127.0.0.1:1", StateDir: state}, registry, h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestAnnounceFindAndStop(t *testing.T) {
 		t.Fatalf("Status over the socket = %+v, %v", s, err)
 	}
 	// A second server on the same directory is refused, naming the first.
-	if _, err := local.Announce(local.Record{PID: os.Getpid() + 1, StateDir: state}, registry, h); err == nil || !strings.Contains(err.Error(), "already runs") {
+	if _, err := local.AnnounceIn(local.Record{PID: os.Getpid() + 1, StateDir: state}, registry, h); err == nil || !strings.Contains(err.Error(), "already runs") {
 		t.Fatalf("a second server on the same state: %v", err)
 	}
 	stop()
@@ -50,7 +50,7 @@ func TestAnnounceFindAndStop(t *testing.T) {
 // A record left by a server that died is no server, and its pointer goes.
 func TestDeadServerIsNone(t *testing.T) {
 	state, registry := t.TempDir(), t.TempDir()
-	stop, err := local.Announce(local.Record{PID: 1, StateDir: state}, registry, http.NotFoundHandler())
+	stop, err := local.AnnounceIn(local.Record{PID: 1, StateDir: state}, registry, http.NotFoundHandler())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -15,7 +13,6 @@ import (
 	"github.com/legate-mcp/legate/cmd/legate/internal/approvalscmd"
 	"github.com/legate-mcp/legate/local"
 	"github.com/legate-mcp/legate/server"
-	"github.com/legate-mcp/legate/statedir"
 )
 
 // ownState marks, in a command's Annotations, a server command that keeps
@@ -78,29 +75,14 @@ func (g *globals) direct(verb string) {
 // command (package local); a second server on the same state directory
 // is served, but not announced.
 func announce(ctx context.Context, e *env, gw *server.Gateway, listen string) func() {
-	cfgPath := e.cfg.Path
-	if cfgPath != "" {
-		cfgPath, _ = filepath.Abs(cfgPath)
-	}
-	rec := local.Record{PID: os.Getpid(), Listen: listen, Config: cfgPath, StateDir: e.stateDir,
-		Store: redactedURL(e.storeURL), Version: version, Started: time.Now()}
-	reg, _ := statedir.DefaultDir(os.Getenv)
-	stop, err := local.Announce(rec, reg, server.LocalAdminHandler(gw, listen))
+	rec := local.NewRecord(listen, e.cfg.Path, e.stateDir, e.storeURL, version)
+	stop, err := local.Announce(rec, server.LocalAdminHandler(gw, listen))
 	if err != nil {
 		e.log.Warn("legate commands cannot reach this server", "error", err)
 		return func() {}
 	}
 	context.AfterFunc(ctx, stop)
 	return stop
-}
-
-// redactedURL is a store URL with its password taken out.
-func redactedURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
-		return s
-	}
-	return u.Redacted()
 }
 
 // skillsDir is the skills library of the command's state directory, where
