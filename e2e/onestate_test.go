@@ -110,6 +110,12 @@ func TestCLIFromAnotherFolderActsOnTheRunningServer(t *testing.T) {
 		t.Fatalf("legate status from another folder did not reach the running server:\nstdout: %s\nstderr: %s", out, errs)
 	}
 
+	// A change to another store says, before it is made, that the running server will not see it.
+	_, errs = cliIn(t, elsewhere, env, "token", "create", "bob", "--state-dir", t.TempDir())
+	if !strings.Contains(errs, "a server runs on another state directory") || !strings.Contains(errs, "--config "+filepath.Join(home, "config.yaml")) {
+		t.Fatalf("token create on another state did not name the running server's:\n%s", errs)
+	}
+
 	out, errs = cliIn(t, elsewhere, env, "upstream", "add", "everything", "--", p.node, p.everything, "stdio")
 	if !strings.Contains(out, `added upstream "everything"`) || !strings.Contains(errs, "through the running server") {
 		t.Fatalf("upstream add:\nstdout: %s\nstderr: %s", out, errs)

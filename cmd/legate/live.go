@@ -6,10 +6,13 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/legate-mcp/legate/admin"
+	"github.com/legate-mcp/legate/cmd/legate/internal/access"
 	"github.com/legate-mcp/legate/cmd/legate/internal/approvalscmd"
 	"github.com/legate-mcp/legate/local"
 	"github.com/legate-mcp/legate/server"
@@ -54,14 +57,30 @@ func (g *globals) through(rec *local.Record) {
 }
 
 // direct says, on stderr and before a change, that the command uses the
-// store itself because no server runs on its state directory, and names
-// the servers that run on others, whose state it does not change.
+// store itself because no server runs on its state directory.
 func (g *globals) direct(verb string) {
-	l, err := g.locate()
-	if err != nil {
-		return
+	if l, err := g.locate(); err == nil {
+		fmt.Fprintf(g.stderr, "legate: no server runs on the state directory %s (%s): %s its store directly\n", l.Place.Dir, l.Place.DirBy, verb)
 	}
-	fmt.Fprintf(g.stderr, "legate: no server runs on the state directory %s (%s): %s its store directly\n", l.Place.Dir, l.Place.DirBy, verb)
+}
+
+// changes are the commands besides access.Mutations that change state a
+// running server acts on.
+var changes = []string{"approvals approve", "approvals deny", "skills install", "skills enable", "skills disable", "skills rm",
+	"upstream refresh", "upstream test", "connector test"}
+
+// warnElsewhere says, on stderr and before the command cmd changes
+// anything, that servers run on other state directories than its own,
+// which will not see the change, and how to reach theirs.
+func (g *globals) warnElsewhere(cmd *cobra.Command) error {
+	path := strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+	if !slices.Contains(access.Mutations, path) && !slices.Contains(changes, path) {
+		return nil
+	}
+	l, err := g.locate()
+	if err != nil || l.Server != nil {
+		return err
+	}
 	for _, o := range l.Others {
 		hint := "--state-dir " + o.StateDir
 		if o.Config != "" {
@@ -69,6 +88,7 @@ func (g *globals) direct(verb string) {
 		}
 		fmt.Fprintf(g.stderr, "legate: note: a server runs on another state directory (%s); it will not see this: to act on its state, pass %s\n", o, hint)
 	}
+	return nil
 }
 
 // announce makes the server serving gw on listen findable by the legate

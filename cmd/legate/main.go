@@ -81,7 +81,7 @@ func newRoot() *cobra.Command {
 		if l := new(slog.Level); g.logLevel != "" && l.UnmarshalText([]byte(g.logLevel)) != nil {
 			return fmt.Errorf("--log-level %q: want debug, info, warn or error", g.logLevel)
 		}
-		return nil
+		return g.warnElsewhere(cmd)
 	}
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.configPath, "config", "", "config file (default $LEGATE_CONFIG, then ./config.yaml if it exists, else none)")
