@@ -11,9 +11,6 @@ import (
 	"strconv"
 	"sync"
 	"time"
-
-	"github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/openai/openai-go/v3"
 )
 
 // Bounds of the retries.
@@ -92,12 +89,8 @@ func retryable(err error, stalled bool) (bool, time.Duration) {
 		return true, 0
 	}
 	status, resp := 0, (*http.Response)(nil)
-	var oe *openai.Error
-	var ae *anthropic.Error
-	switch {
-	case errors.As(err, &oe):
-		status, resp = oe.StatusCode, oe.Response
-	case errors.As(err, &ae):
+	var ae *APIError
+	if errors.As(err, &ae) {
 		status, resp = ae.StatusCode, ae.Response
 	}
 	if status == 0 {
