@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"os"
 	"strings"
+
+	"github.com/legate-mcp/legate/agent/internal/wire"
 )
 
 // defaultAnthropicMaxTokens is max_tokens when the profile sets none: the
@@ -26,12 +28,13 @@ const (
 // streamed.
 type anthropicModel struct {
 	url string
+	hc  *http.Client
 	p   Profile
 }
 
 func newAnthropic(p Profile) *anthropicModel {
 	base := cmp.Or(p.URL, os.Getenv("ANTHROPIC_BASE_URL"), defaultAnthropicURL)
-	return &anthropicModel{url: strings.TrimRight(base, "/") + "/v1/messages", p: p}
+	return &anthropicModel{url: strings.TrimRight(base, "/") + "/v1/messages", hc: modelClient(base, p), p: p}
 }
 
 type anthropicBlock struct {
@@ -127,7 +130,7 @@ func (m *anthropicModel) Turn(ctx context.Context, t Turn, got func()) (*Reply, 
 		req.Tools = append(req.Tools, anthropicTool{Name: tool.Name, Description: tool.Description, InputSchema: schema})
 	}
 	header := http.Header{"X-Api-Key": {m.p.AccessToken}, "Anthropic-Version": {anthropicVersion}}
-	stream, err := postStream(ctx, m.url, header, req)
+	stream, err := wire.Post(ctx, m.hc, m.url, header, req)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +148,7 @@ func (m *anthropicModel) Turn(ctx context.Context, t Turn, got func()) (*Reply, 
 	for stream.Next() {
 		got()
 		var ev anthropicEvent
-		if err := json.Unmarshal(stream.data, &ev); err != nil {
+		if err := json.Unmarshal(stream.Data(), &ev); err != nil {
 			return nil, err
 		}
 		switch ev.Type {

@@ -9,6 +9,10 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
+
+	"github.com/legate-mcp/legate/agent/internal/wire"
+	"github.com/legate-mcp/legate/connectors/netguard"
 )
 
 // ErrDropped is a streamed answer that ended before the provider said it
@@ -23,12 +27,13 @@ const defaultOpenAIURL = "https://api.openai.com/v1/"
 // every OpenAI-compatible provider: POST {url}/chat/completions, streamed.
 type openAIModel struct {
 	url string
+	hc  *http.Client
 	p   Profile
 }
 
 func newOpenAI(p Profile) *openAIModel {
 	base := cmp.Or(p.URL, os.Getenv("OPENAI_BASE_URL"), defaultOpenAIURL)
-	return &openAIModel{url: strings.TrimRight(base, "/") + "/chat/completions", p: p}
+	return &openAIModel{url: strings.TrimRight(base, "/") + "/chat/completions", hc: modelClient(base, p), p: p}
 }
 
 type openAIFunction struct {
@@ -89,6 +94,19 @@ type openAIChunk struct {
 	} `json:"error"`
 }
 
+// modelClient is the HTTP client of a model at base: guarded, with base's
+// host allowed whatever its address (an operator's choice, such as a local
+// Ollama), and a time limit past the attempt's own deadline.
+func modelClient(base string, p Profile) *http.Client {
+	var allow []string
+	if hp, err := netguard.HostPort(base); err == nil {
+		allow = []string{hp}
+	}
+	timeout := cmp.Or(p.RequestTimeout, DefaultRequestTimeout)
+	return netguard.NewClient(netguard.Options{Allow: allow, Timeout: timeout + time.Second,
+		Hint: "only the model profile's own url may be on such an address"})
+}
+
 func (m *openAIModel) Turn(ctx context.Context, t Turn, got func()) (*Reply, error) {
 	req := openAIRequest{Model: m.p.Model, Messages: openAIMessages(t), Temperature: m.p.Temperature, Stream: true}
 	req.StreamOptions.IncludeUsage = true
@@ -102,7 +120,7 @@ func (m *openAIModel) Turn(ctx context.Context, t Turn, got func()) (*Reply, err
 	if key == "" {
 		key = "none"
 	}
-	stream, err := postStream(ctx, m.url, http.Header{"Authorization": {"Bearer " + key}}, req)
+	stream, err := wire.Post(ctx, m.hc, m.url, http.Header{"Authorization": {"Bearer " + key}}, req)
 	if err != nil {
 		return nil, err
 	}
@@ -116,11 +134,11 @@ func (m *openAIModel) Turn(ctx context.Context, t Turn, got func()) (*Reply, err
 	)
 	for stream.Next() {
 		got()
-		if string(stream.data) == "[DONE]" {
+		if string(stream.Data()) == "[DONE]" {
 			break
 		}
 		var chunk openAIChunk
-		if err := json.Unmarshal(stream.data, &chunk); err != nil {
+		if err := json.Unmarshal(stream.Data(), &chunk); err != nil {
 			return nil, err
 		}
 		if chunk.Error != nil {

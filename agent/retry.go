@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/legate-mcp/legate/agent/internal/wire"
 )
 
 // Bounds of the retries.
@@ -89,7 +91,7 @@ func retryable(err error, stalled bool) (bool, time.Duration) {
 		return true, 0
 	}
 	status, resp := 0, (*http.Response)(nil)
-	var ae *APIError
+	var ae *wire.APIError
 	if errors.As(err, &ae) {
 		status, resp = ae.StatusCode, ae.Response
 	}

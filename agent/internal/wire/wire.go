@@ -1,4 +1,11 @@
-package agent
+// Package wire is the agent's HTTP of model APIs: a JSON POST whose 2xx
+// answer is read as server-sent events, and the error of any other answer.
+//
+// The agent's model clients speak the two wire formats themselves (OpenAI
+// chat completions, Anthropic Messages): the providers' SDKs, which cover
+// their whole APIs, were most of the binary's size for the two calls the
+// agent makes.
+package wire
 
 import (
 	"bufio"
@@ -10,11 +17,6 @@ import (
 	"net/http"
 	"strings"
 )
-
-// The model clients speak the two wire formats themselves, over net/http:
-// one streamed POST per turn, read as server-sent events. The providers'
-// SDKs, which cover their whole APIs, were most of the binary's size for
-// the two calls the agent makes.
 
 // maxErrorBody bounds the part of an error answer kept in the error.
 const maxErrorBody = 4 << 10
@@ -38,9 +40,9 @@ func (e *APIError) Error() string {
 	return fmt.Sprintf("%s %q: %d %s %s", e.method, e.url, e.StatusCode, http.StatusText(e.StatusCode), e.Message)
 }
 
-// postStream sends body to url as JSON and returns the event stream of a
+// Post sends body to url as JSON with hc and returns the event stream of a
 // 2xx answer; any other answer is an *APIError.
-func postStream(ctx context.Context, url string, header http.Header, body any) (*sseReader, error) {
+func Post(ctx context.Context, hc *http.Client, url string, header http.Header, body any) (*Stream, error) {
 	b, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
@@ -49,10 +51,12 @@ func postStream(ctx context.Context, url string, header http.Header, body any) (
 	if err != nil {
 		return nil, err
 	}
-	req.Header = header
+	if header != nil {
+		req.Header = header.Clone()
+	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +67,7 @@ func postStream(ctx context.Context, url string, header http.Header, body any) (
 	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 0, 64<<10), maxEventLine)
-	return &sseReader{body: resp.Body, sc: sc}, nil
+	return &Stream{body: resp.Body, sc: sc}, nil
 }
 
 // errorMessage is the message of an error body in either provider's
@@ -80,9 +84,9 @@ func errorMessage(raw []byte) string {
 	return strings.TrimSpace(string(raw))
 }
 
-// sseReader reads server-sent events: an event's name and its data lines,
+// Stream reads server-sent events: an event's name and its data lines,
 // joined.
-type sseReader struct {
+type Stream struct {
 	body  io.ReadCloser
 	sc    *bufio.Scanner
 	event string
@@ -92,7 +96,7 @@ type sseReader struct {
 
 // Next reads the next event with data; false at the end of the stream or
 // on an error (Err).
-func (r *sseReader) Next() bool {
+func (r *Stream) Next() bool {
 	if r.err != nil {
 		return false
 	}
@@ -126,17 +130,21 @@ func (r *sseReader) Next() bool {
 }
 
 // finish marks the stream read to its end after the last event.
-func (r *sseReader) finish() bool {
+func (r *Stream) finish() bool {
 	r.err = io.EOF
 	return true
 }
 
 // Err is the error that ended the stream, nil at its normal end.
-func (r *sseReader) Err() error {
+func (r *Stream) Err() error {
 	if r.err == io.EOF {
 		return nil
 	}
 	return r.err
 }
 
-func (r *sseReader) Close() error { return r.body.Close() }
+// Data is the data of the event read by Next.
+func (r *Stream) Data() []byte { return r.data }
+
+// Close closes the answer's body.
+func (r *Stream) Close() error { return r.body.Close() }
