@@ -3,6 +3,7 @@
 #
 #   docker build -t legate .                      # distroless, the binary alone (the default)
 #   docker build -t legate:full --target full .   # plus Node.js (npx) and uv (uvx), for stdio upstreams
+#   docker build --build-arg TAGS=custom,connector_http,connector_webhook .   # a slim build (docs/build.md)
 #
 #   docker run -p 8080:8080 -v legate-state:/var/lib/legate -v $PWD/config.yaml:/etc/legate/config.yaml:ro legate \
 #     serve --config /etc/legate/config.yaml --listen 0.0.0.0:8080 --state-dir /var/lib/legate
@@ -21,12 +22,15 @@ ARG GO_VERSION=1.26.8
 
 FROM golang:${GO_VERSION} AS build
 ARG VERSION=dev
+# Build tags, empty for every connector type; see docs/build.md for slim builds.
+ARG TAGS=
 WORKDIR /src
 ENV CGO_ENABLED=0 GOTOOLCHAIN=local
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/legate ./cmd/legate \
+# The same command as `make build` (and `make build-slim` with TAGS).
+RUN go build -trimpath -tags "${TAGS}" -ldflags "-s -w -X main.version=${VERSION}" -o /out/legate ./cmd/legate \
  && mkdir -p /out/state
 
 # uv and uvx for Python stdio upstreams, in the full image.
@@ -48,6 +52,24 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=10s CMD ["/legate", "heal
 ENTRYPOINT ["/legate"]
 CMD ["serve", "--listen", "0.0.0.0:8080", "--state-dir", "/var/lib/legate"]
 
+# The release image (.goreleaser.yaml, docker buildx --target release): the default image, but
+# with the binary goreleaser built for TARGETPLATFORM (at <os>/<arch>/legate in its context)
+# rather than one built here.
+FROM --platform=$BUILDPLATFORM busybox:1.37 AS release-state
+RUN mkdir -p /out/state
+
+FROM gcr.io/distroless/static-debian12:nonroot AS release
+ARG TARGETPLATFORM
+COPY ${TARGETPLATFORM}/legate /legate
+COPY --from=release-state --chown=65532:65532 /out/state /var/lib/legate
+USER 65532:65532
+VOLUME ["/var/lib/legate"]
+EXPOSE 8080
+HEALTHCHECK --interval=30s --timeout=5s --start-period=10s CMD ["/legate", "health"]
+ENTRYPOINT ["/legate"]
+CMD ["serve", "--listen", "0.0.0.0:8080", "--state-dir", "/var/lib/legate"]
+
+# The default image: the last stage.
 FROM gcr.io/distroless/static-debian12:nonroot AS static
 COPY --from=build /out/legate /legate
 # The state dir (SQLite database and the tool cache) belongs to the nonroot user (65532).

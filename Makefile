@@ -5,11 +5,21 @@ GO       ?= go
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X main.version=$(VERSION)
 BIN      := bin/legate
+comma    := ,
+space    := $() $()
 
-.PHONY: build install run test test-short lint peers bench bench-smoke fuzz fuzz-smoke soak clean docs
+.PHONY: build build-slim install run test test-short lint peers bench bench-smoke fuzz fuzz-smoke soak clean docs
 
+## build: the static, stripped binary with every connector type (docs/build.md).
 build:
 	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/legate
+
+## build-slim: the same with only the connector types in CONNECTORS (upstream
+## MCP servers are always in): make build-slim CONNECTORS="http webhook postgres".
+CONNECTORS ?= http webhook
+SLIM_TAGS  := custom $(addprefix connector_,$(CONNECTORS))
+build-slim:
+	$(GO) build -trimpath -tags "$(subst $(space),$(comma),$(strip $(SLIM_TAGS)))" -ldflags "$(LDFLAGS)" -o $(BIN)-slim ./cmd/legate
 
 ## install: the binary into $(go env GOPATH)/bin, with the version of this checkout.
 install:

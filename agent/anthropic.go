@@ -1,29 +1,102 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
+	"net/http"
+	"os"
+	"strings"
 
-	"github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/legate-mcp/legate/agent/internal/wire"
 )
 
 // defaultAnthropicMaxTokens is max_tokens when the profile sets none: the
 // Messages API requires one.
 const defaultAnthropicMaxTokens = 4096
 
-// anthropicModel speaks Anthropic's Messages API.
+// defaultAnthropicURL is the Messages API's base URL when neither the
+// profile nor $ANTHROPIC_BASE_URL gives one; anthropicVersion the
+// API version sent with each request.
+const (
+	defaultAnthropicURL = "https://api.anthropic.com/"
+	anthropicVersion    = "2023-06-01"
+)
+
+// anthropicModel speaks Anthropic's Messages API: POST {url}/v1/messages,
+// streamed.
 type anthropicModel struct {
-	client anthropic.Client
-	p      Profile
+	url string
+	hc  *http.Client
+	p   Profile
 }
 
 func newAnthropic(p Profile) *anthropicModel {
-	opts := []option.RequestOption{option.WithMaxRetries(0), option.WithAPIKey(p.AccessToken)}
-	if p.URL != "" {
-		opts = append(opts, option.WithBaseURL(p.URL))
-	}
-	return &anthropicModel{client: anthropic.NewClient(opts...), p: p}
+	base := cmp.Or(p.URL, os.Getenv("ANTHROPIC_BASE_URL"), defaultAnthropicURL)
+	return &anthropicModel{url: strings.TrimRight(base, "/") + "/v1/messages", hc: modelClient(base, p), p: p}
+}
+
+type anthropicBlock struct {
+	Type      string           `json:"type"`
+	Text      string           `json:"text,omitempty"`
+	ID        string           `json:"id,omitempty"`
+	Name      string           `json:"name,omitempty"`
+	Input     any              `json:"input,omitempty"`
+	ToolUseID string           `json:"tool_use_id,omitempty"`
+	Content   []anthropicBlock `json:"content,omitempty"`
+	IsError   bool             `json:"is_error,omitempty"`
+}
+
+type anthropicMessage struct {
+	Role    string           `json:"role"`
+	Content []anthropicBlock `json:"content"`
+}
+
+type anthropicTool struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description,omitempty"`
+	InputSchema map[string]any `json:"input_schema"`
+}
+
+type anthropicRequest struct {
+	Model       string             `json:"model"`
+	MaxTokens   int64              `json:"max_tokens"`
+	Messages    []anthropicMessage `json:"messages"`
+	System      []anthropicBlock   `json:"system,omitempty"`
+	Tools       []anthropicTool    `json:"tools,omitempty"`
+	Temperature float64            `json:"temperature"`
+	Stream      bool               `json:"stream"`
+}
+
+type anthropicUsage struct {
+	InputTokens  int64 `json:"input_tokens"`
+	OutputTokens int64 `json:"output_tokens"`
+}
+
+// anthropicEvent is one event of the stream, the fields of every type.
+type anthropicEvent struct {
+	Type    string `json:"type"`
+	Message struct {
+		Usage anthropicUsage `json:"usage"`
+	} `json:"message"`
+	Index        int `json:"index"`
+	ContentBlock struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+		ID   string `json:"id"`
+		Name string `json:"name"`
+	} `json:"content_block"`
+	Delta struct {
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		PartialJSON string `json:"partial_json"`
+	} `json:"delta"`
+	Usage *anthropicUsage `json:"usage"`
+	Error *struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	} `json:"error"`
 }
 
 func (m *anthropicModel) Turn(ctx context.Context, t Turn, got func()) (*Reply, error) {
@@ -31,49 +104,88 @@ func (m *anthropicModel) Turn(ctx context.Context, t Turn, got func()) (*Reply, 
 	if maxTokens <= 0 {
 		maxTokens = defaultAnthropicMaxTokens
 	}
-	params := anthropic.MessageNewParams{
-		Model:     anthropic.Model(m.p.Model),
-		MaxTokens: maxTokens,
-		Messages:  anthropicMessages(t.Messages),
-	}
+	req := anthropicRequest{Model: m.p.Model, MaxTokens: maxTokens, Messages: anthropicMessages(t.Messages), Temperature: m.p.Temperature, Stream: true}
 	if t.System != "" {
-		params.System = []anthropic.TextBlockParam{{Text: t.System}}
+		req.System = []anthropicBlock{{Type: "text", Text: t.System}}
 	}
 	for _, tool := range t.Tools {
-		schema := anthropic.ToolInputSchemaParam{ExtraFields: map[string]any{}}
+		schema := map[string]any{"type": "object"}
 		for k, v := range tool.Schema {
 			switch k {
 			case "type":
-			case "properties":
-				schema.Properties = v
 			case "required":
+				var req []string
 				for _, r := range asSlice(v) {
 					if s, ok := r.(string); ok {
-						schema.Required = append(schema.Required, s)
+						req = append(req, s)
 					}
 				}
+				if req != nil {
+					schema["required"] = req
+				}
 			default:
-				schema.ExtraFields[k] = v
+				schema[k] = v
 			}
 		}
-		params.Tools = append(params.Tools, anthropic.ToolUnionParam{OfTool: &anthropic.ToolParam{
-			Name: tool.Name, Description: anthropic.String(tool.Description), InputSchema: schema,
-		}})
+		req.Tools = append(req.Tools, anthropicTool{Name: tool.Name, Description: tool.Description, InputSchema: schema})
 	}
-	stream := m.client.Messages.NewStreaming(ctx, params, option.WithJSONSet("temperature", m.p.Temperature))
+	header := http.Header{"X-Api-Key": {m.p.AccessToken}, "Anthropic-Version": {anthropicVersion}}
+	stream, err := wire.Post(ctx, m.hc, m.url, header, req)
+	if err != nil {
+		return nil, err
+	}
 	defer stream.Close()
+	type block struct {
+		typ, text, id, name string
+		input               []byte
+	}
 	var (
-		msg     anthropic.Message
+		blocks  = map[int]*block{}
+		order   []int
+		usage   Usage
 		stopped bool
 	)
 	for stream.Next() {
 		got()
-		ev := stream.Current()
-		if err := msg.Accumulate(ev); err != nil {
+		var ev anthropicEvent
+		if err := json.Unmarshal(stream.Data(), &ev); err != nil {
 			return nil, err
 		}
-		if ev.Type == "message_stop" {
+		switch ev.Type {
+		case "message_start":
+			usage = Usage{InputTokens: ev.Message.Usage.InputTokens, OutputTokens: ev.Message.Usage.OutputTokens}
+		case "content_block_start":
+			if _, ok := blocks[ev.Index]; !ok {
+				order = append(order, ev.Index)
+			}
+			cb := ev.ContentBlock
+			blocks[ev.Index] = &block{typ: cb.Type, text: cb.Text, id: cb.ID, name: cb.Name}
+		case "content_block_delta":
+			b := blocks[ev.Index]
+			if b == nil {
+				return nil, errors.New("the model's answer stream: a delta of a content block never started")
+			}
+			switch ev.Delta.Type {
+			case "text_delta":
+				b.text += ev.Delta.Text
+			case "input_json_delta":
+				b.input = append(b.input, ev.Delta.PartialJSON...)
+			}
+		case "message_delta":
+			if ev.Usage != nil {
+				usage.OutputTokens = ev.Usage.OutputTokens
+				if ev.Usage.InputTokens > 0 {
+					usage.InputTokens = ev.Usage.InputTokens
+				}
+			}
+		case "message_stop":
 			stopped = true
+		case "error":
+			msg := "an error event"
+			if ev.Error != nil {
+				msg = ev.Error.Type + ": " + ev.Error.Message
+			}
+			return nil, errors.New("the model's answer stream: " + msg)
 		}
 	}
 	if err := stream.Err(); err != nil {
@@ -82,13 +194,14 @@ func (m *anthropicModel) Turn(ctx context.Context, t Turn, got func()) (*Reply, 
 	if !stopped {
 		return nil, ErrDropped
 	}
-	reply := &Reply{Usage: Usage{InputTokens: msg.Usage.InputTokens, OutputTokens: msg.Usage.OutputTokens}}
-	for _, b := range msg.Content {
-		switch b.Type {
+	reply := &Reply{Usage: usage}
+	for _, i := range order {
+		b := blocks[i]
+		switch b.typ {
 		case "text":
-			reply.Text += b.Text
+			reply.Text += b.text
 		case "tool_use":
-			reply.ToolCalls = append(reply.ToolCalls, ToolCall{ID: b.ID, Name: b.Name, Arguments: rawArgs(b.Input)})
+			reply.ToolCalls = append(reply.ToolCalls, ToolCall{ID: b.id, Name: b.name, Arguments: rawArgs(b.input)})
 		}
 	}
 	return reply, nil
@@ -108,23 +221,23 @@ func asSlice(v any) []any {
 
 // anthropicMessages is the conversation as Messages API messages: a run of
 // tool results is one user message, as the API wants.
-func anthropicMessages(msgs []Message) []anthropic.MessageParam {
-	var out []anthropic.MessageParam
+func anthropicMessages(msgs []Message) []anthropicMessage {
+	var out []anthropicMessage
 	for _, msg := range msgs {
 		switch msg.Role {
 		case "user":
-			out = append(out, anthropic.NewUserMessage(anthropic.NewTextBlock(msg.Content)))
+			out = append(out, anthropicMessage{Role: "user", Content: []anthropicBlock{{Type: "text", Text: msg.Content}}})
 		case "tool":
-			block := anthropic.NewToolResultBlock(msg.ToolCallID, msg.Content, msg.IsError)
-			if n := len(out); n > 0 && out[n-1].OfUser != nil && len(out[n-1].OfUser.Content) > 0 && out[n-1].OfUser.Content[0].OfToolResult != nil {
-				out[n-1].OfUser.Content = append(out[n-1].OfUser.Content, block)
+			block := anthropicBlock{Type: "tool_result", ToolUseID: msg.ToolCallID, Content: []anthropicBlock{{Type: "text", Text: msg.Content}}, IsError: msg.IsError}
+			if n := len(out); n > 0 && out[n-1].Role == "user" && len(out[n-1].Content) > 0 && out[n-1].Content[0].Type == "tool_result" {
+				out[n-1].Content = append(out[n-1].Content, block)
 				continue
 			}
-			out = append(out, anthropic.NewUserMessage(block))
+			out = append(out, anthropicMessage{Role: "user", Content: []anthropicBlock{block}})
 		case "assistant":
-			var blocks []anthropic.ContentBlockParamUnion
+			var blocks []anthropicBlock
 			if msg.Content != "" {
-				blocks = append(blocks, anthropic.NewTextBlock(msg.Content))
+				blocks = append(blocks, anthropicBlock{Type: "text", Text: msg.Content})
 			}
 			for _, c := range msg.ToolCalls {
 				var input any = map[string]any{}
@@ -136,12 +249,12 @@ func anthropicMessages(msgs []Message) []anthropic.MessageParam {
 						}
 					}
 				}
-				blocks = append(blocks, anthropic.NewToolUseBlock(c.ID, input, c.Name))
+				blocks = append(blocks, anthropicBlock{Type: "tool_use", ID: c.ID, Name: c.Name, Input: input})
 			}
 			if len(blocks) == 0 {
-				blocks = append(blocks, anthropic.NewTextBlock("(no answer)"))
+				blocks = append(blocks, anthropicBlock{Type: "text", Text: "(no answer)"})
 			}
-			out = append(out, anthropic.NewAssistantMessage(blocks...))
+			out = append(out, anthropicMessage{Role: "assistant", Content: blocks})
 		}
 	}
 	return out

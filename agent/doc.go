@@ -12,9 +12,9 @@
 // it waits for, until the approval is decided or the run's deadline.
 //
 // Models sit behind the small Model interface, with two implementations
-// on the providers' official SDKs: Anthropic's Messages API
-// (anthropic-sdk-go), and OpenAI's chat completions API (openai-go) for
-// OpenAI and every OpenAI-compatible provider. Every model call is
+// that speak the wire formats over net/http (wire.go): Anthropic's Messages
+// API, and OpenAI's chat completions API for OpenAI and every
+// OpenAI-compatible provider. Every model call is
 // streamed; one that stalls is logged as the stall grows; each attempt has
 // its own deadline; a stall, a dropped stream, a 5xx or a 429 is tried
 // again with jittered exponential backoff (Retry-After honoured), a 400,

@@ -12,8 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/openai/openai-go/v3"
+	"github.com/legate-mcp/legate/agent/internal/wire"
 )
 
 // Bounds of the retries.
@@ -92,12 +91,8 @@ func retryable(err error, stalled bool) (bool, time.Duration) {
 		return true, 0
 	}
 	status, resp := 0, (*http.Response)(nil)
-	var oe *openai.Error
-	var ae *anthropic.Error
-	switch {
-	case errors.As(err, &oe):
-		status, resp = oe.StatusCode, oe.Response
-	case errors.As(err, &ae):
+	var ae *wire.APIError
+	if errors.As(err, &ae) {
 		status, resp = ae.StatusCode, ae.Response
 	}
 	if status == 0 {

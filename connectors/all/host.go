@@ -1,3 +1,5 @@
+//go:build !custom || connector_host
+
 package all
 
 import _ "github.com/legate-mcp/legate/connectors/host" // type "host"

@@ -1,3 +1,5 @@
+//go:build !custom || connector_http
+
 package all
 
 import _ "github.com/legate-mcp/legate/connectors/http" // type "http"

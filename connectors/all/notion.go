@@ -1,3 +1,5 @@
+//go:build !custom || connector_notion
+
 package all
 
 import _ "github.com/legate-mcp/legate/connectors/notion" // type "notion"

@@ -1,3 +1,5 @@
+//go:build !custom || connector_slack
+
 package all
 
 import _ "github.com/legate-mcp/legate/connectors/slack" // type "slack"

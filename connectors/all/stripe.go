@@ -1,3 +1,5 @@
+//go:build !custom || connector_stripe
+
 package all
 
 import _ "github.com/legate-mcp/legate/connectors/stripe" // type "stripe"

@@ -1,3 +1,5 @@
+//go:build !custom || connector_webhook
+
 package all
 
 import _ "github.com/legate-mcp/legate/connectors/webhook" // type "webhook"

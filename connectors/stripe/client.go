@@ -2,7 +2,6 @@ package stripe
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -12,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stripe/stripe-go/v82"
-
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/connectors/netguard"
@@ -21,9 +18,8 @@ import (
 	"github.com/legate-mcp/legate/connectors/saas/model"
 )
 
-// answer is what the transport saw of one attempt's response: stripe-go
-// reports an error body it cannot read, or a body that is not JSON, as a
-// plain error without the status.
+// answer is what the transport saw of one attempt's response: its status
+// and Retry-After, which an error body that is not Stripe's does not carry.
 type answer struct {
 	status     int
 	retryAfter time.Duration
@@ -51,27 +47,27 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// mapError makes an error of stripe-go canonical. ctx is the attempt's,
+// mapError makes an error of a request canonical. ctx is the attempt's,
 // ans what its transport saw.
 func mapError(ctx context.Context, ans *answer, err error) error {
 	if err == nil {
 		return nil
 	}
-	var se *stripe.Error
+	var se *apiError
 	if errors.As(err, &se) {
 		status := se.HTTPStatusCode
 		switch {
 		case status == http.StatusUnauthorized:
 			// Stripe's message quotes part of the key: not passed on.
 			return saas.StatusError("stripe", status, 0, "Stripe refused the secret key (401): it is wrong, expired or revoked")
-		case se.Type == stripe.ErrorTypeIdempotency:
+		case se.Type == errorTypeIdempotency:
 			return &legate.Error{Code: legate.CodeConflict, Message: "stripe: Stripe holds another request under this call's idempotency key: " + se.Msg}
-		case se.Code == stripe.ErrorCodeRateLimit && status != http.StatusTooManyRequests:
+		case se.Code == errorCodeRateLimit && status != http.StatusTooManyRequests:
 			return saas.RateLimited("stripe", ans.retryAfter)
 		}
 		msg := "Stripe answered " + strconv.Itoa(status)
 		if se.Code != "" {
-			msg += " " + string(se.Code)
+			msg += " " + se.Code
 		}
 		if se.Msg != "" {
 			msg += ": " + se.Msg
@@ -81,18 +77,11 @@ func mapError(ctx context.Context, ans *answer, err error) error {
 	switch {
 	case ans.status >= 400:
 		return saas.StatusError("stripe", ans.status, ans.retryAfter, "Stripe answered "+strconv.Itoa(ans.status)+" without a Stripe error in the body")
-	case ans.status != 0 && strings.HasPrefix(err.Error(), "Couldn't deserialize JSON"):
-		// stripe-go's message holds a sample of the body: not passed on.
+	case errors.Is(err, errNotJSON):
+		// The decoder's message may quote the body: not passed on.
 		return saas.Mapping("stripe", "a %d answer whose body is not the JSON expected", ans.status)
 	}
 	return saas.Classify(ctx, err, "stripe")
-}
-
-// anyList is a list of any objects, for the connection test.
-type anyList struct {
-	stripe.APIResource
-	stripe.ListMeta
-	Data []json.RawMessage `json:"data"`
 }
 
 // The kinds of the refs the connector hands out.
@@ -116,7 +105,7 @@ func dashboard(livemode bool, path, id string) string {
 }
 
 // customerOf converts a customer to customer.v1.
-func (c *Connector) customerOf(call *connectors.Call, cu *stripe.Customer) (model.Customer, error) {
+func (c *Connector) customerOf(call *connectors.Call, cu *customer) (model.Customer, error) {
 	if cu == nil || cu.ID == "" {
 		return model.Customer{}, saas.Mapping("stripe", "a customer without an id")
 	}
@@ -135,7 +124,7 @@ func (c *Connector) customerOf(call *connectors.Call, cu *stripe.Customer) (mode
 		meta["description"] = cu.Description
 	}
 	if cu.Currency != "" {
-		meta["currency"] = string(cu.Currency)
+		meta["currency"] = cu.Currency
 	}
 	if cu.Balance != 0 {
 		meta["balance"] = cu.Balance
@@ -151,14 +140,14 @@ func (c *Connector) customerOf(call *connectors.Call, cu *stripe.Customer) (mode
 }
 
 // chargeOf converts a charge to charge.v1.
-func (c *Connector) chargeOf(call *connectors.Call, ch *stripe.Charge) (model.Charge, error) {
+func (c *Connector) chargeOf(call *connectors.Call, ch *charge) (model.Charge, error) {
 	if ch == nil || ch.ID == "" || ch.Currency == "" {
 		return model.Charge{}, saas.Mapping("stripe", "a charge without an id or a currency")
 	}
 	out := model.Charge{
 		Object:      c.kit.Object(call, model.ChargeV1, kindCharge, ch.ID),
-		Money:       model.Money{Amount: ch.Amount, Currency: strings.ToLower(string(ch.Currency))},
-		Status:      string(ch.Status),
+		Money:       model.Money{Amount: ch.Amount, Currency: strings.ToLower(ch.Currency)},
+		Status:      ch.Status,
 		Refunded:    ch.AmountRefunded,
 		Description: ch.Description,
 		CreatedAt:   unix(ch.Created),
@@ -188,15 +177,15 @@ func (c *Connector) chargeOf(call *connectors.Call, ch *stripe.Charge) (model.Ch
 }
 
 // refundOf converts a refund to refund.v1.
-func (c *Connector) refundOf(call *connectors.Call, r *stripe.Refund) (model.Refund, error) {
+func (c *Connector) refundOf(call *connectors.Call, r *refund) (model.Refund, error) {
 	if r == nil || r.ID == "" || r.Currency == "" {
 		return model.Refund{}, saas.Mapping("stripe", "a refund without an id or a currency")
 	}
 	out := model.Refund{
 		Object:    c.kit.Object(call, model.RefundV1, kindRefund, r.ID),
-		Money:     model.Money{Amount: r.Amount, Currency: strings.ToLower(string(r.Currency))},
-		Status:    string(r.Status),
-		Reason:    string(r.Reason),
+		Money:     model.Money{Amount: r.Amount, Currency: strings.ToLower(r.Currency)},
+		Status:    r.Status,
+		Reason:    r.Reason,
 		CreatedAt: unix(r.Created),
 	}
 	meta := map[string]any{}
@@ -208,10 +197,10 @@ func (c *Connector) refundOf(call *connectors.Call, r *stripe.Refund) (model.Ref
 		meta["payment_intent"] = r.PaymentIntent.ID
 	}
 	if r.FailureReason != "" {
-		meta["failure_reason"] = string(r.FailureReason)
+		meta["failure_reason"] = r.FailureReason
 	}
 	if r.PendingReason != "" {
-		meta["pending_reason"] = string(r.PendingReason)
+		meta["pending_reason"] = r.PendingReason
 	}
 	out.ProviderMetadata = meta
 	return out, nil

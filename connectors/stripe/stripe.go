@@ -1,9 +1,8 @@
 // Package stripe is the "stripe" connector: it reads customers, lists
 // charges and refunds them on the workspace's own Stripe account, with a
-// secret or restricted key, through github.com/stripe/stripe-go.
+// secret or restricted key, over Stripe's REST API (api.go).
 //
-// It is built on connectors/saas: stripe-go's own retries are off
-// (MaxNetworkRetries 0) so that the kit's retry loop is the only one, lists
+// It is built on connectors/saas: the kit's retry loop is the only one, lists
 // page with signed cursors over Stripe's starting_after, objects are named
 // by signed refs, and create_refund sends a key of its own as Stripe's
 // Idempotency-Key, the same on every attempt and every retry of the call,
@@ -14,11 +13,9 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
-
-	"github.com/stripe/stripe-go/v82"
-	"github.com/stripe/stripe-go/v82/form"
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
@@ -74,10 +71,11 @@ func init() {
 
 // Connector is one stripe instance.
 type Connector struct {
-	cfg     Config
-	kit     *saas.Kit
-	backend stripe.Backend
-	tools   []connectors.Tool
+	cfg   Config
+	kit   *saas.Kit
+	hc    *http.Client
+	base  string // base_url without its trailing slash
+	tools []connectors.Tool
 }
 
 // New builds an instance from its decoded config; Validate reports an
@@ -87,18 +85,10 @@ func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 	c.kit = saas.New(inst, cfg.retries().Options("stripe", credSecretKey))
 	hc := netguard.NewClient(netguard.Options{AllowPrivate: cfg.AllowPrivateNetworks, Timeout: time.Duration(cfg.Timeout) + time.Second, MaxRedirects: -1})
 	hc.Transport = &recorder{next: hc.Transport}
-	// One backend for the instance: the key is passed with each request,
-	// resolved per call. stripe-go's retries are off so that the kit's
-	// loop, which knows the call's deadline and its idempotency key, is
-	// the only one; its logger is silent because its messages may quote
-	// the Authorization header Stripe echoes.
-	c.backend = stripe.GetBackendWithConfig(stripe.APIBackend, &stripe.BackendConfig{
-		URL:               stripe.String(strings.TrimRight(cfg.BaseURL, "/")),
-		HTTPClient:        hc,
-		MaxNetworkRetries: stripe.Int64(0),
-		LeveledLogger:     &stripe.LeveledLogger{Level: stripe.LevelNull},
-		EnableTelemetry:   stripe.Bool(false),
-	})
+	// One client for the instance: the key is passed with each request,
+	// resolved per call, and the kit's loop, which knows the call's
+	// deadline and its idempotency key, is the only one that retries.
+	c.hc, c.base = hc, strings.TrimRight(cfg.BaseURL, "/")
 	c.tools = c.newTools()
 	return c, nil
 }
@@ -134,12 +124,12 @@ func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) erro
 		return err
 	}
 	kind, mode := keyKind(key)
-	connectors.Reportf(ctx, "key: %s, %s mode (from its prefix); API version %s (stripe-go's)", kind, mode, stripe.APIVersion)
+	connectors.Reportf(ctx, "key: %s, %s mode (from its prefix); API version %s", kind, mode, apiVersion)
 	if err := c.checkMode(key); err != nil {
 		connectors.Reportf(ctx, "mode: %v", err)
 		return err
 	}
-	var acct stripe.Account
+	var acct account
 	err = c.get(ctx, call, "/v1/account", nil, &acct)
 	switch {
 	case err == nil:
@@ -155,7 +145,7 @@ func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) erro
 		connectors.Reportf(ctx, "GET /v1/account: %v", err)
 		return err
 	}
-	var bal stripe.Balance
+	var bal balance
 	if err := c.get(ctx, call, "/v1/balance", nil, &bal); err != nil {
 		connectors.Reportf(ctx, "GET /v1/balance: %v", err)
 		if legate.CodeOf(err) != legate.CodePermissionDenied {
@@ -164,7 +154,7 @@ func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) erro
 	} else {
 		var avail []string
 		for _, a := range bal.Available {
-			avail = append(avail, formatMoney(a.Amount, string(a.Currency)))
+			avail = append(avail, formatMoney(a.Amount, a.Currency))
 		}
 		if len(avail) == 0 {
 			avail = []string{"nothing"}
@@ -180,9 +170,7 @@ func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) erro
 		{"/v1/charges", "Charges read", "list_charges, create_refund"},
 		{"/v1/refunds", "Refunds read", "create_refund (which needs Refunds write)"},
 	} {
-		err := c.get(ctx, call, p.path, func(ctx context.Context) stripe.ParamsContainer {
-			return &stripe.ListParams{Context: ctx, Limit: stripe.Int64(1)}
-		}, &anyList{})
+		err := c.get(ctx, call, p.path, url.Values{"limit": {"1"}}, &anyList{})
 		switch {
 		case err == nil:
 			connectors.Reportf(ctx, "GET %s?limit=1: ok    %s, needed by %s", p.path, p.permission, p.tools)
@@ -202,35 +190,21 @@ func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) erro
 }
 
 // get reads path into v through the kit, with the params (nil for none)
-// made for each attempt's context.
-func (c *Connector) get(ctx context.Context, call *connectors.Call, path string, params func(context.Context) stripe.ParamsContainer, v stripe.LastResponseSetter) error {
+// in its query.
+func (c *Connector) get(ctx context.Context, call *connectors.Call, path string, params url.Values, v any) error {
 	return c.kit.Read(ctx, call, func(ctx context.Context, key string) error {
-		return c.send(ctx, http.MethodGet, path, key, params, v)
+		return c.send(ctx, request{method: http.MethodGet, path: path, params: params}, key, v)
 	})
 }
 
 // send makes one request with key, its error canonical; a key of the
 // other mode than the instance's is refused unsent.
-func (c *Connector) send(ctx context.Context, method, path, key string, params func(context.Context) stripe.ParamsContainer, v stripe.LastResponseSetter) error {
+func (c *Connector) send(ctx context.Context, r request, key string, v any) error {
 	if err := c.checkMode(key); err != nil {
 		return err
 	}
 	ctx, ans := withAnswer(ctx)
-	var p stripe.ParamsContainer = &stripe.Params{Context: ctx}
-	if params != nil {
-		p = params(ctx)
-	}
-	var err error
-	if lp, ok := p.(stripe.ListParamsContainer); ok {
-		// Call reflects on a Metadata field that list params lack; a
-		// list is sent as stripe-go's own iterators send it.
-		values := &form.Values{}
-		form.AppendTo(values, lp)
-		err = c.backend.CallRaw(method, path, key, []byte(values.Encode()), &stripe.Params{Context: ctx}, v)
-	} else {
-		err = c.backend.Call(method, path, key, p, v)
-	}
-	return mapError(ctx, ans, err)
+	return mapError(ctx, ans, c.do(ctx, r, key, v))
 }
 
 // checkMode refuses a key of the other mode than the instance's.

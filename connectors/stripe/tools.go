@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
-
-	"github.com/stripe/stripe-go/v82"
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
@@ -72,8 +72,8 @@ func (c *Connector) getCustomer(ctx context.Context, call *connectors.Call, in *
 	if id == "" {
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "stripe: give customer (a ref) or customer_id")
 	}
-	var cu stripe.Customer
-	if err := c.get(ctx, call, stripe.FormatURLPath("/v1/customers/%s", id), nil, &cu); err != nil {
+	var cu customer
+	if err := c.get(ctx, call, "/v1/customers/"+url.PathEscape(id), nil, &cu); err != nil {
 		return nil, err
 	}
 	out, err := c.customerOf(call, &cu)
@@ -92,19 +92,15 @@ func (c *Connector) listCharges(ctx context.Context, call *connectors.Call, in *
 	if err != nil {
 		return nil, err
 	}
-	var list stripe.ChargeList
-	err = c.get(ctx, call, "/v1/charges", func(ctx context.Context) stripe.ParamsContainer {
-		lp := &stripe.ChargeListParams{}
-		lp.Context = ctx
-		lp.Limit = stripe.Int64(int64(p.Size))
-		if p.Token != "" {
-			lp.StartingAfter = stripe.String(p.Token)
-		}
-		if customer != "" {
-			lp.Customer = stripe.String(customer)
-		}
-		return lp
-	}, &list)
+	var list chargeList
+	q := url.Values{"limit": {strconv.Itoa(p.Size)}}
+	if p.Token != "" {
+		q.Set("starting_after", p.Token)
+	}
+	if customer != "" {
+		q.Set("customer", customer)
+	}
+	err = c.get(ctx, call, "/v1/charges", q, &list)
 	if err != nil {
 		return nil, err
 	}
@@ -152,19 +148,15 @@ func (c *Connector) createRefund(ctx context.Context, call *connectors.Call, in 
 		// Stripe deduplicates by Idempotency-Key: every attempt, and every
 		// retry of the call, sends the same key, so no Find.
 		Send: func(ctx context.Context, key, marker string) (*model.Refund, error) {
-			var r stripe.Refund
-			err := c.send(ctx, http.MethodPost, "/v1/refunds", key, func(ctx context.Context) stripe.ParamsContainer {
-				rp := &stripe.RefundCreateParams{Charge: stripe.String(charge)}
-				rp.Context = ctx
-				rp.SetIdempotencyKey(marker)
-				if in.Amount > 0 {
-					rp.Amount = stripe.Int64(in.Amount)
-				}
-				if in.Reason != "" {
-					rp.Reason = stripe.String(in.Reason)
-				}
-				return rp
-			}, &r)
+			var r refund
+			q := url.Values{"charge": {charge}}
+			if in.Amount > 0 {
+				q.Set("amount", strconv.FormatInt(in.Amount, 10))
+			}
+			if in.Reason != "" {
+				q.Set("reason", in.Reason)
+			}
+			err := c.send(ctx, request{method: http.MethodPost, path: "/v1/refunds", params: q, idempotency: marker}, key, &r)
 			if err != nil {
 				return nil, err
 			}

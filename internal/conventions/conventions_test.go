@@ -145,6 +145,10 @@ func TestConnectorPackagesAreComplete(t *testing.T) {
 		if err != nil || !strings.Contains(string(b), `"`+module+"/connectors/"+name+`"`) {
 			t.Errorf("connectors/all/%s.go does not import connectors/%s", name, name)
 		}
+		// The build tag that lets a custom build name the type (docs/build.md).
+		if tag := "//go:build !custom || connector_" + name + "\n"; err == nil && !strings.HasPrefix(string(b), tag) {
+			t.Errorf("connectors/all/%s.go does not begin with %q", name, strings.TrimSpace(tag))
+		}
 		tests, _ := filepath.Glob(filepath.Join(base, name, "*_test.go"))
 		found := false
 		for _, f := range tests {
@@ -266,7 +270,7 @@ func init() {
 		}))
 }
 `,
-		filepath.Join(r, "connectors", "all", "probe.go"): "package all\n\nimport _ \"" + module + "/connectors/probe\"\n",
+		filepath.Join(r, "connectors", "all", "probe.go"): "//go:build !custom || connector_probe\n\npackage all\n\nimport _ \"" + module + "/connectors/probe\"\n",
 	}
 	overlay := map[string]map[string]string{"Replace": {}}
 	for path, content := range files {
