@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
+	"time"
 )
 
 // Client calls a running server's admin API.
@@ -145,4 +147,25 @@ func (c *Client) refusal(status int) *refusal {
 		fix = fmt.Sprintf("%s is the admin API's token: the server must be started with it set and the CLI send the same (or, with authentication on, a token of the role the call needs)", AdminTokenEnv)
 	}
 	return &refusal{what, fix}
+}
+
+// RefreshUpstream asks POST /admin/v1/upstreams/{id}/refresh. A server
+// builds an upstream within a second of its store taking one, so a 404 is
+// asked again for up to wait.
+func (c *Client) RefreshUpstream(ctx context.Context, id string, wait time.Duration) (*Refresh, error) {
+	var res Refresh
+	path := "/admin/v1/upstreams/" + url.PathEscape(id) + "/refresh"
+	err := c.Do(ctx, http.MethodPost, path, nil, &res)
+	for deadline := time.Now().Add(wait); err != nil && time.Now().Before(deadline); err = c.Do(ctx, http.MethodPost, path, nil, &res) {
+		if e := (*Error)(nil); !errors.As(err, &e) || e.Status != http.StatusNotFound {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return &res, err
+}
+
+// Remove asks DELETE /admin/v1/{kind}s/{id}: kind is "connector" or "upstream".
+func (c *Client) Remove(ctx context.Context, kind, id string) error {
+	return c.Do(ctx, http.MethodDelete, "/admin/v1/"+kind+"s/"+url.PathEscape(id), nil, nil)
 }

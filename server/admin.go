@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"time"
 
-
 	"github.com/legate-mcp/legate/admin"
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/config"

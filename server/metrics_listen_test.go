@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/server"
@@ -30,6 +31,17 @@ func freeAddr(t *testing.T) string {
 func TestMetricsListenServesTheSeriesWithoutAToken(t *testing.T) {
 	addr := freeAddr(t)
 	g := servertest.Start(t, "auth: {tokens: true}\nmetrics: {listen: \""+addr+"\"}\n")
+	// ServeHTTP binds metrics.listen as it starts, after Start returns.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("metrics.listen %s never took a connection: %v", addr, err)
+		}
+	}
 	get := func(url, host string) (int, string) {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodGet, url, nil)

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -107,12 +105,9 @@ func announce(ctx context.Context, e *env, gw *server.Gateway, listen string) fu
 
 // skillsDir is the skills library of the command's state directory, where
 // the host connector of a server on it reads them.
-func (g *globals) skillsDir(cmd *cobra.Command) (string, error) {
-	l, err := g.locate()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(l.Place.Dir, "skills"), nil
+func (g *globals) skillsDir(*cobra.Command) (string, error) {
+	dir, err := g.resolveStateDir(nil)
+	return filepath.Join(dir, "skills"), err
 }
 
 // removeLive removes the stored kind ("connector" or "upstream") id
@@ -127,7 +122,7 @@ func (g *globals) removeLive(cmd *cobra.Command, kind, id string) (done bool, er
 		g.direct("removing from")
 		return false, nil
 	}
-	if err := live.Do(cmd.Context(), http.MethodDelete, "/admin/v1/"+kind+"s/"+url.PathEscape(id), nil, nil); err != nil {
+	if err := live.Remove(cmd.Context(), kind, id); err != nil {
 		return true, err
 	}
 	g.through(rec)

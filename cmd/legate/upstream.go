@@ -8,7 +8,6 @@ import (
 	"io"
 	"maps"
 	"net/http"
-	"net/url"
 	"os/user"
 	"slices"
 	"strings"
@@ -418,25 +417,13 @@ func addUpstreamLive(cmd *cobra.Command, live *admin.Client, def upstream.Config
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "%s: connecting…\n", def.ID)
 	start := time.Now()
-	var res admin.Refresh
-	err := live.Do(ctx, http.MethodPost, "/admin/v1/upstreams/"+url.PathEscape(def.ID)+"/refresh", nil, &res)
-	// The server builds the upstream within a second of the store taking it.
-	for deadline := time.Now().Add(10 * time.Second); isStatus(err, http.StatusNotFound) && time.Now().Before(deadline); {
-		time.Sleep(200 * time.Millisecond)
-		err = live.Do(ctx, http.MethodPost, "/admin/v1/upstreams/"+url.PathEscape(def.ID)+"/refresh", nil, &res)
-	}
+	res, err := live.RefreshUpstream(ctx, def.ID, 10*time.Second)
 	if err != nil {
-		if derr := live.Do(ctx, http.MethodDelete, "/admin/v1/upstreams/"+url.PathEscape(def.ID), nil, nil); derr != nil {
+		if derr := live.Remove(ctx, "upstream", def.ID); derr != nil {
 			return fmt.Errorf("%w; and removing it again failed: %v", err, derr)
 		}
 		return fmt.Errorf("upstream %q not added: %w (--no-refresh stores it without connecting)", def.ID, err)
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "added upstream %q (%s): %d tools in %s\n", def.ID, def.TransportName(), res.Tools, time.Since(start).Round(time.Millisecond))
 	return nil
-}
-
-// isStatus reports whether err is the admin API's answer status.
-func isStatus(err error, status int) bool {
-	var e *admin.Error
-	return errors.As(err, &e) && e.Status == status
 }
