@@ -7,7 +7,7 @@
 //   - defaults (ApplyDefaults, the only place they are applied);
 //   - validation (Validate, which changes nothing and reports every
 //     problem at its key path);
-//   - the JSON Schema (Schema, `legate config schema`) and the README's
+//   - the JSON Schema (Schema, `legate config schema`) and docs/configuration.md's
 //     table of keys (KeyTable).
 //
 // Load is decode → defaults → validate, and reports every problem of all

@@ -8,7 +8,7 @@ import (
 )
 
 // KeyTable returns the Markdown table of every key of config.yaml — path,
-// kind, default, description — as the README shows it.
+// kind, default, description — as docs/configuration.md shows it.
 func KeyTable() string {
 	var b strings.Builder
 	b.WriteString("| key | kind | default | description |\n|---|---|---|---|\n")
