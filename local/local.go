@@ -29,7 +29,6 @@ import (
 	"time"
 
 	"github.com/legate-mcp/legate/statedir"
-
 )
 
 // Record is what a running server writes into its state directory.
