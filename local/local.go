@@ -107,6 +107,9 @@ func AnnounceIn(rec Record, registry string, h http.Handler) (stop func(), err e
 	if err := os.MkdirAll(filepath.Dir(rec.Socket), 0o700); err != nil {
 		return nil, err
 	}
+	if err := private(filepath.Dir(rec.Socket)); err != nil {
+		return nil, err
+	}
 	_ = os.Remove(rec.Socket) // a dead server's; Find saw none alive
 	ln, err := net.Listen("unix", rec.Socket)
 	if err != nil {
@@ -166,7 +169,7 @@ func Find(dir string) (*Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	if rec.StateDir != dir || !alive(rec) {
+	if rec.StateDir != dir || private(filepath.Dir(rec.Socket)) != nil || !alive(rec) {
 		return nil, ErrNotRunning
 	}
 	return rec, nil

@@ -79,3 +79,24 @@ func TestLongStateDir(t *testing.T) {
 		t.Fatalf("SocketPath = %q", p)
 	}
 }
+
+// A socket folder another user could write to is refused, by the server and by the command.
+func TestSocketFolderMustBePrivate(t *testing.T) {
+	state := t.TempDir()
+	if err := os.Chmod(state, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := local.AnnounceIn(local.Record{PID: os.Getpid(), StateDir: state}, "", http.NotFoundHandler()); err == nil || !strings.Contains(err.Error(), "refusing") {
+		t.Fatalf("announcing in a folder everyone may write to: %v", err)
+	}
+	os.Chmod(state, 0o700)
+	stop, err := local.AnnounceIn(local.Record{PID: os.Getpid(), StateDir: state}, "", http.NotFoundHandler())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	os.Chmod(state, 0o777)
+	if _, err := local.Find(state); err != local.ErrNotRunning {
+		t.Fatalf("Find through a folder everyone may write to: %v", err)
+	}
+}
