@@ -29,7 +29,7 @@ func AdminHandler(g *Gateway, listen string) http.Handler {
 
 // adminHandler is AdminHandler, its audit rows recorded by audit.
 func adminHandler(g *Gateway, listen string, audit func(store.AuditRow)) http.Handler {
-	h := admin.Handler(adminOps(g, listen, audit), &admin.Options{Authenticated: g.auth.Enabled(), Token: g.opts.AdminToken, Logger: g.log, Connections: g.connections.AdminHandler()})
+	h := adminAPI(g, listen, audit, g.auth.Enabled(), g.opts.AdminToken)
 	if g.auth.Enabled() {
 		return admin.JSONErrors(g.auth.Middleware()(g.auth.RequireRole(auth.RoleApprover, admin.Harden(g.auth, h))))
 	}
@@ -40,6 +40,12 @@ func adminHandler(g *Gateway, listen string, audit func(store.AuditRow)) http.Ha
 		return admin.JSONErrors(admin.Harden(g.auth, h))
 	}
 	return h
+}
+
+// adminAPI is the admin API over g's parts (admin.Handler), before any
+// authentication or hardening in front of it.
+func adminAPI(g *Gateway, listen string, audit func(store.AuditRow), authenticated bool, token string) http.Handler {
+	return admin.Handler(adminOps(g, listen, audit), &admin.Options{Authenticated: authenticated, Token: token, Logger: g.log, Connections: g.connections.AdminHandler()})
 }
 
 // adminOps are the admin operations over g's parts.
@@ -100,7 +106,7 @@ func (f *fastPath) closeSession(id string) bool {
 // bears a token with authentication on. On a hardened deployment the
 // owner's changes are refused as an unpinned principal's are.
 func LocalAdminHandler(g *Gateway, listen string) http.Handler {
-	h := admin.Handler(adminOps(g, listen, g.audit.Add), &admin.Options{Authenticated: true, Logger: g.log, Connections: g.connections.AdminHandler()})
+	h := adminAPI(g, listen, g.audit.Add, true, "")
 	if g.opts.Config != nil && g.opts.Config.Auth.Hardened {
 		h = admin.Harden(g.auth, h)
 	}
