@@ -199,7 +199,10 @@ func listApprovals(cmd *cobra.Command, h Hooks, e Env, state, tenant string) ([]
 // showApproval is one request, as listApprovals reads it.
 func showApproval(cmd *cobra.Command, h Hooks, e Env, id string) (admin.ApprovalView, error) {
 	live, _, err := h.Live("")
-	if err != nil || live == nil {
+	if err != nil {
+		return admin.ApprovalView{}, err
+	}
+	if live == nil {
 		a, err := e.Store.Approvals().Get(cmd.Context(), id)
 		if err != nil {
 			return admin.ApprovalView{}, err
