@@ -176,6 +176,9 @@ type Tool struct {
 	ClassFor func(args json.RawMessage) legate.Class
 	// Run executes one call.
 	Run func(ctx context.Context, call *Call) (*legate.Result, error)
+	// Toolset, when set, is the group the tool belongs to: an instance
+	// offers it only when its config selects the group (see [SelectTools]).
+	Toolset string
 }
 
 // ClassOf returns the class of a call to t with args.

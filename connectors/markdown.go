@@ -59,8 +59,13 @@ func Reference(t Type, c Connector) (string, error) {
 		b.WriteString("\n")
 	}
 	b.WriteString("## Config\n\n" + table + "\n## Tools\n\nNamed `<instance>.<tool>`; the class decides what policy does with a call and the annotations clients see.\n\n")
+	tools := c.Tools()
+	if tc, ok := c.(ToolCatalog); ok {
+		tools = tc.ToolCatalog()
+		b.WriteString("Every tool of the type; an instance offers those of the toolsets its config selects (see Toolsets below).\n\n")
+	}
 	b.WriteString("| tool | class | output schema | description |\n|---|---|---|---|\n")
-	for _, tool := range c.Tools() {
+	for _, tool := range tools {
 		class := string(tool.Class)
 		if tool.ClassFor != nil {
 			class += " (by arguments)"
@@ -70,6 +75,9 @@ func Reference(t Type, c Connector) (string, error) {
 			out = "yes"
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", tool.Name, class, out, cell(tool.Description))
+	}
+	if ts := toolsetsTable(tools); ts != "" {
+		b.WriteString("\n" + strings.TrimSuffix(ts, "\n"))
 	}
 	return b.String(), nil
 }

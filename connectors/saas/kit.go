@@ -60,6 +60,12 @@ type Options struct {
 	// Do retries it as it retries fn's, and masks the credential and the
 	// token out of every error.
 	Exchange func(ctx context.Context, call *connectors.Call, credential, expired string) (string, error)
+	// Markers says the operator turned markers on (a connector's `markers`
+	// field): a write then leaves the marker of its operation in what it
+	// creates (a hidden comment, a metadata field) for Find to match.
+	// Off, the default, a write leaves nothing of Legate's in the user's
+	// data and Find matches on content and time instead.
+	Markers bool
 	// Masked names the instance's other credentials that its calls use
 	// beside Credential (an OAuth client's secret): Do masks their values
 	// out of every error too, resolving them only when there is one.
@@ -130,6 +136,10 @@ func New(inst connectors.Instance, opts Options) *Kit {
 
 // Instance returns the id of the kit's instance.
 func (k *Kit) Instance() string { return k.instance }
+
+// Markers reports whether writes leave their marker in what they create
+// (Options.Markers).
+func (k *Kit) Markers() bool { return k.opts.Markers }
 
 // Provider returns the provider name errors start with.
 func (k *Kit) Provider() string { return k.opts.Provider }

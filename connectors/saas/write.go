@@ -18,16 +18,19 @@ const FindSkew = 5 * time.Minute
 // Write is one write a provider does not deduplicate itself, made safe to
 // retry by [WriteOnce].
 type Write[Out any] struct {
-	// Send performs the write once. It embeds marker in what it creates
-	// where the provider keeps it and Find can look it up (Slack: message
-	// metadata; GitHub: a hidden comment in the body), or sends it as the
-	// provider's idempotency key (Stripe: Idempotency-Key). It returns the
-	// result the client gets, or a canonical error (see [Classify]).
+	// Send performs the write once. It sends marker as the provider's
+	// idempotency key where there is one (Stripe: Idempotency-Key); it
+	// embeds it in what it creates (Slack: message metadata; GitHub: a
+	// hidden comment in the body) only when [Kit.Markers] is on. It
+	// returns the result the client gets, or a canonical error (see
+	// [Classify]).
 	Send func(ctx context.Context, token, marker string) (*Out, error)
-	// Find looks for what an earlier attempt with marker created, since
-	// (the first claim of the key, less FindSkew): its result, or nil when
-	// there is none. Nil Find says the provider deduplicates by marker
-	// itself, so sending again is safe.
+	// Find looks for what an earlier attempt created, since (the first
+	// claim of the key, less FindSkew): by its marker when [Kit.Markers]
+	// is on, else by its content (the same text, by the same account,
+	// created since); its result, or nil when there is none. Nil Find
+	// says the provider deduplicates by marker itself, so sending again is
+	// safe.
 	Find func(ctx context.Context, token, marker string, since time.Time) (*Out, error)
 }
 
