@@ -113,3 +113,11 @@ func Invalid(field, format string, args ...any) *FieldError {
 // structured content under "error" too; one with an output schema, whose
 // structured content clients check against it, has them only here.
 const ErrorMetaKey = "io.legate/error"
+
+// IdempotencyMetaKey is the key of a tools/call's _meta under which a
+// client gives its own idempotency key for the call's writes: a repeat of
+// the call with the same key and the same arguments, by the same caller,
+// is the same operation and returns the first outcome. The gateway
+// derives a key for a call that repeats another of the same caller
+// exactly within its repeat window.
+const IdempotencyMetaKey = "io.legate/idempotency-key"

@@ -15,16 +15,9 @@ import (
 // asked to look, for clocks that disagree with the provider's.
 const FindSkew = 5 * time.Minute
 
-// IdempotencyMetaKey is the key of a tools/call's _meta under which a
-// client gives its own idempotency key for the call's writes: a repeat of
-// the call with the same key (and the same arguments) returns the first
-// outcome. The gateway derives one for a call that repeats another of the
-// same caller exactly within its repeat window.
-const IdempotencyMetaKey = "io.legate/idempotency-key"
-
 // OnceNote ends the description of every tool that writes through
 // [WriteOnce]: what a client may rely on when it retries.
-const OnceNote = "Writes at most once: repeating the call with the same arguments within the gateway's repeat window (10 minutes by default), or with the same " + IdempotencyMetaKey + " in _meta, returns the first result."
+const OnceNote = "Writes at most once: repeating the call with the same arguments within the gateway's repeat window (10 minutes by default), or with the same " + legate.IdempotencyMetaKey + " in _meta, returns the first result."
 
 // Write is one write a provider does not deduplicate itself, made safe to
 // retry by [WriteOnce].
