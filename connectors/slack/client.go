@@ -3,6 +3,7 @@ package slack
 import (
 	"context"
 	"errors"
+	"html"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,6 +28,9 @@ var errorCodes = map[string]legate.Code{
 	"ekm_access_denied": legate.CodePermissionDenied, "access_denied": legate.CodePermissionDenied,
 	"team_access_not_granted": legate.CodePermissionDenied,
 	"channel_not_found":       legate.CodeNotFound, "thread_not_found": legate.CodeNotFound, "message_not_found": legate.CodeNotFound,
+	"user_not_found": legate.CodeNotFound, "users_not_found": legate.CodeNotFound, "file_not_found": legate.CodeNotFound,
+	"file_deleted": legate.CodeNotFound, "invalid_scheduled_message_id": legate.CodeNotFound, "no_reaction": legate.CodeConflict,
+	"time_in_past": legate.CodeInvalidArgument, "time_too_far": legate.CodeInvalidArgument,
 	"is_archived": legate.CodeConflict, "already_reacted": legate.CodeConflict, "cant_update_message": legate.CodeConflict,
 	"ratelimited": legate.CodeRateLimited, "rate_limited": legate.CodeRateLimited,
 	"internal_error": legate.CodeTransient, "fatal_error": legate.CodeTransient, "service_unavailable": legate.CodeTransient,
@@ -116,8 +120,28 @@ func (c *Connector) channelOf(call *connectors.Call, ch slack.Channel) (model.Ch
 	return out, nil
 }
 
-// messageOf converts a message of channel to message.v1.
-func (c *Connector) messageOf(call *connectors.Call, channel string, m slack.Message) (model.Message, error) {
+// messages converts msgs of channel to message.v1, each naming its
+// author through the user directory.
+func (c *Connector) messages(ctx context.Context, call *connectors.Call, token, channel string, msgs []slack.Message) ([]model.Message, error) {
+	ids := make([]string, len(msgs))
+	for i, m := range msgs {
+		ids[i] = m.User
+	}
+	who := c.names(ctx, token, ids)
+	out := make([]model.Message, 0, len(msgs))
+	for _, m := range msgs {
+		mm, err := c.messageOf(call, channel, m, who)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, mm)
+	}
+	return out, nil
+}
+
+// messageOf converts a message of channel to message.v1; who names its
+// author when it holds the author's id.
+func (c *Connector) messageOf(call *connectors.Call, channel string, m slack.Message, who map[string]slack.User) (model.Message, error) {
 	if m.Timestamp == "" {
 		return model.Message{}, saas.Mapping("slack", "a message without a ts")
 	}
@@ -131,18 +155,36 @@ func (c *Connector) messageOf(call *connectors.Call, channel string, m slack.Mes
 	if m.ThreadTimestamp != "" && m.ThreadTimestamp != m.Timestamp {
 		out.ThreadRef = c.kit.Ref(call, kindMessage, messageID(channel, m.ThreadTimestamp, ""))
 	}
+	meta := map[string]any{"ts": m.Timestamp, "channel_id": channel}
 	switch {
 	case m.User != "":
 		out.Sender = &model.Person{ID: m.User, Name: m.Username}
+		if u, ok := who[m.User]; ok {
+			out.Sender.Name = displayName(u)
+			meta["user_name"], meta["real_name"] = u.Name, u.RealName
+		}
 	case m.BotID != "":
 		out.Sender = &model.Person{ID: m.BotID, Name: m.Username}
 	}
-	meta := map[string]any{"ts": m.Timestamp}
 	if m.SubType != "" {
 		meta["subtype"] = m.SubType
 	}
 	if m.Metadata.EventType != "" {
 		meta["metadata_event_type"] = m.Metadata.EventType
+	}
+	if len(m.Reactions) > 0 {
+		r := map[string]int{}
+		for _, x := range m.Reactions {
+			r[x.Name] = x.Count
+		}
+		meta["reactions"] = r
+	}
+	if len(m.Files) > 0 {
+		var files []string
+		for _, f := range m.Files {
+			files = append(files, f.ID)
+		}
+		meta["file_ids"] = files
 	}
 	out.ProviderMetadata = meta
 	return out, nil
@@ -162,7 +204,8 @@ func tsTime(ts string) time.Time {
 	return time.Unix(s, micros*1000).UTC()
 }
 
-// The metadata a post carries, so that a retry finds it.
+// The metadata a post carries when markers are on, so that a retry
+// finds it.
 const (
 	metadataEvent = "legate_operation"
 	metadataKey   = "operation"
@@ -179,9 +222,32 @@ func hasMarker(m slack.Message, marker string) bool {
 // findPages bounds the history read looking for a lost post.
 const findPages = 5
 
-// findPost looks for the message with marker in channel (or in the thread
-// of threadTS), posted since since: the post of an earlier attempt.
-func (c *Connector) findPost(ctx context.Context, token, channel, threadTS, marker string, since time.Time) (*slack.Message, error) {
+// isPost returns the test that tells the post of an earlier attempt: its
+// marker when markers are on, else the same text by the token's own
+// account (its user, or its bot).
+func (c *Connector) isPost(ctx context.Context, token, text, marker string) (func(slack.Message) bool, error) {
+	if c.kit.Markers() {
+		return func(m slack.Message) bool { return hasMarker(m, marker) }, nil
+	}
+	me, err := c.whoAmI(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	return func(m slack.Message) bool {
+		mine := m.User != "" && m.User == me.user || me.bot != "" && m.BotID == me.bot
+		return mine && sameText(m.Text, text)
+	}, nil
+}
+
+// sameText compares a text as posted with Slack's copy, which escapes &,
+// < and > that are not part of a link or mention.
+func sameText(stored, posted string) bool {
+	return stored == posted || html.UnescapeString(stored) == posted
+}
+
+// findPost looks for the message match tells in channel (or in the
+// thread of threadTS), posted since since: the post of an earlier attempt.
+func (c *Connector) findPost(ctx context.Context, token, channel, threadTS string, match func(slack.Message) bool, since time.Time) (*slack.Message, error) {
 	api := c.client(token)
 	oldest := strconv.FormatInt(since.Unix(), 10)
 	cursor := ""
@@ -190,7 +256,7 @@ func (c *Connector) findPost(ctx context.Context, token, channel, threadTS, mark
 		var next string
 		if threadTS == "" {
 			resp, err := api.GetConversationHistoryContext(ctx, &slack.GetConversationHistoryParameters{
-				ChannelID: channel, Oldest: oldest, Cursor: cursor, Limit: 200, IncludeAllMetadata: true})
+				ChannelID: channel, Oldest: oldest, Cursor: cursor, Limit: 200, IncludeAllMetadata: c.kit.Markers()})
 			if err != nil {
 				return nil, mapError(ctx, err)
 			}
@@ -198,12 +264,12 @@ func (c *Connector) findPost(ctx context.Context, token, channel, threadTS, mark
 		} else {
 			var err error
 			msgs, _, next, err = api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
-				ChannelID: channel, Timestamp: threadTS, Oldest: oldest, Cursor: cursor, Limit: 200, IncludeAllMetadata: true})
+				ChannelID: channel, Timestamp: threadTS, Oldest: oldest, Cursor: cursor, Limit: 200, IncludeAllMetadata: c.kit.Markers()})
 			if err != nil {
 				return nil, mapError(ctx, err)
 			}
 		}
-		if i := slices.IndexFunc(msgs, func(m slack.Message) bool { return hasMarker(m, marker) }); i >= 0 {
+		if i := slices.IndexFunc(msgs, match); i >= 0 {
 			return &msgs[i], nil
 		}
 		if next == "" {
@@ -224,9 +290,11 @@ type scope struct {
 
 func (c *Connector) neededScopes() []scope {
 	out := []scope{
-		{"channels:read", []string{"list_channels"}},
-		{"channels:history", []string{"read_history", "post_message and reply_thread (to find a post whose answer was lost)"}},
-		{"chat:write", []string{"post_message", "reply_thread"}},
+		{"channels:read", []string{"list_channels", "list_unreads", "#name"}},
+		{"channels:history", []string{"read_history", "read_thread", "list_unreads", "post_message and reply_thread (to find a post whose answer was lost)"}},
+		{"chat:write", []string{"post_message", "reply_thread", "schedule_message", "delete_scheduled"}},
+		{"users:read", []string{"list_users", "find_user", "authors' names"}},
+		{"reactions:write", []string{"add_reaction", "remove_reaction"}},
 	}
 	if c.cfg.IncludePrivate {
 		out = append(out, scope{"groups:read", []string{"list_channels"}}, scope{"groups:history", []string{"read_history"}})

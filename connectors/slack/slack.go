@@ -1,15 +1,19 @@
-// Package slack is the "slack" connector: it lists channels, reads their
-// history and threads, posts messages and replies, with a bot token, on
-// the Slack Web API through github.com/slack-go/slack.
+// Package slack is the "slack" connector: channels, their history and
+// threads, unreads, search, users and DMs, posts, replies, reactions,
+// files, topics and scheduled messages, on the Slack Web API through
+// github.com/slack-go/slack, with a bot token or the person's own user
+// token (the user_token credential, or a per-user connection, which
+// supplies it: the connector then acts as the person).
 //
 // It is built on connectors/saas: every call is one Slack request (never
 // slack-go's looping helpers, which wait out Retry-After until the context
 // ends), retried a bounded number of times; lists page with signed cursors;
-// channels and messages are named by signed refs; and a post or a reply is
-// made at most once per idempotency key: the message carries the key's
-// marker in its metadata (event_type legate_operation), and an attempt whose
-// answer was lost looks for it in the channel's history or the thread
-// before sending again.
+// channels and messages are named by signed refs or by Slack's own ids,
+// names and permalinks; and every write is made at most once per
+// idempotency key: an attempt whose answer was lost looks for what it
+// made (the same text by the token's own account since the first attempt;
+// the key's marker in the message's metadata when markers are on) before
+// sending again.
 package slack
 
 import (
@@ -46,6 +50,14 @@ type Config struct {
 	RateLimit httpkit.RateLimit `yaml:"rate_limit" desc:"Requests per second the instance sends at most: per_second (0, the default, for no limit) and burst" example:"{per_second: 1, burst: 5}"`
 	// IncludePrivate lists and reads private channels too.
 	IncludePrivate bool `yaml:"include_private" default:"false" desc:"List private channels the bot is in as well as public ones (needs the groups:read and groups:history scopes)"`
+	// Toolsets selects the groups of tools offered.
+	Toolsets []string "yaml:\"toolsets\" desc:\"Groups of tools the instance offers: names from the list below, `default` for the type's defaults, `all` for every tool; empty for the defaults: channels, messages, search, users (default), files, admin\""
+	// ReadOnly offers only the tools that read.
+	ReadOnly bool `yaml:"read_only" default:"false" desc:"Offer only the tools that read"`
+	// Markers leaves each write's marker in the message's metadata.
+	Markers bool `yaml:"markers" default:"false" desc:"Put each post's operation marker in its message metadata (event_type legate_operation), so that a retry after a lost answer finds it by marker; off, nothing of Legate's is left in Slack and a retry finds the post by its text, author and time"`
+	// MaxFileBytes bounds the content read_file returns.
+	MaxFileBytes int `yaml:"max_file_bytes" default:"262144" desc:"Most bytes of a file's text read_file returns (1 KiB to 10 MiB); the rest is cut and the result says so"`
 }
 
 // Limits of the configuration and of the tools.
@@ -55,17 +67,33 @@ const (
 	DefaultMessages, MaxMessages = 50, 200
 	// MaxTextBytes bounds the text of a post.
 	MaxTextBytes = 40000
+	// MaxUploadBytes bounds the content of an upload.
+	MaxUploadBytes = 10 << 20
 )
 
-// The credential.
-const credBotToken = "bot_token"
+// The credentials: the bot's token, and the person's.
+const (
+	credBotToken  = "bot_token"
+	credUserToken = "user_token"
+)
+
+// toolsets are the type's groups of tools.
+var toolsets = []connectors.Toolset{
+	{Name: "channels", Description: "list channels, read history, threads and DMs, unreads", Default: true},
+	{Name: "messages", Description: "post, reply, react, schedule messages", Default: true},
+	{Name: "search", Description: "search messages (needs a user token)", Default: true},
+	{Name: "users", Description: "list and look up users, open DMs", Default: true},
+	{Name: "files", Description: "upload files, read their text and metadata"},
+	{Name: "admin", Description: "set a channel's topic"},
+}
 
 func init() {
 	connectors.Register(connectors.TypeOf(connectors.Info{
 		Name:        "slack",
-		Description: "Slack workspace: list channels, read history and threads, post messages and replies with a bot token",
+		Description: "Slack workspace: channels, history, threads, unreads, search, users and DMs, posts, replies, reactions, files, topics and scheduled messages, as the bot or as the person",
 		Credentials: []connectors.Credential{
-			{Name: credBotToken, Description: "Bot user OAuth token (xoxb-...) of the Slack app installed in the workspace", Required: true},
+			{Name: credBotToken, Description: "Bot user OAuth token (xoxb-...) of the Slack app installed in the workspace; needed unless user_token is set or the instance is per-user"},
+			{Name: credUserToken, Description: "User OAuth token (xoxp-...) of a person: every call then acts as that person, and search_messages works; a per-user connection supplies it for each caller"},
 		},
 	}, New))
 }
@@ -75,16 +103,24 @@ type Connector struct {
 	cfg   Config
 	kit   *saas.Kit
 	http  *http.Client
-	tools []connectors.Tool
+	all   []connectors.Tool // the catalog
+	tools []connectors.Tool // the selection
+	// selErr is the config's toolsets error, reported by Validate.
+	selErr error
+	dir    *directory
 }
 
 // New builds an instance from its decoded config; Validate reports an
 // invalid one.
 func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 	c := &Connector{cfg: *cfg}
-	c.kit = saas.New(inst, cfg.retries().Options("slack", credBotToken))
+	opts := cfg.retries().Options("slack", credBotToken)
+	opts.Markers = cfg.Markers
+	c.kit = saas.New(inst, opts)
 	c.http = netguard.NewClient(netguard.Options{AllowPrivate: cfg.AllowPrivateNetworks, Timeout: time.Duration(cfg.Timeout) + time.Second, MaxRedirects: -1})
-	c.tools = c.newTools()
+	c.dir = newDirectory()
+	c.all = c.newTools()
+	c.tools, c.selErr = connectors.SelectTools("slack", toolsets, cfg.Toolsets, cfg.ReadOnly, c.all)
 	return c, nil
 }
 
@@ -95,17 +131,27 @@ func (c *Connector) Validate() error {
 		errs = append(errs, legate.Invalid("api_url", "must end with /, got %q", c.cfg.APIURL))
 	}
 	errs = append(errs, c.cfg.retries().Validate()...)
+	if c.selErr != nil {
+		errs = append(errs, c.selErr)
+	}
+	if c.cfg.MaxFileBytes < 1<<10 || c.cfg.MaxFileBytes > 10<<20 {
+		errs = append(errs, legate.Invalid("max_file_bytes", "must be between 1024 and 10485760, got %d", c.cfg.MaxFileBytes))
+	}
 	return errors.Join(errs...)
 }
 
-// Tools lists the instance's tools.
+// Tools lists the instance's tools: those of the toolsets its config
+// selects.
 func (c *Connector) Tools() []connectors.Tool { return c.tools }
+
+// ToolCatalog lists every tool of the type, whatever the config selects.
+func (c *Connector) ToolCatalog() []connectors.Tool { return c.all }
 
 // Test calls auth.test and compares the scopes the token has (its
 // X-OAuth-Scopes header) with those the tools need; it reports both
 // through connectors.Reportf and fails when a scope is missing.
 func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) error {
-	call := &connectors.Call{Tool: "test", Credentials: creds}
+	call := asCaller(&connectors.Call{Tool: "test", Credentials: creds})
 	var auth *slack.AuthTestResponse
 	err := c.kit.Read(ctx, call, func(ctx context.Context, token string) error {
 		var err error
@@ -149,7 +195,10 @@ func (c *Connector) client(token string) *slack.Client {
 	return slack.New(token, slack.OptionAPIURL(c.cfg.APIURL), slack.OptionHTTPClient(c.http))
 }
 
-var _ connectors.Connector = (*Connector)(nil)
+var (
+	_ connectors.Connector   = (*Connector)(nil)
+	_ connectors.ToolCatalog = (*Connector)(nil)
+)
 
 // retries are the config's retry settings.
 func (c Config) retries() saas.Retries {
