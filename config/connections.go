@@ -27,12 +27,12 @@ const (
 type ConnectorOAuth struct {
 	ClientID     string     `yaml:"client_id" json:"client_id" required:"true" desc:"Client id of the OAuth app registered with the provider"`
 	ClientSecret *vault.Ref `yaml:"client_secret" json:"client_secret,omitempty" desc:"Client secret of the OAuth app, as a reference: {env: NAME}, {file: PATH} or {vault: NAME} (none for a public client)"`
-	Scopes       []string   `yaml:"scopes" json:"scopes,omitempty" desc:"Scopes asked for at consent" example:"[channels:read, channels:history, chat:write]"`
+	Scopes       []string   `yaml:"scopes" json:"scopes,omitempty" desc:"Scopes asked for at consent (for slack, the person's user scopes: Slack's user_scope)" example:"[channels:read, channels:history, chat:write]"`
 	AuthorizeURL string     `yaml:"authorize_url" json:"authorize_url,omitempty" desc:"The provider's authorization endpoint (default: the provider's, for slack, github, notion and google)"`
 	TokenURL     string     `yaml:"token_url" json:"token_url,omitempty" desc:"The provider's token endpoint (default: the provider's)"`
 	RevokeURL    string     `yaml:"revoke_url" json:"revoke_url,omitempty" desc:"The provider's token revocation endpoint, called when a connection is revoked (default: the provider's; none: tokens are only forgotten)"`
 	RedirectURL  string     `yaml:"redirect_url" json:"redirect_url,omitempty" example:"https://legate.example.com/connect/callback" desc:"Legate's callback URL as registered with the app (default: the origin of auth.resource, then the address a connect request came to, + /connect/callback)"`
-	Credential   string     `yaml:"credential" json:"credential,omitempty" desc:"The instance's credential a connection supplies (default: bot_token for slack, token for github and notion, refresh_token for google)"`
+	Credential   string     `yaml:"credential" json:"credential,omitempty" desc:"The instance's credential a connection supplies (default: user_token for slack, token for github and notion, refresh_token for google)"`
 }
 
 // ProviderOAuth are a provider's OAuth endpoints and the credential a
@@ -46,12 +46,21 @@ type ProviderOAuth struct {
 	RefreshToken bool
 	// Params are extra parameters of the authorization request.
 	Params map[string]string
+	// UserScopes names the authorization request's parameter the scopes
+	// go in instead of scope ("user_scope" for Slack, whose scope is the
+	// bot's): comma-separated there.
+	UserScopes string
+	// TokenField names the object of the token response that holds the
+	// token a connection keeps, in place of the top-level one ("authed_user"
+	// for Slack, whose top-level token is the bot's).
+	TokenField string
 }
 
 // Providers are the OAuth defaults of the connector types that support
 // per-user connections.
 var Providers = map[string]ProviderOAuth{
-	"slack":  {AuthorizeURL: "https://slack.com/oauth/v2/authorize", TokenURL: "https://slack.com/api/oauth.v2.access", RevokeURL: "https://slack.com/api/auth.revoke", Credential: "bot_token"},
+	"slack": {AuthorizeURL: "https://slack.com/oauth/v2/authorize", TokenURL: "https://slack.com/api/oauth.v2.access", RevokeURL: "https://slack.com/api/auth.revoke", Credential: "user_token",
+		UserScopes: "user_scope", TokenField: "authed_user"},
 	"github": {AuthorizeURL: "https://github.com/login/oauth/authorize", TokenURL: "https://github.com/login/oauth/access_token", Credential: "token"},
 	"notion": {AuthorizeURL: "https://api.notion.com/v1/oauth/authorize", TokenURL: "https://api.notion.com/v1/oauth/token", RevokeURL: "https://api.notion.com/v1/oauth/revoke", Credential: "token", Params: map[string]string{"owner": "user"}},
 	"google": {AuthorizeURL: "https://accounts.google.com/o/oauth2/v2/auth", TokenURL: "https://oauth2.googleapis.com/token", RevokeURL: "https://oauth2.googleapis.com/revoke", Credential: "refresh_token", RefreshToken: true,

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -154,7 +155,21 @@ func (m *Manager) appFor(ctx context.Context, instance, redirect string) (*app, 
 	if err != nil {
 		return nil, err
 	}
-	return &app{id: def.ID, tenant: def.Tenant, cfg: cfg, params: config.Providers[def.Type].Params, hc: m.guards.instance(m.opts.HTTPClient, def)}, nil
+	prov := config.Providers[def.Type]
+	params := prov.Params
+	if prov.UserScopes != "" && len(cfg.Scopes) > 0 {
+		params = maps.Clone(params)
+		if params == nil {
+			params = map[string]string{}
+		}
+		params[prov.UserScopes] = strings.Join(cfg.Scopes, ",")
+		cfg.Scopes = nil
+	}
+	hc := m.guards.instance(m.opts.HTTPClient, def)
+	if prov.TokenField != "" {
+		hc = liftToken(hc, prov.TokenField)
+	}
+	return &app{id: def.ID, tenant: def.Tenant, cfg: cfg, params: params, hc: hc}, nil
 }
 
 // Token is the access token of principal's connection to the upstream

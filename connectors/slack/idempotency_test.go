@@ -1,22 +1,25 @@
 package slack_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/connectors/saas/model"
 )
 
-// Slack posts the message, but its answer comes after the request's
-// timeout: the connector finds the message by its marker instead of
-// posting again, and the client gets it.
+// With markers on, Slack posts the message, but its answer comes after
+// the request's timeout: the connector finds the message by its marker
+// instead of posting again, and the client gets it.
 func TestTimedOutPostIsPostedOnce(t *testing.T) {
 	for _, tool := range []string{"post_message", "reply_thread"} {
 		t.Run(tool, func(t *testing.T) {
 			s := newStandin(t, 1)
-			in := build(t, s, "slack", "timeout: 300ms")
+			in := build(t, s, "slack", "timeout: 300ms\nmarkers: true")
 			ref := in.channelRef(t, "t1", "chan-0")
 			args := fmt.Sprintf(`{"channel":%q,"text":"once"}`, ref)
 			if tool == "reply_thread" {
@@ -49,54 +52,73 @@ func TestTimedOutPostIsPostedOnce(t *testing.T) {
 	}
 }
 
-// A thousand posts, each of whose first attempt is performed by Slack and
-// then loses its answer (the connection drops); every other call also
-// gives up after that attempt and is called again by the client with the
-// same idempotency key, as the gateway does with an approved call. Each
-// client gets its post, and Slack holds exactly one message per key.
-func TestNoDuplicatePostsOverAThousandLostAnswers(t *testing.T) {
-	s := newStandin(t, 1)
-	retrying := build(t, s, "slack", "")
-	giving := build(t, s, "slack", "max_attempts: 1")
-	giving.key, giving.ops = retrying.key, retrying.ops // one instance, two retry policies
-	ref := retrying.channelRef(t, "t1", "chan-0")
-	seen := map[string]bool{}
-	s.afterPost = func(n int, w http.ResponseWriter, r *http.Request) bool {
-		mk := r.FormValue("metadata")
-		s.mu.Lock()
-		first := !seen[mk]
-		seen[mk] = true
-		s.mu.Unlock()
-		if first {
-			hangUp(w)
-		}
-		return first
-	}
+// For every write tool of the catalog, a thousand writes, each of whose
+// first attempt Slack performs and then loses the answer of (the
+// connection drops): the client gives up (max_attempts 1) and calls again
+// with the same idempotency key on an instance sharing the operation
+// record. Each retry returns the write, and Slack performed exactly one
+// per call. A write tool without a case fails the test.
+func TestEveryWriteOnceOverAThousandLostAnswers(t *testing.T) {
 	const writes = 1000
-	for i := range writes {
-		in, op := retrying, fmt.Sprintf("op-%d", i)
-		if i%2 == 1 {
-			in = giving
+	f := newFixture(t, writes, "max_attempts: 1\ntimeout: 2s")
+	f.s.loseFirst = true
+	retry := build(t, f.s, "slack", "toolsets: [all]")
+	retry.key, retry.ops = f.in.key, f.in.ops
+	for _, tool := range f.in.c.(connectors.ToolCatalog).ToolCatalog() {
+		if tool.Class == legate.ClassRead {
+			continue
 		}
-		args := fmt.Sprintf(`{"channel":%q,"text":"post %d"}`, ref, i)
-		res, err := in.call(t, "t1", "post_message", args, op)
-		if i%2 == 1 {
-			wantCode(t, err, legate.CodeTransient)
-			res, err = in.call(t, "t1", "post_message", args, op)
+		t.Run(tool.Name, func(t *testing.T) {
+			c, ok := f.cases[tool.Name]
+			if !ok || c.method == "" {
+				t.Fatalf("no write case for %s", tool.Name)
+			}
+			if tool.Name == "delete_scheduled" {
+				f.s.loseFirst = false
+				f.scheduledRef(t, 0) // list the refs before losing answers
+				f.s.loseFirst = true
+			}
+			before := f.s.writeCount(c.method)
+			for i := range writes {
+				op := fmt.Sprintf("op-%s-%d", tool.Name, i)
+				_, err := f.run(t, f.in, tool.Name, i, op)
+				if err == nil {
+					t.Fatalf("call %d: the lost answer was not lost", i)
+				}
+				res, err := f.run(t, retry, tool.Name, i, op)
+				if err != nil {
+					t.Fatalf("retry %d: %v", i, err)
+				}
+				c.check(t, i, res)
+				if n := f.s.writeCount(c.method) - before; n != i+1 {
+					t.Fatalf("after %d calls, Slack performed %d writes", i+1, n)
+				}
+			}
+		})
+	}
+}
+
+// With markers off (the default), nothing any write tool stores in
+// Slack holds a marker: no metadata, no legate-operation, no lg1- key.
+func TestNoMarkerLeftInSlack(t *testing.T) {
+	f := newFixture(t, 3, "")
+	for _, tool := range f.in.c.(connectors.ToolCatalog).ToolCatalog() {
+		if tool.Class == legate.ClassRead {
+			continue
 		}
-		if err != nil {
-			t.Fatalf("post %d: %v", i, err)
-		}
-		if m := decode[model.Message](t, res); m.Text != fmt.Sprintf("post %d", i) {
-			t.Fatalf("post %d: got %+v", i, m)
+		if _, err := f.run(t, f.in, tool.Name, 1, "op-marker-"+tool.Name); err != nil {
+			t.Fatalf("%s: %v", tool.Name, err)
 		}
 	}
-	marks := s.markers("C000")
-	dups := 0
-	for _, n := range marks {
-		dups += n - 1
+	f.s.mu.Lock()
+	stored, _ := json.Marshal([]any{f.s.messages, f.s.channels, f.s.sched, f.s.files, f.s.reactions})
+	f.s.mu.Unlock()
+	for _, bad := range []string{"legate-operation", "legate_operation", "lg1-"} {
+		if strings.Contains(string(stored), bad) {
+			t.Fatalf("Slack holds %q", bad)
+		}
 	}
-	if s.postCount() != writes || len(marks) != writes || dups != 0 {
-		t.Fatalf("%d posts, %d keys, %d duplicates; want %d, %d, 0", s.postCount(), len(marks), dups, writes, writes)
+	if !strings.Contains(string(stored), "post 1") || !strings.Contains(string(stored), "later 1") {
+		t.Fatal("the writes are not in the stand-in: the scan would prove nothing")
 	}
 }

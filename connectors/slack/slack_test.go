@@ -212,8 +212,8 @@ func TestCursorsAndRefsStayWhereTheyWereMade(t *testing.T) {
 	wantCode(t, err, legate.CodeNotFound)
 	_, err = b.call(t, "t1", "post_message", post, "op-y")
 	wantCode(t, err, legate.CodeNotFound)
-	_, err = a.call(t, "t1", "post_message", `{"channel":"C000","text":"hi"}`, "op-z")
-	wantCode(t, err, legate.CodeNotFound) // a bare Slack id
+	_, err = a.call(t, "t1", "post_message", `{"channel":"C999","text":"hi"}`, "op-z")
+	wantCode(t, err, legate.CodeNotFound) // a Slack id the workspace does not have
 	if s.postCount() != 0 {
 		t.Fatalf("%d posts for refused refs", s.postCount())
 	}
@@ -419,7 +419,7 @@ func TestConnectionTestReportsScopes(t *testing.T) {
 		t.Fatal(err)
 	}
 	all := strings.Join(lines, "\n")
-	for _, want := range []string{"auth.test: ok, user legate (U1) on team Acme (T1)", "scopes granted: channels:history, channels:read, chat:write", "scope chat:write", "post_message"} {
+	for _, want := range []string{"auth.test: ok, user legate (U1) on team Acme (T1)", "scopes granted: channels:history, channels:read, chat:write, reactions:write, users:read", "scope chat:write", "post_message"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("report lacks %q:\n%s", want, all)
 		}

@@ -18,6 +18,9 @@ import (
 
 const botToken = "xoxb-canary-7f1c9a2b5e"
 
+// userToken is a person's token the stand-in knows: ada's (U100).
+const userToken = "xoxp-canary-ada-4e2f"
+
 // standin is slacktest's server with the endpoints it lacks
 // (conversations.list, history, replies) and a chat.postMessage that keeps
 // what is posted, metadata included. fault, when set, may answer a request
@@ -39,6 +42,7 @@ type standin struct {
 	bearers  []bearer                   // the token of each API call
 	scopes   string
 	nextTS   int
+	more     // the endpoints of standin_more_test.go
 	// fault is asked first, with the request's method and its count so
 	// far (1 for the first); it returns true when it answered.
 	fault func(method string, n int, w http.ResponseWriter, r *http.Request) (handled bool)
@@ -49,8 +53,8 @@ type standin struct {
 
 func newStandin(t *testing.T, channels int) *standin {
 	t.Helper()
-	s := &standin{messages: map[string][]slack.Message{}, calls: map[string]int{},
-		scopes: "chat:write,channels:read,channels:history", nextTS: 1, oauth: oauthtest.New(standinClientID, standinClientSecret, "xoxp-")}
+	s := &standin{messages: map[string][]slack.Message{}, calls: map[string]int{}, more: newMore(),
+		scopes: "chat:write,channels:read,channels:history,users:read,reactions:write", nextTS: 1, oauth: oauthtest.New(standinClientID, standinClientSecret, "xoxp-")}
 	for i := range channels {
 		ch := slack.Channel{}
 		ch.ID = fmt.Sprintf("C%03d", i)
@@ -65,7 +69,8 @@ func newStandin(t *testing.T, channels int) *standin {
 		c.Handle("/conversations.history", s.wrap("conversations.history", s.history))
 		c.Handle("/conversations.replies", s.wrap("conversations.replies", s.replies))
 		c.Handle("/chat.postMessage", s.wrap("chat.postMessage", s.post))
-		s.oauth.Mount(c.Handle, "/oauth")
+		s.bindMore(c.Handle)
+		s.oauth.Mount(func(pattern string, h http.HandlerFunc) { c.Handle(pattern, s.slackShaped(pattern, h)) }, "/oauth")
 	}
 	s.srv = slacktest.NewTestServer(bind)
 	s.srv.Start()
@@ -94,11 +99,13 @@ func (s *standin) wrap(method string, h http.HandlerFunc) http.HandlerFunc {
 		s.mu.Lock()
 		s.bearers = append(s.bearers, bearer{method: method, token: token, user: user})
 		s.mu.Unlock()
-		if token != botToken && !issued {
+		if token != botToken && token != userToken && !issued {
 			answer(w, map[string]any{"ok": false, "error": "invalid_auth"})
 			return
 		}
-		h(w, r)
+		rec := &recorder{ResponseWriter: w}
+		h(rec, r)
+		s.record(method, rec.body.Bytes())
 	}
 }
 
@@ -132,7 +139,8 @@ func answer(w http.ResponseWriter, v any) {
 
 func (s *standin) authTest(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-OAuth-Scopes", s.scopes)
-	answer(w, map[string]any{"ok": true, "url": "https://acme.slack.com/", "team": "Acme", "team_id": "T1", "user": "legate", "user_id": "U1", "bot_id": "B1"})
+	id, name, bot := s.who(r)
+	answer(w, map[string]any{"ok": true, "url": "https://acme.slack.com/", "team": "Acme", "team_id": "T1", "user": name, "user_id": id, "bot_id": bot})
 }
 
 // page cuts items at the cursor (an index) and limit.
@@ -161,9 +169,13 @@ func (s *standin) list(w http.ResponseWriter, r *http.Request) {
 func (s *standin) history(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	var msgs []slack.Message
+	oldest, _ := strconv.ParseFloat(r.FormValue("oldest"), 64)
 	for _, m := range s.messages[r.FormValue("channel")] {
 		if m.ThreadTimestamp != "" && m.ThreadTimestamp != m.Timestamp {
 			continue // replies are in the thread, not the channel
+		}
+		if ts, _ := strconv.ParseFloat(m.Timestamp, 64); ts < oldest {
+			continue
 		}
 		msgs = append(msgs, s.shown(m, r))
 	}
@@ -215,13 +227,14 @@ func since(msgs []slack.Message, oldest string) []slack.Message {
 func (s *standin) post(w http.ResponseWriter, r *http.Request) {
 	channel := r.FormValue("channel")
 	s.mu.Lock()
-	if !slices.ContainsFunc(s.channels, func(c slack.Channel) bool { return c.ID == channel }) {
+	if !s.known(channel) {
 		s.mu.Unlock()
 		answer(w, map[string]any{"ok": false, "error": "channel_not_found"})
 		return
 	}
 	m := slack.Message{}
-	m.Channel, m.Text, m.BotID, m.User = channel, r.FormValue("text"), "B1", "U1"
+	m.Channel, m.Text = channel, r.FormValue("text")
+	m.User, _, m.BotID = s.who(r)
 	m.Timestamp = fmt.Sprintf("1800000000.%06d", s.nextTS)
 	s.nextTS++
 	m.ThreadTimestamp = r.FormValue("thread_ts")
@@ -230,10 +243,11 @@ func (s *standin) post(w http.ResponseWriter, r *http.Request) {
 	}
 	s.messages[channel] = append(s.messages[channel], m)
 	s.posts++
+	s.wrote("chat.postMessage")
 	n := s.posts
 	after := s.afterPost
 	s.mu.Unlock()
-	if after != nil && after(n, w, r) {
+	if after != nil && after(n, w, r) || s.lost("chat.postMessage", w, r) {
 		return
 	}
 	answer(w, map[string]any{"ok": true, "channel": channel, "ts": m.Timestamp, "message": m})
@@ -246,7 +260,7 @@ func (s *standin) seed(channel string, n int, threadTS string) []string {
 	var out []string
 	for i := range n {
 		m := slack.Message{}
-		m.Channel, m.Text, m.User = channel, fmt.Sprintf("message %d", i), "U2"
+		m.Channel, m.Text, m.User = channel, fmt.Sprintf("message %d", i), "U101"
 		m.Timestamp = fmt.Sprintf("1700000000.%06d", s.nextTS)
 		s.nextTS++
 		m.ThreadTimestamp = threadTS

@@ -61,7 +61,7 @@ type Scheduled struct {
 	ExternalID string    `json:"external_id"`
 	ChannelRef string    `json:"channel_ref"`
 	Text       string    `json:"text"`
-	PostAt     time.Time `json:"post_at"`
+	PostAt     time.Time `json:"post_at,omitzero"`
 	Deleted    bool      `json:"deleted,omitempty"`
 }
 
@@ -192,7 +192,7 @@ func (c *Connector) setTopic(ctx context.Context, call *connectors.Call, in *set
 
 // scheduledOf converts a scheduled message of channel.
 func (c *Connector) scheduledOf(call *connectors.Call, channel string, m slack.ScheduledMessage) Scheduled {
-	id := channel + "/" + m.ID
+	id := channel + "/" + m.ID + "/" + strconv.Itoa(m.PostAt)
 	return Scheduled{Ref: c.kit.Ref(call, kindScheduled, id), ExternalID: m.ID, ChannelRef: c.kit.Ref(call, kindChannel, channel),
 		Text: m.Text, PostAt: time.Unix(int64(m.PostAt), 0).UTC()}
 }
@@ -234,7 +234,7 @@ func (c *Connector) scheduleMessage(ctx context.Context, call *connectors.Call, 
 		// Scheduled messages carry no metadata: the same text at the same
 		// time in the same channel is the earlier attempt's.
 		Find: func(ctx context.Context, token, _ string, _ time.Time) (*Scheduled, error) {
-			msgs, err := c.scheduled(ctx, token, channel)
+			msgs, err := c.scheduled(ctx, token, channel, postAt)
 			if err != nil {
 				return nil, err
 			}
@@ -262,13 +262,14 @@ func cmpOr(a, b string) string {
 // scheduledPages bounds the scheduled messages a retry reads.
 const scheduledPages = 5
 
-// scheduled lists channel's scheduled messages, at most scheduledPages
-// pages.
-func (c *Connector) scheduled(ctx context.Context, token, channel string) ([]slack.ScheduledMessage, error) {
+// scheduled lists channel's messages scheduled at postAt, at most
+// scheduledPages pages.
+func (c *Connector) scheduled(ctx context.Context, token, channel string, postAt int64) ([]slack.ScheduledMessage, error) {
 	var out []slack.ScheduledMessage
 	cursor := ""
+	at := strconv.FormatInt(postAt, 10)
 	for range scheduledPages {
-		msgs, next, err := c.client(token).GetScheduledMessagesContext(ctx, &slack.GetScheduledMessagesParameters{Channel: channel, Cursor: cursor, Limit: 100})
+		msgs, next, err := c.client(token).GetScheduledMessagesContext(ctx, &slack.GetScheduledMessagesParameters{Channel: channel, Oldest: at, Latest: at, Cursor: cursor, Limit: 100})
 		if err != nil {
 			return nil, mapError(ctx, err)
 		}
@@ -278,7 +279,7 @@ func (c *Connector) scheduled(ctx context.Context, token, channel string) ([]sla
 		}
 		cursor = next
 	}
-	return nil, legate.Errorf(legate.CodeConflict, "slack: cannot tell whether an earlier attempt scheduled the message: more than %d pages of scheduled messages; check list_scheduled", scheduledPages)
+	return nil, legate.Errorf(legate.CodeConflict, "slack: cannot tell whether an earlier attempt went through: more than %d pages of messages scheduled at that time; check list_scheduled", scheduledPages)
 }
 
 func (c *Connector) listScheduled(ctx context.Context, call *connectors.Call, in *listScheduledIn) (*legate.Result, error) {
@@ -322,7 +323,12 @@ func (c *Connector) deleteScheduled(ctx context.Context, call *connectors.Call, 
 	if err != nil {
 		return nil, err
 	}
-	channel, msgID, _ := strings.Cut(id, "/")
+	parts := strings.Split(id, "/")
+	if len(parts) != 3 {
+		return nil, legate.Errorf(legate.CodeNotFound, "slack: no scheduled message %q: pass a ref from schedule_message or list_scheduled", in.Scheduled)
+	}
+	channel, msgID := parts[0], parts[1]
+	postAt, _ := strconv.ParseInt(parts[2], 10, 64)
 	done := Scheduled{Ref: in.Scheduled, ExternalID: msgID, ChannelRef: c.kit.Ref(call, kindChannel, channel), Deleted: true}
 	out, err := saas.WriteOnce(ctx, c.kit, call, saas.Write[Scheduled]{
 		Send: func(ctx context.Context, token, _ string) (*Scheduled, error) {
@@ -335,7 +341,7 @@ func (c *Connector) deleteScheduled(ctx context.Context, call *connectors.Call, 
 		// Gone from the list: an earlier attempt deleted it (or Slack
 		// posted it meanwhile, which deleting could not undo).
 		Find: func(ctx context.Context, token, _ string, _ time.Time) (*Scheduled, error) {
-			msgs, err := c.scheduled(ctx, token, channel)
+			msgs, err := c.scheduled(ctx, token, channel, postAt)
 			if err != nil || slices.ContainsFunc(msgs, func(m slack.ScheduledMessage) bool { return m.ID == msgID }) {
 				return nil, err
 			}
