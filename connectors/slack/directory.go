@@ -29,7 +29,7 @@ type directory struct {
 	users    *expirable.LRU[string, slack.User] // by id
 	all      *expirable.LRU[string, snapshot]
 	channels *expirable.LRU[string, map[string]string] // name -> id, by token digest
-	selves   *expirable.LRU[string, self]               // by token digest
+	selves   *expirable.LRU[string, self]              // by token digest
 }
 
 // snapshot is the directory as read: complete says every page was.

@@ -58,6 +58,9 @@ connectors:
       authorize_url: "`+s.oauthURL()+`/authorize"
       token_url: "`+s.oauthURL()+`/token"
       revoke_url: "`+s.oauthURL()+`/revoke"
+policy:
+  rules:
+    - {tool: "slack.post_message", action: allow}
 `)
 	return &perUserEnv{t: t, slack: s, g: g}
 }
@@ -321,5 +324,44 @@ func TestPerUserConnections(t *testing.T) {
 				t.Errorf("a per-user token appears in %s", where)
 			}
 		}
+	}
+}
+
+// A per-user connection acts as the person: consent asks Slack for user
+// scopes (user_scope, not the bot's scope), the connection keeps
+// authed_user's token of oauth.v2.access's answer (never the bot's at its
+// top), and a post made through it reaches chat.postMessage with the
+// person's xoxp- token and is the person's.
+func TestPerUserPostActsAsThePerson(t *testing.T) {
+	e := newPerUserEnv(t)
+	aliceTok := e.principal("alice", "everything")
+	e.connect(aliceTok, "alice-slack")
+	e.slack.mu.Lock()
+	query := strings.Join(e.slack.authorize, "&")
+	e.slack.mu.Unlock()
+	q, _ := url.ParseQuery(query)
+	if q.Get("user_scope") != "channels:read,channels:history,chat:write" || q.Get("scope") != "" {
+		t.Fatalf("the consent asked scope=%q user_scope=%q; want the user scopes alone", q.Get("scope"), q.Get("user_scope"))
+	}
+	cs := e.session(aliceTok)
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "slack__post_message", Arguments: map[string]any{"channel": "#chan-1", "text": "from alice"}})
+	if err != nil || res.IsError {
+		b, _ := json.Marshal(res)
+		t.Fatalf("post: %v %s", err, b)
+	}
+	var post bearer
+	for _, b := range e.slack.calledWith() {
+		if b.method == "chat.postMessage" {
+			post = b
+		}
+	}
+	if !strings.HasPrefix(post.token, "xoxp-") || post.user != "alice-slack" || post.token == botToken {
+		t.Fatalf("chat.postMessage came with %q (user %q); want alice's xoxp- token", post.token, post.user)
+	}
+	e.slack.mu.Lock()
+	msgs := e.slack.messages["C001"]
+	e.slack.mu.Unlock()
+	if len(msgs) != 1 || msgs[0].User != "UALICESLACK" || msgs[0].BotID != "" {
+		t.Fatalf("Slack holds %+v; want alice's post", msgs)
 	}
 }

@@ -308,7 +308,7 @@ func (s *standin) search(w http.ResponseWriter, r *http.Request) {
 	start := min((pg-1)*count, len(matches))
 	got := matches[start:min(start+count, len(matches))]
 	answer(w, map[string]any{"ok": true, "query": r.FormValue("query"), "messages": map[string]any{"matches": got, "total": len(matches),
-		"paging": map[string]int{"count": count, "total": len(matches), "page": pg, "pages": pages},
+		"paging":     map[string]int{"count": count, "total": len(matches), "page": pg, "pages": pages},
 		"pagination": map[string]int{"total_count": len(matches), "page": pg, "per_page": count, "page_count": pages, "first": start + 1, "last": start + len(got)}}})
 }
 

@@ -89,19 +89,25 @@ func newFixture(t *testing.T, n int, extra string) *fixture {
 		"list_unreads":  {args: func(int) string { return `{}` }, check: is(`"unread":3`)},
 		"search_messages": {args: func(int) string { return `{"query":"message 1","limit":1}` }, user: true,
 			check: is(`"url":"https://acme.slack.com/archives/C000/p`)},
-		"list_users":       {args: func(int) string { return `{"limit":3}` }, check: is(`"handle":"ada"`)},
-		"find_user":        {args: func(int) string { return `{"query":"grace@example.com"}` }, check: is(`"handle":"grace"`)},
-		"open_dm":          {args: func(int) string { return `{"user":"@linus"}` }, check: is(`"external_id":"D102"`)},
-		"list_scheduled":   {args: func(int) string { return `{"channel":"C000","limit":2}` }, check: is(`"external_id":"Q9000"`)},
-		"read_file":        {args: func(int) string { return `{"file":"F9000"}` }, check: is(`"content":"seeded text"`)},
-		"post_message":     {args: func(i int) string { return fmt.Sprintf(`{"channel":"#chan-0","text":"post %d"}`, i) }, check: is(`"text":"post %d"`), method: "chat.postMessage"},
-		"reply_thread":     {args: func(i int) string { return fmt.Sprintf(`{"thread":%q,"text":"reply %d"}`, permalinkOf("C000", f.ts[i]), i) }, check: is(`"text":"reply %d"`), method: "chat.postMessage"},
-		"add_reaction":     {args: func(i int) string { return strings.Replace(msg("")(i), "thumbsup", "eyes", 1) }, check: is(`"reacted":true`), method: "reactions.add"},
-		"remove_reaction":  {args: msg("remove"), check: is(`"reacted":false`), method: "reactions.remove"},
-		"schedule_message": {args: func(i int) string { return fmt.Sprintf(`{"channel":"C001","text":"later %d","post_at":%q}`, i, at.Add(time.Duration(i)*time.Second).Format(time.RFC3339)) }, check: is(`"text":"later %d"`), method: "chat.scheduleMessage"},
+		"list_users":     {args: func(int) string { return `{"limit":3}` }, check: is(`"handle":"ada"`)},
+		"find_user":      {args: func(int) string { return `{"query":"grace@example.com"}` }, check: is(`"handle":"grace"`)},
+		"open_dm":        {args: func(int) string { return `{"user":"@linus"}` }, check: is(`"external_id":"D102"`)},
+		"list_scheduled": {args: func(int) string { return `{"channel":"C000","limit":2}` }, check: is(`"external_id":"Q9000"`)},
+		"read_file":      {args: func(int) string { return `{"file":"F9000"}` }, check: is(`"content":"seeded text"`)},
+		"post_message":   {args: func(i int) string { return fmt.Sprintf(`{"channel":"#chan-0","text":"post %d"}`, i) }, check: is(`"text":"post %d"`), method: "chat.postMessage"},
+		"reply_thread": {args: func(i int) string {
+			return fmt.Sprintf(`{"thread":%q,"text":"reply %d"}`, permalinkOf("C000", f.ts[i]), i)
+		}, check: is(`"text":"reply %d"`), method: "chat.postMessage"},
+		"add_reaction":    {args: func(i int) string { return strings.Replace(msg("")(i), "thumbsup", "eyes", 1) }, check: is(`"reacted":true`), method: "reactions.add"},
+		"remove_reaction": {args: msg("remove"), check: is(`"reacted":false`), method: "reactions.remove"},
+		"schedule_message": {args: func(i int) string {
+			return fmt.Sprintf(`{"channel":"C001","text":"later %d","post_at":%q}`, i, at.Add(time.Duration(i)*time.Second).Format(time.RFC3339))
+		}, check: is(`"text":"later %d"`), method: "chat.scheduleMessage"},
 		"delete_scheduled": {args: func(i int) string { return fmt.Sprintf(`{"scheduled":%q}`, f.scheduledRef(t, i)) }, check: is(`"deleted":true`), method: "chat.deleteScheduledMessage"},
 		"set_topic":        {args: func(i int) string { return fmt.Sprintf(`{"channel":"#chan-1","topic":"topic %d"}`, i) }, check: is(`"topic":"topic %d"`), method: "conversations.setTopic"},
-		"upload_file":      {args: func(i int) string { return fmt.Sprintf(`{"channel":"#chan-2","filename":"f%d.txt","content":"content %d"}`, i, i) }, check: is(`"name":"f%d.txt"`), method: "files.completeUploadExternal"},
+		"upload_file": {args: func(i int) string {
+			return fmt.Sprintf(`{"channel":"#chan-2","filename":"f%d.txt","content":"content %d"}`, i, i)
+		}, check: is(`"name":"f%d.txt"`), method: "files.completeUploadExternal"},
 	}
 	s.mu.Lock()
 	s.files = append(s.files, seededFile(s.url()))
