@@ -91,7 +91,7 @@ func (e *env) link(t *testing.T, principal string) string {
 
 func (e *env) get(principal string) (string, error) {
 	creds := e.m.Credentials(e.def, sources.Credentials{}, connectors.Caller{Principal: principal, Tenant: "acme"})
-	return creds.Get(context.Background(), "bot_token")
+	return creds.Get(context.Background(), e.def.PerUserCredential())
 }
 
 func TestTokenIsRefreshedBeforeItExpires(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
+	"github.com/legate-mcp/legate/connectors/slack/workspace"
 )
 
 // errorCodes are the canonical codes of the errors Slack answers with
@@ -127,7 +128,7 @@ func (c *Connector) messages(ctx context.Context, call *connectors.Call, token, 
 	for i, m := range msgs {
 		ids[i] = m.User
 	}
-	who := c.names(ctx, token, ids)
+	who := c.dir.Names(ctx, c.client(token), ids)
 	out := make([]model.Message, 0, len(msgs))
 	for _, m := range msgs {
 		mm, err := c.messageOf(call, channel, m, who)
@@ -160,7 +161,7 @@ func (c *Connector) messageOf(call *connectors.Call, channel string, m slack.Mes
 	case m.User != "":
 		out.Sender = &model.Person{ID: m.User, Name: m.Username}
 		if u, ok := who[m.User]; ok {
-			out.Sender.Name = displayName(u)
+			out.Sender.Name = workspace.DisplayName(u)
 			meta["user_name"], meta["real_name"] = u.Name, u.RealName
 		}
 	case m.BotID != "":
@@ -229,12 +230,12 @@ func (c *Connector) isPost(ctx context.Context, token, text, marker string) (fun
 	if c.kit.Markers() {
 		return func(m slack.Message) bool { return hasMarker(m, marker) }, nil
 	}
-	me, err := c.whoAmI(ctx, token)
+	me, err := c.dir.WhoAmI(ctx, c.client(token), token)
 	if err != nil {
-		return nil, err
+		return nil, mapError(ctx, err)
 	}
 	return func(m slack.Message) bool {
-		mine := m.User != "" && m.User == me.user || me.bot != "" && m.BotID == me.bot
+		mine := m.User != "" && m.User == me.User || me.Bot != "" && m.BotID == me.Bot
 		return mine && sameText(m.Text, text)
 	}, nil
 }

@@ -47,19 +47,23 @@ type FileOut struct {
 	Text      bool   `json:"text" jsonschema:"the file is text, and content holds it"`
 }
 
+// filer runs the file tools.
+type filer struct{ *Connector }
+
 func (c *Connector) fileTools() []connectors.Tool {
+	f := filer{c}
 	return []connectors.Tool{
 		in("files", connectors.Returning[model.File](connectors.NewTool("upload_file",
 			writes(fmt.Sprintf("Upload a file (text, or bytes in base64; at most %d bytes) and share it in a channel, a DM or a thread, as the token's account (files.getUploadURLExternal, files.completeUploadExternal); returns the file (file.v1).", MaxUploadBytes)),
-			legate.ClassWrite, c.uploadFile))),
+			legate.ClassWrite, f.uploadFile))),
 		in("files", connectors.Returning[FileOut](connectors.NewTool("read_file",
 			"Read a file's metadata (file.v1) and, when it is text (text/*, JSON, XML, YAML, CSV, code snippets), its content, cut at the instance's max_file_bytes (the result says so; its url holds the rest).",
-			legate.ClassRead, c.readFile))),
+			legate.ClassRead, f.readFile))),
 	}
 }
 
 // fileOf converts a Slack file.
-func (c *Connector) fileOf(call *connectors.Call, f slack.File) model.File {
+func (c filer) fileOf(call *connectors.Call, f slack.File) model.File {
 	out := model.File{Object: c.kit.Object(call, model.FileV1, kindFile, f.ID), Name: f.Name, MimeType: f.Mimetype, Size: int64(f.Size)}
 	out.URL = f.Permalink
 	if t := f.Timestamp.Time(); f.Timestamp > 0 {
@@ -98,7 +102,7 @@ func (in *uploadFileIn) content() ([]byte, error) {
 	return nil, legate.Errorf(legate.CodeInvalidArgument, "slack: content: the file is empty; give content or content_base64")
 }
 
-func (c *Connector) uploadFile(ctx context.Context, call *connectors.Call, in *uploadFileIn) (*legate.Result, error) {
+func (c filer) uploadFile(ctx context.Context, call *connectors.Call, in *uploadFileIn) (*legate.Result, error) {
 	data, err := in.content()
 	if err != nil {
 		return nil, err
@@ -150,11 +154,12 @@ func (c *Connector) uploadFile(ctx context.Context, call *connectors.Call, in *u
 		// The same name and size, shared in the channel by the token's
 		// account since the first attempt, is its upload.
 		Find: func(ctx context.Context, token, _ string, since time.Time) (*model.File, error) {
-			me, err := c.whoAmI(ctx, token)
+			api := c.client(token)
+			me, err := c.dir.WhoAmI(ctx, api, token)
 			if err != nil {
-				return nil, err
+				return nil, mapError(ctx, err)
 			}
-			files, _, err := c.client(token).GetFilesContext(ctx, slack.GetFilesParameters{Channel: channel, User: me.user, TimestampFrom: slack.JSONTime(since.Unix()), Count: 100})
+			files, _, err := api.GetFilesContext(ctx, slack.GetFilesParameters{Channel: channel, User: me.User, TimestampFrom: slack.JSONTime(since.Unix()), Count: 100})
 			if err != nil {
 				return nil, mapError(ctx, err)
 			}
@@ -172,7 +177,7 @@ func (c *Connector) uploadFile(ctx context.Context, call *connectors.Call, in *u
 	return &legate.Result{Structured: out, Text: fmt.Sprintf("uploaded %s (%d bytes): %s", out.Name, out.Size, out.Ref)}, nil
 }
 
-func (c *Connector) readFile(ctx context.Context, call *connectors.Call, in *readFileIn) (*legate.Result, error) {
+func (c filer) readFile(ctx context.Context, call *connectors.Call, in *readFileIn) (*legate.Result, error) {
 	id := strings.TrimSpace(in.File)
 	if !fileID.MatchString(id) {
 		var err error

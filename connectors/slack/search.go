@@ -12,6 +12,7 @@ import (
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
+	"github.com/legate-mcp/legate/connectors/slack/workspace"
 )
 
 // Page sizes of search_messages and list_unreads, and the most unread
@@ -87,7 +88,7 @@ func (c *Connector) searchMessages(ctx context.Context, call *connectors.Call, i
 		for i, m := range res.Matches {
 			ids[i] = m.User
 		}
-		who := c.names(ctx, token, ids)
+		who := c.dir.Names(ctx, c.client(token), ids)
 		items := make([]model.Message, 0, len(res.Matches))
 		for _, sm := range res.Matches {
 			m, err := c.messageOf(call, sm.Channel.ID, slack.Message{Msg: slack.Msg{Timestamp: sm.Timestamp, User: sm.User, Username: sm.Username, Text: sm.Text}}, who)
@@ -189,8 +190,8 @@ func (c *Connector) unreadOf(ctx context.Context, call *connectors.Call, token, 
 		u.Unread, u.More = len(resp.Messages), resp.HasMore
 	}
 	if ch.IsIM && ch.User != "" {
-		if p, err := c.user(ctx, token, ch.User); err == nil {
-			u.With = displayName(p)
+		if p, err := c.dir.User(ctx, api, ch.User); err == nil {
+			u.With = workspace.DisplayName(p)
 			ch.Name = "@" + p.Name
 		}
 	}

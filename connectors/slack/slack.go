@@ -30,6 +30,7 @@ import (
 	"github.com/legate-mcp/legate/connectors/httpkit"
 	"github.com/legate-mcp/legate/connectors/netguard"
 	"github.com/legate-mcp/legate/connectors/saas"
+	"github.com/legate-mcp/legate/connectors/slack/workspace"
 )
 
 // Config is a slack instance's configuration.
@@ -107,7 +108,7 @@ type Connector struct {
 	tools []connectors.Tool // the selection
 	// selErr is the config's toolsets error, reported by Validate.
 	selErr error
-	dir    *directory
+	dir    *workspace.Directory
 }
 
 // New builds an instance from its decoded config; Validate reports an
@@ -118,7 +119,7 @@ func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 	opts.Markers = cfg.Markers
 	c.kit = saas.New(inst, opts)
 	c.http = netguard.NewClient(netguard.Options{AllowPrivate: cfg.AllowPrivateNetworks, Timeout: time.Duration(cfg.Timeout) + time.Second, MaxRedirects: -1})
-	c.dir = newDirectory()
+	c.dir = workspace.New()
 	c.all = c.newTools()
 	c.tools, c.selErr = connectors.SelectTools("slack", toolsets, cfg.Toolsets, cfg.ReadOnly, c.all)
 	return c, nil

@@ -267,8 +267,9 @@ func (c *Connector) post(ctx context.Context, call *connectors.Call, channel, th
 			if ch == "" {
 				ch = channel
 			}
-			me, _ := c.whoAmI(ctx, token)
-			m, err := c.messageOf(call, ch, slack.Message{Msg: slack.Msg{Timestamp: ts, ThreadTimestamp: threadTS, Text: text, User: me.user}}, c.names(ctx, token, []string{me.user}))
+			api := c.client(token)
+			me, _ := c.dir.WhoAmI(ctx, api, token)
+			m, err := c.messageOf(call, ch, slack.Message{Msg: slack.Msg{Timestamp: ts, ThreadTimestamp: threadTS, Text: text, User: me.User}}, c.dir.Names(ctx, api, []string{me.User}))
 			return &m, err
 		},
 		Find: func(ctx context.Context, token, marker string, since time.Time) (*model.Message, error) {
@@ -280,7 +281,7 @@ func (c *Connector) post(ctx context.Context, call *connectors.Call, channel, th
 			if err != nil || found == nil {
 				return nil, err
 			}
-			m, err := c.messageOf(call, channel, *found, c.names(ctx, token, []string{found.User}))
+			m, err := c.messageOf(call, channel, *found, c.dir.Names(ctx, c.client(token), []string{found.User}))
 			return &m, err
 		},
 	})

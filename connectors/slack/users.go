@@ -11,6 +11,7 @@ import (
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
+	"github.com/legate-mcp/legate/connectors/slack/workspace"
 )
 
 // Page sizes of list_users, and the most matches find_user returns.
@@ -62,7 +63,7 @@ func (c *Connector) userTools() []connectors.Tool {
 			fmt.Sprintf("List the workspace's people and bots (%s), a page at a time: limit (default %d, at most %d) and cursor.", UserV1, DefaultUsers, MaxUsers),
 			legate.ClassRead, c.listUsers))),
 		in("users", connectors.Returning[saas.List[User]](connectors.NewTool("find_user",
-			fmt.Sprintf("Who is someone: find users (%s) by name, display name or @handle (in the workspace's directory, cached %s), by e-mail or by user id; at most %d matches, exact ones first.", UserV1, DirectoryTTL, maxFound),
+			fmt.Sprintf("Who is someone: find users (%s) by name, display name or @handle (in the workspace's directory, cached %s), by e-mail or by user id; the exact matches, else the partial ones, at most %d.", UserV1, workspace.ListTTL, maxFound),
 			legate.ClassRead, c.findUser))),
 		in("users", connectors.Returning[dmOut](connectors.NewTool("open_dm",
 			"Open (or find) the DM with a person (conversations.open) and return its channel, which read_history and post_message take. It reads: opening a DM posts nothing and tells nobody; the DM exists for Slack once opened, as when anyone opens it in Slack's own app.",
@@ -91,7 +92,7 @@ func (c *Connector) listUsers(ctx context.Context, call *connectors.Call, in *li
 		}
 		items := make([]User, 0, len(pg.Users))
 		for _, u := range pg.Users {
-			c.dir.users.Add(u.ID, u)
+			c.dir.Remember(u)
 			items = append(items, c.userOf(call, u))
 		}
 		out = saas.ListOf(c.kit, call, items, pg.Cursor)
@@ -122,29 +123,15 @@ func (c *Connector) findUser(ctx context.Context, call *connectors.Call, in *fin
 	}
 	var found []slack.User
 	err := c.kit.Read(ctx, call, func(ctx context.Context, token string) error {
-		if userID.MatchString(q) || strings.Contains(strings.TrimPrefix(q, "@"), "@") {
-			u, err := c.person(ctx, token, q)
-			if err != nil {
-				return err
-			}
+		api := c.client(token)
+		if workspace.UserID.MatchString(q) || strings.Contains(strings.TrimPrefix(q, "@"), "@") {
+			u, err := c.dir.Person(ctx, api, q)
 			found = []slack.User{u}
-			return nil
+			return mapError(ctx, err)
 		}
-		users, _, err := c.everyone(ctx, token)
-		if err != nil {
-			return err
-		}
-		var exact, partial []slack.User
-		for _, u := range users {
-			e, p := matchUser(u, q)
-			if e {
-				exact = append(exact, u)
-			} else if p {
-				partial = append(partial, u)
-			}
-		}
-		found = append(exact, partial...)
-		return nil
+		var err error
+		found, _, err = c.dir.Find(ctx, api, q)
+		return mapError(ctx, err)
 	})
 	if err != nil {
 		return nil, err
@@ -163,13 +150,14 @@ func (c *Connector) findUser(ctx context.Context, call *connectors.Call, in *fin
 func (c *Connector) openDMTool(ctx context.Context, call *connectors.Call, in *openDMIn) (*legate.Result, error) {
 	var out dmOut
 	err := c.kit.Read(ctx, call, func(ctx context.Context, token string) error {
-		u, err := c.person(ctx, token, in.User)
+		api := c.client(token)
+		u, err := c.dir.Person(ctx, api, in.User)
 		if err != nil {
-			return err
+			return mapError(ctx, err)
 		}
-		id, err := c.openDM(ctx, token, u.ID)
+		id, err := workspace.OpenDM(ctx, api, u.ID)
 		if err != nil {
-			return err
+			return mapError(ctx, err)
 		}
 		out.User = c.userOf(call, u)
 		ch := slack.Channel{}

@@ -65,7 +65,11 @@ type Scheduled struct {
 	Deleted    bool      `json:"deleted,omitempty"`
 }
 
+// scheduler runs the tools of scheduled messages.
+type scheduler struct{ *Connector }
+
 func (c *Connector) writeTools() []connectors.Tool {
+	s := scheduler{c}
 	return []connectors.Tool{
 		in("messages", connectors.Returning[reactionOut](connectors.NewTool("add_reaction",
 			writes("React to a message with an emoji as the token's account (reactions.add); a reaction already there counts as done."),
@@ -75,13 +79,13 @@ func (c *Connector) writeTools() []connectors.Tool {
 			legate.ClassWrite, c.removeReaction))),
 		in("messages", connectors.Returning[Scheduled](connectors.NewTool("schedule_message",
 			writes("Schedule a message to a channel or a person's DM at a time (chat.scheduleMessage), as the token's account; returns the scheduled message, whose ref delete_scheduled takes."),
-			legate.ClassWrite, c.scheduleMessage))),
+			legate.ClassWrite, s.scheduleMessage))),
 		in("messages", connectors.Returning[saas.List[Scheduled]](connectors.NewTool("list_scheduled",
 			fmt.Sprintf("List the messages the token's account has scheduled and not yet posted, of one channel or all, a page at a time: limit (default %d, at most %d) and cursor.", DefaultMessages, MaxMessages),
-			legate.ClassRead, c.listScheduled))),
+			legate.ClassRead, s.listScheduled))),
 		in("messages", connectors.Returning[Scheduled](connectors.NewTool("delete_scheduled",
 			writes("Delete a scheduled message before it is posted (chat.deleteScheduledMessage)."),
-			legate.ClassDestructive, c.deleteScheduled))),
+			legate.ClassDestructive, s.deleteScheduled))),
 		in("admin", connectors.Returning[model.Channel](connectors.NewTool("set_topic",
 			writes("Set a channel's topic (conversations.setTopic) as the token's account; returns the channel."),
 			legate.ClassWrite, c.setTopic))),
@@ -191,13 +195,13 @@ func (c *Connector) setTopic(ctx context.Context, call *connectors.Call, in *set
 }
 
 // scheduledOf converts a scheduled message of channel.
-func (c *Connector) scheduledOf(call *connectors.Call, channel string, m slack.ScheduledMessage) Scheduled {
+func (c scheduler) scheduledOf(call *connectors.Call, channel string, m slack.ScheduledMessage) Scheduled {
 	id := channel + "/" + m.ID + "/" + strconv.Itoa(m.PostAt)
 	return Scheduled{Ref: c.kit.Ref(call, kindScheduled, id), ExternalID: m.ID, ChannelRef: c.kit.Ref(call, kindChannel, channel),
 		Text: m.Text, PostAt: time.Unix(int64(m.PostAt), 0).UTC()}
 }
 
-func (c *Connector) scheduleMessage(ctx context.Context, call *connectors.Call, in *scheduleIn) (*legate.Result, error) {
+func (c scheduler) scheduleMessage(ctx context.Context, call *connectors.Call, in *scheduleIn) (*legate.Result, error) {
 	if err := checkText(in.Text); err != nil {
 		return nil, err
 	}
@@ -264,7 +268,7 @@ const scheduledPages = 5
 
 // scheduled lists channel's messages scheduled at postAt, at most
 // scheduledPages pages.
-func (c *Connector) scheduled(ctx context.Context, token, channel string, postAt int64) ([]slack.ScheduledMessage, error) {
+func (c scheduler) scheduled(ctx context.Context, token, channel string, postAt int64) ([]slack.ScheduledMessage, error) {
 	var out []slack.ScheduledMessage
 	cursor := ""
 	at := strconv.FormatInt(postAt, 10)
@@ -282,7 +286,7 @@ func (c *Connector) scheduled(ctx context.Context, token, channel string, postAt
 	return nil, legate.Errorf(legate.CodeConflict, "slack: cannot tell whether an earlier attempt went through: more than %d pages of messages scheduled at that time; check list_scheduled", scheduledPages)
 }
 
-func (c *Connector) listScheduled(ctx context.Context, call *connectors.Call, in *listScheduledIn) (*legate.Result, error) {
+func (c scheduler) listScheduled(ctx context.Context, call *connectors.Call, in *listScheduledIn) (*legate.Result, error) {
 	p, err := c.kit.Open(call, in.Page, DefaultMessages, MaxMessages)
 	if err != nil {
 		return nil, err
@@ -318,7 +322,7 @@ func (c *Connector) listScheduled(ctx context.Context, call *connectors.Call, in
 	return &legate.Result{Structured: out, Text: more(&b, out.NextCursor)}, nil
 }
 
-func (c *Connector) deleteScheduled(ctx context.Context, call *connectors.Call, in *deleteScheduledIn) (*legate.Result, error) {
+func (c scheduler) deleteScheduled(ctx context.Context, call *connectors.Call, in *deleteScheduledIn) (*legate.Result, error) {
 	id, err := c.kit.Resolve(call, kindScheduled, in.Scheduled)
 	if err != nil {
 		return nil, err
