@@ -104,7 +104,7 @@ func newFixture(t *testing.T, n int, extra string) *fixture {
 			return fmt.Sprintf(`{"channel":"C001","text":"later %d","post_at":%q}`, i, at.Add(time.Duration(i)*time.Second).Format(time.RFC3339))
 		}, check: is(`"text":"later %d"`), method: "chat.scheduleMessage"},
 		"delete_scheduled": {args: func(i int) string { return fmt.Sprintf(`{"scheduled":%q}`, f.scheduledRef(t, i)) }, check: is(`"deleted":true`), method: "chat.deleteScheduledMessage"},
-		"set_topic":        {args: func(i int) string { return fmt.Sprintf(`{"channel":"#chan-1","topic":"topic %d"}`, i) }, check: is(`"topic":"topic %d"`), method: "conversations.setTopic"},
+		"set_topic":        {args: func(i int) string { return fmt.Sprintf(`{"channel":"#chan-1","topic":"new topic %d"}`, i) }, check: is(`"topic":"new topic %d"`), method: "conversations.setTopic"},
 		"upload_file": {args: func(i int) string {
 			return fmt.Sprintf(`{"channel":"#chan-2","filename":"f%d.txt","content":"content %d"}`, i, i)
 		}, check: is(`"name":"f%d.txt"`), method: "files.completeUploadExternal"},
