@@ -484,7 +484,12 @@ func (s *standin) filesList(w http.ResponseWriter, r *http.Request) {
 	total := len(got)
 	count, _ := strconv.Atoi(r.FormValue("count"))
 	got = got[:min(len(got), max(count, 1))]
-	answer(w, map[string]any{"ok": true, "files": got, "paging": slack.Paging{Count: count, Total: total, Page: 1, Pages: (total + count - 1) / max(count, 1)}})
+	files := make([]map[string]any, len(got))
+	for i, f := range got { // the fields Find reads, as files.list's compact answer
+		files[i] = map[string]any{"id": f.ID, "name": f.Name, "title": f.Title, "size": f.Size, "user": f.User, "created": f.Created, "timestamp": f.Timestamp,
+			"mimetype": f.Mimetype, "filetype": f.Filetype, "channels": f.Channels, "permalink": f.Permalink}
+	}
+	answer(w, map[string]any{"ok": true, "files": files, "paging": slack.Paging{Count: count, Total: total, Page: 1, Pages: (total + count - 1) / max(count, 1)}})
 }
 
 func (s *standin) fileInfo(w http.ResponseWriter, r *http.Request) {

@@ -183,7 +183,7 @@ func (s *standin) history(w http.ResponseWriter, r *http.Request) {
 	slices.Reverse(msgs) // newest first
 	msgs = since(msgs, r.FormValue("oldest"))
 	got, next := page(msgs, r)
-	answer(w, map[string]any{"ok": true, "messages": got, "has_more": next != "", "response_metadata": map[string]string{"next_cursor": next}})
+	answer(w, map[string]any{"ok": true, "messages": wire(got), "has_more": next != "", "response_metadata": map[string]string{"next_cursor": next}})
 }
 
 func (s *standin) replies(w http.ResponseWriter, r *http.Request) {
@@ -202,7 +202,7 @@ func (s *standin) replies(w http.ResponseWriter, r *http.Request) {
 	}
 	msgs = since(msgs, r.FormValue("oldest"))
 	got, next := page(msgs, r)
-	answer(w, map[string]any{"ok": true, "messages": got, "has_more": next != "", "response_metadata": map[string]string{"next_cursor": next}})
+	answer(w, map[string]any{"ok": true, "messages": wire(got), "has_more": next != "", "response_metadata": map[string]string{"next_cursor": next}})
 }
 
 // shown is m as Slack shows it: metadata only when asked for.
@@ -211,6 +211,30 @@ func (s *standin) shown(m slack.Message, r *http.Request) slack.Message {
 		m.Metadata = slack.SlackMetadata{}
 	}
 	return m
+}
+
+// wire is m as the stand-in sends it: the fields it has set, as Slack
+// leaves out those a message does not have (slack-go's Message would
+// send them all, empty, and a thousand-call test would spend its time
+// encoding them).
+func wire(msgs []slack.Message) []map[string]any {
+	out := make([]map[string]any, len(msgs))
+	for i, m := range msgs {
+		w := map[string]any{"type": "message", "ts": m.Timestamp, "text": m.Text}
+		for k, v := range map[string]string{"user": m.User, "bot_id": m.BotID, "thread_ts": m.ThreadTimestamp, "subtype": m.SubType} {
+			if v != "" {
+				w[k] = v
+			}
+		}
+		if m.ReplyCount > 0 {
+			w["reply_count"] = m.ReplyCount
+		}
+		if m.Metadata.EventType != "" {
+			w["metadata"] = m.Metadata
+		}
+		out[i] = w
+	}
+	return out
 }
 
 func since(msgs []slack.Message, oldest string) []slack.Message {
