@@ -289,16 +289,36 @@ type scope struct {
 	tools []string
 }
 
+// scopes are the scopes of the type's tools (the writes need history too,
+// to find a post whose answer was lost).
+var scopes = []scope{
+	{"channels:read", []string{"list_channels", "list_unreads"}},
+	{"channels:history", []string{"read_history", "read_thread", "list_unreads", "post_message", "reply_thread"}},
+	{"chat:write", []string{"post_message", "reply_thread", "schedule_message", "delete_scheduled"}},
+	{"users:read", []string{"list_users", "find_user", "open_dm"}},
+	{"reactions:write", []string{"add_reaction", "remove_reaction"}},
+	{"files:write", []string{"upload_file"}},
+	{"files:read", []string{"read_file", "upload_file"}},
+	{"channels:write.topic", []string{"set_topic"}},
+}
+
+// neededScopes are the scopes of the tools the instance offers.
 func (c *Connector) neededScopes() []scope {
-	out := []scope{
-		{"channels:read", []string{"list_channels", "list_unreads", "#name"}},
-		{"channels:history", []string{"read_history", "read_thread", "list_unreads", "post_message and reply_thread (to find a post whose answer was lost)"}},
-		{"chat:write", []string{"post_message", "reply_thread", "schedule_message", "delete_scheduled"}},
-		{"users:read", []string{"list_users", "find_user", "authors' names"}},
-		{"reactions:write", []string{"add_reaction", "remove_reaction"}},
-	}
+	all := scopes
 	if c.cfg.IncludePrivate {
-		out = append(out, scope{"groups:read", []string{"list_channels"}}, scope{"groups:history", []string{"read_history"}})
+		all = append(slices.Clip(all), scope{"groups:read", []string{"list_channels"}}, scope{"groups:history", []string{"read_history"}})
+	}
+	var out []scope
+	for _, s := range all {
+		var offered []string
+		for _, t := range s.tools {
+			if slices.ContainsFunc(c.tools, func(x connectors.Tool) bool { return x.Name == t }) {
+				offered = append(offered, t)
+			}
+		}
+		if len(offered) > 0 {
+			out = append(out, scope{s.scope, offered})
+		}
 	}
 	return out
 }

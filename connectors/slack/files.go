@@ -53,10 +53,10 @@ type filer struct{ *Connector }
 func (c *Connector) fileTools() []connectors.Tool {
 	f := filer{c}
 	return []connectors.Tool{
-		in("files", connectors.Returning[model.File](connectors.NewTool("upload_file",
+		inToolset("files", connectors.Returning[model.File](connectors.NewTool("upload_file",
 			writes(fmt.Sprintf("Upload a file (text, or bytes in base64; at most %d bytes) and share it in a channel, a DM or a thread, as the token's account (files.getUploadURLExternal, files.completeUploadExternal); returns the file (file.v1).", MaxUploadBytes)),
 			legate.ClassWrite, f.uploadFile))),
-		in("files", connectors.Returning[FileOut](connectors.NewTool("read_file",
+		inToolset("files", connectors.Returning[FileOut](connectors.NewTool("read_file",
 			"Read a file's metadata (file.v1) and, when it is text (text/*, JSON, XML, YAML, CSV, code snippets), its content, cut at the instance's max_file_bytes (the result says so; its url holds the rest).",
 			legate.ClassRead, f.readFile))),
 	}

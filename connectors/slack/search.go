@@ -47,7 +47,7 @@ type unread struct {
 // moreTools are the tools beyond channels and posts.
 func (c *Connector) moreTools() []connectors.Tool {
 	tools := []connectors.Tool{
-		in("search", connectors.Returning[saas.List[model.Message]](connectors.NewTool("search_messages",
+		inToolset("search", connectors.Returning[saas.List[model.Message]](connectors.NewTool("search_messages",
 			fmt.Sprintf("Search the workspace's messages with Slack's query syntax (words, \"phrases\", in:#channel, from:@person, has:link, before:/after:/during: dates), as the person whose user token the call has (Slack serves search to user tokens only): messages (message.v1, each with its author's name and permalink), a page at a time: limit (default %d, at most %d) and cursor.", DefaultSearch, MaxSearch),
 			legate.ClassRead, c.searchMessages))),
 	}

@@ -41,8 +41,8 @@ type replyThreadIn struct {
 	Broadcast bool   `json:"broadcast,omitempty" jsonschema:"also post the reply to the channel"`
 }
 
-// in puts t in toolset set.
-func in(set string, t connectors.Tool) connectors.Tool {
+// inToolset puts t in toolset set.
+func inToolset(set string, t connectors.Tool) connectors.Tool {
 	t.Toolset = set
 	return t
 }
@@ -52,22 +52,22 @@ func writes(desc string) string { return desc + " " + saas.OnceNote }
 
 func (c *Connector) newTools() []connectors.Tool {
 	tools := []connectors.Tool{
-		in("channels", connectors.Returning[saas.List[model.Channel]](connectors.NewTool("list_channels",
+		inToolset("channels", connectors.Returning[saas.List[model.Channel]](connectors.NewTool("list_channels",
 			fmt.Sprintf("List the workspace's channels (channel.v1), a page at a time: limit (default %d, at most %d) and cursor (the next_cursor of the previous page). Each channel's ref is what read_history and post_message take; they take #name too.", DefaultChannels, MaxChannels),
 			legate.ClassRead, c.listChannels))),
-		in("channels", connectors.Returning[saas.List[model.Message]](connectors.NewTool("read_history",
+		inToolset("channels", connectors.Returning[saas.List[model.Message]](connectors.NewTool("read_history",
 			fmt.Sprintf("Read a channel's or a DM's messages (message.v1, each naming its author), newest first, or a thread's replies, oldest first, a page at a time: limit (default %d, at most %d) and cursor.", DefaultMessages, MaxMessages),
 			legate.ClassRead, c.readHistory))),
-		in("channels", connectors.Returning[saas.List[model.Message]](connectors.NewTool("read_thread",
+		inToolset("channels", connectors.Returning[saas.List[model.Message]](connectors.NewTool("read_thread",
 			fmt.Sprintf("Read a whole thread (message.v1, each naming its author), its first message then the replies, oldest first, given any of its messages by ref or permalink: limit (default %d, at most %d) and cursor.", DefaultMessages, MaxMessages),
 			legate.ClassRead, c.readThread))),
-		in("channels", connectors.Returning[saas.List[unread]](connectors.NewTool("list_unreads",
+		inToolset("channels", connectors.Returning[saas.List[unread]](connectors.NewTool("list_unreads",
 			fmt.Sprintf("What did I miss: the channels, DMs and group DMs the token's account is in that have messages after its read marker, with how many (conversations.info's last_read against its latest message; counted up to %d), a page of conversations at a time: limit (default %d, at most %d) and cursor. As the bot, its own read markers.", maxUnreadCount, DefaultUnreadScan, MaxUnreadScan),
 			legate.ClassRead, c.listUnreads))),
-		in("messages", connectors.Returning[model.Message](connectors.NewTool("post_message",
+		inToolset("messages", connectors.Returning[model.Message](connectors.NewTool("post_message",
 			writes("Post a message to a channel, or to a person's DM (channel @handle, U… or e-mail), as the token's account (the person's with a user token, else the bot); returns the message (message.v1)."),
 			legate.ClassWrite, c.postMessage))),
-		in("messages", connectors.Returning[model.Message](connectors.NewTool("reply_thread",
+		inToolset("messages", connectors.Returning[model.Message](connectors.NewTool("reply_thread",
 			writes("Reply in the thread of a message (ref or permalink) as the token's account; returns the reply (message.v1)."),
 			legate.ClassWrite, c.replyThread))),
 	}

@@ -59,13 +59,13 @@ type dmOut struct {
 
 func (c *Connector) userTools() []connectors.Tool {
 	return []connectors.Tool{
-		in("users", connectors.Returning[saas.List[User]](connectors.NewTool("list_users",
+		inToolset("users", connectors.Returning[saas.List[User]](connectors.NewTool("list_users",
 			fmt.Sprintf("List the workspace's people and bots (%s), a page at a time: limit (default %d, at most %d) and cursor.", UserV1, DefaultUsers, MaxUsers),
 			legate.ClassRead, c.listUsers))),
-		in("users", connectors.Returning[saas.List[User]](connectors.NewTool("find_user",
+		inToolset("users", connectors.Returning[saas.List[User]](connectors.NewTool("find_user",
 			fmt.Sprintf("Who is someone: find users (%s) by name, display name or @handle (in the workspace's directory, cached %s), by e-mail or by user id; the exact matches, else the partial ones, at most %d.", UserV1, workspace.ListTTL, maxFound),
 			legate.ClassRead, c.findUser))),
-		in("users", connectors.Returning[dmOut](connectors.NewTool("open_dm",
+		inToolset("users", connectors.Returning[dmOut](connectors.NewTool("open_dm",
 			"Open (or find) the DM with a person (conversations.open) and return its channel, which read_history and post_message take. It reads: opening a DM posts nothing and tells nobody; the DM exists for Slack once opened, as when anyone opens it in Slack's own app.",
 			legate.ClassRead, c.openDMTool))),
 	}

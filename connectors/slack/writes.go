@@ -71,22 +71,22 @@ type scheduler struct{ *Connector }
 func (c *Connector) writeTools() []connectors.Tool {
 	s := scheduler{c}
 	return []connectors.Tool{
-		in("messages", connectors.Returning[reactionOut](connectors.NewTool("add_reaction",
+		inToolset("messages", connectors.Returning[reactionOut](connectors.NewTool("add_reaction",
 			writes("React to a message with an emoji as the token's account (reactions.add); a reaction already there counts as done."),
 			legate.ClassWrite, c.addReaction))),
-		in("messages", connectors.Returning[reactionOut](connectors.NewTool("remove_reaction",
+		inToolset("messages", connectors.Returning[reactionOut](connectors.NewTool("remove_reaction",
 			writes("Take the token's account's emoji reaction off a message (reactions.remove); one already gone counts as done."),
 			legate.ClassWrite, c.removeReaction))),
-		in("messages", connectors.Returning[Scheduled](connectors.NewTool("schedule_message",
+		inToolset("messages", connectors.Returning[Scheduled](connectors.NewTool("schedule_message",
 			writes("Schedule a message to a channel or a person's DM at a time (chat.scheduleMessage), as the token's account; returns the scheduled message, whose ref delete_scheduled takes."),
 			legate.ClassWrite, s.scheduleMessage))),
-		in("messages", connectors.Returning[saas.List[Scheduled]](connectors.NewTool("list_scheduled",
+		inToolset("messages", connectors.Returning[saas.List[Scheduled]](connectors.NewTool("list_scheduled",
 			fmt.Sprintf("List the messages the token's account has scheduled and not yet posted, of one channel or all, a page at a time: limit (default %d, at most %d) and cursor.", DefaultMessages, MaxMessages),
 			legate.ClassRead, s.listScheduled))),
-		in("messages", connectors.Returning[Scheduled](connectors.NewTool("delete_scheduled",
+		inToolset("messages", connectors.Returning[Scheduled](connectors.NewTool("delete_scheduled",
 			writes("Delete a scheduled message before it is posted (chat.deleteScheduledMessage)."),
 			legate.ClassDestructive, s.deleteScheduled))),
-		in("admin", connectors.Returning[model.Channel](connectors.NewTool("set_topic",
+		inToolset("admin", connectors.Returning[model.Channel](connectors.NewTool("set_topic",
 			writes("Set a channel's topic (conversations.setTopic) as the token's account; returns the channel."),
 			legate.ClassWrite, c.setTopic))),
 	}
