@@ -79,6 +79,10 @@ func TestNativeIDs(t *testing.T) {
 			t.Fatalf("%s: posted in %v", to, m.ProviderMetadata["channel_id"])
 		}
 	}
+	res, err := f.in.call(t, "t1", "read_history", `{"channel":"@grace"}`, "")
+	if l := mustList[model.Message](t, res, err); len(l.Items) != 3 || l.Items[0].Text != "dm 2" || l.Items[0].Sender.Name != "Legate" {
+		t.Fatalf("the DM with grace holds %+v", l.Items)
+	}
 	for _, bad := range []string{"#nope", "@nobody", "nobody@example.com", "general"} {
 		_, err := f.in.call(t, "t1", "read_history", fmt.Sprintf(`{"channel":%q}`, bad), "")
 		if le := wantCode(t, err, legate.CodeNotFound); !strings.Contains(le.Message, bad) {
@@ -89,7 +93,7 @@ func TestNativeIDs(t *testing.T) {
 	reply := f.s.messages["C000"][3] // the first reply to ts[0]
 	f.s.mu.Unlock()
 	link := permalinkOf("C000", reply.Timestamp) + "?thread_ts=" + f.ts[0]
-	res, err := f.in.call(t, "t1", "reply_thread", fmt.Sprintf(`{"thread":%q,"text":"more"}`, link), "op-link")
+	res, err = f.in.call(t, "t1", "reply_thread", fmt.Sprintf(`{"thread":%q,"text":"more"}`, link), "op-link")
 	if err != nil {
 		t.Fatal(err)
 	}
