@@ -94,7 +94,7 @@ func newFixture(t *testing.T, n int, extra string) *fixture {
 		"open_dm":        {args: func(int) string { return `{"user":"@linus"}` }, check: is(`"external_id":"D102"`)},
 		"list_scheduled": {args: func(int) string { return `{"channel":"C000","limit":2}` }, check: is(`"external_id":"Q9000"`)},
 		"read_file":      {args: func(int) string { return `{"file":"F9000"}` }, check: is(`"content":"seeded text"`)},
-		"post_message":   {args: func(i int) string { return fmt.Sprintf(`{"channel":"#chan-0","text":"post %d"}`, i) }, check: is(`"text":"post %d"`), method: "chat.postMessage"},
+		"post_message":   {args: func(i int) string { return fmt.Sprintf(`{"channel":"#chan-%d","text":"post %d"}`, i%3, i) }, check: is(`"text":"post %d"`), method: "chat.postMessage"},
 		"reply_thread": {args: func(i int) string {
 			return fmt.Sprintf(`{"thread":%q,"text":"reply %d"}`, permalinkOf("C000", f.ts[i]), i)
 		}, check: is(`"text":"reply %d"`), method: "chat.postMessage"},
@@ -106,7 +106,7 @@ func newFixture(t *testing.T, n int, extra string) *fixture {
 		"delete_scheduled": {args: func(i int) string { return fmt.Sprintf(`{"scheduled":%q}`, f.scheduledRef(t, i)) }, check: is(`"deleted":true`), method: "chat.deleteScheduledMessage"},
 		"set_topic":        {args: func(i int) string { return fmt.Sprintf(`{"channel":"#chan-1","topic":"new topic %d"}`, i) }, check: is(`"topic":"new topic %d"`), method: "conversations.setTopic"},
 		"upload_file": {args: func(i int) string {
-			return fmt.Sprintf(`{"channel":"#chan-2","filename":"f%d.txt","content":"content %d"}`, i, i)
+			return fmt.Sprintf(`{"channel":"#chan-%d","filename":"f%d.txt","content":"content %d"}`, i%3, i, i)
 		}, check: is(`"name":"f%d.txt"`), method: "files.completeUploadExternal"},
 	}
 	s.mu.Lock()
