@@ -12,7 +12,7 @@ import (
 // `legate connector test` prints, under each instance, what its test
 // checked: for slack, auth.test and the token's scopes against the tools'.
 func TestConnectorTestPrintsWhatItChecked(t *testing.T) {
-	scopes := "chat:write,channels:read,channels:history"
+	scopes := "chat:write,channels:read,channels:history,users:read,reactions:write"
 	slack := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.ParseForm()
 		w.Header().Set("Content-Type", "application/json")
@@ -32,7 +32,7 @@ func TestConnectorTestPrintsWhatItChecked(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	for _, want := range []string{"ok    slack", "      auth.test: ok, user legate (U1) on team Acme (T1)", "      scopes granted: channels:history, channels:read, chat:write", "chat:write       ok"} {
+	for _, want := range []string{"ok    slack", "      auth.test: ok, user legate (U1) on team Acme (T1)", "      scopes granted: channels:history, channels:read, chat:write, reactions:write, users:read", "chat:write       ok"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
