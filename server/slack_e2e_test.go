@@ -17,8 +17,9 @@ import (
 	"github.com/legate-mcp/legate/store"
 )
 
-// fakeSlack is the least of Slack a post needs: one channel, posts kept
-// with their metadata, and a first post whose answer is lost.
+// fakeSlack is the least of Slack a post needs: one channel, the token's
+// account, posts kept with their metadata, and a first post whose answer
+// is lost.
 type fakeSlack struct {
 	mu    sync.Mutex
 	posts []map[string]string // ts, text, metadata
@@ -30,6 +31,8 @@ func (f *fakeSlack) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	switch r.URL.Path {
+	case "/api/auth.test": // who the token is: a retry finds its post by it
+		w.Write([]byte(`{"ok":true,"user_id":"U1","bot_id":"B1"}`))
 	case "/api/conversations.list":
 		w.Write([]byte(`{"ok":true,"channels":[{"id":"C1","name":"ops"}],"response_metadata":{"next_cursor":""}}`))
 	case "/api/chat.postMessage":
