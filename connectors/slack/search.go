@@ -169,7 +169,7 @@ func (c *Connector) listUnreads(ctx context.Context, call *connectors.Call, in *
 }
 
 // unreadOf returns the unread state of the conversation id, nil when
-// nothing follows its read marker: conversations.info gives last_read
+// nothing follows its read marker or Slack gives none: conversations.info gives last_read
 // and the latest message (and, to a user token, unread_count_display);
 // without a count, conversations.history since last_read counts them.
 func (c *Connector) unreadOf(ctx context.Context, call *connectors.Call, token, id string) (*unread, error) {
@@ -177,6 +177,9 @@ func (c *Connector) unreadOf(ctx context.Context, call *connectors.Call, token, 
 	ch, err := api.GetConversationInfoContext(ctx, &slack.GetConversationInfoInput{ChannelID: id})
 	if err != nil {
 		return nil, mapError(ctx, err)
+	}
+	if ch.LastRead == "" { // no read marker (a bot's channel): nothing to tell
+		return nil, nil
 	}
 	if ch.Latest == nil || ch.Latest.Timestamp == "" || !tsTime(ch.Latest.Timestamp).After(tsTime(ch.LastRead)) {
 		return nil, nil

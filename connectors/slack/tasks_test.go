@@ -61,7 +61,7 @@ func newFixture(t *testing.T, n int, extra string) *fixture {
 		s.reactions["C000/"+ts+"/thumbsup"] = []string{"U1"}
 		s.sched = append(s.sched, schedAt(i))
 	}
-	s.lastRead["C001"] = "0"
+	s.lastRead["C001"], s.lastRead["C002"] = "0", "9999999999"
 	s.mu.Unlock()
 	s.seed("C001", 3, "")
 	at := time.Now().Add(time.Hour).Truncate(time.Second)

@@ -62,7 +62,7 @@ func (c *Connector) newTools() []connectors.Tool {
 			fmt.Sprintf("Read a whole thread (message.v1, each naming its author), its first message then the replies, oldest first, given any of its messages by ref or permalink: limit (default %d, at most %d) and cursor.", DefaultMessages, MaxMessages),
 			legate.ClassRead, c.readThread))),
 		inToolset("channels", connectors.Returning[saas.List[unread]](connectors.NewTool("list_unreads",
-			fmt.Sprintf("What did I miss: the channels, DMs and group DMs the token's account is in that have messages after its read marker, with how many (conversations.info's last_read against its latest message; counted up to %d), a page of conversations at a time: limit (default %d, at most %d) and cursor. As the bot, its own read markers.", maxUnreadCount, DefaultUnreadScan, MaxUnreadScan),
+			fmt.Sprintf("What did I miss: the channels, DMs and group DMs the token's account is in that have messages after its read marker, with how many (conversations.info's last_read against its latest message; counted up to %d), a page of conversations at a time: limit (default %d, at most %d) and cursor. Slack keeps read markers for people: a conversation without one (most of a bot's) is left out.", maxUnreadCount, DefaultUnreadScan, MaxUnreadScan),
 			legate.ClassRead, c.listUnreads))),
 		inToolset("messages", connectors.Returning[model.Message](connectors.NewTool("post_message",
 			writes("Post a message to a channel, or to a person's DM (channel @handle, U… or e-mail), as the token's account (the person's with a user token, else the bot); returns the message (message.v1)."),
