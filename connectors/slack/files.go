@@ -205,8 +205,8 @@ func (c filer) readFile(ctx context.Context, call *connectors.Call, in *readFile
 			return mapError(ctx, err)
 		}
 		b := buf.b.Bytes()
-		for len(b) > 0 && buf.cut && !utf8.Valid(b) { // never end inside a character
-			b = b[:len(b)-1]
+		if buf.cut {
+			b = cutRune(b)
 		}
 		out.Content, out.Truncated = string(b), buf.cut
 		return nil
@@ -238,6 +238,19 @@ func isText(f slack.File) bool {
 		}
 	}
 	return slices.Contains([]string{"text", "markdown", "post", "csv", "json", "yaml", "go", "python", "javascript", "shell", "sql", "xml", "html", "css", "diff", "java", "ruby", "rust", "typescript", "c", "cpp"}, f.Filetype)
+}
+
+// cutRune drops a character the cap cut in two at the end of b.
+func cutRune(b []byte) []byte {
+	for i := 1; i < utf8.UTFMax && i <= len(b); i++ {
+		if utf8.RuneStart(b[len(b)-i]) {
+			if !utf8.FullRune(b[len(b)-i:]) {
+				return b[:len(b)-i]
+			}
+			return b
+		}
+	}
+	return b
 }
 
 // errCapped ends a download at its cap.
