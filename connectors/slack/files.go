@@ -2,6 +2,7 @@ package slack
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -141,7 +142,7 @@ func (c filer) uploadFile(ctx context.Context, call *connectors.Call, in *upload
 				return nil, mapError(ctx, err)
 			}
 			done, err := api.CompleteUploadExternalContext(ctx, slack.CompleteUploadExternalParameters{
-				Files: []slack.FileSummary{{ID: up.FileID, Title: cmpOr(in.Title, name)}}, Channel: channel, InitialComment: in.Comment, ThreadTimestamp: threadTS})
+				Files: []slack.FileSummary{{ID: up.FileID, Title: cmp.Or(in.Title, name)}}, Channel: channel, InitialComment: in.Comment, ThreadTimestamp: threadTS})
 			if err != nil {
 				return nil, mapError(ctx, err)
 			}
@@ -196,7 +197,7 @@ func (c filer) readFile(ctx context.Context, call *connectors.Call, in *readFile
 		if !out.Text {
 			return nil
 		}
-		src := cmpOr(f.URLPrivateDownload, f.URLPrivate)
+		src := cmp.Or(f.URLPrivateDownload, f.URLPrivate)
 		if src == "" {
 			return saas.Mapping("slack", "files.info answered a text file without url_private")
 		}

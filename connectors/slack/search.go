@@ -29,10 +29,6 @@ type searchMessagesIn struct {
 	Sort  string `json:"sort,omitempty" jsonschema:"score (best first, the default) or timestamp (newest first)"`
 }
 
-type listUnreadsIn struct {
-	saas.Page
-}
-
 // unread is a conversation with messages after its read marker.
 type unread struct {
 	Channel model.Channel `json:"channel"`
@@ -124,8 +120,8 @@ func (c *Connector) searchMessages(ctx context.Context, call *connectors.Call, i
 	return &legate.Result{Structured: out, Text: more(&b, out.NextCursor)}, nil
 }
 
-func (c *Connector) listUnreads(ctx context.Context, call *connectors.Call, in *listUnreadsIn) (*legate.Result, error) {
-	p, err := c.kit.Open(call, in.Page, DefaultUnreadScan, MaxUnreadScan)
+func (c *Connector) listUnreads(ctx context.Context, call *connectors.Call, in *saas.Page) (*legate.Result, error) {
+	p, err := c.kit.Open(call, *in, DefaultUnreadScan, MaxUnreadScan)
 	if err != nil {
 		return nil, err
 	}

@@ -39,10 +39,6 @@ type User struct {
 	Deleted     bool   `json:"deleted,omitempty"`
 }
 
-type listUsersIn struct {
-	saas.Page
-}
-
 type findUserIn struct {
 	Query string `json:"query" jsonschema:"who: a name, display name or @handle (matched in the cached directory), an e-mail (users.lookupByEmail) or a user id (U…)"`
 }
@@ -77,8 +73,8 @@ func (c *Connector) userOf(call *connectors.Call, u slack.User) User {
 		Email: u.Profile.Email, Title: u.Profile.Title, TimeZone: u.TZ, Bot: u.IsBot, Deleted: u.Deleted}
 }
 
-func (c *Connector) listUsers(ctx context.Context, call *connectors.Call, in *listUsersIn) (*legate.Result, error) {
-	p, err := c.kit.Open(call, in.Page, DefaultUsers, MaxUsers)
+func (c *Connector) listUsers(ctx context.Context, call *connectors.Call, in *saas.Page) (*legate.Result, error) {
+	p, err := c.kit.Open(call, *in, DefaultUsers, MaxUsers)
 	if err != nil {
 		return nil, err
 	}

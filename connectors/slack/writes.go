@@ -1,6 +1,7 @@
 package slack
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -232,7 +233,7 @@ func (c scheduler) scheduleMessage(ctx context.Context, call *connectors.Call, i
 			if id == "" {
 				return nil, saas.Mapping("slack", "chat.scheduleMessage answered without a scheduled_message_id")
 			}
-			s := c.scheduledOf(call, cmpOr(ch, channel), slack.ScheduledMessage{ID: id, Text: in.Text, PostAt: int(postAt)})
+			s := c.scheduledOf(call, cmp.Or(ch, channel), slack.ScheduledMessage{ID: id, Text: in.Text, PostAt: int(postAt)})
 			return &s, nil
 		},
 		// Scheduled messages carry no metadata: the same text at the same
@@ -254,13 +255,6 @@ func (c scheduler) scheduleMessage(ctx context.Context, call *connectors.Call, i
 		return nil, err
 	}
 	return &legate.Result{Structured: out, Text: fmt.Sprintf("scheduled for %s: %s", out.PostAt.Format(time.RFC3339), out.Ref)}, nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // scheduledPages bounds the scheduled messages a retry reads.
