@@ -2,6 +2,7 @@ package slack_test
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/connectors/connectortest"
 	"github.com/legate-mcp/legate/connectors/saas/model"
+	slackcfg "github.com/legate-mcp/legate/connectors/slack"
 )
 
 func toolNames(c connectors.Connector) []string {
@@ -42,6 +44,17 @@ func TestToolsetsSelect(t *testing.T) {
 	}
 	if len(ro.(connectors.ToolCatalog).ToolCatalog()) != 18 {
 		t.Fatalf("the catalog has %d tools", len(ro.(connectors.ToolCatalog).ToolCatalog()))
+	}
+	field, _ := reflect.TypeFor[slackcfg.Config]().FieldByName("Toolsets")
+	ts := ro.(connectors.ToolCatalog).ToolCatalog()
+	var sets []connectors.Toolset
+	for _, tool := range ts {
+		if !slices.ContainsFunc(sets, func(s connectors.Toolset) bool { return s.Name == tool.Toolset }) {
+			sets = append(sets, connectors.Toolset{Name: tool.Toolset, Default: slices.Contains(def, tool.Name)})
+		}
+	}
+	if want := connectors.ToolsetsDesc + ": " + connectors.ToolsetNames(sets); field.Tag.Get("desc") != want {
+		t.Errorf("toolsets' desc %q; want %q", field.Tag.Get("desc"), want)
 	}
 	var node yaml.Node
 	yaml.Unmarshal([]byte("api_url: https://slack.com/api/\ntoolsets: [chanels]"), &node)

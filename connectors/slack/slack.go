@@ -52,7 +52,7 @@ type Config struct {
 	// IncludePrivate lists and reads private channels too.
 	IncludePrivate bool `yaml:"include_private" default:"false" desc:"List private channels the bot is in as well as public ones (needs the groups:read and groups:history scopes)"`
 	// Toolsets selects the groups of tools offered.
-	Toolsets []string "yaml:\"toolsets\" desc:\"Groups of tools the instance offers: names from the list below, `default` for the type's defaults, `all` for every tool; empty for the defaults: channels, messages, search, users (default), files, admin\""
+	Toolsets []string "yaml:\"toolsets\" desc:\"Groups of tools the instance offers: names from the list below, `default` for the type's defaults, `all` for every tool; empty for the defaults: channels (default), messages (default), search (default), users (default), admin, files\""
 	// ReadOnly offers only the tools that read.
 	ReadOnly bool `yaml:"read_only" default:"false" desc:"Offer only the tools that read"`
 	// Markers leaves each write's marker in the message's metadata.
@@ -84,8 +84,8 @@ var toolsets = []connectors.Toolset{
 	{Name: "messages", Description: "post, reply, react, schedule messages", Default: true},
 	{Name: "search", Description: "search messages (needs a user token)", Default: true},
 	{Name: "users", Description: "list and look up users, open DMs", Default: true},
-	{Name: "files", Description: "upload files, read their text and metadata"},
 	{Name: "admin", Description: "set a channel's topic"},
+	{Name: "files", Description: "upload files, read their text and metadata"},
 }
 
 func init() {
