@@ -220,8 +220,9 @@ func hasMarker(m slack.Message, marker string) bool {
 	return m.Metadata.EventType == metadataEvent && m.Metadata.EventPayload[metadataKey] == marker
 }
 
-// findPages bounds the history read looking for a lost post.
-const findPages = 5
+// findPages bounds the history read looking for a lost post;
+// findFirstPage is the size of the first page of a channel's.
+const findPages, findFirstPage = 5, 20
 
 // isPost returns the test that tells the post of an earlier attempt: its
 // marker when markers are on, else the same text by the token's own
@@ -252,12 +253,16 @@ func (c *Connector) findPost(ctx context.Context, token, channel, threadTS strin
 	api := c.client(token)
 	oldest := strconv.FormatInt(since.Unix(), 10)
 	cursor := ""
+	// The channel's history comes newest first, and a lost post is
+	// among the newest: a short first page, then full ones.
+	limit := findFirstPage
 	for range findPages {
 		var msgs []slack.Message
 		var next string
 		if threadTS == "" {
 			resp, err := api.GetConversationHistoryContext(ctx, &slack.GetConversationHistoryParameters{
-				ChannelID: channel, Oldest: oldest, Cursor: cursor, Limit: 200, IncludeAllMetadata: c.kit.Markers()})
+				ChannelID: channel, Oldest: oldest, Cursor: cursor, Limit: limit, IncludeAllMetadata: c.kit.Markers()})
+			limit = 200
 			if err != nil {
 				return nil, mapError(ctx, err)
 			}

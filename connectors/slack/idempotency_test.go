@@ -122,3 +122,30 @@ func TestNoMarkerLeftInSlack(t *testing.T) {
 		t.Fatal("the writes are not in the stand-in: the scan would prove nothing")
 	}
 }
+
+// A post whose answer was lost, followed by more messages than the first
+// page of the history that reconciling reads, is still found: the retry
+// pages on, and posts nothing.
+func TestLostPostIsFoundPastTheFirstPage(t *testing.T) {
+	f := newFixture(t, 1, "max_attempts: 1")
+	f.s.loseFirst = true
+	args := `{"channel":"#chan-0","text":"buried"}`
+	if _, err := f.in.call(t, "t1", "post_message", args, "op-buried"); err == nil {
+		t.Fatal("the lost answer was not lost")
+	}
+	f.s.mu.Lock()
+	for i := range 45 { // others talk meanwhile
+		m := f.s.messages["C000"][0]
+		m.Text, m.User, m.Timestamp = fmt.Sprintf("chatter %d", i), "U102", fmt.Sprintf("1800000000.%06d", f.s.nextTS)
+		f.s.nextTS++
+		f.s.messages["C000"] = append(f.s.messages["C000"], m)
+	}
+	f.s.mu.Unlock()
+	res, err := f.in.call(t, "t1", "post_message", args, "op-buried")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := decode[model.Message](t, res); m.Text != "buried" || f.s.writeCount("chat.postMessage") != 1 || f.s.count("conversations.history") < 2 {
+		t.Fatalf("got %+v after %d posts and %d history pages", m, f.s.writeCount("chat.postMessage"), f.s.count("conversations.history"))
+	}
+}
