@@ -1,6 +1,7 @@
 package notion
 
 import (
+	"strings"
 	"time"
 
 	"github.com/jomei/notionapi"
@@ -11,14 +12,16 @@ import (
 )
 
 // parentRef is the ref of a Notion parent, "" for the workspace.
-func (c *Connector) parentRef(call *connectors.Call, p notionapi.Parent) string {
+func (c *Connector) parentRef(call *connectors.Call, p apiParent) string {
 	switch {
+	case p.DataSourceID != "":
+		return c.kit.Ref(call, kindDataSource, p.DataSourceID)
 	case p.DatabaseID != "":
-		return c.kit.Ref(call, kindDatabase, string(p.DatabaseID))
+		return c.kit.Ref(call, kindDatabase, p.DatabaseID)
 	case p.PageID != "":
-		return c.kit.Ref(call, kindPage, string(p.PageID))
+		return c.kit.Ref(call, kindPage, p.PageID)
 	case p.BlockID != "":
-		return c.kit.Ref(call, kindBlock, string(p.BlockID))
+		return c.kit.Ref(call, kindBlock, p.BlockID)
 	}
 	return ""
 }
@@ -27,14 +30,27 @@ func (c *Connector) parentRef(call *connectors.Call, p notionapi.Parent) string 
 func pageTitle(props notionapi.Properties) string {
 	for _, p := range props {
 		if t, ok := p.(*notionapi.TitleProperty); ok {
-			return plainText(t.Title)
+			return apiText(t.Title)
 		}
 	}
 	return ""
 }
 
+// apiText is notionapi's rich text's text.
+func apiText(rt []notionapi.RichText) string {
+	var b strings.Builder
+	for _, r := range rt {
+		if r.PlainText == "" && r.Text != nil {
+			b.WriteString(r.Text.Content)
+			continue
+		}
+		b.WriteString(r.PlainText)
+	}
+	return b.String()
+}
+
 // pageOf converts a page to page.v1.
-func (c *Connector) pageOf(call *connectors.Call, p *notionapi.Page) (model.Page, error) {
+func (c *Connector) pageOf(call *connectors.Call, p *apiPage) (model.Page, error) {
 	if p == nil || p.ID == "" {
 		return model.Page{}, saas.Mapping("notion", "a page without an id")
 	}
@@ -52,9 +68,9 @@ func (c *Connector) pageOf(call *connectors.Call, p *notionapi.Page) (model.Page
 			out.Properties[name] = c.plain(call, prop)
 		}
 	}
-	meta := map[string]any{"parent_type": string(p.Parent.Type)}
-	if p.Archived {
-		meta["archived"] = true
+	meta := map[string]any{"parent_type": p.Parent.Type}
+	if p.InTrash || p.Archived {
+		meta["in_trash"] = true
 	}
 	if p.PublicURL != "" {
 		meta["public_url"] = p.PublicURL
@@ -66,30 +82,33 @@ func (c *Connector) pageOf(call *connectors.Call, p *notionapi.Page) (model.Page
 	return out, nil
 }
 
-// databaseOf converts a database to database.v1.
-func (c *Connector) databaseOf(call *connectors.Call, d *notionapi.Database) (model.Database, error) {
+// databaseOf converts a data source to database.v1: its ref is the data
+// source's, and provider_metadata names the database holding it.
+func (c *Connector) databaseOf(call *connectors.Call, d *dataSource) (model.Database, error) {
 	if d == nil || d.ID == "" {
-		return model.Database{}, saas.Mapping("notion", "a database without an id")
+		return model.Database{}, saas.Mapping("notion", "a data source without an id")
 	}
 	out := model.Database{
-		Object:    c.kit.Object(call, model.DatabaseV1, kindDatabase, string(d.ID)),
+		Object:    c.kit.Object(call, model.DatabaseV1, kindDataSource, d.ID),
 		Title:     plainText(d.Title),
-		ParentRef: c.parentRef(call, d.Parent),
 		CreatedAt: utc(d.CreatedTime),
 		UpdatedAt: utc(d.LastEditedTime),
 	}
+	out.ParentRef = c.parentRef(call, d.DatabaseParent)
 	out.URL = d.URL
 	if len(d.Properties) > 0 {
 		out.Properties = make(map[string]string, len(d.Properties))
-		for name, cfg := range d.Properties {
-			if cfg != nil {
-				out.Properties[name] = string(cfg.GetType())
-			}
+		for name, p := range d.Properties {
+			out.Properties[name] = p.Type
 		}
 	}
-	meta := map[string]any{"is_inline": d.IsInline}
-	if d.Archived {
-		meta["archived"] = true
+	meta := map[string]any{"object": "data_source"}
+	if d.Parent.DatabaseID != "" {
+		meta["database_ref"] = c.kit.Ref(call, kindDatabase, d.Parent.DatabaseID)
+		meta["database_id"] = d.Parent.DatabaseID
+	}
+	if d.InTrash {
+		meta["in_trash"] = true
 	}
 	if desc := plainText(d.Description); desc != "" {
 		meta["description"] = desc
@@ -99,29 +118,25 @@ func (c *Connector) databaseOf(call *connectors.Call, d *notionapi.Database) (mo
 }
 
 // blockOf converts a block under parent (a ref) to block.v1.
-func (c *Connector) blockOf(call *connectors.Call, parentRef string, b notionapi.Block) (model.Block, error) {
-	if b == nil || b.GetID() == "" {
+func (c *Connector) blockOf(call *connectors.Call, parentRef string, b *apiBlock) (model.Block, error) {
+	if b == nil || b.ID == "" {
 		return model.Block{}, saas.Mapping("notion", "a block without an id")
 	}
 	out := model.Block{
-		Object:    c.kit.Object(call, model.BlockV1, kindBlock, string(b.GetID())),
-		Type:      string(b.GetType()),
-		Text:      b.GetRichTextString(),
+		Object:    c.kit.Object(call, model.BlockV1, kindBlock, b.ID),
+		Type:      b.Type,
+		Text:      b.text(),
 		ParentRef: parentRef,
-	}
-	if t := b.GetCreatedTime(); t != nil {
-		out.CreatedAt = utc(*t)
+		CreatedAt: utc(b.CreatedTime),
 	}
 	meta := map[string]any{}
-	switch v := b.(type) {
-	case *notionapi.ChildPageBlock:
-		out.Text = v.ChildPage.Title
-	case *notionapi.ToDoBlock:
-		meta["checked"] = v.ToDo.Checked
-	case *notionapi.CodeBlock:
-		meta["language"] = v.Code.Language
+	switch b.Type {
+	case "to_do":
+		meta["checked"] = b.Body.Checked
+	case "code":
+		meta["language"] = b.Body.Language
 	}
-	if b.GetHasChildren() {
+	if b.HasChildren {
 		meta["has_children"] = true
 	}
 	if len(meta) > 0 {
@@ -136,11 +151,11 @@ func (c *Connector) blockOf(call *connectors.Call, parentRef string, b notionapi
 func (c *Connector) plain(call *connectors.Call, p notionapi.Property) any {
 	switch v := p.(type) {
 	case *notionapi.TitleProperty:
-		return plainText(v.Title)
+		return apiText(v.Title)
 	case *notionapi.RichTextProperty:
-		return plainText(v.RichText)
+		return apiText(v.RichText)
 	case *notionapi.TextProperty:
-		return plainText(v.Text)
+		return apiText(v.Text)
 	case *notionapi.NumberProperty:
 		return v.Number
 	case *notionapi.SelectProperty:
@@ -166,7 +181,7 @@ func (c *Connector) plain(call *connectors.Call, p notionapi.Property) any {
 	case *notionapi.PeopleProperty:
 		names := make([]string, 0, len(v.People))
 		for _, u := range v.People {
-			names = append(names, u.Name)
+			names = append(names, orID(u.Name, string(u.ID)))
 		}
 		return names
 	case *notionapi.RelationProperty:
@@ -227,4 +242,13 @@ func utc(t time.Time) time.Time {
 		return time.Time{}
 	}
 	return t.UTC()
+}
+
+// orID is name, or id when the name is unknown (a user the integration
+// cannot read).
+func orID(name, id string) string {
+	if name == "" {
+		return id
+	}
+	return name
 }

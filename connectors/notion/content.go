@@ -1,0 +1,257 @@
+package notion
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/saas"
+	"github.com/legate-mcp/legate/connectors/saas/model"
+)
+
+// Limits of read_page.
+const (
+	// The top-level blocks read per call.
+	DefaultReadBlocks, MaxReadBlocks = 50, 100
+	// MaxReadTotal bounds the blocks of one call, nested ones included,
+	// and MaxReadBytes its Markdown.
+	MaxReadTotal = 1000
+	MaxReadBytes = 64 << 10
+	// MaxReadDepth bounds the nesting read under a top-level block.
+	MaxReadDepth = 8
+)
+
+type readPageIn struct {
+	saas.Page
+	PageRef string `json:"page" jsonschema:"the page: a ref from search or query_database, a Notion page id, or its URL"`
+}
+
+// PageContent is what read_page returns: the page, its properties as
+// plain values, and its content as Markdown, one part at a time.
+type PageContent struct {
+	Page       model.Page `json:"page"`
+	Markdown   string     `json:"markdown" jsonschema:"the content read, as Markdown: nested blocks (list items, toggles, columns) indented under their parent"`
+	Blocks     int        `json:"blocks" jsonschema:"how many blocks were read, nested ones included"`
+	Truncated  bool       `json:"truncated,omitempty" jsonschema:"the content was cut at the connector's limit; pass next_cursor as cursor for the rest"`
+	NextCursor string     `json:"next_cursor,omitempty" jsonschema:"pass it as cursor to read on; absent when the page is read to its end"`
+}
+
+// reader renders blocks as Markdown within read_page's bounds.
+type reader struct {
+	c      *Connector
+	token  string
+	blocks int
+	out    strings.Builder
+	full   bool // a bound was reached
+}
+
+func (c *Connector) readPage(ctx context.Context, call *connectors.Call, in *readPageIn) (*legate.Result, error) {
+	_, id, err := c.resolve(call, "page", in.PageRef, kindPage)
+	if err != nil {
+		return nil, err
+	}
+	p, err := c.kit.Open(call, in.Page, DefaultReadBlocks, MaxReadBlocks)
+	if err != nil {
+		return nil, err
+	}
+	var out PageContent
+	err = c.kit.Read(ctx, call, func(ctx context.Context, token string) error {
+		var pg apiPage
+		if err := c.send(ctx, token, request{method: http.MethodGet, path: "pages/" + id}, &pg); err != nil {
+			return err
+		}
+		if out.Page, err = c.pageOf(call, &pg); err != nil {
+			return err
+		}
+		r := &reader{c: c, token: token}
+		next, err := r.top(ctx, id, p)
+		out.Markdown, out.Blocks, out.Truncated = r.out.String(), r.blocks, r.full
+		out.NextCursor = c.kit.Cursor(call, next)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	text := fmt.Sprintf("%s (%d blocks)\n\n%s", pageText(out.Page), out.Blocks, out.Markdown)
+	if out.NextCursor != "" {
+		text += "\n\nmore: the content goes on; pass next_cursor as cursor to read the rest"
+	}
+	return &legate.Result{Structured: out, Text: text}, nil
+}
+
+// children lists one page of the blocks under id.
+func (r *reader) children(ctx context.Context, id, cursor string, size int) (*list[apiBlock], error) {
+	q := url.Values{"page_size": {strconv.Itoa(size)}}
+	if cursor != "" {
+		q.Set("start_cursor", cursor)
+	}
+	var l list[apiBlock]
+	err := r.c.send(ctx, r.token, request{method: http.MethodGet, path: "blocks/" + id + "/children", query: q}, &l)
+	return &l, err
+}
+
+// top renders one page of page id's top-level blocks, and returns the
+// start cursor of the rest ("" at the end). A top-level block that does
+// not fit in the bounds is left for the next call, unless it is the
+// first: then it is cut.
+func (r *reader) top(ctx context.Context, id string, p saas.Paging) (string, error) {
+	l, err := r.children(ctx, id, p.Token, p.Size)
+	if err != nil {
+		return "", err
+	}
+	for i, b := range l.Results {
+		mark, blocks := r.out.Len(), r.blocks
+		if err := r.block(ctx, &b, 0, blockNumber(l.Results, i)); err != nil {
+			return "", err
+		}
+		if r.full {
+			if i == 0 {
+				r.out.WriteString("\n… (cut: this block's content goes on past the limit)\n")
+			} else {
+				s := r.out.String()[:mark]
+				r.out.Reset()
+				r.out.WriteString(s)
+				r.blocks = blocks
+				return b.ID, nil
+			}
+			if i+1 < len(l.Results) {
+				return l.Results[i+1].ID, nil
+			}
+			return l.next(), nil
+		}
+	}
+	return l.next(), nil
+}
+
+// blockNumber is the number of a numbered list item among its siblings.
+func blockNumber(siblings []apiBlock, i int) int {
+	n := 1
+	for j := i - 1; j >= 0 && siblings[j].Type == "numbered_list_item"; j-- {
+		n++
+	}
+	return n
+}
+
+// block renders b at depth and, within the bounds, its children.
+func (r *reader) block(ctx context.Context, b *apiBlock, depth, number int) error {
+	r.blocks++
+	if r.blocks > MaxReadTotal || r.out.Len() > MaxReadBytes {
+		r.full = true
+		return nil
+	}
+	indent := strings.Repeat("  ", depth)
+	r.out.WriteString(indent + renderBlock(b, number, indent) + "\n")
+	if !b.HasChildren || b.Type == "child_page" || b.Type == "child_database" {
+		return nil
+	}
+	if depth+1 >= MaxReadDepth {
+		r.out.WriteString(indent + "  … (nested deeper than the connector reads)\n")
+		return nil
+	}
+	cursor := ""
+	for {
+		l, err := r.children(ctx, b.ID, cursor, 100)
+		if err != nil {
+			return err
+		}
+		for i := range l.Results {
+			if err := r.block(ctx, &l.Results[i], depth+1, blockNumber(l.Results, i)); err != nil || r.full {
+				return err
+			}
+		}
+		if cursor = l.next(); cursor == "" {
+			return nil
+		}
+	}
+}
+
+// renderBlock is one block as a line (or lines) of Markdown.
+func renderBlock(b *apiBlock, number int, indent string) string {
+	text := markdownOf(b.Body.RichText)
+	switch b.Type {
+	case "heading_1":
+		return "# " + text
+	case "heading_2":
+		return "## " + text
+	case "heading_3":
+		return "### " + text
+	case "bulleted_list_item", "toggle":
+		return "- " + text
+	case "numbered_list_item":
+		return strconv.Itoa(number) + ". " + text
+	case "to_do":
+		if b.Body.Checked {
+			return "- [x] " + text
+		}
+		return "- [ ] " + text
+	case "quote", "callout":
+		return "> " + strings.ReplaceAll(text, "\n", "\n"+indent+"> ")
+	case "code":
+		return "```" + b.Body.Language + "\n" + plainText(b.Body.RichText) + "\n" + indent + "```"
+	case "divider":
+		return "---"
+	case "equation":
+		return "$$" + b.Body.Expression + "$$"
+	case "child_page":
+		return "[" + orUntitled(b.Body.Title) + "](https://www.notion.so/" + strings.ReplaceAll(b.ID, "-", "") + ") (page)"
+	case "child_database":
+		return "[" + orUntitled(b.Body.Title) + "](https://www.notion.so/" + strings.ReplaceAll(b.ID, "-", "") + ") (database)"
+	case "bookmark", "embed", "link_preview":
+		return "<" + b.Body.URL + ">"
+	case "image", "file", "pdf", "video", "audio":
+		u := ""
+		if b.Body.External != nil {
+			u = b.Body.External.URL
+		} else if b.Body.File != nil {
+			u = b.Body.File.URL
+		}
+		return "![" + markdownOf(b.Body.Caption) + "](" + u + ")"
+	case "table_row":
+		cells := make([]string, len(b.Body.Cells))
+		for i, cell := range b.Body.Cells {
+			cells[i] = markdownOf(cell)
+		}
+		return "| " + strings.Join(cells, " | ") + " |"
+	case "paragraph", "template", "synced_block", "column_list", "column", "table":
+		return text
+	}
+	return "(" + b.Type + ")"
+}
+
+// markdownOf is rich text as inline Markdown.
+func markdownOf(rt []richRun) string {
+	var b strings.Builder
+	for _, r := range rt {
+		t := r.PlainText
+		if t == "" && r.Text != nil {
+			t = r.Text.Content
+		}
+		if a := r.Annotations; a != nil && strings.TrimSpace(t) != "" {
+			if a.Code {
+				t = "`" + t + "`"
+			}
+			if a.Bold {
+				t = "**" + t + "**"
+			}
+			if a.Italic {
+				t = "_" + t + "_"
+			}
+			if a.Strikethrough {
+				t = "~~" + t + "~~"
+			}
+		}
+		if href := r.Href; href != "" || (r.Text != nil && r.Text.Link != nil) {
+			if href == "" {
+				href = r.Text.Link.URL
+			}
+			t = "[" + t + "](" + href + ")"
+		}
+		b.WriteString(t)
+	}
+	return b.String()
+}
