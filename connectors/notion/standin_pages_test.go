@@ -5,8 +5,8 @@ package notion_test
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 )

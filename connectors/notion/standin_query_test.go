@@ -19,14 +19,14 @@ import (
 // before and on_or_after, and created_time and last_edited_time's
 // on_or_after.
 type queryFilter struct {
-	And       []queryFilter `json:"and"`
-	Or        []queryFilter `json:"or"`
-	Property  string        `json:"property"`
-	Title     *textCond     `json:"title"`
-	RichText  *textCond     `json:"rich_text"`
-	Select    *optionCond   `json:"select"`
-	Status    *optionCond   `json:"status"`
-	Checkbox  *struct {
+	And      []queryFilter `json:"and"`
+	Or       []queryFilter `json:"or"`
+	Property string        `json:"property"`
+	Title    *textCond     `json:"title"`
+	RichText *textCond     `json:"rich_text"`
+	Select   *optionCond   `json:"select"`
+	Status   *optionCond   `json:"status"`
+	Checkbox *struct {
 		Equals bool `json:"equals"`
 	} `json:"checkbox"`
 	Date      *dateCond `json:"date"`

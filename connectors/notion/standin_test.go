@@ -81,12 +81,12 @@ type standin struct {
 	users     []map[string]any
 	// version is the Notion-Version the stand-in answers; any other is
 	// refused as Notion refuses a request for another shape.
-	version string
-	seq       int
-	ids       int
-	writes    int // pages created and appends performed
-	calls     map[string]int
-	versions  map[string]bool // Notion-Version values seen
+	version  string
+	seq      int
+	ids      int
+	writes   int // pages created and appends performed
+	calls    map[string]int
+	versions map[string]bool // Notion-Version values seen
 	// fault may answer a request first: op is e.g. "search", "query".
 	fault func(op string, n int, w http.ResponseWriter, r *http.Request) bool
 	// afterWrite may answer in place of a success, after the write; label
