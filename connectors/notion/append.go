@@ -10,6 +10,9 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/notion/internal/md"
+	"github.com/legate-mcp/legate/connectors/notion/internal/readback"
+	"github.com/legate-mcp/legate/connectors/notion/internal/rest"
 	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
 )
@@ -49,11 +52,11 @@ func (c *Connector) appendBlock(ctx context.Context, call *connectors.Call, in *
 	if err := checkText("text", in.Text, MaxTextRunes); err != nil {
 		return nil, err
 	}
-	b := textBlock(typ, in.Text)
+	b := md.TextBlock(typ, in.Text)
 	if typ == "to_do" {
 		b.Body.Checked = &in.Checked
 	}
-	out, err := c.appendBlocks(ctx, call, in.Parent, []newBlock{b})
+	out, err := c.appendBlocks(ctx, call, in.Parent, []md.NewBlock{b})
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +78,7 @@ func (c *Connector) appendMarkdown(ctx context.Context, call *connectors.Call, i
 
 // appendBlocks appends blocks at the end of parent, at most once per
 // idempotency key.
-func (c *Connector) appendBlocks(ctx context.Context, call *connectors.Call, ref string, blocks []newBlock) (*Appended, error) {
+func (c *Connector) appendBlocks(ctx context.Context, call *connectors.Call, ref string, blocks []md.NewBlock) (*Appended, error) {
 	kind, parent, err := c.resolve(call, "parent", ref, kindPage, kindBlock)
 	if err != nil {
 		return nil, err
@@ -84,7 +87,7 @@ func (c *Connector) appendBlocks(ctx context.Context, call *connectors.Call, ref
 		kind = kindPage // a native id or URL: a page's, most often; either takes blocks
 	}
 	parentRef := c.kit.Ref(call, kind, parent)
-	convert := func(run []*apiBlock) (*Appended, error) {
+	convert := func(run []*md.Block) (*Appended, error) {
 		out := &Appended{ParentRef: parentRef, Blocks: make([]model.Block, 0, len(run))}
 		for _, b := range run {
 			m, err := c.blockOf(call, parentRef, b)
@@ -98,20 +101,20 @@ func (c *Connector) appendBlocks(ctx context.Context, call *connectors.Call, ref
 	return saas.WriteOnce(ctx, c.kit, call, saas.Write[Appended]{
 		Send: func(ctx context.Context, token, marker string) (*Appended, error) {
 			sent := time.Now().Add(-saas.FindSkew)
-			var l list[apiBlock]
-			body := map[string]any{"children": c.withMarker(blocks, marker)}
-			if err := c.send(ctx, token, request{method: http.MethodPatch, path: "blocks/" + parent + "/children", body: body}, &l); err != nil {
+			var l rest.List[md.Block]
+			body := map[string]any{"children": c.find.WithMarker(blocks, marker)}
+			if err := c.api.Send(ctx, token, rest.Request{Method: http.MethodPatch, Path: "blocks/" + parent + "/children", Body: body}, &l); err != nil {
 				return nil, err
 			}
-			results := make([]*apiBlock, len(l.Results))
+			results := make([]*md.Block, len(l.Results))
 			for i := range l.Results {
 				results[i] = &l.Results[i]
 			}
 			// The answer lists the new blocks; an older API's lists the
 			// parent's first children instead: then look them up.
-			run := lastRun(results, signatures(c.withMarker(blocks, marker)), time.Time{}, "")
+			run := readback.LastRun(results, readback.Signatures(c.find.WithMarker(blocks, marker)), time.Time{}, "")
 			if run == nil {
-				found, err := c.findAppended(ctx, token, parent, blocks, marker, sent)
+				found, err := c.find.Appended(ctx, token, parent, blocks, marker, sent)
 				if err != nil {
 					return nil, err
 				}
@@ -123,7 +126,7 @@ func (c *Connector) appendBlocks(ctx context.Context, call *connectors.Call, ref
 			return convert(run[:len(blocks)])
 		},
 		Find: func(ctx context.Context, token, marker string, since time.Time) (*Appended, error) {
-			run, err := c.findAppended(ctx, token, parent, blocks, marker, since)
+			run, err := c.find.Appended(ctx, token, parent, blocks, marker, since)
 			if err != nil || run == nil {
 				return nil, err
 			}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/notion/internal/md"
+	"github.com/legate-mcp/legate/connectors/notion/internal/rest"
 	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
 )
@@ -61,8 +63,8 @@ func (c *Connector) readPage(ctx context.Context, call *connectors.Call, in *rea
 	}
 	var out PageContent
 	err = c.kit.Read(ctx, call, func(ctx context.Context, token string) error {
-		var pg apiPage
-		if err := c.send(ctx, token, request{method: http.MethodGet, path: "pages/" + id}, &pg); err != nil {
+		var pg rest.Page
+		if err := c.api.Send(ctx, token, rest.Request{Method: http.MethodGet, Path: "pages/" + id}, &pg); err != nil {
 			return err
 		}
 		if out.Page, err = c.pageOf(call, &pg); err != nil {
@@ -85,13 +87,13 @@ func (c *Connector) readPage(ctx context.Context, call *connectors.Call, in *rea
 }
 
 // children lists one page of the blocks under id.
-func (r *reader) children(ctx context.Context, id, cursor string, size int) (*list[apiBlock], error) {
+func (r *reader) children(ctx context.Context, id, cursor string, size int) (*rest.List[md.Block], error) {
 	q := url.Values{"page_size": {strconv.Itoa(size)}}
 	if cursor != "" {
 		q.Set("start_cursor", cursor)
 	}
-	var l list[apiBlock]
-	err := r.c.send(ctx, r.token, request{method: http.MethodGet, path: "blocks/" + id + "/children", query: q}, &l)
+	var l rest.List[md.Block]
+	err := r.c.api.Send(ctx, r.token, rest.Request{Method: http.MethodGet, Path: "blocks/" + id + "/children", Query: q}, &l)
 	return &l, err
 }
 
@@ -106,7 +108,7 @@ func (r *reader) top(ctx context.Context, id string, p saas.Paging) (string, err
 	}
 	for i, b := range l.Results {
 		mark, blocks := r.out.Len(), r.blocks
-		if err := r.block(ctx, &b, 0, blockNumber(l.Results, i)); err != nil {
+		if err := r.block(ctx, &b, 0, md.Number(l.Results, i)); err != nil {
 			return "", err
 		}
 		if r.full {
@@ -122,30 +124,21 @@ func (r *reader) top(ctx context.Context, id string, p saas.Paging) (string, err
 			if i+1 < len(l.Results) {
 				return l.Results[i+1].ID, nil
 			}
-			return l.next(), nil
+			return l.Next(), nil
 		}
 	}
-	return l.next(), nil
-}
-
-// blockNumber is the number of a numbered list item among its siblings.
-func blockNumber(siblings []apiBlock, i int) int {
-	n := 1
-	for j := i - 1; j >= 0 && siblings[j].Type == "numbered_list_item"; j-- {
-		n++
-	}
-	return n
+	return l.Next(), nil
 }
 
 // block renders b at depth and, within the bounds, its children.
-func (r *reader) block(ctx context.Context, b *apiBlock, depth, number int) error {
+func (r *reader) block(ctx context.Context, b *md.Block, depth, number int) error {
 	r.blocks++
 	if r.blocks > MaxReadTotal || r.out.Len() > MaxReadBytes {
 		r.full = true
 		return nil
 	}
 	indent := strings.Repeat("  ", depth)
-	r.out.WriteString(indent + renderBlock(b, number, indent) + "\n")
+	r.out.WriteString(indent + md.RenderBlock(b, number, indent) + "\n")
 	if !b.HasChildren || b.Type == "child_page" || b.Type == "child_database" {
 		return nil
 	}
@@ -160,98 +153,12 @@ func (r *reader) block(ctx context.Context, b *apiBlock, depth, number int) erro
 			return err
 		}
 		for i := range l.Results {
-			if err := r.block(ctx, &l.Results[i], depth+1, blockNumber(l.Results, i)); err != nil || r.full {
+			if err := r.block(ctx, &l.Results[i], depth+1, md.Number(l.Results, i)); err != nil || r.full {
 				return err
 			}
 		}
-		if cursor = l.next(); cursor == "" {
+		if cursor = l.Next(); cursor == "" {
 			return nil
 		}
 	}
-}
-
-// renderBlock is one block as a line (or lines) of Markdown.
-func renderBlock(b *apiBlock, number int, indent string) string {
-	text := markdownOf(b.Body.RichText)
-	switch b.Type {
-	case "heading_1":
-		return "# " + text
-	case "heading_2":
-		return "## " + text
-	case "heading_3":
-		return "### " + text
-	case "bulleted_list_item", "toggle":
-		return "- " + text
-	case "numbered_list_item":
-		return strconv.Itoa(number) + ". " + text
-	case "to_do":
-		if b.Body.Checked {
-			return "- [x] " + text
-		}
-		return "- [ ] " + text
-	case "quote", "callout":
-		return "> " + strings.ReplaceAll(text, "\n", "\n"+indent+"> ")
-	case "code":
-		return "```" + b.Body.Language + "\n" + plainText(b.Body.RichText) + "\n" + indent + "```"
-	case "divider":
-		return "---"
-	case "equation":
-		return "$$" + b.Body.Expression + "$$"
-	case "child_page":
-		return "[" + orUntitled(b.Body.Title) + "](https://www.notion.so/" + strings.ReplaceAll(b.ID, "-", "") + ") (page)"
-	case "child_database":
-		return "[" + orUntitled(b.Body.Title) + "](https://www.notion.so/" + strings.ReplaceAll(b.ID, "-", "") + ") (database)"
-	case "bookmark", "embed", "link_preview":
-		return "<" + b.Body.URL + ">"
-	case "image", "file", "pdf", "video", "audio":
-		u := ""
-		if b.Body.External != nil {
-			u = b.Body.External.URL
-		} else if b.Body.File != nil {
-			u = b.Body.File.URL
-		}
-		return "![" + markdownOf(b.Body.Caption) + "](" + u + ")"
-	case "table_row":
-		cells := make([]string, len(b.Body.Cells))
-		for i, cell := range b.Body.Cells {
-			cells[i] = markdownOf(cell)
-		}
-		return "| " + strings.Join(cells, " | ") + " |"
-	case "paragraph", "template", "synced_block", "column_list", "column", "table":
-		return text
-	}
-	return "(" + b.Type + ")"
-}
-
-// markdownOf is rich text as inline Markdown.
-func markdownOf(rt []richRun) string {
-	var b strings.Builder
-	for _, r := range rt {
-		t := r.PlainText
-		if t == "" && r.Text != nil {
-			t = r.Text.Content
-		}
-		if a := r.Annotations; a != nil && strings.TrimSpace(t) != "" {
-			if a.Code {
-				t = "`" + t + "`"
-			}
-			if a.Bold {
-				t = "**" + t + "**"
-			}
-			if a.Italic {
-				t = "_" + t + "_"
-			}
-			if a.Strikethrough {
-				t = "~~" + t + "~~"
-			}
-		}
-		if href := r.Href; href != "" || (r.Text != nil && r.Text.Link != nil) {
-			if href == "" {
-				href = r.Text.Link.URL
-			}
-			t = "[" + t + "](" + href + ")"
-		}
-		b.WriteString(t)
-	}
-	return b.String()
 }

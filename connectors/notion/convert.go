@@ -1,18 +1,19 @@
 package notion
 
 import (
-	"strings"
 	"time"
 
 	"github.com/jomei/notionapi"
 
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/notion/internal/md"
+	"github.com/legate-mcp/legate/connectors/notion/internal/rest"
 	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
 )
 
 // parentRef is the ref of a Notion parent, "" for the workspace.
-func (c *Connector) parentRef(call *connectors.Call, p apiParent) string {
+func (c *Connector) parentRef(call *connectors.Call, p rest.Parent) string {
 	switch {
 	case p.DataSourceID != "":
 		return c.kit.Ref(call, kindDataSource, p.DataSourceID)
@@ -26,37 +27,14 @@ func (c *Connector) parentRef(call *connectors.Call, p apiParent) string {
 	return ""
 }
 
-// pageTitle is the text of a page's title property.
-func pageTitle(props notionapi.Properties) string {
-	for _, p := range props {
-		if t, ok := p.(*notionapi.TitleProperty); ok {
-			return apiText(t.Title)
-		}
-	}
-	return ""
-}
-
-// apiText is notionapi's rich text's text.
-func apiText(rt []notionapi.RichText) string {
-	var b strings.Builder
-	for _, r := range rt {
-		if r.PlainText == "" && r.Text != nil {
-			b.WriteString(r.Text.Content)
-			continue
-		}
-		b.WriteString(r.PlainText)
-	}
-	return b.String()
-}
-
 // pageOf converts a page to page.v1.
-func (c *Connector) pageOf(call *connectors.Call, p *apiPage) (model.Page, error) {
+func (c *Connector) pageOf(call *connectors.Call, p *rest.Page) (model.Page, error) {
 	if p == nil || p.ID == "" {
 		return model.Page{}, saas.Mapping("notion", "a page without an id")
 	}
 	out := model.Page{
 		Object:    c.kit.Object(call, model.PageV1, kindPage, string(p.ID)),
-		Title:     pageTitle(p.Properties),
+		Title:     rest.Title(p.Properties),
 		ParentRef: c.parentRef(call, p.Parent),
 		CreatedAt: utc(p.CreatedTime),
 		UpdatedAt: utc(p.LastEditedTime),
@@ -84,13 +62,13 @@ func (c *Connector) pageOf(call *connectors.Call, p *apiPage) (model.Page, error
 
 // databaseOf converts a data source to database.v1: its ref is the data
 // source's, and provider_metadata names the database holding it.
-func (c *Connector) databaseOf(call *connectors.Call, d *dataSource) (model.Database, error) {
+func (c *Connector) databaseOf(call *connectors.Call, d *rest.DataSource) (model.Database, error) {
 	if d == nil || d.ID == "" {
 		return model.Database{}, saas.Mapping("notion", "a data source without an id")
 	}
 	out := model.Database{
 		Object:    c.kit.Object(call, model.DatabaseV1, kindDataSource, d.ID),
-		Title:     plainText(d.Title),
+		Title:     md.Plain(d.Title),
 		CreatedAt: utc(d.CreatedTime),
 		UpdatedAt: utc(d.LastEditedTime),
 	}
@@ -110,7 +88,7 @@ func (c *Connector) databaseOf(call *connectors.Call, d *dataSource) (model.Data
 	if d.InTrash {
 		meta["in_trash"] = true
 	}
-	if desc := plainText(d.Description); desc != "" {
+	if desc := md.Plain(d.Description); desc != "" {
 		meta["description"] = desc
 	}
 	out.ProviderMetadata = meta
@@ -118,14 +96,14 @@ func (c *Connector) databaseOf(call *connectors.Call, d *dataSource) (model.Data
 }
 
 // blockOf converts a block under parent (a ref) to block.v1.
-func (c *Connector) blockOf(call *connectors.Call, parentRef string, b *apiBlock) (model.Block, error) {
+func (c *Connector) blockOf(call *connectors.Call, parentRef string, b *md.Block) (model.Block, error) {
 	if b == nil || b.ID == "" {
 		return model.Block{}, saas.Mapping("notion", "a block without an id")
 	}
 	out := model.Block{
 		Object:    c.kit.Object(call, model.BlockV1, kindBlock, b.ID),
 		Type:      b.Type,
-		Text:      b.text(),
+		Text:      b.Text(),
 		ParentRef: parentRef,
 		CreatedAt: utc(b.CreatedTime),
 	}
@@ -151,11 +129,11 @@ func (c *Connector) blockOf(call *connectors.Call, parentRef string, b *apiBlock
 func (c *Connector) plain(call *connectors.Call, p notionapi.Property) any {
 	switch v := p.(type) {
 	case *notionapi.TitleProperty:
-		return apiText(v.Title)
+		return rest.TextOf(v.Title)
 	case *notionapi.RichTextProperty:
-		return apiText(v.RichText)
+		return rest.TextOf(v.RichText)
 	case *notionapi.TextProperty:
-		return apiText(v.Text)
+		return rest.TextOf(v.Text)
 	case *notionapi.NumberProperty:
 		return v.Number
 	case *notionapi.SelectProperty:

@@ -11,6 +11,8 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/notion/internal/md"
+	"github.com/legate-mcp/legate/connectors/notion/internal/rest"
 	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
 )
@@ -38,8 +40,8 @@ func (c *Connector) dataSourceID(ctx context.Context, token string, call *connec
 	}
 	if kind == "" {
 		// A native id: a data source's, or a database's (as in its URL).
-		var ds dataSource
-		err := c.send(ctx, token, request{method: http.MethodGet, path: "data_sources/" + id}, &ds)
+		var ds rest.DataSource
+		err := c.api.Send(ctx, token, rest.Request{Method: http.MethodGet, Path: "data_sources/" + id}, &ds)
 		if err == nil {
 			return ds.ID, nil
 		}
@@ -47,8 +49,8 @@ func (c *Connector) dataSourceID(ctx context.Context, token string, call *connec
 			return "", err
 		}
 	}
-	var db apiDatabase
-	if err := c.send(ctx, token, request{method: http.MethodGet, path: "databases/" + id}, &db); err != nil {
+	var db rest.Database
+	if err := c.api.Send(ctx, token, rest.Request{Method: http.MethodGet, Path: "databases/" + id}, &db); err != nil {
 		return "", err
 	}
 	return c.pickDataSource(call, &db, in.DataSource)
@@ -56,7 +58,7 @@ func (c *Connector) dataSourceID(ctx context.Context, token string, call *connec
 
 // pickDataSource is the data source of db that want names, or its only
 // one when want is empty.
-func (c *Connector) pickDataSource(call *connectors.Call, db *apiDatabase, want string) (string, error) {
+func (c *Connector) pickDataSource(call *connectors.Call, db *rest.Database, want string) (string, error) {
 	if want != "" {
 		wantID := nativeID(want)
 		if strings.HasPrefix(want, kindDataSource+"://") {
@@ -75,7 +77,7 @@ func (c *Connector) pickDataSource(call *connectors.Call, db *apiDatabase, want 
 	case len(db.DataSources) == 1 && want == "":
 		return db.DataSources[0].ID, nil
 	case len(db.DataSources) == 0:
-		return "", legate.Errorf(legate.CodeNotFound, "notion: database %q has no data source shared with the integration; share it (… menu, Connections)", plainText(db.Title))
+		return "", legate.Errorf(legate.CodeNotFound, "notion: database %q has no data source shared with the integration; share it (… menu, Connections)", md.Plain(db.Title))
 	}
 	names := make([]string, len(db.DataSources))
 	for i, ds := range db.DataSources {
@@ -85,7 +87,7 @@ func (c *Connector) pickDataSource(call *connectors.Call, db *apiDatabase, want 
 	if want != "" {
 		what = fmt.Sprintf("has no data source %q", want)
 	}
-	return "", legate.Errorf(legate.CodeInvalidArgument, "notion: database %q %s; pass data_source, one of: %s", plainText(db.Title), what, strings.Join(names, ", "))
+	return "", legate.Errorf(legate.CodeInvalidArgument, "notion: database %q %s; pass data_source, one of: %s", md.Plain(db.Title), what, strings.Join(names, ", "))
 }
 
 // Field is one property of a data source's schema.
@@ -112,8 +114,8 @@ func (c *Connector) getDataSource(ctx context.Context, call *connectors.Call, in
 		if err != nil {
 			return err
 		}
-		var ds dataSource
-		if err := c.send(ctx, token, request{method: http.MethodGet, path: "data_sources/" + id}, &ds); err != nil {
+		var ds rest.DataSource
+		if err := c.api.Send(ctx, token, rest.Request{Method: http.MethodGet, Path: "data_sources/" + id}, &ds); err != nil {
 			return err
 		}
 		out.Database, err = c.databaseOf(call, &ds)
@@ -124,7 +126,7 @@ func (c *Connector) getDataSource(ctx context.Context, call *connectors.Call, in
 		return nil, err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s: %d properties", orUntitled(out.Title), out.URL, len(out.Fields))
+	fmt.Fprintf(&b, "%s %s: %d properties", md.OrUntitled(out.Title), out.URL, len(out.Fields))
 	for _, f := range out.Fields {
 		fmt.Fprintf(&b, "\n- %s (%s)", f.Name, f.Type)
 		if len(f.Options) > 0 {
@@ -135,10 +137,10 @@ func (c *Connector) getDataSource(ctx context.Context, call *connectors.Call, in
 }
 
 // fields are ds's properties, by name.
-func (c *Connector) fields(call *connectors.Call, ds *dataSource) []Field {
+func (c *Connector) fields(call *connectors.Call, ds *rest.DataSource) []Field {
 	out := make([]Field, 0, len(ds.Properties))
 	for name, p := range ds.Properties {
-		f := Field{Name: name, Type: p.Type, Options: p.options()}
+		f := Field{Name: name, Type: p.Type, Options: p.Options()}
 		if p.Relation != nil && p.Relation.DataSourceID != "" {
 			f.RelatedRef = c.kit.Ref(call, kindDataSource, p.Relation.DataSourceID)
 		}
@@ -221,8 +223,8 @@ func (c *Connector) queryDatabase(ctx context.Context, call *connectors.Call, in
 		if err != nil {
 			return err
 		}
-		var l list[apiPage]
-		if err := c.send(ctx, token, request{method: http.MethodPost, path: "data_sources/" + id + "/query", body: body}, &l); err != nil {
+		var l rest.List[rest.Page]
+		if err := c.api.Send(ctx, token, rest.Request{Method: http.MethodPost, Path: "data_sources/" + id + "/query", Body: body}, &l); err != nil {
 			return err
 		}
 		items := make([]model.Page, 0, len(l.Results))
@@ -233,7 +235,7 @@ func (c *Connector) queryDatabase(ctx context.Context, call *connectors.Call, in
 			}
 			items = append(items, m)
 		}
-		out = saas.ListOf(c.kit, call, items, l.next())
+		out = saas.ListOf(c.kit, call, items, l.Next())
 		return nil
 	})
 	if err != nil {
@@ -251,8 +253,8 @@ func (c *Connector) queryDatabase(ctx context.Context, call *connectors.Call, in
 // propertyTypes are the types of the properties of data source id, by
 // name.
 func (c *Connector) propertyTypes(ctx context.Context, token, id string) (map[string]string, error) {
-	var ds dataSource
-	if err := c.send(ctx, token, request{method: http.MethodGet, path: "data_sources/" + id}, &ds); err != nil {
+	var ds rest.DataSource
+	if err := c.api.Send(ctx, token, rest.Request{Method: http.MethodGet, Path: "data_sources/" + id}, &ds); err != nil {
 		return nil, err
 	}
 	types := make(map[string]string, len(ds.Properties))

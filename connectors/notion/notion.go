@@ -22,13 +22,14 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
-	"sync"
 	"time"
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/connectors/httpkit"
 	"github.com/legate-mcp/legate/connectors/netguard"
+	"github.com/legate-mcp/legate/connectors/notion/internal/readback"
+	"github.com/legate-mcp/legate/connectors/notion/internal/rest"
 	"github.com/legate-mcp/legate/connectors/saas"
 )
 
@@ -85,11 +86,11 @@ func init() {
 type Connector struct {
 	cfg      Config
 	kit      *saas.Kit
-	http     *http.Client
+	api      *rest.Client
+	find     *readback.Finder
 	all      []connectors.Tool // every tool of the type
 	tools    []connectors.Tool // those the config selects
 	toolsErr error             // a toolsets that names none
-	bots     sync.Map          // sha256 of a token → its bot user's id
 }
 
 // New builds an instance from its decoded config; Validate reports an
@@ -99,11 +100,13 @@ func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 	opts := cfg.retries().Options("notion", credToken)
 	opts.Markers = cfg.Markers
 	c.kit = saas.New(inst, opts)
-	c.http = netguard.NewClient(netguard.Options{AllowPrivate: cfg.AllowPrivateNetworks, Timeout: time.Duration(cfg.Timeout) + time.Second, MaxRedirects: -1})
+	hc := netguard.NewClient(netguard.Options{AllowPrivate: cfg.AllowPrivateNetworks, Timeout: time.Duration(cfg.Timeout) + time.Second, MaxRedirects: -1})
 	// An unparsable base_url leaves base nil, and every request refused:
 	// Validate reports it, and nothing goes to api.notion.com instead.
 	base, _ := url.Parse(cfg.BaseURL)
-	c.http.Transport = &transport{base: base, next: c.http.Transport}
+	hc.Transport = &rest.Transport{Base: base, Next: hc.Transport}
+	c.api = &rest.Client{HTTP: hc, Version: cfg.NotionVersion}
+	c.find = &readback.Finder{API: c.api, Markers: cfg.Markers}
 	c.all = c.newTools()
 	c.tools, c.toolsErr = connectors.SelectTools("notion", Toolsets, cfg.Toolsets, cfg.ReadOnly, c.all)
 	return c, nil
@@ -145,9 +148,9 @@ func (c *Connector) ToolCatalog() []connectors.Tool { return c.all }
 func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) error {
 	call := &connectors.Call{Tool: "test", Credentials: creds}
 	connectors.Reportf(ctx, "base_url %s, Notion-Version %s", c.cfg.BaseURL, c.cfg.NotionVersion)
-	var me apiUser
+	var me rest.User
 	err := c.kit.Read(ctx, call, func(ctx context.Context, token string) error {
-		return c.send(ctx, token, request{method: http.MethodGet, path: "users/me"}, &me)
+		return c.api.Send(ctx, token, rest.Request{Method: http.MethodGet, Path: "users/me"}, &me)
 	})
 	if err != nil {
 		connectors.Reportf(ctx, "GET /v1/users/me: %v", err)
@@ -158,10 +161,10 @@ func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) erro
 		who += " in workspace " + me.Bot.WorkspaceName
 	}
 	connectors.Reportf(ctx, "GET /v1/users/me: ok, %s %s (id %s)", me.Type, who, me.ID)
-	var found list[searchHit]
+	var found rest.List[searchHit]
 	err = c.kit.Read(ctx, call, func(ctx context.Context, token string) error {
 		body := map[string]any{"page_size": 1, "filter": map[string]any{"property": "object", "value": "page"}}
-		return c.send(ctx, token, request{method: http.MethodPost, path: "search", body: body}, &found)
+		return c.api.Send(ctx, token, rest.Request{Method: http.MethodPost, Path: "search", Body: body}, &found)
 	})
 	switch {
 	case err != nil:

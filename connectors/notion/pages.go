@@ -11,6 +11,9 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/notion/internal/md"
+	"github.com/legate-mcp/legate/connectors/notion/internal/readback"
+	"github.com/legate-mcp/legate/connectors/notion/internal/rest"
 	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
 )
@@ -27,22 +30,22 @@ type createPageIn struct {
 // maxBlocks is how many blocks one request writes: Notion's 100, less
 // the marker's when markers are on.
 func (c *Connector) maxBlocks() int {
-	if c.kit.Markers() {
+	if c.find.Markers {
 		return 99
 	}
 	return 100
 }
 
 // contentBlocks is Markdown as at most maxBlocks blocks.
-func (c *Connector) contentBlocks(field, md string, required bool) ([]newBlock, error) {
+func (c *Connector) contentBlocks(field, text string, required bool) ([]md.NewBlock, error) {
 	if required {
-		if err := checkText(field, md, MaxTextRunes); err != nil {
+		if err := checkText(field, text, MaxTextRunes); err != nil {
 			return nil, err
 		}
-	} else if n := utf8.RuneCountInString(md); n > MaxTextRunes {
+	} else if n := utf8.RuneCountInString(text); n > MaxTextRunes {
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "notion: %s: at most %d characters, got %d; append the rest with append_markdown", field, MaxTextRunes, n)
 	}
-	blocks := markdownBlocks(md)
+	blocks := md.Blocks(text)
 	if len(blocks) > c.maxBlocks() {
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "notion: %s: at most %d blocks (paragraphs, items, headings) in one call, got %d; append the rest with append_markdown", field, c.maxBlocks(), len(blocks))
 	}
@@ -60,8 +63,8 @@ func (c *Connector) pageParent(ctx context.Context, token string, call *connecto
 		return kind, id, err
 	}
 	if kind == "" {
-		var pg apiPage
-		err := c.send(ctx, token, request{method: http.MethodGet, path: "pages/" + id}, &pg)
+		var pg rest.Page
+		err := c.api.Send(ctx, token, rest.Request{Method: http.MethodGet, Path: "pages/" + id}, &pg)
 		switch legate.CodeOf(err) {
 		case "":
 			return kindPage, id, nil
@@ -93,18 +96,20 @@ func (c *Connector) createPage(ctx context.Context, call *connectors.Call, in *c
 	if _, _, err := c.resolve(call, "parent", in.Parent, kindPage, kindDataSource, kindDatabase); err != nil {
 		return nil, err
 	}
-	np := newPage{title: in.Title, content: content}
+	np := readback.NewPage{Title: in.Title, Content: content}
 	var props notionapi.Properties
+	var kind string
 	err = c.kit.Read(ctx, call, func(ctx context.Context, token string) error {
-		if np.parentKind, np.parent, err = c.pageParent(ctx, token, call, in.Parent, in.DataSource); err != nil {
+		if kind, np.Parent, err = c.pageParent(ctx, token, call, in.Parent, in.DataSource); err != nil {
 			return err
 		}
-		if len(in.Properties) > 0 && np.parentKind != kindDataSource {
+		np.InDataSource = kind == kindDataSource
+		if len(in.Properties) > 0 && !np.InDataSource {
 			return legate.Errorf(legate.CodeInvalidArgument, "notion: properties: only a page in a database has properties besides its title")
 		}
 		props = notionapi.Properties{}
 		if len(in.Properties) > 0 {
-			types, err := c.propertyTypes(ctx, token, np.parent)
+			types, err := c.propertyTypes(ctx, token, np.Parent)
 			if err != nil {
 				return err
 			}
@@ -121,16 +126,16 @@ func (c *Connector) createPage(ctx context.Context, call *connectors.Call, in *c
 	props["title"] = notionapi.TitleProperty{Title: richText(in.Title)}
 	out, err := saas.WriteOnce(ctx, c.kit, call, saas.Write[model.Page]{
 		Send: func(ctx context.Context, token, marker string) (*model.Page, error) {
-			var pg apiPage
-			body := map[string]any{"parent": parentJSON(np.parentKind, np.parent), "properties": props, "children": c.withMarker(content, marker)}
-			if err := c.send(ctx, token, request{method: http.MethodPost, path: "pages", body: body}, &pg); err != nil {
+			var pg rest.Page
+			body := map[string]any{"parent": parentJSON(kind, np.Parent), "properties": props, "children": c.find.WithMarker(content, marker)}
+			if err := c.api.Send(ctx, token, rest.Request{Method: http.MethodPost, Path: "pages", Body: body}, &pg); err != nil {
 				return nil, err
 			}
 			m, err := c.pageOf(call, &pg)
 			return &m, err
 		},
 		Find: func(ctx context.Context, token, marker string, since time.Time) (*model.Page, error) {
-			pg, err := c.findCreated(ctx, token, np, marker, since)
+			pg, err := c.find.Created(ctx, token, np, marker, since)
 			if err != nil || pg == nil {
 				return nil, err
 			}
@@ -169,8 +174,8 @@ func (c *Connector) updatePage(ctx context.Context, call *connectors.Call, in *u
 		if len(in.Properties) == 0 {
 			return nil
 		}
-		var pg apiPage
-		if err := c.send(ctx, token, request{method: http.MethodGet, path: "pages/" + id}, &pg); err != nil {
+		var pg rest.Page
+		if err := c.api.Send(ctx, token, rest.Request{Method: http.MethodGet, Path: "pages/" + id}, &pg); err != nil {
 			return err
 		}
 		types := map[string]string{}
@@ -207,16 +212,16 @@ func (c *Connector) updatePage(ctx context.Context, call *connectors.Call, in *u
 // needs no Find: the update sets values, and setting them again leaves
 // the page as the first did.
 func (c *Connector) patchPage(ctx context.Context, call *connectors.Call, id string, body map[string]any) (*model.Page, error) {
-	return c.pageWrite(ctx, call, request{method: http.MethodPatch, path: "pages/" + id, body: body})
+	return c.pageWrite(ctx, call, rest.Request{Method: http.MethodPatch, Path: "pages/" + id, Body: body})
 }
 
 // pageWrite sends a write whose answer is a page, and that is the same
 // when sent twice.
-func (c *Connector) pageWrite(ctx context.Context, call *connectors.Call, r request) (*model.Page, error) {
+func (c *Connector) pageWrite(ctx context.Context, call *connectors.Call, r rest.Request) (*model.Page, error) {
 	return saas.WriteOnce(ctx, c.kit, call, saas.Write[model.Page]{
 		Send: func(ctx context.Context, token, _ string) (*model.Page, error) {
-			var pg apiPage
-			if err := c.send(ctx, token, r, &pg); err != nil {
+			var pg rest.Page
+			if err := c.api.Send(ctx, token, r, &pg); err != nil {
 				return nil, err
 			}
 			m, err := c.pageOf(call, &pg)
@@ -271,7 +276,7 @@ func (c *Connector) movePage(ctx context.Context, call *connectors.Call, in *mov
 	if err != nil {
 		return nil, err
 	}
-	out, err := c.pageWrite(ctx, call, request{method: http.MethodPost, path: "pages/" + id + "/move", body: map[string]any{"parent": parentJSON(kind, parent)}})
+	out, err := c.pageWrite(ctx, call, rest.Request{Method: http.MethodPost, Path: "pages/" + id + "/move", Body: map[string]any{"parent": parentJSON(kind, parent)}})
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/notion/internal/md"
 )
 
 // settable are the property types create_page and update_page set from
@@ -184,11 +185,11 @@ func dateObject(v any) (*notionapi.DateObject, bool) {
 	return d, true
 }
 
-// richText is text as notionapi's rich-text runs of at most richRunMax
+// richText is text as notionapi's rich-text runs of at most md.MaxRun
 // characters.
 func richText(text string) []notionapi.RichText {
 	out := []notionapi.RichText{}
-	for _, r := range plainRuns(text) {
+	for _, r := range md.PlainRuns(text) {
 		out = append(out, notionapi.RichText{Type: notionapi.ObjectTypeText, Text: &notionapi.Text{Content: r.Text.Content}})
 	}
 	return out

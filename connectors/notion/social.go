@@ -11,6 +11,8 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/notion/internal/md"
+	"github.com/legate-mcp/legate/connectors/notion/internal/rest"
 	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
 )
@@ -39,7 +41,7 @@ func (c *Connector) discussionRef(call *connectors.Call, block, discussion strin
 }
 
 // commentOf converts a comment on block to message.v1.
-func (c *Connector) commentOf(call *connectors.Call, block string, cm *apiComment) (model.Comment, error) {
+func (c *Connector) commentOf(call *connectors.Call, block string, cm *rest.Comment) (model.Comment, error) {
 	if cm == nil || cm.ID == "" {
 		return model.Comment{}, saas.Mapping("notion", "a comment without an id")
 	}
@@ -47,7 +49,7 @@ func (c *Connector) commentOf(call *connectors.Call, block string, cm *apiCommen
 		Object:     c.kit.Object(call, model.MessageV1, "comment", cm.ID),
 		ChannelRef: c.parentRef(call, cm.Parent),
 		Sender:     &model.Person{ID: cm.CreatedBy.ID, Name: cm.CreatedBy.Name},
-		Text:       markdownOf(cm.RichText),
+		Text:       md.Render(cm.RichText),
 		SentAt:     utc(cm.CreatedTime),
 	}
 	if cm.DiscussionID != "" {
@@ -71,8 +73,8 @@ func (c *Connector) listComments(ctx context.Context, call *connectors.Call, in 
 	}
 	var out saas.List[model.Comment]
 	err = c.kit.Read(ctx, call, func(ctx context.Context, token string) error {
-		var l list[apiComment]
-		if err := c.send(ctx, token, request{method: http.MethodGet, path: "comments", query: q}, &l); err != nil {
+		var l rest.List[rest.Comment]
+		if err := c.api.Send(ctx, token, rest.Request{Method: http.MethodGet, Path: "comments", Query: q}, &l); err != nil {
 			return err
 		}
 		items := make([]model.Comment, 0, len(l.Results))
@@ -83,7 +85,7 @@ func (c *Connector) listComments(ctx context.Context, call *connectors.Call, in 
 			}
 			items = append(items, m)
 		}
-		out = saas.ListOf(c.kit, call, items, l.next())
+		out = saas.ListOf(c.kit, call, items, l.Next())
 		return nil
 	})
 	if err != nil {
@@ -125,21 +127,21 @@ func (c *Connector) addComment(ctx context.Context, call *connectors.Call, in *a
 	}
 	out, err := saas.WriteOnce(ctx, c.kit, call, saas.Write[model.Comment]{
 		Send: func(ctx context.Context, token, marker string) (*model.Comment, error) {
-			body := map[string]any{"rich_text": c.commentText(in.Text, marker)}
+			body := map[string]any{"rich_text": c.find.CommentText(in.Text, marker)}
 			if discussion != "" {
 				body["discussion_id"] = discussion
 			} else {
 				body["parent"] = parent
 			}
-			var cm apiComment
-			if err := c.send(ctx, token, request{method: http.MethodPost, path: "comments", body: body}, &cm); err != nil {
+			var cm rest.Comment
+			if err := c.api.Send(ctx, token, rest.Request{Method: http.MethodPost, Path: "comments", Body: body}, &cm); err != nil {
 				return nil, err
 			}
 			m, err := c.commentOf(call, block, &cm)
 			return &m, err
 		},
 		Find: func(ctx context.Context, token, marker string, since time.Time) (*model.Comment, error) {
-			cm, err := c.findComment(ctx, token, block, discussion, in.Text, marker, since)
+			cm, err := c.find.Comment(ctx, token, block, discussion, in.Text, marker, since)
 			if err != nil || cm == nil {
 				return nil, err
 			}
@@ -162,7 +164,7 @@ type getUserIn struct {
 }
 
 // userOf converts a user to user.v1.
-func (c *Connector) userOf(call *connectors.Call, u *apiUser) (model.User, error) {
+func (c *Connector) userOf(call *connectors.Call, u *rest.User) (model.User, error) {
 	if u == nil || u.ID == "" {
 		return model.User{}, saas.Mapping("notion", "a user without an id")
 	}
@@ -195,8 +197,8 @@ func (c *Connector) listUsers(ctx context.Context, call *connectors.Call, in *li
 	}
 	var out saas.List[model.User]
 	err = c.kit.Read(ctx, call, func(ctx context.Context, token string) error {
-		var l list[apiUser]
-		if err := c.send(ctx, token, request{method: http.MethodGet, path: "users", query: q}, &l); err != nil {
+		var l rest.List[rest.User]
+		if err := c.api.Send(ctx, token, rest.Request{Method: http.MethodGet, Path: "users", Query: q}, &l); err != nil {
 			return err
 		}
 		items := make([]model.User, 0, len(l.Results))
@@ -207,7 +209,7 @@ func (c *Connector) listUsers(ctx context.Context, call *connectors.Call, in *li
 			}
 			items = append(items, m)
 		}
-		out = saas.ListOf(c.kit, call, items, l.next())
+		out = saas.ListOf(c.kit, call, items, l.Next())
 		return nil
 	})
 	if err != nil {
@@ -229,8 +231,8 @@ func (c *Connector) getUser(ctx context.Context, call *connectors.Call, in *getU
 	}
 	var out model.User
 	err = c.kit.Read(ctx, call, func(ctx context.Context, token string) error {
-		var u apiUser
-		if err := c.send(ctx, token, request{method: http.MethodGet, path: "users/" + id}, &u); err != nil {
+		var u rest.User
+		if err := c.api.Send(ctx, token, rest.Request{Method: http.MethodGet, Path: "users/" + id}, &u); err != nil {
 			return err
 		}
 		out, err = c.userOf(call, &u)

@@ -11,6 +11,8 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/notion/internal/md"
+	"github.com/legate-mcp/legate/connectors/notion/internal/rest"
 	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
 )
@@ -162,8 +164,8 @@ func (c *Connector) search(ctx context.Context, call *connectors.Call, in *searc
 	}
 	var out saas.List[any]
 	err = c.kit.Read(ctx, call, func(ctx context.Context, token string) error {
-		var l list[searchHit]
-		if err := c.send(ctx, token, request{method: http.MethodPost, path: "search", body: body}, &l); err != nil {
+		var l rest.List[searchHit]
+		if err := c.api.Send(ctx, token, rest.Request{Method: http.MethodPost, Path: "search", Body: body}, &l); err != nil {
 			return err
 		}
 		items := make([]any, 0, len(l.Results))
@@ -174,7 +176,7 @@ func (c *Connector) search(ctx context.Context, call *connectors.Call, in *searc
 			}
 			items = append(items, item)
 		}
-		out = saas.ListOf(c.kit, call, items, l.next())
+		out = saas.ListOf(c.kit, call, items, l.Next())
 		return nil
 	})
 	if err != nil {
@@ -190,7 +192,7 @@ func (c *Connector) search(ctx context.Context, call *connectors.Call, in *searc
 		case model.Page:
 			b.WriteString("\n" + pageText(v))
 		case model.Database:
-			fmt.Fprintf(&b, "\n%s %s", orUntitled(v.Title), v.URL)
+			fmt.Fprintf(&b, "\n%s %s", md.OrUntitled(v.Title), v.URL)
 		}
 	}
 	moreText(&b, out.NextCursor)
@@ -201,13 +203,13 @@ func (c *Connector) search(ctx context.Context, call *connectors.Call, in *searc
 func (c *Connector) hitOf(call *connectors.Call, h searchHit) (any, error) {
 	switch h.Object {
 	case "page":
-		var pg apiPage
+		var pg rest.Page
 		if err := json.Unmarshal(h.raw, &pg); err != nil {
 			return nil, saas.Mapping("notion", "a page that does not decode: %v", err)
 		}
 		return c.pageOf(call, &pg)
 	case "data_source":
-		var ds dataSource
+		var ds rest.DataSource
 		if err := json.Unmarshal(h.raw, &ds); err != nil {
 			return nil, saas.Mapping("notion", "a data source that does not decode: %v", err)
 		}
@@ -216,16 +218,9 @@ func (c *Connector) hitOf(call *connectors.Call, h searchHit) (any, error) {
 	return nil, saas.Mapping("notion", "a search result of object %q", h.Object)
 }
 
-func orUntitled(s string) string {
-	if s == "" {
-		return "(untitled)"
-	}
-	return s
-}
-
 // pageText is a page in one line.
 func pageText(p model.Page) string {
-	s := orUntitled(p.Title)
+	s := md.OrUntitled(p.Title)
 	if p.URL != "" {
 		s += " " + p.URL
 	}

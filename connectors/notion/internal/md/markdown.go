@@ -1,4 +1,4 @@
-package notion
+package md
 
 import (
 	"encoding/json"
@@ -16,22 +16,22 @@ import (
 // `code` and [links](https://…). A nested list is written flat: each
 // item a block at the top level.
 
-// newBlock is a block to create.
-type newBlock struct {
+// NewBlock is a block to create.
+type NewBlock struct {
 	Type string
-	Body newBody
+	Body NewBody
 }
 
-// newBody is the object under a new block's type.
-type newBody struct {
-	RichText []richRun `json:"rich_text"`
-	Checked  *bool     `json:"checked,omitempty"`
-	Language string    `json:"language,omitempty"`
-	Color    string    `json:"color,omitempty"`
+// NewBody is the object under a new block's type.
+type NewBody struct {
+	RichText []Run  `json:"rich_text"`
+	Checked  *bool  `json:"checked,omitempty"`
+	Language string `json:"language,omitempty"`
+	Color    string `json:"color,omitempty"`
 }
 
 // MarshalJSON writes the block as Notion takes it.
-func (b newBlock) MarshalJSON() ([]byte, error) {
+func (b NewBlock) MarshalJSON() ([]byte, error) {
 	var body any = b.Body
 	if b.Type == "divider" {
 		body = struct{}{}
@@ -39,12 +39,12 @@ func (b newBlock) MarshalJSON() ([]byte, error) {
 	return json.Marshal(map[string]any{"object": "block", "type": b.Type, b.Type: body})
 }
 
-// text is the block's text, plain, as Notion gives it back.
-func (b newBlock) text() string { return plainText(b.Body.RichText) }
+// Text is the block's text, plain, as Notion gives it back.
+func (b NewBlock) Text() string { return Plain(b.Body.RichText) }
 
-// textBlock is a block of type t holding text as plain rich text.
-func textBlock(t, text string) newBlock {
-	b := newBlock{Type: t, Body: newBody{RichText: plainRuns(text)}}
+// TextBlock is a block of type t holding text as plain rich text.
+func TextBlock(t, text string) NewBlock {
+	b := NewBlock{Type: t, Body: NewBody{RichText: PlainRuns(text)}}
 	if t == "to_do" {
 		b.Body.Checked = new(bool)
 	}
@@ -54,30 +54,30 @@ func textBlock(t, text string) newBlock {
 	return b
 }
 
-// richRunMax is the longest text of one rich-text run Notion takes.
-const richRunMax = 2000
+// MaxRun is the longest text of one rich-text run Notion takes.
+const MaxRun = 2000
 
-// plainRuns is text as rich-text runs without annotations.
-func plainRuns(text string) []richRun { return splitRun(text, nil, "") }
+// PlainRuns is text as rich-text runs without Annotations.
+func PlainRuns(text string) []Run { return SplitRun(text, nil, "") }
 
-// splitRun is text as runs of at most richRunMax characters, each with
-// the annotations and link given.
-func splitRun(text string, a *annotations, link string) []richRun {
-	out := []richRun{}
+// SplitRun is text as runs of at most MaxRun characters, each with
+// the Annotations and link given.
+func SplitRun(text string, a *Annotations, link string) []Run {
+	out := []Run{}
 	for len(text) > 0 {
 		n, i := 0, 0
-		for i < len(text) && n < richRunMax {
+		for i < len(text) && n < MaxRun {
 			_, size := utf8.DecodeRuneInString(text[i:])
 			i += size
 			n++
 		}
-		rt := &runText{Content: text[:i]}
+		rt := &RunText{Content: text[:i]}
 		if link != "" {
 			rt.Link = &struct {
 				URL string `json:"url"`
 			}{link}
 		}
-		out = append(out, richRun{Type: "text", Text: rt, Annotations: a})
+		out = append(out, Run{Type: "text", Text: rt, Annotations: a})
 		text = text[i:]
 	}
 	return out
@@ -91,10 +91,10 @@ var (
 	dividerLine  = regexp.MustCompile(`^(-{3,}|\*{3,}|_{3,})$`)
 )
 
-// markdownBlocks is Markdown text as blocks to create.
-func markdownBlocks(md string) []newBlock {
+// Blocks is Markdown text as blocks to create.
+func Blocks(md string) []NewBlock {
 	lines := strings.Split(strings.ReplaceAll(md, "\r\n", "\n"), "\n")
-	var out []newBlock
+	var out []NewBlock
 	var para, quote []string
 	flush := func() {
 		if len(para) > 0 {
@@ -114,7 +114,7 @@ func markdownBlocks(md string) []newBlock {
 			for i++; i < len(lines) && !strings.HasPrefix(strings.TrimSpace(lines[i]), "```"); i++ {
 				code = append(code, lines[i])
 			}
-			b := textBlock("code", strings.Join(code, "\n"))
+			b := TextBlock("code", strings.Join(code, "\n"))
 			b.Body.Language = codeLanguage(fence)
 			out = append(out, b)
 			continue
@@ -144,10 +144,10 @@ func markdownBlocks(md string) []newBlock {
 
 // lineBlock is the block a line starts on its own (a heading, a list
 // item, a divider), nil for a paragraph's line.
-func lineBlock(line string) *newBlock {
-	var b newBlock
+func lineBlock(line string) *NewBlock {
+	var b NewBlock
 	if dividerLine.MatchString(line) {
-		b = newBlock{Type: "divider"}
+		b = NewBlock{Type: "divider"}
 	} else if m := headingLine.FindStringSubmatch(line); m != nil {
 		b = inlineBlock("heading_"+string(rune('0'+min(len(m[1]), 3))), m[2])
 	} else if m := todoLine.FindStringSubmatch(line); m != nil {
@@ -165,9 +165,9 @@ func lineBlock(line string) *newBlock {
 }
 
 // inlineBlock is a block of type t whose text is inline Markdown.
-func inlineBlock(t, md string) newBlock {
-	b := textBlock(t, "")
-	b.Body.RichText = inline(md, annotations{}, "")
+func inlineBlock(t, md string) NewBlock {
+	b := TextBlock(t, "")
+	b.Body.RichText = Inline(md, Annotations{}, "")
 	return b
 }
 
@@ -191,13 +191,13 @@ func codeLanguage(fence string) string {
 }
 
 // inline is inline Markdown as rich-text runs, each with a and link
-// besides its own annotations.
-func inline(md string, a annotations, link string) []richRun {
-	out := []richRun{}
+// besides its own Annotations.
+func Inline(md string, a Annotations, link string) []Run {
+	out := []Run{}
 	var plain strings.Builder
 	emit := func() {
 		if plain.Len() > 0 {
-			out = append(out, splitRun(plain.String(), annotated(a), link)...)
+			out = append(out, SplitRun(plain.String(), annotated(a), link)...)
 			plain.Reset()
 		}
 	}
@@ -205,16 +205,16 @@ func inline(md string, a annotations, link string) []richRun {
 		if inner, end, sub, ok := span(md, i, a); ok {
 			emit()
 			if sub.Code {
-				out = append(out, splitRun(inner, annotated(sub), link)...) // no Markdown inside code
+				out = append(out, SplitRun(inner, annotated(sub), link)...) // no Markdown inside code
 			} else {
-				out = append(out, inline(inner, sub, link)...)
+				out = append(out, Inline(inner, sub, link)...)
 			}
 			i = end
 			continue
 		}
 		if text, url, end, ok := linkAt(md, i); ok && link == "" {
 			emit()
-			out = append(out, inline(text, a, url)...)
+			out = append(out, Inline(text, a, url)...)
 			i = end
 			continue
 		}
@@ -226,26 +226,26 @@ func inline(md string, a annotations, link string) []richRun {
 }
 
 // annotated is a, nil when it sets nothing.
-func annotated(a annotations) *annotations {
-	if a == (annotations{}) {
+func annotated(a Annotations) *Annotations {
+	if a == (Annotations{}) {
 		return nil
 	}
 	return &a
 }
 
 // span reads an emphasis or code span at md[i:]: its inner text, the
-// index after it, and the annotations inside.
-func span(md string, i int, a annotations) (inner string, end int, sub annotations, ok bool) {
+// index after it, and the Annotations inside.
+func span(md string, i int, a Annotations) (inner string, end int, sub Annotations, ok bool) {
 	for _, d := range []struct {
 		delim string
-		set   func(*annotations)
+		set   func(*Annotations)
 	}{
-		{"`", func(a *annotations) { a.Code = true }},
-		{"**", func(a *annotations) { a.Bold = true }},
-		{"__", func(a *annotations) { a.Bold = true }},
-		{"~~", func(a *annotations) { a.Strikethrough = true }},
-		{"*", func(a *annotations) { a.Italic = true }},
-		{"_", func(a *annotations) { a.Italic = true }},
+		{"`", func(a *Annotations) { a.Code = true }},
+		{"**", func(a *Annotations) { a.Bold = true }},
+		{"__", func(a *Annotations) { a.Bold = true }},
+		{"~~", func(a *Annotations) { a.Strikethrough = true }},
+		{"*", func(a *Annotations) { a.Italic = true }},
+		{"_", func(a *Annotations) { a.Italic = true }},
 	} {
 		if !strings.HasPrefix(md[i:], d.delim) {
 			continue

@@ -1,4 +1,8 @@
-package notion
+// Package rest sends the notion connector's requests to the Notion API
+// and decodes its objects (API 2025-09-03: pages, databases, data
+// sources, users, comments), with one error mapping: every failure comes
+// back canonical (connectors/saas).
+package rest
 
 import (
 	"bytes"
@@ -20,9 +24,8 @@ import (
 	"github.com/legate-mcp/legate/connectors/saas"
 )
 
-// exchange is what the transport saw of an attempt's last answer:
-// notionapi keeps neither the status of an answer whose body is not
-// Notion's error JSON nor the Retry-After of a 429.
+// exchange is what the transport saw of an attempt's last answer: its
+// status and Retry-After.
 type exchange struct {
 	status     int
 	retryAfter time.Duration
@@ -33,29 +36,29 @@ type exchangeKey struct{}
 // errorBodyBytes bounds what the transport keeps of a failed answer.
 const errorBodyBytes = 64 << 10
 
-// transport sends notionapi's requests, made for https://api.notion.com,
-// to the configured base URL, and records failed answers in the request
-// context's exchange.
-type transport struct {
-	base *url.URL
-	next http.RoundTripper
+// Transport sends requests made for https://api.notion.com to Base, and
+// records failed answers in the request context's exchange. A nil Base
+// (base_url is not a URL) refuses every request.
+type Transport struct {
+	Base *url.URL
+	Next http.RoundTripper
 }
 
 // RoundTrip implements http.RoundTripper.
-func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if t.base == nil || t.base.Host == "" {
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.Base == nil || t.Base.Host == "" {
 		if req.Body != nil {
 			req.Body.Close()
 		}
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "notion: base_url: not a URL")
 	}
 	r := req.Clone(req.Context())
-	r.URL.Scheme, r.URL.Host, r.Host = t.base.Scheme, t.base.Host, ""
-	if prefix := strings.TrimSuffix(t.base.Path, "/"); prefix != "" {
+	r.URL.Scheme, r.URL.Host, r.Host = t.Base.Scheme, t.Base.Host, ""
+	if prefix := strings.TrimSuffix(t.Base.Path, "/"); prefix != "" {
 		r.URL.Path = prefix + req.URL.Path
 		r.URL.RawPath = ""
 	}
-	resp, err := t.next.RoundTrip(r)
+	resp, err := t.Next.RoundTrip(r)
 	if err != nil {
 		return nil, err
 	}
@@ -66,8 +69,8 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if resp.StatusCode == http.StatusOK {
 		return resp, nil
 	}
-	// notionapi never closes a failed answer's body (and leaves a 429's
-	// unread): keep a bounded copy and give the connection back.
+	// Keep a bounded copy of a failed answer's body and give the
+	// connection back.
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, errorBodyBytes))
 	resp.Body.Close()
 	resp.Body = io.NopCloser(bytes.NewReader(body))
@@ -114,19 +117,25 @@ func cutShort(ctx context.Context, err error) bool {
 // maxAnswer bounds the body of an answer read.
 const maxAnswer = 16 << 20
 
-// request is one request of the API: method, path under /v1/, query
-// parameters, and a body sent as JSON (nil for none).
-type request struct {
-	method, path string
-	query        url.Values
-	body         any
+// Request is one request of the API: Method, Path under /v1/, Query
+// parameters, and a Body sent as JSON (nil for none).
+type Request struct {
+	Method, Path string
+	Query        url.Values
+	Body         any
 }
 
-// send sends r with token and decodes a success's JSON into out (nil to
+// Client sends requests on an HTTP client whose transport is a
+// [Transport], with a Notion-Version.
+type Client struct {
+	HTTP    *http.Client
+	Version string
+}
+
+// Send sends r with token and decodes a success's JSON into out (nil to
 // drop it), making every failure canonical. Every request of the
-// connector goes through it, on the instance's HTTP client, with the
-// configured Notion-Version.
-func (c *Connector) send(ctx context.Context, token string, r request, out any) error {
+// connector goes through it.
+func (c *Client) Send(ctx context.Context, token string, r Request, out any) error {
 	ex := &exchange{}
 	ctx = context.WithValue(ctx, exchangeKey{}, ex)
 	if err := c.roundTrip(ctx, token, r, out); err != nil {
@@ -135,30 +144,30 @@ func (c *Connector) send(ctx context.Context, token string, r request, out any) 
 	return nil
 }
 
-func (c *Connector) roundTrip(ctx context.Context, token string, r request, out any) error {
+func (c *Client) roundTrip(ctx context.Context, token string, r Request, out any) error {
 	var body io.Reader
-	if r.body != nil {
-		raw, err := json.Marshal(r.body)
+	if r.Body != nil {
+		raw, err := json.Marshal(r.Body)
 		if err != nil {
 			return err
 		}
 		body = bytes.NewReader(raw)
 	}
-	u := "https://api.notion.com/v1/" + r.path
-	if len(r.query) > 0 {
-		u += "?" + r.query.Encode()
+	u := "https://api.notion.com/v1/" + r.Path
+	if len(r.Query) > 0 {
+		u += "?" + r.Query.Encode()
 	}
-	req, err := http.NewRequestWithContext(ctx, r.method, u, body)
+	req, err := http.NewRequestWithContext(ctx, r.Method, u, body)
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Notion-Version", c.cfg.NotionVersion)
+	req.Header.Set("Notion-Version", c.Version)
 	req.Header.Set("Accept", "application/json")
-	if r.body != nil {
+	if r.Body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := c.http.Do(req)
+	resp, err := c.HTTP.Do(req)
 	if err != nil {
 		return err
 	}
