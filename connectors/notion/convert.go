@@ -3,8 +3,6 @@ package notion
 import (
 	"time"
 
-	"github.com/jomei/notionapi"
-
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/connectors/notion/internal/md"
 	"github.com/legate-mcp/legate/connectors/notion/internal/rest"
@@ -43,7 +41,7 @@ func (c *Connector) pageOf(call *connectors.Call, p *rest.Page) (model.Page, err
 	if len(p.Properties) > 0 {
 		out.Properties = make(map[string]any, len(p.Properties))
 		for name, prop := range p.Properties {
-			out.Properties[name] = c.plain(call, prop)
+			out.Properties[name] = rest.Plain(prop, func(id string) string { return c.kit.Ref(call, kindPage, id) })
 		}
 	}
 	meta := map[string]any{"parent_type": p.Parent.Type}
@@ -123,110 +121,9 @@ func (c *Connector) blockOf(call *connectors.Call, parentRef string, b *md.Block
 	return out, nil
 }
 
-// plain is a property's value as plain JSON: text as a string, a select
-// as its option's name, a relation as page refs, a date as its start (or
-// start/end), people by name; nil for a type without a plain value.
-func (c *Connector) plain(call *connectors.Call, p notionapi.Property) any {
-	switch v := p.(type) {
-	case *notionapi.TitleProperty:
-		return rest.TextOf(v.Title)
-	case *notionapi.RichTextProperty:
-		return rest.TextOf(v.RichText)
-	case *notionapi.TextProperty:
-		return rest.TextOf(v.Text)
-	case *notionapi.NumberProperty:
-		return v.Number
-	case *notionapi.SelectProperty:
-		return optionName(v.Select)
-	case *notionapi.StatusProperty:
-		return optionName(v.Status)
-	case *notionapi.MultiSelectProperty:
-		names := make([]string, 0, len(v.MultiSelect))
-		for _, o := range v.MultiSelect {
-			names = append(names, o.Name)
-		}
-		return names
-	case *notionapi.DateProperty:
-		return dateValue(v.Date)
-	case *notionapi.CheckboxProperty:
-		return v.Checkbox
-	case *notionapi.URLProperty:
-		return nonEmpty(v.URL)
-	case *notionapi.EmailProperty:
-		return nonEmpty(v.Email)
-	case *notionapi.PhoneNumberProperty:
-		return nonEmpty(v.PhoneNumber)
-	case *notionapi.PeopleProperty:
-		names := make([]string, 0, len(v.People))
-		for _, u := range v.People {
-			names = append(names, orID(u.Name, string(u.ID)))
-		}
-		return names
-	case *notionapi.RelationProperty:
-		refs := make([]string, 0, len(v.Relation))
-		for _, r := range v.Relation {
-			refs = append(refs, c.kit.Ref(call, kindPage, string(r.ID)))
-		}
-		return refs
-	case *notionapi.CreatedTimeProperty:
-		return utc(v.CreatedTime).Format(time.RFC3339)
-	case *notionapi.LastEditedTimeProperty:
-		return utc(v.LastEditedTime).Format(time.RFC3339)
-	case *notionapi.CreatedByProperty:
-		return v.CreatedBy.Name
-	case *notionapi.LastEditedByProperty:
-		return v.LastEditedBy.Name
-	case *notionapi.UniqueIDProperty:
-		return v.UniqueID.String()
-	case *notionapi.FormulaProperty:
-		switch v.Formula.Type {
-		case notionapi.FormulaTypeString:
-			return v.Formula.String
-		case notionapi.FormulaTypeNumber:
-			return v.Formula.Number
-		case notionapi.FormulaTypeBoolean:
-			return v.Formula.Boolean
-		case notionapi.FormulaTypeDate:
-			return dateValue(v.Formula.Date)
-		}
-	}
-	return nil
-}
-
-func optionName(o notionapi.Option) any { return nonEmpty(o.Name) }
-
-func nonEmpty(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
-// dateValue is a date's start, or start/end (ISO 8601's interval), nil
-// for none.
-func dateValue(d *notionapi.DateObject) any {
-	if d == nil || d.Start == nil {
-		return nil
-	}
-	s := d.Start.String()
-	if d.End != nil {
-		s += "/" + d.End.String()
-	}
-	return s
-}
-
 func utc(t time.Time) time.Time {
 	if t.IsZero() {
 		return time.Time{}
 	}
 	return t.UTC()
-}
-
-// orID is name, or id when the name is unknown (a user the integration
-// cannot read).
-func orID(name, id string) string {
-	if name == "" {
-		return id
-	}
-	return name
 }

@@ -94,7 +94,7 @@ func (c *Connector) listComments(ctx context.Context, call *connectors.Call, in 
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d comment(s)", len(out.Items))
 	for _, m := range out.Items {
-		fmt.Fprintf(&b, "\n%s %s: %s", m.SentAt.Format(time.RFC3339), orID(m.Sender.Name, m.Sender.ID), m.Text)
+		fmt.Fprintf(&b, "\n%s %s: %s", m.SentAt.Format(time.RFC3339), rest.OrID(m.Sender.Name, m.Sender.ID), m.Text)
 	}
 	moreText(&b, out.NextCursor)
 	return &legate.Result{Structured: out, Text: b.String()}, nil
@@ -179,7 +179,7 @@ func (c *Connector) userOf(call *connectors.Call, u *rest.User) (model.User, err
 }
 
 func userText(u model.User) string {
-	s := orID(u.Name, u.ExternalID) + " (" + u.Type
+	s := rest.OrID(u.Name, u.ExternalID) + " (" + u.Type
 	if u.Email != "" {
 		s += ", " + u.Email
 	}
