@@ -2,7 +2,6 @@ package notion
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"sort"
@@ -156,22 +155,21 @@ func (c *Connector) fields(call *connectors.Call, ds *rest.DataSource) []Field {
 type queryDatabaseIn struct {
 	saas.Page
 	dataSourceIn
-	TitleContains string          `json:"title_contains,omitempty" jsonschema:"only pages whose title contains this text"`
-	EditedSince   string          `json:"edited_since,omitempty" jsonschema:"only pages edited at or after this time, RFC 3339 (2026-01-31T00:00:00Z)"`
-	Filter        json.RawMessage `json:"filter,omitempty" jsonschema:"a filter in Notion's own language, passed through: {\"property\":\"Status\",\"status\":{\"does_not_equal\":\"Done\"}}, or {\"and\":[…]} / {\"or\":[…]}; property names as get_data_source gives them"`
-	Sorts         json.RawMessage `json:"sorts,omitempty" jsonschema:"sorts in Notion's language, passed through: [{\"property\":\"Due\",\"direction\":\"ascending\"}] or [{\"timestamp\":\"created_time\",\"direction\":\"descending\"}]; default: last edited first"`
+	TitleContains string           `json:"title_contains,omitempty" jsonschema:"only pages whose title contains this text"`
+	EditedSince   string           `json:"edited_since,omitempty" jsonschema:"only pages edited at or after this time, RFC 3339 (2026-01-31T00:00:00Z)"`
+	Filter        map[string]any   `json:"filter,omitempty" jsonschema:"a filter in Notion's own language, passed through: {\"property\":\"Status\",\"status\":{\"does_not_equal\":\"Done\"}}, or {\"and\":[…]} / {\"or\":[…]}; property names as get_data_source gives them"`
+	Sorts         []map[string]any `json:"sorts,omitempty" jsonschema:"sorts in Notion's language, passed through: [{\"property\":\"Due\",\"direction\":\"ascending\"}] or [{\"timestamp\":\"created_time\",\"direction\":\"descending\"}]; default: last edited first"`
 }
 
 // queryBody is the body of a data source query: in's filter, with the
 // simple filters and'ed to it, and its sorts.
 func queryBody(in *queryDatabaseIn, p saas.Paging) (map[string]any, error) {
 	var filters []any
-	if len(in.Filter) > 0 && string(in.Filter) != "null" {
-		var f map[string]any
-		if err := json.Unmarshal(in.Filter, &f); err != nil || len(f) == 0 {
+	if in.Filter != nil {
+		if len(in.Filter) == 0 {
 			return nil, legate.Errorf(legate.CodeInvalidArgument, `notion: filter: must be a filter object of Notion's language, like {"property":"Status","status":{"equals":"Done"}}`)
 		}
-		filters = append(filters, f)
+		filters = append(filters, in.Filter)
 	}
 	if in.TitleContains != "" {
 		filters = append(filters, map[string]any{"property": "title", "title": map[string]any{"contains": in.TitleContains}})
@@ -195,12 +193,13 @@ func queryBody(in *queryDatabaseIn, p saas.Paging) (map[string]any, error) {
 		body["filter"] = map[string]any{"and": filters}
 	}
 	body["sorts"] = []any{map[string]any{"timestamp": "last_edited_time", "direction": "descending"}}
-	if len(in.Sorts) > 0 && string(in.Sorts) != "null" {
-		var sorts []map[string]any
-		if err := json.Unmarshal(in.Sorts, &sorts); err != nil || len(sorts) == 0 {
-			return nil, legate.Errorf(legate.CodeInvalidArgument, `notion: sorts: must be a list of sort objects, like [{"property":"Due","direction":"ascending"}]`)
+	if len(in.Sorts) > 0 {
+		for _, s := range in.Sorts {
+			if s["property"] == nil && s["timestamp"] == nil {
+				return nil, legate.Errorf(legate.CodeInvalidArgument, `notion: sorts: each sort names a property or a timestamp, like [{"property":"Due","direction":"ascending"}]`)
+			}
 		}
-		body["sorts"] = sorts
+		body["sorts"] = in.Sorts
 	}
 	return body, nil
 }

@@ -275,7 +275,7 @@ func TestCursorsAndRefsStayWhereTheyWereMade(t *testing.T) {
 			return err
 		},
 		"not a ref": func() error {
-			_, err := a.call(t, "t1", "create_page", `{"parent":"00000000-0000-4000-8000-000000000001","title":"x"}`, "op-3")
+			_, err := a.call(t, "t1", "create_page", `{"parent":"Team-page","title":"x"}`, "op-3")
 			return err
 		},
 		"wrong kind": func() error {

@@ -65,11 +65,10 @@ func (c *Connector) pageParent(ctx context.Context, token string, call *connecto
 	if kind == "" {
 		var pg rest.Page
 		err := c.api.Send(ctx, token, rest.Request{Method: http.MethodGet, Path: "pages/" + id}, &pg)
-		switch legate.CodeOf(err) {
-		case "":
+		switch {
+		case err == nil:
 			return kindPage, id, nil
-		case legate.CodeNotFound, legate.CodeInvalidArgument:
-		default:
+		case legate.CodeOf(err) != legate.CodeNotFound && legate.CodeOf(err) != legate.CodeInvalidArgument:
 			return "", "", err
 		}
 	}
