@@ -122,7 +122,7 @@ func (c *Connector) createPage(ctx context.Context, call *connectors.Call, in *c
 	}
 	// "title" is the id of every page's and data source's title
 	// property, whatever its name.
-	props["title"] = notionapi.TitleProperty{Title: richText(in.Title)}
+	props["title"] = &notionapi.TitleProperty{Title: richText(in.Title)}
 	out, err := saas.WriteOnce(ctx, c.kit, call, saas.Write[model.Page]{
 		Send: func(ctx context.Context, token, marker string) (*model.Page, error) {
 			var pg rest.Page
@@ -198,33 +198,40 @@ func (c *Connector) updatePage(ctx context.Context, call *connectors.Call, in *u
 		return nil, err
 	}
 	if in.Title != "" {
-		props["title"] = notionapi.TitleProperty{Title: richText(in.Title)}
+		props["title"] = &notionapi.TitleProperty{Title: richText(in.Title)}
 	}
-	out, err := c.patchPage(ctx, call, id, map[string]any{"properties": props})
+	out, err := c.pageWrite(ctx, call, id, rest.Request{Method: http.MethodPatch, Path: "pages/" + id, Body: map[string]any{"properties": props}},
+		func(pg *rest.Page) bool { return rest.Holds(pg.Properties, props) })
 	if err != nil {
 		return nil, err
 	}
 	return &legate.Result{Structured: out, Text: "updated " + pageText(*out)}, nil
 }
 
-// patchPage sends PATCH /v1/pages/{id} once per idempotency key. It
-// needs no Find: the update sets values, and setting them again leaves
-// the page as the first did.
-func (c *Connector) patchPage(ctx context.Context, call *connectors.Call, id string, body map[string]any) (*model.Page, error) {
-	return c.pageWrite(ctx, call, rest.Request{Method: http.MethodPatch, Path: "pages/" + id, Body: body})
-}
-
-// pageWrite sends a write whose answer is a page, and that is the same
-// when sent twice.
-func (c *Connector) pageWrite(ctx context.Context, call *connectors.Call, r rest.Request) (*model.Page, error) {
+// pageWrite sends r, a write whose answer is page id and whose effect
+// is the same when sent twice, once per idempotency key. Its Find reads
+// the page back: when done says it is as the write leaves it, an earlier
+// attempt wrote, and nothing is sent again.
+func (c *Connector) pageWrite(ctx context.Context, call *connectors.Call, id string, r rest.Request, done func(pg *rest.Page) bool) (*model.Page, error) {
+	read := func(ctx context.Context, token string, r rest.Request) (*model.Page, *rest.Page, error) {
+		var pg rest.Page
+		if err := c.api.Send(ctx, token, r, &pg); err != nil {
+			return nil, nil, err
+		}
+		m, err := c.pageOf(call, &pg)
+		return &m, &pg, err
+	}
 	return saas.WriteOnce(ctx, c.kit, call, saas.Write[model.Page]{
 		Send: func(ctx context.Context, token, _ string) (*model.Page, error) {
-			var pg rest.Page
-			if err := c.api.Send(ctx, token, r, &pg); err != nil {
+			m, _, err := read(ctx, token, r)
+			return m, err
+		},
+		Find: func(ctx context.Context, token, _ string, _ time.Time) (*model.Page, error) {
+			m, pg, err := read(ctx, token, rest.Request{Method: http.MethodGet, Path: "pages/" + id})
+			if err != nil || !done(pg) {
 				return nil, err
 			}
-			m, err := c.pageOf(call, &pg)
-			return &m, err
+			return m, nil
 		},
 	})
 }
@@ -241,7 +248,8 @@ func (c *Connector) trash(inTrash bool) func(ctx context.Context, call *connecto
 		if err != nil {
 			return nil, err
 		}
-		out, err := c.patchPage(ctx, call, id, map[string]any{"in_trash": inTrash})
+		out, err := c.pageWrite(ctx, call, id, rest.Request{Method: http.MethodPatch, Path: "pages/" + id, Body: map[string]any{"in_trash": inTrash}},
+			func(pg *rest.Page) bool { return pg.InTrash == inTrash })
 		if err != nil {
 			return nil, err
 		}
@@ -275,7 +283,8 @@ func (c *Connector) movePage(ctx context.Context, call *connectors.Call, in *mov
 	if err != nil {
 		return nil, err
 	}
-	out, err := c.pageWrite(ctx, call, rest.Request{Method: http.MethodPost, Path: "pages/" + id + "/move", Body: map[string]any{"parent": parentJSON(kind, parent)}})
+	out, err := c.pageWrite(ctx, call, id, rest.Request{Method: http.MethodPost, Path: "pages/" + id + "/move", Body: map[string]any{"parent": parentJSON(kind, parent)}},
+		func(pg *rest.Page) bool { return pg.Parent.PageID == parent || pg.Parent.DataSourceID == parent })
 	if err != nil {
 		return nil, err
 	}

@@ -68,31 +68,31 @@ func (c *Connector) property(call *connectors.Call, typ string, v any) (notionap
 	}
 	switch typ {
 	case "title":
-		return notionapi.TitleProperty{Title: richText(s)}, nil
+		return &notionapi.TitleProperty{Title: richText(s)}, nil
 	case "rich_text":
-		return notionapi.RichTextProperty{RichText: richText(s)}, nil
+		return &notionapi.RichTextProperty{RichText: richText(s)}, nil
 	case "select":
-		return notionapi.SelectProperty{Select: notionapi.Option{Name: s}}, nil
+		return &notionapi.SelectProperty{Select: notionapi.Option{Name: s}}, nil
 	case "status":
-		return notionapi.StatusProperty{Status: notionapi.Option{Name: s}}, nil
+		return &notionapi.StatusProperty{Status: notionapi.Option{Name: s}}, nil
 	case "url":
-		return notionapi.URLProperty{URL: s}, nil
+		return &notionapi.URLProperty{URL: s}, nil
 	case "email":
-		return notionapi.EmailProperty{Email: s}, nil
+		return &notionapi.EmailProperty{Email: s}, nil
 	case "phone_number":
-		return notionapi.PhoneNumberProperty{PhoneNumber: s}, nil
+		return &notionapi.PhoneNumberProperty{PhoneNumber: s}, nil
 	case "number":
 		n, ok := v.(float64)
 		if !ok {
 			return nil, bad("a number")
 		}
-		return notionapi.NumberProperty{Number: n}, nil
+		return &notionapi.NumberProperty{Number: n}, nil
 	case "checkbox":
 		b, ok := v.(bool)
 		if !ok {
 			return nil, bad("true or false")
 		}
-		return notionapi.CheckboxProperty{Checkbox: b}, nil
+		return &notionapi.CheckboxProperty{Checkbox: b}, nil
 	case "multi_select":
 		names, ok := stringList(v)
 		if !ok {
@@ -102,13 +102,13 @@ func (c *Connector) property(call *connectors.Call, typ string, v any) (notionap
 		for i, n := range names {
 			opts[i] = notionapi.Option{Name: n}
 		}
-		return notionapi.MultiSelectProperty{MultiSelect: opts}, nil
+		return &notionapi.MultiSelectProperty{MultiSelect: opts}, nil
 	case "date":
 		d, ok := dateObject(v)
 		if !ok {
 			return nil, bad("a date, YYYY-MM-DD or RFC 3339, or start/end")
 		}
-		return notionapi.DateProperty{Date: d}, nil
+		return &notionapi.DateProperty{Date: d}, nil
 	case "relation":
 		refs, ok := stringList(v)
 		if !ok {
@@ -122,7 +122,7 @@ func (c *Connector) property(call *connectors.Call, typ string, v any) (notionap
 			}
 			rel[i] = notionapi.Relation{ID: notionapi.PageID(id)}
 		}
-		return notionapi.RelationProperty{Relation: rel}, nil
+		return &notionapi.RelationProperty{Relation: rel}, nil
 	case "people":
 		refs, ok := stringList(v)
 		if !ok {
@@ -136,7 +136,7 @@ func (c *Connector) property(call *connectors.Call, typ string, v any) (notionap
 			}
 			users[i] = notionapi.User{Object: notionapi.ObjectTypeUser, ID: notionapi.UserID(id)}
 		}
-		return notionapi.PeopleProperty{People: users}, nil
+		return &notionapi.PeopleProperty{People: users}, nil
 	}
 	return nil, legate.Errorf(legate.CodeInvalidArgument, "a %s property cannot be set here; these can: %s", typ, settable)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/connectors/notion/internal/md"
+	"github.com/legate-mcp/legate/connectors/notion/internal/readback"
 	"github.com/legate-mcp/legate/connectors/notion/internal/rest"
 	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
@@ -49,7 +50,7 @@ func (c *Connector) commentOf(call *connectors.Call, block string, cm *rest.Comm
 		Object:     c.kit.Object(call, model.MessageV1, "comment", cm.ID),
 		ChannelRef: c.parentRef(call, cm.Parent),
 		Sender:     &model.Person{ID: cm.CreatedBy.ID, Name: cm.CreatedBy.Name},
-		Text:       md.Render(cm.RichText),
+		Text:       readback.StripMarker(md.Render(cm.RichText)),
 		SentAt:     utc(cm.CreatedTime),
 	}
 	if cm.DiscussionID != "" {

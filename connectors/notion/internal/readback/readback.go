@@ -299,3 +299,12 @@ func (f *Finder) CommentText(text, marker string) []md.Run {
 	}
 	return rt
 }
+
+// StripMarker is a comment's text without the marker run that ends it,
+// when markers are on.
+func StripMarker(text string) string {
+	if i := strings.LastIndex(text, " "+markerPrefix+"lg1-"); i >= 0 {
+		return text[:i]
+	}
+	return text
+}

@@ -1,6 +1,8 @@
 package rest
 
 import (
+	"reflect"
+	"slices"
 	"time"
 
 	"github.com/jomei/notionapi"
@@ -105,4 +107,35 @@ func OrID(name, id string) string {
 		return id
 	}
 	return name
+}
+
+// Holds reports whether a page's properties (current) hold the values
+// sent: each property sent, by name ("title" for the title, whatever its
+// name), has the same plain value; people are compared by id.
+func Holds(current, sent notionapi.Properties) bool {
+	id := func(id string) string { return id }
+	for name, want := range sent {
+		got, ok := current[name]
+		if name == "title" {
+			for _, p := range current {
+				if p.GetType() == notionapi.PropertyTypeTitle {
+					got, ok = p, true
+				}
+			}
+		}
+		if !ok {
+			return false
+		}
+		if w, isPeople := want.(*notionapi.PeopleProperty); isPeople {
+			g, _ := got.(*notionapi.PeopleProperty)
+			if g == nil || !slices.EqualFunc(w.People, g.People, func(a, b notionapi.User) bool { return a.ID == b.ID }) {
+				return false
+			}
+			continue
+		}
+		if !reflect.DeepEqual(Plain(want, id), Plain(got, id)) {
+			return false
+		}
+	}
+	return true
 }
