@@ -260,7 +260,7 @@ func (s *standin) listChildren(w http.ResponseWriter, r *http.Request) {
 		all[i], ids[i] = blockJSON(b, len(s.children[b.id]) > 0), b.id
 	}
 	s.mu.Unlock()
-	paginate(w, all, ids, r.URL.Query().Get("start_cursor"), size)
+	paginate(w, "block", all, ids, r.URL.Query().Get("start_cursor"), size)
 }
 
 func (s *standin) appendChildren(w http.ResponseWriter, r *http.Request) {

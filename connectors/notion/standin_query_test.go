@@ -206,7 +206,7 @@ func (s *standin) query(w http.ResponseWriter, r *http.Request) {
 		all[i], ids[i] = s.pageJSON(p), p.id
 	}
 	s.mu.Unlock()
-	paginate(w, all, ids, req.StartCursor, req.PageSize)
+	paginate(w, "page_or_data_source", all, ids, req.StartCursor, req.PageSize)
 }
 
 func (s *standin) getDataSource(w http.ResponseWriter, r *http.Request) {

@@ -30,7 +30,7 @@ func (s *standin) listUsers(w http.ResponseWriter, r *http.Request) {
 		all[i], ids[i] = u, u["id"].(string)
 	}
 	s.mu.Unlock()
-	paginate(w, all, ids, r.URL.Query().Get("start_cursor"), size)
+	paginate(w, "user", all, ids, r.URL.Query().Get("start_cursor"), size)
 }
 
 func (s *standin) getUser(w http.ResponseWriter, r *http.Request) {
@@ -86,7 +86,7 @@ func (s *standin) listComments(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mu.Unlock()
-	paginate(w, all, ids, r.URL.Query().Get("start_cursor"), size)
+	paginate(w, "comment", all, ids, r.URL.Query().Get("start_cursor"), size)
 }
 
 func (s *standin) addComment(w http.ResponseWriter, r *http.Request) {

@@ -1,6 +1,7 @@
 package notion_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -92,7 +93,29 @@ type standin struct {
 	// afterWrite may answer in place of a success, after the write; label
 	// is the page's title or the block's text.
 	afterWrite func(label string, w http.ResponseWriter, r *http.Request) bool
+	// record, when set, gets every answer: the route, status and body.
+	record func(route string, status int, body []byte)
 }
+
+// recorder keeps an answer's status and body for standin.record.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) WriteHeader(status int) {
+	r.status = status
+	r.ResponseWriter.WriteHeader(status)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	r.body.Write(b)
+	return r.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController hang up through the recorder.
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 func newStandin(t testing.TB) *standin {
 	t.Helper()
@@ -132,6 +155,11 @@ func fail(w http.ResponseWriter, status int, code, msg string) {
 
 func (s *standin) wrap(op string, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if s.record != nil {
+			rec := &recorder{ResponseWriter: w, status: 200}
+			defer func() { s.record(r.Pattern, rec.status, rec.body.Bytes()) }()
+			w = rec
+		}
 		s.mu.Lock()
 		s.calls[op]++
 		n := s.calls[op]
@@ -330,7 +358,7 @@ func blockJSON(b *block, hasChildren bool) map[string]any {
 }
 
 // paginate answers a list with start_cursor and page_size.
-func paginate(w http.ResponseWriter, all []any, ids []string, cursor string, size int) {
+func paginate(w http.ResponseWriter, typ string, all []any, ids []string, cursor string, size int) {
 	if size <= 0 || size > 100 {
 		size = 100
 	}
@@ -343,7 +371,7 @@ func paginate(w http.ResponseWriter, all []any, ids []string, cursor string, siz
 		}
 	}
 	end := min(start+size, len(all))
-	out := map[string]any{"object": "list", "results": all[start:end], "has_more": end < len(all), "next_cursor": nil, "type": "page_or_data_source", "page_or_data_source": map[string]any{}}
+	out := map[string]any{"object": "list", "results": all[start:end], "has_more": end < len(all), "next_cursor": nil, "type": typ, typ: map[string]any{}}
 	if end < len(all) {
 		out["next_cursor"] = ids[end]
 	}
@@ -404,7 +432,7 @@ func (s *standin) search(w http.ResponseWriter, r *http.Request) {
 	for i, h := range hits {
 		all[i], ids[i] = h.v, h.id
 	}
-	paginate(w, all, ids, req.StartCursor, req.PageSize)
+	paginate(w, "page_or_data_source", all, ids, req.StartCursor, req.PageSize)
 }
 
 // blocksOf returns the texts of the blocks under id.
