@@ -44,8 +44,8 @@ func (c *Connector) dataSourceID(ctx context.Context, token string, call *connec
 		if err == nil {
 			return ds.ID, nil
 		}
-		if legate.CodeOf(err) != legate.CodeNotFound {
-			return "", err
+		if code := legate.CodeOf(err); code != legate.CodeNotFound && code != legate.CodeInvalidArgument {
+			return "", err // Notion answers a database's id with 404 or 400
 		}
 	}
 	var db rest.Database
