@@ -106,9 +106,11 @@ func (r *reader) top(ctx context.Context, id string, p saas.Paging) (string, err
 	if err != nil {
 		return "", err
 	}
+	number := 0
 	for i, b := range l.Results {
 		mark, blocks := r.out.Len(), r.blocks
-		if err := r.block(ctx, &b, 0, md.Number(l.Results, i)); err != nil {
+		number = counted(number, &b)
+		if err := r.block(ctx, &b, 0, number); err != nil {
 			return "", err
 		}
 		if r.full {
@@ -146,14 +148,15 @@ func (r *reader) block(ctx context.Context, b *md.Block, depth, number int) erro
 		r.out.WriteString(indent + "  … (nested deeper than the connector reads)\n")
 		return nil
 	}
-	cursor := ""
+	cursor, number := "", 0
 	for {
 		l, err := r.children(ctx, b.ID, cursor, 100)
 		if err != nil {
 			return err
 		}
 		for i := range l.Results {
-			if err := r.block(ctx, &l.Results[i], depth+1, md.Number(l.Results, i)); err != nil || r.full {
+			number = counted(number, &l.Results[i])
+			if err := r.block(ctx, &l.Results[i], depth+1, number); err != nil || r.full {
 				return err
 			}
 		}
@@ -161,4 +164,13 @@ func (r *reader) block(ctx context.Context, b *md.Block, depth, number int) erro
 			return nil
 		}
 	}
+}
+
+// counted is the number of b after a numbered list item numbered n (0
+// for none): the next number for a numbered item, 0 for another block.
+func counted(n int, b *md.Block) int {
+	if b.Type != "numbered_list_item" {
+		return 0
+	}
+	return n + 1
 }

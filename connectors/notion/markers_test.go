@@ -42,7 +42,7 @@ func (s *standin) markersIn() int {
 func TestNoMarkerIsLeftWithMarkersOff(t *testing.T) {
 	for tool, tc := range writeTools(t) {
 		t.Run(tool, func(t *testing.T) {
-			f := newOnceFixture(t, 20)
+			f := newOnceFixture(t, 20, tool)
 			loseAndRetry(t, f, tool, tc, 20, "")
 			if n := f.s.markersIn(); n != 0 {
 				t.Fatalf("%d stored texts carry a marker", n)
@@ -57,7 +57,7 @@ func TestMarkersOnStillReconcile(t *testing.T) {
 	want := map[string]int{"create_page": 20, "append_block": 20, "append_markdown": 20, "add_comment": 20}
 	for tool, tc := range writeTools(t) {
 		t.Run(tool, func(t *testing.T) {
-			f := newOnceFixture(t, 20)
+			f := newOnceFixture(t, 20, tool)
 			loseAndRetry(t, f, tool, tc, 20, "markers: true")
 			if n := f.s.markersIn(); n != want[tool] {
 				t.Fatalf("%d stored texts carry a marker; want %d", n, want[tool])

@@ -52,7 +52,7 @@ type Config struct {
 	// RateLimit bounds the requests the instance sends.
 	RateLimit httpkit.RateLimit `yaml:"rate_limit" desc:"Requests per second the instance sends at most: per_second (0, the default, for no limit) and burst; Notion allows an integration about 3 per second on average" example:"{per_second: 3, burst: 5}"`
 	// Toolsets selects the groups of tools offered.
-	Toolsets []string "yaml:\"toolsets\" desc:\"Groups of tools the instance offers: names from the list below, `default` for the type's defaults, `all` for every tool; empty for the defaults: pages, databases, comments (default), users, lifecycle\""
+	Toolsets []string "yaml:\"toolsets\" desc:\"Groups of tools the instance offers: names from the list below, `default` for the type's defaults, `all` for every tool; empty for the defaults: pages, databases and comments (the defaults), users, lifecycle\""
 	// ReadOnly offers only the tools that read.
 	ReadOnly bool `yaml:"read_only" default:"false" desc:"Offer only the tools that read"`
 	// Markers leaves a visible marker in what a write creates.

@@ -5,15 +5,6 @@ import (
 	"strings"
 )
 
-// Number is the number of a numbered list item among its siblings.
-func Number(siblings []Block, i int) int {
-	n := 1
-	for j := i - 1; j >= 0 && siblings[j].Type == "numbered_list_item"; j-- {
-		n++
-	}
-	return n
-}
-
 // RenderBlock is one block as a line (or lines) of Markdown.
 func RenderBlock(b *Block, number int, indent string) string {
 	text := Render(b.Body.RichText)
