@@ -1,12 +1,15 @@
 package notion_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/connectors/notion"
@@ -58,9 +61,53 @@ func notionURL(title, id string) string {
 	return "https://www.notion.so/acme/" + title + "-" + strings.ReplaceAll(id, "-", "")
 }
 
+// call runs tool and checks its result against the tool's output schema.
 func (e *env) call(t *testing.T, tool, args string) outcome {
 	t.Helper()
-	return e.in.do(t, "t1", tool, args, "op-"+t.Name()+"-"+tool+args)
+	o := e.in.do(t, "t1", tool, args, "op-"+t.Name()+"-"+tool+args)
+	if o.err == nil {
+		var schema jsonschema.Schema
+		if err := json.Unmarshal(e.in.tool(t, tool).OutputSchema, &schema); err != nil {
+			t.Fatal(err)
+		}
+		resolved, err := schema.Resolve(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v any
+		b, _ := json.Marshal(o.res.Structured)
+		json.Unmarshal(b, &v)
+		if err := resolved.Validate(v); err != nil {
+			t.Errorf("%s: the result is not as its output schema says: %v\n%s", tool, err, b)
+		}
+	}
+	return o
+}
+
+// Toolsets select the tools an instance offers: the defaults leave out
+// users and lifecycle, read_only keeps the tools that read, all is every
+// tool; a toolset the type lacks is a config error naming the known.
+func TestToolsetsSelectTools(t *testing.T) {
+	s := newStandin(t)
+	names := func(in *instance) string {
+		var out []string
+		for _, tl := range in.c.Tools() {
+			out = append(out, tl.Name)
+		}
+		return strings.Join(out, ",")
+	}
+	if got := names(build(t, s, "notion", "")); got != "search,read_page,create_page,append_block,append_markdown,update_page,get_data_source,query_database,list_comments,add_comment" {
+		t.Errorf("defaults: %s", got)
+	}
+	if got := names(build(t, s, "notion", "read_only: true\ntoolsets: [all]")); got != "search,read_page,get_data_source,query_database,list_comments,list_users,get_user" {
+		t.Errorf("read_only: %s", got)
+	}
+	if got := names(build(t, s, "notion", "toolsets: [users, lifecycle]")); got != "list_users,get_user,archive_page,restore_page,move_page" {
+		t.Errorf("users, lifecycle: %s", got)
+	}
+	if n := len(build(t, s, "notion", "toolsets: [all]").c.Tools()); n != 15 {
+		t.Errorf("all: %d tools", n)
+	}
 }
 
 // task is a row of the README's table: what people ask, the tools that

@@ -43,8 +43,8 @@ type searchIn struct {
 	Object string `json:"object,omitempty" jsonschema:"what to find: page (the default) or database (its data sources)"`
 }
 
-// toolIn is how each tool is made: its toolset and the tool.
-func in(set string, t connectors.Tool) connectors.Tool {
+// inSet is t in toolset set.
+func inSet(set string, t connectors.Tool) connectors.Tool {
 	t.Toolset = set
 	return t
 }
@@ -58,47 +58,47 @@ func (c *Connector) newTools() []connectors.Tool {
 		legate.ClassRead, c.search)
 	search.OutputSchema = searchSchema()
 	return []connectors.Tool{
-		in(setPages, search),
-		in(setPages, connectors.Returning[PageContent](connectors.NewTool("read_page",
+		inSet(setPages, search),
+		inSet(setPages, connectors.Returning[PageContent](connectors.NewTool("read_page",
 			fmt.Sprintf("Read a page: its properties as plain values and its content as Markdown, nested blocks (list items, toggles, columns) included, %d top-level blocks at a time by default (limit, at most %d); when cut, next_cursor reads on.", DefaultReadBlocks, MaxReadBlocks),
 			legate.ClassRead, c.readPage))),
-		in(setPages, connectors.Returning[model.Page](connectors.NewTool("create_page",
+		inSet(setPages, connectors.Returning[model.Page](connectors.NewTool("create_page",
 			once("Create a page under a page or in a database (data source), with a title, Markdown content and, in a database, other properties as plain values; returns it (page.v1)."),
 			legate.ClassWrite, c.createPage))),
-		in(setPages, connectors.Returning[model.Block](connectors.NewTool("append_block",
+		inSet(setPages, connectors.Returning[model.Block](connectors.NewTool("append_block",
 			once("Append one block (a paragraph, heading, list item, to-do, quote or code) at the end of a page or block; returns it (block.v1)."),
 			legate.ClassWrite, c.appendBlock))),
-		in(setPages, connectors.Returning[Appended](connectors.NewTool("append_markdown",
+		inSet(setPages, connectors.Returning[Appended](connectors.NewTool("append_markdown",
 			once("Append Markdown (headings, lists, to-dos, quotes, code, links, bold/italic) at the end of a page or block, as up to 100 blocks; returns them (block.v1)."),
 			legate.ClassWrite, c.appendMarkdown))),
-		in(setPages, connectors.Returning[model.Page](connectors.NewTool("update_page",
+		inSet(setPages, connectors.Returning[model.Page](connectors.NewTool("update_page",
 			once("Set a page's properties by name, as plain values by their type (Status = Done, a due date, people, relations, a checkbox, a number, text), or its title; returns the page (page.v1). Setting the same values again changes nothing."),
 			legate.ClassWrite, c.updatePage))),
-		in(setDatabases, connectors.Returning[Schema](connectors.NewTool("get_data_source",
+		inSet(setDatabases, connectors.Returning[Schema](connectors.NewTool("get_data_source",
 			"Describe a database (data source): its properties with their types, the options of select, status and multi_select, and where relations point.",
 			legate.ClassRead, c.getDataSource))),
-		in(setDatabases, connectors.Returning[saas.List[model.Page]](connectors.NewTool("query_database",
+		inSet(setDatabases, connectors.Returning[saas.List[model.Page]](connectors.NewTool("query_database",
 			fmt.Sprintf("List the pages (rows) of a database (data source) with their properties as plain values: a filter and sorts in Notion's own language passed through (Status is not Done, sorted by Due), or the simple title_contains and edited_since; most recently edited first by default; limit (default %d, at most %d) and cursor.", DefaultPage, MaxPage),
 			legate.ClassRead, c.queryDatabase))),
-		in(setComments, connectors.Returning[saas.List[model.Comment]](connectors.NewTool("list_comments",
+		inSet(setComments, connectors.Returning[saas.List[model.Comment]](connectors.NewTool("list_comments",
 			fmt.Sprintf("List the open comments on a page or block (message.v1, oldest first, with the discussion each is in as thread_ref); limit (default %d, at most %d) and cursor.", DefaultPage, MaxPage),
 			legate.ClassRead, c.listComments))),
-		in(setComments, connectors.Returning[model.Comment](connectors.NewTool("add_comment",
+		inSet(setComments, connectors.Returning[model.Comment](connectors.NewTool("add_comment",
 			once("Comment on a page, or reply in a discussion (a thread_ref from list_comments); returns the comment (message.v1)."),
 			legate.ClassWrite, c.addComment))),
-		in(setUsers, connectors.Returning[saas.List[model.User]](connectors.NewTool("list_users",
+		inSet(setUsers, connectors.Returning[saas.List[model.User]](connectors.NewTool("list_users",
 			fmt.Sprintf("List the workspace's people and bots (user.v1); limit (default %d, at most %d) and cursor. Their refs are what people properties take.", DefaultPage, MaxPage),
 			legate.ClassRead, c.listUsers))),
-		in(setUsers, connectors.Returning[model.User](connectors.NewTool("get_user",
+		inSet(setUsers, connectors.Returning[model.User](connectors.NewTool("get_user",
 			"Get one user (user.v1) by ref or Notion id.",
 			legate.ClassRead, c.getUser))),
-		in(setLifecycle, connectors.Returning[model.Page](connectors.NewTool("archive_page",
+		inSet(setLifecycle, connectors.Returning[model.Page](connectors.NewTool("archive_page",
 			once("Move a page to Notion's trash (in_trash), where restore_page brings it back until the trash is emptied; returns it (page.v1)."),
 			legate.ClassDestructive, c.trash(true)))),
-		in(setLifecycle, connectors.Returning[model.Page](connectors.NewTool("restore_page",
+		inSet(setLifecycle, connectors.Returning[model.Page](connectors.NewTool("restore_page",
 			once("Bring a page back from Notion's trash; returns it (page.v1)."),
 			legate.ClassWrite, c.trash(false)))),
-		in(setLifecycle, connectors.Returning[model.Page](connectors.NewTool("move_page",
+		inSet(setLifecycle, connectors.Returning[model.Page](connectors.NewTool("move_page",
 			once("Move a page under another page or into a database (data source); returns it (page.v1)."),
 			legate.ClassWrite, c.movePage))),
 	}
