@@ -133,3 +133,14 @@ func TestQueryArgumentsAreChecked(t *testing.T) {
 		t.Fatal("a refused query was sent")
 	}
 }
+
+// A write whose answer comes reads nothing back: the appended blocks are
+// in Notion's answer.
+func TestAnsweredWritesReadNothingBack(t *testing.T) {
+	e := newEnv(t)
+	a := decode[notion.Appended](t, e.call(t, "append_markdown", fmt.Sprintf(`{"parent":%q,"markdown":"one\n\ntwo"}`, e.handbook.id)))
+	decode[model.Page](t, e.call(t, "create_page", fmt.Sprintf(`{"parent":%q,"title":"t","content":"x"}`, e.tasks.id)))
+	if len(a.Blocks) != 2 || e.s.count("children") != 0 || e.s.count("me") != 0 || e.s.count("query") != 0 {
+		t.Fatalf("%d blocks; %d listings, %d reads of the bot, %d queries", len(a.Blocks), e.s.count("children"), e.s.count("me"), e.s.count("query"))
+	}
+}

@@ -83,9 +83,10 @@ func Signatures(blocks []md.NewBlock) []Signature {
 	return out
 }
 
-// mine reports whether a block was created since since by the bot.
+// mine reports whether a block was created since since by the bot (by
+// anyone when bot is "").
 func mine(b *md.Block, since time.Time, bot string) bool {
-	return !b.CreatedTime.Before(since) && (b.CreatedBy.ID == "" || b.CreatedBy.ID == bot)
+	return !b.CreatedTime.Before(since) && (bot == "" || b.CreatedBy.ID == "" || b.CreatedBy.ID == bot)
 }
 
 // eachChild calls visit with every block under id, reading at most
