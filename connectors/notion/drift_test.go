@@ -1,13 +1,17 @@
 package notion_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/legate-mcp/legate/connectors/connectortest"
 )
 
 // The stand-in answers as Notion's published description says: every
@@ -161,7 +165,12 @@ func TestStandinAnswersAsNotionDescribes(t *testing.T) {
 	schemas := validators(t, &spec)
 	var mu sync.Mutex
 	seen := map[string]bool{}
-	for _, tk := range tasks {
+	connTest := task{ask: "test the connection", run: func(t *testing.T, e *env) {
+		if err := e.in.c.Test(context.Background(), connectortest.Creds{"token": token}); err != nil {
+			t.Fatal(err)
+		}
+	}}
+	for _, tk := range append(slices.Clip(tasks), connTest) {
 		t.Run(tk.ask, func(t *testing.T) {
 			e := newEnv(t)
 			e.s.record = func(route string, status int, body []byte) {

@@ -66,7 +66,12 @@ func Render(rt []Run) string {
 		if t == "" && r.Text != nil {
 			t = r.Text.Content
 		}
+		lead, trail := "", ""
 		if a := r.Annotations; a != nil && strings.TrimSpace(t) != "" {
+			// Emphasis must not start or end with a space: keep them out.
+			core := strings.TrimSpace(t)
+			i := strings.Index(t, core)
+			lead, trail, t = t[:i], t[i+len(core):], core
 			if a.Code {
 				t = "`" + t + "`"
 			}
@@ -86,6 +91,7 @@ func Render(rt []Run) string {
 			}
 			t = "[" + t + "](" + href + ")"
 		}
+		t = lead + t + trail
 		b.WriteString(t)
 	}
 	return b.String()
