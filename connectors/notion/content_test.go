@@ -144,3 +144,16 @@ func TestAnsweredWritesReadNothingBack(t *testing.T) {
 		t.Fatalf("%d blocks; %d listings, %d reads of the bot, %d queries", len(a.Blocks), e.s.count("children"), e.s.count("me"), e.s.count("query"))
 	}
 }
+
+// A native id that is no page or database shared with the integration
+// is NOT_FOUND saying so, and nothing is written.
+func TestUnknownNativeParentIsNotFound(t *testing.T) {
+	e := newEnv(t)
+	_, err := e.in.call(t, "t1", "create_page", `{"parent":"0123456789abcdef0123456789abcdef","title":"x"}`, "op-unknown")
+	if le := wantCode(t, err, legate.CodeNotFound); !strings.Contains(le.Message, "no page or database 01234567-89ab-cdef-0123-456789abcdef is shared") {
+		t.Fatalf("message %q", le.Message)
+	}
+	if e.s.writeCount() != 0 {
+		t.Fatal("written")
+	}
+}

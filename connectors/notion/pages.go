@@ -72,8 +72,11 @@ func (c *Connector) pageParent(ctx context.Context, token string, call *connecto
 			return "", "", err
 		}
 	}
-	id, err = c.dataSourceID(ctx, token, call, dataSourceIn{Database: ref, DataSource: dataSource})
-	return kindDataSource, id, err
+	ds, err := c.dataSourceID(ctx, token, call, dataSourceIn{Database: ref, DataSource: dataSource})
+	if kind == "" && legate.CodeOf(err) == legate.CodeNotFound {
+		return "", "", legate.Errorf(legate.CodeNotFound, "notion: parent: no page or database %s is shared with the integration; share it in Notion (… menu, Connections)", id)
+	}
+	return kindDataSource, ds, err
 }
 
 // parentJSON is a page's parent as Notion takes it.
