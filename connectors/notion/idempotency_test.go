@@ -19,6 +19,9 @@ func TestTimedOutWriteIsDoneOnce(t *testing.T) {
 		{"create_page", "page", `"title":"once","content":"body"`, "once"},
 		{"create_page", "database", `"title":"once"`, "once"},
 		{"append_block", "page", `"text":"once"`, "once"},
+		{"append_markdown", "page", `"markdown":"- once\n- twice"`, "2 block(s)"},
+		{"add_comment", "page", `"text":"once"`, "once"},
+		{"update_page", "page", `"title":"once"`, "once"},
 	} {
 		t.Run(tc.tool+" in a "+tc.parent, func(t *testing.T) {
 			s := newStandin(t)
@@ -37,7 +40,11 @@ func TestTimedOutWriteIsDoneOnce(t *testing.T) {
 				}
 				return false
 			}
-			res, err := in.call(t, "t1", tc.tool, fmt.Sprintf(`{"parent":%q,%s}`, parent, tc.args), "op-once")
+			key := map[string]string{"add_comment": "on", "update_page": "page"}[tc.tool]
+			if key == "" {
+				key = "parent"
+			}
+			res, err := in.call(t, "t1", tc.tool, fmt.Sprintf(`{%q:%q,%s}`, key, parent, tc.args), "op-once")
 			if err != nil {
 				t.Fatal(err)
 			}
