@@ -46,7 +46,7 @@ func BenchmarkSearch(b *testing.B) {
 	call := &connectors.Call{Tool: "search", Args: json.RawMessage(`{"query":"note","limit":20}`), Caller: connectors.Caller{Tenant: "t1"},
 		Credentials: connectortest.Creds{"token": token}, Key: func() []byte { return in.key }}
 	base, _ := url.Parse(s.srv.URL)
-	direct := notionapi.NewClient(notionapi.Token(token), notionapi.WithHTTPClient(&http.Client{Transport: rewrite{base}}), notionapi.WithRetry(1))
+	direct := notionapi.NewClient(notionapi.Token(token), notionapi.WithHTTPClient(&http.Client{Transport: rewrite{base}}), notionapi.WithRetry(1), notionapi.WithVersion(version))
 	req := &notionapi.SearchRequest{Query: "note", PageSize: 20, Filter: notionapi.SearchFilter{Property: "object", Value: "page"},
 		Sort: &notionapi.SortObject{Timestamp: notionapi.TimestampLastEdited, Direction: notionapi.SortOrderDESC}}
 	ctx := context.Background()

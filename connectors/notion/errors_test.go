@@ -206,7 +206,7 @@ func TestConnectionTestReports(t *testing.T) {
 		return strings.Join(lines, "\n"), err
 	}
 	out, err := report(token)
-	for _, want := range []string{"Notion-Version 2022-06-28", "GET /v1/users/me: ok, bot Legate in workspace Acme (id bot-1)", "no page is shared", "Insert content"} {
+	for _, want := range []string{"Notion-Version 2025-09-03", "GET /v1/users/me: ok, bot Legate in workspace Acme (id b0700000-0000-4000-8000-000000000001)", "no page is shared", "Insert content"} {
 		if err != nil || !strings.Contains(out, want) {
 			t.Errorf("report lacks %q (error %v):\n%s", want, err, out)
 		}

@@ -1,18 +1,19 @@
-// Package notion is the "notion" connector: it searches a Notion
-// workspace, queries its databases, creates pages and appends blocks, with
-// an integration token, through github.com/jomei/notionapi.
+// Package notion is the "notion" connector: it finds, reads and writes
+// the pages of a Notion workspace, queries its databases, and reads and
+// adds comments, with an integration token, on Notion API 2025-09-03
+// (data sources).
 //
-// It is built on connectors/saas. notionapi has no base-URL option and
-// retries a 429 by sending its already-read body again, so the connector
-// gives it an HTTP client whose transport points every request at the
-// configured base_url and notes the status and Retry-After of a failed
-// answer (which notionapi drops), builds it with WithRetry(1) so that it
-// returns at the first 429, and lets the kit retry, each attempt with a
-// new request and body. Lists page with signed cursors, objects are named
-// by signed refs, and a page or a block is written at most once per
-// idempotency key: the write ends with a marker block
-// ("legate-operation: lg1-…"), and an attempt whose answer was lost looks
-// for it before writing again.
+// It is built on connectors/saas and sends every request itself, on the
+// instance's HTTP client, whose transport points it at the configured
+// base_url and notes the status and Retry-After of a failed answer; one
+// error mapping makes every failure canonical, and the kit retries.
+// jomei/notionapi gives the page and property types (it knows neither
+// data sources nor API 2025-09-03, and retries a 429 by sending its
+// already-read body again, so it sends nothing). Lists page with signed
+// cursors, objects are named by signed refs or by Notion's own ids and
+// URLs, and every write is done at most once per idempotency key: an
+// attempt whose answer was lost reads back what it would have written
+// (see find.go) before writing again.
 package notion
 
 import (
@@ -23,12 +24,12 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/jomei/notionapi"
-
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/connectors/httpkit"
 	"github.com/legate-mcp/legate/connectors/netguard"
+	"github.com/legate-mcp/legate/connectors/notion/internal/readback"
+	"github.com/legate-mcp/legate/connectors/notion/internal/rest"
 	"github.com/legate-mcp/legate/connectors/saas"
 )
 
@@ -37,7 +38,7 @@ type Config struct {
 	// BaseURL is where the API is served; requests go to its /v1/.
 	BaseURL string `yaml:"base_url" default:"https://api.notion.com" desc:"Base URL of the Notion API; requests go to its /v1/ (a path here is kept as a prefix, for a proxy)"`
 	// NotionVersion is sent as the Notion-Version header.
-	NotionVersion string `yaml:"notion_version" default:"2022-06-28" desc:"The Notion API version sent as Notion-Version (YYYY-MM-DD); the results are read as this version gives them"`
+	NotionVersion string `yaml:"notion_version" default:"2025-09-03" desc:"The Notion API version sent as Notion-Version (YYYY-MM-DD), 2025-09-03 or later: the tools read databases as data sources, which earlier versions do not have"`
 	// AllowPrivateNetworks lets base_url be a loopback or private address.
 	AllowPrivateNetworks bool `yaml:"allow_private_networks" default:"false" desc:"Allow base_url on loopback, private or link-local addresses (a proxy on an internal network, a test server); refused by default"`
 	// Timeout bounds one request.
@@ -50,6 +51,12 @@ type Config struct {
 	MaxRetryWait legate.Duration `yaml:"max_retry_wait" default:"10s" desc:"Longest wait between attempts; a rate limit asking for more fails the call with RATE_LIMITED and the wait"`
 	// RateLimit bounds the requests the instance sends.
 	RateLimit httpkit.RateLimit `yaml:"rate_limit" desc:"Requests per second the instance sends at most: per_second (0, the default, for no limit) and burst; Notion allows an integration about 3 per second on average" example:"{per_second: 3, burst: 5}"`
+	// Toolsets selects the groups of tools offered.
+	Toolsets []string "yaml:\"toolsets\" desc:\"Groups of tools the instance offers: names from the list below, `default` for the type's defaults, `all` for every tool; empty for the defaults: pages, databases and comments (the defaults), users, lifecycle\""
+	// ReadOnly offers only the tools that read.
+	ReadOnly bool `yaml:"read_only" default:"false" desc:"Offer only the tools that read"`
+	// Markers leaves a visible marker in what a write creates.
+	Markers bool `yaml:"markers" default:"false" desc:"Leave a gray paragraph legate-operation: lg1-… after what create_page and the appends write, and a gray run ending a comment, to find a write whose answer was lost by its marker; off, it is found by its title, content, time and author (the integration's bot)"`
 }
 
 // Limits of the configuration and of the tools.
@@ -61,9 +68,6 @@ const (
 	// runs per block.
 	MaxTextRunes  = 20000
 	MaxTitleRunes = 2000
-	// MaxContentBlocks bounds the paragraphs of a created page: Notion
-	// takes 100 children in one request, and the marker is one.
-	MaxContentBlocks = 99
 )
 
 const credToken = "token"
@@ -71,32 +75,40 @@ const credToken = "token"
 func init() {
 	connectors.Register(connectors.TypeOf(connectors.Info{
 		Name:        "notion",
-		Description: "Notion pages and databases: search, query, create pages, append blocks, with an integration token",
+		Description: "Notion pages, databases (data sources) and comments: find, read as Markdown, create and add to pages, set properties, query, comment, with an integration token",
 		Credentials: []connectors.Credential{
-			{Name: credToken, Description: "Internal integration secret (ntn_… or secret_…) or an OAuth access token, with the capabilities Read content and Insert content, and the pages shared with the integration", Required: true},
+			{Name: credToken, Description: "Internal integration secret (ntn_… or secret_…) or an OAuth access token, with the capabilities Read content, Insert content, Update content (update_page, the lifecycle tools), Read comments and Insert comments (the comments tools) and Read user information (the users tools), and the pages shared with the integration", Required: true},
 		},
 	}, New))
 }
 
 // Connector is one notion instance.
 type Connector struct {
-	cfg   Config
-	kit   *saas.Kit
-	http  *http.Client
-	tools []connectors.Tool
+	cfg      Config
+	kit      *saas.Kit
+	api      *rest.Client
+	find     *readback.Finder
+	all      []connectors.Tool // every tool of the type
+	tools    []connectors.Tool // those the config selects
+	toolsErr error             // a toolsets that names none
 }
 
 // New builds an instance from its decoded config; Validate reports an
 // invalid one.
 func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 	c := &Connector{cfg: *cfg}
-	c.kit = saas.New(inst, cfg.retries().Options("notion", credToken))
-	c.http = netguard.NewClient(netguard.Options{AllowPrivate: cfg.AllowPrivateNetworks, Timeout: time.Duration(cfg.Timeout) + time.Second, MaxRedirects: -1})
+	opts := cfg.retries().Options("notion", credToken)
+	opts.Markers = cfg.Markers
+	c.kit = saas.New(inst, opts)
+	hc := netguard.NewClient(netguard.Options{AllowPrivate: cfg.AllowPrivateNetworks, Timeout: time.Duration(cfg.Timeout) + time.Second, MaxRedirects: -1})
 	// An unparsable base_url leaves base nil, and every request refused:
 	// Validate reports it, and nothing goes to api.notion.com instead.
 	base, _ := url.Parse(cfg.BaseURL)
-	c.http.Transport = &transport{base: base, next: c.http.Transport}
-	c.tools = c.newTools()
+	hc.Transport = &rest.Transport{Base: base, Next: hc.Transport}
+	c.api = &rest.Client{HTTP: hc, Version: cfg.NotionVersion}
+	c.find = &readback.Finder{API: c.api, Markers: cfg.Markers}
+	c.all = c.newTools()
+	c.tools, c.toolsErr = connectors.SelectTools("notion", Toolsets, cfg.Toolsets, cfg.ReadOnly, c.all)
 	return c, nil
 }
 
@@ -105,15 +117,29 @@ var versionPattern = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
 // Validate checks the configuration without I/O.
 func (c *Connector) Validate() error {
 	_, errs := saas.CheckURL("base_url", c.cfg.BaseURL, c.cfg.AllowPrivateNetworks)
-	if !versionPattern.MatchString(c.cfg.NotionVersion) {
+	switch {
+	case !versionPattern.MatchString(c.cfg.NotionVersion):
 		errs = append(errs, legate.Invalid("notion_version", "must be a date, YYYY-MM-DD, got %q", c.cfg.NotionVersion))
+	case c.cfg.NotionVersion < MinVersion:
+		errs = append(errs, legate.Invalid("notion_version", "must be %s or later (the tools read databases as data sources), got %s", MinVersion, c.cfg.NotionVersion))
+	}
+	if c.toolsErr != nil {
+		errs = append(errs, c.toolsErr)
 	}
 	errs = append(errs, c.cfg.retries().Validate()...)
 	return errors.Join(errs...)
 }
 
-// Tools lists the instance's tools.
+// MinVersion is the oldest Notion-Version the connector speaks: the
+// first with data sources.
+const MinVersion = "2025-09-03"
+
+// Tools lists the instance's tools: those of the toolsets its config
+// selects.
 func (c *Connector) Tools() []connectors.Tool { return c.tools }
+
+// ToolCatalog lists every tool of the type, each with its toolset.
+func (c *Connector) ToolCatalog() []connectors.Tool { return c.all }
 
 // Test reads the integration's bot user (GET /v1/users/me) and runs a
 // one-item search to see whether anything is shared with it; it reports
@@ -122,12 +148,9 @@ func (c *Connector) Tools() []connectors.Tool { return c.tools }
 func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) error {
 	call := &connectors.Call{Tool: "test", Credentials: creds}
 	connectors.Reportf(ctx, "base_url %s, Notion-Version %s", c.cfg.BaseURL, c.cfg.NotionVersion)
-	var me *notionapi.User
+	var me rest.User
 	err := c.kit.Read(ctx, call, func(ctx context.Context, token string) error {
-		return c.do(ctx, token, func(ctx context.Context, api *notionapi.Client) (err error) {
-			me, err = api.User.Me(ctx)
-			return err
-		})
+		return c.api.Send(ctx, token, rest.Request{Method: http.MethodGet, Path: "users/me"}, &me)
 	})
 	if err != nil {
 		connectors.Reportf(ctx, "GET /v1/users/me: %v", err)
@@ -138,52 +161,21 @@ func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) erro
 		who += " in workspace " + me.Bot.WorkspaceName
 	}
 	connectors.Reportf(ctx, "GET /v1/users/me: ok, %s %s (id %s)", me.Type, who, me.ID)
-	var found int
+	var found rest.List[searchHit]
 	err = c.kit.Read(ctx, call, func(ctx context.Context, token string) error {
-		return c.do(ctx, token, func(ctx context.Context, api *notionapi.Client) error {
-			res, err := api.Search.Do(ctx, &notionapi.SearchRequest{PageSize: 1, Filter: notionapi.SearchFilter{Property: "object", Value: "page"}})
-			if err == nil {
-				found = len(res.Results)
-			}
-			return err
-		})
+		body := map[string]any{"page_size": 1, "filter": map[string]any{"property": "object", "value": "page"}}
+		return c.api.Send(ctx, token, rest.Request{Method: http.MethodPost, Path: "search", Body: body}, &found)
 	})
 	switch {
 	case err != nil:
 		connectors.Reportf(ctx, "POST /v1/search: %v", err)
 		return err
-	case found == 0:
+	case len(found.Results) == 0:
 		connectors.Reportf(ctx, "POST /v1/search: ok, but no page is shared with the integration: share pages or databases with it (… menu, Connections)")
 	default:
 		connectors.Reportf(ctx, "POST /v1/search: ok, pages are shared with the integration")
 	}
-	connectors.Reportf(ctx, "capabilities: Notion does not report them; search and query_database need Read content, create_page and append_block need Insert content")
-	return nil
-}
-
-// client is a notionapi client with token on the instance's HTTP client.
-// WithRetry(1): notionapi returns at the first 429 instead of sending its
-// spent body again; the kit retries.
-func (c *Connector) client(token string) *notionapi.Client {
-	return notionapi.NewClient(notionapi.Token(token), notionapi.WithHTTPClient(c.http),
-		notionapi.WithVersion(c.cfg.NotionVersion), notionapi.WithRetry(1))
-}
-
-// do runs fn, one or more requests, with a client for token, and makes
-// its error canonical. notionapi panics on some answers of an unexpected
-// shape (a search result that is not an object): that is an
-// ADAPTER_MAPPING_ERROR too.
-func (c *Connector) do(ctx context.Context, token string, fn func(ctx context.Context, api *notionapi.Client) error) (err error) {
-	ex := &exchange{}
-	ctx = context.WithValue(ctx, exchangeKey{}, ex)
-	defer func() {
-		if r := recover(); r != nil {
-			err = saas.Mapping("notion", "an answer of an unexpected shape")
-		}
-	}()
-	if err := fn(ctx, c.client(token)); err != nil {
-		return mapError(ctx, ex, err)
-	}
+	connectors.Reportf(ctx, "capabilities: Notion does not report them; the read tools need Read content, create_page and the appends Insert content, update_page and the lifecycle tools Update content, the comments tools Read and Insert comments, the users tools Read user information")
 	return nil
 }
 

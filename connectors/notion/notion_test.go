@@ -33,6 +33,8 @@ func TestConfigIsValidated(t *testing.T) {
 	tests := map[string]string{
 		"base_url":       "base_url: ftp://x",
 		"notion_version": "notion_version: latest",
+		"old version":    "notion_version: 2022-06-28",
+		"toolsets":       "toolsets: [pages, wiki]",
 		"max_attempts":   "max_attempts: 11",
 		"private":        "base_url: http://127.0.0.1:9",
 	}
@@ -142,7 +144,7 @@ func workspace(s *standin, rows, children int) (root *page, db *database) {
 	root = s.addPage("workspace", "", "Team", nil)
 	db = s.addDatabase(root.id, "Tasks", map[string]string{"Name": "title", "Status": "select", "Done": "checkbox"})
 	for i := range rows {
-		s.addPage("database_id", db.id, fmt.Sprintf("task %d", i), map[string]any{
+		s.addPage("data_source_id", db.id, fmt.Sprintf("task %d", i), map[string]any{
 			"Status": map[string]any{"id": "s", "type": "select", "select": map[string]any{"id": "o1", "name": "Open", "color": "red"}},
 			"Done":   map[string]any{"id": "d", "type": "checkbox", "checkbox": i%2 == 0},
 		})
@@ -191,7 +193,7 @@ func TestSearchWalksPages(t *testing.T) {
 	}
 	l := decode[saas.List[model.Database]](t, in.do(t, "t1", "search", `{"object":"database"}`, ""))
 	if len(l.Items) != 1 || l.Items[0].Contract != "database.v1" || l.Items[0].Title != "Tasks" || l.Items[0].Properties["Status"] != "select" ||
-		!strings.HasPrefix(l.Items[0].Ref, "database://") || !strings.HasPrefix(l.Items[0].ParentRef, "page://") {
+		!strings.HasPrefix(l.Items[0].Ref, "data_source://") || !strings.HasPrefix(l.Items[0].ParentRef, "page://") {
 		t.Fatalf("databases %+v", l.Items)
 	}
 	p := decode[saas.List[model.Page]](t, in.do(t, "t1", "search", `{"query":"note 3"}`, ""))
@@ -273,7 +275,7 @@ func TestCursorsAndRefsStayWhereTheyWereMade(t *testing.T) {
 			return err
 		},
 		"not a ref": func() error {
-			_, err := a.call(t, "t1", "create_page", `{"parent":"00000000-0000-4000-8000-000000000001","title":"x"}`, "op-3")
+			_, err := a.call(t, "t1", "create_page", `{"parent":"Team-page","title":"x"}`, "op-3")
 			return err
 		},
 		"wrong kind": func() error {
@@ -300,8 +302,8 @@ func TestCreatePageAndAppendBlock(t *testing.T) {
 		t.Fatalf("created %+v", pg)
 	}
 	got := strings.Join(s.blocksOf(pg.ExternalID), "|")
-	if !strings.HasPrefix(got, "paragraph:First.|paragraph:Second.|paragraph:legate-operation: lg1-") {
-		t.Fatalf("the page holds %s; want the paragraphs and the marker", got)
+	if got != "paragraph:First.|paragraph:Second." {
+		t.Fatalf("the page holds %s; want the paragraphs, and no marker", got)
 	}
 	row := decode[model.Page](t, in.do(t, "t1", "create_page", fmt.Sprintf(`{"parent":%q,"title":"Row"}`, dbRef), "op-2"))
 	if row.Title != "Row" || row.ParentRef != dbRef || row.Properties["Name"] != "Row" {
@@ -359,10 +361,11 @@ func TestLongTextIsSplitIntoRuns(t *testing.T) {
 func TestRequestsGoToBaseURLWithVersion(t *testing.T) {
 	s := newStandin(t)
 	workspace(s, 0, 1)
+	s.version = "2026-03-11"
 	// base_url with a path: a proxy that serves the API under /notion.
 	proxy := httptest.NewServer(http.StripPrefix("/notion", s.srv.Config.Handler))
 	t.Cleanup(proxy.Close)
-	in := &instance{c: connectortest.Build(t, "notion", "notion", fmt.Sprintf("base_url: %s/notion\nallow_private_networks: true\nnotion_version: 2022-02-22", proxy.URL)),
+	in := &instance{c: connectortest.Build(t, "notion", "notion", fmt.Sprintf("base_url: %s/notion\nallow_private_networks: true\nnotion_version: 2026-03-11", proxy.URL)),
 		key: []byte("k"), ops: saas.NewMemoryOperations()}
 	l := decode[saas.List[model.Page]](t, in.do(t, "t1", "search", `{}`, ""))
 	if len(l.Items) != 2 {
@@ -370,7 +373,7 @@ func TestRequestsGoToBaseURLWithVersion(t *testing.T) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.versions["2022-02-22"] || len(s.versions) != 1 {
+	if !s.versions["2026-03-11"] || len(s.versions) != 1 {
 		t.Fatalf("Notion-Version sent: %v", s.versions)
 	}
 }

@@ -10,16 +10,19 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/notion/internal/md"
 )
 
-// settable are the property types create_page sets from plain values.
-const settable = "rich_text, number, select, status, multi_select, date, checkbox, url, email, phone_number, relation"
+// settable are the property types create_page and update_page set from
+// plain values.
+const settable = "title, rich_text, number, select, status, multi_select, date, checkbox, url, email, phone_number, people, relation"
 
-// properties converts the plain values of a new database row's
-// properties to Notion's, by the types of the database's properties
-// (types, by name). Every problem is INVALID_ARGUMENT naming the property;
+// properties converts the plain values of a page's properties to
+// Notion's, by the types of its data source's properties (types, by
+// name). titleArg, when not empty, names the argument that sets the
+// title instead. Every problem is INVALID_ARGUMENT naming the property;
 // a relation's page ref of another tenant or instance is NOT_FOUND.
-func (c *Connector) properties(call *connectors.Call, types map[string]string, values map[string]any) (notionapi.Properties, error) {
+func (c *Connector) properties(call *connectors.Call, types map[string]string, values map[string]any, titleArg string) (notionapi.Properties, error) {
 	names := make([]string, 0, len(values))
 	for name := range values {
 		names = append(names, name)
@@ -35,6 +38,9 @@ func (c *Connector) properties(call *connectors.Call, types map[string]string, v
 			}
 			sort.Strings(known)
 			return nil, legate.Errorf(legate.CodeInvalidArgument, "notion: properties: the database has no property %q; it has %s", name, strings.Join(known, ", "))
+		}
+		if typ == "title" && titleArg != "" {
+			return nil, legate.Errorf(legate.CodeInvalidArgument, "notion: properties.%s: the title is set by the %s argument", name, titleArg)
 		}
 		p, err := c.property(call, typ, values[name])
 		if err != nil {
@@ -55,38 +61,38 @@ func (c *Connector) property(call *connectors.Call, typ string, v any) (notionap
 	}
 	s, isString := v.(string)
 	switch typ {
-	case "rich_text", "select", "status", "url", "email", "phone_number":
+	case "title", "rich_text", "select", "status", "url", "email", "phone_number":
 		if !isString {
 			return nil, bad("a string")
 		}
 	}
 	switch typ {
 	case "title":
-		return nil, legate.Errorf(legate.CodeInvalidArgument, "the title is set by the title argument")
+		return &notionapi.TitleProperty{Title: richText(s)}, nil
 	case "rich_text":
-		return notionapi.RichTextProperty{RichText: richText(s)}, nil
+		return &notionapi.RichTextProperty{RichText: richText(s)}, nil
 	case "select":
-		return notionapi.SelectProperty{Select: notionapi.Option{Name: s}}, nil
+		return &notionapi.SelectProperty{Select: notionapi.Option{Name: s}}, nil
 	case "status":
-		return notionapi.StatusProperty{Status: notionapi.Option{Name: s}}, nil
+		return &notionapi.StatusProperty{Status: notionapi.Option{Name: s}}, nil
 	case "url":
-		return notionapi.URLProperty{URL: s}, nil
+		return &notionapi.URLProperty{URL: s}, nil
 	case "email":
-		return notionapi.EmailProperty{Email: s}, nil
+		return &notionapi.EmailProperty{Email: s}, nil
 	case "phone_number":
-		return notionapi.PhoneNumberProperty{PhoneNumber: s}, nil
+		return &notionapi.PhoneNumberProperty{PhoneNumber: s}, nil
 	case "number":
 		n, ok := v.(float64)
 		if !ok {
 			return nil, bad("a number")
 		}
-		return notionapi.NumberProperty{Number: n}, nil
+		return &notionapi.NumberProperty{Number: n}, nil
 	case "checkbox":
 		b, ok := v.(bool)
 		if !ok {
 			return nil, bad("true or false")
 		}
-		return notionapi.CheckboxProperty{Checkbox: b}, nil
+		return &notionapi.CheckboxProperty{Checkbox: b}, nil
 	case "multi_select":
 		names, ok := stringList(v)
 		if !ok {
@@ -96,27 +102,41 @@ func (c *Connector) property(call *connectors.Call, typ string, v any) (notionap
 		for i, n := range names {
 			opts[i] = notionapi.Option{Name: n}
 		}
-		return notionapi.MultiSelectProperty{MultiSelect: opts}, nil
+		return &notionapi.MultiSelectProperty{MultiSelect: opts}, nil
 	case "date":
 		d, ok := dateObject(v)
 		if !ok {
 			return nil, bad("a date, YYYY-MM-DD or RFC 3339, or start/end")
 		}
-		return notionapi.DateProperty{Date: d}, nil
+		return &notionapi.DateProperty{Date: d}, nil
 	case "relation":
 		refs, ok := stringList(v)
 		if !ok {
-			return nil, bad("a list of page refs")
+			return nil, bad("a list of page refs or ids")
 		}
 		rel := make([]notionapi.Relation, len(refs))
 		for i, ref := range refs {
-			id, err := c.kit.Resolve(call, kindPage, ref)
+			_, id, err := c.resolve(call, "relation", ref, kindPage)
 			if err != nil {
 				return nil, err
 			}
 			rel[i] = notionapi.Relation{ID: notionapi.PageID(id)}
 		}
-		return notionapi.RelationProperty{Relation: rel}, nil
+		return &notionapi.RelationProperty{Relation: rel}, nil
+	case "people":
+		refs, ok := stringList(v)
+		if !ok {
+			return nil, bad("a list of user refs or ids, from list_users")
+		}
+		users := make([]notionapi.User, len(refs))
+		for i, ref := range refs {
+			_, id, err := c.resolve(call, "people", ref, kindUser)
+			if err != nil {
+				return nil, err
+			}
+			users[i] = notionapi.User{Object: notionapi.ObjectTypeUser, ID: notionapi.UserID(id)}
+		}
+		return &notionapi.PeopleProperty{People: users}, nil
 	}
 	return nil, legate.Errorf(legate.CodeInvalidArgument, "a %s property cannot be set here; these can: %s", typ, settable)
 }
@@ -163,4 +183,14 @@ func dateObject(v any) (*notionapi.DateObject, bool) {
 		}
 	}
 	return d, true
+}
+
+// richText is text as notionapi's rich-text runs of at most md.MaxRun
+// characters.
+func richText(text string) []notionapi.RichText {
+	out := []notionapi.RichText{}
+	for _, r := range md.PlainRuns(text) {
+		out = append(out, notionapi.RichText{Type: notionapi.ObjectTypeText, Text: &notionapi.Text{Content: r.Text.Content}})
+	}
+	return out
 }

@@ -17,7 +17,7 @@ func TestCreateRowWithProperties(t *testing.T) {
 	s.addDatabase(root.id, "Projects", map[string]string{
 		"Name": "title", "Notes": "rich_text", "Budget": "number", "Stage": "select", "State": "status",
 		"Tags": "multi_select", "Due": "date", "Done": "checkbox", "Site": "url", "Mail": "email",
-		"Phone": "phone_number", "Related": "relation", "Owner": "people",
+		"Phone": "phone_number", "Related": "relation", "Owner": "people", "Score": "formula",
 	})
 	in := build(t, s, "notion", "")
 	dbRef := decode[saas.List[model.Database]](t, in.do(t, "t1", "search", `{"object":"database","query":"Projects"}`, "")).Items[0].Ref
@@ -34,8 +34,8 @@ func TestCreateRowWithProperties(t *testing.T) {
 	if got, wantS := fmt.Sprint(row.Properties), fmt.Sprint(want); got != wantS {
 		t.Fatalf("properties\n got %s\nwant %s", got, wantS)
 	}
-	if s.count("get_database") != 1 || s.writeCount() != 1 {
-		t.Fatalf("%d schema reads, %d writes", s.count("get_database"), s.writeCount())
+	if s.count("get_data_source") != 1 || s.writeCount() != 1 {
+		t.Fatalf("%d schema reads, %d writes", s.count("get_data_source"), s.writeCount())
 	}
 
 	tests := map[string]struct {
@@ -47,7 +47,8 @@ func TestCreateRowWithProperties(t *testing.T) {
 		"wrong value":      {fmt.Sprintf(`{"parent":%q,"title":"x","properties":{"Budget":"a lot"}}`, dbRef), legate.CodeInvalidArgument, "properties.Budget: a number property takes a number"},
 		"bad date":         {fmt.Sprintf(`{"parent":%q,"title":"x","properties":{"Due":"tomorrow"}}`, dbRef), legate.CodeInvalidArgument, "properties.Due"},
 		"title":            {fmt.Sprintf(`{"parent":%q,"title":"x","properties":{"Name":"y"}}`, dbRef), legate.CodeInvalidArgument, "title argument"},
-		"unsupported type": {fmt.Sprintf(`{"parent":%q,"title":"x","properties":{"Owner":["bob"]}}`, dbRef), legate.CodeInvalidArgument, "a people property cannot be set"},
+		"unsupported type": {fmt.Sprintf(`{"parent":%q,"title":"x","properties":{"Score":1}}`, dbRef), legate.CodeInvalidArgument, "a formula property cannot be set"},
+		"unknown user":     {fmt.Sprintf(`{"parent":%q,"title":"x","properties":{"Owner":["bob"]}}`, dbRef), legate.CodeNotFound, "people"},
 		"page parent":      {fmt.Sprintf(`{"parent":%q,"title":"x","properties":{"Notes":"y"}}`, note), legate.CodeInvalidArgument, "only a page in a database"},
 		"foreign relation": {fmt.Sprintf(`{"parent":%q,"title":"x","properties":{"Related":[%q]}}`, dbRef, strings.Replace(note, "page://", "page://x", 1)), legate.CodeNotFound, ""},
 	}

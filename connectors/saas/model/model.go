@@ -1,6 +1,6 @@
 // Package model holds the stable result models of the SaaS connectors, one
 // per object kind and versioned: message.v1, channel.v1, issue.v1,
-// page.v1, database.v1, block.v1, file.v1, sheet_range.v1, customer.v1,
+// page.v1, database.v1, block.v1, user.v1, file.v1, sheet_range.v1, customer.v1,
 // charge.v1, refund.v1. docs/models.md
 // describes each field. A model changes only by adding optional fields;
 // anything else is a new version (message.v2) beside the old one.
@@ -195,4 +195,15 @@ type Refund struct {
 	ChargeRef string    `json:"charge_ref,omitempty"`
 	Reason    string    `json:"reason,omitempty"`
 	CreatedAt time.Time `json:"created_at,omitzero"`
+}
+
+// UserV1 is the contract name of [User].
+const UserV1 = "user.v1"
+
+// User is user.v1: a person or bot of a workspace (a Notion user).
+type User struct {
+	Object
+	Name  string `json:"name"`
+	Type  string `json:"type,omitempty" jsonschema:"person or bot"`
+	Email string `json:"email,omitempty" jsonschema:"a person's email, when the integration may read it"`
 }
