@@ -48,30 +48,14 @@ func mapError(ctx context.Context, err error) error {
 	return saas.Classify(ctx, err, "github")
 }
 
-// The kinds of the refs the connector hands out.
-const (
-	kindIssue   = "issue"
-	kindComment = "comment"
-)
-
-// issueID is the provider id of an issue: owner/name#number.
-func issueID(repo string, number int) string { return repo + "#" + strconv.Itoa(number) }
-
-func splitIssueID(id string) (owner, name string, number int, ok bool) {
-	repo, num, found := strings.Cut(id, "#")
-	owner, name, slash := strings.Cut(repo, "/")
-	n, err := strconv.Atoi(num)
-	return owner, name, n, found && slash && err == nil && n > 0
-}
-
-// repo checks an owner/name argument against the pattern and the
-// allow-list and returns its parts.
+// repo checks an owner/name against the pattern and the allow-list and
+// returns its parts.
 func (c *Connector) repo(arg string) (owner, name string, err error) {
 	if !repoPattern.MatchString(arg) {
-		return "", "", legate.Errorf(legate.CodeInvalidArgument, "github: repo: must be owner/name, got %q", arg)
+		return "", "", legate.Errorf(legate.CodeInvalidArgument, "github: repo: must be owner/name or the repository's URL, got %q", arg)
 	}
 	if len(c.repos) > 0 && !slices.Contains(c.repos, strings.ToLower(arg)) {
-		return "", "", legate.Errorf(legate.CodePermissionDenied, "github: repository %s is not among this connector's repositories", arg)
+		return "", "", legate.Errorf(legate.CodePermissionDenied, "github: repository %s is not among this connector's repositories; use one of %s or ask the operator to add it", arg, strings.Join(c.cfg.Repositories, ", "))
 	}
 	owner, name, _ = strings.Cut(arg, "/")
 	return owner, name, nil
@@ -160,54 +144,129 @@ func stripMarker(body string) string {
 // findPages bounds the listing read looking for a lost write.
 const findPages = 5
 
-// findIssue looks for the issue with marker in owner/name, updated since since.
-func (c *Connector) findIssue(ctx context.Context, token, owner, name, marker string, since time.Time) (*github.Issue, error) {
-	api, err := c.client(token)
-	if err != nil {
-		return nil, err
-	}
-	opts := &github.IssueListByRepoOptions{State: "all", Sort: "created", Direction: "desc", Since: since, ListOptions: github.ListOptions{PerPage: 100}}
-	for range findPages {
-		issues, resp, err := api.Issues.ListByRepo(ctx, owner, name, opts)
-		if err != nil {
-			return nil, mapError(ctx, err)
-		}
-		if i := slices.IndexFunc(issues, func(is *github.Issue) bool { return hasMarker(is.GetBody(), marker) }); i >= 0 {
-			return issues[i], nil
-		}
-		if resp.NextPage == 0 {
-			return nil, nil
-		}
-		opts.ListOptions.Page = resp.NextPage
-	}
-	return nil, lostTrack()
-}
-
-// findComment looks for the comment with marker on issue number, since since.
-func (c *Connector) findComment(ctx context.Context, token, owner, name string, number int, marker string, since time.Time) (*github.IssueComment, error) {
-	api, err := c.client(token)
-	if err != nil {
-		return nil, err
-	}
-	opts := &github.IssueListCommentsOptions{Since: &since, ListOptions: github.ListOptions{PerPage: 100}}
-	for range findPages {
-		comments, resp, err := api.Issues.ListComments(ctx, owner, name, number, opts)
-		if err != nil {
-			return nil, mapError(ctx, err)
-		}
-		if i := slices.IndexFunc(comments, func(cm *github.IssueComment) bool { return hasMarker(cm.GetBody(), marker) }); i >= 0 {
-			return comments[i], nil
-		}
-		if resp.NextPage == 0 {
-			return nil, nil
-		}
-		opts.Page = resp.NextPage
-	}
-	return nil, lostTrack()
-}
-
 func lostTrack() error {
 	return legate.Errorf(legate.CodeConflict, "github: cannot tell whether an earlier attempt wrote: more than %d pages changed since; check the repository", findPages)
 }
 
-func itoa(i int) string { return fmt.Sprint(i) }
+func itoa(i int) string { return strconv.Itoa(i) }
+
+// mark is body as sent: with the marker at its end when markers are on.
+func (c *Connector) mark(body, marker string) string {
+	if c.kit.Markers() {
+		return withMarker(body, marker)
+	}
+	return body
+}
+
+// same reports whether text found on GitHub is what a write sent: by
+// marker when markers are on, else by content (GitHub keeps the text as
+// sent, line ends aside).
+func (c *Connector) same(found, sent, marker string) bool {
+	if c.kit.Markers() {
+		return hasMarker(found, marker)
+	}
+	norm := func(s string) string { return strings.TrimSpace(strings.ReplaceAll(s, "\r\n", "\n")) }
+	return norm(found) == norm(sent)
+}
+
+// recent reports whether t is since or after since.
+func recent(t github.Timestamp, since time.Time) bool { return !t.Before(since) }
+
+// writeOnce runs a write through saas.WriteOnce with a new client per
+// attempt. find gets who, the login of the token's account (asked once
+// per instance), to match what that account wrote.
+func writeOnce[T any](ctx context.Context, c *Connector, call *connectors.Call,
+	send func(ctx context.Context, api *github.Client, marker string) (*T, error),
+	find func(ctx context.Context, api *github.Client, who func() (string, error), marker string, since time.Time) (*T, error)) (*T, error) {
+	return saas.WriteOnce(ctx, c.kit, call, saas.Write[T]{
+		Send: func(ctx context.Context, token, marker string) (*T, error) {
+			api, err := c.client(token)
+			if err != nil {
+				return nil, err
+			}
+			out, err := send(ctx, api, marker)
+			return out, mapError(ctx, err)
+		},
+		Find: func(ctx context.Context, token, marker string, since time.Time) (*T, error) {
+			api, err := c.client(token)
+			if err != nil {
+				return nil, err
+			}
+			who := func() (string, error) { return c.self(ctx, api, token) }
+			out, err := find(ctx, api, who, marker, since)
+			return out, mapError(ctx, err)
+		},
+	})
+}
+
+// pageNumber is GitHub's page number a page token holds, 0 for the first.
+func pageNumber(p saas.Paging) (int, error) {
+	if p.Token == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(p.Token)
+	if err != nil || n < 1 {
+		return 0, saas.Mapping("github", "a page token that is not a page number")
+	}
+	return n, nil
+}
+
+// nextToken is the page token of the page after resp, "" on the last.
+func nextToken(resp *github.Response) string {
+	if resp == nil || resp.NextPage == 0 {
+		return ""
+	}
+	return strconv.Itoa(resp.NextPage)
+}
+
+// listPage reads one page of a list tool: the limit and cursor of in
+// (default def, at most max), fetch's items and the cursor of the next page.
+func listPage[T any](ctx context.Context, c *Connector, call *connectors.Call, in saas.Page, def, maxSize int,
+	fetch func(ctx context.Context, api *github.Client, opts github.ListOptions) ([]T, *github.Response, error)) (saas.List[T], error) {
+	var out saas.List[T]
+	p, err := c.kit.Open(call, in, def, maxSize)
+	if err != nil {
+		return out, err
+	}
+	page, err := pageNumber(p)
+	if err != nil {
+		return out, err
+	}
+	err = c.read(ctx, call, func(ctx context.Context, api *github.Client) error {
+		items, resp, err := fetch(ctx, api, github.ListOptions{Page: page, PerPage: p.Size})
+		if err == nil {
+			out = saas.ListOf(c.kit, call, items, nextToken(resp))
+		}
+		return err
+	})
+	return out, err
+}
+
+// listResult is a list's result: its items, one line each, and how to go on.
+func listResult[T any](l saas.List[T], what string, line func(T) string) *legate.Result {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d %s", len(l.Items), what)
+	for _, it := range l.Items {
+		b.WriteString("\n" + line(it))
+	}
+	if l.NextCursor != "" {
+		b.WriteString("\nmore: pass next_cursor as cursor")
+	}
+	return &legate.Result{Structured: l, Text: b.String()}
+}
+
+// person is a GitHub user as model.Person.
+func person(u *github.User) *model.Person {
+	if u == nil {
+		return nil
+	}
+	return &model.Person{ID: strconv.FormatInt(u.GetID(), 10), Name: u.GetLogin()}
+}
+
+// utc is a GitHub time in UTC, zero when absent.
+func utc(t *github.Timestamp) time.Time {
+	if t == nil || t.IsZero() {
+		return time.Time{}
+	}
+	return t.UTC()
+}
