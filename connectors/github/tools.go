@@ -10,6 +10,7 @@ func (c *Connector) newTools() []connectors.Tool {
 		tools []connectors.Tool
 	}{
 		{"issues", issues{c}.tools()},
+		{"pull_requests", pulls{c}.tools()},
 	} {
 		for _, t := range set.tools {
 			t.Toolset = set.name
