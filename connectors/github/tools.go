@@ -11,6 +11,7 @@ func (c *Connector) newTools() []connectors.Tool {
 	}{
 		{"issues", issues{c}.tools()},
 		{"pull_requests", pulls{c}.tools()},
+		{"repos", repos{c}.tools()},
 	} {
 		for _, t := range set.tools {
 			t.Toolset = set.name
