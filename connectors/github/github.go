@@ -23,17 +23,17 @@ package github
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/go-github/v84/github"
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/github/ghcore"
 	"github.com/legate-mcp/legate/connectors/httpkit"
 	"github.com/legate-mcp/legate/connectors/netguard"
 	"github.com/legate-mcp/legate/connectors/saas"
@@ -65,17 +65,6 @@ type Config struct {
 	Markers bool `yaml:"markers" default:"false" desc:"End the body of a created issue, comment, pull request or review with a hidden HTML comment naming the operation (<!-- legate-operation: ... -->), so that a retry after a lost answer finds it by marker; off, it is found by its content, author and time"`
 }
 
-// Limits of the configuration and of the tools.
-const (
-	// The page size of the list tools.
-	DefaultIssues, MaxIssues = 30, 100
-	// MaxBodyBytes bounds the body of an issue, a comment, a pull request
-	// or a review (GitHub's own limit is 65536 characters; the marker
-	// needs some room).
-	MaxBodyBytes  = 60000
-	MaxTitleBytes = 256
-)
-
 const credToken = "token"
 
 // Toolsets are the type's groups of tools.
@@ -99,44 +88,31 @@ func init() {
 
 // Connector is one github instance.
 type Connector struct {
+	*ghcore.Core
 	cfg     Config
-	kit     *saas.Kit
-	http    *http.Client
-	web     []string // hosts of the web URLs of issues and pull requests
-	repos   []string // lower-cased allow-list, empty for all
 	catalog []connectors.Tool
 	tools   []connectors.Tool
 	selErr  error
-
-	loginMu sync.Mutex
-	login   map[string]string // the token's login, by token digest
 }
 
 // New builds an instance from its decoded config; Validate reports an
 // invalid one.
 func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
-	c := &Connector{cfg: *cfg, login: map[string]string{}}
 	opts := cfg.retries().Options("github", credToken)
 	opts.Markers = cfg.Markers
-	c.kit = saas.New(inst, opts)
-	c.http = netguard.NewClient(netguard.Options{AllowPrivate: cfg.AllowPrivateNetworks, Timeout: time.Duration(cfg.Timeout) + time.Second, MaxRedirects: -1})
-	for _, r := range cfg.Repositories {
-		c.repos = append(c.repos, strings.ToLower(r))
-	}
-	c.web = webHosts(cfg.BaseURL)
+	client := netguard.NewClient(netguard.Options{AllowPrivate: cfg.AllowPrivateNetworks, Timeout: time.Duration(cfg.Timeout) + time.Second, MaxRedirects: -1})
+	c := &Connector{Core: ghcore.New(saas.New(inst, opts), client, cfg.BaseURL, cfg.Repositories), cfg: *cfg}
 	c.catalog = c.newTools()
 	c.tools, c.selErr = connectors.SelectTools("github", Toolsets, cfg.Toolsets, cfg.ReadOnly, c.catalog)
 	return c, nil
 }
 
-var repoPattern = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$`)
-
 // Validate checks the configuration without I/O.
 func (c *Connector) Validate() error {
 	_, errs := saas.CheckURL("base_url", c.cfg.BaseURL, c.cfg.AllowPrivateNetworks)
 	for i, r := range c.cfg.Repositories {
-		if !repoPattern.MatchString(r) {
-			errs = append(errs, legate.Invalid("repositories["+itoa(i)+"]", "must be owner/name, got %q", r))
+		if !ghcore.RepoPattern.MatchString(r) {
+			errs = append(errs, legate.Invalid(fmt.Sprintf("repositories[%d]", i), "must be owner/name, got %q", r))
 		}
 	}
 	if c.selErr != nil {
@@ -169,7 +145,7 @@ func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) erro
 	call := &connectors.Call{Tool: "test", Credentials: creds}
 	var user *github.User
 	var header http.Header
-	err := c.read(ctx, call, func(ctx context.Context, api *github.Client) error {
+	err := c.Read(ctx, call, func(ctx context.Context, api *github.Client) error {
 		u, resp, err := api.Users.Get(ctx, "")
 		if err == nil {
 			user, header = u, resp.Header
@@ -233,28 +209,6 @@ func (c *Connector) toolsets() []string {
 		}
 	}
 	return out
-}
-
-// client is a GitHub client with token, new for each attempt: go-github
-// remembers a rate limit per client and refuses later calls unsent.
-func (c *Connector) client(token string) (*github.Client, error) {
-	api, err := github.NewClient(c.http).WithAuthToken(token).WithEnterpriseURLs(c.cfg.BaseURL, c.cfg.BaseURL)
-	if err != nil {
-		return nil, legate.Errorf(legate.CodeInvalidArgument, "github: base_url: %v", err)
-	}
-	return api, nil
-}
-
-// read runs fn through Kit.Read with a new client per attempt, its
-// go-github errors made canonical.
-func (c *Connector) read(ctx context.Context, call *connectors.Call, fn func(ctx context.Context, api *github.Client) error) error {
-	return c.kit.Read(ctx, call, func(ctx context.Context, token string) error {
-		api, err := c.client(token)
-		if err != nil {
-			return err
-		}
-		return mapError(ctx, fn(ctx, api))
-	})
 }
 
 var _ connectors.Connector = (*Connector)(nil)

@@ -11,12 +11,13 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/github/ghcore"
 	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
 )
 
 // issues are the tools of the issues toolset.
-type issues struct{ *Connector }
+type issues struct{ *ghcore.Core }
 
 // issueArg names an issue by its ref, GitHub's id or URL, or by repository and number.
 type issueArg struct {
@@ -25,7 +26,7 @@ type issueArg struct {
 	Number int    `json:"number,omitempty" jsonschema:"the issue's number in repo"`
 }
 
-func (a issueArg) arg() numberArg { return numberArg{a.Issue, a.Repo, a.Number} }
+func (a issueArg) arg() ghcore.NumberArg { return ghcore.NumberArg{Ref: a.Issue, Repo: a.Repo, Number: a.Number} }
 
 type getIssueIn struct {
 	issueArg
@@ -79,7 +80,7 @@ type Label struct {
 }
 
 func (t issues) tools() []connectors.Tool {
-	page := fmt.Sprintf(" A page at a time: limit (default %d, at most %d) and cursor (the next_cursor of the previous page).", DefaultIssues, MaxIssues)
+	page := fmt.Sprintf(" A page at a time: limit (default %d, at most %d) and cursor (the next_cursor of the previous page).", ghcore.DefaultPage, ghcore.MaxPage)
 	return []connectors.Tool{
 		connectors.Returning[model.Issue](connectors.NewTool("get_issue",
 			"Read one issue (issue.v1), by its ref, owner/name#123, its URL, or repo and number.", legate.ClassRead, t.get)),
@@ -100,17 +101,17 @@ func (t issues) tools() []connectors.Tool {
 }
 
 func (t issues) get(ctx context.Context, call *connectors.Call, in *getIssueIn) (*legate.Result, error) {
-	owner, name, number, err := t.numbered(call, "issue", in.arg())
+	owner, name, number, err := t.Numbered(call, "issue", in.arg())
 	if err != nil {
 		return nil, err
 	}
 	var out model.Issue
-	err = t.read(ctx, call, func(ctx context.Context, api *github.Client) error {
+	err = t.Read(ctx, call, func(ctx context.Context, api *github.Client) error {
 		is, _, err := api.Issues.Get(ctx, owner, name, number)
 		if err != nil {
 			return err
 		}
-		out, err = t.issueOf(call, owner+"/"+name, is)
+		out, err = t.IssueOf(call, owner+"/"+name, is)
 		return err
 	})
 	if err != nil {
@@ -120,15 +121,15 @@ func (t issues) get(ctx context.Context, call *connectors.Call, in *getIssueIn) 
 }
 
 func (t issues) list(ctx context.Context, call *connectors.Call, in *listIssuesIn) (*legate.Result, error) {
-	repo, err := t.parseRepo(in.Repo)
+	repo, err := t.ParseRepo(in.Repo)
 	if err != nil {
 		return nil, err
 	}
-	if in.State, err = oneOf("state", in.State, "open", "closed", "all"); err != nil {
+	if in.State, err = ghcore.OneOf("state", in.State, "open", "closed", "all"); err != nil {
 		return nil, err
 	}
 	owner, name, _ := strings.Cut(repo, "/")
-	out, err := listPage(ctx, t.Connector, call, in.Page, DefaultIssues, MaxIssues, func(ctx context.Context, api *github.Client, lo github.ListOptions) ([]model.Issue, *github.Response, error) {
+	out, err := ghcore.ListPage(ctx, t.Core, call, in.Page, ghcore.DefaultPage, ghcore.MaxPage, func(ctx context.Context, api *github.Client, lo github.ListOptions) ([]model.Issue, *github.Response, error) {
 		got, resp, err := api.Issues.ListByRepo(ctx, owner, name, &github.IssueListByRepoOptions{
 			State: in.State, Labels: in.Labels, Sort: "created", Direction: "desc", ListOptions: lo})
 		if err != nil {
@@ -139,7 +140,7 @@ func (t issues) list(ctx context.Context, call *connectors.Call, in *listIssuesI
 			if is.IsPullRequest() {
 				continue
 			}
-			m, err := t.issueOf(call, repo, is)
+			m, err := t.IssueOf(call, repo, is)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -150,20 +151,20 @@ func (t issues) list(ctx context.Context, call *connectors.Call, in *listIssuesI
 	if err != nil {
 		return nil, err
 	}
-	return listResult(out, "issue(s) in "+repo, func(is model.Issue) string { return issueText(is, false) }), nil
+	return ghcore.ListResult(out, "issue(s) in "+repo, func(is model.Issue) string { return issueText(is, false) }), nil
 }
 
 func (t issues) create(ctx context.Context, call *connectors.Call, in *createIssueIn) (*legate.Result, error) {
-	repo, err := t.parseRepo(in.Repo)
+	repo, err := t.ParseRepo(in.Repo)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkText(in.Title, in.Body); err != nil {
+	if err := ghcore.CheckText(in.Title, in.Body); err != nil {
 		return nil, err
 	}
 	owner, name, _ := strings.Cut(repo, "/")
-	out, err := writeOnce(ctx, t.Connector, call, func(ctx context.Context, api *github.Client, marker string) (*model.Issue, error) {
-		req := &github.IssueRequest{Title: github.Ptr(in.Title), Body: github.Ptr(t.mark(in.Body, marker))}
+	out, err := ghcore.WriteOnce(ctx, t.Core, call, func(ctx context.Context, api *github.Client, marker string) (*model.Issue, error) {
+		req := &github.IssueRequest{Title: github.Ptr(in.Title), Body: github.Ptr(t.Mark(in.Body, marker))}
 		if len(in.Labels) > 0 {
 			req.Labels = &in.Labels
 		}
@@ -171,7 +172,7 @@ func (t issues) create(ctx context.Context, call *connectors.Call, in *createIss
 		if err != nil {
 			return nil, err
 		}
-		m, err := t.issueOf(call, repo, is)
+		m, err := t.IssueOf(call, repo, is)
 		return &m, err
 	}, func(ctx context.Context, api *github.Client, who func() (string, error), marker string, since time.Time) (*model.Issue, error) {
 		login, err := who()
@@ -179,16 +180,16 @@ func (t issues) create(ctx context.Context, call *connectors.Call, in *createIss
 			return nil, err
 		}
 		opts := &github.IssueListByRepoOptions{State: "all", Creator: login, Sort: "created", Direction: "desc", Since: since, ListOptions: github.ListOptions{PerPage: 100}}
-		is, err := findIn(func(page int) ([]*github.Issue, *github.Response, error) {
+		is, err := ghcore.FindIn(func(page int) ([]*github.Issue, *github.Response, error) {
 			opts.ListOptions.Page = page
 			return api.Issues.ListByRepo(ctx, owner, name, opts)
 		}, func(is *github.Issue) bool {
-			return recent(is.GetCreatedAt(), since) && (t.kit.Markers() || is.GetTitle() == in.Title) && t.same(is.GetBody(), in.Body, marker)
+			return ghcore.Recent(is.GetCreatedAt(), since) && (t.Kit.Markers() || is.GetTitle() == in.Title) && t.Same(is.GetBody(), in.Body, marker)
 		})
 		if is == nil || err != nil {
 			return nil, err
 		}
-		m, err := t.issueOf(call, repo, is)
+		m, err := t.IssueOf(call, repo, is)
 		return &m, err
 	})
 	if err != nil {
@@ -198,20 +199,20 @@ func (t issues) create(ctx context.Context, call *connectors.Call, in *createIss
 }
 
 func (t issues) comment(ctx context.Context, call *connectors.Call, in *commentIssueIn) (*legate.Result, error) {
-	owner, name, number, err := t.numbered(call, "issue", in.arg())
+	owner, name, number, err := t.Numbered(call, "issue", in.arg())
 	if err != nil {
 		return nil, err
 	}
-	if err := checkBody(in.Body); err != nil {
+	if err := ghcore.CheckBody(in.Body); err != nil {
 		return nil, err
 	}
-	issue := issueID(owner+"/"+name, number)
-	out, err := writeOnce(ctx, t.Connector, call, func(ctx context.Context, api *github.Client, marker string) (*model.Message, error) {
-		cm, _, err := api.Issues.CreateComment(ctx, owner, name, number, &github.IssueComment{Body: github.Ptr(t.mark(in.Body, marker))})
+	issue := ghcore.IssueID(owner+"/"+name, number)
+	out, err := ghcore.WriteOnce(ctx, t.Core, call, func(ctx context.Context, api *github.Client, marker string) (*model.Message, error) {
+		cm, _, err := api.Issues.CreateComment(ctx, owner, name, number, &github.IssueComment{Body: github.Ptr(t.Mark(in.Body, marker))})
 		if err != nil {
 			return nil, err
 		}
-		m, err := t.commentOf(call, issue, cm)
+		m, err := t.CommentOf(call, issue, cm)
 		return &m, err
 	}, func(ctx context.Context, api *github.Client, who func() (string, error), marker string, since time.Time) (*model.Message, error) {
 		login, err := who()
@@ -219,16 +220,16 @@ func (t issues) comment(ctx context.Context, call *connectors.Call, in *commentI
 			return nil, err
 		}
 		opts := &github.IssueListCommentsOptions{Since: &since, ListOptions: github.ListOptions{PerPage: 100}}
-		cm, err := findIn(func(page int) ([]*github.IssueComment, *github.Response, error) {
+		cm, err := ghcore.FindIn(func(page int) ([]*github.IssueComment, *github.Response, error) {
 			opts.Page = page
 			return api.Issues.ListComments(ctx, owner, name, number, opts)
 		}, func(cm *github.IssueComment) bool {
-			return cm.GetUser().GetLogin() == login && recent(cm.GetCreatedAt(), since) && t.same(cm.GetBody(), in.Body, marker)
+			return cm.GetUser().GetLogin() == login && ghcore.Recent(cm.GetCreatedAt(), since) && t.Same(cm.GetBody(), in.Body, marker)
 		})
 		if cm == nil || err != nil {
 			return nil, err
 		}
-		m, err := t.commentOf(call, issue, cm)
+		m, err := t.CommentOf(call, issue, cm)
 		return &m, err
 	})
 	if err != nil {
@@ -238,19 +239,19 @@ func (t issues) comment(ctx context.Context, call *connectors.Call, in *commentI
 }
 
 func (t issues) comments(ctx context.Context, call *connectors.Call, in *listCommentsIn) (*legate.Result, error) {
-	owner, name, number, err := t.numbered(call, "issue", in.arg())
+	owner, name, number, err := t.Numbered(call, "issue", in.arg())
 	if err != nil {
 		return nil, err
 	}
-	issue := issueID(owner+"/"+name, number)
-	out, err := listPage(ctx, t.Connector, call, in.Page, DefaultIssues, MaxIssues, func(ctx context.Context, api *github.Client, lo github.ListOptions) ([]model.Message, *github.Response, error) {
+	issue := ghcore.IssueID(owner+"/"+name, number)
+	out, err := ghcore.ListPage(ctx, t.Core, call, in.Page, ghcore.DefaultPage, ghcore.MaxPage, func(ctx context.Context, api *github.Client, lo github.ListOptions) ([]model.Message, *github.Response, error) {
 		got, resp, err := api.Issues.ListComments(ctx, owner, name, number, &github.IssueListCommentsOptions{ListOptions: lo})
 		if err != nil {
 			return nil, nil, err
 		}
 		items := make([]model.Message, 0, len(got))
 		for _, cm := range got {
-			m, err := t.commentOf(call, issue, cm)
+			m, err := t.CommentOf(call, issue, cm)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -261,13 +262,13 @@ func (t issues) comments(ctx context.Context, call *connectors.Call, in *listCom
 	if err != nil {
 		return nil, err
 	}
-	return listResult(out, "comment(s) on "+issue, func(m model.Message) string {
+	return ghcore.ListResult(out, "comment(s) on "+issue, func(m model.Message) string {
 		return fmt.Sprintf("%s at %s: %s", m.Sender.Name, m.SentAt.Format(time.RFC3339), m.Text)
 	}), nil
 }
 
 func (t issues) update(ctx context.Context, call *connectors.Call, in *updateIssueIn) (*legate.Result, error) {
-	owner, name, number, err := t.numbered(call, "issue", in.arg())
+	owner, name, number, err := t.Numbered(call, "issue", in.arg())
 	if err != nil {
 		return nil, err
 	}
@@ -276,21 +277,21 @@ func (t issues) update(ctx context.Context, call *connectors.Call, in *updateIss
 		return nil, err
 	}
 	repo := owner + "/" + name
-	out, err := writeOnce(ctx, t.Connector, call, func(ctx context.Context, api *github.Client, _ string) (*model.Issue, error) {
+	out, err := ghcore.WriteOnce(ctx, t.Core, call, func(ctx context.Context, api *github.Client, _ string) (*model.Issue, error) {
 		is, _, err := api.Issues.Edit(ctx, owner, name, number, req)
 		if err != nil {
 			return nil, err
 		}
-		m, err := t.issueOf(call, repo, is)
+		m, err := t.IssueOf(call, repo, is)
 		return &m, err
 	}, func(ctx context.Context, api *github.Client, _ func() (string, error), _ string, since time.Time) (*model.Issue, error) {
 		// A lost edit is found when the issue already is as asked,
 		// changed since; sending it again would change nothing anyway.
 		is, _, err := api.Issues.Get(ctx, owner, name, number)
-		if err != nil || !recent(is.GetUpdatedAt(), since) || !in.holds(is) {
+		if err != nil || !ghcore.Recent(is.GetUpdatedAt(), since) || !in.holds(is) {
 			return nil, err
 		}
-		m, err := t.issueOf(call, repo, is)
+		m, err := t.IssueOf(call, repo, is)
 		return &m, err
 	})
 	if err != nil {
@@ -303,21 +304,21 @@ func (t issues) update(ctx context.Context, call *connectors.Call, in *updateIss
 func (in *updateIssueIn) request() (*github.IssueRequest, error) {
 	req := &github.IssueRequest{Title: in.Title, Body: in.Body, Labels: in.Labels, Assignees: in.Assignees}
 	if in.Title != nil {
-		if err := checkText(*in.Title, ""); err != nil {
+		if err := ghcore.CheckText(*in.Title, ""); err != nil {
 			return nil, err
 		}
 	}
-	if in.Body != nil && len(*in.Body) > MaxBodyBytes {
-		return nil, legate.Errorf(legate.CodeInvalidArgument, "github: body: at most %d bytes, got %d", MaxBodyBytes, len(*in.Body))
+	if in.Body != nil && len(*in.Body) > ghcore.MaxBodyBytes {
+		return nil, legate.Errorf(legate.CodeInvalidArgument, "github: body: at most %d bytes, got %d", ghcore.MaxBodyBytes, len(*in.Body))
 	}
 	if in.State != "" {
-		if _, err := oneOf("state", in.State, "open", "closed"); err != nil {
+		if _, err := ghcore.OneOf("state", in.State, "open", "closed"); err != nil {
 			return nil, err
 		}
 		req.State = &in.State
 	}
 	if in.StateReason != "" {
-		if _, err := oneOf("state_reason", in.StateReason, "completed", "not_planned", "reopened"); err != nil {
+		if _, err := ghcore.OneOf("state_reason", in.StateReason, "completed", "not_planned", "reopened"); err != nil {
 			return nil, err
 		}
 		req.StateReason = &in.StateReason
@@ -349,12 +350,12 @@ func (in *updateIssueIn) holds(is *github.Issue) bool {
 }
 
 func (t issues) labels(ctx context.Context, call *connectors.Call, in *listLabelsIn) (*legate.Result, error) {
-	repo, err := t.parseRepo(in.Repo)
+	repo, err := t.ParseRepo(in.Repo)
 	if err != nil {
 		return nil, err
 	}
 	owner, name, _ := strings.Cut(repo, "/")
-	out, err := listPage(ctx, t.Connector, call, in.Page, DefaultIssues, MaxIssues, func(ctx context.Context, api *github.Client, lo github.ListOptions) ([]Label, *github.Response, error) {
+	out, err := ghcore.ListPage(ctx, t.Core, call, in.Page, ghcore.DefaultPage, ghcore.MaxPage, func(ctx context.Context, api *github.Client, lo github.ListOptions) ([]Label, *github.Response, error) {
 		got, resp, err := api.Issues.ListLabels(ctx, owner, name, &lo)
 		var items []Label
 		for _, l := range got {
@@ -365,60 +366,7 @@ func (t issues) labels(ctx context.Context, call *connectors.Call, in *listLabel
 	if err != nil {
 		return nil, err
 	}
-	return listResult(out, "label(s) in "+repo, func(l Label) string { return l.Name + " " + l.Description }), nil
-}
-
-// findIn walks up to findPages pages of a listing read looking for a lost
-// write and returns the first item that match accepts, nil if none.
-func findIn[T any](list func(page int) ([]T, *github.Response, error), match func(T) bool) (T, error) {
-	var zero T
-	page := 0
-	for range findPages {
-		items, resp, err := list(page)
-		if err != nil {
-			return zero, err
-		}
-		if i := slices.IndexFunc(items, match); i >= 0 {
-			return items[i], nil
-		}
-		if resp.NextPage == 0 {
-			return zero, nil
-		}
-		page = resp.NextPage
-	}
-	return zero, lostTrack()
-}
-
-// oneOf checks an enumerated argument; "" gives the first value.
-func oneOf(field, v string, values ...string) (string, error) {
-	if v == "" {
-		return values[0], nil
-	}
-	if !slices.Contains(values, v) {
-		return "", legate.Errorf(legate.CodeInvalidArgument, "github: %s: one of %s, got %q", field, strings.Join(values, ", "), v)
-	}
-	return v, nil
-}
-
-// checkText checks a title and a body to send.
-func checkText(title, body string) error {
-	switch {
-	case strings.TrimSpace(title) == "":
-		return legate.Errorf(legate.CodeInvalidArgument, "github: title: must not be empty")
-	case len(title) > MaxTitleBytes:
-		return legate.Errorf(legate.CodeInvalidArgument, "github: title: at most %d bytes, got %d; shorten it", MaxTitleBytes, len(title))
-	case len(body) > MaxBodyBytes:
-		return legate.Errorf(legate.CodeInvalidArgument, "github: body: at most %d bytes, got %d; shorten it", MaxBodyBytes, len(body))
-	}
-	return nil
-}
-
-// checkBody checks a comment's or a review's text.
-func checkBody(body string) error {
-	if strings.TrimSpace(body) == "" {
-		return legate.Errorf(legate.CodeInvalidArgument, "github: body: must not be empty")
-	}
-	return checkText("-", body)
+	return ghcore.ListResult(out, "label(s) in "+repo, func(l Label) string { return l.Name + " " + l.Description }), nil
 }
 
 // issueText is an issue in one line, or with its body.

@@ -1,6 +1,11 @@
 package github
 
-import "github.com/legate-mcp/legate/connectors"
+import (
+	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/github/actions"
+	"github.com/legate-mcp/legate/connectors/github/pulls"
+	"github.com/legate-mcp/legate/connectors/github/repos"
+)
 
 // newTools lists every tool of the type, each in its toolset.
 func (c *Connector) newTools() []connectors.Tool {
@@ -9,9 +14,11 @@ func (c *Connector) newTools() []connectors.Tool {
 		name  string
 		tools []connectors.Tool
 	}{
-		{"issues", issues{c}.tools()},
-		{"pull_requests", pulls{c}.tools()},
-		{"repos", repos{c}.tools()},
+		{"issues", issues{c.Core}.tools()},
+		{"pull_requests", pulls.Tools{Core: c.Core}.List()},
+		{"repos", repos.Tools{Core: c.Core}.List()},
+		{"search", search{c.Core}.tools()},
+		{"actions", actions.Tools{Core: c.Core}.List()},
 	} {
 		for _, t := range set.tools {
 			t.Toolset = set.name

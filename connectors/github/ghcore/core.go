@@ -1,9 +1,10 @@
-package github
+package ghcore
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,8 +19,8 @@ import (
 	"github.com/legate-mcp/legate/connectors/saas/model"
 )
 
-// mapError makes an error of go-github canonical. ctx is the attempt's.
-func mapError(ctx context.Context, err error) error {
+// MapError makes an error of go-github canonical. ctx is the attempt's.
+func MapError(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -48,29 +49,32 @@ func mapError(ctx context.Context, err error) error {
 	return saas.Classify(ctx, err, "github")
 }
 
+// RepoPattern is an owner/name.
+var RepoPattern = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$`)
+
 // repo checks an owner/name against the pattern and the allow-list and
 // returns its parts.
-func (c *Connector) repo(arg string) (owner, name string, err error) {
-	if !repoPattern.MatchString(arg) {
+func (c *Core) repo(arg string) (owner, name string, err error) {
+	if !RepoPattern.MatchString(arg) {
 		return "", "", legate.Errorf(legate.CodeInvalidArgument, "github: repo: must be owner/name or the repository's URL, got %q", arg)
 	}
 	if len(c.repos) > 0 && !slices.Contains(c.repos, strings.ToLower(arg)) {
-		return "", "", legate.Errorf(legate.CodePermissionDenied, "github: repository %s is not among this connector's repositories; use one of %s or ask the operator to add it", arg, strings.Join(c.cfg.Repositories, ", "))
+		return "", "", legate.Errorf(legate.CodePermissionDenied, "github: repository %s is not among this connector's repositories; use one of %s or ask the operator to add it", arg, strings.Join(c.Repositories, ", "))
 	}
 	owner, name, _ = strings.Cut(arg, "/")
 	return owner, name, nil
 }
 
-// issueOf converts an issue of repo to issue.v1.
-func (c *Connector) issueOf(call *connectors.Call, repo string, is *github.Issue) (model.Issue, error) {
+// IssueOf converts an issue of repo to issue.v1.
+func (c *Core) IssueOf(call *connectors.Call, repo string, is *github.Issue) (model.Issue, error) {
 	if is == nil || is.Number == nil || is.Title == nil {
 		return model.Issue{}, saas.Mapping("github", "an issue without a number or a title")
 	}
 	out := model.Issue{
-		Object:   c.kit.Object(call, model.IssueV1, kindIssue, issueID(repo, is.GetNumber())),
+		Object:   c.Kit.Object(call, model.IssueV1, KindIssue, IssueID(repo, is.GetNumber())),
 		Number:   is.GetNumber(),
 		Title:    is.GetTitle(),
-		Body:     stripMarker(is.GetBody()),
+		Body:     StripMarker(is.GetBody()),
 		State:    is.GetState(),
 		Comments: is.GetComments(),
 	}
@@ -101,15 +105,15 @@ func (c *Connector) issueOf(call *connectors.Call, repo string, is *github.Issue
 	return out, nil
 }
 
-// commentOf converts a comment on issue (owner/name#n) to message.v1.
-func (c *Connector) commentOf(call *connectors.Call, issue string, cm *github.IssueComment) (model.Message, error) {
+// CommentOf converts a comment on issue (owner/name#n) to message.v1.
+func (c *Core) CommentOf(call *connectors.Call, issue string, cm *github.IssueComment) (model.Message, error) {
 	if cm == nil || cm.ID == nil {
 		return model.Message{}, saas.Mapping("github", "a comment without an id")
 	}
 	out := model.Message{
-		Object:    c.kit.Object(call, model.MessageV1, kindComment, issue+"/"+strconv.FormatInt(cm.GetID(), 10)),
-		ThreadRef: c.kit.Ref(call, kindIssue, issue),
-		Text:      stripMarker(cm.GetBody()),
+		Object:    c.Kit.Object(call, model.MessageV1, kindComment, issue+"/"+strconv.FormatInt(cm.GetID(), 10)),
+		ThreadRef: c.Kit.Ref(call, KindIssue, issue),
+		Text:      StripMarker(cm.GetBody()),
 	}
 	out.URL = cm.GetHTMLURL()
 	if u := cm.GetUser(); u != nil {
@@ -132,13 +136,34 @@ func hasMarker(body, marker string) bool {
 	return strings.HasSuffix(strings.TrimRight(body, "\r\n "), markerPrefix[2:]+marker+" -->")
 }
 
-// stripMarker removes the marker from a body shown to the client.
-func stripMarker(body string) string {
+// StripMarker removes the marker from a body shown to the client.
+func StripMarker(body string) string {
 	i := strings.LastIndex(body, markerPrefix[2:])
 	if i < 0 || !strings.HasSuffix(strings.TrimRight(body, "\r\n "), " -->") {
 		return body
 	}
 	return strings.TrimRight(body[:i], "\r\n ")
+}
+
+// FindIn walks up to findPages pages of a listing read looking for a lost
+// write and returns the first item that match accepts, nil if none.
+func FindIn[T any](list func(page int) ([]T, *github.Response, error), match func(T) bool) (T, error) {
+	var zero T
+	page := 0
+	for range findPages {
+		items, resp, err := list(page)
+		if err != nil {
+			return zero, err
+		}
+		if i := slices.IndexFunc(items, match); i >= 0 {
+			return items[i], nil
+		}
+		if resp.NextPage == 0 {
+			return zero, nil
+		}
+		page = resp.NextPage
+	}
+	return zero, lostTrack()
 }
 
 // findPages bounds the listing read looking for a lost write.
@@ -150,57 +175,57 @@ func lostTrack() error {
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
-// mark is body as sent: with the marker at its end when markers are on.
-func (c *Connector) mark(body, marker string) string {
-	if c.kit.Markers() {
+// Mark is body as sent: with the marker at its end when markers are on.
+func (c *Core) Mark(body, marker string) string {
+	if c.Kit.Markers() {
 		return withMarker(body, marker)
 	}
 	return body
 }
 
-// same reports whether text found on GitHub is what a write sent: by
+// Same reports whether text found on GitHub is what a write sent: by
 // marker when markers are on, else by content (GitHub keeps the text as
 // sent, line ends aside).
-func (c *Connector) same(found, sent, marker string) bool {
-	if c.kit.Markers() {
+func (c *Core) Same(found, sent, marker string) bool {
+	if c.Kit.Markers() {
 		return hasMarker(found, marker)
 	}
 	norm := func(s string) string { return strings.TrimSpace(strings.ReplaceAll(s, "\r\n", "\n")) }
 	return norm(found) == norm(sent)
 }
 
-// recent reports whether t is since or after since.
-func recent(t github.Timestamp, since time.Time) bool { return !t.Before(since) }
+// Recent reports whether t is since or after since.
+func Recent(t github.Timestamp, since time.Time) bool { return !t.Before(since) }
 
-// writeOnce runs a write through saas.WriteOnce with a new client per
+// WriteOnce runs a write through saas.WriteOnce with a new client per
 // attempt. find gets who, the login of the token's account (asked once
 // per instance), to match what that account wrote.
-func writeOnce[T any](ctx context.Context, c *Connector, call *connectors.Call,
+func WriteOnce[T any](ctx context.Context, c *Core, call *connectors.Call,
 	send func(ctx context.Context, api *github.Client, marker string) (*T, error),
 	find func(ctx context.Context, api *github.Client, who func() (string, error), marker string, since time.Time) (*T, error)) (*T, error) {
-	return saas.WriteOnce(ctx, c.kit, call, saas.Write[T]{
+	return saas.WriteOnce(ctx, c.Kit, call, saas.Write[T]{
 		Send: func(ctx context.Context, token, marker string) (*T, error) {
-			api, err := c.client(token)
+			api, err := c.Client(token)
 			if err != nil {
 				return nil, err
 			}
 			out, err := send(ctx, api, marker)
-			return out, mapError(ctx, err)
+			return out, MapError(ctx, err)
 		},
 		Find: func(ctx context.Context, token, marker string, since time.Time) (*T, error) {
-			api, err := c.client(token)
+			api, err := c.Client(token)
 			if err != nil {
 				return nil, err
 			}
-			who := func() (string, error) { return c.self(ctx, api, token) }
+			who := func() (string, error) { return c.Self(ctx, api, token) }
 			out, err := find(ctx, api, who, marker, since)
-			return out, mapError(ctx, err)
+			return out, MapError(ctx, err)
 		},
 	})
 }
 
-// pageNumber is GitHub's page number a page token holds, 0 for the first.
-func pageNumber(p saas.Paging) (int, error) {
+// PageNumber is GitHub's page number a page token holds, 0 for the first.
+func PageNumber(p saas.Paging) (int, error) {
 	if p.Token == "" {
 		return 0, nil
 	}
@@ -211,39 +236,39 @@ func pageNumber(p saas.Paging) (int, error) {
 	return n, nil
 }
 
-// nextToken is the page token of the page after resp, "" on the last.
-func nextToken(resp *github.Response) string {
+// NextToken is the page token of the page after resp, "" on the last.
+func NextToken(resp *github.Response) string {
 	if resp == nil || resp.NextPage == 0 {
 		return ""
 	}
 	return strconv.Itoa(resp.NextPage)
 }
 
-// listPage reads one page of a list tool: the limit and cursor of in
+// ListPage reads one page of a list tool: the limit and cursor of in
 // (default def, at most max), fetch's items and the cursor of the next page.
-func listPage[T any](ctx context.Context, c *Connector, call *connectors.Call, in saas.Page, def, maxSize int,
+func ListPage[T any](ctx context.Context, c *Core, call *connectors.Call, in saas.Page, def, maxSize int,
 	fetch func(ctx context.Context, api *github.Client, opts github.ListOptions) ([]T, *github.Response, error)) (saas.List[T], error) {
 	var out saas.List[T]
-	p, err := c.kit.Open(call, in, def, maxSize)
+	p, err := c.Kit.Open(call, in, def, maxSize)
 	if err != nil {
 		return out, err
 	}
-	page, err := pageNumber(p)
+	page, err := PageNumber(p)
 	if err != nil {
 		return out, err
 	}
-	err = c.read(ctx, call, func(ctx context.Context, api *github.Client) error {
+	err = c.Read(ctx, call, func(ctx context.Context, api *github.Client) error {
 		items, resp, err := fetch(ctx, api, github.ListOptions{Page: page, PerPage: p.Size})
 		if err == nil {
-			out = saas.ListOf(c.kit, call, items, nextToken(resp))
+			out = saas.ListOf(c.Kit, call, items, NextToken(resp))
 		}
 		return err
 	})
 	return out, err
 }
 
-// listResult is a list's result: its items, one line each, and how to go on.
-func listResult[T any](l saas.List[T], what string, line func(T) string) *legate.Result {
+// ListResult is a list's result: its items, one line each, and how to go on.
+func ListResult[T any](l saas.List[T], what string, line func(T) string) *legate.Result {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d %s", len(l.Items), what)
 	for _, it := range l.Items {
@@ -255,16 +280,16 @@ func listResult[T any](l saas.List[T], what string, line func(T) string) *legate
 	return &legate.Result{Structured: l, Text: b.String()}
 }
 
-// person is a GitHub user as model.Person.
-func person(u *github.User) *model.Person {
+// Person is a GitHub user as model.Person.
+func Person(u *github.User) *model.Person {
 	if u == nil {
 		return nil
 	}
 	return &model.Person{ID: strconv.FormatInt(u.GetID(), 10), Name: u.GetLogin()}
 }
 
-// utc is a GitHub time in UTC, zero when absent.
-func utc(t *github.Timestamp) time.Time {
+// UTC is a GitHub time in UTC, zero when absent.
+func UTC(t *github.Timestamp) time.Time {
 	if t == nil || t.IsZero() {
 		return time.Time{}
 	}

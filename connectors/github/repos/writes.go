@@ -1,4 +1,4 @@
-package github
+package repos
 
 import (
 	"context"
@@ -10,14 +10,15 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/github/ghcore"
 	"github.com/legate-mcp/legate/connectors/saas"
 )
 
-// repoWrites are the writes of the repos toolset.
-type repoWrites struct{ repos }
+// writes are the writes of the repos toolset.
+type writes struct{ Tools }
 
 type putFileIn struct {
-	repoIn
+	ghcore.RepoIn
 	Path    string `json:"path" jsonschema:"the file's path"`
 	Branch  string `json:"branch" jsonschema:"the branch to commit to"`
 	Content string `json:"content" jsonschema:"the file's whole new text"`
@@ -26,12 +27,12 @@ type putFileIn struct {
 }
 
 type createBranchIn struct {
-	repoIn
+	ghcore.RepoIn
 	Branch string `json:"branch" jsonschema:"the new branch's name"`
 	From   string `json:"from,omitempty" jsonschema:"the branch, tag or commit it starts at; the default branch when absent"`
 }
 
-func (t repoWrites) tools() []connectors.Tool {
+func (t writes) list() []connectors.Tool {
 	return []connectors.Tool{
 		connectors.Returning[FileCommit](connectors.NewTool("put_file",
 			"Create a file, or replace one (give the sha get_file returned), with one commit on a branch. "+saas.OnceNote, legate.ClassWrite, t.put)),
@@ -40,8 +41,8 @@ func (t repoWrites) tools() []connectors.Tool {
 	}
 }
 
-func (t repoWrites) put(ctx context.Context, call *connectors.Call, in *putFileIn) (*legate.Result, error) {
-	owner, name, err := t.repoOf(in.Repo)
+func (t writes) put(ctx context.Context, call *connectors.Call, in *putFileIn) (*legate.Result, error) {
+	owner, name, err := t.RepoOf(in.Repo)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +52,7 @@ func (t repoWrites) put(ctx context.Context, call *connectors.Call, in *putFileI
 	case len(in.Content) > MaxPutBytes:
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "github: content: at most %d bytes, got %d", MaxPutBytes, len(in.Content))
 	}
-	out, err := writeOnce(ctx, t.Connector, call, func(ctx context.Context, api *github.Client, _ string) (*FileCommit, error) {
+	out, err := ghcore.WriteOnce(ctx, t.Core, call, func(ctx context.Context, api *github.Client, _ string) (*FileCommit, error) {
 		opts := &github.RepositoryContentFileOptions{Message: &in.Message, Content: []byte(in.Content), Branch: &in.Branch}
 		if in.SHA != "" {
 			opts.SHA = &in.SHA
@@ -66,7 +67,7 @@ func (t repoWrites) put(ctx context.Context, call *connectors.Call, in *putFileI
 		// to it made since.
 		f, _, _, err := api.Repositories.GetContents(ctx, owner, name, in.Path, &github.RepositoryContentGetOptions{Ref: in.Branch})
 		if err != nil {
-			if legateNotFound(ctx, err) {
+			if ghcore.IsNotFound(ctx, err) {
 				return nil, nil
 			}
 			return nil, err
@@ -86,8 +87,8 @@ func (t repoWrites) put(ctx context.Context, call *connectors.Call, in *putFileI
 	return &legate.Result{Structured: out, Text: fmt.Sprintf("committed %s to %s: %s", out.Path, out.Branch, out.CommitSHA)}, nil
 }
 
-func (t repoWrites) branch(ctx context.Context, call *connectors.Call, in *createBranchIn) (*legate.Result, error) {
-	owner, name, err := t.repoOf(in.Repo)
+func (t writes) branch(ctx context.Context, call *connectors.Call, in *createBranchIn) (*legate.Result, error) {
+	owner, name, err := t.RepoOf(in.Repo)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +96,7 @@ func (t repoWrites) branch(ctx context.Context, call *connectors.Call, in *creat
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "github: branch: give the new branch's name")
 	}
 	var sha string
-	err = t.read(ctx, call, func(ctx context.Context, api *github.Client) error {
+	err = t.Read(ctx, call, func(ctx context.Context, api *github.Client) error {
 		from := in.From
 		if from == "" {
 			r, _, err := api.Repositories.Get(ctx, owner, name)
@@ -112,7 +113,7 @@ func (t repoWrites) branch(ctx context.Context, call *connectors.Call, in *creat
 		return nil, err
 	}
 	ref := "refs/heads/" + in.Branch
-	out, err := writeOnce(ctx, t.Connector, call, func(ctx context.Context, api *github.Client, _ string) (*Branch, error) {
+	out, err := ghcore.WriteOnce(ctx, t.Core, call, func(ctx context.Context, api *github.Client, _ string) (*Branch, error) {
 		r, _, err := api.Git.CreateRef(ctx, owner, name, github.CreateRef{Ref: ref, SHA: sha})
 		if err != nil {
 			return nil, err
@@ -122,7 +123,7 @@ func (t repoWrites) branch(ctx context.Context, call *connectors.Call, in *creat
 		// Lost: the branch is there, at the commit.
 		r, _, err := api.Git.GetRef(ctx, owner, name, "heads/"+in.Branch)
 		if err != nil {
-			if legateNotFound(ctx, err) {
+			if ghcore.IsNotFound(ctx, err) {
 				return nil, nil
 			}
 			return nil, err
@@ -136,9 +137,4 @@ func (t repoWrites) branch(ctx context.Context, call *connectors.Call, in *creat
 		return nil, err
 	}
 	return &legate.Result{Structured: out, Text: fmt.Sprintf("created branch %s at %s", out.Name, out.SHA)}, nil
-}
-
-// legateNotFound reports whether err is GitHub's 404.
-func legateNotFound(ctx context.Context, err error) bool {
-	return legate.CodeOf(mapError(ctx, err)) == legate.CodeNotFound
 }

@@ -1,4 +1,4 @@
-package github
+package ghcore
 
 import (
 	"context"
@@ -18,13 +18,13 @@ import (
 // request's ids share a form (owner/name#number), and a tool taking one
 // accepts the other's ref: on GitHub every pull request is an issue.
 const (
-	kindIssue   = "issue"
-	kindPull    = "pull"
+	KindIssue   = "issue"
+	KindPull    = "pull"
 	kindComment = "comment"
 )
 
-// issueID is the provider id of an issue or a pull request: owner/name#number.
-func issueID(repo string, number int) string { return repo + "#" + strconv.Itoa(number) }
+// IssueID is the provider id of an issue or a pull request: owner/name#number.
+func IssueID(repo string, number int) string { return repo + "#" + strconv.Itoa(number) }
 
 func splitIssueID(id string) (repo string, number int, ok bool) {
 	repo, num, found := strings.Cut(id, "#")
@@ -48,7 +48,7 @@ func webHosts(base string) []string {
 }
 
 // webPath returns the path segments of a web URL of one of c's hosts.
-func (c *Connector) webPath(arg string) ([]string, bool) {
+func (c *Core) webPath(arg string) ([]string, bool) {
 	u, err := url.Parse(arg)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") {
 		return nil, false
@@ -62,10 +62,10 @@ func (c *Connector) webPath(arg string) ([]string, bool) {
 	return nil, false
 }
 
-// parseRepo accepts owner/name or a repository's web URL
+// ParseRepo accepts owner/name or a repository's web URL
 // (https://github.com/owner/name/...) and checks the result against the
 // pattern and the allow-list; it returns owner/name.
-func (c *Connector) parseRepo(arg string) (string, error) {
+func (c *Core) ParseRepo(arg string) (string, error) {
 	if strings.Contains(arg, "://") {
 		seg, ok := c.webPath(arg)
 		if !ok || len(seg) < 2 {
@@ -80,7 +80,7 @@ func (c *Connector) parseRepo(arg string) (string, error) {
 // parseNumbered accepts owner/name#123 or an issue's or pull request's
 // web URL (…/owner/name/issues/123, …/pull/123) and returns the
 // repository and number, unchecked.
-func (c *Connector) parseNumbered(arg string) (string, int, bool) {
+func (c *Core) parseNumbered(arg string) (string, int, bool) {
 	if !strings.Contains(arg, "://") {
 		return splitIssueID(arg)
 	}
@@ -92,45 +92,45 @@ func (c *Connector) parseNumbered(arg string) (string, int, bool) {
 	return seg[0] + "/" + seg[1], n, err == nil && n > 0
 }
 
-// numberArg names an issue or a pull request: by ref (of either kind), by
+// NumberArg names an issue or a pull request: by ref (of either kind), by
 // GitHub's own id (owner/name#123, its URL), or by repo and number.
-type numberArg struct {
-	ref, repo string
-	number    int
+type NumberArg struct {
+	Ref, Repo string
+	Number    int
 }
 
-// numbered resolves a numberArg to its repository (checked against the
+// Numbered resolves a NumberArg to its repository (checked against the
 // allow-list) and number; what names the argument in errors.
-func (c *Connector) numbered(call *connectors.Call, what string, in numberArg) (owner, name string, number int, err error) {
+func (c *Core) Numbered(call *connectors.Call, what string, in NumberArg) (owner, name string, number int, err error) {
 	switch {
-	case in.ref != "" && (in.repo != "" || in.number != 0):
+	case in.Ref != "" && (in.Repo != "" || in.Number != 0):
 		return "", "", 0, legate.Errorf(legate.CodeInvalidArgument, "github: give %s, or repo and number, not both", what)
-	case in.ref == "" && (in.repo == "" || in.number <= 0):
+	case in.Ref == "" && (in.Repo == "" || in.Number <= 0):
 		return "", "", 0, legate.Errorf(legate.CodeInvalidArgument, "github: give %s (a ref, owner/name#123 or its URL), or repo and a positive number", what)
-	case in.ref == "":
-		repo, err := c.parseRepo(in.repo)
+	case in.Ref == "":
+		repo, err := c.ParseRepo(in.Repo)
 		owner, name, _ = strings.Cut(repo, "/")
-		return owner, name, in.number, err
+		return owner, name, in.Number, err
 	}
-	repo, n, ok := c.parseNumbered(in.ref)
-	if strings.HasPrefix(in.ref, kindIssue+"://") || strings.HasPrefix(in.ref, kindPull+"://") {
-		kind, _, _ := strings.Cut(in.ref, "://")
-		id, err := c.kit.Resolve(call, kind, in.ref)
+	repo, n, ok := c.parseNumbered(in.Ref)
+	if strings.HasPrefix(in.Ref, KindIssue+"://") || strings.HasPrefix(in.Ref, KindPull+"://") {
+		kind, _, _ := strings.Cut(in.Ref, "://")
+		id, err := c.Kit.Resolve(call, kind, in.Ref)
 		if err != nil {
 			return "", "", 0, err
 		}
 		repo, n, ok = splitIssueID(id)
 	}
 	if !ok {
-		return "", "", 0, legate.Errorf(legate.CodeInvalidArgument, "github: %s: %q is neither a ref, owner/name#123 nor an issue or pull request URL of this instance", what, in.ref)
+		return "", "", 0, legate.Errorf(legate.CodeInvalidArgument, "github: %s: %q is neither a ref, owner/name#123 nor an issue or pull request URL of this instance", what, in.Ref)
 	}
 	owner, name, err = c.repo(repo)
 	return owner, name, n, err
 }
 
-// self returns the login of token's account (GET /user), asked once per
+// Self returns the login of token's account (GET /user), asked once per
 // token and instance.
-func (c *Connector) self(ctx context.Context, api *github.Client, token string) (string, error) {
+func (c *Core) Self(ctx context.Context, api *github.Client, token string) (string, error) {
 	sum := sha256.Sum256([]byte(token))
 	key := hex.EncodeToString(sum[:])
 	c.loginMu.Lock()
@@ -141,7 +141,7 @@ func (c *Connector) self(ctx context.Context, api *github.Client, token string) 
 	}
 	u, _, err := api.Users.Get(ctx, "")
 	if err != nil {
-		return "", mapError(ctx, err)
+		return "", MapError(ctx, err)
 	}
 	c.loginMu.Lock()
 	c.login[key] = u.GetLogin()

@@ -1,4 +1,4 @@
-package github
+package pulls
 
 import (
 	"context"
@@ -11,11 +11,12 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/github/ghcore"
 	"github.com/legate-mcp/legate/connectors/saas"
 )
 
-// pullWrites are the writes of the pull_requests toolset.
-type pullWrites struct{ pulls }
+// writes are the writes of the pull_requests toolset.
+type writes struct{ Tools }
 
 type createPullIn struct {
 	Repo  string `json:"repo" jsonschema:"the repository, owner/name or its URL"`
@@ -63,7 +64,7 @@ type mergePullIn struct {
 	Message string `json:"commit_message,omitempty"`
 }
 
-func (t pullWrites) tools() []connectors.Tool {
+func (t writes) list() []connectors.Tool {
 	return []connectors.Tool{
 		connectors.Returning[Pull](connectors.NewTool("create_pull",
 			"Open a pull request from head into base; returns it. "+saas.OnceNote, legate.ClassWrite, t.create)),
@@ -79,12 +80,12 @@ func (t pullWrites) tools() []connectors.Tool {
 	}
 }
 
-func (t pullWrites) create(ctx context.Context, call *connectors.Call, in *createPullIn) (*legate.Result, error) {
-	repo, err := t.parseRepo(in.Repo)
+func (t writes) create(ctx context.Context, call *connectors.Call, in *createPullIn) (*legate.Result, error) {
+	repo, err := t.ParseRepo(in.Repo)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkText(in.Title, in.Body); err != nil {
+	if err := ghcore.CheckText(in.Title, in.Body); err != nil {
 		return nil, err
 	}
 	if in.Head == "" || in.Base == "" {
@@ -95,9 +96,9 @@ func (t pullWrites) create(ctx context.Context, call *connectors.Call, in *creat
 	if !strings.Contains(head, ":") {
 		head = owner + ":" + head
 	}
-	out, err := writeOnce(ctx, t.Connector, call, func(ctx context.Context, api *github.Client, marker string) (*Pull, error) {
+	out, err := ghcore.WriteOnce(ctx, t.Core, call, func(ctx context.Context, api *github.Client, marker string) (*Pull, error) {
 		p, _, err := api.PullRequests.Create(ctx, owner, name, &github.NewPullRequest{Title: &in.Title, Head: &in.Head, Base: &in.Base,
-			Body: github.Ptr(t.mark(in.Body, marker)), Draft: &in.Draft})
+			Body: github.Ptr(t.Mark(in.Body, marker)), Draft: &in.Draft})
 		if err != nil {
 			return nil, err
 		}
@@ -111,7 +112,7 @@ func (t pullWrites) create(ctx context.Context, call *connectors.Call, in *creat
 			return nil, err
 		}
 		i := slices.IndexFunc(got, func(p *github.PullRequest) bool {
-			return recent(p.GetCreatedAt(), since) && p.GetTitle() == in.Title && t.same(p.GetBody(), in.Body, marker)
+			return ghcore.Recent(p.GetCreatedAt(), since) && p.GetTitle() == in.Title && t.Same(p.GetBody(), in.Body, marker)
 		})
 		if i < 0 {
 			return nil, nil
@@ -125,19 +126,19 @@ func (t pullWrites) create(ctx context.Context, call *connectors.Call, in *creat
 	return &legate.Result{Structured: out, Text: "opened " + pullText(*out)}, nil
 }
 
-func (t pullWrites) update(ctx context.Context, call *connectors.Call, in *updatePullIn) (*legate.Result, error) {
-	owner, name, number, err := t.numbered(call, "pull", in.arg())
+func (t writes) update(ctx context.Context, call *connectors.Call, in *updatePullIn) (*legate.Result, error) {
+	owner, name, number, err := t.Numbered(call, "pull", in.arg())
 	if err != nil {
 		return nil, err
 	}
-	if in.State, err = oneOf("state", in.State, "", "open", "closed"); err != nil {
+	if in.State, err = ghcore.OneOf("state", in.State, "", "open", "closed"); err != nil {
 		return nil, err
 	}
 	if in.Title != nil {
-		err = checkText(*in.Title, "")
+		err = ghcore.CheckText(*in.Title, "")
 	}
 	if in.Body != nil && err == nil {
-		err = checkText("-", *in.Body)
+		err = ghcore.CheckText("-", *in.Body)
 	}
 	if err != nil {
 		return nil, err
@@ -160,7 +161,9 @@ func (t pullWrites) update(ctx context.Context, call *connectors.Call, in *updat
 	out, err := t.pullWrite(ctx, call, owner, name, number, func(ctx context.Context, api *github.Client) (*github.PullRequest, error) {
 		p, _, err := api.PullRequests.Edit(ctx, owner, name, number, req)
 		return p, err
-	}, func(p *github.PullRequest, since time.Time) bool { return recent(p.GetUpdatedAt(), since) && holds(p) })
+	}, func(p *github.PullRequest, since time.Time) bool {
+		return ghcore.Recent(p.GetUpdatedAt(), since) && holds(p)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -170,10 +173,10 @@ func (t pullWrites) update(ctx context.Context, call *connectors.Call, in *updat
 // pullWrite is a write to pull request number whose lost answer is found
 // by reading the pull request back: done reports whether it shows the
 // write, made since.
-func (t pullWrites) pullWrite(ctx context.Context, call *connectors.Call, owner, name string, number int,
+func (t writes) pullWrite(ctx context.Context, call *connectors.Call, owner, name string, number int,
 	send func(ctx context.Context, api *github.Client) (*github.PullRequest, error), done func(p *github.PullRequest, since time.Time) bool) (*Pull, error) {
 	repo := owner + "/" + name
-	return writeOnce(ctx, t.Connector, call, func(ctx context.Context, api *github.Client, _ string) (*Pull, error) {
+	return ghcore.WriteOnce(ctx, t.Core, call, func(ctx context.Context, api *github.Client, _ string) (*Pull, error) {
 		p, err := send(ctx, api)
 		if err != nil {
 			return nil, err
@@ -190,8 +193,8 @@ func (t pullWrites) pullWrite(ctx context.Context, call *connectors.Call, owner,
 	})
 }
 
-func (t pullWrites) request(ctx context.Context, call *connectors.Call, in *requestReviewersIn) (*legate.Result, error) {
-	owner, name, number, err := t.numbered(call, "pull", in.arg())
+func (t writes) request(ctx context.Context, call *connectors.Call, in *requestReviewersIn) (*legate.Result, error) {
+	owner, name, number, err := t.Numbered(call, "pull", in.arg())
 	if err != nil {
 		return nil, err
 	}
@@ -212,18 +215,18 @@ func (t pullWrites) request(ctx context.Context, call *connectors.Call, in *requ
 	return &legate.Result{Structured: out, Text: fmt.Sprintf("asked %s to review #%d", strings.Join(out.Reviewers, ", "), out.Number)}, nil
 }
 
-func (t pullWrites) review(ctx context.Context, call *connectors.Call, in *submitReviewIn) (*legate.Result, error) {
-	owner, name, number, err := t.numbered(call, "pull", in.arg())
+func (t writes) review(ctx context.Context, call *connectors.Call, in *submitReviewIn) (*legate.Result, error) {
+	owner, name, number, err := t.Numbered(call, "pull", in.arg())
 	if err != nil {
 		return nil, err
 	}
-	if _, err := oneOf("event", in.Event, "COMMENT", "APPROVE", "REQUEST_CHANGES"); err != nil || in.Event == "" {
+	if _, err := ghcore.OneOf("event", in.Event, "COMMENT", "APPROVE", "REQUEST_CHANGES"); err != nil || in.Event == "" {
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "github: event: COMMENT, APPROVE or REQUEST_CHANGES, got %q", in.Event)
 	}
 	if in.Event != "APPROVE" && strings.TrimSpace(in.Body) == "" && len(in.Comments) == 0 {
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "github: body: %s needs a text", in.Event)
 	}
-	if err := checkText("-", in.Body); err != nil {
+	if err := ghcore.CheckText("-", in.Body); err != nil {
 		return nil, err
 	}
 	req := &github.PullRequestReviewRequest{Event: &in.Event}
@@ -232,7 +235,7 @@ func (t pullWrites) review(ctx context.Context, call *connectors.Call, in *submi
 	}
 	for _, c := range in.Comments {
 		side := c.Side
-		if side, err = oneOf("comments.side", side, "RIGHT", "LEFT"); err != nil {
+		if side, err = ghcore.OneOf("comments.side", side, "RIGHT", "LEFT"); err != nil {
 			return nil, err
 		}
 		if c.Path == "" || c.Line <= 0 || strings.TrimSpace(c.Body) == "" {
@@ -241,10 +244,10 @@ func (t pullWrites) review(ctx context.Context, call *connectors.Call, in *submi
 		req.Comments = append(req.Comments, &github.DraftReviewComment{Path: github.Ptr(c.Path), Line: github.Ptr(c.Line), Side: github.Ptr(side), Body: github.Ptr(c.Body)})
 	}
 	state := map[string]string{"COMMENT": "COMMENTED", "APPROVE": "APPROVED", "REQUEST_CHANGES": "CHANGES_REQUESTED"}[in.Event]
-	out, err := writeOnce(ctx, t.Connector, call, func(ctx context.Context, api *github.Client, marker string) (*Review, error) {
+	out, err := ghcore.WriteOnce(ctx, t.Core, call, func(ctx context.Context, api *github.Client, marker string) (*Review, error) {
 		r := *req
-		if in.Body != "" || t.kit.Markers() {
-			r.Body = github.Ptr(t.mark(in.Body, marker))
+		if in.Body != "" || t.Kit.Markers() {
+			r.Body = github.Ptr(t.Mark(in.Body, marker))
 		}
 		got, _, err := api.PullRequests.CreateReview(ctx, owner, name, number, &r)
 		if err != nil {
@@ -257,10 +260,10 @@ func (t pullWrites) review(ctx context.Context, call *connectors.Call, in *submi
 		if err != nil {
 			return nil, err
 		}
-		got, err := findIn(func(page int) ([]*github.PullRequestReview, *github.Response, error) {
+		got, err := ghcore.FindIn(func(page int) ([]*github.PullRequestReview, *github.Response, error) {
 			return api.PullRequests.ListReviews(ctx, owner, name, number, &github.ListOptions{Page: page, PerPage: 100})
 		}, func(r *github.PullRequestReview) bool {
-			return r.GetUser().GetLogin() == login && r.GetState() == state && recent(r.GetSubmittedAt(), since) && t.same(r.GetBody(), in.Body, marker)
+			return r.GetUser().GetLogin() == login && r.GetState() == state && ghcore.Recent(r.GetSubmittedAt(), since) && t.Same(r.GetBody(), in.Body, marker)
 		})
 		if got == nil || err != nil {
 			return nil, err
@@ -274,12 +277,12 @@ func (t pullWrites) review(ctx context.Context, call *connectors.Call, in *submi
 	return &legate.Result{Structured: out, Text: fmt.Sprintf("reviewed #%d: %s %s", number, out.State, out.URL)}, nil
 }
 
-func (t pullWrites) merge(ctx context.Context, call *connectors.Call, in *mergePullIn) (*legate.Result, error) {
-	owner, name, number, err := t.numbered(call, "pull", in.arg())
+func (t writes) merge(ctx context.Context, call *connectors.Call, in *mergePullIn) (*legate.Result, error) {
+	owner, name, number, err := t.Numbered(call, "pull", in.arg())
 	if err != nil {
 		return nil, err
 	}
-	if in.Method, err = oneOf("method", in.Method, "merge", "squash", "rebase"); err != nil {
+	if in.Method, err = ghcore.OneOf("method", in.Method, "merge", "squash", "rebase"); err != nil {
 		return nil, err
 	}
 	out, err := t.pullWrite(ctx, call, owner, name, number, func(ctx context.Context, api *github.Client) (*github.PullRequest, error) {

@@ -1,4 +1,6 @@
-package github
+// Package repos holds the github connector's repos toolset: contents,
+// commits, branches and releases; put a file, create a branch.
+package repos
 
 import (
 	"context"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/github/ghcore"
 	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
 )
@@ -23,8 +26,8 @@ const (
 	MaxPutBytes = 1 << 20
 )
 
-// repos are the tools of the repos toolset.
-type repos struct{ *Connector }
+// Tools are the tools of the repos toolset.
+type Tools struct{ *ghcore.Core }
 
 // Content is a file's text or a directory's entries, at a ref.
 type Content struct {
@@ -66,15 +69,15 @@ type Branch struct {
 
 // Commit is a commit, with its stats and files when read alone.
 type Commit struct {
-	SHA       string        `json:"sha"`
-	Message   string        `json:"message"`
-	Author    string        `json:"author" jsonschema:"the author's name, and login when GitHub knows it"`
-	Date      time.Time     `json:"date,omitzero"`
-	URL       string        `json:"url,omitempty"`
-	Parents   []string      `json:"parents,omitempty"`
-	Additions int           `json:"additions,omitempty"`
-	Deletions int           `json:"deletions,omitempty"`
-	Files     []ChangedFile `json:"files,omitempty" jsonschema:"the files changed, at most 300 (GitHub's first page)"`
+	SHA       string               `json:"sha"`
+	Message   string               `json:"message"`
+	Author    string               `json:"author" jsonschema:"the author's name, and login when GitHub knows it"`
+	Date      time.Time            `json:"date,omitzero"`
+	URL       string               `json:"url,omitempty"`
+	Parents   []string             `json:"parents,omitempty"`
+	Additions int                  `json:"additions,omitempty"`
+	Deletions int                  `json:"deletions,omitempty"`
+	Files     []ghcore.ChangedFile `json:"files,omitempty" jsonschema:"the files changed, at most 300 (GitHub's first page)"`
 }
 
 // Release is a release of a repository.
@@ -91,24 +94,15 @@ type Release struct {
 	Assets      []string      `json:"assets,omitempty" jsonschema:"the assets' names"`
 }
 
-type repoIn struct {
-	Repo string `json:"repo" jsonschema:"the repository, owner/name or its URL"`
-}
-
-type repoPageIn struct {
-	saas.Page
-	repoIn
-}
-
 type getFileIn struct {
-	repoIn
+	ghcore.RepoIn
 	Path   string `json:"path" jsonschema:"the file's or directory's path; empty for the root"`
 	Ref    string `json:"ref,omitempty" jsonschema:"a branch, tag or commit; the default branch when absent"`
 	Offset int    `json:"offset,omitempty" jsonschema:"where in the file's text to start, in bytes: next_offset of the previous call"`
 }
 
 type listCommitsIn struct {
-	repoPageIn
+	ghcore.RepoPageIn
 	SHA    string    `json:"sha,omitempty" jsonschema:"a branch or commit to list from; the default branch when absent"`
 	Path   string    `json:"path,omitempty" jsonschema:"only commits touching this path"`
 	Author string    `json:"author,omitempty" jsonschema:"only commits by this login or email"`
@@ -116,12 +110,13 @@ type listCommitsIn struct {
 }
 
 type getCommitIn struct {
-	repoIn
+	ghcore.RepoIn
 	SHA string `json:"sha" jsonschema:"the commit's sha (or a branch or tag)"`
 }
 
-func (t repos) tools() []connectors.Tool {
-	page := fmt.Sprintf(" A page at a time: limit (default %d, at most %d) and cursor.", DefaultIssues, MaxIssues)
+// List returns the toolset's tools.
+func (t Tools) List() []connectors.Tool {
+	page := fmt.Sprintf(" A page at a time: limit (default %d, at most %d) and cursor.", ghcore.DefaultPage, ghcore.MaxPage)
 	return append([]connectors.Tool{
 		connectors.Returning[Content](connectors.NewTool("get_file",
 			fmt.Sprintf("Read a file's text (at most %d bytes from offset; truncated and next_offset say when it goes on; a binary file says so) or a directory's entries, at a ref.", MaxFileBytes),
@@ -136,11 +131,11 @@ func (t repos) tools() []connectors.Tool {
 			"List a repository's releases, newest first."+page, legate.ClassRead, t.releases)),
 		connectors.Returning[Release](connectors.NewTool("get_latest_release",
 			"Read a repository's latest published release (not a draft or prerelease).", legate.ClassRead, t.latest)),
-	}, repoWrites{t}.tools()...)
+	}, writes{t}.list()...)
 }
 
-func (t repos) file(ctx context.Context, call *connectors.Call, in *getFileIn) (*legate.Result, error) {
-	owner, name, err := t.repoOf(in.Repo)
+func (t Tools) file(ctx context.Context, call *connectors.Call, in *getFileIn) (*legate.Result, error) {
+	owner, name, err := t.RepoOf(in.Repo)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +143,7 @@ func (t repos) file(ctx context.Context, call *connectors.Call, in *getFileIn) (
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "github: offset: must not be negative")
 	}
 	var out Content
-	err = t.read(ctx, call, func(ctx context.Context, api *github.Client) error {
+	err = t.Read(ctx, call, func(ctx context.Context, api *github.Client) error {
 		f, dir, _, err := api.Repositories.GetContents(ctx, owner, name, in.Path, &github.RepositoryContentGetOptions{Ref: in.Ref})
 		if err != nil {
 			return err
@@ -172,7 +167,7 @@ func (t repos) file(ctx context.Context, call *connectors.Call, in *getFileIn) (
 			out.Binary = true
 			return nil
 		}
-		out.Text, out.NextOffset = cut(text, in.Offset, MaxFileBytes)
+		out.Text, out.NextOffset = ghcore.Cut(text, in.Offset, MaxFileBytes)
 		out.Truncated = out.NextOffset > 0
 		return nil
 	})
@@ -199,16 +194,9 @@ func contentText(c Content) string {
 	return fmt.Sprintf("%s (sha %s)\n%s", c.Path, c.SHA, c.Text)
 }
 
-// repoOf parses and checks a repo argument and returns its parts.
-func (c *Connector) repoOf(arg string) (owner, name string, err error) {
-	repo, err := c.parseRepo(arg)
-	owner, name, _ = strings.Cut(repo, "/")
-	return owner, name, err
-}
-
 func commitOf(rc *github.RepositoryCommit) Commit {
 	gc := rc.GetCommit()
-	out := Commit{SHA: rc.GetSHA(), Message: gc.GetMessage(), Author: gc.GetAuthor().GetName(), Date: utc(gc.GetAuthor().Date), URL: rc.GetHTMLURL(),
+	out := Commit{SHA: rc.GetSHA(), Message: gc.GetMessage(), Author: gc.GetAuthor().GetName(), Date: ghcore.UTC(gc.GetAuthor().Date), URL: rc.GetHTMLURL(),
 		Additions: rc.GetStats().GetAdditions(), Deletions: rc.GetStats().GetDeletions()}
 	if l := rc.GetAuthor().GetLogin(); l != "" {
 		out.Author += " (" + l + ")"
@@ -217,7 +205,7 @@ func commitOf(rc *github.RepositoryCommit) Commit {
 		out.Parents = append(out.Parents, p.GetSHA())
 	}
 	if len(rc.Files) > 0 {
-		out.Files = changedFiles(rc.Files)
+		out.Files = ghcore.ChangedFiles(rc.Files)
 	}
 	return out
 }
@@ -227,12 +215,12 @@ func commitLine(c Commit) string {
 	return fmt.Sprintf("%.7s %s — %s, %s", c.SHA, first, c.Author, c.Date.Format(time.DateOnly))
 }
 
-func (t repos) commits(ctx context.Context, call *connectors.Call, in *listCommitsIn) (*legate.Result, error) {
-	owner, name, err := t.repoOf(in.Repo)
+func (t Tools) commits(ctx context.Context, call *connectors.Call, in *listCommitsIn) (*legate.Result, error) {
+	owner, name, err := t.RepoOf(in.Repo)
 	if err != nil {
 		return nil, err
 	}
-	out, err := listPage(ctx, t.Connector, call, in.Page, DefaultIssues, MaxIssues, func(ctx context.Context, api *github.Client, lo github.ListOptions) ([]Commit, *github.Response, error) {
+	out, err := ghcore.ListPage(ctx, t.Core, call, in.Page, ghcore.DefaultPage, ghcore.MaxPage, func(ctx context.Context, api *github.Client, lo github.ListOptions) ([]Commit, *github.Response, error) {
 		got, resp, err := api.Repositories.ListCommits(ctx, owner, name, &github.CommitsListOptions{SHA: in.SHA, Path: in.Path, Author: in.Author, Since: in.Since, ListOptions: lo})
 		var items []Commit
 		for _, rc := range got {
@@ -243,11 +231,11 @@ func (t repos) commits(ctx context.Context, call *connectors.Call, in *listCommi
 	if err != nil {
 		return nil, err
 	}
-	return listResult(out, "commit(s)", commitLine), nil
+	return ghcore.ListResult(out, "commit(s)", commitLine), nil
 }
 
-func (t repos) commit(ctx context.Context, call *connectors.Call, in *getCommitIn) (*legate.Result, error) {
-	owner, name, err := t.repoOf(in.Repo)
+func (t Tools) commit(ctx context.Context, call *connectors.Call, in *getCommitIn) (*legate.Result, error) {
+	owner, name, err := t.RepoOf(in.Repo)
 	if err != nil {
 		return nil, err
 	}
@@ -255,7 +243,7 @@ func (t repos) commit(ctx context.Context, call *connectors.Call, in *getCommitI
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "github: sha: give the commit's sha, a branch or a tag")
 	}
 	var out Commit
-	err = t.read(ctx, call, func(ctx context.Context, api *github.Client) error {
+	err = t.Read(ctx, call, func(ctx context.Context, api *github.Client) error {
 		rc, _, err := api.Repositories.GetCommit(ctx, owner, name, in.SHA, &github.ListOptions{PerPage: 300})
 		if err == nil {
 			out = commitOf(rc)
@@ -273,12 +261,12 @@ func (t repos) commit(ctx context.Context, call *connectors.Call, in *getCommitI
 	return &legate.Result{Structured: out, Text: b.String()}, nil
 }
 
-func (t repos) branches(ctx context.Context, call *connectors.Call, in *repoPageIn) (*legate.Result, error) {
-	owner, name, err := t.repoOf(in.Repo)
+func (t Tools) branches(ctx context.Context, call *connectors.Call, in *ghcore.RepoPageIn) (*legate.Result, error) {
+	owner, name, err := t.RepoOf(in.Repo)
 	if err != nil {
 		return nil, err
 	}
-	out, err := listPage(ctx, t.Connector, call, in.Page, DefaultIssues, MaxIssues, func(ctx context.Context, api *github.Client, lo github.ListOptions) ([]Branch, *github.Response, error) {
+	out, err := ghcore.ListPage(ctx, t.Core, call, in.Page, ghcore.DefaultPage, ghcore.MaxPage, func(ctx context.Context, api *github.Client, lo github.ListOptions) ([]Branch, *github.Response, error) {
 		got, resp, err := api.Repositories.ListBranches(ctx, owner, name, &github.BranchListOptions{ListOptions: lo})
 		var items []Branch
 		for _, b := range got {
@@ -289,12 +277,12 @@ func (t repos) branches(ctx context.Context, call *connectors.Call, in *repoPage
 	if err != nil {
 		return nil, err
 	}
-	return listResult(out, "branch(es)", func(b Branch) string { return fmt.Sprintf("%s %.7s", b.Name, b.SHA) }), nil
+	return ghcore.ListResult(out, "branch(es)", func(b Branch) string { return fmt.Sprintf("%s %.7s", b.Name, b.SHA) }), nil
 }
 
 func releaseOf(r *github.RepositoryRelease) Release {
 	out := Release{ID: r.GetID(), Tag: r.GetTagName(), Name: r.GetName(), Body: r.GetBody(), Draft: r.GetDraft(), Prerelease: r.GetPrerelease(),
-		Author: person(r.GetAuthor()), PublishedAt: utc(r.PublishedAt), URL: r.GetHTMLURL()}
+		Author: ghcore.Person(r.GetAuthor()), PublishedAt: ghcore.UTC(r.PublishedAt), URL: r.GetHTMLURL()}
 	for _, a := range r.Assets {
 		out.Assets = append(out.Assets, a.GetName())
 	}
@@ -305,12 +293,12 @@ func releaseLine(r Release) string {
 	return fmt.Sprintf("%s %s (%s) %s", r.Tag, r.Name, r.PublishedAt.Format(time.DateOnly), r.URL)
 }
 
-func (t repos) releases(ctx context.Context, call *connectors.Call, in *repoPageIn) (*legate.Result, error) {
-	owner, name, err := t.repoOf(in.Repo)
+func (t Tools) releases(ctx context.Context, call *connectors.Call, in *ghcore.RepoPageIn) (*legate.Result, error) {
+	owner, name, err := t.RepoOf(in.Repo)
 	if err != nil {
 		return nil, err
 	}
-	out, err := listPage(ctx, t.Connector, call, in.Page, DefaultIssues, MaxIssues, func(ctx context.Context, api *github.Client, lo github.ListOptions) ([]Release, *github.Response, error) {
+	out, err := ghcore.ListPage(ctx, t.Core, call, in.Page, ghcore.DefaultPage, ghcore.MaxPage, func(ctx context.Context, api *github.Client, lo github.ListOptions) ([]Release, *github.Response, error) {
 		got, resp, err := api.Repositories.ListReleases(ctx, owner, name, &lo)
 		var items []Release
 		for _, r := range got {
@@ -321,16 +309,16 @@ func (t repos) releases(ctx context.Context, call *connectors.Call, in *repoPage
 	if err != nil {
 		return nil, err
 	}
-	return listResult(out, "release(s)", releaseLine), nil
+	return ghcore.ListResult(out, "release(s)", releaseLine), nil
 }
 
-func (t repos) latest(ctx context.Context, call *connectors.Call, in *repoIn) (*legate.Result, error) {
-	owner, name, err := t.repoOf(in.Repo)
+func (t Tools) latest(ctx context.Context, call *connectors.Call, in *ghcore.RepoIn) (*legate.Result, error) {
+	owner, name, err := t.RepoOf(in.Repo)
 	if err != nil {
 		return nil, err
 	}
 	var out Release
-	err = t.read(ctx, call, func(ctx context.Context, api *github.Client) error {
+	err = t.Read(ctx, call, func(ctx context.Context, api *github.Client) error {
 		r, _, err := api.Repositories.GetLatestRelease(ctx, owner, name)
 		if err == nil {
 			out = releaseOf(r)

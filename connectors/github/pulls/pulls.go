@@ -1,4 +1,7 @@
-package github
+// Package pulls holds the github connector's pull_requests toolset: list,
+// read with files, diff, reviews and checks; open, update, request
+// reviewers, review and merge.
+package pulls
 
 import (
 	"context"
@@ -11,6 +14,7 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/github/ghcore"
 	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
 )
@@ -23,8 +27,8 @@ const (
 	maxChecks = 300
 )
 
-// pulls are the tools of the pull_requests toolset.
-type pulls struct{ *Connector }
+// Tools are the tools of the pull_requests toolset.
+type Tools struct{ *ghcore.Core }
 
 // pullArg names a pull request by its ref, GitHub's id or URL, or by repository and number.
 type pullArg struct {
@@ -33,7 +37,7 @@ type pullArg struct {
 	Number int    `json:"number,omitempty" jsonschema:"the pull request's number in repo"`
 }
 
-func (a pullArg) arg() numberArg { return numberArg{a.Pull, a.Repo, a.Number} }
+func (a pullArg) arg() ghcore.NumberArg { return ghcore.NumberArg{Ref: a.Pull, Repo: a.Repo, Number: a.Number} }
 
 // Pull is a pull request.
 type Pull struct {
@@ -61,24 +65,15 @@ type Pull struct {
 	MergedAt       time.Time     `json:"merged_at,omitzero"`
 }
 
-// ChangedFile is a file a pull request or a commit changes.
-type ChangedFile struct {
-	Path         string `json:"path"`
-	Status       string `json:"status" jsonschema:"added, removed, modified, renamed, copied, changed, unchanged"`
-	PreviousPath string `json:"previous_path,omitempty"`
-	Additions    int    `json:"additions"`
-	Deletions    int    `json:"deletions"`
-}
-
 // PullDetail is a pull request with a page of its files and its diff.
 type PullDetail struct {
 	Pull
-	Files           []ChangedFile `json:"files"`
-	FilesNextCursor string        `json:"files_next_cursor,omitempty" jsonschema:"pass it as files_cursor for the next page of files"`
-	Diff            string        `json:"diff,omitempty" jsonschema:"the unified diff, from diff_offset, at most the connector's limit"`
-	DiffBytes       int           `json:"diff_bytes" jsonschema:"the whole diff's size"`
-	DiffTruncated   bool          `json:"diff_truncated,omitempty" jsonschema:"the diff goes on: call again with diff_offset = diff_next_offset"`
-	DiffNextOffset  int           `json:"diff_next_offset,omitempty"`
+	Files           []ghcore.ChangedFile `json:"files"`
+	FilesNextCursor string               `json:"files_next_cursor,omitempty" jsonschema:"pass it as files_cursor for the next page of files"`
+	Diff            string               `json:"diff,omitempty" jsonschema:"the unified diff, from diff_offset, at most the connector's limit"`
+	DiffBytes       int                  `json:"diff_bytes" jsonschema:"the whole diff's size"`
+	DiffTruncated   bool                 `json:"diff_truncated,omitempty" jsonschema:"the diff goes on: call again with diff_offset = diff_next_offset"`
+	DiffNextOffset  int                  `json:"diff_next_offset,omitempty"`
 }
 
 // Review is a submitted review of a pull request.
@@ -156,8 +151,9 @@ type pullIn struct {
 	pullArg
 }
 
-func (t pulls) tools() []connectors.Tool {
-	page := fmt.Sprintf(" A page at a time: limit (default %d, at most %d) and cursor.", DefaultIssues, MaxIssues)
+// List returns the toolset's tools.
+func (t Tools) List() []connectors.Tool {
+	page := fmt.Sprintf(" A page at a time: limit (default %d, at most %d) and cursor.", ghcore.DefaultPage, ghcore.MaxPage)
 	return append([]connectors.Tool{
 		connectors.Returning[saas.List[Pull]](connectors.NewTool("list_pulls",
 			"List a repository's pull requests: state, base, head (owner:branch), sort."+page, legate.ClassRead, t.list)),
@@ -170,17 +166,17 @@ func (t pulls) tools() []connectors.Tool {
 			"List a pull request's review comments, on lines of its diff (the conversation's comments: list_issue_comments)."+page, legate.ClassRead, t.comments)),
 		connectors.Returning[Checks](connectors.NewTool("get_pull_checks",
 			"Did CI pass: the check runs and commit statuses of a pull request's head commit, and one state (success, failure, pending).", legate.ClassRead, t.checks)),
-	}, pullWrites{t}.tools()...)
+	}, writes{t}.list()...)
 }
 
 // pullOf converts a pull request of repo.
-func (c *Connector) pullOf(call *connectors.Call, repo string, p *github.PullRequest) Pull {
-	out := Pull{Object: c.kit.Object(call, "pull", kindPull, issueID(repo, p.GetNumber())),
-		Number: p.GetNumber(), Title: p.GetTitle(), Body: stripMarker(p.GetBody()), State: p.GetState(), Draft: p.GetDraft(),
-		Merged: p.GetMerged() || p.MergedAt != nil, Author: person(p.GetUser()), Head: p.GetHead().GetRef(), HeadSHA: p.GetHead().GetSHA(),
+func (t Tools) pullOf(call *connectors.Call, repo string, p *github.PullRequest) Pull {
+	out := Pull{Object: t.Kit.Object(call, "pull", ghcore.KindPull, ghcore.IssueID(repo, p.GetNumber())),
+		Number: p.GetNumber(), Title: p.GetTitle(), Body: ghcore.StripMarker(p.GetBody()), State: p.GetState(), Draft: p.GetDraft(),
+		Merged: p.GetMerged() || p.MergedAt != nil, Author: ghcore.Person(p.GetUser()), Head: p.GetHead().GetRef(), HeadSHA: p.GetHead().GetSHA(),
 		Base: p.GetBase().GetRef(), Mergeable: p.Mergeable, MergeableState: p.GetMergeableState(), Additions: p.GetAdditions(),
 		Deletions: p.GetDeletions(), ChangedFiles: p.GetChangedFiles(), MergeCommitSHA: p.GetMergeCommitSHA(),
-		CreatedAt: utc(p.CreatedAt), UpdatedAt: utc(p.UpdatedAt), MergedAt: utc(p.MergedAt)}
+		CreatedAt: ghcore.UTC(p.CreatedAt), UpdatedAt: ghcore.UTC(p.UpdatedAt), MergedAt: ghcore.UTC(p.MergedAt)}
 	if hr := p.GetHead().GetRepo(); hr != nil && !strings.EqualFold(hr.GetFullName(), repo) {
 		out.Head = p.GetHead().GetLabel()
 	}
@@ -205,22 +201,22 @@ func pullText(p Pull) string {
 	return s
 }
 
-func (t pulls) list(ctx context.Context, call *connectors.Call, in *listPullsIn) (*legate.Result, error) {
-	repo, err := t.parseRepo(in.Repo)
+func (t Tools) list(ctx context.Context, call *connectors.Call, in *listPullsIn) (*legate.Result, error) {
+	repo, err := t.ParseRepo(in.Repo)
 	if err != nil {
 		return nil, err
 	}
-	if in.State, err = oneOf("state", in.State, "open", "closed", "all"); err != nil {
+	if in.State, err = ghcore.OneOf("state", in.State, "open", "closed", "all"); err != nil {
 		return nil, err
 	}
-	if in.Sort, err = oneOf("sort", in.Sort, "created", "updated", "popularity", "long-running"); err != nil {
+	if in.Sort, err = ghcore.OneOf("sort", in.Sort, "created", "updated", "popularity", "long-running"); err != nil {
 		return nil, err
 	}
-	if in.Direction, err = oneOf("direction", in.Direction, "desc", "asc"); err != nil {
+	if in.Direction, err = ghcore.OneOf("direction", in.Direction, "desc", "asc"); err != nil {
 		return nil, err
 	}
 	owner, name, _ := strings.Cut(repo, "/")
-	out, err := listPage(ctx, t.Connector, call, in.Page, DefaultIssues, MaxIssues, func(ctx context.Context, api *github.Client, lo github.ListOptions) ([]Pull, *github.Response, error) {
+	out, err := ghcore.ListPage(ctx, t.Core, call, in.Page, ghcore.DefaultPage, ghcore.MaxPage, func(ctx context.Context, api *github.Client, lo github.ListOptions) ([]Pull, *github.Response, error) {
 		got, resp, err := api.PullRequests.List(ctx, owner, name, &github.PullRequestListOptions{State: in.State, Base: in.Base, Head: in.Head, Sort: in.Sort, Direction: in.Direction, ListOptions: lo})
 		var items []Pull
 		for _, p := range got {
@@ -231,45 +227,45 @@ func (t pulls) list(ctx context.Context, call *connectors.Call, in *listPullsIn)
 	if err != nil {
 		return nil, err
 	}
-	return listResult(out, "pull request(s) in "+repo, pullText), nil
+	return ghcore.ListResult(out, "pull request(s) in "+repo, pullText), nil
 }
 
-func (t pulls) get(ctx context.Context, call *connectors.Call, in *getPullIn) (*legate.Result, error) {
-	owner, name, number, err := t.numbered(call, "pull", in.arg())
+func (t Tools) get(ctx context.Context, call *connectors.Call, in *getPullIn) (*legate.Result, error) {
+	owner, name, number, err := t.Numbered(call, "pull", in.arg())
 	if err != nil {
 		return nil, err
 	}
 	if in.DiffOffset < 0 {
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "github: diff_offset: must not be negative")
 	}
-	files, err := t.kit.OpenCursor(call, in.FilesCursor)
+	files, err := t.Kit.OpenCursor(call, in.FilesCursor)
 	if err != nil {
 		return nil, err
 	}
-	page, err := pageNumber(saas.Paging{Token: files})
+	page, err := ghcore.PageNumber(saas.Paging{Token: files})
 	if err != nil {
 		return nil, err
 	}
 	repo := owner + "/" + name
 	var out PullDetail
-	err = t.read(ctx, call, func(ctx context.Context, api *github.Client) error {
+	err = t.Read(ctx, call, func(ctx context.Context, api *github.Client) error {
 		p, _, err := api.PullRequests.Get(ctx, owner, name, number)
 		if err != nil {
 			return err
 		}
-		out = PullDetail{Pull: t.pullOf(call, repo, p), Files: []ChangedFile{}}
-		got, resp, err := api.PullRequests.ListFiles(ctx, owner, name, number, &github.ListOptions{Page: page, PerPage: MaxIssues})
+		out = PullDetail{Pull: t.pullOf(call, repo, p), Files: []ghcore.ChangedFile{}}
+		got, resp, err := api.PullRequests.ListFiles(ctx, owner, name, number, &github.ListOptions{Page: page, PerPage: ghcore.MaxPage})
 		if err != nil {
 			return err
 		}
-		out.Files = changedFiles(got)
-		out.FilesNextCursor = t.kit.Cursor(call, nextToken(resp))
+		out.Files = ghcore.ChangedFiles(got)
+		out.FilesNextCursor = t.Kit.Cursor(call, ghcore.NextToken(resp))
 		diff, _, err := api.PullRequests.GetRaw(ctx, owner, name, number, github.RawOptions{Type: github.Diff})
 		if err != nil {
 			return err
 		}
 		out.DiffBytes = len(diff)
-		out.Diff, out.DiffNextOffset = cut(diff, in.DiffOffset, MaxDiffBytes)
+		out.Diff, out.DiffNextOffset = ghcore.Cut(diff, in.DiffOffset, MaxDiffBytes)
 		out.DiffTruncated = out.DiffNextOffset > 0
 		return nil
 	})
@@ -291,41 +287,16 @@ func (t pulls) get(ctx context.Context, call *connectors.Call, in *getPullIn) (*
 	return &legate.Result{Structured: out, Text: b.String()}, nil
 }
 
-// cut returns at most n bytes of s from off, cut back to a line's end
-// when the text goes on, and the offset to go on from (0 at the end).
-func cut(s string, off, n int) (string, int) {
-	if off >= len(s) {
-		return "", 0
-	}
-	s = s[off:]
-	if len(s) <= n {
-		return s, 0
-	}
-	part := s[:n]
-	if i := strings.LastIndexByte(part, '\n'); i > 0 {
-		part = part[:i+1]
-	}
-	return part, off + len(part)
-}
-
-func changedFiles(files []*github.CommitFile) []ChangedFile {
-	out := make([]ChangedFile, 0, len(files))
-	for _, f := range files {
-		out = append(out, ChangedFile{Path: f.GetFilename(), Status: f.GetStatus(), PreviousPath: f.GetPreviousFilename(), Additions: f.GetAdditions(), Deletions: f.GetDeletions()})
-	}
-	return out
-}
-
 func reviewOf(r *github.PullRequestReview) Review {
-	return Review{ID: r.GetID(), Author: person(r.GetUser()), State: r.GetState(), Body: stripMarker(r.GetBody()), CommitID: r.GetCommitID(), URL: r.GetHTMLURL(), SubmittedAt: utc(r.SubmittedAt)}
+	return Review{ID: r.GetID(), Author: ghcore.Person(r.GetUser()), State: r.GetState(), Body: ghcore.StripMarker(r.GetBody()), CommitID: r.GetCommitID(), URL: r.GetHTMLURL(), SubmittedAt: ghcore.UTC(r.SubmittedAt)}
 }
 
-func (t pulls) reviews(ctx context.Context, call *connectors.Call, in *pullPageIn) (*legate.Result, error) {
-	owner, name, number, err := t.numbered(call, "pull", in.arg())
+func (t Tools) reviews(ctx context.Context, call *connectors.Call, in *pullPageIn) (*legate.Result, error) {
+	owner, name, number, err := t.Numbered(call, "pull", in.arg())
 	if err != nil {
 		return nil, err
 	}
-	out, err := listPage(ctx, t.Connector, call, in.Page, DefaultIssues, MaxIssues, func(ctx context.Context, api *github.Client, lo github.ListOptions) ([]Review, *github.Response, error) {
+	out, err := ghcore.ListPage(ctx, t.Core, call, in.Page, ghcore.DefaultPage, ghcore.MaxPage, func(ctx context.Context, api *github.Client, lo github.ListOptions) ([]Review, *github.Response, error) {
 		got, resp, err := api.PullRequests.ListReviews(ctx, owner, name, number, &lo)
 		var items []Review
 		for _, r := range got {
@@ -336,38 +307,38 @@ func (t pulls) reviews(ctx context.Context, call *connectors.Call, in *pullPageI
 	if err != nil {
 		return nil, err
 	}
-	return listResult(out, "review(s)", func(r Review) string { return fmt.Sprintf("%s %s: %s", r.Author.Name, r.State, r.Body) }), nil
+	return ghcore.ListResult(out, "review(s)", func(r Review) string { return fmt.Sprintf("%s %s: %s", r.Author.Name, r.State, r.Body) }), nil
 }
 
-func (t pulls) comments(ctx context.Context, call *connectors.Call, in *pullPageIn) (*legate.Result, error) {
-	owner, name, number, err := t.numbered(call, "pull", in.arg())
+func (t Tools) comments(ctx context.Context, call *connectors.Call, in *pullPageIn) (*legate.Result, error) {
+	owner, name, number, err := t.Numbered(call, "pull", in.arg())
 	if err != nil {
 		return nil, err
 	}
-	out, err := listPage(ctx, t.Connector, call, in.Page, DefaultIssues, MaxIssues, func(ctx context.Context, api *github.Client, lo github.ListOptions) ([]ReviewComment, *github.Response, error) {
+	out, err := ghcore.ListPage(ctx, t.Core, call, in.Page, ghcore.DefaultPage, ghcore.MaxPage, func(ctx context.Context, api *github.Client, lo github.ListOptions) ([]ReviewComment, *github.Response, error) {
 		got, resp, err := api.PullRequests.ListComments(ctx, owner, name, number, &github.PullRequestListCommentsOptions{ListOptions: lo})
 		var items []ReviewComment
 		for _, c := range got {
-			items = append(items, ReviewComment{ID: c.GetID(), ReviewID: c.GetPullRequestReviewID(), Author: person(c.GetUser()), Body: c.GetBody(), Path: c.GetPath(),
-				Line: c.GetLine(), Side: c.GetSide(), InReplyTo: c.GetInReplyTo(), URL: c.GetHTMLURL(), CreatedAt: utc(c.CreatedAt)})
+			items = append(items, ReviewComment{ID: c.GetID(), ReviewID: c.GetPullRequestReviewID(), Author: ghcore.Person(c.GetUser()), Body: c.GetBody(), Path: c.GetPath(),
+				Line: c.GetLine(), Side: c.GetSide(), InReplyTo: c.GetInReplyTo(), URL: c.GetHTMLURL(), CreatedAt: ghcore.UTC(c.CreatedAt)})
 		}
 		return items, resp, err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return listResult(out, "review comment(s)", func(c ReviewComment) string {
+	return ghcore.ListResult(out, "review comment(s)", func(c ReviewComment) string {
 		return fmt.Sprintf("%s on %s:%d: %s", c.Author.Name, c.Path, c.Line, c.Body)
 	}), nil
 }
 
-func (t pulls) checks(ctx context.Context, call *connectors.Call, in *pullIn) (*legate.Result, error) {
-	owner, name, number, err := t.numbered(call, "pull", in.arg())
+func (t Tools) checks(ctx context.Context, call *connectors.Call, in *pullIn) (*legate.Result, error) {
+	owner, name, number, err := t.Numbered(call, "pull", in.arg())
 	if err != nil {
 		return nil, err
 	}
 	out := Checks{Runs: []CheckRun{}, Statuses: []Status{}}
-	err = t.read(ctx, call, func(ctx context.Context, api *github.Client) error {
+	err = t.Read(ctx, call, func(ctx context.Context, api *github.Client) error {
 		p, _, err := api.PullRequests.Get(ctx, owner, name, number)
 		if err != nil {
 			return err
