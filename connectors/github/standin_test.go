@@ -32,9 +32,17 @@ type issue struct {
 	User      user      `json:"user"`
 	Labels    []label   `json:"labels"`
 	Comments  int       `json:"comments"`
+	Assignees   []user     `json:"assignees"`
+	StateReason string     `json:"state_reason,omitempty"`
+	Milestone   *milestone `json:"milestone"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 	PR        any       `json:"pull_request,omitempty"`
+}
+
+type milestone struct {
+	Number int    `json:"number"`
+	Title  string `json:"title"`
 }
 
 type user struct {
@@ -76,12 +84,24 @@ type standin struct {
 	fault func(op string, n int, w http.ResponseWriter, r *http.Request) bool
 	// afterCreate may answer in place of a success, after the write.
 	afterCreate func(n int, w http.ResponseWriter, r *http.Request) bool
+	// lose, when it returns true for a write's op, loses the write's
+	// answer: the stand-in hangs up after writing.
+	lose   func(op string) bool
+	writes map[string]int // writes performed, by op
+
+	labels []string
+	pullState
+	repoState
+	actionState
 }
 
 func newStandin(t *testing.T) *standin {
 	t.Helper()
-	s := &standin{comments: map[int][]comment{}, calls: map[string]int{}, scopes: "repo, read:org",
+	s := &standin{comments: map[int][]comment{}, calls: map[string]int{}, scopes: "repo, read:org", writes: map[string]int{},
 		oauth: oauthtest.New(standinClientID, standinClientSecret, "gho_")}
+	for i := range 7 {
+		s.labels = append(s.labels, fmt.Sprintf("label-%d", i))
+	}
 	mux := http.NewServeMux()
 	s.oauth.Mount(func(p string, h http.HandlerFunc) { mux.HandleFunc(p, h) }, "/login/oauth")
 	mux.HandleFunc("GET /api/v3/user", s.wrap("user", s.user))
@@ -90,6 +110,12 @@ func newStandin(t *testing.T) *standin {
 	mux.HandleFunc("GET /api/v3/repos/acme/api/issues/{n}", s.wrap("get", s.get))
 	mux.HandleFunc("GET /api/v3/repos/acme/api/issues/{n}/comments", s.wrap("comments", s.listComments))
 	mux.HandleFunc("POST /api/v3/repos/acme/api/issues/{n}/comments", s.wrap("comment", s.comment))
+	mux.HandleFunc("PATCH /api/v3/repos/acme/api/issues/{n}", s.wrap("edit_issue", s.editIssue))
+	mux.HandleFunc("GET /api/v3/repos/acme/api/labels", s.wrap("labels", s.listLabels))
+	s.mountPulls(mux)
+	s.mountRepos(mux)
+	s.mountSearch(mux)
+	s.mountActions(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotFound)
 		w.Write([]byte(`{"message":"Not Found"}`))
@@ -172,11 +198,24 @@ func (s *standin) list(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	var all []issue
 	for _, is := range slices.Backward(s.issues) { // newest first
-		if (state == "all" || is.State == state) && !is.UpdatedAt.Before(since) {
+		if (state == "all" || is.State == state) && !is.UpdatedAt.Before(since) && (q.Get("creator") == "" || q.Get("creator") == is.User.Login) {
 			all = append(all, *is)
 		}
 	}
 	s.mu.Unlock()
+	json.NewEncoder(w).Encode(pageOf(s, w, r, all))
+}
+
+// pageOf is the page of all that r asks (page, per_page), with GitHub's
+// Link header to the next page when there is one.
+func pageOf[T any](s *standin, w http.ResponseWriter, r *http.Request, all []T) []T {
+	q := r.URL.Query()
+	page, _ := strconv.Atoi(q.Get("page"))
+	page = max(page, 1)
+	per, _ := strconv.Atoi(q.Get("per_page"))
+	if per <= 0 {
+		per = 30
+	}
 	start := min((page-1)*per, len(all))
 	end := min(start+per, len(all))
 	if end < len(all) {
@@ -184,9 +223,45 @@ func (s *standin) list(w http.ResponseWriter, r *http.Request) {
 		qq := next.Query()
 		qq.Set("page", strconv.Itoa(page+1))
 		next.RawQuery = qq.Encode()
-		w.Header().Set("Link", fmt.Sprintf(`<%s%s>; rel="next"`, s.srv.URL, next.RequestURI()))
+		w.Header().Set("Link", fmt.Sprintf(`<%s%s>; rel="next", <%s%s>; rel="last"`, s.srv.URL, next.RequestURI(), s.srv.URL, r.URL.Path))
 	}
-	json.NewEncoder(w).Encode(all[start:end])
+	out := all[start:end]
+	if out == nil {
+		out = []T{}
+	}
+	return out
+}
+
+// wrote counts a write of op and reports whether its answer is lost,
+// the connection hung up; s.mu is not held.
+func (s *standin) wrote(op string, w http.ResponseWriter) bool {
+	s.mu.Lock()
+	s.writes[op]++
+	lose := s.lose
+	s.mu.Unlock()
+	if lose != nil && lose(op) {
+		hangUp(w)
+		return true
+	}
+	return false
+}
+
+// writeCount is how many writes of op the stand-in performed.
+func (s *standin) writeCount(op string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.writes[op]
+}
+
+// answer sends v as JSON with status.
+func answer(w http.ResponseWriter, status int, v any) {
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+// refuse answers a GitHub error.
+func refuse(w http.ResponseWriter, status int, msg string) {
+	answer(w, status, map[string]string{"message": msg})
 }
 
 func (s *standin) number(w http.ResponseWriter, r *http.Request) (*issue, bool) {
@@ -227,7 +302,7 @@ func (s *standin) create(w http.ResponseWriter, r *http.Request) {
 	s.creates++
 	n, after, out := s.creates, s.afterCreate, *is
 	s.mu.Unlock()
-	if after != nil && after(n, w, r) {
+	if after != nil && after(n, w, r) || s.wrote("create_issue", w) {
 		return
 	}
 	w.WriteHeader(http.StatusCreated)
@@ -248,7 +323,7 @@ func (s *standin) listComments(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mu.Unlock()
-	json.NewEncoder(w).Encode(out)
+	json.NewEncoder(w).Encode(pageOf(s, w, r, out))
 }
 
 func (s *standin) comment(w http.ResponseWriter, r *http.Request) {
@@ -269,7 +344,7 @@ func (s *standin) comment(w http.ResponseWriter, r *http.Request) {
 	s.creates++
 	n, after := s.creates, s.afterCreate
 	s.mu.Unlock()
-	if after != nil && after(n, w, r) {
+	if after != nil && after(n, w, r) || s.wrote("comment_issue", w) {
 		return
 	}
 	w.WriteHeader(http.StatusCreated)
@@ -288,4 +363,64 @@ func hangUp(w http.ResponseWriter) {
 	if err == nil {
 		conn.Close()
 	}
+}
+
+func (s *standin) editIssue(w http.ResponseWriter, r *http.Request) {
+	is, ok := s.number(w, r)
+	if !ok {
+		return
+	}
+	var req struct {
+		Title       *string   `json:"title"`
+		Body        *string   `json:"body"`
+		State       *string   `json:"state"`
+		StateReason *string   `json:"state_reason"`
+		Labels      *[]string `json:"labels"`
+		Assignees   *[]string `json:"assignees"`
+		Milestone   *int      `json:"milestone"`
+	}
+	json.NewDecoder(r.Body).Decode(&req)
+	s.mu.Lock()
+	if req.Title != nil {
+		is.Title = *req.Title
+	}
+	if req.Body != nil {
+		is.Body = *req.Body
+	}
+	if req.State != nil {
+		is.State = *req.State
+	}
+	if req.StateReason != nil {
+		is.StateReason = *req.StateReason
+	}
+	if req.Labels != nil {
+		is.Labels = nil
+		for _, l := range *req.Labels {
+			is.Labels = append(is.Labels, label{l})
+		}
+	}
+	if req.Assignees != nil {
+		is.Assignees = []user{}
+		for _, a := range *req.Assignees {
+			is.Assignees = append(is.Assignees, user{ID: 9, Login: a})
+		}
+	}
+	if req.Milestone != nil {
+		is.Milestone = &milestone{Number: *req.Milestone, Title: fmt.Sprintf("M%d", *req.Milestone)}
+	}
+	is.UpdatedAt = s.tick()
+	out := *is
+	s.mu.Unlock()
+	if s.wrote("update_issue", w) {
+		return
+	}
+	answer(w, http.StatusOK, out)
+}
+
+func (s *standin) listLabels(w http.ResponseWriter, r *http.Request) {
+	var all []map[string]string
+	for _, l := range s.labels {
+		all = append(all, map[string]string{"name": l, "color": "ededed", "description": "about " + l})
+	}
+	json.NewEncoder(w).Encode(pageOf(s, w, r, all))
 }
