@@ -86,11 +86,11 @@ type commitStatus struct {
 // pullState is the stand-in's pull requests: each is also an issue of the
 // same number, as on GitHub.
 type pullState struct {
-	pulls    map[int]*pull
-	reviews  map[int][]review
+	pulls     map[int]*pull
+	reviews   map[int][]review
 	rcomments map[int][]reviewComment
-	checks   map[string][]checkRun
-	statuses map[string][]commitStatus
+	checks    map[string][]checkRun
+	statuses  map[string][]commitStatus
 }
 
 func (s *standin) mountPulls(mux *http.ServeMux) {
@@ -119,8 +119,8 @@ func (s *standin) addPull(title, body, head, base string, by user) *pull {
 	is.HTMLURL = fmt.Sprintf("https://github.example/acme/api/pull/%d", n)
 	s.issues = append(s.issues, is)
 	p := &pull{ID: int64(9000 + n), Number: n, Title: title, Body: body, State: "open", HTMLURL: is.HTMLURL, User: by,
-		Head: branchRef{Label: "acme:" + head, Ref: head, SHA: fmt.Sprintf("%040x", 0xbeef0000+n), Repo: repoRef{"acme/api"}},
-		Base: branchRef{Label: "acme:" + base, Ref: base, SHA: strings.Repeat("a", 40), Repo: repoRef{"acme/api"}},
+		Head:      branchRef{Label: "acme:" + head, Ref: head, SHA: fmt.Sprintf("%040x", 0xbeef0000+n), Repo: repoRef{"acme/api"}},
+		Base:      branchRef{Label: "acme:" + base, Ref: base, SHA: strings.Repeat("a", 40), Repo: repoRef{"acme/api"}},
 		Additions: 70, Deletions: 7, ChangedFiles: 7, RequestedReviewers: []user{}, Labels: []label{}, CreatedAt: now, UpdatedAt: now}
 	s.pulls[n] = p
 	return p
@@ -311,7 +311,7 @@ func (s *standin) createReview(w http.ResponseWriter, r *http.Request) {
 	}
 	var req struct {
 		Body, Event, CommitID string
-		Comments             []struct {
+		Comments              []struct {
 			Path, Side, Body string
 			Line             int
 		}

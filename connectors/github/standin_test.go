@@ -23,21 +23,21 @@ const (
 )
 
 type issue struct {
-	ID        int64     `json:"id"`
-	Number    int       `json:"number"`
-	Title     string    `json:"title"`
-	Body      string    `json:"body"`
-	State     string    `json:"state"`
-	HTMLURL   string    `json:"html_url"`
-	User      user      `json:"user"`
-	Labels    []label   `json:"labels"`
-	Comments  int       `json:"comments"`
+	ID          int64      `json:"id"`
+	Number      int        `json:"number"`
+	Title       string     `json:"title"`
+	Body        string     `json:"body"`
+	State       string     `json:"state"`
+	HTMLURL     string     `json:"html_url"`
+	User        user       `json:"user"`
+	Labels      []label    `json:"labels"`
+	Comments    int        `json:"comments"`
 	Assignees   []user     `json:"assignees"`
 	StateReason string     `json:"state_reason,omitempty"`
 	Milestone   *milestone `json:"milestone"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
-	PR        any       `json:"pull_request,omitempty"`
+	CreatedAt   time.Time  `json:"created_at"`
+	UpdatedAt   time.Time  `json:"updated_at"`
+	PR          any        `json:"pull_request,omitempty"`
 }
 
 type milestone struct {
