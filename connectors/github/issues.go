@@ -26,7 +26,9 @@ type issueArg struct {
 	Number int    `json:"number,omitempty" jsonschema:"the issue's number in repo"`
 }
 
-func (a issueArg) arg() ghcore.NumberArg { return ghcore.NumberArg{Ref: a.Issue, Repo: a.Repo, Number: a.Number} }
+func (a issueArg) arg() ghcore.NumberArg {
+	return ghcore.NumberArg{Ref: a.Issue, Repo: a.Repo, Number: a.Number}
+}
 
 type getIssueIn struct {
 	issueArg
@@ -220,7 +222,7 @@ func (t issues) comment(ctx context.Context, call *connectors.Call, in *commentI
 			return nil, err
 		}
 		opts := &github.IssueListCommentsOptions{Since: &since, ListOptions: github.ListOptions{PerPage: 100}}
-		cm, err := ghcore.FindIn(func(page int) ([]*github.IssueComment, *github.Response, error) {
+		cm, err := ghcore.FindLatest(func(page int) ([]*github.IssueComment, *github.Response, error) {
 			opts.Page = page
 			return api.Issues.ListComments(ctx, owner, name, number, opts)
 		}, func(cm *github.IssueComment) bool {

@@ -67,7 +67,6 @@ func (t search) scoped(query string) (string, error) {
 	return query, nil
 }
 
-
 // searchPage runs one page of a search; run returns the hits of a page.
 func searchPage[T any](ctx context.Context, t search, call *connectors.Call, in *searchIn,
 	run func(ctx context.Context, api *github.Client, q string, opts *github.SearchOptions) ([]T, *github.Response, error)) (saas.List[T], error) {

@@ -219,11 +219,14 @@ func pageOf[T any](s *standin, w http.ResponseWriter, r *http.Request, all []T) 
 	start := min((page-1)*per, len(all))
 	end := min(start+per, len(all))
 	if end < len(all) {
-		next := *r.URL
-		qq := next.Query()
-		qq.Set("page", strconv.Itoa(page+1))
-		next.RawQuery = qq.Encode()
-		w.Header().Set("Link", fmt.Sprintf(`<%s%s>; rel="next", <%s%s>; rel="last"`, s.srv.URL, next.RequestURI(), s.srv.URL, r.URL.Path))
+		link := func(p int) string {
+			u := *r.URL
+			q := u.Query()
+			q.Set("page", strconv.Itoa(p))
+			u.RawQuery = q.Encode()
+			return s.srv.URL + u.RequestURI()
+		}
+		w.Header().Set("Link", fmt.Sprintf(`<%s>; rel="next", <%s>; rel="last"`, link(page+1), link((len(all)+per-1)/per)))
 	}
 	out := all[start:end]
 	if out == nil {

@@ -166,6 +166,38 @@ func FindIn[T any](list func(page int) ([]T, *github.Response, error), match fun
 	return zero, lostTrack()
 }
 
+// FindLatest is FindIn for a listing GitHub gives oldest first and
+// cannot limit to a time (a pull request's reviews): it reads the last
+// findPages pages, from the last (the Link header's), newest first.
+func FindLatest[T any](list func(page int) ([]T, *github.Response, error), match func(T) bool) (T, error) {
+	var zero T
+	items, resp, err := list(1)
+	if err != nil {
+		return zero, err
+	}
+	last := max(resp.LastPage, 1)
+	if last > 1 {
+		items, _, err = list(last)
+	}
+	for page := last; ; {
+		if err != nil {
+			return zero, err
+		}
+		for _, it := range slices.Backward(items) {
+			if match(it) {
+				return it, nil
+			}
+		}
+		if page--; page < 1 {
+			return zero, nil
+		}
+		if page <= last-findPages {
+			return zero, lostTrack()
+		}
+		items, _, err = list(page)
+	}
+}
+
 // findPages bounds the listing read looking for a lost write.
 const findPages = 5
 

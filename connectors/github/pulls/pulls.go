@@ -37,7 +37,9 @@ type pullArg struct {
 	Number int    `json:"number,omitempty" jsonschema:"the pull request's number in repo"`
 }
 
-func (a pullArg) arg() ghcore.NumberArg { return ghcore.NumberArg{Ref: a.Pull, Repo: a.Repo, Number: a.Number} }
+func (a pullArg) arg() ghcore.NumberArg {
+	return ghcore.NumberArg{Ref: a.Pull, Repo: a.Repo, Number: a.Number}
+}
 
 // Pull is a pull request.
 type Pull struct {

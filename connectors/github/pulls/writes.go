@@ -260,7 +260,7 @@ func (t writes) review(ctx context.Context, call *connectors.Call, in *submitRev
 		if err != nil {
 			return nil, err
 		}
-		got, err := ghcore.FindIn(func(page int) ([]*github.PullRequestReview, *github.Response, error) {
+		got, err := ghcore.FindLatest(func(page int) ([]*github.PullRequestReview, *github.Response, error) {
 			return api.PullRequests.ListReviews(ctx, owner, name, number, &github.ListOptions{Page: page, PerPage: 100})
 		}, func(r *github.PullRequestReview) bool {
 			return r.GetUser().GetLogin() == login && r.GetState() == state && ghcore.Recent(r.GetSubmittedAt(), since) && t.Same(r.GetBody(), in.Body, marker)
