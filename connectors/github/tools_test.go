@@ -287,7 +287,7 @@ var toolCases = map[string]toolCase{
 	},
 	"rerun_workflow_run": func(t *testing.T, s *standin, in *instance) {
 		r := decode[runOut](t, in.do(t, "t1", "rerun_workflow_run", `{"repo":"acme/api","run_id":503,"failed_only":true}`, "op-1"))
-		if r.Status != "queued" || r.Attempt != 2 || s.count("rerun_workflow_run") != 1 {
+		if r.Status != "queued" || r.Attempt != 2 || s.writeCount("rerun_workflow_run") != 1 {
 			t.Fatalf("%+v", r)
 		}
 	},

@@ -197,7 +197,7 @@ func (t Tools) logTail(ctx context.Context, api *github.Client, owner, name stri
 	loc, resp, err := api.Actions.GetWorkflowJobLogs(ctx, owner, name, job.ID, 0)
 	if err != nil {
 		if resp != nil && resp.StatusCode >= 400 && resp.StatusCode != http.StatusNotFound && resp.StatusCode != http.StatusGone {
-			return saas.StatusError("github", resp.StatusCode, 0, "GitHub answered "+resp.Status+" for a job's log")
+			return github.CheckResponse(resp.Response) // its rate limits and errors, from the status and headers
 		}
 		job.LogError = "GitHub has no log for this job (expired or not yet written)"
 		return nil
@@ -281,8 +281,11 @@ func (t Tools) rerun(ctx context.Context, call *connectors.Call, in *rerunIn) (*
 			return nil, err
 		}
 		r, _, err := api.Actions.GetWorkflowRunByID(ctx, owner, name, in.RunID)
+		if err != nil {
+			return nil, ghcore.Unsure(ctx, err)
+		}
 		out := runOf(r)
-		return &out, err
+		return &out, nil
 	}, func(ctx context.Context, api *github.Client, _ func() (string, error), _ string, since time.Time) (*Run, error) {
 		// A re-run starts a new attempt of the run: one started since
 		// (and not the first) is the lost re-run's. GitHub refuses to

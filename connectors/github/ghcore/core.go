@@ -24,6 +24,9 @@ func MapError(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
 	}
+	if le, ok := err.(*legate.Error); ok {
+		return le // canonical already
+	}
 	var rl *github.RateLimitError
 	var abuse *github.AbuseRateLimitError
 	var er *github.ErrorResponse
@@ -254,6 +257,14 @@ func WriteOnce[T any](ctx context.Context, c *Core, call *connectors.Call,
 			return out, MapError(ctx, err)
 		},
 	})
+}
+
+// Unsure marks the failure of a read that follows a write GitHub did: the
+// call is retried as one whose write may have happened, so that the next
+// attempt finds it instead of writing again.
+func Unsure(ctx context.Context, err error) error {
+	le := saas.Classify(ctx, MapError(ctx, err), "github")
+	return &legate.Error{Code: legate.CodeTransient, RetryAfter: le.RetryAfter, Message: "github: written, but reading it back failed: " + le.Message, Err: err}
 }
 
 // PageNumber is GitHub's page number a page token holds, 0 for the first.

@@ -290,7 +290,10 @@ func (t writes) merge(ctx context.Context, call *connectors.Call, in *mergePullI
 			return nil, err
 		}
 		p, _, err := api.PullRequests.Get(ctx, owner, name, number)
-		return p, err
+		if err != nil {
+			return nil, ghcore.Unsure(ctx, err)
+		}
+		return p, nil
 	}, func(p *github.PullRequest, _ time.Time) bool {
 		// A pull request merges once: merged, it is the lost merge's.
 		return p.GetMerged() && (in.SHA == "" || p.GetHead().GetSHA() == in.SHA)
