@@ -1,6 +1,7 @@
 package github_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -89,6 +90,10 @@ type standin struct {
 	lose   func(op string) bool
 	writes map[string]int // writes performed, by op
 
+	// record, when set, gets every API answer: its op, status, content
+	// type and body.
+	record func(op string, status int, contentType string, body []byte)
+
 	labels []string
 	pullState
 	repoState
@@ -141,9 +146,38 @@ func (s *standin) wrap(op string, h http.HandlerFunc) http.HandlerFunc {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		h(w, r)
+		s.mu.Lock()
+		record := s.record
+		s.mu.Unlock()
+		if record == nil {
+			h(w, r)
+			return
+		}
+		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
+		h(rec, r)
+		record(op, rec.status, w.Header().Get("Content-Type"), rec.body.Bytes())
 	}
 }
+
+// recorder keeps a copy of what a handler answers.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) WriteHeader(status int) {
+	r.status = status
+	r.ResponseWriter.WriteHeader(status)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	r.body.Write(b)
+	return r.ResponseWriter.Write(b)
+}
+
+// Unwrap lets hangUp reach the connection.
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 func (s *standin) count(op string) int {
 	s.mu.Lock()
