@@ -357,4 +357,18 @@ func TestConnectionTestReportsScopes(t *testing.T) {
 	}
 	_, err = report("ghp_wrong")
 	wantCode(t, err, legate.CodeAuthExpired)
+	// What the toolsets offered need: actions and its workflow scope
+	// only when actions is offered.
+	s.scopes = "repo"
+	if out, _ = report(token); !strings.Contains(out, "pull_requests  needs repo") || strings.Contains(out, "workflow") {
+		t.Errorf("default toolsets:\n%s", out)
+	}
+	in = build(t, s, "github", "toolsets: [default, actions]")
+	if out, _ = report(token); !strings.Contains(out, "scope workflow     MISSING needed by rerun_workflow_run") {
+		t.Errorf("with actions, no workflow scope:\n%s", out)
+	}
+	s.scopes = ""
+	if out, err = report(token); err != nil || !strings.Contains(out, "actions        Actions: read and write") {
+		t.Errorf("fine-grained token: %v\n%s", err, out)
+	}
 }
