@@ -25,6 +25,7 @@ var answerTypes = map[string]any{
 	"releases": []github.RepositoryRelease{}, "latest": github.RepositoryRelease{},
 	"search_code": github.CodeSearchResult{}, "search_issues": github.IssuesSearchResult{}, "search_repositories": github.RepositoriesSearchResult{},
 	"runs": github.WorkflowRuns{}, "run": github.WorkflowRun{}, "jobs": github.Jobs{}, "rerun_workflow_run": struct{}{},
+	"notifications": []github.Notification{},
 }
 
 // drift is why body does not decode into op's type with unknown fields

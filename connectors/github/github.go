@@ -58,7 +58,7 @@ type Config struct {
 	// RateLimit bounds the requests the instance sends.
 	RateLimit httpkit.RateLimit `yaml:"rate_limit" desc:"Requests per second the instance sends at most: per_second (0, the default, for no limit) and burst" example:"{per_second: 5, burst: 10}"`
 	// Toolsets selects the groups of tools the instance offers.
-	Toolsets []string "yaml:\"toolsets\" desc:\"Groups of tools the instance offers: names from the list below, `default` for the type's defaults, `all` for every tool; empty for the defaults: issues (default), pull_requests (default), repos (default), search (default), actions\" example:\"[default, actions]\""
+	Toolsets []string "yaml:\"toolsets\" desc:\"Groups of tools the instance offers: names from the list below, `default` for the type's defaults, `all` for every tool; empty for the defaults: issues (default), pull_requests (default), repos (default), search (default), actions, notifications\" example:\"[default, actions]\""
 	// ReadOnly offers only the tools that read.
 	ReadOnly bool `yaml:"read_only" default:"false" desc:"Offer only the tools that read"`
 	// Markers leaves a hidden marker in what a write creates.
@@ -74,6 +74,7 @@ var Toolsets = []connectors.Toolset{
 	{Name: "repos", Description: "Contents, commits, branches and releases; edit a file, create a branch", Default: true},
 	{Name: "search", Description: "Search code, issues and pull requests, repositories", Default: true},
 	{Name: "actions", Description: "Workflow runs, their failed jobs and logs; re-run"},
+	{Name: "notifications", Description: "The token's account's notifications"},
 }
 
 func init() {
@@ -135,6 +136,7 @@ var scopeNeeds = []struct{ toolset, classic, fine string }{
 	{"repos", "repo (public_repo for public repositories)", "Contents: read and write"},
 	{"search", "repo to search private repositories", "Contents and Issues: read (metadata for repositories)"},
 	{"actions", "repo and workflow to re-run", "Actions: read and write"},
+	{"notifications", "notifications (or repo)", "not available to fine-grained tokens: use a classic token"},
 }
 
 // Test reads the authenticated user (GET /user) and compares the scopes a

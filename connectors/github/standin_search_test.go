@@ -2,6 +2,7 @@ package github_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"net/http"
 	"slices"
@@ -15,6 +16,31 @@ func (s *standin) mountSearch(mux *http.ServeMux) {
 	mux.HandleFunc("GET /api/v3/search/code", s.wrap("search_code", s.searchCode))
 	mux.HandleFunc("GET /api/v3/search/issues", s.wrap("search_issues", s.searchIssues))
 	mux.HandleFunc("GET /api/v3/search/repositories", s.wrap("search_repositories", s.searchRepos))
+	mux.HandleFunc("GET /api/v3/notifications", s.wrap("notifications", s.listNotifications))
+}
+
+// listNotifications answers the token's account's notifications: 9,
+// every third read, every other about a pull request, and the last in
+// other/lib; read ones only with all=true.
+func (s *standin) listNotifications(w http.ResponseWriter, r *http.Request) {
+	var all []map[string]any
+	for i := range 9 {
+		repo, typ, kind := "acme/api", "Issue", "issues"
+		if i%2 == 1 {
+			typ, kind = "PullRequest", "pulls"
+		}
+		if i == 8 {
+			repo = "other/lib"
+		}
+		unread := i%3 != 0
+		if !unread && r.URL.Query().Get("all") != "true" {
+			continue
+		}
+		all = append(all, map[string]any{"id": fmt.Sprint(100 + i), "unread": unread, "reason": "review_requested", "updated_at": "2026-01-02T03:04:05Z",
+			"repository": map[string]any{"id": 1, "full_name": repo},
+			"subject":    map[string]any{"title": fmt.Sprint("thing ", i), "type": typ, "url": fmt.Sprintf("%s/api/v3/repos/%s/%s/%d", s.srv.URL, repo, kind, i+1)}})
+	}
+	json.NewEncoder(w).Encode(pageOf(s, w, r, all))
 }
 
 // query splits a search query into its words and the repo: qualifiers.

@@ -19,6 +19,7 @@ func (c *Connector) newTools() []connectors.Tool {
 		{"repos", repos.Tools{Core: c.Core}.List()},
 		{"search", search{c.Core}.tools()},
 		{"actions", actions.Tools{Core: c.Core}.List()},
+		{"notifications", notifications{c.Core}.tools()},
 	} {
 		for _, t := range set.tools {
 			t.Toolset = set.name

@@ -273,6 +273,17 @@ var toolCases = map[string]toolCase{
 	"search_repositories": func(t *testing.T, s *standin, in *instance) {
 		walk[struct{ Repo string }](t, in, "search_repositories", `"query":"service"`, 3)
 	},
+	"list_notifications": func(t *testing.T, s *standin, in *instance) {
+		items := walk[struct{ Repo, Type, Subject string }](t, in, "list_notifications", `"all":true`, 3)
+		unread := decode[saas.List[struct{ Unread bool }]](t, in.do(t, "t1", "list_notifications", `{"limit":100}`, ""))
+		if len(items) != 9 || items[1].Subject != "acme/api#2" || items[1].Type != "PullRequest" || len(unread.Items) != 6 {
+			t.Fatalf("%d notifications, %d unread: %+v", len(items), len(unread.Items), items)
+		}
+		only := build(t, s, "github", "toolsets: [notifications]\nrepositories: [acme/api]")
+		if l := decode[saas.List[struct{ Repo string }]](t, only.do(t, "t1", "list_notifications", `{"all":true,"limit":100}`, "")); len(l.Items) != 8 {
+			t.Fatalf("within acme/api: %+v", l.Items)
+		}
+	},
 	"list_workflow_runs": func(t *testing.T, s *standin, in *instance) {
 		walk[runOut](t, in, "list_workflow_runs", `"repo":"acme/api","branch":"main"`, 3)
 	},

@@ -208,7 +208,6 @@ func lostTrack() error {
 	return legate.Errorf(legate.CodeConflict, "github: cannot tell whether an earlier attempt wrote: more than %d pages changed since; check the repository", findPages)
 }
 
-
 // Mark is body as sent: with the marker at its end when markers are on.
 func (c *Core) Mark(body, marker string) string {
 	if c.Kit.Markers() {
