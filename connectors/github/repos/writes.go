@@ -72,6 +72,9 @@ func (t writes) put(ctx context.Context, call *connectors.Call, in *putFileIn) (
 			}
 			return nil, err
 		}
+		if f == nil { // a directory there
+			return nil, nil
+		}
 		if text, err := f.GetContent(); err != nil || text != in.Content {
 			return nil, nil
 		}
