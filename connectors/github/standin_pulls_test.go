@@ -115,7 +115,8 @@ func (s *standin) mountPulls(mux *http.ServeMux) {
 func (s *standin) addPull(title, body, head, base string, by user) *pull {
 	n := len(s.issues) + 1
 	now := s.tick()
-	is := &issue{ID: int64(1000 + n), Number: n, Title: title, Body: body, State: "open", User: by, CreatedAt: now, UpdatedAt: now, PR: map[string]string{"url": "x"}}
+	is := &issue{ID: int64(1000 + n), Number: n, Title: title, Body: body, State: "open", User: by, CreatedAt: now, UpdatedAt: now, PR: map[string]string{"url": "x"},
+		Labels: []label{}, Assignees: []user{}}
 	is.HTMLURL = fmt.Sprintf("https://github.example/acme/api/pull/%d", n)
 	s.issues = append(s.issues, is)
 	p := &pull{ID: int64(9000 + n), Number: n, Title: title, Body: body, State: "open", HTMLURL: is.HTMLURL, User: by,
@@ -166,6 +167,18 @@ func (s *standin) pullOf(w http.ResponseWriter, r *http.Request) (*pull, bool) {
 	return p, ok
 }
 
+// simplePull is p as GitHub lists it (pull-request-simple): without the
+// counts and merge state it computes for one pull request.
+func simplePull(p pull) map[string]any {
+	b, _ := json.Marshal(p)
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	for _, k := range []string{"merged", "mergeable", "additions", "deletions", "changed_files"} {
+		delete(m, k)
+	}
+	return m
+}
+
 // pullNow is a copy of p as GitHub shows it; s.mu held.
 func pullNow(p *pull) pull {
 	out := *p
@@ -180,11 +193,11 @@ func (s *standin) listPulls(w http.ResponseWriter, r *http.Request) {
 		state = "open"
 	}
 	s.mu.Lock()
-	var all []pull
+	var all []map[string]any
 	for n := len(s.issues); n > 0; n-- {
 		p, ok := s.pulls[n]
 		if ok && (state == "all" || p.State == state) && (q.Get("head") == "" || q.Get("head") == p.Head.Label) && (q.Get("base") == "" || q.Get("base") == p.Base.Ref) {
-			all = append(all, pullNow(p))
+			all = append(all, simplePull(pullNow(p)))
 		}
 	}
 	s.mu.Unlock()
@@ -354,7 +367,7 @@ func (s *standin) requestReviewers(w http.ResponseWriter, r *http.Request) {
 	if s.wrote("request_reviewers", w) {
 		return
 	}
-	answer(w, http.StatusCreated, out)
+	answer(w, http.StatusCreated, simplePull(out))
 }
 
 func (s *standin) mergePull(w http.ResponseWriter, r *http.Request) {

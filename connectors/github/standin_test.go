@@ -208,7 +208,7 @@ func (s *standin) seed(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i := range n {
-		is := &issue{Number: len(s.issues) + 1, Title: fmt.Sprintf("issue %d", i), State: "open", User: user{ID: 2, Login: "alice"}}
+		is := &issue{Number: len(s.issues) + 1, Title: fmt.Sprintf("issue %d", i), State: "open", User: user{ID: 2, Login: "alice"}, Labels: []label{}, Assignees: []user{}}
 		is.ID, is.CreatedAt, is.UpdatedAt = int64(1000+is.Number), s.tick(), s.clock
 		is.HTMLURL = fmt.Sprintf("https://github.example/acme/api/issues/%d", is.Number)
 		if i%3 == 2 {
@@ -331,7 +331,7 @@ func (s *standin) create(w http.ResponseWriter, r *http.Request) {
 	}
 	json.NewDecoder(r.Body).Decode(&req)
 	s.mu.Lock()
-	is := &issue{Number: len(s.issues) + 1, Title: req.Title, Body: req.Body, State: "open", User: user{ID: 7, Login: "legate-bot"}}
+	is := &issue{Number: len(s.issues) + 1, Title: req.Title, Body: req.Body, State: "open", User: user{ID: 7, Login: "legate-bot"}, Labels: []label{}, Assignees: []user{}}
 	is.ID, is.CreatedAt, is.UpdatedAt = int64(1000+is.Number), s.tick(), s.clock
 	is.HTMLURL = fmt.Sprintf("https://github.example/acme/api/issues/%d", is.Number)
 	for _, l := range req.Labels {
@@ -433,7 +433,7 @@ func (s *standin) editIssue(w http.ResponseWriter, r *http.Request) {
 		is.StateReason = *req.StateReason
 	}
 	if req.Labels != nil {
-		is.Labels = nil
+		is.Labels = []label{}
 		for _, l := range *req.Labels {
 			is.Labels = append(is.Labels, label{l})
 		}
