@@ -11,6 +11,7 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/saas"
 )
 
 // Every tool's case passes when the first request to each endpoint is
@@ -127,6 +128,9 @@ func TestToolsets(t *testing.T) {
 	for _, tool := range all {
 		if tool.Toolset == "" {
 			t.Errorf("%s has no toolset", tool.Name)
+		}
+		if tool.Class != legate.ClassRead && !strings.HasSuffix(tool.Description, saas.OnceNote) {
+			t.Errorf("write %s: its description does not end with saas.OnceNote", tool.Name)
 		}
 	}
 	c := buildErr(t, fmt.Sprintf("base_url: %s/\nallow_private_networks: true\ntoolsets: [default, wiki]", s.srv.URL))

@@ -279,8 +279,16 @@ func (t issues) update(ctx context.Context, call *connectors.Call, in *updateIss
 		return nil, err
 	}
 	repo := owner + "/" + name
+	unset := in.Milestone != nil && *in.Milestone == 0 // GitHub takes null, not 0: a call of its own
 	out, err := ghcore.WriteOnce(ctx, t.Core, call, func(ctx context.Context, api *github.Client, _ string) (*model.Issue, error) {
-		is, _, err := api.Issues.Edit(ctx, owner, name, number, req)
+		var is *github.Issue
+		var err error
+		if *req != (github.IssueRequest{}) {
+			is, _, err = api.Issues.Edit(ctx, owner, name, number, req)
+		}
+		if err == nil && unset {
+			is, _, err = api.Issues.RemoveMilestone(ctx, owner, name, number)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -325,10 +333,13 @@ func (in *updateIssueIn) request() (*github.IssueRequest, error) {
 		}
 		req.StateReason = &in.StateReason
 	}
-	if in.Milestone != nil {
+	switch {
+	case in.Milestone != nil && *in.Milestone < 0:
+		return nil, legate.Errorf(legate.CodeInvalidArgument, "github: milestone: a milestone's number, or 0 to remove it; got %d", *in.Milestone)
+	case in.Milestone != nil && *in.Milestone > 0:
 		req.Milestone = in.Milestone
 	}
-	if *req == (github.IssueRequest{}) {
+	if *req == (github.IssueRequest{}) && in.Milestone == nil {
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "github: nothing to change: give title, body, state, labels, assignees or milestone")
 	}
 	return req, nil

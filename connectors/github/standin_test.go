@@ -410,13 +410,13 @@ func (s *standin) editIssue(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req struct {
-		Title       *string   `json:"title"`
-		Body        *string   `json:"body"`
-		State       *string   `json:"state"`
-		StateReason *string   `json:"state_reason"`
-		Labels      *[]string `json:"labels"`
-		Assignees   *[]string `json:"assignees"`
-		Milestone   *int      `json:"milestone"`
+		Title       *string         `json:"title"`
+		Body        *string         `json:"body"`
+		State       *string         `json:"state"`
+		StateReason *string         `json:"state_reason"`
+		Labels      *[]string       `json:"labels"`
+		Assignees   *[]string       `json:"assignees"`
+		Milestone   json.RawMessage `json:"milestone"` // null removes it
 	}
 	json.NewDecoder(r.Body).Decode(&req)
 	s.mu.Lock()
@@ -444,8 +444,12 @@ func (s *standin) editIssue(w http.ResponseWriter, r *http.Request) {
 			is.Assignees = append(is.Assignees, user{ID: 9, Login: a})
 		}
 	}
-	if req.Milestone != nil {
-		is.Milestone = &milestone{Number: *req.Milestone, Title: fmt.Sprintf("M%d", *req.Milestone)}
+	var m *int
+	if json.Unmarshal(req.Milestone, &m) == nil {
+		is.Milestone = nil
+		if m != nil {
+			is.Milestone = &milestone{Number: *m, Title: fmt.Sprintf("M%d", *m)}
+		}
 	}
 	is.UpdatedAt = s.tick()
 	out := *is

@@ -110,6 +110,11 @@ var toolCases = map[string]toolCase{
 		if is.State != "closed" || strings.Join(is.Labels, ",") != "bug" || is.ProviderMetadata["state_reason"] != "not_planned" || is.ProviderMetadata["milestone"] != "M2" {
 			t.Fatalf("%+v", is)
 		}
+		// 0 removes the milestone (GitHub wants null), the rest stays.
+		is = decode[model.Issue](t, in.do(t, "t1", "update_issue", `{"issue":"acme/api#1","milestone":0}`, "op-2"))
+		if _, ok := is.ProviderMetadata["milestone"]; ok || is.State != "closed" || s.writeCount("update_issue") != 2 {
+			t.Fatalf("after removing the milestone: %+v", is)
+		}
 	},
 	"list_labels": func(t *testing.T, s *standin, in *instance) {
 		walk[struct{ Name string }](t, in, "list_labels", `"repo":"acme/api"`, 3)
