@@ -265,7 +265,7 @@ func (t issues) comments(ctx context.Context, call *connectors.Call, in *listCom
 		return nil, err
 	}
 	return ghcore.ListResult(out, "comment(s) on "+issue, func(m model.Message) string {
-		return fmt.Sprintf("%s at %s: %s", m.Sender.Name, m.SentAt.Format(time.RFC3339), m.Text)
+		return fmt.Sprintf("%s at %s: %s", ghcore.Login(m.Sender), m.SentAt.Format(time.RFC3339), m.Text)
 	}), nil
 }
 

@@ -47,7 +47,7 @@ type pull struct {
 
 type review struct {
 	ID          int64     `json:"id"`
-	User        user      `json:"user"`
+	User        *user     `json:"user"` // null for a deleted account
 	Body        string    `json:"body"`
 	State       string    `json:"state"`
 	CommitID    string    `json:"commit_id"`
@@ -135,7 +135,11 @@ func (s *standin) seedPull() int {
 	p := s.addPull("Add retries", "Retries the client.", "feature", "main", user{ID: 2, Login: "alice"})
 	for i := range 7 {
 		state := []string{"COMMENTED", "APPROVED", "CHANGES_REQUESTED"}[i%3]
-		s.reviews[p.Number] = append(s.reviews[p.Number], review{ID: int64(700 + i), User: user{ID: 3, Login: fmt.Sprintf("rev%d", i)}, Body: fmt.Sprintf("review %d", i),
+		by := &user{ID: 3, Login: fmt.Sprintf("rev%d", i)}
+		if i == 6 {
+			by = nil // its author's account was deleted
+		}
+		s.reviews[p.Number] = append(s.reviews[p.Number], review{ID: int64(700 + i), User: by, Body: fmt.Sprintf("review %d", i),
 			State: state, CommitID: p.Head.SHA, HTMLURL: p.HTMLURL + "#review", SubmittedAt: s.tick()})
 		s.rcomments[p.Number] = append(s.rcomments[p.Number], reviewComment{ID: int64(800 + i), ReviewID: int64(700 + i), User: user{ID: 3, Login: "rev0"},
 			Body: fmt.Sprintf("nit %d", i), Path: "src/f1.go", Line: i + 1, Side: "RIGHT", CommitID: p.Head.SHA, HTMLURL: p.HTMLURL + "#c", CreatedAt: s.clock})
@@ -336,10 +340,10 @@ func (s *standin) createReview(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	rv := review{ID: int64(70000 + len(s.reviews[p.Number])), User: user{ID: 7, Login: "legate-bot"}, Body: req.Body, State: state, CommitID: p.Head.SHA, HTMLURL: p.HTMLURL + "#review", SubmittedAt: s.tick()}
+	rv := review{ID: int64(70000 + len(s.reviews[p.Number])), User: &user{ID: 7, Login: "legate-bot"}, Body: req.Body, State: state, CommitID: p.Head.SHA, HTMLURL: p.HTMLURL + "#review", SubmittedAt: s.tick()}
 	s.reviews[p.Number] = append(s.reviews[p.Number], rv)
 	for i, c := range req.Comments {
-		s.rcomments[p.Number] = append(s.rcomments[p.Number], reviewComment{ID: rv.ID*100 + int64(i), ReviewID: rv.ID, User: rv.User, Body: c.Body, Path: c.Path, Line: c.Line, Side: c.Side, CommitID: p.Head.SHA, CreatedAt: s.clock})
+		s.rcomments[p.Number] = append(s.rcomments[p.Number], reviewComment{ID: rv.ID*100 + int64(i), ReviewID: rv.ID, User: *rv.User, Body: c.Body, Path: c.Path, Line: c.Line, Side: c.Side, CommitID: p.Head.SHA, CreatedAt: s.clock})
 	}
 	s.mu.Unlock()
 	if s.wrote("submit_review", w) {

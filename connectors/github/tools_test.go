@@ -148,7 +148,7 @@ var toolCases = map[string]toolCase{
 	"list_pull_reviews": func(t *testing.T, s *standin, in *instance) {
 		n := s.seedPull()
 		items := walk[reviewOut](t, in, "list_pull_reviews", fmt.Sprintf(`"pull":"acme/api#%d"`, n), 3)
-		if items[1].State != "APPROVED" || items[1].Body != "review 1" || items[1].Author.Name != "rev1" {
+		if items[1].State != "APPROVED" || items[1].Body != "review 1" || items[1].Author.Name != "rev1" || items[6].Author != nil {
 			t.Fatalf("review %+v", items[1])
 		}
 	},

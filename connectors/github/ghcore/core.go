@@ -329,6 +329,15 @@ func Person(u *github.User) *model.Person {
 	return &model.Person{ID: strconv.FormatInt(u.GetID(), 10), Name: u.GetLogin()}
 }
 
+// Login is a person's login for a text, "ghost" for a deleted account
+// (GitHub's own name for one) or none.
+func Login(p *model.Person) string {
+	if p == nil || p.Name == "" {
+		return "ghost"
+	}
+	return p.Name
+}
+
 // UTC is a GitHub time in UTC, zero when absent.
 func UTC(t *github.Timestamp) time.Time {
 	if t == nil || t.IsZero() {

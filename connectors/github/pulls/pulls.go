@@ -309,7 +309,7 @@ func (t Tools) reviews(ctx context.Context, call *connectors.Call, in *pullPageI
 	if err != nil {
 		return nil, err
 	}
-	return ghcore.ListResult(out, "review(s)", func(r Review) string { return fmt.Sprintf("%s %s: %s", r.Author.Name, r.State, r.Body) }), nil
+	return ghcore.ListResult(out, "review(s)", func(r Review) string { return fmt.Sprintf("%s %s: %s", ghcore.Login(r.Author), r.State, r.Body) }), nil
 }
 
 func (t Tools) comments(ctx context.Context, call *connectors.Call, in *pullPageIn) (*legate.Result, error) {
@@ -330,7 +330,7 @@ func (t Tools) comments(ctx context.Context, call *connectors.Call, in *pullPage
 		return nil, err
 	}
 	return ghcore.ListResult(out, "review comment(s)", func(c ReviewComment) string {
-		return fmt.Sprintf("%s on %s:%d: %s", c.Author.Name, c.Path, c.Line, c.Body)
+		return fmt.Sprintf("%s on %s:%d: %s", ghcore.Login(c.Author), c.Path, c.Line, c.Body)
 	}), nil
 }
 
