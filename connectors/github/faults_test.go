@@ -3,6 +3,7 @@ package github_test
 import (
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	gh "github.com/legate-mcp/legate/connectors/github"
 	"github.com/legate-mcp/legate/connectors/saas"
 )
 
@@ -152,4 +154,13 @@ func buildErr(t *testing.T, config string) error {
 		err = c.Validate()
 	}
 	return err
+}
+
+// The toolsets field's desc is connectors.ToolsetsDesc and the type's
+// toolset names, as every connector with toolsets words it.
+func TestToolsetsDesc(t *testing.T) {
+	f, _ := reflect.TypeFor[gh.Config]().FieldByName("Toolsets")
+	if want := connectors.ToolsetsDesc + ": " + connectors.ToolsetNames(gh.Toolsets); f.Tag.Get("desc") != want {
+		t.Fatalf("desc %q\nwant %q", f.Tag.Get("desc"), want)
+	}
 }
