@@ -1,22 +1,30 @@
-// Package github is the "github" connector: it reads, lists, opens and
-// comments on the issues of GitHub or GitHub Enterprise repositories with a
-// token, through github.com/google/go-github.
+// Package github is the "github" connector: issues, pull requests (files,
+// diff, reviews, checks, merge), repository contents, commits, branches
+// and releases, search, and Actions workflow runs of GitHub or GitHub
+// Enterprise repositories, with a token, through github.com/google/go-github.
+//
+// Its tools fall into toolsets (issues, pull_requests, repos and search by
+// default; actions on request), each of class read, write or destructive;
+// read_only leaves only the reads.
 //
 // It is built on connectors/saas: each attempt uses a client of its own
 // (go-github remembers a rate limit and would refuse later requests
-// without sending them), lists page with signed cursors, issues are named
-// by signed refs, and an issue or a comment is created at most once per
-// idempotency key: its body ends with a hidden marker
-// (<!-- legate-operation: ... -->), and an attempt whose answer was lost
-// looks for it among the repository's issues or the issue's comments
-// before creating again.
+// without sending them), lists page with signed cursors, issues and pull
+// requests are named by signed refs or by GitHub's own ids (owner/name#12,
+// their URLs), and every write happens at most once per idempotency key:
+// an attempt whose answer was lost looks for what it may have done (the
+// issue, comment, pull request or review with the same text by the
+// token's account since the first attempt; the file with the content; the
+// branch at the commit; the merged pull request; the re-run run) before
+// writing again. With markers on, created text also ends with a hidden
+// marker (<!-- legate-operation: ... -->) that the search matches instead.
 package github
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -25,6 +33,7 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/github/ghcore"
 	"github.com/legate-mcp/legate/connectors/httpkit"
 	"github.com/legate-mcp/legate/connectors/netguard"
 	"github.com/legate-mcp/legate/connectors/saas"
@@ -48,96 +57,117 @@ type Config struct {
 	MaxRetryWait legate.Duration `yaml:"max_retry_wait" default:"10s" desc:"Longest wait between attempts; a rate limit asking for more fails the call with RATE_LIMITED and the wait"`
 	// RateLimit bounds the requests the instance sends.
 	RateLimit httpkit.RateLimit `yaml:"rate_limit" desc:"Requests per second the instance sends at most: per_second (0, the default, for no limit) and burst" example:"{per_second: 5, burst: 10}"`
+	// Toolsets selects the groups of tools the instance offers.
+	Toolsets []string "yaml:\"toolsets\" desc:\"Groups of tools the instance offers: names from the list below, `default` for the type's defaults, `all` for every tool; empty for the defaults: issues (default), pull_requests (default), repos (default), search (default), actions, notifications\" example:\"[default, actions]\""
+	// ReadOnly offers only the tools that read.
+	ReadOnly bool `yaml:"read_only" default:"false" desc:"Offer only the tools that read"`
+	// Markers leaves a hidden marker in what a write creates.
+	Markers bool `yaml:"markers" default:"false" desc:"End the body of a created issue, comment, pull request or review with a hidden HTML comment naming the operation (<!-- legate-operation: ... -->), so that a retry after a lost answer finds it by marker; off, it is found by its content, author and time"`
 }
 
-// Limits of the configuration and of the tools.
-const (
-	// The page size of list_issues.
-	DefaultIssues, MaxIssues = 30, 100
-	// MaxBodyBytes bounds the body of an issue or a comment (GitHub's own
-	// limit is 65536 characters; the marker needs some room).
-	MaxBodyBytes  = 60000
-	MaxTitleBytes = 256
-)
-
 const credToken = "token"
+
+// Toolsets are the type's groups of tools.
+var Toolsets = []connectors.Toolset{
+	{Name: "issues", Description: "Issues, their comments and labels", Default: true},
+	{Name: "pull_requests", Description: "Pull requests: files, diff, reviews, checks; open, review, merge", Default: true},
+	{Name: "repos", Description: "Contents, commits, branches and releases; edit a file, create a branch", Default: true},
+	{Name: "search", Description: "Search code, issues and pull requests, repositories", Default: true},
+	{Name: "actions", Description: "Workflow runs, their failed jobs and logs; re-run"},
+	{Name: "notifications", Description: "The token's account's notifications"},
+}
 
 func init() {
 	connectors.Register(connectors.TypeOf(connectors.Info{
 		Name:        "github",
-		Description: "GitHub or GitHub Enterprise issues: read, list, open and comment, with a token",
+		Description: "GitHub or GitHub Enterprise: issues, pull requests, contents, commits, releases, search and Actions runs, with a token",
 		Credentials: []connectors.Credential{
-			{Name: credToken, Description: "Personal access token (classic, with the repo or public_repo scope; or fine-grained, with Issues read and write) or an installation token", Required: true},
+			{Name: credToken, Description: "Personal access token (classic, with the repo or public_repo scope, and workflow to re-run Actions; or fine-grained, with Issues, Pull requests, Contents, Commit statuses, Checks and Actions as the toolsets need) or an installation token", Required: true},
 		},
 	}, New))
 }
 
 // Connector is one github instance.
 type Connector struct {
-	cfg   Config
-	kit   *saas.Kit
-	http  *http.Client
-	repos []string // lower-cased allow-list, empty for all
-	tools []connectors.Tool
+	*ghcore.Core
+	cfg     Config
+	catalog []connectors.Tool
+	tools   []connectors.Tool
+	selErr  error
 }
 
 // New builds an instance from its decoded config; Validate reports an
 // invalid one.
 func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
-	c := &Connector{cfg: *cfg}
-	c.kit = saas.New(inst, cfg.retries().Options("github", credToken))
-	c.http = netguard.NewClient(netguard.Options{AllowPrivate: cfg.AllowPrivateNetworks, Timeout: time.Duration(cfg.Timeout) + time.Second, MaxRedirects: -1})
-	for _, r := range cfg.Repositories {
-		c.repos = append(c.repos, strings.ToLower(r))
-	}
-	c.tools = c.newTools()
+	opts := cfg.retries().Options("github", credToken)
+	opts.Markers = cfg.Markers
+	client := netguard.NewClient(netguard.Options{AllowPrivate: cfg.AllowPrivateNetworks, Timeout: time.Duration(cfg.Timeout) + time.Second, MaxRedirects: -1})
+	c := &Connector{Core: ghcore.New(saas.New(inst, opts), client, cfg.BaseURL, cfg.Repositories), cfg: *cfg}
+	c.catalog = c.newTools()
+	c.tools, c.selErr = connectors.SelectTools("github", Toolsets, cfg.Toolsets, cfg.ReadOnly, c.catalog)
 	return c, nil
 }
-
-var repoPattern = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$`)
 
 // Validate checks the configuration without I/O.
 func (c *Connector) Validate() error {
 	_, errs := saas.CheckURL("base_url", c.cfg.BaseURL, c.cfg.AllowPrivateNetworks)
 	for i, r := range c.cfg.Repositories {
-		if !repoPattern.MatchString(r) {
-			errs = append(errs, legate.Invalid("repositories["+itoa(i)+"]", "must be owner/name, got %q", r))
+		if !ghcore.RepoPattern.MatchString(r) {
+			errs = append(errs, legate.Invalid(fmt.Sprintf("repositories[%d]", i), "must be owner/name, got %q", r))
 		}
+	}
+	if c.selErr != nil {
+		errs = append(errs, c.selErr)
 	}
 	errs = append(errs, c.cfg.retries().Validate()...)
 	return errors.Join(errs...)
 }
 
-// Tools lists the instance's tools.
+// Tools lists the tools of the instance's toolsets.
 func (c *Connector) Tools() []connectors.Tool { return c.tools }
 
+// ToolCatalog lists every tool of the type, whatever the config selects.
+func (c *Connector) ToolCatalog() []connectors.Tool { return c.catalog }
+
+// scopeNeeds is what each toolset needs of a token.
+var scopeNeeds = []struct{ toolset, classic, fine string }{
+	{"issues", "repo (public_repo for public repositories)", "Issues: read and write"},
+	{"pull_requests", "repo (public_repo for public repositories)", "Pull requests: read and write; Commit statuses and Checks: read; Contents: write to merge"},
+	{"repos", "repo (public_repo for public repositories)", "Contents: read and write"},
+	{"search", "repo to search private repositories", "Contents and Issues: read (metadata for repositories)"},
+	{"actions", "repo and workflow to re-run", "Actions: read and write"},
+	{"notifications", "notifications (or repo)", "not available to fine-grained tokens: use a classic token"},
+}
+
 // Test reads the authenticated user (GET /user) and compares the scopes a
-// classic token has (X-OAuth-Scopes) with those the tools need; it reports
-// both through connectors.Reportf and fails when none suffices.
+// classic token has (X-OAuth-Scopes) with those the instance's toolsets
+// need; it reports both through connectors.Reportf and fails when none
+// suffices.
 func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) error {
 	call := &connectors.Call{Tool: "test", Credentials: creds}
 	var user *github.User
 	var header http.Header
-	err := c.kit.Read(ctx, call, func(ctx context.Context, token string) error {
-		api, err := c.client(token)
-		if err != nil {
-			return err
-		}
+	err := c.Read(ctx, call, func(ctx context.Context, api *github.Client) error {
 		u, resp, err := api.Users.Get(ctx, "")
-		if err != nil {
-			return mapError(ctx, err)
+		if err == nil {
+			user, header = u, resp.Header
 		}
-		user, header = u, resp.Header
-		return nil
+		return err
 	})
 	if err != nil {
 		connectors.Reportf(ctx, "GET /user: %v", err)
 		return err
 	}
 	connectors.Reportf(ctx, "GET /user: ok, %s (id %d)", user.GetLogin(), user.GetID())
+	sets := c.toolsets()
 	raw, classic := header["X-Oauth-Scopes"]
 	if !classic {
-		connectors.Reportf(ctx, "scopes: not a classic token (fine-grained or installation): it needs Issues read and write on the repositories")
+		connectors.Reportf(ctx, "scopes: not a classic token (fine-grained or installation); the API does not tell its permissions. The toolsets need:")
+		for _, n := range scopeNeeds {
+			if slices.Contains(sets, n.toolset) {
+				connectors.Reportf(ctx, "  %-14s %s", n.toolset, n.fine)
+			}
+		}
 		return nil
 	}
 	var granted []string
@@ -148,29 +178,43 @@ func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) erro
 	}
 	slices.Sort(granted)
 	connectors.Reportf(ctx, "scopes granted: %s", strings.Join(granted, ", "))
+	for _, n := range scopeNeeds {
+		if slices.Contains(sets, n.toolset) {
+			connectors.Reportf(ctx, "  %-14s needs %s", n.toolset, n.classic)
+		}
+	}
 	switch {
 	case slices.Contains(granted, "repo"):
 		connectors.Reportf(ctx, "scope repo         ok      needed by every tool on private repositories")
 	case slices.Contains(granted, "public_repo"):
 		connectors.Reportf(ctx, "scope public_repo  ok      public repositories only; private ones need repo")
 	default:
-		connectors.Reportf(ctx, "scope repo         MISSING needed by create_issue and comment_issue (public_repo for public repositories)")
-		return legate.Errorf(legate.CodePermissionDenied, "github: the token has neither the repo nor the public_repo scope; create_issue and comment_issue need one")
+		connectors.Reportf(ctx, "scope repo         MISSING needed by every write (public_repo for public repositories)")
+		return legate.Errorf(legate.CodePermissionDenied, "github: the token has neither the repo nor the public_repo scope; every write needs one: grant repo (or public_repo) to the token")
+	}
+	if slices.Contains(sets, "actions") && !c.cfg.ReadOnly {
+		if slices.Contains(granted, "workflow") {
+			connectors.Reportf(ctx, "scope workflow     ok      needed by rerun_workflow_run")
+		} else {
+			connectors.Reportf(ctx, "scope workflow     MISSING needed by rerun_workflow_run; grant it or leave actions read-only")
+		}
 	}
 	return nil
 }
 
-// client is a GitHub client with token, new for each attempt: go-github
-// remembers a rate limit per client and refuses later calls unsent.
-func (c *Connector) client(token string) (*github.Client, error) {
-	api, err := github.NewClient(c.http).WithAuthToken(token).WithEnterpriseURLs(c.cfg.BaseURL, c.cfg.BaseURL)
-	if err != nil {
-		return nil, legate.Errorf(legate.CodeInvalidArgument, "github: base_url: %v", err)
+// toolsets are the names of the toolsets the instance offers.
+func (c *Connector) toolsets() []string {
+	var out []string
+	for _, t := range c.tools {
+		if !slices.Contains(out, t.Toolset) {
+			out = append(out, t.Toolset)
+		}
 	}
-	return api, nil
+	return out
 }
 
 var _ connectors.Connector = (*Connector)(nil)
+var _ connectors.ToolCatalog = (*Connector)(nil)
 
 // retries are the config's retry settings.
 func (c Config) retries() saas.Retries {

@@ -198,8 +198,8 @@ func TestCreateAndComment(t *testing.T) {
 	s.mu.Lock()
 	stored := s.issues[0].Body
 	s.mu.Unlock()
-	if !strings.HasPrefix(stored, "Steps:\n1. run\n\n<!-- legate-operation: lg1-") || !strings.HasSuffix(stored, " -->") {
-		t.Fatalf("GitHub holds the body %q; want the text and a hidden marker", stored)
+	if stored != "Steps:\n1. run" {
+		t.Fatalf("GitHub holds the body %q; want the text alone (markers are off)", stored)
 	}
 	cm := decode[model.Message](t, in.do(t, "t1", "comment_issue", fmt.Sprintf(`{"issue":%q,"body":"looking"}`, is.Ref), "op-2"))
 	if cm.Text != "looking" || cm.ThreadRef != is.Ref || cm.Contract != "message.v1" {
@@ -357,4 +357,18 @@ func TestConnectionTestReportsScopes(t *testing.T) {
 	}
 	_, err = report("ghp_wrong")
 	wantCode(t, err, legate.CodeAuthExpired)
+	// What the toolsets offered need: actions and its workflow scope
+	// only when actions is offered.
+	s.scopes = "repo"
+	if out, _ = report(token); !strings.Contains(out, "pull_requests  needs repo") || strings.Contains(out, "workflow") {
+		t.Errorf("default toolsets:\n%s", out)
+	}
+	in = build(t, s, "github", "toolsets: [default, actions]")
+	if out, _ = report(token); !strings.Contains(out, "scope workflow     MISSING needed by rerun_workflow_run") {
+		t.Errorf("with actions, no workflow scope:\n%s", out)
+	}
+	s.scopes = ""
+	if out, err = report(token); err != nil || !strings.Contains(out, "actions        Actions: read and write") {
+		t.Errorf("fine-grained token: %v\n%s", err, out)
+	}
 }
