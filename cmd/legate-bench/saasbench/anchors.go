@@ -93,7 +93,7 @@ var anchors = []anchor{
 				return nil, nil, err
 			}
 			if e.port80 != nil {
-				return nil, nil, fmt.Errorf("github-mcp-server v0.23.0 drops the port of --gh-host (its parseAPIHost: \"does not handle ports yet\"), so the stand-in must listen on 127.0.0.1:80, and it cannot here (%v): run the bench as root, or lower net.ipv4.ip_unprivileged_port_start", e.port80)
+				return nil, nil, fmt.Errorf("github-mcp-server v0.23.0 drops the port of --gh-host (its parseAPIHost: \"does not handle ports yet\"), so the stand-in must listen on 127.0.0.1:80, and it cannot here (%v): free that port, and run the bench as root or with net.ipv4.ip_unprivileged_port_start at most 80", e.port80)
 			}
 			return []string{filepath.Join(e.dir, "bin", "github-mcp-server"), "stdio", "--gh-host", "http://127.0.0.1", "--toolsets", "issues", "--read-only"},
 				[]string{"GITHUB_PERSONAL_ACCESS_TOKEN=" + token}, nil
