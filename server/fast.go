@@ -20,6 +20,7 @@ import (
 	"github.com/legate-mcp/legate/audit"
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/catalog"
+	"github.com/legate-mcp/legate/opkey"
 	"github.com/legate-mcp/legate/paramheader"
 	"github.com/legate-mcp/legate/rounds"
 	"github.com/legate-mcp/legate/server/toolresult"
@@ -266,6 +267,7 @@ func (f *fastPath) fastCall(w http.ResponseWriter, r *http.Request, ls *liveSess
 	}
 	var meta struct {
 		ProgressToken json.RawMessage `json:"progressToken"`
+		Key           any             `json:"io.legate/idempotency-key"` // legate.IdempotencyMetaKey
 	}
 	if len(p.Meta) > 0 && json.Unmarshal(p.Meta, &meta) != nil {
 		return false
@@ -287,7 +289,7 @@ func (f *fastPath) fastCall(w http.ResponseWriter, r *http.Request, ls *liveSess
 			return true
 		}
 	}
-	o := CallOptions{Principal: principal}
+	o := CallOptions{Principal: principal, IdempotencyKey: opkey.ClientKey(meta.Key)}
 	sid := ""
 	if ls != nil {
 		sid, o.Session = ls.ss.ID(), ls.ss

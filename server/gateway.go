@@ -32,7 +32,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate"
@@ -43,6 +42,7 @@ import (
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connections"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/opkey"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/profiles"
 	"github.com/legate-mcp/legate/ratelimit"
@@ -124,6 +124,7 @@ type Gateway struct {
 	sealer      *rounds.Sealer       // request states of multi-round-trip calls
 	tracer      *telemetry.Tracer    // nil: traces off
 	masks       *vault.Masks         // every secret value held, masked in what calls return (masks.go)
+	opkeys      *opkey.Keys          // each call's operation id: its writes' idempotency key
 }
 
 // instance is one built connector instance.
@@ -164,7 +165,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	if opts.Masks == nil {
 		opts.Masks = vault.NewMasks()
 	}
-	g := &Gateway{opts: opts, log: opts.Logger, masks: opts.Masks}
+	g := &Gateway{opts: opts, log: opts.Logger, masks: opts.Masks, opkeys: opkey.New()}
 	g.kit = instancekit.New(opts.Vault, opts.Store.Operations(), g.log)
 	g.connections = connections.New(connections.Options{Vault: opts.Vault, Instances: g.Instances, Key: func(ctx context.Context) []byte { return g.kit.Derive(ctx, "connections") },
 		Resource: opts.Config.Auth.Resource, Principal: opts.Principal, Logger: g.log, Masks: g.masks,
@@ -319,6 +320,9 @@ type CallOptions struct {
 	Caller        connectors.Caller
 	Session       *mcp.ServerSession
 	ProgressToken any
+	// IdempotencyKey is the client's key for the call's writes
+	// (legate.IdempotencyMetaKey in _meta), "" if it gave none.
+	IdempotencyKey string
 
 	round      *rounds.Round // a 2026-07-28 client's round (mrtr.go)
 	stateToken string
@@ -362,20 +366,11 @@ func (g *Gateway) callerOf(o CallOptions) connectors.Caller {
 
 // newRequest starts a call to e.
 func (g *Gateway) newRequest(e *catalog.Entry, args json.RawMessage, o CallOptions) *Request {
-	return &Request{
-		Entry:         e,
-		Args:          args,
-		Caller:        g.callerOf(o),
-		Class:         classOf(e, args),
-		OperationID:   uuid.NewString(),
-		Start:         time.Now(),
-		Session:       o.Session,
-		ProgressToken: o.ProgressToken,
-		ArgsHash:      policy.ArgsHash(args),
-		round:         o.round,
-		stateToken:    o.stateToken,
-		principal:     o.Principal,
-	}
+	r := &Request{Entry: e, Args: args, Caller: g.callerOf(o), Class: classOf(e, args), Start: time.Now(), Session: o.Session,
+		ProgressToken: o.ProgressToken, ArgsHash: policy.ArgsHash(args), round: o.round, stateToken: o.stateToken, principal: o.Principal}
+	r.OperationID = g.opkeys.For(opkey.Call{Tenant: r.Caller.Tenant, Principal: r.Caller.Principal, Tool: e.Canonical, ArgsHash: r.ArgsHash,
+		Class: r.Class, ClientKey: o.IdempotencyKey}, g.now().repeatWindow)
+	return r
 }
 
 // run takes r along the call path. As for Call, a failure is an isError

@@ -11,6 +11,7 @@ import (
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/catalog"
+	"github.com/legate-mcp/legate/opkey"
 	"github.com/legate-mcp/legate/paramheader"
 	"github.com/legate-mcp/legate/profiles"
 	"github.com/legate-mcp/legate/proxy"
@@ -95,7 +96,7 @@ func (g *Gateway) toolsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	o := CallOptions{Session: req.Session, ProgressToken: req.Params.GetProgressToken()}
+	o := CallOptions{Session: req.Session, ProgressToken: req.Params.GetProgressToken(), IdempotencyKey: opkey.ClientKey(req.Params.Meta[legate.IdempotencyMetaKey])}
 	if req.Session != nil {
 		o.Caller.Session = req.Session.ID()
 	}

@@ -30,11 +30,12 @@ import (
 
 // live is the part of the gateway a reload replaces.
 type live struct {
-	cfg         *config.File
-	policy      *policy.Policy
-	limiter     *ratelimit.Limiter // nil: no limits
-	callTimeout time.Duration
-	instances   []*instance
+	cfg          *config.File
+	policy       *policy.Policy
+	limiter      *ratelimit.Limiter // nil: no limits
+	callTimeout  time.Duration
+	repeatWindow time.Duration // a write repeated within it is the same operation (opkey)
+	instances    []*instance
 }
 
 // live returns what the gateway runs with now.
@@ -46,6 +47,9 @@ func (g *Gateway) now() *live { return g.live.Load() }
 // reported, joined.
 func (rl *reloader) newLive(ctx context.Context, cfg *config.File, old *live) (*live, error) {
 	l := &live{cfg: cfg, limiter: ratelimit.New(cfg.Limits), callTimeout: time.Duration(cfg.CallTimeout)}
+	if cfg.RepeatWindow != nil { // nil in a File built without defaults
+		l.repeatWindow = time.Duration(*cfg.RepeatWindow)
+	}
 	if l.callTimeout == 0 {
 		l.callTimeout = DefaultCallTimeout
 	}

@@ -66,7 +66,8 @@ type typeInfo struct {
 type typeDetail struct {
 	typeInfo
 	// Tools are those of an instance with the default config (some types
-	// offer more, or fewer, by their config: read_only, for one).
+	// offer more, or fewer, by their config: read_only, for one), and,
+	// for a type whose tools fall into toolsets, every other tool too.
 	Tools []typeTool `json:"tools"`
 }
 
@@ -76,6 +77,9 @@ type typeTool struct {
 	Class       legate.Class `json:"class"`
 	ByArguments bool         `json:"class_by_arguments,omitempty"` // each call's class follows from its arguments; Class is that of arguments it cannot read
 	Description string       `json:"description"`
+	Toolset     string       `json:"toolset,omitempty"` // the group the config's toolsets selects it by
+	// Default says an instance with the default config offers it.
+	Default bool `json:"default"`
 }
 
 func infoOf(t connectors.Type) typeInfo {
@@ -106,8 +110,17 @@ func toolsOf(t connectors.Type) []typeTool {
 	if cl, ok := c.(connectors.Closer); ok {
 		defer cl.Close()
 	}
-	for _, tool := range c.Tools() {
-		out = append(out, typeTool{Name: tool.Name, Class: tool.Class, ByArguments: tool.ClassFor != nil, Description: tool.Description})
+	offered := map[string]bool{}
+	all := c.Tools()
+	for _, tool := range all {
+		offered[tool.Name] = true
+	}
+	if tc, ok := c.(connectors.ToolCatalog); ok {
+		all = tc.ToolCatalog()
+	}
+	for _, tool := range all {
+		out = append(out, typeTool{Name: tool.Name, Class: tool.Class, ByArguments: tool.ClassFor != nil, Description: tool.Description,
+			Toolset: tool.Toolset, Default: offered[tool.Name]})
 	}
 	return out
 }
@@ -147,14 +160,18 @@ func printType(w io.Writer, d typeDetail) error {
 		fmt.Fprintln(w, "tools: none known without a config")
 		return nil
 	}
-	fmt.Fprintf(w, "tools (of an instance with the default config, named <id>.<tool>):\n")
+	fmt.Fprintf(w, "tools (named <id>.<tool>; * offered with the default config, the others by the config's toolsets):\n")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, t := range d.Tools {
 		class := string(t.Class)
 		if t.ByArguments {
 			class = "by arguments, else " + class
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", t.Name, class, cli.OneLine(t.Description, 100))
+		mark := " "
+		if t.Default {
+			mark = "*"
+		}
+		fmt.Fprintf(tw, "  %s %s\t%s\t%s\t%s\n", mark, t.Name, class, t.Toolset, cli.OneLine(t.Description, 100))
 	}
 	return tw.Flush()
 }
