@@ -8,7 +8,7 @@ BIN      := bin/legate
 comma    := ,
 space    := $() $()
 
-.PHONY: build build-slim install run test test-short lint peers bench bench-smoke fuzz fuzz-smoke soak clean docs
+.PHONY: build build-slim install run test test-short lint peers anchors bench bench-smoke fuzz fuzz-smoke soak clean docs
 
 ## build: the static, stripped binary with every connector type (docs/build.md).
 build:
@@ -48,8 +48,15 @@ lint:
 peers:
 	bash scripts/peers.sh
 
-## bench: the performance harness, scenarios P1-P9 against their baselines
-## (docs/BENCHMARKS.md; P6 and P8 need PostgreSQL); a few minutes. Extra flags: make bench BENCHFLAGS="-only P1".
+## anchors: the MCP servers P7b measures Legate's SaaS connectors against
+## (github-mcp-server, notion-mcp-server, server-slack), pinned, into
+## $LEGATE_TOOLS_DIR/anchors (default ~/.cache/legate-tools/anchors).
+anchors:
+	bash scripts/anchors.sh
+
+## bench: the performance harness, scenarios P1-P9 and P7b against their baselines
+## (docs/BENCHMARKS.md; P6 and P8 need PostgreSQL, P7b the anchors: make anchors,
+## else it is skipped); a few minutes. Extra flags: make bench BENCHFLAGS="-only P1".
 bench:
 	$(GO) run ./cmd/legate-bench $(BENCHFLAGS)
 

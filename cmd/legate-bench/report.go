@@ -100,7 +100,7 @@ func printTable(w io.Writer, rows []row, judged bool) {
 			ratio = fmt.Sprintf("%.2f×", r.Ratio)
 		}
 		res := r.Result
-		if !judged && res != "" {
+		if !judged && res != "" && res != "SKIP" {
 			res = "ran"
 		}
 		metric := r.Metric

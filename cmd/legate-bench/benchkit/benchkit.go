@@ -161,19 +161,34 @@ func Rounds(ctx context.Context, o Options, scenario string, sides []Side, cs []
 type Series struct{ Rate, P50, CPU []float64 }
 
 // Compare returns the rows of a side against a baseline side at C=c:
-// calls/s against target (≥ target× the baseline's), p50 latency and CPU
-// per call.
+// calls/s against target (≥ target× the baseline's; 0: informative), p50
+// latency and CPU per call.
 func Compare(scenario, what string, c int, base, side Series, target float64, note string) []Row {
 	rate := Row{Scenario: scenario, Metric: fmt.Sprintf("calls/s, %s, C=%d", what, c), Unit: "calls/s",
-		Baseline: Median(base.Rate), Legate: Median(side.Rate), Ratio: Median(Ratios(side.Rate, base.Rate)),
-		Target: fmt.Sprintf("≥ %.1f× direct", target), Note: note}
-	rate.Result = map[bool]string{true: "PASS", false: "FAIL"}[rate.Ratio >= target]
+		Baseline: Median(base.Rate), Legate: Median(side.Rate), Ratio: Median(Ratios(side.Rate, base.Rate)), Note: note}
+	if target > 0 {
+		rate.Target, rate.Result = fmt.Sprintf("≥ %.1f× direct", target), PassFail(rate.Ratio >= target)
+	}
 	return []Row{rate,
 		{Scenario: scenario, Metric: fmt.Sprintf("p50 latency, %s, C=%d", what, c), Unit: "µs",
 			Baseline: Median(base.P50), Legate: Median(side.P50), Ratio: Median(Ratios(side.P50, base.P50))},
 		{Scenario: scenario, Metric: fmt.Sprintf("CPU per call, %s, C=%d (baseline: the client library in the harness; Legate: its process)", what, c),
 			Unit: "µs", Baseline: Median(base.CPU), Legate: Median(side.CPU), Ratio: Median(Ratios(side.CPU, base.CPU))},
 	}
+}
+
+// PassFail is a judged row's result.
+func PassFail(ok bool) string {
+	if ok {
+		return "PASS"
+	}
+	return "FAIL"
+}
+
+// Skip is the row of a measurement that could not be made here, saying
+// why and what would make it possible; it holds no figure.
+func Skip(scenario, reason string) Row {
+	return Row{Scenario: scenario, Metric: "not measured: " + reason, Baseline: math.NaN(), Legate: math.NaN(), Ratio: math.NaN(), Result: "SKIP"}
 }
 
 // Legate is a `legate serve` process, or another MCP server the harness

@@ -14,8 +14,9 @@ import (
 // issue under /api/v3/, Notion's search under /v1/, Google's token
 // endpoint (/token) and Sheets' values.get (/v4/), and Stripe's customer
 // (/v1/customers/). The bodies are encoded once; Notion, Google and
-// Stripe's reads check the credential as the provider would.
-func standIn() (string, func(), error) {
+// Stripe's reads check the credential as the provider would. It listens
+// on addr (host:port; port 0 for any).
+func standIn(addr string) (string, func(), error) {
 	mux := http.NewServeMux()
 	channels, issue := slackChannels(), githubIssue()
 	mux.HandleFunc("/api/conversations.list", func(w http.ResponseWriter, r *http.Request) {
@@ -29,7 +30,7 @@ func standIn() (string, func(), error) {
 	notion(mux)
 	google(mux)
 	stripeCustomer(mux)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", nil, err
 	}

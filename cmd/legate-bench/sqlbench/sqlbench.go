@@ -123,7 +123,7 @@ func Run(ctx context.Context, o benchkit.Options) ([]benchkit.Row, error) {
 		rows = append(rows, benchkit.Compare("P6", "postgres.query of 100 rows", c, d, v, Target, note)...)
 		rows = append(rows, benchkit.Row{Scenario: "P6", Metric: fmt.Sprintf("calls/s of pgx in the connector's transaction (BEGIN READ ONLY with SET LOCAL, query, ROLLBACK), C=%d (baseline: pgx directly)", c),
 			Unit: "calls/s", Baseline: benchkit.Median(d.Rate), Legate: benchkit.Median(tx.Rate), Ratio: benchkit.Median(benchkit.Ratios(tx.Rate, d.Rate))})
-		rows = append(rows, benchkit.HopRows("P6", "postgres.query of 100 rows", c, d, h, v, Target)...)
+		rows = append(rows, benchkit.HopRows("P6", "postgres.query of 100 rows", c, d, h, v, benchkit.HopTargets{Direct: Target})...)
 	}
 	return rows, nil
 }
