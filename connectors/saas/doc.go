@@ -64,27 +64,29 @@
 //
 // Every write runs through [WriteOnce], which claims the call's
 // OperationID in the instance's operation record (connectors.Call.Operations,
-// kept by the gateway's store; it is the approval id for an approved call),
-// returns the recorded outcome to every retry, and reconciles a write whose
-// attempt ended without an answer — the provider may have performed it —
-// by looking for the marker the write carries before sending again:
+// kept by the gateway's store; it is the approval id for an approved call,
+// and the same for a client's retry: see package opkey), returns the
+// recorded outcome to every retry, and reconciles a write whose attempt
+// ended without an answer — the provider may have performed it — by
+// looking for it before sending again. Nothing of Legate's is left in the
+// user's data unless the operator sets markers (Options.Markers):
 //
-//   - slack: post_message and reply_thread put the marker in the message's
-//     metadata (event_type legate_operation); Find reads the channel's (or
-//     thread's) history since the first attempt, with metadata, and
-//     matches it;
-//   - github: create_issue and comment_issue end the body with an HTML
-//     comment <!-- legate-operation: MARKER --> that GitHub does not show;
-//     Find lists the repository's issues (or the issue's comments) since
-//     the first attempt and matches it;
-//   - notion: create_page and append_block carry the marker in a hidden
-//     property or block; Find queries for it;
-//   - google: sheets_append_row has no hidden place per row: the marker
-//     goes in one cell after the row's values; Find reads the table's
-//     sheet back and matches it;
-//   - stripe: create_refund sends the marker as Idempotency-Key and
-//     gives no Find: Stripe answers a repeated key with the first result
-//     (for 24 hours; the operation record keeps it longer).
+//   - by content, the default: Find looks for what the write would have
+//     made, by the token's own account, since the first attempt — slack:
+//     the same text in the channel's or thread's history; github: an issue
+//     with the same title and body, a comment or review with the same
+//     body, a pull request from the same head, a file with the same
+//     content; notion: a page with the same title and first blocks under
+//     the parent, the same run of blocks at the parent's end; writes that
+//     set a value (a topic, a property, a reaction) read it back;
+//   - by marker, with markers on: slack puts it in the message's metadata,
+//     github in an HTML comment ending the body, notion in a gray
+//     paragraph, google sheets in a cell after the row's values (on by
+//     default there, until its appends match by content);
+//   - by the provider's own key: stripe sends the marker as
+//     Idempotency-Key and gives no Find: Stripe answers a repeated key with
+//     the first result (for 24 hours; the operation record keeps it
+//     longer).
 //
 // # The models
 //
