@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -71,5 +72,36 @@ func TestConnectorTypesShowsOneType(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &d); err != nil || len(d.Tools) == 0 {
 			t.Errorf("%s: no tools (%v): %s", name, err, out)
 		}
+	}
+}
+
+// A type whose tools fall into toolsets lists them all, each with its
+// toolset, and marks those an instance with the default config offers.
+func TestConnectorTypesShowsToolsets(t *testing.T) {
+	out, err := runCLI(t, "connector", "types", "github", "-o", "json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var d struct {
+		Tools []struct {
+			Name, Toolset string
+			Default       bool
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, tool := range d.Tools {
+		got[tool.Name] = fmt.Sprintf("%s %v", tool.Toolset, tool.Default)
+	}
+	for name, want := range map[string]string{"get_issue": "issues true", "merge_pull": "pull_requests true", "rerun_workflow_run": "actions false"} {
+		if got[name] != want {
+			t.Errorf("%s: %q, want %q (toolset, offered by default)", name, got[name], want)
+		}
+	}
+	out, err = runCLI(t, "connector", "types", "github")
+	if err != nil || !strings.Contains(out, "* get_issue") || !strings.Contains(out, "  rerun_workflow_run") {
+		t.Errorf("the table does not mark the default tools: %v\n%s", err, out)
 	}
 }
