@@ -251,15 +251,8 @@ func (t issues) comments(ctx context.Context, call *connectors.Call, in *listCom
 		if err != nil {
 			return nil, nil, err
 		}
-		items := make([]model.Message, 0, len(got))
-		for _, cm := range got {
-			m, err := t.CommentOf(call, issue, cm)
-			if err != nil {
-				return nil, nil, err
-			}
-			items = append(items, m)
-		}
-		return items, resp, nil
+		items, err := saas.Convert(got, func(cm *github.IssueComment) (model.Message, error) { return t.CommentOf(call, issue, cm) })
+		return items, resp, err
 	})
 	if err != nil {
 		return nil, err

@@ -171,13 +171,9 @@ func (c *Connector) listFiles(ctx context.Context, call *connectors.Call, in *li
 		if err != nil {
 			return mapError(ctx, err)
 		}
-		items := make([]model.File, 0, len(list.Files))
-		for _, f := range list.Files {
-			m, err := c.fileOf(call, f)
-			if err != nil {
-				return err
-			}
-			items = append(items, m)
+		items, err := saas.Convert(list.Files, func(f *drive.File) (model.File, error) { return c.fileOf(call, f) })
+		if err != nil {
+			return err
 		}
 		next := ""
 		if list.NextPageToken != "" {

@@ -226,13 +226,9 @@ func (c *Connector) queryDatabase(ctx context.Context, call *connectors.Call, in
 		if err := c.api.Send(ctx, token, rest.Request{Method: http.MethodPost, Path: "data_sources/" + id + "/query", Body: body}, &l); err != nil {
 			return err
 		}
-		items := make([]model.Page, 0, len(l.Results))
-		for i := range l.Results {
-			m, err := c.pageOf(call, &l.Results[i])
-			if err != nil {
-				return err
-			}
-			items = append(items, m)
+		items, err := saas.Convert(l.Results, func(p rest.Page) (model.Page, error) { return c.pageOf(call, &p) })
+		if err != nil {
+			return err
 		}
 		out = saas.ListOf(c.kit, call, items, l.Next())
 		return nil

@@ -78,13 +78,9 @@ func (c *Connector) listComments(ctx context.Context, call *connectors.Call, in 
 		if err := c.api.Send(ctx, token, rest.Request{Method: http.MethodGet, Path: "comments", Query: q}, &l); err != nil {
 			return err
 		}
-		items := make([]model.Comment, 0, len(l.Results))
-		for i := range l.Results {
-			m, err := c.commentOf(call, id, &l.Results[i])
-			if err != nil {
-				return err
-			}
-			items = append(items, m)
+		items, err := saas.Convert(l.Results, func(cm rest.Comment) (model.Comment, error) { return c.commentOf(call, id, &cm) })
+		if err != nil {
+			return err
 		}
 		out = saas.ListOf(c.kit, call, items, l.Next())
 		return nil
@@ -202,13 +198,9 @@ func (c *Connector) listUsers(ctx context.Context, call *connectors.Call, in *li
 		if err := c.api.Send(ctx, token, rest.Request{Method: http.MethodGet, Path: "users", Query: q}, &l); err != nil {
 			return err
 		}
-		items := make([]model.User, 0, len(l.Results))
-		for i := range l.Results {
-			m, err := c.userOf(call, &l.Results[i])
-			if err != nil {
-				return err
-			}
-			items = append(items, m)
+		items, err := saas.Convert(l.Results, func(u rest.User) (model.User, error) { return c.userOf(call, &u) })
+		if err != nil {
+			return err
 		}
 		out = saas.ListOf(c.kit, call, items, l.Next())
 		return nil

@@ -62,3 +62,17 @@ func ListOf[T any](k *Kit, call *connectors.Call, items []T, nextToken string) L
 	}
 	return List[T]{Items: items, NextCursor: k.Cursor(call, nextToken)}
 }
+
+// Convert maps a provider's page of objects to models with of, which
+// fails on an object it cannot map: the first failure is returned.
+func Convert[T, M any](objects []T, of func(T) (M, error)) ([]M, error) {
+	items := make([]M, 0, len(objects))
+	for _, o := range objects {
+		m, err := of(o)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, m)
+	}
+	return items, nil
+}

@@ -87,13 +87,9 @@ func (c *Connector) listChannels(ctx context.Context, call *connectors.Call, in 
 		if err != nil {
 			return mapError(ctx, err)
 		}
-		items := make([]model.Channel, 0, len(chans))
-		for _, ch := range chans {
-			m, err := c.channelOf(call, ch)
-			if err != nil {
-				return err
-			}
-			items = append(items, m)
+		items, err := saas.Convert(chans, func(ch slack.Channel) (model.Channel, error) { return c.channelOf(call, ch) })
+		if err != nil {
+			return err
 		}
 		out = saas.ListOf(c.kit, call, items, next)
 		return nil

@@ -104,13 +104,9 @@ func (c *Connector) listCharges(ctx context.Context, call *connectors.Call, in *
 	if err != nil {
 		return nil, err
 	}
-	items := make([]model.Charge, 0, len(list.Data))
-	for _, ch := range list.Data {
-		m, err := c.chargeOf(call, ch)
-		if err != nil {
-			return nil, err
-		}
-		items = append(items, m)
+	items, err := saas.Convert(list.Data, func(ch *charge) (model.Charge, error) { return c.chargeOf(call, ch) })
+	if err != nil {
+		return nil, err
 	}
 	next := ""
 	if list.HasMore {
