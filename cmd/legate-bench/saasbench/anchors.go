@@ -168,11 +168,19 @@ func RunAnchors(ctx context.Context, o benchkit.Options) ([]benchkit.Row, error)
 			s.Close()
 		}
 	}()
-	legate := func(r reader) benchkit.Side {
-		return benchkit.Side{Name: r.name + " through Legate", PID: lg.Cmd.Process.Pid, Call: func(ctx context.Context, i int) error {
+	// The anchors serve one client over stdio: Legate is measured so
+	// too, beside its HTTP listener with a session per worker.
+	stdio, err := benchkit.StartStdio(ctx, o, "p7b-legate-stdio",
+		[]string{o.Legate, "stdio", "--config", filepath.Join(o.Dir, "p7b.yaml"), "--state-dir", filepath.Join(o.Dir, "p7b-stdio-state")}, env)
+	if err != nil {
+		return nil, err
+	}
+	defer stdio.Stop()
+	legate := func(r reader) []benchkit.Side {
+		return []benchkit.Side{{Name: r.name + " through Legate over HTTP", PID: lg.Cmd.Process.Pid, Call: func(ctx context.Context, i int) error {
 			_, err := benchkit.Call(ctx, sessions[i], r.tool, r.args)
 			return err
-		}}
+		}}, stdio.Side(r.name+" through Legate over stdio", r.tool, r.args)}
 	}
 	e := anchorEnv{dir: dir, base: base, scratch: o.Dir, port80: port80}
 	var rows []benchkit.Row
@@ -195,7 +203,7 @@ func RunAnchors(ctx context.Context, o benchkit.Options) ([]benchkit.Row, error)
 
 // measureAnchor runs a, checks that its first answer and Legate's hold
 // the read's value, and measures both sides in rounds.
-func measureAnchor(ctx context.Context, o benchkit.Options, a anchor, r reader, argv, env []string, legate benchkit.Side, first *mcp.ClientSession, cs []int) ([]benchkit.Row, error) {
+func measureAnchor(ctx context.Context, o benchkit.Options, a anchor, r reader, argv, env []string, legate []benchkit.Side, first *mcp.ClientSession, cs []int) ([]benchkit.Row, error) {
 	srv, err := benchkit.StartStdio(ctx, o, "p7b-"+a.reader, argv, env)
 	if err != nil {
 		return nil, err
@@ -214,7 +222,7 @@ func measureAnchor(ctx context.Context, o benchkit.Options, a anchor, r reader, 
 	if err := r.check(res); err != nil {
 		return nil, err
 	}
-	sides := []benchkit.Side{srv.Side(a.server, a.tool, a.args), legate}
+	sides := append([]benchkit.Side{srv.Side(a.server, a.tool, a.args)}, legate...)
 	m, err := benchkit.Rounds(ctx, o, "P7b", sides, cs)
 	if err != nil {
 		return nil, err
@@ -225,7 +233,8 @@ func measureAnchor(ctx context.Context, o benchkit.Options, a anchor, r reader, 
 		if i == 0 {
 			note = a.differs
 		}
-		rows = append(rows, anchorRows(a, r, c, m[c][0], m[c][1], note)...)
+		rows = append(rows, anchorRows(a, r, "HTTP", c, m[c][0], m[c][1], note)...)
+		rows = append(rows, anchorRows(a, r, "stdio", c, m[c][0], m[c][2], "")...)
 	}
 	return rows, nil
 }
@@ -233,10 +242,10 @@ func measureAnchor(ctx context.Context, o benchkit.Options, a anchor, r reader, 
 // anchorRows are the rows of Legate against the anchor at C=c: calls/s
 // (≥ AnchorTarget× the anchor's), p50 latency, and CPU per call of each
 // side's process (lower than the anchor's).
-func anchorRows(a anchor, r reader, c int, an, lg benchkit.Series, note string) []benchkit.Row {
+func anchorRows(a anchor, r reader, transport string, c int, an, lg benchkit.Series, note string) []benchkit.Row {
 	ratio := func(f func(benchkit.Series) []float64) float64 { return benchkit.Median(benchkit.Ratios(f(lg), f(an))) }
 	row := func(metric, unit string, f func(benchkit.Series) []float64) benchkit.Row {
-		return benchkit.Row{Scenario: "P7b", Metric: fmt.Sprintf("%s, %s, C=%d", metric, r.what, c), Unit: unit,
+		return benchkit.Row{Scenario: "P7b", Metric: fmt.Sprintf("%s, %s through Legate over %s, C=%d", metric, r.what, transport, c), Unit: unit,
 			Baseline: benchkit.Median(f(an)), Legate: benchkit.Median(f(lg)), Ratio: ratio(f)}
 	}
 	rate := row("calls/s", "calls/s", func(s benchkit.Series) []float64 { return s.Rate })

@@ -46,7 +46,7 @@ func TestAnchorRowsJudgeRateAndCPU(t *testing.T) {
 		{benchkit.Series{Rate: []float64{200, 240}, P50: []float64{5, 5}, CPU: []float64{250, 260}}, "PASS", "PASS", 2, 0.5},
 		{benchkit.Series{Rate: []float64{50, 60}, P50: []float64{20, 20}, CPU: []float64{500, 520}}, "FAIL", "FAIL", 0.5, 1},
 	} {
-		rows := anchorRows(a, r, 8, an, tc.lg, "note")
+		rows := anchorRows(a, r, "HTTP", 8, an, tc.lg, "note")
 		if len(rows) != 3 {
 			t.Fatalf("%d rows, want 3", len(rows))
 		}
