@@ -152,22 +152,12 @@ func RunAnchors(ctx context.Context, o benchkit.Options) ([]benchkit.Row, error)
 		}
 	}
 	defer stop()
-	cfg, env := config(base)
 	cs := o.Upto(8)
-	lg, err := benchkit.StartLegate(ctx, o, "p7b", cfg, env...)
+	lg, sessions, env, end, err := legateOn(ctx, o, "p7b", base, cs[len(cs)-1])
 	if err != nil {
 		return nil, err
 	}
-	defer lg.Stop()
-	sessions, err := lg.OpenSessions(ctx, cs[len(cs)-1])
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		for _, s := range sessions {
-			s.Close()
-		}
-	}()
+	defer end()
 	// The anchors serve one client over stdio: Legate is measured so
 	// too, beside its HTTP listener with a session per worker.
 	stdio, err := benchkit.StartStdio(ctx, o, "p7b-legate-stdio",

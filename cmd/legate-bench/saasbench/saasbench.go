@@ -78,6 +78,26 @@ func (r reader) check(res *mcp.CallToolResult) error {
 	return holds(r.tool+" through Legate", res.StructuredContent, r.want)
 }
 
+// legateOn starts Legate (its config written as name.yaml) with its
+// connectors on the stand-in at base, and opens n sessions; env is what
+// the config's credentials read, end stops both.
+func legateOn(ctx context.Context, o benchkit.Options, name, base string, n int) (lg *benchkit.Legate, sessions []*mcp.ClientSession, env []string, end func(), err error) {
+	cfg, env := config(base)
+	if lg, err = benchkit.StartLegate(ctx, o, name, cfg, env...); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if sessions, err = lg.OpenSessions(ctx, n); err != nil {
+		lg.Stop()
+		return nil, nil, nil, nil, err
+	}
+	return lg, sessions, env, func() {
+		for _, s := range sessions {
+			s.Close()
+		}
+		lg.Stop()
+	}, nil
+}
+
 // Run measures P7.
 func Run(ctx context.Context, o benchkit.Options) ([]benchkit.Row, error) {
 	base, stop, err := standIn("127.0.0.1:0")
@@ -85,22 +105,12 @@ func Run(ctx context.Context, o benchkit.Options) ([]benchkit.Row, error) {
 		return nil, err
 	}
 	defer stop()
-	cfg, env := config(base)
 	cs := o.Upto(8)
-	lg, err := benchkit.StartLegate(ctx, o, "p7", cfg, env...)
+	lg, sessions, _, end, err := legateOn(ctx, o, "p7", base, cs[len(cs)-1])
 	if err != nil {
 		return nil, err
 	}
-	defer lg.Stop()
-	sessions, err := lg.OpenSessions(ctx, cs[len(cs)-1])
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		for _, s := range sessions {
-			s.Close()
-		}
-	}()
+	defer end()
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	var rows []benchkit.Row
 	for _, r := range readers {
