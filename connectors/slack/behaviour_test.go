@@ -2,9 +2,12 @@ package slack_test
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"unicode/utf8"
 
@@ -165,5 +168,28 @@ func TestUserTokenActsAsThePerson(t *testing.T) {
 		if b.method == "chat.postMessage" && b.token != userToken {
 			t.Fatalf("posted with %q", b.token)
 		}
+	}
+}
+
+// A file whose download URL Slack names on another host is not fetched:
+// the download carries the token.
+func TestReadFileSendsTheTokenOnlyToSlack(t *testing.T) {
+	var got atomic.Value
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.Store(r.Header.Get("Authorization"))
+		w.Write([]byte("secret-free"))
+	}))
+	defer elsewhere.Close()
+	f := newFixture(t, 1, "")
+	f.s.mu.Lock()
+	odd := seededFile(f.s.url())
+	odd.ID, odd.Name = "F9003", "odd.txt"
+	odd.URLPrivate = elsewhere.URL + "/download/F9003" // another port: another host
+	odd.URLPrivateDownload = odd.URLPrivate
+	f.s.files = append(f.s.files, odd)
+	f.s.mu.Unlock()
+	_, err := f.in.call(t, "t1", "read_file", `{"file":"F9003"}`, "")
+	if err == nil || !strings.Contains(err.Error(), "refusing to send the token") || got.Load() != nil {
+		t.Fatalf("a download URL on another host: %v, and it was sent %v; want a refusal and nothing sent", err, got.Load())
 	}
 }
