@@ -161,7 +161,7 @@ func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) erro
 		who += " in workspace " + me.Bot.WorkspaceName
 	}
 	connectors.Reportf(ctx, "GET /v1/users/me: ok, %s %s (id %s)", me.Type, who, me.ID)
-	var found rest.List[searchHit]
+	var found rest.List[rest.Page]
 	err = c.kit.Read(ctx, call, func(ctx context.Context, token string) error {
 		body := map[string]any{"page_size": 1, "filter": map[string]any{"property": "object", "value": "page"}}
 		return c.api.Send(ctx, token, rest.Request{Method: http.MethodPost, Path: "search", Body: body}, &found)

@@ -187,7 +187,7 @@ func (c *Connector) updatePage(ctx context.Context, call *connectors.Call, in *u
 			}
 		} else {
 			for name, p := range pg.Properties {
-				types[name] = string(p.GetType())
+				types[name] = p.Type
 			}
 		}
 		titleArg := ""

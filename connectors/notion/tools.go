@@ -124,19 +124,6 @@ func searchSchema() json.RawMessage {
 	return raw
 }
 
-// searchHit is a search result: a page or a data source.
-type searchHit struct {
-	Object string `json:"object"`
-	raw    json.RawMessage
-}
-
-// UnmarshalJSON keeps the result to decode by its object.
-func (h *searchHit) UnmarshalJSON(data []byte) error {
-	h.raw = append(json.RawMessage(nil), data...)
-	type plain searchHit
-	return json.Unmarshal(data, (*plain)(h))
-}
-
 func (c *Connector) search(ctx context.Context, call *connectors.Call, in *searchIn) (*legate.Result, error) {
 	filter := "page"
 	switch in.Object {
@@ -164,19 +151,18 @@ func (c *Connector) search(ctx context.Context, call *connectors.Call, in *searc
 	}
 	var out saas.List[any]
 	err = c.kit.Read(ctx, call, func(ctx context.Context, token string) error {
-		var l rest.List[searchHit]
-		if err := c.api.Send(ctx, token, rest.Request{Method: http.MethodPost, Path: "search", Body: body}, &l); err != nil {
+		var items []any
+		var next string
+		var err error
+		if filter == "page" {
+			items, next, err = searchFor(ctx, c, token, body, filter, func(p rest.Page) (any, error) { return c.pageOf(call, &p) })
+		} else {
+			items, next, err = searchFor(ctx, c, token, body, filter, func(d rest.DataSource) (any, error) { return c.databaseOf(call, &d) })
+		}
+		if err != nil {
 			return err
 		}
-		items := make([]any, 0, len(l.Results))
-		for _, h := range l.Results {
-			item, err := c.hitOf(call, h)
-			if err != nil {
-				return err
-			}
-			items = append(items, item)
-		}
-		out = saas.ListOf(c.kit, call, items, l.Next())
+		out = saas.ListOf(c.kit, call, items, next)
 		return nil
 	})
 	if err != nil {
@@ -199,23 +185,21 @@ func (c *Connector) search(ctx context.Context, call *connectors.Call, in *searc
 	return &legate.Result{Structured: out, Text: b.String()}, nil
 }
 
-// hitOf converts a search result to page.v1 or database.v1.
-func (c *Connector) hitOf(call *connectors.Call, h searchHit) (any, error) {
-	switch h.Object {
-	case "page":
-		var pg rest.Page
-		if err := json.Unmarshal(h.raw, &pg); err != nil {
-			return nil, saas.Mapping("notion", "a page that does not decode: %v", err)
-		}
-		return c.pageOf(call, &pg)
-	case "data_source":
-		var ds rest.DataSource
-		if err := json.Unmarshal(h.raw, &ds); err != nil {
-			return nil, saas.Mapping("notion", "a data source that does not decode: %v", err)
-		}
-		return c.databaseOf(call, &ds)
+// searchFor sends a search whose filter names T's object (want), and converts
+// its results, decoded as T in the one pass over the answer; a result of
+// another object is a mapping error.
+func searchFor[T interface{ Kind() string }](ctx context.Context, c *Connector, token string, body map[string]any, want string, of func(T) (any, error)) ([]any, string, error) {
+	var l rest.List[T]
+	if err := c.api.Send(ctx, token, rest.Request{Method: http.MethodPost, Path: "search", Body: body}, &l); err != nil {
+		return nil, "", err
 	}
-	return nil, saas.Mapping("notion", "a search result of object %q", h.Object)
+	items, err := saas.Convert(l.Results, func(r T) (any, error) {
+		if r.Kind() != want {
+			return nil, saas.Mapping("notion", "a search for %ss answered a result of object %q", want, r.Kind())
+		}
+		return of(r)
+	})
+	return items, l.Next(), err
 }
 
 // pageText is a page in one line.

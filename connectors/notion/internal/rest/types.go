@@ -1,16 +1,17 @@
 package rest
 
 import (
-	"strings"
 	"time"
 
-	"github.com/jomei/notionapi"
 	"github.com/legate-mcp/legate/connectors/notion/internal/md"
 )
 
-// The objects of Notion API 2025-09-03 as the connector reads them.
-// notionapi's Page and Properties decode a page; the rest (data sources,
-// parents of type data_source_id, blocks of every type) it does not know.
+// The objects of Notion API 2025-09-03 as the connector reads them, each
+// decoded in one pass. notionapi's types build what the connector sends
+// (properties of a write); reading a page with them decodes every
+// property twice (notionapi.Properties goes through a map of any) and
+// they do not know data sources, parents of type data_source_id or the
+// blocks of 2025-09-03.
 
 // Parent is the parent of a page, database, data source, block or
 // comment.
@@ -23,13 +24,23 @@ type Parent struct {
 	Workspace    bool   `json:"workspace,omitempty"`
 }
 
-// Page is a page: notionapi's, with the parent and trash state of
-// 2025-09-03.
+// Page is a page.
 type Page struct {
-	notionapi.Page
-	Parent  Parent `json:"parent"`
-	InTrash bool   `json:"in_trash"`
+	Object         string    `json:"object"`
+	ID             string    `json:"id"`
+	CreatedTime    time.Time `json:"created_time"`
+	LastEditedTime time.Time `json:"last_edited_time"`
+	CreatedBy      User      `json:"created_by"`
+	Archived       bool      `json:"archived"`
+	InTrash        bool      `json:"in_trash"`
+	Parent         Parent    `json:"parent"`
+	URL            string    `json:"url"`
+	PublicURL      string    `json:"public_url"`
+	Properties     Values    `json:"properties"`
 }
+
+// Kind is the page's object: "page".
+func (p Page) Kind() string { return p.Object }
 
 // User is a user or bot.
 type User struct {
@@ -80,6 +91,9 @@ type DataSource struct {
 	LastEditedTime time.Time           `json:"last_edited_time"`
 	InTrash        bool                `json:"in_trash"`
 }
+
+// Kind is the data source's object: "data_source".
+func (d DataSource) Kind() string { return d.Object }
 
 // Property is a data source's property: its type and, for the types
 // that have them, options or the related data source.
@@ -146,24 +160,11 @@ func (l *List[T]) Next() string {
 }
 
 // Title is the text of a page's title property.
-func Title(props notionapi.Properties) string {
+func Title(props Values) string {
 	for _, p := range props {
-		if t, ok := p.(*notionapi.TitleProperty); ok {
-			return TextOf(t.Title)
+		if p.Type == "title" {
+			return md.Plain(p.Title)
 		}
 	}
 	return ""
-}
-
-// TextOf is notionapi's rich text's text.
-func TextOf(rt []notionapi.RichText) string {
-	var b strings.Builder
-	for _, r := range rt {
-		if r.PlainText == "" && r.Text != nil {
-			b.WriteString(r.Text.Content)
-			continue
-		}
-		b.WriteString(r.PlainText)
-	}
-	return b.String()
 }
