@@ -237,7 +237,7 @@ func (f *fastPath) fastList(w http.ResponseWriter, r *http.Request, ls *liveSess
 	if ss == nil {
 		// As the SDK completes a stateless result: its type and the server's
 		// name lead the list's own members (it has no _meta).
-		out.result([]byte(`{"resultType":"complete","_meta":{"`+serverInfoKey+`":`), f.serverInfo, []byte(`},`), list[1:])
+		out.result([]byte(`{"resultType":"complete","_meta":{"`+toolresult.ServerInfoKey+`":`), f.serverInfo, []byte(`},`), list[1:])
 	} else {
 		out.result(list)
 	}
@@ -345,13 +345,17 @@ func (f *fastPath) fastCall(w http.ResponseWriter, r *http.Request, ls *liveSess
 			if mres.Content == nil && !mres.NeedsInput() {
 				mres.Content = []mcp.Content{} // as the SDK sends it
 			}
-			if b, err = toolresult.Encode(mres); err != nil {
+			if ls == nil {
+				b, err = toolresult.Stateless(mres, f.serverInfo)
+			} else {
+				b, err = toolresult.Encode(mres)
+			}
+			if err != nil {
 				out.error(&jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "encoding the result: " + err.Error()})
 				return true
 			}
-		}
-		if ls == nil {
-			b = f.statelessResult(b)
+		} else if ls == nil {
+			b = toolresult.MarkStateless(b, f.serverInfo)
 		}
 		out.result(b)
 	}
@@ -374,38 +378,6 @@ func (c *relayedCall) keep() {
 }
 
 var _ relayer = (*relayedCall)(nil)
-
-// serverInfoKey is where a stateless request's result names the server.
-const serverInfoKey = "io.modelcontextprotocol/serverInfo"
-
-// statelessResult is a relayed result as the SDK answers a stateless
-// request: marked complete unless the upstream said otherwise, with this
-// server's Implementation in its _meta unless it names one.
-func (f *fastPath) statelessResult(res []byte) []byte {
-	var top map[string]json.RawMessage
-	if json.Unmarshal(res, &top) != nil {
-		return res
-	}
-	meta := map[string]json.RawMessage{}
-	if m, ok := top["_meta"]; ok && json.Unmarshal(m, &meta) != nil {
-		return res // a _meta that is not an object is the upstream's to answer for
-	}
-	if _, ok := top["resultType"]; !ok {
-		top["resultType"] = resultTypeComplete
-	}
-	if _, ok := meta[serverInfoKey]; !ok {
-		meta[serverInfoKey] = f.serverInfo
-		top["_meta"], _ = json.Marshal(meta)
-	}
-	out, err := json.Marshal(top)
-	if err != nil {
-		return res
-	}
-	return out
-}
-
-// resultTypeComplete is a finished result's resultType, as JSON.
-var resultTypeComplete = json.RawMessage(`"complete"`)
 
 // cancelFast cancels the fast call a client's notifications/cancelled names.
 func (f *fastPath) cancelFast(sid string, params json.RawMessage) {

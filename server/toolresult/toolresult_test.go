@@ -12,13 +12,20 @@ import (
 	"github.com/legate-mcp/legate/server/toolresult"
 )
 
-// same fails unless Encode(res) is json.Marshal(res), byte for byte.
+// same fails unless Encode(res) is json.Marshal(res), and Stateless(res)
+// is MarkStateless of that, byte for byte.
 func same(t *testing.T, res *mcp.CallToolResult) {
 	t.Helper()
 	want, werr := json.Marshal(res)
 	got, gerr := toolresult.Encode(res)
 	if (werr == nil) != (gerr == nil) || !bytes.Equal(got, want) {
 		t.Fatalf("Encode differs from json.Marshal:\n got %s (%v)\nwant %s (%v)", got, gerr, want, werr)
+	}
+	info, _ := json.Marshal(&mcp.Implementation{Name: "legate", Version: "v1.2.3 <dev>"}) // as the server has it
+	want = toolresult.MarkStateless(want, info)
+	got, gerr = toolresult.Stateless(res, info)
+	if (werr == nil) != (gerr == nil) || !bytes.Equal(got, want) {
+		t.Fatalf("Stateless differs from MarkStateless(json.Marshal):\n got %s (%v)\nwant %s (%v)", got, gerr, want, werr)
 	}
 }
 
