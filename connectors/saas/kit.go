@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -82,6 +83,7 @@ type Kit struct {
 	limiter  *httpkit.Limiter
 	retry    httpkit.Retry
 	ownKey   []byte
+	macs     sync.Pool // of *keyedMAC (sign.go)
 	memory   *MemoryOperations
 	// masks is the mask set of the credential value last resolved:
 	// building one derives every encoded form of the value, which costs

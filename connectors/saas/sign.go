@@ -1,10 +1,12 @@
 package saas
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
+	"hash"
 	"strings"
 
 	"github.com/legate-mcp/legate"
@@ -28,7 +30,7 @@ func (k *Kit) Cursor(call *connectors.Call, token string) string {
 	if token == "" {
 		return ""
 	}
-	return b64.EncodeToString([]byte(token)) + "." + b64.EncodeToString(k.mac(call, "cursor", call.Tool, token))
+	return k.signed(call, "cursor", call.Tool, token)
 }
 
 // OpenCursor returns the provider's page token in cursor, "" for "". A
@@ -49,7 +51,16 @@ func (k *Kit) OpenCursor(call *connectors.Call, cursor string) (string, error) {
 // ("channel", "message"): "kind://" and the signed id. Only the same
 // tenant, on the same instance, resolves it.
 func (k *Kit) Ref(call *connectors.Call, kind, id string) string {
-	return kind + "://" + b64.EncodeToString([]byte(id)) + "." + b64.EncodeToString(k.mac(call, "ref", kind, id))
+	return kind + "://" + k.signed(call, "ref", kind, id)
+}
+
+// signed is value, base64url, a dot, and its MAC, base64url.
+func (k *Kit) signed(call *connectors.Call, purpose, scope, value string) string {
+	mac := k.mac(call, purpose, scope, value)
+	b := make([]byte, 0, b64.EncodedLen(len(value))+1+b64.EncodedLen(len(mac)))
+	b = b64.AppendEncode(b, []byte(value))
+	b = b64.AppendEncode(append(b, '.'), mac)
+	return string(b)
 }
 
 // Resolve returns the provider id a ref of kind stands for. A ref of
@@ -86,14 +97,29 @@ func (k *Kit) mac(call *connectors.Call, purpose, scope, value string) []byte {
 	if len(key) == 0 {
 		key = k.ownKey
 	}
-	h := hmac.New(sha256.New, key)
-	for _, f := range []string{purpose, call.Caller.Tenant, k.instance, scope, value} {
-		var n [8]byte
-		binary.BigEndian.PutUint64(n[:], uint64(len(f)))
-		h.Write(n[:])
-		h.Write([]byte(f))
+	m, _ := k.macs.Get().(*keyedMAC)
+	if m == nil || !bytes.Equal(m.key, key) {
+		m = &keyedMAC{key: bytes.Clone(key), h: hmac.New(sha256.New, key)}
+	} else {
+		m.h.Reset()
 	}
-	return h.Sum(nil)[:macBytes]
+	defer k.macs.Put(m)
+	buf := make([]byte, 0, 5*8+len(purpose)+len(call.Caller.Tenant)+len(k.instance)+len(scope)+len(value))
+	for _, f := range []string{purpose, call.Caller.Tenant, k.instance, scope, value} {
+		buf = binary.BigEndian.AppendUint64(buf, uint64(len(f)))
+		buf = append(buf, f...)
+	}
+	m.h.Write(buf)
+	var sum [sha256.Size]byte
+	return m.h.Sum(sum[:0])[:macBytes]
+}
+
+// keyedMAC is an HMAC-SHA256 of key, kept for the next signature under
+// the same key: making one hashes the key's two pads, half the work of
+// signing a short value.
+type keyedMAC struct {
+	key []byte
+	h   hash.Hash
 }
 
 // Object returns the header of a model of contract (model.MessageV1) for

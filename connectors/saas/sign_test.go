@@ -1,6 +1,10 @@
 package saas_test
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
 	"strings"
 	"testing"
 
@@ -153,3 +157,24 @@ func TestOpen(t *testing.T) {
 }
 
 func keyFunc(k []byte) func() []byte { return func() []byte { return k } }
+
+// A ref is what the package doc says it is, so that refs a client holds
+// across an upgrade, or got from another replica, still resolve; and a
+// kit that signed under one key signs under the next one as that key's.
+func TestRefFormatIsStable(t *testing.T) {
+	k := newKit("acme", saas.Options{})
+	for _, key := range [][]byte{[]byte("key-one"), []byte("key-two"), []byte("key-one")} {
+		call := newCall("get_thing", "t1")
+		call.Key = keyFunc(key)
+		h := hmac.New(sha256.New, key)
+		for _, f := range []string{"ref", "t1", "acme", "page", "P-42"} {
+			binary.Write(h, binary.BigEndian, uint64(len(f)))
+			h.Write([]byte(f))
+		}
+		b64 := base64.RawURLEncoding
+		want := "page://" + b64.EncodeToString([]byte("P-42")) + "." + b64.EncodeToString(h.Sum(nil)[:16])
+		if got := k.Ref(call, "page", "P-42"); got != want {
+			t.Fatalf("key %s: ref %q, want %q", key, got, want)
+		}
+	}
+}
