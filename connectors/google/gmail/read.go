@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"golang.org/x/sync/errgroup"
 	gm "google.golang.org/api/gmail/v1"
 
 	"github.com/legate-mcp/legate"
@@ -17,6 +18,9 @@ import (
 
 // me is the user id of the token's own account.
 const me = "me"
+
+// searchConcurrency bounds the requests a search sends at once.
+const searchConcurrency = 4
 
 // metadataHeaders are the headers a search result carries.
 var metadataHeaders = []string{"From", "To", "Cc", "Subject", "Date", "Message-ID"}
@@ -108,28 +112,41 @@ func (t Tools) search(ctx context.Context, call *connectors.Call, in *searchIn) 
 	if err != nil {
 		return nil, err
 	}
-	items := make([]model.Message, 0, len(list.Messages))
-	for _, m := range list.Messages {
+	// Gmail lists ids alone: each message's headers are a request of
+	// their own, a few at a time, each retried on its own.
+	got := make([]*model.Message, len(list.Messages))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(searchConcurrency)
+	for i, m := range list.Messages {
 		if m == nil || m.Id == "" {
 			return nil, saas.Mapping("google", "a listed Gmail message without an id")
 		}
-		var full *gm.Message
-		err := t.read(ctx, call, func(ctx context.Context, s *gm.Service) error {
-			var err error
-			full, err = s.Users.Messages.Get(me, m.Id).Format("metadata").MetadataHeaders(metadataHeaders...).Context(ctx).Do()
-			return t.mapErr(ctx, err)
+		g.Go(func() error {
+			var full *gm.Message
+			err := t.read(gctx, call, func(ctx context.Context, s *gm.Service) error {
+				var err error
+				full, err = s.Users.Messages.Get(me, m.Id).Format("metadata").MetadataHeaders(metadataHeaders...).Context(ctx).Do()
+				return t.mapErr(ctx, err)
+			})
+			if legate.CodeOf(err) == legate.CodeNotFound {
+				return nil // deleted since it was listed
+			}
+			if err != nil {
+				return err
+			}
+			msg, err := t.messageOf(call, full, 0)
+			got[i] = &msg
+			return err
 		})
-		if legate.CodeOf(err) == legate.CodeNotFound {
-			continue // deleted since it was listed
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	items := make([]model.Message, 0, len(got))
+	for _, m := range got {
+		if m != nil {
+			items = append(items, *m)
 		}
-		if err != nil {
-			return nil, err
-		}
-		msg, err := t.messageOf(call, full, 0)
-		if err != nil {
-			return nil, err
-		}
-		items = append(items, msg)
 	}
 	next := ""
 	if list.NextPageToken != "" {

@@ -246,3 +246,17 @@ func TestArgumentsAreChecked(t *testing.T) {
 		t.Fatalf("requests sent: %v", s.counts)
 	}
 }
+
+// A message given as HTML alone is sent with its text as the plain
+// alternative, and read back as that text.
+func TestHTMLOnlyGetsATextAlternative(t *testing.T) {
+	s := newStandin(t)
+	e := newEnv(t, s, 3)
+	m := do[model.Message](t, e, "gmail_send_message", `{"to":["ana@example.com"],"subject":"html","html":"<h1>Title</h1><p>Body &amp; more</p>"}`, "op-html")
+	s.mu.Lock()
+	stored := s.messages[s.order[len(s.order)-1]]
+	s.mu.Unlock()
+	if stored.text != "Title\r\n\r\nBody & more" || stored.html != "<h1>Title</h1><p>Body &amp; more</p>" || m.Text != "Title\n\nBody & more" {
+		t.Fatalf("stored text %q html %q; result %q", stored.text, stored.html, m.Text)
+	}
+}

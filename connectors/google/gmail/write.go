@@ -88,6 +88,9 @@ func (in *composeIn) check(needTo bool) (*composed, error) {
 	case strings.TrimSpace(c.text) == "" && strings.TrimSpace(c.html) == "":
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "google: text: the message is empty; give text (or html)")
 	}
+	if strings.TrimSpace(c.text) == "" {
+		c.text = htmlToText(c.html) // the alternative for clients that show no HTML
+	}
 	return c, nil
 }
 
