@@ -192,3 +192,22 @@ func TestEventIDsFollowTheOperation(t *testing.T) {
 		t.Fatalf("id %s; %d inserts", c.ExternalID, s.writeCount("insert"))
 	}
 }
+
+// The connector's MapError, when given, maps Google's errors instead of
+// the package's own mapping by status.
+func TestTheConnectorsMapErrorIsUsed(t *testing.T) {
+	s := newStandin(t)
+	s.fault = func(_ string, _ int, w http.ResponseWriter) bool {
+		s.fail(w, http.StatusForbidden, "quotaExceeded", "Calendar usage limits exceeded.")
+		return true
+	}
+	_, err := newEnv(t, s, 2).call(t, "calendar_list_calendars", `{}`, "")
+	wantCode(t, err, legate.CodePermissionDenied)
+	mapped := newEnvMapped(t, s, func(error) error {
+		return &legate.Error{Code: legate.CodeRateLimited, Message: "google: quota"}
+	})
+	_, err = mapped.call(t, "calendar_list_calendars", `{}`, "")
+	if le := wantCode(t, err, legate.CodeRateLimited); le.Message != "google: quota" {
+		t.Fatalf("message %q", le.Message)
+	}
+}

@@ -18,6 +18,7 @@ const (
 	token   = "ya29.stand-in-access-token"
 	account = "me@example.com"
 	team    = "team@group.calendar.google.com"
+	holiday = "en.french#holiday@group.v.calendar.google.com"
 )
 
 // edt is a start or end as Calendar holds it.
@@ -89,7 +90,7 @@ type standin struct {
 }
 
 func newStandin(t *testing.T) *standin {
-	s := &standin{events: map[string]map[string]*sevent{account: {}, team: {}}, counts: map[string]int{}, writes: map[string]int{}}
+	s := &standin{events: map[string]map[string]*sevent{account: {}, team: {}, holiday: {"noel": {ID: "noel", Status: "confirmed", Summary: "Noël", Organizer: holiday, Start: &edt{Date: "2026-12-25"}, End: &edt{Date: "2026-12-26"}}}}, counts: map[string]int{}, writes: map[string]int{}}
 	s.mux = http.NewServeMux()
 	base := "/calendar/v3/"
 	for pattern, h := range map[string]func(w http.ResponseWriter, r *http.Request){
@@ -223,7 +224,7 @@ func (s *standin) calendarList(w http.ResponseWriter, r *http.Request) {
 	all := []map[string]any{
 		{"kind": "calendar#calendarListEntry", "id": account, "summary": account, "timeZone": "Europe/Paris", "accessRole": "owner", "primary": true},
 		{"kind": "calendar#calendarListEntry", "id": team, "summary": "Team", "description": "the team's", "timeZone": "UTC", "accessRole": "writer"},
-		{"kind": "calendar#calendarListEntry", "id": "en.french#holiday@group.v.calendar.google.com", "summary": "Holidays", "summaryOverride": "Jours fériés", "timeZone": "Europe/Paris", "accessRole": "reader"},
+		{"kind": "calendar#calendarListEntry", "id": holiday, "summary": "Holidays", "summaryOverride": "Jours fériés", "timeZone": "Europe/Paris", "accessRole": "reader"},
 	}
 	off, _ := strconv.Atoi(r.URL.Query().Get("pageToken"))
 	size, _ := strconv.Atoi(r.URL.Query().Get("maxResults"))

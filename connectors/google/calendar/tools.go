@@ -190,7 +190,8 @@ func (t Tools) calendarID(call *connectors.Call, a calendarArg) (string, error) 
 }
 
 func checkID(field, id string) (string, error) {
-	if len(id) > 1024 || strings.ContainsAny(id, "/?#%\\ \t\r\n'\"") {
+	// Not a path: '#' is allowed, holiday calendars' ids hold it.
+	if len(id) > 1024 || strings.ContainsAny(id, "/?%\\ \t\r\n'\"") {
 		return "", legate.Errorf(legate.CodeInvalidArgument, "google: %s: not a Calendar id: %q", field, id)
 	}
 	return id, nil

@@ -34,6 +34,10 @@ var toolCases = map[string]toolCase{
 		if len(evs.Items) != 0 {
 			t.Fatalf("the team calendar has %d events", len(evs.Items))
 		}
+		hol := do[saas.List[calendar.Event]](t, e, "calendar_list_events", fmt.Sprintf(`{"calendar_id":%q,"time_min":"2026-12-01T00:00:00Z"}`, holiday), "")
+		if len(hol.Items) != 1 || hol.Items[0].Summary != "Noël" || hol.Items[0].StartDate != "2026-12-25" {
+			t.Fatalf("holidays %+v", hol.Items)
+		}
 	},
 	"calendar_list_events": func(t *testing.T, s *standin, e *env) {
 		s.seed(5)

@@ -214,3 +214,23 @@ func TestLostWriteThatDidNotHappenIsWritten(t *testing.T) {
 		t.Fatalf("%d sends, %d searches of Sent", s.writeCount("send"), s.counts["messages"])
 	}
 }
+
+// The connector's MapError, when given, maps Google's errors instead of
+// the package's own mapping by status.
+func TestTheConnectorsMapErrorIsUsed(t *testing.T) {
+	s := newStandin(t)
+	s.fault = func(_ string, _ int, w http.ResponseWriter) bool {
+		s.fail(w, http.StatusForbidden, "PERMISSION_DENIED", "dailyLimitExceeded", "Daily Limit Exceeded")
+		return true
+	}
+	e := newEnv(t, s, 2)
+	_, err := e.call(t, "gmail_list_labels", `{}`, "")
+	wantCode(t, err, legate.CodePermissionDenied)
+	mapped := newEnvMapped(t, s, func(error) error {
+		return &legate.Error{Code: legate.CodeRateLimited, Message: "google: daily limit"}
+	})
+	_, err = mapped.call(t, "gmail_list_labels", `{}`, "")
+	if le := wantCode(t, err, legate.CodeRateLimited); le.Message != "google: daily limit" {
+		t.Fatalf("message %q", le.Message)
+	}
+}

@@ -36,12 +36,25 @@ type env struct {
 // google connector would.
 func newEnv(t *testing.T, s *standin, attempts int) *env {
 	t.Helper()
+	return newEnvMapped(t, s, nil, attempts)
+}
+
+// newEnvMapped is newEnv with the connector's mapping of Google's errors,
+// mapError (nil for none), and attempts attempts (3 by default).
+func newEnvMapped(t *testing.T, s *standin, mapError func(error) error, attempts ...int) *env {
+	t.Helper()
+	if len(attempts) == 0 {
+		attempts = []int{3}
+	}
 	kit := saas.New(connectors.Instance{ID: "google"}, saas.Options{Provider: "google", Credential: "refresh_token",
-		Base: time.Millisecond, MaxAttempts: attempts, MaxWait: time.Second})
+		Base: time.Millisecond, MaxAttempts: attempts[0], MaxWait: time.Second})
 	tools := gmail.Tools{Deps: gmail.Deps{Kit: kit, BaseURL: s.srv.URL + "/",
 		Client: func(_ context.Context, token string) (*http.Client, error) {
 			return &http.Client{Transport: bearer{token}}, nil
 		}}}
+	if mapError != nil {
+		tools.MapError = func(_ context.Context, err error) error { return mapError(err) }
+	}
 	return &env{tools: tools.List(), key: []byte("key of google"), ops: saas.NewMemoryOperations()}
 }
 
