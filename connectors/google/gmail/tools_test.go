@@ -3,6 +3,7 @@ package gmail_test
 import (
 	"encoding/base64"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -258,5 +259,23 @@ func TestHTMLOnlyGetsATextAlternative(t *testing.T) {
 	s.mu.Unlock()
 	if stored.text != "Title\r\n\r\nBody & more" || stored.html != "<h1>Title</h1><p>Body &amp; more</p>" || m.Text != "Title\n\nBody & more" {
 		t.Fatalf("stored text %q html %q; result %q", stored.text, stored.html, m.Text)
+	}
+}
+
+// A message deleted between the listing and the reading of its headers is
+// left out of the page, not an error.
+func TestSearchSkipsAMessageDeletedMeanwhile(t *testing.T) {
+	s := newStandin(t)
+	s.seed(3)
+	s.fault = func(op string, n int, w http.ResponseWriter) bool {
+		if op == "messages/{id}" && n == 1 {
+			s.notFound(w)
+			return true
+		}
+		return false
+	}
+	l := do[saas.List[model.Message]](t, newEnv(t, s, 3), "gmail_search_messages", `{}`, "")
+	if len(l.Items) != 2 {
+		t.Fatalf("%d messages", len(l.Items))
 	}
 }
