@@ -74,6 +74,8 @@ type Recipient struct {
 
 // Attachment is a file attached to a message.
 type Attachment struct {
+	// Ref was added for providers whose attachments a tool reads (gmail).
+	Ref      string `json:"ref,omitempty" jsonschema:"ref of the attachment, for the connector's tool that reads it, when it has one"`
 	Name     string `json:"name"`
 	MimeType string `json:"mime_type,omitempty"`
 	Size     int64  `json:"size,omitempty" jsonschema:"bytes, approximate"`
