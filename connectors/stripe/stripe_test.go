@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/stripe/stripe-go/v82"
 
 	"github.com/legate-mcp/legate"
@@ -68,6 +69,9 @@ type instance struct {
 func build(t testing.TB, f *front, id, extra string) *instance {
 	t.Helper()
 	cfg := fmt.Sprintf("base_url: %s\nallow_private_networks: true\nretry_backoff: 1ms\n%s", f.srv.URL, extra)
+	if !strings.Contains(extra, "toolsets:") {
+		cfg += "\ntoolsets: [all]"
+	}
 	return &instance{c: connectortest.Build(t, "stripe", id, cfg), key: []byte("key of " + id), ops: saas.NewMemoryOperations()}
 }
 
@@ -101,10 +105,35 @@ type outcome struct {
 	err error
 }
 
+// do calls tool and checks a result against the tool's output schema, as
+// a client does.
 func (in *instance) do(t testing.TB, tenant, tool, args, op string) outcome {
 	t.Helper()
 	res, err := in.call(t, tenant, tool, args, op)
+	if err == nil {
+		checkSchema(t, in.tool(t, tool), res)
+	}
 	return outcome{res, err}
+}
+
+// checkSchema fails unless res's structured content validates against
+// tool's output schema.
+func checkSchema(t testing.TB, tool connectors.Tool, res *legate.Result) {
+	t.Helper()
+	var schema jsonschema.Schema
+	if err := json.Unmarshal(tool.OutputSchema, &schema); err != nil {
+		t.Fatalf("%s: output schema: %v", tool.Name, err)
+	}
+	resolved, err := schema.Resolve(nil)
+	if err != nil {
+		t.Fatalf("%s: output schema: %v", tool.Name, err)
+	}
+	b, _ := json.Marshal(res.Structured)
+	var v any
+	json.Unmarshal(b, &v)
+	if err := resolved.Validate(v); err != nil {
+		t.Fatalf("%s: the result does not match the output schema: %v\n%s", tool.Name, err, b)
+	}
 }
 
 func decode[T any](t testing.TB, o outcome) T {
@@ -480,7 +509,7 @@ func TestConnectionTestReports(t *testing.T) {
 		"GET /v1/customers?limit=1: ok    Customers read",
 		"GET /v1/charges?limit=1: ok    Charges read",
 		"GET /v1/refunds?limit=1: ok    Refunds read",
-		"Refunds write: not checked",
+		"write permissions: not checked (it would write); a restricted key needs the write permission of each of create_customer, create_refund,",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
