@@ -576,9 +576,8 @@ func TestKeyNeverShows(t *testing.T) {
 	}
 	for i, answer := range answers {
 		f.fault = func(n int, w http.ResponseWriter, r *http.Request) bool { answer(w); return true }
-		for _, tool := range []string{"get_customer", "list_charges", "create_refund"} {
-			args := map[string]string{"get_customer": `{"customer_id":"cus_1"}`, "list_charges": `{}`, "create_refund": `{"charge_id":"ch_1"}`}[tool]
-			res, err := in.call(t, "t1", tool, args, fmt.Sprintf("op-%d", i+2))
+		for tool, args := range someArgs() {
+			res, err := in.call(t, "t1", tool, args, fmt.Sprintf("op-%d-%s", i+2, tool))
 			if err == nil {
 				t.Fatalf("%s succeeded", tool)
 			}
@@ -624,5 +623,34 @@ func captureLogs(t *testing.T) func() []string {
 	return func() []string {
 		restore()
 		return []string{buf.String()}
+	}
+}
+
+// someArgs are arguments of every tool of the type.
+func someArgs() map[string]string {
+	args := map[string]string{
+		"get_customer":       `{"customer_id":"cus_1"}`,
+		"get_payment_intent": `{"payment_intent":"pi_1"}`,
+		"get_invoice":        `{"invoice":"in_1"}`,
+		"get_subscription":   `{"subscription":"sub_1"}`,
+		"get_dispute":        `{"dispute":"dp_1"}`,
+		"search":             `{"object":"charges","query":"amount>1000"}`,
+	}
+	for _, l := range []string{"get_balance", "list_customers", "list_charges", "list_payment_intents", "list_invoices", "list_subscriptions", "list_disputes", "list_products", "list_prices"} {
+		args[l] = `{}`
+	}
+	for tool, a := range writeArgs {
+		args[tool] = a
+	}
+	return args
+}
+
+// someArgs names every tool of the type.
+func TestSomeArgsForEveryTool(t *testing.T) {
+	args := someArgs()
+	for _, tool := range catalogOf(t, build(t, newFront(t), "stripe", "")) {
+		if args[tool.Name] == "" {
+			t.Errorf("%s has no arguments in someArgs", tool.Name)
+		}
 	}
 }

@@ -79,7 +79,11 @@ func (c *Core) ID(call *connectors.Call, kind Kind, value, field string) (string
 	case kind.Valid(value):
 		return value, nil
 	}
-	return c.Kit.Resolve(call, kind.Name, value)
+	id, err := c.Kit.Resolve(call, kind.Name, value)
+	if err != nil && !strings.Contains(value, "://") {
+		return "", legate.Errorf(legate.CodeNotFound, "stripe: %s: %q is neither a Stripe %s id (%s) nor a ref this connector returned", field, value, kind.Name, kind.example)
+	}
+	return id, err
 }
 
 // IDOrRef resolves an object named by a ref or Stripe's id (field) or by
