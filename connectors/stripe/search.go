@@ -18,11 +18,14 @@ import (
 // search is the search toolset: Stripe's search query language.
 type search struct{ *stcore.Core }
 
-// searchable are the objects Stripe searches, with the kind of their refs.
-var searchable = []struct {
+// searchObject is an object Stripe searches, with the kind of its refs.
+type searchObject struct {
 	object string
 	kind   stcore.Kind
-}{
+}
+
+// searchable are the objects Stripe searches.
+var searchable = []searchObject{
 	{"customers", stcore.Customer},
 	{"charges", stcore.Charge},
 	{"payment_intents", stcore.PaymentIntent},
@@ -85,12 +88,7 @@ func (t search) tools() []connectors.Tool {
 }
 
 func (t search) search(ctx context.Context, call *connectors.Call, in *searchIn) (*legate.Result, error) {
-	i := slices.IndexFunc(searchable, func(s struct {
-		object string
-		kind   stcore.Kind
-	}) bool {
-		return s.object == in.Object
-	})
+	i := slices.IndexFunc(searchable, func(s searchObject) bool { return s.object == in.Object })
 	if i < 0 {
 		var names []string
 		for _, s := range searchable {

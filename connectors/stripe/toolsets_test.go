@@ -1,6 +1,7 @@
 package stripe_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/connectortest"
 	"github.com/legate-mcp/legate/connectors/saas"
 )
 
@@ -154,5 +156,31 @@ func TestListCursorsAndLimits(t *testing.T) {
 				t.Fatalf("query %q; want limit=100", last.Query)
 			}
 		})
+	}
+}
+
+// The connection test reads only what the offered toolsets need, and
+// names their writes.
+func TestConnectionTestFollowsTheToolsets(t *testing.T) {
+	f := newFront(t)
+	in := build(t, f, "stripe", "toolsets: [customers, balance]")
+	var lines []string
+	ctx := connectors.WithReporter(context.Background(), func(l string) { lines = append(lines, l) })
+	if err := in.c.Test(ctx, connectortest.Creds{"secret_key": key}); err != nil {
+		t.Fatal(err)
+	}
+	out := strings.Join(lines, "\n")
+	if !strings.Contains(out, "GET /v1/customers?limit=1: ok    Customers read, needed by get_customer, list_customers, create_customer\n") ||
+		strings.Contains(out, "/v1/charges") || strings.Contains(out, "/v1/invoices") ||
+		!strings.HasSuffix(out, "a restricted key needs the write permission of each of create_customer") {
+		t.Fatalf("report:\n%s", out)
+	}
+	ro := build(t, f, "stripe", "toolsets: [catalog]\nread_only: true")
+	lines = nil
+	if err := ro.c.Test(ctx, connectortest.Creds{"secret_key": key}); err != nil {
+		t.Fatal(err)
+	}
+	if out := strings.Join(lines, "\n"); strings.Contains(out, "write permissions") || !strings.HasSuffix(out, "Prices read, needed by list_prices") || strings.Contains(out, "/v1/payment_links") {
+		t.Fatalf("read-only report:\n%s", out)
 	}
 }
