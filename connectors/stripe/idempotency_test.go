@@ -148,3 +148,112 @@ func TestStripeDeduplicatesWithoutTheRecord(t *testing.T) {
 		t.Fatalf("%d refunds", len(f.refunds))
 	}
 }
+
+// writeArgs are arguments of every tool that writes.
+var writeArgs = map[string]string{
+	"create_customer":     `{"email":"jenny@example.com"}`,
+	"create_refund":       `{"charge":"ch_123"}`,
+	"create_invoice":      `{"customer":"cus_123","currency":"usd","items":[{"description":"Setup","amount":5000}]}`,
+	"finalize_invoice":    `{"invoice":"in_123"}`,
+	"send_invoice":        `{"invoice":"in_123"}`,
+	"update_subscription": `{"subscription":"sub_123","cancel_at_period_end":true}`,
+	"cancel_subscription": `{"subscription":"sub_123"}`,
+	"create_product":      `{"name":"Pro"}`,
+	"create_price":        `{"product":"prod_123","unit_amount":100,"currency":"usd"}`,
+	"create_payment_link": `{"items":[{"price":"price_123"}]}`,
+}
+
+// writeTools are the tools of the catalog that do not only read; every
+// one has arguments in writeArgs.
+func writeTools(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, tool := range catalogOf(t, build(t, newFront(t), "stripe", "")) {
+		if tool.Class == legate.ClassRead {
+			continue
+		}
+		if writeArgs[tool.Name] == "" {
+			t.Fatalf("write tool %s has no arguments in writeArgs", tool.Name)
+		}
+		out = append(out, tool.Name)
+	}
+	return out
+}
+
+// Every write, called a thousand times with one idempotency key, is done
+// once by Stripe: the first attempt reaches stripe-mock and its answer is
+// lost (the connection cut mid-answer, max_attempts 1); the client calls
+// again, on the same operation record, and every hundredth time on a
+// fresh one (another gateway process), where only Stripe's deduplication
+// by Idempotency-Key (or, for cancel_subscription's DELETE, which Stripe
+// does not deduplicate, reading the subscription first) stands between
+// the retry and a second write. Every call that answers gets the same
+// object.
+func TestEveryWriteIsDoneOnceOverAThousandRetries(t *testing.T) {
+	for _, tool := range writeTools(t) {
+		t.Run(tool, func(t *testing.T) {
+			f := newFront(t)
+			retrying := build(t, f, "stripe", "")
+			giving := build(t, f, "stripe", "max_attempts: 1")
+			giving.key, giving.ops = retrying.key, retrying.ops
+			lost := 0
+			f.lose = func(created int, w http.ResponseWriter, r *http.Request) bool {
+				if lost++; lost == 1 {
+					cutShort(w)
+				}
+				return lost == 1
+			}
+			args := writeArgs[tool]
+			_, err := giving.call(t, "t1", tool, args, "op-1000")
+			wantCode(t, err, legate.CodeTransient)
+			first := ""
+			for i := range 999 {
+				in := []*instance{retrying, giving}[i%2]
+				if i%100 == 0 {
+					in = build(t, f, "stripe", "")
+					in.key = retrying.key
+				}
+				got := decode[model.Object](t, in.do(t, "t1", tool, args, "op-1000"))
+				if first == "" {
+					first = got.ExternalID
+				}
+				if got.ExternalID == "" || got.ExternalID != first {
+					t.Fatalf("call %d: %s; the first got %s", i, got.ExternalID, first)
+				}
+			}
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			writes := 0
+			for k, n := range f.forwarded {
+				if n != 1 {
+					t.Fatalf("key %s reached stripe-mock %d times", k, n)
+				}
+				writes++
+			}
+			for path, n := range f.deletes {
+				if n != 1 {
+					t.Fatalf("DELETE %s reached stripe-mock %d times", path, n)
+				}
+				writes++
+			}
+			want := map[string]int{"create_invoice": 2}[tool] // the invoice and its item
+			if writes != max(want, 1) || lost == 0 {
+				t.Fatalf("%d writes reached stripe-mock, %d answers lost; want %d, 1", writes, lost, max(want, 1))
+			}
+		})
+	}
+}
+
+// A key of the other mode than the instance's is refused before any
+// request, for every write.
+func TestEveryWriteRefusesAKeyOfTheOtherMode(t *testing.T) {
+	f := newFront(t)
+	live := build(t, f, "stripe", "mode: live")
+	for _, tool := range writeTools(t) {
+		_, err := live.call(t, "t1", tool, writeArgs[tool], "op-"+tool)
+		wantCode(t, err, legate.CodePermissionDenied)
+	}
+	if f.count() != 0 {
+		t.Fatalf("%d requests sent with a key of the other mode", f.count())
+	}
+}

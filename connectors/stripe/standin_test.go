@@ -92,6 +92,8 @@ func quietStripeMock() func() {
 type seen struct {
 	Method, Path, Query, Idempotency, Account, Auth string
 	Body                                            string
+	// Faulted says the front answered in place of stripe-mock (fault).
+	Faulted bool
 }
 
 // recorded is an answer kept for replay.
@@ -108,16 +110,20 @@ type recorded struct {
 // (Idempotent-Replayed: true), counts the writes that reached stripe-mock,
 // can answer instead of it (fault) or lose its answer (lose), and serves
 // GET /v1/charges itself from charges when set, since stripe-mock's lists
-// have a single page.
+// have a single page; likewise the other lists seeded, and their searches.
+// It keeps one piece of state beyond replays: the subscriptions canceled,
+// which it then reads back as canceled.
 type front struct {
 	srv *httptest.Server
 
 	mu        sync.Mutex
 	requests  []seen
 	replays   map[string]*recorded
-	forwarded map[string]int // writes that reached stripe-mock, by key
-	refunds   []string       // ids of the refunds created, in order
-	charges   []map[string]any
+	forwarded map[string]int              // writes that reached stripe-mock, by key
+	refunds   []string                    // ids of the refunds created, in order
+	lists     map[string][]map[string]any // seeded lists, by path
+	canceled  map[string]bool             // subscriptions canceled, by id
+	deletes   map[string]int              // DELETEs that reached stripe-mock, by path
 	// fault, when set, may answer request n (from 1) in place of stripe-mock.
 	fault func(n int, w http.ResponseWriter, r *http.Request) bool
 	// lose, when set, is called after a write reached stripe-mock and its
@@ -128,7 +134,8 @@ type front struct {
 
 func newFront(t testing.TB) *front {
 	t.Helper()
-	f := &front{replays: map[string]*recorded{}, forwarded: map[string]int{}}
+	f := &front{replays: map[string]*recorded{}, forwarded: map[string]int{}, lists: map[string][]map[string]any{},
+		canceled: map[string]bool{}, deletes: map[string]int{}}
 	f.srv = httptest.NewServer(f)
 	t.Cleanup(f.srv.Close)
 	return f
@@ -145,6 +152,9 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	n, fault := len(f.requests), f.fault
 	f.mu.Unlock()
 	if fault != nil && fault(n, w, r) {
+		f.mu.Lock()
+		f.requests[n-1].Faulted = true
+		f.mu.Unlock()
 		return
 	}
 	ikey := r.Header.Get("Idempotency-Key")
@@ -162,19 +172,23 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if r.Method == http.MethodGet && r.URL.Path == "/v1/charges" && f.charges != nil {
-		f.serveCharges(w, r)
+	if r.Method == http.MethodGet && f.serveSeeded(w, r) {
 		return
 	}
 	rw := httptest.NewRecorder()
 	mock.ServeHTTP(rw, r)
 	rec := &recorded{status: rw.Code, header: rw.Header().Clone(), body: rw.Body.Bytes(), params: sha256.Sum256(body)}
-	if r.Method != http.MethodPost || ikey == "" {
+	f.keepState(r, rec)
+	if r.Method == http.MethodGet || ikey == "" {
 		rec.write(w)
 		return
 	}
 	f.mu.Lock()
-	f.forwarded[ikey]++
+	if r.Method == http.MethodPost {
+		f.forwarded[ikey]++
+	} else {
+		f.deletes[r.URL.Path]++
+	}
 	created := 0
 	if r.URL.Path == "/v1/refunds" && rec.status == http.StatusOK {
 		// stripe-mock gives every refund the fixture's id: give each its own.
@@ -187,13 +201,36 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			created = len(f.refunds)
 		}
 	}
-	f.replays[ikey] = rec
+	if r.Method == http.MethodPost {
+		f.replays[ikey] = rec
+	}
 	lose := f.lose
 	f.mu.Unlock()
 	if lose != nil && lose(created, w, r) {
 		return
 	}
 	rec.write(w)
+}
+
+// keepState reads a subscription canceled as canceled, as Stripe does
+// and stripe-mock, stateless, does not.
+func (f *front) keepState(r *http.Request, rec *recorded) {
+	id, ok := strings.CutPrefix(r.URL.Path, "/v1/subscriptions/")
+	if !ok || rec.status != http.StatusOK {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if r.Method == http.MethodDelete {
+		f.canceled[id] = true
+	}
+	if f.canceled[id] {
+		var obj map[string]any
+		if json.Unmarshal(rec.body, &obj) == nil {
+			obj["status"] = "canceled"
+			rec.body, _ = json.Marshal(obj)
+		}
+	}
 }
 
 func (rec *recorded) write(w http.ResponseWriter) {
@@ -204,63 +241,110 @@ func (rec *recorded) write(w http.ResponseWriter) {
 	w.Write(rec.body)
 }
 
-// serveCharges pages f.charges as Stripe does: limit, starting_after,
-// customer, has_more.
-func (f *front) serveCharges(w http.ResponseWriter, r *http.Request) {
+// serveSeeded serves a seeded list as Stripe does: limit,
+// starting_after, has_more, and the filters customer, email, charge and
+// product; and its search: limit, page, next_page. It returns false for
+// a path not seeded.
+func (f *front) serveSeeded(w http.ResponseWriter, r *http.Request) bool {
+	path, search := strings.CutSuffix(r.URL.Path, "/search")
+	f.mu.Lock()
+	seeded, ok := f.lists[path]
+	f.mu.Unlock()
+	if !ok {
+		return false
+	}
 	q := r.URL.Query()
 	limit, err := strconv.Atoi(q.Get("limit"))
 	if err != nil || limit < 1 || limit > 100 {
 		writeError(w, http.StatusBadRequest, "parameter_invalid_integer", "limit", "Invalid integer: "+q.Get("limit"))
-		return
+		return true
 	}
-	f.mu.Lock()
 	var all []map[string]any
-	for _, ch := range f.charges {
-		if c := q.Get("customer"); c == "" || ch["customer"] == c {
-			all = append(all, ch)
+	for _, o := range seeded {
+		match := true
+		for _, k := range []string{"customer", "email", "charge", "product"} {
+			if v := q.Get(k); v != "" && !search && o[k] != v {
+				match = false
+			}
+		}
+		if match {
+			all = append(all, o)
 		}
 	}
-	f.mu.Unlock()
 	start := 0
-	if after := q.Get("starting_after"); after != "" {
-		i := slices.IndexFunc(all, func(ch map[string]any) bool { return ch["id"] == after })
+	switch {
+	case search && q.Get("query") == "":
+		writeError(w, http.StatusBadRequest, "parameter_missing", "query", "Missing required param: query.")
+		return true
+	case search && q.Get("page") != "":
+		n, err := fmt.Sscanf(q.Get("page"), "page_%d", &start)
+		if n != 1 || err != nil || start > len(all) {
+			writeError(w, http.StatusBadRequest, "parameter_invalid", "page", "Invalid page: "+q.Get("page"))
+			return true
+		}
+	case !search && q.Get("starting_after") != "":
+		after := q.Get("starting_after")
+		i := slices.IndexFunc(all, func(o map[string]any) bool { return o["id"] == after })
 		if i < 0 {
-			writeError(w, http.StatusNotFound, "resource_missing", "starting_after", "No such charge: '"+after+"'")
-			return
+			writeError(w, http.StatusNotFound, "resource_missing", "starting_after", "No such object: '"+after+"'")
+			return true
 		}
 		start = i + 1
 	}
 	end := min(start+limit, len(all))
+	page := map[string]any{"object": "list", "url": path, "data": all[start:end], "has_more": end < len(all)}
+	if search {
+		page["object"], page["url"], page["next_page"] = "search_result", path+"/search", nil
+		if end < len(all) {
+			page["next_page"] = fmt.Sprintf("page_%d", end)
+		}
+	}
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(map[string]any{"object": "list", "url": "/v1/charges", "data": all[start:end], "has_more": end < len(all)})
+	json.NewEncoder(w).Encode(page)
+	return true
 }
 
-// seedCharges makes f serve n charges, newest first, copies of
-// stripe-mock's charge with their own ids, amounts and customers
-// (cus_even, cus_odd).
-func (f *front) seedCharges(t testing.TB, n int) {
+// seedCharges makes f serve n charges, newest first: see seed.
+func (f *front) seedCharges(t testing.TB, n int) { f.seed(t, "/v1/charges", n) }
+
+// seed makes f serve n objects at path (and its search), newest first,
+// copies of stripe-mock's with their own ids (ch_0007 ... ch_0001),
+// amounts (1000 + i), creation times, customers (cus_even, cus_odd),
+// e-mail addresses (even@example.com, odd@example.com) and charges
+// (ch_even, ch_odd), each where the object has the field.
+func (f *front) seed(t testing.TB, path string, n int) {
 	t.Helper()
-	req := httptest.NewRequest(http.MethodGet, "/v1/charges/ch_seed", nil)
+	req := httptest.NewRequest(http.MethodGet, path+"?limit=1", nil)
 	req.Header.Set("Authorization", "Bearer "+key)
 	rw := httptest.NewRecorder()
 	mock.ServeHTTP(rw, req)
-	if rw.Code != http.StatusOK {
+	var list struct{ Data []json.RawMessage }
+	if rw.Code != http.StatusOK || json.Unmarshal(rw.Body.Bytes(), &list) != nil || len(list.Data) == 0 {
 		t.Fatalf("stripe-mock: %d %s", rw.Code, rw.Body)
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.charges = nil
+	var objects []map[string]any
 	for i := range n {
-		var ch map[string]any
-		if err := json.Unmarshal(rw.Body.Bytes(), &ch); err != nil {
+		var o map[string]any
+		if err := json.Unmarshal(list.Data[0], &o); err != nil {
 			t.Fatal(err)
 		}
-		ch["id"] = fmt.Sprintf("ch_%04d", n-i)
-		ch["amount"] = 1000 + n - i
-		ch["created"] = 1700000000 + n - i
-		ch["customer"] = []string{"cus_even", "cus_odd"}[(n-i)%2]
-		f.charges = append(f.charges, ch)
+		prefix, _, _ := strings.Cut(o["id"].(string), "_")
+		num, parity := n-i, []string{"even", "odd"}[(n-i)%2]
+		o["id"] = fmt.Sprintf("%s_%04d", prefix, num)
+		o["created"] = 1700000000 + num
+		if _, ok := o["amount"]; ok {
+			o["amount"] = 1000 + num
+		}
+		for k, v := range map[string]string{"customer": "cus_" + parity, "email": parity + "@example.com", "charge": "ch_" + parity} {
+			if _, ok := o[k]; ok {
+				o[k] = v
+			}
+		}
+		objects = append(objects, o)
 	}
+	f.mu.Lock()
+	f.lists[path] = objects
+	f.mu.Unlock()
 }
 
 func writeError(w http.ResponseWriter, status int, code, param, msg string) {
@@ -276,12 +360,14 @@ func writeError(w http.ResponseWriter, status int, code, param, msg string) {
 	json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"type": typ, "code": code, "param": param, "message": msg}})
 }
 
+// requestsTo are the requests of method to path that reached stripe-mock
+// (or a replay), not those a fault answered.
 func (f *front) requestsTo(method, path string) []seen {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []seen
 	for _, s := range f.requests {
-		if s.Method == method && s.Path == path {
+		if s.Method == method && s.Path == path && !s.Faulted {
 			out = append(out, s)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/stripe/stripe-go/v82"
 
 	"github.com/legate-mcp/legate"
@@ -68,6 +69,9 @@ type instance struct {
 func build(t testing.TB, f *front, id, extra string) *instance {
 	t.Helper()
 	cfg := fmt.Sprintf("base_url: %s\nallow_private_networks: true\nretry_backoff: 1ms\n%s", f.srv.URL, extra)
+	if !strings.Contains(extra, "toolsets:") {
+		cfg += "\ntoolsets: [all]"
+	}
 	return &instance{c: connectortest.Build(t, "stripe", id, cfg), key: []byte("key of " + id), ops: saas.NewMemoryOperations()}
 }
 
@@ -101,10 +105,35 @@ type outcome struct {
 	err error
 }
 
+// do calls tool and checks a result against the tool's output schema, as
+// a client does.
 func (in *instance) do(t testing.TB, tenant, tool, args, op string) outcome {
 	t.Helper()
 	res, err := in.call(t, tenant, tool, args, op)
+	if err == nil {
+		checkSchema(t, in.tool(t, tool), res)
+	}
 	return outcome{res, err}
+}
+
+// checkSchema fails unless res's structured content validates against
+// tool's output schema.
+func checkSchema(t testing.TB, tool connectors.Tool, res *legate.Result) {
+	t.Helper()
+	var schema jsonschema.Schema
+	if err := json.Unmarshal(tool.OutputSchema, &schema); err != nil {
+		t.Fatalf("%s: output schema: %v", tool.Name, err)
+	}
+	resolved, err := schema.Resolve(nil)
+	if err != nil {
+		t.Fatalf("%s: output schema: %v", tool.Name, err)
+	}
+	b, _ := json.Marshal(res.Structured)
+	var v any
+	json.Unmarshal(b, &v)
+	if err := resolved.Validate(v); err != nil {
+		t.Fatalf("%s: the result does not match the output schema: %v\n%s", tool.Name, err, b)
+	}
 }
 
 func decode[T any](t testing.TB, o outcome) T {
@@ -480,7 +509,7 @@ func TestConnectionTestReports(t *testing.T) {
 		"GET /v1/customers?limit=1: ok    Customers read",
 		"GET /v1/charges?limit=1: ok    Charges read",
 		"GET /v1/refunds?limit=1: ok    Refunds read",
-		"Refunds write: not checked",
+		"write permissions: not checked (it would write); a restricted key needs the write permission of each of create_customer, create_refund,",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
@@ -547,9 +576,8 @@ func TestKeyNeverShows(t *testing.T) {
 	}
 	for i, answer := range answers {
 		f.fault = func(n int, w http.ResponseWriter, r *http.Request) bool { answer(w); return true }
-		for _, tool := range []string{"get_customer", "list_charges", "create_refund"} {
-			args := map[string]string{"get_customer": `{"customer_id":"cus_1"}`, "list_charges": `{}`, "create_refund": `{"charge_id":"ch_1"}`}[tool]
-			res, err := in.call(t, "t1", tool, args, fmt.Sprintf("op-%d", i+2))
+		for tool, args := range someArgs() {
+			res, err := in.call(t, "t1", tool, args, fmt.Sprintf("op-%d-%s", i+2, tool))
 			if err == nil {
 				t.Fatalf("%s succeeded", tool)
 			}
@@ -595,5 +623,34 @@ func captureLogs(t *testing.T) func() []string {
 	return func() []string {
 		restore()
 		return []string{buf.String()}
+	}
+}
+
+// someArgs are arguments of every tool of the type.
+func someArgs() map[string]string {
+	args := map[string]string{
+		"get_customer":       `{"customer_id":"cus_1"}`,
+		"get_payment_intent": `{"payment_intent":"pi_1"}`,
+		"get_invoice":        `{"invoice":"in_1"}`,
+		"get_subscription":   `{"subscription":"sub_1"}`,
+		"get_dispute":        `{"dispute":"dp_1"}`,
+		"search":             `{"object":"charges","query":"amount>1000"}`,
+	}
+	for _, l := range []string{"get_balance", "list_customers", "list_charges", "list_payment_intents", "list_invoices", "list_subscriptions", "list_disputes", "list_products", "list_prices"} {
+		args[l] = `{}`
+	}
+	for tool, a := range writeArgs {
+		args[tool] = a
+	}
+	return args
+}
+
+// someArgs names every tool of the type.
+func TestSomeArgsForEveryTool(t *testing.T) {
+	args := someArgs()
+	for _, tool := range catalogOf(t, build(t, newFront(t), "stripe", "")) {
+		if args[tool.Name] == "" {
+			t.Errorf("%s has no arguments in someArgs", tool.Name)
+		}
 	}
 }
