@@ -232,3 +232,14 @@ func (t Tools) eventID(call *connectors.Call, a eventArg) (string, string, error
 	evID, err := checkID("event_id", a.EventID)
 	return calID, evID, err
 }
+
+// Scopes are, per tool, the OAuth scopes (after
+// https://www.googleapis.com/auth/) any one of which lets it work, the one
+// to ask for first.
+func (t Tools) Scopes() map[string][]string {
+	read := []string{"calendar.readonly", "calendar.events.readonly", "calendar.events", "calendar"}
+	write := []string{"calendar.events", "calendar"}
+	return map[string][]string{"calendar_list_calendars": {"calendar.readonly", "calendar.calendarlist.readonly", "calendar"},
+		"calendar_list_events": read, "calendar_free_busy": append([]string{"calendar.freebusy"}, read...),
+		"calendar_create_event": write, "calendar_update_event": write, "calendar_delete_event": write, "calendar_respond_to_event": write}
+}

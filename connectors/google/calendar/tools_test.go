@@ -237,3 +237,18 @@ func TestArgumentsAreChecked(t *testing.T) {
 		t.Fatalf("requests sent: %v", s.counts)
 	}
 }
+
+// Every tool says which scopes let it work: the connector asks for them.
+func TestEveryToolHasScopes(t *testing.T) {
+	tools := calendar.Tools{}
+	scopes := tools.Scopes()
+	for _, tool := range tools.List() {
+		if len(scopes[tool.Name]) == 0 {
+			t.Errorf("%s has no scopes", tool.Name)
+		}
+		delete(scopes, tool.Name)
+	}
+	for name := range scopes {
+		t.Errorf("scopes of %s, which is no tool", name)
+	}
+}

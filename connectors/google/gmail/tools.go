@@ -188,3 +188,15 @@ func (t Tools) objectID(call *connectors.Call, kind, ref, id, refName, idName st
 	}
 	return id, nil
 }
+
+// Scopes are, per tool, the OAuth scopes (after
+// https://www.googleapis.com/auth/) any one of which lets it work, the one
+// to ask for first. A send whose answer was lost is confirmed by reading
+// Sent, which gmail.send alone does not allow.
+func (t Tools) Scopes() map[string][]string {
+	read := []string{"gmail.readonly", "gmail.modify"}
+	return map[string][]string{"gmail_search_messages": read, "gmail_get_message": read, "gmail_get_thread": read,
+		"gmail_get_attachment": read, "gmail_list_labels": read, "gmail_create_draft": {"gmail.modify", "gmail.compose"},
+		"gmail_send_message": {"gmail.modify", "gmail.compose", "gmail.send"}, "gmail_reply": {"gmail.modify"},
+		"gmail_modify_labels": {"gmail.modify"}}
+}

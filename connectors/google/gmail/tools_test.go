@@ -279,3 +279,18 @@ func TestSearchSkipsAMessageDeletedMeanwhile(t *testing.T) {
 		t.Fatalf("%d messages", len(l.Items))
 	}
 }
+
+// Every tool says which scopes let it work: the connector asks for them.
+func TestEveryToolHasScopes(t *testing.T) {
+	tools := gmail.Tools{}
+	scopes := tools.Scopes()
+	for _, tool := range tools.List() {
+		if len(scopes[tool.Name]) == 0 {
+			t.Errorf("%s has no scopes", tool.Name)
+		}
+		delete(scopes, tool.Name)
+	}
+	for name := range scopes {
+		t.Errorf("scopes of %s, which is no tool", name)
+	}
+}
