@@ -156,7 +156,7 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	b, err := jsonrpc.EncodeMessage(msg)
+	b, err := encode(msg)
 	if err != nil {
 		return fmt.Errorf("encoding a message: %w", err)
 	}
@@ -169,6 +169,37 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		}
 	}
 	return c.writeLine(b)
+}
+
+// encode is jsonrpc.EncodeMessage(msg). A result the go-sdk answers with
+// is its own encoding/json output — valid, compact JSON — which
+// EncodeMessage would scan all over again to compact it: an answer with
+// such a result (no newline: compact JSON has none) is written here, as
+// EncodeMessage writes it.
+func encode(msg jsonrpc.Message) ([]byte, error) {
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok || resp.Error != nil || len(resp.Result) == 0 || bytes.IndexByte(resp.Result, '\n') >= 0 {
+		return jsonrpc.EncodeMessage(msg)
+	}
+	const head, mid = `{"jsonrpc":"2.0","id":`, `,"result":`
+	b := make([]byte, 0, len(head)+24+len(mid)+len(resp.Result)+1)
+	b = append(b, head...)
+	switch id := resp.ID.Raw().(type) {
+	case int64:
+		b = strconv.AppendInt(b, id, 10)
+	case string:
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false) // as the go-sdk encodes messages
+		if err := enc.Encode(id); err != nil {
+			return nil, err
+		}
+		b = append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
+	default:
+		return jsonrpc.EncodeMessage(msg)
+	}
+	b = append(append(b, mid...), resp.Result...)
+	return append(b, '}'), nil
 }
 
 // writeLine writes one message and its newline in one write, so that an
