@@ -206,10 +206,9 @@ func TestTopQueries(t *testing.T) {
 		}
 		return
 	}
+	// Sent as text, as MariaDB's digests count them.
 	for range 7 {
-		if _, err := sqltest.Call(t, c, "query", `{"sql": "SELECT COUNT(*) AS legate_top FROM legate_canary WHERE id > ?", "params": [3]}`, ""); err != nil {
-			t.Fatal(err)
-		}
+		f.exec(t, "SELECT COUNT(*) AS legate_top FROM legate_canary WHERE id > 3")
 	}
 	raw, err := sqltest.Call(t, c, "top_queries", `{"order_by": "calls", "limit": 100}`, "")
 	if err != nil {

@@ -252,7 +252,7 @@ func TestTopQueries(t *testing.T) {
 		}
 		return
 	}
-	topQueriesLoaded(t, f, c)
+	topQueriesLoaded(t, c)
 }
 
 func TestHealth(t *testing.T) {
@@ -389,8 +389,9 @@ func mustJSON(v any) string {
 }
 
 // topQueriesLoaded is top_queries on a server that preloads
-// pg_stat_statements: a statement run 7 times is listed with its calls.
-func topQueriesLoaded(t *testing.T, f *fixture, c connectors.Connector) {
+// pg_stat_statements (the shared server, or TestTopQueriesPreloaded's
+// own): a statement run 7 times is listed with its calls.
+func topQueriesLoaded(t *testing.T, c connectors.Connector) {
 	t.Helper()
 	for range 7 {
 		if _, err := sqltest.Call(t, c, "query", `{"sql": "SELECT count(*) AS legate_top FROM legate_canary WHERE id > $1", "params": [3]}`, ""); err != nil {
