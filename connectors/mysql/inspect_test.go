@@ -285,6 +285,32 @@ func TestHealth(t *testing.T) {
 	}
 }
 
+// TestHealthOfAnUnprivilegedUser: what a user without PROCESS and
+// REPLICA MONITOR may not read becomes a note naming the privilege, and the
+// rest still answers.
+func TestHealthOfAnUnprivilegedUser(t *testing.T) {
+	f := setup(t)
+	user := "legate_health_" + randHex()
+	t.Cleanup(func() { f.admin.Exec("DROP USER IF EXISTS " + user + "@'%'") })
+	f.exec(t, "CREATE USER "+user+"@'%'")
+	f.exec(t, "GRANT SELECT ON "+f.db+".* TO "+user+"@'%'")
+	c := f.connector(t, user, "read_only: true\n")
+	raw, err := sqltest.Call(t, c, "health", `{}`, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := decode[sqlbase.HealthResult](t, raw)
+	notes := strings.Join(h.Notes, "\n")
+	for _, want := range []string{"lock waits: ", "PROCESS", "replication: ", "SLAVE MONITOR"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes %q do not say %q", notes, want)
+		}
+	}
+	if h.CacheHitRatio == nil {
+		t.Errorf("the buffer pool hit ratio, which any user may read, is missing: %s", raw)
+	}
+}
+
 // TestInspectionOnARefusedInstance: the new tools go through the same
 // user check as query: a read_only instance on root answers none.
 func TestInspectionOnARefusedInstance(t *testing.T) {

@@ -201,6 +201,12 @@ func TestExplain(t *testing.T) {
 	if err != nil || !strings.Contains(string(raw), `"Actual Rows":1`) || !strings.Contains(string(raw), `"analyzed":true`) {
 		t.Errorf("explain analyze: %s, %v", raw, err)
 	}
+	// What analyze runs is bounded by statement_timeout.
+	slow := f.connector(t, "", "allow_explain_analyze: true\nstatement_timeout: 100ms\n")
+	_, err = sqltest.Call(t, slow, "explain", `{"sql": "SELECT count(*) FROM generate_series(1, 100000) a, generate_series(1, 100000) b", "analyze": true}`, "")
+	if sqltest.Code(err) != legate.CodeTransient || !strings.Contains(err.Error(), "statement timeout") {
+		t.Errorf("explain analyze past statement_timeout: %v, want TRANSIENT", err)
+	}
 	if _, err := sqltest.Call(t, ca, "explain", `{"sql": "SELECT 1", "format": "yaml"}`, ""); sqltest.Code(err) != legate.CodeInvalidArgument {
 		t.Errorf("format yaml: %v", err)
 	}
