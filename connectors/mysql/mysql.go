@@ -42,9 +42,11 @@ type Config struct {
 	TLS      string `yaml:"tls" default:"preferred" enum:"false,true,skip-verify,preferred" desc:"TLS: false (never), true (required and verified), skip-verify (required, not verified) or preferred (when the server offers it); with dsn, the DSN's tls applies"`
 	// Schemas are the databases schema lists.
 	Schemas  []string `yaml:"schemas" desc:"Databases that schema lists (default: the database); access itself is what the user is granted"`
-	ReadOnly bool     `yaml:"read_only" default:"false" desc:"Offer only query and schema, not execute; the instance refuses to start on a user holding the FILE or SUPER privilege (see allow_privileged_role)"`
+	ReadOnly bool     `yaml:"read_only" default:"false" desc:"Offer only the read tools, not execute; the instance refuses to start on a user holding the FILE or SUPER privilege (see allow_privileged_role)"`
 	// AllowFunctions extends the guard's allowlist of functions.
 	AllowFunctions []string `yaml:"allow_functions" desc:"Functions query may call beyond the built-in read-only ones: name, or database.name for a stored function; functions that reach files, wait, lock or run programs (LOAD_FILE, SLEEP, GET_LOCK, sys_exec …) cannot be allowed" example:"[app.net_price]"`
+	// Toolsets selects the groups of tools the instance offers.
+	Toolsets []string "yaml:\"toolsets\" desc:\"Groups of tools the instance offers: names from the list below, `default` for the type's defaults, `all` for every tool; empty for the defaults: query (default), inspect (default), diagnostics (default)\" example:\"[query, inspect]\""
 	// AllowExplainAnalyze lets explain run the statement it plans.
 	AllowExplainAnalyze bool `yaml:"allow_explain_analyze" default:"false" desc:"Let explain take analyze: true, which runs the statement (MariaDB ANALYZE, MySQL EXPLAIN ANALYZE) to report actual times and rows; it runs inside the READ ONLY transaction under statement_timeout, but it does run the query"`
 	// AllowPrivilegedRole lets a read_only instance start on a privileged user.
@@ -77,9 +79,11 @@ const sqlMode = "'STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBST
 
 // Connector is one mysql instance.
 type Connector struct {
-	id    string
-	cfg   Config
-	tools []connectors.Tool
+	id      string
+	cfg     Config
+	tools   []connectors.Tool
+	catalog []connectors.Tool // every tool of the type, each with its toolset
+	selErr  error
 
 	mu     sync.Mutex
 	db     *sql.DB
@@ -112,13 +116,14 @@ func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 		AllowFunctions: c.allow,
 		Dialect:        sqlbase.MySQL, Type: "mysql", Instance: inst.ID,
 		DefaultRows: c.cfg.DefaultRows, MaxRows: c.cfg.MaxRows, Timeout: time.Duration(c.cfg.StatementTimeout),
-		Schemas: c.cfg.Schemas, ReadOnly: c.cfg.ReadOnly, Attempts: c.cfg.WriteAttempts,
+		Schemas: c.cfg.Schemas, Attempts: c.cfg.WriteAttempts,
 		OperationTable: c.cfg.OperationTable, MaxResultBytes: c.cfg.MaxResultBytes,
 	})
-	c.tools = append(c.tools, inspect.Tools(c, inspect.Options{
+	c.catalog = sqlbase.WithToolsets(append(c.tools, inspect.Tools(c, inspect.Options{
 		Schemas: c.cfg.Schemas, MaxRows: c.cfg.MaxRows, MaxResultBytes: c.cfg.MaxResultBytes,
 		Timeout: time.Duration(c.cfg.StatementTimeout), AllowAnalyze: c.cfg.AllowExplainAnalyze, AllowFunctions: c.allow,
-	})...)
+	})...))
+	c.tools, c.selErr = connectors.SelectTools("mysql", sqlbase.Toolsets, c.cfg.Toolsets, c.cfg.ReadOnly, c.catalog)
 	return c, nil
 }
 
@@ -131,6 +136,9 @@ func (c *Connector) Validate() error {
 	})
 	for _, err := range c.allowErrs {
 		errs = append(errs, legate.Invalid("allow_functions", "%v", err))
+	}
+	if c.selErr != nil {
+		errs = append(errs, c.selErr)
 	}
 	if c.cfg.DSN != "" {
 		if d, err := parseDSN(c.cfg.DSN); err != nil {
@@ -154,8 +162,12 @@ func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) erro
 	return mapError(db.PingContext(ctx))
 }
 
-// Tools lists query, schema and (unless read_only) execute.
+// Tools lists the tools of the instance's toolsets (execute not when
+// read_only).
 func (c *Connector) Tools() []connectors.Tool { return c.tools }
+
+// ToolCatalog lists every tool of the type, whatever the config selects.
+func (c *Connector) ToolCatalog() []connectors.Tool { return c.catalog }
 
 // Close closes the instance's connections.
 func (c *Connector) Close() error {
@@ -294,7 +306,8 @@ func privileged(grants []string) []string {
 }
 
 var (
-	_ connectors.Connector = (*Connector)(nil)
-	_ connectors.Closer    = (*Connector)(nil)
-	_ sqlbase.Backend      = (*Connector)(nil)
+	_ connectors.Connector   = (*Connector)(nil)
+	_ connectors.Closer      = (*Connector)(nil)
+	_ connectors.ToolCatalog = (*Connector)(nil)
+	_ sqlbase.Backend        = (*Connector)(nil)
 )

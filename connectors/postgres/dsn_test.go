@@ -110,3 +110,42 @@ func connectortestBuild(t *testing.T, config string) connectors.Connector {
 }
 
 func yamlQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// TestToolsets: toolsets selects the groups an instance offers (all by
+// default), read_only leaves execute out of any, the catalog lists every
+// tool with its toolset, and an unknown toolset is refused naming the
+// known ones.
+func TestToolsets(t *testing.T) {
+	names := func(c connectors.Connector) string {
+		var out []string
+		for _, tool := range c.Tools() {
+			out = append(out, tool.Name)
+		}
+		return strings.Join(out, ",")
+	}
+	base := "host: db\ndatabase: app\nuser: app\n"
+	for config, want := range map[string]string{
+		"":                                   "query,schema,execute,describe_table,sample_table,explain,top_queries,health",
+		"read_only: true\n":                  "query,schema,describe_table,sample_table,explain,top_queries,health",
+		"toolsets: [inspect]\n":              "describe_table,sample_table",
+		"toolsets: [query, diagnostics]\n":   "query,schema,execute,explain,top_queries,health",
+		"toolsets: [all]\nread_only: true\n": "query,schema,describe_table,sample_table,explain,top_queries,health",
+		"toolsets: [default]\n":              "query,schema,execute,describe_table,sample_table,explain,top_queries,health",
+	} {
+		c := connectortestBuild(t, base+config)
+		if got := names(c); got != want {
+			t.Errorf("%q: tools %s, want %s", config, got, want)
+		}
+		sets := map[string]string{}
+		for _, tool := range c.(connectors.ToolCatalog).ToolCatalog() {
+			sets[tool.Name] = tool.Toolset
+		}
+		if len(sets) != 8 || sets["execute"] != "query" || sets["describe_table"] != "inspect" || sets["health"] != "diagnostics" {
+			t.Errorf("%q: catalog %v", config, sets)
+		}
+	}
+	if err := buildErr(t, base+"toolsets: [admin]\n"); err == nil || !strings.Contains(err.Error(), "toolsets") ||
+		!strings.Contains(err.Error(), "diagnostics") {
+		t.Errorf("unknown toolset: %v", err)
+	}
+}

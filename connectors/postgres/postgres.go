@@ -42,9 +42,11 @@ type Config struct {
 	SSLRootCert     string   `yaml:"sslrootcert" desc:"Path of the PEM CA certificates that verify the server (verify-ca, verify-full)"`
 	ApplicationName string   `yaml:"application_name" default:"legate" desc:"application_name the server shows for the instance's sessions"`
 	Schemas         []string `yaml:"schemas" desc:"Schemas that schema lists and that are the search_path of queries (default: public); access itself is what the role is granted"`
-	ReadOnly        bool     `yaml:"read_only" default:"false" desc:"Offer only query and schema, not execute; the instance refuses to start on a superuser role or one holding pg_execute_server_program, pg_read_server_files or pg_write_server_files (see allow_privileged_role)"`
+	ReadOnly        bool     `yaml:"read_only" default:"false" desc:"Offer only the read tools, not execute; the instance refuses to start on a superuser role or one holding pg_execute_server_program, pg_read_server_files or pg_write_server_files (see allow_privileged_role)"`
 	// AllowFunctions extends the guard's allowlist of functions.
 	AllowFunctions []string `yaml:"allow_functions" desc:"Functions query may call beyond PostgreSQL's built-in read-only ones: name (any schema) or schema.name, e.g. an extension's or your own; functions that run SQL given as text or reach files, programs, settings or other sessions (crosstab, dblink_exec, pg_read_file …) cannot be allowed" example:"[public.similarity]"`
+	// Toolsets selects the groups of tools the instance offers.
+	Toolsets []string "yaml:\"toolsets\" desc:\"Groups of tools the instance offers: names from the list below, `default` for the type's defaults, `all` for every tool; empty for the defaults: query (default), inspect (default), diagnostics (default)\" example:\"[query, inspect]\""
 	// AllowExplainAnalyze lets explain run the statement it plans.
 	AllowExplainAnalyze bool `yaml:"allow_explain_analyze" default:"false" desc:"Let explain take analyze: true, which runs the statement (EXPLAIN ANALYZE) to report actual times and rows; it runs inside the READ ONLY transaction under statement_timeout, but it does run the query"`
 	// AllowPrivilegedRole lets a read_only instance start on a privileged role.
@@ -72,9 +74,11 @@ func init() {
 
 // Connector is one postgres instance.
 type Connector struct {
-	id    string
-	cfg   Config
-	tools []connectors.Tool
+	id      string
+	cfg     Config
+	tools   []connectors.Tool
+	catalog []connectors.Tool // every tool of the type, each with its toolset
+	selErr  error
 
 	mu     sync.Mutex
 	pool   *pgxpool.Pool
@@ -104,13 +108,14 @@ func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 		AllowFunctions: c.allow,
 		Dialect:        sqlbase.Postgres, Type: "postgres", Instance: inst.ID,
 		DefaultRows: c.cfg.DefaultRows, MaxRows: c.cfg.MaxRows, Timeout: time.Duration(c.cfg.StatementTimeout),
-		Schemas: c.cfg.Schemas, ReadOnly: c.cfg.ReadOnly, Attempts: c.cfg.WriteAttempts,
+		Schemas: c.cfg.Schemas, Attempts: c.cfg.WriteAttempts,
 		OperationTable: c.cfg.OperationTable, MaxResultBytes: c.cfg.MaxResultBytes,
 	})
-	c.tools = append(c.tools, inspect.Tools(c, inspect.Options{
+	c.catalog = sqlbase.WithToolsets(append(c.tools, inspect.Tools(c, inspect.Options{
 		Schemas: c.cfg.Schemas, DefaultRows: c.cfg.DefaultRows, MaxRows: c.cfg.MaxRows, MaxResultBytes: c.cfg.MaxResultBytes,
 		Timeout: time.Duration(c.cfg.StatementTimeout), AllowAnalyze: c.cfg.AllowExplainAnalyze, AllowFunctions: c.allow,
-	})...)
+	})...))
+	c.tools, c.selErr = connectors.SelectTools("postgres", sqlbase.Toolsets, c.cfg.Toolsets, c.cfg.ReadOnly, c.catalog)
 	return c, nil
 }
 
@@ -123,6 +128,9 @@ func (c *Connector) Validate() error {
 	})
 	for _, err := range c.allowErrs {
 		errs = append(errs, legate.Invalid("allow_functions", "%v", err))
+	}
+	if c.selErr != nil {
+		errs = append(errs, c.selErr)
 	}
 	if c.cfg.DSN != "" {
 		if err := checkDSN(c.cfg.DSN); err != nil {
@@ -151,8 +159,12 @@ func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) erro
 	return mapError(conn.Ping(ctx))
 }
 
-// Tools lists query, schema and (unless read_only) execute.
+// Tools lists the tools of the instance's toolsets (execute not when
+// read_only).
 func (c *Connector) Tools() []connectors.Tool { return c.tools }
+
+// ToolCatalog lists every tool of the type, whatever the config selects.
+func (c *Connector) ToolCatalog() []connectors.Tool { return c.catalog }
 
 // Close closes the instance's connections.
 func (c *Connector) Close() error {
@@ -265,7 +277,8 @@ func (c *Connector) connString() string {
 }
 
 var (
-	_ connectors.Connector = (*Connector)(nil)
-	_ connectors.Closer    = (*Connector)(nil)
-	_ sqlbase.Backend      = (*Connector)(nil)
+	_ connectors.Connector   = (*Connector)(nil)
+	_ connectors.Closer      = (*Connector)(nil)
+	_ connectors.ToolCatalog = (*Connector)(nil)
+	_ sqlbase.Backend        = (*Connector)(nil)
 )

@@ -83,10 +83,8 @@ func ValidateCommon(c Common) []error {
 	return errs
 }
 
-// DSNPassword is the refusal of a dsn that carries a password: a
-// password in config would sit in plain text in files, the store and
-// logs, where a credential reference keeps it out.
+// DSNPassword is the refusal of a dsn carrying a password, which config
+// would keep in plain text where a credential reference keeps it out.
 func DSNPassword() error {
-	return legate.Invalid("dsn", "carries a password: remove it from the DSN and give it as the password credential, "+
-		"a reference ({env: NAME}, {file: PATH} or {vault: NAME}) resolved at call time")
+	return legate.Invalid("dsn", "carries a password: remove it from the DSN and give it as the password credential, a reference ({env: NAME}, {file: PATH} or {vault: NAME}) resolved at call time")
 }

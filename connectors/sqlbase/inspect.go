@@ -1,9 +1,26 @@
 package sqlbase
 
-// The results of the inspection tools both SQL connectors offer
-// (describe_table, explain, top_queries, health, sample_table), in one
-// shape whatever the database; each connector runs them in its own
-// package, every statement a Backend.Read.
+import "github.com/legate-mcp/legate/connectors"
+
+// Toolsets are the SQL connectors' groups of tools, all offered by default.
+var Toolsets = []connectors.Toolset{
+	{Name: "query", Description: "query, schema and execute: read, list and change the data", Default: true},
+	{Name: "inspect", Description: "describe_table and sample_table: one table's structure and rows", Default: true},
+	{Name: "diagnostics", Description: "explain, top_queries and health: plans, costly statements, the server's health", Default: true},
+}
+
+// WithToolsets sets each tool's toolset (query unless named here) and
+// returns tools. The inspection tools' results below are one shape
+// whatever the database; each connector builds them in its own package.
+func WithToolsets(tools []connectors.Tool) []connectors.Tool {
+	sets := map[string]string{"describe_table": "inspect", "sample_table": "inspect", "explain": "diagnostics", "top_queries": "diagnostics", "health": "diagnostics"}
+	for i := range tools {
+		if tools[i].Toolset = sets[tools[i].Name]; tools[i].Toolset == "" {
+			tools[i].Toolset = "query"
+		}
+	}
+	return tools
+}
 
 // TableDescription is the structured result of describe_table.
 type TableDescription struct {
