@@ -121,7 +121,7 @@ type Bloat struct {
 	Schema         string  `json:"schema"`
 	Table          string  `json:"table"`
 	TableBytes     int64   `json:"table_bytes"`
-	EstimatedBytes int64   `json:"estimated_bloat_bytes" jsonschema:"Space an estimate finds reclaimable: dead rows' share of the table (postgres), DATA_FREE (mysql)"`
+	EstimatedBytes int64   `json:"estimated_bloat_bytes" jsonschema:"Space an estimate finds reclaimable: the pages the live rows need by the planner's statistics against the table's (postgres), DATA_FREE (mysql)"`
 	Ratio          float64 `json:"ratio" jsonschema:"estimated_bloat_bytes over table_bytes"`
 }
 

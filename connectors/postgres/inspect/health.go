@@ -30,12 +30,42 @@ const (
 		FROM pg_catalog.pg_stat_activity
 		WHERE cardinality(pg_blocking_pids(pid)) > 0
 		ORDER BY state_change LIMIT 20`
-	// The dead rows' share of each table's size: what VACUUM (FULL)
-	// would give back, as the statistics collector counts them.
-	bloatSQL = `SELECT schemaname, relname, pg_table_size(relid),
-		(pg_table_size(relid) * n_dead_tup / greatest(n_live_tup + n_dead_tup, 1))::int8
-		FROM pg_catalog.pg_stat_user_tables WHERE n_dead_tup > 0
-		ORDER BY 4 DESC, 1, 2 LIMIT 10`
+	// The well-known table bloat estimate (ioguix/pgsql-bloat-estimation):
+	// the pages the planner's statistics say the live rows need, at the
+	// table's fillfactor, against the pages the table has; tables never
+	// analyzed, or with a name column, are left out as it cannot judge them.
+	bloatSQL = `SELECT schemaname, tblname, (bs * tblpages)::int8, ((tblpages - est_tblpages_ff) * bs)::int8
+FROM (
+  SELECT ceil(reltuples / ((bs - page_hdr) * fillfactor / (tpl_size * 100))) + ceil(toasttuples / 4) AS est_tblpages_ff,
+    tblpages, bs, schemaname, tblname, is_na
+  FROM (
+    SELECT (4 + tpl_hdr_size + tpl_data_size + (2 * ma)
+        - CASE WHEN tpl_hdr_size % ma = 0 THEN ma ELSE tpl_hdr_size % ma END
+        - CASE WHEN ceil(tpl_data_size)::int % ma = 0 THEN ma ELSE ceil(tpl_data_size)::int % ma END) AS tpl_size,
+      heappages + toastpages AS tblpages, reltuples, toasttuples, bs, page_hdr, schemaname, tblname, fillfactor, is_na
+    FROM (
+      SELECT ns.nspname AS schemaname, tbl.relname AS tblname, tbl.reltuples, tbl.relpages AS heappages,
+        coalesce(toast.relpages, 0) AS toastpages, coalesce(toast.reltuples, 0) AS toasttuples,
+        coalesce(substring(array_to_string(tbl.reloptions, ' ') FROM 'fillfactor=([0-9]+)')::smallint, 100) AS fillfactor,
+        current_setting('block_size')::numeric AS bs, 8 AS ma, 24 AS page_hdr,
+        23 + CASE WHEN max(coalesce(s.null_frac, 0)) > 0 THEN (7 + count(s.attname)) / 8 ELSE 0::int END AS tpl_hdr_size,
+        sum((1 - coalesce(s.null_frac, 0)) * coalesce(s.avg_width, 0)) AS tpl_data_size,
+        bool_or(att.atttypid = 'pg_catalog.name'::regtype)
+          OR sum(CASE WHEN att.attnum > 0 THEN 1 ELSE 0 END) <> count(s.attname) AS is_na
+      FROM pg_catalog.pg_attribute att
+      JOIN pg_catalog.pg_class tbl ON att.attrelid = tbl.oid
+      JOIN pg_catalog.pg_namespace ns ON ns.oid = tbl.relnamespace
+      LEFT JOIN pg_catalog.pg_stats s ON s.schemaname = ns.nspname AND s.tablename = tbl.relname
+        AND NOT s.inherited AND s.attname = att.attname
+      LEFT JOIN pg_catalog.pg_class toast ON tbl.reltoastrelid = toast.oid
+      WHERE NOT att.attisdropped AND att.attnum > 0 AND tbl.relkind IN ('r', 'm') AND tbl.reltuples > 0
+        AND ns.nspname NOT IN ('pg_catalog', 'information_schema') AND ns.nspname !~ '^pg_toast'
+      GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
+    ) AS s
+  ) AS s2
+) AS s3
+WHERE NOT is_na AND tblpages > est_tblpages_ff
+ORDER BY 4 DESC, 1, 2 LIMIT 10`
 	recoverySQL = `SELECT pg_is_in_recovery(),
 		CASE WHEN pg_is_in_recovery() THEN extract(epoch FROM clock_timestamp() - pg_last_xact_replay_timestamp())::float8 END`
 	replicasSQL = `SELECT coalesce(application_name, ''), coalesce(state, ''), extract(epoch FROM replay_lag)::float8
