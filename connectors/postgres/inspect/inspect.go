@@ -60,7 +60,7 @@ func Tools(b sqlbase.Backend, o Options) []connectors.Tool {
 			"the most time (or calls, or mean time) in this database, from the pg_stat_statements extension.",
 			legate.ClassRead, t.topQueries)),
 		connectors.Returning[sqlbase.HealthResult](connectors.NewTool("health", "Check the database's health: cache hit "+
-			"rate, long-running statements, sessions blocked by locks (and by whom), tables with the most dead-row bloat, and "+
+			"rate, long-running statements, sessions blocked by locks (and by whom), the tables an estimate finds most bloated, and "+
 			"replication state and lag.", legate.ClassRead, t.health)),
 	}
 }
