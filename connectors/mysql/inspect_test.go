@@ -286,8 +286,8 @@ func TestHealth(t *testing.T) {
 }
 
 // TestHealthOfAnUnprivilegedUser: what a user without PROCESS and
-// REPLICA MONITOR may not read becomes a note naming the privilege, and the
-// rest still answers.
+// SLAVE MONITOR may not read becomes a note naming the privilege, and the
+// rest still answers; with them, there is nothing to note.
 func TestHealthOfAnUnprivilegedUser(t *testing.T) {
 	f := setup(t)
 	user := "legate_health_" + randHex()
@@ -308,6 +308,14 @@ func TestHealthOfAnUnprivilegedUser(t *testing.T) {
 	}
 	if h.CacheHitRatio == nil {
 		t.Errorf("the buffer pool hit ratio, which any user may read, is missing: %s", raw)
+	}
+	// The README's monitoring grants leave no note, and a read_only
+	// instance starts on them.
+	f.exec(t, "GRANT PROCESS, SLAVE MONITOR ON *.* TO "+user+"@'%'")
+	c = f.connector(t, user, "read_only: true\n")
+	raw, err = sqltest.Call(t, c, "health", `{}`, "")
+	if h := decode[sqlbase.HealthResult](t, raw); err != nil || len(h.Notes) != 0 {
+		t.Errorf("health with the monitoring grants: %s, %v", raw, err)
 	}
 }
 

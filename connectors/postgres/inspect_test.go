@@ -348,6 +348,45 @@ func TestHealth(t *testing.T) {
 	}
 }
 
+// TestHealthWithMonitoringRole: a read_only instance starts on a role
+// granted pg_monitor (the README's grant), and its health sees another
+// role's long statement; without it, the statement's text is hidden.
+func TestHealthWithMonitoringRole(t *testing.T) {
+	f := setup(t)
+	ctx := context.Background()
+	role := "legate_mon_" + randHex()
+	f.exec(t, "CREATE ROLE "+role+" LOGIN")
+	t.Cleanup(func() { f.admin.Exec(ctx, "DROP ROLE IF EXISTS "+role) })
+	sleeper := f.conn(t)
+	var pid int64
+	sleeper.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid)
+	sctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { sleeper.Exec(sctx, "SELECT pg_sleep(600) /* legate-monitored */"); close(done) }()
+	defer func() { cancel(); <-done }()
+	waitFor(t, f, fmt.Sprintf("SELECT count(*) = 1 FROM pg_stat_activity WHERE pid = %d AND wait_event = 'PgSleep'", pid))
+	sees := func() bool {
+		c := f.connector(t, role, "read_only: true\n")
+		raw, err := sqltest.Call(t, c, "health", `{"min_seconds": 0}`, "")
+		if err != nil {
+			t.Fatalf("health as %s: %v", role, err)
+		}
+		for _, a := range decode[sqlbase.HealthResult](t, raw).LongRunning {
+			if a.ID == pid && strings.Contains(a.Query, "legate-monitored") {
+				return true
+			}
+		}
+		return false
+	}
+	if sees() {
+		t.Error("a role without pg_monitor sees another role's statement")
+	}
+	f.exec(t, "GRANT pg_monitor TO "+role)
+	if !sees() {
+		t.Error("a role granted pg_monitor does not see another role's long statement")
+	}
+}
+
 // TestInspectionOnARefusedInstance: the new tools go through the same
 // role check as query: a read_only instance on a superuser answers none.
 func TestInspectionOnARefusedInstance(t *testing.T) {
