@@ -11,6 +11,7 @@
 package mysql
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -25,21 +26,29 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/mysql/inspect"
 	"github.com/legate-mcp/legate/connectors/sqlbase"
 )
 
 // Config is a mysql instance's configuration.
 type Config struct {
-	Host     string `yaml:"host" default:"127.0.0.1" desc:"Server host name or address"`
-	Port     int    `yaml:"port" default:"3306" desc:"Server port"`
-	Database string `yaml:"database" required:"true" desc:"Default database of the connection" example:"app"`
-	User     string `yaml:"user" required:"true" desc:"User to connect as; give query-only instances a read-only user (README)" example:"legate_reader"`
-	TLS      string `yaml:"tls" default:"preferred" enum:"false,true,skip-verify,preferred" desc:"TLS: false (never), true (required and verified), skip-verify (required, not verified) or preferred (when the server offers it)"`
+	// DSN is the connection as one string, instead of host, port,
+	// database and user.
+	DSN      string `yaml:"dsn" desc:"The connection as one string instead of host, port, database and user: a mysql:// URL or go-sql-driver's form user@tcp(host:port)/db?param=value; its own tls and timeouts apply, multiStatements and allowAllFiles are always off. It may not carry a password: give that as the password credential" example:"mysql://legate_reader@db.internal:3306/app?tls=true"`
+	Host     string `yaml:"host" desc:"Server host name or address (default 127.0.0.1 unless dsn is given)"`
+	Port     int    `yaml:"port" desc:"Server port (default 3306 unless dsn is given)"`
+	Database string `yaml:"database" desc:"Default database of the connection (required unless dsn is given)" example:"app"`
+	User     string `yaml:"user" desc:"User to connect as (required unless dsn is given); give query-only instances a read-only user (README)" example:"legate_reader"`
+	TLS      string `yaml:"tls" default:"preferred" enum:"false,true,skip-verify,preferred" desc:"TLS: false (never), true (required and verified), skip-verify (required, not verified) or preferred (when the server offers it); with dsn, the DSN's tls applies"`
 	// Schemas are the databases schema lists.
 	Schemas  []string `yaml:"schemas" desc:"Databases that schema lists (default: the database); access itself is what the user is granted"`
-	ReadOnly bool     `yaml:"read_only" default:"false" desc:"Offer only query and schema, not execute; the instance refuses to start on a user holding the FILE or SUPER privilege (see allow_privileged_role)"`
+	ReadOnly bool     `yaml:"read_only" default:"false" desc:"Offer only the read tools, not execute; the instance refuses to start on a user holding the FILE or SUPER privilege (see allow_privileged_role)"`
 	// AllowFunctions extends the guard's allowlist of functions.
 	AllowFunctions []string `yaml:"allow_functions" desc:"Functions query may call beyond the built-in read-only ones: name, or database.name for a stored function; functions that reach files, wait, lock or run programs (LOAD_FILE, SLEEP, GET_LOCK, sys_exec …) cannot be allowed" example:"[app.net_price]"`
+	// Toolsets selects the groups of tools the instance offers.
+	Toolsets []string "yaml:\"toolsets\" desc:\"Groups of tools the instance offers: names from the list below, `default` for the type's defaults, `all` for every tool; empty for the defaults: query (default), inspect (default), diagnostics (default)\" example:\"[query, inspect]\""
+	// AllowExplainAnalyze lets explain run the statement it plans.
+	AllowExplainAnalyze bool `yaml:"allow_explain_analyze" default:"false" desc:"Let explain take analyze: true, which runs the statement (MariaDB ANALYZE, MySQL EXPLAIN ANALYZE) to report actual times and rows; it runs inside the READ ONLY transaction under statement_timeout, but it does run the query"`
 	// AllowPrivilegedRole lets a read_only instance start on a privileged user.
 	AllowPrivilegedRole bool `yaml:"allow_privileged_role" default:"false" desc:"Let a read_only instance start although its user holds the FILE or SUPER privilege; each start then logs a warning naming the user and the privilege"`
 	// StatementTimeout bounds each statement on the server.
@@ -70,9 +79,11 @@ const sqlMode = "'STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBST
 
 // Connector is one mysql instance.
 type Connector struct {
-	id    string
-	cfg   Config
-	tools []connectors.Tool
+	id      string
+	cfg     Config
+	tools   []connectors.Tool
+	catalog []connectors.Tool // every tool of the type, each with its toolset
+	selErr  error
 
 	mu     sync.Mutex
 	db     *sql.DB
@@ -90,29 +101,51 @@ type Connector struct {
 // New builds an instance from its decoded config.
 func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 	c := &Connector{id: inst.ID, cfg: *cfg}
-	if len(c.cfg.Schemas) == 0 && c.cfg.Database != "" {
-		c.cfg.Schemas = []string{c.cfg.Database}
+	db := c.cfg.Database
+	if c.cfg.DSN == "" {
+		c.cfg.Host = cmp.Or(c.cfg.Host, "127.0.0.1")
+		c.cfg.Port = cmp.Or(c.cfg.Port, 3306)
+	} else if d, err := parseDSN(c.cfg.DSN); err == nil {
+		db = d.DBName
+	}
+	if len(c.cfg.Schemas) == 0 && db != "" {
+		c.cfg.Schemas = []string{db}
 	}
 	c.allow, c.allowErrs = sqlbase.NewFuncs(sqlbase.MySQL, c.cfg.AllowFunctions)
 	c.tools = sqlbase.Tools(c, sqlbase.Options{
 		AllowFunctions: c.allow,
 		Dialect:        sqlbase.MySQL, Type: "mysql", Instance: inst.ID,
 		DefaultRows: c.cfg.DefaultRows, MaxRows: c.cfg.MaxRows, Timeout: time.Duration(c.cfg.StatementTimeout),
-		Schemas: c.cfg.Schemas, ReadOnly: c.cfg.ReadOnly, Attempts: c.cfg.WriteAttempts,
+		Schemas: c.cfg.Schemas, Attempts: c.cfg.WriteAttempts,
 		OperationTable: c.cfg.OperationTable, MaxResultBytes: c.cfg.MaxResultBytes,
 	})
+	c.catalog = sqlbase.WithToolsets(append(c.tools, inspect.Tools(c, inspect.Options{
+		Schemas: c.cfg.Schemas, MaxRows: c.cfg.MaxRows, MaxResultBytes: c.cfg.MaxResultBytes,
+		Timeout: time.Duration(c.cfg.StatementTimeout), AllowAnalyze: c.cfg.AllowExplainAnalyze, AllowFunctions: c.allow,
+	})...))
+	c.tools, c.selErr = connectors.SelectTools("mysql", sqlbase.Toolsets, c.cfg.Toolsets, c.cfg.ReadOnly, c.catalog)
 	return c, nil
 }
 
 // Validate checks the configuration without I/O.
 func (c *Connector) Validate() error {
 	errs := sqlbase.ValidateCommon(sqlbase.Common{
-		Host: c.cfg.Host, Port: c.cfg.Port, Database: c.cfg.Database, User: c.cfg.User, Schemas: c.cfg.Schemas,
+		DSN: c.cfg.DSN, Host: c.cfg.Host, Port: c.cfg.Port, Database: c.cfg.Database, User: c.cfg.User, Schemas: c.cfg.Schemas,
 		StatementTimeout: c.cfg.StatementTimeout, ConnectTimeout: c.cfg.ConnectTimeout, DefaultRows: c.cfg.DefaultRows,
 		MaxRows: c.cfg.MaxRows, MaxResultBytes: c.cfg.MaxResultBytes, MaxConns: c.cfg.MaxConns, OperationTable: c.cfg.OperationTable, WriteAttempts: c.cfg.WriteAttempts,
 	})
 	for _, err := range c.allowErrs {
 		errs = append(errs, legate.Invalid("allow_functions", "%v", err))
+	}
+	if c.selErr != nil {
+		errs = append(errs, c.selErr)
+	}
+	if c.cfg.DSN != "" {
+		if d, err := parseDSN(c.cfg.DSN); err != nil {
+			errs = append(errs, err)
+		} else if d.DBName == "" {
+			errs = append(errs, legate.Invalid("dsn", "names no database: end it with /dbname"))
+		}
 	}
 	if modes := []string{"false", "true", "skip-verify", "preferred"}; !slices.Contains(modes, c.cfg.TLS) {
 		errs = append(errs, legate.Invalid("tls", "must be one of %s, not %q", strings.Join(modes, ", "), c.cfg.TLS))
@@ -129,8 +162,12 @@ func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) erro
 	return mapError(db.PingContext(ctx))
 }
 
-// Tools lists query, schema and (unless read_only) execute.
+// Tools lists the tools of the instance's toolsets (execute not when
+// read_only).
 func (c *Connector) Tools() []connectors.Tool { return c.tools }
+
+// ToolCatalog lists every tool of the type, whatever the config selects.
+func (c *Connector) ToolCatalog() []connectors.Tool { return c.catalog }
 
 // Close closes the instance's connections.
 func (c *Connector) Close() error {
@@ -160,13 +197,29 @@ func (c *Connector) connect(ctx context.Context, creds connectors.Credentials) (
 		return c.db, nil
 	}
 	cfg := driver.NewConfig()
-	cfg.User, cfg.Passwd, cfg.DBName = c.cfg.User, pw, c.cfg.Database
-	cfg.Net, cfg.Addr = "tcp", net.JoinHostPort(c.cfg.Host, strconv.Itoa(c.cfg.Port))
-	cfg.TLSConfig = c.cfg.TLS
-	cfg.Timeout = time.Duration(c.cfg.ConnectTimeout)
+	if c.cfg.DSN != "" {
+		var err error
+		if cfg, err = parseDSN(c.cfg.DSN); err != nil {
+			return nil, err
+		}
+	} else {
+		cfg.User, cfg.DBName = c.cfg.User, c.cfg.Database
+		cfg.Net, cfg.Addr = "tcp", net.JoinHostPort(c.cfg.Host, strconv.Itoa(c.cfg.Port))
+		cfg.TLSConfig = c.cfg.TLS
+	}
+	cfg.Passwd = pw
+	if cfg.Timeout == 0 || c.cfg.DSN == "" {
+		cfg.Timeout = time.Duration(c.cfg.ConnectTimeout)
+	}
 	cfg.ParseTime, cfg.Loc = true, time.UTC
-	cfg.MultiStatements, cfg.InterpolateParams = false, false
-	cfg.Params = map[string]string{"sql_mode": sqlMode, "time_zone": "'+00:00'"}
+	// What the guard stands on holds whatever the dsn asks: one statement
+	// per prepare, no client-side interpolation, no LOAD DATA LOCAL of any
+	// file, and the sql_mode and time zone the guard and values read.
+	cfg.MultiStatements, cfg.InterpolateParams, cfg.AllowAllFiles = false, false, false
+	if cfg.Params == nil {
+		cfg.Params = map[string]string{}
+	}
+	cfg.Params["sql_mode"], cfg.Params["time_zone"] = sqlMode, "'+00:00'"
 	conn, err := driver.NewConnector(cfg)
 	if err != nil {
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "mysql: connection settings: %v", err)
@@ -253,7 +306,8 @@ func privileged(grants []string) []string {
 }
 
 var (
-	_ connectors.Connector = (*Connector)(nil)
-	_ connectors.Closer    = (*Connector)(nil)
-	_ sqlbase.Backend      = (*Connector)(nil)
+	_ connectors.Connector   = (*Connector)(nil)
+	_ connectors.Closer      = (*Connector)(nil)
+	_ connectors.ToolCatalog = (*Connector)(nil)
+	_ sqlbase.Backend        = (*Connector)(nil)
 )

@@ -11,6 +11,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -23,23 +24,31 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/postgres/inspect"
 	"github.com/legate-mcp/legate/connectors/sqlbase"
 )
 
 // Config is a postgres instance's configuration.
 type Config struct {
-	Host     string `yaml:"host" default:"127.0.0.1" desc:"Server host name or address"`
-	Port     int    `yaml:"port" default:"5432" desc:"Server port"`
-	Database string `yaml:"database" required:"true" desc:"Database to connect to" example:"app"`
-	User     string `yaml:"user" required:"true" desc:"Role to connect as; give query-only instances a read-only role (README)" example:"legate_reader"`
-	SSLMode  string `yaml:"sslmode" default:"prefer" enum:"disable,allow,prefer,require,verify-ca,verify-full" desc:"TLS mode, as libpq's sslmode: disable, allow, prefer, require, verify-ca or verify-full"`
+	// DSN is the connection as one string, instead of host, port,
+	// database and user.
+	DSN      string `yaml:"dsn" desc:"The connection as one string instead of host, port, database and user: a postgres:// or postgresql:// URL or a keyword/value string (host=… dbname=… user=…); its own sslmode, sslrootcert and other settings apply. It may not carry a password: give that as the password credential" example:"postgres://legate_reader@db.internal:5432/app?sslmode=verify-full"`
+	Host     string `yaml:"host" desc:"Server host name or address (default 127.0.0.1 unless dsn is given)"`
+	Port     int    `yaml:"port" desc:"Server port (default 5432 unless dsn is given)"`
+	Database string `yaml:"database" desc:"Database to connect to (required unless dsn is given)" example:"app"`
+	User     string `yaml:"user" desc:"Role to connect as (required unless dsn is given); give query-only instances a read-only role (README)" example:"legate_reader"`
+	SSLMode  string `yaml:"sslmode" default:"prefer" enum:"disable,allow,prefer,require,verify-ca,verify-full" desc:"TLS mode, as libpq's sslmode: disable, allow, prefer, require, verify-ca or verify-full (with dsn, the DSN's own applies)"`
 	// SSLRootCert is a CA bundle for verify-ca and verify-full.
 	SSLRootCert     string   `yaml:"sslrootcert" desc:"Path of the PEM CA certificates that verify the server (verify-ca, verify-full)"`
 	ApplicationName string   `yaml:"application_name" default:"legate" desc:"application_name the server shows for the instance's sessions"`
 	Schemas         []string `yaml:"schemas" desc:"Schemas that schema lists and that are the search_path of queries (default: public); access itself is what the role is granted"`
-	ReadOnly        bool     `yaml:"read_only" default:"false" desc:"Offer only query and schema, not execute; the instance refuses to start on a superuser role or one holding pg_execute_server_program, pg_read_server_files or pg_write_server_files (see allow_privileged_role)"`
+	ReadOnly        bool     `yaml:"read_only" default:"false" desc:"Offer only the read tools, not execute; the instance refuses to start on a superuser role or one holding pg_execute_server_program, pg_read_server_files or pg_write_server_files (see allow_privileged_role)"`
 	// AllowFunctions extends the guard's allowlist of functions.
 	AllowFunctions []string `yaml:"allow_functions" desc:"Functions query may call beyond PostgreSQL's built-in read-only ones: name (any schema) or schema.name, e.g. an extension's or your own; functions that run SQL given as text or reach files, programs, settings or other sessions (crosstab, dblink_exec, pg_read_file …) cannot be allowed" example:"[public.similarity]"`
+	// Toolsets selects the groups of tools the instance offers.
+	Toolsets []string "yaml:\"toolsets\" desc:\"Groups of tools the instance offers: names from the list below, `default` for the type's defaults, `all` for every tool; empty for the defaults: query (default), inspect (default), diagnostics (default)\" example:\"[query, inspect]\""
+	// AllowExplainAnalyze lets explain run the statement it plans.
+	AllowExplainAnalyze bool `yaml:"allow_explain_analyze" default:"false" desc:"Let explain take analyze: true, which runs the statement (EXPLAIN ANALYZE) to report actual times and rows; it runs inside the READ ONLY transaction under statement_timeout, but it does run the query"`
 	// AllowPrivilegedRole lets a read_only instance start on a privileged role.
 	AllowPrivilegedRole bool `yaml:"allow_privileged_role" default:"false" desc:"Let a read_only instance start although its role is a superuser or holds pg_execute_server_program, pg_read_server_files or pg_write_server_files; each start then logs a warning naming the role and the privilege"`
 	// StatementTimeout bounds each statement on the server.
@@ -65,9 +74,11 @@ func init() {
 
 // Connector is one postgres instance.
 type Connector struct {
-	id    string
-	cfg   Config
-	tools []connectors.Tool
+	id      string
+	cfg     Config
+	tools   []connectors.Tool
+	catalog []connectors.Tool // every tool of the type, each with its toolset
+	selErr  error
 
 	mu     sync.Mutex
 	pool   *pgxpool.Pool
@@ -85,6 +96,10 @@ type Connector struct {
 // New builds an instance from its decoded config.
 func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 	c := &Connector{id: inst.ID, cfg: *cfg}
+	if c.cfg.DSN == "" {
+		c.cfg.Host = cmp.Or(c.cfg.Host, "127.0.0.1")
+		c.cfg.Port = cmp.Or(c.cfg.Port, 5432)
+	}
 	if len(c.cfg.Schemas) == 0 {
 		c.cfg.Schemas = []string{"public"}
 	}
@@ -93,21 +108,34 @@ func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 		AllowFunctions: c.allow,
 		Dialect:        sqlbase.Postgres, Type: "postgres", Instance: inst.ID,
 		DefaultRows: c.cfg.DefaultRows, MaxRows: c.cfg.MaxRows, Timeout: time.Duration(c.cfg.StatementTimeout),
-		Schemas: c.cfg.Schemas, ReadOnly: c.cfg.ReadOnly, Attempts: c.cfg.WriteAttempts,
+		Schemas: c.cfg.Schemas, Attempts: c.cfg.WriteAttempts,
 		OperationTable: c.cfg.OperationTable, MaxResultBytes: c.cfg.MaxResultBytes,
 	})
+	c.catalog = sqlbase.WithToolsets(append(c.tools, inspect.Tools(c, inspect.Options{
+		Schemas: c.cfg.Schemas, DefaultRows: c.cfg.DefaultRows, MaxRows: c.cfg.MaxRows, MaxResultBytes: c.cfg.MaxResultBytes,
+		Timeout: time.Duration(c.cfg.StatementTimeout), AllowAnalyze: c.cfg.AllowExplainAnalyze, AllowFunctions: c.allow,
+	})...))
+	c.tools, c.selErr = connectors.SelectTools("postgres", sqlbase.Toolsets, c.cfg.Toolsets, c.cfg.ReadOnly, c.catalog)
 	return c, nil
 }
 
 // Validate checks the configuration without I/O.
 func (c *Connector) Validate() error {
 	errs := sqlbase.ValidateCommon(sqlbase.Common{
-		Host: c.cfg.Host, Port: c.cfg.Port, Database: c.cfg.Database, User: c.cfg.User, Schemas: c.cfg.Schemas,
+		DSN: c.cfg.DSN, Host: c.cfg.Host, Port: c.cfg.Port, Database: c.cfg.Database, User: c.cfg.User, Schemas: c.cfg.Schemas,
 		StatementTimeout: c.cfg.StatementTimeout, ConnectTimeout: c.cfg.ConnectTimeout, DefaultRows: c.cfg.DefaultRows,
 		MaxRows: c.cfg.MaxRows, MaxResultBytes: c.cfg.MaxResultBytes, MaxConns: c.cfg.MaxConns, OperationTable: c.cfg.OperationTable, WriteAttempts: c.cfg.WriteAttempts,
 	})
 	for _, err := range c.allowErrs {
 		errs = append(errs, legate.Invalid("allow_functions", "%v", err))
+	}
+	if c.selErr != nil {
+		errs = append(errs, c.selErr)
+	}
+	if c.cfg.DSN != "" {
+		if err := checkDSN(c.cfg.DSN); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if !slices.Contains(sslModes, c.cfg.SSLMode) {
 		errs = append(errs, legate.Invalid("sslmode", "must be one of %s, not %q", strings.Join(sslModes, ", "), c.cfg.SSLMode))
@@ -131,8 +159,12 @@ func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) erro
 	return mapError(conn.Ping(ctx))
 }
 
-// Tools lists query, schema and (unless read_only) execute.
+// Tools lists the tools of the instance's toolsets (execute not when
+// read_only).
 func (c *Connector) Tools() []connectors.Tool { return c.tools }
+
+// ToolCatalog lists every tool of the type, whatever the config selects.
+func (c *Connector) ToolCatalog() []connectors.Tool { return c.catalog }
 
 // Close closes the instance's connections.
 func (c *Connector) Close() error {
@@ -162,9 +194,17 @@ func (c *Connector) connect(ctx context.Context, creds connectors.Credentials) (
 	if c.pool != nil && c.poolPW == pw {
 		return c.pool, nil
 	}
-	cfg, err := pgxpool.ParseConfig(c.connString())
+	cfg, err := pgxpool.ParseConfig(cmp.Or(c.cfg.DSN, c.connString()))
 	if err != nil {
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "postgres: connection settings: %v", err)
+	}
+	if c.cfg.DSN != "" {
+		if _, ok := cfg.ConnConfig.RuntimeParams["application_name"]; !ok {
+			cfg.ConnConfig.RuntimeParams["application_name"] = c.cfg.ApplicationName
+		}
+		if cfg.ConnConfig.ConnectTimeout == 0 {
+			cfg.ConnConfig.ConnectTimeout = time.Duration(c.cfg.ConnectTimeout)
+		}
 	}
 	cfg.ConnConfig.Password = pw
 	// The guard reads strings as standard SQL; pin the server to it.
@@ -237,7 +277,8 @@ func (c *Connector) connString() string {
 }
 
 var (
-	_ connectors.Connector = (*Connector)(nil)
-	_ connectors.Closer    = (*Connector)(nil)
-	_ sqlbase.Backend      = (*Connector)(nil)
+	_ connectors.Connector   = (*Connector)(nil)
+	_ connectors.Closer      = (*Connector)(nil)
+	_ connectors.ToolCatalog = (*Connector)(nil)
+	_ sqlbase.Backend        = (*Connector)(nil)
 )

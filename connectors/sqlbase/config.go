@@ -10,6 +10,9 @@ import (
 // one validation. Each connector declares its own config struct (the
 // struct is its documented schema); it copies these fields here.
 type Common struct {
+	// DSN is the connection given as one string; it excludes Host, Port,
+	// Database and User.
+	DSN              string
 	Host             string
 	Port             int
 	Database, User   string
@@ -31,17 +34,22 @@ var tableName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Z
 // ValidateCommon returns one *legate.FieldError per invalid setting.
 func ValidateCommon(c Common) []error {
 	var errs []error
-	if c.Host == "" {
-		errs = append(errs, legate.Invalid("host", "is required"))
-	}
-	if c.Port < 1 || c.Port > 65535 {
-		errs = append(errs, legate.Invalid("port", "must be between 1 and 65535, got %d", c.Port))
-	}
-	if c.Database == "" {
-		errs = append(errs, legate.Invalid("database", "is required"))
-	}
-	if c.User == "" {
-		errs = append(errs, legate.Invalid("user", "is required"))
+	switch {
+	case c.DSN != "" && (c.Host != "" || c.Port != 0 || c.Database != "" || c.User != ""):
+		errs = append(errs, legate.Invalid("dsn", "is given beside host, port, database or user: give the connection either as dsn or as those fields, not both"))
+	case c.DSN == "":
+		if c.Host == "" {
+			errs = append(errs, legate.Invalid("host", "is required (or give dsn)"))
+		}
+		if c.Port < 1 || c.Port > 65535 {
+			errs = append(errs, legate.Invalid("port", "must be between 1 and 65535, got %d", c.Port))
+		}
+		if c.Database == "" {
+			errs = append(errs, legate.Invalid("database", "is required (or give dsn)"))
+		}
+		if c.User == "" {
+			errs = append(errs, legate.Invalid("user", "is required (or give dsn)"))
+		}
 	}
 	for i, s := range c.Schemas {
 		if s == "" || len(s) > 64 {
@@ -73,4 +81,10 @@ func ValidateCommon(c Common) []error {
 		errs = append(errs, legate.Invalid("write_attempts", "must be between 1 and 10, got %d", c.WriteAttempts))
 	}
 	return errs
+}
+
+// DSNPassword is the refusal of a dsn carrying a password, which config
+// would keep in plain text where a credential reference keeps it out.
+func DSNPassword() error {
+	return legate.Invalid("dsn", "carries a password: remove it from the DSN and give it as the password credential, a reference ({env: NAME}, {file: PATH} or {vault: NAME}) resolved at call time")
 }

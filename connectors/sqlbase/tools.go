@@ -378,20 +378,29 @@ func (t *tools) schema(ctx context.Context, call *connectors.Call, in *schemaArg
 	return &legate.Result{Structured: res}, nil
 }
 
-// params reads the params argument again from the raw arguments, so that
-// numbers keep their exact text, and converts each to its bound value.
+// params reads the params argument again from the raw arguments.
 func (t *tools) params(args json.RawMessage) ([]any, error) {
+	out, err := BindParams(t.o.Dialect, args)
+	if err != nil {
+		return nil, t.invalid("%v", err)
+	}
+	return out, nil
+}
+
+// BindParams reads the params argument of a tool's raw arguments, so that
+// numbers keep their exact text, and converts each to its bound value.
+func BindParams(d Dialect, args json.RawMessage) ([]any, error) {
 	var raw struct {
 		Params []json.RawMessage `json:"params"`
 	}
 	if err := json.Unmarshal(args, &raw); err != nil {
-		return nil, t.invalid("params: %v", err)
+		return nil, fmt.Errorf("params: %v", err)
 	}
 	out := make([]any, len(raw.Params))
 	for i, p := range raw.Params {
-		v, err := bindParam(t.o.Dialect, p)
+		v, err := bindParam(d, p)
 		if err != nil {
-			return nil, t.invalid("params[%d]: %v", i, err)
+			return nil, fmt.Errorf("params[%d]: %v", i, err)
 		}
 		out[i] = v
 	}

@@ -76,6 +76,11 @@ func common() []Case {
 		{"parenthesised select", "(SELECT id FROM {canary}) UNION (SELECT 3)", Read},
 		{"begin", "BEGIN; DELETE FROM {canary}; COMMIT", Refused},
 		{"lock table", "LOCK TABLE {canary}", Refused},
+		// What explain is handed: its statement passes the same guard.
+		{"explain analyze of a delete", "EXPLAIN ANALYZE DELETE FROM {canary}", Refused},
+		{"explain inside explain", "EXPLAIN SELECT 1", Refused},
+		{"analyze statement", "ANALYZE {canary}", Refused},
+		{"select then explain analyze delete", "SELECT 1; EXPLAIN ANALYZE DELETE FROM {canary}", Refused},
 	}
 }
 
@@ -165,6 +170,11 @@ var postgresCases = []Case{
 	{"copy to program id", "COPY (SELECT 1) TO PROGRAM 'id'", Refused},
 	{"pg_hba_file_rules reads a file", "SELECT * FROM pg_hba_file_rules()", Refused},
 	{"user function in public", "SELECT legate_nothing()", Refused},
+	{"explain options of a delete", "EXPLAIN (ANALYZE, FORMAT JSON) DELETE FROM {canary}", Refused},
+	{"explained writable CTE", "WITH d AS (DELETE FROM {canary} RETURNING id) SELECT count(*) FROM d", Refused},
+	{"explained file read", "SELECT pg_read_file('/etc/hostname')", Refused},
+	{"explained sequence step", "SELECT nextval('{canary}_id_seq')", Refused},
+	{"explained settings change", "SELECT set_config('transaction_read_only', 'off', true)", Refused},
 	{"function behind an unquoted alias", "SELECT * FROM {canary} pg_sleep(1)", Refused},
 	{"built-ins read", "SELECT count(*), sum(id), coalesce(max(v), ''), lower(min(v)), to_char(now(), 'YYYY'), date_trunc('day', now()) < now() + interval '1 day', extract(year FROM now()) > 2000, jsonb_build_object('n', count(*)), string_agg(v, ',' ORDER BY id) FILTER (WHERE id < 3), pg_catalog.length('x'), pg_typeof(1)::text FROM {canary} WHERE id = ANY(ARRAY[1, 2]) AND EXISTS (SELECT 1) AND v LIKE 'row%'", Read},
 	{"typed and aliased read", "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 3), s AS MATERIALIZED (SELECT 2 AS n) SELECT g.x::numeric(10, 2), CAST(g.x AS varchar(10)), r.n, row_number() OVER (ORDER BY g.x) FROM generate_series(1, 3) AS g(x) JOIN r ON r.n = g.x, (SELECT 1) sub(y), s", Read},
@@ -208,6 +218,9 @@ var mysqlCases = []Case{
 	{"long join", "SELECT COUNT(*) FROM seq_1_to_100000 a, seq_1_to_100000 b WHERE a.seq + b.seq = 7", Failed},
 	{"do statement", "DO (SELECT 1)", Refused},
 	{"call procedure", "CALL legate_proc()", Refused},
+	{"analyze format json of a delete", "ANALYZE FORMAT=JSON DELETE FROM {canary}", Refused},
+	{"explain format json of a delete", "EXPLAIN FORMAT=JSON DELETE FROM {canary}", Refused},
+	{"explained file read", "SELECT LOAD_FILE('/etc/hostname')", Refused},
 	{"set statement", "SET STATEMENT max_statement_time=1000 FOR DELETE FROM {canary}", Refused},
 	{"prepare from string", "PREPARE s FROM 'DELETE FROM {canary}'", Refused},
 	{"select procedure analyse", "SELECT * FROM {canary} PROCEDURE ANALYSE()", Refused},

@@ -1,0 +1,67 @@
+package postgres_test
+
+import (
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/legate-mcp/legate/connectors/connectortest"
+)
+
+// update (catalog_test.go) also rewrites the README's config table.
+
+// The README's config table is the spec's (go test -update rewrites it),
+// it names every credential, and the sample config builds.
+func TestReadme(t *testing.T) { connectortest.Readme(t, "postgres", *update) }
+
+// Every tool the README's task table names is in the catalog and has a
+// case in toolCases, run against the real database.
+func TestReadmeTasks(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(b), "| what people ask | tool |")
+	if !ok {
+		t.Fatal("README.md has no task table")
+	}
+	table, _, _ = strings.Cut(table, "\n\n")
+	sample, err := os.ReadFile("sample.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := map[string]bool{}
+	for _, tool := range connectortest.Build(t, "postgres", "postgres", strings.ReplaceAll(string(sample), "read_only: true", "read_only: false")).Tools() {
+		tools[tool.Name] = true
+	}
+	rows, named := 0, map[string]bool{}
+	for _, line := range strings.Split(table, "\n")[2:] {
+		cells := strings.Split(line, "|")
+		if len(cells) < 3 {
+			continue
+		}
+		rows++
+		// The tools, not the arguments in parentheses after them.
+		found := regexp.MustCompile("`([a-z_]+)`").FindAllStringSubmatch(regexp.MustCompile(`\([^)]*\)`).ReplaceAllString(cells[2], ""), -1)
+		if len(found) == 0 {
+			t.Errorf("task %q names no tool", cells[1])
+		}
+		for _, m := range found {
+			named[m[1]] = true
+			if !tools[m[1]] {
+				t.Errorf("task %q: %s is not a tool of the catalog", cells[1], m[1])
+			} else if toolCases[m[1]] == nil {
+				t.Errorf("task %q: %s has no case in toolCases", cells[1], m[1])
+			}
+		}
+	}
+	for name := range tools {
+		if !named[name] {
+			t.Errorf("the tool %s is in no task of the README", name)
+		}
+	}
+	if rows < 12 {
+		t.Fatalf("%d tasks, want at least 12", rows)
+	}
+}
