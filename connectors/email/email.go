@@ -63,6 +63,14 @@ type Config struct {
 	DraftsFolder string `yaml:"drafts_folder" default:"Drafts" desc:"Folder drafts are saved to ([Gmail]/Drafts on Gmail)"`
 	// SentFolder is where the provider files submitted mail, if it does.
 	SentFolder string `yaml:"sent_folder" desc:"Folder where the provider files the mail sent through its SMTP server by itself ([Gmail]/Sent Mail on Gmail); when set, a send whose SMTP answer was lost is looked for there by its Message-ID to confirm it. Leave empty for servers that do not"`
+	// ArchiveFolder is where archive moves messages.
+	ArchiveFolder string `yaml:"archive_folder" desc:"Folder archive moves messages to; empty for the folder the server marks \\Archive (RFC 6154). Gmail: [Gmail]/All Mail"`
+	// MaxAttachmentBytes bounds the attachments fetched and sent.
+	MaxAttachmentBytes int `yaml:"max_attachment_bytes" default:"10485760" desc:"Most bytes of one attachment that attachment returns, and of all the attachments of one draft, send or reply together (1024 to 26214400)"`
+	// Toolsets selects the groups of tools the instance offers.
+	Toolsets []string "yaml:\"toolsets\" desc:\"Groups of tools the instance offers: names from the list below, `default` for the type's defaults, `all` for every tool; empty for the defaults: read (default), send (default), organize\" example:\"[default, organize]\""
+	// Markers names the operation in the Message-ID of what a write creates.
+	Markers bool `yaml:"markers" default:"false" desc:"Give the drafts and messages a write creates a Message-ID that names Legate's operation (lg1-...@domain); off, their Message-ID is an opaque digest of the operation, which a retry still finds them by, and nothing of Legate's is in the message"`
 	// MaxBodyBytes bounds the text read returns.
 	MaxBodyBytes int `yaml:"max_body_bytes" default:"65536" desc:"Most bytes of a message's text that read returns (1024 to 10485760); a longer text is cut and marked text_truncated"`
 	// MaxConnections bounds the instance's IMAP connections.
@@ -117,7 +125,17 @@ type Connector struct {
 	dialer  *net.Dialer
 	// marks keeps send's commit marks when a call carries no Operations.
 	marks *saas.MemoryOperations
-	tools []connectors.Tool
+	// catalog is every tool of the type; tools those of the toolsets
+	// chosen, selErr the error of an unknown toolset.
+	catalog, tools []connectors.Tool
+	selErr         error
+}
+
+// Toolsets are the type's groups of tools.
+var Toolsets = []connectors.Toolset{
+	{Name: "read", Description: "Search and read messages, list folders, fetch attachments", Default: true},
+	{Name: "send", Description: "Save drafts, send and reply (HTML bodies and attachments too)", Default: true},
+	{Name: "organize", Description: "Mark read or unread, flag, move, archive and delete messages"},
 }
 
 // New builds an instance from its decoded config; Validate reports an
@@ -127,14 +145,15 @@ func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 	c.from, _ = mail.ParseAddress(cfg.From)
 	kit := func(cred string) *saas.Kit {
 		return saas.New(inst, saas.Options{
-			Provider: "email", Credential: cred, MaxAttempts: cfg.MaxAttempts,
+			Provider: "email", Credential: cred, MaxAttempts: cfg.MaxAttempts, Markers: cfg.Markers,
 			Base: time.Duration(cfg.RetryBackoff), AttemptTimeout: time.Duration(cfg.Timeout),
 		})
 	}
 	c.imapKit, c.smtpKit = kit(credIMAP), kit(credSMTP)
 	c.dialer = &net.Dialer{Timeout: min(time.Duration(cfg.Timeout), 10*time.Second), Control: c.control}
 	c.pool = newPool(max(cfg.MaxConnections, 1))
-	c.tools = c.newTools()
+	c.catalog = c.newTools()
+	c.tools, c.selErr = connectors.SelectTools("email", Toolsets, cfg.Toolsets, false, c.catalog)
 	return c, nil
 }
 
@@ -181,6 +200,12 @@ func (c *Connector) Validate() error {
 	if c.cfg.MaxBodyBytes < 1024 || c.cfg.MaxBodyBytes > 10<<20 {
 		errs = append(errs, legate.Invalid("max_body_bytes", "must be between 1024 and 10485760, got %d", c.cfg.MaxBodyBytes))
 	}
+	if c.cfg.MaxAttachmentBytes < 1024 || c.cfg.MaxAttachmentBytes > 25<<20 {
+		errs = append(errs, legate.Invalid("max_attachment_bytes", "must be between 1024 and 26214400, got %d", c.cfg.MaxAttachmentBytes))
+	}
+	if c.selErr != nil {
+		errs = append(errs, c.selErr)
+	}
 	if c.cfg.MaxConnections < 1 || c.cfg.MaxConnections > 32 {
 		errs = append(errs, legate.Invalid("max_connections", "must be between 1 and 32, got %d", c.cfg.MaxConnections))
 	}
@@ -196,8 +221,11 @@ func (c *Connector) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Tools lists the instance's tools.
+// Tools lists the tools of the instance's toolsets.
 func (c *Connector) Tools() []connectors.Tool { return c.tools }
+
+// ToolCatalog lists every tool of the type, whatever the config selects.
+func (c *Connector) ToolCatalog() []connectors.Tool { return c.catalog }
 
 // Close closes the idle IMAP connections.
 func (c *Connector) Close() error {
@@ -246,6 +274,7 @@ func isIPv6(h string) bool {
 }
 
 var (
-	_ connectors.Connector = (*Connector)(nil)
-	_ connectors.Closer    = (*Connector)(nil)
+	_ connectors.Connector   = (*Connector)(nil)
+	_ connectors.Closer      = (*Connector)(nil)
+	_ connectors.ToolCatalog = (*Connector)(nil)
 )

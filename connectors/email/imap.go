@@ -20,6 +20,7 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/email/mailbox"
 	"github.com/legate-mcp/legate/connectors/saas"
 )
 
@@ -107,6 +108,16 @@ func (c *Connector) withIMAP(ctx context.Context, call *connectors.Call, fn func
 	return c.imapKit.Read(ctx, call, func(ctx context.Context, password string) error {
 		return c.session(ctx, password, fn)
 	})
+}
+
+// withClient is withIMAP for the tools of package mailbox.
+func (c *Connector) withClient(ctx context.Context, call *connectors.Call, fn mailbox.Fn) error {
+	return c.withIMAP(ctx, call, func(ctx context.Context, s *session) error { return fn(ctx, s.c) })
+}
+
+// login is session for the tools of package mailbox.
+func (c *Connector) login(ctx context.Context, token string, fn mailbox.Fn) error {
+	return c.session(ctx, token, func(ctx context.Context, s *session) error { return fn(ctx, s.c) })
 }
 
 // session runs fn on a pooled session, or a new one. A pooled connection

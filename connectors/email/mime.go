@@ -6,6 +6,7 @@ import (
 	"html"
 	"io"
 	"mime/quotedprintable"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -65,13 +66,19 @@ func chooseText(bs imap.BodyStructure) (tp textPart, ok bool) {
 	return textPart{}, false
 }
 
+// part is an attachment and the part of the message it is ("2", "1.2").
+type filePart struct {
+	model.Attachment
+	Part string `json:"part"`
+}
+
 // attachments lists the parts of bs that are files: those with a
 // filename, or an attachment disposition, except the text part itself.
-func attachments(bs imap.BodyStructure, text textPart) []model.Attachment {
+func attachments(bs imap.BodyStructure, text textPart) []filePart {
 	if bs == nil {
 		return nil
 	}
-	var out []model.Attachment
+	var out []filePart
 	bs.Walk(func(path []int, part imap.BodyStructure) bool {
 		sp, single := part.(*imap.BodyStructureSinglePart)
 		if !single || samePath(path, text.path) && text.path != nil {
@@ -90,7 +97,11 @@ func attachments(bs imap.BodyStructure, text textPart) []model.Attachment {
 		if name == "" {
 			name = "(unnamed)"
 		}
-		out = append(out, model.Attachment{Name: wordDecode(name), MimeType: sp.MediaType(), Size: size})
+		ids := make([]string, len(path))
+		for i, n := range path {
+			ids[i] = strconv.Itoa(n)
+		}
+		out = append(out, filePart{model.Attachment{Name: wordDecode(name), MimeType: sp.MediaType(), Size: size}, strings.Join(ids, ".")})
 		return true
 	})
 	return out

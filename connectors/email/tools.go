@@ -16,11 +16,12 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/email/mailbox"
 	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
 )
 
-const kindMessage = "message"
+const kindMessage = mailbox.KindMessage
 
 type searchIn struct {
 	saas.Page
@@ -55,7 +56,23 @@ type Sent struct {
 	Delivery string `json:"delivery" jsonschema:"accepted: the SMTP server confirmed it (250), or its answer was lost but the message is in the sent folder; unconfirmed: an earlier attempt of this call passed the end of the message but its answer was lost, so it was not sent again — the server most likely has it"`
 }
 
+// newTools lists every tool of the type, each in its toolset.
 func (c *Connector) newTools() []connectors.Tool {
+	host := &mailbox.Host{Kit: c.imapKit, Read: c.withClient, Login: c.login, Map: mapIMAP,
+		ArchiveFolder: c.cfg.ArchiveFolder, MaxAttachmentBytes: int64(c.cfg.MaxAttachmentBytes)}
+	in := func(set string, tools ...connectors.Tool) []connectors.Tool {
+		for i := range tools {
+			tools[i].Toolset = set
+		}
+		return tools
+	}
+	extra := host.Tools()
+	all := in("read", append(c.readTools(), extra[:2]...)...)
+	all = append(all, in("send", c.sendTools()...)...)
+	return append(all, in("organize", extra[2:]...)...)
+}
+
+func (c *Connector) readTools() []connectors.Tool {
 	return []connectors.Tool{
 		connectors.Returning[saas.List[model.Message]](connectors.NewTool("search",
 			fmt.Sprintf("Search a folder's messages (message.v1), newest first, by from, to, subject, text and dates, a page at a time: limit (default %d, at most %d) and cursor (the next_cursor of the previous page, with the same query). Each result has a snippet; read gives the text.", DefaultMessages, MaxMessages),
@@ -63,6 +80,11 @@ func (c *Connector) newTools() []connectors.Tool {
 		connectors.Returning[model.Message](connectors.NewTool("read",
 			fmt.Sprintf("Read one message (message.v1) by its ref: its text (the text/plain part, else the HTML part converted to text; at most %d bytes, then text_truncated) and its attachments listed by name, type and size.", c.cfg.MaxBodyBytes),
 			legate.ClassRead, c.read)),
+	}
+}
+
+func (c *Connector) sendTools() []connectors.Tool {
+	return []connectors.Tool{
 		connectors.Returning[model.Message](connectors.NewTool("draft",
 			fmt.Sprintf("Save a plain-text message as a draft in the %q folder, unsent; returns the draft (message.v1). Retrying the same call never saves it twice.", c.cfg.DraftsFolder),
 			legate.ClassDraft, c.draft)),
@@ -296,7 +318,7 @@ type fetched struct {
 
 // messageOf is the message.v1 of a fetched message, without text.
 func (c *Connector) messageOf(call *connectors.Call, folder string, validity uint32, b *imapclient.FetchMessageBuffer) model.Message {
-	id := externalID(folder, validity, b.UID)
+	id := mailbox.ID(folder, validity, b.UID)
 	m := model.Message{Object: c.imapKit.Object(call, model.MessageV1, kindMessage, id), ReceivedAt: b.InternalDate.UTC()}
 	meta := map[string]any{"folder": folder}
 	if e := b.Envelope; e != nil {
@@ -333,28 +355,13 @@ func (c *Connector) messageOf(call *connectors.Call, folder string, validity uin
 	return m
 }
 
-// externalID names a message as the path of an RFC 5092 IMAP URL does.
-func externalID(folder string, validity uint32, uid imap.UID) string {
-	return fmt.Sprintf("%s;UIDVALIDITY=%d/;UID=%d", folder, validity, uid)
-}
-
-func parseExternalID(id string) (folder string, validity uint32, uid imap.UID, ok bool) {
-	i := strings.LastIndex(id, "/;UID=")
-	j := strings.LastIndex(id, ";UIDVALIDITY=")
-	if i < 0 || j < 0 || j > i {
-		return "", 0, 0, false
-	}
-	v, err1 := strconv.ParseUint(id[j+len(";UIDVALIDITY="):i], 10, 32)
-	u, err2 := strconv.ParseUint(id[i+len("/;UID="):], 10, 32)
-	return id[:j], uint32(v), imap.UID(u), err1 == nil && err2 == nil && u > 0
-}
 
 func (c *Connector) read(ctx context.Context, call *connectors.Call, in *readIn) (*legate.Result, error) {
 	id, err := c.imapKit.Resolve(call, kindMessage, in.Message)
 	if err != nil {
 		return nil, err
 	}
-	folder, validity, uid, ok := parseExternalID(id)
+	folder, validity, uid, ok := mailbox.ParseID(id)
 	if !ok {
 		return nil, saas.Mapping("email", "message ref holds %q", id)
 	}
@@ -376,7 +383,13 @@ func (c *Connector) read(ctx context.Context, call *connectors.Call, in *readIn)
 		}
 		out = c.messageOf(call, folder, validity, bufs[0])
 		tp, hasText := chooseText(bufs[0].BodyStructure)
-		out.Attachments = attachments(bufs[0].BodyStructure, tp)
+		parts := attachments(bufs[0].BodyStructure, tp)
+		for _, p := range parts {
+			out.Attachments = append(out.Attachments, p.Attachment)
+		}
+		if len(parts) > 0 {
+			out.ProviderMetadata["attachments"] = parts // with their parts, for attachment
+		}
 		source := "none"
 		if hasText {
 			// Enough encoded bytes for max_body_bytes of text: quoted-printable
@@ -417,8 +430,10 @@ func (c *Connector) read(ctx context.Context, call *connectors.Call, in *readIn)
 	if out.TextTruncated {
 		text += "\n[text cut at max_body_bytes]"
 	}
-	for _, a := range out.Attachments {
-		text += fmt.Sprintf("\n[attachment] %s (%s, %d bytes)", a.Name, a.MimeType, a.Size)
+	if parts, ok := out.ProviderMetadata["attachments"].([]filePart); ok {
+		for _, a := range parts {
+			text += fmt.Sprintf("\n[attachment part %s] %s (%s, %d bytes)", a.Part, a.Name, a.MimeType, a.Size)
+		}
 	}
 	return &legate.Result{Structured: out, Text: text}, nil
 }

@@ -3,6 +3,8 @@ package email
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/mail"
 	"strconv"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/email/mailbox"
 	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
 )
@@ -47,13 +50,19 @@ func (in *composeIn) check() error {
 }
 
 // messageID is the Message-ID (without brackets) of the write whose
-// marker is marker: the same for every retry of one call.
+// marker is marker: the same for every retry of one call, so that a retry
+// finds what an earlier attempt wrote. With markers off it is a digest of
+// the marker, like any mail client's random id; on, the marker itself.
 func (c *Connector) messageID(marker string) string {
 	domain := "legate.invalid"
 	if at := strings.LastIndexByte(c.from.Address, '@'); at >= 0 {
 		domain = c.from.Address[at+1:]
 	}
-	return marker + "@" + domain
+	if c.cfg.Markers {
+		return marker + "@" + domain
+	}
+	sum := sha256.Sum256([]byte("message-id\x00" + marker))
+	return hex.EncodeToString(sum[:16]) + "@" + domain
 }
 
 // compose builds the message with Message-ID id, answering r when set.
@@ -173,7 +182,7 @@ func (c *Connector) saveDraft(ctx context.Context, call *connectors.Call, s *ses
 	// found by its Message-ID.
 	var out *model.Message
 	if data.UID != 0 && data.UIDValidity != 0 {
-		out = &model.Message{Object: c.imapKit.Object(call, model.MessageV1, kindMessage, externalID(folder, data.UIDValidity, data.UID)),
+		out = &model.Message{Object: c.imapKit.Object(call, model.MessageV1, kindMessage, mailbox.ID(folder, data.UIDValidity, data.UID)),
 			Labels: []string{"draft", "seen"}, ReceivedAt: time.Now().UTC()}
 		out.ProviderMetadata = map[string]any{"folder": folder}
 	} else if out, err = c.findDraft(ctx, call, s, folder, id); err != nil {
@@ -289,7 +298,7 @@ func (c *Connector) reply(ctx context.Context, call *connectors.Call, s *session
 	if err != nil {
 		return nil, err
 	}
-	folder, validity, uid, ok := parseExternalID(id)
+	folder, validity, uid, ok := mailbox.ParseID(id)
 	if !ok {
 		return nil, saas.Mapping("email", "message ref holds %q", id)
 	}
