@@ -94,8 +94,6 @@ const (
 	MaxRecipients = 100
 	// MaxTextBytes bounds the text of a draft or a sent message.
 	MaxTextBytes = 1 << 20
-	// SnippetRunes is the length of a search result's snippet.
-	SnippetRunes = 200
 )
 
 // The credentials.

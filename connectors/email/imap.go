@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net"
 	"strconv"
 	"strings"
@@ -16,11 +15,11 @@ import (
 
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
-	"github.com/emersion/go-message/charset"
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/connectors/email/mailbox"
+	"github.com/legate-mcp/legate/connectors/email/mimetext"
 	"github.com/legate-mcp/legate/connectors/saas"
 )
 
@@ -115,9 +114,25 @@ func (c *Connector) withClient(ctx context.Context, call *connectors.Call, fn ma
 	return c.withIMAP(ctx, call, func(ctx context.Context, s *session) error { return fn(ctx, s.c) })
 }
 
-// login is session for the tools of package mailbox.
+// login runs fn once, for an attempt of a write of package mailbox: on a
+// pooled connection the server closed meanwhile it fails, not run again at
+// once as session would, since the command may have been performed; the
+// write's next attempt looks for it first.
 func (c *Connector) login(ctx context.Context, token string, fn mailbox.Fn) error {
-	return c.session(ctx, token, func(ctx context.Context, s *session) error { return fn(ctx, s.c) })
+	if err := c.pool.acquire(ctx); err != nil {
+		return err
+	}
+	defer c.pool.release()
+	cred := sha256.Sum256([]byte(token))
+	s := c.pool.take(cred)
+	if s == nil {
+		var err error
+		if s, err = c.dialIMAP(ctx, token); err != nil {
+			return err
+		}
+		s.cred = cred
+	}
+	return c.run(ctx, s, func(ctx context.Context, s *session) error { return fn(ctx, s.c) })
 }
 
 // session runs fn on a pooled session, or a new one. A pooled connection
@@ -176,9 +191,6 @@ func connectionLost(err error) bool {
 	return true
 }
 
-// wordDecoder decodes RFC 2047 headers in any charset go-message knows.
-var wordDecoder = &mime.WordDecoder{CharsetReader: charset.Reader}
-
 // dialIMAP connects to the IMAP server as the config says and logs in.
 func (c *Connector) dialIMAP(ctx context.Context, password string) (*session, error) {
 	addr := net.JoinHostPort(c.cfg.IMAPHost, strconv.Itoa(c.cfg.IMAPPort))
@@ -188,7 +200,7 @@ func (c *Connector) dialIMAP(ctx context.Context, password string) (*session, er
 	}
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	opts := &imapclient.Options{WordDecoder: wordDecoder, TLSConfig: c.tlsConfig(c.cfg.IMAPHost)}
+	opts := &imapclient.Options{WordDecoder: mimetext.WordDecoder, TLSConfig: c.tlsConfig(c.cfg.IMAPHost)}
 	var client *imapclient.Client
 	switch c.cfg.IMAPSecurity {
 	case "tls":

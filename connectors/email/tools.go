@@ -17,6 +17,7 @@ import (
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/connectors/email/mailbox"
+	"github.com/legate-mcp/legate/connectors/email/mimetext"
 	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
 )
@@ -41,12 +42,24 @@ type readIn struct {
 
 // composeIn is what draft and send take.
 type composeIn struct {
-	To        []string `json:"to" jsonschema:"recipients, each an address optionally with a name: \"Ann <ann@example.com>\""`
-	Cc        []string `json:"cc,omitempty"`
-	Bcc       []string `json:"bcc,omitempty" jsonschema:"blind copies: sent to, never shown to the others"`
-	Subject   string   `json:"subject"`
-	Text      string   `json:"text" jsonschema:"the body, plain text"`
-	InReplyTo string   `json:"in_reply_to,omitempty" jsonschema:"ref of the message this answers, from search or read: its Message-ID goes in In-Reply-To and References, so mail clients thread the reply"`
+	To      []string `json:"to" jsonschema:"recipients, each an address optionally with a name: \"Ann <ann@example.com>\""`
+	Cc      []string `json:"cc,omitempty"`
+	Bcc     []string `json:"bcc,omitempty" jsonschema:"blind copies: sent to, never shown to the others"`
+	Subject string   `json:"subject"`
+	Text    string   `json:"text,omitempty" jsonschema:"the body, plain text"`
+	HTML    string   `json:"html,omitempty" jsonschema:"the body as HTML: with text, both are sent (multipart/alternative); alone, the plain-text part is made from it"`
+	// Attachments are files to attach.
+	Attachments []attachIn `json:"attachments,omitempty" jsonschema:"files to attach, their content in base64"`
+	InReplyTo   string     `json:"in_reply_to,omitempty" jsonschema:"ref of the message this answers, from search or read: its Message-ID goes in In-Reply-To and References, so mail clients thread the reply"`
+
+	files [][]byte // the attachments' decoded content, by check
+}
+
+// attachIn is a file to attach.
+type attachIn struct {
+	Name     string `json:"name" jsonschema:"the file name the recipients see"`
+	MimeType string `json:"mime_type,omitempty" jsonschema:"its type, application/octet-stream when omitted"`
+	Content  string `json:"content_base64" jsonschema:"the file's bytes, base64 (standard alphabet)"`
 }
 
 // Sent is the result of send: the message as sent, and whether the
@@ -86,11 +99,14 @@ func (c *Connector) readTools() []connectors.Tool {
 func (c *Connector) sendTools() []connectors.Tool {
 	return []connectors.Tool{
 		connectors.Returning[model.Message](connectors.NewTool("draft",
-			fmt.Sprintf("Save a plain-text message as a draft in the %q folder, unsent; returns the draft (message.v1). Retrying the same call never saves it twice.", c.cfg.DraftsFolder),
+			fmt.Sprintf("Save a message (text and/or HTML, attachments as send takes them) as a draft in the %q folder, unsent; returns the draft (message.v1). Retrying the same call never saves it twice.", c.cfg.DraftsFolder),
 			legate.ClassDraft, c.draft)),
 		connectors.Returning[Sent](connectors.NewTool("send",
-			"Send a plain-text message over SMTP from "+c.cfg.From+"; returns it (message.v1) with delivery accepted, or unconfirmed when an earlier attempt's answer was lost. Retrying the same call never sends it twice.",
+			fmt.Sprintf("Send a message over SMTP from %s, plain text and/or HTML, with attachments (at most %d bytes together); returns it (message.v1) with delivery accepted, or unconfirmed when an earlier attempt's answer was lost. Retrying the same call never sends it twice.", c.cfg.From, c.cfg.MaxAttachmentBytes),
 			legate.ClassWrite, c.send)),
+		connectors.Returning[Sent](connectors.NewTool("reply",
+			"Reply to a message: to its Reply-To (else From), with reply_all its other recipients in cc; the subject gets \"Re:\", In-Reply-To and References thread it. Text and/or HTML, attachments as send takes them; with draft, saved in the drafts folder instead of sent. Retrying the same call never sends it twice.",
+			legate.ClassWrite, c.replyTo)),
 	}
 }
 
@@ -265,9 +281,9 @@ func (c *Connector) fetchSummaries(ctx context.Context, call *connectors.Call, s
 	for _, b := range bufs {
 		f := &fetched{buf: b}
 		byUID[b.UID] = f
-		if tp, ok := chooseText(b.BodyStructure); ok {
+		if tp, ok := mimetext.ChooseText(b.BodyStructure); ok {
 			f.text, f.hasText = tp, true
-			key := fmt.Sprint(tp.path)
+			key := fmt.Sprint(tp.Path)
 			groups[key] = append(groups[key], f)
 		}
 	}
@@ -278,7 +294,7 @@ func (c *Connector) fetchSummaries(ctx context.Context, call *connectors.Call, s
 	}
 	var cmds []pending
 	for _, g := range groups {
-		section := &imap.FetchItemBodySection{Part: g[0].text.path, Peek: true, Partial: &imap.SectionPartial{Size: snippetBytes}}
+		section := &imap.FetchItemBodySection{Part: g[0].text.Path, Peek: true, Partial: &imap.SectionPartial{Size: snippetBytes}}
 		set := imap.UIDSet{}
 		for _, f := range g {
 			set.AddNum(f.buf.UID)
@@ -292,7 +308,7 @@ func (c *Connector) fetchSummaries(ctx context.Context, call *connectors.Call, s
 		}
 		for _, b := range got {
 			if f := byUID[b.UID]; f != nil {
-				f.snippet = snippet(decodeText(b.FindBodySection(p.section), f.text))
+				f.snippet = mimetext.Snippet(mimetext.DecodeText(b.FindBodySection(p.section), f.text))
 			}
 		}
 	}
@@ -311,7 +327,7 @@ func (c *Connector) fetchSummaries(ctx context.Context, call *connectors.Call, s
 
 type fetched struct {
 	buf     *imapclient.FetchMessageBuffer
-	text    textPart
+	text    mimetext.TextPart
 	hasText bool
 	snippet string
 }
@@ -355,7 +371,6 @@ func (c *Connector) messageOf(call *connectors.Call, folder string, validity uin
 	return m
 }
 
-
 func (c *Connector) read(ctx context.Context, call *connectors.Call, in *readIn) (*legate.Result, error) {
 	id, err := c.imapKit.Resolve(call, kindMessage, in.Message)
 	if err != nil {
@@ -382,8 +397,8 @@ func (c *Connector) read(ctx context.Context, call *connectors.Call, in *readIn)
 			return legate.Errorf(legate.CodeNotFound, "email: the message is gone from folder %q (deleted or moved)", folder)
 		}
 		out = c.messageOf(call, folder, validity, bufs[0])
-		tp, hasText := chooseText(bufs[0].BodyStructure)
-		parts := attachments(bufs[0].BodyStructure, tp)
+		tp, hasText := mimetext.ChooseText(bufs[0].BodyStructure)
+		parts := mimetext.Attachments(bufs[0].BodyStructure, tp)
 		for _, p := range parts {
 			out.Attachments = append(out.Attachments, p.Attachment)
 		}
@@ -395,7 +410,7 @@ func (c *Connector) read(ctx context.Context, call *connectors.Call, in *readIn)
 			// Enough encoded bytes for max_body_bytes of text: quoted-printable
 			// can triple a text, base64 adds a third.
 			want := int64(c.cfg.MaxBodyBytes)*3 + 4
-			section := &imap.FetchItemBodySection{Part: tp.path, Peek: true, Partial: &imap.SectionPartial{Size: want}}
+			section := &imap.FetchItemBodySection{Part: tp.Path, Peek: true, Partial: &imap.SectionPartial{Size: want}}
 			got, err := s.c.Fetch(imap.UIDSetNum(uid), &imap.FetchOptions{UID: true, BodySection: []*imap.FetchItemBodySection{section}}).Collect()
 			if err != nil {
 				return mapIMAP(ctx, err, "fetch")
@@ -404,11 +419,11 @@ func (c *Connector) read(ctx context.Context, call *connectors.Call, in *readIn)
 				return legate.Errorf(legate.CodeNotFound, "email: the message is gone from folder %q (deleted or moved)", folder)
 			}
 			raw := got[0].FindBodySection(section)
-			text := decodeText(raw, tp)
-			out.Text, out.TextTruncated = cutText(text, c.cfg.MaxBodyBytes)
-			out.TextTruncated = out.TextTruncated || int64(len(raw)) >= want && int64(tp.size) > want
+			text := mimetext.DecodeText(raw, tp)
+			out.Text, out.TextTruncated = mimetext.CutText(text, c.cfg.MaxBodyBytes)
+			out.TextTruncated = out.TextTruncated || int64(len(raw)) >= want && int64(tp.Size) > want
 			source = "text/plain"
-			if tp.html {
+			if tp.HTML {
 				source = "text/html converted to text"
 			}
 		}
@@ -430,7 +445,7 @@ func (c *Connector) read(ctx context.Context, call *connectors.Call, in *readIn)
 	if out.TextTruncated {
 		text += "\n[text cut at max_body_bytes]"
 	}
-	if parts, ok := out.ProviderMetadata["attachments"].([]filePart); ok {
+	if parts, ok := out.ProviderMetadata["attachments"].([]mimetext.FilePart); ok {
 		for _, a := range parts {
 			text += fmt.Sprintf("\n[attachment part %s] %s (%s, %d bytes)", a.Part, a.Name, a.MimeType, a.Size)
 		}

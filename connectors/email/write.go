@@ -2,10 +2,13 @@ package email
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"mime"
 	"net/mail"
 	"strconv"
 	"strings"
@@ -17,14 +20,20 @@ import (
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/connectors/email/mailbox"
+	"github.com/legate-mcp/legate/connectors/email/mimetext"
 	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
 )
 
 // check validates a message to compose, every problem named.
-func (in *composeIn) check() error {
+func (in *composeIn) check(maxFiles int) error {
 	n := len(in.To) + len(in.Cc) + len(in.Bcc)
+	if err := in.decodeFiles(maxFiles); err != nil {
+		return err
+	}
 	switch {
+	case len(in.HTML) > MaxTextBytes:
+		return legate.Errorf(legate.CodeInvalidArgument, "email: html: at most %d bytes, got %d", MaxTextBytes, len(in.HTML))
 	case len(in.To) == 0:
 		return legate.Errorf(legate.CodeInvalidArgument, "email: to: at least one recipient is needed")
 	case n > MaxRecipients:
@@ -45,6 +54,31 @@ func (in *composeIn) check() error {
 				return legate.Errorf(legate.CodeInvalidArgument, "email: %s: %q is not an email address", f.name, a)
 			}
 		}
+	}
+	return nil
+}
+
+// decodeFiles decodes the attachments, at most max bytes together.
+func (in *composeIn) decodeFiles(max int) error {
+	total := 0
+	in.files = nil
+	for i, a := range in.Attachments {
+		if a.Name == "" || strings.ContainsAny(a.Name, "\r\n/\\") || len(a.Name) > 255 {
+			return legate.Errorf(legate.CodeInvalidArgument, "email: attachments[%d].name: a file name without / or line breaks is needed, got %q", i, a.Name)
+		}
+		if a.MimeType != "" {
+			if _, _, err := mime.ParseMediaType(a.MimeType); err != nil || !strings.Contains(a.MimeType, "/") {
+				return legate.Errorf(legate.CodeInvalidArgument, "email: attachments[%d].mime_type: %q is not a media type", i, a.MimeType)
+			}
+		}
+		b, err := base64.StdEncoding.DecodeString(a.Content)
+		if err != nil {
+			return legate.Errorf(legate.CodeInvalidArgument, "email: attachments[%d].content_base64: not base64: %v", i, err)
+		}
+		if total += len(b); total > max {
+			return legate.Errorf(legate.CodeInvalidArgument, "email: attachments: at most %d bytes together (max_attachment_bytes), got %d and more", max, total)
+		}
+		in.files = append(in.files, b)
 	}
 	return nil
 }
@@ -88,13 +122,37 @@ func (c *Connector) compose(in *composeIn, id string, r *reply) (*gomail.Msg, er
 		m.SetGenHeader(gomail.HeaderReferences, strings.TrimSpace(r.references+" "+r.messageID))
 	}
 	m.SetDate()
-	m.SetBodyString(gomail.TypeTextPlain, in.Text)
+	switch {
+	case in.HTML != "":
+		m.SetBodyString(gomail.TypeTextPlain, in.text())
+		m.AddAlternativeString(gomail.TypeTextHTML, in.HTML)
+	default:
+		m.SetBodyString(gomail.TypeTextPlain, in.Text)
+	}
+	for i, a := range in.Attachments {
+		t := gomail.ContentType(cmp.Or(a.MimeType, "application/octet-stream"))
+		if err := m.AttachReader(a.Name, bytes.NewReader(in.files[i]), gomail.WithFileContentType(t)); err != nil {
+			return nil, legate.Errorf(legate.CodeInvalidArgument, "email: attachments[%d]: %v", i, err)
+		}
+	}
 	return m, nil
+}
+
+// text is the plain text of the message: text, else the HTML's text.
+func (in *composeIn) text() string {
+	if in.Text != "" || in.HTML == "" {
+		return in.Text
+	}
+	return mimetext.HTMLToText(in.HTML)
 }
 
 // composed is the message.v1 of a message this connector wrote.
 func (c *Connector) composed(in *composeIn, m *model.Message, id string) {
-	m.Subject, m.Text, m.ThreadRef = in.Subject, in.Text, in.InReplyTo
+	m.Subject, m.Text, m.ThreadRef = in.Subject, in.text(), in.InReplyTo
+	m.Attachments = nil
+	for i, a := range in.Attachments {
+		m.Attachments = append(m.Attachments, model.Attachment{Name: a.Name, MimeType: cmp.Or(a.MimeType, "application/octet-stream"), Size: int64(len(in.files[i]))})
+	}
 	m.Sender = &model.Person{ID: c.from.Address, Name: c.from.Name}
 	for _, r := range []struct {
 		role  string
@@ -113,7 +171,7 @@ func (c *Connector) composed(in *composeIn, m *model.Message, id string) {
 }
 
 func (c *Connector) draft(ctx context.Context, call *connectors.Call, in *composeIn) (*legate.Result, error) {
-	if err := in.check(); err != nil {
+	if err := in.check(c.cfg.MaxAttachmentBytes); err != nil {
 		return nil, err
 	}
 	folder := c.cfg.DraftsFolder
@@ -140,7 +198,7 @@ func (c *Connector) draft(ctx context.Context, call *connectors.Call, in *compos
 	if err != nil {
 		return nil, err
 	}
-	if out.Text == "" && in.Text != "" {
+	if out.Text == "" && in.text() != "" {
 		c.composed(in, out, c.messageID(c.imapKit.Marker(call)))
 	}
 	return &legate.Result{Structured: out, Text: fmt.Sprintf("draft saved in %s: %q to %s (%s)", folder, in.Subject, strings.Join(in.To, ", "), out.Ref)}, nil
@@ -217,7 +275,7 @@ func (c *Connector) findDraft(ctx context.Context, call *connectors.Call, s *ses
 }
 
 func (c *Connector) send(ctx context.Context, call *connectors.Call, in *composeIn) (*legate.Result, error) {
-	if err := in.check(); err != nil {
+	if err := in.check(c.cfg.MaxAttachmentBytes); err != nil {
 		return nil, err
 	}
 	out, err := saas.WriteOnce(ctx, c.smtpKit, call, saas.Write[Sent]{
