@@ -33,12 +33,21 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/email/oauth"
 	"github.com/legate-mcp/legate/connectors/netguard"
 	"github.com/legate-mcp/legate/connectors/saas"
 )
 
 // Config is an email instance's configuration.
 type Config struct {
+	// Auth is how the instance signs in.
+	Auth string `yaml:"auth" default:"password" desc:"How the instance signs in to IMAP and SMTP: password (the imap_password and smtp_password credentials; SMTP by smtp_auth), xoauth2 or oauthbearer (an OAuth 2.0 access token, SASL XOAUTH2 as Gmail and Microsoft 365 take it, or OAUTHBEARER): from oauth_refresh_token with oauth_client_id, else oauth_access_token, which a per-user connection supplies"`
+	// OAuthProvider gives oauth_token_url its default.
+	OAuthProvider string `yaml:"oauth_provider" desc:"gmail or microsoft: oauth_token_url defaults to its token endpoint (scopes: https://mail.google.com/; or https://outlook.office.com/IMAP.AccessAsUser.All, SMTP.Send and offline_access)"`
+	// OAuthTokenURL is where a shared refresh token is exchanged.
+	OAuthTokenURL string `yaml:"oauth_token_url" desc:"Token endpoint where the oauth_refresh_token credential is exchanged for access tokens (default: oauth_provider's)"`
+	// OAuthClientID is the OAuth app a shared refresh token was issued to.
+	OAuthClientID string `yaml:"oauth_client_id" desc:"Client id of the OAuth app oauth_refresh_token was issued to (its secret: the oauth_client_secret credential). Set, the instance exchanges the refresh token; empty, it uses oauth_access_token as given, or the caller's own connection with credentials_mode per_user"`
 	// IMAPHost is the IMAP server.
 	IMAPHost string `yaml:"imap_host" required:"true" desc:"IMAP server host name, e.g. imap.gmail.com"`
 	// IMAPPort is its port.
@@ -46,7 +55,7 @@ type Config struct {
 	// IMAPSecurity is how the IMAP connection is protected.
 	IMAPSecurity string `yaml:"imap_security" default:"tls" desc:"tls (implicit TLS, port 993), starttls (upgrade a plain connection, port 143; refused if the server does not offer it) or insecure (no TLS at all: for test servers only)"`
 	// IMAPUsername is the IMAP login.
-	IMAPUsername string `yaml:"imap_username" required:"true" desc:"IMAP login, usually the mailbox's address"`
+	IMAPUsername string `yaml:"imap_username" required:"true" desc:"IMAP login, usually the mailbox's address; {principal} stands for the caller's name (per-user connections, where each person signs in to their own mailbox)"`
 	// SMTPHost is the SMTP submission server.
 	SMTPHost string `yaml:"smtp_host" required:"true" desc:"SMTP submission server host name, e.g. smtp.gmail.com"`
 	// SMTPPort is its port.
@@ -56,9 +65,9 @@ type Config struct {
 	// SMTPAuth is the SASL mechanism.
 	SMTPAuth string `yaml:"smtp_auth" default:"plain" desc:"SMTP AUTH mechanism: plain, login, cram-md5, scram-sha-256 or auto (the strongest the server offers)"`
 	// SMTPUsername is the SMTP login.
-	SMTPUsername string `yaml:"smtp_username" required:"true" desc:"SMTP login, usually the mailbox's address"`
+	SMTPUsername string `yaml:"smtp_username" required:"true" desc:"SMTP login, usually the mailbox's address; {principal} stands for the caller's name"`
 	// From is the sender of drafts and sent mail.
-	From string `yaml:"from" required:"true" desc:"Sender address of drafts and sent mail, optionally with a name: \"Ops Bot <ops@example.com>\""`
+	From string `yaml:"from" required:"true" desc:"Sender address of drafts and sent mail, optionally with a name: \"Ops Bot <ops@example.com>\"; {principal} stands for the caller's name"`
 	// DraftsFolder is where draft saves.
 	DraftsFolder string `yaml:"drafts_folder" default:"Drafts" desc:"Folder drafts are saved to ([Gmail]/Drafts on Gmail)"`
 	// SentFolder is where the provider files submitted mail, if it does.
@@ -98,8 +107,11 @@ const (
 
 // The credentials.
 const (
-	credIMAP = "imap_password"
-	credSMTP = "smtp_password"
+	credIMAP         = "imap_password"
+	credSMTP         = "smtp_password"
+	credRefreshToken = "oauth_refresh_token"
+	credClientSecret = "oauth_client_secret"
+	credAccessToken  = "oauth_access_token"
 )
 
 func init() {
@@ -107,8 +119,11 @@ func init() {
 		Name:        "email",
 		Description: "Email account: search and read over IMAP, save drafts to the Drafts folder, send over SMTP",
 		Credentials: []connectors.Credential{
-			{Name: credIMAP, Description: "Password (or app password) of imap_username on the IMAP server", Required: true},
-			{Name: credSMTP, Description: "Password (or app password) of smtp_username on the SMTP server", Required: true},
+			{Name: credIMAP, Description: "Password (or app password) of imap_username on the IMAP server, with auth password"},
+			{Name: credSMTP, Description: "Password (or app password) of smtp_username on the SMTP server, with auth password"},
+			{Name: credRefreshToken, Description: "OAuth 2.0 refresh token of the mailbox, issued to oauth_client_id with the mail scopes, with auth xoauth2 or oauthbearer"},
+			{Name: credClientSecret, Description: "Secret of the OAuth app oauth_client_id names"},
+			{Name: credAccessToken, Description: "OAuth 2.0 access token of the mailbox, used as given (without oauth_client_id); a per-user connection supplies it"},
 		},
 	}, New))
 }
@@ -121,6 +136,7 @@ type Connector struct {
 	smtpKit *saas.Kit
 	pool    *pool
 	dialer  *net.Dialer
+	tokens  *oauth.Tokens
 	// marks keeps send's commit marks when a call carries no Operations.
 	marks *saas.MemoryOperations
 	// catalog is every tool of the type; tools those of the toolsets
@@ -140,14 +156,30 @@ var Toolsets = []connectors.Toolset{
 // invalid one.
 func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 	c := &Connector{cfg: *cfg, marks: saas.NewMemoryOperations()}
-	c.from, _ = mail.ParseAddress(cfg.From)
-	kit := func(cred string) *saas.Kit {
-		return saas.New(inst, saas.Options{
+	c.from, _ = mail.ParseAddress(strings.ReplaceAll(cfg.From, "{principal}", "principal@example.com"))
+	if cfg.OAuthTokenURL == "" {
+		c.cfg.OAuthTokenURL = oauth.Providers[cfg.OAuthProvider].TokenURL
+	}
+	kit := func(cred string, exchange func(context.Context, *connectors.Call, string, string) (string, error)) *saas.Kit {
+		opts := saas.Options{
 			Provider: "email", Credential: cred, MaxAttempts: cfg.MaxAttempts, Markers: cfg.Markers,
 			Base: time.Duration(cfg.RetryBackoff), AttemptTimeout: time.Duration(cfg.Timeout),
-		})
+		}
+		if exchange != nil {
+			opts.Exchange, opts.Masked = exchange, []string{credClientSecret}
+		}
+		return saas.New(inst, opts)
 	}
-	c.imapKit, c.smtpKit = kit(credIMAP), kit(credSMTP)
+	c.imapKit, c.smtpKit = kit(credIMAP, nil), kit(credSMTP, nil)
+	switch {
+	case cfg.Auth != "password" && cfg.OAuthClientID != "":
+		c.tokens = &oauth.Tokens{HTTP: netguard.NewClient(netguard.Options{AllowPrivate: cfg.AllowPrivateNetworks, Timeout: time.Duration(cfg.Timeout), MaxRedirects: -1})}
+		c.imapKit = kit(credRefreshToken, c.exchange)
+		c.smtpKit = c.imapKit
+	case cfg.Auth != "password":
+		c.imapKit = kit(credAccessToken, nil)
+		c.smtpKit = c.imapKit
+	}
 	c.dialer = &net.Dialer{Timeout: min(time.Duration(cfg.Timeout), 10*time.Second), Control: c.control}
 	c.pool = newPool(max(cfg.MaxConnections, 1))
 	c.catalog = c.newTools()
@@ -182,6 +214,20 @@ func (c *Connector) Validate() error {
 	}
 	if _, ok := smtpAuthTypes[c.cfg.SMTPAuth]; !ok {
 		errs = append(errs, legate.Invalid("smtp_auth", "must be plain, login, cram-md5, scram-sha-256 or auto, got %q", c.cfg.SMTPAuth))
+	}
+	if !oneOf(c.cfg.Auth, "password", oauth.XOAUTH2, oauth.OAUTHBEARER) {
+		errs = append(errs, legate.Invalid("auth", "must be password, xoauth2 or oauthbearer, got %q", c.cfg.Auth))
+	}
+	if _, ok := oauth.Providers[c.cfg.OAuthProvider]; c.cfg.OAuthProvider != "" && !ok {
+		errs = append(errs, legate.Invalid("oauth_provider", "must be gmail or microsoft, got %q", c.cfg.OAuthProvider))
+	}
+	if c.cfg.OAuthClientID != "" {
+		if c.cfg.OAuthTokenURL == "" {
+			errs = append(errs, legate.Invalid("oauth_token_url", "is needed with oauth_client_id: the token endpoint (or set oauth_provider)"))
+		} else {
+			_, uerrs := saas.CheckURL("oauth_token_url", c.cfg.OAuthTokenURL, c.cfg.AllowPrivateNetworks)
+			errs = append(errs, uerrs...)
+		}
 	}
 	if c.cfg.IMAPUsername == "" {
 		errs = append(errs, legate.Invalid("imap_username", "must not be empty"))
@@ -239,6 +285,37 @@ func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) erro
 	imapErr := c.testIMAP(ctx, call)
 	smtpErr := c.testSMTP(ctx, call)
 	return errors.Join(imapErr, smtpErr)
+}
+
+// username is a configured login with {principal} replaced by the
+// caller's name.
+func (c *Connector) username(call *connectors.Call, configured string) string {
+	return strings.ReplaceAll(configured, "{principal}", call.Caller.Principal)
+}
+
+// fromOf is the sender of call's drafts and mail.
+func (c *Connector) fromOf(call *connectors.Call) *mail.Address {
+	if !strings.Contains(c.cfg.From, "{principal}") {
+		return c.from
+	}
+	if a, err := mail.ParseAddress(c.username(call, c.cfg.From)); err == nil {
+		return a
+	}
+	return &mail.Address{Address: c.username(call, "{principal}")}
+}
+
+// exchange is the kit's Exchange with a shared refresh token: an access
+// token held while valid, else one got at oauth_token_url.
+func (c *Connector) exchange(ctx context.Context, call *connectors.Call, refresh, expired string) (string, error) {
+	secret := ""
+	if call.Credentials != nil && call.Credentials.Has(credClientSecret) {
+		v, err := call.Credentials.Get(ctx, credClientSecret)
+		if err != nil {
+			return "", connectors.CredentialError("email", credClientSecret, err)
+		}
+		secret = v
+	}
+	return c.tokens.Access(ctx, c.cfg.OAuthTokenURL, c.cfg.OAuthClientID, secret, refresh, expired)
 }
 
 // control refuses, after name resolution and just before connecting, an

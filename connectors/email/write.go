@@ -87,10 +87,10 @@ func (in *composeIn) decodeFiles(max int) error {
 // marker is marker: the same for every retry of one call, so that a retry
 // finds what an earlier attempt wrote. With markers off it is a digest of
 // the marker, like any mail client's random id; on, the marker itself.
-func (c *Connector) messageID(marker string) string {
+func (c *Connector) messageID(call *connectors.Call, marker string) string {
 	domain := "legate.invalid"
-	if at := strings.LastIndexByte(c.from.Address, '@'); at >= 0 {
-		domain = c.from.Address[at+1:]
+	if at := strings.LastIndexByte(c.fromOf(call).Address, '@'); at >= 0 {
+		domain = c.fromOf(call).Address[at+1:]
 	}
 	if c.cfg.Markers {
 		return marker + "@" + domain
@@ -100,9 +100,10 @@ func (c *Connector) messageID(marker string) string {
 }
 
 // compose builds the message with Message-ID id, answering r when set.
-func (c *Connector) compose(in *composeIn, id string, r *reply) (*gomail.Msg, error) {
+func (c *Connector) compose(call *connectors.Call, in *composeIn, id string, r *reply) (*gomail.Msg, error) {
 	m := gomail.NewMsg()
-	err := m.FromFormat(c.from.Name, c.from.Address)
+	from := c.fromOf(call)
+	err := m.FromFormat(from.Name, from.Address)
 	if err == nil {
 		err = m.To(in.To...)
 	}
@@ -147,13 +148,14 @@ func (in *composeIn) text() string {
 }
 
 // composed is the message.v1 of a message this connector wrote.
-func (c *Connector) composed(in *composeIn, m *model.Message, id string) {
+func (c *Connector) composed(call *connectors.Call, in *composeIn, m *model.Message, id string) {
 	m.Subject, m.Text, m.ThreadRef = in.Subject, in.text(), in.InReplyTo
 	m.Attachments = nil
 	for i, a := range in.Attachments {
 		m.Attachments = append(m.Attachments, model.Attachment{Name: a.Name, MimeType: cmp.Or(a.MimeType, "application/octet-stream"), Size: int64(len(in.files[i]))})
 	}
-	m.Sender = &model.Person{ID: c.from.Address, Name: c.from.Name}
+	from := c.fromOf(call)
+	m.Sender = &model.Person{ID: from.Address, Name: from.Name}
 	for _, r := range []struct {
 		role  string
 		addrs []string
@@ -178,18 +180,18 @@ func (c *Connector) draft(ctx context.Context, call *connectors.Call, in *compos
 	out, err := saas.WriteOnce(ctx, c.imapKit, call, saas.Write[model.Message]{
 		Send: func(ctx context.Context, password, marker string) (*model.Message, error) {
 			var out *model.Message
-			err := c.session(ctx, password, func(ctx context.Context, s *session) error {
+			err := c.session(ctx, call, password, func(ctx context.Context, s *session) error {
 				var err error
-				out, err = c.saveDraft(ctx, call, s, in, c.messageID(marker))
+				out, err = c.saveDraft(ctx, call, s, in, c.messageID(call, marker))
 				return err
 			})
 			return out, err
 		},
 		Find: func(ctx context.Context, password, marker string, _ time.Time) (*model.Message, error) {
 			var out *model.Message
-			err := c.session(ctx, password, func(ctx context.Context, s *session) error {
+			err := c.session(ctx, call, password, func(ctx context.Context, s *session) error {
 				var err error
-				out, err = c.findDraft(ctx, call, s, folder, c.messageID(marker))
+				out, err = c.findDraft(ctx, call, s, folder, c.messageID(call, marker))
 				return err
 			})
 			return out, err
@@ -199,7 +201,7 @@ func (c *Connector) draft(ctx context.Context, call *connectors.Call, in *compos
 		return nil, err
 	}
 	if out.Text == "" && in.text() != "" {
-		c.composed(in, out, c.messageID(c.imapKit.Marker(call)))
+		c.composed(call, in, out, c.messageID(call, c.imapKit.Marker(call)))
 	}
 	return &legate.Result{Structured: out, Text: fmt.Sprintf("draft saved in %s: %q to %s (%s)", folder, in.Subject, strings.Join(in.To, ", "), out.Ref)}, nil
 }
@@ -216,7 +218,7 @@ func (c *Connector) saveDraft(ctx context.Context, call *connectors.Call, s *ses
 	if err != nil {
 		return nil, err
 	}
-	msg, err := c.compose(in, id, r)
+	msg, err := c.compose(call, in, id, r)
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +250,7 @@ func (c *Connector) saveDraft(ctx context.Context, call *connectors.Call, s *ses
 	} else if out == nil {
 		return nil, saas.Mapping("email", "the saved draft is not found in %q by its Message-ID", folder)
 	}
-	c.composed(in, out, id)
+	c.composed(call, in, out, id)
 	return out, nil
 }
 
@@ -288,7 +290,7 @@ func (c *Connector) send(ctx context.Context, call *connectors.Call, in *compose
 			if err != nil || !pending {
 				return nil, err
 			}
-			return c.confirm(ctx, call, in, c.messageID(marker)), nil
+			return c.confirm(ctx, call, in, c.messageID(call, marker)), nil
 		},
 	})
 	if err != nil {
@@ -335,7 +337,7 @@ func (c *Connector) confirm(ctx context.Context, call *connectors.Call, in *comp
 // sent is the result of a send with Message-ID id.
 func (c *Connector) sent(call *connectors.Call, in *composeIn, id, delivery string) *Sent {
 	out := &Sent{Message: model.Message{Object: c.smtpKit.Object(call, model.MessageV1, "sent", "<"+id+">")}, Delivery: delivery}
-	c.composed(in, &out.Message, id)
+	c.composed(call, in, &out.Message, id)
 	out.SentAt = time.Now().UTC().Truncate(time.Second)
 	return out
 }

@@ -35,7 +35,7 @@ type Host struct {
 	Read func(ctx context.Context, call *connectors.Call, fn Fn) error
 	// Login runs fn once on a connection logged in with token: one attempt
 	// of a write.
-	Login func(ctx context.Context, token string, fn Fn) error
+	Login func(ctx context.Context, call *connectors.Call, token string, fn Fn) error
 	// Map makes an IMAP failure of what canonical.
 	Map func(ctx context.Context, err error, what string) error
 	// ArchiveFolder is the configured archive folder ("" to look for the

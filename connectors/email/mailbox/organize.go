@@ -80,7 +80,7 @@ func (h *Host) mark(ctx context.Context, call *connectors.Call, in *markIn) (*le
 	out, err := saas.WriteOnce(ctx, h.Kit, call, saas.Write[Change]{
 		Send: func(ctx context.Context, token, _ string) (*Change, error) {
 			var out *Change
-			err := h.Login(ctx, token, func(ctx context.Context, c *imapclient.Client) error {
+			err := h.Login(ctx, call, token, func(ctx context.Context, c *imapclient.Client) error {
 				if _, _, err := check(ctx, c, true); err != nil {
 					return err
 				}
@@ -107,7 +107,7 @@ func (h *Host) mark(ctx context.Context, call *connectors.Call, in *markIn) (*le
 		},
 		Find: func(ctx context.Context, token, _ string, _ time.Time) (*Change, error) {
 			var out *Change
-			err := h.Login(ctx, token, func(ctx context.Context, c *imapclient.Client) error {
+			err := h.Login(ctx, call, token, func(ctx context.Context, c *imapclient.Client) error {
 				ch, done, err := check(ctx, c, false)
 				if done {
 					out = ch
@@ -152,7 +152,7 @@ func (h *Host) relocate(ctx context.Context, call *connectors.Call, ref string, 
 	out, err := saas.WriteOnce(ctx, h.Kit, call, saas.Write[Change]{
 		Send: func(ctx context.Context, token, _ string) (*Change, error) {
 			var out *Change
-			err := h.Login(ctx, token, func(ctx context.Context, c *imapclient.Client) error {
+			err := h.Login(ctx, call, token, func(ctx context.Context, c *imapclient.Client) error {
 				to, err := dest(ctx, c)
 				if err != nil {
 					return err
@@ -164,7 +164,7 @@ func (h *Host) relocate(ctx context.Context, call *connectors.Call, ref string, 
 		},
 		Find: func(ctx context.Context, token, _ string, _ time.Time) (*Change, error) {
 			var out *Change
-			err := h.Login(ctx, token, func(ctx context.Context, c *imapclient.Client) error {
+			err := h.Login(ctx, call, token, func(ctx context.Context, c *imapclient.Client) error {
 				to, err := dest(ctx, c)
 				if err != nil {
 					return err
@@ -249,7 +249,7 @@ func (h *Host) delete(ctx context.Context, call *connectors.Call, in *refIn) (*l
 	out, err := saas.WriteOnce(ctx, h.Kit, call, saas.Write[Change]{
 		Send: func(ctx context.Context, token, _ string) (*Change, error) {
 			var out *Change
-			err := h.Login(ctx, token, func(ctx context.Context, c *imapclient.Client) error {
+			err := h.Login(ctx, call, token, func(ctx context.Context, c *imapclient.Client) error {
 				trash, err := h.special(ctx, c, "trash")
 				if err != nil {
 					return err
@@ -268,7 +268,7 @@ func (h *Host) delete(ctx context.Context, call *connectors.Call, in *refIn) (*l
 		},
 		Find: func(ctx context.Context, token, _ string, _ time.Time) (*Change, error) {
 			var out *Change
-			err := h.Login(ctx, token, func(ctx context.Context, c *imapclient.Client) error {
+			err := h.Login(ctx, call, token, func(ctx context.Context, c *imapclient.Client) error {
 				trash, err := h.special(ctx, c, "trash")
 				if err != nil {
 					return err
