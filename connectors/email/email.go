@@ -137,6 +137,7 @@ type Connector struct {
 	pool    *pool
 	dialer  *net.Dialer
 	tokens  *oauth.Tokens
+	who     who
 	// marks keeps send's commit marks when a call carries no Operations.
 	marks *saas.MemoryOperations
 	// catalog is every tool of the type; tools those of the toolsets
@@ -160,6 +161,7 @@ func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 	if cfg.OAuthTokenURL == "" {
 		c.cfg.OAuthTokenURL = oauth.Providers[cfg.OAuthProvider].TokenURL
 	}
+	c.who = who{cfg: &c.cfg, addr: c.from}
 	kit := func(cred string, exchange func(context.Context, *connectors.Call, string, string) (string, error)) *saas.Kit {
 		opts := saas.Options{
 			Provider: "email", Credential: cred, MaxAttempts: cfg.MaxAttempts, Markers: cfg.Markers,
@@ -174,7 +176,7 @@ func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 	switch {
 	case cfg.Auth != "password" && cfg.OAuthClientID != "":
 		c.tokens = &oauth.Tokens{HTTP: netguard.NewClient(netguard.Options{AllowPrivate: cfg.AllowPrivateNetworks, Timeout: time.Duration(cfg.Timeout), MaxRedirects: -1})}
-		c.imapKit = kit(credRefreshToken, c.exchange)
+		c.imapKit = kit(credRefreshToken, exchange(&c.cfg, c.tokens))
 		c.smtpKit = c.imapKit
 	case cfg.Auth != "password":
 		c.imapKit = kit(credAccessToken, nil)
@@ -287,35 +289,43 @@ func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) erro
 	return errors.Join(imapErr, smtpErr)
 }
 
-// username is a configured login with {principal} replaced by the
-// caller's name.
-func (c *Connector) username(call *connectors.Call, configured string) string {
+// who says who signs in and sends for a call: the configured logins and
+// sender, where {principal} stands for the caller's name.
+type who struct {
+	cfg  *Config
+	addr *mail.Address // from, parsed, when it names no principal
+}
+
+// username is a configured login for call.
+func (w who) username(call *connectors.Call, configured string) string {
 	return strings.ReplaceAll(configured, "{principal}", call.Caller.Principal)
 }
 
-// fromOf is the sender of call's drafts and mail.
-func (c *Connector) fromOf(call *connectors.Call) *mail.Address {
-	if !strings.Contains(c.cfg.From, "{principal}") {
-		return c.from
+// from is the sender of call's drafts and mail.
+func (w who) from(call *connectors.Call) *mail.Address {
+	if !strings.Contains(w.cfg.From, "{principal}") {
+		return w.addr
 	}
-	if a, err := mail.ParseAddress(c.username(call, c.cfg.From)); err == nil {
+	if a, err := mail.ParseAddress(w.username(call, w.cfg.From)); err == nil {
 		return a
 	}
-	return &mail.Address{Address: c.username(call, "{principal}")}
+	return &mail.Address{Address: w.username(call, "{principal}")}
 }
 
 // exchange is the kit's Exchange with a shared refresh token: an access
 // token held while valid, else one got at oauth_token_url.
-func (c *Connector) exchange(ctx context.Context, call *connectors.Call, refresh, expired string) (string, error) {
-	secret := ""
-	if call.Credentials != nil && call.Credentials.Has(credClientSecret) {
-		v, err := call.Credentials.Get(ctx, credClientSecret)
-		if err != nil {
-			return "", connectors.CredentialError("email", credClientSecret, err)
+func exchange(cfg *Config, tokens *oauth.Tokens) func(context.Context, *connectors.Call, string, string) (string, error) {
+	return func(ctx context.Context, call *connectors.Call, refresh, expired string) (string, error) {
+		secret := ""
+		if call.Credentials != nil && call.Credentials.Has(credClientSecret) {
+			v, err := call.Credentials.Get(ctx, credClientSecret)
+			if err != nil {
+				return "", connectors.CredentialError("email", credClientSecret, err)
+			}
+			secret = v
 		}
-		secret = v
+		return tokens.Access(ctx, cfg.OAuthTokenURL, cfg.OAuthClientID, secret, refresh, expired)
 	}
-	return c.tokens.Access(ctx, c.cfg.OAuthTokenURL, c.cfg.OAuthClientID, secret, refresh, expired)
 }
 
 // control refuses, after name resolution and just before connecting, an

@@ -124,7 +124,7 @@ func (c *Connector) login(ctx context.Context, call *connectors.Call, token stri
 		return err
 	}
 	defer c.pool.release()
-	username := c.username(call, c.cfg.IMAPUsername)
+	username := c.who.username(call, c.cfg.IMAPUsername)
 	cred := sha256.Sum256([]byte(username + "\x00" + token))
 	s := c.pool.take(cred)
 	if s == nil {
@@ -146,7 +146,7 @@ func (c *Connector) session(ctx context.Context, call *connectors.Call, password
 		return err
 	}
 	defer c.pool.release()
-	username := c.username(call, c.cfg.IMAPUsername)
+	username := c.who.username(call, c.cfg.IMAPUsername)
 	cred := sha256.Sum256([]byte(username + "\x00" + password))
 	if s := c.pool.take(cred); s != nil {
 		err := c.run(ctx, s, fn)
@@ -203,7 +203,7 @@ func (c *Connector) dialIMAP(ctx context.Context, username, password string) (*s
 	}
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	opts := &imapclient.Options{WordDecoder: mimetext.WordDecoder, TLSConfig: c.tlsConfig(c.cfg.IMAPHost)}
+	opts := &imapclient.Options{WordDecoder: mimetext.WordDecoder, TLSConfig: tlsConfig(c.cfg.IMAPHost)}
 	var client *imapclient.Client
 	switch c.cfg.IMAPSecurity {
 	case "tls":
@@ -244,7 +244,7 @@ func (c *Connector) dialIMAP(ctx context.Context, username, password string) (*s
 	return &session{c: client}, nil
 }
 
-func (c *Connector) tlsConfig(host string) *tls.Config {
+func tlsConfig(host string) *tls.Config {
 	return &tls.Config{ServerName: host, MinVersion: tls.VersionTLS12}
 }
 

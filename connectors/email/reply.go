@@ -62,7 +62,7 @@ func (c *Connector) replyTo(ctx context.Context, call *connectors.Call, in *repl
 	if len(to) == 0 {
 		to = env.From
 	}
-	seen := map[string]bool{strings.ToLower(c.fromOf(call).Address): true}
+	seen := map[string]bool{strings.ToLower(c.who.from(call).Address): true}
 	add := func(list *[]string, addrs []imap.Address) {
 		for _, a := range addrs {
 			if a.IsGroupStart() || a.IsGroupEnd() || a.Addr() == "" || seen[strings.ToLower(a.Addr())] {

@@ -37,7 +37,7 @@ var smtpAuthTypes = map[string][2]gomail.SMTPAuthType{
 func (c *Connector) smtpClient(call *connectors.Call, password string) (*gomail.Client, error) {
 	opts := []gomail.Option{
 		gomail.WithPort(c.cfg.SMTPPort), gomail.WithTimeout(time.Duration(c.cfg.Timeout)),
-		gomail.WithTLSConfig(c.tlsConfig(c.cfg.SMTPHost)), gomail.WithDialContextFunc(c.dialSMTP),
+		gomail.WithTLSConfig(tlsConfig(c.cfg.SMTPHost)), gomail.WithDialContextFunc(c.dialSMTP),
 	}
 	switch c.cfg.SMTPSecurity {
 	case "tls":
@@ -49,7 +49,7 @@ func (c *Connector) smtpClient(call *connectors.Call, password string) (*gomail.
 	default:
 		opts = append(opts, gomail.WithTLSPolicy(gomail.NoTLS))
 	}
-	username := c.username(call, c.cfg.SMTPUsername)
+	username := c.who.username(call, c.cfg.SMTPUsername)
 	switch {
 	case password != "" && c.cfg.Auth != "password":
 		sc := oauth.Client(c.cfg.Auth, username, password, c.cfg.SMTPHost, c.cfg.SMTPPort)
@@ -75,7 +75,7 @@ func (c *Connector) dialSMTP(ctx context.Context, network, addr string) (net.Con
 	if err != nil || c.cfg.SMTPSecurity != "tls" {
 		return conn, err
 	}
-	tc := tls.Client(conn, c.tlsConfig(c.cfg.SMTPHost))
+	tc := tls.Client(conn, tlsConfig(c.cfg.SMTPHost))
 	if err := tc.HandshakeContext(ctx); err != nil {
 		conn.Close()
 		return nil, tlsError("smtp", err)

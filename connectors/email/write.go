@@ -89,8 +89,8 @@ func (in *composeIn) decodeFiles(max int) error {
 // the marker, like any mail client's random id; on, the marker itself.
 func (c *Connector) messageID(call *connectors.Call, marker string) string {
 	domain := "legate.invalid"
-	if at := strings.LastIndexByte(c.fromOf(call).Address, '@'); at >= 0 {
-		domain = c.fromOf(call).Address[at+1:]
+	if at := strings.LastIndexByte(c.who.from(call).Address, '@'); at >= 0 {
+		domain = c.who.from(call).Address[at+1:]
 	}
 	if c.cfg.Markers {
 		return marker + "@" + domain
@@ -102,7 +102,7 @@ func (c *Connector) messageID(call *connectors.Call, marker string) string {
 // compose builds the message with Message-ID id, answering r when set.
 func (c *Connector) compose(call *connectors.Call, in *composeIn, id string, r *reply) (*gomail.Msg, error) {
 	m := gomail.NewMsg()
-	from := c.fromOf(call)
+	from := c.who.from(call)
 	err := m.FromFormat(from.Name, from.Address)
 	if err == nil {
 		err = m.To(in.To...)
@@ -154,7 +154,7 @@ func (c *Connector) composed(call *connectors.Call, in *composeIn, m *model.Mess
 	for i, a := range in.Attachments {
 		m.Attachments = append(m.Attachments, model.Attachment{Name: a.Name, MimeType: cmp.Or(a.MimeType, "application/octet-stream"), Size: int64(len(in.files[i]))})
 	}
-	from := c.fromOf(call)
+	from := c.who.from(call)
 	m.Sender = &model.Person{ID: from.Address, Name: from.Name}
 	for _, r := range []struct {
 		role  string

@@ -166,4 +166,3 @@ func refreshError(ctx context.Context, tokenURL string, err error) error {
 	}
 	return legate.Errorf(legate.CodeAuthExpired, "email: the token endpoint %s refused the refresh token (%s); reconnect the account: renew the oauth_refresh_token credential (and oauth_client_secret), or connect again", tokenURL, code)
 }
-
