@@ -157,7 +157,12 @@ var Toolsets = []connectors.Toolset{
 // invalid one.
 func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 	c := &Connector{cfg: *cfg, marks: saas.NewMemoryOperations()}
-	c.from, _ = mail.ParseAddress(strings.ReplaceAll(cfg.From, "{principal}", "principal@example.com"))
+	// A principal may stand for the local part or the whole address.
+	for _, p := range []string{"principal", "principal@example.com"} {
+		if c.from == nil {
+			c.from, _ = mail.ParseAddress(strings.ReplaceAll(cfg.From, "{principal}", p))
+		}
+	}
 	if cfg.OAuthTokenURL == "" {
 		c.cfg.OAuthTokenURL = oauth.Providers[cfg.OAuthProvider].TokenURL
 	}

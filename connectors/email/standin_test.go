@@ -71,6 +71,8 @@ type imapSession struct {
 	imapserver.SessionIMAP4rev2
 	s    *standin
 	conn *imapserver.Conn
+	// username and token signed the session in over OAuth.
+	username, token string
 }
 
 // wrote counts a change op and reports whether its answer is to be lost;
@@ -119,6 +121,14 @@ func (is *imapSession) Move(w *imapserver.MoveWriter, set imap.NumSet, dest stri
 		is.wrote("move", int(count()-before))
 	}
 	return err
+}
+
+func (is *imapSession) Append(mailbox string, r imap.LiteralReader, opts *imap.AppendOptions) (*imap.AppendData, error) {
+	data, err := is.SessionIMAP4rev2.Append(mailbox, r, opts)
+	if err == nil {
+		is.wrote("append", 1)
+	}
+	return data, err
 }
 
 func (is *imapSession) Expunge(w *imapserver.ExpungeWriter, uids *imap.UIDSet) error {
@@ -170,6 +180,7 @@ func (is *imapSession) Authenticate(mech string) (sasl.Server, error) {
 		if is.s.oauth == nil || !is.s.bearer(username, token) {
 			return &imap.Error{Type: imap.StatusResponseTypeNo, Code: imap.ResponseCodeAuthenticationFailed, Text: "invalid credentials"}
 		}
+		is.username, is.token = username, token
 		return is.SessionIMAP4rev2.Login(user, imapPassword)
 	}
 	switch mech {
