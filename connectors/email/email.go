@@ -42,10 +42,10 @@ import (
 type Config struct {
 	// Auth is how the instance signs in.
 	Auth string `yaml:"auth" default:"password" desc:"How the instance signs in to IMAP and SMTP: password (the imap_password and smtp_password credentials; SMTP by smtp_auth), xoauth2 or oauthbearer (an OAuth 2.0 access token, SASL XOAUTH2 as Gmail and Microsoft 365 take it, or OAUTHBEARER): from oauth_refresh_token with oauth_client_id, else oauth_access_token, which a per-user connection supplies"`
-	// OAuthProvider gives oauth_token_url its default.
-	OAuthProvider string `yaml:"oauth_provider" desc:"gmail or microsoft: oauth_token_url defaults to its token endpoint (scopes: https://mail.google.com/; or https://outlook.office.com/IMAP.AccessAsUser.All, SMTP.Send and offline_access)"`
+	// OAuthProvider gives oauth_url its default.
+	OAuthProvider string `yaml:"oauth_provider" desc:"gmail or microsoft: oauth_url defaults to its token endpoint (scopes: https://mail.google.com/; or https://outlook.office.com/IMAP.AccessAsUser.All, SMTP.Send and offline_access)"`
 	// OAuthTokenURL is where a shared refresh token is exchanged.
-	OAuthTokenURL string `yaml:"oauth_token_url" desc:"Token endpoint where the oauth_refresh_token credential is exchanged for access tokens (default: oauth_provider's)"`
+	OAuthTokenURL string `yaml:"oauth_url" desc:"Token endpoint where the oauth_refresh_token credential is exchanged for access tokens (default: oauth_provider's)"`
 	// OAuthClientID is the OAuth app a shared refresh token was issued to.
 	OAuthClientID string `yaml:"oauth_client_id" desc:"Client id of the OAuth app oauth_refresh_token was issued to (its secret: the oauth_client_secret credential). Set, the instance exchanges the refresh token; empty, it uses oauth_access_token as given, or the caller's own connection with credentials_mode per_user"`
 	// IMAPHost is the IMAP server.
@@ -230,9 +230,9 @@ func (c *Connector) Validate() error {
 	}
 	if c.cfg.OAuthClientID != "" {
 		if c.cfg.OAuthTokenURL == "" {
-			errs = append(errs, legate.Invalid("oauth_token_url", "is needed with oauth_client_id: the token endpoint (or set oauth_provider)"))
+			errs = append(errs, legate.Invalid("oauth_url", "is needed with oauth_client_id: the token endpoint (or set oauth_provider)"))
 		} else {
-			_, uerrs := saas.CheckURL("oauth_token_url", c.cfg.OAuthTokenURL, c.cfg.AllowPrivateNetworks)
+			_, uerrs := saas.CheckURL("oauth_url", c.cfg.OAuthTokenURL, c.cfg.AllowPrivateNetworks)
 			errs = append(errs, uerrs...)
 		}
 	}
@@ -318,7 +318,7 @@ func (w who) from(call *connectors.Call) *mail.Address {
 }
 
 // exchange is the kit's Exchange with a shared refresh token: an access
-// token held while valid, else one got at oauth_token_url.
+// token held while valid, else one got at oauth_url.
 func exchange(cfg *Config, tokens *oauth.Tokens) func(context.Context, *connectors.Call, string, string) (string, error) {
 	return func(ctx context.Context, call *connectors.Call, refresh, expired string) (string, error) {
 		secret := ""

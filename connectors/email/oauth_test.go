@@ -66,7 +66,7 @@ func TestSharedRefreshTokenSignsIn(t *testing.T) {
 			base := s.withOAuth(t)
 			seedInbox(t, s, 3)
 			tok := grant(t, base, "ann-account")
-			in := build(t, s, "email", fmt.Sprintf("auth: %s\noauth_client_id: %s\noauth_token_url: %s/oauth/token", mech, oauthClientID, base))
+			in := build(t, s, "email", fmt.Sprintf("auth: %s\noauth_client_id: %s\noauth_url: %s/oauth/token", mech, oauthClientID, base))
 			in.creds = map[string]string{"oauth_refresh_token": tok.RefreshToken, "oauth_client_secret": oauthSecret}
 			refreshes := s.oauth.Refreshes()
 
