@@ -11,6 +11,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/connectors"
 	email "github.com/legate-mcp/legate/connectors/email"
 	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
@@ -132,6 +133,15 @@ func TestAccessTokenSignsIn(t *testing.T) {
 	}
 	if _, err := in.call(t, "t1", "send", sendArgs, "op-1"); err != nil || len(s.delivered()) != 1 {
 		t.Fatalf("%v; %d deliveries", err, len(s.delivered()))
+	}
+	// The connection test signs in with the token too.
+	var lines []string
+	ctx := connectors.WithReporter(context.Background(), func(l string) { lines = append(lines, l) })
+	if err := in.c.Test(ctx, in.creds); err != nil {
+		t.Fatal(err)
+	}
+	if all := strings.Join(lines, "\n"); !strings.Contains(all, "imap: logged in") || !strings.Contains(all, "smtp: AUTH XOAUTH2 as "+user+": ok") {
+		t.Errorf("report:\n%s", all)
 	}
 	s.oauth.Expire("ann-account")
 	in.c.(interface{ Close() error }).Close()

@@ -316,7 +316,11 @@ func (c *Connector) testSMTP(ctx context.Context, call *connectors.Call) error {
 			return c.mapSMTP(ctx, "login", err)
 		}
 		defer ac.Close()
-		connectors.Reportf(ctx, "smtp: AUTH %s as %s: ok", c.cfg.SMTPAuth, c.cfg.SMTPUsername)
+		mech := c.cfg.SMTPAuth
+		if c.cfg.Auth != "password" {
+			mech = strings.ToUpper(c.cfg.Auth)
+		}
+		connectors.Reportf(ctx, "smtp: AUTH %s as %s: ok", mech, c.who.username(call, c.cfg.SMTPUsername))
 		ac.Quit()
 		return nil
 	})

@@ -6,19 +6,19 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
-	"mime"
 	"mime/quotedprintable"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
 
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
-	"github.com/emersion/go-message/charset"
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/email/mimetext"
 )
 
 // Attachment is the result of attachment: the file, and the file as an
@@ -43,9 +43,6 @@ type attachmentIn struct {
 	Part    string `json:"part" jsonschema:"the attachment's part, as read lists it: \"2\", \"1.2\""`
 }
 
-// wordDecoder decodes RFC 2047 file names in any charset go-message knows.
-var wordDecoder = &mime.WordDecoder{CharsetReader: charset.Reader}
-
 // parsePart turns "1.2" into a body section path.
 func parsePart(s string) ([]int, bool) {
 	if s == "" {
@@ -66,24 +63,12 @@ func parsePart(s string) ([]int, bool) {
 func partAt(bs imap.BodyStructure, path []int) *imap.BodyStructureSinglePart {
 	var found *imap.BodyStructureSinglePart
 	bs.Walk(func(p []int, part imap.BodyStructure) bool {
-		if sp, ok := part.(*imap.BodyStructureSinglePart); ok && samePath(p, path) {
+		if sp, ok := part.(*imap.BodyStructureSinglePart); ok && slices.Equal(p, path) {
 			found = sp
 		}
 		return found == nil
 	})
 	return found
-}
-
-func samePath(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func (h *Host) attachment(ctx context.Context, call *connectors.Call, in *attachmentIn) (*legate.Result, error) {
@@ -134,10 +119,7 @@ func (h *Host) attachment(ctx context.Context, call *connectors.Call, in *attach
 		if int64(len(data)) > h.MaxAttachmentBytes {
 			return legate.Errorf(legate.CodeInvalidArgument, "email: part %s is %d bytes, more than max_attachment_bytes (%d)", in.Part, len(data), h.MaxAttachmentBytes)
 		}
-		name := sp.Filename()
-		if d, err := wordDecoder.DecodeHeader(name); err == nil {
-			name = d
-		}
+		name := mimetext.WordDecode(sp.Filename())
 		if name == "" {
 			name = "part-" + in.Part
 		}
