@@ -182,3 +182,66 @@ func seq(n uint32) []uint32 {
 	}
 	return out
 }
+
+// refusing is a session whose server refuses every change with err.
+type refusing struct {
+	imapserver.SessionIMAP4rev2
+	err func() error
+}
+
+func (r refusing) Move(w *imapserver.MoveWriter, set imap.NumSet, dest string) error {
+	if err := r.err(); err != nil {
+		return err
+	}
+	return r.SessionIMAP4rev2.Move(w, set, dest)
+}
+
+func (r refusing) Store(w *imapserver.FetchWriter, set imap.NumSet, flags *imap.StoreFlags, opts *imap.StoreOptions) error {
+	if err := r.err(); err != nil {
+		return err
+	}
+	return r.SessionIMAP4rev2.Store(w, set, flags, opts)
+}
+
+// The server's refusals of a change map to their codes: NOPERM is
+// PERMISSION_DENIED, not retried; UNAVAILABLE is TRANSIENT, retried and
+// then done.
+func TestOrganizeRefusalsMapToCodes(t *testing.T) {
+	for _, tc := range []struct {
+		code  imap.ResponseCode
+		want  legate.Code
+		tries int
+	}{{imap.ResponseCodeNoPerm, legate.CodePermissionDenied, 1}, {imap.ResponseCodeUnavailable, "", 2}} {
+		t.Run(string(tc.code), func(t *testing.T) {
+			refusals := 0
+			refuse := func() error {
+				if refusals++; refusals == 1 || tc.want != "" {
+					return &imap.Error{Type: imap.StatusResponseTypeNo, Code: tc.code, Text: "no"}
+				}
+				return nil
+			}
+			s := newStandinWith(t, imap.CapSet{imap.CapIMAP4rev1: {}, imap.CapIMAP4rev2: {}}, func(sess imapserver.Session) imapserver.Session {
+				return refusing{SessionIMAP4rev2: sess.(imapserver.SessionIMAP4rev2), err: refuse}
+			})
+			seedInbox(t, s, 1)
+			in := build(t, s, "email", "toolsets: [all]")
+			ref := refOf(t, in, "INBOX", "report 0")
+			for _, c := range [][2]string{{"mark", `{"message":%q,"flagged":true}`}, {"move", `{"message":%q,"folder":"Archive"}`}} {
+				tool, args := c[0], c[1]
+				refusals = 0
+				_, err := in.call(t, "t1", tool, fmt.Sprintf(args, ref), "op-"+tool)
+				if tc.want != "" {
+					wantCode(t, err, tc.want)
+				} else if err != nil {
+					t.Fatalf("%s: %v", tool, err)
+				}
+				if refusals != tc.tries {
+					t.Errorf("%s: %d tries, want %d", tool, refusals, tc.tries)
+				}
+			}
+			if done := s.count(t, "Archive") == 1; done != (tc.want == "") {
+				t.Errorf("moved: %v", done)
+			}
+		})
+	}
+}
