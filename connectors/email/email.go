@@ -1,11 +1,13 @@
 // Package email is the "email" connector: it searches and reads a mailbox
 // over IMAP (github.com/emersion/go-imap/v2), saves drafts to its Drafts
-// folder, and sends mail over SMTP (github.com/wneessen/go-mail), one
-// account under one instance.
+// folder, and sends and replies over SMTP (github.com/wneessen/go-mail),
+// signing in with a password or an OAuth 2.0 token (package oauth), one
+// account per instance or each caller's own. Package mailbox holds the
+// folder, attachment and organizing tools; package mimetext reads texts.
 //
 // It is built on connectors/saas: messages are message.v1 named by signed
 // refs (folder, UIDVALIDITY and UID inside), searches page by UID ranges
-// behind signed cursors, and the two writes happen at most once per
+// behind signed cursors, and the writes happen at most once per
 // idempotency key:
 //
 //   - draft: the draft's Message-ID derives from the key; before it

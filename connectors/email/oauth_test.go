@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"golang.org/x/oauth2"
@@ -163,5 +165,42 @@ func TestAccessTokenSignsIn(t *testing.T) {
 	}
 	if len(s.delivered()) != 1 {
 		t.Fatalf("%d deliveries", len(s.delivered()))
+	}
+}
+
+// A token endpoint that fails (5xx) is TRANSIENT, tried again as the
+// call's attempts allow; one that answers no token is a mapping error.
+func TestTokenEndpointFailures(t *testing.T) {
+	for name, tc := range map[string]struct {
+		status int
+		body   string
+		want   legate.Code
+	}{
+		"5xx":      {http.StatusBadGateway, `{"error":"x"}`, legate.CodeTransient},
+		"no token": {http.StatusOK, `{"token_type":"Bearer"}`, legate.CodeAdapterMapping},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := newStandin(t)
+			var hits atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				hits.Add(1)
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(tc.status)
+				w.Write([]byte(tc.body))
+			}))
+			defer srv.Close()
+			in := build(t, s, "email", "auth: xoauth2\noauth_client_id: "+oauthClientID+"\noauth_url: "+srv.URL+"/token\nmax_attempts: 2")
+			in.creds = map[string]string{"oauth_refresh_token": "refresh-canary-1", "oauth_client_secret": oauthSecret}
+			res, err := in.call(t, "t1", "search", `{}`, "")
+			wantCode(t, err, tc.want)
+			if tc.want == legate.CodeTransient && hits.Load() != 2 {
+				t.Errorf("%d tries of the token endpoint, want 2", hits.Load())
+			}
+			for _, txt := range texts(res, err) {
+				if strings.Contains(txt, "refresh-canary-1") || strings.Contains(txt, oauthSecret) {
+					t.Fatalf("a credential shows in %q", txt)
+				}
+			}
+		})
 	}
 }
