@@ -32,7 +32,8 @@ type ConnectorOAuth struct {
 	TokenURL     string     `yaml:"token_url" json:"token_url,omitempty" desc:"The provider's token endpoint (default: the provider's)"`
 	RevokeURL    string     `yaml:"revoke_url" json:"revoke_url,omitempty" desc:"The provider's token revocation endpoint, called when a connection is revoked (default: the provider's; none: tokens are only forgotten)"`
 	RedirectURL  string     `yaml:"redirect_url" json:"redirect_url,omitempty" example:"https://legate.example.com/connect/callback" desc:"Legate's callback URL as registered with the app (default: the origin of auth.resource, then the address a connect request came to, + /connect/callback)"`
-	Credential   string     `yaml:"credential" json:"credential,omitempty" desc:"The instance's credential a connection supplies (default: user_token for slack, token for github and notion, refresh_token for google)"`
+	Credential   string     `yaml:"credential" json:"credential,omitempty" desc:"The instance's credential a connection supplies (default: user_token for slack, token for github and notion, refresh_token for google, oauth_access_token for email)"`
+	Provider     string     `yaml:"provider" json:"provider,omitempty" desc:"For type email, which has no single provider: gmail or microsoft, whose endpoints and mail scopes are then the defaults"`
 }
 
 // ProviderOAuth are a provider's OAuth endpoints and the credential a
@@ -54,6 +55,8 @@ type ProviderOAuth struct {
 	// token a connection keeps, in place of the top-level one ("authed_user"
 	// for Slack, whose top-level token is the bot's).
 	TokenField string
+	// Scopes are the scopes asked for when the oauth section names none.
+	Scopes []string
 }
 
 // Providers are the OAuth defaults of the connector types that support
@@ -65,6 +68,29 @@ var Providers = map[string]ProviderOAuth{
 	"notion": {AuthorizeURL: "https://api.notion.com/v1/oauth/authorize", TokenURL: "https://api.notion.com/v1/oauth/token", RevokeURL: "https://api.notion.com/v1/oauth/revoke", Credential: "token", Params: map[string]string{"owner": "user"}},
 	"google": {AuthorizeURL: "https://accounts.google.com/o/oauth2/v2/auth", TokenURL: "https://oauth2.googleapis.com/token", RevokeURL: "https://oauth2.googleapis.com/revoke", Credential: "refresh_token", RefreshToken: true,
 		Params: map[string]string{"access_type": "offline", "prompt": "consent"}},
+	// email has no endpoints of its own: the oauth section gives them, or
+	// names one of MailProviders.
+	"email": {Credential: "oauth_access_token"},
+}
+
+// MailProviders are the mail providers an email instance's oauth section
+// may name (provider): their endpoints and the scopes IMAP and SMTP need.
+var MailProviders = map[string]ProviderOAuth{
+	"gmail": {AuthorizeURL: "https://accounts.google.com/o/oauth2/v2/auth", TokenURL: "https://oauth2.googleapis.com/token", RevokeURL: "https://oauth2.googleapis.com/revoke",
+		Params: map[string]string{"access_type": "offline", "prompt": "consent"}, Scopes: []string{"https://mail.google.com/"}},
+	"microsoft": {AuthorizeURL: "https://login.microsoftonline.com/common/oauth2/v2.0/authorize", TokenURL: "https://login.microsoftonline.com/common/oauth2/v2.0/token",
+		Scopes: []string{"https://outlook.office.com/IMAP.AccessAsUser.All", "https://outlook.office.com/SMTP.Send", "offline_access"}},
+}
+
+// ProviderOf is the OAuth defaults of type typ, with those of the mail
+// provider named (an email instance's oauth.provider) over them.
+func ProviderOf(typ, provider string) ProviderOAuth {
+	def := Providers[typ]
+	if mp, ok := MailProviders[provider]; ok && typ == "email" {
+		mp.Credential, mp.RefreshToken = def.Credential, def.RefreshToken
+		return mp
+	}
+	return def
 }
 
 // PerUser reports whether the instance's calls use the caller's own
@@ -92,7 +118,10 @@ func (c *Connector) OAuthApp() *ConnectorOAuth {
 		return nil
 	}
 	app := *c.OAuth
-	def := Providers[c.Type]
+	def := ProviderOf(c.Type, app.Provider)
+	if len(app.Scopes) == 0 {
+		app.Scopes = def.Scopes
+	}
 	if app.AuthorizeURL == "" {
 		app.AuthorizeURL = def.AuthorizeURL
 	}
@@ -130,10 +159,13 @@ func (c *Connector) ValidateOAuth(path string) []error {
 		return errs
 	}
 	p := path + ".oauth"
+	if _, ok := MailProviders[app.Provider]; app.Provider != "" && (!ok || c.Type != "email") {
+		bad(p+".provider", "is for type email only, gmail or microsoft; got %q", app.Provider)
+	}
 	for _, u := range []struct{ key, v string }{{"authorize_url", app.AuthorizeURL}, {"token_url", app.TokenURL}, {"revoke_url", app.RevokeURL}, {"redirect_url", app.RedirectURL}} {
 		if u.v == "" {
 			if u.key == "authorize_url" || u.key == "token_url" {
-				bad(p+"."+u.key, "is required: type %q has no default (defaults exist for %s)", c.Type, strings.Join(providerNames(), ", "))
+				bad(p+"."+u.key, "is required: type %q has no default (defaults exist for %s, and for email with provider gmail or microsoft)", c.Type, strings.Join(providerNames(), ", "))
 			}
 			continue
 		}
@@ -156,8 +188,10 @@ func (c *Connector) ValidateOAuth(path string) []error {
 
 func providerNames() []string {
 	var out []string
-	for n := range Providers {
-		out = append(out, n)
+	for n, p := range Providers {
+		if p.AuthorizeURL != "" {
+			out = append(out, n)
+		}
 	}
 	slices.Sort(out)
 	return out

@@ -155,7 +155,7 @@ func (m *Manager) appFor(ctx context.Context, instance, redirect string) (*app, 
 	if err != nil {
 		return nil, err
 	}
-	prov := config.Providers[def.Type]
+	prov := config.ProviderOf(def.Type, def.OAuth.Provider)
 	params := prov.Params
 	if prov.UserScopes != "" && len(cfg.Scopes) > 0 {
 		params = maps.Clone(params)

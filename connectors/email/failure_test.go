@@ -136,7 +136,7 @@ func TestConnectionTestReports(t *testing.T) {
 	t.Logf("report:\n%s", all)
 	for _, want := range []string{
 		"imap: logged in to 127.0.0.1:", "(insecure) as " + user,
-		`imap: 3 folder(s): "Archive", "Drafts", "INBOX"`,
+		`imap: 4 folder(s): "Archive", "Drafts", "INBOX", "Trash"`,
 		`imap: drafts folder "Drafts": ok`,
 		"smtp: EHLO to 127.0.0.1:",
 		"smtp: STARTTLS: not offered",

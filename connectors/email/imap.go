@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net"
 	"strconv"
 	"strings"
@@ -16,10 +15,12 @@ import (
 
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
-	"github.com/emersion/go-message/charset"
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/email/mailbox"
+	"github.com/legate-mcp/legate/connectors/email/mimetext"
+	"github.com/legate-mcp/legate/connectors/email/oauth"
 	"github.com/legate-mcp/legate/connectors/saas"
 )
 
@@ -105,27 +106,55 @@ func closed(c *imapclient.Client) bool {
 // within the kit's retries; fn returns a canonical error or a go-imap one.
 func (c *Connector) withIMAP(ctx context.Context, call *connectors.Call, fn func(ctx context.Context, s *session) error) error {
 	return c.imapKit.Read(ctx, call, func(ctx context.Context, password string) error {
-		return c.session(ctx, password, fn)
+		return c.session(ctx, call, password, fn)
 	})
+}
+
+// withClient is withIMAP for the tools of package mailbox.
+func (c *Connector) withClient(ctx context.Context, call *connectors.Call, fn mailbox.Fn) error {
+	return c.withIMAP(ctx, call, func(ctx context.Context, s *session) error { return fn(ctx, s.c) })
+}
+
+// login runs fn once, for an attempt of a write of package mailbox: on a
+// pooled connection the server closed meanwhile it fails, not run again at
+// once as session would, since the command may have been performed; the
+// write's next attempt looks for it first.
+func (c *Connector) login(ctx context.Context, call *connectors.Call, token string, fn mailbox.Fn) error {
+	if err := c.pool.acquire(ctx); err != nil {
+		return err
+	}
+	defer c.pool.release()
+	username := c.who.username(call, c.cfg.IMAPUsername)
+	cred := sha256.Sum256([]byte(username + "\x00" + token))
+	s := c.pool.take(cred)
+	if s == nil {
+		var err error
+		if s, err = c.dialIMAP(ctx, username, token); err != nil {
+			return err
+		}
+		s.cred = cred
+	}
+	return c.run(ctx, s, func(ctx context.Context, s *session) error { return fn(ctx, s.c) })
 }
 
 // session runs fn on a pooled session, or a new one. A pooled connection
 // the server closed meanwhile fails fn with a network error: fn is then run
 // once more on a new connection at once (the tools' IMAP steps are safe to
 // repeat: draft looks for its Message-ID before appending).
-func (c *Connector) session(ctx context.Context, password string, fn func(ctx context.Context, s *session) error) error {
+func (c *Connector) session(ctx context.Context, call *connectors.Call, password string, fn func(ctx context.Context, s *session) error) error {
 	if err := c.pool.acquire(ctx); err != nil {
 		return err
 	}
 	defer c.pool.release()
-	cred := sha256.Sum256([]byte(password))
+	username := c.who.username(call, c.cfg.IMAPUsername)
+	cred := sha256.Sum256([]byte(username + "\x00" + password))
 	if s := c.pool.take(cred); s != nil {
 		err := c.run(ctx, s, fn)
 		if err == nil || !connectionLost(err) || ctx.Err() != nil {
 			return err
 		}
 	}
-	s, err := c.dialIMAP(ctx, password)
+	s, err := c.dialIMAP(ctx, username, password)
 	if err != nil {
 		return err
 	}
@@ -165,11 +194,8 @@ func connectionLost(err error) bool {
 	return true
 }
 
-// wordDecoder decodes RFC 2047 headers in any charset go-message knows.
-var wordDecoder = &mime.WordDecoder{CharsetReader: charset.Reader}
-
 // dialIMAP connects to the IMAP server as the config says and logs in.
-func (c *Connector) dialIMAP(ctx context.Context, password string) (*session, error) {
+func (c *Connector) dialIMAP(ctx context.Context, username, password string) (*session, error) {
 	addr := net.JoinHostPort(c.cfg.IMAPHost, strconv.Itoa(c.cfg.IMAPPort))
 	conn, err := c.dialer.DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -177,7 +203,7 @@ func (c *Connector) dialIMAP(ctx context.Context, password string) (*session, er
 	}
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	opts := &imapclient.Options{WordDecoder: wordDecoder, TLSConfig: c.tlsConfig(c.cfg.IMAPHost)}
+	opts := &imapclient.Options{WordDecoder: mimetext.WordDecoder, TLSConfig: tlsConfig(c.cfg.IMAPHost)}
 	var client *imapclient.Client
 	switch c.cfg.IMAPSecurity {
 	case "tls":
@@ -199,24 +225,35 @@ func (c *Connector) dialIMAP(ctx context.Context, password string) (*session, er
 		client.Close()
 		return nil, err
 	}
-	if err := client.Login(c.cfg.IMAPUsername, password).Wait(); err != nil {
+	if c.cfg.Auth == "password" {
+		err = client.Login(username, password).Wait()
+	} else {
+		err = client.Authenticate(oauth.Client(c.cfg.Auth, username, password, c.cfg.IMAPHost, c.cfg.IMAPPort))
+	}
+	if err != nil {
 		client.Close()
 		var ie *imap.Error
 		if errors.As(err, &ie) && ie.Code != imap.ResponseCodeUnavailable {
-			return nil, c.authError("IMAP", c.cfg.IMAPUsername, credIMAP, ie.Code)
+			return nil, c.authError("IMAP", username, credIMAP, ie.Code)
+		}
+		if oauth.Refused(err) {
+			return nil, c.authError("IMAP", username, credIMAP, err)
 		}
 		return nil, err
 	}
 	return &session{c: client}, nil
 }
 
-func (c *Connector) tlsConfig(host string) *tls.Config {
+func tlsConfig(host string) *tls.Config {
 	return &tls.Config{ServerName: host, MinVersion: tls.VersionTLS12}
 }
 
 // authError is the AUTH_EXPIRED error of a refused login: it names the
 // user and the credential to renew, never the credential's value.
 func (c *Connector) authError(proto, user, cred string, code any) *legate.Error {
+	if c.cfg.Auth != "password" {
+		return legate.Errorf(legate.CodeAuthExpired, "email: the %s server refused the OAuth access token of %s (%v); reconnect the account: connect again for a per-user connection, or renew the oauth credentials", proto, user, code)
+	}
 	return legate.Errorf(legate.CodeAuthExpired, "email: the %s server refused the login of %s (%v); check the %s credential (an app password where the provider asks for one)", proto, user, code, cred)
 }
 

@@ -34,8 +34,10 @@ func TestSendDeliversOnce(t *testing.T) {
 	if strings.Contains(body, "audit@example.com") || !strings.Contains(body, "Deploy done.") || !strings.Contains(body, "Subject: Deploy") {
 		t.Errorf("message:\n%s", body)
 	}
-	if !strings.HasPrefix(d.MessageID, "<lg1-") || !strings.HasSuffix(d.MessageID, "@example.com>") {
-		t.Errorf("Message-ID %s is not derived from the operation key", d.MessageID)
+	// Markers are off by default: the Message-ID, the same for every retry
+	// of the operation, is an opaque digest, with nothing of Legate's in it.
+	if strings.Contains(d.MessageID, "lg1-") || strings.Contains(strings.ToLower(body), "legate") || !strings.HasSuffix(d.MessageID, "@example.com>") || len(d.MessageID) != len("<@example.com>")+32 {
+		t.Errorf("Message-ID %s; message:\n%s", d.MessageID, body)
 	}
 	// The same operation again returns the first outcome and sends nothing.
 	res, err = in.call(t, "t1", "send", sendArgs, "op-1")

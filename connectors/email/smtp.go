@@ -17,6 +17,7 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/email/oauth"
 	"github.com/legate-mcp/legate/connectors/saas"
 )
 
@@ -33,10 +34,10 @@ var smtpAuthTypes = map[string][2]gomail.SMTPAuthType{
 // smtpClient is a go-mail client for one attempt: the configured TLS
 // policy, the given AUTH (password "" for none), dialing through the
 // instance's guarded dialer.
-func (c *Connector) smtpClient(password string) (*gomail.Client, error) {
+func (c *Connector) smtpClient(call *connectors.Call, password string) (*gomail.Client, error) {
 	opts := []gomail.Option{
 		gomail.WithPort(c.cfg.SMTPPort), gomail.WithTimeout(time.Duration(c.cfg.Timeout)),
-		gomail.WithTLSConfig(c.tlsConfig(c.cfg.SMTPHost)), gomail.WithDialContextFunc(c.dialSMTP),
+		gomail.WithTLSConfig(tlsConfig(c.cfg.SMTPHost)), gomail.WithDialContextFunc(c.dialSMTP),
 	}
 	switch c.cfg.SMTPSecurity {
 	case "tls":
@@ -48,12 +49,17 @@ func (c *Connector) smtpClient(password string) (*gomail.Client, error) {
 	default:
 		opts = append(opts, gomail.WithTLSPolicy(gomail.NoTLS))
 	}
-	if password != "" {
+	username := c.who.username(call, c.cfg.SMTPUsername)
+	switch {
+	case password != "" && c.cfg.Auth != "password":
+		sc := oauth.Client(c.cfg.Auth, username, password, c.cfg.SMTPHost, c.cfg.SMTPPort)
+		opts = append(opts, gomail.WithSMTPAuthCustom(oauth.SMTPAuth(sc)), gomail.WithUsername(username))
+	case password != "":
 		auth := smtpAuthTypes[c.cfg.SMTPAuth][0]
 		if c.cfg.SMTPSecurity == "insecure" {
 			auth = smtpAuthTypes[c.cfg.SMTPAuth][1]
 		}
-		opts = append(opts, gomail.WithSMTPAuth(auth), gomail.WithUsername(c.cfg.SMTPUsername), gomail.WithPassword(password))
+		opts = append(opts, gomail.WithSMTPAuth(auth), gomail.WithUsername(username), gomail.WithPassword(password))
 	}
 	client, err := gomail.NewClient(c.cfg.SMTPHost, opts...)
 	if err != nil {
@@ -69,7 +75,7 @@ func (c *Connector) dialSMTP(ctx context.Context, network, addr string) (net.Con
 	if err != nil || c.cfg.SMTPSecurity != "tls" {
 		return conn, err
 	}
-	tc := tls.Client(conn, c.tlsConfig(c.cfg.SMTPHost))
+	tc := tls.Client(conn, tlsConfig(c.cfg.SMTPHost))
 	if err := tc.HandshakeContext(ctx); err != nil {
 		conn.Close()
 		return nil, tlsError("smtp", err)
@@ -83,7 +89,7 @@ func (c *Connector) dialSMTP(ctx context.Context, network, addr string) (net.Con
 // the final "." and a rejection when the server refuses the message after
 // it.
 func (c *Connector) sendOnce(ctx context.Context, call *connectors.Call, in *composeIn, password, marker string) (*Sent, error) {
-	id := c.messageID(marker)
+	id := c.messageID(call, marker)
 	box := c.outbox(call)
 	pending, next, err := box.state(ctx)
 	if err != nil {
@@ -103,7 +109,7 @@ func (c *Connector) sendOnce(ctx context.Context, call *connectors.Call, in *com
 			return nil, err
 		}
 	}
-	msg, err := c.compose(in, id, r)
+	msg, err := c.compose(call, in, id, r)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +118,7 @@ func (c *Connector) sendOnce(ctx context.Context, call *connectors.Call, in *com
 	if err := errors.Join(err1, err2); err != nil {
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "email: %v", err)
 	}
-	client, err := c.smtpClient(password)
+	client, err := c.smtpClient(call, password)
 	if err != nil {
 		return nil, err
 	}
@@ -170,6 +176,9 @@ func (c *Connector) mapSMTP(ctx context.Context, stage string, err error) error 
 		return le
 	}
 	var te *textproto.Error
+	if stage == "login" && oauth.Refused(err) {
+		return c.authError("SMTP", c.cfg.SMTPUsername, credSMTP, err)
+	}
 	if !errors.As(err, &te) {
 		var ne net.Error
 		if stage == "login" && !errors.As(err, &ne) && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && ctx.Err() == nil {
@@ -269,7 +278,7 @@ func recordError(err error) error {
 // logging in and reports what it offers, then logs in.
 func (c *Connector) testSMTP(ctx context.Context, call *connectors.Call) error {
 	err := c.smtpKit.Read(ctx, call, func(ctx context.Context, password string) error {
-		probe, err := c.smtpClient("")
+		probe, err := c.smtpClient(call, "")
 		if err != nil {
 			return err
 		}
@@ -298,7 +307,7 @@ func (c *Connector) testSMTP(ctx context.Context, call *connectors.Call) error {
 		}
 		connectors.Reportf(ctx, "smtp: AUTH mechanisms: %s", mechs)
 		sc.Quit()
-		client, err := c.smtpClient(password)
+		client, err := c.smtpClient(call, password)
 		if err != nil {
 			return err
 		}
@@ -307,7 +316,11 @@ func (c *Connector) testSMTP(ctx context.Context, call *connectors.Call) error {
 			return c.mapSMTP(ctx, "login", err)
 		}
 		defer ac.Close()
-		connectors.Reportf(ctx, "smtp: AUTH %s as %s: ok", c.cfg.SMTPAuth, c.cfg.SMTPUsername)
+		mech := c.cfg.SMTPAuth
+		if c.cfg.Auth != "password" {
+			mech = strings.ToUpper(c.cfg.Auth)
+		}
+		connectors.Reportf(ctx, "smtp: AUTH %s as %s: ok", mech, c.who.username(call, c.cfg.SMTPUsername))
 		ac.Quit()
 		return nil
 	})

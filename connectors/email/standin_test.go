@@ -26,6 +26,7 @@ import (
 	"github.com/legate-mcp/legate/connectors/connectortest"
 	_ "github.com/legate-mcp/legate/connectors/email"
 	"github.com/legate-mcp/legate/connectors/saas"
+	"github.com/legate-mcp/legate/connectors/saas/oauthtest"
 )
 
 // The passwords are canaries: no result, error, report line or log may
@@ -51,6 +52,149 @@ type standin struct {
 	onData func(n int, d delivery) error
 	// onRcpt, when set, may refuse a recipient.
 	onRcpt func(to string) error
+	// writes counts the IMAP commands that changed a message: store,
+	// move, expunge.
+	writes map[string]int
+	// lose, when set, says whether the answer to a command that changed a
+	// message is lost: the change is made, then the connection dropped.
+	lose func(op string) bool
+	// oauth, when set, is the OAuth stand-in whose access tokens the IMAP
+	// and SMTP servers take (XOAUTH2, OAUTHBEARER) for the accounts in
+	// accounts: its user -> the mailbox's user.
+	oauth *oauthtest.Provider
+}
+
+// imapSession is the IMAP stand-in's session: imapmemserver's, counting
+// and possibly losing the answers of the commands that change messages,
+// and taking OAuth 2.0 access tokens.
+type imapSession struct {
+	imapserver.SessionIMAP4rev2
+	s    *standin
+	conn *imapserver.Conn
+	// username and token signed the session in over OAuth.
+	username, token string
+}
+
+// wrote counts a change op and reports whether its answer is to be lost;
+// it then drops the connection.
+func (is *imapSession) wrote(op string, n int) {
+	if n == 0 {
+		return
+	}
+	is.s.mu.Lock()
+	if is.s.writes == nil {
+		is.s.writes = map[string]int{}
+	}
+	is.s.writes[op]++
+	lose := is.s.lose != nil && is.s.lose(op)
+	is.s.mu.Unlock()
+	if lose {
+		is.conn.NetConn().Close()
+	}
+}
+
+func (s *standin) writeCount(op string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.writes[op]
+}
+
+func (is *imapSession) Store(w *imapserver.FetchWriter, set imap.NumSet, flags *imap.StoreFlags, opts *imap.StoreOptions) error {
+	err := is.SessionIMAP4rev2.Store(w, set, flags, opts)
+	if err == nil {
+		is.wrote("store", 1)
+	}
+	return err
+}
+
+func (is *imapSession) Move(w *imapserver.MoveWriter, set imap.NumSet, dest string) error {
+	count := func() uint32 {
+		st, err := is.s.user.Status(dest, &imap.StatusOptions{NumMessages: true})
+		if err != nil {
+			return 0
+		}
+		return *st.NumMessages
+	}
+	before := count()
+	err := is.SessionIMAP4rev2.Move(w, set, dest)
+	if err == nil {
+		is.wrote("move", int(count()-before))
+	}
+	return err
+}
+
+func (is *imapSession) Append(mailbox string, r imap.LiteralReader, opts *imap.AppendOptions) (*imap.AppendData, error) {
+	data, err := is.SessionIMAP4rev2.Append(mailbox, r, opts)
+	if err == nil {
+		is.wrote("append", 1)
+	}
+	return data, err
+}
+
+func (is *imapSession) Expunge(w *imapserver.ExpungeWriter, uids *imap.UIDSet) error {
+	err := is.SessionIMAP4rev2.Expunge(w, uids)
+	if err == nil {
+		is.wrote("expunge", 1)
+	}
+	return err
+}
+
+// specialUse is what the stand-in's folders are for (imapmemserver
+// keeps none).
+var specialUse = map[string]imap.MailboxAttr{"Drafts": imap.MailboxAttrDrafts, "Archive": imap.MailboxAttrArchive, "Trash": imap.MailboxAttrTrash, "Sent": imap.MailboxAttrSent}
+
+// List answers LIST "" "*" itself, with the folders' special use and,
+// asked, their status.
+func (is *imapSession) List(w *imapserver.ListWriter, ref string, patterns []string, opts *imap.ListOptions) error {
+	if ref != "" || len(patterns) != 1 || patterns[0] != "*" || opts == nil {
+		return is.SessionIMAP4rev2.List(w, ref, patterns, opts)
+	}
+	for _, name := range []string{"Archive", "Drafts", "INBOX", "Sent", "Trash"} {
+		st, err := is.s.user.Status(name, &imap.StatusOptions{NumMessages: true, NumUnseen: true})
+		if err != nil {
+			continue // no such folder
+		}
+		d := &imap.ListData{Mailbox: name, Delim: '/'}
+		if use := specialUse[name]; use != "" && opts.ReturnSpecialUse {
+			d.Attrs = append(d.Attrs, use)
+		}
+		if opts.ReturnStatus != nil {
+			d.Status = st
+		}
+		if err := w.WriteList(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (is *imapSession) AuthenticateMechanisms() []string {
+	if is.s.oauth == nil {
+		return []string{sasl.Plain}
+	}
+	return []string{sasl.Plain, "XOAUTH2", sasl.OAuthBearer}
+}
+
+func (is *imapSession) Authenticate(mech string) (sasl.Server, error) {
+	login := func(username, token string) error {
+		if is.s.oauth == nil || !is.s.bearer(username, token) {
+			return &imap.Error{Type: imap.StatusResponseTypeNo, Code: imap.ResponseCodeAuthenticationFailed, Text: "invalid credentials"}
+		}
+		is.username, is.token = username, token
+		return is.SessionIMAP4rev2.Login(user, imapPassword)
+	}
+	switch mech {
+	case "XOAUTH2":
+		return xoauth2Server(login), nil
+	case sasl.OAuthBearer:
+		return sasl.NewOAuthBearerServer(func(o sasl.OAuthBearerOptions) *sasl.OAuthBearerError {
+			if login(o.Username, o.Token) != nil {
+				return &sasl.OAuthBearerError{Status: "invalid_token", Schemes: "bearer"}
+			}
+			return nil
+		}), nil
+	}
+	return sasl.NewPlainServer(func(_, username, password string) error { return is.SessionIMAP4rev2.Login(username, password) }), nil
 }
 
 // errDrop makes the SMTP stand-in keep a message and hang up instead of
@@ -78,18 +222,19 @@ func newStandinWith(t testing.TB, caps imap.CapSet, wrap func(imapserver.Session
 	s.mem = mem
 	s.user = imapmemserver.NewUser(user, imapPassword)
 	mem.AddUser(s.user)
-	for _, f := range []string{"INBOX", "Drafts", "Archive"} {
+	for _, f := range []string{"INBOX", "Drafts", "Archive", "Trash"} {
 		if err := s.user.Create(f, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
 	quiet := log.New(io.Discard, "", 0)
 	isrv := imapserver.New(&imapserver.Options{
-		NewSession: func(*imapserver.Conn) (imapserver.Session, *imapserver.GreetingData, error) {
+		NewSession: func(conn *imapserver.Conn) (imapserver.Session, *imapserver.GreetingData, error) {
+			sess := &imapSession{SessionIMAP4rev2: mem.NewSession().(imapserver.SessionIMAP4rev2), s: s, conn: conn}
 			if wrap != nil {
-				return wrap(mem.NewSession()), nil, nil
+				return wrap(sess), nil, nil
 			}
-			return mem.NewSession(), nil, nil
+			return sess, nil, nil
 		},
 		Caps:         caps,
 		InsecureAuth: true,
@@ -157,9 +302,32 @@ type smtpSession struct {
 	to     []string
 }
 
-func (ss *smtpSession) AuthMechanisms() []string { return []string{sasl.Plain} }
+func (ss *smtpSession) AuthMechanisms() []string {
+	if ss.s.oauth != nil {
+		return []string{sasl.Plain, "XOAUTH2", sasl.OAuthBearer}
+	}
+	return []string{sasl.Plain}
+}
 
-func (ss *smtpSession) Auth(string) (sasl.Server, error) {
+func (ss *smtpSession) Auth(mech string) (sasl.Server, error) {
+	login := func(username, token string) error {
+		if ss.s.oauth == nil || !ss.s.bearer(username, token) {
+			return smtp.ErrAuthFailed
+		}
+		ss.authed = true
+		return nil
+	}
+	switch mech {
+	case "XOAUTH2":
+		return xoauth2Server(login), nil
+	case sasl.OAuthBearer:
+		return sasl.NewOAuthBearerServer(func(o sasl.OAuthBearerOptions) *sasl.OAuthBearerError {
+			if login(o.Username, o.Token) != nil {
+				return &sasl.OAuthBearerError{Status: "invalid_token", Schemes: "bearer"}
+			}
+			return nil
+		}), nil
+	}
 	return sasl.NewPlainServer(func(_, username, password string) error {
 		if username != user || password != smtpPassword {
 			return smtp.ErrAuthFailed

@@ -16,11 +16,13 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/email/mailbox"
+	"github.com/legate-mcp/legate/connectors/email/mimetext"
 	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
 )
 
-const kindMessage = "message"
+const kindMessage = mailbox.KindMessage
 
 type searchIn struct {
 	saas.Page
@@ -40,12 +42,24 @@ type readIn struct {
 
 // composeIn is what draft and send take.
 type composeIn struct {
-	To        []string `json:"to" jsonschema:"recipients, each an address optionally with a name: \"Ann <ann@example.com>\""`
-	Cc        []string `json:"cc,omitempty"`
-	Bcc       []string `json:"bcc,omitempty" jsonschema:"blind copies: sent to, never shown to the others"`
-	Subject   string   `json:"subject"`
-	Text      string   `json:"text" jsonschema:"the body, plain text"`
-	InReplyTo string   `json:"in_reply_to,omitempty" jsonschema:"ref of the message this answers, from search or read: its Message-ID goes in In-Reply-To and References, so mail clients thread the reply"`
+	To      []string `json:"to" jsonschema:"recipients, each an address optionally with a name: \"Ann <ann@example.com>\""`
+	Cc      []string `json:"cc,omitempty"`
+	Bcc     []string `json:"bcc,omitempty" jsonschema:"blind copies: sent to, never shown to the others"`
+	Subject string   `json:"subject"`
+	Text    string   `json:"text,omitempty" jsonschema:"the body, plain text"`
+	HTML    string   `json:"html,omitempty" jsonschema:"the body as HTML: with text, both are sent (multipart/alternative); alone, the plain-text part is made from it"`
+	// Attachments are files to attach.
+	Attachments []attachIn `json:"attachments,omitempty" jsonschema:"files to attach, their content in base64"`
+	InReplyTo   string     `json:"in_reply_to,omitempty" jsonschema:"ref of the message this answers, from search or read: its Message-ID goes in In-Reply-To and References, so mail clients thread the reply"`
+
+	files [][]byte // the attachments' decoded content, by check
+}
+
+// attachIn is a file to attach.
+type attachIn struct {
+	Name     string `json:"name" jsonschema:"the file name the recipients see"`
+	MimeType string `json:"mime_type,omitempty" jsonschema:"its type, application/octet-stream when omitted"`
+	Content  string `json:"content_base64" jsonschema:"the file's bytes, base64 (standard alphabet)"`
 }
 
 // Sent is the result of send: the message as sent, and whether the
@@ -55,7 +69,23 @@ type Sent struct {
 	Delivery string `json:"delivery" jsonschema:"accepted: the SMTP server confirmed it (250), or its answer was lost but the message is in the sent folder; unconfirmed: an earlier attempt of this call passed the end of the message but its answer was lost, so it was not sent again — the server most likely has it"`
 }
 
+// newTools lists every tool of the type, each in its toolset.
 func (c *Connector) newTools() []connectors.Tool {
+	host := &mailbox.Host{Kit: c.imapKit, Read: c.withClient, Login: c.login, Map: mapIMAP,
+		ArchiveFolder: c.cfg.ArchiveFolder, MaxAttachmentBytes: int64(c.cfg.MaxAttachmentBytes)}
+	in := func(set string, tools ...connectors.Tool) []connectors.Tool {
+		for i := range tools {
+			tools[i].Toolset = set
+		}
+		return tools
+	}
+	extra := host.Tools()
+	all := in("read", append(c.readTools(), extra[:2]...)...)
+	all = append(all, in("send", c.sendTools()...)...)
+	return append(all, in("organize", extra[2:]...)...)
+}
+
+func (c *Connector) readTools() []connectors.Tool {
 	return []connectors.Tool{
 		connectors.Returning[saas.List[model.Message]](connectors.NewTool("search",
 			fmt.Sprintf("Search a folder's messages (message.v1), newest first, by from, to, subject, text and dates, a page at a time: limit (default %d, at most %d) and cursor (the next_cursor of the previous page, with the same query). Each result has a snippet; read gives the text.", DefaultMessages, MaxMessages),
@@ -63,12 +93,20 @@ func (c *Connector) newTools() []connectors.Tool {
 		connectors.Returning[model.Message](connectors.NewTool("read",
 			fmt.Sprintf("Read one message (message.v1) by its ref: its text (the text/plain part, else the HTML part converted to text; at most %d bytes, then text_truncated) and its attachments listed by name, type and size.", c.cfg.MaxBodyBytes),
 			legate.ClassRead, c.read)),
+	}
+}
+
+func (c *Connector) sendTools() []connectors.Tool {
+	return []connectors.Tool{
 		connectors.Returning[model.Message](connectors.NewTool("draft",
-			fmt.Sprintf("Save a plain-text message as a draft in the %q folder, unsent; returns the draft (message.v1). Retrying the same call never saves it twice.", c.cfg.DraftsFolder),
+			fmt.Sprintf("Save a message (text and/or HTML, attachments as send takes them) as a draft in the %q folder, unsent; returns the draft (message.v1). Retrying the same call never saves it twice.", c.cfg.DraftsFolder),
 			legate.ClassDraft, c.draft)),
 		connectors.Returning[Sent](connectors.NewTool("send",
-			"Send a plain-text message over SMTP from "+c.cfg.From+"; returns it (message.v1) with delivery accepted, or unconfirmed when an earlier attempt's answer was lost. Retrying the same call never sends it twice.",
+			fmt.Sprintf("Send a message over SMTP from %s, plain text and/or HTML, with attachments (at most %d bytes together); returns it (message.v1) with delivery accepted, or unconfirmed when an earlier attempt's answer was lost. Retrying the same call never sends it twice.", c.cfg.From, c.cfg.MaxAttachmentBytes),
 			legate.ClassWrite, c.send)),
+		connectors.Returning[Sent](connectors.NewTool("reply",
+			"Reply to a message: to its Reply-To (else From), with reply_all its other recipients in cc; the subject gets \"Re:\", In-Reply-To and References thread it. Text and/or HTML, attachments as send takes them; with draft, saved in the drafts folder instead of sent. Retrying the same call never sends it twice.",
+			legate.ClassWrite, c.replyTo)),
 	}
 }
 
@@ -243,9 +281,9 @@ func (c *Connector) fetchSummaries(ctx context.Context, call *connectors.Call, s
 	for _, b := range bufs {
 		f := &fetched{buf: b}
 		byUID[b.UID] = f
-		if tp, ok := chooseText(b.BodyStructure); ok {
+		if tp, ok := mimetext.ChooseText(b.BodyStructure); ok {
 			f.text, f.hasText = tp, true
-			key := fmt.Sprint(tp.path)
+			key := fmt.Sprint(tp.Path)
 			groups[key] = append(groups[key], f)
 		}
 	}
@@ -256,7 +294,7 @@ func (c *Connector) fetchSummaries(ctx context.Context, call *connectors.Call, s
 	}
 	var cmds []pending
 	for _, g := range groups {
-		section := &imap.FetchItemBodySection{Part: g[0].text.path, Peek: true, Partial: &imap.SectionPartial{Size: snippetBytes}}
+		section := &imap.FetchItemBodySection{Part: g[0].text.Path, Peek: true, Partial: &imap.SectionPartial{Size: snippetBytes}}
 		set := imap.UIDSet{}
 		for _, f := range g {
 			set.AddNum(f.buf.UID)
@@ -270,7 +308,7 @@ func (c *Connector) fetchSummaries(ctx context.Context, call *connectors.Call, s
 		}
 		for _, b := range got {
 			if f := byUID[b.UID]; f != nil {
-				f.snippet = snippet(decodeText(b.FindBodySection(p.section), f.text))
+				f.snippet = mimetext.Snippet(mimetext.DecodeText(b.FindBodySection(p.section), f.text))
 			}
 		}
 	}
@@ -289,14 +327,14 @@ func (c *Connector) fetchSummaries(ctx context.Context, call *connectors.Call, s
 
 type fetched struct {
 	buf     *imapclient.FetchMessageBuffer
-	text    textPart
+	text    mimetext.TextPart
 	hasText bool
 	snippet string
 }
 
 // messageOf is the message.v1 of a fetched message, without text.
 func (c *Connector) messageOf(call *connectors.Call, folder string, validity uint32, b *imapclient.FetchMessageBuffer) model.Message {
-	id := externalID(folder, validity, b.UID)
+	id := mailbox.ID(folder, validity, b.UID)
 	m := model.Message{Object: c.imapKit.Object(call, model.MessageV1, kindMessage, id), ReceivedAt: b.InternalDate.UTC()}
 	meta := map[string]any{"folder": folder}
 	if e := b.Envelope; e != nil {
@@ -333,28 +371,12 @@ func (c *Connector) messageOf(call *connectors.Call, folder string, validity uin
 	return m
 }
 
-// externalID names a message as the path of an RFC 5092 IMAP URL does.
-func externalID(folder string, validity uint32, uid imap.UID) string {
-	return fmt.Sprintf("%s;UIDVALIDITY=%d/;UID=%d", folder, validity, uid)
-}
-
-func parseExternalID(id string) (folder string, validity uint32, uid imap.UID, ok bool) {
-	i := strings.LastIndex(id, "/;UID=")
-	j := strings.LastIndex(id, ";UIDVALIDITY=")
-	if i < 0 || j < 0 || j > i {
-		return "", 0, 0, false
-	}
-	v, err1 := strconv.ParseUint(id[j+len(";UIDVALIDITY="):i], 10, 32)
-	u, err2 := strconv.ParseUint(id[i+len("/;UID="):], 10, 32)
-	return id[:j], uint32(v), imap.UID(u), err1 == nil && err2 == nil && u > 0
-}
-
 func (c *Connector) read(ctx context.Context, call *connectors.Call, in *readIn) (*legate.Result, error) {
 	id, err := c.imapKit.Resolve(call, kindMessage, in.Message)
 	if err != nil {
 		return nil, err
 	}
-	folder, validity, uid, ok := parseExternalID(id)
+	folder, validity, uid, ok := mailbox.ParseID(id)
 	if !ok {
 		return nil, saas.Mapping("email", "message ref holds %q", id)
 	}
@@ -375,14 +397,20 @@ func (c *Connector) read(ctx context.Context, call *connectors.Call, in *readIn)
 			return legate.Errorf(legate.CodeNotFound, "email: the message is gone from folder %q (deleted or moved)", folder)
 		}
 		out = c.messageOf(call, folder, validity, bufs[0])
-		tp, hasText := chooseText(bufs[0].BodyStructure)
-		out.Attachments = attachments(bufs[0].BodyStructure, tp)
+		tp, hasText := mimetext.ChooseText(bufs[0].BodyStructure)
+		parts := mimetext.Attachments(bufs[0].BodyStructure, tp)
+		for _, p := range parts {
+			out.Attachments = append(out.Attachments, p.Attachment)
+		}
+		if len(parts) > 0 {
+			out.ProviderMetadata["attachments"] = parts // with their parts, for attachment
+		}
 		source := "none"
 		if hasText {
 			// Enough encoded bytes for max_body_bytes of text: quoted-printable
 			// can triple a text, base64 adds a third.
 			want := int64(c.cfg.MaxBodyBytes)*3 + 4
-			section := &imap.FetchItemBodySection{Part: tp.path, Peek: true, Partial: &imap.SectionPartial{Size: want}}
+			section := &imap.FetchItemBodySection{Part: tp.Path, Peek: true, Partial: &imap.SectionPartial{Size: want}}
 			got, err := s.c.Fetch(imap.UIDSetNum(uid), &imap.FetchOptions{UID: true, BodySection: []*imap.FetchItemBodySection{section}}).Collect()
 			if err != nil {
 				return mapIMAP(ctx, err, "fetch")
@@ -391,11 +419,11 @@ func (c *Connector) read(ctx context.Context, call *connectors.Call, in *readIn)
 				return legate.Errorf(legate.CodeNotFound, "email: the message is gone from folder %q (deleted or moved)", folder)
 			}
 			raw := got[0].FindBodySection(section)
-			text := decodeText(raw, tp)
-			out.Text, out.TextTruncated = cutText(text, c.cfg.MaxBodyBytes)
-			out.TextTruncated = out.TextTruncated || int64(len(raw)) >= want && int64(tp.size) > want
+			text := mimetext.DecodeText(raw, tp)
+			out.Text, out.TextTruncated = mimetext.CutText(text, c.cfg.MaxBodyBytes)
+			out.TextTruncated = out.TextTruncated || int64(len(raw)) >= want && int64(tp.Size) > want
 			source = "text/plain"
-			if tp.html {
+			if tp.HTML {
 				source = "text/html converted to text"
 			}
 		}
@@ -417,8 +445,10 @@ func (c *Connector) read(ctx context.Context, call *connectors.Call, in *readIn)
 	if out.TextTruncated {
 		text += "\n[text cut at max_body_bytes]"
 	}
-	for _, a := range out.Attachments {
-		text += fmt.Sprintf("\n[attachment] %s (%s, %d bytes)", a.Name, a.MimeType, a.Size)
+	if parts, ok := out.ProviderMetadata["attachments"].([]mimetext.FilePart); ok {
+		for _, a := range parts {
+			text += fmt.Sprintf("\n[attachment part %s] %s (%s, %d bytes)", a.Part, a.Name, a.MimeType, a.Size)
+		}
 	}
 	return &legate.Result{Structured: out, Text: text}, nil
 }

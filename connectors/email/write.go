@@ -2,8 +2,13 @@ package email
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"fmt"
+	"mime"
 	"net/mail"
 	"strconv"
 	"strings"
@@ -14,14 +19,21 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/email/mailbox"
+	"github.com/legate-mcp/legate/connectors/email/mimetext"
 	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
 )
 
 // check validates a message to compose, every problem named.
-func (in *composeIn) check() error {
+func (in *composeIn) check(maxFiles int) error {
 	n := len(in.To) + len(in.Cc) + len(in.Bcc)
+	if err := in.decodeFiles(maxFiles); err != nil {
+		return err
+	}
 	switch {
+	case len(in.HTML) > MaxTextBytes:
+		return legate.Errorf(legate.CodeInvalidArgument, "email: html: at most %d bytes, got %d", MaxTextBytes, len(in.HTML))
 	case len(in.To) == 0:
 		return legate.Errorf(legate.CodeInvalidArgument, "email: to: at least one recipient is needed")
 	case n > MaxRecipients:
@@ -46,20 +58,52 @@ func (in *composeIn) check() error {
 	return nil
 }
 
-// messageID is the Message-ID (without brackets) of the write whose
-// marker is marker: the same for every retry of one call.
-func (c *Connector) messageID(marker string) string {
-	domain := "legate.invalid"
-	if at := strings.LastIndexByte(c.from.Address, '@'); at >= 0 {
-		domain = c.from.Address[at+1:]
+// decodeFiles decodes the attachments, at most max bytes together.
+func (in *composeIn) decodeFiles(max int) error {
+	total := 0
+	in.files = nil
+	for i, a := range in.Attachments {
+		if a.Name == "" || strings.ContainsAny(a.Name, "\r\n/\\") || len(a.Name) > 255 {
+			return legate.Errorf(legate.CodeInvalidArgument, "email: attachments[%d].name: a file name without / or line breaks is needed, got %q", i, a.Name)
+		}
+		if a.MimeType != "" {
+			if _, _, err := mime.ParseMediaType(a.MimeType); err != nil || !strings.Contains(a.MimeType, "/") {
+				return legate.Errorf(legate.CodeInvalidArgument, "email: attachments[%d].mime_type: %q is not a media type", i, a.MimeType)
+			}
+		}
+		b, err := base64.StdEncoding.DecodeString(a.Content)
+		if err != nil {
+			return legate.Errorf(legate.CodeInvalidArgument, "email: attachments[%d].content_base64: not base64: %v", i, err)
+		}
+		if total += len(b); total > max {
+			return legate.Errorf(legate.CodeInvalidArgument, "email: attachments: at most %d bytes together (max_attachment_bytes), got %d and more", max, total)
+		}
+		in.files = append(in.files, b)
 	}
-	return marker + "@" + domain
+	return nil
+}
+
+// messageID is the Message-ID (without brackets) of the write whose
+// marker is marker: the same for every retry of one call, so that a retry
+// finds what an earlier attempt wrote. With markers off it is a digest of
+// the marker, like any mail client's random id; on, the marker itself.
+func (c *Connector) messageID(call *connectors.Call, marker string) string {
+	domain := "legate.invalid"
+	if at := strings.LastIndexByte(c.who.from(call).Address, '@'); at >= 0 {
+		domain = c.who.from(call).Address[at+1:]
+	}
+	if c.cfg.Markers {
+		return marker + "@" + domain
+	}
+	sum := sha256.Sum256([]byte("message-id\x00" + marker))
+	return hex.EncodeToString(sum[:16]) + "@" + domain
 }
 
 // compose builds the message with Message-ID id, answering r when set.
-func (c *Connector) compose(in *composeIn, id string, r *reply) (*gomail.Msg, error) {
+func (c *Connector) compose(call *connectors.Call, in *composeIn, id string, r *reply) (*gomail.Msg, error) {
 	m := gomail.NewMsg()
-	err := m.FromFormat(c.from.Name, c.from.Address)
+	from := c.who.from(call)
+	err := m.FromFormat(from.Name, from.Address)
 	if err == nil {
 		err = m.To(in.To...)
 	}
@@ -79,14 +123,39 @@ func (c *Connector) compose(in *composeIn, id string, r *reply) (*gomail.Msg, er
 		m.SetGenHeader(gomail.HeaderReferences, strings.TrimSpace(r.references+" "+r.messageID))
 	}
 	m.SetDate()
-	m.SetBodyString(gomail.TypeTextPlain, in.Text)
+	switch {
+	case in.HTML != "":
+		m.SetBodyString(gomail.TypeTextPlain, in.text())
+		m.AddAlternativeString(gomail.TypeTextHTML, in.HTML)
+	default:
+		m.SetBodyString(gomail.TypeTextPlain, in.Text)
+	}
+	for i, a := range in.Attachments {
+		t := gomail.ContentType(cmp.Or(a.MimeType, "application/octet-stream"))
+		if err := m.AttachReader(a.Name, bytes.NewReader(in.files[i]), gomail.WithFileContentType(t)); err != nil {
+			return nil, legate.Errorf(legate.CodeInvalidArgument, "email: attachments[%d]: %v", i, err)
+		}
+	}
 	return m, nil
 }
 
+// text is the plain text of the message: text, else the HTML's text.
+func (in *composeIn) text() string {
+	if in.Text != "" || in.HTML == "" {
+		return in.Text
+	}
+	return mimetext.HTMLToText(in.HTML)
+}
+
 // composed is the message.v1 of a message this connector wrote.
-func (c *Connector) composed(in *composeIn, m *model.Message, id string) {
-	m.Subject, m.Text, m.ThreadRef = in.Subject, in.Text, in.InReplyTo
-	m.Sender = &model.Person{ID: c.from.Address, Name: c.from.Name}
+func (c *Connector) composed(call *connectors.Call, in *composeIn, m *model.Message, id string) {
+	m.Subject, m.Text, m.ThreadRef = in.Subject, in.text(), in.InReplyTo
+	m.Attachments = nil
+	for i, a := range in.Attachments {
+		m.Attachments = append(m.Attachments, model.Attachment{Name: a.Name, MimeType: cmp.Or(a.MimeType, "application/octet-stream"), Size: int64(len(in.files[i]))})
+	}
+	from := c.who.from(call)
+	m.Sender = &model.Person{ID: from.Address, Name: from.Name}
 	for _, r := range []struct {
 		role  string
 		addrs []string
@@ -104,25 +173,25 @@ func (c *Connector) composed(in *composeIn, m *model.Message, id string) {
 }
 
 func (c *Connector) draft(ctx context.Context, call *connectors.Call, in *composeIn) (*legate.Result, error) {
-	if err := in.check(); err != nil {
+	if err := in.check(c.cfg.MaxAttachmentBytes); err != nil {
 		return nil, err
 	}
 	folder := c.cfg.DraftsFolder
 	out, err := saas.WriteOnce(ctx, c.imapKit, call, saas.Write[model.Message]{
 		Send: func(ctx context.Context, password, marker string) (*model.Message, error) {
 			var out *model.Message
-			err := c.session(ctx, password, func(ctx context.Context, s *session) error {
+			err := c.session(ctx, call, password, func(ctx context.Context, s *session) error {
 				var err error
-				out, err = c.saveDraft(ctx, call, s, in, c.messageID(marker))
+				out, err = c.saveDraft(ctx, call, s, in, c.messageID(call, marker))
 				return err
 			})
 			return out, err
 		},
 		Find: func(ctx context.Context, password, marker string, _ time.Time) (*model.Message, error) {
 			var out *model.Message
-			err := c.session(ctx, password, func(ctx context.Context, s *session) error {
+			err := c.session(ctx, call, password, func(ctx context.Context, s *session) error {
 				var err error
-				out, err = c.findDraft(ctx, call, s, folder, c.messageID(marker))
+				out, err = c.findDraft(ctx, call, s, folder, c.messageID(call, marker))
 				return err
 			})
 			return out, err
@@ -131,8 +200,8 @@ func (c *Connector) draft(ctx context.Context, call *connectors.Call, in *compos
 	if err != nil {
 		return nil, err
 	}
-	if out.Text == "" && in.Text != "" {
-		c.composed(in, out, c.messageID(c.imapKit.Marker(call)))
+	if out.Text == "" && in.text() != "" {
+		c.composed(call, in, out, c.messageID(call, c.imapKit.Marker(call)))
 	}
 	return &legate.Result{Structured: out, Text: fmt.Sprintf("draft saved in %s: %q to %s (%s)", folder, in.Subject, strings.Join(in.To, ", "), out.Ref)}, nil
 }
@@ -149,7 +218,7 @@ func (c *Connector) saveDraft(ctx context.Context, call *connectors.Call, s *ses
 	if err != nil {
 		return nil, err
 	}
-	msg, err := c.compose(in, id, r)
+	msg, err := c.compose(call, in, id, r)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +242,7 @@ func (c *Connector) saveDraft(ctx context.Context, call *connectors.Call, s *ses
 	// found by its Message-ID.
 	var out *model.Message
 	if data.UID != 0 && data.UIDValidity != 0 {
-		out = &model.Message{Object: c.imapKit.Object(call, model.MessageV1, kindMessage, externalID(folder, data.UIDValidity, data.UID)),
+		out = &model.Message{Object: c.imapKit.Object(call, model.MessageV1, kindMessage, mailbox.ID(folder, data.UIDValidity, data.UID)),
 			Labels: []string{"draft", "seen"}, ReceivedAt: time.Now().UTC()}
 		out.ProviderMetadata = map[string]any{"folder": folder}
 	} else if out, err = c.findDraft(ctx, call, s, folder, id); err != nil {
@@ -181,7 +250,7 @@ func (c *Connector) saveDraft(ctx context.Context, call *connectors.Call, s *ses
 	} else if out == nil {
 		return nil, saas.Mapping("email", "the saved draft is not found in %q by its Message-ID", folder)
 	}
-	c.composed(in, out, id)
+	c.composed(call, in, out, id)
 	return out, nil
 }
 
@@ -208,7 +277,7 @@ func (c *Connector) findDraft(ctx context.Context, call *connectors.Call, s *ses
 }
 
 func (c *Connector) send(ctx context.Context, call *connectors.Call, in *composeIn) (*legate.Result, error) {
-	if err := in.check(); err != nil {
+	if err := in.check(c.cfg.MaxAttachmentBytes); err != nil {
 		return nil, err
 	}
 	out, err := saas.WriteOnce(ctx, c.smtpKit, call, saas.Write[Sent]{
@@ -221,7 +290,7 @@ func (c *Connector) send(ctx context.Context, call *connectors.Call, in *compose
 			if err != nil || !pending {
 				return nil, err
 			}
-			return c.confirm(ctx, call, in, c.messageID(marker)), nil
+			return c.confirm(ctx, call, in, c.messageID(call, marker)), nil
 		},
 	})
 	if err != nil {
@@ -268,7 +337,7 @@ func (c *Connector) confirm(ctx context.Context, call *connectors.Call, in *comp
 // sent is the result of a send with Message-ID id.
 func (c *Connector) sent(call *connectors.Call, in *composeIn, id, delivery string) *Sent {
 	out := &Sent{Message: model.Message{Object: c.smtpKit.Object(call, model.MessageV1, "sent", "<"+id+">")}, Delivery: delivery}
-	c.composed(in, &out.Message, id)
+	c.composed(call, in, &out.Message, id)
 	out.SentAt = time.Now().UTC().Truncate(time.Second)
 	return out
 }
@@ -289,7 +358,7 @@ func (c *Connector) reply(ctx context.Context, call *connectors.Call, s *session
 	if err != nil {
 		return nil, err
 	}
-	folder, validity, uid, ok := parseExternalID(id)
+	folder, validity, uid, ok := mailbox.ParseID(id)
 	if !ok {
 		return nil, saas.Mapping("email", "message ref holds %q", id)
 	}

@@ -1,11 +1,17 @@
-package email
+// Package mimetext reads the text of the email connector's messages: it
+// picks the part a message's text comes from (text/plain, else text/html
+// turned into text), lists the parts that are files, undoes transfer
+// encodings and charsets, and cuts texts and snippets on rune boundaries.
+package mimetext
 
 import (
 	"bytes"
 	"encoding/base64"
 	"html"
 	"io"
+	"mime"
 	"mime/quotedprintable"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -17,23 +23,29 @@ import (
 	"github.com/legate-mcp/legate/connectors/saas/model"
 )
 
-// textPart is the part of a message its text is read from.
-type textPart struct {
-	path     []int
-	html     bool
-	encoding string
-	charset  string
-	size     uint32
+// SnippetRunes is the length of a search result's snippet.
+const SnippetRunes = 200
+
+// WordDecoder decodes RFC 2047 headers in any charset go-message knows.
+var WordDecoder = &mime.WordDecoder{CharsetReader: charset.Reader}
+
+// TextPart is the part of a message its text is read from.
+type TextPart struct {
+	Path     []int
+	HTML     bool
+	Encoding string
+	Charset  string
+	Size     uint32
 }
 
-// chooseText picks the part a message's text comes from: the first
+// ChooseText picks the part a message's text comes from: the first
 // text/plain part that is not an attachment, else the first text/html
 // one (converted to text). ok is false for a message without text.
-func chooseText(bs imap.BodyStructure) (tp textPart, ok bool) {
+func ChooseText(bs imap.BodyStructure) (tp TextPart, ok bool) {
 	if bs == nil {
-		return textPart{}, false
+		return TextPart{}, false
 	}
-	var plain, htm *textPart
+	var plain, htm *TextPart
 	bs.Walk(func(path []int, part imap.BodyStructure) bool {
 		sp, single := part.(*imap.BodyStructureSinglePart)
 		if !single {
@@ -42,7 +54,7 @@ func chooseText(bs imap.BodyStructure) (tp textPart, ok bool) {
 		if d := sp.Disposition(); d != nil && strings.EqualFold(d.Value, "attachment") {
 			return true
 		}
-		t := &textPart{path: append([]int(nil), path...), encoding: strings.ToLower(sp.Encoding), charset: sp.Params["charset"], size: sp.Size}
+		t := &TextPart{Path: append([]int(nil), path...), Encoding: strings.ToLower(sp.Encoding), Charset: sp.Params["charset"], Size: sp.Size}
 		switch sp.MediaType() {
 		case "text/plain":
 			if plain == nil {
@@ -50,7 +62,7 @@ func chooseText(bs imap.BodyStructure) (tp textPart, ok bool) {
 			}
 		case "text/html":
 			if htm == nil {
-				t.html = true
+				t.HTML = true
 				htm = t
 			}
 		}
@@ -62,19 +74,25 @@ func chooseText(bs imap.BodyStructure) (tp textPart, ok bool) {
 	case htm != nil:
 		return *htm, true
 	}
-	return textPart{}, false
+	return TextPart{}, false
 }
 
-// attachments lists the parts of bs that are files: those with a
+// FilePart is an attachment and the part of the message it is ("2", "1.2").
+type FilePart struct {
+	model.Attachment
+	Part string `json:"part"`
+}
+
+// Attachments lists the parts of bs that are files: those with a
 // filename, or an attachment disposition, except the text part itself.
-func attachments(bs imap.BodyStructure, text textPart) []model.Attachment {
+func Attachments(bs imap.BodyStructure, text TextPart) []FilePart {
 	if bs == nil {
 		return nil
 	}
-	var out []model.Attachment
+	var out []FilePart
 	bs.Walk(func(path []int, part imap.BodyStructure) bool {
 		sp, single := part.(*imap.BodyStructureSinglePart)
-		if !single || samePath(path, text.path) && text.path != nil {
+		if !single || samePath(path, text.Path) && text.Path != nil {
 			return true
 		}
 		name := sp.Filename()
@@ -90,7 +108,11 @@ func attachments(bs imap.BodyStructure, text textPart) []model.Attachment {
 		if name == "" {
 			name = "(unnamed)"
 		}
-		out = append(out, model.Attachment{Name: wordDecode(name), MimeType: sp.MediaType(), Size: size})
+		ids := make([]string, len(path))
+		for i, n := range path {
+			ids[i] = strconv.Itoa(n)
+		}
+		out = append(out, FilePart{model.Attachment{Name: WordDecode(name), MimeType: sp.MediaType(), Size: size}, strings.Join(ids, ".")})
 		return true
 	})
 	return out
@@ -108,19 +130,19 @@ func samePath(a, b []int) bool {
 	return true
 }
 
-func wordDecode(s string) string {
-	if d, err := wordDecoder.DecodeHeader(s); err == nil {
+func WordDecode(s string) string {
+	if d, err := WordDecoder.DecodeHeader(s); err == nil {
 		return d
 	}
 	return s
 }
 
-// decodeText turns the (possibly cut) raw bytes of part into text: the
+// DecodeText turns the (possibly cut) raw bytes of part into text: the
 // transfer encoding undone, the charset converted to UTF-8, HTML turned
 // into plain text. A cut base64 or quoted-printable tail is dropped.
-func decodeText(raw []byte, part textPart) string {
+func DecodeText(raw []byte, part TextPart) string {
 	var b []byte
-	switch part.encoding {
+	switch part.Encoding {
 	case "base64":
 		clean := bytes.Map(func(r rune) rune {
 			if unicode.IsSpace(r) {
@@ -137,7 +159,7 @@ func decodeText(raw []byte, part textPart) string {
 	default:
 		b = raw
 	}
-	cs := strings.ToLower(part.charset)
+	cs := strings.ToLower(part.Charset)
 	if cs != "" && cs != "utf-8" && cs != "us-ascii" {
 		if r, err := charset.Reader(cs, bytes.NewReader(b)); err == nil {
 			if conv, err := io.ReadAll(r); err == nil || len(conv) > 0 {
@@ -146,21 +168,21 @@ func decodeText(raw []byte, part textPart) string {
 		}
 	}
 	s := strings.ToValidUTF8(string(httpkit.TrimPartialRune(b)), "\uFFFD")
-	if part.html {
-		s = htmlToText(s)
+	if part.HTML {
+		s = HTMLToText(s)
 	}
 	return strings.ReplaceAll(s, "\r\n", "\n")
 }
 
-// blockTags end a line in htmlToText where they open; the ones marked
+// blockTags end a line in HTMLToText where they open; the ones marked
 // true where they close too.
 var blockTags = map[string]bool{"p": true, "br": false, "div": true, "li": false, "tr": false, "h1": true, "h2": true, "h3": true,
 	"h4": true, "h5": true, "h6": true, "table": true, "ul": true, "ol": true, "blockquote": true, "hr": false, "pre": true}
 
-// htmlToText is the text of an HTML body: tags dropped (a block element
+// HTMLToText is the text of an HTML body: tags dropped (a block element
 // ends a line), script, style and head skipped, entities decoded, runs of
 // blanks folded. It is for reading, not for rendering.
-func htmlToText(s string) string {
+func HTMLToText(s string) string {
 	var out strings.Builder
 	for len(s) > 0 {
 		lt := strings.IndexByte(s, '<')
@@ -225,8 +247,8 @@ func foldBlanks(s string) string {
 	return strings.TrimSpace(strings.Join(out, "\n"))
 }
 
-// snippet is the first SnippetRunes runes of text on one line.
-func snippet(text string) string {
+// Snippet is the first SnippetRunes runes of text on one line.
+func Snippet(text string) string {
 	s := strings.Join(strings.Fields(text), " ")
 	if utf8.RuneCountInString(s) <= SnippetRunes {
 		return s
@@ -235,8 +257,8 @@ func snippet(text string) string {
 	return strings.TrimSpace(string(r)) + "…"
 }
 
-// cutText cuts s to at most max bytes on a rune boundary.
-func cutText(s string, max int) (string, bool) {
+// CutText cuts s to at most max bytes on a rune boundary.
+func CutText(s string, max int) (string, bool) {
 	if len(s) <= max {
 		return s, false
 	}
