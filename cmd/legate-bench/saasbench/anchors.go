@@ -96,8 +96,8 @@ globalThis.fetch = (input, init) =>
 // (LEGATE_BENCH_STRIPE_API) — stripe-node's own settings, as the P7
 // reader's stripe-go is given the stand-in's URL.
 const stripePreload = `const Module = require("node:module");
-const { hostname, port, protocol } = new URL(process.env.LEGATE_BENCH_STRIPE_API);
-const to = { host: hostname, port, protocol: protocol.slice(0, -1) };
+const u = new URL(process.env.LEGATE_BENCH_STRIPE_API), protocol = u.protocol.slice(0, -1);
+const to = { host: u.hostname, port: u.port || (protocol === "http" ? "80" : "443"), protocol };
 const real = Module.prototype.require;
 let wrapped;
 Module.prototype.require = function (id) {

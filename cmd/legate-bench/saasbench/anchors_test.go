@@ -243,17 +243,21 @@ module.exports = Stripe; module.exports.Stripe = Stripe; module.exports.default 
 	if err := os.WriteFile(preload, []byte(stripePreload), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(node, "--require", preload, "-e",
-		`const S = require("stripe").default; const s = new S("sk_test_x", {appInfo: {name: "stripe-mcp"}}); console.log(JSON.stringify([s instanceof S, s.key, s.config]));`)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "LEGATE_BENCH_STRIPE_API=http://127.0.0.1:4242")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("node: %v: %s", err, out)
-	}
-	want := `[true,"sk_test_x",{"appInfo":{"name":"stripe-mcp"},"host":"127.0.0.1","port":"4242","protocol":"http"}]`
-	if strings.TrimSpace(string(out)) != want {
-		t.Errorf("node printed %s, want %s", out, want)
+	// The stand-in listens on port 80 where it can (github's anchor),
+	// which a URL leaves out; stripe-node would take 443 for none.
+	for base, port := range map[string]string{"http://127.0.0.1:4242": "4242", "http://127.0.0.1:80": "80", "http://127.0.0.1": "80"} {
+		cmd := exec.Command(node, "--require", preload, "-e",
+			`const S = require("stripe").default; const s = new S("sk_test_x", {appInfo: {name: "stripe-mcp"}}); console.log(JSON.stringify([s instanceof S, s.key, s.config]));`)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "LEGATE_BENCH_STRIPE_API="+base)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("node: %v: %s", err, out)
+		}
+		want := `[true,"sk_test_x",{"appInfo":{"name":"stripe-mcp"},"host":"127.0.0.1","port":"` + port + `","protocol":"http"}]`
+		if strings.TrimSpace(string(out)) != want {
+			t.Errorf("%s: node printed %s, want %s", base, out, want)
+		}
 	}
 }
 
