@@ -3,8 +3,8 @@
 // connector and its client library — against the same library calling the
 // same stand-in directly, in the same rounds. The stand-ins answer one
 // read each, as the provider would, from memory. It is also scenario P7b
-// (anchors.go): the same reads through Legate against the MCP servers
-// people install for those providers instead.
+// (anchors.go): the same reads, and P6's query (sqlbench), through Legate
+// against the MCP servers people install for those providers instead.
 package saasbench
 
 import (

@@ -110,17 +110,23 @@ func Run(ctx context.Context, o benchkit.Options) ([]benchkit.Row, error) {
 	}
 	var rows []benchkit.Row
 	for _, c := range cs {
-		d, v, tx, h := res[c][0], res[c][1], res[c][2], res[c][3]
-		note := ""
-		if c == cs[0] {
-			note = "postgres.query of 100 rows through Legate; baseline: the same query through pgx directly (reported, not judged: P6 is judged against the bound below)"
-		}
-		rows = append(rows, benchkit.Compare("P6", "postgres.query of 100 rows", c, d, v, 0, note)...)
-		rows = append(rows, benchkit.Row{Scenario: "P6", Metric: fmt.Sprintf("calls/s of pgx in the connector's transaction (BEGIN READ ONLY with SET LOCAL, query, ROLLBACK), C=%d (baseline: pgx directly)", c),
-			Unit: "calls/s", Baseline: benchkit.Median(d.Rate), Legate: benchkit.Median(tx.Rate), Ratio: benchkit.Median(benchkit.Ratios(tx.Rate, d.Rate))})
-		rows = append(rows, benchkit.HopRows("P6", "postgres.query of 100 rows", c, d, h, v, benchkit.HopTargets{Bound: Target})...)
+		rows = append(rows, rowsAt(c, c == cs[0], res[c][0], res[c][1], res[c][2], res[c][3])...)
 	}
 	return rows, nil
+}
+
+// rowsAt are P6's rows at C=c of pgx directly (d), through Legate (v),
+// pgx in the connector's transaction (tx) and the MCP hop alone (h); only
+// Legate against the bound is judged. first adds the note.
+func rowsAt(c int, first bool, d, v, tx, h benchkit.Series) []benchkit.Row {
+	note := ""
+	if first {
+		note = "postgres.query of 100 rows through Legate; baseline: the same query through pgx directly (reported, not judged: P6 is judged against the bound below)"
+	}
+	rows := benchkit.Compare("P6", "postgres.query of 100 rows", c, d, v, 0, note)
+	rows = append(rows, benchkit.Row{Scenario: "P6", Metric: fmt.Sprintf("calls/s of pgx in the connector's transaction (BEGIN READ ONLY with SET LOCAL, query, ROLLBACK), C=%d (baseline: pgx directly)", c),
+		Unit: "calls/s", Baseline: benchkit.Median(d.Rate), Legate: benchkit.Median(tx.Rate), Ratio: benchkit.Median(benchkit.Ratios(tx.Rate, d.Rate))})
+	return append(rows, benchkit.HopRows("P6", "postgres.query of 100 rows", c, d, h, v, benchkit.HopTargets{Bound: Target})...)
 }
 
 // direct runs the query through pgx and reads every value, as the
