@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Installs the "anchors" of benchmark P7b (cmd/legate-bench, docs/BENCHMARKS.md): the MCP servers
-# people install for GitHub, Notion and Slack instead of a gateway's native connector, at pinned
+# people install for GitHub, Notion, Slack, Stripe and PostgreSQL instead of a gateway's native connector, at pinned
 # versions, into ${LEGATE_TOOLS_DIR:-$HOME/.cache/legate-tools}/anchors, where the bench finds them.
 #
 #   bash scripts/anchors.sh
 #   LEGATE_TOOLS_DIR=/var/cache/legate-tools bash scripts/anchors.sh
 #
 #   bin/github-mcp-server   github/github-mcp-server, built from its source with the Go module proxy
-#   node_modules/           @notionhq/notion-mcp-server and @modelcontextprotocol/server-slack, the
-#                           pins in scripts/anchors/package.json and its package-lock.json
+#   node_modules/           @notionhq/notion-mcp-server, @modelcontextprotocol/server-slack, @stripe/mcp
+#                           and @modelcontextprotocol/server-postgres, the pins in
+#                           scripts/anchors/package.json and its package-lock.json
 #   bin/node                the Node.js they run with: Node 22 of the peers cache (scripts/peers.sh)
 #                           when present, else the node on PATH
 #
@@ -56,9 +57,13 @@ major=$("$node" -p 'process.versions.node.split(".")[0]')
 [ "$major" -ge 18 ] || { echo "anchors.sh: $node is Node $major, the anchors need >= 18" >&2; exit 1; }
 ln -sfn "$node" "$dir/bin/node"
 
-# Notion's and Slack's servers, from the lock file.
-if cmp -s "$src/package-lock.json" "$dir/package-lock.json" && [ -d "$dir/node_modules/@notionhq/notion-mcp-server" ] &&
-  [ -d "$dir/node_modules/@modelcontextprotocol/server-slack" ]; then
+# The npm servers, from the lock file.
+npm_anchors="@notionhq/notion-mcp-server @modelcontextprotocol/server-slack @stripe/mcp @modelcontextprotocol/server-postgres"
+installed() {
+  cmp -s "$src/package-lock.json" "$dir/package-lock.json" || return 1
+  for p in $npm_anchors; do [ -d "$dir/node_modules/$p" ] || return 1; done
+}
+if installed; then
   echo "anchors.sh: npm anchors up to date"
 else
   echo "anchors.sh: installing the npm anchors"
@@ -69,6 +74,6 @@ fi
 cat <<EOF
 anchors dir:      $dir
 github:           $dir/bin/github-mcp-server ($GITHUB_MCP_VERSION)
-notion, slack:    $dir/node_modules/@notionhq/notion-mcp-server, $dir/node_modules/@modelcontextprotocol/server-slack
+npm:              $(for p in $npm_anchors; do printf '%s ' "$dir/node_modules/$p"; done)
 node:             $dir/bin/node -> $node (v$("$node" -p 'process.versions.node'))
 EOF

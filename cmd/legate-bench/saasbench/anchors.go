@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate/cmd/legate-bench/benchkit"
+	"github.com/legate-mcp/legate/cmd/legate-bench/sqlbench"
 )
 
 // P7b: the same read through Legate's native connector and through the
@@ -43,6 +44,9 @@ type anchor struct {
 	server string // the server and its pinned version
 	tool   string
 	args   map[string]any
+	// want is a value the anchor's first answer must hold: the reader's
+	// when empty.
+	want string
 	// differs is what it does that Legate's call does not, or skips.
 	differs string
 	// command returns the argv and environment that run it over stdio
@@ -51,11 +55,14 @@ type anchor struct {
 }
 
 // anchorEnv is where the anchors run: their directory, the stand-in's
-// base URL, the harness's scratch directory and, when the stand-in could
-// not listen on port 80, why.
+// base URL, the harness's scratch directory, when the stand-in could not
+// listen on port 80, why, and the URL of P6's database (sqlbench) or why
+// there is none.
 type anchorEnv struct {
 	dir, base, scratch string
 	port80             error
+	db                 string
+	dbErr              error
 }
 
 // node is the Node.js AnchorScript installed the npm anchors with.
@@ -81,6 +88,38 @@ const real = globalThis.fetch;
 globalThis.fetch = (input, init) =>
   real(typeof input === "string" && input.startsWith(api) ? base + input.slice(api.length) : input, init);
 `
+
+// stripePreload is the module Node requires before the Stripe server:
+// @stripe/agent-toolkit makes its stripe-node client with no host, port
+// or protocol, and stripe-node reads none from the environment, so this
+// gives the client's constructor those of the stand-in
+// (LEGATE_BENCH_STRIPE_API) — stripe-node's own settings, as the P7
+// reader's stripe-go is given the stand-in's URL.
+const stripePreload = `const Module = require("node:module");
+const u = new URL(process.env.LEGATE_BENCH_STRIPE_API), protocol = u.protocol.slice(0, -1);
+const to = { host: u.hostname, port: u.port || (protocol === "http" ? "80" : "443"), protocol };
+const real = Module.prototype.require;
+let wrapped;
+Module.prototype.require = function (id) {
+  const m = real.apply(this, arguments);
+  if (id !== "stripe") return m;
+  if (!wrapped) {
+    const Stripe = m.default || m;
+    wrapped = function (key, config) { return new Stripe(key, { ...config, ...to }); };
+    Object.setPrototypeOf(wrapped, Stripe);
+    wrapped.prototype = Stripe.prototype;
+    wrapped.default = wrapped.Stripe = wrapped;
+  }
+  return wrapped;
+};
+`
+
+// writeScratch writes body as name in e's scratch directory and returns
+// its path.
+func (e anchorEnv) writeScratch(name, body string) (string, error) {
+	path := filepath.Join(e.scratch, name)
+	return path, os.WriteFile(path, []byte(body), 0o600)
+}
 
 var anchors = []anchor{
 	{
@@ -122,15 +161,56 @@ var anchors = []anchor{
 			if err := e.installed("bin/node", index); err != nil {
 				return nil, nil, err
 			}
-			preload := filepath.Join(e.scratch, "slack-standin.mjs")
-			if err := os.WriteFile(preload, []byte(slackPreload), 0o600); err != nil {
+			preload, err := e.writeScratch("slack-standin.mjs", slackPreload)
+			if err != nil {
 				return nil, nil, err
 			}
 			return []string{e.node(), "--import", "file://" + preload, filepath.Join(e.dir, index)},
 				[]string{"SLACK_BOT_TOKEN=" + token, "SLACK_TEAM_ID=T0BENCH", "LEGATE_BENCH_SLACK_API=" + e.base + "/api/"}, nil
 		},
 	},
+	{
+		// 0.2.5 is the last version that runs the tools itself
+		// (@stripe/agent-toolkit on stripe-node); 0.3.x only relays
+		// stdio to https://mcp.stripe.com, whose Stripe is the real one.
+		reader: "stripe", server: "@stripe/mcp 0.2.5", tool: "list_customers",
+		args: map[string]any{"email": customerEmail, "limit": 1}, want: customer,
+		differs: "the anchor: stdio, no policy, no audit; it has no tool that reads one customer or lists charges (Legate's stripe reads), so its nearest read is measured: list_customers by the customer's email, limit 1 — one GET /v1/customers?email= answering the same customer — which returns only the id as text (any error as the text \"Failed to list customers\"), no structured content; stripe-node pointed at the stand-in by a preloaded module giving its constructor the stand-in's host, port and protocol; @stripe/mcp 0.3.x cannot be: it only relays to https://mcp.stripe.com",
+		command: func(e anchorEnv) ([]string, []string, error) {
+			index := "node_modules/@stripe/mcp/dist/index.js"
+			if err := e.installed("bin/node", index); err != nil {
+				return nil, nil, err
+			}
+			preload, err := e.writeScratch("stripe-standin.cjs", stripePreload)
+			if err != nil {
+				return nil, nil, err
+			}
+			return []string{e.node(), "--require", preload, filepath.Join(e.dir, index), "--tools=customers.read"},
+				[]string{"STRIPE_SECRET_KEY=" + stripeKey, "LEGATE_BENCH_STRIPE_API=" + e.base}, nil
+		},
+	},
+	{
+		// It takes the database URL as its one argument.
+		reader: "pg", server: "@modelcontextprotocol/server-postgres 0.6.2", tool: "query",
+		args:    map[string]any{"sql": sqlbench.Query},
+		differs: "the anchor: stdio, no policy, no audit, no SQL guard (any statement, in BEGIN TRANSACTION READ ONLY; its ROLLBACK not awaited), no statement timeout or row cap; it returns the rows as indented JSON text, without column types or structured content; pg's pool of up to 10 connections, Legate's max_conns the highest C",
+		command: func(e anchorEnv) ([]string, []string, error) {
+			index := "node_modules/@modelcontextprotocol/server-postgres/dist/index.js"
+			if err := e.installed("bin/node", index); err != nil {
+				return nil, nil, err
+			}
+			if e.dbErr != nil {
+				return nil, nil, fmt.Errorf("no database for it, as for P6: %w", e.dbErr)
+			}
+			return []string{e.node(), filepath.Join(e.dir, index), e.db}, nil, nil
+		},
+	},
 }
+
+// pgReader is P6's query (sqlbench) through Legate's postgres instance of
+// P7b: the PostgreSQL anchor's reader, which P7 does not measure.
+var pgReader = reader{name: "pg", what: "postgres.query of 100 rows", tool: "pg__query",
+	args: map[string]any{"sql": sqlbench.Query}, want: sqlbench.Want}
 
 // RunAnchors measures P7b. Without the anchors' directory it skips, with
 // a row and a line naming AnchorScript; an anchor that is missing or
@@ -153,7 +233,16 @@ func RunAnchors(ctx context.Context, o benchkit.Options) ([]benchkit.Row, error)
 	}
 	defer stop()
 	cs := o.Upto(8)
-	lg, sessions, env, end, err := legateOn(ctx, o, "p7b", base, cs[len(cs)-1])
+	// The PostgreSQL anchor and Legate's postgres instance read a
+	// database as P6's; without a server that anchor alone is skipped.
+	e := anchorEnv{dir: dir, base: base, scratch: o.Dir, port80: port80}
+	pg := ""
+	db, drop, err := sqlbench.CreateDatabase(ctx)
+	if e.dbErr = err; err == nil {
+		defer drop()
+		e.db, pg = db.String(), sqlbench.Instance(pgReader.name, db, cs[len(cs)-1])
+	}
+	lg, sessions, env, end, err := legateOn(ctx, o, "p7b", base, pg, cs[len(cs)-1])
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +261,6 @@ func RunAnchors(ctx context.Context, o benchkit.Options) ([]benchkit.Row, error)
 			return err
 		}}, stdio.Side(r.name+" through Legate over stdio", r.tool, r.args)}
 	}
-	e := anchorEnv{dir: dir, base: base, scratch: o.Dir, port80: port80}
 	var rows []benchkit.Row
 	for _, a := range anchors {
 		r := readerNamed(a.reader)
@@ -203,7 +291,11 @@ func measureAnchor(ctx context.Context, o benchkit.Options, a anchor, r reader, 
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", a.server, err)
 	}
-	if err := holds(a.server+" "+a.tool, res.Content, r.want); err != nil {
+	want := a.want
+	if want == "" {
+		want = r.want
+	}
+	if err := holds(a.server+" "+a.tool, res.Content, want); err != nil {
 		return nil, err
 	}
 	if res, err = benchkit.Call(ctx, first, r.tool, r.args); err != nil {
@@ -247,9 +339,10 @@ func anchorRows(a anchor, r reader, transport string, c int, an, lg benchkit.Ser
 	return []benchkit.Row{rate, row("p50 latency", "µs", func(s benchkit.Series) []float64 { return s.P50 }), cpu}
 }
 
-// readerNamed is the reader of that name; the anchors name only readers.
+// readerNamed is the reader of that name; the anchors name only readers
+// and pgReader.
 func readerNamed(name string) reader {
-	for _, r := range readers {
+	for _, r := range append(readers[:len(readers):len(readers)], pgReader) {
 		if r.name == name {
 			return r
 		}

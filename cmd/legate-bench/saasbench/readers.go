@@ -31,6 +31,8 @@ const (
 	spreadsheet = "1BxiMVs0XRA5nFMdKvBdBZjgmUUqptlbs74OgvE2upms"
 	sheetWindow = "Sheet1!A1:E101" // Sheet1!A1:E, a page of 100 rows and one more, as the connector asks
 	customer    = "cus_QXg1o8vcGmoR32"
+	// customerEmail is its email, by which Stripe's anchor lists it.
+	customerEmail = "jenny.rosen@example.com"
 )
 
 // perCall wraps a read that makes its client at each call.
@@ -125,7 +127,7 @@ var readers = []reader{
 		// connector has it.
 		name: "stripe", what: "stripe.get_customer",
 		config: "{base_url: \"%s\", mode: test, allow_private_networks: true}", secrets: map[string]string{"secret_key": stripeKey},
-		tool: "stripe__get_customer", args: map[string]any{"customer_id": customer}, want: "jenny.rosen@example.com",
+		tool: "stripe__get_customer", args: map[string]any{"customer_id": customer}, want: customerEmail,
 		open: func(_ context.Context, base string, hc *http.Client) (func(context.Context) error, error) {
 			sc := stripe.NewClient(stripeKey, stripe.WithBackends(stripe.NewBackendsWithConfig(&stripe.BackendConfig{
 				URL: stripe.String(base), HTTPClient: hc, MaxNetworkRetries: stripe.Int64(0),

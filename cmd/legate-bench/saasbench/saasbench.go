@@ -3,8 +3,8 @@
 // connector and its client library — against the same library calling the
 // same stand-in directly, in the same rounds. The stand-ins answer one
 // read each, as the provider would, from memory. It is also scenario P7b
-// (anchors.go): the same reads through Legate against the MCP servers
-// people install for those providers instead.
+// (anchors.go): the same reads, and P6's query (sqlbench), through Legate
+// against the MCP servers people install for those providers instead.
 package saasbench
 
 import (
@@ -47,9 +47,10 @@ func (r reader) env(cred string) string {
 	return "LEGATE_BENCH_" + strings.ToUpper(r.name+"_"+cred)
 }
 
-// config is Legate's configuration of the readers' instances, and the
-// environment that holds their credentials.
-func config(base string) (string, []string) {
+// config is Legate's configuration of the readers' instances, with the
+// list entries of more after them, and the environment that holds their
+// credentials.
+func config(base, more string) (string, []string) {
 	var cfg strings.Builder
 	var env []string
 	cfg.WriteString("connectors:\n")
@@ -69,6 +70,7 @@ func config(base string) (string, []string) {
 		}
 		cfg.WriteString("}\n")
 	}
+	cfg.WriteString(more)
 	return cfg.String(), env
 }
 
@@ -79,10 +81,11 @@ func (r reader) check(res *mcp.CallToolResult) error {
 }
 
 // legateOn starts Legate (its config written as name.yaml) with its
-// connectors on the stand-in at base, and opens n sessions; env is what
-// the config's credentials read, end stops both.
-func legateOn(ctx context.Context, o benchkit.Options, name, base string, n int) (lg *benchkit.Legate, sessions []*mcp.ClientSession, env []string, end func(), err error) {
-	cfg, env := config(base)
+// connectors on the stand-in at base, and the instances of more (config's),
+// and opens n sessions; env is what the config's credentials read, end
+// stops both.
+func legateOn(ctx context.Context, o benchkit.Options, name, base, more string, n int) (lg *benchkit.Legate, sessions []*mcp.ClientSession, env []string, end func(), err error) {
+	cfg, env := config(base, more)
 	if lg, err = benchkit.StartLegate(ctx, o, name, cfg, env...); err != nil {
 		return nil, nil, nil, nil, err
 	}
@@ -106,7 +109,7 @@ func Run(ctx context.Context, o benchkit.Options) ([]benchkit.Row, error) {
 	}
 	defer stop()
 	cs := o.Upto(8)
-	lg, sessions, _, end, err := legateOn(ctx, o, "p7", base, cs[len(cs)-1])
+	lg, sessions, _, end, err := legateOn(ctx, o, "p7", base, "", cs[len(cs)-1])
 	if err != nil {
 		return nil, err
 	}

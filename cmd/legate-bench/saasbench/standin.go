@@ -13,7 +13,7 @@ import (
 // paths: Slack's conversations.list under /api/, GitHub Enterprise's
 // issue under /api/v3/, Notion's search under /v1/, Google's token
 // endpoint (/token) and Sheets' values.get (/v4/), and Stripe's customer
-// (/v1/customers/). The bodies are encoded once; Notion, Google and
+// (/v1/customers/, and the list of customers by email). The bodies are encoded once; Notion, Google and
 // Stripe's reads check the credential as the provider would. It listens
 // on addr (host:port; port 0 for any).
 func standIn(addr string) (string, func(), error) {
@@ -145,13 +145,14 @@ func google(mux *http.ServeMux) {
 }
 
 // stripeCustomer serves GET /v1/customers/{id}: one customer, shaped as
-// stripe-mock's fixture with its fields filled in.
+// stripe-mock's fixture with its fields filled in; and GET /v1/customers,
+// the list of the customers of an email (P7b's Stripe anchor).
 func stripeCustomer(mux *http.ServeMux) {
 	body := mustJSON(map[string]any{
 		"id": customer, "object": "customer",
 		"address": map[string]any{"city": "San Francisco", "country": "US", "line1": "510 Townsend St", "line2": nil, "postal_code": "94103", "state": "CA"},
 		"balance": 0, "created": 1732000000, "currency": "usd", "default_source": nil, "delinquent": false,
-		"description": "Enterprise plan, billed yearly", "discount": nil, "email": "jenny.rosen@example.com",
+		"description": "Enterprise plan, billed yearly", "discount": nil, "email": customerEmail,
 		"invoice_prefix": "7FE1103",
 		"invoice_settings": map[string]any{"custom_fields": nil, "default_payment_method": "pm_1QXg2b2eZvKYlo2CkM3hX8Yz", "footer": nil,
 			"rendering_options": nil},
@@ -159,13 +160,22 @@ func stripeCustomer(mux *http.ServeMux) {
 		"next_invoice_sequence": 12, "phone": "+14155550123", "preferred_locales": []string{"en"}, "shipping": nil,
 		"tax_exempt": "none", "test_clock": nil,
 	})
+	// GET /v1/customers?email=: the list of the customers of that email,
+	// as Stripe gives it (limit 1 or more: there is one).
+	list := []byte(`{"object":"list","data":[` + string(body) + `],"has_more":false,"url":"/v1/customers"}`)
+	none := []byte(`{"object":"list","data":[],"has_more":false,"url":"/v1/customers"}`)
+	mux.HandleFunc("GET /v1/customers", func(w http.ResponseWriter, r *http.Request) {
+		if stripeAuth(w, r) {
+			if r.URL.Query().Get("email") == customerEmail {
+				w.Write(list)
+			} else {
+				w.Write(none)
+			}
+		}
+	})
 	mux.HandleFunc("GET /v1/customers/{id}", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Request-Id", "req_bench")
 		switch {
-		case r.Header.Get("Authorization") != "Bearer "+stripeKey:
-			w.WriteHeader(http.StatusUnauthorized)
-			fmt.Fprint(w, `{"error":{"message":"Invalid API Key provided.","type":"invalid_request_error"}}`)
+		case !stripeAuth(w, r):
 		case r.PathValue("id") != customer:
 			w.WriteHeader(http.StatusNotFound)
 			fmt.Fprintf(w, `{"error":{"code":"resource_missing","message":"No such customer: '%s'","param":"id","type":"invalid_request_error"}}`, r.PathValue("id"))
@@ -173,4 +183,17 @@ func stripeCustomer(mux *http.ServeMux) {
 			w.Write(body)
 		}
 	})
+}
+
+// stripeAuth sets the headers of Stripe's answers and, unless r holds the
+// stand-in's key, answers 401 and returns false.
+func stripeAuth(w http.ResponseWriter, r *http.Request) bool {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", "req_bench")
+	if r.Header.Get("Authorization") != "Bearer "+stripeKey {
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprint(w, `{"error":{"message":"Invalid API Key provided.","type":"invalid_request_error"}}`)
+		return false
+	}
+	return true
 }

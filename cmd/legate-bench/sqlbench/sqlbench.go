@@ -1,6 +1,9 @@
 // Package sqlbench is the harness's scenario P6: postgres.query of 100
 // rows through Legate (the real binary, a go-sdk client, the whole call
-// path) against the same query through pgx directly, in the same rounds.
+// path) against the same query through pgx directly and the MCP hop
+// alone, in the same rounds; it is judged against the bound of any
+// gateway (benchkit.HopRows). Its database (CreateDatabase) and instance
+// (Instance) serve P7b's PostgreSQL anchor too (saasbench).
 // It lives apart from the harness's main package, which is at its size
 // ceiling; main registers it in a few lines (p6.go).
 //
@@ -29,34 +32,26 @@ import (
 // Query is the statement both sides run: 100 rows of four typed columns.
 const Query = "SELECT id, name, amount, created FROM bench ORDER BY id"
 
-// Target is the least ratio of Legate's calls/s to pgx's.
-const Target = 0.7
+// Target is the least ratio of Legate's calls/s to the bound of any
+// gateway (benchkit.HopRows), at every C: P6's headline. Against pgx
+// directly the ratio is reported, not judged: no gateway can reach it.
+const Target = 0.8
+
+// Want is a value of the query's last row, which its answer must hold.
+const Want = "customer 100"
 
 const urlEnv = "LEGATE_TEST_POSTGRES_URL"
 
 // Run measures P6.
 func Run(ctx context.Context, o benchkit.Options) ([]benchkit.Row, error) {
-	raw := os.Getenv(urlEnv)
-	if raw == "" {
-		raw = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
-	}
-	db, drop, err := createDatabase(ctx, raw)
+	db, drop, err := CreateDatabase(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("P6 needs PostgreSQL (set %s): %w", urlEnv, err)
+		return nil, fmt.Errorf("P6 needs PostgreSQL: %w", err)
 	}
 	defer drop()
 	cs := o.Upto(8)
 	maxC := slices.Max(cs)
-
-	port := db.Port()
-	if port == "" {
-		port = "5432"
-	}
-	// The benchmark's role is the server's superuser (the DSN's), which a
-	// read_only instance refuses without allow_privileged_role.
-	cfg := fmt.Sprintf("connectors:\n  - id: pg\n    type: postgres\n    config: {host: %q, port: %s, database: %q, user: %q, sslmode: disable, read_only: true, allow_privileged_role: true, max_conns: %d}\n",
-		db.Hostname(), port, strings.TrimPrefix(db.Path, "/"), db.User.Username(), maxC)
-	lg, err := benchkit.StartLegate(ctx, o, "p6", cfg)
+	lg, err := benchkit.StartLegate(ctx, o, "p6", "connectors:\n"+Instance("pg", db, maxC))
 	if err != nil {
 		return nil, err
 	}
@@ -115,17 +110,23 @@ func Run(ctx context.Context, o benchkit.Options) ([]benchkit.Row, error) {
 	}
 	var rows []benchkit.Row
 	for _, c := range cs {
-		d, v, tx, h := res[c][0], res[c][1], res[c][2], res[c][3]
-		note := ""
-		if c == cs[0] {
-			note = "postgres.query of 100 rows through Legate; baseline: the same query through pgx directly"
-		}
-		rows = append(rows, benchkit.Compare("P6", "postgres.query of 100 rows", c, d, v, Target, note)...)
-		rows = append(rows, benchkit.Row{Scenario: "P6", Metric: fmt.Sprintf("calls/s of pgx in the connector's transaction (BEGIN READ ONLY with SET LOCAL, query, ROLLBACK), C=%d (baseline: pgx directly)", c),
-			Unit: "calls/s", Baseline: benchkit.Median(d.Rate), Legate: benchkit.Median(tx.Rate), Ratio: benchkit.Median(benchkit.Ratios(tx.Rate, d.Rate))})
-		rows = append(rows, benchkit.HopRows("P6", "postgres.query of 100 rows", c, d, h, v, benchkit.HopTargets{Direct: Target})...)
+		rows = append(rows, rowsAt(c, c == cs[0], res[c][0], res[c][1], res[c][2], res[c][3])...)
 	}
 	return rows, nil
+}
+
+// rowsAt are P6's rows at C=c of pgx directly (d), through Legate (v),
+// pgx in the connector's transaction (tx) and the MCP hop alone (h); only
+// Legate against the bound is judged. first adds the note.
+func rowsAt(c int, first bool, d, v, tx, h benchkit.Series) []benchkit.Row {
+	note := ""
+	if first {
+		note = "postgres.query of 100 rows through Legate; baseline: the same query through pgx directly (reported, not judged: P6 is judged against the bound below)"
+	}
+	rows := benchkit.Compare("P6", "postgres.query of 100 rows", c, d, v, 0, note)
+	rows = append(rows, benchkit.Row{Scenario: "P6", Metric: fmt.Sprintf("calls/s of pgx in the connector's transaction (BEGIN READ ONLY with SET LOCAL, query, ROLLBACK), C=%d (baseline: pgx directly)", c),
+		Unit: "calls/s", Baseline: benchkit.Median(d.Rate), Legate: benchkit.Median(tx.Rate), Ratio: benchkit.Median(benchkit.Ratios(tx.Rate, d.Rate))})
+	return append(rows, benchkit.HopRows("P6", "postgres.query of 100 rows", c, d, h, v, benchkit.HopTargets{Bound: Target})...)
 }
 
 // direct runs the query through pgx and reads every value, as the
@@ -176,12 +177,31 @@ func viaLegate(ctx context.Context, s *mcp.ClientSession) error {
 	return nil
 }
 
-// createDatabase creates a database with the bench table and returns its
-// URL and a function that drops it.
-func createDatabase(ctx context.Context, raw string) (*url.URL, func(), error) {
+// Instance is the list entry, under connectors:, of a read_only postgres
+// instance named id on db, with up to maxConns connections.
+func Instance(id string, db *url.URL, maxConns int) string {
+	port := db.Port()
+	if port == "" {
+		port = "5432"
+	}
+	// The benchmark's role is the server's superuser (the DSN's), which a
+	// read_only instance refuses without allow_privileged_role.
+	return fmt.Sprintf("  - id: %s\n    type: postgres\n    config: {host: %q, port: %s, database: %q, user: %q, sslmode: disable, read_only: true, allow_privileged_role: true, max_conns: %d}\n",
+		id, db.Hostname(), port, strings.TrimPrefix(db.Path, "/"), db.User.Username(), maxConns)
+}
+
+// CreateDatabase creates, on the server of LEGATE_TEST_POSTGRES_URL
+// (default postgres://postgres@127.0.0.1:5432/postgres), a database with
+// the bench table of Query, and returns its URL and a function that
+// drops it.
+func CreateDatabase(ctx context.Context) (*url.URL, func(), error) {
+	raw := os.Getenv(urlEnv)
+	if raw == "" {
+		raw = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+	}
 	root, err := pgx.Connect(ctx, raw)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("%w (set %s to a server's URL)", err, urlEnv)
 	}
 	b := make([]byte, 6)
 	rand.Read(b)
