@@ -47,6 +47,12 @@ type anchor struct {
 	// want is a value the anchor's first answer must hold: the reader's
 	// when empty.
 	want string
+	// same is the read through Legate that matches the anchor's, with its
+	// arguments, when it is not the reader's.
+	same *struct {
+		tool string
+		args map[string]any
+	}
 	// differs is what it does that Legate's call does not, or skips.
 	differs string
 	// command returns the argv and environment that run it over stdio
@@ -175,7 +181,11 @@ var anchors = []anchor{
 		// stdio to https://mcp.stripe.com, whose Stripe is the real one.
 		reader: "stripe", server: "@stripe/mcp 0.2.5", tool: "list_customers",
 		args: map[string]any{"email": customerEmail, "limit": 1}, want: customer,
-		differs: "the anchor: stdio, no policy, no audit; it has no tool that reads one customer or lists charges (Legate's stripe reads), so its nearest read is measured: list_customers by the customer's email, limit 1 — one GET /v1/customers?email= answering the same customer — which returns only the id as text (any error as the text \"Failed to list customers\"), no structured content; stripe-node pointed at the stand-in by a preloaded module giving its constructor the stand-in's host, port and protocol; @stripe/mcp 0.3.x cannot be: it only relays to https://mcp.stripe.com",
+		same: &struct {
+			tool string
+			args map[string]any
+		}{"stripe__list_customers", map[string]any{"email": customerEmail, "limit": 1}},
+		differs: "the anchor: stdio, no policy, no audit; it has no tool that reads one customer or lists charges, so both sides list customers by the customer's email, limit 1 (Legate: stripe.list_customers) — one GET /v1/customers?email= — the anchor returning only the id as text (any error as the text \"Failed to list customers\"), no structured content; stripe-node pointed at the stand-in by a preloaded module giving its constructor the stand-in's host, port and protocol; @stripe/mcp 0.3.x cannot be: it only relays to https://mcp.stripe.com",
 		command: func(e anchorEnv) ([]string, []string, error) {
 			index := "node_modules/@stripe/mcp/dist/index.js"
 			if err := e.installed("bin/node", index); err != nil {
@@ -264,6 +274,9 @@ func RunAnchors(ctx context.Context, o benchkit.Options) ([]benchkit.Row, error)
 	var rows []benchkit.Row
 	for _, a := range anchors {
 		r := readerNamed(a.reader)
+		if a.same != nil {
+			r.tool, r.args, r.what = a.same.tool, a.same.args, strings.ReplaceAll(a.same.tool, "__", ".")
+		}
 		argv, env, err := a.command(e)
 		if err != nil {
 			o.Logf("P7b %s skipped: %v", a.server, err)
