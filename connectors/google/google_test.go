@@ -64,6 +64,18 @@ func (in *instance) call(t testing.TB, tenant, tool, args, op string) (*legate.R
 	return nil, nil
 }
 
+// toolNamed is the instance's tool name.
+func toolNamed(t testing.TB, in *instance, name string) connectors.Tool {
+	t.Helper()
+	for _, tl := range in.c.Tools() {
+		if tl.Name == name {
+			return tl
+		}
+	}
+	t.Fatalf("no tool %s", name)
+	return connectors.Tool{}
+}
+
 type outcome struct {
 	res *legate.Result
 	err error

@@ -1,4 +1,4 @@
-package google
+package sheets
 
 import (
 	"context"
@@ -11,16 +11,12 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/google/gcore"
 	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
 )
 
-// spreadsheetURL is where a person opens spreadsheet id.
-func spreadsheetURL(id string) string {
-	return "https://docs.google.com/spreadsheets/d/" + id + "/edit"
-}
-
-func (c *Connector) rangeArg(r string) error {
+func (t Tools) rangeArg(r string) error {
 	switch {
 	case strings.TrimSpace(r) == "":
 		return legate.Errorf(legate.CodeInvalidArgument, "google: range: must not be empty")
@@ -35,15 +31,15 @@ func (c *Connector) rangeArg(r string) error {
 // more follow; a name (a sheet's alone, a named range) is read whole and
 // the page cut from it. The cursor holds the offset of the next page's
 // first row, bound to the spreadsheet and the range.
-func (c *Connector) readRange(ctx context.Context, call *connectors.Call, in *readRangeIn) (*legate.Result, error) {
-	id, err := c.fileID(call, in.Spreadsheet, in.SpreadsheetID, "spreadsheet", "spreadsheet_id")
+func (t Tools) readRange(ctx context.Context, call *connectors.Call, in *readRangeIn) (*legate.Result, error) {
+	id, err := t.Core.FileID(call, in.Spreadsheet, in.SpreadsheetID, "spreadsheet", "spreadsheet_id")
 	if err != nil {
 		return nil, err
 	}
-	if err := c.rangeArg(in.Range); err != nil {
+	if err := t.rangeArg(in.Range); err != nil {
 		return nil, err
 	}
-	p, err := c.kit.Open(call, in.Page, DefaultRows, MaxRows)
+	p, err := t.Core.Kit.Open(call, in.Page, DefaultRows, MaxRows)
 	if err != nil {
 		return nil, err
 	}
@@ -63,19 +59,19 @@ func (c *Connector) readRange(ctx context.Context, call *connectors.Call, in *re
 		var more bool
 		request, first, more = a.window(offset, p.Size+1)
 		if !more {
-			out := rangePage{SheetRange: c.sheetRange(call, id, in.Range, 0, nil)}
+			out := rangePage{SheetRange: t.sheetRange(call, id, in.Range, 0, nil)}
 			return &legate.Result{Structured: out, Text: rangeText(out.SheetRange, "")}, nil
 		}
 	}
 	var out rangePage
-	err = c.kit.Read(ctx, call, func(ctx context.Context, token string) error {
-		api, err := c.apis(ctx, token)
+	err = t.Core.Kit.Read(ctx, call, func(ctx context.Context, token string) error {
+		api, err := t.api(ctx, token)
 		if err != nil {
 			return err
 		}
-		vr, err := api.sheets.Spreadsheets.Values.Get(id, request).ValueRenderOption("FORMATTED_VALUE").Context(ctx).Do()
+		vr, err := api.Spreadsheets.Values.Get(id, request).ValueRenderOption("FORMATTED_VALUE").Context(ctx).Do()
 		if err != nil {
-			return mapError(ctx, err)
+			return gcore.MapError(ctx, err)
 		}
 		rows, err := textRows(vr.Values)
 		if err != nil {
@@ -90,9 +86,9 @@ func (c *Connector) readRange(ctx context.Context, call *connectors.Call, in *re
 		if a.ok && len(rows) > 0 {
 			shown = a.cells(first, first+len(rows)-1)
 		}
-		out = rangePage{SheetRange: c.sheetRange(call, id, shown, first, rows)}
+		out = rangePage{SheetRange: t.sheetRange(call, id, shown, first, rows)}
 		if more {
-			out.NextCursor = c.kit.Cursor(call, strconv.Itoa(offset+p.Size)+"\n"+bound)
+			out.NextCursor = t.Core.Kit.Cursor(call, strconv.Itoa(offset+p.Size)+"\n"+bound)
 		}
 		return nil
 	})
@@ -102,11 +98,11 @@ func (c *Connector) readRange(ctx context.Context, call *connectors.Call, in *re
 	return &legate.Result{Structured: out, Text: rangeText(out.SheetRange, out.NextCursor)}, nil
 }
 
-func (c *Connector) sheetRange(call *connectors.Call, id, rng string, first int, rows [][]string) model.SheetRange {
+func (t Tools) sheetRange(call *connectors.Call, id, rng string, first int, rows [][]string) model.SheetRange {
 	if rows == nil {
 		rows = [][]string{}
 	}
-	out := model.SheetRange{Object: c.kit.Object(call, model.SheetRangeV1, kindFile, id), Range: rng, Rows: rows}
+	out := model.SheetRange{Object: t.Core.Kit.Object(call, model.SheetRangeV1, gcore.KindFile, id), Range: rng, Rows: rows}
 	out.URL = spreadsheetURL(id)
 	if len(rows) > 0 {
 		out.FirstRow = first
@@ -143,12 +139,12 @@ func textRows(values [][]any) ([][]string, error) {
 	return rows, nil
 }
 
-func (c *Connector) appendRow(ctx context.Context, call *connectors.Call, in *appendRowIn) (*legate.Result, error) {
-	id, err := c.fileID(call, in.Spreadsheet, in.SpreadsheetID, "spreadsheet", "spreadsheet_id")
+func (t Tools) appendRow(ctx context.Context, call *connectors.Call, in *appendRowIn) (*legate.Result, error) {
+	id, err := t.Core.FileID(call, in.Spreadsheet, in.SpreadsheetID, "spreadsheet", "spreadsheet_id")
 	if err != nil {
 		return nil, err
 	}
-	if err := c.rangeArg(in.Range); err != nil {
+	if err := t.rangeArg(in.Range); err != nil {
 		return nil, err
 	}
 	if len(in.Values) == 0 || len(in.Values) > MaxCells {
@@ -169,29 +165,29 @@ func (c *Connector) appendRow(ctx context.Context, call *connectors.Call, in *ap
 	if in.UserEntered {
 		input = "USER_ENTERED"
 	}
-	out, err := saas.WriteOnce(ctx, c.kit, call, saas.Write[model.SheetRange]{
+	out, err := saas.WriteOnce(ctx, t.Core.Kit, call, saas.Write[model.SheetRange]{
 		Send: func(ctx context.Context, token, marker string) (*model.SheetRange, error) {
 			row := in.Values
-			if c.marker {
+			if t.Core.Kit.Markers() {
 				row = append(append(make([]any, 0, len(row)+1), row...), marker)
 			}
-			api, err := c.apis(ctx, token)
+			api, err := t.api(ctx, token)
 			if err != nil {
 				return nil, err
 			}
-			resp, err := api.sheets.Spreadsheets.Values.Append(id, in.Range, &sheets.ValueRange{Values: [][]any{row}}).
+			resp, err := api.Spreadsheets.Values.Append(id, in.Range, &sheets.ValueRange{Values: [][]any{row}}).
 				ValueInputOption(input).InsertDataOption("INSERT_ROWS").IncludeValuesInResponse(true).
 				ResponseValueRenderOption("FORMATTED_VALUE").Context(ctx).Do()
 			if err != nil {
-				return nil, mapError(ctx, err)
+				return nil, gcore.MapError(ctx, err)
 			}
-			return c.appended(call, id, resp, in.Values, marker)
+			return t.appended(call, id, resp, in.Values, marker)
 		},
 		Find: func(ctx context.Context, token, marker string, _ time.Time) (*model.SheetRange, error) {
-			if !c.marker {
+			if !t.Core.Kit.Markers() {
 				return nil, legate.Errorf(legate.CodeConflict, "google: an earlier attempt's answer was lost and rows carry no operation marker (operation_marker is off): the row may be in the sheet; look before appending it with a new call")
 			}
-			return c.findRow(ctx, call, token, id, in.Range, len(in.Values), marker)
+			return t.findRow(ctx, call, token, id, in.Range, len(in.Values), marker)
 		},
 	})
 	if err != nil {
@@ -202,7 +198,7 @@ func (c *Connector) appendRow(ctx context.Context, call *connectors.Call, in *ap
 
 // appended is the result of an append: the row as Google wrote it, the
 // marker left out.
-func (c *Connector) appended(call *connectors.Call, id string, resp *sheets.AppendValuesResponse, sent []any, marker string) (*model.SheetRange, error) {
+func (t Tools) appended(call *connectors.Call, id string, resp *sheets.AppendValuesResponse, sent []any, marker string) (*model.SheetRange, error) {
 	if resp == nil || resp.Updates == nil || resp.Updates.UpdatedRange == "" {
 		return nil, saas.Mapping("google", "an append answer without updates.updatedRange")
 	}
@@ -220,10 +216,10 @@ func (c *Connector) appended(call *connectors.Call, id string, resp *sheets.Appe
 	// The range of the values, the marker's cell left out, as Find gives it.
 	written := parseA1(u.UpdatedRange)
 	rng := u.UpdatedRange
-	if c.marker && written.ok && written.row0 > 0 {
+	if t.Core.Kit.Markers() && written.ok && written.row0 > 0 {
 		rng = written.rowRange(written.row0, len(sent))
 	}
-	out := c.sheetRange(call, id, rng, written.row0, rows)
+	out := t.sheetRange(call, id, rng, written.row0, rows)
 	out.ProviderMetadata = map[string]any{"updated_cells": u.UpdatedCells}
 	if resp.TableRange != "" {
 		out.ProviderMetadata["table_range"] = resp.TableRange
@@ -243,7 +239,7 @@ func withoutMarker(row []string, marker string) []string {
 // of rng. Sheets keeps no time of a row, so it reads the whole sheet
 // (every column: the marker lies right of the range's columns), from the
 // end, where an append lands.
-func (c *Connector) findRow(ctx context.Context, call *connectors.Call, token, id, rng string, width int, marker string) (*model.SheetRange, error) {
+func (t Tools) findRow(ctx context.Context, call *connectors.Call, token, id, rng string, width int, marker string) (*model.SheetRange, error) {
 	a := parseA1(rng)
 	read := rng // a name: a sheet's, read whole
 	switch {
@@ -252,13 +248,13 @@ func (c *Connector) findRow(ctx context.Context, call *connectors.Call, token, i
 	case a.ok: // cells of the first sheet: its columns from A to the marker's
 		read = "A:" + columnName(columnNumber(a.firstColumn())+width)
 	}
-	api, err := c.apis(ctx, token)
+	api, err := t.api(ctx, token)
 	if err != nil {
 		return nil, err
 	}
-	vr, err := api.sheets.Spreadsheets.Values.Get(id, read).ValueRenderOption("FORMATTED_VALUE").Context(ctx).Do()
+	vr, err := api.Spreadsheets.Values.Get(id, read).ValueRenderOption("FORMATTED_VALUE").Context(ctx).Do()
 	if err != nil {
-		return nil, mapError(ctx, err)
+		return nil, gcore.MapError(ctx, err)
 	}
 	rows, err := textRows(vr.Values)
 	if err != nil {
@@ -280,7 +276,7 @@ func (c *Connector) findRow(ctx context.Context, call *connectors.Call, token, i
 		values := rows[i][min(skip, j):j]
 		found := a
 		found.sheet = parseA1(vr.Range).sheet
-		out := c.sheetRange(call, id, found.rowRange(first+i, len(values)), first+i, [][]string{values})
+		out := t.sheetRange(call, id, found.rowRange(first+i, len(values)), first+i, [][]string{values})
 		out.ProviderMetadata = map[string]any{"found_after_lost_answer": true}
 		return &out, nil
 	}
