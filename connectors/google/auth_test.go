@@ -152,9 +152,9 @@ func TestConnectionTestReports(t *testing.T) {
 	out, err := report(creds)
 	for _, want := range []string{
 		"token refresh at " + s.srv.URL + "/token: ok, a new access token valid for",
-		"scopes granted: https://www.googleapis.com/auth/drive.readonly https://www.googleapis.com/auth/spreadsheets",
+		"scopes granted: https://www.googleapis.com/auth/drive https://www.googleapis.com/auth/spreadsheets",
 		"tool sheets_append_row  ok      by the scope spreadsheets",
-		"tool drive_list_files   ok      by the scope drive.readonly",
+		"tool drive_list_files   ok      by the scope drive",
 		"drive files.list: ok, 1 file(s)",
 	} {
 		if err != nil || !strings.Contains(out, want) {

@@ -58,7 +58,9 @@ type Config struct {
 	// ReadOnly offers only the tools that read.
 	ReadOnly bool `yaml:"read_only" default:"false" desc:"Offer only the tools that read (and ask a service account's token for read-only scopes)"`
 	// OperationMarker puts the idempotency marker in what a write makes.
-	OperationMarker *bool `yaml:"operation_marker" default:"true" desc:"Append, after a row's values, one cell holding the call's operation marker (lg1-...), so that an append whose answer was lost is found instead of made twice; off, such an append fails with CONFLICT instead of being retried"`
+	OperationMarker bool `yaml:"operation_marker" default:"false" desc:"Leave the call's operation marker (lg1-...) in what a write makes, for a retry after a lost answer to find it by: one cell after each appended row's values, an app property of an uploaded file; off, the default, nothing of Legate's is left in the user's data and a lost write is found by its content (the rows at the table's end, the file's name and time)"`
+	// AllowPublicSharing lets drive_share_file share with anyone.
+	AllowPublicSharing bool `yaml:"allow_public_sharing" default:"false" desc:"Let drive_share_file share a file with anyone who has the link (type anyone); refused by default, so that a model cannot publish a file"`
 	// Timeout bounds one request.
 	Timeout legate.Duration `yaml:"timeout" default:"15s" desc:"Time limit of one request to Google; a request over it is retried, a write only after checking that it did not happen"`
 	// MaxAttempts bounds the requests of one call.
@@ -101,7 +103,7 @@ func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 		*u = withSlash(*u)
 	}
 	kit := cfg.retries().Options("google", "")
-	kit.Markers = cfg.OperationMarker == nil || *cfg.OperationMarker
+	kit.Markers = cfg.OperationMarker
 	c.Core = gcore.New(inst, kit, gcore.Options{
 		ClientID: cfg.ClientID, OAuthURL: cfg.OAuthURL, Subject: cfg.Subject,
 		Endpoints: map[string]string{gcore.Sheets: c.cfg.SheetsURL, gcore.Drive: c.cfg.DriveURL, gcore.Docs: c.cfg.DocsURL,

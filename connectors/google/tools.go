@@ -6,6 +6,7 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/google/docs"
 	"github.com/legate-mcp/legate/connectors/google/drive"
 	"github.com/legate-mcp/legate/connectors/google/gcore"
 	"github.com/legate-mcp/legate/connectors/google/sheets"
@@ -37,7 +38,8 @@ func (c *Connector) newTools() ([]connectors.Tool, []gcore.Need) {
 		name string
 		svc  service
 	}{
-		{"drive", drive.Tools{Core: c.Core}},
+		{"drive", drive.Tools{Core: c.Core, Public: c.cfg.AllowPublicSharing}},
+		{"docs", docs.Tools{Core: c.Core}},
 		{"sheets", sheets.Tools{Core: c.Core}},
 	} {
 		var scopes map[string][]string

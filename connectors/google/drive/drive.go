@@ -25,7 +25,12 @@ const (
 )
 
 // Tools are the Drive tools of an instance.
-type Tools struct{ Core *gcore.Core }
+type Tools struct {
+	Core *gcore.Core
+	// Public lets drive_share_file share with anyone (type anyone): the
+	// config's allow_public_sharing.
+	Public bool
+}
 
 func (t Tools) api(ctx context.Context, token string) (*drive.Service, error) {
 	return gcore.Service(t.Core, ctx, token, gcore.Drive, drive.NewService)
@@ -58,6 +63,18 @@ func (t Tools) List() []connectors.Tool {
 			legate.ClassRead, t.listFiles)),
 		connectors.Returning[model.File](connectors.NewTool("drive_get_file",
 			"Read a Google Drive file's metadata (file.v1), by its ref or its Drive id.", legate.ClassRead, t.getFile)),
+		connectors.Returning[saas.List[model.File]](connectors.NewTool("drive_search_files",
+			fmt.Sprintf("Search Google Drive files (file.v1) with Drive's query grammar (q, passed as it is: fullText contains 'x', mimeType = '...', modifiedTime > '...', 'ID' in parents) and/or name_contains, most recently modified first, trashed files left out, a page at a time: limit (default %d, at most %d) and cursor.", DefaultFiles, MaxFiles),
+			legate.ClassRead, t.searchFiles)),
+		connectors.Returning[content](connectors.NewTool("drive_read_file",
+			"Read a Google Drive file's content as text, a bounded window at a time (max_bytes, offset from next_offset): Google Docs as Markdown, Sheets as CSV (first sheet), Slides as plain text, text files as they are; a PDF or an image is reported binary, without content.",
+			legate.ClassRead, t.readFile)),
+		connectors.Returning[model.File](connectors.NewTool("drive_upload_file",
+			"Create a Google Drive file from text content: name, content, mime_type (default text/plain; a Google Docs or Sheets type converts it), folder. Returns the file (file.v1). Retrying the same call never creates two.",
+			legate.ClassWrite, t.uploadFile)),
+		connectors.Returning[permission](connectors.NewTool("drive_share_file",
+			"Share a Google Drive file: type user, group or domain (anyone only when the instance allows public sharing), role reader, commenter or writer. Returns the permission.",
+			legate.ClassWrite, t.shareFile)),
 	}
 }
 
@@ -109,20 +126,29 @@ func (t Tools) listFiles(ctx context.Context, call *connectors.Call, in *listFil
 	if len(q) > 2000 {
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "google: the filters are too long")
 	}
-	p, err := t.Core.Kit.Open(call, in.Page, DefaultFiles, MaxFiles)
+	out, err := t.list(ctx, call, in.Page, q)
 	if err != nil {
 		return nil, err
 	}
-	// A cursor is bound to the filters of the listing it continues.
+	return &legate.Result{Structured: out, Text: listText(out)}, nil
+}
+
+// list lists a page of the files q matches, most recently modified first.
+func (t Tools) list(ctx context.Context, call *connectors.Call, page saas.Page, q string) (saas.List[model.File], error) {
+	var out saas.List[model.File]
+	p, err := t.Core.Kit.Open(call, page, DefaultFiles, MaxFiles)
+	if err != nil {
+		return out, err
+	}
+	// A cursor is bound to the query of the listing it continues.
 	pageToken := ""
 	if p.Token != "" {
 		tok, forQ, ok := strings.Cut(p.Token, "\n")
 		if !ok || forQ != q {
-			return nil, legate.Errorf(legate.CodeInvalidArgument, "google: cursor: it continues a listing with other filters; give the same folder, name_contains and mime_type")
+			return out, legate.Errorf(legate.CodeInvalidArgument, "google: cursor: it continues a listing with other filters; give the same filters")
 		}
 		pageToken = tok
 	}
-	var out saas.List[model.File]
 	err = t.Core.Kit.Read(ctx, call, func(ctx context.Context, token string) error {
 		api, err := t.api(ctx, token)
 		if err != nil {
@@ -148,9 +174,11 @@ func (t Tools) listFiles(ctx context.Context, call *connectors.Call, in *listFil
 		out = saas.ListOf(t.Core.Kit, call, items, next)
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
+	return out, err
+}
+
+// listText is a page of files in a few lines.
+func listText(out saas.List[model.File]) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d file(s)", len(out.Items))
 	for _, f := range out.Items {
@@ -159,7 +187,7 @@ func (t Tools) listFiles(ctx context.Context, call *connectors.Call, in *listFil
 	if out.NextCursor != "" {
 		b.WriteString("\nmore: pass next_cursor as cursor")
 	}
-	return &legate.Result{Structured: out, Text: b.String()}, nil
+	return b.String()
 }
 
 // fileOf converts a Drive file to file.v1.
@@ -228,7 +256,9 @@ func fileText(f model.File) string {
 // (drive.file too, but only on files the app opened or created).
 func (t Tools) Scopes() map[string][]string {
 	meta := []string{"drive.metadata.readonly", "drive.metadata", "drive.readonly", "drive"}
-	return map[string][]string{"drive_list_files": meta, "drive_get_file": meta}
+	read := []string{"drive.readonly", "drive"}
+	return map[string][]string{"drive_list_files": meta, "drive_get_file": meta, "drive_search_files": meta,
+		"drive_read_file": read, "drive_upload_file": {"drive.file", "drive"}, "drive_share_file": {"drive"}}
 }
 
 // Probe lists one file, for a connection test: the number listed.

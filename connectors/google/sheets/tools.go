@@ -68,14 +68,30 @@ func (t Tools) List() []connectors.Tool {
 		connectors.Returning[model.SheetRange](connectors.NewTool("sheets_append_row",
 			"Append one row below the last row of a table in a Google Sheets spreadsheet; returns the row as written (sheet_range.v1). Retrying the same call never appends twice.",
 			legate.ClassWrite, t.appendRow)),
+		connectors.Returning[book](connectors.NewTool("sheets_list_tabs",
+			"List the tabs (sheets) of a Google Sheets spreadsheet: title, id, size; with the spreadsheet's title and ref.",
+			legate.ClassRead, t.listTabs)),
+		connectors.Returning[model.SheetRange](connectors.NewTool("sheets_update_range",
+			"Write values into a range of a Google Sheets spreadsheet, over what is there (values.update; RAW, or user_entered to parse them as typed). Returns the range as written.",
+			legate.ClassWrite, t.updateRange)),
+		connectors.Returning[model.SheetRange](connectors.NewTool("sheets_append_rows",
+			fmt.Sprintf("Append rows (at most %d) below the last row of a table in a Google Sheets spreadsheet; returns them as written (sheet_range.v1). Retrying the same call never appends twice.", MaxAppendRows),
+			legate.ClassWrite, t.appendRows)),
+		connectors.Returning[book](connectors.NewTool("sheets_create_spreadsheet",
+			"Create a Google Sheets spreadsheet with a title and, optionally, named tabs. Returns it with its tabs. Retrying the same call never creates two.",
+			legate.ClassWrite, t.create)),
 	}
 }
 
 // Scopes are the OAuth scopes any one of which lets each tool work.
 func (t Tools) Scopes() map[string][]string {
 	return map[string][]string{
-		"sheets_read_range": {"spreadsheets.readonly", "spreadsheets", "drive.readonly", "drive"},
-		"sheets_append_row": {"spreadsheets", "drive"},
+		"sheets_read_range":         {"spreadsheets.readonly", "spreadsheets", "drive.readonly", "drive"},
+		"sheets_append_row":         {"spreadsheets", "drive"},
+		"sheets_append_rows":        {"spreadsheets", "drive"},
+		"sheets_update_range":       {"spreadsheets", "drive"},
+		"sheets_list_tabs":          {"spreadsheets.readonly", "spreadsheets", "drive.readonly", "drive"},
+		"sheets_create_spreadsheet": {"drive", "drive.file"},
 	}
 }
 
