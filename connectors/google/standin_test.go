@@ -1,6 +1,7 @@
 package google_test
 
 import (
+	"crypto/rsa"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -74,6 +75,8 @@ type standin struct {
 	issued  []string        // access tokens, in order
 	expired map[string]bool // access tokens the API refuses
 	refresh string          // the refresh token accepted
+	account *rsa.PublicKey  // the service account's key the token endpoint accepts
+	claims  []jwtClaims     // of each assertion accepted
 	scope   string          // the scope the token endpoint reports
 	files   []file          // most recently modified first
 	sheets  map[string]map[string][][]any
@@ -194,6 +197,18 @@ func (s *standin) token(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
+	case r.PostForm.Get("grant_type") == "urn:ietf:params:oauth:grant-type:jwt-bearer":
+		claims, ok := s.assertion(r.PostForm.Get("assertion"))
+		if !ok {
+			w.WriteHeader(400)
+			fmt.Fprintf(w, `{"error":"invalid_grant","error_description":"Invalid JWT Signature."}`)
+			return
+		}
+		s.claims = append(s.claims, claims)
+		tok := fmt.Sprintf("%s%d-sa", accessPrefix, len(s.issued)+1)
+		s.issued = append(s.issued, tok)
+		json.NewEncoder(w).Encode(map[string]any{"access_token": tok, "expires_in": 3599, "token_type": "Bearer"})
+		return
 	case r.PostForm.Get("client_id") != clientID || r.PostForm.Get("client_secret") != clientSecret:
 		w.WriteHeader(401)
 		fmt.Fprintf(w, `{"error":"invalid_client","error_description":"The OAuth client was not found."}`)

@@ -3,6 +3,7 @@ package google
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
@@ -49,6 +50,9 @@ func (c *Connector) newTools() ([]connectors.Tool, []gcore.Need) {
 		for _, t := range set.svc.List() {
 			t.Toolset = set.name
 			t.Run = withCredentials(t.Run)
+			// The names of the first google tools (gsheets.read_range,
+			// gdrive.list_files), and their pattern for the others.
+			t.Aliases = append(t.Aliases, "g"+set.name+"."+strings.TrimPrefix(t.Name, set.name+"_"))
 			all = append(all, t)
 			needs = append(needs, gcore.Need{Tool: t.Name, Scopes: scopes[t.Name]})
 		}

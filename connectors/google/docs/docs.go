@@ -160,21 +160,30 @@ func cut(md string, offset, size int) (string, int) {
 	return md[:end], offset + end
 }
 
-// bodyText is d's body as plain text.
+// bodyText is d's body as plain text, tables' cells included.
 func bodyText(d *docs.Document) string {
 	var b strings.Builder
-	if d.Body == nil {
-		return ""
+	if d.Body != nil {
+		writeText(&b, d.Body.Content)
 	}
-	for _, e := range d.Body.Content {
-		if e.Paragraph == nil {
-			continue
-		}
-		for _, pe := range e.Paragraph.Elements {
-			if pe.TextRun != nil {
-				b.WriteString(pe.TextRun.Content)
+	return b.String()
+}
+
+func writeText(b *strings.Builder, content []*docs.StructuralElement) {
+	for _, e := range content {
+		switch {
+		case e.Paragraph != nil:
+			for _, pe := range e.Paragraph.Elements {
+				if pe.TextRun != nil {
+					b.WriteString(pe.TextRun.Content)
+				}
+			}
+		case e.Table != nil:
+			for _, row := range e.Table.TableRows {
+				for _, c := range row.TableCells {
+					writeText(b, c.Content)
+				}
 			}
 		}
 	}
-	return b.String()
 }
