@@ -187,6 +187,19 @@ type Tool struct {
 	Aliases []string
 }
 
+// CanonicalAliases are t's aliases as canonical names, for the instance
+// id: an alias without a dot is prefixed with the instance's id.
+func (t *Tool) CanonicalAliases(instance string) []string {
+	var out []string
+	for _, a := range t.Aliases {
+		if !strings.Contains(a, ".") {
+			a = instance + "." + a
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
 // ClassOf returns the class of a call to t with args.
 func (t *Tool) ClassOf(args json.RawMessage) legate.Class {
 	if t.ClassFor != nil {
