@@ -75,41 +75,45 @@ func TestRetriedWritesAreDoneOnce(t *testing.T) {
 // of writing again. An update of fixed cells is sent again, which writes
 // the same values.
 func TestLostAnswersAreFound(t *testing.T) {
-	for tool, w := range writeCases {
-		if w.count != nil {
-			continue // appends: idempotency_test.go
+	for _, markers := range []string{"", "operation_marker: true"} {
+		for tool, w := range writeCases {
+			if w.count != nil {
+				continue // appends: idempotency_test.go
+			}
+			t.Run(tool+" "+markers, func(t *testing.T) { lostAnswer(t, tool, w, markers) })
 		}
-		t.Run(tool, func(t *testing.T) {
-			s := newStandin(t)
-			if w.seed != nil {
-				w.seed(s)
-			}
-			in := build(t, s, "google", "")
-			lost := 0
-			s.afterWrite = func(op string, rw http.ResponseWriter, r *http.Request) bool {
-				if op == w.op && lost == 0 {
-					lost++
-					hangUp(rw)
-					return true
-				}
-				return false
-			}
-			res, err := in.call(t, "t1", tool, w.args, "op-1")
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := 1
-			if tool == "sheets_update_range" {
-				want = 2
-				if rows := s.rows("sheet-1", "Sheet1"); fmt.Sprint(rows) != "[[x]]" {
-					t.Fatalf("sheet %q", rows)
-				}
-			} else if b, _ := json.Marshal(res.Structured); !strings.Contains(string(b), "found_after_lost_answer") && tool != "drive_share_file" && !strings.HasSuffix(tool, "_create_document") && !strings.HasSuffix(tool, "_spreadsheet") && tool != "drive_upload_file" {
-				t.Errorf("result %s does not say it was found", b)
-			}
-			if n := w.writes(s); n != want {
-				t.Fatalf("%d provider writes; want %d", n, want)
-			}
-		})
+	}
+}
+
+func lostAnswer(t *testing.T, tool string, w writeCase, markers string) {
+	s := newStandin(t)
+	if w.seed != nil {
+		w.seed(s)
+	}
+	in := build(t, s, "google", markers)
+	lost := 0
+	s.afterWrite = func(op string, rw http.ResponseWriter, r *http.Request) bool {
+		if op == w.op && lost == 0 {
+			lost++
+			hangUp(rw)
+			return true
+		}
+		return false
+	}
+	res, err := in.call(t, "t1", tool, w.args, "op-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 1
+	if tool == "sheets_update_range" {
+		want = 2
+		if rows := s.rows("sheet-1", "Sheet1"); fmt.Sprint(rows) != "[[x]]" {
+			t.Fatalf("sheet %q", rows)
+		}
+	} else if b, _ := json.Marshal(res.Structured); !strings.Contains(string(b), "found_after_lost_answer") && tool != "drive_share_file" && !strings.HasSuffix(tool, "_create_document") && !strings.HasSuffix(tool, "_spreadsheet") && tool != "drive_upload_file" {
+		t.Errorf("result %s does not say it was found", b)
+	}
+	if n := w.writes(s); n != want {
+		t.Fatalf("%d provider writes; want %d", n, want)
 	}
 }

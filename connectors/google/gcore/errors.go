@@ -77,7 +77,7 @@ func tokenError(ctx context.Context, err error) error {
 	case re.ErrorCode == "invalid_scope":
 		return &legate.Error{Code: legate.CodePermissionDenied, Message: "google: " + msg + ": the refresh token was not granted the scopes asked"}
 	}
-	return &legate.Error{Code: legate.CodeAuthExpired, Message: "google: " + msg + ": the refresh token or the client was refused; connect the account again (a new refresh token) or check client_id and client_secret"}
+	return &legate.Error{Code: legate.CodeAuthExpired, Message: "google: " + msg + ": the credential was refused; connect the account again (a new refresh token) or check client_id and client_secret, or the service account key, its domain-wide delegation and subject"}
 }
 
 // Reasons Google gives a 403 for a rate limit (Drive, in errors[].reason)

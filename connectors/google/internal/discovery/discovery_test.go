@@ -88,3 +88,16 @@ func TestMethodsByPath(t *testing.T) {
 		}
 	}
 }
+
+// An answer marked a deliberate fault is not held against the stand-in.
+func TestFaultsAreNotChecked(t *testing.T) {
+	ft := &fakeT{TB: t}
+	get(t, discovery.Check(ft, "drive/v3", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		discovery.Fault(w)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"files":"not a list"}`)
+	})), "/drive/v3/files")
+	if len(ft.errors) > 0 {
+		t.Fatalf("reported %q", ft.errors)
+	}
+}
