@@ -69,7 +69,7 @@ func (s *standin) export(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	as := r.URL.Query().Get("mimeType")
-	if !contains(exports[f.MimeType], as) {
+	if !contains(exports[f.MimeType], as) || as == "text/markdown" && s.noMarkdown {
 		gerror(w, 400, "The requested conversion is not supported.", "badRequest", "INVALID_ARGUMENT")
 		return
 	}

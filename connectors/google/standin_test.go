@@ -81,10 +81,13 @@ type standin struct {
 	files   []file          // most recently modified first
 	sheets  map[string]map[string][][]any
 	docs    map[string]*doc
-	writes  map[string]int // performed writes by op: "upload", "share", "doc", "docedit", "update", "create"
-	appends int
-	calls   map[string]int
-	lastQ   string
+	// noMarkdown refuses Docs' Markdown export, as Drive did before it
+	// had one.
+	noMarkdown bool
+	writes     map[string]int // performed writes by op: "upload", "share", "doc", "docedit", "update", "create"
+	appends    int
+	calls      map[string]int
+	lastQ      string
 	// fault may answer a request first: op is "token", "get", "append",
 	// "files" or "file"; n counts that op's requests.
 	fault func(op string, n int, w http.ResponseWriter, r *http.Request) bool

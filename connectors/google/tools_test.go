@@ -81,6 +81,20 @@ var toolCases = map[string]toolCase{
 		if len(p.Items) != 4 { // budget 00, 03, 06 and Budget
 			t.Fatalf("%d files: %+v", len(p.Items), p.Items)
 		}
+		// A page at a time, by cursor; a cursor goes back with its query only.
+		args, cursor, seen := `{"q":"mimeType = 'application/vnd.google-apps.spreadsheet'","limit":1}`, "", 0
+		for {
+			p := decode[page](t, in.do(t, "t1", "drive_search_files", withCursor(args, cursor), ""))
+			seen += len(p.Items)
+			if cursor = p.NextCursor; cursor == "" {
+				break
+			}
+			_, err := in.call(t, "t1", "drive_search_files", withCursor(`{"q":"mimeType = 'text/plain'","limit":1}`, cursor), "")
+			wantCode(t, err, legate.CodeInvalidArgument)
+		}
+		if seen != 4 {
+			t.Fatalf("%d files over the pages; want 4", seen)
+		}
 	},
 	"drive_read_file": func(t *testing.T, s *standin, in *instance) {
 		textFiles(s)
@@ -99,6 +113,13 @@ var toolCases = map[string]toolCase{
 			t.Fatalf("%+v", c)
 		}
 		if c := decode[contentOut](t, in.do(t, "t1", "drive_read_file", `{"file_id":"pdf-1"}`, "")); !c.Binary || c.Text != "" {
+			t.Fatalf("%+v", c)
+		}
+		// Where Drive refuses Markdown, a Doc is read as plain text.
+		s.mu.Lock()
+		s.noMarkdown = true
+		s.mu.Unlock()
+		if c := decode[contentOut](t, in.do(t, "t1", "drive_read_file", `{"file_id":"gdoc-1"}`, "")); c.As != "text/plain" || !strings.Contains(c.Text, "plan") {
 			t.Fatalf("%+v", c)
 		}
 	},
