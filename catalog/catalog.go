@@ -59,6 +59,10 @@ type Entry struct {
 	// Target is the source's own handle for executing the tool; the
 	// catalog never looks inside it.
 	Target any
+	// Aliases are other canonical names Lookup finds the entry by (and
+	// their wire names), never listed. An alias that is another entry's
+	// name, or that two entries claim, finds neither.
+	Aliases []string
 }
 
 // Catalog is an immutable set of entries.
@@ -67,6 +71,7 @@ type Catalog struct {
 	entries     []*Entry // sorted by canonical name
 	byWire      map[string]*Entry
 	byCanonical map[string]*Entry
+	byAlias     map[string]*Entry
 	tools       []*mcp.Tool
 	fingerprint string
 
@@ -119,6 +124,7 @@ func Build(naming Naming, entries []*Entry) (*Catalog, error) {
 		e.Wire = w
 		c.byWire[w] = e
 	}
+	c.byAlias = aliases(c)
 	c.tools = make([]*mcp.Tool, len(c.entries))
 	fp := sha256.New()
 	for i, e := range c.entries {
@@ -183,13 +189,40 @@ func (e *Entry) SourceID() string {
 	return id
 }
 
-// Lookup finds an entry by wire name or, failing that, canonical name.
+// Lookup finds an entry by wire name or, failing that, canonical name,
+// then alias.
 func (c *Catalog) Lookup(name string) (*Entry, bool) {
 	if e, ok := c.byWire[name]; ok {
 		return e, true
 	}
-	e, ok := c.byCanonical[name]
+	if e, ok := c.byCanonical[name]; ok {
+		return e, true
+	}
+	e, ok := c.byAlias[name]
 	return e, ok
+}
+
+// aliases maps the entries' aliases, and their wire names, to the
+// entries; a name taken by an entry, or claimed twice, is left out.
+func aliases(c *Catalog) map[string]*Entry {
+	out := map[string]*Entry{}
+	taken := map[string]bool{}
+	for _, e := range c.entries {
+		for _, a := range e.Aliases {
+			for _, name := range []string{a, wireName(a, c.naming, false)} {
+				if _, listed := c.byCanonical[name]; listed || c.byWire[name] != nil || taken[name] {
+					continue
+				}
+				if prev, dup := out[name]; dup && prev != e {
+					delete(out, name)
+					taken[name] = true
+					continue
+				}
+				out[name] = e
+			}
+		}
+	}
+	return out
 }
 
 // Entries returns every entry, sorted by canonical name. Do not modify them.

@@ -112,3 +112,44 @@ func TestCanonicalCollisionNamesBothSources(t *testing.T) {
 		}
 	}
 }
+
+// An alias finds its entry by itself and by its wire name, is never
+// listed, and an alias two entries claim, or that names a listed tool,
+// finds neither.
+func TestAliases(t *testing.T) {
+	entry := func(name string, aliases ...string) *catalog.Entry {
+		return &catalog.Entry{Canonical: name, Source: name, Tool: &mcp.Tool{Name: name}, Aliases: aliases}
+	}
+	c, err := catalog.Build(catalog.Safe, []*catalog.Entry{
+		entry("google.sheets_read_range", "gsheets.read_range", "both.x"),
+		entry("work.sheets_read_range", "both.x"),
+		entry("google.drive_get_file", "google.sheets_read_range", "gdrive.get_file"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{
+		"gsheets.read_range":       "google.sheets_read_range",
+		"gsheets__read_range":      "google.sheets_read_range",
+		"gdrive.get_file":          "google.drive_get_file",
+		"google.sheets_read_range": "google.sheets_read_range", // the listed tool's name wins
+		"both.x":                   "",
+		"both__x":                  "",
+	} {
+		e, ok := c.Lookup(name)
+		switch {
+		case want == "" && ok:
+			t.Errorf("%s finds %s; want nothing (two claim it)", name, e.Canonical)
+		case want != "" && (!ok || e.Canonical != want):
+			t.Errorf("%s finds %v; want %s", name, e, want)
+		}
+	}
+	for _, tool := range c.ListResult().Tools {
+		if strings.Contains(tool.Name, "gsheets") || strings.Contains(tool.Name, "gdrive") {
+			t.Errorf("an alias is listed: %s", tool.Name)
+		}
+	}
+	if c.Len() != 3 {
+		t.Fatalf("%d entries", c.Len())
+	}
+}

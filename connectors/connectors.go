@@ -179,6 +179,25 @@ type Tool struct {
 	// Toolset, when set, is the group the tool belongs to: an instance
 	// offers it only when its config selects the group (see [SelectTools]).
 	Toolset string
+	// Aliases are other names a call may give the tool by (earlier names,
+	// kept working): one with a dot is a canonical name of its own
+	// ("gsheets.read_range"), one without is a name within the instance.
+	// They are not listed; an alias two tools claim, or that a listed
+	// tool's name holds, is honoured for neither.
+	Aliases []string
+}
+
+// CanonicalAliases are t's aliases as canonical names, for the instance
+// id: an alias without a dot is prefixed with the instance's id.
+func (t *Tool) CanonicalAliases(instance string) []string {
+	var out []string
+	for _, a := range t.Aliases {
+		if !strings.Contains(a, ".") {
+			a = instance + "." + a
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 // ClassOf returns the class of a call to t with args.

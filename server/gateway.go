@@ -280,6 +280,7 @@ func (g *Gateway) buildCatalog() (*catalog.Catalog, error) {
 	for _, in := range g.now().instances {
 		for _, t := range in.conn.Tools() {
 			add(in.def.ID+"."+t.Name, fmt.Sprintf("connector %q (%s)", in.def.ID, in.def.Origin), in.def.Tenant, &nativeTool{inst: in, tool: t})
+			entries[len(entries)-1].Aliases = t.CanonicalAliases(in.def.ID)
 		}
 	}
 	for _, t := range g.upstreams.Tools() {

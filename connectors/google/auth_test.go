@@ -26,7 +26,7 @@ func TestExpiredAccessTokenIsRefreshedOnce(t *testing.T) {
 	}
 	s.expireAll()
 	var retries []string
-	tool := in.c.Tools()[2] // drive_get_file
+	tool := toolNamed(t, in, "drive_get_file")
 	res, err := tool.Run(context.Background(), &connectors.Call{Tool: tool.Name, Args: json.RawMessage(`{"file_id":"f00"}`),
 		Credentials: creds, Caller: connectors.Caller{Tenant: "t1"}, Retried: func(r string) { retries = append(retries, r) }})
 	if err != nil || res == nil {
@@ -100,7 +100,7 @@ func TestTokenEndpointFailures(t *testing.T) {
 	t.Run("a wrong client secret", func(t *testing.T) {
 		s := newStandin(t)
 		in := build(t, s, "google", "")
-		tool := in.c.Tools()[1]
+		tool := toolNamed(t, in, "drive_list_files")
 		_, err := tool.Run(context.Background(), &connectors.Call{Tool: tool.Name, Args: json.RawMessage(`{}`),
 			Credentials: connectortest.Creds{"refresh_token": refreshToken, "client_secret": "GOCSPX-wrong"}})
 		wantCode(t, err, legate.CodeAuthExpired)
@@ -152,9 +152,9 @@ func TestConnectionTestReports(t *testing.T) {
 	out, err := report(creds)
 	for _, want := range []string{
 		"token refresh at " + s.srv.URL + "/token: ok, a new access token valid for",
-		"scopes granted: https://www.googleapis.com/auth/drive.readonly https://www.googleapis.com/auth/spreadsheets",
+		"scopes granted: https://www.googleapis.com/auth/drive https://www.googleapis.com/auth/spreadsheets",
 		"tool sheets_append_row  ok      by the scope spreadsheets",
-		"tool drive_list_files   ok      by the scope drive.readonly",
+		"tool drive_list_files   ok      by the scope drive",
 		"drive files.list: ok, 1 file(s)",
 	} {
 		if err != nil || !strings.Contains(out, want) {

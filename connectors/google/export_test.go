@@ -1,8 +1,10 @@
 package google
 
+import "github.com/legate-mcp/legate/connectors/google/gcore"
+
 // SetMaxAnswerBytes bounds API answers to n bytes until restore is called.
 func SetMaxAnswerBytes(n int64) (restore func()) {
-	old := maxAnswerBytes
-	maxAnswerBytes = n
-	return func() { maxAnswerBytes = old }
+	old := gcore.MaxAnswerBytes
+	gcore.MaxAnswerBytes = n
+	return func() { gcore.MaxAnswerBytes = old }
 }

@@ -45,7 +45,15 @@ type instance struct {
 func build(t testing.TB, s *standin, id, extra string) *instance {
 	t.Helper()
 	u := s.srv.URL
-	cfg := fmt.Sprintf("client_id: %s\noauth_url: %s/token\nsheets_url: %s/\ndrive_url: %s\nallow_private_networks: true\nretry_backoff: 1ms\n%s", clientID, u, u, u, extra)
+	cfg := fmt.Sprintf("client_id: %s\noauth_url: %s/token\nsheets_url: %s/\ndrive_url: %s\nallow_private_networks: true\nretry_backoff: 1ms\ndocs_url: %s\n%s", clientID, u, u, u, u, extra)
+	if !strings.Contains(extra, "operation_marker: true") {
+		// Markers off: nothing of Legate's is left in the user's data.
+		t.Cleanup(func() {
+			if s.holds("lg1-") {
+				t.Errorf("with markers off, the stand-in's data holds an operation marker")
+			}
+		})
+	}
 	return &instance{c: connectortest.Build(t, "google", id, cfg), key: []byte("key of " + id), ops: saas.NewMemoryOperations()}
 }
 
@@ -62,6 +70,18 @@ func (in *instance) call(t testing.TB, tenant, tool, args, op string) (*legate.R
 	}
 	t.Fatalf("no tool %s", tool)
 	return nil, nil
+}
+
+// toolNamed is the instance's tool name.
+func toolNamed(t testing.TB, in *instance, name string) connectors.Tool {
+	t.Helper()
+	for _, tl := range in.c.Tools() {
+		if tl.Name == name {
+			return tl
+		}
+	}
+	t.Fatalf("no tool %s", name)
+	return connectors.Tool{}
 }
 
 type outcome struct {
@@ -317,8 +337,8 @@ func TestAppendRow(t *testing.T) {
 		t.Fatalf("appended %+v", r)
 	}
 	stored := s.rows("sheet-1", "Sheet1")
-	if len(stored) != 3 || len(stored[2]) != 5 || !strings.HasPrefix(stored[2][4], "lg1-") {
-		t.Fatalf("the sheet holds %q; want the values and the marker cell", stored)
+	if len(stored) != 3 || len(stored[2]) != 4 || strings.Contains(fmt.Sprint(stored), "lg1-") {
+		t.Fatalf("the sheet holds %q; want the values alone", stored)
 	}
 	// The same call again returns the first outcome; the ref reads the sheet.
 	again := decode[model.SheetRange](t, in.do(t, "t1", "sheets_append_row", args, "op-1"))

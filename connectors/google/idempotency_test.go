@@ -16,7 +16,7 @@ import (
 func TestTimedOutAppendIsDoneOnce(t *testing.T) {
 	s := newStandin(t)
 	s.fill("sheet-1", "Sheet1", 3, 2)
-	in := build(t, s, "google", "timeout: 300ms")
+	in := build(t, s, "google", "timeout: 300ms\noperation_marker: true")
 	s.afterAppend = func(n int, w http.ResponseWriter, r *http.Request) bool {
 		if n == 1 {
 			<-r.Context().Done() // done; the answer never leaves in time
@@ -41,8 +41,8 @@ func TestTimedOutAppendIsDoneOnce(t *testing.T) {
 // row, and the sheet holds exactly one per key.
 func TestNoDuplicateRowsOverAThousandLostAnswers(t *testing.T) {
 	s := newStandin(t)
-	retrying := build(t, s, "google", "")
-	giving := build(t, s, "google", "max_attempts: 1")
+	retrying := build(t, s, "google", "operation_marker: true")
+	giving := build(t, s, "google", "operation_marker: true\nmax_attempts: 1")
 	giving.key, giving.ops = retrying.key, retrying.ops
 	seen := map[string]bool{}
 	s.afterAppend = func(n int, w http.ResponseWriter, r *http.Request) bool {
@@ -84,28 +84,33 @@ func TestNoDuplicateRowsOverAThousandLostAnswers(t *testing.T) {
 	}
 }
 
-// Without the marker a lost answer cannot be reconciled: the append is
-// not retried (no duplicate), and the client is told to look.
-func TestAppendWithoutMarkerIsAtMostOnce(t *testing.T) {
+// Markers off (the default), a lost answer is reconciled by content: the
+// rows at the table's end holding the values sent are the append, found
+// instead of made again; formulas, which the sheet shows computed, cannot
+// be found so, and the call fails with CONFLICT instead of appending twice.
+func TestLostAppendIsFoundByContent(t *testing.T) {
 	s := newStandin(t)
-	in := build(t, s, "google", "operation_marker: false")
+	s.fill("sheet-1", "Sheet1", 2, 2)
+	in := build(t, s, "google", "")
 	s.afterAppend = func(n int, w http.ResponseWriter, r *http.Request) bool {
-		if n == 1 {
+		if n == 1 || n == 3 {
 			hangUp(w)
 			return true
 		}
 		return false
 	}
-	args := `{"spreadsheet_id":"sheet-1","range":"Sheet1","values":["x"]}`
-	_, err := in.call(t, "t1", "sheets_append_row", args, "op-1")
-	wantCode(t, err, legate.CodeConflict)
-	_, err = in.call(t, "t1", "sheets_append_row", args, "op-1")
-	wantCode(t, err, legate.CodeConflict)
-	if rows := s.rows("sheet-1", "Sheet1"); s.appendCount() != 1 || len(rows) != 1 || len(rows[0]) != 1 {
-		t.Fatalf("%d appends, rows %q; want one row of the value alone", s.appendCount(), rows)
+	args := `{"spreadsheet_id":"sheet-1","range":"Sheet1","rows":[["x",1],["y",2]]}`
+	r := decode[model.SheetRange](t, in.do(t, "t1", "sheets_append_rows", args, "op-1"))
+	if s.appendCount() != 1 || r.Range != "Sheet1!A3:B4" || r.ProviderMetadata["found_after_lost_answer"] != true || len(s.rows("sheet-1", "Sheet1")) != 4 {
+		t.Fatalf("%d appends, result %+v; want one, found", s.appendCount(), r)
 	}
-	r := decode[model.SheetRange](t, in.do(t, "t1", "sheets_append_row", args, "op-2"))
-	if r.Range != "Sheet1!A2:A2" || s.appendCount() != 2 {
+	r = decode[model.SheetRange](t, in.do(t, "t1", "sheets_append_rows", `{"spreadsheet_id":"sheet-1","range":"Sheet1","rows":[["z",3]]}`, "op-2"))
+	if s.appendCount() != 2 || r.Range != "Sheet1!A5:B5" {
 		t.Fatalf("another key: %+v", r)
+	}
+	_, err := in.call(t, "t1", "sheets_append_rows", `{"spreadsheet_id":"sheet-1","range":"Sheet1","rows":[["=1+1"]],"user_entered":true}`, "op-3")
+	wantCode(t, err, legate.CodeConflict)
+	if s.appendCount() != 3 {
+		t.Fatalf("%d appends; want 3", s.appendCount())
 	}
 }

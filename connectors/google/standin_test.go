@@ -1,8 +1,10 @@
 package google_test
 
 import (
+	"crypto/rsa"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -11,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/legate-mcp/legate/connectors/google/internal/discovery"
 	"github.com/legate-mcp/legate/connectors/saas/oauthtest"
 )
 
@@ -24,17 +27,36 @@ const (
 	accessPrefix = "ya29.canary-access-"
 )
 
-const fullScopes = "https://www.googleapis.com/auth/spreadsheets https://www.googleapis.com/auth/drive.readonly"
+const fullScopes = "https://www.googleapis.com/auth/spreadsheets https://www.googleapis.com/auth/drive"
 
 type file struct {
-	ID           string   `json:"id"`
-	Name         string   `json:"name"`
-	MimeType     string   `json:"mimeType"`
-	Size         string   `json:"size,omitempty"`
-	Parents      []string `json:"parents,omitempty"`
-	ModifiedTime string   `json:"modifiedTime,omitempty"`
-	WebViewLink  string   `json:"webViewLink,omitempty"`
-	Trashed      bool     `json:"trashed"`
+	ID            string            `json:"id"`
+	Name          string            `json:"name"`
+	MimeType      string            `json:"mimeType"`
+	Size          string            `json:"size,omitempty"`
+	Parents       []string          `json:"parents,omitempty"`
+	ModifiedTime  string            `json:"modifiedTime,omitempty"`
+	CreatedTime   string            `json:"createdTime,omitempty"`
+	WebViewLink   string            `json:"webViewLink,omitempty"`
+	Trashed       bool              `json:"trashed"`
+	Owners        []owner           `json:"owners,omitempty"`
+	AppProperties map[string]string `json:"appProperties,omitempty"`
+	// Content is the file's bytes, or what a Google file exports as.
+	Content string       `json:"-"`
+	Perms   []permission `json:"-"`
+}
+
+type owner struct {
+	EmailAddress string `json:"emailAddress"`
+	Me           bool   `json:"me"`
+}
+
+type permission struct {
+	ID           string `json:"id"`
+	Type         string `json:"type"`
+	Role         string `json:"role"`
+	EmailAddress string `json:"emailAddress,omitempty"`
+	Domain       string `json:"domain,omitempty"`
 }
 
 // standin is Google's token endpoint, Sheets v4 and Drive v3 on httptest,
@@ -53,23 +75,34 @@ type standin struct {
 	issued  []string        // access tokens, in order
 	expired map[string]bool // access tokens the API refuses
 	refresh string          // the refresh token accepted
+	account *rsa.PublicKey  // the service account's key the token endpoint accepts
+	claims  []jwtClaims     // of each assertion accepted
 	scope   string          // the scope the token endpoint reports
 	files   []file          // most recently modified first
 	sheets  map[string]map[string][][]any
-	appends int
-	calls   map[string]int
-	lastQ   string
+	docs    map[string]*doc
+	// noMarkdown refuses Docs' Markdown export, as Drive did before it
+	// had one.
+	noMarkdown bool
+	writes     map[string]int // performed writes by op: "upload", "share", "doc", "docedit", "update", "create"
+	appends    int
+	calls      map[string]int
+	lastQ      string
 	// fault may answer a request first: op is "token", "get", "append",
 	// "files" or "file"; n counts that op's requests.
 	fault func(op string, n int, w http.ResponseWriter, r *http.Request) bool
 	// afterAppend may answer in place of a success, after the append.
 	afterAppend func(n int, w http.ResponseWriter, r *http.Request) bool
+	// afterWrite may answer in place of a success, after another write
+	// (op as in writes).
+	afterWrite func(op string, w http.ResponseWriter, r *http.Request) bool
 }
 
 func newStandin(t testing.TB) *standin {
 	t.Helper()
 	s := &standin{expired: map[string]bool{}, refresh: refreshToken, scope: fullScopes,
 		sheets: map[string]map[string][][]any{"sheet-1": {"Sheet1": nil}}, calls: map[string]int{},
+		docs: map[string]*doc{}, writes: map[string]int{},
 		oauth: oauthtest.New(clientID, clientSecret, accessPrefix)}
 	mux := http.NewServeMux()
 	s.oauth.KeepRefresh = true // Google does not rotate refresh tokens
@@ -79,10 +112,14 @@ func newStandin(t testing.TB) *standin {
 	mux.HandleFunc("POST /v4/spreadsheets/{id}/values/{rng}", s.wrap("append", s.append))
 	mux.HandleFunc("GET /drive/v3/files", s.wrap("files", s.list))
 	mux.HandleFunc("GET /drive/v3/files/{id}", s.wrap("file", s.file))
+	s.mountDrive(mux)
+	s.mountDocs(mux)
+	s.mountSheets(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		gerror(w, 404, "Not Found: "+r.URL.Path, "notFound", "NOT_FOUND")
 	})
-	s.srv = httptest.NewServer(mux)
+	// Every answer is checked against Google's discovery documents.
+	s.srv = httptest.NewServer(discovery.Check(t, "drive/v3", discovery.Check(t, "sheets/v4", discovery.Check(t, "docs/v1", mux))))
 	t.Cleanup(s.srv.Close)
 	return s
 }
@@ -105,8 +142,12 @@ func (s *standin) count(op string, h http.HandlerFunc) http.HandlerFunc {
 		n := s.calls[op]
 		fault := s.fault
 		s.mu.Unlock()
-		if fault != nil && fault(op, n, w, r) {
-			return
+		if fault != nil {
+			discovery.Fault(w)
+			if fault(op, n, w, r) {
+				return
+			}
+			discovery.Unfault(w)
 		}
 		h(w, r)
 	}
@@ -159,6 +200,18 @@ func (s *standin) token(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
+	case r.PostForm.Get("grant_type") == "urn:ietf:params:oauth:grant-type:jwt-bearer":
+		claims, ok := s.assertion(r.PostForm.Get("assertion"))
+		if !ok {
+			w.WriteHeader(400)
+			fmt.Fprintf(w, `{"error":"invalid_grant","error_description":"Invalid JWT Signature."}`)
+			return
+		}
+		s.claims = append(s.claims, claims)
+		tok := fmt.Sprintf("%s%d-sa", accessPrefix, len(s.issued)+1)
+		s.issued = append(s.issued, tok)
+		json.NewEncoder(w).Encode(map[string]any{"access_token": tok, "expires_in": 3599, "token_type": "Bearer"})
+		return
 	case r.PostForm.Get("client_id") != clientID || r.PostForm.Get("client_secret") != clientSecret:
 		w.WriteHeader(401)
 		fmt.Fprintf(w, `{"error":"invalid_client","error_description":"The OAuth client was not found."}`)
@@ -284,32 +337,37 @@ func (s *standin) append(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Values [][]any `json:"values"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || len(body.Values) != 1 {
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || len(body.Values) == 0 {
 		gerror(w, 400, "Invalid JSON payload received.", "badRequest", "INVALID_ARGUMENT")
 		return
 	}
 	s.mu.Lock()
 	book := s.sheets[r.PathValue("id")]
-	book[win.sheet] = append(book[win.sheet], body.Values[0])
+	book[win.sheet] = append(book[win.sheet], body.Values...)
 	n := len(book[win.sheet])
+	n0 := n - len(body.Values) + 1
 	s.appends++
 	count, after := s.appends, s.afterAppend
 	s.mu.Unlock()
 	if after != nil && after(count, w, r) {
 		return
 	}
-	row := make([]string, len(body.Values[0]))
-	for i, v := range body.Values[0] {
-		row[i] = formatted(v)
+	width, cells := 0, 0
+	rows := make([][]string, len(body.Values))
+	for i, r := range body.Values {
+		for _, v := range r {
+			rows[i] = append(rows[i], formatted(v))
+		}
+		width, cells = max(width, len(r)), cells+len(r)
 	}
-	updated := fmt.Sprintf("%s!A%d:%s%d", win.sheet, n, colName(len(row)), n)
+	updated := fmt.Sprintf("%s!A%d:%s%d", win.sheet, n0, colName(width), n)
 	json.NewEncoder(w).Encode(map[string]any{
 		"spreadsheetId": r.PathValue("id"),
-		"tableRange":    fmt.Sprintf("%s!A1:%s%d", win.sheet, colName(len(row)), max(n-1, 1)),
+		"tableRange":    fmt.Sprintf("%s!A1:%s%d", win.sheet, colName(width), max(n0-1, 1)),
 		"updates": map[string]any{
-			"spreadsheetId": r.PathValue("id"), "updatedRange": updated, "updatedRows": 1,
-			"updatedColumns": len(row), "updatedCells": len(row),
-			"updatedData": map[string]any{"range": updated, "majorDimension": "ROWS", "values": [][]string{row}},
+			"spreadsheetId": r.PathValue("id"), "updatedRange": updated, "updatedRows": len(rows),
+			"updatedColumns": width, "updatedCells": cells,
+			"updatedData": map[string]any{"range": updated, "majorDimension": "ROWS", "values": rows},
 		},
 	})
 }
@@ -362,6 +420,10 @@ func (s *standin) seedFiles(n int) {
 }
 
 var (
+	nameIs    = regexp.MustCompile(`^name = '((?:[^'\\]|\\.)*)'$`)
+	createdGT = regexp.MustCompile(`^createdTime > '([^']*)'$`)
+	fullText  = regexp.MustCompile(`^fullText contains '((?:[^'\\]|\\.)*)'$`)
+	appProp   = regexp.MustCompile(`^appProperties has \{ key='([^']*)' and value='([^']*)' \}$`)
 	inParents = regexp.MustCompile(`^'([^']*)' in parents$`)
 	nameHas   = regexp.MustCompile(`^name contains '((?:[^'\\]|\\.)*)'$`)
 	mimeIs    = regexp.MustCompile(`^mimeType = '([^']*)'$`)
@@ -370,8 +432,34 @@ var (
 func unescape(s string) string { return strings.NewReplacer(`\'`, `'`, `\\`, `\`).Replace(s) }
 
 func (s *standin) matches(f file, q string) bool {
-	for _, c := range strings.Split(q, " and ") {
+	for _, c := range splitAnd(q) {
 		switch {
+		case strings.HasPrefix(c, "(") && strings.HasSuffix(c, ")"):
+			if !s.matches(f, c[1:len(c)-1]) {
+				return false
+			}
+		case c == "'me' in owners":
+			if len(f.Owners) == 0 || !f.Owners[0].Me {
+				return false
+			}
+		case nameIs.MatchString(c):
+			if f.Name != unescape(nameIs.FindStringSubmatch(c)[1]) {
+				return false
+			}
+		case createdGT.MatchString(c):
+			if f.CreatedTime <= createdGT.FindStringSubmatch(c)[1] {
+				return false
+			}
+		case fullText.MatchString(c):
+			w := strings.ToLower(unescape(fullText.FindStringSubmatch(c)[1]))
+			if !strings.Contains(strings.ToLower(f.Name+" "+f.Content), w) {
+				return false
+			}
+		case appProp.MatchString(c):
+			m := appProp.FindStringSubmatch(c)
+			if f.AppProperties[m[1]] != m[2] {
+				return false
+			}
 		case c == "trashed = false":
 			if f.Trashed {
 				return false
@@ -434,6 +522,15 @@ func (s *standin) file(w http.ResponseWriter, r *http.Request) {
 	defer s.mu.Unlock()
 	for _, f := range s.files {
 		if f.ID == r.PathValue("id") {
+			if r.URL.Query().Get("alt") == "media" {
+				if strings.HasPrefix(f.MimeType, "application/vnd.google-apps.") {
+					gerror(w, 403, "Only files with binary content can be downloaded. Use Export with Docs Editors files.", "fileNotDownloadable", "PERMISSION_DENIED")
+					return
+				}
+				w.Header().Set("Content-Type", f.MimeType)
+				io.WriteString(w, f.Content)
+				return
+			}
 			json.NewEncoder(w).Encode(f)
 			return
 		}

@@ -1,4 +1,4 @@
-package google
+package sheets
 
 import (
 	"strconv"
@@ -97,12 +97,12 @@ func (a a1) cells(first, last int) string {
 	return s
 }
 
-// rowRange is the range of one row, row, of width cells from a's first
-// column (A when a has none).
-func (a a1) rowRange(row, width int) string {
+// rowsRange is the range of rows first to last, of width cells from a's
+// first column (A when a has none).
+func (a a1) rowsRange(first, last, width int) string {
 	c0 := a.firstColumn()
-	last := columnName(columnNumber(c0) + max(width, 1) - 1)
-	s := c0 + strconv.Itoa(row) + ":" + last + strconv.Itoa(row)
+	c1 := columnName(columnNumber(c0) + max(width, 1) - 1)
+	s := c0 + strconv.Itoa(first) + ":" + c1 + strconv.Itoa(last)
 	if a.sheet != "" {
 		return a.sheet + "!" + s
 	}

@@ -1,4 +1,4 @@
-package google
+package sheets
 
 import (
 	"fmt"
@@ -52,7 +52,7 @@ func TestColumns(t *testing.T) {
 			t.Errorf("columnNumber(%s) = %d; want %d", name, got, n)
 		}
 	}
-	if got := parseA1("Sheet1!C:E").rowRange(7, 3); got != "Sheet1!C7:E7" {
+	if got := parseA1("Sheet1!C:E").rowsRange(7, 7, 3); got != "Sheet1!C7:E7" {
 		t.Errorf("rowRange %s", got)
 	}
 }
