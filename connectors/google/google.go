@@ -54,7 +54,7 @@ type Config struct {
 	// AllowPrivateNetworks lets the URLs be loopback or private addresses.
 	AllowPrivateNetworks bool `yaml:"allow_private_networks" default:"false" desc:"Allow oauth_url and the API URLs on loopback, private or link-local addresses (a test server or an internal proxy); refused by default"`
 	// Toolsets selects the groups of tools the instance offers.
-	Toolsets []string "yaml:\"toolsets\" desc:\"Groups of tools the instance offers: names from the list below, `default` for the type's defaults, `all` for every tool; empty for the defaults: drive (default), docs (default), sheets (default)\" example:\"[drive, sheets]\""
+	Toolsets []string "yaml:\"toolsets\" desc:\"Groups of tools the instance offers: names from the list below, `default` for the type's defaults, `all` for every tool; empty for the defaults: drive (default), docs (default), sheets (default), gmail, calendar\" example:\"[drive, sheets]\""
 	// ReadOnly offers only the tools that read.
 	ReadOnly bool `yaml:"read_only" default:"false" desc:"Offer only the tools that read (and ask a service account's token for read-only scopes)"`
 	// OperationMarker puts the idempotency marker in what a write makes.

@@ -2,6 +2,8 @@ package google_test
 
 import (
 	"fmt"
+	"github.com/legate-mcp/legate/connectors/google/calendar"
+	"github.com/legate-mcp/legate/connectors/google/gmail"
 	"strings"
 	"testing"
 
@@ -237,6 +239,9 @@ var toolCases = map[string]toolCase{
 // stand-in (whose answers are checked against Google's descriptions).
 func TestEveryToolHasACase(t *testing.T) {
 	for _, tool := range build(t, newStandin(t), "google", "toolsets: [all]").c.Tools() {
+		if tool.Toolset == gmail.Toolset || tool.Toolset == calendar.Toolset {
+			continue // their packages run every tool against their stand-ins
+		}
 		t.Run(tool.Name, func(t *testing.T) {
 			tc := toolCases[tool.Name]
 			if tc == nil {

@@ -3,6 +3,8 @@ package google_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/legate-mcp/legate/connectors/google/calendar"
+	"github.com/legate-mcp/legate/connectors/google/gmail"
 	"net/http"
 	"strings"
 	"testing"
@@ -39,6 +41,9 @@ func (w writeCase) writes(s *standin) int {
 // Every write tool is in writeCases.
 func TestEveryWriteHasACase(t *testing.T) {
 	for _, tool := range build(t, newStandin(t), "google", "toolsets: [all]").c.Tools() {
+		if tool.Toolset == gmail.Toolset || tool.Toolset == calendar.Toolset {
+			continue // their packages run every tool against their stand-ins
+		}
 		if _, ok := writeCases[tool.Name]; !ok && tool.Class != "read" {
 			t.Errorf("write tool %s has no writeCase", tool.Name)
 		}

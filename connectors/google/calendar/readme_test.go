@@ -7,24 +7,24 @@ import (
 	"testing"
 )
 
-// Every tool the README snippet's task table names is a tool of the
+// Every tool the README's task table names is a tool of the
 // toolset with a case in toolCases, and every tool is named in its scope
 // table.
 func TestReadmeTasks(t *testing.T) {
-	b, err := os.ReadFile("README.snippet.md")
+	b, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, table, ok := strings.Cut(string(b), "| what people ask | tool |")
 	if !ok {
-		t.Fatal("README.snippet.md has no task table")
+		t.Fatal("README.md has no task table")
 	}
 	table, scopes, _ := strings.Cut(table, "\n\n")
 	tools := map[string]bool{}
 	for _, tool := range newEnv(t, newStandin(t), 1).tools {
 		tools[tool.Name] = true
 		if !strings.Contains(scopes, "`"+tool.Name+"`") {
-			t.Errorf("%s has no scopes in README.snippet.md", tool.Name)
+			t.Errorf("%s has no scopes in README.md", tool.Name)
 		}
 	}
 	named := map[string]bool{}
