@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/legate-mcp/legate/connectors/google/gcore"
 	"net/http"
 	"testing"
 	"time"
@@ -51,7 +52,7 @@ func newEnvMapped(t *testing.T, s *standin, mapError func(error) error, attempts
 	tools := calendar.Tools{Deps: calendar.Deps{Kit: kit, BaseURL: s.srv.URL + "/calendar/v3/",
 		Client: func(_ context.Context, token string) (*http.Client, error) {
 			return &http.Client{Transport: bearer{token}}, nil
-		}}}
+		}, MapError: gcore.MapError}}
 	if mapError != nil {
 		tools.MapError = func(_ context.Context, err error) error { return mapError(err) }
 	}

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
-	"time"
 
 	cal "google.golang.org/api/calendar/v3"
 	"google.golang.org/api/googleapi"
@@ -16,7 +14,6 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
-	"github.com/legate-mcp/legate/connectors/netguard"
 	"github.com/legate-mcp/legate/connectors/saas"
 )
 
@@ -55,7 +52,7 @@ type Deps struct {
 	// https://www.googleapis.com/calendar/v3/.
 	BaseURL string
 	// MapError makes an error of Google's client canonical (googleapi's
-	// errors by status and reason); nil maps by status alone.
+	// errors by status and reason): the connector's, gcore.MapError.
 	MapError func(ctx context.Context, err error) error
 }
 
@@ -122,32 +119,12 @@ func (t Tools) read(ctx context.Context, call *connectors.Call, fn func(ctx cont
 	})
 }
 
-// mapErr makes err canonical: with the connector's MapError, else by
-// googleapi's status and Retry-After.
+// mapErr makes err canonical with the connector's MapError.
 func (t Tools) mapErr(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
 	}
-	if t.MapError != nil {
-		return t.MapError(ctx, err)
-	}
-	var ge *googleapi.Error
-	if !errors.As(err, &ge) {
-		return saas.Classify(ctx, err, "google")
-	}
-	wait, _ := netguard.RetryAfter(ge.Header, time.Now())
-	msg := "Google answered " + strconv.Itoa(ge.Code)
-	if ge.Message != "" {
-		msg += ": " + ge.Message
-	}
-	if ge.Code == http.StatusForbidden {
-		for _, e := range ge.Errors {
-			if e.Reason == "rateLimitExceeded" || e.Reason == "userRateLimitExceeded" {
-				return &legate.Error{Code: legate.CodeRateLimited, RetryAfter: wait, Message: "google: " + msg}
-			}
-		}
-	}
-	return saas.StatusError("google", ge.Code, wait, msg)
+	return t.MapError(ctx, err)
 }
 
 // about makes err canonical and, when it is NOT_FOUND, names what was not

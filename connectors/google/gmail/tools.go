@@ -6,17 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
-	"time"
 
 	gm "google.golang.org/api/gmail/v1"
-	"google.golang.org/api/googleapi"
 	"google.golang.org/api/option"
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
-	"github.com/legate-mcp/legate/connectors/netguard"
 	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
 )
@@ -61,7 +57,7 @@ type Deps struct {
 	// its paths start with gmail/v1/.
 	BaseURL string
 	// MapError makes an error of Google's client canonical (googleapi's
-	// errors by status and reason); nil maps by status alone.
+	// errors by status and reason): the connector's, gcore.MapError.
 	MapError func(ctx context.Context, err error) error
 }
 
@@ -134,32 +130,12 @@ func (t Tools) read(ctx context.Context, call *connectors.Call, fn func(ctx cont
 	})
 }
 
-// mapErr makes err canonical: with the connector's MapError, else by
-// googleapi's status and Retry-After.
+// mapErr makes err canonical with the connector's MapError.
 func (t Tools) mapErr(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
 	}
-	if t.MapError != nil {
-		return t.MapError(ctx, err)
-	}
-	var ge *googleapi.Error
-	if !errors.As(err, &ge) {
-		return saas.Classify(ctx, err, "google")
-	}
-	wait, _ := netguard.RetryAfter(ge.Header, time.Now())
-	msg := "Google answered " + strconv.Itoa(ge.Code)
-	if ge.Message != "" {
-		msg += ": " + ge.Message
-	}
-	if ge.Code == http.StatusForbidden {
-		for _, e := range ge.Errors {
-			if e.Reason == "rateLimitExceeded" || e.Reason == "userRateLimitExceeded" {
-				return &legate.Error{Code: legate.CodeRateLimited, RetryAfter: wait, Message: "google: " + msg}
-			}
-		}
-	}
-	return saas.StatusError("google", ge.Code, wait, msg)
+	return t.MapError(ctx, err)
 }
 
 // about makes err canonical and, when it is NOT_FOUND, names what was not
