@@ -20,7 +20,7 @@ import (
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/connectors/email/mailbox"
-	"github.com/legate-mcp/legate/connectors/email/mimetext"
+	"github.com/legate-mcp/legate/connectors/htmltext"
 	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
 )
@@ -144,7 +144,7 @@ func (in *composeIn) text() string {
 	if in.Text != "" || in.HTML == "" {
 		return in.Text
 	}
-	return mimetext.HTMLToText(in.HTML)
+	return htmltext.Text(in.HTML)
 }
 
 // composed is the message.v1 of a message this connector wrote.

@@ -7,7 +7,6 @@ package mimetext
 import (
 	"bytes"
 	"encoding/base64"
-	"html"
 	"io"
 	"mime"
 	"mime/quotedprintable"
@@ -19,6 +18,7 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-message/charset"
 
+	"github.com/legate-mcp/legate/connectors/htmltext"
 	"github.com/legate-mcp/legate/connectors/httpkit"
 	"github.com/legate-mcp/legate/connectors/saas/model"
 )
@@ -169,82 +169,9 @@ func DecodeText(raw []byte, part TextPart) string {
 	}
 	s := strings.ToValidUTF8(string(httpkit.TrimPartialRune(b)), "\uFFFD")
 	if part.HTML {
-		s = HTMLToText(s)
+		s = htmltext.Text(s)
 	}
 	return strings.ReplaceAll(s, "\r\n", "\n")
-}
-
-// blockTags end a line in HTMLToText where they open; the ones marked
-// true where they close too.
-var blockTags = map[string]bool{"p": true, "br": false, "div": true, "li": false, "tr": false, "h1": true, "h2": true, "h3": true,
-	"h4": true, "h5": true, "h6": true, "table": true, "ul": true, "ol": true, "blockquote": true, "hr": false, "pre": true}
-
-// HTMLToText is the text of an HTML body: tags dropped (a block element
-// ends a line), script, style and head skipped, entities decoded, runs of
-// blanks folded. It is for reading, not for rendering.
-func HTMLToText(s string) string {
-	var out strings.Builder
-	for len(s) > 0 {
-		lt := strings.IndexByte(s, '<')
-		if lt < 0 {
-			out.WriteString(html.UnescapeString(s))
-			break
-		}
-		out.WriteString(html.UnescapeString(s[:lt]))
-		s = s[lt:]
-		if strings.HasPrefix(s, "<!--") {
-			end := strings.Index(s, "-->")
-			if end < 0 {
-				break
-			}
-			s = s[end+3:]
-			continue
-		}
-		gt := strings.IndexByte(s, '>')
-		if gt < 0 {
-			break
-		}
-		closing := strings.HasPrefix(s, "</")
-		tag := strings.ToLower(strings.TrimLeft(s[1:gt], "/"))
-		if i := strings.IndexAny(tag, " \t\r\n/"); i >= 0 {
-			tag = tag[:i]
-		}
-		s = s[gt+1:]
-		if !closing && (tag == "script" || tag == "style" || tag == "head") {
-			// Skip to the element's end, whatever it holds ("x<1").
-			end := strings.Index(strings.ToLower(s), "</"+tag)
-			if end < 0 {
-				break
-			}
-			s = s[end:]
-			continue
-		}
-		if onClose, block := blockTags[tag]; block && (!closing || onClose) {
-			out.WriteByte('\n')
-		}
-	}
-	return foldBlanks(out.String())
-}
-
-// foldBlanks folds runs of spaces into one and of blank lines into one
-// empty line, and trims.
-func foldBlanks(s string) string {
-	lines := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
-	var out []string
-	blank := false
-	for _, l := range lines {
-		l = strings.Join(strings.Fields(l), " ")
-		if l == "" {
-			if !blank && len(out) > 0 {
-				out = append(out, "")
-			}
-			blank = true
-			continue
-		}
-		blank = false
-		out = append(out, l)
-	}
-	return strings.TrimSpace(strings.Join(out, "\n"))
 }
 
 // Snippet is the first SnippetRunes runes of text on one line.

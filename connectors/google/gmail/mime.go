@@ -17,6 +17,7 @@ import (
 	gm "google.golang.org/api/gmail/v1"
 
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/htmltext"
 	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
 )
@@ -50,7 +51,7 @@ func textOf(p *gm.MessagePart) (string, string) {
 	}
 	if part := findPart(p, "text/html"); part != nil {
 		if b, err := decodeData(part.Body.Data); err == nil {
-			return htmlToText(string(b)), "text/html converted to text"
+			return htmltext.Text(string(b)), "text/html converted to text"
 		}
 	}
 	return "", "none"
@@ -187,71 +188,6 @@ func normalize(s string) string {
 	return strings.TrimRight(strings.ReplaceAll(s, "\r\n", "\n"), " \t\n")
 }
 
-// blockTags end a line in htmlToText where they open; those marked true
-// where they close too.
-var blockTags = map[string]bool{"p": true, "br": false, "div": true, "li": false, "tr": false, "h1": true, "h2": true, "h3": true,
-	"h4": true, "h5": true, "h6": true, "table": true, "ul": true, "ol": true, "blockquote": true, "hr": false, "pre": true}
-
-// htmlToText is the text of an HTML body, for reading: tags dropped (a
-// block element ends a line), script, style and head skipped, entities
-// decoded, blanks folded.
-func htmlToText(s string) string {
-	var out strings.Builder
-	for len(s) > 0 {
-		lt := strings.IndexByte(s, '<')
-		if lt < 0 {
-			out.WriteString(html.UnescapeString(s))
-			break
-		}
-		out.WriteString(html.UnescapeString(s[:lt]))
-		s = s[lt:]
-		if strings.HasPrefix(s, "<!--") {
-			end := strings.Index(s, "-->")
-			if end < 0 {
-				break
-			}
-			s = s[end+3:]
-			continue
-		}
-		gt := strings.IndexByte(s, '>')
-		if gt < 0 {
-			break
-		}
-		closing := strings.HasPrefix(s, "</")
-		tag := strings.ToLower(strings.TrimLeft(s[1:gt], "/"))
-		if i := strings.IndexAny(tag, " \t\r\n/"); i >= 0 {
-			tag = tag[:i]
-		}
-		s = s[gt+1:]
-		if !closing && (tag == "script" || tag == "style" || tag == "head") {
-			end := strings.Index(strings.ToLower(s), "</"+tag)
-			if end < 0 {
-				break
-			}
-			s = s[end:]
-			continue
-		}
-		if onClose, block := blockTags[tag]; block && (!closing || onClose) {
-			out.WriteByte('\n')
-		}
-	}
-	var lines []string
-	blank := false
-	for _, l := range strings.Split(out.String(), "\n") {
-		l = strings.Join(strings.Fields(l), " ")
-		if l == "" {
-			if !blank && len(lines) > 0 {
-				lines = append(lines, "")
-			}
-			blank = true
-			continue
-		}
-		blank = false
-		lines = append(lines, l)
-	}
-	return strings.TrimSpace(strings.Join(lines, "\n"))
-}
-
 // composed is a message to write, checked.
 type composed struct {
 	to, cc, bcc []*mail.Address
@@ -317,7 +253,7 @@ func addressList(list []*mail.Address) string {
 func (c *composed) model() model.Message {
 	out := model.Message{Subject: c.subject, Text: c.text}
 	if out.Text == "" {
-		out.Text = htmlToText(c.html)
+		out.Text = htmltext.Text(c.html)
 	}
 	for _, g := range []struct {
 		role string

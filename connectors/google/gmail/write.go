@@ -12,6 +12,7 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/htmltext"
 	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
 )
@@ -89,7 +90,7 @@ func (in *composeIn) check(needTo bool) (*composed, error) {
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "google: text: the message is empty; give text (or html)")
 	}
 	if strings.TrimSpace(c.text) == "" {
-		c.text = htmlToText(c.html) // the alternative for clients that show no HTML
+		c.text = htmltext.Text(c.html) // the alternative for clients that show no HTML
 	}
 	return c, nil
 }
@@ -179,7 +180,7 @@ func matches(c *composed, m *gm.Message, since time.Time) bool {
 	}
 	want := normalize(c.text)
 	if want == "" {
-		want = htmlToText(c.html)
+		want = htmltext.Text(c.html)
 	}
 	text, _ := textOf(p)
 	return text == want
