@@ -21,3 +21,11 @@ func duplicate(err error) bool {
 	}
 	return false
 }
+
+// busy reports whether err is SQLite finding the database locked by
+// another connection where it does not wait on its own: switching a new
+// file to WAL while another process opens it too.
+func busy(err error) bool {
+	var se *driver.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
+}

@@ -194,31 +194,45 @@ func (s *Store) migrate(ctx context.Context) error {
 	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
 		return err
 	}
-	var current int
-	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
-		return err
-	}
-	if current > len(migrations) {
-		return fmt.Errorf("database schema version %d is newer than this binary knows (%d): upgrade legate", current, len(migrations))
-	}
-	for v := current + 1; v <= len(migrations); v++ {
-		tx, err := s.db.BeginTx(ctx, nil)
-		if err != nil {
+	// Each migration reads the version inside its own write transaction
+	// (_txlock=immediate takes the lock at BEGIN), so processes opening
+	// the same file at once apply each migration exactly once.
+	for {
+		done, err := s.migrateOne(ctx)
+		if err != nil || done {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, migrations[v-1]); err != nil {
-			tx.Rollback()
-			return fmt.Errorf("migration %d: %w", v, err)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, v, time.Now().Unix()); err != nil {
-			tx.Rollback()
-			return fmt.Errorf("migration %d: %w", v, err)
-		}
-		if err := tx.Commit(); err != nil {
-			return fmt.Errorf("migration %d: %w", v, err)
-		}
 	}
-	return nil
+}
+
+// migrateOne applies the next pending migration; done is true when none is.
+func (s *Store) migrateOne(ctx context.Context) (done bool, err error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback()
+	var current int
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
+		return false, err
+	}
+	switch {
+	case current > len(migrations):
+		return false, fmt.Errorf("database schema version %d is newer than this binary knows (%d): upgrade legate", current, len(migrations))
+	case current == len(migrations):
+		return true, nil
+	}
+	v := current + 1
+	if _, err := tx.ExecContext(ctx, migrations[v-1]); err != nil {
+		return false, fmt.Errorf("migration %d: %w", v, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, v, time.Now().Unix()); err != nil {
+		return false, fmt.Errorf("migration %d: %w", v, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return false, fmt.Errorf("migration %d: %w", v, err)
+	}
+	return false, nil
 }
 
 // SchemaVersion returns the applied schema version.

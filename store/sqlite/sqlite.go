@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync/atomic"
+	"time"
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 
@@ -54,11 +55,34 @@ func open(ctx context.Context, dsn, what string) (*Store, error) {
 		return nil, fmt.Errorf("opening %s: %w", what, err)
 	}
 	s := &Store{db: db}
-	if err := s.migrate(ctx); err != nil {
+	if err := s.migrateWhenFree(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("migrating %s: %w", what, err)
 	}
 	return s, nil
+}
+
+// openWait bounds how long an open waits for other processes opening
+// the same file: as long as a statement waits for a lock (busy_timeout).
+const openWait = 10 * time.Second
+
+// migrateWhenFree migrates, trying again while the file is busy: SQLite
+// does not wait on its own for a connection's first pragmas (WAL) while
+// another process sets the same file up. Migrations are transactional,
+// so a try that failed left nothing half done.
+func (s *Store) migrateWhenFree(ctx context.Context) error {
+	deadline := time.Now().Add(openWait)
+	for pause := time.Millisecond; ; pause = min(2*pause, 100*time.Millisecond) {
+		err := s.migrate(ctx)
+		if err == nil || !busy(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pause):
+		}
+	}
 }
 
 // Connectors returns the connector store.

@@ -55,3 +55,28 @@ func TestConnectorsRoundTripAndSurviveReopen(t *testing.T) {
 		t.Fatalf("get after delete: %v", err)
 	}
 }
+
+// Processes that open a new state directory at the same moment (a
+// server and a CLI command, two CLI commands) each see the schema
+// migrated once: none applies a migration another has applied.
+func TestConcurrentOpensMigrateOnce(t *testing.T) {
+	ctx := context.Background()
+	for range 20 {
+		dir := t.TempDir()
+		errs := make(chan error, 6)
+		for range cap(errs) {
+			go func() {
+				st, err := sqlite.Open(ctx, dir)
+				if err == nil {
+					err = st.Close()
+				}
+				errs <- err
+			}()
+		}
+		for range cap(errs) {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
