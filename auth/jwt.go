@@ -2,16 +2,18 @@ package auth
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/lestrrat-go/jwx/v3/jwk"
-	"github.com/lestrrat-go/jwx/v3/jws"
-	"github.com/lestrrat-go/jwx/v3/jwt"
+	jose "github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/legate-mcp/legate/config"
@@ -30,7 +32,15 @@ const (
 	jwksTimeout = 10 * time.Second
 	// maxJWTSize bounds the access tokens parsed.
 	maxJWTSize = 16 << 10
+	// maxJWKSSize bounds the key set read.
+	maxJWKSSize = 1 << 20
 )
+
+// jwtAlgorithms are the signature algorithms an access token may use: the
+// asymmetric ones of RFC 7518 and EdDSA. "none" and the HMAC ones (whose
+// key would be the issuer's public key) are refused.
+var jwtAlgorithms = []jose.SignatureAlgorithm{jose.RS256, jose.RS384, jose.RS512, jose.PS256, jose.PS384, jose.PS512,
+	jose.ES256, jose.ES384, jose.ES512, jose.EdDSA}
 
 // jwtVerifier checks JWT access tokens: signed by one of the issuer's keys,
 // from the issuer, for the resource, within exp and nbf.
@@ -54,14 +64,20 @@ func newJWTVerifier(resource string, o *config.OAuth, log *slog.Logger) *jwtVeri
 	}
 	// The JWKS URL is the operator's, and may well be on a private
 	// network: netguard allows its host and port, and no other private
-	// address a redirect names; jwx hardens it against redirects from
-	// https to http.
+	// address a redirect names; a redirect from https to http is refused.
 	var allow []string
 	if hp, err := netguard.HostPort(o.JWKSURL); err == nil {
 		allow = append(allow, hp)
 	}
-	client := jwk.WrapHTTPClientDefaults(netguard.NewClient(netguard.Options{Timeout: jwksTimeout, Allow: allow,
-		Hint: "only the host of auth.oauth.jwks_url may be on a private network"}))
+	client := netguard.NewClient(netguard.Options{Timeout: jwksTimeout, Allow: allow,
+		Hint: "only the host of auth.oauth.jwks_url may be on a private network"})
+	guard := client.CheckRedirect
+	client.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if via[len(via)-1].URL.Scheme == "https" && req.URL.Scheme != "https" {
+			return fmt.Errorf("redirect from https to %s refused", req.URL.Scheme)
+		}
+		return guard(req, via)
+	}
 	keys := &jwks{url: o.JWKSURL, client: client, refresh: refresh, retry: jwksRetry, log: log}
 	keys.life, keys.end = context.WithCancel(context.Background())
 	return &jwtVerifier{issuer: o.Issuer, audience: resource, claims: c, log: log, keys: keys}
@@ -79,56 +95,61 @@ func (v *jwtVerifier) verify(ctx context.Context, token string) (*sdkauth.TokenI
 	if len(token) > maxJWTSize {
 		return nil, invalidToken("token too large")
 	}
-	msg, err := jws.Parse([]byte(token), jws.WithCompact())
-	if err != nil || len(msg.Signatures()) != 1 {
+	tok, err := jwt.ParseSigned(token, jwtAlgorithms)
+	if err != nil || len(tok.Headers) != 1 {
+		if _, ok := errors.AsType[*jose.ErrUnexpectedSignatureAlgorithm](err); ok {
+			return nil, invalidToken("signature not verified")
+		}
 		return nil, invalidToken("malformed token")
 	}
-	kid, _ := msg.Signatures()[0].ProtectedHeaders().KeyID()
+	kid := tok.Headers[0].KeyID
 	set, err := v.keys.get(ctx, kid)
 	if err != nil {
 		return nil, errors.New("the issuer's signing keys are unavailable")
 	}
-	tok, err := jwt.Parse([]byte(token),
-		jwt.WithKeySet(set, jws.WithInferAlgorithmFromKey(true), jws.WithUseDefault(true)),
-		jwt.WithIssuer(v.issuer),
-		jwt.WithAudience(v.audience),
-		jwt.WithRequiredClaim(jwt.ExpirationKey),
-		jwt.WithAcceptableSkew(tokenClockSkew),
-	)
-	if err != nil {
+	key, ok := jwksKey(set, kid)
+	if !ok {
+		return nil, invalidToken("signature not verified")
+	}
+	var std jwt.Claims
+	var claims map[string]any
+	if err := tok.Claims(key.Key, &std, &claims); err != nil {
+		v.log.Debug("access token refused", "err", err)
+		return nil, invalidToken("signature not verified")
+	}
+	if err := std.ValidateWithLeeway(jwt.Expected{Issuer: v.issuer, AnyAudience: jwt.Audience{v.audience}}, tokenClockSkew); err != nil {
 		v.log.Debug("access token refused", "err", err)
 		return nil, invalidToken(jwtRefusal(err))
 	}
-	p, err := v.principal(tok)
+	if std.Expiry == nil {
+		return nil, invalidToken("token without an expiration")
+	}
+	p, err := v.principal(claims)
 	if err != nil {
 		return nil, err
 	}
-	exp, _ := tok.Expiration()
-	return &sdkauth.TokenInfo{UserID: sessionOwner(credentialJWT, p), Expiration: exp, Scopes: jwtScopes(tok), Extra: map[string]any{PrincipalKey: p}}, nil
+	return &sdkauth.TokenInfo{UserID: sessionOwner(credentialJWT, p), Expiration: std.Expiry.Time(), Scopes: jwtScopes(claims), Extra: map[string]any{PrincipalKey: p}}, nil
 }
 
-// jwtRefusal says why jwt.Parse refused a token, without its details.
+// jwtRefusal says why the claims of a verified token were refused,
+// without their details.
 func jwtRefusal(err error) string {
 	switch {
-	case errors.Is(err, jwt.TokenExpiredError()):
+	case errors.Is(err, jwt.ErrExpired):
 		return "token expired"
-	case errors.Is(err, jwt.TokenNotYetValidError()):
+	case errors.Is(err, jwt.ErrNotValidYet), errors.Is(err, jwt.ErrIssuedInTheFuture):
 		return "token not yet valid"
-	case errors.Is(err, jwt.InvalidAudienceError()):
+	case errors.Is(err, jwt.ErrInvalidAudience):
 		return "token not issued for this resource"
-	case errors.Is(err, jwt.InvalidIssuerError()):
+	case errors.Is(err, jwt.ErrInvalidIssuer):
 		return "token from another issuer"
-	case errors.Is(err, jwt.MissingRequiredClaimError()):
-		return "token without an expiration"
-	case errors.Is(err, jwt.ValidateError()):
-		return "token not valid"
 	}
-	return "signature not verified"
+	return "token not valid"
 }
 
 // principal maps the token's claims to a principal: the principal claim
 // is required; an absent tenant or profile is none, an absent role user.
-func (v *jwtVerifier) principal(tok jwt.Token) (*Principal, error) {
+func (v *jwtVerifier) principal(tok map[string]any) (*Principal, error) {
 	role, _ := jwtClaim(tok, v.claims.Role)
 	p := &Principal{Role: jwtRole(role)}
 	for _, f := range []struct {
@@ -153,13 +174,13 @@ func (v *jwtVerifier) principal(tok jwt.Token) (*Principal, error) {
 
 // jwtClaim returns a claim's value; a name with dots that is not a claim is
 // a path into nested objects.
-func jwtClaim(tok jwt.Token, name string) (any, bool) {
-	var v any
-	if err := tok.Get(name, &v); err == nil {
+func jwtClaim(tok map[string]any, name string) (any, bool) {
+	if v, ok := tok[name]; ok {
 		return v, true
 	}
 	first, rest, ok := strings.Cut(name, ".")
-	if !ok || tok.Get(first, &v) != nil {
+	v, found := tok[first]
+	if !ok || !found {
 		return nil, false
 	}
 	for part := range strings.SplitSeq(rest, ".") {
@@ -203,7 +224,7 @@ func jwtRole(v any) string {
 }
 
 // jwtScopes reads the scope claim (space-separated) or scp (a list).
-func jwtScopes(tok jwt.Token) []string {
+func jwtScopes(tok map[string]any) []string {
 	if v, ok := jwtClaim(tok, "scope"); ok {
 		if s, ok := v.(string); ok {
 			return strings.Fields(s)
@@ -230,12 +251,7 @@ func jwtScopes(tok jwt.Token) []string {
 // it lacks, as after a rotation — at most every retry, a token that comes
 // sooner waiting for that fetch. Concurrent callers share one fetch.
 //
-// jwx fetches and parses the set (jwk.Fetch); its jwk.Cache is not used.
-// That cache refreshes on a schedule from worker goroutines of its own
-// (httprc); a fetch prompted by an unknown key id, bounded to one a
-// second, with the token waiting for a fetch begun after it arrived, would
-// still be this type's, on top of Cache.Refresh, which bounds nothing. Here
-// a fetch runs only when a token needs it, and Close cancels it and waits.
+// A fetch runs only when a token needs it, and Close cancels it and waits.
 type jwks struct {
 	url     string
 	client  *http.Client
@@ -250,7 +266,7 @@ type jwks struct {
 	fetching sync.WaitGroup
 
 	mu       sync.Mutex
-	set      jwk.Set
+	set      *jose.JSONWebKeySet
 	fetched  time.Time     // last success
 	tried    time.Time     // start of the last attempt
 	inflight chan struct{} // closed when the running fetch ends
@@ -284,11 +300,13 @@ var errNoSigningKeys = errors.New("no signing keys")
 // get returns the key set once it has key kid ("": any key will do), or
 // once a fetch begun after the call has ended without it (the token is
 // then refused by its signature).
-func (j *jwks) get(ctx context.Context, kid string) (jwk.Set, error) {
+func (j *jwks) get(ctx context.Context, kid string) (*jose.JSONWebKeySet, error) {
 	asked := time.Now()
 	for {
 		j.mu.Lock()
+		// A token naming no key id needs no fetch once any key is held.
 		_, has := jwksKey(j.set, kid)
+		has = has || kid == "" && j.set != nil && len(j.set.Keys) > 0
 		if has {
 			j.refreshIfStale()
 		}
@@ -331,7 +349,7 @@ func (j *jwks) refreshIfStale() {
 func (j *jwks) fetch(done chan struct{}) {
 	ctx, cancel := context.WithTimeout(j.life, jwksTimeout)
 	defer cancel()
-	set, err := jwk.Fetch(ctx, j.url, jwk.WithHTTPClient(j.client))
+	set, err := j.download(ctx)
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if err != nil {
@@ -343,13 +361,44 @@ func (j *jwks) fetch(done chan struct{}) {
 	close(done)
 }
 
-// jwksKey finds key kid in set; with kid "", any key counts.
-func jwksKey(set jwk.Set, kid string) (jwk.Key, bool) {
+// download reads the key set at j.url.
+func (j *jwks) download(ctx context.Context) (*jose.JSONWebKeySet, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, j.url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := j.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("HTTP %d", resp.StatusCode)
+	}
+	var set jose.JSONWebKeySet
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxJWKSSize)).Decode(&set); err != nil {
+		return nil, fmt.Errorf("reading the key set: %w", err)
+	}
+	return &set, nil
+}
+
+// jwksKey finds the signing key kid in set; a token naming no key id is
+// verified with the set's only key, as when there is one.
+func jwksKey(set *jose.JSONWebKeySet, kid string) (jose.JSONWebKey, bool) {
 	if set == nil {
-		return nil, false
+		return jose.JSONWebKey{}, false
 	}
 	if kid == "" {
-		return set.Key(0)
+		if len(set.Keys) == 1 && set.Keys[0].Use != "enc" {
+			return set.Keys[0], true
+		}
+		return jose.JSONWebKey{}, false
 	}
-	return set.LookupKeyID(kid)
+	for _, k := range set.Key(kid) {
+		if k.Use != "enc" {
+			return k, true
+		}
+	}
+	return jose.JSONWebKey{}, false
 }

@@ -16,9 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lestrrat-go/jwx/v3/jwa"
-	"github.com/lestrrat-go/jwx/v3/jwk"
-	"github.com/lestrrat-go/jwx/v3/jwt"
+	jose "github.com/go-jose/go-jose/v4"
 )
 
 // The protected resource the fake issuer's tokens are for, and the
@@ -36,18 +34,18 @@ type IDP struct {
 	Server *httptest.Server
 	Issuer string
 	// Key signs tokens and is published.
-	Key jwk.Key
+	Key jose.JSONWebKey
 	// Fetches counts the fetches of the JWKS.
 	Fetches atomic.Int32
 
 	t      *testing.T
 	mu     sync.Mutex
-	public jwk.Set
+	public jose.JSONWebKeySet
 }
 
 // NewIDP starts an issuer with one published key, k1, stopped when t ends.
 func NewIDP(t *testing.T) *IDP {
-	d := &IDP{t: t, public: jwk.NewSet()}
+	d := &IDP{t: t}
 	d.Key = d.NewKey("k1")
 	d.Publish(d.Key)
 	d.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -63,29 +61,20 @@ func NewIDP(t *testing.T) *IDP {
 }
 
 // NewKey makes a P-256 key with key id kid, not published.
-func (d *IDP) NewKey(kid string) jwk.Key {
+func (d *IDP) NewKey(kid string) jose.JSONWebKey {
 	raw, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		d.t.Fatal(err)
 	}
-	k, err := jwk.Import(raw)
-	if err != nil {
-		d.t.Fatal(err)
-	}
-	k.Set(jwk.KeyIDKey, kid)
-	return k
+	return jose.JSONWebKey{Key: raw, KeyID: kid}
 }
 
 // Publish adds a key's public half to the JWKS, without "alg", as many
 // issuers publish them.
-func (d *IDP) Publish(k jwk.Key) {
-	pub, err := jwk.PublicKeyOf(k)
-	if err != nil {
-		d.t.Fatal(err)
-	}
+func (d *IDP) Publish(k jose.JSONWebKey) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.public.AddKey(pub)
+	d.public.Keys = append(d.public.Keys, k.Public())
 }
 
 // Config is the auth section of a config document trusting this issuer
@@ -100,17 +89,32 @@ func (d *IDP) Claims(sub string) map[string]any {
 		"iat": time.Now(), "tenant": "acme", "role": "approver", "profile": "p1", "scope": "mcp:tools read"}
 }
 
-// Sign signs claims with key (ES256).
-func (d *IDP) Sign(claims map[string]any, key jwk.Key) string {
-	tok := jwt.New()
+// Sign signs claims with key (ES256), its key id in the header; times
+// are written as NumericDate (seconds since the epoch).
+func (d *IDP) Sign(claims map[string]any, key jose.JSONWebKey) string {
+	payload := make(map[string]any, len(claims))
 	for k, v := range claims {
-		if err := tok.Set(k, v); err != nil {
-			d.t.Fatal(err)
+		if t, ok := v.(time.Time); ok {
+			v = t.Unix()
 		}
+		payload[k] = v
 	}
-	b, err := jwt.Sign(tok, jwt.WithKey(jwa.ES256(), key))
+	b, err := json.Marshal(payload)
 	if err != nil {
 		d.t.Fatal(err)
 	}
-	return string(b)
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: key},
+		(&jose.SignerOptions{}).WithType("JWT").WithHeader(jose.HeaderKey("kid"), key.KeyID))
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	sig, err := signer.Sign(b)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	tok, err := sig.CompactSerialize()
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	return tok
 }
