@@ -1,18 +1,19 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/legate-mcp/legate/agent/internal/wire"
+	"github.com/legate-mcp/legate/connectors/httpkit"
+	"github.com/legate-mcp/legate/connectors/netguard"
 )
 
 // Bounds of the retries.
@@ -69,17 +70,9 @@ func (r *Runner) callModel(ctx context.Context, m Model, p Profile, t Turn, n, m
 }
 
 // backoff is the wait before retry n: exponential from the base, capped,
-// with jitter (between half and the whole of it).
+// with jitter, as every HTTP client of Legate's backs off.
 func (r *Runner) backoff(n int) time.Duration {
-	base := r.Backoff
-	if base <= 0 {
-		base = defaultBackoff
-	}
-	d := base << min(n-1, 16)
-	if d > maxBackoff || d <= 0 {
-		d = maxBackoff
-	}
-	return d/2 + rand.N(d/2+1)
+	return (&httpkit.Retry{Base: cmp.Or(r.Backoff, defaultBackoff), MaxWait: maxBackoff}).Backoff(n)
 }
 
 // retryable says whether a failed model call is worth another attempt, and
@@ -114,17 +107,8 @@ func retryAfter(resp *http.Response) time.Duration {
 	if resp == nil {
 		return 0
 	}
-	v := resp.Header.Get("Retry-After")
-	if v == "" {
-		return 0
-	}
-	var d time.Duration
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		d = time.Duration(s * float64(time.Second))
-	} else if t, err := http.ParseTime(v); err == nil {
-		d = time.Until(t)
-	}
-	return max(0, min(d, maxRetryAfter))
+	d, _ := netguard.RetryAfter(resp.Header, time.Now())
+	return min(d, maxRetryAfter)
 }
 
 // stallWatch logs an attempt that has received nothing, as the silence
