@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/legate-mcp/legate/cmd/legate-bench/benchkit"
 	"github.com/legate-mcp/legate/cmd/legate-bench/harness"
 )
 
@@ -190,16 +191,16 @@ func (b *bench) forwarded(ctx context.Context, up, lg, px *harness.Proc, scen st
 	for _, c := range b.cs {
 		d, v := res[c][direct], res[c][legate]
 		rr := row{Scenario: scen, Metric: fmt.Sprintf("calls/s, C=%d", c), Unit: "calls/s",
-			Baseline: median(d.rate), Legate: median(v.rate), Ratio: median(ratios(v.rate, d.rate))}
+			Baseline: benchkit.Median(d.rate), Legate: benchkit.Median(v.rate), Ratio: benchkit.Median(benchkit.Ratios(v.rate, d.rate))}
 		if c == 8 {
 			rr.Target = "≥ 0.75× direct"
-			rr.Result = passFail(rr.Ratio >= 0.75)
+			rr.Result = benchkit.PassFail(rr.Ratio >= 0.75)
 		}
 		rows = append(rows, rr)
 		rows = append(rows, row{Scenario: scen, Metric: fmt.Sprintf("p50 latency, C=%d", c), Unit: "µs",
-			Baseline: median(d.p50), Legate: median(v.p50), Ratio: median(ratios(v.p50, d.p50))})
+			Baseline: benchkit.Median(d.p50), Legate: benchkit.Median(v.p50), Ratio: benchkit.Median(benchkit.Ratios(v.p50, d.p50))})
 		rows = append(rows, row{Scenario: scen, Metric: fmt.Sprintf("p99 latency, C=%d", c), Unit: "µs",
-			Baseline: median(d.p99), Legate: median(v.p99), Ratio: median(ratios(v.p99, d.p99))})
+			Baseline: benchkit.Median(d.p99), Legate: benchkit.Median(v.p99), Ratio: benchkit.Median(benchkit.Ratios(v.p99, d.p99))})
 	}
 	addedP50 := func(t int) []float64 {
 		d, v := res[1][direct], res[1][t]
@@ -211,59 +212,59 @@ func (b *bench) forwarded(ctx context.Context, up, lg, px *harness.Proc, scen st
 	}
 	if _, ok := res[1]; ok {
 		added := addedP50(legate)
-		budget := median(rtt) + 150
+		budget := benchkit.Median(rtt) + 150
 		rows = append(rows, row{Scenario: scen, Metric: "p50 added latency, C=1", Note: "baseline: one loopback HTTP round trip", Unit: "µs",
-			Baseline: median(rtt), Legate: median(added), Ratio: none,
-			Target: fmt.Sprintf("≤ round trip + 150 µs = %.0f µs", budget), Result: passFail(median(added) <= budget)})
+			Baseline: benchkit.Median(rtt), Legate: benchkit.Median(added), Ratio: none,
+			Target: fmt.Sprintf("≤ round trip + 150 µs = %.0f µs", budget), Result: benchkit.PassFail(benchkit.Median(added) <= budget)})
 	}
 	for _, c := range b.cs {
 		v := res[c][legate]
 		rows = append(rows, row{Scenario: scen, Metric: fmt.Sprintf("CPU per forwarded call, C=%d", c), Note: "baseline: upstream's, same window", Unit: "µs",
-			Baseline: median(v.upCPU), Legate: median(v.lgCPU), Ratio: median(ratios(v.lgCPU, v.upCPU)),
-			Target: "≤ 1× upstream", Result: passFail(median(ratios(v.lgCPU, v.upCPU)) <= 1)})
+			Baseline: benchkit.Median(v.upCPU), Legate: benchkit.Median(v.lgCPU), Ratio: benchkit.Median(benchkit.Ratios(v.lgCPU, v.upCPU)),
+			Target: "≤ 1× upstream", Result: benchkit.PassFail(benchkit.Median(benchkit.Ratios(v.lgCPU, v.upCPU)) <= 1)})
 	}
 	if px != nil {
 		for _, c := range b.cs {
 			d, p := res[c][direct], res[c][proxy]
 			rows = append(rows, row{Scenario: scen, Metric: fmt.Sprintf("calls/s through the plain proxy, C=%d", c), Note: "reference: httputil.ReverseProxy; baseline: direct", Unit: "calls/s",
-				Baseline: median(d.rate), Legate: median(p.rate), Ratio: median(ratios(p.rate, d.rate))})
+				Baseline: benchkit.Median(d.rate), Legate: benchkit.Median(p.rate), Ratio: benchkit.Median(benchkit.Ratios(p.rate, d.rate))})
 		}
 		for _, c := range b.cs {
 			p, v := res[c][proxy], res[c][legate]
 			rows = append(rows, row{Scenario: scen, Metric: fmt.Sprintf("calls/s, Legate vs the plain proxy, C=%d", c), Unit: "calls/s",
-				Baseline: median(p.rate), Legate: median(v.rate), Ratio: median(ratios(v.rate, p.rate))})
+				Baseline: benchkit.Median(p.rate), Legate: benchkit.Median(v.rate), Ratio: benchkit.Median(benchkit.Ratios(v.rate, p.rate))})
 		}
 		if _, ok := res[1]; ok {
 			rows = append(rows, row{Scenario: scen, Metric: "p50 added latency, C=1, plain proxy vs Legate", Unit: "µs",
-				Baseline: median(addedP50(proxy)), Legate: median(addedP50(legate)), Ratio: none})
+				Baseline: benchkit.Median(addedP50(proxy)), Legate: benchkit.Median(addedP50(legate)), Ratio: none})
 		}
 		for _, c := range b.cs {
 			p, v := res[c][proxy], res[c][legate]
 			rows = append(rows, row{Scenario: scen, Metric: fmt.Sprintf("CPU per call, Legate vs the plain proxy, C=%d", c), Unit: "µs",
-				Baseline: median(p.lgCPU), Legate: median(v.lgCPU), Ratio: median(ratios(v.lgCPU, p.lgCPU))})
+				Baseline: benchkit.Median(p.lgCPU), Legate: benchkit.Median(v.lgCPU), Ratio: benchkit.Median(benchkit.Ratios(v.lgCPU, p.lgCPU))})
 		}
 		for _, c := range b.cs {
 			d, p := res[c][direct], res[c][proxy]
 			rows = append(rows, row{Scenario: scen, Metric: fmt.Sprintf("upstream CPU per call through the plain proxy, C=%d", c), Note: "direct vs through the proxy", Unit: "µs",
-				Baseline: median(d.upCPU), Legate: median(p.upCPU), Ratio: median(ratios(p.upCPU, d.upCPU))})
+				Baseline: benchkit.Median(d.upCPU), Legate: benchkit.Median(p.upCPU), Ratio: benchkit.Median(benchkit.Ratios(p.upCPU, d.upCPU))})
 		}
 		for _, c := range b.cs {
 			v, sl := res[c][legate], res[c][stateless]
 			rows = append(rows, row{Scenario: scen, Metric: fmt.Sprintf("calls/s of stateless (2026-07-28) clients through Legate, C=%d", c), Note: "baseline: clients with sessions, through Legate", Unit: "calls/s",
-				Baseline: median(v.rate), Legate: median(sl.rate), Ratio: median(ratios(sl.rate, v.rate))})
+				Baseline: benchkit.Median(v.rate), Legate: benchkit.Median(sl.rate), Ratio: benchkit.Median(benchkit.Ratios(sl.rate, v.rate))})
 		}
 	}
 	for _, c := range b.cs {
 		d, v := res[c][direct], res[c][legate]
 		rows = append(rows, row{Scenario: scen, Metric: fmt.Sprintf("upstream CPU per call, C=%d", c), Note: "direct vs through Legate", Unit: "µs",
-			Baseline: median(d.upCPU), Legate: median(v.upCPU), Ratio: median(ratios(v.upCPU, d.upCPU))})
+			Baseline: benchkit.Median(d.upCPU), Legate: benchkit.Median(v.upCPU), Ratio: benchkit.Median(benchkit.Ratios(v.upCPU, d.upCPU))})
 	}
 	for _, c := range b.cs {
 		d, v := res[c][0], res[c][1]
 		rows = append(rows, row{Scenario: scen, Metric: fmt.Sprintf("upstream HTTP requests per call, C=%d", c), Unit: "x",
-			Baseline: median(d.reqs), Legate: median(v.reqs), Ratio: none})
+			Baseline: benchkit.Median(d.reqs), Legate: benchkit.Median(v.reqs), Ratio: none})
 		rows = append(rows, row{Scenario: scen, Metric: fmt.Sprintf("new upstream TCP connections per 1,000 calls, C=%d", c), Unit: "",
-			Baseline: median(d.conns), Legate: median(v.conns), Ratio: none})
+			Baseline: benchkit.Median(d.conns), Legate: benchkit.Median(v.conns), Ratio: none})
 	}
 	return rows, nil
 }
@@ -444,14 +445,14 @@ func (b *bench) p2(ctx context.Context) ([]row, error) {
 	return []row{
 		{Scenario: "P2", Metric: "tools/list p50",
 			Note: fmt.Sprintf("%d upstreams × %d tools, %d lists (baseline %d), one session, plain HTTP client; baseline: one go-sdk server with the same %d tools", b.bigUps, bigTools, len(lat[1]), len(lat[0]), want),
-			Unit: "µs", Baseline: p50[0], Legate: p50[1], Ratio: p50[1] / p50[0], Target: "≤ 5 ms", Result: passFail(p50[1] <= 5000)},
+			Unit: "µs", Baseline: p50[0], Legate: p50[1], Ratio: p50[1] / p50[0], Target: "≤ 5 ms", Result: benchkit.PassFail(p50[1] <= 5000)},
 		{Scenario: "P2", Metric: "tools/list p99", Unit: "µs", Baseline: p99[0], Legate: p99[1], Ratio: p99[1] / p99[0]},
 		{Scenario: "P2", Metric: "tools/list p50 with the go-sdk client", Note: fmt.Sprintf("%d lists, client decoding included", len(sdkLat[1])),
 			Unit: "µs", Baseline: sdk50[0], Legate: sdk50[1], Ratio: sdk50[1] / sdk50[0]},
 		{Scenario: "P2", Metric: "upstream tools listed", Unit: "", Baseline: float64(counts[0]), Legate: float64(want), Ratio: none,
 			Target: fmt.Sprintf("= %d", want), Result: "PASS"},
 		{Scenario: "P2", Metric: "upstream requests caused", Unit: "", Baseline: none, Legate: float64(st.Requests), Ratio: none,
-			Target: "= 0", Result: passFail(st.Requests == 0)},
+			Target: "= 0", Result: benchkit.PassFail(st.Requests == 0)},
 		{Scenario: "P2", Metric: fmt.Sprintf("legate serve CPU from exec to idle, %d upstreams up, cache filled", b.bigUps), Note: "start-up refresh of every upstream",
 			Unit: "s", Baseline: none, Legate: startupCPU, Ratio: none},
 	}, nil
@@ -521,19 +522,19 @@ func (b *bench) p3(ctx context.Context) ([]row, error) {
 	for _, c := range cs {
 		d, v := res[c][0], res[c][1]
 		rr := row{Scenario: "P3", Metric: fmt.Sprintf("calls/s, C=%d", c), Unit: "calls/s",
-			Baseline: median(d.rate), Legate: median(v.rate), Ratio: median(ratios(v.rate, d.rate))}
+			Baseline: benchkit.Median(d.rate), Legate: benchkit.Median(v.rate), Ratio: benchkit.Median(benchkit.Ratios(v.rate, d.rate))}
 		if c == 1 {
 			rr.Note = "baseline: same no-op handler on a bare go-sdk server"
 		}
 		if c == 8 {
 			rr.Target = "≥ 0.8× bare"
-			rr.Result = passFail(rr.Ratio >= 0.8)
+			rr.Result = benchkit.PassFail(rr.Ratio >= 0.8)
 		}
 		rows = append(rows, rr)
 		rows = append(rows, row{Scenario: "P3", Metric: fmt.Sprintf("p50 latency, C=%d", c), Unit: "µs",
-			Baseline: median(d.p50), Legate: median(v.p50), Ratio: median(ratios(v.p50, d.p50))})
+			Baseline: benchkit.Median(d.p50), Legate: benchkit.Median(v.p50), Ratio: benchkit.Median(benchkit.Ratios(v.p50, d.p50))})
 		rows = append(rows, row{Scenario: "P3", Metric: fmt.Sprintf("server CPU per call, C=%d", c), Unit: "µs",
-			Baseline: median(d.cpu), Legate: median(v.cpu), Ratio: median(ratios(v.cpu, d.cpu))})
+			Baseline: benchkit.Median(d.cpu), Legate: benchkit.Median(v.cpu), Ratio: benchkit.Median(benchkit.Ratios(v.cpu, d.cpu))})
 	}
 	return rows, nil
 }
@@ -642,9 +643,9 @@ func (b *bench) p4(ctx context.Context) ([]row, error) {
 	kib := func(v float64) float64 { return v / 1024 }
 	return []row{
 		{Scenario: "P4", Metric: "idle RSS", Note: "Legate: 10 connectors + 10 upstreams; baseline: bare go-sdk server, one tool", Unit: "MiB",
-			Baseline: mib(idle[0][0]), Legate: mib(idle[0][1]), Ratio: idle[0][1] / idle[0][0], Target: "≤ 40 MiB", Result: passFail(mib(idle[0][1]) <= 40)},
+			Baseline: mib(idle[0][0]), Legate: mib(idle[0][1]), Ratio: idle[0][1] / idle[0][0], Target: "≤ 40 MiB", Result: benchkit.PassFail(mib(idle[0][1]) <= 40)},
 		{Scenario: "P4", Metric: fmt.Sprintf("RSS per idle session, %d sessions, no standalone SSE", b.sessions), Unit: "KiB",
-			Baseline: kib(per[0][0]), Legate: kib(per[0][1]), Ratio: per[0][1] / per[0][0], Target: "≤ 50 KiB", Result: passFail(kib(per[0][1]) <= 50)},
+			Baseline: kib(per[0][0]), Legate: kib(per[0][1]), Ratio: per[0][1] / per[0][0], Target: "≤ 50 KiB", Result: benchkit.PassFail(kib(per[0][1]) <= 50)},
 		{Scenario: "P4", Metric: fmt.Sprintf("RSS per idle session, %d sessions, with standalone SSE GET", b.sessions), Unit: "KiB",
 			Baseline: kib(per[1][0]), Legate: kib(per[1][1]), Ratio: per[1][1] / per[1][0]},
 	}, nil
@@ -734,9 +735,9 @@ func (b *bench) p5(ctx context.Context) ([]row, error) {
 	}
 	return []row{
 		{Scenario: "P5", Metric: "exec to first answered tools/list", Note: fmt.Sprintf("every upstream down, %d tools cached; baseline: bare go-sdk server", want), Unit: "ms",
-			Baseline: median(times[0]), Legate: median(times[1]), Ratio: median(ratios(times[1], times[0])), Target: "≤ 200 ms", Result: passFail(median(times[1]) <= 200)},
+			Baseline: benchkit.Median(times[0]), Legate: benchkit.Median(times[1]), Ratio: benchkit.Median(benchkit.Ratios(times[1], times[0])), Target: "≤ 200 ms", Result: benchkit.PassFail(benchkit.Median(times[1]) <= 200)},
 		{Scenario: "P5", Metric: "cached upstream tools in that list", Unit: "", Baseline: none, Legate: float64(listed), Ratio: none,
-			Target: fmt.Sprintf("= %d", want), Result: passFail(listed == want)},
+			Target: fmt.Sprintf("= %d", want), Result: benchkit.PassFail(listed == want)},
 	}, nil
 }
 
