@@ -13,10 +13,12 @@
 //	go run ./cmd/legate-bench -smoke     # every scenario once, briefly
 //	go run ./cmd/legate-bench -only P1,P3 -rounds 3
 //	go run ./cmd/legate-bench -profile /tmp/prof   # CPU and allocation profiles of Legate
-//	go run ./cmd/legate-bench -soak                # the soak (soak.go), a few minutes
+//	go run ./cmd/legate-bench -soak                # the soak (package soak), a few minutes
 //
 // The hidden subcommands upstream, hop, bare, legate, proxy and soakupstream
-// are the servers it starts (see servers.go and soakup.go).
+// are the servers it starts (see harness/servers.go and soak/upstream.go).
+// The processes, servers and load generator the scenarios and the soak
+// share are package harness.
 package main
 
 import (
@@ -28,7 +30,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -37,11 +38,13 @@ import (
 	"time"
 
 	"github.com/legate-mcp/legate/cmd/legate-bench/benchkit"
+	"github.com/legate-mcp/legate/cmd/legate-bench/harness"
+	"github.com/legate-mcp/legate/cmd/legate-bench/soak"
 )
 
 func main() {
 	if len(os.Args) > 1 {
-		sub := map[string]func([]string) error{"upstream": upstreamMain, "hop": benchkit.HopMain, "bare": bareMain, "legate": legateMain, "proxy": proxyMain, "soakupstream": soakUpstreamMain}
+		sub := map[string]func([]string) error{"upstream": harness.UpstreamMain, "hop": benchkit.HopMain, "bare": harness.BareMain, "legate": harness.LegateMain, "proxy": harness.ProxyMain, "soakupstream": soak.UpstreamMain}
 		if f, ok := sub[os.Args[1]]; ok {
 			if err := f(os.Args[2:]); err != nil {
 				fmt.Fprintf(os.Stderr, "legate-bench %s: %v\n", os.Args[1], err)
@@ -68,8 +71,8 @@ func run() int {
 	keep := flag.Bool("keep", false, "keep the temporary directory (configs, state, logs)")
 	profile := flag.String("profile", "", "instead of the scenarios, profile Legate (in-process) under the P1 and P3 loads at the highest C ≤ 8, its start-up on the P5 cache and tools/list of that cache, writing CPU and allocation profiles in this directory")
 	selfProfile := flag.String("selfprofile", "", "write a CPU profile of the harness itself (the load clients) to this file")
-	soak := flag.Bool("soak", false, "instead of the scenarios, the soak (soak.go): -sessions concurrent sessions, -calls calls, faults injected; fails on any other error or on growth")
-	soakCfg := soakFlags()
+	soakRun := flag.Bool("soak", false, "instead of the scenarios, the soak (soak.go): -sessions concurrent sessions, -calls calls, faults injected; fails on any other error or on growth")
+	soakCfg := soak.Flags()
 	flag.Parse()
 
 	if *selfProfile != "" {
@@ -119,19 +122,19 @@ func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	start := time.Now()
-	load0 := loadAvg()
+	load0 := harness.LoadAvg()
 	dir, err := os.MkdirTemp("", "legate-bench-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "legate-bench:", err)
 		return 1
 	}
-	defer stopAll()
+	defer harness.StopAll()
 	if *keep {
 		fmt.Fprintln(os.Stderr, "legate-bench: keeping", dir)
 	} else {
 		defer os.RemoveAll(dir)
 	}
-	go func() { <-ctx.Done(); stopAll() }()
+	go func() { <-ctx.Done(); harness.StopAll() }()
 
 	b := &bench{dir: dir, smoke: *smoke, rounds: *rounds, warmup: *warmup, dur: *dur, cs: cs, lists: *lists, sessions: *sessions,
 		bigUps: *bigUps, settle: time.Second}
@@ -141,7 +144,7 @@ func run() int {
 	b.bin = *legateBin
 	if b.bin == "" {
 		t0 := time.Now()
-		if b.bin, err = buildLegate(dir); err != nil {
+		if b.bin, err = harness.BuildLegate(dir); err != nil {
 			fmt.Fprintln(os.Stderr, "legate-bench:", err)
 			return 1
 		}
@@ -156,8 +159,8 @@ func run() int {
 		return 0
 	}
 
-	if *soak {
-		if err := b.runSoak(ctx, soakCfg); err != nil {
+	if *soakRun {
+		if err := soak.Run(ctx, benchkit.Options{Legate: b.bin, Dir: b.dir, Logf: b.logf}, b.sessions, soakCfg); err != nil {
 			fmt.Fprintln(os.Stderr, "legate-bench:", err)
 			return 1
 		}
@@ -191,7 +194,7 @@ func run() int {
 		if err != nil {
 			b.logf("%s FAILED TO RUN: %v", s.name, err)
 			failed = append(failed, s.name)
-			rows = append(rows, row{Scenario: s.name, Metric: "failed to run: " + firstLine(err.Error()), Baseline: none, Legate: none, Ratio: none, Result: "ERROR"})
+			rows = append(rows, row{Scenario: s.name, Metric: "failed to run: " + harness.FirstLine(err.Error()), Baseline: none, Legate: none, Ratio: none, Result: "ERROR"})
 			if ctx.Err() != nil {
 				break
 			}
@@ -201,20 +204,20 @@ func run() int {
 		rows = append(rows, r...)
 	}
 	if b.big != nil && b.big.up != nil {
-		b.big.up.stop()
+		b.big.up.Stop()
 	}
 
 	elapsed := time.Since(start)
-	fmt.Println(machineLine())
+	fmt.Println(harness.MachineLine())
 	mode := fmt.Sprintf("%d rounds, %s windows after %s warm-up, C=%s", b.rounds, b.dur, b.warmup, *csFlag)
 	if b.smoke {
 		mode = "smoke: " + mode + " (numbers checked, speed not judged)"
 	}
 	fmt.Printf("Run: %s; %s; took %s; load average %s at start, %s at end.\n\n", time.Now().UTC().Format("2006-01-02 15:04 MST"), mode,
-		elapsed.Round(time.Second), load0, loadAvg())
+		elapsed.Round(time.Second), load0, harness.LoadAvg())
 	printTable(os.Stdout, rows, !b.smoke)
 	if *jsonOut != "" {
-		out, _ := json.MarshalIndent(map[string]any{"machine": machineLine(), "smoke": b.smoke, "rounds": b.rounds,
+		out, _ := json.MarshalIndent(map[string]any{"machine": harness.MachineLine(), "smoke": b.smoke, "rounds": b.rounds,
 			"duration": b.dur.String(), "elapsed": elapsed.String(), "rows": jsonRows(rows)}, "", "  ")
 		if err := os.WriteFile(*jsonOut, out, 0o644); err != nil {
 			fmt.Fprintln(os.Stderr, "legate-bench:", err)
@@ -242,11 +245,6 @@ func checkNumbers(rows []row) error {
 	return nil
 }
 
-func firstLine(s string) string {
-	l, _, _ := strings.Cut(s, "\n")
-	return l
-}
-
 // jsonRows replaces NaN (not JSON) by nulls.
 func jsonRows(rows []row) []map[string]any {
 	out := make([]map[string]any, len(rows))
@@ -261,43 +259,6 @@ func jsonRows(rows []row) []map[string]any {
 			"baseline": num(r.Baseline), "legate": num(r.Legate), "ratio": num(r.Ratio), "target": r.Target, "result": r.Result}
 	}
 	return out
-}
-
-// machineLine describes this machine and toolchain.
-func machineLine() string {
-	model := "unknown CPU"
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for l := range strings.Lines(string(b)) {
-			if v, ok := strings.CutPrefix(l, "model name"); ok {
-				model = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
-				break
-			}
-		}
-	}
-	kernel := ""
-	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
-		kernel = ", Linux " + strings.TrimSpace(string(b))
-	}
-	commit := ""
-	if out, err := exec.Command("git", "describe", "--always", "--dirty").Output(); err == nil {
-		commit = ", commit " + strings.TrimSpace(string(out))
-	}
-	return fmt.Sprintf("Machine: %d × %s (nproc %d)%s, %s %s/%s%s.", runtime.NumCPU(), model, runtime.NumCPU(), kernel,
-		runtime.Version(), runtime.GOOS, runtime.GOARCH, commit)
-}
-
-// loadAvg is the 1-minute load average: other work on the machine skews
-// absolute numbers (ratios, measured back to back, less so).
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return "?"
-	}
-	return f[0]
 }
 
 // execCommand is exec.CommandContext with the child killed if we die.
@@ -322,22 +283,22 @@ func (b *bench) profile(ctx context.Context, out string) error {
 	}
 	b.cs, b.rounds, b.warmup = []int{c}, 1, max(b.warmup, time.Second)
 
-	up, err := startSelf(ctx, b.dir, "prof-upstream", "upstream", "-servers", "1", "-tools", "1")
+	up, err := harness.StartSelf(ctx, b.dir, "prof-upstream", "upstream", "-servers", "1", "-tools", "1")
 	if err != nil {
 		return err
 	}
-	defer up.stop()
-	cfg, err := b.writeFile("prof-p1.yaml", fmt.Sprintf("upstreams:\n  - {id: up, url: \"http://%s/mcp\"}\npolicy:\n  rules:\n    - {tool: \"mcp.up.echo\", action: allow}\n", up.addr))
+	defer up.Stop()
+	cfg, err := b.writeFile("prof-p1.yaml", fmt.Sprintf("upstreams:\n  - {id: up, url: \"http://%s/mcp\"}\npolicy:\n  rules:\n    - {tool: \"mcp.up.echo\", action: allow}\n", up.Addr))
 	if err != nil {
 		return err
 	}
 	cpu, allocs := filepath.Join(out, "forward.cpu.pprof"), filepath.Join(out, "forward.allocs.pprof")
-	lg, err := startLegateInProcess(ctx, b.dir, "prof-legate", cfg, filepath.Join(b.dir, "prof-state"), "-cpuprofile", cpu, "-memprofile", allocs)
+	lg, err := harness.StartLegateInProcess(ctx, b.dir, "prof-legate", cfg, filepath.Join(b.dir, "prof-state"), "-cpuprofile", cpu, "-memprofile", allocs)
 	if err != nil {
 		return err
 	}
 	rows, err := b.forwarded(ctx, up, lg, nil, "P1 (in-process)")
-	lg.stop()
+	lg.Stop()
 	if err != nil {
 		return err
 	}
@@ -348,62 +309,62 @@ func (b *bench) profile(ctx context.Context, out string) error {
 		return err
 	}
 	cpu3, allocs3 := filepath.Join(out, "native.cpu.pprof"), filepath.Join(out, "native.allocs.pprof")
-	lg3, err := startLegateInProcess(ctx, b.dir, "prof-legate3", cfg3, filepath.Join(b.dir, "prof-state3"), "-cpuprofile", cpu3, "-memprofile", allocs3)
+	lg3, err := harness.StartLegateInProcess(ctx, b.dir, "prof-legate3", cfg3, filepath.Join(b.dir, "prof-state3"), "-cpuprofile", cpu3, "-memprofile", allocs3)
 	if err != nil {
 		return err
 	}
-	sess, err := openSessions(ctx, newHTTPClient(), "http://"+lg3.addr+"/mcp", c, 8, false)
+	sess, err := harness.OpenSessions(ctx, harness.NewHTTPClient(), "http://"+lg3.Addr+"/mcp", c, 8, false)
 	if err != nil {
-		lg3.stop()
+		lg3.Stop()
 		return err
 	}
-	lr, err := runLoad(ctx, sess, toolCall("noop__nop", map[string]any{}), b.warmup, b.dur, map[string]*proc{"legate": lg3}, nil)
-	closeSessions(sess)
-	lg3.stop()
+	lr, err := harness.RunLoad(ctx, sess, harness.ToolCall("noop__nop", map[string]any{}), b.warmup, b.dur, map[string]*harness.Proc{"legate": lg3}, nil)
+	harness.CloseSessions(sess)
+	lg3.Stop()
 	if err != nil {
 		return err
 	}
-	b.logf("native no-op C=%d: %.0f calls/s, %.0f µs Legate CPU per call", c, lr.rate(), lr.cpuPerCall("legate"))
+	b.logf("native no-op C=%d: %.0f calls/s, %.0f µs Legate CPU per call", c, lr.Rate(), lr.CPUPerCall("legate"))
 
 	// Start-up with a large cache and every upstream down (P5).
 	big, err := b.prepareBigCache(ctx)
 	if err != nil {
 		return err
 	}
-	big.up.kill()
+	big.up.Kill()
 	big.up = nil
 	cpu5 := filepath.Join(out, "startup.cpu.pprof")
 	t0 := time.Now()
-	lg5, err := startLegateInProcess(ctx, b.dir, "prof-legate5", big.cfg, big.state, "-cpuprofile", cpu5)
+	lg5, err := harness.StartLegateInProcess(ctx, b.dir, "prof-legate5", big.cfg, big.state, "-cpuprofile", cpu5)
 	if err != nil {
 		return err
 	}
 	b.logf("start-up with %d cached tools: ready after %s", b.bigUps*bigTools, time.Since(t0).Round(time.Millisecond))
-	lg5.stop()
+	lg5.Stop()
 
 	// tools/list of the whole cache (P2).
 	cpu2 := filepath.Join(out, "list.cpu.pprof")
-	lg2, err := startLegateInProcess(ctx, b.dir, "prof-legate2", big.cfg, big.state, "-cpuprofile", cpu2, "-profile-serving")
+	lg2, err := harness.StartLegateInProcess(ctx, b.dir, "prof-legate2", big.cfg, big.state, "-cpuprofile", cpu2, "-profile-serving")
 	if err != nil {
 		return err
 	}
-	rs, err := openRaw(ctx, newHTTPClient(), "http://"+lg2.addr+"/mcp")
+	rs, err := harness.OpenRaw(ctx, harness.NewHTTPClient(), "http://"+lg2.Addr+"/mcp")
 	if err != nil {
-		lg2.stop()
+		lg2.Stop()
 		return err
 	}
 	var lists []time.Duration
 	for deadline := time.Now().Add(b.dur); time.Now().Before(deadline); {
-		d, _, err := rs.listRaw(ctx)
+		d, _, err := rs.ListRaw(ctx)
 		if err != nil {
-			lg2.stop()
+			lg2.Stop()
 			return err
 		}
 		lists = append(lists, d)
 	}
-	lg2.stop()
+	lg2.Stop()
 	slices.Sort(lists)
-	b.logf("tools/list of %d tools: %d lists, p50 %s", b.bigUps*bigTools, len(lists), percentile(lists, .5))
+	b.logf("tools/list of %d tools: %d lists, p50 %s", b.bigUps*bigTools, len(lists), harness.Percentile(lists, .5))
 	for _, f := range []string{cpu, allocs, cpu3, allocs3, cpu5, cpu2} {
 		fmt.Printf("wrote %s\n", f)
 	}

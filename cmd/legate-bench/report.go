@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"time"
 )
 
@@ -22,37 +21,6 @@ type row struct {
 }
 
 var none = math.NaN()
-
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return none
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
-// ratios are the per-round ratios a[i]/b[i].
-func ratios(a, b []float64) []float64 {
-	out := make([]float64, 0, len(a))
-	for i := range a {
-		if i < len(b) && b[i] != 0 {
-			out = append(out, a[i]/b[i])
-		}
-	}
-	return out
-}
-
-func passFail(ok bool) string {
-	if ok {
-		return "PASS"
-	}
-	return "FAIL"
-}
 
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 

@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/legate-mcp/legate/cmd/legate-bench/benchkit"
+	"github.com/legate-mcp/legate/cmd/legate-bench/harness"
 )
 
 // bench is one run of the harness.
@@ -50,8 +53,7 @@ func rotate(r, n int) []int {
 }
 
 func (b *bench) writeFile(name, content string) (string, error) {
-	p := filepath.Join(b.dir, name)
-	return p, os.WriteFile(p, []byte(content), 0o600)
+	return harness.WriteFile(b.dir, name, content)
 }
 
 // waitTools polls tools/list on cs until it holds want tools named with
@@ -60,7 +62,7 @@ func waitTools(ctx context.Context, cs *mcp.ClientSession, prefix string, want i
 	deadline := time.Now().Add(10 * time.Second)
 	got := 0
 	for time.Now().Before(deadline) {
-		tools, err := listAll(ctx, cs)
+		tools, err := harness.ListAll(ctx, cs)
 		if err != nil {
 			return err
 		}
@@ -85,30 +87,30 @@ func countPrefix(tools []*mcp.Tool, prefix string) int {
 // ---- P1: forwarded call ----
 
 func (b *bench) p1(ctx context.Context) ([]row, error) {
-	up, err := startSelf(ctx, b.dir, "p1-upstream", "upstream", "-servers", "1", "-tools", "1")
+	up, err := harness.StartSelf(ctx, b.dir, "p1-upstream", "upstream", "-servers", "1", "-tools", "1")
 	if err != nil {
 		return nil, err
 	}
-	defer up.stop()
+	defer up.Stop()
 	cfg, err := b.writeFile("p1.yaml", fmt.Sprintf(`upstreams:
   - {id: up, url: "http://%s/mcp"}
 policy:
   rules:
     - {tool: "mcp.up.echo", action: allow}
-`, up.addr))
+`, up.Addr))
 	if err != nil {
 		return nil, err
 	}
-	lg, err := startLegate(ctx, b.dir, "p1-legate", b.bin, cfg, filepath.Join(b.dir, "p1-state"))
+	lg, err := harness.StartLegate(ctx, b.dir, "p1-legate", b.bin, cfg, filepath.Join(b.dir, "p1-state"))
 	if err != nil {
 		return nil, err
 	}
-	defer lg.stop()
-	px, err := startSelf(ctx, b.dir, "p1-proxy", "proxy", "-target", "http://"+up.addr)
+	defer lg.Stop()
+	px, err := harness.StartSelf(ctx, b.dir, "p1-proxy", "proxy", "-target", "http://"+up.Addr)
 	if err != nil {
 		return nil, err
 	}
-	defer px.stop()
+	defer px.Stop()
 	rows, err := b.forwarded(ctx, up, lg, px, "P1")
 	return rows, err
 }
@@ -117,39 +119,39 @@ policy:
 // by -profile with Legate in-process), and against px, a plain reverse
 // proxy to the upstream, when not nil: the reference for what forwarding
 // alone costs.
-func (b *bench) forwarded(ctx context.Context, up, lg, px *proc, scen string) ([]row, error) {
+func (b *bench) forwarded(ctx context.Context, up, lg, px *harness.Proc, scen string) ([]row, error) {
 	const direct, legate, proxy, stateless = 0, 1, 2, 3
 	names := []string{"direct", "through Legate", "plain proxy", "Legate, stateless"}
 	maxC := slices.Max(b.cs)
 	targets := make([][]*mcp.ClientSession, 2, 3)
 	var err error
-	if targets[direct], err = openSessions(ctx, newHTTPClient(), "http://"+up.addr+"/mcp", maxC, 8, false); err != nil {
+	if targets[direct], err = harness.OpenSessions(ctx, harness.NewHTTPClient(), "http://"+up.Addr+"/mcp", maxC, 8, false); err != nil {
 		return nil, err
 	}
-	defer closeSessions(targets[direct])
-	if targets[legate], err = openSessions(ctx, newHTTPClient(), "http://"+lg.addr+"/mcp", maxC, 8, false); err != nil {
+	defer harness.CloseSessions(targets[direct])
+	if targets[legate], err = harness.OpenSessions(ctx, harness.NewHTTPClient(), "http://"+lg.Addr+"/mcp", maxC, 8, false); err != nil {
 		return nil, err
 	}
-	defer closeSessions(targets[legate])
+	defer harness.CloseSessions(targets[legate])
 	if err := waitTools(ctx, targets[legate][0], "mcp__up__echo", 1); err != nil {
 		return nil, err
 	}
-	echo, viaEcho := toolCall("echo", map[string]any{"text": "hello"}), toolCall("mcp__up__echo", map[string]any{"text": "hello"})
-	calls := []callFunc{echo, viaEcho, echo, viaEcho}
-	watch := []map[string]*proc{{"upstream": up, "legate": lg}, {"upstream": up, "legate": lg}, {"upstream": up, "legate": px}, {"upstream": up, "legate": lg}}
+	echo, viaEcho := harness.ToolCall("echo", map[string]any{"text": "hello"}), harness.ToolCall("mcp__up__echo", map[string]any{"text": "hello"})
+	calls := []harness.CallFunc{echo, viaEcho, echo, viaEcho}
+	watch := []map[string]*harness.Proc{{"upstream": up, "legate": lg}, {"upstream": up, "legate": lg}, {"upstream": up, "legate": px}, {"upstream": up, "legate": lg}}
 	if px != nil {
-		s, err := openSessions(ctx, newHTTPClient(), "http://"+px.addr+"/mcp", maxC, 8, false)
+		s, err := harness.OpenSessions(ctx, harness.NewHTTPClient(), "http://"+px.Addr+"/mcp", maxC, 8, false)
 		if err != nil {
 			return nil, err
 		}
-		defer closeSessions(s)
+		defer harness.CloseSessions(s)
 		// Clients of protocol 2026-07-28, which has no sessions (informative:
 		// the go-sdk upstream, stateful, has no such baseline).
-		sl, err := openSessionsAt(ctx, newHTTPClient(), "http://"+lg.addr+"/mcp", maxC, 8, false, statelessProtocol)
+		sl, err := harness.OpenSessionsAt(ctx, harness.NewHTTPClient(), "http://"+lg.Addr+"/mcp", maxC, 8, false, harness.StatelessProtocol)
 		if err != nil {
 			return nil, err
 		}
-		defer closeSessions(sl)
+		defer harness.CloseSessions(sl)
 		targets = append(targets, s, sl)
 	}
 	type series struct{ rate, p50, p99, upCPU, lgCPU, conns, reqs []float64 }
@@ -158,30 +160,30 @@ func (b *bench) forwarded(ctx context.Context, up, lg, px *proc, scen string) ([
 		res[c] = make([]series, len(targets))
 	}
 	var rtt []float64
-	rttClient := newHTTPClient()
+	rttClient := harness.NewHTTPClient()
 	for r := range b.rounds {
-		lat, err := httpRTT(ctx, rttClient, "http://"+up.addr+"/_bench/ping", b.warmup/2, b.dur/2)
+		lat, err := harness.HTTPRTT(ctx, rttClient, "http://"+up.Addr+"/_bench/ping", b.warmup/2, b.dur/2)
 		if err != nil {
 			return nil, err
 		}
-		rtt = append(rtt, us(percentile(lat, 0.5)))
+		rtt = append(rtt, us(harness.Percentile(lat, 0.5)))
 		for _, c := range b.cs {
 			for _, t := range rotate(r, len(targets)) {
-				lr, err := runLoad(ctx, targets[t][:c], calls[t], b.warmup, b.dur, watch[t], up)
+				lr, err := harness.RunLoad(ctx, targets[t][:c], calls[t], b.warmup, b.dur, watch[t], up)
 				if err != nil {
 					return nil, fmt.Errorf("C=%d %s: %w", c, names[t], err)
 				}
 				s := &res[c][t]
-				s.rate = append(s.rate, lr.rate())
-				s.p50 = append(s.p50, us(lr.p(0.5)))
-				s.p99 = append(s.p99, us(lr.p(0.99)))
-				s.upCPU = append(s.upCPU, lr.cpuPerCall("upstream"))
-				s.lgCPU = append(s.lgCPU, lr.cpuPerCall("legate"))
+				s.rate = append(s.rate, lr.Rate())
+				s.p50 = append(s.p50, us(lr.P(0.5)))
+				s.p99 = append(s.p99, us(lr.P(0.99)))
+				s.upCPU = append(s.upCPU, lr.CPUPerCall("upstream"))
+				s.lgCPU = append(s.lgCPU, lr.CPUPerCall("legate"))
 				s.conns = append(s.conns, float64(lr.Up.Conns)/float64(lr.Calls)*1000)
 				s.reqs = append(s.reqs, float64(lr.Up.Requests)/float64(lr.Calls))
 				b.logf("%s round %d C=%d %-17s %7.0f calls/s p50 %6.0f µs p99 %6.0f µs cpu/call upstream %4.0f µs %s %4.0f µs",
-					scen, r+1, c, names[t], lr.rate(), us(lr.p(0.5)), us(lr.p(0.99)),
-					lr.cpuPerCall("upstream"), map[bool]string{true: "proxy ", false: "legate"}[t == proxy], lr.cpuPerCall("legate"))
+					scen, r+1, c, names[t], lr.Rate(), us(lr.P(0.5)), us(lr.P(0.99)),
+					lr.CPUPerCall("upstream"), map[bool]string{true: "proxy ", false: "legate"}[t == proxy], lr.CPUPerCall("legate"))
 			}
 		}
 	}
@@ -189,16 +191,16 @@ func (b *bench) forwarded(ctx context.Context, up, lg, px *proc, scen string) ([
 	for _, c := range b.cs {
 		d, v := res[c][direct], res[c][legate]
 		rr := row{Scenario: scen, Metric: fmt.Sprintf("calls/s, C=%d", c), Unit: "calls/s",
-			Baseline: median(d.rate), Legate: median(v.rate), Ratio: median(ratios(v.rate, d.rate))}
+			Baseline: benchkit.Median(d.rate), Legate: benchkit.Median(v.rate), Ratio: benchkit.Median(benchkit.Ratios(v.rate, d.rate))}
 		if c == 8 {
 			rr.Target = "≥ 0.75× direct"
-			rr.Result = passFail(rr.Ratio >= 0.75)
+			rr.Result = benchkit.PassFail(rr.Ratio >= 0.75)
 		}
 		rows = append(rows, rr)
 		rows = append(rows, row{Scenario: scen, Metric: fmt.Sprintf("p50 latency, C=%d", c), Unit: "µs",
-			Baseline: median(d.p50), Legate: median(v.p50), Ratio: median(ratios(v.p50, d.p50))})
+			Baseline: benchkit.Median(d.p50), Legate: benchkit.Median(v.p50), Ratio: benchkit.Median(benchkit.Ratios(v.p50, d.p50))})
 		rows = append(rows, row{Scenario: scen, Metric: fmt.Sprintf("p99 latency, C=%d", c), Unit: "µs",
-			Baseline: median(d.p99), Legate: median(v.p99), Ratio: median(ratios(v.p99, d.p99))})
+			Baseline: benchkit.Median(d.p99), Legate: benchkit.Median(v.p99), Ratio: benchkit.Median(benchkit.Ratios(v.p99, d.p99))})
 	}
 	addedP50 := func(t int) []float64 {
 		d, v := res[1][direct], res[1][t]
@@ -210,59 +212,59 @@ func (b *bench) forwarded(ctx context.Context, up, lg, px *proc, scen string) ([
 	}
 	if _, ok := res[1]; ok {
 		added := addedP50(legate)
-		budget := median(rtt) + 150
+		budget := benchkit.Median(rtt) + 150
 		rows = append(rows, row{Scenario: scen, Metric: "p50 added latency, C=1", Note: "baseline: one loopback HTTP round trip", Unit: "µs",
-			Baseline: median(rtt), Legate: median(added), Ratio: none,
-			Target: fmt.Sprintf("≤ round trip + 150 µs = %.0f µs", budget), Result: passFail(median(added) <= budget)})
+			Baseline: benchkit.Median(rtt), Legate: benchkit.Median(added), Ratio: none,
+			Target: fmt.Sprintf("≤ round trip + 150 µs = %.0f µs", budget), Result: benchkit.PassFail(benchkit.Median(added) <= budget)})
 	}
 	for _, c := range b.cs {
 		v := res[c][legate]
 		rows = append(rows, row{Scenario: scen, Metric: fmt.Sprintf("CPU per forwarded call, C=%d", c), Note: "baseline: upstream's, same window", Unit: "µs",
-			Baseline: median(v.upCPU), Legate: median(v.lgCPU), Ratio: median(ratios(v.lgCPU, v.upCPU)),
-			Target: "≤ 1× upstream", Result: passFail(median(ratios(v.lgCPU, v.upCPU)) <= 1)})
+			Baseline: benchkit.Median(v.upCPU), Legate: benchkit.Median(v.lgCPU), Ratio: benchkit.Median(benchkit.Ratios(v.lgCPU, v.upCPU)),
+			Target: "≤ 1× upstream", Result: benchkit.PassFail(benchkit.Median(benchkit.Ratios(v.lgCPU, v.upCPU)) <= 1)})
 	}
 	if px != nil {
 		for _, c := range b.cs {
 			d, p := res[c][direct], res[c][proxy]
 			rows = append(rows, row{Scenario: scen, Metric: fmt.Sprintf("calls/s through the plain proxy, C=%d", c), Note: "reference: httputil.ReverseProxy; baseline: direct", Unit: "calls/s",
-				Baseline: median(d.rate), Legate: median(p.rate), Ratio: median(ratios(p.rate, d.rate))})
+				Baseline: benchkit.Median(d.rate), Legate: benchkit.Median(p.rate), Ratio: benchkit.Median(benchkit.Ratios(p.rate, d.rate))})
 		}
 		for _, c := range b.cs {
 			p, v := res[c][proxy], res[c][legate]
 			rows = append(rows, row{Scenario: scen, Metric: fmt.Sprintf("calls/s, Legate vs the plain proxy, C=%d", c), Unit: "calls/s",
-				Baseline: median(p.rate), Legate: median(v.rate), Ratio: median(ratios(v.rate, p.rate))})
+				Baseline: benchkit.Median(p.rate), Legate: benchkit.Median(v.rate), Ratio: benchkit.Median(benchkit.Ratios(v.rate, p.rate))})
 		}
 		if _, ok := res[1]; ok {
 			rows = append(rows, row{Scenario: scen, Metric: "p50 added latency, C=1, plain proxy vs Legate", Unit: "µs",
-				Baseline: median(addedP50(proxy)), Legate: median(addedP50(legate)), Ratio: none})
+				Baseline: benchkit.Median(addedP50(proxy)), Legate: benchkit.Median(addedP50(legate)), Ratio: none})
 		}
 		for _, c := range b.cs {
 			p, v := res[c][proxy], res[c][legate]
 			rows = append(rows, row{Scenario: scen, Metric: fmt.Sprintf("CPU per call, Legate vs the plain proxy, C=%d", c), Unit: "µs",
-				Baseline: median(p.lgCPU), Legate: median(v.lgCPU), Ratio: median(ratios(v.lgCPU, p.lgCPU))})
+				Baseline: benchkit.Median(p.lgCPU), Legate: benchkit.Median(v.lgCPU), Ratio: benchkit.Median(benchkit.Ratios(v.lgCPU, p.lgCPU))})
 		}
 		for _, c := range b.cs {
 			d, p := res[c][direct], res[c][proxy]
 			rows = append(rows, row{Scenario: scen, Metric: fmt.Sprintf("upstream CPU per call through the plain proxy, C=%d", c), Note: "direct vs through the proxy", Unit: "µs",
-				Baseline: median(d.upCPU), Legate: median(p.upCPU), Ratio: median(ratios(p.upCPU, d.upCPU))})
+				Baseline: benchkit.Median(d.upCPU), Legate: benchkit.Median(p.upCPU), Ratio: benchkit.Median(benchkit.Ratios(p.upCPU, d.upCPU))})
 		}
 		for _, c := range b.cs {
 			v, sl := res[c][legate], res[c][stateless]
 			rows = append(rows, row{Scenario: scen, Metric: fmt.Sprintf("calls/s of stateless (2026-07-28) clients through Legate, C=%d", c), Note: "baseline: clients with sessions, through Legate", Unit: "calls/s",
-				Baseline: median(v.rate), Legate: median(sl.rate), Ratio: median(ratios(sl.rate, v.rate))})
+				Baseline: benchkit.Median(v.rate), Legate: benchkit.Median(sl.rate), Ratio: benchkit.Median(benchkit.Ratios(sl.rate, v.rate))})
 		}
 	}
 	for _, c := range b.cs {
 		d, v := res[c][direct], res[c][legate]
 		rows = append(rows, row{Scenario: scen, Metric: fmt.Sprintf("upstream CPU per call, C=%d", c), Note: "direct vs through Legate", Unit: "µs",
-			Baseline: median(d.upCPU), Legate: median(v.upCPU), Ratio: median(ratios(v.upCPU, d.upCPU))})
+			Baseline: benchkit.Median(d.upCPU), Legate: benchkit.Median(v.upCPU), Ratio: benchkit.Median(benchkit.Ratios(v.upCPU, d.upCPU))})
 	}
 	for _, c := range b.cs {
 		d, v := res[c][0], res[c][1]
 		rows = append(rows, row{Scenario: scen, Metric: fmt.Sprintf("upstream HTTP requests per call, C=%d", c), Unit: "x",
-			Baseline: median(d.reqs), Legate: median(v.reqs), Ratio: none})
+			Baseline: benchkit.Median(d.reqs), Legate: benchkit.Median(v.reqs), Ratio: none})
 		rows = append(rows, row{Scenario: scen, Metric: fmt.Sprintf("new upstream TCP connections per 1,000 calls, C=%d", c), Unit: "",
-			Baseline: median(d.conns), Legate: median(v.conns), Ratio: none})
+			Baseline: benchkit.Median(d.conns), Legate: benchkit.Median(v.conns), Ratio: none})
 	}
 	return rows, nil
 }
@@ -275,7 +277,7 @@ const bigTools = 100
 // bigCache is a state directory whose cache holds 50 upstreams × 100 tools.
 type bigCache struct {
 	cfg, state string
-	up         *proc // the upstreams, while running
+	up         *harness.Proc // the upstreams, while running
 }
 
 // prepareBigCache starts the 50 upstreams (one process, /u0../u49, plus
@@ -285,25 +287,25 @@ func (b *bench) prepareBigCache(ctx context.Context) (*bigCache, error) {
 	if b.big != nil {
 		return b.big, nil
 	}
-	up, err := startSelf(ctx, b.dir, "p2-upstreams", "upstream", "-servers", fmt.Sprint(b.bigUps), "-tools", fmt.Sprint(bigTools), "-all")
+	up, err := harness.StartSelf(ctx, b.dir, "p2-upstreams", "upstream", "-servers", fmt.Sprint(b.bigUps), "-tools", fmt.Sprint(bigTools), "-all")
 	if err != nil {
 		return nil, err
 	}
 	var sb strings.Builder
 	sb.WriteString("upstreams:\n")
 	for i := range b.bigUps {
-		fmt.Fprintf(&sb, "  - {id: u%d, url: \"http://%s/u%d\"}\n", i, up.addr, i)
+		fmt.Fprintf(&sb, "  - {id: u%d, url: \"http://%s/u%d\"}\n", i, up.Addr, i)
 	}
 	cfg, err := b.writeFile("p2.yaml", sb.String())
 	if err != nil {
-		up.stop()
+		up.Stop()
 		return nil, err
 	}
 	state := filepath.Join(b.dir, "p2-state")
 	t0 := time.Now()
 	out, err := runCmd(ctx, b.bin, "upstream", "refresh", "--config", cfg, "--state-dir", state)
 	if err != nil {
-		up.stop()
+		up.Stop()
 		return nil, fmt.Errorf("legate upstream refresh: %v\n%s", err, out)
 	}
 	b.logf("cache filled: %d upstreams × %d tools in %s", b.bigUps, bigTools, time.Since(t0).Round(time.Millisecond))
@@ -324,45 +326,45 @@ func (b *bench) p2(ctx context.Context) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer func() { big.up.stop(); big.up = nil }()
+	defer func() { big.up.Stop(); big.up = nil }()
 	want := b.bigUps * bigTools
 	t0 := time.Now()
-	lg, err := startLegate(ctx, b.dir, "p2-legate", b.bin, big.cfg, big.state)
+	lg, err := harness.StartLegate(ctx, b.dir, "p2-legate", b.bin, big.cfg, big.state)
 	if err != nil {
 		return nil, err
 	}
-	defer lg.stop()
+	defer lg.Stop()
 	b.logf("P2 legate serve ready after %s", time.Since(t0).Round(time.Millisecond))
 	// Legate refreshes every upstream when it starts: let that finish
 	// (no upstream request and Legate idle), then count from zero.
-	if err := waitQuiet(big.up, 500*time.Millisecond, 60*time.Second); err != nil {
+	if err := harness.WaitQuiet(big.up, 500*time.Millisecond, 60*time.Second); err != nil {
 		return nil, err
 	}
-	settled, settleCPU, err := waitIdle(lg, 500*time.Millisecond, 5*time.Minute)
+	settled, settleCPU, err := harness.WaitIdle(lg, 500*time.Millisecond, 5*time.Minute)
 	if err != nil {
 		return nil, err
 	}
-	startupCPU, err := cpuSeconds(lg.pid())
+	startupCPU, err := harness.CPUSeconds(lg.Pid())
 	if err != nil {
 		return nil, err
 	}
 	b.logf("P2 legate serve idle %s after ready (%.1f s CPU since start, %.1f s while waiting)", settled.Round(time.Millisecond), startupCPU, settleCPU)
-	if err := resetUpstreamStats(big.up); err != nil {
+	if err := harness.ResetUpstreamStats(big.up); err != nil {
 		return nil, err
 	}
-	hc := newHTTPClient()
-	endpoints := []string{"http://" + big.up.addr + "/all", "http://" + lg.addr + "/mcp"}
-	var raw [2]*rawSession
+	hc := harness.NewHTTPClient()
+	endpoints := []string{"http://" + big.up.Addr + "/all", "http://" + lg.Addr + "/mcp"}
+	var raw [2]*harness.RawSession
 	var sdk [2]*mcp.ClientSession
 	for i, ep := range endpoints {
-		if raw[i], err = openRaw(ctx, hc, ep); err != nil {
+		if raw[i], err = harness.OpenRaw(ctx, hc, ep); err != nil {
 			return nil, err
 		}
-		s, err := openSessions(ctx, hc, ep, 1, 1, false)
+		s, err := harness.OpenSessions(ctx, hc, ep, 1, 1, false)
 		if err != nil {
 			return nil, err
 		}
-		defer closeSessions(s)
+		defer harness.CloseSessions(s)
 		sdk[i] = s[0]
 	}
 	names := []string{"baseline", "through Legate"}
@@ -392,7 +394,7 @@ func (b *bench) p2(ctx context.Context) ([]row, error) {
 				n = basePerRound
 			}
 			for i := range n + 1 { // one warm-up list
-				d, tools, err := raw[t].listRaw(ctx)
+				d, tools, err := raw[t].ListRaw(ctx)
 				if err != nil {
 					return nil, fmt.Errorf("%s: %w", names[t], err)
 				}
@@ -406,7 +408,7 @@ func (b *bench) p2(ctx context.Context) ([]row, error) {
 			}
 			for range sdkPerRound {
 				t0 := time.Now()
-				tools, err := listAll(ctx, sdk[t])
+				tools, err := harness.ListAll(ctx, sdk[t])
 				d := time.Since(t0)
 				if err != nil {
 					return nil, fmt.Errorf("%s: %w", names[t], err)
@@ -422,7 +424,7 @@ func (b *bench) p2(ctx context.Context) ([]row, error) {
 			}
 		}
 	}
-	st, err := upstreamStats(big.up)
+	st, err := harness.UpstreamStats(big.up)
 	if err != nil {
 		return nil, err
 	}
@@ -434,7 +436,7 @@ func (b *bench) p2(ctx context.Context) ([]row, error) {
 		slices.Sort(sdkLat[t])
 	}
 	pct := func(l [2][]time.Duration, q float64) [2]float64 {
-		return [2]float64{us(percentile(l[0], q)), us(percentile(l[1], q))}
+		return [2]float64{us(harness.Percentile(l[0], q)), us(harness.Percentile(l[1], q))}
 	}
 	p50, p99, sdk50 := pct(lat, .5), pct(lat, .99), pct(sdkLat, .5)
 	b.logf("P2 lists took %s", time.Since(t0).Round(time.Millisecond))
@@ -443,14 +445,14 @@ func (b *bench) p2(ctx context.Context) ([]row, error) {
 	return []row{
 		{Scenario: "P2", Metric: "tools/list p50",
 			Note: fmt.Sprintf("%d upstreams × %d tools, %d lists (baseline %d), one session, plain HTTP client; baseline: one go-sdk server with the same %d tools", b.bigUps, bigTools, len(lat[1]), len(lat[0]), want),
-			Unit: "µs", Baseline: p50[0], Legate: p50[1], Ratio: p50[1] / p50[0], Target: "≤ 5 ms", Result: passFail(p50[1] <= 5000)},
+			Unit: "µs", Baseline: p50[0], Legate: p50[1], Ratio: p50[1] / p50[0], Target: "≤ 5 ms", Result: benchkit.PassFail(p50[1] <= 5000)},
 		{Scenario: "P2", Metric: "tools/list p99", Unit: "µs", Baseline: p99[0], Legate: p99[1], Ratio: p99[1] / p99[0]},
 		{Scenario: "P2", Metric: "tools/list p50 with the go-sdk client", Note: fmt.Sprintf("%d lists, client decoding included", len(sdkLat[1])),
 			Unit: "µs", Baseline: sdk50[0], Legate: sdk50[1], Ratio: sdk50[1] / sdk50[0]},
 		{Scenario: "P2", Metric: "upstream tools listed", Unit: "", Baseline: float64(counts[0]), Legate: float64(want), Ratio: none,
 			Target: fmt.Sprintf("= %d", want), Result: "PASS"},
 		{Scenario: "P2", Metric: "upstream requests caused", Unit: "", Baseline: none, Legate: float64(st.Requests), Ratio: none,
-			Target: "= 0", Result: passFail(st.Requests == 0)},
+			Target: "= 0", Result: benchkit.PassFail(st.Requests == 0)},
 		{Scenario: "P2", Metric: fmt.Sprintf("legate serve CPU from exec to idle, %d upstreams up, cache filled", b.bigUps), Note: "start-up refresh of every upstream",
 			Unit: "s", Baseline: none, Legate: startupCPU, Ratio: none},
 	}, nil
@@ -459,20 +461,20 @@ func (b *bench) p2(ctx context.Context) ([]row, error) {
 // ---- P3: native call ----
 
 func (b *bench) p3(ctx context.Context) ([]row, error) {
-	bare, err := startSelf(ctx, b.dir, "p3-bare", "bare")
+	bare, err := harness.StartSelf(ctx, b.dir, "p3-bare", "bare")
 	if err != nil {
 		return nil, err
 	}
-	defer bare.stop()
+	defer bare.Stop()
 	cfg, err := b.writeFile("p3.yaml", "connectors:\n  - {id: noop, type: noop}\n")
 	if err != nil {
 		return nil, err
 	}
-	lg, err := startLegateInProcess(ctx, b.dir, "p3-legate", cfg, filepath.Join(b.dir, "p3-state"))
+	lg, err := harness.StartLegateInProcess(ctx, b.dir, "p3-legate", cfg, filepath.Join(b.dir, "p3-state"))
 	if err != nil {
 		return nil, err
 	}
-	defer lg.stop()
+	defer lg.Stop()
 	var cs []int
 	for _, c := range b.cs {
 		if c <= 8 {
@@ -483,18 +485,18 @@ func (b *bench) p3(ctx context.Context) ([]row, error) {
 		cs = []int{1}
 	}
 	maxC := slices.Max(cs)
-	hcs := []*http.Client{newHTTPClient(), newHTTPClient()}
+	hcs := []*http.Client{harness.NewHTTPClient(), harness.NewHTTPClient()}
 	var targets [2][]*mcp.ClientSession
-	for i, ep := range []string{"http://" + bare.addr + "/mcp", "http://" + lg.addr + "/mcp"} {
-		s, err := openSessions(ctx, hcs[i], ep, maxC, 8, false)
+	for i, ep := range []string{"http://" + bare.Addr + "/mcp", "http://" + lg.Addr + "/mcp"} {
+		s, err := harness.OpenSessions(ctx, hcs[i], ep, maxC, 8, false)
 		if err != nil {
 			return nil, err
 		}
-		defer closeSessions(s)
+		defer harness.CloseSessions(s)
 		targets[i] = s
 	}
-	calls := [2]callFunc{toolCall("nop", map[string]any{}), toolCall("noop__nop", map[string]any{})}
-	procs := [2]*proc{bare, lg}
+	calls := [2]harness.CallFunc{harness.ToolCall("nop", map[string]any{}), harness.ToolCall("noop__nop", map[string]any{})}
+	procs := [2]*harness.Proc{bare, lg}
 	type series struct{ rate, p50, cpu []float64 }
 	res := map[int]*[2]series{}
 	for _, c := range cs {
@@ -503,16 +505,16 @@ func (b *bench) p3(ctx context.Context) ([]row, error) {
 	for r := range b.rounds {
 		for _, c := range cs {
 			for _, t := range order(r) {
-				lr, err := runLoad(ctx, targets[t][:c], calls[t], b.warmup, b.dur, map[string]*proc{"server": procs[t]}, nil)
+				lr, err := harness.RunLoad(ctx, targets[t][:c], calls[t], b.warmup, b.dur, map[string]*harness.Proc{"server": procs[t]}, nil)
 				if err != nil {
 					return nil, fmt.Errorf("C=%d %s: %w", c, []string{"bare", "Legate"}[t], err)
 				}
 				s := &res[c][t]
-				s.rate = append(s.rate, lr.rate())
-				s.p50 = append(s.p50, us(lr.p(0.5)))
-				s.cpu = append(s.cpu, lr.cpuPerCall("server"))
+				s.rate = append(s.rate, lr.Rate())
+				s.p50 = append(s.p50, us(lr.P(0.5)))
+				s.cpu = append(s.cpu, lr.CPUPerCall("server"))
 				b.logf("P3 round %d C=%d %-6s %7.0f calls/s p50 %6.0f µs cpu/call %4.0f µs",
-					r+1, c, []string{"bare", "Legate"}[t], lr.rate(), us(lr.p(0.5)), lr.cpuPerCall("server"))
+					r+1, c, []string{"bare", "Legate"}[t], lr.Rate(), us(lr.P(0.5)), lr.CPUPerCall("server"))
 			}
 		}
 	}
@@ -520,19 +522,19 @@ func (b *bench) p3(ctx context.Context) ([]row, error) {
 	for _, c := range cs {
 		d, v := res[c][0], res[c][1]
 		rr := row{Scenario: "P3", Metric: fmt.Sprintf("calls/s, C=%d", c), Unit: "calls/s",
-			Baseline: median(d.rate), Legate: median(v.rate), Ratio: median(ratios(v.rate, d.rate))}
+			Baseline: benchkit.Median(d.rate), Legate: benchkit.Median(v.rate), Ratio: benchkit.Median(benchkit.Ratios(v.rate, d.rate))}
 		if c == 1 {
 			rr.Note = "baseline: same no-op handler on a bare go-sdk server"
 		}
 		if c == 8 {
 			rr.Target = "≥ 0.8× bare"
-			rr.Result = passFail(rr.Ratio >= 0.8)
+			rr.Result = benchkit.PassFail(rr.Ratio >= 0.8)
 		}
 		rows = append(rows, rr)
 		rows = append(rows, row{Scenario: "P3", Metric: fmt.Sprintf("p50 latency, C=%d", c), Unit: "µs",
-			Baseline: median(d.p50), Legate: median(v.p50), Ratio: median(ratios(v.p50, d.p50))})
+			Baseline: benchkit.Median(d.p50), Legate: benchkit.Median(v.p50), Ratio: benchkit.Median(benchkit.Ratios(v.p50, d.p50))})
 		rows = append(rows, row{Scenario: "P3", Metric: fmt.Sprintf("server CPU per call, C=%d", c), Unit: "µs",
-			Baseline: median(d.cpu), Legate: median(v.cpu), Ratio: median(ratios(v.cpu, d.cpu))})
+			Baseline: benchkit.Median(d.cpu), Legate: benchkit.Median(v.cpu), Ratio: benchkit.Median(benchkit.Ratios(v.cpu, d.cpu))})
 	}
 	return rows, nil
 }
@@ -541,22 +543,22 @@ func (b *bench) p3(ctx context.Context) ([]row, error) {
 
 // p4Legate starts `legate serve` with 10 connectors and 10 upstreams and
 // waits until its catalog is complete and its start-up refresh is over.
-func (b *bench) p4Legate(ctx context.Context, up *proc, name string) (*proc, error) {
+func (b *bench) p4Legate(ctx context.Context, up *harness.Proc, name string) (*harness.Proc, error) {
 	var sb strings.Builder
 	sb.WriteString("connectors:\n")
 	for i := range 5 {
-		fmt.Fprintf(&sb, "  - {id: web%d, type: http, config: {base_url: \"http://%s/api%d/\", allow_private_networks: true}}\n", i, up.addr, i)
-		fmt.Fprintf(&sb, "  - {id: hook%d, type: webhook, config: {url: \"http://%s/hook%d\", allow_private_networks: true}}\n", i, up.addr, i)
+		fmt.Fprintf(&sb, "  - {id: web%d, type: http, config: {base_url: \"http://%s/api%d/\", allow_private_networks: true}}\n", i, up.Addr, i)
+		fmt.Fprintf(&sb, "  - {id: hook%d, type: webhook, config: {url: \"http://%s/hook%d\", allow_private_networks: true}}\n", i, up.Addr, i)
 	}
 	sb.WriteString("upstreams:\n")
 	for i := range 10 {
-		fmt.Fprintf(&sb, "  - {id: u%d, url: \"http://%s/u%d\"}\n", i, up.addr, i)
+		fmt.Fprintf(&sb, "  - {id: u%d, url: \"http://%s/u%d\"}\n", i, up.Addr, i)
 	}
 	cfg, err := b.writeFile("p4.yaml", sb.String())
 	if err != nil {
 		return nil, err
 	}
-	lg, err := startLegate(ctx, b.dir, name, b.bin, cfg, filepath.Join(b.dir, name+"-state"))
+	lg, err := harness.StartLegate(ctx, b.dir, name, b.bin, cfg, filepath.Join(b.dir, name+"-state"))
 	if err != nil {
 		return nil, err
 	}
@@ -566,7 +568,7 @@ func (b *bench) p4Legate(ctx context.Context, up *proc, name string) (*proc, err
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		var rz struct{ Tools int }
-		resp, err := http.Get("http://" + lg.addr + "/readyz")
+		resp, err := http.Get("http://" + lg.Addr + "/readyz")
 		if err == nil {
 			json.NewDecoder(resp.Body).Decode(&rz)
 			resp.Body.Close()
@@ -575,13 +577,13 @@ func (b *bench) p4Legate(ctx context.Context, up *proc, name string) (*proc, err
 			break
 		}
 		if time.Now().After(deadline) {
-			lg.stop()
+			lg.Stop()
 			return nil, fmt.Errorf("legate catalog holds %d tools after 10s, want %d", rz.Tools, want)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if err := waitQuiet(up, 300*time.Millisecond, 10*time.Second); err != nil {
-		lg.stop()
+	if err := harness.WaitQuiet(up, 300*time.Millisecond, 10*time.Second); err != nil {
+		lg.Stop()
 		return nil, err
 	}
 	return lg, nil
@@ -589,19 +591,19 @@ func (b *bench) p4Legate(ctx context.Context, up *proc, name string) (*proc, err
 
 // sessionGrowth reads p's idle RSS, opens n sessions, and returns the idle
 // RSS and the growth per session.
-func (b *bench) sessionGrowth(ctx context.Context, p *proc, endpoint string, n int, sse bool) (idle, per float64, err error) {
+func (b *bench) sessionGrowth(ctx context.Context, p *harness.Proc, endpoint string, n int, sse bool) (idle, per float64, err error) {
 	time.Sleep(b.settle)
-	rss0, err := rssBytes(p.pid())
+	rss0, err := harness.RSSBytes(p.Pid())
 	if err != nil {
 		return 0, 0, err
 	}
-	ss, err := openSessions(ctx, newHTTPClient(), endpoint, n, 8, sse)
+	ss, err := harness.OpenSessions(ctx, harness.NewHTTPClient(), endpoint, n, 8, sse)
 	if err != nil {
 		return 0, 0, err
 	}
-	defer closeSessions(ss)
+	defer harness.CloseSessions(ss)
 	time.Sleep(b.settle)
-	rss1, err := rssBytes(p.pid())
+	rss1, err := harness.RSSBytes(p.Pid())
 	if err != nil {
 		return 0, 0, err
 	}
@@ -609,27 +611,27 @@ func (b *bench) sessionGrowth(ctx context.Context, p *proc, endpoint string, n i
 }
 
 func (b *bench) p4(ctx context.Context) ([]row, error) {
-	up, err := startSelf(ctx, b.dir, "p4-upstreams", "upstream", "-servers", "10", "-tools", "1")
+	up, err := harness.StartSelf(ctx, b.dir, "p4-upstreams", "upstream", "-servers", "10", "-tools", "1")
 	if err != nil {
 		return nil, err
 	}
-	defer up.stop()
+	defer up.Stop()
 	// [variant][target]: variant 0 without the standalone SSE stream, 1 with it.
 	var idle, per [2][2]float64
 	for v, sse := range []bool{false, true} {
 		for t := range 2 {
-			var p *proc
+			var p *harness.Proc
 			if t == 0 {
-				p, err = startSelf(ctx, b.dir, fmt.Sprintf("p4-bare-%d", v), "bare")
+				p, err = harness.StartSelf(ctx, b.dir, fmt.Sprintf("p4-bare-%d", v), "bare")
 			} else {
 				p, err = b.p4Legate(ctx, up, fmt.Sprintf("p4-legate-%d", v))
 			}
 			if err != nil {
 				return nil, err
 			}
-			ep := "http://" + p.addr + "/mcp"
+			ep := "http://" + p.Addr + "/mcp"
 			idle[v][t], per[v][t], err = b.sessionGrowth(ctx, p, ep, b.sessions, sse)
-			p.stop()
+			p.Stop()
 			if err != nil {
 				return nil, err
 			}
@@ -641,9 +643,9 @@ func (b *bench) p4(ctx context.Context) ([]row, error) {
 	kib := func(v float64) float64 { return v / 1024 }
 	return []row{
 		{Scenario: "P4", Metric: "idle RSS", Note: "Legate: 10 connectors + 10 upstreams; baseline: bare go-sdk server, one tool", Unit: "MiB",
-			Baseline: mib(idle[0][0]), Legate: mib(idle[0][1]), Ratio: idle[0][1] / idle[0][0], Target: "≤ 40 MiB", Result: passFail(mib(idle[0][1]) <= 40)},
+			Baseline: mib(idle[0][0]), Legate: mib(idle[0][1]), Ratio: idle[0][1] / idle[0][0], Target: "≤ 40 MiB", Result: benchkit.PassFail(mib(idle[0][1]) <= 40)},
 		{Scenario: "P4", Metric: fmt.Sprintf("RSS per idle session, %d sessions, no standalone SSE", b.sessions), Unit: "KiB",
-			Baseline: kib(per[0][0]), Legate: kib(per[0][1]), Ratio: per[0][1] / per[0][0], Target: "≤ 50 KiB", Result: passFail(kib(per[0][1]) <= 50)},
+			Baseline: kib(per[0][0]), Legate: kib(per[0][1]), Ratio: per[0][1] / per[0][0], Target: "≤ 50 KiB", Result: benchkit.PassFail(kib(per[0][1]) <= 50)},
 		{Scenario: "P4", Metric: fmt.Sprintf("RSS per idle session, %d sessions, with standalone SSE GET", b.sessions), Unit: "KiB",
 			Baseline: kib(per[1][0]), Legate: kib(per[1][1]), Ratio: per[1][1] / per[1][0]},
 	}, nil
@@ -653,22 +655,20 @@ func (b *bench) p4(ctx context.Context) ([]row, error) {
 
 // coldStart starts argv listening on addr and returns the time from exec
 // to the first answered tools/list and the tools it held.
-// It speaks plain HTTP (see rawSession), so that the client's own decoding
+// It speaks plain HTTP (see harness.RawSession), so that the client's own decoding
 // of thousands of tools is not counted.
 func (b *bench) coldStart(ctx context.Context, name, addr string, argv ...string) (time.Duration, []string, error) {
 	t0 := time.Now()
-	p, err := startProc(ctx, b.dir, name, addr, argv...)
+	p, err := harness.StartProc(ctx, b.dir, name, addr, argv...)
 	if err != nil {
 		return 0, nil, err
 	}
-	defer p.stop()
-	hc := newHTTPClient()
+	defer p.Stop()
+	hc := harness.NewHTTPClient()
 	deadline := t0.Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		select {
-		case <-p.done:
-			return 0, nil, fmt.Errorf("%s exited: %v %s", name, p.err, p.tail())
-		default:
+		if err := p.Exited(); err != nil {
+			return 0, nil, err
 		}
 		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
 		if err != nil {
@@ -676,12 +676,12 @@ func (b *bench) coldStart(ctx context.Context, name, addr string, argv ...string
 			continue
 		}
 		c.Close()
-		rs, err := openRaw(ctx, hc, "http://"+addr+"/mcp")
+		rs, err := harness.OpenRaw(ctx, hc, "http://"+addr+"/mcp")
 		if err != nil {
 			time.Sleep(2 * time.Millisecond)
 			continue
 		}
-		_, tools, err := rs.listRaw(ctx)
+		_, tools, err := rs.ListRaw(ctx)
 		d := time.Since(t0)
 		if err != nil {
 			time.Sleep(2 * time.Millisecond)
@@ -689,7 +689,7 @@ func (b *bench) coldStart(ctx context.Context, name, addr string, argv ...string
 		}
 		return d, tools, nil
 	}
-	return 0, nil, fmt.Errorf("%s: no tools/list answered within 10s: %s", name, p.tail())
+	return 0, nil, fmt.Errorf("%s: no tools/list answered within 10s: %s", name, p.Tail())
 }
 
 func (b *bench) p5(ctx context.Context) ([]row, error) {
@@ -698,7 +698,7 @@ func (b *bench) p5(ctx context.Context) ([]row, error) {
 		return nil, err
 	}
 	if big.up != nil {
-		big.up.kill() // every upstream down
+		big.up.Kill() // every upstream down
 		big.up = nil
 	}
 	exe, err := os.Executable()
@@ -710,7 +710,7 @@ func (b *bench) p5(ctx context.Context) ([]row, error) {
 	listed := 0
 	for r := range b.rounds {
 		for _, t := range order(r) {
-			addr, err := freeAddr()
+			addr, err := harness.FreeAddr()
 			if err != nil {
 				return nil, err
 			}
@@ -735,9 +735,9 @@ func (b *bench) p5(ctx context.Context) ([]row, error) {
 	}
 	return []row{
 		{Scenario: "P5", Metric: "exec to first answered tools/list", Note: fmt.Sprintf("every upstream down, %d tools cached; baseline: bare go-sdk server", want), Unit: "ms",
-			Baseline: median(times[0]), Legate: median(times[1]), Ratio: median(ratios(times[1], times[0])), Target: "≤ 200 ms", Result: passFail(median(times[1]) <= 200)},
+			Baseline: benchkit.Median(times[0]), Legate: benchkit.Median(times[1]), Ratio: benchkit.Median(benchkit.Ratios(times[1], times[0])), Target: "≤ 200 ms", Result: benchkit.PassFail(benchkit.Median(times[1]) <= 200)},
 		{Scenario: "P5", Metric: "cached upstream tools in that list", Unit: "", Baseline: none, Legate: float64(listed), Ratio: none,
-			Target: fmt.Sprintf("= %d", want), Result: passFail(listed == want)},
+			Target: fmt.Sprintf("= %d", want), Result: benchkit.PassFail(listed == want)},
 	}, nil
 }
 

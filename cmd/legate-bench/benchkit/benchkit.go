@@ -1,7 +1,6 @@
 // Package benchkit is what the harness's scenarios that live in packages
-// of their own share (the main package is at its size ceiling): the result
-// row, a closed-loop load with latency and CPU per call, a `legate serve`
-// process and go-sdk sessions to it.
+// of their own share: the result row, a closed-loop load with latency and
+// CPU per call, a `legate serve` process and go-sdk sessions to it.
 package benchkit
 
 import (

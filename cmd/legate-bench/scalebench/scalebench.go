@@ -2,8 +2,7 @@
 // one PostgreSQL store. It measures stateless calls per second through one
 // replica and through two, and how long an approval decided through one
 // replica takes to reach a call waiting on another. It lives apart from the
-// harness's main package, which is at its size ceiling; main registers it
-// in a few lines (p8.go).
+// harness's main package, which registers it in a few lines (p8.go).
 package scalebench
 
 import (

@@ -4,8 +4,8 @@
 // alone, in the same rounds; it is judged against the bound of any
 // gateway (benchkit.HopRows). Its database (CreateDatabase) and instance
 // (Instance) serve P7b's PostgreSQL anchor too (saasbench).
-// It lives apart from the harness's main package, which is at its size
-// ceiling; main registers it in a few lines (p6.go).
+// It lives apart from the harness's main package, which registers it in a
+// few lines (p6.go).
 //
 // It needs the PostgreSQL server the tests use (LEGATE_TEST_POSTGRES_URL,
 // default postgres://postgres@127.0.0.1:5432/postgres), creates a

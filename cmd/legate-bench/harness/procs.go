@@ -1,4 +1,4 @@
-package main
+package harness
 
 import (
 	"bufio"
@@ -24,11 +24,11 @@ import (
 // (100 on every Linux platform Go supports).
 const clockTicks = 100
 
-// proc is one child process: a server the harness started.
-type proc struct {
+// Proc is one child process: a server the harness started.
+type Proc struct {
 	name string
 	cmd  *exec.Cmd
-	addr string // host:port it listens on
+	Addr string // host:port it listens on
 	log  string // its stderr (and stdout after the LISTEN line)
 	done chan struct{}
 	err  error
@@ -36,14 +36,14 @@ type proc struct {
 
 var (
 	procsMu sync.Mutex
-	procs   = map[*proc]bool{}
+	procs   = map[*Proc]bool{}
 )
 
-// startProc starts argv with its stderr in dir/<name>.log. With addr ""
+// StartProc starts argv with its stderr in dir/<name>.log. With addr ""
 // the child must print "LISTEN <addr>" on stdout (our own subcommands);
 // otherwise it listens on addr and ready is polled by the caller.
-func startProc(ctx context.Context, dir, name, addr string, argv ...string) (*proc, error) {
-	p := &proc{name: name, addr: addr, log: filepath.Join(dir, name+".log"), done: make(chan struct{})}
+func StartProc(ctx context.Context, dir, name, addr string, argv ...string) (*Proc, error) {
+	p := &Proc{name: name, Addr: addr, log: filepath.Join(dir, name+".log"), done: make(chan struct{})}
 	logf, err := os.OpenFile(p.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
@@ -87,22 +87,34 @@ func startProc(ctx context.Context, dir, name, addr string, argv ...string) (*pr
 	select {
 	case l, ok := <-lines:
 		if a, found := strings.CutPrefix(l, "LISTEN "); ok && found {
-			p.addr = a
+			p.Addr = a
 			return p, nil
 		}
-		p.stop()
-		return nil, fmt.Errorf("%s did not start: %s", name, p.tail())
+		p.Stop()
+		return nil, fmt.Errorf("%s did not start: %s", name, p.Tail())
 	case <-time.After(30 * time.Second):
 	case <-ctx.Done():
 	}
-	p.stop()
-	return nil, fmt.Errorf("%s did not start within 30s: %s", name, p.tail())
+	p.Stop()
+	return nil, fmt.Errorf("%s did not start within 30s: %s", name, p.Tail())
 }
 
-func (p *proc) pid() int { return p.cmd.Process.Pid }
+// Pid is the process's id.
+func (p *Proc) Pid() int { return p.cmd.Process.Pid }
 
-// stop ends the process: SIGTERM, then SIGKILL after 5 seconds.
-func (p *proc) stop() {
+// Exited says, once the process has ended, that it did, how, and the end
+// of its log; nil while it runs.
+func (p *Proc) Exited() error {
+	select {
+	case <-p.done:
+		return fmt.Errorf("%s exited: %v %s", p.name, p.err, p.Tail())
+	default:
+		return nil
+	}
+}
+
+// Stop ends the process: SIGTERM, then SIGKILL after 5 seconds.
+func (p *Proc) Stop() {
 	if p == nil {
 		return
 	}
@@ -118,8 +130,8 @@ func (p *proc) stop() {
 	}
 }
 
-// kill ends the process at once.
-func (p *proc) kill() {
+// Kill ends the process at once.
+func (p *Proc) Kill() {
 	procsMu.Lock()
 	delete(procs, p)
 	procsMu.Unlock()
@@ -127,21 +139,21 @@ func (p *proc) kill() {
 	<-p.done
 }
 
-// stopAll ends every child still running.
-func stopAll() {
+// StopAll ends every child still running.
+func StopAll() {
 	procsMu.Lock()
-	all := make([]*proc, 0, len(procs))
+	all := make([]*Proc, 0, len(procs))
 	for p := range procs {
 		all = append(all, p)
 	}
 	procsMu.Unlock()
 	for _, p := range all {
-		p.kill()
+		p.Kill()
 	}
 }
 
-// tail is the end of the process's log, for error messages.
-func (p *proc) tail() string {
+// Tail is the end of the process's log, for error messages.
+func (p *Proc) Tail() string {
 	b, _ := os.ReadFile(p.log)
 	if len(b) > 2000 {
 		b = b[len(b)-2000:]
@@ -149,8 +161,8 @@ func (p *proc) tail() string {
 	return fmt.Sprintf("(log %s)\n%s", p.log, bytes.TrimSpace(b))
 }
 
-// cpuSeconds is the process's user+system CPU time so far, all threads.
-func cpuSeconds(pid int) (float64, error) {
+// CPUSeconds is the process's user+system CPU time so far, all threads.
+func CPUSeconds(pid int) (float64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, err
@@ -173,8 +185,8 @@ func cpuSeconds(pid int) (float64, error) {
 	return float64(ut+st) / clockTicks, nil
 }
 
-// rssBytes is the process's resident set size (VmRSS).
-func rssBytes(pid int) (int64, error) {
+// RSSBytes is the process's resident set size (VmRSS).
+func RSSBytes(pid int) (int64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
@@ -189,9 +201,9 @@ func rssBytes(pid int) (int64, error) {
 	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
 }
 
-// freeAddr returns a loopback address nothing listens on (for the real
+// FreeAddr returns a loopback address nothing listens on (for the real
 // legate binary, which takes --listen).
-func freeAddr() (string, error) {
+func FreeAddr() (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err
@@ -213,8 +225,8 @@ func moduleRoot() (string, error) {
 	return filepath.Dir(gomod), nil
 }
 
-// buildLegate builds ./cmd/legate into dir as the real binary.
-func buildLegate(dir string) (string, error) {
+// BuildLegate builds ./cmd/legate into dir as the real binary.
+func BuildLegate(dir string) (string, error) {
 	root, err := moduleRoot()
 	if err != nil {
 		return "", err
@@ -229,58 +241,65 @@ func buildLegate(dir string) (string, error) {
 	return bin, nil
 }
 
-// startLegate runs `legate serve` (the real binary) and waits for /readyz.
-func startLegate(ctx context.Context, dir, name, bin, cfg, state string) (*proc, error) {
-	addr, err := freeAddr()
+// WriteFile writes content to dir/name (a config the processes read) and
+// returns its path.
+func WriteFile(dir, name, content string) (string, error) {
+	p := filepath.Join(dir, name)
+	return p, os.WriteFile(p, []byte(content), 0o600)
+}
+
+// StartLegate runs `legate serve` (the real binary) and waits for /readyz.
+func StartLegate(ctx context.Context, dir, name, bin, cfg, state string) (*Proc, error) {
+	addr, err := FreeAddr()
 	if err != nil {
 		return nil, err
 	}
-	p, err := startProc(ctx, dir, name, addr, bin, "serve", "--config", cfg, "--state-dir", state, "--listen", addr)
+	p, err := StartProc(ctx, dir, name, addr, bin, "serve", "--config", cfg, "--state-dir", state, "--listen", addr)
 	if err != nil {
 		return nil, err
 	}
 	if err := waitReady(ctx, p, "http://"+addr+"/readyz"); err != nil {
-		p.stop()
+		p.Stop()
 		return nil, err
 	}
 	return p, nil
 }
 
-// startLegateInProcess runs `legate-bench legate` (Legate embedded with
+// StartLegateInProcess runs `legate-bench legate` (Legate embedded with
 // the no-op connector type).
-func startLegateInProcess(ctx context.Context, dir, name, cfg, state string, extra ...string) (*proc, error) {
+func StartLegateInProcess(ctx context.Context, dir, name, cfg, state string, extra ...string) (*Proc, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
 	argv := append([]string{exe, "legate", "-config", cfg, "-state-dir", state}, extra...)
-	p, err := startProc(ctx, dir, name, "", argv...)
+	p, err := StartProc(ctx, dir, name, "", argv...)
 	if err != nil {
 		return nil, err
 	}
-	if err := waitReady(ctx, p, "http://"+p.addr+"/readyz"); err != nil {
-		p.stop()
+	if err := waitReady(ctx, p, "http://"+p.Addr+"/readyz"); err != nil {
+		p.Stop()
 		return nil, err
 	}
 	return p, nil
 }
 
-// startSelf runs one of the harness's own server subcommands.
-func startSelf(ctx context.Context, dir, name string, args ...string) (*proc, error) {
+// StartSelf runs one of the harness's own server subcommands.
+func StartSelf(ctx context.Context, dir, name string, args ...string) (*Proc, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	return startProc(ctx, dir, name, "", append([]string{exe}, args...)...)
+	return StartProc(ctx, dir, name, "", append([]string{exe}, args...)...)
 }
 
 // waitReady polls url until it answers 200 (10 s at most).
-func waitReady(ctx context.Context, p *proc, url string) error {
+func waitReady(ctx context.Context, p *Proc, url string) error {
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
 		case <-p.done:
-			return fmt.Errorf("%s exited: %v %s", p.name, p.err, p.tail())
+			return fmt.Errorf("%s exited: %v %s", p.name, p.err, p.Tail())
 		case <-ctx.Done():
 			return ctx.Err()
 		default:
@@ -294,13 +313,13 @@ func waitReady(ctx context.Context, p *proc, url string) error {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	return fmt.Errorf("%s not ready after 10s: %s", p.name, p.tail())
+	return fmt.Errorf("%s not ready after 10s: %s", p.name, p.Tail())
 }
 
-// upstreamStats reads the upstream process's counters.
-func upstreamStats(p *proc) (stats, error) {
-	var s stats
-	resp, err := http.Get("http://" + p.addr + "/_bench/stats")
+// UpstreamStats reads the upstream process's counters.
+func UpstreamStats(p *Proc) (Stats, error) {
+	var s Stats
+	resp, err := http.Get("http://" + p.Addr + "/_bench/stats")
 	if err != nil {
 		return s, err
 	}
@@ -309,8 +328,8 @@ func upstreamStats(p *proc) (stats, error) {
 	return s, err
 }
 
-func resetUpstreamStats(p *proc) error {
-	resp, err := http.Post("http://"+p.addr+"/_bench/reset", "", nil)
+func ResetUpstreamStats(p *Proc) error {
+	resp, err := http.Post("http://"+p.Addr+"/_bench/reset", "", nil)
 	if err != nil {
 		return err
 	}
@@ -318,18 +337,18 @@ func resetUpstreamStats(p *proc) error {
 	return nil
 }
 
-// waitQuiet waits until the upstream has seen no request for quiet (at
+// WaitQuiet waits until the upstream has seen no request for quiet (at
 // most max): Legate's start-up refresh is over.
-func waitQuiet(p *proc, quiet, max time.Duration) error {
+func WaitQuiet(p *Proc, quiet, max time.Duration) error {
 	deadline := time.Now().Add(max)
-	last, err := upstreamStats(p)
+	last, err := UpstreamStats(p)
 	if err != nil {
 		return err
 	}
 	since := time.Now()
 	for time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
-		s, err := upstreamStats(p)
+		s, err := UpstreamStats(p)
 		if err != nil {
 			return err
 		}
@@ -344,18 +363,18 @@ func waitQuiet(p *proc, quiet, max time.Duration) error {
 	return fmt.Errorf("upstreams still receiving requests after %s", max)
 }
 
-// waitIdle waits until p uses less than 5% of one CPU over window (at most
+// WaitIdle waits until p uses less than 5% of one CPU over window (at most
 // max) and returns how long it waited and the CPU seconds it used then.
-func waitIdle(p *proc, window, max time.Duration) (time.Duration, float64, error) {
+func WaitIdle(p *Proc, window, max time.Duration) (time.Duration, float64, error) {
 	start := time.Now()
-	c0, err := cpuSeconds(p.pid())
+	c0, err := CPUSeconds(p.Pid())
 	if err != nil {
 		return 0, 0, err
 	}
 	prev := c0
 	for time.Since(start) < max {
 		time.Sleep(window)
-		c, err := cpuSeconds(p.pid())
+		c, err := CPUSeconds(p.Pid())
 		if err != nil {
 			return 0, 0, err
 		}

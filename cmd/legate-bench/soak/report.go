@@ -1,4 +1,4 @@
-package main
+package soak
 
 import (
 	"errors"
@@ -68,7 +68,7 @@ func (t *tally) unexpectedTotal() int {
 const minRSSTolerance = 16 << 20
 
 // report prints the soak's outcomes and measurements and judges them.
-func report(w io.Writer, warm, t *tally, cold soakSnap, snaps []soakSnap, c *soakConfig) error {
+func report(w io.Writer, warm, t *tally, cold soakSnap, snaps []soakSnap, c *Config) error {
 	printOutcomes(w, warm, t)
 	printSnaps(w, append([]soakSnap{cold}, snaps...))
 	return judge(w, warm, t, snaps[0], snaps[len(snaps)-1], c)
@@ -113,7 +113,7 @@ func printSnaps(w io.Writer, snaps []soakSnap) {
 }
 
 // judge checks the pass criteria, printing PASS or FAIL for each.
-func judge(w io.Writer, warm, t *tally, before, after soakSnap, c *soakConfig) error {
+func judge(w io.Writer, warm, t *tally, before, after soakSnap, c *Config) error {
 	g0, f0 := before.pooled()
 	g1, f1 := after.pooled()
 	var fails []string

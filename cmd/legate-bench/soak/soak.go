@@ -1,15 +1,15 @@
-package main
-
-// The soak (`legate-bench -soak`, `make soak`): many concurrent sessions
-// and many calls through the real `legate serve` to an upstream that fails
-// some of them on purpose (soakup.go), then a check that nothing else
-// failed and that Legate gave back what the load took: goroutines, open
-// files and memory, measured before and after, each after a settle period.
+// Package soak is legate-bench's soak (`legate-bench -soak`, `make soak`):
+// many concurrent sessions and many calls through the real `legate serve`
+// to an upstream that fails some of them on purpose (upstream.go), then a
+// check that nothing else failed and that Legate gave back what the load
+// took: goroutines, open files and memory, measured before and after, each
+// after a settle period.
 //
 // "Before" is measured after a warm-up wave at the same concurrency, so
 // that what a loaded Legate legitimately keeps (the upstream connection
 // pool, the heap the Go runtime holds on to) is in both figures and only
 // what the calls leave behind shows as growth.
+package soak
 
 import (
 	"context"
@@ -26,10 +26,13 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/legate-mcp/legate/cmd/legate-bench/benchkit"
+	"github.com/legate-mcp/legate/cmd/legate-bench/harness"
 )
 
-// soakConfig holds the soak's flags (-sessions is P4's, shared).
-type soakConfig struct {
+// Config holds the soak's flags (-sessions is P4's, shared).
+type Config struct {
 	calls    int
 	waves    int
 	errRate  float64
@@ -43,8 +46,9 @@ type soakConfig struct {
 	tolRSS   float64
 }
 
-func soakFlags() *soakConfig {
-	c := &soakConfig{}
+// Flags registers the soak's flags on the command line's flag set.
+func Flags() *Config {
+	c := &Config{}
 	flag.IntVar(&c.calls, "calls", 100000, "soak: calls in all, over the waves")
 	flag.IntVar(&c.waves, "waves", 2, "soak: waves of -sessions concurrent sessions each, measured after each")
 	flag.Float64Var(&c.errRate, "fault-error", 0.02, "soak: share of calls the upstream's tool fails (isError)")
@@ -62,31 +66,32 @@ func soakFlags() *soakConfig {
 // soakTool is the upstream's echo tool as a client of Legate names it.
 const soakTool = "mcp__up__echo"
 
-// runSoak runs the soak and prints its report; an error fails it.
-func (b *bench) runSoak(ctx context.Context, c *soakConfig) error {
-	if b.sessions < 1 || c.calls < b.sessions || c.waves < 1 {
+// Run runs the soak against the legate binary o.Legate, in o.Dir, with
+// sessions concurrent sessions, and prints its report; an error fails it.
+func Run(ctx context.Context, o benchkit.Options, sessions int, c *Config) error {
+	if sessions < 1 || c.calls < sessions || c.waves < 1 {
 		return errors.New("soak: want -sessions ≥ 1, -calls ≥ -sessions, -waves ≥ 1")
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.maxRun)
 	defer cancel()
-	start, load0 := time.Now(), loadAvg()
-	up, err := startSelf(ctx, b.dir, "soak-upstream", "soakupstream")
+	start, load0 := time.Now(), harness.LoadAvg()
+	up, err := harness.StartSelf(ctx, o.Dir, "soak-upstream", "soakupstream")
 	if err != nil {
 		return err
 	}
-	defer up.stop()
-	cfg, err := b.writeFile("soak.yaml", fmt.Sprintf("upstreams:\n  - {id: up, url: \"http://%s/mcp\", timeout: %s, max_concurrency: 64}\n"+
-		"policy:\n  rules:\n    - {tool: \"mcp.up.echo\", action: allow}\n", up.addr, c.timeout))
+	defer up.Stop()
+	cfg, err := harness.WriteFile(o.Dir, "soak.yaml", fmt.Sprintf("upstreams:\n  - {id: up, url: \"http://%s/mcp\", timeout: %s, max_concurrency: 64}\n"+
+		"policy:\n  rules:\n    - {tool: \"mcp.up.echo\", action: allow}\n", up.Addr, c.timeout))
 	if err != nil {
 		return err
 	}
-	lg, err := startLegate(ctx, b.dir, "soak-legate", b.bin, cfg, filepath.Join(b.dir, "soak-state"))
+	lg, err := harness.StartLegate(ctx, o.Dir, "soak-legate", o.Legate, cfg, filepath.Join(o.Dir, "soak-state"))
 	if err != nil {
 		return err
 	}
-	defer lg.stop()
-	endpoint := "http://" + lg.addr + "/mcp"
-	hc := newHTTPClient()
+	defer lg.Stop()
+	endpoint := "http://" + lg.Addr + "/mcp"
+	hc := harness.NewHTTPClient()
 	if err := waitTool(ctx, hc, endpoint, soakTool); err != nil {
 		return err
 	}
@@ -100,9 +105,9 @@ func (b *bench) runSoak(ctx context.Context, c *soakConfig) error {
 	warm := &tally{}
 	// As many calls as the sessions take to reach their steady state: two
 	// each, and a tenth of the soak's.
-	nWarm := max(2*b.sessions, c.calls/10)
-	b.logf("soak: warm-up, %d sessions, %d calls", b.sessions, nWarm)
-	if err := soakWave(ctx, hc, endpoint, b.sessions, nWarm, 0, c, warm); err != nil {
+	nWarm := max(2*sessions, c.calls/10)
+	o.Logf("soak: warm-up, %d sessions, %d calls", sessions, nWarm)
+	if err := soakWave(ctx, hc, endpoint, sessions, nWarm, 0, c, warm); err != nil {
 		return err
 	}
 	s, err := settleAfterWave(ctx, hc, endpoint, lg, up, "after warm-up", c.settle)
@@ -117,9 +122,9 @@ func (b *bench) runSoak(ctx context.Context, c *soakConfig) error {
 		if w == c.waves {
 			n = c.calls - n*(c.waves-1)
 		}
-		b.logf("soak: wave %d of %d, %d sessions, %d calls", w, c.waves, b.sessions, n)
+		o.Logf("soak: wave %d of %d, %d sessions, %d calls", w, c.waves, sessions, n)
 		t0 := time.Now()
-		if err := soakWave(ctx, hc, endpoint, b.sessions, n, uint64(w), c, t); err != nil {
+		if err := soakWave(ctx, hc, endpoint, sessions, n, uint64(w), c, t); err != nil {
 			return err
 		}
 		loaded += time.Since(t0)
@@ -128,24 +133,24 @@ func (b *bench) runSoak(ctx context.Context, c *soakConfig) error {
 		}
 		snaps = append(snaps, s)
 	}
-	fmt.Println(machineLine())
+	fmt.Println(harness.MachineLine())
 	fmt.Printf("Soak: %s; %d waves of %d concurrent sessions, %d calls in %s (%.0f calls/s; sessions opened and closed included); "+
 		"faults asked of the upstream: %.1f%% tool errors, %.1f%% hangs (upstream timeout %s), %.1f%% dropped connections; "+
 		"settle %s; took %s; load average %s at start, %s at end.\n\n",
-		time.Now().UTC().Format("2006-01-02 15:04 MST"), c.waves, b.sessions, t.total(), loaded.Round(time.Second), float64(t.total())/loaded.Seconds(),
-		100*c.errRate, 100*c.hangRate, c.timeout, 100*c.dropRate, c.settle, time.Since(start).Round(time.Second), load0, loadAvg())
+		time.Now().UTC().Format("2006-01-02 15:04 MST"), c.waves, sessions, t.total(), loaded.Round(time.Second), float64(t.total())/loaded.Seconds(),
+		100*c.errRate, 100*c.hangRate, c.timeout, 100*c.dropRate, c.settle, time.Since(start).Round(time.Second), load0, harness.LoadAvg())
 	return report(os.Stdout, warm, t, cold, snaps, c)
 }
 
 // waitTool waits until Legate lists tool (its start-up refresh is done).
 func waitTool(ctx context.Context, hc *http.Client, endpoint, tool string) error {
-	ss, err := openSessions(ctx, hc, endpoint, 1, 1, false)
+	ss, err := harness.OpenSessions(ctx, hc, endpoint, 1, 1, false)
 	if err != nil {
 		return err
 	}
-	defer closeSessions(ss)
+	defer harness.CloseSessions(ss)
 	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		tools, err := listAll(ctx, ss[0])
+		tools, err := harness.ListAll(ctx, ss[0])
 		if err != nil {
 			return err
 		}
@@ -169,13 +174,13 @@ func waitTool(ctx context.Context, hc *http.Client, endpoint, tool string) error
 // ones, whose timeouts then come in a row with no success between, and
 // five such failures open the upstream's circuit (as it is meant to) under
 // the few calls still to be made.
-func soakWave(ctx context.Context, hc *http.Client, endpoint string, n, calls int, seed uint64, c *soakConfig, t *tally) error {
-	sessions, err := openSessions(ctx, hc, endpoint, n+1, 32, true)
+func soakWave(ctx context.Context, hc *http.Client, endpoint string, n, calls int, seed uint64, c *Config, t *tally) error {
+	sessions, err := harness.OpenSessions(ctx, hc, endpoint, n+1, 32, true)
 	if err != nil {
 		return err
 	}
 	defer hc.CloseIdleConnections()
-	defer closeSessions(sessions)
+	defer harness.CloseSessions(sessions)
 	stop := make(chan struct{})
 	kept := make(chan struct{})
 	go func() {
@@ -224,7 +229,7 @@ func keepAlive(ctx context.Context, cs *mcp.ClientSession, seed uint64, t *tally
 const keepAliveKind = "keep-alive"
 
 // soakCall makes one call asking for kind and records how it ended.
-func soakCall(ctx context.Context, cs *mcp.ClientSession, kind, id string, c *soakConfig, t *tally) {
+func soakCall(ctx context.Context, cs *mcp.ClientSession, kind, id string, c *Config, t *tally) {
 	text := kind + " " + id
 	timeout := 30 * time.Second
 	if c != nil {
@@ -237,7 +242,7 @@ func soakCall(ctx context.Context, cs *mcp.ClientSession, kind, id string, c *so
 }
 
 // pick draws the fault a call asks for, "call" for none.
-func (c *soakConfig) pick(rng *rand.Rand) string {
+func (c *Config) pick(rng *rand.Rand) string {
 	x := rng.Float64()
 	switch {
 	case x < c.errRate:
@@ -254,9 +259,9 @@ func (c *soakConfig) pick(rng *rand.Rand) string {
 // (the echo, or the error its fault must give), else what happened.
 func classify(kind, text string, res *mcp.CallToolResult, err error) string {
 	if err != nil {
-		return "error: " + firstLine(err.Error())
+		return "error: " + harness.FirstLine(err.Error())
 	}
-	got := textOf(res)
+	got := harness.TextOf(res)
 	code, _, _ := strings.Cut(got, ":")
 	switch {
 	case (kind == "call" || kind == keepAliveKind) && !res.IsError && got == text,
@@ -276,13 +281,13 @@ func classify(kind, text string, res *mcp.CallToolResult, err error) string {
 // them in a row open the circuit, as it is meant to, after the wave's last
 // call. The next wave would meet it still open or half-open, so one
 // healthy call, once the cooldown is over, closes it first.
-func settleAfterWave(ctx context.Context, hc *http.Client, endpoint string, lg, up *proc, phase string, period time.Duration) (soakSnap, error) {
-	if _, _, err := waitIdle(lg, 500*time.Millisecond, time.Minute); err != nil {
+func settleAfterWave(ctx context.Context, hc *http.Client, endpoint string, lg, up *harness.Proc, phase string, period time.Duration) (soakSnap, error) {
+	if _, _, err := harness.WaitIdle(lg, 500*time.Millisecond, time.Minute); err != nil {
 		return soakSnap{}, err
 	}
 	opened := false
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(250 * time.Millisecond) {
-		m, err := scrape(lg.addr, `legate_upstream_circuit_state{upstream="up"}`)
+		m, err := scrape(lg.Addr, `legate_upstream_circuit_state{upstream="up"}`)
 		switch {
 		case err != nil:
 			return soakSnap{}, err
@@ -295,12 +300,12 @@ func settleAfterWave(ctx context.Context, hc *http.Client, endpoint string, lg, 
 		}
 		opened = true
 		if m[0] == 1 { // half-open: a call may probe
-			ss, err := openSessions(ctx, hc, endpoint, 1, 1, false)
+			ss, err := harness.OpenSessions(ctx, hc, endpoint, 1, 1, false)
 			if err != nil {
 				return soakSnap{}, err
 			}
 			ss[0].CallTool(ctx, &mcp.CallToolParams{Name: soakTool, Arguments: map[string]any{"text": "probe"}})
-			closeSessions(ss)
+			harness.CloseSessions(ss)
 			hc.CloseIdleConnections()
 		}
 	}
@@ -325,8 +330,8 @@ func (s soakSnap) pooled() (goroutines, fds int) {
 }
 
 // settle waits until Legate is idle, then for period, and measures it.
-func settle(p, up *proc, phase string, period time.Duration) (soakSnap, error) {
-	if _, _, err := waitIdle(p, 500*time.Millisecond, time.Minute); err != nil {
+func settle(p, up *harness.Proc, phase string, period time.Duration) (soakSnap, error) {
+	if _, _, err := harness.WaitIdle(p, 500*time.Millisecond, time.Minute); err != nil {
 		return soakSnap{}, err
 	}
 	time.Sleep(period)
@@ -335,17 +340,17 @@ func settle(p, up *proc, phase string, period time.Duration) (soakSnap, error) {
 	if s.upConns, err = upstreamConns(up); err != nil {
 		return s, err
 	}
-	m, err := scrape(p.addr, "go_goroutines", "go_memstats_heap_inuse_bytes")
+	m, err := scrape(p.Addr, "go_goroutines", "go_memstats_heap_inuse_bytes")
 	if err != nil {
 		return s, err
 	}
 	s.goroutines, s.heap = int(m[0]), int64(m[1])
-	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", p.pid()))
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", p.Pid()))
 	if err != nil {
 		return s, err
 	}
 	s.fds = len(fds)
-	s.rss, err = rssBytes(p.pid())
+	s.rss, err = harness.RSSBytes(p.Pid())
 	return s, err
 }
 
@@ -381,8 +386,8 @@ func scrape(addr string, series ...string) ([]float64, error) {
 
 // upstreamConns asks the soak upstream how many connections are open to
 // it, on a connection of its own that it closes (so not counted after).
-func upstreamConns(up *proc) (int, error) {
-	req, err := http.NewRequest(http.MethodGet, "http://"+up.addr+"/_soak/conns", nil)
+func upstreamConns(up *harness.Proc) (int, error) {
+	req, err := http.NewRequest(http.MethodGet, "http://"+up.Addr+"/_soak/conns", nil)
 	if err != nil {
 		return 0, err
 	}

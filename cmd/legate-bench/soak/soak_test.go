@@ -1,4 +1,4 @@
-package main
+package soak
 
 import (
 	"errors"
@@ -60,7 +60,7 @@ func TestSoakFault(t *testing.T) {
 
 // The faults are drawn at the configured shares.
 func TestPickShares(t *testing.T) {
-	c := &soakConfig{errRate: 0.1, hangRate: 0.05, dropRate: 0.02}
+	c := &Config{errRate: 0.1, hangRate: 0.05, dropRate: 0.02}
 	rng := rand.New(rand.NewPCG(1, 2))
 	n := map[string]int{}
 	for range 100000 {

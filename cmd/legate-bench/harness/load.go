@@ -1,4 +1,4 @@
-package main
+package harness
 
 import (
 	"bytes"
@@ -23,12 +23,12 @@ import (
 // upstream refuses it: the two sides would not be comparable.)
 const clientProtocol = "2025-11-25"
 
-// statelessProtocol is the first protocol version without sessions.
-const statelessProtocol = "2026-07-28"
+// StatelessProtocol is the first protocol version without sessions.
+const StatelessProtocol = "2026-07-28"
 
-// newHTTPClient is a client whose idle pool holds every connection the
+// NewHTTPClient is a client whose idle pool holds every connection the
 // load needs, so that no call pays a TCP handshake.
-func newHTTPClient() *http.Client {
+func NewHTTPClient() *http.Client {
 	return &http.Client{Transport: &http.Transport{
 		MaxIdleConns:        0,
 		MaxIdleConnsPerHost: 4096,
@@ -37,13 +37,13 @@ func newHTTPClient() *http.Client {
 	}}
 }
 
-// openSessions opens n client sessions to endpoint, parallel at most par.
-func openSessions(ctx context.Context, hc *http.Client, endpoint string, n, par int, standaloneSSE bool) ([]*mcp.ClientSession, error) {
-	return openSessionsAt(ctx, hc, endpoint, n, par, standaloneSSE, clientProtocol)
+// OpenSessions opens n client sessions to endpoint, parallel at most par.
+func OpenSessions(ctx context.Context, hc *http.Client, endpoint string, n, par int, standaloneSSE bool) ([]*mcp.ClientSession, error) {
+	return OpenSessionsAt(ctx, hc, endpoint, n, par, standaloneSSE, clientProtocol)
 }
 
-// openSessionsAt is openSessions speaking protocol version.
-func openSessionsAt(ctx context.Context, hc *http.Client, endpoint string, n, par int, standaloneSSE bool, version string) ([]*mcp.ClientSession, error) {
+// OpenSessionsAt is OpenSessions speaking protocol version.
+func OpenSessionsAt(ctx context.Context, hc *http.Client, endpoint string, n, par int, standaloneSSE bool, version string) ([]*mcp.ClientSession, error) {
 	c := mcp.NewClient(&mcp.Implementation{Name: "legate-bench", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
 	out := make([]*mcp.ClientSession, n)
 	errs := make([]error, n)
@@ -60,7 +60,7 @@ func openSessionsAt(ctx context.Context, hc *http.Client, endpoint string, n, pa
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		closeSessions(out)
+		CloseSessions(out)
 		return nil, fmt.Errorf("opening %d sessions to %s: %w", n, endpoint, firstErr(errs))
 	}
 	return out, nil
@@ -75,7 +75,8 @@ func firstErr(errs []error) error {
 	return nil
 }
 
-func closeSessions(ss []*mcp.ClientSession) {
+// CloseSessions closes every session of ss, 32 at a time.
+func CloseSessions(ss []*mcp.ClientSession) {
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 32)
 	for _, s := range ss {
@@ -87,24 +88,25 @@ func closeSessions(ss []*mcp.ClientSession) {
 	wg.Wait()
 }
 
-// callFunc makes one call on a session.
-type callFunc func(ctx context.Context, cs *mcp.ClientSession) error
+// CallFunc makes one call on a session.
+type CallFunc func(ctx context.Context, cs *mcp.ClientSession) error
 
-// toolCall calls a tool and treats an isError result as a failure.
-func toolCall(name string, args map[string]any) callFunc {
+// ToolCall calls a tool and treats an isError result as a failure.
+func ToolCall(name string, args map[string]any) CallFunc {
 	return func(ctx context.Context, cs *mcp.ClientSession) error {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 		if err != nil {
 			return err
 		}
 		if res.IsError {
-			return fmt.Errorf("%s: isError: %v", name, textOf(res))
+			return fmt.Errorf("%s: isError: %v", name, TextOf(res))
 		}
 		return nil
 	}
 }
 
-func textOf(res *mcp.CallToolResult) string {
+// TextOf is the text of res's first text content.
+func TextOf(res *mcp.CallToolResult) string {
 	for _, c := range res.Content {
 		if t, ok := c.(*mcp.TextContent); ok {
 			return t.Text
@@ -113,26 +115,30 @@ func textOf(res *mcp.CallToolResult) string {
 	return ""
 }
 
-// loadResult is one measurement window.
-type loadResult struct {
+// LoadResult is one measurement window.
+type LoadResult struct {
 	Calls   int
 	Elapsed time.Duration
 	Lat     []time.Duration // sorted
 	CPU     map[string]float64
-	Up      stats // requests and connections the upstream saw in the window
+	Up      Stats // requests and connections the upstream saw in the window
 }
 
-func (r loadResult) rate() float64 { return float64(r.Calls) / r.Elapsed.Seconds() }
-func (r loadResult) p(q float64) time.Duration {
-	return percentile(r.Lat, q)
+// Rate is the calls per second of the window.
+func (r LoadResult) Rate() float64 { return float64(r.Calls) / r.Elapsed.Seconds() }
+
+// P is the latency at quantile q.
+func (r LoadResult) P(q float64) time.Duration {
+	return Percentile(r.Lat, q)
 }
 
-// cpuPerCall is the CPU seconds of process name per call, in µs.
-func (r loadResult) cpuPerCall(name string) float64 {
+// CPUPerCall is the CPU seconds of process name per call, in µs.
+func (r LoadResult) CPUPerCall(name string) float64 {
 	return r.CPU[name] / float64(r.Calls) * 1e6
 }
 
-func percentile(sorted []time.Duration, q float64) time.Duration {
+// Percentile is the value at quantile q of sorted.
+func Percentile(sorted []time.Duration, q float64) time.Duration {
 	if len(sorted) == 0 {
 		return 0
 	}
@@ -140,29 +146,29 @@ func percentile(sorted []time.Duration, q float64) time.Duration {
 	return sorted[i]
 }
 
-// runLoad runs a closed loop on each session (concurrency = len(sessions)):
+// RunLoad runs a closed loop on each session (concurrency = len(sessions)):
 // warm-up first, then a measured window of dur during which the CPU time of
 // the watched processes is read before and after.
 // With counted set (an upstream process), its request and connection
 // counters are read around the window too.
-func runLoad(ctx context.Context, sessions []*mcp.ClientSession, call callFunc, warmup, dur time.Duration, watch map[string]*proc, counted *proc) (loadResult, error) {
+func RunLoad(ctx context.Context, sessions []*mcp.ClientSession, call CallFunc, warmup, dur time.Duration, watch map[string]*Proc, counted *Proc) (LoadResult, error) {
 	if warmup > 0 {
 		if _, err := loop(ctx, sessions, call, warmup); err != nil {
-			return loadResult{}, fmt.Errorf("warm-up: %w", err)
+			return LoadResult{}, fmt.Errorf("warm-up: %w", err)
 		}
 	}
-	var up0 stats
+	var up0 Stats
 	if counted != nil {
 		var err error
-		if up0, err = upstreamStats(counted); err != nil {
-			return loadResult{}, err
+		if up0, err = UpstreamStats(counted); err != nil {
+			return LoadResult{}, err
 		}
 	}
 	before := map[string]float64{}
 	for name, p := range watch {
-		v, err := cpuSeconds(p.pid())
+		v, err := CPUSeconds(p.Pid())
 		if err != nil {
-			return loadResult{}, err
+			return LoadResult{}, err
 		}
 		before[name] = v
 	}
@@ -170,22 +176,22 @@ func runLoad(ctx context.Context, sessions []*mcp.ClientSession, call callFunc, 
 	lat, err := loop(ctx, sessions, call, dur)
 	elapsed := time.Since(start)
 	if err != nil {
-		return loadResult{}, err
+		return LoadResult{}, err
 	}
-	r := loadResult{Calls: len(lat), Elapsed: elapsed, Lat: lat, CPU: map[string]float64{}}
+	r := LoadResult{Calls: len(lat), Elapsed: elapsed, Lat: lat, CPU: map[string]float64{}}
 	for name, p := range watch {
-		v, err := cpuSeconds(p.pid())
+		v, err := CPUSeconds(p.Pid())
 		if err != nil {
-			return loadResult{}, err
+			return LoadResult{}, err
 		}
 		r.CPU[name] = v - before[name]
 	}
 	if counted != nil {
-		up1, err := upstreamStats(counted)
+		up1, err := UpstreamStats(counted)
 		if err != nil {
-			return loadResult{}, err
+			return LoadResult{}, err
 		}
-		r.Up = stats{Requests: up1.Requests - up0.Requests, Conns: up1.Conns - up0.Conns}
+		r.Up = Stats{Requests: up1.Requests - up0.Requests, Conns: up1.Conns - up0.Conns}
 	}
 	if r.Calls == 0 {
 		return r, errors.New("no call completed")
@@ -195,7 +201,7 @@ func runLoad(ctx context.Context, sessions []*mcp.ClientSession, call callFunc, 
 
 // loop calls in a closed loop on every session until dur has passed and
 // returns the sorted latencies. Any failed call fails the run.
-func loop(ctx context.Context, sessions []*mcp.ClientSession, call callFunc, dur time.Duration) ([]time.Duration, error) {
+func loop(ctx context.Context, sessions []*mcp.ClientSession, call CallFunc, dur time.Duration) ([]time.Duration, error) {
 	deadline := time.Now().Add(dur)
 	lats := make([][]time.Duration, len(sessions))
 	errs := make([]error, len(sessions))
@@ -226,8 +232,8 @@ func loop(ctx context.Context, sessions []*mcp.ClientSession, call callFunc, dur
 	return all, nil
 }
 
-// httpRTT measures plain net/http GETs of url in a closed loop (C=1).
-func httpRTT(ctx context.Context, hc *http.Client, url string, warmup, dur time.Duration) ([]time.Duration, error) {
+// HTTPRTT measures plain net/http GETs of url in a closed loop (C=1).
+func HTTPRTT(ctx context.Context, hc *http.Client, url string, warmup, dur time.Duration) ([]time.Duration, error) {
 	get := func() error {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		resp, err := hc.Do(req)
@@ -262,8 +268,8 @@ func httpRTT(ctx context.Context, hc *http.Client, url string, warmup, dur time.
 	return lat, nil
 }
 
-// listAll lists every tool (following cursors) and returns them.
-func listAll(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) {
+// ListAll lists every tool (following cursors) and returns them.
+func ListAll(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) {
 	var out []*mcp.Tool
 	params := &mcp.ListToolsParams{}
 	for {
@@ -279,12 +285,12 @@ func listAll(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) {
 	}
 }
 
-// rawSession is a minimal MCP client over plain net/http: it times what
+// RawSession is a minimal MCP client over plain net/http: it times what
 // a server takes to answer (the body read to its end) without the cost of
 // a full client decoding and checking the result, which for thousands of
 // tools is the larger part (go-sdk v1.8.0's ListTools checks every tool's
 // annotations).
-type rawSession struct {
+type RawSession struct {
 	hc       *http.Client
 	endpoint string
 	id       string
@@ -292,7 +298,7 @@ type rawSession struct {
 	buf      bytes.Buffer // the last answer's body
 }
 
-func (s *rawSession) post(ctx context.Context, body string) (*http.Response, error) {
+func (s *RawSession) post(ctx context.Context, body string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.endpoint, strings.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -306,9 +312,9 @@ func (s *rawSession) post(ctx context.Context, body string) (*http.Response, err
 	return s.hc.Do(req)
 }
 
-// openRaw initializes a session.
-func openRaw(ctx context.Context, hc *http.Client, endpoint string) (*rawSession, error) {
-	s := &rawSession{hc: hc, endpoint: endpoint}
+// OpenRaw initializes a session.
+func OpenRaw(ctx context.Context, hc *http.Client, endpoint string) (*RawSession, error) {
+	s := &RawSession{hc: hc, endpoint: endpoint}
 	resp, err := s.post(ctx, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+clientProtocol+`","capabilities":{},"clientInfo":{"name":"legate-bench-raw","version":"1"}}}`)
 	if err != nil {
 		return nil, err
@@ -328,9 +334,9 @@ func openRaw(ctx context.Context, hc *http.Client, endpoint string) (*rawSession
 	return s, nil
 }
 
-// listRaw sends tools/list (following cursors) and returns the time until
+// ListRaw sends tools/list (following cursors) and returns the time until
 // the last body was read and the tool names (decoded after the timing).
-func (s *rawSession) listRaw(ctx context.Context) (time.Duration, []string, error) {
+func (s *RawSession) ListRaw(ctx context.Context) (time.Duration, []string, error) {
 	var names []string
 	var took time.Duration
 	cursor := ""

@@ -1,4 +1,4 @@
-package main
+package harness
 
 // The servers the harness runs in child processes of its own binary (so
 // that each one's CPU time and memory can be read from /proc):
@@ -73,11 +73,12 @@ func noopHandler(context.Context, *mcp.CallToolRequest, noopIn) (*mcp.CallToolRe
 
 // ---- the echo upstream (P1, P2, P4) ----
 
-type echoIn struct {
+// EchoIn is the echo tool's input.
+type EchoIn struct {
 	Text string `json:"text" jsonschema:"the text to echo back"`
 }
 
-func echoHandler(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+func echoHandler(_ context.Context, _ *mcp.CallToolRequest, in EchoIn) (*mcp.CallToolResult, any, error) {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
 }
 
@@ -117,13 +118,15 @@ func addFillers(s *mcp.Server, prefix string, i, n int) {
 	}
 }
 
-// stats are the upstream process's counters, served at /_bench/stats.
-type stats struct {
+// Stats are the upstream process's counters, served at /_bench/stats.
+type Stats struct {
 	Requests int64 `json:"requests"` // HTTP requests to the counted MCP paths
 	Conns    int64 `json:"conns"`    // TCP connections accepted
 }
 
-func upstreamMain(args []string) error {
+// UpstreamMain runs `legate-bench upstream`: the echo upstream(s), with
+// their request and connection counters at /_bench/stats.
+func UpstreamMain(args []string) error {
 	fs := flag.NewFlagSet("upstream", flag.ExitOnError)
 	addr := fs.String("addr", "127.0.0.1:0", "listen address")
 	servers := fs.Int("servers", 1, "upstream servers: /mcp is the first, /u0../u<N-1> all of them")
@@ -157,7 +160,7 @@ func upstreamMain(args []string) error {
 	}
 	mux.HandleFunc("GET /_bench/ping", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) })
 	mux.HandleFunc("GET /_bench/stats", func(w http.ResponseWriter, r *http.Request) {
-		json.NewEncoder(w).Encode(stats{Requests: requests.Load(), Conns: conns.Load()})
+		json.NewEncoder(w).Encode(Stats{Requests: requests.Load(), Conns: conns.Load()})
 	})
 	mux.HandleFunc("POST /_bench/reset", func(w http.ResponseWriter, r *http.Request) {
 		requests.Store(0)
@@ -168,10 +171,11 @@ func upstreamMain(args []string) error {
 			conns.Add(1)
 		}
 	}}
-	return serveUntilSignal(srv, *addr)
+	return ServeUntilSignal(srv, *addr)
 }
 
-func bareMain(args []string) error {
+// BareMain runs `legate-bench bare`: the no-op tool on a bare go-sdk server.
+func BareMain(args []string) error {
 	fs := flag.NewFlagSet("bare", flag.ExitOnError)
 	addr := fs.String("addr", "127.0.0.1:0", "listen address")
 	fs.Parse(args)
@@ -180,12 +184,12 @@ func bareMain(args []string) error {
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, noopHandler)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
-	return serveUntilSignal(&http.Server{Handler: mux}, *addr)
+	return ServeUntilSignal(&http.Server{Handler: mux}, *addr)
 }
 
-// proxyMain runs the reference for P1: a plain forwarding proxy, no policy,
+// ProxyMain runs the reference for P1: a plain forwarding proxy, no policy,
 // no audit, nothing decoded, with a connection pool as large as Legate's.
-func proxyMain(args []string) error {
+func ProxyMain(args []string) error {
 	fs := flag.NewFlagSet("proxy", flag.ExitOnError)
 	addr := fs.String("addr", "127.0.0.1:0", "listen address")
 	target := fs.String("target", "", "the upstream's base URL, http://host:port")
@@ -196,10 +200,12 @@ func proxyMain(args []string) error {
 	}
 	rp := httputil.NewSingleHostReverseProxy(u)
 	rp.Transport = &http.Transport{Proxy: nil, MaxIdleConns: 64, MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second}
-	return serveUntilSignal(&http.Server{Handler: rp}, *addr)
+	return ServeUntilSignal(&http.Server{Handler: rp}, *addr)
 }
 
-func serveUntilSignal(srv *http.Server, addr string) error {
+// ServeUntilSignal serves srv on addr, prints "LISTEN <addr>" once it
+// accepts connections, and closes it on SIGTERM or an interrupt.
+func ServeUntilSignal(srv *http.Server, addr string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
@@ -217,11 +223,11 @@ func serveUntilSignal(srv *http.Server, addr string) error {
 	return nil
 }
 
-// legateMain runs Legate in this process as `legate serve` does
+// LegateMain runs Legate in this process as `legate serve` does
 // (config, SQLite store in the state directory, server.New, Start,
 // ServeHTTP), with the no-op connector type registered besides every
 // built-in type, optionally under a CPU profile.
-func legateMain(args []string) error {
+func LegateMain(args []string) error {
 	fs := flag.NewFlagSet("legate", flag.ExitOnError)
 	addr := fs.String("addr", "127.0.0.1:0", "listen address")
 	cfgPath := fs.String("config", "", "config file")

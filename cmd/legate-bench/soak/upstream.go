@@ -1,4 +1,4 @@
-package main
+package soak
 
 // The soak's upstream (`legate-bench soakupstream`): the echo tool, whose
 // text argument may ask for a fault, so that the load client knows which
@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/legate-mcp/legate/cmd/legate-bench/harness"
 )
 
 // The faults a soak call may ask for, as the prefix of its text.
@@ -41,7 +43,8 @@ const injectedError = "injected tool error"
 // up on it (the soak then reports the call, not a stuck process).
 const maxHang = 60 * time.Second
 
-func soakUpstreamMain(args []string) error {
+// UpstreamMain runs the soak's upstream: `legate-bench soakupstream`.
+func UpstreamMain(args []string) error {
 	fs := flag.NewFlagSet("soakupstream", flag.ExitOnError)
 	addr := fs.String("addr", "127.0.0.1:0", "listen address")
 	fs.Parse(args)
@@ -64,10 +67,10 @@ func soakUpstreamMain(args []string) error {
 			open.Add(-1)
 		}
 	}}
-	return serveUntilSignal(srv, *addr)
+	return harness.ServeUntilSignal(srv, *addr)
 }
 
-func soakEcho(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+func soakEcho(_ context.Context, _ *mcp.CallToolRequest, in harness.EchoIn) (*mcp.CallToolResult, any, error) {
 	if strings.HasPrefix(in.Text, faultError) {
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: injectedError}}}, nil, nil
 	}
@@ -115,7 +118,7 @@ func soakFault(body []byte) string {
 	var msg struct {
 		Method string `json:"method"`
 		Params struct {
-			Arguments echoIn `json:"arguments"`
+			Arguments harness.EchoIn `json:"arguments"`
 		} `json:"params"`
 	}
 	if json.Unmarshal(body, &msg) != nil || msg.Method != "tools/call" {
