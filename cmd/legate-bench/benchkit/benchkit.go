@@ -14,13 +14,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/legate-mcp/legate/cmd/legate-bench/harness"
 )
 
 // Row is one line of the results table; its fields are those of the
@@ -82,7 +83,7 @@ func Measure(ctx context.Context, s Side, c int, warmup, window time.Duration) (
 	if pid == 0 {
 		pid = os.Getpid()
 	}
-	cpu0, err := cpuSeconds(pid)
+	cpu0, err := harness.CPUSeconds(pid)
 	if err != nil {
 		return Measurement{}, err
 	}
@@ -92,7 +93,7 @@ func Measure(ctx context.Context, s Side, c int, warmup, window time.Duration) (
 	if err != nil {
 		return Measurement{}, err
 	}
-	cpu1, err := cpuSeconds(pid)
+	cpu1, err := harness.CPUSeconds(pid)
 	if err != nil {
 		return Measurement{}, err
 	}
@@ -304,26 +305,6 @@ func Call(ctx context.Context, s *mcp.ClientSession, name string, args map[strin
 		return nil, fmt.Errorf("%s: isError", name)
 	}
 	return res, nil
-}
-
-// cpuSeconds is the user+system CPU time of pid, from /proc/<pid>/stat.
-func cpuSeconds(pid int) (float64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')') // the command name may hold spaces
-	f := strings.Fields(s[i+1:])
-	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: short", pid)
-	}
-	ut, err1 := strconv.ParseFloat(f[11], 64)
-	st, err2 := strconv.ParseFloat(f[12], 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return 0, err
-	}
-	return (ut + st) / 100, nil
 }
 
 // Median of v (NaN for none).
