@@ -5,10 +5,11 @@
 // and pins are shared.
 //
 // It is the store of package sqlstore on database/sql through pgx v5's
-// driver (pgx/v5/stdlib): statements are prepared once per connection and
-// cached (pgx's default query mode); this package is PostgreSQL's dialect,
-// its schema, and one dedicated pgx connection per watcher listening for
-// approval changes (LISTEN/NOTIFY, see Watch). Migrations are versioned, forward-only, and
+// driver (pgx/v5/stdlib), whose statements are prepared once per
+// connection and cached (pgx's default query mode). This package holds
+// PostgreSQL's dialect (advisory locks, see dialect.go), its schema, and
+// one dedicated pgx connection per watcher listening for approval changes
+// (LISTEN/NOTIFY, see Watch). Migrations are versioned, forward-only, and
 // run once however many replicas start together: each replica takes an
 // advisory lock before it looks at the schema version.
 //
@@ -23,12 +24,9 @@ package postgres
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 
@@ -102,40 +100,9 @@ func Connect(ctx context.Context, url string) (*Store, error) {
 		return nil, fmt.Errorf("postgres store: connecting to %s:%d/%s: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database, redact(err, url))
 	}
 	st := &Store{conn: cfg.ConnConfig}
-	st.dialect = &sqlstore.Dialect{
-		Numbered:    true,
-		Duplicate:   duplicate,
-		AuditLock:   fmt.Sprintf(`SELECT pg_advisory_xact_lock(%d)`, auditLock),
-		BindingLock: fmt.Sprintf(`SELECT pg_advisory_xact_lock(%d, ?)`, openLock),
-		ForUpdate:   ` FOR UPDATE`,
-		Snapshot:    &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
-		Watch:       st.Watch,
-	}
+	st.dialect = newDialect(st.Watch)
 	st.Store = sqlstore.New(db, st.dialect)
 	return st, nil
-}
-
-// The advisory locks of the store: one-key ones for the migrations and the
-// audit log, two-key ones for approval bindings (the second key the
-// binding's hash), apart from each other.
-const (
-	// migrationLock is held by a process while it migrates: replicas
-	// starting together apply each migration once, in turn.
-	migrationLock int64 = 0x6c65676174650001 // "legate", 1
-	// auditLock is held by every audit append until it commits: an
-	// identity column hands out ids in the order rows are inserted, and
-	// the lock makes them visible in that order too.
-	auditLock int64 = 0x6c65676174650002 // "legate", 2
-	// openLock is the first key of the lock an approval Open holds on its
-	// binding.
-	openLock int32 = 0x6c670003 // "lg", 3
-)
-
-// duplicate reports whether err is PostgreSQL refusing a row because a
-// unique key is taken (SQLSTATE 23505, unique_violation).
-func duplicate(err error) bool {
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == "23505"
 }
 
 var _ store.Store = (*Store)(nil)

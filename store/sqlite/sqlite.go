@@ -1,6 +1,7 @@
 // Package sqlite is the embedded default store: one SQLite database file
 // in the state directory, pure Go (modernc.org/sqlite, no cgo), in WAL mode,
-// migrated forward on open.
+// migrated forward on open. It is SQLite's dialect of store/sqlstore,
+// which holds the tables' statements.
 package sqlite
 
 import (

@@ -106,6 +106,9 @@ func (s oauthStore) Request(ctx context.Context, id string, now time.Time) (stor
 	return s.request(ctx, `id = ?`, id, now)
 }
 
+// RequestByCode takes the code off its request in one UPDATE … RETURNING:
+// of two callers racing with one code, the second waits for the first's
+// write, sees the code gone and gets no row.
 func (s oauthStore) RequestByCode(ctx context.Context, codeHash string, now time.Time) (store.OAuthRequest, error) {
 	if codeHash == "" || codeHash == store.SpentCode {
 		return store.OAuthRequest{}, fmt.Errorf("authorization request: %w", store.ErrNotFound)
@@ -215,6 +218,9 @@ func (s oauthStore) TokenByHash(ctx context.Context, hash string) (store.OAuthTo
 	return s.token(ctx, `hash = ? AND kind = 'refresh'`, hash)
 }
 
+// Rotate marks the token rotated with a conditional UPDATE and stores its
+// successors in the same transaction: of two rotations racing, the second
+// waits for the first's write and then finds the token rotated.
 func (s oauthStore) Rotate(ctx context.Context, id string, at time.Time, next ...store.OAuthToken) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
