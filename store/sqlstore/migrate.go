@@ -53,7 +53,7 @@ func migrateOne(ctx context.Context, db Beginner, d *Dialect, list []string) (do
 		return true, nil
 	}
 	v := current + 1
-	if _, err := tx.ExecContext(ctx, list[v-1]); err != nil {
+	if _, err := sqltx.ExecContext(ctx, list[v-1]); err != nil { // as written, not rebound
 		return false, fmt.Errorf("migration %d: %w", v, err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, v, time.Now().Unix()); err != nil {
