@@ -1,6 +1,7 @@
 // Package store is Legate's persistence. The rest of the code depends only
-// on the Store interface here; store/sqlite is the embedded default,
-// store/postgres the store replicas share. Every backend passes the suite
+// on the Store interface here. store/sqlstore implements it once, over
+// database/sql; store/sqlite (the embedded default) and store/postgres
+// (the store replicas share) are its dialects. Every backend passes the suite
 // in store/storetest, which holds the contract the interfaces' docs state:
 // keys and sentinel errors, orderings, filters, and the approval inbox's
 // compare-and-set transitions; a backend several processes share passes

@@ -6,17 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-
 	"github.com/legate-mcp/legate/store/postgres"
 )
-
-// pgxPool is what the copy needs of a PostgreSQL pool.
-type pgxPool interface {
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}
 
 // Status is what Check found.
 type Status struct {
@@ -50,7 +41,7 @@ func Check(ctx context.Context, url string) (*Status, error) {
 		if err := db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v); err != nil {
 			return nil, err
 		}
-		return status(ctx, "sqlite://"+rest, "sqlite", v, SQLiteSchema, sqliteCounter(db))
+		return status(ctx, "sqlite://"+rest, "sqlite", v, SQLiteSchema, dbCounter(db))
 	case postgres.Scheme, postgres.SchemeLong:
 		st, err := postgres.Connect(ctx, url)
 		if err != nil {
@@ -61,7 +52,7 @@ func Check(ctx context.Context, url string) (*Status, error) {
 		if err != nil {
 			return nil, err
 		}
-		return status(ctx, postgres.Redacted(url), "postgres", v, postgres.Migrations(), pgCounter(st.Pool()))
+		return status(ctx, postgres.Redacted(url), "postgres", v, postgres.Migrations(), dbCounter(st.DB()))
 	}
 	return nil, fmt.Errorf("store url %q: store check knows sqlite:// and postgres:// stores", url)
 }
@@ -79,18 +70,10 @@ func status(ctx context.Context, url, backend string, v, known int, count counte
 // counter counts the rows of one table.
 type counter func(ctx context.Context, table string) (int64, error)
 
-func sqliteCounter(db *sql.DB) counter {
+func dbCounter(db *sql.DB) counter {
 	return func(ctx context.Context, table string) (int64, error) {
 		var n int64
 		err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+table).Scan(&n)
-		return n, err
-	}
-}
-
-func pgCounter(db pgxPool) counter {
-	return func(ctx context.Context, table string) (int64, error) {
-		var n int64
-		err := db.QueryRow(ctx, `SELECT COUNT(*) FROM `+table).Scan(&n)
 		return n, err
 	}
 }

@@ -23,8 +23,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/legate-mcp/legate/store/postgres"
 	"github.com/legate-mcp/legate/store/sqlite"
 )
@@ -82,16 +80,16 @@ func Copy(ctx context.Context, path string, dst *postgres.Store, opts *Options) 
 	}
 	defer src.Close()
 	rep := &Report{Source: "sqlite://" + abs}
-	pool := dst.Pool()
+	pool := dst.DB()
 	var started int64
-	err = pool.QueryRow(ctx, `SELECT started_at FROM imports WHERE source = $1`, rep.Source).Scan(&started)
+	err = pool.QueryRowContext(ctx, `SELECT started_at FROM imports WHERE source = $1`, rep.Source).Scan(&started)
 	switch {
 	case err == nil:
 		rep.Resumed = true
-	case !errors.Is(err, pgx.ErrNoRows):
+	case !errors.Is(err, sql.ErrNoRows):
 		return nil, fmt.Errorf("reading the target's imports: %w", err)
 	case !opts.Force:
-		held, err := counts(ctx, pgCounter(pool))
+		held, err := counts(ctx, dbCounter(pool))
 		if err != nil {
 			return nil, err
 		}
@@ -106,7 +104,7 @@ func Copy(ctx context.Context, path string, dst *postgres.Store, opts *Options) 
 				ErrTargetInUse, strings.Join(some, ", "))
 		}
 	}
-	if _, err := pool.Exec(ctx, `INSERT INTO imports (source, started_at) VALUES ($1, $2) ON CONFLICT (source) DO NOTHING`,
+	if _, err := pool.ExecContext(ctx, `INSERT INTO imports (source, started_at) VALUES ($1, $2) ON CONFLICT (source) DO NOTHING`,
 		rep.Source, time.Now().Unix()); err != nil {
 		return nil, fmt.Errorf("recording the copy: %w", err)
 	}
@@ -124,7 +122,7 @@ func Copy(ctx context.Context, path string, dst *postgres.Store, opts *Options) 
 }
 
 // copyTable copies one table in key order, a batch per statement.
-func copyTable(ctx context.Context, src *sql.DB, dst pgxPool, t table) (TableCount, error) {
+func copyTable(ctx context.Context, src *sql.DB, dst *sql.DB, t table) (TableCount, error) {
 	c := TableCount{Table: t.name, What: t.what}
 	names := make([]string, len(t.cols))
 	for i, col := range t.cols {
@@ -141,12 +139,16 @@ func copyTable(ctx context.Context, src *sql.DB, dst pgxPool, t table) (TableCou
 		if n == 0 {
 			return nil
 		}
-		tag, err := dst.Exec(ctx, insertSQL(t, names, n), args...)
+		res, err := dst.ExecContext(ctx, insertSQL(t, names, n), args...)
 		if err != nil {
 			return err
 		}
-		c.Copied += tag.RowsAffected()
-		c.Kept += int64(n) - tag.RowsAffected()
+		copied, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		c.Copied += copied
+		c.Kept += int64(n) - copied
 		args, n = args[:0], 0
 		return nil
 	}
@@ -218,7 +220,7 @@ func as(kind byte, v any) any {
 // finish moves the audit log's id sequence past the copied ids, makes
 // every replica reload the tool caches and pins (a cache version past
 // both stores'), and records the copy finished.
-func finish(ctx context.Context, src *sql.DB, dst pgxPool, source string) error {
+func finish(ctx context.Context, src *sql.DB, dst *sql.DB, source string) error {
 	var ver int64
 	if err := src.QueryRowContext(ctx, `SELECT version FROM cache_version WHERE id = 1`).Scan(&ver); err != nil {
 		return fmt.Errorf("reading the source's cache version: %w", err)
@@ -231,7 +233,7 @@ func finish(ctx context.Context, src *sql.DB, dst pgxPool, source string) error 
 		{`UPDATE cache_version SET version = GREATEST(version, $1) + 1 WHERE id = 1`, []any{ver}},
 		{`UPDATE imports SET finished_at = $1 WHERE source = $2`, []any{time.Now().Unix(), source}},
 	} {
-		if _, err := dst.Exec(ctx, q.sql, q.args...); err != nil {
+		if _, err := dst.ExecContext(ctx, q.sql, q.args...); err != nil {
 			return fmt.Errorf("finishing the copy: %w", err)
 		}
 	}

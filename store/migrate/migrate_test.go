@@ -212,7 +212,7 @@ func TestCopyResumes(t *testing.T) {
 	_, err := migrate.Copy(ctx, s.path, pg, nil)
 	must(t, err)
 	// Lose part of what was copied, as a run stopped before its end.
-	_, err = pg.Pool().Exec(ctx, `DELETE FROM audit WHERE id > (SELECT MIN(id) + 300 FROM audit); DELETE FROM secrets; UPDATE imports SET finished_at = 0`)
+	_, err = pg.DB().ExecContext(ctx, `DELETE FROM audit WHERE id > (SELECT MIN(id) + 300 FROM audit); DELETE FROM secrets; UPDATE imports SET finished_at = 0`)
 	must(t, err)
 	rep, err := migrate.Copy(ctx, s.path, pg, nil)
 	must(t, err)

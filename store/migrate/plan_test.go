@@ -75,7 +75,7 @@ func TestPlanCoversBothSchemas(t *testing.T) {
 	}
 	defer pg.Close()
 	got = map[string][]string{}
-	prows, err := pg.Pool().Query(ctx, `SELECT table_name, column_name FROM information_schema.columns
+	prows, err := pg.DB().QueryContext(ctx, `SELECT table_name, column_name FROM information_schema.columns
 		WHERE table_schema = current_schema() ORDER BY 1, 2`)
 	if err != nil {
 		t.Fatal(err)

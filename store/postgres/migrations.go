@@ -3,9 +3,8 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/legate-mcp/legate/store/sqlstore"
 )
 
 // migrations are applied in order, once each, each in a transaction with
@@ -208,71 +207,37 @@ var migrations = []string{
 	`ALTER TABLE connectors ADD COLUMN access TEXT NOT NULL DEFAULT '{}'`,
 }
 
-// migrationLock is the advisory lock a process holds while it migrates:
-// replicas starting together apply each migration once, in turn.
-const migrationLock int64 = 0x6c65676174650001 // "legate", 1
-
-// Migrate applies pending migrations under the advisory lock. A database
-// newer than this binary is an error: an older binary must not write to
-// a schema it does not know.
+// Migrate applies pending migrations (sqlstore.Migrate) on one
+// connection holding the migration lock. A database newer than this
+// binary is an error: an older binary must not write to a schema it does
+// not know.
 func (s *Store) Migrate(ctx context.Context) error {
-	conn, err := s.pool.Acquire(ctx)
+	conn, err := s.DB().Conn(ctx)
 	if err != nil {
 		return err
 	}
-	defer conn.Release()
-	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, migrationLock); err != nil {
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, migrationLock); err != nil {
 		return fmt.Errorf("taking the migration lock: %w", err)
 	}
-	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, migrationLock)
-	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)`); err != nil {
-		return err
-	}
-	current, err := schemaVersion(ctx, conn.Conn())
-	if err != nil {
-		return err
-	}
-	if current > len(migrations) {
-		return fmt.Errorf("database schema version %d is newer than this binary knows (%d): upgrade legate", current, len(migrations))
-	}
-	for v := current + 1; v <= len(migrations); v++ {
-		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, migrations[v-1]); err != nil {
-				return err
-			}
-			_, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)`, v, time.Now().Unix())
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("migration %d: %w", v, err)
-		}
-	}
-	return nil
+	defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, migrationLock)
+	return sqlstore.Migrate(ctx, conn, s.dialect, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)`, migrations)
 }
 
 // SchemaVersion returns the applied schema version, 0 for a database
 // Legate never migrated.
 func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
+	var exists bool
+	if err := s.DB().QueryRowContext(ctx, `SELECT to_regclass('schema_migrations') IS NOT NULL`).Scan(&exists); err != nil || !exists {
 		return 0, err
 	}
-	defer conn.Release()
-	return schemaVersion(ctx, conn.Conn())
+	var v int
+	if err := s.DB().QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("reading the schema version: %w", err)
+	}
+	return v, nil
 }
 
 // Migrations is how many migrations this binary knows: the schema
 // version Open brings a database to.
 func Migrations() int { return len(migrations) }
-
-func schemaVersion(ctx context.Context, conn *pgx.Conn) (int, error) {
-	var exists bool
-	if err := conn.QueryRow(ctx, `SELECT to_regclass('schema_migrations') IS NOT NULL`).Scan(&exists); err != nil || !exists {
-		return 0, err
-	}
-	var v int
-	if err := conn.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v); err != nil {
-		return 0, fmt.Errorf("reading the schema version: %w", err)
-	}
-	return v, nil
-}

@@ -4,9 +4,11 @@
 // whichever replica claims it, and the audit log, vault, upstream caches
 // and pins are shared.
 //
-// It runs on pgx v5: a connection pool (pgxpool) whose statements are
-// prepared once per connection and cached (pgx's default query mode), and
-// one dedicated connection per watcher listening for approval changes
+// It is the store of package sqlstore on database/sql through pgx v5's
+// driver (pgx/v5/stdlib), whose statements are prepared once per
+// connection and cached (pgx's default query mode). This package holds
+// PostgreSQL's dialect (advisory locks, see dialect.go), its schema, and
+// one dedicated pgx connection per watcher listening for approval changes
 // (LISTEN/NOTIFY, see Watch). Migrations are versioned, forward-only, and
 // run once however many replicas start together: each replica takes an
 // advisory lock before it looks at the schema version.
@@ -26,10 +28,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/legate-mcp/legate/store"
-	"github.com/legate-mcp/legate/store/postgres/agentruns"
-	"github.com/legate-mcp/legate/store/postgres/oauthstore"
+	"github.com/legate-mcp/legate/store/sqlstore"
 )
 
 // The URL schemes of this backend.
@@ -56,7 +58,8 @@ func openURL(ctx context.Context, url string) (store.Store, error) {
 
 // Store is a store.Store on PostgreSQL.
 type Store struct {
-	pool *pgxpool.Pool
+	*sqlstore.Store
+	dialect *sqlstore.Dialect
 	// conn is the configuration a watcher's dedicated connection is made from.
 	conn *pgx.ConnConfig
 }
@@ -76,7 +79,9 @@ func Open(ctx context.Context, url string) (*Store, error) {
 }
 
 // Connect connects to the database url names without migrating it: for
-// `legate store check`, which reports what Migrate would do.
+// `legate store check`, which reports what Migrate would do. The URL's
+// pool parameters (pgxpool's: pool_max_conns, pool_max_conn_lifetime,
+// pool_max_conn_idle_time) size database/sql's pool.
 func Connect(ctx context.Context, url string) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
@@ -85,58 +90,19 @@ func Connect(ctx context.Context, url string) (*Store, error) {
 	if !hasParam(url, "pool_max_conns") {
 		cfg.MaxConns = poolMaxConn
 	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("postgres store: %w", redact(err, url))
-	}
-	if err := pool.Ping(ctx); err != nil {
-		pool.Close()
+	db := stdlib.OpenDB(*cfg.ConnConfig)
+	db.SetMaxOpenConns(int(cfg.MaxConns))
+	db.SetMaxIdleConns(int(cfg.MaxConns))
+	db.SetConnMaxLifetime(cfg.MaxConnLifetime)
+	db.SetConnMaxIdleTime(cfg.MaxConnIdleTime)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
 		return nil, fmt.Errorf("postgres store: connecting to %s:%d/%s: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database, redact(err, url))
 	}
-	return &Store{pool: pool, conn: cfg.ConnConfig}, nil
-}
-
-// Pool is the store's connection pool, for tests and tools that need a
-// raw statement.
-func (s *Store) Pool() *pgxpool.Pool { return s.pool }
-
-// Connectors returns the connector store.
-func (s *Store) Connectors() store.ConnectorStore { return connectorStore{s.pool} }
-
-// Upstreams returns the upstream store.
-func (s *Store) Upstreams() store.UpstreamStore { return upstreamStore{s.pool} }
-
-// Pins returns the pin store.
-func (s *Store) Pins() store.PinStore { return pinStore{s.pool} }
-
-// Approvals returns the approval inbox; it is a store.ApprovalWatcher.
-func (s *Store) Approvals() store.ApprovalStore { return approvalStore{s.pool, s} }
-
-// Audit returns the audit log.
-func (s *Store) Audit() store.AuditStore { return auditStore{s.pool} }
-
-// Secrets returns the vault's secret store.
-func (s *Store) Secrets() store.SecretStore { return secretStore{s.pool} }
-
-// Tokens returns the static token store.
-func (s *Store) Tokens() store.TokenStore { return tokenStore{s.pool} }
-
-// Operations returns the idempotency records of connector writes.
-func (s *Store) Operations() store.OperationStore { return operationStore{s.pool} }
-
-// Users returns the local accounts.
-func (s *Store) Users() store.UserStore { return userStore{s.pool} }
-
-// OAuth returns the authorization server's store.
-func (s *Store) OAuth() store.OAuthStore { return oauthstore.Store{DB: s.pool} }
-
-// AgentRuns returns the agent\'s history.
-func (s *Store) AgentRuns() store.AgentRunStore { return agentruns.Store{DB: s.pool} }
-
-// Close closes the pool; watchers end with their contexts.
-func (s *Store) Close() error {
-	s.pool.Close()
-	return nil
+	st := &Store{conn: cfg.ConnConfig}
+	st.dialect = newDialect(st.Watch)
+	st.Store = sqlstore.New(db, st.dialect)
+	return st, nil
 }
 
 var _ store.Store = (*Store)(nil)

@@ -37,7 +37,7 @@ func TestMigrationsRunOnceUnderTheLock(t *testing.T) {
 	}
 	defer st.Close()
 	var rows, top int
-	if err := st.Pool().QueryRow(ctx, `SELECT COUNT(*), MAX(version) FROM schema_migrations`).Scan(&rows, &top); err != nil {
+	if err := st.DB().QueryRowContext(ctx, `SELECT COUNT(*), MAX(version) FROM schema_migrations`).Scan(&rows, &top); err != nil {
 		t.Fatal(err)
 	}
 	if rows != postgres.Migrations() || top != postgres.Migrations() {
@@ -56,7 +56,7 @@ func TestNewerSchemaIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Pool().Exec(ctx, `INSERT INTO schema_migrations VALUES ($1, 0)`, postgres.Migrations()+1); err != nil {
+	if _, err := st.DB().ExecContext(ctx, `INSERT INTO schema_migrations VALUES ($1, 0)`, postgres.Migrations()+1); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()

@@ -37,7 +37,7 @@ func TestWatchReconnects(t *testing.T) {
 		t.Fatalf("first word %q, want \"\"", id)
 	}
 	var ended int
-	if err := st.Pool().QueryRow(ctx, `SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity
+	if err := st.DB().QueryRowContext(ctx, `SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity
 		WHERE datname = current_database() AND query = 'LISTEN legate_approvals' AND pid <> pg_backend_pid()`).Scan(&ended); err != nil || ended != 1 {
 		t.Fatalf("ended %d listening connections (%v), want 1", ended, err)
 	}

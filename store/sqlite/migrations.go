@@ -1,13 +1,7 @@
 package sqlite
 
-import (
-	"context"
-	"fmt"
-	"time"
-)
-
-// migrations are applied in order, once each; never edit a released one,
-// append a new one.
+// migrations are applied in order, once each (sqlstore.Migrate); never
+// edit a released one, append a new one.
 var migrations = []string{
 	// 1: connector instances added through the CLI or API.
 	`CREATE TABLE connectors (
@@ -190,54 +184,5 @@ var migrations = []string{
 	`ALTER TABLE connectors ADD COLUMN access TEXT NOT NULL DEFAULT '{}'`,
 }
 
-func (s *Store) migrate(ctx context.Context) error {
-	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
-		return err
-	}
-	// Each migration reads the version inside its own write transaction
-	// (_txlock=immediate takes the lock at BEGIN), so processes opening
-	// the same file at once apply each migration exactly once.
-	for {
-		done, err := s.migrateOne(ctx)
-		if err != nil || done {
-			return err
-		}
-	}
-}
-
-// migrateOne applies the next pending migration; done is true when none is.
-func (s *Store) migrateOne(ctx context.Context) (done bool, err error) {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return false, err
-	}
-	defer tx.Rollback()
-	var current int
-	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
-		return false, err
-	}
-	switch {
-	case current > len(migrations):
-		return false, fmt.Errorf("database schema version %d is newer than this binary knows (%d): upgrade legate", current, len(migrations))
-	case current == len(migrations):
-		return true, nil
-	}
-	v := current + 1
-	if _, err := tx.ExecContext(ctx, migrations[v-1]); err != nil {
-		return false, fmt.Errorf("migration %d: %w", v, err)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, v, time.Now().Unix()); err != nil {
-		return false, fmt.Errorf("migration %d: %w", v, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return false, fmt.Errorf("migration %d: %w", v, err)
-	}
-	return false, nil
-}
-
-// SchemaVersion returns the applied schema version.
-func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
-	var v int
-	err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v)
-	return v, err
-}
+// createMigrations creates the table recording the migrations applied.
+const createMigrations = `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`

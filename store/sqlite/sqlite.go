@@ -1,6 +1,7 @@
 // Package sqlite is the embedded default store: one SQLite database file
 // in the state directory, pure Go (modernc.org/sqlite, no cgo), in WAL mode,
-// migrated forward on open.
+// migrated forward on open. It is SQLite's dialect of store/sqlstore,
+// which holds the tables' statements.
 package sqlite
 
 import (
@@ -14,7 +15,7 @@ import (
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 
-	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/store/sqlstore"
 )
 
 // FileName is the database file's name in the state directory.
@@ -22,8 +23,14 @@ const FileName = "legate.db"
 
 // Store is a store.Store on SQLite.
 type Store struct {
-	db *sql.DB
+	*sqlstore.Store
 }
+
+// dialect is SQLite's: ? placeholders, and no locks of its own, for every
+// transaction the store begins is IMMEDIATE (the DSN's _txlock): it holds
+// the database's write lock from its start, so writers run one after
+// another, in every process.
+var dialect = &sqlstore.Dialect{Duplicate: duplicate}
 
 // Open opens (creating if needed) the database FileName in dir and
 // applies pending migrations.
@@ -54,12 +61,11 @@ func open(ctx context.Context, dsn, what string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", what, err)
 	}
-	s := &Store{db: db}
-	if err := s.migrateWhenFree(ctx); err != nil {
+	if err := migrateWhenFree(ctx, db); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("migrating %s: %w", what, err)
 	}
-	return s, nil
+	return &Store{sqlstore.New(db, dialect)}, nil
 }
 
 // openWait bounds how long an open waits for other processes opening
@@ -70,10 +76,10 @@ const openWait = 10 * time.Second
 // does not wait on its own for a connection's first pragmas (WAL) while
 // another process sets the same file up. Migrations are transactional,
 // so a try that failed left nothing half done.
-func (s *Store) migrateWhenFree(ctx context.Context) error {
+func migrateWhenFree(ctx context.Context, db *sql.DB) error {
 	deadline := time.Now().Add(openWait)
 	for pause := time.Millisecond; ; pause = min(2*pause, 100*time.Millisecond) {
-		err := s.migrate(ctx)
+		err := sqlstore.Migrate(ctx, db, dialect, createMigrations, migrations)
 		if err == nil || !busy(err) || time.Now().After(deadline) {
 			return err
 		}
@@ -85,40 +91,9 @@ func (s *Store) migrateWhenFree(ctx context.Context) error {
 	}
 }
 
-// Connectors returns the connector store.
-func (s *Store) Connectors() store.ConnectorStore { return connectorStore{s.db} }
-
-// Upstreams returns the upstream store.
-func (s *Store) Upstreams() store.UpstreamStore { return upstreamStore{s.db} }
-
-// Pins returns the pin store.
-func (s *Store) Pins() store.PinStore { return pinStore{s.db} }
-
-// Approvals returns the approval inbox.
-func (s *Store) Approvals() store.ApprovalStore { return approvalStore{s.db} }
-
-// Audit returns the audit log.
-func (s *Store) Audit() store.AuditStore { return auditStore{s.db} }
-
-// Secrets returns the vault's secret store.
-func (s *Store) Secrets() store.SecretStore { return secretStore{s.db} }
-
-// Tokens returns the static token store.
-func (s *Store) Tokens() store.TokenStore { return tokenStore{s.db} }
-
-// Operations returns the idempotency records of connector writes.
-func (s *Store) Operations() store.OperationStore { return operationStore{s.db} }
-
-// Users returns the local accounts.
-func (s *Store) Users() store.UserStore { return userStore{s.db} }
-
-// OAuth returns the authorization server's store.
-func (s *Store) OAuth() store.OAuthStore { return oauthStore{s.db} }
-
-// AgentRuns returns the agent\'s history.
-func (s *Store) AgentRuns() store.AgentRunStore { return agentRunStore{s.db} }
-
-// Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
-
-var _ store.Store = (*Store)(nil)
+// SchemaVersion returns the applied schema version.
+func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
+	var v int
+	err := s.DB().QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v)
+	return v, err
+}

@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 )
 
 // userStore keeps local accounts; it sees only password hashes.
-type userStore struct{ db *sql.DB }
+type userStore struct{ db database }
 
 func (s userStore) Create(ctx context.Context, u store.User) error {
 	if u.CreatedAt.IsZero() {
@@ -19,7 +19,7 @@ func (s userStore) Create(ctx context.Context, u store.User) error {
 	}
 	_, err := s.db.ExecContext(ctx, `INSERT INTO users (name, tenant, role, profile, password_hash, disabled, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		u.Name, u.Tenant, u.Role, u.Profile, u.PasswordHash, boolInt(u.Disabled), u.CreatedAt.Unix())
-	if duplicate(err) {
+	if s.db.duplicate(err) {
 		return fmt.Errorf("user %q: %w", u.Name, store.ErrExists)
 	}
 	if err != nil {
@@ -39,7 +39,7 @@ func (s userStore) Get(ctx context.Context, name string) (store.User, error) {
 	if err != nil {
 		return store.User{}, fmt.Errorf("reading user %q: %w", name, err)
 	}
-	u.Disabled, u.CreatedAt = disabled != 0, unixOrZero(created)
+	u.Disabled, u.CreatedAt = disabled != 0, unixOr(created)
 	return u, nil
 }
 
@@ -56,7 +56,7 @@ func (s userStore) List(ctx context.Context) ([]store.User, error) {
 		if err := rows.Scan(&u.Name, &u.Tenant, &u.Role, &u.Profile, &disabled, &created); err != nil {
 			return nil, fmt.Errorf("listing users: %w", err)
 		}
-		u.Disabled, u.CreatedAt = disabled != 0, unixOrZero(created)
+		u.Disabled, u.CreatedAt = disabled != 0, unixOr(created)
 		out = append(out, u)
 	}
 	return out, rows.Err()

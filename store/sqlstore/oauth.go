@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 
 // oauthStore keeps the authorization server's clients, requests, tokens
 // and signing key; tokens only by id and hash.
-type oauthStore struct{ db *sql.DB }
+type oauthStore struct{ db database }
 
 func (s oauthStore) CreateClient(ctx context.Context, c store.OAuthClient) error {
 	if c.CreatedAt.IsZero() {
@@ -21,7 +21,7 @@ func (s oauthStore) CreateClient(ctx context.Context, c store.OAuthClient) error
 	}
 	_, err := s.db.ExecContext(ctx, `INSERT INTO oauth_clients (id, name, redirect_uris, secret_hash, created_at, last_used_at) VALUES (?, ?, ?, ?, ?, ?)`,
 		c.ID, c.Name, strings.Join(c.RedirectURIs, "\n"), c.SecretHash, c.CreatedAt.Unix(), unixOrNil(c.LastUsedAt))
-	if duplicate(err) {
+	if s.db.duplicate(err) {
 		return fmt.Errorf("client %q: %w", c.ID, store.ErrExists)
 	}
 	if err != nil {
@@ -43,7 +43,7 @@ func (s oauthStore) Client(ctx context.Context, id string) (store.OAuthClient, e
 		return store.OAuthClient{}, fmt.Errorf("reading client %q: %w", id, err)
 	}
 	c.RedirectURIs = splitNonEmpty(uris, "\n")
-	c.CreatedAt, c.LastUsedAt = unixOrZero(created), unixOrZero(used)
+	c.CreatedAt, c.LastUsedAt = unixOr(created), unixOr(used)
 	return c, nil
 }
 
@@ -72,17 +72,22 @@ func (s oauthStore) DeleteUnusedClients(ctx context.Context, createdBefore time.
 }
 
 func (s oauthStore) PutRequest(ctx context.Context, r store.OAuthRequest) error {
+	data := r.Data
+	if data == nil {
+		data = []byte{} // not NULL, which the column refuses
+	}
 	_, err := s.db.ExecContext(ctx, `INSERT INTO oauth_requests (id, client_id, data, code_hash, expires_at) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET client_id = excluded.client_id, data = excluded.data, expires_at = excluded.expires_at`,
-		r.ID, r.ClientID, r.Data, r.CodeHash, r.ExpiresAt.Unix())
+		r.ID, r.ClientID, data, r.CodeHash, r.ExpiresAt.Unix())
 	if err != nil {
 		return fmt.Errorf("storing authorization request: %w", err)
 	}
 	return nil
 }
 
-// IssueCode sets the code in one conditional UPDATE: SQLite runs one
-// writer at a time, so of two callers the second finds the code set.
+// IssueCode sets the code in one conditional UPDATE: of two callers, the
+// second waits for the first's write (SQLite's write lock, PostgreSQL's
+// row lock), then finds the code set.
 func (s oauthStore) IssueCode(ctx context.Context, id, codeHash string, now time.Time) error {
 	res, err := s.db.ExecContext(ctx, `UPDATE oauth_requests SET code_hash = ? WHERE id = ? AND code_hash = '' AND expires_at > ?`, codeHash, id, now.Unix())
 	if err != nil {
@@ -101,6 +106,9 @@ func (s oauthStore) Request(ctx context.Context, id string, now time.Time) (stor
 	return s.request(ctx, `id = ?`, id, now)
 }
 
+// RequestByCode takes the code off its request in one UPDATE … RETURNING:
+// of two callers racing with one code, the second waits for the first's
+// write, sees the code gone and gets no row.
 func (s oauthStore) RequestByCode(ctx context.Context, codeHash string, now time.Time) (store.OAuthRequest, error) {
 	if codeHash == "" || codeHash == store.SpentCode {
 		return store.OAuthRequest{}, fmt.Errorf("authorization request: %w", store.ErrNotFound)
@@ -115,7 +123,7 @@ func (s oauthStore) RequestByCode(ctx context.Context, codeHash string, now time
 	if err != nil {
 		return store.OAuthRequest{}, fmt.Errorf("reading authorization request: %w", err)
 	}
-	r.ExpiresAt = unixOrZero(exp)
+	r.ExpiresAt = unixOr(exp)
 	return r, nil
 }
 
@@ -130,7 +138,7 @@ func (s oauthStore) request(ctx context.Context, where, key string, now time.Tim
 	if err != nil {
 		return store.OAuthRequest{}, fmt.Errorf("reading authorization request: %w", err)
 	}
-	r.ExpiresAt = unixOrZero(exp)
+	r.ExpiresAt = unixOr(exp)
 	return r, nil
 }
 
@@ -139,10 +147,6 @@ func (s oauthStore) DeleteRequest(ctx context.Context, id string) error {
 		return fmt.Errorf("deleting authorization request: %w", err)
 	}
 	return nil
-}
-
-type execer interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
 
 func insertToken(ctx context.Context, db execer, t store.OAuthToken) error {
@@ -157,7 +161,7 @@ func insertToken(ctx context.Context, db execer, t store.OAuthToken) error {
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		t.ID, t.Kind, hash, t.Family, t.ClientID, t.Principal, strings.Join(t.Scopes, " "), strings.Join(t.Audience, " "),
 		unixOrNil(t.AuthTime), t.CreatedAt.Unix(), t.ExpiresAt.Unix(), unixOrNil(t.RotatedAt), unixOrNil(t.RevokedAt))
-	if duplicate(err) {
+	if db.duplicate(err) {
 		return fmt.Errorf("token %q: %w", t.ID, store.ErrExists)
 	}
 	if err != nil {
@@ -190,8 +194,8 @@ func scanToken(row scanner) (store.OAuthToken, error) {
 		return store.OAuthToken{}, err
 	}
 	t.Scopes, t.Audience = splitNonEmpty(scopes, " "), splitNonEmpty(aud, " ")
-	t.AuthTime, t.CreatedAt, t.ExpiresAt = unixOrZero(auth), unixOrZero(created), unixOrZero(exp)
-	t.RotatedAt, t.RevokedAt = unixOrZero(rotated), unixOrZero(revoked)
+	t.AuthTime, t.CreatedAt, t.ExpiresAt = unixOr(auth), unixOr(created), unixOr(exp)
+	t.RotatedAt, t.RevokedAt = unixOr(rotated), unixOr(revoked)
 	return t, nil
 }
 
@@ -214,6 +218,9 @@ func (s oauthStore) TokenByHash(ctx context.Context, hash string) (store.OAuthTo
 	return s.token(ctx, `hash = ? AND kind = 'refresh'`, hash)
 }
 
+// Rotate marks the token rotated with a conditional UPDATE and stores its
+// successors in the same transaction: of two rotations racing, the second
+// waits for the first's write and then finds the token rotated.
 func (s oauthStore) Rotate(ctx context.Context, id string, at time.Time, next ...store.OAuthToken) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -293,7 +300,7 @@ func (s oauthStore) SigningKey(ctx context.Context) ([]byte, error) {
 
 func (s oauthStore) PutSigningKey(ctx context.Context, key []byte) error {
 	_, err := s.db.ExecContext(ctx, `INSERT INTO oauth_keys (id, key) VALUES (1, ?)`, key)
-	if duplicate(err) {
+	if s.db.duplicate(err) {
 		return fmt.Errorf("signing key: %w", store.ErrExists)
 	}
 	if err != nil {

@@ -1,28 +1,26 @@
-package postgres
+package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/legate-mcp/legate/store"
 )
 
 // secretStore keeps vault rows; it never sees a value, only ciphertext and
 // wrapped data keys.
-type secretStore struct{ db *pgxpool.Pool }
+type secretStore struct{ db database }
 
 func (s secretStore) Create(ctx context.Context, r store.Secret) error {
 	if r.CreatedAt.IsZero() {
 		r.CreatedAt = time.Now()
 	}
-	_, err := s.db.Exec(ctx, `INSERT INTO secrets (tenant, name, version, key_id, wrapped_key, ciphertext, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+	_, err := s.db.ExecContext(ctx, `INSERT INTO secrets (tenant, name, version, key_id, wrapped_key, ciphertext, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		r.Tenant, r.Name, r.Version, r.KeyID, r.WrappedKey, r.Ciphertext, r.CreatedAt.Unix())
-	if duplicate(err) {
+	if s.db.duplicate(err) {
 		return fmt.Errorf("secret %q version %d: %w", r.Name, r.Version, store.ErrExists)
 	}
 	if err != nil {
@@ -34,10 +32,10 @@ func (s secretStore) Create(ctx context.Context, r store.Secret) error {
 func (s secretStore) Get(ctx context.Context, tenant, name string, version int) (store.Secret, error) {
 	r := store.Secret{Tenant: tenant, Name: name}
 	var created int64
-	err := s.db.QueryRow(ctx, `SELECT version, key_id, wrapped_key, ciphertext, created_at FROM secrets
-		WHERE tenant = $1 AND name = $2 AND ($3 = 0 OR version = $3) ORDER BY version DESC LIMIT 1`, tenant, name, version).
+	err := s.db.QueryRowContext(ctx, `SELECT version, key_id, wrapped_key, ciphertext, created_at FROM secrets
+		WHERE tenant = ? AND name = ? AND (? = 0 OR version = ?) ORDER BY version DESC LIMIT 1`, tenant, name, version, version).
 		Scan(&r.Version, &r.KeyID, &r.WrappedKey, &r.Ciphertext, &created)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if errors.Is(err, sql.ErrNoRows) {
 		if version != 0 {
 			return r, fmt.Errorf("secret %q version %d: %w", name, version, store.ErrNotFound)
 		}
@@ -51,7 +49,7 @@ func (s secretStore) Get(ctx context.Context, tenant, name string, version int) 
 }
 
 func (s secretStore) List(ctx context.Context) ([]store.Secret, error) {
-	rows, err := s.db.Query(ctx, `SELECT tenant, name, version, key_id, created_at FROM secrets ORDER BY tenant, name, version`)
+	rows, err := s.db.QueryContext(ctx, `SELECT tenant, name, version, key_id, created_at FROM secrets ORDER BY tenant, name, version`)
 	if err != nil {
 		return nil, fmt.Errorf("listing secrets: %w", err)
 	}
@@ -70,26 +68,28 @@ func (s secretStore) List(ctx context.Context) ([]store.Secret, error) {
 }
 
 func (s secretStore) Delete(ctx context.Context, tenant, name string) (int, error) {
-	tag, err := s.db.Exec(ctx, `DELETE FROM secrets WHERE tenant = $1 AND name = $2`, tenant, name)
+	res, err := s.db.ExecContext(ctx, `DELETE FROM secrets WHERE tenant = ? AND name = ?`, tenant, name)
 	if err != nil {
 		return 0, fmt.Errorf("removing secret %q: %w", name, err)
 	}
-	if tag.RowsAffected() == 0 {
+	n, _ := res.RowsAffected()
+	if n == 0 {
 		return 0, fmt.Errorf("secret %q: %w", name, store.ErrNotFound)
 	}
-	return int(tag.RowsAffected()), nil
+	return int(n), nil
 }
 
 func (s secretStore) DeleteBefore(ctx context.Context, tenant, name string, version int) (int, error) {
-	tag, err := s.db.Exec(ctx, `DELETE FROM secrets WHERE tenant = $1 AND name = $2 AND version < $3`, tenant, name, version)
+	res, err := s.db.ExecContext(ctx, `DELETE FROM secrets WHERE tenant = ? AND name = ? AND version < ?`, tenant, name, version)
 	if err != nil {
 		return 0, fmt.Errorf("removing old versions of secret %q: %w", name, err)
 	}
-	return int(tag.RowsAffected()), nil
+	n, _ := res.RowsAffected()
+	return int(n), nil
 }
 
 func (s secretStore) KeyUsage(ctx context.Context) (map[string]int, error) {
-	rows, err := s.db.Query(ctx, `SELECT key_id, COUNT(*) FROM secrets GROUP BY key_id`)
+	rows, err := s.db.QueryContext(ctx, `SELECT key_id, COUNT(*) FROM secrets GROUP BY key_id`)
 	if err != nil {
 		return nil, fmt.Errorf("counting secrets by key: %w", err)
 	}
@@ -107,8 +107,8 @@ func (s secretStore) KeyUsage(ctx context.Context) (map[string]int, error) {
 }
 
 func (s secretStore) NotWrappedBy(ctx context.Context, keyID string, limit int) ([]store.Secret, error) {
-	rows, err := s.db.Query(ctx, `SELECT tenant, name, version, key_id, wrapped_key, created_at FROM secrets
-		WHERE key_id <> $1 ORDER BY tenant, name, version LIMIT $2`, keyID, limit)
+	rows, err := s.db.QueryContext(ctx, `SELECT tenant, name, version, key_id, wrapped_key, created_at FROM secrets
+		WHERE key_id <> ? ORDER BY tenant, name, version LIMIT ?`, keyID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("listing secrets to re-wrap: %w", err)
 	}
@@ -127,20 +127,23 @@ func (s secretStore) NotWrappedBy(ctx context.Context, keyID string, limit int) 
 }
 
 func (s secretStore) Rewrap(ctx context.Context, changes []store.SecretRewrap) (int, error) {
-	changed := 0
-	err := pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
-		for _, c := range changes {
-			tag, err := tx.Exec(ctx, `UPDATE secrets SET key_id = $1, wrapped_key = $2
-				WHERE tenant = $3 AND name = $4 AND version = $5 AND key_id = $6 AND wrapped_key = $7`,
-				c.KeyID, c.WrappedKey, c.Old.Tenant, c.Old.Name, c.Old.Version, c.Old.KeyID, c.Old.WrappedKey)
-			if err != nil {
-				return fmt.Errorf("re-wrapping secret %q version %d: %w", c.Old.Name, c.Old.Version, err)
-			}
-			changed += int(tag.RowsAffected())
-		}
-		return nil
-	})
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
+		return 0, fmt.Errorf("re-wrapping secrets: %w", err)
+	}
+	defer tx.Rollback()
+	changed := 0
+	for _, c := range changes {
+		res, err := tx.ExecContext(ctx, `UPDATE secrets SET key_id = ?, wrapped_key = ?
+			WHERE tenant = ? AND name = ? AND version = ? AND key_id = ? AND wrapped_key = ?`,
+			c.KeyID, c.WrappedKey, c.Old.Tenant, c.Old.Name, c.Old.Version, c.Old.KeyID, c.Old.WrappedKey)
+		if err != nil {
+			return 0, fmt.Errorf("re-wrapping secret %q version %d: %w", c.Old.Name, c.Old.Version, err)
+		}
+		n, _ := res.RowsAffected()
+		changed += int(n)
+	}
+	if err := tx.Commit(); err != nil {
 		return 0, fmt.Errorf("re-wrapping secrets: %w", err)
 	}
 	return changed, nil

@@ -1,45 +1,48 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/legate-mcp/legate/store"
 )
 
-type auditStore struct{ db *sql.DB }
+// auditStore is the audit log, written by every process on the database
+// at once.
+type auditStore struct{ db database }
 
-// auditChunk is the number of audit rows written by one INSERT: a
-// statement per row costs more than the row itself.
-const auditChunk = 64
+// auditCols are the columns an Append writes.
+const auditCols = 15
 
+// Append writes the rows in one transaction holding the dialect's audit
+// lock (on SQLite, the database's write lock, taken at BEGIN). Ids are
+// handed out in the order rows are inserted, not in the order their
+// transactions commit: without the lock a reader following the log by
+// id (legate audit tail -f, AfterID) could read id 11 before the
+// transaction holding id 10 commits, and never see 10. With it, ids
+// become visible in order. Batches are written a few times a second per
+// process, so the wait is short.
 func (s auditStore) Append(ctx context.Context, rows []store.AuditRow) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
+	if len(rows) == 0 {
+		return nil
 	}
-	args := make([]any, 0, 15*min(len(rows), auditChunk))
-	for len(rows) > 0 {
-		n := min(len(rows), auditChunk)
-		args = args[:0]
-		for _, r := range rows[:n] {
-			args = append(args, r.Time.UnixMicro(), r.Principal, r.Tenant, r.Session, r.Tool, r.Source, r.Class, r.Decision, r.Rule,
+	err := s.db.tx(ctx, func(tx transaction) error {
+		if err := tx.lock(ctx, s.db.d.AuditLock); err != nil {
+			return err
+		}
+		return insertRows(ctx, tx, `INSERT INTO audit (time, principal, tenant, session, tool, source, class, decision, rule,
+			approval_id, outcome, latency_us, args_hash, result_size, detail)`, auditCols, len(rows), func(args []any, i int) []any {
+			r := rows[i]
+			return append(args, r.Time.UnixMicro(), r.Principal, r.Tenant, r.Session, r.Tool, r.Source, r.Class, r.Decision, r.Rule,
 				r.ApprovalID, r.Outcome, r.Latency.Microseconds(), r.ArgsHash, r.ResultSize, r.Detail)
-		}
-		q := `INSERT INTO audit (time, principal, tenant, session, tool, source, class, decision, rule,
-			approval_id, outcome, latency_us, args_hash, result_size, detail) VALUES ` +
-			strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", n-1) + "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
-			tx.Rollback()
-			return fmt.Errorf("writing audit rows: %w", err)
-		}
-		rows = rows[n:]
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("writing audit rows: %w", err)
 	}
-	return tx.Commit()
+	return nil
 }
 
 func (s auditStore) Query(ctx context.Context, q store.AuditQuery) ([]store.AuditRow, error) {

@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 )
 
 // agentRunStore keeps the agent's history; times in milliseconds.
-type agentRunStore struct{ db *sql.DB }
+type agentRunStore struct{ db database }
 
 func (s agentRunStore) Put(ctx context.Context, r store.AgentRun) error {
 	if r.UpdatedAt.IsZero() {

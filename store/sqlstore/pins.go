@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/legate-mcp/legate/store"
 )
 
-type pinStore struct{ db *sql.DB }
+type pinStore struct{ db database }
 
 func (p pinStore) List(ctx context.Context) (map[string]map[string]store.Pin, error) {
 	rows, err := p.db.QueryContext(ctx, `SELECT upstream_id, tool, hash, accepted_at, accepted_by FROM pins`)
@@ -62,7 +62,7 @@ func (p pinStore) Set(ctx context.Context, upstream, tool string, pin store.Pin,
 		q = `INSERT INTO pins (upstream_id, tool, hash, definition, accepted_at, accepted_by) VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (upstream_id, tool) DO NOTHING`
 	}
-	return upstreamStore(p).tx(ctx, func(tx *sql.Tx) error {
+	return p.db.tx(ctx, func(tx transaction) error {
 		if _, err := tx.ExecContext(ctx, q, upstream, tool, pin.Hash, string(pin.Definition), pin.AcceptedAt.Unix(), pin.AcceptedBy); err != nil {
 			return fmt.Errorf("pinning %s of %s: %w", tool, upstream, err)
 		}

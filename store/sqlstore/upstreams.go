@@ -1,4 +1,4 @@
-package postgres
+package sqlstore
 
 import (
 	"context"
@@ -6,21 +6,13 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/legate-mcp/legate/store"
 )
 
-// upstreamStore keeps upstream definitions and their tool caches. Every
-// change of a cache first bumps the cache version: that row's lock
-// serialises the replicas refreshing at once (a refresh deletes and
-// re-inserts an upstream's rows, which two transactions must not
-// interleave), and the new version tells every replica to reload.
-type upstreamStore struct{ db *pgxpool.Pool }
+type upstreamStore struct{ db database }
 
 func (u upstreamStore) List(ctx context.Context) ([]store.Upstream, error) {
-	rows, err := u.db.Query(ctx, `SELECT id, definition, created_at FROM upstreams ORDER BY id`)
+	rows, err := u.db.QueryContext(ctx, `SELECT id, definition, created_at FROM upstreams ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("listing upstreams: %w", err)
 	}
@@ -43,8 +35,8 @@ func (u upstreamStore) Create(ctx context.Context, r store.Upstream) error {
 	if r.CreatedAt.IsZero() {
 		r.CreatedAt = time.Now()
 	}
-	_, err := u.db.Exec(ctx, `INSERT INTO upstreams (id, definition, created_at) VALUES ($1, $2, $3)`, r.ID, string(r.Definition), r.CreatedAt.Unix())
-	if duplicate(err) {
+	_, err := u.db.ExecContext(ctx, `INSERT INTO upstreams (id, definition, created_at) VALUES (?, ?, ?)`, r.ID, string(r.Definition), r.CreatedAt.Unix())
+	if u.db.duplicate(err) {
 		return fmt.Errorf("upstream %q: %w", r.ID, store.ErrExists)
 	}
 	if err != nil {
@@ -54,12 +46,12 @@ func (u upstreamStore) Create(ctx context.Context, r store.Upstream) error {
 }
 
 func (u upstreamStore) Delete(ctx context.Context, id string) error {
-	return pgx.BeginFunc(ctx, u.db, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `DELETE FROM upstreams WHERE id = $1`, id)
+	return u.db.tx(ctx, func(tx transaction) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM upstreams WHERE id = ?`, id)
 		if err != nil {
 			return fmt.Errorf("removing upstream %q: %w", id, err)
 		}
-		if tag.RowsAffected() == 0 {
+		if n, _ := res.RowsAffected(); n == 0 {
 			return fmt.Errorf("upstream %q: %w", id, store.ErrNotFound)
 		}
 		return deleteCache(ctx, tx, id)
@@ -76,12 +68,12 @@ func (u upstreamStore) CacheOf(ctx context.Context, id string) (store.UpstreamCa
 }
 
 // cache reads the caches of every upstream, or of the one named by only,
-// in one transaction: a refresh committing between the two reads must not
-// pair one status with another tool list.
+// in the dialect's Snapshot: a refresh committing between the two reads
+// must not pair one status with another tool list.
 func (u upstreamStore) cache(ctx context.Context, only string) (map[string]store.UpstreamCache, error) {
 	out := map[string]store.UpstreamCache{}
-	err := pgx.BeginTxFunc(ctx, u.db, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `SELECT id, refreshed_at, checked_at, last_error, resources FROM upstream_status WHERE $1 = '' OR id = $1`, only)
+	err := u.db.read(ctx, func(q querier) error {
+		rows, err := q.QueryContext(ctx, `SELECT id, refreshed_at, checked_at, last_error, resources FROM upstream_status WHERE ? = '' OR id = ?`, only, only)
 		if err != nil {
 			return err
 		}
@@ -96,11 +88,12 @@ func (u upstreamStore) cache(ctx context.Context, only string) (map[string]store
 			json.Unmarshal([]byte(resources), &c.Resources)
 			out[id] = c
 		}
+		rows.Close()
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		rows, err = tx.Query(ctx, `SELECT upstream_id, name, definition, hash FROM upstream_tools
-			WHERE $1 = '' OR upstream_id = $1 ORDER BY upstream_id, name`, only)
+		rows, err = q.QueryContext(ctx, `SELECT upstream_id, name, definition, hash FROM upstream_tools
+			WHERE ? = '' OR upstream_id = ? ORDER BY upstream_id, name`, only, only)
 		if err != nil {
 			return err
 		}
@@ -124,19 +117,22 @@ func (u upstreamStore) cache(ctx context.Context, only string) (map[string]store
 	return out, nil
 }
 
+// SaveCache first bumps the cache version when the tools change: that
+// row's lock serialises the processes refreshing at once (a refresh
+// deletes and re-inserts an upstream's rows, which two transactions must
+// not interleave), and the new version tells every process to reload.
 func (u upstreamStore) SaveCache(ctx context.Context, id string, tools []store.CachedTool, resources []string, refreshed time.Time, lastErr string) error {
-	return pgx.BeginFunc(ctx, u.db, func(tx pgx.Tx) error {
-		if tools != nil {
+	return u.db.tx(ctx, func(tx transaction) error {
+		if tools != nil { // a status alone changes nothing a server lists
 			if err := bumpVersion(ctx, tx); err != nil {
 				return err
 			}
-			if _, err := tx.Exec(ctx, `DELETE FROM upstream_tools WHERE upstream_id = $1`, id); err != nil {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM upstream_tools WHERE upstream_id = ?`, id); err != nil {
 				return err
 			}
-			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"upstream_tools"}, []string{"upstream_id", "name", "definition", "hash"},
-				pgx.CopyFromSlice(len(tools), func(i int) ([]any, error) {
-					return []any{id, tools[i].Name, string(tools[i].Definition), tools[i].Hash}, nil
-				})); err != nil {
+			if err := insertRows(ctx, tx, `INSERT INTO upstream_tools (upstream_id, name, definition, hash)`, 4, len(tools), func(args []any, i int) []any {
+				return append(args, id, tools[i].Name, string(tools[i].Definition), tools[i].Hash)
+			}); err != nil {
 				return fmt.Errorf("caching the tools of %q: %w", id, err)
 			}
 		}
@@ -150,39 +146,39 @@ func (u upstreamStore) SaveCache(ctx context.Context, id string, tools []store.C
 			s := string(b)
 			res = &s
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO upstream_status (id, refreshed_at, checked_at, last_error, resources) VALUES ($1, $2, $3, $4, COALESCE($5::text, '[]'))
+		_, err := tx.ExecContext(ctx, `INSERT INTO upstream_status (id, refreshed_at, checked_at, last_error, resources) VALUES (?, ?, ?, ?, COALESCE(CAST(? AS TEXT), '[]'))
 			ON CONFLICT (id) DO UPDATE SET
 			refreshed_at = CASE WHEN excluded.refreshed_at > 0 THEN excluded.refreshed_at ELSE upstream_status.refreshed_at END,
 			checked_at = excluded.checked_at, last_error = excluded.last_error,
-			resources = CASE WHEN $5::text IS NULL THEN upstream_status.resources ELSE excluded.resources END`,
-			id, ref, time.Now().Unix(), lastErr, res)
+			resources = CASE WHEN CAST(? AS TEXT) IS NULL THEN upstream_status.resources ELSE excluded.resources END`,
+			id, ref, time.Now().Unix(), lastErr, res, res)
 		return err
 	})
 }
 
 func (u upstreamStore) DeleteCache(ctx context.Context, id string) error {
-	return pgx.BeginFunc(ctx, u.db, func(tx pgx.Tx) error { return deleteCache(ctx, tx, id) })
+	return u.db.tx(ctx, func(tx transaction) error { return deleteCache(ctx, tx, id) })
 }
 
-func deleteCache(ctx context.Context, tx pgx.Tx, id string) error {
+func deleteCache(ctx context.Context, tx transaction, id string) error {
 	if err := bumpVersion(ctx, tx); err != nil {
 		return err
 	}
-	if _, err := tx.Exec(ctx, `DELETE FROM upstream_tools WHERE upstream_id = $1`, id); err != nil {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM upstream_tools WHERE upstream_id = ?`, id); err != nil {
 		return err
 	}
-	_, err := tx.Exec(ctx, `DELETE FROM upstream_status WHERE id = $1`, id)
+	_, err := tx.ExecContext(ctx, `DELETE FROM upstream_status WHERE id = ?`, id)
 	return err
 }
 
-func bumpVersion(ctx context.Context, tx pgx.Tx) error {
-	_, err := tx.Exec(ctx, `UPDATE cache_version SET version = version + 1 WHERE id = 1`)
+func bumpVersion(ctx context.Context, tx transaction) error {
+	_, err := tx.ExecContext(ctx, `UPDATE cache_version SET version = version + 1 WHERE id = 1`)
 	return err
 }
 
 func (u upstreamStore) CacheVersion(ctx context.Context) (int64, error) {
 	var v int64
-	if err := u.db.QueryRow(ctx, `SELECT version FROM cache_version WHERE id = 1`).Scan(&v); err != nil {
+	if err := u.db.QueryRowContext(ctx, `SELECT version FROM cache_version WHERE id = 1`).Scan(&v); err != nil {
 		return 0, fmt.Errorf("reading cache version: %w", err)
 	}
 	return v, nil

@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 )
 
 // tokenStore keeps static tokens; it sees only their hashes.
-type tokenStore struct{ db *sql.DB }
+type tokenStore struct{ db database }
 
 func (s tokenStore) Create(ctx context.Context, t store.Token) error {
 	if t.CreatedAt.IsZero() {
@@ -19,7 +19,7 @@ func (s tokenStore) Create(ctx context.Context, t store.Token) error {
 	}
 	_, err := s.db.ExecContext(ctx, `INSERT INTO tokens (name, hash, tenant, role, profile, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
 		t.Name, t.Hash, t.Tenant, t.Role, t.Profile, t.CreatedAt.Unix())
-	if duplicate(err) {
+	if s.db.duplicate(err) {
 		return fmt.Errorf("token %q: %w", t.Name, store.ErrExists)
 	}
 	if err != nil {
@@ -39,7 +39,7 @@ func (s tokenStore) ByHash(ctx context.Context, hash string) (store.Token, error
 	if err != nil {
 		return store.Token{}, fmt.Errorf("reading token: %w", err)
 	}
-	t.CreatedAt, t.RevokedAt = unixOrZero(created), unixOrZero(revoked)
+	t.CreatedAt, t.RevokedAt = unixOr(created), unixOr(revoked)
 	return t, nil
 }
 
@@ -56,7 +56,7 @@ func (s tokenStore) List(ctx context.Context) ([]store.Token, error) {
 		if err := rows.Scan(&t.Name, &t.Tenant, &t.Role, &t.Profile, &created, &revoked); err != nil {
 			return nil, fmt.Errorf("listing tokens: %w", err)
 		}
-		t.CreatedAt, t.RevokedAt = unixOrZero(created), unixOrZero(revoked)
+		t.CreatedAt, t.RevokedAt = unixOr(created), unixOr(revoked)
 		out = append(out, t)
 	}
 	return out, rows.Err()
@@ -81,7 +81,7 @@ func (s tokenStore) Revoke(ctx context.Context, name string, at time.Time) error
 	if err != nil {
 		return fmt.Errorf("revoking token %q: %w", name, err)
 	}
-	return fmt.Errorf("token %q was revoked at %s: %w", name, unixOrZero(revoked).Format(time.RFC3339), store.ErrConflict)
+	return fmt.Errorf("token %q was revoked at %s: %w", name, unixOr(revoked).Format(time.RFC3339), store.ErrConflict)
 }
 
 var _ store.TokenStore = tokenStore{}

@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/legate-mcp/legate/store"
 )
 
-type connectorStore struct{ db *sql.DB }
+type connectorStore struct{ db database }
 
 func (c connectorStore) List(ctx context.Context) ([]store.Connector, error) {
 	rows, err := c.db.QueryContext(ctx, `SELECT id, type, config, credentials, access, created_at FROM connectors ORDER BY id`)
@@ -53,7 +53,7 @@ func (c connectorStore) Create(ctx context.Context, r store.Connector) error {
 	}
 	_, err := c.db.ExecContext(ctx, `INSERT INTO connectors (id, type, config, credentials, access, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
 		r.ID, r.Type, orEmpty(r.Config), orEmpty(r.Credentials), orEmpty(r.Access), r.CreatedAt.Unix())
-	if duplicate(err) {
+	if c.db.duplicate(err) {
 		return fmt.Errorf("connector %q: %w", r.ID, store.ErrExists)
 	}
 	if err != nil {
