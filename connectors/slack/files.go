@@ -49,10 +49,10 @@ type FileOut struct {
 }
 
 // filer runs the file tools.
-type filer struct{ *Connector }
+type filer struct{ *base }
 
 func (c *Connector) fileTools() []connectors.Tool {
-	f := filer{c}
+	f := filer{c.base}
 	return []connectors.Tool{
 		inToolset("files", connectors.Returning[model.File](connectors.NewTool("upload_file",
 			writes(fmt.Sprintf("Upload a file (text, or bytes in base64; at most %d bytes) and share it in a channel, a DM or a thread, as the token's account (files.getUploadURLExternal, files.completeUploadExternal); returns the file (file.v1).", MaxUploadBytes)),
