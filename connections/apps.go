@@ -54,7 +54,7 @@ type app struct {
 }
 
 // client is the HTTP client of a's token endpoint.
-func (a *app) client(m *Manager) *http.Client {
+func (a *app) client(m *apps) *http.Client {
 	if a.hc != nil {
 		return a.hc
 	}
@@ -104,9 +104,16 @@ func (a *app) options() []oauth2.AuthCodeOption {
 	return opts
 }
 
+// apps finds the OAuth app a connection is made and refreshed with: a
+// connector instance's, or an upstream's (Options.Upstreams).
+type apps struct {
+	opts   *Options
+	guards guards
+}
+
 // isUpstream reports whether instance is an upstream people connect (no
 // connector instance has its id).
-func (m *Manager) isUpstream(instance string) bool {
+func (m *apps) isUpstream(instance string) bool {
 	_, ok := m.def(instance)
 	return !ok && m.opts.Upstreams != nil
 }
@@ -114,7 +121,7 @@ func (m *Manager) isUpstream(instance string) bool {
 // redirectFor is the callback of instance's app: its configured
 // redirect_url, else Legate's public origin (or requestOrigin) +
 // CallbackPath.
-func (m *Manager) redirectFor(instance, requestOrigin string) (string, error) {
+func (m *apps) redirectFor(instance, requestOrigin string) (string, error) {
 	if def, ok := m.def(instance); ok && def.OAuth != nil && def.OAuth.RedirectURL != "" {
 		return def.OAuth.RedirectURL, nil
 	}
@@ -134,7 +141,7 @@ func (m *Manager) redirectFor(instance, requestOrigin string) (string, error) {
 
 // appFor is instance's OAuth client with redirect as its callback (""
 // for a refresh).
-func (m *Manager) appFor(ctx context.Context, instance, redirect string) (*app, error) {
+func (m *apps) appFor(ctx context.Context, instance, redirect string) (*app, error) {
 	if m.isUpstream(instance) {
 		ua, ok, err := m.opts.Upstreams(ctx, instance, redirect)
 		switch {
@@ -178,7 +185,7 @@ func (m *Manager) appFor(ctx context.Context, instance, redirect string) (*app, 
 // OAuth-protected upstream. An error is NOT_CONNECTED when there is no
 // connection or it expired.
 func (m *Manager) Token(ctx context.Context, tenant, principal, id, refused string) (string, error) {
-	if !m.isUpstream(id) {
+	if !m.apps.isUpstream(id) {
 		return "", fmt.Errorf("%s is not an OAuth-protected upstream", id)
 	}
 	return m.token(ctx, id, false, tenant, principal, refused)

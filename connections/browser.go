@@ -77,7 +77,7 @@ func (m flow) secure(r *http.Request, instance string) bool {
 	if r.TLS != nil {
 		return true
 	}
-	o := m.publicOrigin(instance)
+	o := m.apps.publicOrigin(instance)
 	return strings.HasPrefix(o, "https://") && o == "https://"+r.Host
 }
 
@@ -164,14 +164,14 @@ func (c *claims) take(ctx context.Context, ops store.OperationStore, now time.Ti
 // names whom it connects, valid for LinkTTL. Opening it starts nothing:
 // the page says who is being connected and asks the person to go on.
 func (m *Manager) LinkURL(ctx context.Context, instance, tenant, principal, requestOrigin string) (string, error) {
-	if _, _, err := m.app(ctx, instance, tenant, requestOrigin); err != nil {
+	if _, _, err := m.apps.app(ctx, instance, tenant, requestOrigin); err != nil {
 		return "", err
 	}
 	base := m.ConnectURL(instance, requestOrigin)
 	if base == "" {
 		return "", fmt.Errorf("%s: Legate's public URL is not known: set auth.resource", instance)
 	}
-	t, err := m.seal(ctx, ticketAD, ticket{Instance: instance, Principal: principal, Tenant: tenant, Expires: m.opts.Now().Add(LinkTTL).Unix()})
+	t, err := m.sealer.seal(ctx, ticketAD, ticket{Instance: instance, Principal: principal, Tenant: tenant, Expires: m.opts.Now().Add(LinkTTL).Unix()})
 	if err != nil {
 		return "", err
 	}
@@ -181,7 +181,7 @@ func (m *Manager) LinkURL(ctx context.Context, instance, tenant, principal, requ
 // openTicket opens a link's ticket for instance.
 func (m flow) openTicket(ctx context.Context, sealed, instance string) (ticket, error) {
 	var t ticket
-	if err := m.unseal(ctx, ticketAD, sealed, &t); err != nil || t.Instance != instance {
+	if err := m.sealer.unseal(ctx, ticketAD, sealed, &t); err != nil || t.Instance != instance {
 		return t, fmt.Errorf("this link is not one Legate made for %s: ask for a new one (`legate connect %s`, or the panel's Connections page)", instance, instance)
 	}
 	if m.opts.Now().Unix() > t.Expires {
@@ -237,12 +237,12 @@ func (m flow) confirm(w http.ResponseWriter, r *http.Request) {
 		principal, tenant := m.caller(r)
 		t = ticket{Instance: instance, Principal: principal, Tenant: tenant, Expires: m.opts.Now().Add(LinkTTL).Unix()}
 	}
-	a, _, err := m.app(r.Context(), instance, t.Tenant, requestOrigin(r))
+	a, _, err := m.apps.app(r.Context(), instance, t.Tenant, requestOrigin(r))
 	if err != nil {
 		m.fail(w, http.StatusBadRequest, "Cannot connect", err)
 		return
 	}
-	sealed, err := m.seal(r.Context(), ticketAD, t)
+	sealed, err := m.sealer.seal(r.Context(), ticketAD, t)
 	if err != nil {
 		m.fail(w, http.StatusInternalServerError, "Cannot connect", err)
 		return
@@ -256,7 +256,7 @@ func (m flow) confirm(w http.ResponseWriter, r *http.Request) {
 			HttpOnly: true, Secure: m.secure(r, instance), SameSite: http.SameSiteStrictMode})
 	}
 	provider := a.id
-	if def, ok := m.def(instance); ok {
+	if def, ok := m.apps.def(instance); ok {
 		provider = def.Type
 	}
 	if h := hostOf(a.cfg.Endpoint.AuthURL); h != "" {
@@ -326,5 +326,5 @@ func (m *Manager) OwnForm(r *http.Request, origin string) bool {
 // sameOrigin reports whether origin is Legate's own: the one r came to,
 // or its public one.
 func (m flow) sameOrigin(origin string, r *http.Request, instance string) bool {
-	return origin == "http://"+r.Host || origin == "https://"+r.Host || origin == m.publicOrigin(instance)
+	return origin == "http://"+r.Host || origin == "https://"+r.Host || origin == m.apps.publicOrigin(instance)
 }

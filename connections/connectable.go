@@ -47,7 +47,7 @@ func (m *Manager) Connectable(ctx context.Context, tenant, principal string) ([]
 	}
 	if m.opts.OAuthUpstreams != nil {
 		for _, u := range m.opts.OAuthUpstreams() {
-			if _, isInstance := m.def(u.ID); !isInstance && (u.Tenant == "" || u.Tenant == tenant) {
+			if _, isInstance := m.apps.def(u.ID); !isInstance && (u.Tenant == "" || u.Tenant == tenant) {
 				out = append(out, Connectable{Instance: u.ID, Kind: KindUpstream, Tenant: u.Tenant})
 			}
 		}

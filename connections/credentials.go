@@ -116,14 +116,14 @@ func (m *Manager) token(ctx context.Context, id string, refreshIs bool, tenant, 
 // refresh gets new tokens with r's refresh token and writes them back; a
 // refresh the provider refuses marks the connection expired.
 func (m *Manager) refresh(ctx context.Context, id string, r *record) (string, error) {
-	a, err := m.appFor(ctx, id, "")
+	a, err := m.apps.appFor(ctx, id, "")
 	if err != nil {
 		return "", err
 	}
 	if r.Client != nil {
 		a.cfg.ClientID, a.cfg.ClientSecret = r.Client.ID, r.Client.Secret
 	}
-	hctx := context.WithValue(ctx, oauth2.HTTPClient, withParams(a.client(m), a.params))
+	hctx := context.WithValue(ctx, oauth2.HTTPClient, withParams(a.client(&m.apps), a.params))
 	tok, err := a.cfg.TokenSource(hctx, &oauth2.Token{RefreshToken: r.RefreshToken}).Token()
 	if err != nil {
 		// Refused: an OAuth error, or (Slack) a 200 without a token.
@@ -163,7 +163,7 @@ func (m *Manager) apply(r *record, tok *oauth2.Token) {
 }
 
 // oauthConfig is def's OAuth app as x/oauth2 takes it.
-func (m *Manager) oauthConfig(ctx context.Context, def sources.InstanceDef, redirect string) (*oauth2.Config, error) {
+func (m *apps) oauthConfig(ctx context.Context, def sources.InstanceDef, redirect string) (*oauth2.Config, error) {
 	secret, err := m.clientSecret(ctx, def)
 	if err != nil {
 		return nil, &legate.Error{Code: legate.CodeConfigError, Message: fmt.Sprintf("%s: the OAuth app's client_secret (%s) cannot be read; set it, or change %s.oauth.client_secret", def.ID, def.OAuth.ClientSecret, def.Path), Err: err}

@@ -63,14 +63,20 @@ const (
 	ticketAD = "legate connect ticket v1"
 )
 
+// sealer seals the states and tickets of the flow with the key Options.Key
+// derives.
+type sealer struct {
+	key func(ctx context.Context) []byte
+}
+
 // errNotOurs: a sealed value Legate did not make, or for another use.
 var errNotOurs = errors.New("the state is not one Legate made")
 
-func (m *Manager) aead(ctx context.Context) (cipher.AEAD, error) {
-	if m.opts.Key == nil {
+func (m sealer) aead(ctx context.Context) (cipher.AEAD, error) {
+	if m.key == nil {
 		return nil, errors.New("no key to seal connection states with")
 	}
-	block, err := aes.NewCipher(m.opts.Key(ctx)[:32])
+	block, err := aes.NewCipher(m.key(ctx)[:32])
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +84,7 @@ func (m *Manager) aead(ctx context.Context) (cipher.AEAD, error) {
 }
 
 // seal encrypts and authenticates v, bound to ad.
-func (m *Manager) seal(ctx context.Context, ad string, v any) (string, error) {
+func (m sealer) seal(ctx context.Context, ad string, v any) (string, error) {
 	a, err := m.aead(ctx)
 	if err != nil {
 		return "", err
@@ -90,7 +96,7 @@ func (m *Manager) seal(ctx context.Context, ad string, v any) (string, error) {
 }
 
 // unseal opens what seal made with ad into v.
-func (m *Manager) unseal(ctx context.Context, ad, sealed string, v any) error {
+func (m sealer) unseal(ctx context.Context, ad, sealed string, v any) error {
 	a, err := m.aead(ctx)
 	if err != nil {
 		return err
@@ -109,7 +115,7 @@ func (m *Manager) unseal(ctx context.Context, ad, sealed string, v any) error {
 // openState opens a state m sealed.
 func openState(ctx context.Context, m *Manager, sealed string) (state, error) {
 	var s state
-	if err := m.unseal(ctx, stateAD, sealed, &s); err != nil {
+	if err := m.sealer.unseal(ctx, stateAD, sealed, &s); err != nil {
 		return s, err
 	}
 	if m.opts.Now().Unix() > s.Expires {
@@ -129,7 +135,7 @@ func origin(u string) string {
 
 // publicOrigin is Legate's public URL as configured: auth.resource's
 // origin, else the origin of the instance's redirect_url.
-func (m *Manager) publicOrigin(instance string) string {
+func (m *apps) publicOrigin(instance string) string {
 	if o := origin(m.opts.Resource); o != "" {
 		return o
 	}
@@ -143,7 +149,7 @@ func (m *Manager) publicOrigin(instance string) string {
 // public origin (requestOrigin when none is configured); "" when neither
 // is known.
 func (m *Manager) ConnectURL(instance, requestOrigin string) string {
-	o := m.publicOrigin(instance)
+	o := m.apps.publicOrigin(instance)
 	if o == "" {
 		o = requestOrigin
 	}
@@ -157,7 +163,7 @@ func (m *Manager) ConnectURL(instance, requestOrigin string) string {
 // its OAuth client with the callback the consent comes back to: the
 // app's redirect_url, else Legate's public origin (or requestOrigin) +
 // CallbackPath.
-func (m *Manager) app(ctx context.Context, instance, tenant, requestOrigin string) (*app, string, error) {
+func (m *apps) app(ctx context.Context, instance, tenant, requestOrigin string) (*app, string, error) {
 	if !m.isUpstream(instance) {
 		if _, err := m.appOf(instance); err != nil {
 			return nil, "", err
@@ -181,7 +187,7 @@ func (m *Manager) app(ctx context.Context, instance, tenant, requestOrigin strin
 // tenant) to instance, with PKCE (S256) and a sealed state naming the
 // consent (id) and the hash of its browser's nonce (binding).
 func (m flow) authURL(ctx context.Context, instance, tenant, principal, requestOrigin, id string, binding []byte) (string, error) {
-	a, redirect, err := m.app(ctx, instance, tenant, requestOrigin)
+	a, redirect, err := m.apps.app(ctx, instance, tenant, requestOrigin)
 	if err != nil {
 		return "", err
 	}
@@ -191,7 +197,7 @@ func (m flow) authURL(ctx context.Context, instance, tenant, principal, requestO
 	if a.registered {
 		st.Client = &client{ID: a.cfg.ClientID, Secret: a.cfg.ClientSecret}
 	}
-	sealed, err := m.seal(ctx, stateAD, st)
+	sealed, err := m.sealer.seal(ctx, stateAD, st)
 	if err != nil {
 		return "", err
 	}
@@ -215,14 +221,14 @@ func (m *Manager) complete(r *http.Request, sealed, code string) (state, error) 
 	} else if !fresh {
 		return s, fmt.Errorf("this consent was used already, so nothing more was connected: start again to connect %s", s.Instance)
 	}
-	a, err := m.appFor(ctx, s.Instance, s.Redirect)
+	a, err := m.apps.appFor(ctx, s.Instance, s.Redirect)
 	if err != nil {
 		return s, err
 	}
 	if s.Client != nil {
 		a.cfg.ClientID, a.cfg.ClientSecret = s.Client.ID, s.Client.Secret
 	}
-	hctx := context.WithValue(ctx, oauth2.HTTPClient, a.client(m))
+	hctx := context.WithValue(ctx, oauth2.HTTPClient, a.client(&m.apps))
 	tok, err := a.cfg.Exchange(hctx, code, append(a.options(), oauth2.VerifierOption(s.Verifier))...)
 	if err != nil {
 		var re *oauth2.RetrieveError

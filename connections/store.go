@@ -134,7 +134,8 @@ type Options struct {
 // for concurrent use.
 type Manager struct {
 	opts   Options
-	guards guards
+	apps   apps
+	sealer sealer
 	locks  sync.Map // vault name + tenant -> *sync.Mutex: one refresh at a time
 	// gen counts the connections made, revoked or expired by this
 	// process: catalog views per principal are built again when it moves.
@@ -154,7 +155,9 @@ func New(opts Options) *Manager {
 	if opts.Instances == nil {
 		opts.Instances = func() []sources.InstanceDef { return nil }
 	}
-	return &Manager{opts: opts}
+	m := &Manager{opts: opts, sealer: sealer{key: opts.Key}}
+	m.apps.opts = &m.opts
+	return m
 }
 
 // ConnectUpstreams lets people connect the upstreams ups knows (see
@@ -165,7 +168,7 @@ func (m *Manager) ConnectUpstreams(ups func(ctx context.Context, id, redirect st
 }
 
 // def is the instance id's definition.
-func (m *Manager) def(id string) (sources.InstanceDef, bool) {
+func (m *apps) def(id string) (sources.InstanceDef, bool) {
 	defs := m.opts.Instances()
 	i := slices.IndexFunc(defs, func(d sources.InstanceDef) bool { return d.ID == id })
 	if i < 0 {
@@ -314,7 +317,7 @@ func (m *Manager) Revoke(ctx context.Context, tenant, principal, instance string
 	if r == nil {
 		return fmt.Errorf("%s has no connection to %s (tenant %q): %w", principal, instance, tenant, ErrNoConnection)
 	}
-	if def, ok := m.def(instance); ok && def.OAuth != nil && def.OAuth.RevokeURL != "" {
+	if def, ok := m.apps.def(instance); ok && def.OAuth != nil && def.OAuth.RevokeURL != "" {
 		for _, tok := range []string{r.RefreshToken, r.AccessToken} {
 			if tok != "" {
 				if err := m.revokeAt(ctx, def, tok); err != nil {
@@ -333,7 +336,7 @@ func (m *Manager) Revoke(ctx context.Context, tenant, principal, instance string
 // revokeAt asks the provider to revoke token (RFC 7009).
 func (m *Manager) revokeAt(ctx context.Context, def sources.InstanceDef, token string) error {
 	form := url.Values{"token": {token}, "client_id": {def.OAuth.ClientID}}
-	if secret, err := m.clientSecret(ctx, def); err == nil && secret != "" {
+	if secret, err := m.apps.clientSecret(ctx, def); err == nil && secret != "" {
 		form.Set("client_secret", secret)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, def.OAuth.RevokeURL, strings.NewReader(form.Encode()))
@@ -342,7 +345,7 @@ func (m *Manager) revokeAt(ctx context.Context, def sources.InstanceDef, token s
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Authorization", "Bearer "+token) // Slack's auth.revoke takes the token so
-	res, err := m.guards.instance(m.opts.HTTPClient, def).Do(req)
+	res, err := m.apps.guards.instance(m.opts.HTTPClient, def).Do(req)
 	if err != nil {
 		return errors.New(legate.NewSecrets(token).MaskString(err.Error()))
 	}
@@ -355,7 +358,7 @@ func (m *Manager) revokeAt(ctx context.Context, def sources.InstanceDef, token s
 
 // clientSecret resolves the instance's OAuth client secret ("" for a
 // public client).
-func (m *Manager) clientSecret(ctx context.Context, def sources.InstanceDef) (string, error) {
+func (m *apps) clientSecret(ctx context.Context, def sources.InstanceDef) (string, error) {
 	if def.OAuth.ClientSecret == nil {
 		return "", nil
 	}
@@ -363,7 +366,7 @@ func (m *Manager) clientSecret(ctx context.Context, def sources.InstanceDef) (st
 }
 
 // appOf is the instance's OAuth app, or an error naming what is missing.
-func (m *Manager) appOf(instance string) (sources.InstanceDef, error) {
+func (m *apps) appOf(instance string) (sources.InstanceDef, error) {
 	def, ok := m.def(instance)
 	switch {
 	case !ok:

@@ -136,7 +136,7 @@ type Connector struct {
 	from    *mail.Address
 	imapKit *saas.Kit
 	smtpKit *saas.Kit
-	pool    *pool
+	imap    *imapAccess
 	dialer  *net.Dialer
 	tokens  *oauth.Tokens
 	who     who
@@ -183,14 +183,14 @@ func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 	switch {
 	case cfg.Auth != "password" && cfg.OAuthClientID != "":
 		c.tokens = &oauth.Tokens{HTTP: netguard.NewClient(netguard.Options{AllowPrivate: cfg.AllowPrivateNetworks, Timeout: time.Duration(cfg.Timeout), MaxRedirects: -1})}
-		c.imapKit = kit(credRefreshToken, exchange(&c.cfg, c.tokens))
+		c.imapKit = kit(credRefreshToken, c.tokens.Exchange(c.cfg.OAuthTokenURL, c.cfg.OAuthClientID, credClientSecret))
 		c.smtpKit = c.imapKit
 	case cfg.Auth != "password":
 		c.imapKit = kit(credAccessToken, nil)
 		c.smtpKit = c.imapKit
 	}
 	c.dialer = &net.Dialer{Timeout: min(time.Duration(cfg.Timeout), 10*time.Second), Control: c.control}
-	c.pool = newPool(max(cfg.MaxConnections, 1))
+	c.imap = &imapAccess{cfg: &c.cfg, kit: c.imapKit, who: c.who, dialer: c.dialer, pool: newPool(max(cfg.MaxConnections, 1))}
 	c.catalog = c.newTools()
 	c.tools, c.selErr = connectors.SelectTools("email", Toolsets, cfg.Toolsets, false, c.catalog)
 	return c, nil
@@ -282,7 +282,7 @@ func (c *Connector) ToolCatalog() []connectors.Tool { return c.catalog }
 
 // Close closes the idle IMAP connections.
 func (c *Connector) Close() error {
-	c.pool.close()
+	c.imap.pool.close()
 	return nil
 }
 
@@ -291,7 +291,7 @@ func (c *Connector) Close() error {
 // support and logs in; each step is reported through connectors.Reportf.
 func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) error {
 	call := &connectors.Call{Tool: "test", Credentials: creds}
-	imapErr := c.testIMAP(ctx, call)
+	imapErr := c.imap.test(ctx, call)
 	smtpErr := c.testSMTP(ctx, call)
 	return errors.Join(imapErr, smtpErr)
 }
@@ -317,22 +317,6 @@ func (w who) from(call *connectors.Call) *mail.Address {
 		return a
 	}
 	return &mail.Address{Address: w.username(call, "{principal}")}
-}
-
-// exchange is the kit's Exchange with a shared refresh token: an access
-// token held while valid, else one got at oauth_url.
-func exchange(cfg *Config, tokens *oauth.Tokens) func(context.Context, *connectors.Call, string, string) (string, error) {
-	return func(ctx context.Context, call *connectors.Call, refresh, expired string) (string, error) {
-		secret := ""
-		if call.Credentials != nil && call.Credentials.Has(credClientSecret) {
-			v, err := call.Credentials.Get(ctx, credClientSecret)
-			if err != nil {
-				return "", connectors.CredentialError("email", credClientSecret, err)
-			}
-			secret = v
-		}
-		return tokens.Access(ctx, cfg.OAuthTokenURL, cfg.OAuthClientID, secret, refresh, expired)
-	}
 }
 
 // control refuses, after name resolution and just before connecting, an

@@ -102,16 +102,26 @@ func closed(c *imapclient.Client) bool {
 	}
 }
 
+// imapAccess is an instance's way to its IMAP server: the kit of the IMAP
+// credential, the logins, the guarded dialer and the pool of connections.
+type imapAccess struct {
+	cfg    *Config
+	kit    *saas.Kit
+	who    who
+	dialer *net.Dialer
+	pool   *pool
+}
+
 // withIMAP runs fn on a logged-in IMAP session of call's credential,
 // within the kit's retries; fn returns a canonical error or a go-imap one.
-func (c *Connector) withIMAP(ctx context.Context, call *connectors.Call, fn func(ctx context.Context, s *session) error) error {
-	return c.imapKit.Read(ctx, call, func(ctx context.Context, password string) error {
+func (c *imapAccess) withIMAP(ctx context.Context, call *connectors.Call, fn func(ctx context.Context, s *session) error) error {
+	return c.kit.Read(ctx, call, func(ctx context.Context, password string) error {
 		return c.session(ctx, call, password, fn)
 	})
 }
 
 // withClient is withIMAP for the tools of package mailbox.
-func (c *Connector) withClient(ctx context.Context, call *connectors.Call, fn mailbox.Fn) error {
+func (c *imapAccess) withClient(ctx context.Context, call *connectors.Call, fn mailbox.Fn) error {
 	return c.withIMAP(ctx, call, func(ctx context.Context, s *session) error { return fn(ctx, s.c) })
 }
 
@@ -119,7 +129,7 @@ func (c *Connector) withClient(ctx context.Context, call *connectors.Call, fn ma
 // pooled connection the server closed meanwhile it fails, not run again at
 // once as session would, since the command may have been performed; the
 // write's next attempt looks for it first.
-func (c *Connector) login(ctx context.Context, call *connectors.Call, token string, fn mailbox.Fn) error {
+func (c *imapAccess) login(ctx context.Context, call *connectors.Call, token string, fn mailbox.Fn) error {
 	if err := c.pool.acquire(ctx); err != nil {
 		return err
 	}
@@ -141,7 +151,7 @@ func (c *Connector) login(ctx context.Context, call *connectors.Call, token stri
 // the server closed meanwhile fails fn with a network error: fn is then run
 // once more on a new connection at once (the tools' IMAP steps are safe to
 // repeat: draft looks for its Message-ID before appending).
-func (c *Connector) session(ctx context.Context, call *connectors.Call, password string, fn func(ctx context.Context, s *session) error) error {
+func (c *imapAccess) session(ctx context.Context, call *connectors.Call, password string, fn func(ctx context.Context, s *session) error) error {
 	if err := c.pool.acquire(ctx); err != nil {
 		return err
 	}
@@ -164,7 +174,7 @@ func (c *Connector) session(ctx context.Context, call *connectors.Call, password
 
 // run runs fn on s and puts s back in the pool unless its connection
 // broke; the end of ctx closes the connection, which go-imap cannot cancel.
-func (c *Connector) run(ctx context.Context, s *session, fn func(ctx context.Context, s *session) error) error {
+func (c *imapAccess) run(ctx context.Context, s *session, fn func(ctx context.Context, s *session) error) error {
 	stop := context.AfterFunc(ctx, func() { s.c.Close() })
 	err := fn(ctx, s)
 	if !stop() || connectionLost(err) || closed(s.c) {
@@ -195,7 +205,7 @@ func connectionLost(err error) bool {
 }
 
 // dialIMAP connects to the IMAP server as the config says and logs in.
-func (c *Connector) dialIMAP(ctx context.Context, username, password string) (*session, error) {
+func (c *imapAccess) dialIMAP(ctx context.Context, username, password string) (*session, error) {
 	addr := net.JoinHostPort(c.cfg.IMAPHost, strconv.Itoa(c.cfg.IMAPPort))
 	conn, err := c.dialer.DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -234,10 +244,10 @@ func (c *Connector) dialIMAP(ctx context.Context, username, password string) (*s
 		client.Close()
 		var ie *imap.Error
 		if errors.As(err, &ie) && ie.Code != imap.ResponseCodeUnavailable {
-			return nil, c.authError("IMAP", username, credIMAP, ie.Code)
+			return nil, c.cfg.authError("IMAP", username, credIMAP, ie.Code)
 		}
 		if oauth.Refused(err) {
-			return nil, c.authError("IMAP", username, credIMAP, err)
+			return nil, c.cfg.authError("IMAP", username, credIMAP, err)
 		}
 		return nil, err
 	}
@@ -250,8 +260,8 @@ func tlsConfig(host string) *tls.Config {
 
 // authError is the AUTH_EXPIRED error of a refused login: it names the
 // user and the credential to renew, never the credential's value.
-func (c *Connector) authError(proto, user, cred string, code any) *legate.Error {
-	if c.cfg.Auth != "password" {
+func (cfg *Config) authError(proto, user, cred string, code any) *legate.Error {
+	if cfg.Auth != "password" {
 		return legate.Errorf(legate.CodeAuthExpired, "email: the %s server refused the OAuth access token of %s (%v); reconnect the account: connect again for a per-user connection, or renew the oauth credentials", proto, user, code)
 	}
 	return legate.Errorf(legate.CodeAuthExpired, "email: the %s server refused the login of %s (%v); check the %s credential (an app password where the provider asks for one)", proto, user, code, cred)
@@ -308,7 +318,7 @@ func examine(ctx context.Context, s *session, folder string) (*imap.SelectData, 
 }
 
 // testIMAP is the IMAP half of Test.
-func (c *Connector) testIMAP(ctx context.Context, call *connectors.Call) error {
+func (c *imapAccess) test(ctx context.Context, call *connectors.Call) error {
 	err := c.withIMAP(ctx, call, func(ctx context.Context, s *session) error {
 		connectors.Reportf(ctx, "imap: logged in to %s:%d (%s) as %s", c.cfg.IMAPHost, c.cfg.IMAPPort, c.cfg.IMAPSecurity, c.cfg.IMAPUsername)
 		list, err := s.c.List("", "*", nil).Collect()

@@ -36,7 +36,7 @@ func (c *Connector) replyTo(ctx context.Context, call *connectors.Call, in *repl
 		return nil, saas.Mapping("email", "message ref holds %q", id)
 	}
 	var env *imap.Envelope
-	err = c.withIMAP(ctx, call, func(ctx context.Context, s *session) error {
+	err = c.imap.withIMAP(ctx, call, func(ctx context.Context, s *session) error {
 		sel, err := examine(ctx, s, folder)
 		if err != nil {
 			return err

@@ -100,7 +100,7 @@ func (c *Connector) sendOnce(ctx context.Context, call *connectors.Call, in *com
 	}
 	var r *reply
 	if in.InReplyTo != "" {
-		err := c.withIMAP(ctx, call, func(ctx context.Context, s *session) error {
+		err := c.imap.withIMAP(ctx, call, func(ctx context.Context, s *session) error {
 			var err error
 			r, err = c.reply(ctx, call, s, in.InReplyTo)
 			return err
@@ -177,7 +177,7 @@ func (c *Connector) mapSMTP(ctx context.Context, stage string, err error) error 
 	}
 	var te *textproto.Error
 	if stage == "login" && oauth.Refused(err) {
-		return c.authError("SMTP", c.cfg.SMTPUsername, credSMTP, err)
+		return c.cfg.authError("SMTP", c.cfg.SMTPUsername, credSMTP, err)
 	}
 	if !errors.As(err, &te) {
 		var ne net.Error
@@ -191,9 +191,9 @@ func (c *Connector) mapSMTP(ctx context.Context, stage string, err error) error 
 	e := &legate.Error{Code: legate.CodeInvalidArgument, Message: msg, Err: err}
 	switch {
 	case stage == "login" && (te.Code == 535 || te.Code == 534 || te.Code == 530 || te.Code == 538):
-		return c.authError("SMTP", c.cfg.SMTPUsername, credSMTP, te.Code)
+		return c.cfg.authError("SMTP", c.cfg.SMTPUsername, credSMTP, te.Code)
 	case te.Code == 530:
-		return c.authError("SMTP", c.cfg.SMTPUsername, credSMTP, te.Code)
+		return c.cfg.authError("SMTP", c.cfg.SMTPUsername, credSMTP, te.Code)
 	case te.Code >= 400 && te.Code < 500:
 		e.Code = legate.CodeTransient
 	case te.Code == 554 || strings.Contains(te.Msg, "5.7."):

@@ -71,7 +71,7 @@ type Sent struct {
 
 // newTools lists every tool of the type, each in its toolset.
 func (c *Connector) newTools() []connectors.Tool {
-	host := &mailbox.Host{Kit: c.imapKit, Read: c.withClient, Login: c.login, Map: mapIMAP,
+	host := &mailbox.Host{Kit: c.imapKit, Read: c.imap.withClient, Login: c.imap.login, Map: mapIMAP,
 		ArchiveFolder: c.cfg.ArchiveFolder, MaxAttachmentBytes: int64(c.cfg.MaxAttachmentBytes)}
 	in := func(set string, tools ...connectors.Tool) []connectors.Tool {
 		for i := range tools {
@@ -195,7 +195,7 @@ func (c *Connector) search(ctx context.Context, call *connectors.Call, in *searc
 		}
 	}
 	var out saas.List[model.Message]
-	err = c.withIMAP(ctx, call, func(ctx context.Context, s *session) error {
+	err = c.imap.withIMAP(ctx, call, func(ctx context.Context, s *session) error {
 		sel, err := examine(ctx, s, folder)
 		if err != nil {
 			return err
@@ -381,7 +381,7 @@ func (c *Connector) read(ctx context.Context, call *connectors.Call, in *readIn)
 		return nil, saas.Mapping("email", "message ref holds %q", id)
 	}
 	var out model.Message
-	err = c.withIMAP(ctx, call, func(ctx context.Context, s *session) error {
+	err = c.imap.withIMAP(ctx, call, func(ctx context.Context, s *session) error {
 		sel, err := examine(ctx, s, folder)
 		if err != nil {
 			return err

@@ -180,7 +180,7 @@ func (c *Connector) draft(ctx context.Context, call *connectors.Call, in *compos
 	out, err := saas.WriteOnce(ctx, c.imapKit, call, saas.Write[model.Message]{
 		Send: func(ctx context.Context, password, marker string) (*model.Message, error) {
 			var out *model.Message
-			err := c.session(ctx, call, password, func(ctx context.Context, s *session) error {
+			err := c.imap.session(ctx, call, password, func(ctx context.Context, s *session) error {
 				var err error
 				out, err = c.saveDraft(ctx, call, s, in, c.messageID(call, marker))
 				return err
@@ -189,7 +189,7 @@ func (c *Connector) draft(ctx context.Context, call *connectors.Call, in *compos
 		},
 		Find: func(ctx context.Context, password, marker string, _ time.Time) (*model.Message, error) {
 			var out *model.Message
-			err := c.session(ctx, call, password, func(ctx context.Context, s *session) error {
+			err := c.imap.session(ctx, call, password, func(ctx context.Context, s *session) error {
 				var err error
 				out, err = c.findDraft(ctx, call, s, folder, c.messageID(call, marker))
 				return err
@@ -311,7 +311,7 @@ func (c *Connector) confirm(ctx context.Context, call *connectors.Call, in *comp
 		return c.sent(call, in, id, "unconfirmed")
 	}
 	found := false
-	err := c.withIMAP(ctx, call, func(ctx context.Context, s *session) error {
+	err := c.imap.withIMAP(ctx, call, func(ctx context.Context, s *session) error {
 		if _, err := examine(ctx, s, c.cfg.SentFolder); err != nil {
 			return err
 		}

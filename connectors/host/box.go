@@ -127,7 +127,7 @@ func (c *Connector) hostEnv(context.Context, *connectors.Call, *noArgs) (*legate
 		}
 	}
 	set := legate.NewSecrets(secrets...)
-	size, budget := 0, c.budget()
+	size, budget := 0, c.cfg.budget()
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		switch masked := maskURL(set.MaskString(v)); {

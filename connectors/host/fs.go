@@ -9,9 +9,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 
+	"github.com/bmatcuk/doublestar/v4"
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
 )
@@ -109,7 +111,13 @@ type DeleteResult struct {
 	Type string `json:"type"`
 }
 
-func (c *Connector) fsTools() []connectors.Tool {
+// files is an instance's fs_* tools: its configuration and its workspace.
+type files struct {
+	cfg  *Config
+	jail *jail
+}
+
+func (c *files) fsTools() []connectors.Tool {
 	return []connectors.Tool{
 		connectors.Returning[ReadResult](connectors.NewTool("fs_read", "Read a text file of the workspace with line numbers, optionally a slice (offset, limit).", legate.ClassRead, c.fsRead)),
 		connectors.Returning[ListResult](connectors.NewTool("fs_list", "List a directory of the workspace, optionally a few levels deep.", legate.ClassRead, c.fsList)),
@@ -121,11 +129,11 @@ func (c *Connector) fsTools() []connectors.Tool {
 	}
 }
 
-func (c *Connector) fsRead(_ context.Context, _ *connectors.Call, in *readArgs) (*legate.Result, error) {
+func (c *files) fsRead(_ context.Context, _ *connectors.Call, in *readArgs) (*legate.Result, error) {
 	if in.Offset < 0 || in.Limit < 0 {
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "host: offset and limit must not be negative")
 	}
-	f, st, err := c.openRead(in.Path)
+	f, st, err := c.jail.openRead(in.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +160,7 @@ func (c *Connector) fsRead(_ context.Context, _ *connectors.Call, in *readArgs) 
 		end = min(end, start-1+in.Limit)
 	}
 	var sb strings.Builder
-	budget := c.budget()
+	budget := c.cfg.budget()
 	out.StartLine = start
 	out.EndLine = start - 1
 	for i := start; i <= end; i++ {
@@ -171,7 +179,7 @@ func (c *Connector) fsRead(_ context.Context, _ *connectors.Call, in *readArgs) 
 
 // budget is how many bytes of content a result may carry, leaving room for
 // its other fields within max_tool_output_bytes.
-func (c *Connector) budget() int { return max(c.cfg.MaxToolOutputBytes-512, 256) }
+func (cfg *Config) budget() int { return max(cfg.MaxToolOutputBytes-512, 256) }
 
 // walk visits the entries beneath dir (relative to the root), not following
 // symlinks, calling fn with each path relative to the workspace. depth 0 is
@@ -179,7 +187,7 @@ func (c *Connector) budget() int { return max(c.cfg.MaxToolOutputBytes-512, 256)
 //
 // fn gets each entry's path relative to the workspace and relative to p; a
 // p naming a file is visited alone.
-func (c *Connector) walk(p string, depth int, fn func(rel, sub string, d fs.DirEntry) error) error {
+func (c *files) walk(p string, depth int, fn func(rel, sub string, d fs.DirEntry) error) error {
 	root, err := c.jail.open()
 	if err != nil {
 		return err
@@ -250,7 +258,7 @@ func entryOf(rel string, d fs.DirEntry) Entry {
 	return e
 }
 
-func (c *Connector) fsList(_ context.Context, _ *connectors.Call, in *listArgs) (*legate.Result, error) {
+func (c *files) fsList(_ context.Context, _ *connectors.Call, in *listArgs) (*legate.Result, error) {
 	depth := in.Depth
 	if depth == 0 {
 		depth = 1
@@ -261,19 +269,19 @@ func (c *Connector) fsList(_ context.Context, _ *connectors.Call, in *listArgs) 
 	return c.collect(in.Path, depth, func(string) bool { return true })
 }
 
-func (c *Connector) fsGlob(_ context.Context, _ *connectors.Call, in *globArgs) (*legate.Result, error) {
-	re, err := globRegexp(in.Pattern)
+func (c *files) fsGlob(_ context.Context, _ *connectors.Call, in *globArgs) (*legate.Result, error) {
+	match, err := globMatcher(in.Pattern)
 	if err != nil {
 		return nil, err
 	}
-	return c.collect(in.Path, 0, func(sub string) bool { return re.MatchString(sub) })
+	return c.collect(in.Path, 0, match)
 }
 
 // collect lists the entries beneath p whose path relative to p keep
 // accepts, within the output cap.
-func (c *Connector) collect(p string, depth int, keep func(sub string) bool) (*legate.Result, error) {
+func (c *files) collect(p string, depth int, keep func(sub string) bool) (*legate.Result, error) {
 	out := &ListResult{Entries: []Entry{}}
-	size, budget := 0, c.budget()
+	size, budget := 0, c.cfg.budget()
 	err := c.walk(p, depth, func(rel, sub string, d fs.DirEntry) error {
 		if !keep(sub) {
 			return nil
@@ -294,21 +302,19 @@ func (c *Connector) collect(p string, depth int, keep func(sub string) bool) (*l
 	return &legate.Result{Structured: out}, nil
 }
 
-func (c *Connector) fsGrep(ctx context.Context, _ *connectors.Call, in *grepArgs) (*legate.Result, error) {
+func (c *files) fsGrep(ctx context.Context, _ *connectors.Call, in *grepArgs) (*legate.Result, error) {
 	re, err := grepRegexp(in.Pattern, in.IgnoreCase)
 	if err != nil {
 		return nil, err
 	}
 	var only func(string) bool
 	if in.Glob != "" {
-		g, err := globRegexp(in.Glob)
-		if err != nil {
+		if only, err = globMatcher(in.Glob); err != nil {
 			return nil, err
 		}
-		only = g.MatchString
 	}
 	out := &GrepResult{Matches: []Match{}}
-	size, budget := 0, c.budget()
+	size, budget := 0, c.cfg.budget()
 	root, err := c.jail.open()
 	if err != nil {
 		return nil, err
@@ -353,7 +359,7 @@ func (c *Connector) fsGrep(ctx context.Context, _ *connectors.Call, in *grepArgs
 	return &legate.Result{Structured: out}, nil
 }
 
-func (c *Connector) fsWrite(_ context.Context, _ *connectors.Call, in *writeArgs) (*legate.Result, error) {
+func (c *files) fsWrite(_ context.Context, _ *connectors.Call, in *writeArgs) (*legate.Result, error) {
 	if len(in.Content) > c.cfg.MaxFileBytes {
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "host: content is %d bytes, over max_file_bytes (%d)", len(in.Content), c.cfg.MaxFileBytes)
 	}
@@ -368,7 +374,7 @@ func (c *Connector) fsWrite(_ context.Context, _ *connectors.Call, in *writeArgs
 	if err := makeParents(root, r, in.Path); err != nil {
 		return nil, err
 	}
-	f, created, err := c.openWrite(r, in.Path, os.O_WRONLY|os.O_CREATE)
+	f, created, err := c.jail.openWrite(r, in.Path, os.O_WRONLY|os.O_CREATE)
 	if err != nil {
 		return nil, err
 	}
@@ -385,7 +391,7 @@ func (c *Connector) fsWrite(_ context.Context, _ *connectors.Call, in *writeArgs
 	return &legate.Result{Structured: &WriteResult{Path: in.Path, Bytes: len(in.Content), Created: created}}, nil
 }
 
-func (c *Connector) fsEdit(_ context.Context, _ *connectors.Call, in *editArgs) (*legate.Result, error) {
+func (c *files) fsEdit(_ context.Context, _ *connectors.Call, in *editArgs) (*legate.Result, error) {
 	if in.OldString == "" {
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "host: old_string is empty")
 	}
@@ -393,7 +399,7 @@ func (c *Connector) fsEdit(_ context.Context, _ *connectors.Call, in *editArgs) 
 	if err != nil {
 		return nil, err
 	}
-	f, _, err := c.openWrite(r, in.Path, os.O_RDWR)
+	f, _, err := c.jail.openWrite(r, in.Path, os.O_RDWR)
 	if err != nil {
 		return nil, err
 	}
@@ -427,7 +433,7 @@ func (c *Connector) fsEdit(_ context.Context, _ *connectors.Call, in *editArgs) 
 	return &legate.Result{Structured: &WriteResult{Path: in.Path, Bytes: len(next)}}, nil
 }
 
-func (c *Connector) fsDelete(_ context.Context, _ *connectors.Call, in *deleteArgs) (*legate.Result, error) {
+func (c *files) fsDelete(_ context.Context, _ *connectors.Call, in *deleteArgs) (*legate.Result, error) {
 	root, err := c.jail.open()
 	if err != nil {
 		return nil, err
@@ -514,4 +520,32 @@ func readRegular(root *os.Root, name string, max int) ([]byte, error) {
 	}
 	b, _, err := readCapped(f, max)
 	return b, err
+}
+
+// globMatcher checks a glob over slash-separated relative paths once and
+// returns its matcher: * and ? match within one name, ** any number of
+// whole names ("**/" may match none), [...] a class and {a,b} either.
+func globMatcher(pattern string) (func(string) bool, error) {
+	if pattern == "" {
+		return nil, legate.Errorf(legate.CodeInvalidArgument, "host: pattern is empty")
+	}
+	if !doublestar.ValidatePattern(pattern) {
+		return nil, legate.Errorf(legate.CodeInvalidArgument, "host: pattern %q is not a valid glob", pattern)
+	}
+	return func(p string) bool { return doublestar.MatchUnvalidated(pattern, p) }, nil
+}
+
+// grepRegexp compiles an RE2 expression, a failure being the caller's.
+func grepRegexp(pattern string, ignoreCase bool) (*regexp.Regexp, error) {
+	if pattern == "" {
+		return nil, legate.Errorf(legate.CodeInvalidArgument, "host: pattern is empty")
+	}
+	if ignoreCase {
+		pattern = "(?i)" + pattern
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return nil, legate.Errorf(legate.CodeInvalidArgument, "host: pattern: %v", err)
+	}
+	return re, nil
 }

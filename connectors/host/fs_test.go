@@ -59,6 +59,10 @@ func TestFileTools(t *testing.T) {
 	if gl := ok(t, cs, "fs_glob", map[string]any{"pattern": "a/*.go", "path": filepath.Join(ws, "pkg")}); !slices.Equal(paths(gl), []string{"pkg/a/a_test.go"}) {
 		t.Fatalf("fs_glob under an absolute path: %v", paths(gl))
 	}
+	if gl := ok(t, cs, "fs_glob", map[string]any{"pattern": "pkg/{a,c}/*.go"}); !slices.Equal(paths(gl), []string{"pkg/a/a_test.go"}) {
+		t.Fatalf("fs_glob with alternatives: %v", paths(gl))
+	}
+	fails(t, cs, "fs_glob", map[string]any{"pattern": "pkg/[a"}, "INVALID_ARGUMENT")
 	fails(t, cs, "fs_edit", map[string]any{"path": "pkg/b.go", "old_string": "TODO", "new_string": "DONE"}, "CONFLICT")
 	fails(t, cs, "fs_edit", map[string]any{"path": "pkg/b.go", "old_string": "absent", "new_string": "x"}, "NOT_FOUND")
 	fails(t, cs, "fs_edit", map[string]any{"path": "pkg/none.go", "old_string": "a", "new_string": "x"}, "NOT_FOUND")

@@ -103,6 +103,7 @@ type Connector struct {
 	// stateDir is the state directory the instance was built in.
 	stateDir string
 	jail     *jail
+	files    *files
 	skills   *skillTools
 	fetch    *fetcher
 	// enabled are the skills enabled when the instance was built: the
@@ -122,7 +123,8 @@ func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 	}
 	c.jail = &jail{path: filepath.Clean(cfg.WorkspaceRoot)}
 	lib := skills.Open(c.cfg.SkillsDir)
-	c.skills = &skillTools{lib: lib, budget: c.budget(), maxFile: c.cfg.MaxFileBytes}
+	c.skills = &skillTools{lib: lib, budget: c.cfg.budget(), maxFile: c.cfg.MaxFileBytes}
+	c.files = &files{cfg: &c.cfg, jail: c.jail}
 	c.fetch = &fetcher{cfg: &c.cfg, jail: c.jail}
 	c.rev = lib.Revision()
 	all, _ := lib.List()
@@ -139,7 +141,7 @@ func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 }
 
 func (c *Connector) buildTools() []connectors.Tool {
-	tools := c.fsTools()
+	tools := c.files.fsTools()
 	tools = append(tools, c.boxTools()...)
 	if c.cfg.AllowShell {
 		tools = append(tools, c.shellTools()...)

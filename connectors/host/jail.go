@@ -72,12 +72,12 @@ func fsError(op, p string, err error) error {
 // openRead opens a regular file of the workspace for reading. O_NONBLOCK
 // keeps a FIFO planted in the workspace from holding the call; the file's
 // type is checked on the open descriptor, not before.
-func (c *Connector) openRead(p string) (*os.File, fs.FileInfo, error) {
-	root, err := c.jail.open()
+func (j *jail) openRead(p string) (*os.File, fs.FileInfo, error) {
+	root, err := j.open()
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := c.jail.rel(p)
+	r, err := j.rel(p)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -102,8 +102,8 @@ func (c *Connector) openRead(p string) (*os.File, fs.FileInfo, error) {
 // checked. A file with more than one hard link is refused: its other
 // names may lie outside the workspace, and writing through this one
 // would change them too.
-func (c *Connector) openWrite(r, p string, flag int) (*os.File, bool, error) {
-	root, err := c.jail.open()
+func (j *jail) openWrite(r, p string, flag int) (*os.File, bool, error) {
+	root, err := j.open()
 	if err != nil {
 		return nil, false, err
 	}

@@ -134,7 +134,7 @@ func (c *Connector) workdir(p string) (string, error) {
 // run runs the command start makes, its output capped at the result's
 // budget (see sandbox.Run).
 func (c *Connector) run(ctx context.Context, name string, timeout time.Duration, start sandbox.Launch) (*ExecResult, error) {
-	res, err := sandbox.Run(ctx, timeout, c.budget(), start)
+	res, err := sandbox.Run(ctx, timeout, c.cfg.budget(), start)
 	switch {
 	case errors.Is(err, sandbox.ErrNotFound):
 		return nil, legate.Errorf(legate.CodeNotFound, "host: %v", err)

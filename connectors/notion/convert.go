@@ -11,7 +11,7 @@ import (
 )
 
 // parentRef is the ref of a Notion parent, "" for the workspace.
-func (c *Connector) parentRef(call *connectors.Call, p rest.Parent) string {
+func (c *base) parentRef(call *connectors.Call, p rest.Parent) string {
 	switch {
 	case p.DataSourceID != "":
 		return c.kit.Ref(call, kindDataSource, p.DataSourceID)

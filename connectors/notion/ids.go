@@ -57,7 +57,7 @@ func nativeID(s string) string {
 // resolve is the Notion id of ref, one of kinds: a ref this connector
 // returned (of this tenant and instance), or a native id or URL, whose
 // kind the caller learns from Notion. kind is "" for a native id.
-func (c *Connector) resolve(call *connectors.Call, field, ref string, kinds ...string) (kind, id string, err error) {
+func (c *base) resolve(call *connectors.Call, field, ref string, kinds ...string) (kind, id string, err error) {
 	for _, k := range kinds {
 		if strings.HasPrefix(ref, k+"://") {
 			id, err := c.kit.Resolve(call, k, ref)

@@ -84,10 +84,9 @@ func init() {
 
 // Connector is one notion instance.
 type Connector struct {
+	*base
 	cfg      Config
-	kit      *saas.Kit
-	api      *rest.Client
-	find     *readback.Finder
+	social   *social
 	all      []connectors.Tool // every tool of the type
 	tools    []connectors.Tool // those the config selects
 	toolsErr error             // a toolsets that names none
@@ -96,7 +95,7 @@ type Connector struct {
 // New builds an instance from its decoded config; Validate reports an
 // invalid one.
 func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
-	c := &Connector{cfg: *cfg}
+	c := &Connector{base: &base{}, cfg: *cfg}
 	opts := cfg.retries().Options("notion", credToken)
 	opts.Markers = cfg.Markers
 	c.kit = saas.New(inst, opts)
@@ -107,9 +106,19 @@ func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 	hc.Transport = &rest.Transport{Base: base, Next: hc.Transport}
 	c.api = &rest.Client{HTTP: hc, Version: cfg.NotionVersion}
 	c.find = &readback.Finder{API: c.api, Markers: cfg.Markers}
+	c.social = &social{c.base}
 	c.all = c.newTools()
 	c.tools, c.toolsErr = connectors.SelectTools("notion", Toolsets, cfg.Toolsets, cfg.ReadOnly, c.all)
 	return c, nil
+}
+
+// base is what every tool of an instance works with: the kit (tokens,
+// refs, retries, writes made once), the REST client and the finder of a
+// write whose answer was lost.
+type base struct {
+	kit  *saas.Kit
+	api  *rest.Client
+	find *readback.Finder
 }
 
 var versionPattern = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)

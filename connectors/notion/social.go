@@ -22,6 +22,9 @@ import (
 // on and its id, so that a reply can be found again after a lost answer
 // (Notion lists comments by page or block only).
 
+// social is the comments and users toolsets.
+type social struct{ *base }
+
 // MaxCommentRunes bounds a comment's text.
 const MaxCommentRunes = 2000
 
@@ -37,12 +40,12 @@ type addCommentIn struct {
 }
 
 // discussionRef is the ref of discussion on block.
-func (c *Connector) discussionRef(call *connectors.Call, block, discussion string) string {
+func (c *social) discussionRef(call *connectors.Call, block, discussion string) string {
 	return c.kit.Ref(call, kindDiscussion, block+"/"+discussion)
 }
 
 // commentOf converts a comment on block to message.v1.
-func (c *Connector) commentOf(call *connectors.Call, block string, cm *rest.Comment) (model.Comment, error) {
+func (c *social) commentOf(call *connectors.Call, block string, cm *rest.Comment) (model.Comment, error) {
 	if cm == nil || cm.ID == "" {
 		return model.Comment{}, saas.Mapping("notion", "a comment without an id")
 	}
@@ -59,7 +62,7 @@ func (c *Connector) commentOf(call *connectors.Call, block string, cm *rest.Comm
 	return out, nil
 }
 
-func (c *Connector) listComments(ctx context.Context, call *connectors.Call, in *listCommentsIn) (*legate.Result, error) {
+func (c *social) listComments(ctx context.Context, call *connectors.Call, in *listCommentsIn) (*legate.Result, error) {
 	_, id, err := c.resolve(call, "on", in.On, kindPage, kindBlock)
 	if err != nil {
 		return nil, err
@@ -97,7 +100,7 @@ func (c *Connector) listComments(ctx context.Context, call *connectors.Call, in 
 	return &legate.Result{Structured: out, Text: b.String()}, nil
 }
 
-func (c *Connector) addComment(ctx context.Context, call *connectors.Call, in *addCommentIn) (*legate.Result, error) {
+func (c *social) addComment(ctx context.Context, call *connectors.Call, in *addCommentIn) (*legate.Result, error) {
 	if err := checkText("text", in.Text, MaxCommentRunes); err != nil {
 		return nil, err
 	}
@@ -161,7 +164,7 @@ type getUserIn struct {
 }
 
 // userOf converts a user to user.v1.
-func (c *Connector) userOf(call *connectors.Call, u *rest.User) (model.User, error) {
+func (c *social) userOf(call *connectors.Call, u *rest.User) (model.User, error) {
 	if u == nil || u.ID == "" {
 		return model.User{}, saas.Mapping("notion", "a user without an id")
 	}
@@ -183,7 +186,7 @@ func userText(u model.User) string {
 	return s + ")"
 }
 
-func (c *Connector) listUsers(ctx context.Context, call *connectors.Call, in *listUsersIn) (*legate.Result, error) {
+func (c *social) listUsers(ctx context.Context, call *connectors.Call, in *listUsersIn) (*legate.Result, error) {
 	p, err := c.kit.Open(call, in.Page, DefaultPage, MaxPage)
 	if err != nil {
 		return nil, err
@@ -217,7 +220,7 @@ func (c *Connector) listUsers(ctx context.Context, call *connectors.Call, in *li
 	return &legate.Result{Structured: out, Text: b.String()}, nil
 }
 
-func (c *Connector) getUser(ctx context.Context, call *connectors.Call, in *getUserIn) (*legate.Result, error) {
+func (c *social) getUser(ctx context.Context, call *connectors.Call, in *getUserIn) (*legate.Result, error) {
 	_, id, err := c.resolve(call, "user", in.User, kindUser)
 	if err != nil {
 		return nil, err

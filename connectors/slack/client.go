@@ -96,7 +96,7 @@ func splitMessageID(id string) (channel, threadTS string) {
 }
 
 // channelOf converts a conversation to channel.v1.
-func (c *Connector) channelOf(call *connectors.Call, ch slack.Channel) (model.Channel, error) {
+func (c *base) channelOf(call *connectors.Call, ch slack.Channel) (model.Channel, error) {
 	if ch.ID == "" {
 		return model.Channel{}, saas.Mapping("slack", "a channel without an id")
 	}
@@ -123,7 +123,7 @@ func (c *Connector) channelOf(call *connectors.Call, ch slack.Channel) (model.Ch
 
 // messages converts msgs of channel to message.v1, each naming its
 // author through the user directory.
-func (c *Connector) messages(ctx context.Context, call *connectors.Call, token, channel string, msgs []slack.Message) ([]model.Message, error) {
+func (c *base) messages(ctx context.Context, call *connectors.Call, token, channel string, msgs []slack.Message) ([]model.Message, error) {
 	ids := make([]string, len(msgs))
 	for i, m := range msgs {
 		ids[i] = m.User
@@ -142,7 +142,7 @@ func (c *Connector) messages(ctx context.Context, call *connectors.Call, token, 
 
 // messageOf converts a message of channel to message.v1; who names its
 // author when it holds the author's id.
-func (c *Connector) messageOf(call *connectors.Call, channel string, m slack.Message, who map[string]slack.User) (model.Message, error) {
+func (c *base) messageOf(call *connectors.Call, channel string, m slack.Message, who map[string]slack.User) (model.Message, error) {
 	if m.Timestamp == "" {
 		return model.Message{}, saas.Mapping("slack", "a message without a ts")
 	}
@@ -227,7 +227,7 @@ const findPages, findFirstPage = 5, 20
 // isPost returns the test that tells the post of an earlier attempt: its
 // marker when markers are on, else the same text by the token's own
 // account (its user, or its bot).
-func (c *Connector) isPost(ctx context.Context, token, text, marker string) (func(slack.Message) bool, error) {
+func (c *base) isPost(ctx context.Context, token, text, marker string) (func(slack.Message) bool, error) {
 	if c.kit.Markers() {
 		return func(m slack.Message) bool { return hasMarker(m, marker) }, nil
 	}
@@ -249,7 +249,7 @@ func sameText(stored, posted string) bool {
 
 // findPost looks for the message match tells in channel (or in the
 // thread of threadTS), posted since since: the post of an earlier attempt.
-func (c *Connector) findPost(ctx context.Context, token, channel, threadTS string, match func(slack.Message) bool, since time.Time) (*slack.Message, error) {
+func (c *base) findPost(ctx context.Context, token, channel, threadTS string, match func(slack.Message) bool, since time.Time) (*slack.Message, error) {
 	api := c.client(token)
 	oldest := strconv.FormatInt(since.Unix(), 10)
 	cursor := ""

@@ -11,12 +11,12 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/slack-go/slack"
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/httpkit"
 	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
 )
@@ -49,10 +49,10 @@ type FileOut struct {
 }
 
 // filer runs the file tools.
-type filer struct{ *Connector }
+type filer struct{ *base }
 
 func (c *Connector) fileTools() []connectors.Tool {
-	f := filer{c}
+	f := filer{c.base}
 	return []connectors.Tool{
 		inToolset("files", connectors.Returning[model.File](connectors.NewTool("upload_file",
 			writes(fmt.Sprintf("Upload a file (text, or bytes in base64; at most %d bytes) and share it in a channel, a DM or a thread, as the token's account (files.getUploadURLExternal, files.completeUploadExternal); returns the file (file.v1).", MaxUploadBytes)),
@@ -207,7 +207,7 @@ func (c filer) readFile(ctx context.Context, call *connectors.Call, in *readFile
 		}
 		b := buf.b.Bytes()
 		if buf.cut {
-			b = cutRune(b)
+			b = httpkit.TrimPartialRune(b)
 		}
 		out.Content, out.Truncated = string(b), buf.cut
 		return nil
@@ -239,19 +239,6 @@ func isText(f slack.File) bool {
 		}
 	}
 	return slices.Contains([]string{"text", "markdown", "post", "csv", "json", "yaml", "go", "python", "javascript", "shell", "sql", "xml", "html", "css", "diff", "java", "ruby", "rust", "typescript", "c", "cpp"}, f.Filetype)
-}
-
-// cutRune drops a character the cap cut in two at the end of b.
-func cutRune(b []byte) []byte {
-	for i := 1; i < utf8.UTFMax && i <= len(b); i++ {
-		if utf8.RuneStart(b[len(b)-i]) {
-			if !utf8.FullRune(b[len(b)-i:]) {
-				return b[:len(b)-i]
-			}
-			return b
-		}
-	}
-	return b
 }
 
 // errCapped ends a download at its cap.

@@ -25,7 +25,7 @@ const channelHelp = "pass a channel ref from list_channels, a channel id (C…, 
 // conversations.list, cached), or a person (@handle, U…, e-mail), whose
 // DM it opens (conversations.open: it creates no message and notifies
 // nobody).
-func (c *Connector) channel(ctx context.Context, call *connectors.Call, token, in string) (string, error) {
+func (c *base) channel(ctx context.Context, call *connectors.Call, token, in string) (string, error) {
 	in = strings.TrimSpace(in)
 	switch {
 	case strings.HasPrefix(in, kindChannel+"://"):
@@ -48,7 +48,7 @@ func (c *Connector) channel(ctx context.Context, call *connectors.Call, token, i
 }
 
 // channelTypes are the conversation types list_channels shows.
-func (c *Connector) channelTypes() []string {
+func (c *base) channelTypes() []string {
 	if c.cfg.IncludePrivate {
 		return []string{"public_channel", "private_channel"}
 	}
@@ -58,7 +58,7 @@ func (c *Connector) channelTypes() []string {
 // message resolves a message given as a ref this connector returned, or
 // as its permalink (https://x.slack.com/archives/C…/p1712345678123456,
 // with ?thread_ts=… for a reply), to its message id (see messageID).
-func (c *Connector) message(call *connectors.Call, in string) (string, error) {
+func (c *base) message(call *connectors.Call, in string) (string, error) {
 	in = strings.TrimSpace(in)
 	if strings.HasPrefix(in, kindMessage+"://") {
 		return c.kit.Resolve(call, kindMessage, in)

@@ -101,20 +101,26 @@ func init() {
 
 // Connector is one slack instance.
 type Connector struct {
-	cfg   Config
-	kit   *saas.Kit
-	http  *http.Client
+	*base
 	all   []connectors.Tool // the catalog
 	tools []connectors.Tool // the selection
 	// selErr is the config's toolsets error, reported by Validate.
 	selErr error
-	dir    *workspace.Directory
+}
+
+// base is what every tool works with: the config, the kit, the guarded
+// HTTP client and the workspace's directory.
+type base struct {
+	cfg  Config
+	kit  *saas.Kit
+	http *http.Client
+	dir  *workspace.Directory
 }
 
 // New builds an instance from its decoded config; Validate reports an
 // invalid one.
 func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
-	c := &Connector{cfg: *cfg}
+	c := &Connector{base: &base{cfg: *cfg}}
 	opts := cfg.retries().Options("slack", credBotToken)
 	opts.Markers = cfg.Markers
 	c.kit = saas.New(inst, opts)
@@ -192,7 +198,7 @@ func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) erro
 
 // client is a Slack API client with token, on the instance's guarded
 // HTTP client, with slack-go's own retries off: the kit retries.
-func (c *Connector) client(token string) *slack.Client {
+func (c *base) client(token string) *slack.Client {
 	return slack.New(token, slack.OptionAPIURL(c.cfg.APIURL), slack.OptionHTTPClient(c.http))
 }
 

@@ -67,10 +67,10 @@ type Scheduled struct {
 }
 
 // scheduler runs the tools of scheduled messages.
-type scheduler struct{ *Connector }
+type scheduler struct{ *base }
 
 func (c *Connector) writeTools() []connectors.Tool {
-	s := scheduler{c}
+	s := scheduler{c.base}
 	return []connectors.Tool{
 		inToolset("messages", connectors.Returning[reactionOut](connectors.NewTool("add_reaction",
 			writes("React to a message with an emoji as the token's account (reactions.add); a reaction already there counts as done."),

@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/connectors/saas"
 )
 
@@ -103,6 +104,23 @@ const maxHeld = 64
 func key(tokenURL, clientID, secret, refresh string) string {
 	sum := sha256.Sum256([]byte(tokenURL + "\x00" + clientID + "\x00" + secret + "\x00" + refresh))
 	return hex.EncodeToString(sum[:16])
+}
+
+// Exchange is a kit's Exchange with a shared refresh token: an access
+// token held while valid, else one got at tokenURL for clientID, with the
+// client secret of credential secretCred when the call has one.
+func (t *Tokens) Exchange(tokenURL, clientID, secretCred string) func(context.Context, *connectors.Call, string, string) (string, error) {
+	return func(ctx context.Context, call *connectors.Call, refresh, expired string) (string, error) {
+		secret := ""
+		if call.Credentials != nil && call.Credentials.Has(secretCred) {
+			v, err := call.Credentials.Get(ctx, secretCred)
+			if err != nil {
+				return "", connectors.CredentialError("email", secretCred, err)
+			}
+			secret = v
+		}
+		return t.Access(ctx, tokenURL, clientID, secret, refresh, expired)
+	}
 }
 
 // Access returns an access token for refresh: the one held while it has
