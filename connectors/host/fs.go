@@ -56,7 +56,7 @@ type ListResult struct {
 }
 
 type globArgs struct {
-	Pattern string `json:"pattern" jsonschema:"Glob over paths relative to path: * and ? within a name, ** across directories, e.g. **/*_test.go"`
+	Pattern string `json:"pattern" jsonschema:"Glob over paths relative to path: * and ? within a name, ** across directories, [abc] and {a,b} as in a shell, e.g. **/*_test.go"`
 	Path    string `json:"path,omitempty" jsonschema:"Directory to search from (default: the workspace)"`
 }
 
