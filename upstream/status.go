@@ -4,26 +4,13 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
+
+	"github.com/legate-mcp/legate/audit"
 )
 
-// Status is what `legate upstream list` shows of one upstream.
-type Status struct {
-	ID        string `json:"id"`
-	Transport string `json:"transport"`
-	Origin    string `json:"origin"`
-	Circuit   string `json:"circuit"`
-	Sessions  int    `json:"sessions"`
-	Tools     int    `json:"tools"`
-	// Quarantined counts the tools held back until an admin accepts them.
-	Quarantined int       `json:"quarantined"`
-	RefreshedAt time.Time `json:"refreshed_at,omitzero"`
-	CheckedAt   time.Time `json:"checked_at,omitzero"`
-	LastError   string    `json:"last_error,omitempty"`
-	// SharedURIs are resource URIs this upstream offers that another
-	// upstream offers too; a read goes to the first by id.
-	SharedURIs []string `json:"shared_uris,omitempty"`
-}
+// Status is what `legate upstream list` shows of one upstream; the
+// metrics read it too, so it is defined below both, in package audit.
+type Status = audit.UpstreamStatus
 
 // Status reports every upstream.
 func (m *Manager) Status(ctx context.Context) ([]Status, error) {

@@ -14,7 +14,7 @@ import (
 	"net/http"
 
 	"github.com/legate-mcp/legate"
-	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/internal/contentcoding"
 )
 
 // Transport masks Secrets in every response of Base: its headers and its
@@ -29,7 +29,7 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := connectors.DecodeBody(resp); err != nil {
+	if err := contentcoding.DecodeBody(resp); err != nil {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
 		return nil, fmt.Errorf("upstream response: %w", err)
