@@ -9,11 +9,8 @@ import (
 
 // An upstream's message is bounded by max_result_bytes where it is read
 // (package msglimit bounds the go-sdk client's HTTP responses and a stdio
-// upstream's output; the relay bounds what it reads itself, relay.go). A
+// upstream's output; the relay bounds what it reads itself). A
 // message over the limit ends the call as a tool error (tooLarge).
-
-// errTooLarge is the relay's failure for an answer over the limit.
-var errTooLarge = msglimit.ErrTooLarge
 
 // isTooLarge reports whether err says an answer was over the limit.
 func isTooLarge(err error) bool { return msglimit.IsTooLarge(err) }

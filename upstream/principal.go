@@ -9,6 +9,7 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/upstream/msglimit"
+	"github.com/legate-mcp/legate/upstream/relay"
 )
 
 // An upstream with auth: oauth acts as each caller: a principal's calls go
@@ -50,7 +51,7 @@ func dialPrincipal(u *Upstream, c Client) (*session, error) {
 	defer cancel()
 	rt := u.m.opts.Authorize(u.cfg.ID, c.Tenant, c.Principal, u.http.Transport)
 	hc := &http.Client{Transport: rt}
-	tapped := &http.Client{Transport: &tapTransport{base: msglimit.Transport(rt, u.maxResult()), u: u}}
+	tapped := &http.Client{Transport: &relay.TapTransport{Base: msglimit.Transport(rt, u.maxResult()), Tap: u.tap(nil)}}
 	s, err := u.connect(cctx, nil, hc, tapped)
 	if le := (*legate.Error)(nil); errors.As(err, &le) && le.Code == legate.CodeNotConnected {
 		return nil, le

@@ -10,6 +10,7 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/rounds"
+	"github.com/legate-mcp/legate/upstream/relay"
 )
 
 // enveloped reports whether client's request goes on session s as one of
@@ -70,10 +71,10 @@ func (m *Manager) Request(ctx context.Context, id string, client Client, method,
 	body := append([]byte(`{"jsonrpc":"2.0","id":"`+c.token+`","method":"`+method+`","params":`), params[:len(params)-1]...)
 	r := client.Round
 	body = append(rounds.AppendParams(body, r.Responses, r.State, r.Meta, ""), `}}`...)
-	resp, err := u.post(c.ctx, s, body, standardHeadersVersion, method, name)
+	resp, err := s.conn.Post(c.ctx, body, relay.StandardHeadersVersion, method, name)
 	if err == nil {
-		res, err = u.readAnswer(s, resp, `"`+c.token+`"`)
-		drain(resp)
+		res, err = s.conn.ReadAnswer(resp, `"`+c.token+`"`)
+		relay.Drain(resp)
 	}
 	if err != nil {
 		return nil, true, c.failed(err)

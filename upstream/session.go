@@ -17,6 +17,7 @@ import (
 
 	"github.com/legate-mcp/legate/telemetry/spans"
 	"github.com/legate-mcp/legate/upstream/msglimit"
+	"github.com/legate-mcp/legate/upstream/relay"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate/rounds"
@@ -36,11 +37,12 @@ type session struct {
 	ready chan struct{}
 
 	inflight sync.Map // progress token → *pendingCall: the calls under way on it
-	tapped   bool     // its progress and logs are relayed from the wire (tap.go)
-	// hc and tappedHC, for one principal's session of an upstream with
-	// auth: oauth, carry that principal's token (principal.go); nil: the
-	// upstream's own clients.
-	hc, tappedHC *http.Client
+	tapped   bool     // its progress and logs are relayed from the wire (relay's tap)
+	// tappedHC, for one principal's session of an upstream with auth:
+	// oauth, carries that principal's token (principal.go); nil: the
+	// upstream's own client.
+	tappedHC *http.Client
+	conn     *relay.Conn // the relay's, for a relayable upstream's session
 }
 
 // callContext is the context of a call under way on the session, so that
@@ -113,7 +115,7 @@ func newHTTPClient(c *Config, h http.Header) *http.Client {
 }
 
 // transport builds the MCP transport for session s, tapped so that its
-// notifications are relayed in wire order (see tap.go).
+// notifications are relayed in wire order (relay.TapTransport).
 func (u *Upstream) transport(s *session) (mcp.Transport, error) {
 	c := u.cfg
 	if len(c.Command) > 0 {
@@ -122,7 +124,7 @@ func (u *Upstream) transport(s *session) (mcp.Transport, error) {
 		cmd.Dir = c.Dir
 		cmd.Stderr = &lineLogger{log: u.log}
 		s.tapped = true
-		return &stdioTransport{cmd: cmd, tap: func(raw []byte) { u.tapMessage(s, raw) }, max: u.maxResult()}, nil
+		return &relay.StdioTransport{Cmd: cmd, Tap: func(raw []byte) { u.tapMessage(s, raw) }, Max: u.maxResult()}, nil
 	}
 	if u.headerErr != nil {
 		return nil, u.headerErr
@@ -132,7 +134,7 @@ func (u *Upstream) transport(s *session) (mcp.Transport, error) {
 		// it is tapped like a Streamable HTTP response. It lives as long as
 		// the session, not the connect call that opens it.
 		s.tapped = true
-		hc := &http.Client{Transport: &tapTransport{base: u.limited(), u: u, session: s}}
+		hc := &http.Client{Transport: &relay.TapTransport{Base: u.limited(), Tap: u.tap(s)}}
 		return &outliveConnect{Transport: &mcp.SSEClientTransport{Endpoint: c.URL, HTTPClient: hc, MaxEventSize: u.sdkMax()}, life: u.m.ctx}, nil
 	}
 	s.tapped = true
@@ -247,8 +249,9 @@ var _ io.Writer = (*lineLogger)(nil)
 // its HTTP clients, when given, are one principal's (principal.go).
 func (u *Upstream) connect(ctx context.Context, owner *mcp.ServerSession, clients ...*http.Client) (*session, error) {
 	s := &session{owner: owner, done: make(chan struct{}), ready: make(chan struct{})}
+	var hc *http.Client
 	if len(clients) == 2 {
-		s.hc, s.tappedHC = clients[0], clients[1]
+		hc, s.tappedHC = clients[0], clients[1]
 	}
 	defer close(s.ready)
 	t, err := u.transport(s)
@@ -266,6 +269,9 @@ func (u *Upstream) connect(ctx context.Context, owner *mcp.ServerSession, client
 		return nil, fmt.Errorf("connecting to upstream %s: %w", u.cfg.ID, err)
 	}
 	s.cs = cs
+	if u.relayable() {
+		s.conn = u.conn(s, hc)
+	}
 	go func() {
 		cs.Wait()
 		close(s.done)

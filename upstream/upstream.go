@@ -21,6 +21,7 @@ import (
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/rounds"
 	"github.com/legate-mcp/legate/upstream/maskhttp"
+	"github.com/legate-mcp/legate/upstream/relay"
 )
 
 // Upstream is one upstream MCP server: its sessions, its circuit breaker,
@@ -31,7 +32,7 @@ type Upstream struct {
 	m          *Manager
 	log        *slog.Logger
 	http       *http.Client
-	tappedHTTP *http.Client    // http, with event streams tapped (tap.go)
+	tappedHTTP *http.Client    // http, with event streams tapped (relay.TapTransport)
 	headerErr  error           // header_env unresolved: every connection fails with it
 	secrets    *legate.Secrets // header_env values' secret parts: masked in all the upstream returns
 
@@ -134,7 +135,7 @@ func newUpstream(m *Manager, cfg *Config, origin string) *Upstream {
 		if !u.secrets.Empty() {
 			u.http.Transport = &maskhttp.Transport{Base: u.http.Transport, Secrets: u.secrets}
 		}
-		u.tappedHTTP = &http.Client{Transport: &tapTransport{base: u.limited(), u: u}}
+		u.tappedHTTP = &http.Client{Transport: &relay.TapTransport{Base: u.limited(), Tap: u.tap(nil)}}
 	}
 	u.breaker = gobreaker.NewCircuitBreaker[answer](gobreaker.Settings{
 		Name:        cfg.ID,
@@ -345,8 +346,8 @@ type answer struct {
 	rel Relayed
 }
 
-// call forwards one call to t; with relay, as bytes where it can (relay.go).
-func (u *Upstream) call(ctx context.Context, t *Tool, args json.RawMessage, client Client, relay bool) (answer, error) {
+// call forwards one call to t; asBytes, as bytes where it can (relay.go).
+func (u *Upstream) call(ctx context.Context, t *Tool, args json.RawMessage, client Client, asBytes bool) (answer, error) {
 	select {
 	case u.slots <- struct{}{}:
 		defer func() { <-u.slots }()
@@ -365,7 +366,7 @@ func (u *Upstream) call(ctx context.Context, t *Tool, args json.RawMessage, clie
 			if err != nil {
 				return answer{}, err
 			}
-			envelope, raw := u.enveloped(s, client) && s.relayableOn(t), relay && u.relayable() && s.relayableOn(t)
+			envelope, raw := u.enveloped(s, client) && s.relayableOn(t), asBytes && u.relayable() && s.relayableOn(t)
 			var a answer
 			switch {
 			case !envelope && !raw && client.Round != nil && s.owner == nil:
@@ -376,14 +377,14 @@ func (u *Upstream) call(ctx context.Context, t *Tool, args json.RawMessage, clie
 				return a, err
 			default:
 				a.rel, err = u.relay(ctx, s, t.Name, args, client)
-				if err == nil && !relay {
+				if err == nil && !asBytes {
 					// The SDK's path wants the result decoded.
 					var res mcp.CallToolResult
 					err = json.Unmarshal(a.rel.JSON, &res)
 					return answer{res: &res}, err
 				}
 			}
-			if errors.Is(err, errSessionGone) {
+			if errors.Is(err, relay.ErrSessionGone) {
 				u.drop(s)
 				if tries <= u.cfg.poolSize() {
 					continue
@@ -472,7 +473,7 @@ func (u *Upstream) redactRaw(rel Relayed) Relayed {
 	if !json.Valid(masked) {
 		masked = json.RawMessage(`{"isError":true,"content":[{"type":"text","text":"` + withheld + `"}]}`)
 	}
-	return relayedOf(masked)
+	return relay.Of(masked)
 }
 
 // call is one call under way on a session.
