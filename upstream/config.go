@@ -1,224 +1,30 @@
 package upstream
 
-import (
-	"fmt"
-	"maps"
-	"net/url"
-	"path"
-	"regexp"
-	"slices"
-	"time"
+import "github.com/legate-mcp/legate/upstream/upconfig"
 
-	"github.com/legate-mcp/legate"
-	"github.com/legate-mcp/legate/upstream/oauthcfg"
+// An upstream's definition is package upconfig's; its names are given here
+// too, so that what configures upstreams speaks of upstream.Config.
+
+type (
+	// Config is one upstream MCP server (upconfig.Config).
+	Config = upconfig.Config
+	// ToolFilter selects tools by glob on their upstream names.
+	ToolFilter = upconfig.ToolFilter
 )
 
-// Config is one upstream MCP server, an entry of `upstreams:` in
-// config.yaml or a stored definition (the same shape, as JSON). Its tags
-// are its spec (see package config); the defaults they name are applied
-// to config.yaml's upstreams by package config, and to stored ones by the
-// accessors below.
-type Config struct {
-	ID string `yaml:"id" json:"id" required:"true" desc:"Upstream id, [a-z0-9-]+ (no dots); its tools become mcp.<id>.<tool>"`
-	// Description is shown to clients in the gateway's instructions.
-	Description string            `yaml:"description" json:"description,omitempty" desc:"One line on what this server is for, shown to clients in the gateway's instructions"`
-	URL         string            `yaml:"url" json:"url,omitempty" example:"https://example.invalid/mcp/" desc:"URL of a remote server (Streamable HTTP, or legacy SSE with transport sse); give a url or a command"`
-	Transport   string            `yaml:"transport" json:"transport,omitempty" enum:"streamable,sse,stdio" desc:"streamable (default for a url) or sse, the legacy HTTP+SSE transport; stdio for a command"`
-	Command     []string          `yaml:"command" json:"command,omitempty" desc:"A local server over stdio: the program and its arguments, no shell"`
-	Env         map[string]string `yaml:"env" json:"env,omitempty" desc:"The whole environment of a stdio server, besides a minimal PATH and HOME"`
-	Dir         string            `yaml:"dir" json:"dir,omitempty" desc:"Working directory of a stdio server"`
-	HeaderEnv   map[string]string `yaml:"header_env" json:"header_env,omitempty" example:"{Authorization: GITHUB_MCP_TOKEN}" desc:"HTTP header to the name of the environment variable holding its whole value; an unset or empty variable fails this upstream alone"`
-	// TrustAnnotations: nil is true.
-	TrustAnnotations *bool           `yaml:"trust_annotations" json:"trust_annotations,omitempty" default:"true" desc:"true: readOnlyHint makes a tool class read, destructiveHint destructive, others write; false: every tool of this upstream is at least write"`
-	Tools            ToolFilter      `yaml:"tools" json:"tools,omitzero" desc:"Glob filters on the upstream's own tool names"`
-	Timeout          legate.Duration `yaml:"timeout" json:"timeout,omitempty" default:"60s" min:"0" desc:"Time limit of one call; when the client asked for progress, each progress notification from the upstream restarts it"`
-	Session          string          `yaml:"session" json:"session,omitempty" enum:"shared,per_client" default:"shared" desc:"shared: a small pool of sessions for every client; per_client: one upstream session (and process) per client session, to relay sampling and elicitation"`
-	// Prefix: nil is true.
-	Prefix          *bool            `yaml:"prefix" json:"prefix,omitempty" default:"true" desc:"true names tools and prompts mcp.<id>.<name>; false exposes them under their own names (a collision is a load error)"`
-	RefreshInterval legate.Duration  `yaml:"refresh_interval" json:"refresh_interval,omitempty" min:"0" desc:"Re-list the tools this often (0: only on list_changed, restarts and legate upstream refresh)"`
-	MaxConcurrency  int              `yaml:"max_concurrency" json:"max_concurrency,omitempty" default:"32" min:"0" desc:"Calls in flight to this upstream at most; more wait"`
-	MaxResultBytes  int64            `yaml:"max_result_bytes" json:"max_result_bytes,omitempty" min:"0" desc:"Largest message from this upstream in bytes (default: the top-level max_result_bytes); a larger result is cut off as it arrives and the call fails with ADAPTER_MAPPING_ERROR"`
-	PoolSize        int              `yaml:"pool_size" json:"pool_size,omitempty" min:"0" desc:"Shared sessions kept open (default 4 for a url, 1 for a command)"`
-	ProtocolVersion string           `yaml:"protocol_version" json:"protocol_version,omitempty" default:"2025-11-25" desc:"MCP protocol version spoken to the upstream; 2025-11-25 has sessions and so can relay sampling and elicitation"`
-	Tenant          string           `yaml:"tenant" json:"tenant,omitempty" desc:"Tenant owning the upstream: only its principals see its tools (empty: shared)"`
-	Auth            string           `yaml:"auth" json:"auth,omitempty" enum:"none,oauth" default:"none" desc:"none; oauth: the server is OAuth-protected (it answers 401 with protected resource metadata): each principal connects it (legate connect <id>, or /connect/<id>) through the MCP authorization flow, and its calls carry the caller's own token"`
-	OAuth           *oauthcfg.Client `yaml:"oauth" json:"oauth,omitempty" desc:"With auth: oauth, a client registered with the server's authorization server (default: Legate registers itself, RFC 7591)"`
-	// ListBeforeConnect: with auth: oauth, list its tools to principals
-	// who have not connected it.
-	ListBeforeConnect bool   `yaml:"list_before_connect" json:"list_before_connect,omitempty" desc:"With auth: oauth, list the tools to principals who have not connected it too (their calls then ask them to connect); default: only once connected"`
-	Pin               string `yaml:"pin" json:"pin,omitempty" enum:"tofu,strict" default:"tofu" desc:"tofu: a tool's definition is pinned when first seen; strict: only when an admin accepts it; a definition that differs from its pin is quarantined until accepted"`
-}
-
-// AuthOAuth is auth: oauth.
-const AuthOAuth = oauthcfg.Auth
-
-// OAuthProtected reports whether each principal connects the upstream
-// (auth: oauth).
-func (c *Config) OAuthProtected() bool { return c.Auth == AuthOAuth }
-
-// Pin modes.
+// The modes and defaults of a Config (package upconfig).
 const (
-	PinTOFU   = "tofu"
-	PinStrict = "strict"
+	AuthOAuth              = upconfig.AuthOAuth
+	PinTOFU                = upconfig.PinTOFU
+	PinStrict              = upconfig.PinStrict
+	SessionShared          = upconfig.SessionShared
+	SessionPerClient       = upconfig.SessionPerClient
+	DefaultTimeout         = upconfig.DefaultTimeout
+	DefaultMaxConcurrency  = upconfig.DefaultMaxConcurrency
+	DefaultProtocolVersion = upconfig.DefaultProtocolVersion
+	DefaultMaxResultBytes  = upconfig.DefaultMaxResultBytes
 )
 
-// ToolFilter selects tools by glob (path.Match syntax) on their upstream names.
-type ToolFilter struct {
-	Include []string `yaml:"include" json:"include,omitempty" desc:"Keep only tools whose name matches one of these globs (path.Match syntax); empty keeps all"`
-	Exclude []string `yaml:"exclude" json:"exclude,omitempty" desc:"Drop tools whose name matches one of these globs"`
-}
-
-// Session modes.
-const (
-	SessionShared    = "shared"
-	SessionPerClient = "per_client"
-)
-
-// Defaults.
-const (
-	DefaultTimeout         = 60 * time.Second
-	DefaultMaxConcurrency  = 32
-	DefaultProtocolVersion = "2025-11-25"
-	// DefaultMaxResultBytes bounds one message from an upstream when neither
-	// the upstream nor the configuration says otherwise.
-	DefaultMaxResultBytes = 16 << 20
-)
-
-var idPattern = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]{0,62})$`)
-
-// Validate checks the definition without I/O; errors name their key
-// below at (e.g. "upstreams[0]").
-func (c *Config) Validate(at string) []error {
-	var errs []error
-	bad := func(key, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s.%s: %s", at, key, fmt.Sprintf(format, args...)))
-	}
-	if !idPattern.MatchString(c.ID) {
-		bad("id", "%q must match %s (no dots: they separate names)", c.ID, idPattern)
-	}
-	switch {
-	case c.URL == "" && len(c.Command) == 0:
-		bad("url", "an upstream needs a url or a command")
-	case c.URL != "" && len(c.Command) > 0:
-		bad("command", "give a url or a command, not both")
-	case c.URL != "":
-		u, err := url.Parse(c.URL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			bad("url", "must be an absolute http or https URL")
-		}
-		if !slices.Contains([]string{"", "streamable", "sse"}, c.Transport) {
-			bad("transport", "must be streamable or sse, not %q", c.Transport)
-		}
-	default:
-		if c.Command[0] == "" {
-			bad("command", "the program is empty")
-		}
-		if c.Transport != "" && c.Transport != "stdio" {
-			bad("transport", "a command upstream speaks stdio")
-		}
-		if len(c.HeaderEnv) > 0 {
-			bad("header_env", "headers apply to url upstreams only")
-		}
-	}
-	// In a stable order: the same file gives the same errors every run.
-	for _, h := range slices.Sorted(maps.Keys(c.HeaderEnv)) {
-		if c.HeaderEnv[h] == "" {
-			bad("header_env."+h, "name the environment variable holding the value")
-		}
-	}
-	for _, l := range []struct {
-		key   string
-		globs []string
-	}{{"tools.include", c.Tools.Include}, {"tools.exclude", c.Tools.Exclude}} {
-		for i, g := range l.globs {
-			if _, err := path.Match(g, ""); err != nil {
-				bad(fmt.Sprintf("%s[%d]", l.key, i), "bad glob %q", g)
-			}
-		}
-	}
-	oauthcfg.Validate(oauthcfg.Upstream{Auth: c.Auth, URL: c.URL, Transport: c.Transport, PerClient: c.Session == SessionPerClient, HeaderEnv: c.HeaderEnv, Client: c.OAuth, ListBeforeConnect: c.ListBeforeConnect}, bad)
-	if !slices.Contains([]string{"", PinTOFU, PinStrict}, c.Pin) {
-		bad("pin", "must be tofu or strict, not %q", c.Pin)
-	}
-	if !slices.Contains([]string{"", SessionShared, SessionPerClient}, c.Session) {
-		bad("session", "must be shared or per_client, not %q", c.Session)
-	}
-	// Each limit is checked on its own, so the error names the key at fault.
-	for _, f := range []struct {
-		key string
-		v   int64
-	}{
-		{"timeout", int64(c.Timeout)}, {"refresh_interval", int64(c.RefreshInterval)},
-		{"max_concurrency", int64(c.MaxConcurrency)}, {"pool_size", int64(c.PoolSize)},
-		{"max_result_bytes", c.MaxResultBytes},
-	} {
-		if f.v < 0 {
-			bad(f.key, "must not be negative")
-		}
-	}
-	return errs
-}
-
-// Prefixed reports whether the upstream's names are namespaced.
-func (c *Config) Prefixed() bool { return c.Prefix == nil || *c.Prefix }
-
-// Trusted reports whether the upstream's annotations are honoured.
-func (c *Config) Trusted() bool { return c.TrustAnnotations == nil || *c.TrustAnnotations }
-
-// TransportName describes how Legate reaches the upstream.
-func (c *Config) TransportName() string {
-	switch {
-	case len(c.Command) > 0:
-		return "stdio"
-	case c.Transport == "sse":
-		return "sse"
-	}
-	return "streamable-http"
-}
-
-func (c *Config) timeout() time.Duration {
-	if c.Timeout > 0 {
-		return time.Duration(c.Timeout)
-	}
-	return DefaultTimeout
-}
-
-func (c *Config) maxConcurrency() int {
-	if c.MaxConcurrency > 0 {
-		return c.MaxConcurrency
-	}
-	return DefaultMaxConcurrency
-}
-
-func (c *Config) poolSize() int {
-	switch {
-	case c.PoolSize > 0:
-		return c.PoolSize
-	case len(c.Command) > 0:
-		return 1
-	}
-	return 4
-}
-
-func (c *Config) protocolVersion() string {
-	if c.ProtocolVersion != "" {
-		return c.ProtocolVersion
-	}
-	return DefaultProtocolVersion
-}
-
-// wanted reports whether the filter keeps the tool name.
-func (f ToolFilter) wanted(name string) bool {
-	match := func(globs []string) bool {
-		for _, g := range globs {
-			if ok, _ := path.Match(g, name); ok {
-				return true
-			}
-		}
-		return false
-	}
-	if len(f.Include) > 0 && !match(f.Include) {
-		return false
-	}
-	return !match(f.Exclude)
-}
+// ErrHeaderEnv is wrapped by the error of an upstream whose header_env
+// names an unset or empty environment variable.
+var ErrHeaderEnv = upconfig.ErrHeaderEnv

@@ -425,7 +425,7 @@ func (u *Upstream) list(ctx context.Context, via *session) ([]*mcp.Tool, []strin
 	if err != nil {
 		return nil, nil, err
 	}
-	lctx, cancel := context.WithTimeout(ctx, u.cfg.timeout())
+	lctx, cancel := context.WithTimeout(ctx, u.cfg.CallTimeout())
 	defer cancel()
 	var tools []*mcp.Tool
 	for t, err := range s.cs.Tools(lctx, nil) {
@@ -537,7 +537,7 @@ func (m *Manager) refreshVia(id string, via *session) {
 	}
 	m.wg.Go(func() {
 		defer m.refreshing.Delete(key)
-		ctx, cancel := context.WithTimeout(m.ctx, u.cfg.timeout())
+		ctx, cancel := context.WithTimeout(m.ctx, u.cfg.CallTimeout())
 		defer cancel()
 		d, err := m.refresh(ctx, u, via)
 		if err != nil {

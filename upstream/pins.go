@@ -31,7 +31,7 @@ func (m *Manager) load(ctx context.Context, u *Upstream, rows []store.CachedTool
 	tools := []*Tool{}
 	quarantined := []Quarantined{}
 	for _, row := range rows {
-		if !u.cfg.Tools.wanted(row.Name) {
+		if !u.cfg.Tools.Wanted(row.Name) {
 			continue
 		}
 		t, err := toolFrom(u.cfg, row)

@@ -51,7 +51,7 @@ func (m *Manager) Relayable(t *Tool) bool {
 // Timeout is the time limit of one call to t (its upstream's timeout).
 func (m *Manager) Timeout(t *Tool) time.Duration {
 	if u, ok := m.Upstream(t.Upstream); ok {
-		return u.cfg.timeout()
+		return u.cfg.CallTimeout()
 	}
 	return DefaultTimeout
 }

@@ -23,10 +23,6 @@ import (
 	"github.com/legate-mcp/legate/rounds"
 )
 
-// ErrHeaderEnv is wrapped by the error of an upstream whose header_env
-// names an unset or empty environment variable.
-var ErrHeaderEnv = errors.New("header environment variable not set")
-
 // session is one connected upstream session.
 type session struct {
 	cs    *mcp.ClientSession // set once connected: read it after ready
@@ -66,20 +62,6 @@ func (s *session) alive() bool {
 	}
 }
 
-// headers resolves header_env at connect time. The values stay in the
-// transport; errors name the variable, never a value.
-func (c *Config) headers(lookup func(string) (string, bool)) (http.Header, error) {
-	h := http.Header{}
-	for name, env := range c.HeaderEnv {
-		v, ok := lookup(env)
-		if !ok || v == "" {
-			return nil, fmt.Errorf("upstream %s: header %s: environment variable %s is not set or empty: %w", c.ID, name, env, ErrHeaderEnv)
-		}
-		h.Set(name, v)
-	}
-	return h, nil
-}
-
 // headerTransport adds fixed headers to every request.
 type headerTransport struct {
 	base http.RoundTripper
@@ -99,8 +81,8 @@ func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 func newHTTPClient(c *Config, h http.Header) *http.Client {
 	tr := &http.Transport{
 		Proxy:                 nil, // never from the environment
-		MaxIdleConns:          c.maxConcurrency() * 2,
-		MaxIdleConnsPerHost:   c.maxConcurrency() * 2,
+		MaxIdleConns:          c.Concurrency() * 2,
+		MaxIdleConnsPerHost:   c.Concurrency() * 2,
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ResponseHeaderTimeout: 0, // SSE responses stream for the call's whole life
@@ -264,7 +246,7 @@ func (u *Upstream) connect(ctx context.Context, owner *mcp.ServerSession, client
 	} else {
 		client.AddReceivingMiddleware(s.routeAsk)
 	}
-	cs, err := client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: u.cfg.protocolVersion()})
+	cs, err := client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: u.cfg.Protocol()})
 	if err != nil {
 		return nil, fmt.Errorf("connecting to upstream %s: %w", u.cfg.ID, err)
 	}

@@ -118,11 +118,11 @@ func newUpstream(m *Manager, cfg *Config, origin string) *Upstream {
 	u := &Upstream{
 		cfg: cfg, origin: origin, m: m,
 		log:       m.log.With("upstream", cfg.ID),
-		slots:     make(chan struct{}, cfg.maxConcurrency()),
+		slots:     make(chan struct{}, cfg.Concurrency()),
 		perClient: map[*mcp.ServerSession]*session{}, byPrincipal: map[string]*session{},
 	}
 	if cfg.URL != "" {
-		h, err := cfg.headers(m.opts.LookupEnv)
+		h, err := cfg.Headers(m.opts.LookupEnv)
 		u.headerErr = err
 		var parts []string
 		for _, vs := range h {
@@ -184,7 +184,7 @@ func (u *Upstream) sharedSession(ctx context.Context) (*session, error) {
 		return nil, errors.New("upstream closed")
 	}
 	u.shared = slices.DeleteFunc(u.shared, func(s *session) bool { return !s.alive() })
-	if n := len(u.shared); n >= u.cfg.poolSize() || n > 0 && u.backingOff() {
+	if n := len(u.shared); n >= u.cfg.SharedSessions() || n > 0 && u.backingOff() {
 		u.next = (u.next + 1) % n
 		s := u.shared[u.next]
 		u.mu.Unlock()
@@ -386,7 +386,7 @@ func (u *Upstream) call(ctx context.Context, t *Tool, args json.RawMessage, clie
 			}
 			if errors.Is(err, relay.ErrSessionGone) {
 				u.drop(s)
-				if tries <= u.cfg.poolSize() {
+				if tries <= u.cfg.SharedSessions() {
 					continue
 				}
 			}
@@ -403,7 +403,7 @@ func (u *Upstream) call(ctx context.Context, t *Tool, args json.RawMessage, clie
 	case legate.CodeOf(err) == legate.CodeNotConnected:
 		return answer{}, err
 	case errors.Is(err, errTimeout):
-		return answer{}, &legate.Error{Code: legate.CodeTimeout, Message: fmt.Sprintf("upstream %s did not answer within %s", u.cfg.ID, u.cfg.timeout()), Err: err}
+		return answer{}, &legate.Error{Code: legate.CodeTimeout, Message: fmt.Sprintf("upstream %s did not answer within %s", u.cfg.ID, u.cfg.CallTimeout()), Err: err}
 	case isTooLarge(err):
 		return answer{}, u.tooLarge(t, err)
 	}
@@ -495,7 +495,7 @@ func (u *Upstream) begin(ctx context.Context, s *session, client Client) *call {
 	c := &call{token: "legate-" + strconv.FormatUint(u.tokenID.Add(1), 10)}
 	c.ctx, c.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(ctx, func() { c.cancel(context.Cause(ctx)) })
-	timeout := u.cfg.timeout()
+	timeout := u.cfg.CallTimeout()
 	c.timer = time.AfterFunc(timeout, func() { c.cancel(errTimeout) })
 	pc := &pendingCall{ctx: ctx, client: client, extend: func() { c.timer.Reset(timeout) }}
 	u.calls.Store(c.token, pc)
@@ -592,7 +592,7 @@ func (m *Manager) retire(u *Upstream) {
 	if stop != nil {
 		stop()
 	}
-	drained := time.NewTimer(u.cfg.timeout())
+	drained := time.NewTimer(u.cfg.CallTimeout())
 	defer drained.Stop()
 	for range cap(u.slots) {
 		select {
