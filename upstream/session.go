@@ -5,22 +5,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"math"
 	"net/http"
-	"os"
 	"os/exec"
-	"strings"
 	"sync"
-	"time"
 
-	"github.com/legate-mcp/legate/telemetry/spans"
-	"github.com/legate-mcp/legate/upstream/msglimit"
-	"github.com/legate-mcp/legate/upstream/relay"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate/rounds"
+	"github.com/legate-mcp/legate/upstream/dial"
+	"github.com/legate-mcp/legate/upstream/msglimit"
+	"github.com/legate-mcp/legate/upstream/relay"
 )
 
 // session is one connected upstream session.
@@ -62,49 +57,15 @@ func (s *session) alive() bool {
 	}
 }
 
-// headerTransport adds fixed headers to every request.
-type headerTransport struct {
-	base http.RoundTripper
-	h    http.Header
-}
-
-func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	for k, v := range t.h {
-		r.Header[k] = v
-	}
-	return t.base.RoundTrip(r)
-}
-
-// newHTTPClient gives an upstream its own connection pool, sized to its
-// concurrency so that calls under load reuse connections.
-func newHTTPClient(c *Config, h http.Header) *http.Client {
-	tr := &http.Transport{
-		Proxy:                 nil, // never from the environment
-		MaxIdleConns:          c.Concurrency() * 2,
-		MaxIdleConnsPerHost:   c.Concurrency() * 2,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ResponseHeaderTimeout: 0, // SSE responses stream for the call's whole life
-		ForceAttemptHTTP2:     true,
-	}
-	// Within a traced call, each request is a span and carries traceparent.
-	rt := spans.Transport(tr)
-	if len(h) > 0 {
-		rt = &headerTransport{base: tr, h: h}
-	}
-	return &http.Client{Transport: rt}
-}
-
 // transport builds the MCP transport for session s, tapped so that its
 // notifications are relayed in wire order (relay.TapTransport).
 func (u *Upstream) transport(s *session) (mcp.Transport, error) {
 	c := u.cfg
 	if len(c.Command) > 0 {
 		cmd := exec.Command(c.Command[0], c.Command[1:]...)
-		cmd.Env = childEnv(c.Env)
+		cmd.Env = dial.ChildEnv(c.Env)
 		cmd.Dir = c.Dir
-		cmd.Stderr = &lineLogger{log: u.log}
+		cmd.Stderr = &dial.LineLogger{Log: u.log}
 		s.tapped = true
 		return &relay.StdioTransport{Cmd: cmd, Tap: func(raw []byte) { u.tapMessage(s, raw) }, Max: u.maxResult()}, nil
 	}
@@ -117,7 +78,7 @@ func (u *Upstream) transport(s *session) (mcp.Transport, error) {
 		// the session, not the connect call that opens it.
 		s.tapped = true
 		hc := &http.Client{Transport: &relay.TapTransport{Base: u.limited(), Tap: u.tap(s)}}
-		return &outliveConnect{Transport: &mcp.SSEClientTransport{Endpoint: c.URL, HTTPClient: hc, MaxEventSize: u.sdkMax()}, life: u.m.ctx}, nil
+		return &dial.OutliveConnect{Transport: &mcp.SSEClientTransport{Endpoint: c.URL, HTTPClient: hc, MaxEventSize: u.sdkMax()}, Life: u.m.ctx}, nil
 	}
 	s.tapped = true
 	return &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: cmp.Or(s.tappedHC, u.tappedHTTP), MaxRetries: 1, MaxEventSize: u.sdkMax()}, nil
@@ -134,98 +95,6 @@ func (u *Upstream) limited() http.RoundTripper {
 func (u *Upstream) sdkMax() int {
 	return int(min(u.maxResult()+64<<10, math.MaxInt32))
 }
-
-// outliveConnect connects a transport whose connection keeps the context it
-// was connected with (the legacy SSE client's event stream does): the
-// connection lives until it is closed or life ends, while connecting still
-// gives up when the caller's context ends.
-type outliveConnect struct {
-	mcp.Transport
-	life context.Context
-}
-
-func (t *outliveConnect) Connect(ctx context.Context) (mcp.Connection, error) {
-	lctx, cancel := context.WithCancel(t.life)
-	stop := context.AfterFunc(ctx, cancel)
-	conn, err := t.Transport.Connect(lctx)
-	if !stop() {
-		// ctx ended while connecting: lctx is cancelled.
-		if err == nil {
-			conn.Close()
-		}
-		return nil, ctx.Err()
-	}
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	return &closeHook{Connection: conn, after: cancel}, nil
-}
-
-// closeHook runs after when the connection closes.
-type closeHook struct {
-	mcp.Connection
-	after func()
-}
-
-func (c *closeHook) Close() error {
-	err := c.Connection.Close()
-	c.after()
-	return err
-}
-
-// childEnv is the whole environment of a stdio upstream: what the config
-// gives, plus PATH and HOME when it does not set them.
-func childEnv(env map[string]string) []string {
-	out := make([]string, 0, len(env)+2)
-	for k, v := range env {
-		out = append(out, k+"="+v)
-	}
-	if _, ok := env["PATH"]; !ok {
-		path := os.Getenv("PATH")
-		if path == "" {
-			path = "/usr/local/bin:/usr/bin:/bin"
-		}
-		out = append(out, "PATH="+path)
-	}
-	if _, ok := env["HOME"]; !ok {
-		if home, err := os.UserHomeDir(); err == nil {
-			out = append(out, "HOME="+home)
-		}
-	}
-	return out
-}
-
-// lineLogger logs a stdio upstream's stderr line by line, on the
-// upstream's logger (which names the upstream).
-type lineLogger struct {
-	log *slog.Logger
-	mu  sync.Mutex
-	buf []byte
-}
-
-func (l *lineLogger) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.buf = append(l.buf, p...)
-	for {
-		i := strings.IndexByte(string(l.buf), '\n')
-		if i < 0 {
-			break
-		}
-		if line := strings.TrimRight(string(l.buf[:i]), "\r"); line != "" {
-			l.log.Info("upstream stderr", "line", line)
-		}
-		l.buf = l.buf[i+1:]
-	}
-	if len(l.buf) > 64<<10 { // a line with no end: log what we have
-		l.log.Info("upstream stderr", "line", string(l.buf))
-		l.buf = l.buf[:0]
-	}
-	return len(p), nil
-}
-
-var _ io.Writer = (*lineLogger)(nil)
 
 // connect opens a session, for owner (per_client) or shared (nil owner);
 // its HTTP clients, when given, are one principal's (principal.go).

@@ -20,6 +20,7 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/rounds"
+	"github.com/legate-mcp/legate/upstream/dial"
 	"github.com/legate-mcp/legate/upstream/maskhttp"
 	"github.com/legate-mcp/legate/upstream/relay"
 )
@@ -131,7 +132,7 @@ func newUpstream(m *Manager, cfg *Config, origin string) *Upstream {
 			}
 		}
 		u.secrets = legate.NewSecrets(parts...)
-		u.http = newHTTPClient(cfg, h)
+		u.http = dial.NewHTTPClient(cfg.Concurrency(), h)
 		if !u.secrets.Empty() {
 			u.http.Transport = &maskhttp.Transport{Base: u.http.Transport, Secrets: u.secrets}
 		}
