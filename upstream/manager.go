@@ -33,6 +33,7 @@ import (
 
 	"github.com/legate-mcp/legate/rounds"
 	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/upstream/cache"
 )
 
 // Options configure a Manager.
@@ -365,7 +366,7 @@ func (m *Manager) refresh(ctx context.Context, u *Upstream, via *session) (Diff,
 		}
 		return Diff{}, err
 	}
-	rows, err := cachedFrom(listed)
+	rows, err := cache.Rows(listed)
 	if err != nil {
 		return Diff{}, fmt.Errorf("upstream %s: %w", u.cfg.ID, err)
 	}
@@ -373,14 +374,14 @@ func (m *Manager) refresh(ctx context.Context, u *Upstream, via *session) (Diff,
 	if err != nil {
 		return Diff{}, err
 	}
-	if !diff(before.Tools, old.Tools).Empty() {
+	if !cache.DiffOf(before.Tools, old.Tools).Empty() {
 		// Another replica cached a listing while this one ran: writing
 		// this over it could put back a tool set the upstream has left.
 		// Its rows are taken instead; the next refresh lists again.
 		_, err := m.reloadOne(ctx, u, old.Tools)
 		return Diff{}, err
 	}
-	d := diff(old.Tools, rows)
+	d := cache.DiffOf(old.Tools, rows)
 	if err := st.SaveCache(ctx, u.cfg.ID, rows, resources, time.Now(), ""); err != nil {
 		return Diff{}, err
 	}

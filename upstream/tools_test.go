@@ -11,6 +11,7 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/upstream"
+	"github.com/legate-mcp/legate/upstream/cache"
 	"github.com/legate-mcp/legate/upstream/upstreamtest"
 )
 
@@ -89,7 +90,7 @@ func TestClassOf(t *testing.T) {
 		{&mcp.ToolAnnotations{}, true, legate.ClassWrite},
 	}
 	for i, tc := range tests {
-		if got := upstream.ClassOf(tc.a, tc.trusted); got != tc.want {
+		if got := cache.ClassOf(tc.a, tc.trusted); got != tc.want {
 			t.Errorf("%d: ClassOf(%+v, %v) = %s, want %s", i, tc.a, tc.trusted, got, tc.want)
 		}
 	}
