@@ -396,9 +396,12 @@ func (u *Upstream) call(ctx context.Context, t *Tool, args json.RawMessage, clie
 	})
 	switch {
 	case err == nil && a.res != nil:
-		return answer{res: u.redact(a.res)}, nil
+		return answer{res: maskhttp.Result(u.secrets, a.res)}, nil
 	case err == nil:
-		return answer{rel: u.redactRaw(a.rel)}, nil
+		if masked, ok := maskhttp.Raw(u.secrets, a.rel.JSON); ok {
+			a.rel = relay.Of(masked)
+		}
+		return answer{rel: a.rel}, nil
 	case errors.Is(err, gobreaker.ErrOpenState), errors.Is(err, gobreaker.ErrTooManyRequests):
 		return answer{}, unavailable(u.cfg.ID, "circuit open after repeated failures; retry later", err)
 	case legate.CodeOf(err) == legate.CodeNotConnected:
@@ -409,7 +412,7 @@ func (u *Upstream) call(ctx context.Context, t *Tool, args json.RawMessage, clie
 		return answer{}, u.tooLarge(t, err)
 	}
 	if answered(err) {
-		return answer{}, u.redactErr(err)
+		return answer{}, maskhttp.Err(u.secrets, err)
 	}
 	if errors.Is(err, context.Canceled) {
 		return answer{}, err
@@ -439,42 +442,6 @@ func answered(err error) bool {
 		return false
 	}
 	return true
-}
-
-// redact masks the upstream's own credentials (header_env values) in a
-// result, should it echo them: they must never reach a client. The
-// response was masked as it was read (maskhttp); this sees the result as
-// decoded, whatever escapes spelled it on the wire.
-func (u *Upstream) redact(res *mcp.CallToolResult) *mcp.CallToolResult {
-	if u.secrets.Empty() {
-		return res
-	}
-	b, err := json.Marshal(res)
-	if err != nil || !u.secrets.Contains(b) {
-		return res
-	}
-	var out mcp.CallToolResult
-	if err := json.Unmarshal(u.secrets.Mask(b, false), &out); err != nil {
-		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: withheld}}}
-	}
-	return &out
-}
-
-// withheld replaces a result that masking would leave broken.
-const withheld = "the upstream's result held a credential and was withheld"
-
-// redactRaw is redact for a result relayed as the upstream sent it (masked
-// as it was read): only a secret spelled in a mix of escapes is left to
-// find. A result it masks is read again.
-func (u *Upstream) redactRaw(rel Relayed) Relayed {
-	masked, ok := u.secrets.DecodedLeak(rel.JSON)
-	if !ok {
-		return rel
-	}
-	if !json.Valid(masked) {
-		masked = json.RawMessage(`{"isError":true,"content":[{"type":"text","text":"` + withheld + `"}]}`)
-	}
-	return relay.Of(masked)
 }
 
 // call is one call under way on a session.

@@ -5,7 +5,10 @@
 // it is read, at the bottom of its HTTP client ([Transport]), before the
 // SDK client, the relay or the tap sees a byte of it: no path from the
 // upstream to a client, a log or the store goes around it. Content
-// codings are undone first, so that a compressed body is masked too.
+// codings are undone first, so that a compressed body is masked too. What
+// is decoded from a response is masked again (Result, Raw, Err): a secret
+// may be spelled on the wire in escapes that only decoding brings
+// together.
 package maskhttp
 
 import (
