@@ -99,9 +99,8 @@ type Manager struct {
 	quarantine atomic.Pointer[[]Quarantined]
 	reported   sync.Map // "upstream/tool/hash" → struct{}: quarantines already reported
 
-	endMu sync.Mutex
-	ends  map[*mcp.ServerSession]chan struct{}
-	held  *rounds.Holder // calls waiting for a 2026-07-28 client's input
+	ends clientEnds
+	held *rounds.Holder // calls waiting for a 2026-07-28 client's input
 
 	reloadMu   sync.Mutex // serializes reload
 	refreshing sync.Map   // id, or *session listed on → struct{}: a refresh is queued or running
@@ -138,7 +137,7 @@ func NewManager(ctx context.Context, defs []Def, opts Options) (*Manager, error)
 	}
 	m := &Manager{
 		opts: opts, log: opts.Logger, version: opts.Version,
-		ends: map[*mcp.ServerSession]chan struct{}{},
+		ends: clientEnds{by: map[*mcp.ServerSession]chan struct{}{}},
 	}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	m.held = rounds.NewHolder(rounds.MaxHeld, rounds.HeldTTL, m.wg.Go)
@@ -291,9 +290,9 @@ func (m *Manager) Start(ctx context.Context) {
 // startOne starts u's supervision, which its retirement ends.
 func (m *Manager) startOne(u *Upstream) {
 	ctx, stop := context.WithCancel(m.ctx)
-	u.mu.Lock()
+	u.pool.mu.Lock()
 	u.stop = stop
-	u.mu.Unlock()
+	u.pool.mu.Unlock()
 	m.wg.Go(func() { u.supervise(ctx) })
 }
 
@@ -303,7 +302,7 @@ func (m *Manager) Close() {
 	m.wg.Wait()
 	var wg sync.WaitGroup
 	for _, u := range m.set.Load().byID {
-		wg.Go(u.close)
+		wg.Go(u.pool.close)
 	}
 	wg.Wait()
 }
@@ -416,12 +415,12 @@ func (u *Upstream) list(ctx context.Context, via *session) ([]*mcp.Tool, []strin
 		}
 	case u.cfg.Session == SessionPerClient:
 		// Per-client upstreams keep no shared session: list on a short one.
-		s, err = u.dial(nil, false)
+		s, err = u.pool.dial(nil, false)
 		if err == nil {
 			defer s.cs.Close()
 		}
 	default:
-		s, err = u.sharedSession(ctx)
+		s, err = u.pool.sharedSession(ctx)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -580,12 +579,12 @@ func (u *Upstream) supervise(ctx context.Context) {
 				return
 			}
 			u.log.Warn("upstream refresh failed", "error", err)
-			wait = time.After(u.retryAfter())
+			wait = time.After(u.pool.retryAfter())
 		} else {
 			if !d.Empty() {
 				u.log.Info("upstream tools changed", "diff", d.String())
 			}
-			ended = u.sharedDone()
+			ended = u.pool.sharedDone()
 		}
 		select {
 		case <-ctx.Done():
@@ -597,49 +596,32 @@ func (u *Upstream) supervise(ctx context.Context) {
 			select {
 			case <-ctx.Done():
 				return
-			case <-time.After(u.retryAfter()):
+			case <-time.After(u.pool.retryAfter()):
 			}
 		}
 	}
 }
 
-// retryAfter is the current reconnection backoff (at least 250ms).
-func (u *Upstream) retryAfter() time.Duration {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.backoff == 0 {
-		u.backoff = 250 * time.Millisecond
-	}
-	return u.backoff
+// clientEnds tells when client sessions end, with one watcher a session.
+type clientEnds struct {
+	mu sync.Mutex
+	by map[*mcp.ServerSession]chan struct{}
 }
 
-// sharedDone is closed when the first live shared session ends; nil when
-// there is none to watch (per_client upstreams).
-func (u *Upstream) sharedDone() <-chan struct{} {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	for _, s := range u.shared {
-		if s.alive() {
-			return s.done
-		}
-	}
-	return nil
-}
-
-// sessionEnded returns a channel closed when the client session ends.
-func (m *Manager) sessionEnded(ss *mcp.ServerSession) <-chan struct{} {
-	m.endMu.Lock()
-	defer m.endMu.Unlock()
-	if ch, ok := m.ends[ss]; ok {
+// of returns a channel closed when the client session ends.
+func (e *clientEnds) of(ss *mcp.ServerSession) <-chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if ch, ok := e.by[ss]; ok {
 		return ch
 	}
 	ch := make(chan struct{})
-	m.ends[ss] = ch
+	e.by[ss] = ch
 	go func() {
 		ss.Wait()
-		m.endMu.Lock()
-		delete(m.ends, ss)
-		m.endMu.Unlock()
+		e.mu.Lock()
+		delete(e.by, ss)
+		e.mu.Unlock()
 		close(ch)
 	}()
 	return ch

@@ -167,7 +167,7 @@ func (u *Upstream) tap(s *session) func(r *http.Request) func([]byte) {
 	return func(r *http.Request) func([]byte) {
 		to := s
 		if to == nil {
-			to = u.sessionByID(r.Header.Get("Mcp-Session-Id"))
+			to = u.pool.sessionByID(r.Header.Get("Mcp-Session-Id"))
 		}
 		return func(raw []byte) { u.tapMessage(to, raw) }
 	}
@@ -212,24 +212,4 @@ func (u *Upstream) relayLog(s *session, p *mcp.LoggingMessageParams) {
 		return
 	}
 	u.log.Debug("upstream log", "level", p.Level, "data", p.Data)
-}
-
-// sessionByID finds a session by its Mcp-Session-Id.
-func (u *Upstream) sessionByID(id string) *session {
-	if id == "" {
-		return nil
-	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	for _, s := range u.shared {
-		if s.cs != nil && s.cs.ID() == id {
-			return s
-		}
-	}
-	for _, s := range u.perClient {
-		if s.cs != nil && s.cs.ID() == id {
-			return s
-		}
-	}
-	return nil
 }

@@ -62,7 +62,7 @@ func (m *Manager) Request(ctx context.Context, id string, client Client, method,
 	if !found || client.Round == nil || len(params) < 2 {
 		return nil, false, nil
 	}
-	s, err := u.session(ctx, client)
+	s, err := u.pool.session(ctx, client)
 	if err != nil || !u.enveloped(s, client) {
 		return nil, false, nil
 	}

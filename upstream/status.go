@@ -31,7 +31,7 @@ func (m *Manager) Status(ctx context.Context) ([]Status, error) {
 		c := all[id]
 		s := Status{
 			ID: id, Transport: u.cfg.TransportName(), Origin: u.origin, Circuit: u.Circuit(),
-			Sessions: u.sessions(), Tools: len(*u.tools.Load()), Quarantined: len(*u.quarantined.Load()),
+			Sessions: u.pool.sessions(), Tools: len(*u.tools.Load()), Quarantined: len(*u.quarantined.Load()),
 			RefreshedAt: c.RefreshedAt, CheckedAt: c.CheckedAt, LastError: c.LastError,
 		}
 		// A failed call is newer news than the last refresh's outcome.

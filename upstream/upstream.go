@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -16,7 +15,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/sony/gobreaker/v2"
-	"golang.org/x/sync/singleflight"
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/rounds"
@@ -40,17 +38,8 @@ type Upstream struct {
 	breaker *gobreaker.CircuitBreaker[answer]
 	slots   chan struct{} // bounds calls in flight
 
-	mu          sync.Mutex
-	connecting  singleflight.Group // one connection attempt at a time per key
-	shared      []*session
-	next        int
-	perClient   map[*mcp.ServerSession]*session
-	byPrincipal map[string]*session // auth: oauth: sessions by tenant and principal (principal.go)
-	connErr     error               // last connection failure
-	connAt      time.Time           // when it happened
-	backoff     time.Duration
-	closed      bool
-	stop        context.CancelFunc // ends supervise; nil until started
+	pool pool               // its sessions
+	stop context.CancelFunc // ends supervise; nil until started (under pool.mu)
 
 	// first, for an upstream with no cache at start, is done once its
 	// first listing was tried (WaitListed); nil when there was a cache.
@@ -118,10 +107,10 @@ var errTimeout = errors.New("upstream call timed out")
 func newUpstream(m *Manager, cfg *Config, origin string) *Upstream {
 	u := &Upstream{
 		cfg: cfg, origin: origin, m: m,
-		log:       m.log.With("upstream", cfg.ID),
-		slots:     make(chan struct{}, cfg.Concurrency()),
-		perClient: map[*mcp.ServerSession]*session{}, byPrincipal: map[string]*session{},
+		log:   m.log.With("upstream", cfg.ID),
+		slots: make(chan struct{}, cfg.Concurrency()),
 	}
+	u.pool = pool{u: u, perClient: map[*mcp.ServerSession]*session{}, byPrincipal: map[string]*session{}}
 	if cfg.URL != "" {
 		h, err := cfg.Headers(m.opts.LookupEnv)
 		u.headerErr = err
@@ -174,172 +163,6 @@ func (u *Upstream) Config() *Config { return u.cfg }
 // Circuit returns the breaker's state: closed, half-open or open.
 func (u *Upstream) Circuit() string { return u.breaker.State().String() }
 
-// sharedSession returns a live shared session, connecting one if the pool
-// is not full. A recent connection failure fails fast until its backoff
-// ends. The lock is never held while connecting: a slow upstream blocks no
-// status report and no other caller.
-func (u *Upstream) sharedSession(ctx context.Context) (*session, error) {
-	u.mu.Lock()
-	if u.closed {
-		u.mu.Unlock()
-		return nil, errors.New("upstream closed")
-	}
-	u.shared = slices.DeleteFunc(u.shared, func(s *session) bool { return !s.alive() })
-	if n := len(u.shared); n >= u.cfg.SharedSessions() || n > 0 && u.backingOff() {
-		u.next = (u.next + 1) % n
-		s := u.shared[u.next]
-		u.mu.Unlock()
-		return s, nil
-	}
-	if u.backingOff() {
-		err := u.connErr
-		u.mu.Unlock()
-		return nil, err
-	}
-	u.mu.Unlock()
-
-	v, err := u.await(ctx, "shared", nil)
-	if err != nil {
-		u.mu.Lock()
-		defer u.mu.Unlock()
-		if len(u.shared) > 0 {
-			return u.shared[0], nil
-		}
-		return nil, err
-	}
-	return v.(*session), nil
-}
-
-// drop takes a shared session the upstream no longer has out of the pool
-// and closes it.
-func (u *Upstream) drop(s *session) {
-	u.mu.Lock()
-	u.shared = slices.DeleteFunc(u.shared, func(x *session) bool { return x == s })
-	u.mu.Unlock()
-	s.cs.Close()
-}
-
-// backingOff reports, with u.mu held, whether a recent connection failure
-// still holds new connections back.
-func (u *Upstream) backingOff() bool {
-	return u.connErr != nil && time.Since(u.connAt) < u.backoff
-}
-
-// clientSession returns the session serving owner, connecting it on first
-// use; it is closed when the client's session ends.
-func (u *Upstream) clientSession(ctx context.Context, owner *mcp.ServerSession) (*session, error) {
-	u.mu.Lock()
-	if u.closed {
-		u.mu.Unlock()
-		return nil, errors.New("upstream closed")
-	}
-	if s, ok := u.perClient[owner]; ok && s.alive() {
-		u.mu.Unlock()
-		return s, nil
-	}
-	if u.backingOff() {
-		err := u.connErr
-		u.mu.Unlock()
-		return nil, err
-	}
-	u.mu.Unlock()
-
-	v, err := u.await(ctx, fmt.Sprintf("client-%p", owner), owner)
-	if err != nil {
-		return nil, err
-	}
-	return v.(*session), nil
-}
-
-// await joins (or starts) the connection attempt for key and waits for it
-// until ctx ends; the attempt itself goes on, for the next caller.
-func (u *Upstream) await(ctx context.Context, key string, owner *mcp.ServerSession) (any, error) {
-	ch := u.connecting.DoChan(key, func() (any, error) { return u.dial(owner, true) })
-	select {
-	case r := <-ch:
-		return r.Val, r.Err
-	case <-ctx.Done():
-		return nil, fmt.Errorf("connecting to upstream %s: %w", u.cfg.ID, ctx.Err())
-	}
-}
-
-// dial connects one session within ConnectTimeout (concurrent callers
-// share the result, whatever their own contexts), and keeps the failure
-// backoff (doubling from 250ms to 30s) so a dead upstream fails fast.
-func (u *Upstream) dial(owner *mcp.ServerSession, register bool) (*session, error) {
-	// Not the caller's context: the session outlives the call, and the
-	// caller's context carries values of the client's request (its protocol
-	// version, for one) the SDK would send on to the upstream.
-	cctx, cancel := context.WithTimeout(u.m.ctx, u.m.opts.ConnectTimeout)
-	defer cancel()
-	s, err := u.connect(cctx, owner)
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if err != nil {
-		u.connErr, u.connAt = err, time.Now()
-		switch {
-		case u.backoff == 0:
-			u.backoff = 250 * time.Millisecond
-		case u.backoff < 30*time.Second:
-			u.backoff *= 2
-		}
-		return nil, err
-	}
-	if u.closed {
-		s.cs.Close()
-		return nil, errors.New("upstream closed")
-	}
-	if u.connErr != nil {
-		// Back after a failure (a restarted process): its tools may differ.
-		// A per_client upstream lists them on the client's new session (one
-		// process per client session); a listing session is listing already.
-		switch {
-		case u.cfg.Session != SessionPerClient:
-			u.m.refreshSoon(u.cfg.ID)
-		case owner != nil:
-			u.m.refreshVia(u.cfg.ID, s)
-		}
-	}
-	u.connErr, u.backoff = nil, 0
-	// The session is registered here, not by the caller, who may have
-	// stopped waiting: every session connected is owned, and Close ends it.
-	// An unregistered one (a short listing session) its caller closes.
-	if !register {
-		return s, nil
-	}
-	if owner == nil {
-		u.shared = append(u.shared, s)
-		return s, nil
-	}
-	u.perClient[owner] = s
-	u.m.wg.Go(func() {
-		select {
-		case <-s.done:
-		case <-u.m.sessionEnded(owner):
-		case <-u.m.ctx.Done():
-		}
-		u.mu.Lock()
-		if u.perClient[owner] == s {
-			delete(u.perClient, owner)
-		}
-		u.mu.Unlock()
-		s.cs.Close()
-		<-s.done
-	})
-	return s, nil
-}
-
-// session picks the session a call from client uses.
-func (u *Upstream) session(ctx context.Context, client Client) (*session, error) {
-	if u.cfg.Session == SessionPerClient && client.Session != nil {
-		return u.clientSession(ctx, client.Session)
-	}
-	if u.cfg.OAuthProtected() {
-		return principalSession(ctx, u, client)
-	}
-	return u.sharedSession(ctx)
-}
-
 // answer is a call's result: the SDK's decoding of it, or (relayed) its
 // JSON as the upstream sent it.
 type answer struct {
@@ -363,7 +186,7 @@ func (u *Upstream) call(ctx context.Context, t *Tool, args json.RawMessage, clie
 		// restarted, forgetting every session of the pool) is sent again on
 		// another, a new one at the latest: the upstream did not take it.
 		for tries := 1; ; tries++ {
-			s, err := u.session(ctx, client)
+			s, err := u.pool.session(ctx, client)
 			if err != nil {
 				return answer{}, err
 			}
@@ -386,7 +209,7 @@ func (u *Upstream) call(ctx context.Context, t *Tool, args json.RawMessage, clie
 				}
 			}
 			if errors.Is(err, relay.ErrSessionGone) {
-				u.drop(s)
+				u.pool.drop(s)
 				if tries <= u.cfg.SharedSessions() {
 					continue
 				}
@@ -536,7 +359,6 @@ func (u *Upstream) relayProgress(p *mcp.ProgressNotificationParams) {
 	}
 }
 
-// close ends every session.
 // firstListing is closed once an upstream's first listing was tried.
 type firstListing struct {
 	ch   chan struct{}
@@ -554,9 +376,9 @@ func (f *firstListing) done() {
 // sessions and processes once the calls it is running end (bounded by
 // its timeout), so that a reload never cuts a call short.
 func (m *Manager) retire(u *Upstream) {
-	u.mu.Lock()
+	u.pool.mu.Lock()
 	stop := u.stop
-	u.mu.Unlock()
+	u.pool.mu.Unlock()
 	if stop != nil {
 		stop()
 	}
@@ -566,54 +388,14 @@ func (m *Manager) retire(u *Upstream) {
 		select {
 		case u.slots <- struct{}{}: // a slot no call holds
 		case <-drained.C:
-			u.close()
+			u.pool.close()
 			return
 		case <-m.ctx.Done():
-			u.close()
+			u.pool.close()
 			return
 		}
 	}
-	u.close()
-}
-
-func (u *Upstream) close() {
-	u.mu.Lock()
-	u.closed = true
-	sessions := append([]*session{}, u.shared...)
-	for _, s := range u.perClient {
-		sessions = append(sessions, s)
-	}
-	for _, s := range u.byPrincipal {
-		sessions = append(sessions, s)
-	}
-	u.shared, u.perClient, u.byPrincipal = nil, map[*mcp.ServerSession]*session{}, map[string]*session{}
-	u.mu.Unlock()
-	var wg sync.WaitGroup
-	for _, s := range sessions {
-		wg.Go(func() { s.cs.Close(); <-s.done })
-	}
-	wg.Wait()
-	if u.http != nil {
-		u.http.CloseIdleConnections()
-	}
-}
-
-// sessions counts open sessions, for status and tests.
-func (u *Upstream) sessions() int {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	n := 0
-	for _, s := range u.shared {
-		if s.alive() {
-			n++
-		}
-	}
-	for _, s := range u.perClient {
-		if s.alive() {
-			n++
-		}
-	}
-	return n
+	u.pool.close()
 }
 
 func unavailable(id, msg string, err error) error {
@@ -638,7 +420,7 @@ func (m *Manager) Session(ctx context.Context, id string, client Client) (*mcp.C
 	if u.breaker.State() == gobreaker.StateOpen {
 		return nil, unavailable(id, "circuit open after repeated failures; retry later", nil)
 	}
-	s, err := u.session(ctx, client)
+	s, err := u.pool.session(ctx, client)
 	if err != nil {
 		return nil, unavailable(id, errText(err), err)
 	}
