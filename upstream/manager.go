@@ -34,6 +34,7 @@ import (
 	"github.com/legate-mcp/legate/rounds"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/upstream/cache"
+	"github.com/legate-mcp/legate/upstream/discovery"
 )
 
 // Options configure a Manager.
@@ -284,7 +285,9 @@ func (m *Manager) Start(ctx context.Context) {
 	for _, id := range set.order {
 		m.startOne(set.byID[id])
 	}
-	m.wg.Go(func() { m.poll(m.ctx) })
+	m.wg.Go(func() {
+		discovery.Poll(m.ctx, m.opts.PollInterval, m.opts.Store.CacheVersion, m.cacheVer.Load, m.reload, m.log)
+	})
 }
 
 // startOne starts u's supervision, which its retirement ends.
@@ -425,28 +428,7 @@ func (u *Upstream) list(ctx context.Context, via *session) ([]*mcp.Tool, []strin
 	if err != nil {
 		return nil, nil, err
 	}
-	lctx, cancel := context.WithTimeout(ctx, u.cfg.CallTimeout())
-	defer cancel()
-	var tools []*mcp.Tool
-	for t, err := range s.cs.Tools(lctx, nil) {
-		if err != nil {
-			return nil, nil, fmt.Errorf("listing tools of upstream %s: %w", u.cfg.ID, err)
-		}
-		tools = append(tools, t)
-	}
-	uris := []string{}
-	if caps := s.cs.InitializeResult().Capabilities; caps != nil && caps.Resources != nil {
-		for r, err := range s.cs.Resources(lctx, nil) {
-			if err != nil {
-				if lctx.Err() == nil {
-					u.log.Warn("listing resources", "error", err)
-				}
-				break
-			}
-			uris = append(uris, r.URI)
-		}
-	}
-	return tools, uris, nil
+	return discovery.List(ctx, s.cs, u.cfg.ID, u.cfg.CallTimeout(), u.log)
 }
 
 // reload reads the caches and pins from the store into each upstream,
@@ -495,28 +477,6 @@ func (m *Manager) reloadOne(ctx context.Context, u *Upstream, rows []store.Cache
 	return m.publish(), nil
 }
 
-// poll reloads the caches when another process (the CLI) changed them.
-func (m *Manager) poll(ctx context.Context) {
-	t := time.NewTicker(m.opts.PollInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		ver, err := m.opts.Store.CacheVersion(ctx)
-		if err != nil || ver == m.cacheVer.Load() {
-			continue
-		}
-		if changed, err := m.reload(ctx); err != nil && ctx.Err() == nil {
-			m.log.Warn("reloading tool cache", "error", err)
-		} else if changed {
-			m.log.Info("tool cache changed in the store; catalog updated")
-		}
-	}
-}
-
 // refreshSoon refreshes an upstream in the background, once however many
 // times it is asked while one is queued or running.
 func (m *Manager) refreshSoon(id string) { m.refreshVia(id, nil) }
@@ -554,52 +514,17 @@ func (m *Manager) refreshVia(id string, via *session) {
 	})
 }
 
-// supervise refreshes the upstream at start, after its shared session
-// ends (a stdio process that exits is restarted with backoff and
-// re-listed), after a failure once its backoff passes, and every
-// refresh_interval.
+// supervise refreshes the upstream (discovery.Loop) until ctx ends.
 func (u *Upstream) supervise(ctx context.Context) {
-	var tick <-chan time.Time
-	if u.cfg.RefreshInterval > 0 {
-		t := time.NewTicker(time.Duration(u.cfg.RefreshInterval))
-		defer t.Stop()
-		tick = t.C
-	}
 	defer u.first.done() // supervision ended: no first listing to wait for
 	if u.cfg.OAuthProtected() {
 		return // listed through its principals' sessions (principal.go)
 	}
-	for {
-		var wait <-chan time.Time
-		var ended <-chan struct{}
-		d, err := u.m.refresh(ctx, u, nil)
-		u.first.done()
-		if err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			u.log.Warn("upstream refresh failed", "error", err)
-			wait = time.After(u.pool.retryAfter())
-		} else {
-			if !d.Empty() {
-				u.log.Info("upstream tools changed", "diff", d.String())
-			}
-			ended = u.pool.sharedDone()
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick:
-		case <-wait:
-		case <-ended:
-			u.log.Warn("upstream session ended; reconnecting")
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(u.pool.retryAfter()):
-			}
-		}
-	}
+	discovery.Loop{
+		Every:   time.Duration(u.cfg.RefreshInterval),
+		Refresh: func(ctx context.Context) (Diff, error) { return u.m.refresh(ctx, u, nil) },
+		Tried:   u.first.done, Backoff: u.pool.retryAfter, Ended: u.pool.sharedDone, Log: u.log,
+	}.Run(ctx)
 }
 
 // clientEnds tells when client sessions end, with one watcher a session.
