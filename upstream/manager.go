@@ -161,7 +161,7 @@ func NewManager(ctx context.Context, defs []Def, opts Options) (*Manager, error)
 	}
 	for id, u := range set.byID {
 		if caches[id].RefreshedAt.IsZero() {
-			u.first = &firstListing{ch: make(chan struct{})}
+			u.first = discovery.NewFirst()
 		}
 	}
 	return m, nil
@@ -178,7 +178,7 @@ func (m *Manager) WaitListed(ctx context.Context) error {
 			continue
 		}
 		select {
-		case <-u.first.ch:
+		case <-u.first.C:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -349,48 +349,11 @@ func (m *Manager) Refresh(ctx context.Context, id string) (Diff, error) {
 }
 
 // refresh lists u's tools (on via when it is set: see list), caches them
-// and reloads the catalog.
+// and reloads the catalog (cache.Refresh).
 func (m *Manager) refresh(ctx context.Context, u *Upstream, via *session) (Diff, error) {
-	st := m.opts.Store
-	before, err := st.CacheOf(ctx, u.cfg.ID)
-	if err != nil {
-		return Diff{}, err
-	}
-	listed, resources, err := u.list(ctx, via)
-	if err != nil {
-		if ctx.Err() != nil || via != nil && !via.alive() {
-			// The caller gave up (shutting down), or the client session
-			// to list on ended: no failure of the upstream's to record.
-			return Diff{}, err
-		}
-		if serr := st.SaveCache(ctx, u.cfg.ID, nil, nil, time.Time{}, errText(err)); serr != nil {
-			m.log.Error("recording refresh failure", "upstream", u.cfg.ID, "error", serr)
-		}
-		return Diff{}, err
-	}
-	rows, err := cache.Rows(listed)
-	if err != nil {
-		return Diff{}, fmt.Errorf("upstream %s: %w", u.cfg.ID, err)
-	}
-	old, err := st.CacheOf(ctx, u.cfg.ID)
-	if err != nil {
-		return Diff{}, err
-	}
-	if !cache.DiffOf(before.Tools, old.Tools).Empty() {
-		// Another replica cached a listing while this one ran: writing
-		// this over it could put back a tool set the upstream has left.
-		// Its rows are taken instead; the next refresh lists again.
-		_, err := m.reloadOne(ctx, u, old.Tools)
-		return Diff{}, err
-	}
-	d := cache.DiffOf(old.Tools, rows)
-	if err := st.SaveCache(ctx, u.cfg.ID, rows, resources, time.Now(), ""); err != nil {
-		return Diff{}, err
-	}
-	if _, err := m.reloadOne(ctx, u, rows); err != nil {
-		return d, err
-	}
-	return d, nil
+	return cache.Refresh(ctx, m.opts.Store, u.cfg.ID, func(ctx context.Context) ([]*mcp.Tool, []string, error) { return u.list(ctx, via) },
+		func() bool { return ctx.Err() != nil || via != nil && !via.alive() },
+		func(rows []store.CachedTool) error { _, err := m.reloadOne(ctx, u, rows); return err }, m.log)
 }
 
 // list fetches every page of the upstream's tools, and the URIs of its
@@ -516,14 +479,14 @@ func (m *Manager) refreshVia(id string, via *session) {
 
 // supervise refreshes the upstream (discovery.Loop) until ctx ends.
 func (u *Upstream) supervise(ctx context.Context) {
-	defer u.first.done() // supervision ended: no first listing to wait for
+	defer u.first.Done() // supervision ended: no first listing to wait for
 	if u.cfg.OAuthProtected() {
 		return // listed through its principals' sessions (principal.go)
 	}
 	discovery.Loop{
 		Every:   time.Duration(u.cfg.RefreshInterval),
 		Refresh: func(ctx context.Context) (Diff, error) { return u.m.refresh(ctx, u, nil) },
-		Tried:   u.first.done, Backoff: u.pool.retryAfter, Ended: u.pool.sharedDone, Log: u.log,
+		Tried:   u.first.Done, Backoff: u.pool.retryAfter, Ended: u.pool.sharedDone, Log: u.log,
 	}.Run(ctx)
 }
 

@@ -174,33 +174,14 @@ func (u *Upstream) tap(s *session) func(r *http.Request) func([]byte) {
 }
 
 // tapMessage relays one inbound JSON-RPC message if it is a progress or log
-// notification; s is the session it arrived on, nil if unknown.
+// notification (relay.Notification); s is the session it arrived on, nil if
+// unknown.
 func (u *Upstream) tapMessage(s *session, raw []byte) {
-	if !bytes.Contains(raw, []byte(`"notifications/`)) {
-		return
-	}
-	var msg struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params json.RawMessage `json:"params"`
-	}
-	if masked, ok := u.secrets.DecodedLeak(raw); ok {
-		raw = masked // a secret in a mix of escapes (mask.go)
-	}
-	if json.Unmarshal(raw, &msg) != nil || msg.ID != nil {
-		return
-	}
-	switch msg.Method {
-	case "notifications/progress":
-		var p mcp.ProgressNotificationParams
-		if json.Unmarshal(msg.Params, &p) == nil {
-			u.relayProgress(&p)
-		}
-	case "notifications/message":
-		var p mcp.LoggingMessageParams
-		if json.Unmarshal(msg.Params, &p) == nil {
-			u.relayLog(s, &p)
-		}
+	switch progress, log := relay.Notification(raw, u.secrets); {
+	case progress != nil:
+		u.relayProgress(progress)
+	case log != nil:
+		u.relayLog(s, log)
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/rounds"
 	"github.com/legate-mcp/legate/upstream/dial"
+	"github.com/legate-mcp/legate/upstream/discovery"
 	"github.com/legate-mcp/legate/upstream/maskhttp"
 	"github.com/legate-mcp/legate/upstream/relay"
 )
@@ -43,7 +44,7 @@ type Upstream struct {
 
 	// first, for an upstream with no cache at start, is done once its
 	// first listing was tried (WaitListed); nil when there was a cache.
-	first *firstListing
+	first *discovery.First
 
 	tools       atomic.Pointer[[]*Tool]       // from the cache, filtered, accepted
 	quarantined atomic.Pointer[[]Quarantined] // from the cache, changed since accepted
@@ -356,19 +357,6 @@ func (u *Upstream) relayProgress(p *mcp.ProgressNotificationParams) {
 	}
 	if err := pc.client.Session.NotifyProgress(pc.ctx, &out); err != nil {
 		u.log.Debug("relaying progress", "error", err)
-	}
-}
-
-// firstListing is closed once an upstream's first listing was tried.
-type firstListing struct {
-	ch   chan struct{}
-	once sync.Once
-}
-
-// done records that the first listing was tried (nil: nothing to record).
-func (f *firstListing) done() {
-	if f != nil {
-		f.once.Do(func() { close(f.ch) })
 	}
 }
 

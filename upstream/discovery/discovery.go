@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -125,5 +126,21 @@ func Poll(ctx context.Context, every time.Duration, version func(context.Context
 		} else if changed {
 			log.Info("tool cache changed in the store; catalog updated")
 		}
+	}
+}
+
+// First is closed (C) once an upstream's first listing was tried.
+type First struct {
+	C    chan struct{}
+	once sync.Once
+}
+
+// NewFirst returns a First not yet done.
+func NewFirst() *First { return &First{C: make(chan struct{})} }
+
+// Done records that the first listing was tried (nil: nothing to record).
+func (f *First) Done() {
+	if f != nil {
+		f.once.Do(func() { close(f.C) })
 	}
 }

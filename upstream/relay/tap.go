@@ -3,6 +3,7 @@ package relay
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,8 +15,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/legate-mcp/legate/upstream/msglimit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/upstream/msglimit"
 )
 
 // The go-sdk client hands a call's response to the caller as soon as it is
@@ -26,6 +29,39 @@ import (
 // Streamable HTTP response's event stream) relays each such notification,
 // in order, before the SDK is given the bytes that follow it. The SDK's own
 // handlers then leave them alone.
+
+// Notification reads raw, an inbound JSON-RPC message, as a progress or
+// log notification, with any of secrets spelled in a mix of escapes
+// masked; both are nil for any other message.
+func Notification(raw []byte, secrets *legate.Secrets) (*mcp.ProgressNotificationParams, *mcp.LoggingMessageParams) {
+	if !bytes.Contains(raw, []byte(`"notifications/`)) {
+		return nil, nil
+	}
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if masked, ok := secrets.DecodedLeak(raw); ok {
+		raw = masked
+	}
+	if json.Unmarshal(raw, &msg) != nil || msg.ID != nil {
+		return nil, nil
+	}
+	switch msg.Method {
+	case "notifications/progress":
+		var p mcp.ProgressNotificationParams
+		if json.Unmarshal(msg.Params, &p) == nil {
+			return &p, nil
+		}
+	case "notifications/message":
+		var p mcp.LoggingMessageParams
+		if json.Unmarshal(msg.Params, &p) == nil {
+			return nil, &p
+		}
+	}
+	return nil, nil
+}
 
 // lineTap relays the notifications in a newline-delimited JSON stream
 // (stdio) before passing the bytes on.
