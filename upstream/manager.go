@@ -440,12 +440,9 @@ func (m *Manager) reloadOne(ctx context.Context, u *Upstream, rows []store.Cache
 	return m.publish(), nil
 }
 
-// refreshSoon refreshes an upstream in the background, once however many
-// times it is asked while one is queued or running.
-func (m *Manager) refreshSoon(id string) { m.refreshVia(id, nil) }
-
-// refreshVia is refreshSoon listing on via (see list), once per session
-// however many times it is asked while one is queued or running on it.
+// refreshVia refreshes an upstream in the background, listing on via when
+// it is set (see list), once however many times it is asked while one is
+// queued or running (for via, while one is on that session).
 func (m *Manager) refreshVia(id string, via *session) {
 	u, ok := m.Upstream(id)
 	if !ok {

@@ -151,7 +151,7 @@ func (p *pool) dial(owner *mcp.ServerSession, register bool) (*session, error) {
 		// process per client session); a listing session is listing already.
 		switch {
 		case p.u.cfg.Session != SessionPerClient:
-			p.u.m.refreshSoon(p.u.cfg.ID)
+			p.u.m.refreshVia(p.u.cfg.ID, nil)
 		case owner != nil:
 			p.u.m.refreshVia(p.u.cfg.ID, s)
 		}

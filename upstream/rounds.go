@@ -71,12 +71,7 @@ func (m *Manager) Request(ctx context.Context, id string, client Client, method,
 	body := append([]byte(`{"jsonrpc":"2.0","id":"`+c.token+`","method":"`+method+`","params":`), params[:len(params)-1]...)
 	r := client.Round
 	body = append(rounds.AppendParams(body, r.Responses, r.State, r.Meta, ""), `}}`...)
-	resp, err := s.conn.Post(c.ctx, body, relay.StandardHeadersVersion, method, name)
-	if err == nil {
-		res, err = s.conn.ReadAnswer(resp, `"`+c.token+`"`)
-		relay.Drain(resp)
-	}
-	if err != nil {
+	if res, err = s.conn.Request(c.ctx, body, relay.StandardHeadersVersion, method, name, `"`+c.token+`"`); err != nil {
 		return nil, true, c.failed(err)
 	}
 	c.timer.Stop()

@@ -85,9 +85,21 @@ func (u *Upstream) transport(s *session) (mcp.Transport, error) {
 }
 
 // limited is the upstream's HTTP transport with each message it receives
-// bounded by max_result_bytes (limit.go).
+// bounded by max_result_bytes (maxResult).
 func (u *Upstream) limited() http.RoundTripper {
 	return msglimit.Transport(u.http.Transport, u.maxResult())
+}
+
+// maxResult is the upstream's bound on one message, in bytes: it is
+// applied where the message is read (package msglimit bounds the go-sdk
+// client's HTTP responses and a stdio upstream's output; the relay bounds
+// what it reads itself), and a message over it ends the call as a tool
+// error (msglimit.ToolError).
+func (u *Upstream) maxResult() int64 {
+	if u.cfg.MaxResultBytes > 0 {
+		return u.cfg.MaxResultBytes
+	}
+	return u.m.opts.MaxResultBytes
 }
 
 // sdkMax is the go-sdk's own bound on a message, left above Legate's: the
@@ -151,7 +163,7 @@ func (u *Upstream) clientOptions(s *session) *mcp.ClientOptions {
 				u.m.refreshVia(u.cfg.ID, s) // on this client's own process
 				return
 			}
-			u.m.refreshSoon(u.cfg.ID)
+			u.m.refreshVia(u.cfg.ID, nil)
 		},
 		LoggingMessageHandler: func(ctx context.Context, r *mcp.LoggingMessageRequest) {
 			if !s.tapped {

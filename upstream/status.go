@@ -2,10 +2,9 @@ package upstream
 
 import (
 	"context"
-	"fmt"
-	"slices"
 
 	"github.com/legate-mcp/legate/audit"
+	"github.com/legate-mcp/legate/upstream/cache"
 )
 
 // Status is what `legate upstream list` shows of one upstream; the
@@ -19,12 +18,7 @@ func (m *Manager) Status(ctx context.Context) ([]Status, error) {
 		return nil, err
 	}
 	set := m.set.Load()
-	owners := map[string][]string{}
-	for _, id := range set.order {
-		for _, uri := range all[id].Resources {
-			owners[uri] = append(owners[uri], id)
-		}
-	}
+	shared := cache.SharedURIs(set.order, all)
 	out := make([]Status, 0, len(set.order))
 	for _, id := range set.order {
 		u := set.byID[id]
@@ -32,7 +26,7 @@ func (m *Manager) Status(ctx context.Context) ([]Status, error) {
 		s := Status{
 			ID: id, Transport: u.cfg.TransportName(), Origin: u.origin, Circuit: u.Circuit(),
 			Sessions: u.pool.sessions(), Tools: len(*u.tools.Load()), Quarantined: len(*u.quarantined.Load()),
-			RefreshedAt: c.RefreshedAt, CheckedAt: c.CheckedAt, LastError: c.LastError,
+			RefreshedAt: c.RefreshedAt, CheckedAt: c.CheckedAt, LastError: c.LastError, SharedURIs: shared[id],
 		}
 		// A failed call is newer news than the last refresh's outcome.
 		if f := u.lastFailure.Load(); f != nil && f.at.After(c.CheckedAt) {
@@ -40,11 +34,6 @@ func (m *Manager) Status(ctx context.Context) ([]Status, error) {
 		}
 		if u.headerErr != nil {
 			s.LastError = u.headerErr.Error()
-		}
-		for _, uri := range c.Resources {
-			if len(owners[uri]) > 1 {
-				s.SharedURIs = append(s.SharedURIs, fmt.Sprintf("%s (also %v)", uri, slices.DeleteFunc(slices.Clone(owners[uri]), func(o string) bool { return o == id })))
-			}
 		}
 		out = append(out, s)
 	}

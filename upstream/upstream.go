@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/sony/gobreaker/v2"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/legate-mcp/legate/upstream/dial"
 	"github.com/legate-mcp/legate/upstream/discovery"
 	"github.com/legate-mcp/legate/upstream/maskhttp"
+	"github.com/legate-mcp/legate/upstream/msglimit"
 	"github.com/legate-mcp/legate/upstream/relay"
 )
 
@@ -138,7 +138,7 @@ func newUpstream(m *Manager, cfg *Config, origin string) *Upstream {
 			// answer, and a call the client cancelled says nothing of health;
 			// nor does an answer over max_result_bytes.
 			// Nor a caller who has not connected an OAuth-protected one.
-			ok := err == nil || answered(err) || errors.Is(err, context.Canceled) || isTooLarge(err) || legate.CodeOf(err) == legate.CodeNotConnected
+			ok := err == nil || relay.Answered(err) || errors.Is(err, context.Canceled) || msglimit.IsTooLarge(err) || legate.CodeOf(err) == legate.CodeNotConnected
 			if !ok {
 				u.lastFailure.Store(&failure{text: u.secrets.MaskString(errText(err)), at: time.Now()})
 			}
@@ -232,40 +232,16 @@ func (u *Upstream) call(ctx context.Context, t *Tool, args json.RawMessage, clie
 		return answer{}, err
 	case errors.Is(err, errTimeout):
 		return answer{}, &legate.Error{Code: legate.CodeTimeout, Message: fmt.Sprintf("upstream %s did not answer within %s", u.cfg.ID, u.cfg.CallTimeout()), Err: err}
-	case isTooLarge(err):
-		return answer{}, u.tooLarge(t, err)
+	case msglimit.IsTooLarge(err):
+		return answer{}, msglimit.ToolError(t.Canonical(), u.maxResult(), u.cfg.ID, err)
 	}
-	if answered(err) {
+	if relay.Answered(err) {
 		return answer{}, maskhttp.Err(u.secrets, err)
 	}
 	if errors.Is(err, context.Canceled) {
 		return answer{}, err
 	}
 	return answer{}, unavailable(u.cfg.ID, u.secrets.MaskString(errText(err)), err)
-}
-
-// JSON-RPC codes the go-sdk uses for failures on Legate's side of the
-// connection, never for an upstream's answer.
-const (
-	codeClientClosing = -32003 // the session is closed
-	codeServerClosing = -32004 // the connection broke while writing
-	codeRejected      = -32005 // the transport failed: HTTP 5xx/429, refused or dropped connection
-)
-
-// answered reports whether err is the upstream's own JSON-RPC error. The
-// go-sdk also reports transport failures as *jsonrpc.Error values (an
-// HTTP 500 or a dropped connection is wrapped in "rejected by transport"):
-// those are the upstream's failures, not answers.
-func answered(err error) bool {
-	var rpcErr *jsonrpc.Error
-	if !errors.As(err, &rpcErr) {
-		return false
-	}
-	switch rpcErr.Code {
-	case codeClientClosing, codeServerClosing, codeRejected:
-		return false
-	}
-	return true
 }
 
 // call is one call under way on a session.

@@ -166,3 +166,24 @@ func DiffOf(old, cur []store.CachedTool) Diff {
 	slices.Sort(d.Removed)
 	return d
 }
+
+// SharedURIs gives, for each upstream of ids (in order) that offers a
+// resource URI another offers too, those URIs and the others offering
+// each: a read goes to the first by id.
+func SharedURIs(ids []string, all map[string]store.UpstreamCache) map[string][]string {
+	owners := map[string][]string{}
+	for _, id := range ids {
+		for _, uri := range all[id].Resources {
+			owners[uri] = append(owners[uri], id)
+		}
+	}
+	out := map[string][]string{}
+	for _, id := range ids {
+		for _, uri := range all[id].Resources {
+			if len(owners[uri]) > 1 {
+				out[id] = append(out[id], fmt.Sprintf("%s (also %v)", uri, slices.DeleteFunc(slices.Clone(owners[uri]), func(o string) bool { return o == id })))
+			}
+		}
+	}
+	return out
+}

@@ -197,6 +197,17 @@ func Drain(resp *http.Response) {
 	resp.Body.Close()
 }
 
+// Request sends body, a request whose id is id (its JSON), and returns the
+// result of its answer, reading what is left of the response after it.
+func (c *Conn) Request(ctx context.Context, body []byte, version, method, name, id string) (json.RawMessage, error) {
+	resp, err := c.Post(ctx, body, version, method, name)
+	if err != nil {
+		return nil, err
+	}
+	defer Drain(resp)
+	return c.ReadAnswer(resp, id)
+}
+
 // ReadAnswer reads the response to the request with the given id (its
 // JSON) from resp: a JSON body, or an event stream that may first carry
 // notifications and requests. It returns the result's JSON, or the
