@@ -106,9 +106,9 @@ type Conn struct {
 	Max  int64
 	Peer Peer
 	Log  *slog.Logger
-	// Go runs f in the background, for at most the life of Life (the
-	// manager's, whose Close waits for it); each message that expects no
-	// answer is sent within NoticeTimeout.
+	// Go runs f in the background, counted so that closing the manager
+	// waits for it; Life ends as the manager closes. A message that
+	// expects no answer is sent within Life and NoticeTimeout.
 	Go            func(f func())
 	Life          context.Context
 	NoticeTimeout time.Duration
