@@ -16,7 +16,6 @@ import (
 
 	"github.com/legate-mcp/legate/audit"
 	"github.com/legate-mcp/legate/store"
-	"github.com/legate-mcp/legate/upstream"
 )
 
 // flaky is an audit store whose first append fails.
@@ -94,8 +93,8 @@ func (s *sources) PendingApprovals(ctx context.Context) (int, error) {
 
 func (s *sources) CatalogSize() int { return 7 }
 
-func (s *sources) UpstreamStatus(ctx context.Context) ([]upstream.Status, error) {
-	return []upstream.Status{{ID: "up", Circuit: "open", Tools: 2}}, nil
+func (s *sources) UpstreamStatus(ctx context.Context) ([]audit.UpstreamStatus, error) {
+	return []audit.UpstreamStatus{{ID: "up", Circuit: "open", Tools: 2}}, nil
 }
 
 type ctxKey struct{}

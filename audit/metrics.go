@@ -4,12 +4,11 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-
-	"github.com/legate-mcp/legate/upstream"
 )
 
 // Sources are what the metrics read at scrape time, under the scrape
@@ -20,7 +19,27 @@ type Sources interface {
 	// CatalogSize is the number of tools in the catalog.
 	CatalogSize() int
 	// UpstreamStatus reports each upstream's circuit, health and tools.
-	UpstreamStatus(ctx context.Context) ([]upstream.Status, error)
+	UpstreamStatus(ctx context.Context) ([]UpstreamStatus, error)
+}
+
+// UpstreamStatus is what `legate upstream list` shows of one upstream
+// (upstream.Status), and what the metrics read of it at scrape time: audit
+// defines it so that it depends on no package above it.
+type UpstreamStatus struct {
+	ID        string `json:"id"`
+	Transport string `json:"transport"`
+	Origin    string `json:"origin"`
+	Circuit   string `json:"circuit"`
+	Sessions  int    `json:"sessions"`
+	Tools     int    `json:"tools"`
+	// Quarantined counts the tools held back until an admin accepts them.
+	Quarantined int       `json:"quarantined"`
+	RefreshedAt time.Time `json:"refreshed_at,omitzero"`
+	CheckedAt   time.Time `json:"checked_at,omitzero"`
+	LastError   string    `json:"last_error,omitempty"`
+	// SharedURIs are resource URIs this upstream offers that another
+	// upstream offers too; a read goes to the first by id.
+	SharedURIs []string `json:"shared_uris,omitempty"`
 }
 
 // Metrics are the gateway's Prometheus series, on a registry of their own.

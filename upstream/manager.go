@@ -33,6 +33,8 @@ import (
 
 	"github.com/legate-mcp/legate/rounds"
 	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/upstream/cache"
+	"github.com/legate-mcp/legate/upstream/discovery"
 )
 
 // Options configure a Manager.
@@ -98,9 +100,8 @@ type Manager struct {
 	quarantine atomic.Pointer[[]Quarantined]
 	reported   sync.Map // "upstream/tool/hash" → struct{}: quarantines already reported
 
-	endMu sync.Mutex
-	ends  map[*mcp.ServerSession]chan struct{}
-	held  *rounds.Holder // calls waiting for a 2026-07-28 client's input
+	ends clientEnds
+	held *rounds.Holder // calls waiting for a 2026-07-28 client's input
 
 	reloadMu   sync.Mutex // serializes reload
 	refreshing sync.Map   // id, or *session listed on → struct{}: a refresh is queued or running
@@ -137,7 +138,7 @@ func NewManager(ctx context.Context, defs []Def, opts Options) (*Manager, error)
 	}
 	m := &Manager{
 		opts: opts, log: opts.Logger, version: opts.Version,
-		ends: map[*mcp.ServerSession]chan struct{}{},
+		ends: clientEnds{by: map[*mcp.ServerSession]chan struct{}{}},
 	}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	m.held = rounds.NewHolder(rounds.MaxHeld, rounds.HeldTTL, m.wg.Go)
@@ -160,7 +161,7 @@ func NewManager(ctx context.Context, defs []Def, opts Options) (*Manager, error)
 	}
 	for id, u := range set.byID {
 		if caches[id].RefreshedAt.IsZero() {
-			u.first = &firstListing{ch: make(chan struct{})}
+			u.first = discovery.NewFirst()
 		}
 	}
 	return m, nil
@@ -177,7 +178,7 @@ func (m *Manager) WaitListed(ctx context.Context) error {
 			continue
 		}
 		select {
-		case <-u.first.ch:
+		case <-u.first.C:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -284,15 +285,17 @@ func (m *Manager) Start(ctx context.Context) {
 	for _, id := range set.order {
 		m.startOne(set.byID[id])
 	}
-	m.wg.Go(func() { m.poll(m.ctx) })
+	m.wg.Go(func() {
+		discovery.Poll(m.ctx, m.opts.PollInterval, m.opts.Store.CacheVersion, m.cacheVer.Load, m.reload, m.log)
+	})
 }
 
 // startOne starts u's supervision, which its retirement ends.
 func (m *Manager) startOne(u *Upstream) {
 	ctx, stop := context.WithCancel(m.ctx)
-	u.mu.Lock()
+	u.pool.mu.Lock()
 	u.stop = stop
-	u.mu.Unlock()
+	u.pool.mu.Unlock()
 	m.wg.Go(func() { u.supervise(ctx) })
 }
 
@@ -302,7 +305,7 @@ func (m *Manager) Close() {
 	m.wg.Wait()
 	var wg sync.WaitGroup
 	for _, u := range m.set.Load().byID {
-		wg.Go(u.close)
+		wg.Go(u.pool.close)
 	}
 	wg.Wait()
 }
@@ -346,48 +349,11 @@ func (m *Manager) Refresh(ctx context.Context, id string) (Diff, error) {
 }
 
 // refresh lists u's tools (on via when it is set: see list), caches them
-// and reloads the catalog.
+// and reloads the catalog (cache.Refresh).
 func (m *Manager) refresh(ctx context.Context, u *Upstream, via *session) (Diff, error) {
-	st := m.opts.Store
-	before, err := st.CacheOf(ctx, u.cfg.ID)
-	if err != nil {
-		return Diff{}, err
-	}
-	listed, resources, err := u.list(ctx, via)
-	if err != nil {
-		if ctx.Err() != nil || via != nil && !via.alive() {
-			// The caller gave up (shutting down), or the client session
-			// to list on ended: no failure of the upstream's to record.
-			return Diff{}, err
-		}
-		if serr := st.SaveCache(ctx, u.cfg.ID, nil, nil, time.Time{}, errText(err)); serr != nil {
-			m.log.Error("recording refresh failure", "upstream", u.cfg.ID, "error", serr)
-		}
-		return Diff{}, err
-	}
-	rows, err := cachedFrom(listed)
-	if err != nil {
-		return Diff{}, fmt.Errorf("upstream %s: %w", u.cfg.ID, err)
-	}
-	old, err := st.CacheOf(ctx, u.cfg.ID)
-	if err != nil {
-		return Diff{}, err
-	}
-	if !diff(before.Tools, old.Tools).Empty() {
-		// Another replica cached a listing while this one ran: writing
-		// this over it could put back a tool set the upstream has left.
-		// Its rows are taken instead; the next refresh lists again.
-		_, err := m.reloadOne(ctx, u, old.Tools)
-		return Diff{}, err
-	}
-	d := diff(old.Tools, rows)
-	if err := st.SaveCache(ctx, u.cfg.ID, rows, resources, time.Now(), ""); err != nil {
-		return Diff{}, err
-	}
-	if _, err := m.reloadOne(ctx, u, rows); err != nil {
-		return d, err
-	}
-	return d, nil
+	return cache.Refresh(ctx, m.opts.Store, u.cfg.ID, func(ctx context.Context) ([]*mcp.Tool, []string, error) { return u.list(ctx, via) },
+		func() bool { return ctx.Err() != nil || via != nil && !via.alive() },
+		func(rows []store.CachedTool) error { _, err := m.reloadOne(ctx, u, rows); return err }, m.log)
 }
 
 // list fetches every page of the upstream's tools, and the URIs of its
@@ -415,38 +381,17 @@ func (u *Upstream) list(ctx context.Context, via *session) ([]*mcp.Tool, []strin
 		}
 	case u.cfg.Session == SessionPerClient:
 		// Per-client upstreams keep no shared session: list on a short one.
-		s, err = u.dial(nil, false)
+		s, err = u.pool.dial(nil, false)
 		if err == nil {
 			defer s.cs.Close()
 		}
 	default:
-		s, err = u.sharedSession(ctx)
+		s, err = u.pool.sharedSession(ctx)
 	}
 	if err != nil {
 		return nil, nil, err
 	}
-	lctx, cancel := context.WithTimeout(ctx, u.cfg.timeout())
-	defer cancel()
-	var tools []*mcp.Tool
-	for t, err := range s.cs.Tools(lctx, nil) {
-		if err != nil {
-			return nil, nil, fmt.Errorf("listing tools of upstream %s: %w", u.cfg.ID, err)
-		}
-		tools = append(tools, t)
-	}
-	uris := []string{}
-	if caps := s.cs.InitializeResult().Capabilities; caps != nil && caps.Resources != nil {
-		for r, err := range s.cs.Resources(lctx, nil) {
-			if err != nil {
-				if lctx.Err() == nil {
-					u.log.Warn("listing resources", "error", err)
-				}
-				break
-			}
-			uris = append(uris, r.URI)
-		}
-	}
-	return tools, uris, nil
+	return discovery.List(ctx, s.cs, u.cfg.ID, u.cfg.CallTimeout(), u.log)
 }
 
 // reload reads the caches and pins from the store into each upstream,
@@ -495,34 +440,9 @@ func (m *Manager) reloadOne(ctx context.Context, u *Upstream, rows []store.Cache
 	return m.publish(), nil
 }
 
-// poll reloads the caches when another process (the CLI) changed them.
-func (m *Manager) poll(ctx context.Context) {
-	t := time.NewTicker(m.opts.PollInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		ver, err := m.opts.Store.CacheVersion(ctx)
-		if err != nil || ver == m.cacheVer.Load() {
-			continue
-		}
-		if changed, err := m.reload(ctx); err != nil && ctx.Err() == nil {
-			m.log.Warn("reloading tool cache", "error", err)
-		} else if changed {
-			m.log.Info("tool cache changed in the store; catalog updated")
-		}
-	}
-}
-
-// refreshSoon refreshes an upstream in the background, once however many
-// times it is asked while one is queued or running.
-func (m *Manager) refreshSoon(id string) { m.refreshVia(id, nil) }
-
-// refreshVia is refreshSoon listing on via (see list), once per session
-// however many times it is asked while one is queued or running on it.
+// refreshVia refreshes an upstream in the background, listing on via when
+// it is set (see list), once however many times it is asked while one is
+// queued or running (for via, while one is on that session).
 func (m *Manager) refreshVia(id string, via *session) {
 	u, ok := m.Upstream(id)
 	if !ok {
@@ -537,7 +457,7 @@ func (m *Manager) refreshVia(id string, via *session) {
 	}
 	m.wg.Go(func() {
 		defer m.refreshing.Delete(key)
-		ctx, cancel := context.WithTimeout(m.ctx, u.cfg.timeout())
+		ctx, cancel := context.WithTimeout(m.ctx, u.cfg.CallTimeout())
 		defer cancel()
 		d, err := m.refresh(ctx, u, via)
 		if err != nil {
@@ -554,91 +474,39 @@ func (m *Manager) refreshVia(id string, via *session) {
 	})
 }
 
-// supervise refreshes the upstream at start, after its shared session
-// ends (a stdio process that exits is restarted with backoff and
-// re-listed), after a failure once its backoff passes, and every
-// refresh_interval.
+// supervise refreshes the upstream (discovery.Loop) until ctx ends.
 func (u *Upstream) supervise(ctx context.Context) {
-	var tick <-chan time.Time
-	if u.cfg.RefreshInterval > 0 {
-		t := time.NewTicker(time.Duration(u.cfg.RefreshInterval))
-		defer t.Stop()
-		tick = t.C
-	}
-	defer u.first.done() // supervision ended: no first listing to wait for
+	defer u.first.Done() // supervision ended: no first listing to wait for
 	if u.cfg.OAuthProtected() {
 		return // listed through its principals' sessions (principal.go)
 	}
-	for {
-		var wait <-chan time.Time
-		var ended <-chan struct{}
-		d, err := u.m.refresh(ctx, u, nil)
-		u.first.done()
-		if err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			u.log.Warn("upstream refresh failed", "error", err)
-			wait = time.After(u.retryAfter())
-		} else {
-			if !d.Empty() {
-				u.log.Info("upstream tools changed", "diff", d.String())
-			}
-			ended = u.sharedDone()
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick:
-		case <-wait:
-		case <-ended:
-			u.log.Warn("upstream session ended; reconnecting")
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(u.retryAfter()):
-			}
-		}
-	}
+	discovery.Loop{
+		Every:   time.Duration(u.cfg.RefreshInterval),
+		Refresh: func(ctx context.Context) (Diff, error) { return u.m.refresh(ctx, u, nil) },
+		Tried:   u.first.Done, Backoff: u.pool.retryAfter, Ended: u.pool.sharedDone, Log: u.log,
+	}.Run(ctx)
 }
 
-// retryAfter is the current reconnection backoff (at least 250ms).
-func (u *Upstream) retryAfter() time.Duration {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.backoff == 0 {
-		u.backoff = 250 * time.Millisecond
-	}
-	return u.backoff
+// clientEnds tells when client sessions end, with one watcher a session.
+type clientEnds struct {
+	mu sync.Mutex
+	by map[*mcp.ServerSession]chan struct{}
 }
 
-// sharedDone is closed when the first live shared session ends; nil when
-// there is none to watch (per_client upstreams).
-func (u *Upstream) sharedDone() <-chan struct{} {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	for _, s := range u.shared {
-		if s.alive() {
-			return s.done
-		}
-	}
-	return nil
-}
-
-// sessionEnded returns a channel closed when the client session ends.
-func (m *Manager) sessionEnded(ss *mcp.ServerSession) <-chan struct{} {
-	m.endMu.Lock()
-	defer m.endMu.Unlock()
-	if ch, ok := m.ends[ss]; ok {
+// of returns a channel closed when the client session ends.
+func (e *clientEnds) of(ss *mcp.ServerSession) <-chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if ch, ok := e.by[ss]; ok {
 		return ch
 	}
 	ch := make(chan struct{})
-	m.ends[ss] = ch
+	e.by[ss] = ch
 	go func() {
 		ss.Wait()
-		m.endMu.Lock()
-		delete(m.ends, ss)
-		m.endMu.Unlock()
+		e.mu.Lock()
+		delete(e.by, ss)
+		e.mu.Unlock()
 		close(ch)
 	}()
 	return ch

@@ -2,24 +2,15 @@ package upstream
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 
 	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/upstream/cache"
 )
 
-// Pinning: each tool's definition hash is pinned when first seen (pin:
-// tofu) or when an admin accepts it (pin: strict); a definition that differs
-// from its pin is quarantined — neither listed nor callable — until accepted.
-
-// Quarantined is an upstream tool whose definition differs from its pin
-// (or, with pin: strict, was never accepted): it is neither listed nor callable.
-type Quarantined struct {
-	Tool       *Tool
-	PinnedHash string // "" when never accepted
-	Pinned     json.RawMessage
-}
+// Pinning (package cache): a definition that differs from its pin is
+// quarantined, neither listed nor callable, until accepted.
 
 // Quarantine lists the quarantined tools.
 func (m *Manager) Quarantine() []Quarantined { return *m.quarantine.Load() }
@@ -27,41 +18,13 @@ func (m *Manager) Quarantine() []Quarantined { return *m.quarantine.Load() }
 // load sets u's tools and quarantine from its cached rows and pins,
 // pinning new definitions on first sight (pin: tofu). m.reloadMu is held.
 func (m *Manager) load(ctx context.Context, u *Upstream, rows []store.CachedTool, pins map[string]store.Pin) error {
-	id := u.cfg.ID
-	tools := []*Tool{}
-	quarantined := []Quarantined{}
-	for _, row := range rows {
-		if !u.cfg.Tools.wanted(row.Name) {
-			continue
+	tools, quarantined, err := cache.Pin(ctx, u.cfg, rows, pins, m.opts.Pins, m.log, func(q Quarantined) {
+		if _, seen := m.reported.LoadOrStore(u.cfg.ID+"/"+q.Tool.Name+"/"+q.Tool.Hash, struct{}{}); !seen && m.opts.OnQuarantine != nil {
+			m.opts.OnQuarantine(q)
 		}
-		t, err := toolFrom(u.cfg, row)
-		if err != nil {
-			m.log.Error("skipping cached tool", "upstream", id, "error", err)
-			continue
-		}
-		pin, pinned := pins[row.Name]
-		switch {
-		case pinned && pin.Hash == row.Hash:
-		case !pinned && u.cfg.Pin != PinStrict:
-			if err := m.opts.Pins.Set(ctx, id, row.Name, store.Pin{Hash: row.Hash, Definition: row.Definition, AcceptedBy: "tofu"}, true); err != nil {
-				return err
-			}
-		default:
-			q := Quarantined{Tool: t, PinnedHash: pin.Hash}
-			if pinned {
-				full, err := m.opts.Pins.Get(ctx, id, row.Name)
-				if err != nil {
-					return err
-				}
-				q.Pinned = full.Definition
-			}
-			quarantined = append(quarantined, q)
-			if _, seen := m.reported.LoadOrStore(id+"/"+t.Name+"/"+t.Hash, struct{}{}); !seen && m.opts.OnQuarantine != nil {
-				m.opts.OnQuarantine(q)
-			}
-			continue
-		}
-		tools = append(tools, t)
+	})
+	if err != nil {
+		return err
 	}
 	u.tools.Store(&tools)
 	u.quarantined.Store(&quarantined)

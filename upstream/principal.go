@@ -9,6 +9,7 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/upstream/msglimit"
+	"github.com/legate-mcp/legate/upstream/relay"
 )
 
 // An upstream with auth: oauth acts as each caller: a principal's calls go
@@ -27,13 +28,13 @@ func principalSession(ctx context.Context, u *Upstream, c Client) (*session, err
 		return nil, unavailable(u.cfg.ID, "it is OAuth-protected and this gateway has no per-user connections", nil)
 	}
 	key := principalKey(c)
-	u.mu.Lock()
-	s, ok := u.byPrincipal[key]
-	u.mu.Unlock()
+	u.pool.mu.Lock()
+	s, ok := u.pool.byPrincipal[key]
+	u.pool.mu.Unlock()
 	if ok && s.alive() {
 		return s, nil
 	}
-	ch := u.connecting.DoChan("principal-"+key, func() (any, error) { return dialPrincipal(u, c) })
+	ch := u.pool.connecting.DoChan("principal-"+key, func() (any, error) { return dialPrincipal(u, c) })
 	select {
 	case r := <-ch:
 		s, _ := r.Val.(*session)
@@ -50,7 +51,7 @@ func dialPrincipal(u *Upstream, c Client) (*session, error) {
 	defer cancel()
 	rt := u.m.opts.Authorize(u.cfg.ID, c.Tenant, c.Principal, u.http.Transport)
 	hc := &http.Client{Transport: rt}
-	tapped := &http.Client{Transport: &tapTransport{base: msglimit.Transport(rt, u.maxResult()), u: u}}
+	tapped := &http.Client{Transport: &relay.TapTransport{Base: msglimit.Transport(rt, u.maxResult()), Tap: u.tap(nil)}}
 	s, err := u.connect(cctx, nil, hc, tapped)
 	if le := (*legate.Error)(nil); errors.As(err, &le) && le.Code == legate.CodeNotConnected {
 		return nil, le
@@ -58,24 +59,24 @@ func dialPrincipal(u *Upstream, c Client) (*session, error) {
 		return nil, err
 	}
 	key := principalKey(c)
-	u.mu.Lock()
-	if u.closed {
-		u.mu.Unlock()
+	u.pool.mu.Lock()
+	if u.pool.closed {
+		u.pool.mu.Unlock()
 		s.cs.Close()
 		return nil, errors.New("upstream closed")
 	}
-	u.byPrincipal[key] = s
-	u.mu.Unlock()
+	u.pool.byPrincipal[key] = s
+	u.pool.mu.Unlock()
 	u.m.wg.Go(func() {
 		select {
 		case <-s.done:
 		case <-u.m.ctx.Done():
 		}
-		u.mu.Lock()
-		if u.byPrincipal[key] == s {
-			delete(u.byPrincipal, key)
+		u.pool.mu.Lock()
+		if u.pool.byPrincipal[key] == s {
+			delete(u.pool.byPrincipal, key)
 		}
-		u.mu.Unlock()
+		u.pool.mu.Unlock()
 		s.cs.Close()
 		<-s.done
 	})
@@ -87,9 +88,9 @@ func dialPrincipal(u *Upstream, c Client) (*session, error) {
 
 // anyPrincipalSession is a live principal's session to list through.
 func anyPrincipalSession(u *Upstream) *session {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	for _, s := range u.byPrincipal {
+	u.pool.mu.Lock()
+	defer u.pool.mu.Unlock()
+	for _, s := range u.pool.byPrincipal {
 		if s.alive() {
 			return s
 		}
@@ -108,10 +109,10 @@ func (m *Manager) ConnectedAs(id, tenant, principal string) {
 		return
 	}
 	key := principalKey(Client{Tenant: tenant, Principal: principal})
-	u.mu.Lock()
-	old := u.byPrincipal[key]
-	delete(u.byPrincipal, key)
-	u.mu.Unlock()
+	u.pool.mu.Lock()
+	old := u.pool.byPrincipal[key]
+	delete(u.pool.byPrincipal, key)
+	u.pool.mu.Unlock()
 	if old != nil {
 		old.cs.Close()
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/rounds"
+	"github.com/legate-mcp/legate/upstream/relay"
 )
 
 // enveloped reports whether client's request goes on session s as one of
@@ -61,7 +62,7 @@ func (m *Manager) Request(ctx context.Context, id string, client Client, method,
 	if !found || client.Round == nil || len(params) < 2 {
 		return nil, false, nil
 	}
-	s, err := u.session(ctx, client)
+	s, err := u.pool.session(ctx, client)
 	if err != nil || !u.enveloped(s, client) {
 		return nil, false, nil
 	}
@@ -70,12 +71,7 @@ func (m *Manager) Request(ctx context.Context, id string, client Client, method,
 	body := append([]byte(`{"jsonrpc":"2.0","id":"`+c.token+`","method":"`+method+`","params":`), params[:len(params)-1]...)
 	r := client.Round
 	body = append(rounds.AppendParams(body, r.Responses, r.State, r.Meta, ""), `}}`...)
-	resp, err := u.post(c.ctx, s, body, standardHeadersVersion, method, name)
-	if err == nil {
-		res, err = u.readAnswer(s, resp, `"`+c.token+`"`)
-		drain(resp)
-	}
-	if err != nil {
+	if res, err = s.conn.Request(c.ctx, body, relay.StandardHeadersVersion, method, name, `"`+c.token+`"`); err != nil {
 		return nil, true, c.failed(err)
 	}
 	c.timer.Stop()

@@ -5,26 +5,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"math"
 	"net/http"
-	"os"
 	"os/exec"
-	"strings"
 	"sync"
-	"time"
 
-	"github.com/legate-mcp/legate/telemetry/spans"
-	"github.com/legate-mcp/legate/upstream/msglimit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate/rounds"
+	"github.com/legate-mcp/legate/upstream/dial"
+	"github.com/legate-mcp/legate/upstream/msglimit"
+	"github.com/legate-mcp/legate/upstream/relay"
 )
-
-// ErrHeaderEnv is wrapped by the error of an upstream whose header_env
-// names an unset or empty environment variable.
-var ErrHeaderEnv = errors.New("header environment variable not set")
 
 // session is one connected upstream session.
 type session struct {
@@ -36,11 +28,12 @@ type session struct {
 	ready chan struct{}
 
 	inflight sync.Map // progress token → *pendingCall: the calls under way on it
-	tapped   bool     // its progress and logs are relayed from the wire (tap.go)
-	// hc and tappedHC, for one principal's session of an upstream with
-	// auth: oauth, carry that principal's token (principal.go); nil: the
-	// upstream's own clients.
-	hc, tappedHC *http.Client
+	tapped   bool     // its progress and logs are relayed from the wire (relay's tap)
+	// tappedHC, for one principal's session of an upstream with auth:
+	// oauth, carries that principal's token (principal.go); nil: the
+	// upstream's own client.
+	tappedHC *http.Client
+	conn     *relay.Conn // the relay's, for a relayable upstream's session
 }
 
 // callContext is the context of a call under way on the session, so that
@@ -64,65 +57,17 @@ func (s *session) alive() bool {
 	}
 }
 
-// headers resolves header_env at connect time. The values stay in the
-// transport; errors name the variable, never a value.
-func (c *Config) headers(lookup func(string) (string, bool)) (http.Header, error) {
-	h := http.Header{}
-	for name, env := range c.HeaderEnv {
-		v, ok := lookup(env)
-		if !ok || v == "" {
-			return nil, fmt.Errorf("upstream %s: header %s: environment variable %s is not set or empty: %w", c.ID, name, env, ErrHeaderEnv)
-		}
-		h.Set(name, v)
-	}
-	return h, nil
-}
-
-// headerTransport adds fixed headers to every request.
-type headerTransport struct {
-	base http.RoundTripper
-	h    http.Header
-}
-
-func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	for k, v := range t.h {
-		r.Header[k] = v
-	}
-	return t.base.RoundTrip(r)
-}
-
-// newHTTPClient gives an upstream its own connection pool, sized to its
-// concurrency so that calls under load reuse connections.
-func newHTTPClient(c *Config, h http.Header) *http.Client {
-	tr := &http.Transport{
-		Proxy:                 nil, // never from the environment
-		MaxIdleConns:          c.maxConcurrency() * 2,
-		MaxIdleConnsPerHost:   c.maxConcurrency() * 2,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ResponseHeaderTimeout: 0, // SSE responses stream for the call's whole life
-		ForceAttemptHTTP2:     true,
-	}
-	// Within a traced call, each request is a span and carries traceparent.
-	rt := spans.Transport(tr)
-	if len(h) > 0 {
-		rt = &headerTransport{base: tr, h: h}
-	}
-	return &http.Client{Transport: rt}
-}
-
 // transport builds the MCP transport for session s, tapped so that its
-// notifications are relayed in wire order (see tap.go).
+// notifications are relayed in wire order (relay.TapTransport).
 func (u *Upstream) transport(s *session) (mcp.Transport, error) {
 	c := u.cfg
 	if len(c.Command) > 0 {
 		cmd := exec.Command(c.Command[0], c.Command[1:]...)
-		cmd.Env = childEnv(c.Env)
+		cmd.Env = dial.ChildEnv(c.Env)
 		cmd.Dir = c.Dir
-		cmd.Stderr = &lineLogger{log: u.log}
+		cmd.Stderr = &dial.LineLogger{Log: u.log}
 		s.tapped = true
-		return &stdioTransport{cmd: cmd, tap: func(raw []byte) { u.tapMessage(s, raw) }, max: u.maxResult()}, nil
+		return &relay.StdioTransport{Cmd: cmd, Tap: func(raw []byte) { u.tapMessage(s, raw) }, Max: u.maxResult()}, nil
 	}
 	if u.headerErr != nil {
 		return nil, u.headerErr
@@ -132,17 +77,29 @@ func (u *Upstream) transport(s *session) (mcp.Transport, error) {
 		// it is tapped like a Streamable HTTP response. It lives as long as
 		// the session, not the connect call that opens it.
 		s.tapped = true
-		hc := &http.Client{Transport: &tapTransport{base: u.limited(), u: u, session: s}}
-		return &outliveConnect{Transport: &mcp.SSEClientTransport{Endpoint: c.URL, HTTPClient: hc, MaxEventSize: u.sdkMax()}, life: u.m.ctx}, nil
+		hc := &http.Client{Transport: &relay.TapTransport{Base: u.limited(), Tap: u.tap(s)}}
+		return &dial.OutliveConnect{Transport: &mcp.SSEClientTransport{Endpoint: c.URL, HTTPClient: hc, MaxEventSize: u.sdkMax()}, Life: u.m.ctx}, nil
 	}
 	s.tapped = true
 	return &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: cmp.Or(s.tappedHC, u.tappedHTTP), MaxRetries: 1, MaxEventSize: u.sdkMax()}, nil
 }
 
 // limited is the upstream's HTTP transport with each message it receives
-// bounded by max_result_bytes (limit.go).
+// bounded by max_result_bytes (maxResult).
 func (u *Upstream) limited() http.RoundTripper {
 	return msglimit.Transport(u.http.Transport, u.maxResult())
+}
+
+// maxResult is the upstream's bound on one message, in bytes: it is
+// applied where the message is read (package msglimit bounds the go-sdk
+// client's HTTP responses and a stdio upstream's output; the relay bounds
+// what it reads itself), and a message over it ends the call as a tool
+// error (msglimit.ToolError).
+func (u *Upstream) maxResult() int64 {
+	if u.cfg.MaxResultBytes > 0 {
+		return u.cfg.MaxResultBytes
+	}
+	return u.m.opts.MaxResultBytes
 }
 
 // sdkMax is the go-sdk's own bound on a message, left above Legate's: the
@@ -151,104 +108,13 @@ func (u *Upstream) sdkMax() int {
 	return int(min(u.maxResult()+64<<10, math.MaxInt32))
 }
 
-// outliveConnect connects a transport whose connection keeps the context it
-// was connected with (the legacy SSE client's event stream does): the
-// connection lives until it is closed or life ends, while connecting still
-// gives up when the caller's context ends.
-type outliveConnect struct {
-	mcp.Transport
-	life context.Context
-}
-
-func (t *outliveConnect) Connect(ctx context.Context) (mcp.Connection, error) {
-	lctx, cancel := context.WithCancel(t.life)
-	stop := context.AfterFunc(ctx, cancel)
-	conn, err := t.Transport.Connect(lctx)
-	if !stop() {
-		// ctx ended while connecting: lctx is cancelled.
-		if err == nil {
-			conn.Close()
-		}
-		return nil, ctx.Err()
-	}
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	return &closeHook{Connection: conn, after: cancel}, nil
-}
-
-// closeHook runs after when the connection closes.
-type closeHook struct {
-	mcp.Connection
-	after func()
-}
-
-func (c *closeHook) Close() error {
-	err := c.Connection.Close()
-	c.after()
-	return err
-}
-
-// childEnv is the whole environment of a stdio upstream: what the config
-// gives, plus PATH and HOME when it does not set them.
-func childEnv(env map[string]string) []string {
-	out := make([]string, 0, len(env)+2)
-	for k, v := range env {
-		out = append(out, k+"="+v)
-	}
-	if _, ok := env["PATH"]; !ok {
-		path := os.Getenv("PATH")
-		if path == "" {
-			path = "/usr/local/bin:/usr/bin:/bin"
-		}
-		out = append(out, "PATH="+path)
-	}
-	if _, ok := env["HOME"]; !ok {
-		if home, err := os.UserHomeDir(); err == nil {
-			out = append(out, "HOME="+home)
-		}
-	}
-	return out
-}
-
-// lineLogger logs a stdio upstream's stderr line by line, on the
-// upstream's logger (which names the upstream).
-type lineLogger struct {
-	log *slog.Logger
-	mu  sync.Mutex
-	buf []byte
-}
-
-func (l *lineLogger) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.buf = append(l.buf, p...)
-	for {
-		i := strings.IndexByte(string(l.buf), '\n')
-		if i < 0 {
-			break
-		}
-		if line := strings.TrimRight(string(l.buf[:i]), "\r"); line != "" {
-			l.log.Info("upstream stderr", "line", line)
-		}
-		l.buf = l.buf[i+1:]
-	}
-	if len(l.buf) > 64<<10 { // a line with no end: log what we have
-		l.log.Info("upstream stderr", "line", string(l.buf))
-		l.buf = l.buf[:0]
-	}
-	return len(p), nil
-}
-
-var _ io.Writer = (*lineLogger)(nil)
-
 // connect opens a session, for owner (per_client) or shared (nil owner);
 // its HTTP clients, when given, are one principal's (principal.go).
 func (u *Upstream) connect(ctx context.Context, owner *mcp.ServerSession, clients ...*http.Client) (*session, error) {
 	s := &session{owner: owner, done: make(chan struct{}), ready: make(chan struct{})}
+	var hc *http.Client
 	if len(clients) == 2 {
-		s.hc, s.tappedHC = clients[0], clients[1]
+		hc, s.tappedHC = clients[0], clients[1]
 	}
 	defer close(s.ready)
 	t, err := u.transport(s)
@@ -261,11 +127,14 @@ func (u *Upstream) connect(ctx context.Context, owner *mcp.ServerSession, client
 	} else {
 		client.AddReceivingMiddleware(s.routeAsk)
 	}
-	cs, err := client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: u.cfg.protocolVersion()})
+	cs, err := client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: u.cfg.Protocol()})
 	if err != nil {
 		return nil, fmt.Errorf("connecting to upstream %s: %w", u.cfg.ID, err)
 	}
 	s.cs = cs
+	if u.relayable() {
+		s.conn = u.conn(s, hc)
+	}
 	go func() {
 		cs.Wait()
 		close(s.done)
@@ -294,7 +163,7 @@ func (u *Upstream) clientOptions(s *session) *mcp.ClientOptions {
 				u.m.refreshVia(u.cfg.ID, s) // on this client's own process
 				return
 			}
-			u.m.refreshSoon(u.cfg.ID)
+			u.m.refreshVia(u.cfg.ID, nil)
 		},
 		LoggingMessageHandler: func(ctx context.Context, r *mcp.LoggingMessageRequest) {
 			if !s.tapped {

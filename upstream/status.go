@@ -2,28 +2,14 @@ package upstream
 
 import (
 	"context"
-	"fmt"
-	"slices"
-	"time"
+
+	"github.com/legate-mcp/legate/audit"
+	"github.com/legate-mcp/legate/upstream/cache"
 )
 
-// Status is what `legate upstream list` shows of one upstream.
-type Status struct {
-	ID        string `json:"id"`
-	Transport string `json:"transport"`
-	Origin    string `json:"origin"`
-	Circuit   string `json:"circuit"`
-	Sessions  int    `json:"sessions"`
-	Tools     int    `json:"tools"`
-	// Quarantined counts the tools held back until an admin accepts them.
-	Quarantined int       `json:"quarantined"`
-	RefreshedAt time.Time `json:"refreshed_at,omitzero"`
-	CheckedAt   time.Time `json:"checked_at,omitzero"`
-	LastError   string    `json:"last_error,omitempty"`
-	// SharedURIs are resource URIs this upstream offers that another
-	// upstream offers too; a read goes to the first by id.
-	SharedURIs []string `json:"shared_uris,omitempty"`
-}
+// Status is what `legate upstream list` shows of one upstream; the
+// metrics read it too, so it is defined below both, in package audit.
+type Status = audit.UpstreamStatus
 
 // Status reports every upstream.
 func (m *Manager) Status(ctx context.Context) ([]Status, error) {
@@ -32,20 +18,15 @@ func (m *Manager) Status(ctx context.Context) ([]Status, error) {
 		return nil, err
 	}
 	set := m.set.Load()
-	owners := map[string][]string{}
-	for _, id := range set.order {
-		for _, uri := range all[id].Resources {
-			owners[uri] = append(owners[uri], id)
-		}
-	}
+	shared := cache.SharedURIs(set.order, all)
 	out := make([]Status, 0, len(set.order))
 	for _, id := range set.order {
 		u := set.byID[id]
 		c := all[id]
 		s := Status{
 			ID: id, Transport: u.cfg.TransportName(), Origin: u.origin, Circuit: u.Circuit(),
-			Sessions: u.sessions(), Tools: len(*u.tools.Load()), Quarantined: len(*u.quarantined.Load()),
-			RefreshedAt: c.RefreshedAt, CheckedAt: c.CheckedAt, LastError: c.LastError,
+			Sessions: u.pool.sessions(), Tools: len(*u.tools.Load()), Quarantined: len(*u.quarantined.Load()),
+			RefreshedAt: c.RefreshedAt, CheckedAt: c.CheckedAt, LastError: c.LastError, SharedURIs: shared[id],
 		}
 		// A failed call is newer news than the last refresh's outcome.
 		if f := u.lastFailure.Load(); f != nil && f.at.After(c.CheckedAt) {
@@ -53,11 +34,6 @@ func (m *Manager) Status(ctx context.Context) ([]Status, error) {
 		}
 		if u.headerErr != nil {
 			s.LastError = u.headerErr.Error()
-		}
-		for _, uri := range c.Resources {
-			if len(owners[uri]) > 1 {
-				s.SharedURIs = append(s.SharedURIs, fmt.Sprintf("%s (also %v)", uri, slices.DeleteFunc(slices.Clone(owners[uri]), func(o string) bool { return o == id })))
-			}
 		}
 		out = append(out, s)
 	}

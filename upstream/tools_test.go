@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/upstream"
 	"github.com/legate-mcp/legate/upstream/upstreamtest"
@@ -68,29 +66,6 @@ func TestClassesFollowAnnotations(t *testing.T) {
 	for _, tl := range m.Tools() {
 		if tl.Upstream == "untrusted" && tl.Class == legate.ClassRead {
 			t.Errorf("untrusted %s classed read", tl.Name)
-		}
-	}
-}
-
-func TestClassOf(t *testing.T) {
-	yes, no := true, false
-	tests := []struct {
-		a       *mcp.ToolAnnotations
-		trusted bool
-		want    legate.Class
-	}{
-		{nil, true, legate.ClassWrite},
-		{nil, false, legate.ClassWrite},
-		{&mcp.ToolAnnotations{ReadOnlyHint: true}, true, legate.ClassRead},
-		{&mcp.ToolAnnotations{ReadOnlyHint: true}, false, legate.ClassWrite},
-		{&mcp.ToolAnnotations{DestructiveHint: &yes}, true, legate.ClassDestructive},
-		{&mcp.ToolAnnotations{DestructiveHint: &yes}, false, legate.ClassDestructive},
-		{&mcp.ToolAnnotations{DestructiveHint: &no}, true, legate.ClassWrite},
-		{&mcp.ToolAnnotations{}, true, legate.ClassWrite},
-	}
-	for i, tc := range tests {
-		if got := upstream.ClassOf(tc.a, tc.trusted); got != tc.want {
-			t.Errorf("%d: ClassOf(%+v, %v) = %s, want %s", i, tc.a, tc.trusted, got, tc.want)
 		}
 	}
 }

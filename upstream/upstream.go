@@ -7,20 +7,21 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/sony/gobreaker/v2"
-	"golang.org/x/sync/singleflight"
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/rounds"
+	"github.com/legate-mcp/legate/upstream/dial"
+	"github.com/legate-mcp/legate/upstream/discovery"
 	"github.com/legate-mcp/legate/upstream/maskhttp"
+	"github.com/legate-mcp/legate/upstream/msglimit"
+	"github.com/legate-mcp/legate/upstream/relay"
 )
 
 // Upstream is one upstream MCP server: its sessions, its circuit breaker,
@@ -31,28 +32,19 @@ type Upstream struct {
 	m          *Manager
 	log        *slog.Logger
 	http       *http.Client
-	tappedHTTP *http.Client    // http, with event streams tapped (tap.go)
+	tappedHTTP *http.Client    // http, with event streams tapped (relay.TapTransport)
 	headerErr  error           // header_env unresolved: every connection fails with it
 	secrets    *legate.Secrets // header_env values' secret parts: masked in all the upstream returns
 
 	breaker *gobreaker.CircuitBreaker[answer]
 	slots   chan struct{} // bounds calls in flight
 
-	mu          sync.Mutex
-	connecting  singleflight.Group // one connection attempt at a time per key
-	shared      []*session
-	next        int
-	perClient   map[*mcp.ServerSession]*session
-	byPrincipal map[string]*session // auth: oauth: sessions by tenant and principal (principal.go)
-	connErr     error               // last connection failure
-	connAt      time.Time           // when it happened
-	backoff     time.Duration
-	closed      bool
-	stop        context.CancelFunc // ends supervise; nil until started
+	pool pool               // its sessions
+	stop context.CancelFunc // ends supervise; nil until started (under pool.mu)
 
 	// first, for an upstream with no cache at start, is done once its
 	// first listing was tried (WaitListed); nil when there was a cache.
-	first *firstListing
+	first *discovery.First
 
 	tools       atomic.Pointer[[]*Tool]       // from the cache, filtered, accepted
 	quarantined atomic.Pointer[[]Quarantined] // from the cache, changed since accepted
@@ -116,12 +108,12 @@ var errTimeout = errors.New("upstream call timed out")
 func newUpstream(m *Manager, cfg *Config, origin string) *Upstream {
 	u := &Upstream{
 		cfg: cfg, origin: origin, m: m,
-		log:       m.log.With("upstream", cfg.ID),
-		slots:     make(chan struct{}, cfg.maxConcurrency()),
-		perClient: map[*mcp.ServerSession]*session{}, byPrincipal: map[string]*session{},
+		log:   m.log.With("upstream", cfg.ID),
+		slots: make(chan struct{}, cfg.Concurrency()),
 	}
+	u.pool = pool{u: u, perClient: map[*mcp.ServerSession]*session{}, byPrincipal: map[string]*session{}}
 	if cfg.URL != "" {
-		h, err := cfg.headers(m.opts.LookupEnv)
+		h, err := cfg.Headers(m.opts.LookupEnv)
 		u.headerErr = err
 		var parts []string
 		for _, vs := range h {
@@ -130,11 +122,11 @@ func newUpstream(m *Manager, cfg *Config, origin string) *Upstream {
 			}
 		}
 		u.secrets = legate.NewSecrets(parts...)
-		u.http = newHTTPClient(cfg, h)
+		u.http = dial.NewHTTPClient(cfg.Concurrency(), h)
 		if !u.secrets.Empty() {
 			u.http.Transport = &maskhttp.Transport{Base: u.http.Transport, Secrets: u.secrets}
 		}
-		u.tappedHTTP = &http.Client{Transport: &tapTransport{base: u.limited(), u: u}}
+		u.tappedHTTP = &http.Client{Transport: &relay.TapTransport{Base: u.limited(), Tap: u.tap(nil)}}
 	}
 	u.breaker = gobreaker.NewCircuitBreaker[answer](gobreaker.Settings{
 		Name:        cfg.ID,
@@ -146,7 +138,7 @@ func newUpstream(m *Manager, cfg *Config, origin string) *Upstream {
 			// answer, and a call the client cancelled says nothing of health;
 			// nor does an answer over max_result_bytes.
 			// Nor a caller who has not connected an OAuth-protected one.
-			ok := err == nil || answered(err) || errors.Is(err, context.Canceled) || isTooLarge(err) || legate.CodeOf(err) == legate.CodeNotConnected
+			ok := err == nil || relay.Answered(err) || errors.Is(err, context.Canceled) || msglimit.IsTooLarge(err) || legate.CodeOf(err) == legate.CodeNotConnected
 			if !ok {
 				u.lastFailure.Store(&failure{text: u.secrets.MaskString(errText(err)), at: time.Now()})
 			}
@@ -172,172 +164,6 @@ func (u *Upstream) Config() *Config { return u.cfg }
 // Circuit returns the breaker's state: closed, half-open or open.
 func (u *Upstream) Circuit() string { return u.breaker.State().String() }
 
-// sharedSession returns a live shared session, connecting one if the pool
-// is not full. A recent connection failure fails fast until its backoff
-// ends. The lock is never held while connecting: a slow upstream blocks no
-// status report and no other caller.
-func (u *Upstream) sharedSession(ctx context.Context) (*session, error) {
-	u.mu.Lock()
-	if u.closed {
-		u.mu.Unlock()
-		return nil, errors.New("upstream closed")
-	}
-	u.shared = slices.DeleteFunc(u.shared, func(s *session) bool { return !s.alive() })
-	if n := len(u.shared); n >= u.cfg.poolSize() || n > 0 && u.backingOff() {
-		u.next = (u.next + 1) % n
-		s := u.shared[u.next]
-		u.mu.Unlock()
-		return s, nil
-	}
-	if u.backingOff() {
-		err := u.connErr
-		u.mu.Unlock()
-		return nil, err
-	}
-	u.mu.Unlock()
-
-	v, err := u.await(ctx, "shared", nil)
-	if err != nil {
-		u.mu.Lock()
-		defer u.mu.Unlock()
-		if len(u.shared) > 0 {
-			return u.shared[0], nil
-		}
-		return nil, err
-	}
-	return v.(*session), nil
-}
-
-// drop takes a shared session the upstream no longer has out of the pool
-// and closes it.
-func (u *Upstream) drop(s *session) {
-	u.mu.Lock()
-	u.shared = slices.DeleteFunc(u.shared, func(x *session) bool { return x == s })
-	u.mu.Unlock()
-	s.cs.Close()
-}
-
-// backingOff reports, with u.mu held, whether a recent connection failure
-// still holds new connections back.
-func (u *Upstream) backingOff() bool {
-	return u.connErr != nil && time.Since(u.connAt) < u.backoff
-}
-
-// clientSession returns the session serving owner, connecting it on first
-// use; it is closed when the client's session ends.
-func (u *Upstream) clientSession(ctx context.Context, owner *mcp.ServerSession) (*session, error) {
-	u.mu.Lock()
-	if u.closed {
-		u.mu.Unlock()
-		return nil, errors.New("upstream closed")
-	}
-	if s, ok := u.perClient[owner]; ok && s.alive() {
-		u.mu.Unlock()
-		return s, nil
-	}
-	if u.backingOff() {
-		err := u.connErr
-		u.mu.Unlock()
-		return nil, err
-	}
-	u.mu.Unlock()
-
-	v, err := u.await(ctx, fmt.Sprintf("client-%p", owner), owner)
-	if err != nil {
-		return nil, err
-	}
-	return v.(*session), nil
-}
-
-// await joins (or starts) the connection attempt for key and waits for it
-// until ctx ends; the attempt itself goes on, for the next caller.
-func (u *Upstream) await(ctx context.Context, key string, owner *mcp.ServerSession) (any, error) {
-	ch := u.connecting.DoChan(key, func() (any, error) { return u.dial(owner, true) })
-	select {
-	case r := <-ch:
-		return r.Val, r.Err
-	case <-ctx.Done():
-		return nil, fmt.Errorf("connecting to upstream %s: %w", u.cfg.ID, ctx.Err())
-	}
-}
-
-// dial connects one session within ConnectTimeout (concurrent callers
-// share the result, whatever their own contexts), and keeps the failure
-// backoff (doubling from 250ms to 30s) so a dead upstream fails fast.
-func (u *Upstream) dial(owner *mcp.ServerSession, register bool) (*session, error) {
-	// Not the caller's context: the session outlives the call, and the
-	// caller's context carries values of the client's request (its protocol
-	// version, for one) the SDK would send on to the upstream.
-	cctx, cancel := context.WithTimeout(u.m.ctx, u.m.opts.ConnectTimeout)
-	defer cancel()
-	s, err := u.connect(cctx, owner)
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if err != nil {
-		u.connErr, u.connAt = err, time.Now()
-		switch {
-		case u.backoff == 0:
-			u.backoff = 250 * time.Millisecond
-		case u.backoff < 30*time.Second:
-			u.backoff *= 2
-		}
-		return nil, err
-	}
-	if u.closed {
-		s.cs.Close()
-		return nil, errors.New("upstream closed")
-	}
-	if u.connErr != nil {
-		// Back after a failure (a restarted process): its tools may differ.
-		// A per_client upstream lists them on the client's new session (one
-		// process per client session); a listing session is listing already.
-		switch {
-		case u.cfg.Session != SessionPerClient:
-			u.m.refreshSoon(u.cfg.ID)
-		case owner != nil:
-			u.m.refreshVia(u.cfg.ID, s)
-		}
-	}
-	u.connErr, u.backoff = nil, 0
-	// The session is registered here, not by the caller, who may have
-	// stopped waiting: every session connected is owned, and Close ends it.
-	// An unregistered one (a short listing session) its caller closes.
-	if !register {
-		return s, nil
-	}
-	if owner == nil {
-		u.shared = append(u.shared, s)
-		return s, nil
-	}
-	u.perClient[owner] = s
-	u.m.wg.Go(func() {
-		select {
-		case <-s.done:
-		case <-u.m.sessionEnded(owner):
-		case <-u.m.ctx.Done():
-		}
-		u.mu.Lock()
-		if u.perClient[owner] == s {
-			delete(u.perClient, owner)
-		}
-		u.mu.Unlock()
-		s.cs.Close()
-		<-s.done
-	})
-	return s, nil
-}
-
-// session picks the session a call from client uses.
-func (u *Upstream) session(ctx context.Context, client Client) (*session, error) {
-	if u.cfg.Session == SessionPerClient && client.Session != nil {
-		return u.clientSession(ctx, client.Session)
-	}
-	if u.cfg.OAuthProtected() {
-		return principalSession(ctx, u, client)
-	}
-	return u.sharedSession(ctx)
-}
-
 // answer is a call's result: the SDK's decoding of it, or (relayed) its
 // JSON as the upstream sent it.
 type answer struct {
@@ -345,8 +171,8 @@ type answer struct {
 	rel Relayed
 }
 
-// call forwards one call to t; with relay, as bytes where it can (relay.go).
-func (u *Upstream) call(ctx context.Context, t *Tool, args json.RawMessage, client Client, relay bool) (answer, error) {
+// call forwards one call to t; asBytes, as bytes where it can (relay.go).
+func (u *Upstream) call(ctx context.Context, t *Tool, args json.RawMessage, client Client, asBytes bool) (answer, error) {
 	select {
 	case u.slots <- struct{}{}:
 		defer func() { <-u.slots }()
@@ -361,11 +187,11 @@ func (u *Upstream) call(ctx context.Context, t *Tool, args json.RawMessage, clie
 		// restarted, forgetting every session of the pool) is sent again on
 		// another, a new one at the latest: the upstream did not take it.
 		for tries := 1; ; tries++ {
-			s, err := u.session(ctx, client)
+			s, err := u.pool.session(ctx, client)
 			if err != nil {
 				return answer{}, err
 			}
-			envelope, raw := u.enveloped(s, client) && s.relayableOn(t), relay && u.relayable() && s.relayableOn(t)
+			envelope, raw := u.enveloped(s, client) && s.relayableOn(t), asBytes && u.relayable() && s.relayableOn(t)
 			var a answer
 			switch {
 			case !envelope && !raw && client.Round != nil && s.owner == nil:
@@ -376,16 +202,16 @@ func (u *Upstream) call(ctx context.Context, t *Tool, args json.RawMessage, clie
 				return a, err
 			default:
 				a.rel, err = u.relay(ctx, s, t.Name, args, client)
-				if err == nil && !relay {
+				if err == nil && !asBytes {
 					// The SDK's path wants the result decoded.
 					var res mcp.CallToolResult
 					err = json.Unmarshal(a.rel.JSON, &res)
 					return answer{res: &res}, err
 				}
 			}
-			if errors.Is(err, errSessionGone) {
-				u.drop(s)
-				if tries <= u.cfg.poolSize() {
+			if errors.Is(err, relay.ErrSessionGone) {
+				u.pool.drop(s)
+				if tries <= u.cfg.SharedSessions() {
 					continue
 				}
 			}
@@ -394,85 +220,28 @@ func (u *Upstream) call(ctx context.Context, t *Tool, args json.RawMessage, clie
 	})
 	switch {
 	case err == nil && a.res != nil:
-		return answer{res: u.redact(a.res)}, nil
+		return answer{res: maskhttp.Result(u.secrets, a.res)}, nil
 	case err == nil:
-		return answer{rel: u.redactRaw(a.rel)}, nil
+		if masked, ok := maskhttp.Raw(u.secrets, a.rel.JSON); ok {
+			a.rel = relay.Of(masked)
+		}
+		return answer{rel: a.rel}, nil
 	case errors.Is(err, gobreaker.ErrOpenState), errors.Is(err, gobreaker.ErrTooManyRequests):
 		return answer{}, unavailable(u.cfg.ID, "circuit open after repeated failures; retry later", err)
 	case legate.CodeOf(err) == legate.CodeNotConnected:
 		return answer{}, err
 	case errors.Is(err, errTimeout):
-		return answer{}, &legate.Error{Code: legate.CodeTimeout, Message: fmt.Sprintf("upstream %s did not answer within %s", u.cfg.ID, u.cfg.timeout()), Err: err}
-	case isTooLarge(err):
-		return answer{}, u.tooLarge(t, err)
+		return answer{}, &legate.Error{Code: legate.CodeTimeout, Message: fmt.Sprintf("upstream %s did not answer within %s", u.cfg.ID, u.cfg.CallTimeout()), Err: err}
+	case msglimit.IsTooLarge(err):
+		return answer{}, msglimit.ToolError(t.Canonical(), u.maxResult(), u.cfg.ID, err)
 	}
-	if answered(err) {
-		return answer{}, u.redactErr(err)
+	if relay.Answered(err) {
+		return answer{}, maskhttp.Err(u.secrets, err)
 	}
 	if errors.Is(err, context.Canceled) {
 		return answer{}, err
 	}
 	return answer{}, unavailable(u.cfg.ID, u.secrets.MaskString(errText(err)), err)
-}
-
-// JSON-RPC codes the go-sdk uses for failures on Legate's side of the
-// connection, never for an upstream's answer.
-const (
-	codeClientClosing = -32003 // the session is closed
-	codeServerClosing = -32004 // the connection broke while writing
-	codeRejected      = -32005 // the transport failed: HTTP 5xx/429, refused or dropped connection
-)
-
-// answered reports whether err is the upstream's own JSON-RPC error. The
-// go-sdk also reports transport failures as *jsonrpc.Error values (an
-// HTTP 500 or a dropped connection is wrapped in "rejected by transport"):
-// those are the upstream's failures, not answers.
-func answered(err error) bool {
-	var rpcErr *jsonrpc.Error
-	if !errors.As(err, &rpcErr) {
-		return false
-	}
-	switch rpcErr.Code {
-	case codeClientClosing, codeServerClosing, codeRejected:
-		return false
-	}
-	return true
-}
-
-// redact masks the upstream's own credentials (header_env values) in a
-// result, should it echo them: they must never reach a client. The
-// response was masked as it was read (maskhttp); this sees the result as
-// decoded, whatever escapes spelled it on the wire.
-func (u *Upstream) redact(res *mcp.CallToolResult) *mcp.CallToolResult {
-	if u.secrets.Empty() {
-		return res
-	}
-	b, err := json.Marshal(res)
-	if err != nil || !u.secrets.Contains(b) {
-		return res
-	}
-	var out mcp.CallToolResult
-	if err := json.Unmarshal(u.secrets.Mask(b, false), &out); err != nil {
-		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: withheld}}}
-	}
-	return &out
-}
-
-// withheld replaces a result that masking would leave broken.
-const withheld = "the upstream's result held a credential and was withheld"
-
-// redactRaw is redact for a result relayed as the upstream sent it (masked
-// as it was read): only a secret spelled in a mix of escapes is left to
-// find. A result it masks is read again.
-func (u *Upstream) redactRaw(rel Relayed) Relayed {
-	masked, ok := u.secrets.DecodedLeak(rel.JSON)
-	if !ok {
-		return rel
-	}
-	if !json.Valid(masked) {
-		masked = json.RawMessage(`{"isError":true,"content":[{"type":"text","text":"` + withheld + `"}]}`)
-	}
-	return relayedOf(masked)
 }
 
 // call is one call under way on a session.
@@ -494,7 +263,7 @@ func (u *Upstream) begin(ctx context.Context, s *session, client Client) *call {
 	c := &call{token: "legate-" + strconv.FormatUint(u.tokenID.Add(1), 10)}
 	c.ctx, c.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(ctx, func() { c.cancel(context.Cause(ctx)) })
-	timeout := u.cfg.timeout()
+	timeout := u.cfg.CallTimeout()
 	c.timer = time.AfterFunc(timeout, func() { c.cancel(errTimeout) })
 	pc := &pendingCall{ctx: ctx, client: client, extend: func() { c.timer.Reset(timeout) }}
 	u.calls.Store(c.token, pc)
@@ -567,84 +336,30 @@ func (u *Upstream) relayProgress(p *mcp.ProgressNotificationParams) {
 	}
 }
 
-// close ends every session.
-// firstListing is closed once an upstream's first listing was tried.
-type firstListing struct {
-	ch   chan struct{}
-	once sync.Once
-}
-
-// done records that the first listing was tried (nil: nothing to record).
-func (f *firstListing) done() {
-	if f != nil {
-		f.once.Do(func() { close(f.ch) })
-	}
-}
-
 // retire ends an upstream no longer in use: its supervision at once, its
 // sessions and processes once the calls it is running end (bounded by
 // its timeout), so that a reload never cuts a call short.
 func (m *Manager) retire(u *Upstream) {
-	u.mu.Lock()
+	u.pool.mu.Lock()
 	stop := u.stop
-	u.mu.Unlock()
+	u.pool.mu.Unlock()
 	if stop != nil {
 		stop()
 	}
-	drained := time.NewTimer(u.cfg.timeout())
+	drained := time.NewTimer(u.cfg.CallTimeout())
 	defer drained.Stop()
 	for range cap(u.slots) {
 		select {
 		case u.slots <- struct{}{}: // a slot no call holds
 		case <-drained.C:
-			u.close()
+			u.pool.close()
 			return
 		case <-m.ctx.Done():
-			u.close()
+			u.pool.close()
 			return
 		}
 	}
-	u.close()
-}
-
-func (u *Upstream) close() {
-	u.mu.Lock()
-	u.closed = true
-	sessions := append([]*session{}, u.shared...)
-	for _, s := range u.perClient {
-		sessions = append(sessions, s)
-	}
-	for _, s := range u.byPrincipal {
-		sessions = append(sessions, s)
-	}
-	u.shared, u.perClient, u.byPrincipal = nil, map[*mcp.ServerSession]*session{}, map[string]*session{}
-	u.mu.Unlock()
-	var wg sync.WaitGroup
-	for _, s := range sessions {
-		wg.Go(func() { s.cs.Close(); <-s.done })
-	}
-	wg.Wait()
-	if u.http != nil {
-		u.http.CloseIdleConnections()
-	}
-}
-
-// sessions counts open sessions, for status and tests.
-func (u *Upstream) sessions() int {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	n := 0
-	for _, s := range u.shared {
-		if s.alive() {
-			n++
-		}
-	}
-	for _, s := range u.perClient {
-		if s.alive() {
-			n++
-		}
-	}
-	return n
+	u.pool.close()
 }
 
 func unavailable(id, msg string, err error) error {
@@ -669,7 +384,7 @@ func (m *Manager) Session(ctx context.Context, id string, client Client) (*mcp.C
 	if u.breaker.State() == gobreaker.StateOpen {
 		return nil, unavailable(id, "circuit open after repeated failures; retry later", nil)
 	}
-	s, err := u.session(ctx, client)
+	s, err := u.pool.session(ctx, client)
 	if err != nil {
 		return nil, unavailable(id, errText(err), err)
 	}

@@ -68,6 +68,9 @@ func listPackages(t *testing.T) []pkg {
 
 func rel(path string) string { return strings.TrimPrefix(strings.TrimPrefix(path, module), "/") }
 
+// under reports whether package rp is pkg or one of its sub-packages.
+func under(rp, pkg string) bool { return rp == pkg || strings.HasPrefix(rp, pkg+"/") }
+
 func connectorTypeDir(rp string) bool {
 	if !strings.HasPrefix(rp, "connectors/") {
 		return false
@@ -104,7 +107,11 @@ func TestImportDirection(t *testing.T) {
 				t.Errorf("%s imports %s: the SaaS toolkit imports only what a connector may, so that a connector never reaches the store through it", from, to)
 			case connectorTypeDir(path.Dir(from)) && !slices.Contains(connectorImports, to) && !strings.HasPrefix(to, path.Dir(from)+"/"):
 				t.Errorf("%s imports %s: a connector's own package imports only what its connector may", from, to)
-			case from == "connectors" && to != "" && to != "internal/strictyaml":
+			case under(from, "upstream") && under(to, "connectors"):
+				t.Errorf("%s imports %s: the upstreams do not depend on the connectors; what both need lives below them (internal/contentcoding)", from, to)
+			case under(from, "audit") && under(to, "upstream"):
+				t.Errorf("%s imports %s: audit sits below upstream; it defines what it reads of an upstream (audit.UpstreamStatus)", from, to)
+			case from == "connectors" && to != "" && to != "internal/strictyaml" && to != "internal/contentcoding":
 				t.Errorf("the connector contract imports %s", to)
 			case connectorTypeDir(to) && from != "connectors/all" && !strings.HasPrefix(from, "cmd/") && !connectorTypeDir(from):
 				t.Errorf("%s imports the connector type %s: only connectors/all and cmd import connector types; register a tool as a connector instead", from, to)

@@ -20,9 +20,10 @@ import (
 // goes to an address the operator chose, or to Legate itself.
 var unguardedHTTP = map[string]string{
 	"connectors/netguard/netguard.go": "the guard itself: its client and transport are the ones everybody else uses",
-	"upstream/session.go":             "an upstream's URL is the operator's configuration, and its sessions stream for their whole life (no overall timeout, which netguard's client has); its transport is the upstream's own",
-	"upstream/upstream.go":            "wraps the upstream's own transport (session.go) to tap and bound its messages",
-	"upstream/principal.go":           "wraps the upstream's own transport (session.go) with a principal's token",
+	"upstream/dial/dial.go":           "an upstream's URL is the operator's configuration, and its sessions stream for their whole life (no overall timeout, which netguard's client has); its transport is the upstream's own",
+	"upstream/session.go":             "wraps the upstream's own transport (upstream/dial) to tap a legacy SSE stream",
+	"upstream/upstream.go":            "wraps the upstream's own transport (upstream/dial) to tap and bound its messages",
+	"upstream/principal.go":           "wraps the upstream's own transport (upstream/dial) with a principal's token",
 	"telemetry/spans/spans.go":        "a wrapper that adds trace context to the transport its caller gives; net/http's default only stands for a nil one, as in net/http",
 	"connections/credentials.go":      "wraps the transport of the client given (netguard's) to add the resource indicator; net/http's default only stands for a nil one, as in net/http",
 	"admin/client.go":                 "the admin CLI's client of Legate's own admin API, at the address the operator gives",

@@ -5,7 +5,10 @@
 // it is read, at the bottom of its HTTP client ([Transport]), before the
 // SDK client, the relay or the tap sees a byte of it: no path from the
 // upstream to a client, a log or the store goes around it. Content
-// codings are undone first, so that a compressed body is masked too.
+// codings are undone first, so that a compressed body is masked too. What
+// is decoded from a response is masked again (Result, Raw, Err): a secret
+// may be spelled on the wire in escapes that only decoding brings
+// together.
 package maskhttp
 
 import (
@@ -14,7 +17,7 @@ import (
 	"net/http"
 
 	"github.com/legate-mcp/legate"
-	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/internal/contentcoding"
 )
 
 // Transport masks Secrets in every response of Base: its headers and its
@@ -29,7 +32,7 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := connectors.DecodeBody(resp); err != nil {
+	if err := contentcoding.DecodeBody(resp); err != nil {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
 		return nil, fmt.Errorf("upstream response: %w", err)

@@ -20,6 +20,8 @@ import (
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/legate-mcp/legate"
 )
 
 // codeTooLarge and msgTooLarge make the JSON-RPC error put in place of a
@@ -405,3 +407,11 @@ var (
 	_ io.ReadCloser     = (*sseLimit)(nil)
 	_ io.ReadCloser     = (*lineLimit)(nil)
 )
+
+// ToolError is the error of a call to the tool canonical whose answer was
+// over max, the max_result_bytes of upstream id.
+func ToolError(canonical string, max int64, id string, err error) error {
+	return &legate.Error{Code: legate.CodeAdapterMapping, Err: err, Message: fmt.Sprintf(
+		"the result of %s is larger than %d bytes, the max_result_bytes of upstream %s: ask for less (a smaller page, a narrower query), or an operator may raise max_result_bytes",
+		canonical, max, id)}
+}

@@ -1,4 +1,4 @@
-package upstream
+package relay
 
 import (
 	"bytes"
@@ -15,8 +15,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/legate-mcp/legate/upstream/msglimit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/upstream/msglimit"
 )
 
 // The go-sdk client hands a call's response to the caller as soon as it is
@@ -28,45 +30,37 @@ import (
 // in order, before the SDK is given the bytes that follow it. The SDK's own
 // handlers then leave them alone.
 
-// tapMessage relays one inbound JSON-RPC message if it is a progress or log
-// notification; s is the session it arrived on, nil if unknown.
-func (u *Upstream) tapMessage(s *session, raw []byte) {
+// Notification reads raw, an inbound JSON-RPC message, as a progress or
+// log notification, with any of secrets spelled in a mix of escapes
+// masked; both are nil for any other message.
+func Notification(raw []byte, secrets *legate.Secrets) (*mcp.ProgressNotificationParams, *mcp.LoggingMessageParams) {
 	if !bytes.Contains(raw, []byte(`"notifications/`)) {
-		return
+		return nil, nil
 	}
 	var msg struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
 		Params json.RawMessage `json:"params"`
 	}
-	if masked, ok := u.secrets.DecodedLeak(raw); ok {
-		raw = masked // a secret in a mix of escapes (mask.go)
+	if masked, ok := secrets.DecodedLeak(raw); ok {
+		raw = masked
 	}
 	if json.Unmarshal(raw, &msg) != nil || msg.ID != nil {
-		return
+		return nil, nil
 	}
 	switch msg.Method {
 	case "notifications/progress":
 		var p mcp.ProgressNotificationParams
 		if json.Unmarshal(msg.Params, &p) == nil {
-			u.relayProgress(&p)
+			return &p, nil
 		}
 	case "notifications/message":
 		var p mcp.LoggingMessageParams
 		if json.Unmarshal(msg.Params, &p) == nil {
-			u.relayLog(s, &p)
+			return nil, &p
 		}
 	}
-}
-
-// relayLog sends an upstream's log message to the client its session
-// serves, on a call's response stream when one is under way.
-func (u *Upstream) relayLog(s *session, p *mcp.LoggingMessageParams) {
-	if s != nil && s.owner != nil {
-		s.owner.Log(s.callContext(context.Background()), p)
-		return
-	}
-	u.log.Debug("upstream log", "level", p.Level, "data", p.Data)
+	return nil, nil
 }
 
 // lineTap relays the notifications in a newline-delimited JSON stream
@@ -141,72 +135,48 @@ func (e *sseEvent) line(line []byte) ([]byte, bool) {
 	return nil, false
 }
 
-// tapTransport taps the event streams of one upstream's HTTP responses;
-// the session is the transport's own (legacy SSE) or found by the
-// request's Mcp-Session-Id.
-type tapTransport struct {
-	base    http.RoundTripper
-	u       *Upstream
-	session *session
+// TapTransport taps the event streams of one upstream's HTTP responses:
+// Tap gives, for the request of each, where its messages go (the
+// session's notifications: the transport's own session, for legacy SSE,
+// or the one the request's Mcp-Session-Id names).
+type TapTransport struct {
+	Base http.RoundTripper
+	Tap  func(r *http.Request) func(raw []byte)
 }
 
-func (t *tapTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	resp, err := t.base.RoundTrip(r)
+func (t *TapTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.Base.RoundTrip(r)
 	if err != nil || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		return resp, err
 	}
-	s := t.session
-	if s == nil {
-		s = t.u.sessionByID(r.Header.Get("Mcp-Session-Id"))
-	}
-	resp.Body = newSSETap(resp.Body, func(raw []byte) { t.u.tapMessage(s, raw) })
+	resp.Body = newSSETap(resp.Body, t.Tap(r))
 	return resp, nil
 }
 
-// sessionByID finds a session by its Mcp-Session-Id.
-func (u *Upstream) sessionByID(id string) *session {
-	if id == "" {
-		return nil
-	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	for _, s := range u.shared {
-		if s.cs != nil && s.cs.ID() == id {
-			return s
-		}
-	}
-	for _, s := range u.perClient {
-		if s.cs != nil && s.cs.ID() == id {
-			return s
-		}
-	}
-	return nil
-}
-
-// stdioTransport runs a stdio upstream with its stdout tapped. Closing it
+// StdioTransport runs a stdio upstream with its stdout tapped. Closing it
 // closes the child's stdin, waits for it to exit, then sends SIGTERM and
 // finally SIGKILL, as the MCP specification asks.
-type stdioTransport struct {
-	cmd *exec.Cmd
-	tap func([]byte)
-	max int64 // max_result_bytes: the longest line kept (limit.go)
+type StdioTransport struct {
+	Cmd *exec.Cmd
+	Tap func([]byte)
+	Max int64 // max_result_bytes: the longest line kept (package msglimit)
 }
 
-func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	stdout, err := t.cmd.StdoutPipe()
+func (t *StdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	stdout, err := t.Cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
 	}
-	stdin, err := t.cmd.StdinPipe()
+	stdin, err := t.Cmd.StdinPipe()
 	if err != nil {
 		return nil, err
 	}
-	if err := t.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s: %w", t.cmd.Path, err)
+	if err := t.Cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", t.Cmd.Path, err)
 	}
-	w := &childStdin{WriteCloser: stdin, cmd: t.cmd}
-	out := &lineTap{r: msglimit.NewLineReader(stdout, t.max), each: t.tap}
-	return (&mcp.IOTransport{Reader: out, Writer: w, MaxLineLength: int(min(t.max+64<<10, math.MaxInt32))}).Connect(ctx)
+	w := &childStdin{WriteCloser: stdin, cmd: t.Cmd}
+	out := &lineTap{r: msglimit.NewLineReader(stdout, t.Max), each: t.Tap}
+	return (&mcp.IOTransport{Reader: out, Writer: w, MaxLineLength: int(min(t.Max+64<<10, math.MaxInt32))}).Connect(ctx)
 }
 
 // childStdin ends the child when the connection closes.

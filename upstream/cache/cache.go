@@ -1,4 +1,9 @@
-package upstream
+// Package cache is an upstream's tools as the store caches them and the
+// catalog receives them: the rows of a listing (each definition's
+// canonical JSON and its hash), the Tool decoded from a row, what a
+// refresh changed (Diff), and pinning: a definition that differs from its
+// pin is quarantined (Quarantined) rather than listed.
+package cache
 
 import (
 	"bytes"
@@ -13,6 +18,7 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/upstream/upconfig"
 )
 
 // Tool is one cached upstream tool, as the catalog receives it.
@@ -69,9 +75,9 @@ func canonicalJSON(raw []byte) ([]byte, error) {
 	return json.Marshal(v)
 }
 
-// cachedFrom turns listed tools into cache rows: the definition's JSON and
+// Rows turns listed tools into cache rows: the definition's JSON and
 // the hash of its canonical form.
-func cachedFrom(tools []*mcp.Tool) ([]store.CachedTool, error) {
+func Rows(tools []*mcp.Tool) ([]store.CachedTool, error) {
 	out := make([]store.CachedTool, 0, len(tools))
 	for _, t := range tools {
 		raw, err := json.Marshal(t)
@@ -89,9 +95,9 @@ func cachedFrom(tools []*mcp.Tool) ([]store.CachedTool, error) {
 	return out, nil
 }
 
-// toolFrom decodes a cache row, keeping the schemas as raw JSON so they
+// ToolFrom decodes a cache row, keeping the schemas as raw JSON so they
 // reach clients exactly as the upstream wrote them.
-func toolFrom(c *Config, row store.CachedTool) (*Tool, error) {
+func ToolFrom(c *upconfig.Config, row store.CachedTool) (*Tool, error) {
 	// One decoding, with the schemas kept as raw JSON (decoding them into
 	// maps would cost the most and serve nothing).
 	var d struct {
@@ -137,7 +143,8 @@ func (d Diff) String() string {
 	return fmt.Sprintf("%d added %v, %d removed %v, %d changed %v", len(d.Added), d.Added, len(d.Removed), d.Removed, len(d.Changed), d.Changed)
 }
 
-func diff(old, cur []store.CachedTool) Diff {
+// DiffOf is what changed from the rows old to the rows cur.
+func DiffOf(old, cur []store.CachedTool) Diff {
 	var d Diff
 	was := map[string]string{}
 	for _, t := range old {
@@ -158,4 +165,25 @@ func diff(old, cur []store.CachedTool) Diff {
 	}
 	slices.Sort(d.Removed)
 	return d
+}
+
+// SharedURIs gives, for each upstream of ids (in order) that offers a
+// resource URI another offers too, those URIs and the others offering
+// each: a read goes to the first by id.
+func SharedURIs(ids []string, all map[string]store.UpstreamCache) map[string][]string {
+	owners := map[string][]string{}
+	for _, id := range ids {
+		for _, uri := range all[id].Resources {
+			owners[uri] = append(owners[uri], id)
+		}
+	}
+	out := map[string][]string{}
+	for _, id := range ids {
+		for _, uri := range all[id].Resources {
+			if len(owners[uri]) > 1 {
+				out[id] = append(out[id], fmt.Sprintf("%s (also %v)", uri, slices.DeleteFunc(slices.Clone(owners[uri]), func(o string) bool { return o == id })))
+			}
+		}
+	}
+	return out
 }

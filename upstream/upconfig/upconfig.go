@@ -1,8 +1,13 @@
-package upstream
+// Package upconfig is the definition of one upstream MCP server (Config),
+// as config.yaml and the store give it, its checks, its defaults and the
+// resolution of its header_env. Package upstream runs what it defines.
+package upconfig
 
 import (
+	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"net/url"
 	"path"
 	"regexp"
@@ -176,21 +181,26 @@ func (c *Config) TransportName() string {
 	return "streamable-http"
 }
 
-func (c *Config) timeout() time.Duration {
+// CallTimeout is the time limit of one call (timeout, or its default).
+func (c *Config) CallTimeout() time.Duration {
 	if c.Timeout > 0 {
 		return time.Duration(c.Timeout)
 	}
 	return DefaultTimeout
 }
 
-func (c *Config) maxConcurrency() int {
+// Concurrency is the bound on calls in flight (max_concurrency, or its
+// default).
+func (c *Config) Concurrency() int {
 	if c.MaxConcurrency > 0 {
 		return c.MaxConcurrency
 	}
 	return DefaultMaxConcurrency
 }
 
-func (c *Config) poolSize() int {
+// SharedSessions is the number of shared sessions kept open (pool_size, or
+// its default).
+func (c *Config) SharedSessions() int {
 	switch {
 	case c.PoolSize > 0:
 		return c.PoolSize
@@ -200,15 +210,16 @@ func (c *Config) poolSize() int {
 	return 4
 }
 
-func (c *Config) protocolVersion() string {
+// Protocol is the protocol version spoken to the upstream.
+func (c *Config) Protocol() string {
 	if c.ProtocolVersion != "" {
 		return c.ProtocolVersion
 	}
 	return DefaultProtocolVersion
 }
 
-// wanted reports whether the filter keeps the tool name.
-func (f ToolFilter) wanted(name string) bool {
+// Wanted reports whether the filter keeps the tool name.
+func (f ToolFilter) Wanted(name string) bool {
 	match := func(globs []string) bool {
 		for _, g := range globs {
 			if ok, _ := path.Match(g, name); ok {
@@ -221,4 +232,22 @@ func (f ToolFilter) wanted(name string) bool {
 		return false
 	}
 	return !match(f.Exclude)
+}
+
+// ErrHeaderEnv is wrapped by the error of an upstream whose header_env
+// names an unset or empty environment variable.
+var ErrHeaderEnv = errors.New("header environment variable not set")
+
+// Headers resolves header_env at connect time. The values stay in the
+// transport; errors name the variable, never a value.
+func (c *Config) Headers(lookup func(string) (string, bool)) (http.Header, error) {
+	h := http.Header{}
+	for name, env := range c.HeaderEnv {
+		v, ok := lookup(env)
+		if !ok || v == "" {
+			return nil, fmt.Errorf("upstream %s: header %s: environment variable %s is not set or empty: %w", c.ID, name, env, ErrHeaderEnv)
+		}
+		h.Set(name, v)
+	}
+	return h, nil
 }

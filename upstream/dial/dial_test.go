@@ -1,4 +1,4 @@
-package upstream
+package dial
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 func TestStderrLinesNameTheUpstreamOnce(t *testing.T) {
 	var out bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&out, nil)).With("upstream", "ev")
-	l := &lineLogger{log: log}
+	l := &LineLogger{Log: log}
 	l.Write([]byte("first line\nsecond "))
 	l.Write([]byte("line\r\n\n"))
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")

@@ -1,4 +1,4 @@
-package upstream
+package relay
 
 import (
 	"encoding/json"
@@ -8,7 +8,7 @@ import (
 // What the call path needs of a relayed result is read from its JSON as
 // the relay reads it: isError, and the size of its content's text, as the
 // SDK's decoding of it would give them.
-func TestRelayedOf(t *testing.T) {
+func TestOf(t *testing.T) {
 	for _, c := range []struct {
 		raw     string
 		isError bool
@@ -21,7 +21,7 @@ func TestRelayedOf(t *testing.T) {
 		{`{"structuredContent":{"text":"not content"}}`, false, 0},
 		{`{}`, false, 0},
 	} {
-		rel := relayedOf(json.RawMessage(c.raw))
+		rel := Of(json.RawMessage(c.raw))
 		if string(rel.JSON) != c.raw || rel.IsError != c.isError || rel.Size != c.size {
 			t.Errorf("%s: %+v, want isError %v and size %d", c.raw, rel, c.isError, c.size)
 		}

@@ -1,0 +1,147 @@
+// Package dial holds what package upstream needs to reach an upstream MCP
+// server and keep the connection: its HTTP client with its own connection
+// pool and fixed headers, a stdio child's environment and the logging of
+// its stderr, and a legacy SSE connection that outlives the call that
+// opened it.
+package dial
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/legate-mcp/legate/telemetry/spans"
+)
+
+// headerTransport adds fixed headers to every request.
+type headerTransport struct {
+	base http.RoundTripper
+	h    http.Header
+}
+
+func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range t.h {
+		r.Header[k] = v
+	}
+	return t.base.RoundTrip(r)
+}
+
+// NewHTTPClient gives an upstream its own connection pool, sized to its
+// concurrency (max_concurrency) so that calls under load reuse connections.
+func NewHTTPClient(concurrency int, h http.Header) *http.Client {
+	tr := &http.Transport{
+		Proxy:                 nil, // never from the environment
+		MaxIdleConns:          concurrency * 2,
+		MaxIdleConnsPerHost:   concurrency * 2,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ResponseHeaderTimeout: 0, // SSE responses stream for the call's whole life
+		ForceAttemptHTTP2:     true,
+	}
+	// Within a traced call, each request is a span and carries traceparent.
+	rt := spans.Transport(tr)
+	if len(h) > 0 {
+		rt = &headerTransport{base: tr, h: h}
+	}
+	return &http.Client{Transport: rt}
+}
+
+// OutliveConnect connects a transport whose connection keeps the context it
+// was connected with (the legacy SSE client's event stream does): the
+// connection lives until it is closed or life ends, while connecting still
+// gives up when the caller's context ends.
+type OutliveConnect struct {
+	mcp.Transport
+	Life context.Context
+}
+
+func (t *OutliveConnect) Connect(ctx context.Context) (mcp.Connection, error) {
+	lctx, cancel := context.WithCancel(t.Life)
+	stop := context.AfterFunc(ctx, cancel)
+	conn, err := t.Transport.Connect(lctx)
+	if !stop() {
+		// ctx ended while connecting: lctx is cancelled.
+		if err == nil {
+			conn.Close()
+		}
+		return nil, ctx.Err()
+	}
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return &closeHook{Connection: conn, after: cancel}, nil
+}
+
+// closeHook runs after when the connection closes.
+type closeHook struct {
+	mcp.Connection
+	after func()
+}
+
+func (c *closeHook) Close() error {
+	err := c.Connection.Close()
+	c.after()
+	return err
+}
+
+// ChildEnv is the whole environment of a stdio upstream: what the config
+// gives, plus PATH and HOME when it does not set them.
+func ChildEnv(env map[string]string) []string {
+	out := make([]string, 0, len(env)+2)
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	if _, ok := env["PATH"]; !ok {
+		path := os.Getenv("PATH")
+		if path == "" {
+			path = "/usr/local/bin:/usr/bin:/bin"
+		}
+		out = append(out, "PATH="+path)
+	}
+	if _, ok := env["HOME"]; !ok {
+		if home, err := os.UserHomeDir(); err == nil {
+			out = append(out, "HOME="+home)
+		}
+	}
+	return out
+}
+
+// LineLogger logs a stdio upstream's stderr line by line, on the
+// upstream's logger (which names the upstream).
+type LineLogger struct {
+	Log *slog.Logger
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (l *LineLogger) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, p...)
+	for {
+		i := strings.IndexByte(string(l.buf), '\n')
+		if i < 0 {
+			break
+		}
+		if line := strings.TrimRight(string(l.buf[:i]), "\r"); line != "" {
+			l.Log.Info("upstream stderr", "line", line)
+		}
+		l.buf = l.buf[i+1:]
+	}
+	if len(l.buf) > 64<<10 { // a line with no end: log what we have
+		l.Log.Info("upstream stderr", "line", string(l.buf))
+		l.buf = l.buf[:0]
+	}
+	return len(p), nil
+}
+
+var _ io.Writer = (*LineLogger)(nil)
