@@ -39,7 +39,9 @@ func (g *greeter) Tools() []connectors.Tool {
 // the gateway does.
 func Example() {
 	typ := connectors.TypeOf(connectors.Info{Name: "greeter", Description: "Greets people"},
-		func(_ connectors.Instance, cfg *GreeterConfig) (connectors.Connector, error) { return &greeter{cfg: cfg}, nil })
+		func(_ connectors.Instance, cfg *GreeterConfig) (connectors.Connector, error) {
+			return &greeter{cfg: cfg}, nil
+		})
 	connectors.Register(typ)
 
 	var section yaml.Node

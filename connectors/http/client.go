@@ -15,6 +15,7 @@ import (
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/connectors/httpkit"
 	"github.com/legate-mcp/legate/connectors/netguard"
+	"github.com/legate-mcp/legate/internal/contentcoding"
 )
 
 // Response is the structured result of the call and request tools.
@@ -249,7 +250,7 @@ func execute(ctx context.Context, client *http.Client, req *http.Request, limit 
 	if resp.StatusCode >= 400 {
 		return nil, statusError(resp, httpkit.Snippet(resp, secrets))
 	}
-	if err := connectors.DecodeBody(resp); err != nil {
+	if err := contentcoding.DecodeBody(resp); err != nil {
 		return nil, &legate.Error{Code: legate.CodeAdapterMapping, Err: err,
 			Message: fmt.Sprintf("http: the body's content encoding %q cannot be decoded to check it for credentials; it is withheld", resp.Header.Get("Content-Encoding"))}
 	}

@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/legate-mcp/legate"
-	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/internal/contentcoding"
 )
 
 // SnippetBytes is how much of an error body [Snippet] keeps.
@@ -32,7 +32,7 @@ func Drain(resp *http.Response) {
 // the body is not text or its coding cannot be undone, for then it cannot
 // be checked for secrets. It reads the body but does not close it.
 func Snippet(resp *http.Response, secrets *legate.Secrets) string {
-	if connectors.DecodeBody(resp) != nil {
+	if contentcoding.DecodeBody(resp) != nil {
 		return ""
 	}
 	head, _ := io.ReadAll(io.LimitReader(resp.Body, SnippetBytes+utf8.UTFMax))
