@@ -9,7 +9,6 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate"
@@ -18,6 +17,7 @@ import (
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/rounds"
+	"github.com/legate-mcp/legate/server/toolresult"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/upstream"
 )
@@ -154,9 +154,9 @@ func recoverPanics(log *slog.Logger) Middleware {
 			defer func() {
 				if p := recover(); p != nil {
 					// The panic's value may hold argument values: like an
-					// error's text, it is logged as a hash (errorAttrs).
+					// error's text, it is logged as a hash (toolresult.ErrorAttrs).
 					log.Error("tool panicked", "tool", r.Entry.Canonical, "panic_type", fmt.Sprintf("%T", p),
-						"panic_hash", textHash(fmt.Sprint(p)), "stack", string(debug.Stack()))
+						"panic_hash", toolresult.TextHash(fmt.Sprint(p)), "stack", string(debug.Stack()))
 					res, err = nil, &legate.Error{Code: legate.CodeAdapterMapping, Message: fmt.Sprintf("tool %s failed unexpectedly", r.Entry.Canonical)}
 				}
 			}()
@@ -167,7 +167,7 @@ func recoverPanics(log *slog.Logger) Middleware {
 
 // logCalls logs each call's outcome and latency at debug level, and
 // failures other than the caller's own mistakes at warn. A failure is
-// logged by its code and a hash of its text (errorAttrs), never the text.
+// logged by its code and a hash of its text (toolresult.ErrorAttrs), never the text.
 func logCalls(log *slog.Logger) Middleware {
 	return func(next Handler) Handler {
 		return func(ctx context.Context, r *Request) (*Result, error) {
@@ -181,8 +181,8 @@ func logCalls(log *slog.Logger) Middleware {
 				}
 				return res, nil
 			}
-			if protocolError(err) != nil {
-				log.Debug("call refused by upstream", append([]any{"tool", r.Entry.Canonical}, errorAttrs(err)...)...)
+			if toolresult.ProtocolError(err) != nil {
+				log.Debug("call refused by upstream", append([]any{"tool", r.Entry.Canonical}, toolresult.ErrorAttrs(err)...)...)
 				return nil, err
 			}
 			level := slog.LevelWarn
@@ -190,26 +190,9 @@ func logCalls(log *slog.Logger) Middleware {
 			case legate.CodeInvalidArgument, legate.CodeApprovalPending, legate.CodePolicyDenied, legate.CodeApprovalDenied, legate.CodeRateLimited:
 				level = slog.LevelInfo // the gateway working as configured, or the caller's mistake
 			}
-			attrs := append([]any{"tool", r.Entry.Canonical, "class", r.Class, "principal", r.Caller.Principal}, errorAttrs(err)...)
+			attrs := append([]any{"tool", r.Entry.Canonical, "class", r.Class, "principal", r.Caller.Principal}, toolresult.ErrorAttrs(err)...)
 			log.Log(ctx, level, "call failed", append(attrs, "latency", time.Since(r.Start))...)
 			return nil, err
 		}
 	}
-}
-
-// protocolError returns the JSON-RPC error to relay to the client as a
-// protocol error: one an upstream answered with. An error the gateway or a
-// connector classed (a *legate.Error, even one wrapping a JSON-RPC
-// error from a broken transport) is a tool failure instead, and nil is
-// returned.
-func protocolError(err error) *jsonrpc.Error {
-	var ce *legate.Error
-	if errors.As(err, &ce) {
-		return nil
-	}
-	var rpcErr *jsonrpc.Error
-	if errors.As(err, &rpcErr) {
-		return rpcErr
-	}
-	return nil
 }

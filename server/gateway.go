@@ -382,7 +382,7 @@ func (g *Gateway) run(ctx context.Context, r *Request) (*Result, error) {
 	if err == errHandBack {
 		return nil, err
 	}
-	if rpcErr := protocolError(err); rpcErr != nil {
+	if rpcErr := toolresult.ProtocolError(err); rpcErr != nil {
 		return nil, rpcErr
 	}
 	if err != nil {

@@ -145,25 +145,6 @@ func principalOf(extra *mcp.RequestExtra) *auth.Principal {
 	return auth.PrincipalFrom(extra.TokenInfo)
 }
 
-// ErrorResult turns a failed call into the result a client sees: isError,
-// the text "CODE: message", and the error's details {code, message,
-// retry_after_seconds, ...} in _meta under ErrorMetaKey, for every tool,
-// and as structured content {"error": {...}} (which errorResultFor leaves
-// out for a tool with an output schema).
-func ErrorResult(err error) *mcp.CallToolResult {
-	ce := &legate.Error{Code: legate.CodeOf(err), Message: err.Error()}
-	errors.As(err, &ce)
-	body := map[string]any{"code": ce.Code, "message": ce.Message}
-	for k, v := range ce.Details {
-		body[k] = v
-	}
-	if ce.RetryAfter > 0 {
-		body["retry_after_seconds"] = ce.RetryAfter.Seconds()
-	}
-	return &mcp.CallToolResult{
-		IsError:           true,
-		Content:           []mcp.Content{&mcp.TextContent{Text: string(ce.Code) + ": " + ce.Message}},
-		StructuredContent: map[string]any{"error": body},
-		Meta:              mcp.Meta{ErrorMetaKey: body},
-	}
-}
+// ErrorResult turns a failed call into the result a client sees
+// (toolresult.Error).
+func ErrorResult(err error) *mcp.CallToolResult { return toolresult.Error(err) }

@@ -11,6 +11,7 @@ import (
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/policy"
+	"github.com/legate-mcp/legate/server/toolresult"
 	"github.com/legate-mcp/legate/store"
 )
 
@@ -52,7 +53,7 @@ func (x *executor) notify(a *store.Approval) {
 			// so a notification can never end the process.
 			if p := recover(); p != nil {
 				x.log.Error("approval notification panicked", "approval", a.ID, "notify", e.Canonical,
-					"panic_hash", textHash(fmt.Sprint(p)), "stack", string(debug.Stack()))
+					"panic_hash", toolresult.TextHash(fmt.Sprint(p)), "stack", string(debug.Stack()))
 			}
 		}()
 		ctx, cancel := context.WithTimeout(x.life, notifyTimeout)
@@ -63,7 +64,7 @@ func (x *executor) notify(a *store.Approval) {
 		}
 		if err != nil {
 			// Its text may quote the payload, which holds the arguments.
-			x.log.Warn("approval notification failed", append([]any{"approval", a.ID, "notify", e.Canonical}, errorAttrs(err)...)...)
+			x.log.Warn("approval notification failed", append([]any{"approval", a.ID, "notify", e.Canonical}, toolresult.ErrorAttrs(err)...)...)
 		}
 	})
 }

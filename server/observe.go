@@ -2,15 +2,12 @@ package server
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/audit"
+	"github.com/legate-mcp/legate/server/toolresult"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/telemetry"
 	"github.com/legate-mcp/legate/upstream"
@@ -35,7 +32,7 @@ func sourceOf(r *Request) string {
 // JSON-RPC error.
 func outcomeCode(res *Result, err error) string {
 	switch {
-	case protocolError(err) != nil:
+	case toolresult.ProtocolError(err) != nil:
 		return "PROTOCOL_ERROR"
 	case err != nil:
 		return string(legate.CodeOf(err))
@@ -43,25 +40,6 @@ func outcomeCode(res *Result, err error) string {
 		return "TOOL_ERROR"
 	}
 	return "ok"
-}
-
-// errorAttrs describe a failed call's error for the log: its code and a
-// short hash of the text the client was given, never that text, which can
-// quote the call's arguments (NOT_FOUND: no approval "…") — the log keeps
-// the audit's promise to store no argument value. The hash lets an
-// operator match a message a client reports.
-func errorAttrs(err error) []any {
-	if rpcErr := protocolError(err); rpcErr != nil {
-		return []any{"rpc_code", rpcErr.Code, "error_hash", textHash(rpcErr.Message)}
-	}
-	text := ErrorResult(err).Content[0].(*mcp.TextContent).Text
-	return []any{"code", legate.CodeOf(err), "error_hash", textHash(text)}
-}
-
-// textHash is a short hash of s: 12 hex digits of its SHA-256.
-func textHash(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:6])
 }
 
 // replayNote is where a tool below observe (legate.approval_status)
