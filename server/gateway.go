@@ -45,15 +45,14 @@ import (
 	"github.com/legate-mcp/legate/opkey"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/profiles"
-	"github.com/legate-mcp/legate/ratelimit"
 	"github.com/legate-mcp/legate/rounds"
+	"github.com/legate-mcp/legate/server/fastpath"
 	"github.com/legate-mcp/legate/server/instancekit"
 	"github.com/legate-mcp/legate/server/toolresult"
 	"github.com/legate-mcp/legate/server/waitnote"
 	"github.com/legate-mcp/legate/sources"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/telemetry"
-	"github.com/legate-mcp/legate/telemetry/spans"
 	"github.com/legate-mcp/legate/upstream"
 	"github.com/legate-mcp/legate/vault"
 )
@@ -107,12 +106,11 @@ type Gateway struct {
 
 	upstreams   *upstream.Manager
 	inbox       *policy.Inbox
-	approvals   *executor
+	approvals   *policy.Executor
 	metrics     *audit.Metrics
 	audit       *audit.Writer
-	quarantines *quarantineAudit
+	quarantines *audit.Quarantines
 	stop        context.CancelFunc
-	endLife     context.CancelFunc // ends what runs for the gateway's whole life (notifications)
 	background  sync.WaitGroup
 	auth        *auth.Authenticator
 	views       views
@@ -192,16 +190,20 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		return nil, err
 	}
 	g.audit = audit.NewWriter(opts.Store.Audit(), g.log)
-	g.quarantines = &quarantineAudit{writer: g.audit, log: opts.Store.Audit(), logger: g.log}
+	g.quarantines = audit.NewQuarantines(g.audit, opts.Store.Audit(), g.log)
 	g.metrics = audit.NewMetrics(scrapeSources{g})
 	g.metrics.Register(g.audit)
 	g.views = newViews(opts.Config.ViewCacheSize, g.metrics)
-	g.approvals = &executor{inbox: g.inbox, policy: func() *policy.Policy { return g.now().policy }, log: g.log, metrics: g.metrics, catalog: g.Catalog, auditRefused: g.auditRefused,
-		panelURL: waitnote.PanelURL(cmp.Or(opts.PanelAddr, opts.Config.Panel.Listen))}
-	g.approvals.life, g.endLife = context.WithCancel(context.Background())
-	// A heartbeat runs within a call, which cannot be failed for it: its
-	// errors are logged and counted as the executor's are.
-	g.inbox.OnError(func(op, id string, err error) { g.approvals.failed(context.Background(), op, id, err) })
+	g.approvals = policy.NewExecutor(g.inbox, policy.ExecutorOptions{
+		Log: g.log, Metrics: g.metrics, Catalog: g.Catalog, Refused: g.auditRefused, NoteReplay: noteReplay,
+		PanelURL: waitnote.PanelURL(cmp.Or(opts.PanelAddr, opts.Config.Panel.Listen)),
+		Run:      executorCalls{g}.run,
+		Notify:   executorCalls{g}.notify,
+		// The in-client confirmation's decision, recorded as an approver's.
+		Decide: func(ctx context.Context, id string, approve bool, decider, reason string) error {
+			_, err := g.inbox.Decide(ctx, id, approve, decider, reason)
+			return err
+		}})
 
 	if err := g.newUpstreams(ctx); err != nil {
 		g.auth.Close()
@@ -209,10 +211,10 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		return nil, err
 	}
 	g.cold = coldStart{ups: g.upstreams, max: time.Duration(opts.Config.ColdStartWait)}
-	g.fast = &fastPath{gw: g, lists: g.discovery, cold: &g.cold, metrics: g.metrics, idle: g.sessionIdle()}
+	g.fast = &fastPath{gw: g, sessions: fastpath.NewSessions(g.sessionIdle())}
 	g.sealer = rounds.NewSealer(stateTTL)
 	g.mcp = g.newMCPServer()
-	g.fast.mcp = g.mcp
+	g.fast.sessions.Attach(g.mcp)
 	cat, err := g.buildCatalog()
 	if err != nil {
 		g.upstreams.Close()
@@ -225,25 +227,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		g.Close()
 		return nil, err
 	}
-	// The call path, outermost first:
-	//  1. recoverPanics: a panic in the gateway's own steps becomes an
-	//     error result;
-	//  2. observe: one audit row and the metrics of every call, whatever
-	//     happens below, latency measured around all of it (a round of a
-	//     multi-round-trip call that asks for input is not a call's end);
-	//     rounds: a retry's request state opened, a new one sealed
-	//     (mrtr.go);
-	//  3. logCalls: one log line per failure;
-	//  4. limit: a call over a rate limit of limits: fails RATE_LIMITED at
-	//     once (no step when no limit is set);
-	//  5. decide: the policy allows, denies, or holds the call for approval
-	//     (waiting for a decision, then running it exactly once);
-	//  6. recoverPanics: a panicking tool becomes an error result, which
-	//     the steps above record like any failure;
-	//  7. execute: the native connector (within call_timeout) or the upstream
-	//     (within its own timeout, extended by progress).
-	g.call = chain(g.execute, recoverPanics(g.log), g.observe, g.rounds, logCalls(g.log), limitStep(func() *ratelimit.Limiter { return g.now().limiter }), g.approvals.decide, recoverPanics(g.log))
-	g.approvals.call = g.call
+	g.call = callPath(g)
 	g.ready.Store(true)
 	return g, nil
 }
@@ -275,7 +259,7 @@ func (g *Gateway) buildCatalog() (*catalog.Catalog, error) {
 	for _, b := range append(connectors.Builtins(), g.opts.Tools...) {
 		add(b.Canonical(), "the built-in "+b.Canonical()+" tool", "", &nativeTool{tool: b.Tool})
 	}
-	add(profiles.ApprovalTool, "the built-in approval inbox", "", &nativeTool{tool: g.approvals.statusTool()})
+	add(profiles.ApprovalTool, "the built-in approval inbox", "", &nativeTool{tool: g.approvals.StatusTool()})
 	add(profiles.SearchTool, "the built-in tool search", "", &nativeTool{tool: g.discovery.Tool()})
 	for _, in := range g.now().instances {
 		for _, t := range in.conn.Tools() {
@@ -300,6 +284,15 @@ func (g *Gateway) buildCatalog() (*catalog.Catalog, error) {
 		naming = catalog.Canonical
 	}
 	return catalog.Build(naming, entries)
+}
+
+// entryHash is the definition hash of a native catalog entry.
+func entryHash(t *mcp.Tool, class legate.Class) string {
+	b, _ := json.Marshal(struct {
+		Tool  *mcp.Tool
+		Class legate.Class
+	}{t, class})
+	return policy.ArgsHash(b)
 }
 
 // MCPServer is the gateway's MCP server, which an in-process client
@@ -391,22 +384,6 @@ func (g *Gateway) run(ctx context.Context, r *Request) (*Result, error) {
 	return res, nil
 }
 
-// fastable reports whether the HTTP fast path can answer a call r
-// (Request.relay): a native tool, whose result it encodes as the SDK
-// would, or an upstream's tool that Relay relays as bytes. Calls of
-// per_client, stdio and SSE upstreams take the SDK's path, which routes
-// their requests to the client.
-func (g *Gateway) fastable(r *Request) bool {
-	switch t := r.Entry.Target.(type) {
-	case *nativeTool: // a search may change the session's list, which the SDK notifies; asking to connect takes the SDK's session
-		asks := t.inst != nil && autoAuth(g, r) && connections.MayAsk(t.inst.def.PerUserCredential() != "", connections.Asker{Session: r.Session})
-		return r.Entry.Canonical != profiles.SearchTool && !asks
-	case *upstream.Tool: // as for an instance; any other upstream's calls pay one field's read
-		return g.upstreams.Relayable(t) && !(connections.MayAsk(t.PerPrincipal, connections.Asker{Session: r.Session}) && autoAuth(g, r))
-	}
-	return false
-}
-
 // errorResultFor is ErrorResult for a call to e. A tool that declares an
 // output schema has its error details in _meta only, not in structured
 // content, which clients check against that schema even on errors.
@@ -431,106 +408,6 @@ func classOf(e *catalog.Entry, args json.RawMessage) legate.Class {
 	return e.Class
 }
 
-// execute is the innermost handler: it runs the tool at its source.
-// What it returns is masked (masks.go).
-func (g *Gateway) execute(ctx context.Context, r *Request) (res *Result, err error) {
-	ctx, step := spans.Step(ctx, "execute")
-	defer step.End()
-	defer func() { res, err = maskResult(g.masks.Secrets(), res, err) }()
-	switch t := r.Entry.Target.(type) {
-	case *nativeTool:
-		res, err := g.executeNative(ctx, t, r)
-		return decoded(res), err
-	case *upstream.Tool:
-		c := upstream.Client{Session: r.Session, ProgressToken: r.ProgressToken, Round: r.round, Tenant: r.Caller.Tenant, Principal: r.Caller.Principal}
-		if r.relay != nil {
-			c.Progress = r.relay.progress
-		}
-		rel, res, err := callUpstream(ctx, g, t, r, c)
-		if t.PerPrincipal && asksToConnect(g, r, err) {
-			actx, cancel := context.WithTimeout(ctx, g.upstreams.Timeout(t)) // the wait for the connection
-			again, ir, aerr := g.connections.AutoAuth(actx, err, t.Upstream, r.Caller, connections.Asker{Session: r.Session, Round: r.round})
-			cancel()
-			if !again {
-				return decoded(ir), aerr
-			}
-			rel, res, err = callUpstream(ctx, g, t, r, c)
-		}
-		if rel.JSON == nil {
-			return decoded(res), err
-		}
-		return relayed(rel), nil
-	}
-	return nil, fmt.Errorf("tool %s has no executor", r.Entry.Canonical)
-}
-
-// executeNative runs a native tool within the call timeout.
-func (g *Gateway) executeNative(ctx context.Context, nt *nativeTool, r *Request) (*mcp.CallToolResult, error) {
-	call := &connectors.Call{
-		Tool:        nt.tool.Name,
-		Args:        r.Args,
-		Caller:      r.Caller,
-		OperationID: r.OperationID,
-		Credentials: sources.Credentials{},
-		Retried:     func(string) { g.metrics.Retries.WithLabelValues(r.Entry.Canonical).Inc() },
-	}
-	if nt.inst != nil {
-		creds := nt.inst.creds
-		creds.Tenant = r.Caller.Tenant
-		call.Credentials = g.connections.Credentials(nt.inst.def, creds, r.Caller)
-		g.kit.ForCall(ctx, nt.inst.def.ID, call)
-	} else {
-		ctx = profiles.WithCaller(ctx, r.principal, r.Session)
-	}
-	timeout := g.now().callTimeout
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	res, err := nt.tool.Run(ctx, call)
-	if nt.inst != nil && asksToConnect(g, r, err) {
-		again, ir, aerr := g.connections.AutoAuth(ctx, err, nt.inst.def.ID, r.Caller, connections.Asker{Session: r.Session, Round: r.round})
-		if !again {
-			return ir, aerr
-		}
-		res, err = nt.tool.Run(ctx, call)
-	}
-	if err != nil {
-		if ctx.Err() == context.DeadlineExceeded {
-			return nil, &legate.Error{Code: legate.CodeTimeout, Message: fmt.Sprintf("%s did not answer within %s", r.Entry.Canonical, timeout), Err: err}
-		}
-		return nil, err
-	}
-	return toolresult.Native(res)
-}
-
-// callUpstream makes call r to t as c: relayed as bytes on the fast path
-// (rel.JSON set when it could be).
-func callUpstream(ctx context.Context, g *Gateway, t *upstream.Tool, r *Request, c upstream.Client) (rel upstream.Relayed, res *mcp.CallToolResult, err error) {
-	if t.PerPrincipal {
-		c.Round = connections.ForSource(c.Round)
-	}
-	if r.relay == nil {
-		res, err = g.upstreams.Call(ctx, t, r.Args, c)
-		return rel, res, err
-	}
-	return g.upstreams.Relay(ctx, t, r.Args, c)
-}
-
-// asksToConnect reports whether call r, which failed with err, asks its
-// user to connect (auto_auth, which a session's fast path cannot ask).
-func asksToConnect(g *Gateway, r *Request, err error) bool {
-	return legate.CodeOf(err) == legate.CodeNotConnected && autoAuth(g, r) && (r.relay == nil || r.Session == nil)
-}
-
-// autoAuth reports whether r's profile asks its user to connect (auto_auth;
-// a function: Gateway has methods enough).
-func autoAuth(g *Gateway, r *Request) bool {
-	prof := config.Profile{}
-	if p := g.discovery.WithDefault(r.principal); p != nil {
-		prof, _ = g.profile(p.Profile)
-	}
-	return prof.AsksToConnect()
-}
-
 // Test runs every instance's connection test and returns the failures by id.
 func (g *Gateway) Test(ctx context.Context, ids ...string) map[string]error {
 	out := map[string]error{}
@@ -549,10 +426,10 @@ func (g *Gateway) Test(ctx context.Context, ids ...string) map[string]error {
 // CLI command needs only StartAudit.
 func (g *Gateway) Start(ctx context.Context) {
 	ctx = g.startAudit(ctx, time.Duration(g.opts.Config.Audit.Retention)) // its default applied when the config was loaded
-	g.quarantines.start()
+	g.quarantines.Start()
 	g.upstreams.Start(ctx)
 	g.cold.started.Store(g.cold.max > 0)
-	g.background.Go(func() { g.approvals.runApproved(ctx) })
+	g.background.Go(func() { g.approvals.RunApproved(ctx) })
 	g.background.Go(func() { g.inbox.Follow(ctx) }) // wake waiting calls on other replicas' decisions
 	interval := g.opts.StoreWatchInterval
 	if interval == 0 {
@@ -581,8 +458,7 @@ func (g *Gateway) Upstreams() *upstream.Manager { return g.upstreams }
 // keys in flight and waits for them, stops the background work (writing the last audit rows), ends upstream
 // sessions and processes and releases the instances' resources.
 func (g *Gateway) Close() error {
-	g.endLife()
-	g.approvals.notifying.Wait()
+	g.approvals.Close()
 	g.auth.Close()
 	g.upstreams.Close()
 	if g.stop != nil {

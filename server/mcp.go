@@ -18,6 +18,7 @@ import (
 	"github.com/legate-mcp/legate/rounds"
 	"github.com/legate-mcp/legate/server/broadcast"
 	"github.com/legate-mcp/legate/server/didyoumean"
+	"github.com/legate-mcp/legate/server/fastpath"
 	"github.com/legate-mcp/legate/server/toolresult"
 	"github.com/legate-mcp/legate/vault"
 )
@@ -40,7 +41,7 @@ func (g *Gateway) newMCPServer() *mcp.Server {
 			Tools:   &mcp.ToolCapabilities{ListChanged: true},
 			Logging: &mcp.LoggingCapabilities{},
 		},
-		InitializedHandler: g.fast.trackSession,
+		InitializedHandler: g.fast.sessions.Track,
 		Instructions:       profiles.Instructions(profiles.Sources(g.now().cfg, g.Instances(), &vault.Resolver{Vault: g.opts.Vault, Masks: g.masks}, g.upstreams, nil)),
 	}
 	if len(g.upstreams.IDs()) > 0 {
@@ -53,7 +54,8 @@ func (g *Gateway) newMCPServer() *mcp.Server {
 		opts.CompletionHandler = px.Complete
 	}
 	impl := &mcp.Implementation{Name: "legate", Title: "Legate", Version: version}
-	g.fast.serverInfo, _ = json.Marshal(impl)
+	serverInfo, _ := json.Marshal(impl)
+	g.fast.paths = fastpath.New(g.fast, g.fast.sessions, g.metrics, serverInfo)
 	s := mcp.NewServer(impl, opts)
 	s.AddReceivingMiddleware(g.toolsMiddleware, px.Middleware)
 	s.AddSendingMiddleware(rounds.CaptureElicitResult, profiles.ListChangedMiddleware, broadcast.New(g.log).Middleware)

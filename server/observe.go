@@ -2,14 +2,12 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/audit"
 	"github.com/legate-mcp/legate/server/toolresult"
 	"github.com/legate-mcp/legate/store"
-	"github.com/legate-mcp/legate/telemetry"
 	"github.com/legate-mcp/legate/upstream"
 )
 
@@ -81,51 +79,6 @@ func (g *Gateway) auditRefused(row store.AuditRow) {
 	}
 	g.metrics.Calls.WithLabelValues(label, row.Source, row.Outcome).Inc()
 	g.audit.Add(row)
-}
-
-// observe is the audit and metrics step: one audit row and the metrics of
-// every call, whatever its outcome.
-func (g *Gateway) observe(next Handler) Handler {
-	return func(ctx context.Context, r *Request) (*Result, error) {
-		note := &replayNote{}
-		ctx = g.tracer.StartCall(ctx, r.Entry.Canonical, r.Caller.Principal, r.Caller.Tenant, r.Start)
-		res, err := next(context.WithValue(ctx, replayNoteKey{}, note), r)
-		if err == errHandBack {
-			g.tracer.EndCall(ctx, telemetry.HandedBack) // the SDK's run of the call records it
-			return nil, err
-		}
-		if err == nil && res.needsInput() {
-			return res, err // the call's last round records it
-		}
-		if note.approvalID != "" {
-			r.Replay, r.ApprovalID = true, note.approvalID
-		}
-		latency := time.Since(r.Start)
-		source := sourceOf(r)
-		outcome := outcomeCode(res, err)
-		g.metrics.Calls.WithLabelValues(r.Entry.Canonical, source, outcome).Inc()
-		g.metrics.ObserveLatency(r.Entry.Canonical, source, latency.Seconds())
-		if outcome == string(legate.CodeRateLimited) {
-			g.metrics.Limited.WithLabelValues(r.Entry.Canonical).Inc()
-		}
-		size := 0
-		if res != nil {
-			size = res.Size
-		}
-		row := store.AuditRow{
-			Time: r.Start, Principal: r.Caller.Principal, Tenant: r.Caller.Tenant, Session: r.Caller.Session,
-			Tool: r.Entry.Canonical, Source: source, Class: string(r.Class),
-			Decision: string(r.Decision.Action), Rule: r.Decision.RuleName(r.Class), ApprovalID: r.ApprovalID,
-			Outcome: outcome, Latency: latency, ArgsHash: r.ArgsHash, ResultSize: size,
-		}
-		if r.Replay {
-			row.Decision = decisionReplay
-			row.Detail = fmt.Sprintf("the stored outcome of approval %s, which ran once already; the tool did not run again", r.ApprovalID)
-		}
-		g.tracer.EndCall(ctx, outcome, "source", source, "class", row.Class, "decision", row.Decision, "rule", row.Rule, "approval_id", row.ApprovalID)
-		g.audit.Add(row)
-		return res, err
-	}
 }
 
 // scrapeSources are what the metrics read from the gateway at scrape time.

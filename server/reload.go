@@ -206,7 +206,7 @@ func (rl *reloader) retire(old, next *live) {
 		defer t.Stop()
 		select {
 		case <-t.C:
-		case <-g.approvals.life.Done():
+		case <-g.approvals.Done():
 		}
 		for _, c := range gone {
 			if err := c.Close(); err != nil {
