@@ -19,6 +19,7 @@ import (
 	"github.com/legate-mcp/legate/profiles"
 	"github.com/legate-mcp/legate/ratelimit"
 	"github.com/legate-mcp/legate/rounds"
+	"github.com/legate-mcp/legate/server/instances"
 	"github.com/legate-mcp/legate/server/toolresult"
 	"github.com/legate-mcp/legate/sources"
 	"github.com/legate-mcp/legate/store"
@@ -136,10 +137,13 @@ func (s observeStep) wrap(next Handler) Handler {
 	}
 }
 
-// roundsStep carries multi-round-trip calls (mrtr.go): it opens the
-// request state a retry carries (refusing one that does not open), which
-// restores the logical call's id, start and decision; and it seals the
-// state of a result that asks for input.
+// roundsStep carries multi-round-trip calls: a retry's request state
+// identifies the logical call it continues (package rounds tells how). It
+// opens the request state a retry carries (refusing one that does not
+// open), which restores the logical call's id, start and decision, so that
+// policy and approval apply to its first round (decideStep) and one audit
+// row to its last (observeStep); and it seals the state of a result that
+// asks for input.
 type roundsStep struct{ sealer *rounds.Sealer }
 
 func (s roundsStep) wrap(next Handler) Handler {
@@ -174,6 +178,20 @@ func (s roundsStep) seal(res *Result, st rounds.State, subject string) (*Result,
 	var err error
 	res.Raw, err = rounds.Reseal(res.Raw, seal)
 	return res, err
+}
+
+// stateTTL is how long a client has to answer an upstream's input request.
+const stateTTL = 10 * time.Minute
+
+// needsInput reports whether res asks the client for input: the logical
+// call goes on.
+func (res *Result) needsInput() bool {
+	return res != nil && (res.MCP != nil && res.MCP.NeedsInput() || res.MCP == nil && res.inputRequired)
+}
+
+// subjectOfRound is what a call's request state is bound to.
+func subjectOfRound(r *Request) string {
+	return rounds.Subject(r.Caller.Principal, r.Caller.Tenant, r.Caller.Session, "tools/call", r.Entry.Canonical, r.ArgsHash)
 }
 
 // logStep logs each call's outcome and latency at debug level, and
@@ -260,7 +278,7 @@ func (s decideStep) wrap(next Handler) Handler {
 		case r.system:
 			r.Decision = policy.Decision{Action: policy.Allow, Rule: -1}
 		case r.cont != nil:
-			// A later round of a call this step let through (mrtr.go).
+			// A later round of a call this step let through (roundsStep).
 			if r.relay != nil {
 				r.relay.Keep()
 			}
@@ -314,9 +332,9 @@ func (s decideStep) hold(ctx context.Context, r *Request, next Handler) (*Result
 func subjectOf(r *Request) policy.Subject {
 	s := policy.Subject{Principal: r.Caller.Principal, Tenant: r.Caller.Tenant, Tool: r.Entry.Canonical, Class: r.Class}
 	switch t := r.Entry.Target.(type) {
-	case *nativeTool:
-		if t.inst != nil {
-			s.Connector = t.inst.def.ID
+	case *instances.Tool:
+		if t.Inst != nil {
+			s.Connector = t.Inst.Def.ID
 		} else {
 			s.Connector = builtinSource
 		}
@@ -343,7 +361,7 @@ func (s executeStep) execute(ctx context.Context, r *Request) (res *Result, err 
 	defer step.End()
 	defer func() { res, err = maskResult(g.masks.Secrets(), res, err) }()
 	switch t := r.Entry.Target.(type) {
-	case *nativeTool:
+	case *instances.Tool:
 		res, err := s.native(ctx, t, r)
 		return decoded(res), err
 	case *upstream.Tool:
@@ -370,34 +388,34 @@ func (s executeStep) execute(ctx context.Context, r *Request) (res *Result, err 
 }
 
 // native runs a native tool within the call timeout.
-func (s executeStep) native(ctx context.Context, nt *nativeTool, r *Request) (*mcp.CallToolResult, error) {
+func (s executeStep) native(ctx context.Context, nt *instances.Tool, r *Request) (*mcp.CallToolResult, error) {
 	g := s.g
 	call := &connectors.Call{
-		Tool:        nt.tool.Name,
+		Tool:        nt.Tool.Name,
 		Args:        r.Args,
 		Caller:      r.Caller,
 		OperationID: r.OperationID,
 		Credentials: sources.Credentials{},
 		Retried:     func(string) { g.metrics.Retries.WithLabelValues(r.Entry.Canonical).Inc() },
 	}
-	if nt.inst != nil {
-		creds := nt.inst.creds
+	if nt.Inst != nil {
+		creds := nt.Inst.Creds
 		creds.Tenant = r.Caller.Tenant
-		call.Credentials = g.connections.Credentials(nt.inst.def, creds, r.Caller)
-		g.kit.ForCall(ctx, nt.inst.def.ID, call)
+		call.Credentials = g.connections.Credentials(nt.Inst.Def, creds, r.Caller)
+		g.kit.ForCall(ctx, nt.Inst.Def.ID, call)
 	} else {
 		ctx = profiles.WithCaller(ctx, r.principal, r.Session)
 	}
 	timeout := g.now().callTimeout
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	res, err := nt.tool.Run(ctx, call)
-	if nt.inst != nil && asksToConnect(g, r, err) {
-		again, ir, aerr := g.connections.AutoAuth(ctx, err, nt.inst.def.ID, r.Caller, connections.Asker{Session: r.Session, Round: r.round})
+	res, err := nt.Tool.Run(ctx, call)
+	if nt.Inst != nil && asksToConnect(g, r, err) {
+		again, ir, aerr := g.connections.AutoAuth(ctx, err, nt.Inst.Def.ID, r.Caller, connections.Asker{Session: r.Session, Round: r.round})
 		if !again {
 			return ir, aerr
 		}
-		res, err = nt.tool.Run(ctx, call)
+		res, err = nt.Tool.Run(ctx, call)
 	}
 	if err != nil {
 		if ctx.Err() == context.DeadlineExceeded {

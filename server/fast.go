@@ -11,6 +11,7 @@ import (
 	"github.com/legate-mcp/legate/connections"
 	"github.com/legate-mcp/legate/profiles"
 	"github.com/legate-mcp/legate/server/fastpath"
+	"github.com/legate-mcp/legate/server/instances"
 	"github.com/legate-mcp/legate/upstream"
 )
 
@@ -19,7 +20,7 @@ import (
 // call path, and the sessions of this process they may answer on.
 type fastPath struct {
 	gw       *Gateway
-	paths    *fastpath.Paths // set once the MCP server is built (newMCPServer)
+	paths    *fastpath.Paths // set once the MCP server is built (New)
 	sessions *fastpath.Sessions
 }
 
@@ -65,8 +66,8 @@ func (f *fastPath) Call(ctx context.Context, c fastpath.Call) (json.RawMessage, 
 func (f *fastPath) fastable(r *Request) bool {
 	g := f.gw
 	switch t := r.Entry.Target.(type) {
-	case *nativeTool: // a search may change the session's list, which the SDK notifies; asking to connect takes the SDK's session
-		asks := t.inst != nil && autoAuth(g, r) && connections.MayAsk(t.inst.def.PerUserCredential() != "", connections.Asker{Session: r.Session})
+	case *instances.Tool: // a search may change the session's list, which the SDK notifies; asking to connect takes the SDK's session
+		asks := t.Inst != nil && autoAuth(g, r) && connections.MayAsk(t.Inst.Def.PerUserCredential() != "", connections.Asker{Session: r.Session})
 		return r.Entry.Canonical != profiles.SearchTool && !asks
 	case *upstream.Tool: // as for an instance; any other upstream's calls pay one field's read
 		return g.upstreams.Relayable(t) && !(connections.MayAsk(t.PerPrincipal, connections.Asker{Session: r.Session}) && autoAuth(g, r))

@@ -1,6 +1,7 @@
-// Package server is Legate's front door: the MCP server on Streamable HTTP
-// and stdio, the call path every tool call takes, and the HTTP endpoints
-// around it (/healthz, /readyz).
+// Package server is Legate's front door: it assembles the gateway from the
+// configuration and the store, serves MCP on Streamable HTTP and stdio
+// with the HTTP endpoints around it (/healthz, /readyz, /metrics, the
+// admin API), and holds the call path every tool call takes.
 //
 // A Gateway is built once from the configuration and the store:
 //
@@ -8,16 +9,21 @@
 //	...
 //	err = gw.ServeHTTP(ctx, ln)   // or gw.ServeStdio(ctx)
 //
-// The call path is one middleware chain, built in New, through which every
-// call passes whatever its front door.
+// The call path is one chain of steps, built once in New, through which
+// every call passes whatever its front door: callpath.go lists the steps
+// in order (callPath), one type each, from recovering panics to running
+// the tool.
 //
 // Server assembles; the jobs around the call path live in packages of
-// their own, which it builds and wires: auth (who calls), audit (the audit
-// rows and the metrics), admin (the admin API, over the operations
-// adminOps hands it), policy (rules and the approval inbox), catalog,
-// upstream and connectors. Within server, the fast path (fastPath, which
-// sees the gateway only through callPath), the prompt and resource proxy
-// (proxy) and the approval executor (executor) are types of their own.
+// their own, which it builds and wires: auth, audit (audit rows, metrics,
+// quarantine events), admin (over the operations adminOps hands it),
+// policy (rules, the approval inbox and its executor, which reaches the
+// call path through the functions New gives it), catalog, profiles,
+// upstream, connectors and proxy. Within server's tree: instances (the
+// connector instances a configuration builds, native tools' catalog
+// entries), sdkserver (the go-sdk MCP server, which sees the gateway
+// through sdkserver.Gateway) and fastpath (the HTTP fast paths past the
+// SDK, which see it only through fastpath.Gateway, and their sessions).
 package server
 
 import (
@@ -45,9 +51,12 @@ import (
 	"github.com/legate-mcp/legate/opkey"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/profiles"
+	"github.com/legate-mcp/legate/proxy"
 	"github.com/legate-mcp/legate/rounds"
 	"github.com/legate-mcp/legate/server/fastpath"
 	"github.com/legate-mcp/legate/server/instancekit"
+	"github.com/legate-mcp/legate/server/instances"
+	"github.com/legate-mcp/legate/server/sdkserver"
 	"github.com/legate-mcp/legate/server/toolresult"
 	"github.com/legate-mcp/legate/server/waitnote"
 	"github.com/legate-mcp/legate/sources"
@@ -113,7 +122,7 @@ type Gateway struct {
 	stop        context.CancelFunc
 	background  sync.WaitGroup
 	auth        *auth.Authenticator
-	views       views
+	views       *profiles.Views
 	discovery   *profiles.Discovery
 	fast        *fastPath
 	cold        coldStart
@@ -123,20 +132,6 @@ type Gateway struct {
 	tracer      *telemetry.Tracer    // nil: traces off
 	masks       *vault.Masks         // every secret value held, masked in what calls return (masks.go)
 	opkeys      *opkey.Keys          // each call's operation id: its writes' idempotency key
-}
-
-// instance is one built connector instance.
-type instance struct {
-	def   sources.InstanceDef
-	key   string // what it was built from (instanceKey)
-	conn  connectors.Connector
-	creds sources.Credentials
-}
-
-// nativeTool is the catalog target of a native tool.
-type nativeTool struct {
-	inst *instance // nil for built-in tools
-	tool connectors.Tool
 }
 
 // DefaultCallTimeout bounds a native call when the config sets none.
@@ -169,7 +164,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		Resource: opts.Config.Auth.Resource, Principal: opts.Principal, Logger: g.log, Masks: g.masks,
 		Claims: opts.Store.Operations(), // a consent accepted once is refused on every replica
 		PerUser: func() bool {
-			return slices.ContainsFunc(g.now().instances, func(in *instance) bool { return in.def.PerUserCredential() != "" })
+			return slices.ContainsFunc(g.now().instances, func(in *instances.Instance) bool { return in.Def.PerUserCredential() != "" })
 		}})
 	g.reloader.g = g
 	g.reloader.seen, _ = g.reloader.storedDefs(ctx) // before the definitions are read: a change after it is seen
@@ -181,19 +176,19 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	g.live.Store(l)
 	g.inbox = policy.NewInbox(opts.Store.Approvals(), opts.Config.Approvals)
 	if g.auth, err = auth.NewAuthenticator(opts.Config.Auth, opts.Store.Tokens(), g.log); err != nil {
-		l.close(nil)
+		l.instances.Close(nil)
 		return nil, err
 	}
 	if _, err = oauth.Setup(ctx, opts.Config.Auth, opts.Store, opts.Vault, g.auth, g.log); err != nil {
 		g.auth.Close()
-		l.close(nil)
+		l.instances.Close(nil)
 		return nil, err
 	}
 	g.audit = audit.NewWriter(opts.Store.Audit(), g.log)
 	g.quarantines = audit.NewQuarantines(g.audit, opts.Store.Audit(), g.log)
 	g.metrics = audit.NewMetrics(scrapeSources{g})
 	g.metrics.Register(g.audit)
-	g.views = newViews(opts.Config.ViewCacheSize, g.metrics)
+	g.views = profiles.NewViews(opts.Config.ViewCacheSize, g.buildView, g.metrics.ViewCacheHits.Inc, g.metrics.ViewCacheEvictions.Inc)
 	g.approvals = policy.NewExecutor(g.inbox, policy.ExecutorOptions{
 		Log: g.log, Metrics: g.metrics, Catalog: g.Catalog, Refused: g.auditRefused, NoteReplay: noteReplay,
 		PanelURL: waitnote.PanelURL(cmp.Or(opts.PanelAddr, opts.Config.Panel.Listen)),
@@ -207,19 +202,23 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 
 	if err := g.newUpstreams(ctx); err != nil {
 		g.auth.Close()
-		l.close(nil)
+		l.instances.Close(nil)
 		return nil, err
 	}
 	g.cold = coldStart{ups: g.upstreams, max: time.Duration(opts.Config.ColdStartWait)}
 	g.fast = &fastPath{gw: g, sessions: fastpath.NewSessions(g.sessionIdle())}
 	g.sealer = rounds.NewSealer(stateTTL)
-	g.mcp = g.newMCPServer()
+	var serverInfo []byte
+	g.mcp, serverInfo = sdkserver.New(sdkGateway{g}, sdkserver.Options{Version: opts.Version, Logger: g.log, Initialized: g.fast.sessions.Track,
+		Instructions: profiles.Instructions(profiles.Sources(g.now().cfg, g.Instances(), &vault.Resolver{Vault: opts.Vault, Masks: g.masks}, g.upstreams, nil)),
+		Proxy:        proxy.New(g.upstreams, g.log, func() catalog.Naming { return g.Catalog().Naming() }, g.sealer), Upstreams: len(g.upstreams.IDs()) > 0})
+	g.fast.paths = fastpath.New(g.fast, g.fast.sessions, g.metrics, serverInfo)
 	g.fast.sessions.Attach(g.mcp)
 	cat, err := g.buildCatalog()
 	if err != nil {
 		g.upstreams.Close()
 		g.auth.Close()
-		l.close(nil)
+		l.instances.Close(nil)
 		return nil, err
 	}
 	g.setCatalog(cat, false)
@@ -234,39 +233,14 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 
 // buildCatalog lists the built-in tools and every instance's tools.
 func (g *Gateway) buildCatalog() (*catalog.Catalog, error) {
-	var entries []*catalog.Entry
-	add := func(canonical, source, tenant string, nt *nativeTool) {
-		t := nt.tool
-		def := &mcp.Tool{
-			Name:        canonical,
-			Description: t.Description,
-			InputSchema: t.InputSchema,
-			Annotations: catalog.Annotations(t.Class),
-		}
-		if t.OutputSchema != nil {
-			def.OutputSchema = t.OutputSchema
-		}
-		entries = append(entries, &catalog.Entry{
-			Canonical: canonical,
-			Source:    source,
-			Tenant:    tenant,
-			Class:     t.Class,
-			Hash:      entryHash(def, t.Class),
-			Tool:      def,
-			Target:    nt,
-		})
-	}
+	entries := []*catalog.Entry{}
 	for _, b := range append(connectors.Builtins(), g.opts.Tools...) {
-		add(b.Canonical(), "the built-in "+b.Canonical()+" tool", "", &nativeTool{tool: b.Tool})
+		entries = append(entries, instances.Entry(b.Canonical(), "the built-in "+b.Canonical()+" tool", "", &instances.Tool{Tool: b.Tool}))
 	}
-	add(profiles.ApprovalTool, "the built-in approval inbox", "", &nativeTool{tool: g.approvals.StatusTool()})
-	add(profiles.SearchTool, "the built-in tool search", "", &nativeTool{tool: g.discovery.Tool()})
-	for _, in := range g.now().instances {
-		for _, t := range in.conn.Tools() {
-			add(in.def.ID+"."+t.Name, fmt.Sprintf("connector %q (%s)", in.def.ID, in.def.Origin), in.def.Tenant, &nativeTool{inst: in, tool: t})
-			entries[len(entries)-1].Aliases = t.CanonicalAliases(in.def.ID)
-		}
-	}
+	entries = append(entries,
+		instances.Entry(profiles.ApprovalTool, "the built-in approval inbox", "", &instances.Tool{Tool: g.approvals.StatusTool()}),
+		instances.Entry(profiles.SearchTool, "the built-in tool search", "", &instances.Tool{Tool: g.discovery.Tool()}))
+	entries = append(entries, g.now().instances.Entries()...)
 	for _, t := range g.upstreams.Tools() {
 		u, _ := g.upstreams.Upstream(t.Upstream)
 		entries = append(entries, &catalog.Entry{
@@ -284,15 +258,6 @@ func (g *Gateway) buildCatalog() (*catalog.Catalog, error) {
 		naming = catalog.Canonical
 	}
 	return catalog.Build(naming, entries)
-}
-
-// entryHash is the definition hash of a native catalog entry.
-func entryHash(t *mcp.Tool, class legate.Class) string {
-	b, _ := json.Marshal(struct {
-		Tool  *mcp.Tool
-		Class legate.Class
-	}{t, class})
-	return policy.ArgsHash(b)
 }
 
 // MCPServer is the gateway's MCP server, which an in-process client
@@ -318,7 +283,7 @@ type CallOptions struct {
 	// (legate.IdempotencyMetaKey in _meta), "" if it gave none.
 	IdempotencyKey string
 
-	round      *rounds.Round // a 2026-07-28 client's round (mrtr.go)
+	round      *rounds.Round // a 2026-07-28 client's round (roundsStep)
 	stateToken string
 }
 
@@ -334,7 +299,7 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage, o
 			row.Tool, row.Source, row.Class = t.Canonical(), "upstream:"+t.Upstream, string(t.Class)
 			row.Decision, row.Outcome = "quarantined", string(legate.CodePolicyDenied)
 			g.auditRefused(row)
-			return ErrorResult(err), nil
+			return toolresult.Error(err), nil
 		}
 		row.Source, row.Outcome = sourceUnknown, outcomeUnknownTool
 		g.auditRefused(row)
@@ -384,11 +349,11 @@ func (g *Gateway) run(ctx context.Context, r *Request) (*Result, error) {
 	return res, nil
 }
 
-// errorResultFor is ErrorResult for a call to e. A tool that declares an
+// errorResultFor is toolresult.Error for a call to e. A tool that declares an
 // output schema has its error details in _meta only, not in structured
 // content, which clients check against that schema even on errors.
 func errorResultFor(e *catalog.Entry, err error) *mcp.CallToolResult {
-	res := ErrorResult(err)
+	res := toolresult.Error(err)
 	if e.Tool.OutputSchema != nil {
 		res.StructuredContent = nil
 	}
@@ -402,27 +367,21 @@ const ErrorMetaKey = legate.ErrorMetaKey
 // classOf is the class of one call: a native tool may class it from its
 // arguments; an upstream tool's class is fixed in its catalog entry.
 func classOf(e *catalog.Entry, args json.RawMessage) legate.Class {
-	if nt, ok := e.Target.(*nativeTool); ok {
-		return nt.tool.ClassOf(args)
+	if nt, ok := e.Target.(*instances.Tool); ok {
+		return nt.Tool.ClassOf(args)
 	}
 	return e.Class
 }
 
-// Test runs every instance's connection test and returns the failures by id.
+// Test runs every instance's connection test (or those of ids) and
+// returns the failures by id.
 func (g *Gateway) Test(ctx context.Context, ids ...string) map[string]error {
-	out := map[string]error{}
-	for _, in := range g.now().instances {
-		if len(ids) > 0 && !slices.Contains(ids, in.def.ID) {
-			continue
-		}
-		out[in.def.ID] = in.conn.Test(ctx, in.creds)
-	}
-	return out
+	return g.now().instances.Test(ctx, ids...)
 }
 
 // Start begins the background work: connecting upstreams and refreshing
 // their tool caches, writing audit rows, and running approved requests
-// (see runApproved). Call it for a serving gateway; one made for a single
+// (policy.Executor.RunApproved). Call it for a serving gateway; one made for a single
 // CLI command needs only StartAudit.
 func (g *Gateway) Start(ctx context.Context) {
 	ctx = g.startAudit(ctx, time.Duration(g.opts.Config.Audit.Retention)) // its default applied when the config was loaded
@@ -466,7 +425,7 @@ func (g *Gateway) Close() error {
 	}
 	g.background.Wait()
 	g.tracer.Shutdown(context.Background()) // sends the last spans
-	return g.now().close(nil)
+	return g.now().instances.Close(nil)
 }
 
 // ConnectionsOf returns the per-user connections of g's instances (a
@@ -474,11 +433,4 @@ func (g *Gateway) Close() error {
 func ConnectionsOf(g *Gateway) *connections.Manager { return g.connections }
 
 // Instances returns the definitions of the built connector instances.
-func (g *Gateway) Instances() []sources.InstanceDef {
-	instances := g.now().instances
-	out := make([]sources.InstanceDef, len(instances))
-	for i, in := range instances {
-		out[i] = in.def
-	}
-	return out
-}
+func (g *Gateway) Instances() []sources.InstanceDef { return g.now().instances.Defs() }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/audit"
+	"github.com/legate-mcp/legate/server/instances"
 	"github.com/legate-mcp/legate/server/toolresult"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/upstream"
@@ -15,9 +16,9 @@ import (
 // "upstream:<id>" or "builtin".
 func sourceOf(r *Request) string {
 	switch t := r.Entry.Target.(type) {
-	case *nativeTool:
-		if t.inst != nil {
-			return "native:" + t.inst.def.ID
+	case *instances.Tool:
+		if t.Inst != nil {
+			return "native:" + t.Inst.Def.ID
 		}
 	case *upstream.Tool:
 		return "upstream:" + t.Upstream

@@ -61,7 +61,7 @@ type Request struct {
 
 	// round is a 2026-07-28 client's round of a call, stateToken the
 	// request state its retry carries, and cont what that state holds once
-	// opened: the logical call it continues (mrtr.go).
+	// opened: the logical call it continues (roundsStep).
 	round      *rounds.Round
 	stateToken string
 	cont       *rounds.State

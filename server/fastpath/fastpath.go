@@ -274,7 +274,7 @@ func (f *Paths) call(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSessi
 		return false
 	}
 	if bytes.Contains(params, []byte(`"requestState"`)) || bytes.Contains(params, []byte(`"inputResponses"`)) {
-		return false // a later round of a multi-round-trip call (mrtr.go)
+		return false // a later round of a multi-round-trip call (package rounds)
 	}
 	var meta struct {
 		ProgressToken json.RawMessage `json:"progressToken"`
