@@ -355,10 +355,11 @@ type executeStep struct{ g *Gateway }
 
 func (s executeStep) wrap(Handler) Handler { return s.execute }
 
+// execute is the innermost handler.
 func (s executeStep) execute(ctx context.Context, r *Request) (res *Result, err error) {
 	g := s.g
-	ctx, step := spans.Step(ctx, "execute")
-	defer step.End()
+	ctx, span := spans.Step(ctx, "execute")
+	defer span.End()
 	defer func() { res, err = maskResult(g.masks.Secrets(), res, err) }()
 	switch t := r.Entry.Target.(type) {
 	case *instances.Tool:
@@ -369,15 +370,15 @@ func (s executeStep) execute(ctx context.Context, r *Request) (res *Result, err 
 		if r.relay != nil {
 			c.Progress = r.relay.Progress
 		}
-		rel, res, err := callUpstream(ctx, g, t, r, c)
-		if t.PerPrincipal && asksToConnect(g, r, err) {
+		rel, res, err := s.callUpstream(ctx, t, r, c)
+		if t.PerPrincipal && s.asksToConnect(r, err) {
 			actx, cancel := context.WithTimeout(ctx, g.upstreams.Timeout(t)) // the wait for the connection
 			again, ir, aerr := g.connections.AutoAuth(actx, err, t.Upstream, r.Caller, connections.Asker{Session: r.Session, Round: r.round})
 			cancel()
 			if !again {
 				return decoded(ir), aerr
 			}
-			rel, res, err = callUpstream(ctx, g, t, r, c)
+			rel, res, err = s.callUpstream(ctx, t, r, c)
 		}
 		if rel.JSON == nil {
 			return decoded(res), err
@@ -410,7 +411,7 @@ func (s executeStep) native(ctx context.Context, nt *instances.Tool, r *Request)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	res, err := nt.Tool.Run(ctx, call)
-	if nt.Inst != nil && asksToConnect(g, r, err) {
+	if nt.Inst != nil && s.asksToConnect(r, err) {
 		again, ir, aerr := g.connections.AutoAuth(ctx, err, nt.Inst.Def.ID, r.Caller, connections.Asker{Session: r.Session, Round: r.round})
 		if !again {
 			return ir, aerr
@@ -428,7 +429,8 @@ func (s executeStep) native(ctx context.Context, nt *instances.Tool, r *Request)
 
 // callUpstream makes call r to t as c: relayed as bytes on the fast path
 // (rel.JSON set when it could be).
-func callUpstream(ctx context.Context, g *Gateway, t *upstream.Tool, r *Request, c upstream.Client) (rel upstream.Relayed, res *mcp.CallToolResult, err error) {
+func (s executeStep) callUpstream(ctx context.Context, t *upstream.Tool, r *Request, c upstream.Client) (rel upstream.Relayed, res *mcp.CallToolResult, err error) {
+	g := s.g
 	if t.PerPrincipal {
 		c.Round = connections.ForSource(c.Round)
 	}
@@ -441,16 +443,17 @@ func callUpstream(ctx context.Context, g *Gateway, t *upstream.Tool, r *Request,
 
 // asksToConnect reports whether call r, which failed with err, asks its
 // user to connect (auto_auth, which a session's fast path cannot ask).
-func asksToConnect(g *Gateway, r *Request, err error) bool {
-	return legate.CodeOf(err) == legate.CodeNotConnected && autoAuth(g, r) && (r.relay == nil || r.Session == nil)
+func (s executeStep) asksToConnect(r *Request, err error) bool {
+	return legate.CodeOf(err) == legate.CodeNotConnected && s.autoAuth(r) && (r.relay == nil || r.Session == nil)
 }
 
 // autoAuth reports whether r's profile asks its user to connect
-// (auto_auth); the fast path asks it too (fastable).
-func autoAuth(g *Gateway, r *Request) bool {
+// (auto_auth); the fast path asks it too (fastable), as it takes only the
+// calls that cannot ask.
+func (s executeStep) autoAuth(r *Request) bool {
 	prof := config.Profile{}
-	if p := g.discovery.WithDefault(r.principal); p != nil {
-		prof, _ = g.profile(p.Profile)
+	if p := s.g.discovery.WithDefault(r.principal); p != nil {
+		prof, _ = s.g.profile(p.Profile)
 	}
 	return prof.AsksToConnect()
 }

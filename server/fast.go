@@ -64,13 +64,13 @@ func (f *fastPath) Call(ctx context.Context, c fastpath.Call) (json.RawMessage, 
 // per_client, stdio and SSE upstreams take the SDK's path, which routes
 // their requests to the client.
 func (f *fastPath) fastable(r *Request) bool {
-	g := f.gw
+	g, execute := f.gw, executeStep{g: f.gw}
 	switch t := r.Entry.Target.(type) {
 	case *instances.Tool: // a search may change the session's list, which the SDK notifies; asking to connect takes the SDK's session
-		asks := t.Inst != nil && autoAuth(g, r) && connections.MayAsk(t.Inst.Def.PerUserCredential() != "", connections.Asker{Session: r.Session})
+		asks := t.Inst != nil && execute.autoAuth(r) && connections.MayAsk(t.Inst.Def.PerUserCredential() != "", connections.Asker{Session: r.Session})
 		return r.Entry.Canonical != profiles.SearchTool && !asks
 	case *upstream.Tool: // as for an instance; any other upstream's calls pay one field's read
-		return g.upstreams.Relayable(t) && !(connections.MayAsk(t.PerPrincipal, connections.Asker{Session: r.Session}) && autoAuth(g, r))
+		return g.upstreams.Relayable(t) && !(connections.MayAsk(t.PerPrincipal, connections.Asker{Session: r.Session}) && execute.autoAuth(r))
 	}
 	return false
 }

@@ -428,8 +428,8 @@ func (g *Gateway) Close() error {
 	return g.now().instances.Close(nil)
 }
 
-// ConnectionsOf returns the per-user connections of g's instances (a
-// function, not a method: Gateway has methods enough).
+// ConnectionsOf returns the per-user connections of g's instances (the
+// CLI's connect commands).
 func ConnectionsOf(g *Gateway) *connections.Manager { return g.connections }
 
 // Instances returns the definitions of the built connector instances.
