@@ -9,6 +9,11 @@
 //	    - {tool: "mcp.fs.read_*", action: allow}
 //	    - {class: destructive, upstream: "*", action: deny, reason: "no deletes through agents"}
 //	    - {tool: "web.call", action: approve, confirm: client}
+//
+// A call held for approval waits in the Inbox; the Executor holds it there
+// for the call path's policy step, runs it once approved, runs requests
+// approved after their call returned, and notifies new requests. It sees
+// the gateway only through the functions of its ExecutorOptions.
 package policy
 
 import (

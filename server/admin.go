@@ -55,7 +55,7 @@ func adminOps(g *Gateway, listen string, audit func(store.AuditRow)) *ops.Ops {
 		Upstreams: g.upstreams, Catalog: g.Catalog, View: g.viewFor, Policy: func() *policy.Policy { return g.now().policy },
 		Config: func() *config.File { return g.now().cfg }, Decide: g.Decide, Audit: audit, Ready: g.ready.Load, Test: g.Test,
 		Instances: g.Instances, Authenticated: g.auth.Enabled(),
-		Sessions: g.fast.sessions, CloseSession: g.fast.closeSession,
+		Sessions: g.fast.sessions.List, CloseSession: g.fast.sessions.Close,
 	})
 }
 
@@ -72,32 +72,6 @@ func startPanel(ctx context.Context, g *Gateway) (stop func(), err error) {
 		AllowedHosts: g.opts.Config.AllowedHosts, Logger: g.log, Callback: g.connections.Finish,
 		ReadHeaderTimeout: time.Duration(limits.ReadHeaderTimeout), ReadTimeout: time.Duration(limits.ReadTimeout), IdleTimeout: time.Duration(limits.IdleTimeout),
 	})
-}
-
-// sessions lists the live MCP sessions, with who opened each over HTTP.
-func (f *fastPath) sessions() []admin.Session {
-	out := []admin.Session{}
-	for ss := range f.mcp.Sessions() {
-		s := admin.Session{ID: ss.ID()}
-		if v, ok := f.live.Load(ss.ID()); ok {
-			ls := v.(*liveSession)
-			s.OpenedAt, s.LastSeen = ls.opened, time.Unix(0, ls.seen.Load())
-			s.Principal = ls.owner
-		}
-		out = append(out, s)
-	}
-	return out
-}
-
-// closeSession closes the session with id, reporting whether there was one.
-func (f *fastPath) closeSession(id string) bool {
-	for ss := range f.mcp.Sessions() {
-		if ss.ID() == id {
-			ss.Close()
-			return true
-		}
-	}
-	return false
 }
 
 // LocalAdminHandler is g's admin API on the Unix socket of package local,

@@ -1,6 +1,7 @@
-// Package server is Legate's front door: the MCP server on Streamable HTTP
-// and stdio, the call path every tool call takes, and the HTTP endpoints
-// around it (/healthz, /readyz).
+// Package server is Legate's front door: it assembles the gateway from the
+// configuration and the store, serves MCP on Streamable HTTP and stdio
+// with the HTTP endpoints around it (/healthz, /readyz, /metrics, the
+// admin API), and holds the call path every tool call takes.
 //
 // A Gateway is built once from the configuration and the store:
 //
@@ -8,16 +9,21 @@
 //	...
 //	err = gw.ServeHTTP(ctx, ln)   // or gw.ServeStdio(ctx)
 //
-// The call path is one middleware chain, built in New, through which every
-// call passes whatever its front door.
+// The call path is one chain of steps, built once in New, through which
+// every call passes whatever its front door: callpath.go lists the steps
+// in order (callPath), one type each, from recovering panics to running
+// the tool.
 //
 // Server assembles; the jobs around the call path live in packages of
-// their own, which it builds and wires: auth (who calls), audit (the audit
-// rows and the metrics), admin (the admin API, over the operations
-// adminOps hands it), policy (rules and the approval inbox), catalog,
-// upstream and connectors. Within server, the fast path (fastPath, which
-// sees the gateway only through callPath), the prompt and resource proxy
-// (proxy) and the approval executor (executor) are types of their own.
+// their own, which it builds and wires: auth, audit (audit rows, metrics,
+// quarantine events), admin (over the operations adminOps hands it),
+// policy (rules, the approval inbox and its executor, which reaches the
+// call path through the functions New gives it), catalog, profiles,
+// upstream, connectors and proxy. Within server's tree: instances (the
+// connector instances a configuration builds, native tools' catalog
+// entries), sdkserver (the go-sdk MCP server, which sees the gateway
+// through sdkserver.Gateway) and fastpath (the HTTP fast paths past the
+// SDK, which see it only through fastpath.Gateway, and their sessions).
 package server
 
 import (
@@ -45,15 +51,17 @@ import (
 	"github.com/legate-mcp/legate/opkey"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/profiles"
-	"github.com/legate-mcp/legate/ratelimit"
+	"github.com/legate-mcp/legate/proxy"
 	"github.com/legate-mcp/legate/rounds"
+	"github.com/legate-mcp/legate/server/fastpath"
 	"github.com/legate-mcp/legate/server/instancekit"
+	"github.com/legate-mcp/legate/server/instances"
+	"github.com/legate-mcp/legate/server/sdkserver"
 	"github.com/legate-mcp/legate/server/toolresult"
 	"github.com/legate-mcp/legate/server/waitnote"
 	"github.com/legate-mcp/legate/sources"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/telemetry"
-	"github.com/legate-mcp/legate/telemetry/spans"
 	"github.com/legate-mcp/legate/upstream"
 	"github.com/legate-mcp/legate/vault"
 )
@@ -107,15 +115,14 @@ type Gateway struct {
 
 	upstreams   *upstream.Manager
 	inbox       *policy.Inbox
-	approvals   *executor
+	approvals   *policy.Executor
 	metrics     *audit.Metrics
 	audit       *audit.Writer
-	quarantines *quarantineAudit
+	quarantines *audit.Quarantines
 	stop        context.CancelFunc
-	endLife     context.CancelFunc // ends what runs for the gateway's whole life (notifications)
 	background  sync.WaitGroup
 	auth        *auth.Authenticator
-	views       views
+	views       *profiles.Views
 	discovery   *profiles.Discovery
 	fast        *fastPath
 	cold        coldStart
@@ -125,20 +132,6 @@ type Gateway struct {
 	tracer      *telemetry.Tracer    // nil: traces off
 	masks       *vault.Masks         // every secret value held, masked in what calls return (masks.go)
 	opkeys      *opkey.Keys          // each call's operation id: its writes' idempotency key
-}
-
-// instance is one built connector instance.
-type instance struct {
-	def   sources.InstanceDef
-	key   string // what it was built from (instanceKey)
-	conn  connectors.Connector
-	creds sources.Credentials
-}
-
-// nativeTool is the catalog target of a native tool.
-type nativeTool struct {
-	inst *instance // nil for built-in tools
-	tool connectors.Tool
 }
 
 // DefaultCallTimeout bounds a native call when the config sets none.
@@ -171,7 +164,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		Resource: opts.Config.Auth.Resource, Principal: opts.Principal, Logger: g.log, Masks: g.masks,
 		Claims: opts.Store.Operations(), // a consent accepted once is refused on every replica
 		PerUser: func() bool {
-			return slices.ContainsFunc(g.now().instances, func(in *instance) bool { return in.def.PerUserCredential() != "" })
+			return slices.ContainsFunc(g.now().instances, func(in *instances.Instance) bool { return in.Def.PerUserCredential() != "" })
 		}})
 	g.reloader.g = g
 	g.reloader.seen, _ = g.reloader.storedDefs(ctx) // before the definitions are read: a change after it is seen
@@ -183,41 +176,49 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	g.live.Store(l)
 	g.inbox = policy.NewInbox(opts.Store.Approvals(), opts.Config.Approvals)
 	if g.auth, err = auth.NewAuthenticator(opts.Config.Auth, opts.Store.Tokens(), g.log); err != nil {
-		l.close(nil)
+		l.instances.Close(nil)
 		return nil, err
 	}
 	if _, err = oauth.Setup(ctx, opts.Config.Auth, opts.Store, opts.Vault, g.auth, g.log); err != nil {
 		g.auth.Close()
-		l.close(nil)
+		l.instances.Close(nil)
 		return nil, err
 	}
 	g.audit = audit.NewWriter(opts.Store.Audit(), g.log)
-	g.quarantines = &quarantineAudit{writer: g.audit, log: opts.Store.Audit(), logger: g.log}
+	g.quarantines = audit.NewQuarantines(g.audit, opts.Store.Audit(), g.log)
 	g.metrics = audit.NewMetrics(scrapeSources{g})
 	g.metrics.Register(g.audit)
-	g.views = newViews(opts.Config.ViewCacheSize, g.metrics)
-	g.approvals = &executor{inbox: g.inbox, policy: func() *policy.Policy { return g.now().policy }, log: g.log, metrics: g.metrics, catalog: g.Catalog, auditRefused: g.auditRefused,
-		panelURL: waitnote.PanelURL(cmp.Or(opts.PanelAddr, opts.Config.Panel.Listen))}
-	g.approvals.life, g.endLife = context.WithCancel(context.Background())
-	// A heartbeat runs within a call, which cannot be failed for it: its
-	// errors are logged and counted as the executor's are.
-	g.inbox.OnError(func(op, id string, err error) { g.approvals.failed(context.Background(), op, id, err) })
+	g.views = profiles.NewViews(opts.Config.ViewCacheSize, g.buildView, g.metrics.ViewCacheHits.Inc, g.metrics.ViewCacheEvictions.Inc)
+	g.approvals = policy.NewExecutor(g.inbox, policy.ExecutorOptions{
+		Log: g.log, Metrics: g.metrics, Catalog: g.Catalog, Refused: g.auditRefused, NoteReplay: noteReplay,
+		PanelURL: waitnote.PanelURL(cmp.Or(opts.PanelAddr, opts.Config.Panel.Listen)),
+		Run:      executorCalls{g}.run,
+		Notify:   executorCalls{g}.notify,
+		// The in-client confirmation's decision, recorded as an approver's.
+		Decide: func(ctx context.Context, id string, approve bool, decider, reason string) error {
+			_, err := g.inbox.Decide(ctx, id, approve, decider, reason)
+			return err
+		}})
 
 	if err := g.newUpstreams(ctx); err != nil {
 		g.auth.Close()
-		l.close(nil)
+		l.instances.Close(nil)
 		return nil, err
 	}
 	g.cold = coldStart{ups: g.upstreams, max: time.Duration(opts.Config.ColdStartWait)}
-	g.fast = &fastPath{gw: g, lists: g.discovery, cold: &g.cold, metrics: g.metrics, idle: g.sessionIdle()}
+	g.fast = &fastPath{gw: g, sessions: fastpath.NewSessions(g.sessionIdle())}
 	g.sealer = rounds.NewSealer(stateTTL)
-	g.mcp = g.newMCPServer()
-	g.fast.mcp = g.mcp
+	var serverInfo []byte
+	g.mcp, serverInfo = sdkserver.New(sdkGateway{g}, sdkserver.Options{Version: opts.Version, Logger: g.log, Initialized: g.fast.sessions.Track,
+		Instructions: profiles.Instructions(profiles.Sources(g.now().cfg, g.Instances(), &vault.Resolver{Vault: opts.Vault, Masks: g.masks}, g.upstreams, nil)),
+		Proxy:        proxy.New(g.upstreams, g.log, func() catalog.Naming { return g.Catalog().Naming() }, g.sealer), Upstreams: len(g.upstreams.IDs()) > 0})
+	g.fast.paths = fastpath.New(g.fast, g.fast.sessions, g.metrics, serverInfo)
+	g.fast.sessions.Attach(g.mcp)
 	cat, err := g.buildCatalog()
 	if err != nil {
 		g.upstreams.Close()
 		g.auth.Close()
-		l.close(nil)
+		l.instances.Close(nil)
 		return nil, err
 	}
 	g.setCatalog(cat, false)
@@ -225,64 +226,21 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		g.Close()
 		return nil, err
 	}
-	// The call path, outermost first:
-	//  1. recoverPanics: a panic in the gateway's own steps becomes an
-	//     error result;
-	//  2. observe: one audit row and the metrics of every call, whatever
-	//     happens below, latency measured around all of it (a round of a
-	//     multi-round-trip call that asks for input is not a call's end);
-	//     rounds: a retry's request state opened, a new one sealed
-	//     (mrtr.go);
-	//  3. logCalls: one log line per failure;
-	//  4. limit: a call over a rate limit of limits: fails RATE_LIMITED at
-	//     once (no step when no limit is set);
-	//  5. decide: the policy allows, denies, or holds the call for approval
-	//     (waiting for a decision, then running it exactly once);
-	//  6. recoverPanics: a panicking tool becomes an error result, which
-	//     the steps above record like any failure;
-	//  7. execute: the native connector (within call_timeout) or the upstream
-	//     (within its own timeout, extended by progress).
-	g.call = chain(g.execute, recoverPanics(g.log), g.observe, g.rounds, logCalls(g.log), limitStep(func() *ratelimit.Limiter { return g.now().limiter }), g.approvals.decide, recoverPanics(g.log))
-	g.approvals.call = g.call
+	g.call = callPath(g)
 	g.ready.Store(true)
 	return g, nil
 }
 
 // buildCatalog lists the built-in tools and every instance's tools.
 func (g *Gateway) buildCatalog() (*catalog.Catalog, error) {
-	var entries []*catalog.Entry
-	add := func(canonical, source, tenant string, nt *nativeTool) {
-		t := nt.tool
-		def := &mcp.Tool{
-			Name:        canonical,
-			Description: t.Description,
-			InputSchema: t.InputSchema,
-			Annotations: catalog.Annotations(t.Class),
-		}
-		if t.OutputSchema != nil {
-			def.OutputSchema = t.OutputSchema
-		}
-		entries = append(entries, &catalog.Entry{
-			Canonical: canonical,
-			Source:    source,
-			Tenant:    tenant,
-			Class:     t.Class,
-			Hash:      entryHash(def, t.Class),
-			Tool:      def,
-			Target:    nt,
-		})
-	}
+	entries := []*catalog.Entry{}
 	for _, b := range append(connectors.Builtins(), g.opts.Tools...) {
-		add(b.Canonical(), "the built-in "+b.Canonical()+" tool", "", &nativeTool{tool: b.Tool})
+		entries = append(entries, instances.Entry(b.Canonical(), "the built-in "+b.Canonical()+" tool", "", &instances.Tool{Tool: b.Tool}))
 	}
-	add(profiles.ApprovalTool, "the built-in approval inbox", "", &nativeTool{tool: g.approvals.statusTool()})
-	add(profiles.SearchTool, "the built-in tool search", "", &nativeTool{tool: g.discovery.Tool()})
-	for _, in := range g.now().instances {
-		for _, t := range in.conn.Tools() {
-			add(in.def.ID+"."+t.Name, fmt.Sprintf("connector %q (%s)", in.def.ID, in.def.Origin), in.def.Tenant, &nativeTool{inst: in, tool: t})
-			entries[len(entries)-1].Aliases = t.CanonicalAliases(in.def.ID)
-		}
-	}
+	entries = append(entries,
+		instances.Entry(profiles.ApprovalTool, "the built-in approval inbox", "", &instances.Tool{Tool: g.approvals.StatusTool()}),
+		instances.Entry(profiles.SearchTool, "the built-in tool search", "", &instances.Tool{Tool: g.discovery.Tool()}))
+	entries = append(entries, g.now().instances.Entries()...)
 	for _, t := range g.upstreams.Tools() {
 		u, _ := g.upstreams.Upstream(t.Upstream)
 		entries = append(entries, &catalog.Entry{
@@ -325,7 +283,7 @@ type CallOptions struct {
 	// (legate.IdempotencyMetaKey in _meta), "" if it gave none.
 	IdempotencyKey string
 
-	round      *rounds.Round // a 2026-07-28 client's round (mrtr.go)
+	round      *rounds.Round // a 2026-07-28 client's round (roundsStep)
 	stateToken string
 }
 
@@ -341,7 +299,7 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage, o
 			row.Tool, row.Source, row.Class = t.Canonical(), "upstream:"+t.Upstream, string(t.Class)
 			row.Decision, row.Outcome = "quarantined", string(legate.CodePolicyDenied)
 			g.auditRefused(row)
-			return ErrorResult(err), nil
+			return toolresult.Error(err), nil
 		}
 		row.Source, row.Outcome = sourceUnknown, outcomeUnknownTool
 		g.auditRefused(row)
@@ -382,7 +340,7 @@ func (g *Gateway) run(ctx context.Context, r *Request) (*Result, error) {
 	if err == errHandBack {
 		return nil, err
 	}
-	if rpcErr := protocolError(err); rpcErr != nil {
+	if rpcErr := toolresult.ProtocolError(err); rpcErr != nil {
 		return nil, rpcErr
 	}
 	if err != nil {
@@ -391,27 +349,11 @@ func (g *Gateway) run(ctx context.Context, r *Request) (*Result, error) {
 	return res, nil
 }
 
-// fastable reports whether the HTTP fast path can answer a call r
-// (Request.relay): a native tool, whose result it encodes as the SDK
-// would, or an upstream's tool that Relay relays as bytes. Calls of
-// per_client, stdio and SSE upstreams take the SDK's path, which routes
-// their requests to the client.
-func (g *Gateway) fastable(r *Request) bool {
-	switch t := r.Entry.Target.(type) {
-	case *nativeTool: // a search may change the session's list, which the SDK notifies; asking to connect takes the SDK's session
-		asks := t.inst != nil && autoAuth(g, r) && connections.MayAsk(t.inst.def.PerUserCredential() != "", connections.Asker{Session: r.Session})
-		return r.Entry.Canonical != profiles.SearchTool && !asks
-	case *upstream.Tool: // as for an instance; any other upstream's calls pay one field's read
-		return g.upstreams.Relayable(t) && !(connections.MayAsk(t.PerPrincipal, connections.Asker{Session: r.Session}) && autoAuth(g, r))
-	}
-	return false
-}
-
-// errorResultFor is ErrorResult for a call to e. A tool that declares an
+// errorResultFor is toolresult.Error for a call to e. A tool that declares an
 // output schema has its error details in _meta only, not in structured
 // content, which clients check against that schema even on errors.
 func errorResultFor(e *catalog.Entry, err error) *mcp.CallToolResult {
-	res := ErrorResult(err)
+	res := toolresult.Error(err)
 	if e.Tool.OutputSchema != nil {
 		res.StructuredContent = nil
 	}
@@ -425,134 +367,28 @@ const ErrorMetaKey = legate.ErrorMetaKey
 // classOf is the class of one call: a native tool may class it from its
 // arguments; an upstream tool's class is fixed in its catalog entry.
 func classOf(e *catalog.Entry, args json.RawMessage) legate.Class {
-	if nt, ok := e.Target.(*nativeTool); ok {
-		return nt.tool.ClassOf(args)
+	if nt, ok := e.Target.(*instances.Tool); ok {
+		return nt.Tool.ClassOf(args)
 	}
 	return e.Class
 }
 
-// execute is the innermost handler: it runs the tool at its source.
-// What it returns is masked (masks.go).
-func (g *Gateway) execute(ctx context.Context, r *Request) (res *Result, err error) {
-	ctx, step := spans.Step(ctx, "execute")
-	defer step.End()
-	defer func() { res, err = maskResult(g.masks.Secrets(), res, err) }()
-	switch t := r.Entry.Target.(type) {
-	case *nativeTool:
-		res, err := g.executeNative(ctx, t, r)
-		return decoded(res), err
-	case *upstream.Tool:
-		c := upstream.Client{Session: r.Session, ProgressToken: r.ProgressToken, Round: r.round, Tenant: r.Caller.Tenant, Principal: r.Caller.Principal}
-		if r.relay != nil {
-			c.Progress = r.relay.progress
-		}
-		rel, res, err := callUpstream(ctx, g, t, r, c)
-		if t.PerPrincipal && asksToConnect(g, r, err) {
-			actx, cancel := context.WithTimeout(ctx, g.upstreams.Timeout(t)) // the wait for the connection
-			again, ir, aerr := g.connections.AutoAuth(actx, err, t.Upstream, r.Caller, connections.Asker{Session: r.Session, Round: r.round})
-			cancel()
-			if !again {
-				return decoded(ir), aerr
-			}
-			rel, res, err = callUpstream(ctx, g, t, r, c)
-		}
-		if rel.JSON == nil {
-			return decoded(res), err
-		}
-		return relayed(rel), nil
-	}
-	return nil, fmt.Errorf("tool %s has no executor", r.Entry.Canonical)
-}
-
-// executeNative runs a native tool within the call timeout.
-func (g *Gateway) executeNative(ctx context.Context, nt *nativeTool, r *Request) (*mcp.CallToolResult, error) {
-	call := &connectors.Call{
-		Tool:        nt.tool.Name,
-		Args:        r.Args,
-		Caller:      r.Caller,
-		OperationID: r.OperationID,
-		Credentials: sources.Credentials{},
-		Retried:     func(string) { g.metrics.Retries.WithLabelValues(r.Entry.Canonical).Inc() },
-	}
-	if nt.inst != nil {
-		creds := nt.inst.creds
-		creds.Tenant = r.Caller.Tenant
-		call.Credentials = g.connections.Credentials(nt.inst.def, creds, r.Caller)
-		g.kit.ForCall(ctx, nt.inst.def.ID, call)
-	} else {
-		ctx = profiles.WithCaller(ctx, r.principal, r.Session)
-	}
-	timeout := g.now().callTimeout
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	res, err := nt.tool.Run(ctx, call)
-	if nt.inst != nil && asksToConnect(g, r, err) {
-		again, ir, aerr := g.connections.AutoAuth(ctx, err, nt.inst.def.ID, r.Caller, connections.Asker{Session: r.Session, Round: r.round})
-		if !again {
-			return ir, aerr
-		}
-		res, err = nt.tool.Run(ctx, call)
-	}
-	if err != nil {
-		if ctx.Err() == context.DeadlineExceeded {
-			return nil, &legate.Error{Code: legate.CodeTimeout, Message: fmt.Sprintf("%s did not answer within %s", r.Entry.Canonical, timeout), Err: err}
-		}
-		return nil, err
-	}
-	return toolresult.Native(res)
-}
-
-// callUpstream makes call r to t as c: relayed as bytes on the fast path
-// (rel.JSON set when it could be).
-func callUpstream(ctx context.Context, g *Gateway, t *upstream.Tool, r *Request, c upstream.Client) (rel upstream.Relayed, res *mcp.CallToolResult, err error) {
-	if t.PerPrincipal {
-		c.Round = connections.ForSource(c.Round)
-	}
-	if r.relay == nil {
-		res, err = g.upstreams.Call(ctx, t, r.Args, c)
-		return rel, res, err
-	}
-	return g.upstreams.Relay(ctx, t, r.Args, c)
-}
-
-// asksToConnect reports whether call r, which failed with err, asks its
-// user to connect (auto_auth, which a session's fast path cannot ask).
-func asksToConnect(g *Gateway, r *Request, err error) bool {
-	return legate.CodeOf(err) == legate.CodeNotConnected && autoAuth(g, r) && (r.relay == nil || r.Session == nil)
-}
-
-// autoAuth reports whether r's profile asks its user to connect (auto_auth;
-// a function: Gateway has methods enough).
-func autoAuth(g *Gateway, r *Request) bool {
-	prof := config.Profile{}
-	if p := g.discovery.WithDefault(r.principal); p != nil {
-		prof, _ = g.profile(p.Profile)
-	}
-	return prof.AsksToConnect()
-}
-
-// Test runs every instance's connection test and returns the failures by id.
+// Test runs every instance's connection test (or those of ids) and
+// returns the failures by id.
 func (g *Gateway) Test(ctx context.Context, ids ...string) map[string]error {
-	out := map[string]error{}
-	for _, in := range g.now().instances {
-		if len(ids) > 0 && !slices.Contains(ids, in.def.ID) {
-			continue
-		}
-		out[in.def.ID] = in.conn.Test(ctx, in.creds)
-	}
-	return out
+	return g.now().instances.Test(ctx, ids...)
 }
 
 // Start begins the background work: connecting upstreams and refreshing
 // their tool caches, writing audit rows, and running approved requests
-// (see runApproved). Call it for a serving gateway; one made for a single
+// (policy.Executor.RunApproved). Call it for a serving gateway; one made for a single
 // CLI command needs only StartAudit.
 func (g *Gateway) Start(ctx context.Context) {
 	ctx = g.startAudit(ctx, time.Duration(g.opts.Config.Audit.Retention)) // its default applied when the config was loaded
-	g.quarantines.start()
+	g.quarantines.Start()
 	g.upstreams.Start(ctx)
 	g.cold.started.Store(g.cold.max > 0)
-	g.background.Go(func() { g.approvals.runApproved(ctx) })
+	g.background.Go(func() { g.approvals.RunApproved(ctx) })
 	g.background.Go(func() { g.inbox.Follow(ctx) }) // wake waiting calls on other replicas' decisions
 	interval := g.opts.StoreWatchInterval
 	if interval == 0 {
@@ -581,8 +417,7 @@ func (g *Gateway) Upstreams() *upstream.Manager { return g.upstreams }
 // keys in flight and waits for them, stops the background work (writing the last audit rows), ends upstream
 // sessions and processes and releases the instances' resources.
 func (g *Gateway) Close() error {
-	g.endLife()
-	g.approvals.notifying.Wait()
+	g.approvals.Close()
 	g.auth.Close()
 	g.upstreams.Close()
 	if g.stop != nil {
@@ -590,19 +425,12 @@ func (g *Gateway) Close() error {
 	}
 	g.background.Wait()
 	g.tracer.Shutdown(context.Background()) // sends the last spans
-	return g.now().close(nil)
+	return g.now().instances.Close(nil)
 }
 
-// ConnectionsOf returns the per-user connections of g's instances (a
-// function, not a method: Gateway has methods enough).
+// ConnectionsOf returns the per-user connections of g's instances (the
+// CLI's connect commands).
 func ConnectionsOf(g *Gateway) *connections.Manager { return g.connections }
 
 // Instances returns the definitions of the built connector instances.
-func (g *Gateway) Instances() []sources.InstanceDef {
-	instances := g.now().instances
-	out := make([]sources.InstanceDef, len(instances))
-	for i, in := range instances {
-		out[i] = in.def
-	}
-	return out
-}
+func (g *Gateway) Instances() []sources.InstanceDef { return g.now().instances.Defs() }

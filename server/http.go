@@ -93,7 +93,7 @@ func (g *Gateway) mcpHandler() http.Handler {
 		// at the SDK, which answers 413.
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 		r = g.tracer.Request(r) // a caller's traceparent, when tracing
-		if g.fast.serveFast(w, r) {
+		if g.fast.paths.Serve(w, r) {
 			return
 		}
 		sid := r.Header.Get("Mcp-Session-Id")
@@ -101,11 +101,7 @@ func (g *Gateway) mcpHandler() http.Handler {
 			stateless.ServeHTTP(w, r)
 			return
 		}
-		if ls := g.fast.liveSession(sid); ls != nil {
-			g.fast.serveSDK(stateful, w, r, sid, ls)
-			return
-		}
-		stateful.ServeHTTP(w, r)
+		g.fast.sessions.ServeSDK(stateful, w, r)
 	})
 }
 

@@ -16,7 +16,7 @@ import (
 // reload removed them), every call runs.
 func TestNoLimitsEveryCallRuns(t *testing.T) {
 	ran := 0
-	h := limitStep(fixed(ratelimit.New(config.Limits{})))(func(context.Context, *Request) (*Result, error) { ran++; return nil, nil })
+	h := limitStep{limiter: fixed(ratelimit.New(config.Limits{}))}.wrap(func(context.Context, *Request) (*Result, error) { ran++; return nil, nil })
 	r := &Request{Entry: &catalog.Entry{Canonical: "a"}, Caller: connectors.Caller{Principal: "alice"}}
 	for range 100 {
 		if _, err := h(context.Background(), r); err != nil {
@@ -38,7 +38,7 @@ func fixed(l *ratelimit.Limiter) func() *ratelimit.Limiter {
 func TestLimitStep(t *testing.T) {
 	l := ratelimit.New(config.Limits{PerPrincipal: config.Rate{PerSecond: 0.001, Burst: 1}, CacheSize: 10})
 	ran := 0
-	h := limitStep(fixed(l))(func(context.Context, *Request) (*Result, error) { ran++; return nil, nil })
+	h := limitStep{limiter: fixed(l)}.wrap(func(context.Context, *Request) (*Result, error) { ran++; return nil, nil })
 	r := &Request{Entry: &catalog.Entry{Canonical: "a"}, Caller: connectors.Caller{Principal: "alice"}}
 	if _, err := h(context.Background(), r); err != nil || ran != 1 {
 		t.Fatalf("the first call: %v, ran %d", err, ran)
@@ -56,7 +56,7 @@ func TestLimitStep(t *testing.T) {
 // SDK's run of it takes one, so the call costs one in all.
 func TestLimitStepHandBack(t *testing.T) {
 	l := ratelimit.New(config.Limits{PerPrincipal: config.Rate{PerSecond: 0.001, Burst: 1}, CacheSize: 10})
-	back := limitStep(fixed(l))(func(context.Context, *Request) (*Result, error) { return nil, errHandBack })
+	back := limitStep{limiter: fixed(l)}.wrap(func(context.Context, *Request) (*Result, error) { return nil, errHandBack })
 	r := &Request{Entry: &catalog.Entry{Canonical: "a"}, Caller: connectors.Caller{Principal: "alice"}}
 	if _, err := back(context.Background(), r); err != errHandBack {
 		t.Fatalf("handed back: %v", err)

@@ -2,17 +2,13 @@ package server
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/audit"
+	"github.com/legate-mcp/legate/server/instances"
+	"github.com/legate-mcp/legate/server/toolresult"
 	"github.com/legate-mcp/legate/store"
-	"github.com/legate-mcp/legate/telemetry"
 	"github.com/legate-mcp/legate/upstream"
 )
 
@@ -20,9 +16,9 @@ import (
 // "upstream:<id>" or "builtin".
 func sourceOf(r *Request) string {
 	switch t := r.Entry.Target.(type) {
-	case *nativeTool:
-		if t.inst != nil {
-			return "native:" + t.inst.def.ID
+	case *instances.Tool:
+		if t.Inst != nil {
+			return "native:" + t.Inst.Def.ID
 		}
 	case *upstream.Tool:
 		return "upstream:" + t.Upstream
@@ -35,7 +31,7 @@ func sourceOf(r *Request) string {
 // JSON-RPC error.
 func outcomeCode(res *Result, err error) string {
 	switch {
-	case protocolError(err) != nil:
+	case toolresult.ProtocolError(err) != nil:
 		return "PROTOCOL_ERROR"
 	case err != nil:
 		return string(legate.CodeOf(err))
@@ -43,25 +39,6 @@ func outcomeCode(res *Result, err error) string {
 		return "TOOL_ERROR"
 	}
 	return "ok"
-}
-
-// errorAttrs describe a failed call's error for the log: its code and a
-// short hash of the text the client was given, never that text, which can
-// quote the call's arguments (NOT_FOUND: no approval "…") — the log keeps
-// the audit's promise to store no argument value. The hash lets an
-// operator match a message a client reports.
-func errorAttrs(err error) []any {
-	if rpcErr := protocolError(err); rpcErr != nil {
-		return []any{"rpc_code", rpcErr.Code, "error_hash", textHash(rpcErr.Message)}
-	}
-	text := ErrorResult(err).Content[0].(*mcp.TextContent).Text
-	return []any{"code", legate.CodeOf(err), "error_hash", textHash(text)}
-}
-
-// textHash is a short hash of s: 12 hex digits of its SHA-256.
-func textHash(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:6])
 }
 
 // replayNote is where a tool below observe (legate.approval_status)
@@ -103,51 +80,6 @@ func (g *Gateway) auditRefused(row store.AuditRow) {
 	}
 	g.metrics.Calls.WithLabelValues(label, row.Source, row.Outcome).Inc()
 	g.audit.Add(row)
-}
-
-// observe is the audit and metrics step: one audit row and the metrics of
-// every call, whatever its outcome.
-func (g *Gateway) observe(next Handler) Handler {
-	return func(ctx context.Context, r *Request) (*Result, error) {
-		note := &replayNote{}
-		ctx = g.tracer.StartCall(ctx, r.Entry.Canonical, r.Caller.Principal, r.Caller.Tenant, r.Start)
-		res, err := next(context.WithValue(ctx, replayNoteKey{}, note), r)
-		if err == errHandBack {
-			g.tracer.EndCall(ctx, telemetry.HandedBack) // the SDK's run of the call records it
-			return nil, err
-		}
-		if err == nil && res.needsInput() {
-			return res, err // the call's last round records it
-		}
-		if note.approvalID != "" {
-			r.Replay, r.ApprovalID = true, note.approvalID
-		}
-		latency := time.Since(r.Start)
-		source := sourceOf(r)
-		outcome := outcomeCode(res, err)
-		g.metrics.Calls.WithLabelValues(r.Entry.Canonical, source, outcome).Inc()
-		g.metrics.ObserveLatency(r.Entry.Canonical, source, latency.Seconds())
-		if outcome == string(legate.CodeRateLimited) {
-			g.metrics.Limited.WithLabelValues(r.Entry.Canonical).Inc()
-		}
-		size := 0
-		if res != nil {
-			size = res.Size
-		}
-		row := store.AuditRow{
-			Time: r.Start, Principal: r.Caller.Principal, Tenant: r.Caller.Tenant, Session: r.Caller.Session,
-			Tool: r.Entry.Canonical, Source: source, Class: string(r.Class),
-			Decision: string(r.Decision.Action), Rule: r.Decision.RuleName(r.Class), ApprovalID: r.ApprovalID,
-			Outcome: outcome, Latency: latency, ArgsHash: r.ArgsHash, ResultSize: size,
-		}
-		if r.Replay {
-			row.Decision = decisionReplay
-			row.Detail = fmt.Sprintf("the stored outcome of approval %s, which ran once already; the tool did not run again", r.ApprovalID)
-		}
-		g.tracer.EndCall(ctx, outcome, "source", source, "class", row.Class, "decision", row.Decision, "rule", row.Rule, "approval_id", row.ApprovalID)
-		g.audit.Add(row)
-		return res, err
-	}
 }
 
 // scrapeSources are what the metrics read from the gateway at scrape time.

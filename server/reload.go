@@ -2,20 +2,16 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"reflect"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/legate-mcp/legate/config"
-	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/ratelimit"
+	"github.com/legate-mcp/legate/server/instances"
 	"github.com/legate-mcp/legate/sources"
 	"github.com/legate-mcp/legate/vault"
 )
@@ -35,7 +31,7 @@ type live struct {
 	limiter      *ratelimit.Limiter // nil: no limits
 	callTimeout  time.Duration
 	repeatWindow time.Duration // a write repeated within it is the same operation (opkey)
-	instances    []*instance
+	instances    instances.Set
 }
 
 // live returns what the gateway runs with now.
@@ -44,7 +40,7 @@ func (g *Gateway) now() *live { return g.live.Load() }
 // newLive builds what cfg describes, reusing each connector instance of
 // old whose definition is unchanged (its pools and clients). It does no
 // I/O but reading the store, and changes nothing: every problem is
-// reported, joined.
+// reported, joined (instances.Build).
 func (rl *reloader) newLive(ctx context.Context, cfg *config.File, old *live) (*live, error) {
 	l := &live{cfg: cfg, limiter: ratelimit.New(cfg.Limits), callTimeout: time.Duration(cfg.CallTimeout)}
 	if cfg.RepeatWindow != nil { // nil in a File built without defaults
@@ -61,75 +57,14 @@ func (rl *reloader) newLive(ctx context.Context, cfg *config.File, old *live) (*
 	if err != nil {
 		return nil, err
 	}
-	kept := map[string]*instance{}
+	var prev instances.Set
 	if old != nil {
-		for _, in := range old.instances {
-			kept[in.key] = in
-		}
+		prev = old.instances
 	}
-	var errs []error
-	resolver := &vault.Resolver{Vault: rl.g.opts.Vault, Masks: rl.g.masks}
-	for _, d := range defs {
-		key := instanceKey(d)
-		if in, ok := kept[key]; ok && !stale(in.conn) {
-			l.instances = append(l.instances, &instance{def: d, key: key, conn: in.conn, creds: in.creds})
-			continue
-		}
-		d.StateDir = rl.g.opts.StateDir
-		c, err := d.Build()
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		l.instances = append(l.instances, &instance{def: d, key: key, conn: c, creds: sources.Credentials{Refs: d.Credentials, Resolver: resolver, Path: d.Path}})
-	}
-	if err := errors.Join(errs...); err != nil {
-		l.close(old)
+	if l.instances, err = instances.Build(defs, prev, rl.g.opts.StateDir, &vault.Resolver{Vault: rl.g.opts.Vault, Masks: rl.g.masks}); err != nil {
 		return nil, err
 	}
 	return l, nil
-}
-
-// stale reports whether a connector says that the world outside its
-// configuration it was built from changed (the host connector's skills),
-// so that a reload builds it again.
-func stale(c connectors.Connector) bool {
-	s, ok := c.(interface{ Stale() bool })
-	return ok && s.Stale()
-}
-
-// instanceKey identifies an instance's definition by what it builds from,
-// not by where it is written (lines move in an edited file).
-func instanceKey(d sources.InstanceDef) string {
-	var node []byte
-	if d.Config != nil {
-		node, _ = yaml.Marshal(d.Config)
-	}
-	return fmt.Sprintf("%s\x00%s\x00%s\x00%v\x00%s", d.ID, d.Type, d.Tenant, d.Credentials, node)
-}
-
-// close releases l's connector instances that other does not share.
-func (l *live) close(other *live) error {
-	var errs []error
-	for _, c := range l.only(other) {
-		errs = append(errs, c.Close())
-	}
-	return errors.Join(errs...)
-}
-
-// only returns the instances of l that hold resources and that other (nil:
-// none) does not share.
-func (l *live) only(other *live) []connectors.Closer {
-	var out []connectors.Closer
-	for _, in := range l.instances {
-		if other != nil && slices.ContainsFunc(other.instances, func(o *instance) bool { return o.key == in.key }) {
-			continue
-		}
-		if c, ok := in.conn.(connectors.Closer); ok {
-			out = append(out, c)
-		}
-	}
-	return out
 }
 
 // Reload makes cfg (nil: the configuration in use) the gateway's, with the
@@ -167,12 +102,12 @@ func (rl *reloader) reload(ctx context.Context, cfg *config.File) error {
 	}
 	udefs, err := sources.UpstreamDefs(ctx, cfg, g.opts.Store)
 	if err != nil {
-		next.close(old)
+		next.instances.Close(old.instances)
 		return err
 	}
 	changedUps, err := g.upstreams.Apply(ctx, udefs)
 	if err != nil {
-		next.close(old)
+		next.instances.Close(old.instances)
 		return err
 	}
 	g.live.Store(next)
@@ -197,7 +132,7 @@ func (rl *reloader) reload(ctx context.Context, cfg *config.File) error {
 // that may still run on them have had their time.
 func (rl *reloader) retire(old, next *live) {
 	g := rl.g
-	gone := old.only(next)
+	gone := old.instances.Only(next.instances)
 	if len(gone) == 0 {
 		return
 	}
@@ -206,7 +141,7 @@ func (rl *reloader) retire(old, next *live) {
 		defer t.Stop()
 		select {
 		case <-t.C:
-		case <-g.approvals.life.Done():
+		case <-g.approvals.Done():
 		}
 		for _, c := range gone {
 			if err := c.Close(); err != nil {
@@ -229,7 +164,7 @@ func (rl *reloader) watchStore(ctx context.Context, interval time.Duration) {
 		case <-t.C:
 		}
 		now, err := rl.storedDefs(ctx)
-		if err != nil || (now == rl.seen && !slices.ContainsFunc(rl.g.now().instances, func(in *instance) bool { return stale(in.conn) })) {
+		if err != nil || (now == rl.seen && !rl.g.now().instances.Stale()) {
 			continue
 		}
 		if err := rl.reload(ctx, nil); err != nil {

@@ -4,20 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
-	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate"
-	"github.com/legate-mcp/legate/audit"
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/mcpauth"
 	"github.com/legate-mcp/legate/sources"
-	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/upstream"
 )
 
@@ -32,7 +27,7 @@ func (g *Gateway) newUpstreams(ctx context.Context) error {
 	g.upstreams, err = upstream.NewManager(ctx, defs, upstream.Options{
 		Store:          g.opts.Store.Upstreams(),
 		Pins:           g.opts.Store.Pins(),
-		OnQuarantine:   g.quarantines.quarantined,
+		OnQuarantine:   g.quarantines.Quarantined,
 		Logger:         g.log,
 		Version:        g.opts.Version,
 		OnToolsChanged: g.toolsChanged,
@@ -44,73 +39,6 @@ func (g *Gateway) newUpstreams(ctx context.Context) error {
 		},
 	})
 	return err
-}
-
-// quarantined reports a tool put in quarantine: a warning in the log (once
-// per process: the manager reports each definition once), and the audit
-// event, which only a serving gateway writes (see quarantineAudit).
-func (a *quarantineAudit) quarantined(q upstream.Quarantined) {
-	detail := fmt.Sprintf("definition changed: pinned %.12s, now %.12s; review with legate upstream diff %s, then legate upstream accept %s %s",
-		q.PinnedHash, q.Tool.Hash, q.Tool.Upstream, q.Tool.Upstream, q.Tool.Name)
-	if q.PinnedHash == "" {
-		detail = fmt.Sprintf("not accepted yet (pin: strict), definition %.12s; accept with legate upstream accept %s %s", q.Tool.Hash, q.Tool.Upstream, q.Tool.Name)
-	}
-	a.logger.Warn("upstream tool quarantined", "tool", q.Tool.Canonical(), "detail", detail)
-	a.add(store.AuditRow{Time: time.Now(), Tool: q.Tool.Canonical(), Source: "upstream:" + q.Tool.Upstream,
-		Class: string(q.Tool.Class), Decision: "quarantined", Outcome: outcomeQuarantined, Detail: detail})
-}
-
-// outcomeQuarantined is the outcome of the audit event of a quarantine.
-const outcomeQuarantined = "QUARANTINED"
-
-// quarantineAudit writes the audit event of each quarantine once. Only a
-// serving gateway writes it: the gateway of a CLI command (legate tools
-// list, tools call) loads the same cache and would repeat the event at
-// every run. The quarantines found before the gateway serves (those of
-// the cache it starts from) wait for start; and an event the audit log
-// holds already (the same tool and definition, from before a restart) is
-// not written again.
-type quarantineAudit struct {
-	writer *audit.Writer
-	log    store.AuditStore
-	logger *slog.Logger
-
-	mu      sync.Mutex
-	serving bool
-	held    []store.AuditRow
-}
-
-func (a *quarantineAudit) add(row store.AuditRow) {
-	a.mu.Lock()
-	if !a.serving {
-		a.held = append(a.held, row)
-		a.mu.Unlock()
-		return
-	}
-	a.mu.Unlock()
-	a.write(row)
-}
-
-// start makes the gateway a serving one and writes what was held.
-func (a *quarantineAudit) start() {
-	a.mu.Lock()
-	held := a.held
-	a.serving, a.held = true, nil
-	a.mu.Unlock()
-	for _, row := range held {
-		a.write(row)
-	}
-}
-
-// write queues row unless the audit log records the same event already.
-func (a *quarantineAudit) write(row store.AuditRow) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	prev, err := a.log.Query(ctx, store.AuditQuery{Tool: row.Tool, Limit: 1000})
-	if err == nil && slices.ContainsFunc(prev, func(r store.AuditRow) bool { return r.Outcome == outcomeQuarantined && r.Detail == row.Detail }) {
-		return
-	}
-	a.writer.Add(row)
 }
 
 // quarantineError refuses a call to a tool of quarantine by name (canonical

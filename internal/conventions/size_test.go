@@ -16,11 +16,9 @@ const maxPackageLines = 2000
 
 // largePackages are the packages already past maxPackageLines, each held
 // to a ceiling a little above its size so it can only shrink until split:
-// server (assembly, MCP wiring, the call path, the fast path, the approval
-// executor), and the CLI's commands. Lower a ceiling when a package
-// shrinks; remove it once under the cap.
+// the CLI's commands. Lower a ceiling when a package shrinks; remove it
+// once under the cap.
 var largePackages = map[string]int{
-	"server":     3200,
 	"cmd/legate": 2400,
 }
 

@@ -4,12 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"log/slog"
-	"runtime/debug"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate"
@@ -18,6 +14,7 @@ import (
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/rounds"
+	"github.com/legate-mcp/legate/server/fastpath"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/upstream"
 )
@@ -64,7 +61,7 @@ type Request struct {
 
 	// round is a 2026-07-28 client's round of a call, stateToken the
 	// request state its retry carries, and cont what that state holds once
-	// opened: the logical call it continues (mrtr.go).
+	// opened: the logical call it continues (roundsStep).
 	round      *rounds.Round
 	stateToken string
 	cont       *rounds.State
@@ -72,19 +69,7 @@ type Request struct {
 	// relay is set by the HTTP fast path, which writes the response
 	// itself: an upstream's result comes back as the JSON it sent
 	// (Result.Raw) where the call can be relayed as bytes.
-	relay relayer
-}
-
-// relayer is what the call path sees of the fast path's side of a call it
-// relays. The fast path cannot hold a call for approval (which may ask the
-// user through the SDK's session), so the policy step hands such a call
-// back (errHandBack) before anything is written, and tells it when it
-// keeps a call: from then on the fast path answers it.
-type relayer interface {
-	// keep is called when the policy step keeps the call.
-	keep()
-	// progress relays an upstream's progress notification to the client.
-	progress(*mcp.ProgressNotificationParams)
+	relay fastpath.Relay
 }
 
 // Result is a call's result along the call path: the result decoded (MCP),
@@ -133,83 +118,3 @@ var errHandBack = errors.New("the call needs approval: the SDK's path takes it")
 // result; a *jsonrpc.Error is relayed to the client as a protocol error.
 // A result with IsError set (an upstream tool's own failure) passes as is.
 type Handler func(ctx context.Context, r *Request) (*Result, error)
-
-// Middleware wraps a Handler with one cross-cutting step.
-type Middleware func(Handler) Handler
-
-// chain applies middleware so that the first runs first:
-// chain(h, a, b) == a(b(h)).
-func chain(h Handler, mw ...Middleware) Handler {
-	for i := len(mw) - 1; i >= 0; i-- {
-		h = mw[i](h)
-	}
-	return h
-}
-
-// recoverPanics turns a panic in a connector into an error result, so one
-// faulty tool cannot take the gateway down.
-func recoverPanics(log *slog.Logger) Middleware {
-	return func(next Handler) Handler {
-		return func(ctx context.Context, r *Request) (res *Result, err error) {
-			defer func() {
-				if p := recover(); p != nil {
-					// The panic's value may hold argument values: like an
-					// error's text, it is logged as a hash (errorAttrs).
-					log.Error("tool panicked", "tool", r.Entry.Canonical, "panic_type", fmt.Sprintf("%T", p),
-						"panic_hash", textHash(fmt.Sprint(p)), "stack", string(debug.Stack()))
-					res, err = nil, &legate.Error{Code: legate.CodeAdapterMapping, Message: fmt.Sprintf("tool %s failed unexpectedly", r.Entry.Canonical)}
-				}
-			}()
-			return next(ctx, r)
-		}
-	}
-}
-
-// logCalls logs each call's outcome and latency at debug level, and
-// failures other than the caller's own mistakes at warn. A failure is
-// logged by its code and a hash of its text (errorAttrs), never the text.
-func logCalls(log *slog.Logger) Middleware {
-	return func(next Handler) Handler {
-		return func(ctx context.Context, r *Request) (*Result, error) {
-			res, err := next(ctx, r)
-			if err == errHandBack {
-				return nil, err
-			}
-			if err == nil {
-				if log.Enabled(ctx, slog.LevelDebug) {
-					log.Debug("call", "tool", r.Entry.Canonical, "class", r.Class, "principal", r.Caller.Principal, "latency", time.Since(r.Start))
-				}
-				return res, nil
-			}
-			if protocolError(err) != nil {
-				log.Debug("call refused by upstream", append([]any{"tool", r.Entry.Canonical}, errorAttrs(err)...)...)
-				return nil, err
-			}
-			level := slog.LevelWarn
-			switch legate.CodeOf(err) {
-			case legate.CodeInvalidArgument, legate.CodeApprovalPending, legate.CodePolicyDenied, legate.CodeApprovalDenied, legate.CodeRateLimited:
-				level = slog.LevelInfo // the gateway working as configured, or the caller's mistake
-			}
-			attrs := append([]any{"tool", r.Entry.Canonical, "class", r.Class, "principal", r.Caller.Principal}, errorAttrs(err)...)
-			log.Log(ctx, level, "call failed", append(attrs, "latency", time.Since(r.Start))...)
-			return nil, err
-		}
-	}
-}
-
-// protocolError returns the JSON-RPC error to relay to the client as a
-// protocol error: one an upstream answered with. An error the gateway or a
-// connector classed (a *legate.Error, even one wrapping a JSON-RPC
-// error from a broken transport) is a tool failure instead, and nil is
-// returned.
-func protocolError(err error) *jsonrpc.Error {
-	var ce *legate.Error
-	if errors.As(err, &ce) {
-		return nil
-	}
-	var rpcErr *jsonrpc.Error
-	if errors.As(err, &rpcErr) {
-		return rpcErr
-	}
-	return nil
-}

@@ -1,4 +1,4 @@
-package server
+package policy
 
 import (
 	"context"
@@ -15,128 +15,124 @@ import (
 	"github.com/legate-mcp/legate/audit"
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/connectors"
-	"github.com/legate-mcp/legate/policy"
+	"github.com/legate-mcp/legate/server/toolresult"
 	"github.com/legate-mcp/legate/server/waitnote"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/telemetry/spans"
-	"github.com/legate-mcp/legate/upstream"
 )
 
-// executor holds calls for approval and runs approved requests: the
-// policy step of the call path, the background run of requests approved
-// after their call returned, and the built-in legate.approval_status.
-type executor struct {
-	inbox        *policy.Inbox
-	policy       func() *policy.Policy // the policy in use now
-	log          *slog.Logger
-	metrics      *audit.Metrics
-	catalog      func() *catalog.Catalog
-	auditRefused func(store.AuditRow)
-	// call is the whole call path, through which approved requests and
-	// notifications run; set once the path is built.
-	call Handler
+// Executor holds calls for approval and runs approved requests: the
+// approval half of the call path's policy step (Hold), the background run
+// of requests approved after their call returned (RunApproved), the
+// notification of new requests, and the built-in legate.approval_status.
+// It reaches the gateway only through the functions of its options: the
+// call path, the catalog and the audit.
+type Executor struct {
+	inbox *Inbox
+	o     ExecutorOptions
 	// life ends when the gateway closes, cancelling notifications in
 	// flight; notifying counts them, so Close can wait for them.
 	life      context.Context
+	endLife   context.CancelFunc
 	notifying sync.WaitGroup
-	panelURL  string // the panel's inbox, named to held calls; "" without a panel
 }
 
-// decide is the policy step of the call path: deny, allow, or hold the
-// call for approval.
-func (x *executor) decide(next Handler) Handler {
-	return func(ctx context.Context, r *Request) (*Result, error) {
-		switch {
-		case r.approved != nil:
-			// The executor runs a request already approved and claimed.
-			r.Decision = policy.Decision{Action: policy.Approve, Rule: -1}
-			r.ApprovalID = r.approved.ID
-			return next(ctx, r)
-		case r.system:
-			r.Decision = policy.Decision{Action: policy.Allow, Rule: -1}
-		case r.cont != nil:
-			// A later round of a call this step let through (mrtr.go).
-			if r.relay != nil {
-				r.relay.keep()
-			}
-			return next(ctx, r)
-		default:
-			r.Decision = x.policy().Decide(subjectOf(r))
-		}
-		d := r.Decision
-		if r.relay != nil {
-			if d.Action == policy.Approve {
-				return nil, errHandBack
-			}
-			r.relay.keep()
-		}
-		x.metrics.Decisions.WithLabelValues(string(d.Action)).Inc()
-		spans.Event(ctx, "policy.decision", "action", string(d.Action))
-		switch d.Action {
-		case policy.Deny:
-			reason := d.Reason
-			if reason == "" {
-				reason = "denied by policy " + d.RuleName(r.Class)
-			}
-			return nil, &legate.Error{Code: legate.CodePolicyDenied, Message: fmt.Sprintf("%s: %s", r.Entry.Canonical, reason)}
-		case policy.Approve:
-			return x.holdForApproval(ctx, r, next)
-		}
-		return next(ctx, r)
-	}
+// ExecutorOptions are what an Executor needs of the gateway.
+type ExecutorOptions struct {
+	Log     *slog.Logger
+	Metrics *audit.Metrics
+	// PanelURL is the panel's inbox, named to held calls; "" without a panel.
+	PanelURL string
+	// Catalog is the catalog in use now, where approved requests and
+	// notifications find their tools.
+	Catalog func() *catalog.Catalog
+	// Run takes approved request a, a call to e, along the whole call
+	// path, whose policy step lets it through as already approved.
+	Run func(ctx context.Context, e *catalog.Entry, a *store.Approval) (*mcp.CallToolResult, error)
+	// Notify takes the gateway's own call of e with args along the call
+	// path (approvals.notify): audited and measured, allowed by policy. A
+	// failure of the tool is an error.
+	Notify func(ctx context.Context, e *catalog.Entry, args json.RawMessage, operationID string) error
+	// Refused writes the audit row of an approved request refused before
+	// the call path (its tool gone or changed).
+	Refused func(store.AuditRow)
+	// Decide records the decision a user made in the client (confirm:
+	// client), as an approver's.
+	Decide func(ctx context.Context, id string, approve bool, decider, reason string) error
+	// NoteReplay marks the call of ctx as answering with the stored
+	// outcome of request id (legate.approval_status), for its audit row.
+	NoteReplay func(ctx context.Context, id string)
 }
 
-// subjectOf is what policy rules match of a call.
-func subjectOf(r *Request) policy.Subject {
-	s := policy.Subject{Principal: r.Caller.Principal, Tenant: r.Caller.Tenant, Tool: r.Entry.Canonical, Class: r.Class}
-	switch t := r.Entry.Target.(type) {
-	case *nativeTool:
-		if t.inst != nil {
-			s.Connector = t.inst.def.ID
-		} else {
-			s.Connector = builtinSource
-		}
-	case *upstream.Tool:
-		s.Upstream = t.Upstream
-	}
-	return s
+// NewExecutor returns the executor of inbox's requests. Errors of the
+// inbox's heartbeat, which runs within a call that cannot be failed for
+// it, are logged and counted as the executor's are.
+func NewExecutor(inbox *Inbox, o ExecutorOptions) *Executor {
+	x := &Executor{inbox: inbox, o: o}
+	x.life, x.endLife = context.WithCancel(context.Background())
+	inbox.OnError(func(op, id string, err error) { x.failed(context.Background(), op, id, err) })
+	return x
 }
 
-// builtinSource is the "connector" of the built-in tools in policy rules.
-const builtinSource = "legate"
+// Close cancels the notifications in flight and waits for them.
+func (x *Executor) Close() {
+	x.endLife()
+	x.notifying.Wait()
+}
 
-// holdForApproval parks the call as an approval request bound to its
-// principal, tenant, tool, arguments and tool definition; waits up to
-// approvals.wait for a decision (asking the user in the client when the
-// rule says confirm: client and the session can answer); runs it once if
-// approved; and otherwise tells the client how to follow up.
-func (x *executor) holdForApproval(ctx context.Context, r *Request, next Handler) (*Result, error) {
-	def, _ := json.Marshal(r.Entry.Tool)
-	args := r.Args
+// Done is closed once the executor is closed: the gateway's end.
+func (x *Executor) Done() <-chan struct{} { return x.life.Done() }
+
+// Held is a call the policy step holds for approval.
+type Held struct {
+	Entry    *catalog.Entry
+	Args     json.RawMessage
+	Caller   connectors.Caller
+	Class    legate.Class
+	ArgsHash string
+	// Confirm is where the rule asks for the approval (ConfirmClient: the
+	// user, in the client, if Session can answer).
+	Confirm       string
+	Session       *mcp.ServerSession
+	ProgressToken any
+	// Bound is called with the request's id once the call is bound to it,
+	// before it may run: whoever runs the request (this call, another, or
+	// the executor), its writes carry that id as their idempotency key.
+	Bound func(id string)
+	// Run runs the call past the policy step, once approved.
+	Run func(ctx context.Context) (*mcp.CallToolResult, error)
+}
+
+// Hold parks call h as an approval request bound to its principal,
+// tenant, tool, arguments and tool definition; waits up to approvals.wait
+// for a decision (asking the user in the client when the rule says
+// confirm: client and the session can answer); runs it once if approved;
+// and otherwise tells the client how to follow up. replay reports that the
+// result is the stored outcome of a run another call or the executor made.
+func (x *Executor) Hold(ctx context.Context, h Held) (res *mcp.CallToolResult, replay bool, err error) {
+	def, _ := json.Marshal(h.Entry.Tool)
+	args := h.Args
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
 	a, created, err := x.inbox.Open(ctx, &store.Approval{
-		Principal: r.Caller.Principal, Tenant: r.Caller.Tenant, Session: r.Caller.Session,
-		Tool: r.Entry.Canonical, Class: string(r.Class), Args: args, ArgsHash: r.ArgsHash,
-		DefHash: r.Entry.Hash, Definition: def,
+		Principal: h.Caller.Principal, Tenant: h.Caller.Tenant, Session: h.Caller.Session,
+		Tool: h.Entry.Canonical, Class: string(h.Class), Args: args, ArgsHash: h.ArgsHash,
+		DefHash: h.Entry.Hash, Definition: def,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("opening approval request: %w", err)
+		return nil, false, fmt.Errorf("opening approval request: %w", err)
 	}
-	r.ApprovalID = a.ID
-	// Whoever runs the request (this call, another, or the executor), its
-	// writes carry the approval id as their idempotency key.
-	r.OperationID = a.ID
+	h.Bound(a.ID)
 	if created {
-		x.log.Info("approval requested", "approval", a.ID, "tool", a.Tool, "principal", a.Principal, "expires", a.ExpiresAt)
+		x.o.Log.Info("approval requested", "approval", a.ID, "tool", a.Tool, "principal", a.Principal, "expires", a.ExpiresAt)
 		x.notify(a)
-		if r.Decision.Confirm == policy.ConfirmClient && !x.inbox.Config().SeparateApprover {
-			x.confirmInClient(ctx, r, a)
+		if h.Confirm == ConfirmClient && !x.inbox.Config().SeparateApprover {
+			x.confirmInClient(ctx, h, a)
 		}
 	}
 	hold := x.inbox.Config().WaitTime()
-	tick := waitnote.Start(ctx, r.Session, r.ProgressToken, hold, waitnote.Message(a.ID, hold, x.panelURL))
+	tick := waitnote.Start(ctx, h.Session, h.ProgressToken, hold, waitnote.Message(a.ID, hold, x.o.PanelURL))
 	deadline := time.Now().Add(hold)
 	ran := false // this call ran the tool
 	// The span of the wait ends at the first decision.
@@ -145,7 +141,7 @@ func (x *executor) holdForApproval(ctx context.Context, r *Request, next Handler
 		a, err = x.inbox.Await(ctx, a.ID, time.Until(deadline), tick)
 		wait.End()
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if a.State != store.StateApproved {
 			break
@@ -154,21 +150,18 @@ func (x *executor) holdForApproval(ctx context.Context, r *Request, next Handler
 		// it, the next Await sees the outcome once it is recorded.
 		if _, err := x.inbox.Execute(ctx, a, func(ctx context.Context) (json.RawMessage, error) {
 			ran = true
-			res, err := next(ctx, r)
+			res, err := h.Run(ctx)
 			if err != nil {
 				return nil, err
 			}
-			return json.Marshal(res.MCP)
+			return json.Marshal(res)
 		}, outcomeOf); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
-	r.Replay = !ran && (a.State == store.StateExecuted || a.State == store.StateFailed)
-	res, err := settledResult(a)
-	if err != nil {
-		return nil, err
-	}
-	return decoded(res), nil
+	replay = !ran && (a.State == store.StateExecuted || a.State == store.StateFailed)
+	res, err = settledResult(a)
+	return res, replay, err
 }
 
 // settledResult is what a call bound to a gets: the stored outcome, a
@@ -203,15 +196,15 @@ func settledResult(a *store.Approval) (*mcp.CallToolResult, error) {
 
 // outcomeOf is the stored outcome of a run that failed.
 func outcomeOf(err error) json.RawMessage {
-	b, _ := json.Marshal(ErrorResult(err))
+	b, _ := json.Marshal(toolresult.Error(err))
 	return b
 }
 
 // confirmInClient asks the user in the client, when its session can
 // answer elicitation, and records the answer as the decision. Any failure
 // leaves the request in the inbox.
-func (x *executor) confirmInClient(ctx context.Context, r *Request, a *store.Approval) {
-	ss := r.Session
+func (x *Executor) confirmInClient(ctx context.Context, h Held, a *store.Approval) {
+	ss := h.Session
 	if ss == nil {
 		return
 	}
@@ -231,13 +224,13 @@ func (x *executor) confirmInClient(ctx context.Context, r *Request, a *store.App
 		},
 	})
 	if err != nil {
-		x.log.Info("confirmation in the client failed; the request stays in the inbox", "approval", a.ID, "error", err)
+		x.o.Log.Info("confirmation in the client failed; the request stays in the inbox", "approval", a.ID, "error", err)
 		return
 	}
 	approve := res.Action == "accept" && res.Content["approve"] == true
-	decider := r.Caller.Principal + " (in the client)"
-	if _, err := x.inbox.Decide(ctx, a.ID, approve, decider, "answered in the client: "+res.Action); err != nil {
-		x.log.Info("recording the client's answer", "approval", a.ID, "error", err)
+	decider := h.Caller.Principal + " (in the client)"
+	if err := x.o.Decide(ctx, a.ID, approve, decider, "answered in the client: "+res.Action); err != nil {
+		x.o.Log.Info("recording the client's answer", "approval", a.ID, "error", err)
 	}
 }
 
@@ -246,23 +239,23 @@ func (x *executor) confirmInClient(ctx context.Context, r *Request, a *store.App
 var interrupted = outcomeOf(&legate.Error{Code: legate.CodeTransient,
 	Message: "Legate stopped while this approved call was running; it is not run again because it may have taken effect"})
 
-// runApproved, until ctx ends: executes approved requests nobody is
+// RunApproved, until ctx ends: executes approved requests nobody is
 // waiting for (decided through the CLI or API after the call returned
 // APPROVAL_PENDING, or approved before a restart); marks failed the runs
 // whose process stopped; expires overdue requests.
-func (x *executor) runApproved(ctx context.Context) {
+func (x *Executor) RunApproved(ctx context.Context) {
 	t := time.NewTicker(500 * time.Millisecond)
 	defer t.Stop()
 	for {
 		n, err := x.inbox.Store().Expire(ctx, time.Now())
 		x.failed(ctx, "expire", "", err)
 		if n > 0 {
-			x.log.Info("approval requests expired", "count", n)
+			x.o.Log.Info("approval requests expired", "count", n)
 		}
 		n, err = x.inbox.Recover(ctx, interrupted)
 		x.failed(ctx, "recover", "", err)
 		if n > 0 {
-			x.log.Warn("approved calls interrupted by a stop were marked failed, not run again", "count", n)
+			x.o.Log.Warn("approved calls interrupted by a stop were marked failed, not run again", "count", n)
 		}
 		approved, err := x.inbox.Store().List(ctx, store.ApprovalFilter{State: store.StateApproved, AllTenants: true})
 		x.failed(ctx, "list_approved", "", err)
@@ -279,30 +272,27 @@ func (x *executor) runApproved(ctx context.Context) {
 
 // runOne executes one approved request through the call path, if its tool
 // still exists with the definition that was approved.
-func (x *executor) runOne(ctx context.Context, a *store.Approval) {
-	e, ok := x.catalog().Lookup(a.Tool)
-	r := &Request{Entry: e, Args: a.Args, Caller: connectors.Caller{Principal: a.Principal, Tenant: a.Tenant, Session: a.Session},
-		OperationID: a.ID, Start: time.Now(), ArgsHash: a.ArgsHash, approved: a}
+func (x *Executor) runOne(ctx context.Context, a *store.Approval) {
+	e, ok := x.o.Catalog().Lookup(a.Tool)
 	_, err := x.inbox.Execute(ctx, a, func(ctx context.Context) (json.RawMessage, error) {
 		// A run refused here never reaches the call path: audit it here.
 		refused := store.AuditRow{Principal: a.Principal, Tenant: a.Tenant, Session: a.Session, Tool: a.Tool, Source: "approval",
-			Class: string(a.Class), Decision: string(policy.Approve), ApprovalID: a.ID, ArgsHash: a.ArgsHash}
+			Class: string(a.Class), Decision: string(Approve), ApprovalID: a.ID, ArgsHash: a.ArgsHash}
 		switch {
 		case !ok:
 			refused.Outcome = string(legate.CodeNotFound)
-			x.auditRefused(refused)
+			x.o.Refused(refused)
 			return nil, &legate.Error{Code: legate.CodeNotFound, Message: fmt.Sprintf("tool %s no longer exists", a.Tool)}
 		case e.Hash != a.DefHash:
 			refused.Outcome = string(legate.CodePolicyDenied)
-			x.auditRefused(refused)
+			x.o.Refused(refused)
 			return nil, &legate.Error{Code: legate.CodePolicyDenied, Message: fmt.Sprintf("the definition of %s changed after it was approved; call again for a new approval", a.Tool)}
 		}
-		r.Class = classOf(e, a.Args)
-		res, err := x.call(ctx, r)
+		res, err := x.o.Run(ctx, e, a)
 		if err != nil {
 			return nil, err
 		}
-		return json.Marshal(res.MCP)
+		return json.Marshal(res)
 	}, outcomeOf)
 	x.failed(ctx, "run_approved", a.ID, err)
 }
@@ -310,16 +300,16 @@ func (x *executor) runOne(ctx context.Context, a *store.Approval) {
 // failed logs and counts an error of background work, op naming the
 // work and approvalID its request if any; nil, or an error of the work's
 // end (ctx done), is neither.
-func (x *executor) failed(ctx context.Context, op, approvalID string, err error) {
+func (x *Executor) failed(ctx context.Context, op, approvalID string, err error) {
 	if err == nil || ctx.Err() != nil {
 		return
 	}
-	x.metrics.BackgroundErrors.WithLabelValues(op).Inc()
-	x.log.Error("approvals: "+strings.ReplaceAll(op, "_", " ")+" failed", "approval", approvalID, "error", err)
+	x.o.Metrics.BackgroundErrors.WithLabelValues(op).Inc()
+	x.o.Log.Error("approvals: "+strings.ReplaceAll(op, "_", " ")+" failed", "approval", approvalID, "error", err)
 }
 
-// statusTool is the built-in read-only tool legate.approval_status.
-func (x *executor) statusTool() connectors.Tool {
+// StatusTool is the built-in read-only tool legate.approval_status.
+func (x *Executor) StatusTool() connectors.Tool {
 	type args struct {
 		ApprovalID string `json:"approval_id" jsonschema:"the approval id an APPROVAL_PENDING result gave"`
 	}
@@ -337,27 +327,8 @@ func (x *executor) statusTool() connectors.Tool {
 			}
 			if len(a.Outcome) > 0 {
 				out["outcome"] = a.Outcome
-				noteReplay(ctx, a.ID)
+				x.o.NoteReplay(ctx, a.ID)
 			}
 			return &legate.Result{Structured: out}, nil
 		})
-}
-
-// entryHash is the definition hash of a native catalog entry.
-func entryHash(t *mcp.Tool, class legate.Class) string {
-	b, _ := json.Marshal(struct {
-		Tool  *mcp.Tool
-		Class legate.Class
-	}{t, class})
-	return policy.ArgsHash(b)
-}
-
-// Decide approves or denies a pending request. A waiting call wakes at
-// once; with none, the executor runs an approved request within half a second.
-func (g *Gateway) Decide(ctx context.Context, id string, approve bool, decider, reason string) (*store.Approval, error) {
-	a, err := g.inbox.Decide(ctx, id, approve, decider, reason)
-	if err == nil {
-		g.metrics.Decided.Observe(a.DecidedAt.Sub(a.CreatedAt).Seconds())
-	}
-	return a, err
 }

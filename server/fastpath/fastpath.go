@@ -1,0 +1,495 @@
+// Package fastpath answers the two requests that make most of an agent's
+// traffic without the go-sdk server's decoding and encoding
+// (docs/BENCHMARKS.md, P1, P2 and P3):
+//
+//   - tools/list, from the catalog's encoded list (the SDK would encode
+//     thousands of definitions twice per request);
+//   - tools/call of a native tool, or of a tool an upstream serves over
+//     Streamable HTTP. The call takes the gateway's call path like any
+//     other, and the upstream's result is relayed as bytes
+//     (upstream/relay.go), a native one encoded once (toolresult.Encode).
+//
+// Both on a live session, or stateless (protocol 2026-07-28, for which the
+// SDK would set up a session per request).
+//
+// The answer is framed as the SDK frames it: an event stream, or for the
+// errors protocol 2026-07-28 gives an HTTP status, a JSON body; a stateless
+// result names the server in its _meta, as the SDK's do. Anything else, or
+// anything unusual — a batch, a cursor, a session this process does not
+// know or that another principal opened, a call that policy holds for
+// approval (which may ask the user through the SDK: the call path hands it
+// back) — goes to the SDK as usual.
+//
+// The fast path sees the gateway only through Gateway. docs/ARCHITECTURE.md
+// ("Inbound (server)") lists the go-sdk limitations it works around, and
+// what change in the SDK would let it go.
+package fastpath
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/legate-mcp/legate/audit"
+	"github.com/legate-mcp/legate/auth"
+	"github.com/legate-mcp/legate/catalog"
+	"github.com/legate-mcp/legate/opkey"
+	"github.com/legate-mcp/legate/paramheader"
+	"github.com/legate-mcp/legate/rounds"
+	"github.com/legate-mcp/legate/server/toolresult"
+)
+
+// Gateway is all the fast path needs of the gateway: the caller's tools,
+// and the call path. It is this narrow so
+// that the fast path stays a bypass of the go-sdk server's decoding and
+// encoding and nothing more: every call still takes the one call path
+// (policy, approval, limits, audit), and the fast path can go whole once
+// the SDK is as cheap. What it buys, measured (docs/BENCHMARKS.md, "What
+// changed"): P1 at C=8, 0.56× → 0.70× of direct calls/s and Legate's CPU
+// per forwarded call 249 → 143 µs (upstream calls relayed as bytes);
+// stateless clients 0.51× → 0.95× of session clients at C=8; P2's
+// tools/list of 5,000 tools 85 → 8.0 ms p50 (694 µs now, against 58.6 ms
+// for a bare go-sdk server); native calls' CPU (P6) 1,375 → 649 µs at C=8,
+// P3 at 1.04× of a bare go-sdk handler.
+type Gateway interface {
+	// List is the encoded tools/list result p sees on session ss (nil:
+	// stateless), once a cold start's wait is over.
+	List(ctx context.Context, p *auth.Principal, ss *mcp.ServerSession) []byte
+	// Lookup is the entry of the tool p calls name.
+	Lookup(p *auth.Principal, name string) (*catalog.Entry, bool)
+	// Call takes c along the call path. An upstream's result comes back as
+	// the JSON it sent (raw) where it could be relayed as bytes, any other
+	// decoded (res); a protocol error to relay is a *jsonrpc.Error. ErrSDK
+	// (nothing written yet) gives the request to the SDK: a call the fast
+	// path cannot answer, or one policy holds for approval.
+	Call(ctx context.Context, c Call) (raw json.RawMessage, res *mcp.CallToolResult, err error)
+}
+
+// Call is one tools/call the fast path answers.
+type Call struct {
+	Entry          *catalog.Entry
+	Args           json.RawMessage
+	Principal      *auth.Principal    // nil without authentication
+	Session        *mcp.ServerSession // nil: stateless
+	ProgressToken  any
+	IdempotencyKey string
+	Round          *rounds.Round // a stateless call's round (its _meta)
+	// Relay is the fast path's side of the call: the call path tells it
+	// when it keeps the call, and relays an upstream's progress through it.
+	Relay Relay
+}
+
+// Relay is what the call path sees of the fast path's side of a call it
+// relays. The fast path cannot hold a call for approval (which may ask the
+// user through the SDK's session), so the policy step hands such a call
+// back (ErrSDK) before anything is written, and tells it when it keeps a
+// call: from then on the fast path answers it.
+type Relay interface {
+	// Keep is called when the policy step keeps the call.
+	Keep()
+	// Progress relays an upstream's progress notification to the client.
+	Progress(*mcp.ProgressNotificationParams)
+}
+
+// ErrSDK is Gateway.Call's answer for a call the SDK's path takes.
+var ErrSDK = errors.New("the SDK's path takes the call")
+
+// Paths answers requests on the fast paths.
+type Paths struct {
+	gw         Gateway
+	sessions   *Sessions
+	metrics    *audit.Metrics
+	serverInfo json.RawMessage // this server's Implementation, as results of stateless requests carry it
+	calls      sync.Map        // callKey → cancel func of a call the fast path runs
+}
+
+// New returns the fast paths of gw on sessions, whose MCP server describes
+// itself as serverInfo (an mcp.Implementation's JSON).
+func New(gw Gateway, sessions *Sessions, metrics *audit.Metrics, serverInfo json.RawMessage) *Paths {
+	return &Paths{gw: gw, sessions: sessions, metrics: metrics, serverInfo: serverInfo}
+}
+
+// statelessVersion is the first protocol version without sessions.
+const statelessVersion = "2026-07-28"
+
+// maxFastBody is the largest request body a fast path reads.
+const maxFastBody = 1 << 20
+
+// Serve answers r on a fast path, or reports false (r untouched, its body
+// still to read) for the SDK to answer. A request either belongs to a live
+// session, or is stateless (2026-07-28).
+func (f *Paths) Serve(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method != http.MethodPost {
+		return false
+	}
+	sid, version := r.Header.Get("Mcp-Session-Id"), r.Header.Get("Mcp-Protocol-Version")
+	var ss *mcp.ServerSession
+	switch {
+	case sid == "" && version == statelessVersion:
+	case sid == "":
+		return false
+	default:
+		if ss = f.sessions.Session(r.Context(), sid); ss == nil {
+			return false
+		}
+	case version != "" && !fastVersions[version]:
+		return false
+	}
+	if mediaType(r.Header.Get("Content-Type")) != "application/json" || !acceptsBoth(r.Header.Values("Accept")) {
+		return false // the SDK's error
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxFastBody+1))
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
+	if err != nil || len(body) > maxFastBody ||
+		!bytes.Contains(body, []byte(`"tools/`)) && !bytes.Contains(body, []byte(`"notifications/cancelled"`)) {
+		return false
+	}
+	var msg struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  string          `json:"method"`
+		Params  json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil || msg.JSONRPC != "2.0" {
+		return false
+	}
+	if ss == nil {
+		// Stateless: a request whose headers and _meta say what the SDK
+		// would check (its own answer names anything amiss).
+		if !validID(msg.ID) || r.Header.Get("Mcp-Method") != msg.Method || !statelessMeta(msg.Params) {
+			return false
+		}
+		switch msg.Method {
+		case "tools/list":
+			return f.list(w, r, nil, msg.ID, msg.Params)
+		case "tools/call":
+			return f.call(w, r, nil, msg.ID, msg.Params)
+		}
+		return false
+	}
+	switch msg.Method {
+	case "tools/list":
+		return validID(msg.ID) && f.list(w, r, ss, msg.ID, msg.Params)
+	case "tools/call":
+		return validID(msg.ID) && f.call(w, r, ss, msg.ID, msg.Params)
+	case "notifications/cancelled":
+		f.cancel(sid, msg.Params) // and the SDK acknowledges it as usual
+	}
+	return false
+}
+
+// statelessMeta reports whether the _meta of a stateless request's params
+// names protocol 2026-07-28 and the client's capabilities.
+func statelessMeta(params json.RawMessage) bool {
+	var p struct {
+		Meta struct {
+			Version      string          `json:"io.modelcontextprotocol/protocolVersion"`
+			Capabilities json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
+		} `json:"_meta"`
+	}
+	return json.Unmarshal(params, &p) == nil && p.Meta.Version == statelessVersion &&
+		len(p.Meta.Capabilities) > 0 && p.Meta.Capabilities[0] == '{'
+}
+
+// fastVersions are the protocol versions of sessions the fast paths serve.
+var fastVersions = map[string]bool{"2025-03-26": true, "2025-06-18": true, "2025-11-25": true}
+
+// acceptsBoth reports whether an Accept header takes JSON and event
+// streams, as a Streamable HTTP client must (read as the SDK reads it).
+func acceptsBoth(values []string) bool {
+	var j, s bool
+	for _, v := range values {
+		for part := range strings.SplitSeq(v, ",") {
+			switch mediaType(part) {
+			case "application/json", "application/*":
+				j = true
+			case "text/event-stream", "text/*":
+				s = true
+			case "*/*":
+				j, s = true, true
+			}
+		}
+	}
+	return j && s
+}
+
+// mediaType is the media type of a Content-Type or Accept value, without
+// its parameters, in lower case.
+func mediaType(v string) string {
+	base, _, _ := strings.Cut(v, ";")
+	return strings.ToLower(strings.TrimSpace(base))
+}
+
+// validID reports whether id is a JSON-RPC request id: a string or a number.
+func validID(id json.RawMessage) bool {
+	return len(id) > 0 && (id[0] == '"' || id[0] == '-' || id[0] >= '0' && id[0] <= '9')
+}
+
+// list answers a plain tools/list from the caller's view of the catalog,
+// on live session ss or stateless (nil).
+func (f *Paths) list(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSession, id, params json.RawMessage) bool {
+	var p struct {
+		Cursor string `json:"cursor"`
+	}
+	if len(params) > 0 && json.Unmarshal(params, &p) != nil || p.Cursor != "" {
+		return false
+	}
+	list := f.gw.List(r.Context(), auth.PrincipalFromContext(r.Context()), ss)
+	out := newStreamWriter(w, r.Header.Get("Mcp-Session-Id"), id)
+	if ss == nil {
+		// As the SDK completes a stateless result: its type and the server's
+		// name lead the list's own members (it has no _meta).
+		out.result([]byte(`{"resultType":"complete","_meta":{"`+toolresult.ServerInfoKey+`":`), f.serverInfo, []byte(`},`), list[1:])
+	} else {
+		out.result(list)
+	}
+	f.metrics.FastList.Inc()
+	return true
+}
+
+// callKey identifies a call the fast path runs, for cancellation.
+type callKey struct{ session, id string }
+
+// errCancelled is the cause of a call the client cancelled.
+var errCancelled = errors.New("cancelled by the client")
+
+// call runs a call to a native tool, or to an upstream's tool that can be
+// relayed as bytes, on live session ss, or stateless when ss is nil.
+func (f *Paths) call(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSession, id, params json.RawMessage) bool {
+	var p struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Meta      json.RawMessage `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.Name == "" || ss == nil && r.Header.Get("Mcp-Name") != p.Name {
+		return false
+	}
+	if bytes.Contains(params, []byte(`"requestState"`)) || bytes.Contains(params, []byte(`"inputResponses"`)) {
+		return false // a later round of a multi-round-trip call (package rounds)
+	}
+	var meta struct {
+		ProgressToken json.RawMessage `json:"progressToken"`
+		Key           any             `json:"io.legate/idempotency-key"` // legate.IdempotencyMetaKey
+	}
+	if len(p.Meta) > 0 && json.Unmarshal(p.Meta, &meta) != nil {
+		return false
+	}
+	switch {
+	case string(p.Arguments) == "null":
+		p.Arguments = nil
+	case len(p.Arguments) > 0 && p.Arguments[0] != '{':
+		return false // the SDK's error
+	}
+	principal := auth.PrincipalFromContext(r.Context())
+	e, ok := f.gw.Lookup(principal, p.Name)
+	if !ok {
+		return false
+	}
+	if ss == nil {
+		if err := paramheader.Check(r.Header, e.Tool, p.Arguments); err != nil {
+			newStreamWriter(w, "", id).plainError(http.StatusBadRequest, err)
+			return true
+		}
+	}
+	c := Call{Entry: e, Args: p.Arguments, Principal: principal, Session: ss, IdempotencyKey: opkey.ClientKey(meta.Key)}
+	sid := ""
+	if ss != nil {
+		sid = ss.ID()
+	}
+	if tok := meta.ProgressToken; validID(tok) {
+		c.ProgressToken = tok
+	}
+	if ss == nil {
+		c.Round = &rounds.Round{Meta: p.Meta}
+	}
+	call := &relayedCall{streamWriter: streamWriter{w: w, sid: sid, id: id}, metrics: f.metrics}
+	out := &call.streamWriter
+	c.Relay = call
+
+	// A session's client cancels with notifications/cancelled; a stateless
+	// one by ending its request.
+	ctx, cancel := context.WithCancelCause(r.Context())
+	if sid != "" {
+		key := callKey{sid, string(id)}
+		f.calls.Store(key, cancel)
+		defer f.calls.Delete(key)
+	}
+	b, mres, err := f.gw.Call(ctx, c)
+	cancel(nil)
+	if err == ErrSDK {
+		return false // nothing written: the SDK takes the call
+	}
+	call.Keep() // if it ended short of the policy step
+
+	var rpcErr *jsonrpc.Error
+	switch {
+	case context.Cause(ctx) == errCancelled:
+		out.end() // no answer to a cancelled request
+	case errors.As(err, &rpcErr) && ss == nil && statelessErrorStatus(rpcErr.Code) != 0:
+		out.plainError(statelessErrorStatus(rpcErr.Code), rpcErr)
+	case errors.As(err, &rpcErr):
+		out.error(rpcErr)
+	default:
+		if b == nil {
+			if mres == nil {
+				mres = &mcp.CallToolResult{}
+			}
+			if mres.Content == nil && !mres.NeedsInput() {
+				mres.Content = []mcp.Content{} // as the SDK sends it
+			}
+			if ss == nil {
+				b, err = toolresult.Stateless(mres, f.serverInfo)
+			} else {
+				b, err = toolresult.Encode(mres)
+			}
+			if err != nil {
+				out.error(&jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "encoding the result: " + err.Error()})
+				return true
+			}
+		} else if ss == nil {
+			b = toolresult.MarkStateless(b, f.serverInfo)
+		}
+		out.result(b)
+	}
+	return true
+}
+
+// relayedCall is the fast path's side of a call it relays: the writer of
+// its answer, which it counts once the call path keeps the call.
+type relayedCall struct {
+	streamWriter
+	metrics *audit.Metrics
+	counted bool
+}
+
+// Keep counts the call as the fast path's, once.
+func (c *relayedCall) Keep() {
+	if !c.counted {
+		c.counted = true
+		c.metrics.FastCall.Inc()
+	}
+}
+
+var _ Relay = (*relayedCall)(nil)
+
+// cancel cancels the fast call a client's notifications/cancelled names.
+func (f *Paths) cancel(sid string, params json.RawMessage) {
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	if v, ok := f.calls.Load(callKey{sid, string(p.RequestID)}); ok {
+		v.(context.CancelCauseFunc)(errCancelled)
+	}
+}
+
+// streamWriter writes a fast path's answer as an event stream: progress
+// notifications, then the response.
+type streamWriter struct {
+	w   http.ResponseWriter
+	sid string
+	id  json.RawMessage
+
+	mu      sync.Mutex
+	started bool
+}
+
+func newStreamWriter(w http.ResponseWriter, sid string, id json.RawMessage) *streamWriter {
+	return &streamWriter{w: w, sid: sid, id: id}
+}
+
+// event writes one message, in parts, as an event, the headers first if
+// not yet sent. The parts are written as they are: a list of thousands of
+// tools is not copied.
+func (s *streamWriter) event(msg ...[]byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.start()
+	io.WriteString(s.w, "event: message\ndata: ")
+	for _, m := range msg {
+		s.w.Write(m)
+	}
+	io.WriteString(s.w, "\n\n")
+}
+
+func (s *streamWriter) start() {
+	if s.started {
+		return
+	}
+	s.started = true
+	h := s.w.Header()
+	h["Content-Type"] = []string{"text/event-stream"}
+	h["Cache-Control"] = []string{"no-cache, no-transform"}
+	if s.sid != "" {
+		h["Mcp-Session-Id"] = []string{s.sid}
+	}
+	s.w.WriteHeader(http.StatusOK)
+}
+
+// Progress relays one progress notification and flushes it to the client.
+func (s *streamWriter) Progress(p *mcp.ProgressNotificationParams) {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return
+	}
+	s.event([]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":`), b, []byte(`}`))
+	http.NewResponseController(s.w).Flush()
+}
+
+// result answers with the result whose JSON is the concatenation of parts.
+func (s *streamWriter) result(parts ...[]byte) {
+	msg := append([][]byte{[]byte(`{"jsonrpc":"2.0","id":`), s.id, []byte(`,"result":`)}, parts...)
+	s.event(append(msg, []byte(`}`))...)
+}
+
+func (s *streamWriter) error(e *jsonrpc.Error) {
+	b, _ := json.Marshal(e)
+	s.event([]byte(`{"jsonrpc":"2.0","id":`), s.id, []byte(`,"error":`), b, []byte(`}`))
+}
+
+// statelessErrorStatus is the HTTP status protocol 2026-07-28 gives a
+// response with these JSON-RPC errors (SEP-2575), 0 for others.
+func statelessErrorStatus(code int64) int {
+	switch code {
+	case jsonrpc.CodeMethodNotFound:
+		return http.StatusNotFound
+	case jsonrpc.CodeInvalidParams, mcp.CodeUnsupportedProtocolVersion, mcp.CodeMissingRequiredClientCapabilities:
+		return http.StatusBadRequest
+	}
+	return 0
+}
+
+// plainError answers with a JSON-RPC error as a JSON body and an HTTP
+// status, as protocol 2026-07-28 asks for some errors; an event stream
+// already under way carries it as an event instead.
+func (s *streamWriter) plainError(status int, e *jsonrpc.Error) {
+	s.mu.Lock()
+	started := s.started
+	s.mu.Unlock()
+	if started {
+		s.error(e)
+		return
+	}
+	b, _ := json.Marshal(e)
+	s.w.Header()["Content-Type"] = []string{"application/json"}
+	s.w.WriteHeader(status)
+	s.w.Write(slices.Concat([]byte(`{"jsonrpc":"2.0","id":`), s.id, []byte(`,"error":`), b, []byte(`}`)))
+}
+
+// end ends the stream with no answer.
+func (s *streamWriter) end() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.start()
+}

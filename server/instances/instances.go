@@ -1,0 +1,182 @@
+// Package instances builds the connector instances a configuration
+// defines, and keeps them across reloads: an instance whose definition is
+// unchanged (and whose connector does not say it is stale) is reused with
+// its pools and clients; one a reload drops is closed once no call can
+// still run on it. Its Tool is the catalog target of a native tool (an
+// instance's or a built-in one), and Entry that tool's catalog entry.
+package instances
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"slices"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/catalog"
+	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/policy"
+	"github.com/legate-mcp/legate/sources"
+	"github.com/legate-mcp/legate/vault"
+)
+
+// Instance is one built connector instance.
+type Instance struct {
+	Def   sources.InstanceDef
+	Key   string // what it was built from (key)
+	Conn  connectors.Connector
+	Creds sources.Credentials
+}
+
+// Set is the instances of one configuration.
+type Set []*Instance
+
+// Build builds the instances of defs in stateDir, their credentials
+// resolved by resolver, reusing each instance of old whose definition is
+// unchanged. It does no I/O; every problem is reported, joined, and then
+// what it built is closed.
+func Build(defs []sources.InstanceDef, old Set, stateDir string, resolver *vault.Resolver) (Set, error) {
+	kept := map[string]*Instance{}
+	for _, in := range old {
+		kept[in.Key] = in
+	}
+	var out Set
+	var errs []error
+	for _, d := range defs {
+		k := key(d)
+		if in, ok := kept[k]; ok && !stale(in.Conn) {
+			out = append(out, &Instance{Def: d, Key: k, Conn: in.Conn, Creds: in.Creds})
+			continue
+		}
+		d.StateDir = stateDir
+		c, err := d.Build()
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, &Instance{Def: d, Key: k, Conn: c, Creds: sources.Credentials{Refs: d.Credentials, Resolver: resolver, Path: d.Path}})
+	}
+	if err := errors.Join(errs...); err != nil {
+		out.Close(old)
+		return nil, err
+	}
+	return out, nil
+}
+
+// stale reports whether a connector says that the world outside its
+// configuration it was built from changed (the host connector's skills),
+// so that a reload builds it again.
+func stale(c connectors.Connector) bool {
+	s, ok := c.(interface{ Stale() bool })
+	return ok && s.Stale()
+}
+
+// Stale reports whether an instance of s is stale.
+func (s Set) Stale() bool {
+	return slices.ContainsFunc(s, func(in *Instance) bool { return stale(in.Conn) })
+}
+
+// key identifies an instance's definition by what it builds from, not by
+// where it is written (lines move in an edited file).
+func key(d sources.InstanceDef) string {
+	var node []byte
+	if d.Config != nil {
+		node, _ = yaml.Marshal(d.Config)
+	}
+	return fmt.Sprintf("%s\x00%s\x00%s\x00%v\x00%s", d.ID, d.Type, d.Tenant, d.Credentials, node)
+}
+
+// Close releases the instances of s that other does not share.
+func (s Set) Close(other Set) error {
+	var errs []error
+	for _, c := range s.Only(other) {
+		errs = append(errs, c.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Only returns the instances of s that hold resources and that other
+// (nil: none) does not share.
+func (s Set) Only(other Set) []connectors.Closer {
+	var out []connectors.Closer
+	for _, in := range s {
+		if slices.ContainsFunc(other, func(o *Instance) bool { return o.Key == in.Key }) {
+			continue
+		}
+		if c, ok := in.Conn.(connectors.Closer); ok {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Defs returns the definitions of the instances.
+func (s Set) Defs() []sources.InstanceDef {
+	out := make([]sources.InstanceDef, len(s))
+	for i, in := range s {
+		out[i] = in.Def
+	}
+	return out
+}
+
+// Test runs the connection test of the instances ids (none: every
+// instance) and returns the results by id.
+func (s Set) Test(ctx context.Context, ids ...string) map[string]error {
+	out := map[string]error{}
+	for _, in := range s {
+		if len(ids) > 0 && !slices.Contains(ids, in.Def.ID) {
+			continue
+		}
+		out[in.Def.ID] = in.Conn.Test(ctx, in.Creds)
+	}
+	return out
+}
+
+// Tool is the catalog target of a native tool: a tool of an instance, or
+// a built-in one (Inst nil).
+type Tool struct {
+	Inst *Instance
+	Tool connectors.Tool
+}
+
+// Entry is the catalog entry of native tool t by its canonical name,
+// source (as the catalog names it in a collision) and tenant.
+func Entry(canonical, source, tenant string, t *Tool) *catalog.Entry {
+	def := &mcp.Tool{
+		Name:        canonical,
+		Description: t.Tool.Description,
+		InputSchema: t.Tool.InputSchema,
+		Annotations: catalog.Annotations(t.Tool.Class),
+	}
+	if t.Tool.OutputSchema != nil {
+		def.OutputSchema = t.Tool.OutputSchema
+	}
+	return &catalog.Entry{Canonical: canonical, Source: source, Tenant: tenant, Class: t.Tool.Class, Hash: entryHash(def, t.Tool.Class), Tool: def, Target: t}
+}
+
+// Entries are the catalog entries of the instances' tools.
+func (s Set) Entries() []*catalog.Entry {
+	var out []*catalog.Entry
+	for _, in := range s {
+		for _, t := range in.Conn.Tools() {
+			e := Entry(in.Def.ID+"."+t.Name, fmt.Sprintf("connector %q (%s)", in.Def.ID, in.Def.Origin), in.Def.Tenant, &Tool{Inst: in, Tool: t})
+			e.Aliases = t.CanonicalAliases(in.Def.ID)
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// entryHash is the definition hash of a native catalog entry: what an
+// approval is bound to.
+func entryHash(t *mcp.Tool, class legate.Class) string {
+	b, _ := json.Marshal(struct {
+		Tool  *mcp.Tool
+		Class legate.Class
+	}{t, class})
+	return policy.ArgsHash(b)
+}

@@ -1,0 +1,168 @@
+// Package sdkserver builds the go-sdk MCP server behind Legate's front
+// doors: Streamable HTTP (for what the fast paths leave to it), stdio, and
+// the in-memory transport of an in-process client. tools/list and
+// tools/call are answered by a receiving middleware straight from the
+// catalog, not from tools registered on the SDK server: the catalog is
+// swapped whole when a source changes, definitions pass through untouched
+// (an upstream schema need not be an object schema the SDK would accept),
+// and a call reaches the call path with no extra lookup or re-encoding.
+// Prompts, resources and completion are proxied to the upstreams (package
+// proxy).
+package sdkserver
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/auth"
+	"github.com/legate-mcp/legate/catalog"
+	"github.com/legate-mcp/legate/profiles"
+	"github.com/legate-mcp/legate/proxy"
+	"github.com/legate-mcp/legate/rounds"
+	"github.com/legate-mcp/legate/server/broadcast"
+	"github.com/legate-mcp/legate/server/toolresult"
+)
+
+// Gateway is what the SDK's server needs of the gateway.
+type Gateway interface {
+	// List is the tools/list result p sees on ss, once a cold start's wait
+	// is over.
+	List(ctx context.Context, p *auth.Principal, ss *mcp.ServerSession) *mcp.ListToolsResult
+	// Call takes a tools/call along the call path.
+	Call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error)
+	// Secrets are the values masked in what upstreams' prompts and
+	// resources answer.
+	Secrets() *legate.Secrets
+	// Instructions is what the instances in use say of themselves (the
+	// host connector: its enabled skills), added to the server's own.
+	Instructions() string
+}
+
+// Options configure the server.
+type Options struct {
+	Version string // "" is "dev"
+	Logger  *slog.Logger
+	// Instructions are the server's instructions to clients.
+	Instructions string
+	// Proxy relays prompts, resources and completion to the upstreams,
+	// which the server offers when there are any (Upstreams).
+	Proxy     *proxy.Proxy
+	Upstreams bool
+	// Initialized is called as each session is initialized.
+	Initialized func(context.Context, *mcp.InitializedRequest)
+}
+
+// New builds the server, and returns it with its Implementation's JSON
+// (the serverInfo that results of stateless requests carry).
+func New(gw Gateway, o Options) (*mcp.Server, json.RawMessage) {
+	version := o.Version
+	if version == "" {
+		version = "dev"
+	}
+	opts := &mcp.ServerOptions{
+		Logger: o.Logger,
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:   &mcp.ToolCapabilities{ListChanged: true},
+			Logging: &mcp.LoggingCapabilities{},
+		},
+		InitializedHandler: o.Initialized,
+		Instructions:       o.Instructions,
+	}
+	px := o.Proxy
+	if o.Upstreams {
+		// Upstreams may offer prompts, resources and completion: proxy them.
+		opts.Capabilities.Prompts = &mcp.PromptCapabilities{}
+		opts.Capabilities.Resources = &mcp.ResourceCapabilities{Subscribe: true}
+		opts.Capabilities.Completions = &mcp.CompletionCapabilities{}
+		opts.SubscribeHandler = px.Subscribe
+		opts.UnsubscribeHandler = px.Unsubscribe
+		opts.CompletionHandler = px.Complete
+	}
+	impl := &mcp.Implementation{Name: "legate", Title: "Legate", Version: version}
+	serverInfo, _ := json.Marshal(impl)
+	s := mcp.NewServer(impl, opts)
+	s.AddReceivingMiddleware(tools(gw), px.Middleware)
+	s.AddSendingMiddleware(rounds.CaptureElicitResult, profiles.ListChangedMiddleware, broadcast.New(o.Logger).Middleware)
+	return s, serverInfo
+}
+
+// tools answers tools/list and tools/call from the catalog, through gw;
+// masks what upstreams' prompts and resources answer; marks results
+// complete for 2026-07-28 clients; and adds what the instances say of
+// themselves to initialize and discover results.
+func tools(gw Gateway) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			switch method {
+			case "tools/list":
+				r := req.(*mcp.ListToolsRequest)
+				return gw.List(ctx, PrincipalOf(r.Extra), r.Session), nil
+			case "tools/call":
+				r := req.(*mcp.CallToolRequest)
+				res, err := gw.Call(ctx, r)
+				return toolresult.For(NewProtocol(r.Session), res), err
+			case "prompts/get":
+				res, err := next(ctx, method, req)
+				p, _ := res.(*mcp.GetPromptResult)
+				p, err = toolresult.MaskRead(gw.Secrets(), p, err)
+				return toolresult.For(NewProtocol(req.(*mcp.GetPromptRequest).Session), p), err
+			case "resources/read":
+				res, err := next(ctx, method, req)
+				p, _ := res.(*mcp.ReadResourceResult)
+				p, err = toolresult.MaskRead(gw.Secrets(), p, err)
+				if p != nil {
+					// Which upstreams a caller may read through the gateway
+					// depends on who it is, whatever the upstream said.
+					p.CacheScope = catalog.CallerCache.CacheScope
+				}
+				return toolresult.For(NewProtocol(req.(*mcp.ReadResourceRequest).Session), p), err
+			case "initialize", "server/discover":
+				res, err := next(ctx, method, req)
+				addInstructions(res, gw.Instructions())
+				return res, err
+			}
+			return next(ctx, method, req)
+		}
+	}
+}
+
+// addInstructions appends to an initialize or discover result what the
+// instances in use say of themselves (Gateway.Instructions).
+func addInstructions(res mcp.Result, text string) {
+	switch r := res.(type) {
+	case *mcp.InitializeResult:
+		r.Instructions += text
+	case *mcp.DiscoverResult:
+		r.Instructions += text
+	}
+}
+
+// PrincipalOf is the authenticated caller of a request, nil without auth.
+func PrincipalOf(extra *mcp.RequestExtra) *auth.Principal {
+	if extra == nil {
+		return nil
+	}
+	return auth.PrincipalFrom(extra.TokenInfo)
+}
+
+// The 2026-07-28 protocol requires every tools/call, prompts/get and
+// resources/read result to say whether it is complete (resultType). The
+// SDK sets it in its own handlers for those methods, which the gateway's
+// middleware answers instead; so the gateway marks its results itself
+// (toolresult.For), as the SDK would: for a client of that protocol only,
+// and never over an input_required result an upstream sent.
+
+// NewProtocol reports whether ss's client speaks 2026-07-28 or later: a
+// stateless request's _meta names it, and the SDK records it as the
+// session's initialize parameters.
+func NewProtocol(ss *mcp.ServerSession) bool {
+	if ss == nil {
+		return false
+	}
+	p := ss.InitializeParams()
+	return p != nil && p.ProtocolVersion >= "2026-07-28"
+}
