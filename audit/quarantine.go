@@ -9,8 +9,16 @@ import (
 	"time"
 
 	"github.com/legate-mcp/legate/store"
-	"github.com/legate-mcp/legate/upstream"
 )
+
+// Quarantine is an upstream's tool put in quarantine, as its audit event
+// tells it.
+type Quarantine struct {
+	Upstream, Name, Canonical, Class string
+	// Hash is the definition's now; PinnedHash the accepted one, "" when
+	// none was ever accepted (pin: strict).
+	Hash, PinnedHash string
+}
 
 // NewQuarantines returns the quarantine events of a gateway, written by w
 // unless log holds them already.
@@ -21,15 +29,15 @@ func NewQuarantines(w *Writer, log store.AuditStore, logger *slog.Logger) *Quara
 // Quarantined reports a tool put in quarantine: a warning in the log (once
 // per process: the manager reports each definition once), and the audit
 // event, which only a serving gateway writes (see Quarantines).
-func (a *Quarantines) Quarantined(q upstream.Quarantined) {
+func (a *Quarantines) Quarantined(q Quarantine) {
 	detail := fmt.Sprintf("definition changed: pinned %.12s, now %.12s; review with legate upstream diff %s, then legate upstream accept %s %s",
-		q.PinnedHash, q.Tool.Hash, q.Tool.Upstream, q.Tool.Upstream, q.Tool.Name)
+		q.PinnedHash, q.Hash, q.Upstream, q.Upstream, q.Name)
 	if q.PinnedHash == "" {
-		detail = fmt.Sprintf("not accepted yet (pin: strict), definition %.12s; accept with legate upstream accept %s %s", q.Tool.Hash, q.Tool.Upstream, q.Tool.Name)
+		detail = fmt.Sprintf("not accepted yet (pin: strict), definition %.12s; accept with legate upstream accept %s %s", q.Hash, q.Upstream, q.Name)
 	}
-	a.logger.Warn("upstream tool quarantined", "tool", q.Tool.Canonical(), "detail", detail)
-	a.add(store.AuditRow{Time: time.Now(), Tool: q.Tool.Canonical(), Source: "upstream:" + q.Tool.Upstream,
-		Class: string(q.Tool.Class), Decision: "quarantined", Outcome: outcomeQuarantined, Detail: detail})
+	a.logger.Warn("upstream tool quarantined", "tool", q.Canonical, "detail", detail)
+	a.add(store.AuditRow{Time: time.Now(), Tool: q.Canonical, Source: "upstream:" + q.Upstream,
+		Class: q.Class, Decision: "quarantined", Outcome: outcomeQuarantined, Detail: detail})
 }
 
 // outcomeQuarantined is the outcome of the audit event of a quarantine.

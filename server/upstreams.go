@@ -27,7 +27,7 @@ func (g *Gateway) newUpstreams(ctx context.Context) error {
 	g.upstreams, err = upstream.NewManager(ctx, defs, upstream.Options{
 		Store:          g.opts.Store.Upstreams(),
 		Pins:           g.opts.Store.Pins(),
-		OnQuarantine:   g.quarantines.Quarantined,
+		OnQuarantine:   func(q upstream.Quarantined) { g.quarantines.Quarantined(q.Event()) },
 		Logger:         g.log,
 		Version:        g.opts.Version,
 		OnToolsChanged: g.toolsChanged,

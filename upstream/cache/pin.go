@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 
+	"github.com/legate-mcp/legate/audit"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/upstream/upconfig"
 )
@@ -19,6 +20,12 @@ type Quarantined struct {
 	Tool       *Tool
 	PinnedHash string // "" when never accepted
 	Pinned     json.RawMessage
+}
+
+// Event is q as its audit event tells it.
+func (q Quarantined) Event() audit.Quarantine {
+	return audit.Quarantine{Upstream: q.Tool.Upstream, Name: q.Tool.Name, Canonical: q.Tool.Canonical(),
+		Class: string(q.Tool.Class), Hash: q.Tool.Hash, PinnedHash: q.PinnedHash}
 }
 
 // Pin sorts the cached rows of upstream c, given their pins, into the
