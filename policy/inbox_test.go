@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -14,9 +15,8 @@ import (
 
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/store"
-	"github.com/legate-mcp/legate/store/postgres"
+	_ "github.com/legate-mcp/legate/store/all" // the backends, by URL
 	"github.com/legate-mcp/legate/store/postgres/pgtest"
-	"github.com/legate-mcp/legate/store/sqlite"
 )
 
 // hiccup is an approval store whose first heartbeats fail.
@@ -37,7 +37,7 @@ func (h *hiccup) Heartbeat(ctx context.Context, id string, now time.Time) error 
 // is reported with its approval, not dropped, and tried again.
 func TestAFailedHeartbeatIsReportedAndRetried(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.OpenMemory(ctx)
+	st, err := store.Open(ctx, "sqlite://:memory:")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestOpenRacesOpenOneRequest(t *testing.T) {
 				if dir == "" {
 					dir = t.TempDir()
 				}
-				return sqlite.Open(ctx, dir)
+				return store.Open(ctx, filepath.Join(dir, "legate.db"))
 			}
 		}()},
 		{"postgres", func() func(t *testing.T) (store.Store, error) {
@@ -106,7 +106,7 @@ func TestOpenRacesOpenOneRequest(t *testing.T) {
 				if url == "" {
 					url = pgtest.URL(t)
 				}
-				return postgres.Open(ctx, url)
+				return store.Open(ctx, url)
 			}
 		}()},
 	} {

@@ -10,9 +10,8 @@ import (
 
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/store"
-	"github.com/legate-mcp/legate/store/postgres"
+	_ "github.com/legate-mcp/legate/store/all" // the backends, by URL
 	"github.com/legate-mcp/legate/store/postgres/pgtest"
-	"github.com/legate-mcp/legate/store/sqlite"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -64,7 +63,7 @@ func TestFollowWakesAWaitingCall(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			mem, err := sqlite.OpenMemory(ctx)
+			mem, err := store.Open(ctx, "sqlite://:memory:")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,7 +99,7 @@ func TestFollowWakesAWaitingCall(t *testing.T) {
 
 // Without a watch, Follow returns and waiting calls poll.
 func TestFollowWithoutAWatchReturns(t *testing.T) {
-	mem, err := sqlite.OpenMemory(context.Background())
+	mem, err := store.Open(context.Background(), "sqlite://:memory:")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +145,7 @@ func TestDecisionOnOneReplicaWakesACallOnAnother(t *testing.T) {
 	defer cancel()
 	url := pgtest.URL(t)
 	open := func() store.ApprovalStore {
-		st, err := postgres.Open(ctx, url)
+		st, err := store.Open(ctx, url)
 		if err != nil {
 			t.Fatal(err)
 		}
