@@ -115,7 +115,7 @@ func ConnectorTypes() []ConnectorType {
 	return out
 }
 
-func (h *api) me(w http.ResponseWriter, r *http.Request) {
+func me(w http.ResponseWriter, r *http.Request) {
 	p := auth.PrincipalFromContext(r.Context())
 	if p == nil {
 		p = &auth.Principal{Name: "admin", Role: auth.RoleAdmin}
@@ -123,7 +123,7 @@ func (h *api) me(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, p)
 }
 
-func (h *api) connectorTypes(w http.ResponseWriter, r *http.Request) {
+func connectorTypes(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"types": ConnectorTypes()})
 }
 

@@ -11,9 +11,9 @@ import (
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/local"
+	"github.com/legate-mcp/legate/operations"
 	"github.com/legate-mcp/legate/panel"
 	"github.com/legate-mcp/legate/policy"
-	"github.com/legate-mcp/legate/server/ops"
 	"github.com/legate-mcp/legate/store"
 )
 
@@ -49,14 +49,22 @@ func adminAPI(g *Gateway, listen string, audit func(store.AuditRow), authenticat
 }
 
 // adminOps are the admin operations over g's parts.
-func adminOps(g *Gateway, listen string, audit func(store.AuditRow)) *ops.Ops {
-	return ops.New(ops.Parts{
+func adminOps(g *Gateway, listen string, audit func(store.AuditRow)) *operations.Ops {
+	return operations.New(operations.Parts{
 		Store: g.opts.Store, Vault: g.opts.Vault, Version: g.opts.Version, Listen: listen, Started: time.Now(), Principal: g.opts.Principal,
 		Upstreams: g.upstreams, Catalog: g.Catalog, View: g.viewFor, Policy: func() *policy.Policy { return g.now().policy },
-		Config: func() *config.File { return g.now().cfg }, Decide: g.Decide, Audit: audit, Ready: g.ready.Load, Test: g.Test,
+		Config: func() *config.File { return g.now().cfg }, Inbox: g.inbox, Decided: g.metrics.Decided, Audit: audit, Ready: g.ready.Load, Test: g.Test,
 		Instances: g.Instances, Authenticated: g.auth.Enabled(),
 		Sessions: g.fast.sessions, CloseSession: g.fast.closeSession,
 	})
+}
+
+// decide is deciding an approval request as the operations do it
+// (operations.Approvals): audited in g's audit log and measured in its
+// metrics, whoever decides. tenant is the decider's.
+func (g *Gateway) decide(ctx context.Context, id string, approve bool, decider, tenant, reason string) (*store.Approval, error) {
+	x := &operations.Approvals{Inbox: g.inbox, Audit: g.audit.Add, Decided: g.metrics.Decided}
+	return x.Decide(ctx, admin.Decision{ID: id, Approve: approve, Decider: decider, Tenant: tenant, Reason: reason})
 }
 
 // startPanel serves the web panel on its own address, panel.listen or

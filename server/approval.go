@@ -32,6 +32,9 @@ type executor struct {
 	metrics      *audit.Metrics
 	catalog      func() *catalog.Catalog
 	auditRefused func(store.AuditRow)
+	// record decides a request as every decision is made: audited and
+	// measured (Gateway.decide, set by New).
+	record func(ctx context.Context, id string, approve bool, decider, tenant, reason string) (*store.Approval, error)
 	// call is the whole call path, through which approved requests and
 	// notifications run; set once the path is built.
 	call Handler
@@ -236,7 +239,7 @@ func (x *executor) confirmInClient(ctx context.Context, r *Request, a *store.App
 	}
 	approve := res.Action == "accept" && res.Content["approve"] == true
 	decider := r.Caller.Principal + " (in the client)"
-	if _, err := x.inbox.Decide(ctx, a.ID, approve, decider, "answered in the client: "+res.Action); err != nil {
+	if _, err := x.record(ctx, a.ID, approve, decider, r.Caller.Tenant, "answered in the client: "+res.Action); err != nil {
 		x.log.Info("recording the client's answer", "approval", a.ID, "error", err)
 	}
 }
@@ -355,9 +358,5 @@ func entryHash(t *mcp.Tool, class legate.Class) string {
 // Decide approves or denies a pending request. A waiting call wakes at
 // once; with none, the executor runs an approved request within half a second.
 func (g *Gateway) Decide(ctx context.Context, id string, approve bool, decider, reason string) (*store.Approval, error) {
-	a, err := g.inbox.Decide(ctx, id, approve, decider, reason)
-	if err == nil {
-		g.metrics.Decided.Observe(a.DecidedAt.Sub(a.CreatedAt).Seconds())
-	}
-	return a, err
+	return g.decide(ctx, id, approve, decider, "", reason)
 }

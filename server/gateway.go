@@ -199,6 +199,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	g.approvals = &executor{inbox: g.inbox, policy: func() *policy.Policy { return g.now().policy }, log: g.log, metrics: g.metrics, catalog: g.Catalog, auditRefused: g.auditRefused,
 		panelURL: waitnote.PanelURL(cmp.Or(opts.PanelAddr, opts.Config.Panel.Listen))}
 	g.approvals.life, g.endLife = context.WithCancel(context.Background())
+	g.approvals.record = g.decide
 	// A heartbeat runs within a call, which cannot be failed for it: its
 	// errors are logged and counted as the executor's are.
 	g.inbox.OnError(func(op, id string, err error) { g.approvals.failed(context.Background(), op, id, err) })

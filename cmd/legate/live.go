@@ -13,6 +13,7 @@ import (
 	"github.com/legate-mcp/legate/cmd/legate/internal/access"
 	"github.com/legate-mcp/legate/cmd/legate/internal/approvalscmd"
 	"github.com/legate-mcp/legate/local"
+	"github.com/legate-mcp/legate/operations"
 	"github.com/legate-mcp/legate/server"
 )
 
@@ -37,7 +38,7 @@ func approvalsHooks(g *globals) approvalscmd.Hooks {
 	return approvalscmd.Hooks{
 		WithEnv: func(run func(*cobra.Command, []string, approvalscmd.Env) error) func(*cobra.Command, []string) error {
 			return g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
-				return run(cmd, argv, approvalscmd.Env{Config: e.cfg, Store: e.store})
+				return run(cmd, argv, approvalscmd.Env{Config: e.cfg, Store: e.store, Decide: g.operations(e).Decide})
 			})
 		},
 		Live: func(as string) (*admin.Client, func(), error) {
@@ -46,6 +47,15 @@ func approvalsHooks(g *globals) approvalscmd.Hooks {
 		},
 		Direct: g.direct,
 	}
+}
+
+// operations are the operations over e's store, for a command that runs
+// no server (operations.Standalone); an audit row they cannot write is
+// said on stderr.
+func (g *globals) operations(e *env) *operations.Ops {
+	return operations.Standalone(e.cfg, e.store, e.vault, func(err error) {
+		fmt.Fprintf(g.stderr, "legate: warning: the audit row of this change was not written: %v\n", err)
+	})
 }
 
 // through says, on stderr, that the command acted through the running

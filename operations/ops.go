@@ -1,9 +1,12 @@
-// Package ops implements the admin API's operations (admin.Ops,
-// admin.StatusOps, admin.ManageOps) over the parts of a gateway that the
-// server hands in: the store, the upstream manager, the catalog and its
-// views, the policy. Additions go through the store, as the CLI's do, and
-// the running server picks them up within a second.
-package ops
+// Package operations is each operation an operator or a tool performs —
+// decide an approval, add or remove a connector or an upstream, tokens… —
+// implemented once, audited and measured once. The admin API (and the
+// panel through it), the CLI and the server's in-client confirmation all
+// call it, inside a running server over the parts the server hands in
+// (the store, the upstream manager, the catalog and its views, the
+// policy), or without one over the store alone. Additions go through the
+// store, and a running server picks them up within a second.
+package operations
 
 import (
 	"context"
@@ -14,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/admin"
@@ -41,9 +46,12 @@ type Parts struct {
 	View      func(*auth.Principal) *catalog.Catalog
 	Policy    func() *policy.Policy
 	Config    func() *config.File
-	Decide    func(ctx context.Context, id string, approve bool, decider, reason string) (*store.Approval, error)
-	Audit     func(store.AuditRow)
-	Ready     func() bool
+	// Inbox holds the approval requests; Decided, when set, observes the
+	// time from a request to its decision.
+	Inbox   *policy.Inbox
+	Decided prometheus.Observer
+	Audit   func(store.AuditRow)
+	Ready   func() bool
 	// Authenticated says inbound authentication is on: then a session
 	// without an owner is not the anonymous Principal's.
 	Authenticated bool
@@ -75,9 +83,14 @@ func (o *Ops) Approval(ctx context.Context, id string) (*store.Approval, error) 
 	return o.p.Store.Approvals().Get(ctx, id)
 }
 
-// Decide approves or denies a pending request.
-func (o *Ops) Decide(ctx context.Context, id string, approve bool, decider, reason string) (*store.Approval, error) {
-	return o.p.Decide(ctx, id, approve, decider, reason)
+// Decide approves or denies a pending request (Approvals.Decide).
+func (o *Ops) Decide(ctx context.Context, d admin.Decision) (*store.Approval, error) {
+	return o.approvals().Decide(ctx, d)
+}
+
+// approvals are the decisions over o's parts.
+func (o *Ops) approvals() *Approvals {
+	return &Approvals{Inbox: o.p.Inbox, Audit: o.p.Audit, Decided: o.p.Decided}
 }
 
 // Audit records a row in the audit log.
