@@ -34,8 +34,9 @@ type ManageOps interface {
 	// Upstreams lists the upstreams with their live state.
 	Upstreams(ctx context.Context) ([]UpstreamStatus, error)
 	// AddUpstream adds an upstream definition, one entry of `upstreams:`
-	// as JSON, to the store.
-	AddUpstream(ctx context.Context, def json.RawMessage) (string, error)
+	// as JSON, to the store; with connect, it connects to it and caches
+	// its tools, and removes it again when that fails.
+	AddUpstream(ctx context.Context, def json.RawMessage, connect bool) (Refresh, error)
 	// RemoveUpstream removes a stored upstream and its cache.
 	RemoveUpstream(ctx context.Context, id string) error
 	// RefreshUpstream lists an upstream's tools again and caches them.

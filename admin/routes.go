@@ -178,13 +178,21 @@ func (h *api) addUpstream(w http.ResponseWriter, r *http.Request) {
 	if m == nil || !decode(w, r, &def, `an entry of upstreams: as JSON, {"id": "...", "url": "..."} or {"id": "...", "command": [...]}`) {
 		return
 	}
-	id, err := m.AddUpstream(r.Context(), def)
-	h.audited(r, "upstreams.add", "upstream "+id, err)
+	// ?connect=true connects and caches the tools before answering, as
+	// `legate upstream add` does; else the running server connects within
+	// a second of the store taking the upstream.
+	connect := r.URL.Query().Get("connect") == "true"
+	res, err := m.AddUpstream(r.Context(), def, connect)
+	h.audited(r, "upstreams.add", "upstream "+res.ID, err)
 	if err != nil {
 		fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, map[string]string{"added": id})
+	out := map[string]any{"added": res.ID}
+	if connect {
+		out["tools"] = res.Tools
+	}
+	writeJSON(w, http.StatusCreated, out)
 }
 
 func (h *api) removeUpstream(w http.ResponseWriter, r *http.Request) {

@@ -61,6 +61,9 @@ type Parts struct {
 	Sessions  func() []admin.Session
 	// CloseSession ends a session, reporting whether there was one.
 	CloseSession func(id string) bool
+	// Connect, without a server (Upstreams nil), builds the upstreams of
+	// the store for one operation; done closes them.
+	Connect func(ctx context.Context) (m *upstream.Manager, done func(), err error)
 }
 
 // Ops are the admin operations over a gateway's parts.
@@ -194,8 +197,9 @@ func (o *Ops) Connectors(ctx context.Context) ([]admin.Connector, error) {
 	return out, nil
 }
 
-// AddConnector validates an instance as `legate connector add` does,
-// stores its secrets in the vault, and adds it to the store.
+// AddConnector validates an instance, stores its secrets in the vault,
+// and adds it to the store. An instance in the store is shared by every
+// tenant: one for a tenant is refused (its place is the config file).
 func (o *Ops) AddConnector(ctx context.Context, in admin.NewConnector) (admin.Connector, error) {
 	if in.ID == "" {
 		in.ID = in.Type
@@ -209,7 +213,7 @@ func (o *Ops) AddConnector(ctx context.Context, in admin.NewConnector) (admin.Co
 		return admin.Connector{}, fmt.Errorf("%w: tenant: an instance added through the API is shared by every tenant; a tenant's own instance goes in the config file", admin.ErrInvalid)
 	}
 	if slices.ContainsFunc(o.p.Config().Connectors, func(c config.Connector) bool { return c.ID == in.ID }) {
-		return admin.Connector{}, fmt.Errorf("connector id %q is defined in the config file: %w", in.ID, store.ErrExists)
+		return admin.Connector{}, fmt.Errorf("connector id %q is already defined in %s; pick another id: %w", in.ID, o.file(), store.ErrExists)
 	}
 	refs := map[string]vault.Ref{}
 	for name, ref := range in.Credentials {
@@ -248,7 +252,7 @@ func (o *Ops) AddConnector(ctx context.Context, in admin.NewConnector) (admin.Co
 		return admin.Connector{}, fmt.Errorf("%w: %v", admin.ErrInvalid, err)
 	}
 	if _, err := o.p.Store.Connectors().Get(ctx, in.ID); err == nil {
-		return admin.Connector{}, fmt.Errorf("connector %q is in the store already: %w", in.ID, store.ErrExists)
+		return admin.Connector{}, fmt.Errorf("connector %q is in the store already; remove it first: %w", in.ID, store.ErrExists)
 	}
 	if len(in.Secrets) > 0 && o.p.Vault == nil {
 		return admin.Connector{}, fmt.Errorf("%w: secrets: this server has no vault; give credentials as references", admin.ErrInvalid)
@@ -266,6 +270,14 @@ func (o *Ops) AddConnector(ctx context.Context, in admin.NewConnector) (admin.Co
 		c.Credentials[name] = ref.String()
 	}
 	return c, nil
+}
+
+// file names the config file in errors.
+func (o *Ops) file() string {
+	if p := o.p.Config().Path; p != "" {
+		return p
+	}
+	return "the config file"
 }
 
 // RemoveConnector removes a stored instance.
@@ -300,22 +312,80 @@ func (o *Ops) TestConnector(ctx context.Context, id string) (admin.ConnectorTest
 	return t, nil
 }
 
-// AddUpstream validates an upstream definition and adds it to the store.
-func (o *Ops) AddUpstream(ctx context.Context, raw json.RawMessage) (string, error) {
+// AddUpstream validates an upstream definition and adds it to the store;
+// with connect, it then connects to the upstream and caches its tools, and
+// removes it again when that fails: an upstream that cannot be listed
+// would be served with no tools and a failing circuit.
+func (o *Ops) AddUpstream(ctx context.Context, raw json.RawMessage, connect bool) (admin.Refresh, error) {
 	var def upstream.Config
 	dec := json.NewDecoder(strings.NewReader(string(raw)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&def); err != nil {
-		return "", fmt.Errorf("%w: an upstream definition: %v", admin.ErrInvalid, err)
+		return admin.Refresh{}, fmt.Errorf("%w: an upstream definition: %v", admin.ErrInvalid, err)
 	}
+	added := admin.Refresh{ID: def.ID}
 	if errs := def.Validate("upstream " + def.ID); len(errs) > 0 {
-		return def.ID, fmt.Errorf("%w: %v", admin.ErrInvalid, errors.Join(errs...))
+		return added, fmt.Errorf("%w: %v", admin.ErrInvalid, errors.Join(errs...))
 	}
 	if slices.ContainsFunc(o.p.Config().Upstreams, func(u upstream.Config) bool { return u.ID == def.ID }) {
-		return def.ID, fmt.Errorf("upstream id %q is defined in the config file: %w", def.ID, store.ErrExists)
+		return added, fmt.Errorf("upstream id %q is already defined in %s; pick another id: %w", def.ID, o.file(), store.ErrExists)
 	}
 	b, _ := json.Marshal(def)
-	return def.ID, o.p.Store.Upstreams().Create(ctx, store.Upstream{ID: def.ID, Definition: b})
+	if err := o.p.Store.Upstreams().Create(ctx, store.Upstream{ID: def.ID, Definition: b}); err != nil {
+		if errors.Is(err, store.ErrExists) {
+			return added, fmt.Errorf("upstream %q is already in the store; remove it first: %w", def.ID, err)
+		}
+		return added, err
+	}
+	if !connect {
+		return added, nil
+	}
+	r, err := o.refresh(ctx, def.ID)
+	if err != nil {
+		if derr := o.p.Store.Upstreams().Delete(context.WithoutCancel(ctx), def.ID); derr != nil {
+			err = fmt.Errorf("%w; and removing it again failed: %v", err, derr)
+		}
+		return added, &admin.Error{Status: 502, Message: fmt.Sprintf("upstream %q not added: %v", def.ID, err)}
+	}
+	return r, nil
+}
+
+// newUpstreamWait bounds the wait for a running server's watch of the
+// store to build an upstream just added (it does within a second).
+const newUpstreamWait = 10 * time.Second
+
+// refresh connects to the upstream id, lists its tools and caches them:
+// through the server's upstreams, or without a server through upstreams
+// built for it (Parts.Connect).
+func (o *Ops) refresh(ctx context.Context, id string) (admin.Refresh, error) {
+	m := o.p.Upstreams
+	if m == nil {
+		built, done, err := o.p.Connect(ctx)
+		if err != nil {
+			return admin.Refresh{}, err
+		}
+		defer done()
+		m = built
+	}
+	for deadline := time.Now().Add(newUpstreamWait); ; time.Sleep(100 * time.Millisecond) {
+		if _, ok := m.Upstream(id); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			return admin.Refresh{}, fmt.Errorf("no upstream %q: %w", id, store.ErrNotFound)
+		}
+	}
+	d, err := m.Refresh(ctx, id)
+	if err != nil {
+		return admin.Refresh{}, err
+	}
+	r := admin.Refresh{ID: id, Added: d.Added, Removed: d.Removed, Changed: d.Changed}
+	for _, t := range m.Tools() {
+		if t.Upstream == id {
+			r.Tools++
+		}
+	}
+	return r, nil
 }
 
 // RemoveUpstream removes a stored upstream and its cache.
@@ -332,19 +402,12 @@ func (o *Ops) RemoveUpstream(ctx context.Context, id string) error {
 
 // RefreshUpstream lists an upstream's tools again.
 func (o *Ops) RefreshUpstream(ctx context.Context, id string) (admin.Refresh, error) {
-	m := o.p.Upstreams
-	if _, ok := m.Upstream(id); !ok {
+	if _, ok := o.p.Upstreams.Upstream(id); !ok {
 		return admin.Refresh{}, fmt.Errorf("no upstream %q: %w", id, store.ErrNotFound)
 	}
-	d, err := m.Refresh(ctx, id)
+	r, err := o.refresh(ctx, id)
 	if err != nil {
 		return admin.Refresh{}, &admin.Error{Status: 502, Message: fmt.Sprintf("upstream %s: %v", id, err)}
-	}
-	r := admin.Refresh{ID: id, Added: d.Added, Removed: d.Removed, Changed: d.Changed}
-	for _, t := range m.Tools() {
-		if t.Upstream == id {
-			r.Tools++
-		}
 	}
 	return r, nil
 }

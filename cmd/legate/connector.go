@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -20,7 +19,6 @@ import (
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/server"
 	"github.com/legate-mcp/legate/sources"
-	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/vault"
 )
 
@@ -167,35 +165,26 @@ func connectorAddCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cfgJSON, err := json.Marshal(cfgMap)
-			if err != nil {
+			if _, err := json.Marshal(cfgMap); err != nil {
 				return fmt.Errorf("--set: %w", err)
 			}
 			access, err := cli.ConnectorAccess(mode, oauth)
 			if err != nil {
 				return err
 			}
-			credJSON, _ := json.Marshal(refs)
-			rec := store.Connector{ID: id, Type: typ, Config: cfgJSON, Credentials: credJSON, Access: access}
-			def, err := sources.StoredDef(rec)
-			if err != nil {
-				return err
+			var acc sources.Access
+			if len(access) > 0 {
+				if err := json.Unmarshal(access, &acc); err != nil {
+					return err
+				}
 			}
-			def.Path = "connector " + id
-			if _, err := def.Build(); err != nil {
-				return err
-			}
+			// Added by the one operation: through the running server, else
+			// on the store.
+			in := admin.NewConnector{ID: id, Type: typ, Config: cfgMap, Credentials: refs, CredentialsMode: acc.CredentialsMode, OAuth: acc.OAuth}
 			if live, rec, err := g.liveServer(""); err != nil || live != nil {
 				if err != nil {
 					return err
 				}
-				var acc sources.Access
-				if len(access) > 0 {
-					if err := json.Unmarshal(access, &acc); err != nil {
-						return err
-					}
-				}
-				in := admin.NewConnector{ID: id, Type: typ, Config: cfgMap, Credentials: refs, CredentialsMode: acc.CredentialsMode, OAuth: acc.OAuth}
 				if err := live.Do(ctx, http.MethodPost, "/admin/v1/connectors", in, nil); err != nil {
 					return fmt.Errorf("connector %q not added: %w", id, err)
 				}
@@ -204,24 +193,13 @@ func connectorAddCmd(g *globals) *cobra.Command {
 				return nil
 			}
 			g.direct("adding to")
-			e, err := g.open(ctx)
-			if err != nil {
-				return err
-			}
-			defer e.Close()
-			for _, c := range e.cfg.Connectors {
-				if c.ID == id {
-					return fmt.Errorf("connector id %q is already defined in %s; pick another id", id, e.cfg.Path)
+			return g.withEnv(func(cmd *cobra.Command, _ []string, e *env) error {
+				if _, err := g.operations(e).AddConnector(ctx, in); err != nil {
+					return fmt.Errorf("connector %q not added: %w", id, err)
 				}
-			}
-			if err := e.store.Connectors().Create(ctx, rec); err != nil {
-				if errors.Is(err, store.ErrExists) {
-					return fmt.Errorf("connector id %q is already in the store; remove it first (legate connector remove %s)", id, id)
-				}
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "added connector %q (type %s) to the store of %s; a server started on it serves it\n", id, typ, e.stateDir)
-			return nil
+				fmt.Fprintf(cmd.OutOrStdout(), "added connector %q (type %s) to the store of %s; a server started on it serves it\n", id, typ, e.stateDir)
+				return nil
+			})(cmd, argv)
 		},
 	}
 	cmd.Flags().StringVar(&typ, "type", "", "connector type (legate connector types)")
@@ -243,9 +221,7 @@ func connectorRemoveCmd(g *globals) *cobra.Command {
 				return err
 			}
 			return g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
-				id := argv[0]
-				inFile := slices.ContainsFunc(e.cfg.Connectors, func(c config.Connector) bool { return c.ID == id })
-				return removeStored(cmd, "connector", id, e.store.Connectors().Delete(cmd.Context(), id), inFile, e.cfg.Path)
+				return removed(cmd, "connector", argv[0], g.operations(e).RemoveConnector(cmd.Context(), argv[0]))
 			})(cmd, argv)
 		},
 	}
@@ -292,15 +268,9 @@ func connectorTestCmd(g *globals) *cobra.Command {
 	}
 }
 
-// removeStored reports the deletion of a stored connector or upstream; one
-// defined in the config file is not in the store, and the error says so.
-func removeStored(cmd *cobra.Command, kind, id string, err error, inFile bool, file string) error {
-	switch {
-	case errors.Is(err, store.ErrNotFound) && inFile:
-		return fmt.Errorf("%s %q is defined in %s, not in the store: edit the file to remove it", kind, id, file)
-	case errors.Is(err, store.ErrNotFound):
-		return fmt.Errorf("no %s %q in the store (legate %s list shows them)", kind, id, kind)
-	case err != nil:
+// removed reports the removal of a stored connector or upstream.
+func removed(cmd *cobra.Command, kind, id string, err error) error {
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "removed %s %q\n", kind, id)

@@ -53,7 +53,7 @@ connectors:
 		root := newRoot()
 		root.SetOut(io.Discard)
 		root.SetErr(io.Discard)
-		root.SetArgs([]string{"serve", "--listen", addr, "--config", cfg, "--state-dir", state})
+		root.SetArgs([]string{"serve", "--listen", addr, "--config", cfg, "--state-dir", state, "--log-level", "error"})
 		served <- root.ExecuteContext(serveCtx)
 	}()
 	defer func() {

@@ -15,6 +15,7 @@ import (
 	"github.com/legate-mcp/legate/local"
 	"github.com/legate-mcp/legate/operations"
 	"github.com/legate-mcp/legate/server"
+	"github.com/legate-mcp/legate/upstream"
 )
 
 // ownState marks, in a command's Annotations, a server command that keeps
@@ -53,7 +54,14 @@ func approvalsHooks(g *globals) approvalscmd.Hooks {
 // no server (operations.Standalone); an audit row they cannot write is
 // said on stderr.
 func (g *globals) operations(e *env) *operations.Ops {
-	return operations.Standalone(e.cfg, e.store, e.vault, func(err error) {
+	connect := func(ctx context.Context) (*upstream.Manager, func(), error) {
+		gw, err := e.gateway(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		return gw.Upstreams(), func() { gw.Close() }, nil
+	}
+	return operations.Standalone(e.cfg, e.store, e.vault, connect, func(err error) {
 		fmt.Fprintf(g.stderr, "legate: warning: the audit row of this change was not written: %v\n", err)
 	})
 }

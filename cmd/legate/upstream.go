@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os/user"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -19,7 +20,6 @@ import (
 	"github.com/legate-mcp/legate/admin"
 	"github.com/legate-mcp/legate/cmd/legate/internal/cli"
 	"github.com/legate-mcp/legate/server"
-	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/upstream"
 )
 
@@ -144,7 +144,7 @@ func upstreamState(s upstream.Status) string {
 func upstreamAddCmd(g *globals) *cobra.Command {
 	var def upstream.Config
 	var session, transport, timeout string
-	var headerEnv, env []string
+	var headerEnv, envVars []string
 	var noPrefix, distrust, noRefresh bool
 	cmd := &cobra.Command{
 		Use:   "add ID (--url URL | -- PROGRAM [ARG...])",
@@ -166,7 +166,7 @@ func upstreamAddCmd(g *globals) *cobra.Command {
 			if def.HeaderEnv, err = pairs("--header-env", headerEnv); err != nil {
 				return err
 			}
-			if def.Env, err = pairs("--env", env); err != nil {
+			if def.Env, err = pairs("--env", envVars); err != nil {
 				return err
 			}
 			if noPrefix {
@@ -178,43 +178,41 @@ func upstreamAddCmd(g *globals) *cobra.Command {
 			if errs := def.Validate("upstream " + def.ID); len(errs) > 0 {
 				return errors.Join(errs...)
 			}
-			if live, rec, err := g.liveServer(""); err != nil || live != nil {
-				if err != nil {
-					return err
-				}
-				return addUpstreamLive(cmd, live, def, !noRefresh, func() { g.through(rec) })
-			}
-			g.direct("adding to")
-			e, err := g.open(ctx)
-			if err != nil {
-				return err
-			}
-			defer e.Close()
-			for _, u := range e.cfg.Upstreams {
-				if u.ID == def.ID {
-					return fmt.Errorf("upstream id %q is already defined in %s; pick another id", def.ID, e.cfg.Path)
-				}
-			}
+			// Added by the one operation, which connects and caches the
+			// tools unless --no-refresh: through the running server, else
+			// on the store.
 			raw, _ := json.Marshal(def)
-			if err := e.store.Upstreams().Create(ctx, store.Upstream{ID: def.ID, Definition: raw}); err != nil {
-				if errors.Is(err, store.ErrExists) {
-					return fmt.Errorf("upstream %q is already in the store; remove it first (legate upstream remove %s)", def.ID, def.ID)
-				}
+			if !noRefresh {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: connecting…\n", def.ID)
+			}
+			start := time.Now()
+			var res admin.Refresh
+			live, rec, err := g.liveServer("")
+			switch {
+			case err != nil:
 				return err
+			case live != nil:
+				err = live.Do(ctx, http.MethodPost, "/admin/v1/upstreams?connect="+strconv.FormatBool(!noRefresh), json.RawMessage(raw), &res)
+				if err == nil {
+					g.through(rec)
+				}
+			default:
+				g.direct("adding to")
+				err = g.withEnv(func(cmd *cobra.Command, _ []string, e *env) (err error) {
+					res, err = g.operations(e).AddUpstream(ctx, raw, !noRefresh)
+					return err
+				})(cmd, argv)
+			}
+			if e := (*admin.Error)(nil); errors.As(err, &e) && e.Status == http.StatusBadGateway {
+				return fmt.Errorf("%w (--no-refresh stores it without connecting)", err)
+			} else if err != nil {
+				return fmt.Errorf("upstream %q not added: %w", def.ID, err)
 			}
 			if noRefresh {
 				fmt.Fprintf(cmd.OutOrStdout(), "added upstream %q (%s), not connected\n", def.ID, def.TransportName())
 				return nil
 			}
-			if err := refreshUpstreams(cmd, e, []string{def.ID}); err != nil {
-				// An upstream that cannot be listed is not added: a server
-				// would serve it with no tools and a failing circuit.
-				if derr := e.store.Upstreams().Delete(ctx, def.ID); derr != nil {
-					return fmt.Errorf("%w; and removing it again failed: %v", err, derr)
-				}
-				return fmt.Errorf("upstream %q not added: %w (--no-refresh stores it without connecting)", def.ID, err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "added upstream %q (%s)\n", def.ID, def.TransportName())
+			fmt.Fprintf(cmd.OutOrStdout(), "added upstream %q (%s): %d tools in %s\n", def.ID, def.TransportName(), res.Tools, time.Since(start).Round(time.Millisecond))
 			return nil
 		},
 	}
@@ -223,7 +221,7 @@ func upstreamAddCmd(g *globals) *cobra.Command {
 	f.StringVar(&def.URL, "url", "", "URL of a remote server (Streamable HTTP, or SSE with --transport sse)")
 	f.StringVar(&transport, "transport", "", "streamable (default) or sse, for --url")
 	f.StringArrayVar(&headerEnv, "header-env", nil, "HEADER=ENV_VAR: send HEADER with the value of ENV_VAR (repeatable)")
-	f.StringArrayVar(&env, "env", nil, "NAME=VALUE in a stdio server's environment (repeatable)")
+	f.StringArrayVar(&envVars, "env", nil, "NAME=VALUE in a stdio server's environment (repeatable)")
 	f.StringVar(&session, "session", "", "shared (default) or per_client")
 	f.StringVar(&timeout, "timeout", "", "per-call timeout, e.g. 60s")
 	f.BoolVar(&noPrefix, "no-prefix", false, "expose its tools under their own names, not mcp.<id>.<tool>")
@@ -257,9 +255,7 @@ func upstreamRemoveCmd(g *globals) *cobra.Command {
 				return err
 			}
 			return g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
-				id := argv[0]
-				inFile := slices.ContainsFunc(e.cfg.Upstreams, func(u upstream.Config) bool { return u.ID == id })
-				return removeStored(cmd, "upstream", id, e.store.Upstreams().Delete(cmd.Context(), id), inFile, e.cfg.Path)
+				return removed(cmd, "upstream", argv[0], g.operations(e).RemoveUpstream(cmd.Context(), argv[0]))
 			})(cmd, argv)
 		},
 	}
@@ -400,30 +396,4 @@ func upstreamAcceptCmd(g *globals) *cobra.Command {
 			return nil
 		}),
 	}
-}
-
-// addUpstreamLive adds def through the running server live and, with
-// refresh, waits for the server to connect to it and cache its tools: an
-// upstream that cannot be listed is removed again, as the store path does.
-func addUpstreamLive(cmd *cobra.Command, live *admin.Client, def upstream.Config, refresh bool, through func()) error {
-	ctx := cmd.Context()
-	if err := live.Do(ctx, http.MethodPost, "/admin/v1/upstreams", def, nil); err != nil {
-		return fmt.Errorf("upstream %q not added: %w", def.ID, err)
-	}
-	through()
-	if !refresh {
-		fmt.Fprintf(cmd.OutOrStdout(), "added upstream %q (%s), not connected\n", def.ID, def.TransportName())
-		return nil
-	}
-	fmt.Fprintf(cmd.OutOrStdout(), "%s: connecting…\n", def.ID)
-	start := time.Now()
-	res, err := live.RefreshUpstream(ctx, def.ID, 10*time.Second)
-	if err != nil {
-		if derr := live.Remove(ctx, "upstream", def.ID); derr != nil {
-			return fmt.Errorf("%w; and removing it again failed: %v", err, derr)
-		}
-		return fmt.Errorf("upstream %q not added: %w (--no-refresh stores it without connecting)", def.ID, err)
-	}
-	fmt.Fprintf(cmd.OutOrStdout(), "added upstream %q (%s): %d tools in %s\n", def.ID, def.TransportName(), res.Tools, time.Since(start).Round(time.Millisecond))
-	return nil
 }
