@@ -216,14 +216,7 @@ func connectorRemoveCmd(g *globals) *cobra.Command {
 		Use:   "remove ID",
 		Short: "Remove a connector instance from the store",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			if done, err := g.removeLive(cmd, "connector", argv[0]); done {
-				return err
-			}
-			return g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
-				return removed(cmd, "connector", argv[0], g.operations(e).RemoveConnector(cmd.Context(), argv[0]))
-			})(cmd, argv)
-		},
+		RunE:  func(cmd *cobra.Command, argv []string) error { return g.remove(cmd, "connector", argv[0]) },
 	}
 }
 
@@ -266,13 +259,4 @@ func connectorTestCmd(g *globals) *cobra.Command {
 			return nil
 		}),
 	}
-}
-
-// removed reports the removal of a stored connector or upstream.
-func removed(cmd *cobra.Command, kind, id string, err error) error {
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(cmd.OutOrStdout(), "removed %s %q\n", kind, id)
-	return nil
 }

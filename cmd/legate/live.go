@@ -12,6 +12,7 @@ import (
 	"github.com/legate-mcp/legate/admin"
 	"github.com/legate-mcp/legate/cmd/legate/internal/access"
 	"github.com/legate-mcp/legate/cmd/legate/internal/approvalscmd"
+	"github.com/legate-mcp/legate/cmd/legate/internal/upstreamcmd"
 	"github.com/legate-mcp/legate/local"
 	"github.com/legate-mcp/legate/operations"
 	"github.com/legate-mcp/legate/server"
@@ -42,12 +43,28 @@ func approvalsHooks(g *globals) approvalscmd.Hooks {
 				return run(cmd, argv, approvalscmd.Env{Config: e.cfg, Store: e.store, Decide: g.operations(e).Decide})
 			})
 		},
-		Live: func(as string) (*admin.Client, func(), error) {
-			c, rec, err := g.liveServer(as)
-			return c, func() { g.through(rec) }, err
-		},
+		Live:   g.live,
 		Direct: g.direct,
 	}
+}
+
+// live is liveServer with a function that says it was used.
+func (g *globals) live(as string) (*admin.Client, func(), error) {
+	c, rec, err := g.liveServer(as)
+	return c, func() { g.through(rec) }, err
+}
+
+// upstreamHooks lend `legate upstream` the running server, the store's
+// operations and a gateway.
+func upstreamHooks(g *globals) upstreamcmd.Hooks {
+	return upstreamcmd.Hooks{Live: g.live, Direct: g.direct, WithGateway: g.withGateway, WithOps: g.withOps, Remove: g.remove,
+		Failed: func(msg string) error { return exitError{msg} }}
+}
+
+// withOps makes a command body that runs with the operations over the
+// command's store (g.operations).
+func (g *globals) withOps(run func(*cobra.Command, []string, *operations.Ops) error) func(*cobra.Command, []string) error {
+	return g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error { return run(cmd, argv, g.operations(e)) })
 }
 
 // operations are the operations over e's store, for a command that runs
@@ -128,22 +145,29 @@ func (g *globals) skillsDir(*cobra.Command) (string, error) {
 	return filepath.Join(dir, "skills"), err
 }
 
-// removeLive removes the stored kind ("connector" or "upstream") id
-// through the running server, reporting whether one runs on the command's
-// state; without one it says so, and the caller removes it from the store.
-func (g *globals) removeLive(cmd *cobra.Command, kind, id string) (done bool, err error) {
+// remove removes the stored kind ("connector" or "upstream") id through
+// the running server, or without one from the store.
+func (g *globals) remove(cmd *cobra.Command, kind, id string) error {
 	live, rec, err := g.liveServer("")
-	if err != nil {
-		return true, err
-	}
-	if live == nil {
+	switch {
+	case err != nil:
+		return err
+	case live != nil:
+		if err = live.Remove(cmd.Context(), kind, id); err == nil {
+			g.through(rec)
+		}
+	default:
 		g.direct("removing from")
-		return false, nil
+		err = g.withOps(func(cmd *cobra.Command, _ []string, ops *operations.Ops) error {
+			if kind == "connector" {
+				return ops.RemoveConnector(cmd.Context(), id)
+			}
+			return ops.RemoveUpstream(cmd.Context(), id)
+		})(cmd, nil)
 	}
-	if err := live.Remove(cmd.Context(), kind, id); err != nil {
-		return true, err
+	if err != nil {
+		return err
 	}
-	g.through(rec)
 	fmt.Fprintf(cmd.OutOrStdout(), "removed %s %q\n", kind, id)
-	return true, nil
+	return nil
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/legate-mcp/legate/cmd/legate/internal/skillscmd"
 	"github.com/legate-mcp/legate/cmd/legate/internal/statuscmd"
 	"github.com/legate-mcp/legate/cmd/legate/internal/storecmd"
+	"github.com/legate-mcp/legate/cmd/legate/internal/upstreamcmd"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors"
 	_ "github.com/legate-mcp/legate/connectors/all" // every connector type
@@ -90,7 +91,7 @@ func newRoot() *cobra.Command {
 	pf.StringVar(&g.storeURL, "store", "", "store URL, e.g. sqlite:///var/lib/legate/legate.db (default $LEGATE_STORE or $LEGATE_STORE_URL, then sqlite://<state dir>/"+stateFile+")")
 	pf.StringVar(&g.logLevel, "log-level", "", "debug, info, warn or error (default from the config, else info)")
 	root.AddCommand(
-		storecmd.New(storecmd.Resolver{Config: g.loadConfig, StateDir: g.resolveStateDir, StoreURL: g.resolveStoreURL}), serveCmd(g), stdioCmd(g), toolsCmd(g), connectorCmd(g), upstreamCmd(g), approvalscmd.New(approvalsHooks(g)), auditcmd.New(g.auditEnv), configCmd(g), vaultCmd(g), access.TokenCommand(accessHooks(g)), access.UserCommand(accessHooks(g)), versionCmd(), healthCmd(), initCmd(), statuscmd.New(g.statusClient), doctorCmd(g), skillscmd.New(g.skillsDir), agentcmd.New(agentHooks(g)),
+		storecmd.New(storecmd.Resolver{Config: g.loadConfig, StateDir: g.resolveStateDir, StoreURL: g.resolveStoreURL}), serveCmd(g), stdioCmd(g), toolsCmd(g), connectorCmd(g), upstreamcmd.New(upstreamHooks(g)), approvalscmd.New(approvalsHooks(g)), auditcmd.New(g.auditEnv), configCmd(g), vaultCmd(g), access.TokenCommand(accessHooks(g)), access.UserCommand(accessHooks(g)), versionCmd(), healthCmd(), initCmd(), statuscmd.New(g.statusClient), doctorCmd(g), skillscmd.New(g.skillsDir), agentcmd.New(agentHooks(g)),
 		connectcmd.Connect(g.connectRun), connectcmd.Connections(g.connectRun),
 	)
 	return access.Harden(root, accessHooks(g)) // changes need a pinned principal on a hardened deployment

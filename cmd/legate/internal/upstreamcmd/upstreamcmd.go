@@ -1,4 +1,9 @@
-package main
+// Package upstreamcmd is `legate upstream`: the upstream MCP servers and
+// their tool caches (list, show, add, remove, test, refresh, diff,
+// accept). Adding and removing go through the running server on the
+// command's state directory when there is one, else through the
+// operations on its store; the work is package operations'.
+package upstreamcmd
 
 import (
 	"cmp"
@@ -19,24 +24,47 @@ import (
 
 	"github.com/legate-mcp/legate/admin"
 	"github.com/legate-mcp/legate/cmd/legate/internal/cli"
+	"github.com/legate-mcp/legate/operations"
 	"github.com/legate-mcp/legate/server"
 	"github.com/legate-mcp/legate/upstream"
 )
 
-func upstreamCmd(g *globals) *cobra.Command {
+// A RunE is a command's body.
+type RunE = func(*cobra.Command, []string) error
+
+// Hooks lend the commands the CLI's ways to its state.
+type Hooks struct {
+	// Live is the admin API of the server running on the command's state
+	// directory and a function that says it was used; a nil client when
+	// none runs there.
+	Live func(as string) (c *admin.Client, through func(), err error)
+	// Direct says, before it does, that the command uses the store itself.
+	Direct func(verb string)
+	// WithGateway runs a body with a gateway built on the command's state.
+	WithGateway func(run func(*cobra.Command, []string, *server.Gateway) error) RunE
+	// WithOps runs a body with the operations over the command's store.
+	WithOps func(run func(*cobra.Command, []string, *operations.Ops) error) RunE
+	// Remove removes the stored kind ("upstream") id, through the running
+	// server or from the store.
+	Remove func(cmd *cobra.Command, kind, id string) error
+	// Failed is the error of a command that reported its failures itself.
+	Failed func(msg string) error
+}
+
+// New returns the `upstream` command.
+func New(h Hooks) *cobra.Command {
 	cmd := &cobra.Command{Use: "upstream", Short: "Upstream MCP servers and their tool caches"}
-	cmd.AddCommand(upstreamListCmd(g), upstreamShowCmd(g), upstreamAddCmd(g), upstreamRemoveCmd(g), upstreamTestCmd(g), upstreamRefreshCmd(g),
-		upstreamDiffCmd(g), upstreamAcceptCmd(g))
+	cmd.AddCommand(listCmd(h), showCmd(h), addCmd(h), removeCmd(h), testCmd(h), refreshCmd(h), diffCmd(h), acceptCmd(h))
 	return cmd
 }
 
-func upstreamListCmd(g *globals) *cobra.Command {
+func listCmd(h Hooks) *cobra.Command {
 	var out *cli.Flag
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List upstreams: transport, cached and quarantined tools, last refresh and error (a running server's circuits: legate status)",
 		Args:  cobra.NoArgs,
-		RunE: g.withGateway(func(cmd *cobra.Command, _ []string, gw *server.Gateway) error {
+		RunE: h.WithGateway(func(cmd *cobra.Command, _ []string, gw *server.Gateway) error {
 			st, err := gw.Upstreams().Status(cmd.Context())
 			if err != nil {
 				return err
@@ -77,13 +105,13 @@ type upstreamInfo struct {
 	Quarantines []string `json:"quarantined_tools"`
 }
 
-func upstreamShowCmd(g *globals) *cobra.Command {
+func showCmd(h Hooks) *cobra.Command {
 	var out *cli.Flag
 	cmd := &cobra.Command{
 		Use:   "show ID",
 		Short: "Show one upstream: state, transport, command or URL, session mode, its tools and quarantined ones",
 		Args:  cobra.ExactArgs(1),
-		RunE: g.withGateway(func(cmd *cobra.Command, argv []string, gw *server.Gateway) error {
+		RunE: h.WithGateway(func(cmd *cobra.Command, argv []string, gw *server.Gateway) error {
 			m := gw.Upstreams()
 			u, ok := m.Upstream(argv[0])
 			if !ok {
@@ -141,10 +169,10 @@ func upstreamState(s upstream.Status) string {
 	return "ok"
 }
 
-func upstreamAddCmd(g *globals) *cobra.Command {
+func addCmd(h Hooks) *cobra.Command {
 	var def upstream.Config
 	var session, transport, timeout string
-	var headerEnv, envVars []string
+	var headerEnv, env []string
 	var noPrefix, distrust, noRefresh bool
 	cmd := &cobra.Command{
 		Use:   "add ID (--url URL | -- PROGRAM [ARG...])",
@@ -166,7 +194,7 @@ func upstreamAddCmd(g *globals) *cobra.Command {
 			if def.HeaderEnv, err = pairs("--header-env", headerEnv); err != nil {
 				return err
 			}
-			if def.Env, err = pairs("--env", envVars); err != nil {
+			if def.Env, err = pairs("--env", env); err != nil {
 				return err
 			}
 			if noPrefix {
@@ -187,19 +215,19 @@ func upstreamAddCmd(g *globals) *cobra.Command {
 			}
 			start := time.Now()
 			var res admin.Refresh
-			live, rec, err := g.liveServer("")
+			live, through, err := h.Live("")
 			switch {
 			case err != nil:
 				return err
 			case live != nil:
 				err = live.Do(ctx, http.MethodPost, "/admin/v1/upstreams?connect="+strconv.FormatBool(!noRefresh), json.RawMessage(raw), &res)
 				if err == nil {
-					g.through(rec)
+					through()
 				}
 			default:
-				g.direct("adding to")
-				err = g.withEnv(func(cmd *cobra.Command, _ []string, e *env) (err error) {
-					res, err = g.operations(e).AddUpstream(ctx, raw, !noRefresh)
+				h.Direct("adding to")
+				err = h.WithOps(func(_ *cobra.Command, _ []string, ops *operations.Ops) (err error) {
+					res, err = ops.AddUpstream(ctx, raw, !noRefresh)
 					return err
 				})(cmd, argv)
 			}
@@ -221,7 +249,7 @@ func upstreamAddCmd(g *globals) *cobra.Command {
 	f.StringVar(&def.URL, "url", "", "URL of a remote server (Streamable HTTP, or SSE with --transport sse)")
 	f.StringVar(&transport, "transport", "", "streamable (default) or sse, for --url")
 	f.StringArrayVar(&headerEnv, "header-env", nil, "HEADER=ENV_VAR: send HEADER with the value of ENV_VAR (repeatable)")
-	f.StringArrayVar(&envVars, "env", nil, "NAME=VALUE in a stdio server's environment (repeatable)")
+	f.StringArrayVar(&env, "env", nil, "NAME=VALUE in a stdio server's environment (repeatable)")
 	f.StringVar(&session, "session", "", "shared (default) or per_client")
 	f.StringVar(&timeout, "timeout", "", "per-call timeout, e.g. 60s")
 	f.BoolVar(&noPrefix, "no-prefix", false, "expose its tools under their own names, not mcp.<id>.<tool>")
@@ -245,52 +273,40 @@ func pairs(flag string, list []string) (map[string]string, error) {
 	return m, nil
 }
 
-func upstreamRemoveCmd(g *globals) *cobra.Command {
+func removeCmd(h Hooks) *cobra.Command {
 	return &cobra.Command{
 		Use:   "remove ID",
 		Short: "Remove a stored upstream and its tool cache",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			if done, err := g.removeLive(cmd, "upstream", argv[0]); done {
-				return err
-			}
-			return g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
-				return removed(cmd, "upstream", argv[0], g.operations(e).RemoveUpstream(cmd.Context(), argv[0]))
-			})(cmd, argv)
-		},
+		RunE:  func(cmd *cobra.Command, argv []string) error { return h.Remove(cmd, "upstream", argv[0]) },
 	}
 }
 
-func upstreamTestCmd(g *globals) *cobra.Command {
+func testCmd(h Hooks) *cobra.Command {
 	return &cobra.Command{
 		Use:   "test ID",
 		Short: "Connect to an upstream, list its tools, cache them and report",
 		Args:  cobra.ExactArgs(1),
-		RunE: g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
-			return refreshUpstreams(cmd, e, argv)
+		RunE: h.WithGateway(func(cmd *cobra.Command, argv []string, gw *server.Gateway) error {
+			return refresh(cmd, h, gw, argv)
 		}),
 	}
 }
 
-func upstreamRefreshCmd(g *globals) *cobra.Command {
+func refreshCmd(h Hooks) *cobra.Command {
 	return &cobra.Command{
 		Use:   "refresh [ID...]",
 		Short: "Refresh the tool caches of upstreams (all by default); a running server picks the result up",
-		RunE: g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
-			return refreshUpstreams(cmd, e, argv)
+		RunE: h.WithGateway(func(cmd *cobra.Command, argv []string, gw *server.Gateway) error {
+			return refresh(cmd, h, gw, argv)
 		}),
 	}
 }
 
-// refreshUpstreams refreshes each upstream in turn, printing its progress
+// refresh refreshes each upstream of gw in turn, printing its progress
 // and what changed; it fails if any failed.
-func refreshUpstreams(cmd *cobra.Command, e *env, ids []string) error {
+func refresh(cmd *cobra.Command, h Hooks, gw *server.Gateway, ids []string) error {
 	ctx := cmd.Context()
-	gw, err := e.gateway(ctx)
-	if err != nil {
-		return err
-	}
-	defer gw.Close()
 	m := gw.Upstreams()
 	if len(ids) == 0 {
 		ids = m.IDs()
@@ -322,7 +338,7 @@ func refreshUpstreams(cmd *cobra.Command, e *env, ids []string) error {
 		}
 	}
 	if failed > 0 {
-		return exitError{fmt.Sprintf("%d upstream(s) failed", failed)}
+		return h.Failed(fmt.Sprintf("%d upstream(s) failed", failed))
 	}
 	return nil
 }
@@ -345,13 +361,13 @@ type quarantineDiff struct {
 	Now          json.RawMessage `json:"now"`
 }
 
-func upstreamDiffCmd(g *globals) *cobra.Command {
+func diffCmd(h Hooks) *cobra.Command {
 	var o *cli.Flag
 	cmd := &cobra.Command{
 		Use:   "diff ID",
 		Short: "Show each quarantined tool of an upstream: its accepted definition beside the new one",
 		Args:  cobra.ExactArgs(1),
-		RunE: g.withGateway(func(cmd *cobra.Command, argv []string, gw *server.Gateway) error {
+		RunE: h.WithGateway(func(cmd *cobra.Command, argv []string, gw *server.Gateway) error {
 			if _, ok := gw.Upstreams().Upstream(argv[0]); !ok {
 				return fmt.Errorf("no upstream %q (legate upstream list shows them)", argv[0])
 			}
@@ -378,12 +394,12 @@ func upstreamDiffCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-func upstreamAcceptCmd(g *globals) *cobra.Command {
+func acceptCmd(h Hooks) *cobra.Command {
 	return &cobra.Command{
 		Use:   "accept ID [TOOL...]",
 		Short: "Accept the current definitions of an upstream's tools (all by default), releasing them from quarantine",
 		Args:  cobra.MinimumNArgs(1),
-		RunE: g.withGateway(func(cmd *cobra.Command, argv []string, gw *server.Gateway) error {
+		RunE: h.WithGateway(func(cmd *cobra.Command, argv []string, gw *server.Gateway) error {
 			by := "cli"
 			if u, err := user.Current(); err == nil {
 				by = "cli:" + u.Username
