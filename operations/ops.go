@@ -23,6 +23,7 @@ import (
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/admin"
 	"github.com/legate-mcp/legate/auth"
+	"github.com/legate-mcp/legate/auth/oauth"
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors"
@@ -542,7 +543,8 @@ func (o *Ops) QueryAudit(ctx context.Context, q store.AuditQuery) ([]store.Audit
 // Tokens lists the static tokens.
 func (o *Ops) Tokens(ctx context.Context) ([]store.Token, error) { return o.p.Store.Tokens().List(ctx) }
 
-// CreateToken makes a static token.
+// CreateToken makes a static token for p, whose profile, if it names
+// one, the config must have.
 func (o *Ops) CreateToken(ctx context.Context, p auth.Principal) (string, error) {
 	if !auth.TokenNamePattern.MatchString(p.Name) {
 		return "", fmt.Errorf("%w: name %q: want %s", admin.ErrInvalid, p.Name, auth.TokenNamePattern)
@@ -550,11 +552,26 @@ func (o *Ops) CreateToken(ctx context.Context, p auth.Principal) (string, error)
 	if p.Role != "" && !auth.IsRole(p.Role) {
 		return "", fmt.Errorf("%w: role %q: want user, approver or admin", admin.ErrInvalid, p.Role)
 	}
-	return auth.CreateToken(ctx, o.p.Store.Tokens(), p)
+	if profiles := o.p.Config().Profiles; p.Profile != "" && !slices.ContainsFunc(profiles, func(pr config.Profile) bool { return pr.Name == p.Profile }) {
+		names := make([]string, len(profiles))
+		for i, pr := range profiles {
+			names[i] = pr.Name
+		}
+		return "", fmt.Errorf("%w: profile %q: the config has no such profile (it has: %s)", admin.ErrInvalid, p.Profile, strings.Join(names, ", "))
+	}
+	tok, err := auth.CreateToken(ctx, o.p.Store.Tokens(), p)
+	if errors.Is(err, store.ErrExists) {
+		return "", fmt.Errorf("a token named %q exists (revoked tokens keep their names): pick another name: %w", p.Name, err)
+	}
+	return tok, err
 }
 
-// RevokeToken revokes a static token.
+// RevokeToken revokes a static token, or an OAuth grant (oauth:…): the
+// next request bearing it is refused.
 func (o *Ops) RevokeToken(ctx context.Context, name string) error {
+	if strings.HasPrefix(name, oauth.GrantPrefix) {
+		return oauth.RevokeGrant(ctx, o.p.Store, strings.Fields(name)[0])
+	}
 	return o.p.Store.Tokens().Revoke(ctx, name, time.Now())
 }
 
