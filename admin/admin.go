@@ -101,7 +101,11 @@ func Handler(ops Ops, opts *Options) http.Handler {
 	for _, p := range connectionRoutes {
 		mux.Handle(p, conns)
 	}
-	api := jsonErrors(mux)
+	named := jsonErrors(mux)
+	// Every operation is told who calls, for its audit row.
+	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		named.ServeHTTP(w, r.WithContext(WithCaller(r.Context(), callerName(r), callerTenant(r))))
+	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if h.opts.Authenticated {
 			// The authenticator checked the token and the role already.

@@ -201,10 +201,11 @@ func (o *Ops) Connectors(ctx context.Context) ([]admin.Connector, error) {
 // AddConnector validates an instance, stores its secrets in the vault,
 // and adds it to the store. An instance in the store is shared by every
 // tenant: one for a tenant is refused (its place is the config file).
-func (o *Ops) AddConnector(ctx context.Context, in admin.NewConnector) (admin.Connector, error) {
+func (o *Ops) AddConnector(ctx context.Context, in admin.NewConnector) (c admin.Connector, err error) {
 	if in.ID == "" {
 		in.ID = in.Type
 	}
+	defer func() { o.audited(ctx, "connectors.add", "connector "+in.ID+" ("+in.Type+")", err) }()
 	if in.Type == "" {
 		return admin.Connector{}, fmt.Errorf("%w: type: required (GET /admin/v1/connector-types lists them)", admin.ErrInvalid)
 	}
@@ -266,11 +267,27 @@ func (o *Ops) AddConnector(ctx context.Context, in admin.NewConnector) (admin.Co
 	if err := o.p.Store.Connectors().Create(ctx, rec); err != nil {
 		return admin.Connector{}, err
 	}
-	c := admin.Connector{ID: in.ID, Type: in.Type, Origin: "store", Credentials: map[string]string{}, CredentialsMode: def.Mode, OAuth: def.OAuth}
+	c = admin.Connector{ID: in.ID, Type: in.Type, Origin: "store", Credentials: map[string]string{}, CredentialsMode: def.Mode, OAuth: def.OAuth}
 	for name, ref := range refs {
 		c.Credentials[name] = ref.String()
 	}
 	return c, nil
+}
+
+// audited records a change in the audit log: who made it (the caller
+// ctx names, admin.WithCaller, else Parts.Principal), what, to which
+// target, and how it ended.
+func (o *Ops) audited(ctx context.Context, action, target string, err error) {
+	name, tenant, ok := admin.CallerOf(ctx)
+	if !ok {
+		name = o.p.Principal
+	}
+	row := store.AuditRow{Time: time.Now(), Principal: name, Tenant: tenant, Tool: "admin." + action,
+		Source: "admin", Class: "write", Decision: "allow", Outcome: "ok", Detail: target}
+	if err != nil {
+		row.Outcome = admin.ErrorCode(err)
+	}
+	o.p.Audit(row)
 }
 
 // file names the config file in errors.
@@ -282,8 +299,9 @@ func (o *Ops) file() string {
 }
 
 // RemoveConnector removes a stored instance.
-func (o *Ops) RemoveConnector(ctx context.Context, id string) error {
-	err := o.p.Store.Connectors().Delete(ctx, id)
+func (o *Ops) RemoveConnector(ctx context.Context, id string) (err error) {
+	defer func() { o.audited(ctx, "connectors.remove", "connector "+id, err) }()
+	err = o.p.Store.Connectors().Delete(ctx, id)
 	if errors.Is(err, store.ErrNotFound) && slices.ContainsFunc(o.p.Config().Connectors, func(c config.Connector) bool { return c.ID == id }) {
 		return &admin.Error{Status: 409, Message: fmt.Sprintf("connector %q is defined in the config file, not in the store: edit the file to remove it", id)}
 	}
@@ -294,7 +312,8 @@ func (o *Ops) RemoveConnector(ctx context.Context, id string) error {
 }
 
 // TestConnector runs an instance's connection test and keeps its outcome.
-func (o *Ops) TestConnector(ctx context.Context, id string) (admin.ConnectorTest, error) {
+func (o *Ops) TestConnector(ctx context.Context, id string) (_ admin.ConnectorTest, err error) {
+	defer func() { o.audited(ctx, "connectors.test", "connector "+id, err) }()
 	t := admin.ConnectorTest{ID: id, At: time.Now().UTC()}
 	var mu sync.Mutex
 	ctx = connectors.WithReporter(ctx, func(l string) { mu.Lock(); t.Report = append(t.Report, l); mu.Unlock() })
@@ -317,8 +336,9 @@ func (o *Ops) TestConnector(ctx context.Context, id string) (admin.ConnectorTest
 // with connect, it then connects to the upstream and caches its tools, and
 // removes it again when that fails: an upstream that cannot be listed
 // would be served with no tools and a failing circuit.
-func (o *Ops) AddUpstream(ctx context.Context, raw json.RawMessage, connect bool) (admin.Refresh, error) {
+func (o *Ops) AddUpstream(ctx context.Context, raw json.RawMessage, connect bool) (_ admin.Refresh, err error) {
 	var def upstream.Config
+	defer func() { o.audited(ctx, "upstreams.add", "upstream "+def.ID, err) }()
 	dec := json.NewDecoder(strings.NewReader(string(raw)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&def); err != nil {
@@ -390,8 +410,9 @@ func (o *Ops) refresh(ctx context.Context, id string) (admin.Refresh, error) {
 }
 
 // RemoveUpstream removes a stored upstream and its cache.
-func (o *Ops) RemoveUpstream(ctx context.Context, id string) error {
-	err := o.p.Store.Upstreams().Delete(ctx, id)
+func (o *Ops) RemoveUpstream(ctx context.Context, id string) (err error) {
+	defer func() { o.audited(ctx, "upstreams.remove", "upstream "+id, err) }()
+	err = o.p.Store.Upstreams().Delete(ctx, id)
 	if errors.Is(err, store.ErrNotFound) && slices.ContainsFunc(o.p.Config().Upstreams, func(u upstream.Config) bool { return u.ID == id }) {
 		return &admin.Error{Status: 409, Message: fmt.Sprintf("upstream %q is defined in the config file, not in the store: edit the file to remove it", id)}
 	}
@@ -402,7 +423,8 @@ func (o *Ops) RemoveUpstream(ctx context.Context, id string) error {
 }
 
 // RefreshUpstream lists an upstream's tools again.
-func (o *Ops) RefreshUpstream(ctx context.Context, id string) (admin.Refresh, error) {
+func (o *Ops) RefreshUpstream(ctx context.Context, id string) (_ admin.Refresh, err error) {
+	defer func() { o.audited(ctx, "upstreams.refresh", "upstream "+id, err) }()
 	if _, ok := o.p.Upstreams.Upstream(id); !ok {
 		return admin.Refresh{}, fmt.Errorf("no upstream %q: %w", id, store.ErrNotFound)
 	}
@@ -441,11 +463,14 @@ func quarantined(q upstream.Quarantined) admin.QuarantinedTool {
 }
 
 // Accept releases quarantined tools of an upstream.
-func (o *Ops) Accept(ctx context.Context, id, by string, tools []string) ([]string, error) {
+func (o *Ops) Accept(ctx context.Context, id, by string, tools []string) (got []string, err error) {
+	defer func() {
+		o.audited(ctx, "upstreams.accept", fmt.Sprintf("upstream %s: %s", id, strings.Join(got, ", ")), err)
+	}()
 	if _, ok := o.p.Upstreams.Upstream(id); !ok {
 		return nil, fmt.Errorf("no upstream %q: %w", id, store.ErrNotFound)
 	}
-	got, err := o.p.Upstreams.Accept(ctx, id, by, tools...)
+	got, err = o.p.Upstreams.Accept(ctx, id, by, tools...)
 	if err != nil {
 		return got, fmt.Errorf("%w: %v", admin.ErrInvalid, err)
 	}
@@ -524,11 +549,12 @@ func (o *Ops) Sessions(context.Context) ([]admin.Session, error) {
 }
 
 // CloseSession ends one session.
-func (o *Ops) CloseSession(_ context.Context, id string) error {
+func (o *Ops) CloseSession(ctx context.Context, id string) (err error) {
 	if !o.p.CloseSession(id) {
-		return fmt.Errorf("no session %q: %w", id, store.ErrNotFound)
+		err = fmt.Errorf("no session %q: %w", id, store.ErrNotFound)
 	}
-	return nil
+	o.audited(ctx, "sessions.close", "session "+id, err)
+	return err
 }
 
 // QueryAudit reads the audit log.
@@ -545,7 +571,10 @@ func (o *Ops) Tokens(ctx context.Context) ([]store.Token, error) { return o.p.St
 
 // CreateToken makes a static token for p, whose profile, if it names
 // one, the config must have.
-func (o *Ops) CreateToken(ctx context.Context, p auth.Principal) (string, error) {
+func (o *Ops) CreateToken(ctx context.Context, p auth.Principal) (_ string, err error) {
+	defer func() {
+		o.audited(ctx, "tokens.create", fmt.Sprintf("token %s (role %s, tenant %q)", p.Name, p.Role, p.Tenant), err)
+	}()
 	if !auth.TokenNamePattern.MatchString(p.Name) {
 		return "", fmt.Errorf("%w: name %q: want %s", admin.ErrInvalid, p.Name, auth.TokenNamePattern)
 	}
@@ -568,7 +597,8 @@ func (o *Ops) CreateToken(ctx context.Context, p auth.Principal) (string, error)
 
 // RevokeToken revokes a static token, or an OAuth grant (oauth:…): the
 // next request bearing it is refused.
-func (o *Ops) RevokeToken(ctx context.Context, name string) error {
+func (o *Ops) RevokeToken(ctx context.Context, name string) (err error) {
+	defer func() { o.audited(ctx, "tokens.revoke", "token "+name, err) }()
 	if strings.HasPrefix(name, oauth.GrantPrefix) {
 		return oauth.RevokeGrant(ctx, o.p.Store, strings.Fields(name)[0])
 	}

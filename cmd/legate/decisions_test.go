@@ -271,3 +271,38 @@ func (p *panelBrowser) post(path string, form url.Values) {
 		p.t.Fatalf("panel POST %s: %s\n%s", path, resp.Status, b)
 	}
 }
+
+// A change made on the store, no server running, is audited as the same
+// change through the admin API is: by the operation, once.
+func TestChangesWithoutAServerAreAudited(t *testing.T) {
+	state := t.TempDir()
+	for _, args := range [][]string{
+		{"token", "create", "ci-bot"},
+		{"connector", "add", "web", "--type", "http", "--set", "base_url=https://api.example.com/"},
+		{"connector", "remove", "web"},
+		{"token", "revoke", "ci-bot"},
+	} {
+		if out, err := runCLI(t, append(args, "--state-dir", state)...); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+	}
+	st, err := sqlite.Open(context.Background(), state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rows, err := st.Audit().Query(context.Background(), store.AuditQuery{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rows {
+		if !strings.HasPrefix(r.Principal, "cli") || r.Outcome != "ok" {
+			t.Errorf("row %+v: want one by the CLI's user that worked", r)
+		}
+		got = append(got, r.Tool)
+	}
+	if want := "admin.tokens.create admin.connectors.add admin.connectors.remove admin.tokens.revoke"; strings.Join(got, " ") != want {
+		t.Fatalf("audited %q, want %q", got, want)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/legate-mcp/legate/cmd/legate/internal/access"
 	"github.com/legate-mcp/legate/cmd/legate/internal/approvalscmd"
 	"github.com/legate-mcp/legate/cmd/legate/internal/upstreamcmd"
+	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/local"
 	"github.com/legate-mcp/legate/operations"
 	"github.com/legate-mcp/legate/server"
@@ -78,7 +79,8 @@ func (g *globals) operations(e *env) *operations.Ops {
 		}
 		return gw.Upstreams(), func() { gw.Close() }, nil
 	}
-	return operations.Standalone(e.cfg, e.store, e.vault, connect, func(err error) {
+	p := operations.Parts{Store: e.store, Vault: e.vault, Config: func() *config.File { return e.cfg }, Connect: connect, Principal: local.Caller("")}
+	return operations.Standalone(p, func(err error) {
 		fmt.Fprintf(g.stderr, "legate: warning: the audit row of this change was not written: %v\n", err)
 	})
 }
