@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,7 +25,6 @@ import (
 	"github.com/legate-mcp/legate/auth/oauth"
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/config"
-	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/sources"
 	"github.com/legate-mcp/legate/store"
@@ -67,15 +65,25 @@ type Parts struct {
 	Connect func(ctx context.Context) (m *upstream.Manager, done func(), err error)
 }
 
-// Ops are the admin operations over a gateway's parts.
+// Ops are the operations over a gateway's parts, by job: approvals,
+// tools, sessions, the audit log and tokens here; connectors
+// (ConnectorOps) and upstreams (UpstreamOps) in types of their own, whose
+// methods Ops has.
 type Ops struct {
-	p     Parts
-	mu    sync.Mutex
-	tests map[string]admin.ConnectorTest // last test by instance id
+	*parts
+	*ConnectorOps
+	*UpstreamOps
 }
 
+// parts are what the operations of every job share: the parts, and the
+// audit of the changes made over them.
+type parts struct{ p Parts }
+
 // New returns the operations over p.
-func New(p Parts) *Ops { return &Ops{p: p, tests: map[string]admin.ConnectorTest{}} }
+func New(p Parts) *Ops {
+	s := &parts{p: p}
+	return &Ops{parts: s, ConnectorOps: &ConnectorOps{parts: s, tests: map[string]admin.ConnectorTest{}}, UpstreamOps: &UpstreamOps{parts: s}}
+}
 
 // ListApprovals lists approval requests.
 func (o *Ops) ListApprovals(ctx context.Context, f store.ApprovalFilter) ([]*store.Approval, error) {
@@ -123,7 +131,7 @@ func (o *Ops) Status(ctx context.Context) (*admin.Status, error) {
 
 // instances are the connector instances built now, each with its number
 // of tools in the catalog.
-func (o *Ops) instances() []admin.ConnectorState {
+func (o *parts) instances() []admin.ConnectorState {
 	tools := map[string]int{}
 	for _, e := range o.p.Catalog().Entries() {
 		if id, ok := connectorOf(e.Source); ok {
@@ -145,139 +153,10 @@ func connectorOf(source string) (string, bool) {
 	return s.Connector, s.Connector != ""
 }
 
-// Upstreams lists the upstreams with their live state.
-func (o *Ops) Upstreams(ctx context.Context) ([]admin.UpstreamStatus, error) {
-	ups, err := o.p.Upstreams.Status(ctx)
-	if err != nil {
-		return nil, err
-	}
-	quarantined := map[string][]string{}
-	for _, q := range o.p.Upstreams.Quarantine() {
-		quarantined[q.Tool.Upstream] = append(quarantined[q.Tool.Upstream], q.Tool.Name)
-	}
-	out := make([]admin.UpstreamStatus, 0, len(ups))
-	for _, u := range ups {
-		out = append(out, admin.UpstreamStatus{
-			ID: u.ID, Transport: u.Transport, Origin: u.Origin, Circuit: u.Circuit, Sessions: u.Sessions, Tools: u.Tools,
-			Quarantined: quarantined[u.ID], RefreshedAt: u.RefreshedAt, CheckedAt: u.CheckedAt, LastError: u.LastError,
-		})
-	}
-	return out, nil
-}
-
-// Connectors lists the instances the server runs, with their credential
-// references and last test.
-func (o *Ops) Connectors(ctx context.Context) ([]admin.Connector, error) {
-	defs, err := sources.InstanceDefs(ctx, o.p.Config(), o.p.Store)
-	if err != nil {
-		return nil, err
-	}
-	tools := map[string]int{}
-	for _, in := range o.instances() {
-		tools[in.ID] = in.Tools
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	out := make([]admin.Connector, 0, len(defs))
-	for _, d := range defs {
-		c := admin.Connector{ID: d.ID, Type: d.Type, Tenant: d.Tenant, Origin: d.Origin, Tools: tools[d.ID], CredentialsMode: d.Mode, OAuth: d.OAuth}
-		if c.CredentialsMode == "" {
-			c.CredentialsMode = config.CredentialsShared
-		}
-		for name, ref := range d.Credentials {
-			if c.Credentials == nil {
-				c.Credentials = map[string]string{}
-			}
-			c.Credentials[name] = ref.String()
-		}
-		if t, ok := o.tests[d.ID]; ok {
-			c.LastTest = &t
-		}
-		out = append(out, c)
-	}
-	return out, nil
-}
-
-// AddConnector validates an instance, stores its secrets in the vault,
-// and adds it to the store. An instance in the store is shared by every
-// tenant: one for a tenant is refused (its place is the config file).
-func (o *Ops) AddConnector(ctx context.Context, in admin.NewConnector) (c admin.Connector, err error) {
-	if in.ID == "" {
-		in.ID = in.Type
-	}
-	defer func() { o.audited(ctx, "connectors.add", "connector "+in.ID+" ("+in.Type+")", err) }()
-	if in.Type == "" {
-		return admin.Connector{}, fmt.Errorf("%w: type: required (GET /admin/v1/connector-types lists them)", admin.ErrInvalid)
-	}
-	if in.Tenant != "" {
-		// The store keeps no tenant: a stored instance is shared, and one
-		// added "for" a tenant would be seen by every tenant.
-		return admin.Connector{}, fmt.Errorf("%w: tenant: an instance added through the API is shared by every tenant; a tenant's own instance goes in the config file", admin.ErrInvalid)
-	}
-	if slices.ContainsFunc(o.p.Config().Connectors, func(c config.Connector) bool { return c.ID == in.ID }) {
-		return admin.Connector{}, fmt.Errorf("connector id %q is already defined in %s; pick another id: %w", in.ID, o.file(), store.ErrExists)
-	}
-	refs := map[string]vault.Ref{}
-	for name, ref := range in.Credentials {
-		if err := ref.Validate(); err != nil {
-			return admin.Connector{}, fmt.Errorf("%w: credentials.%s: %v", admin.ErrInvalid, name, err)
-		}
-		refs[name] = ref
-	}
-	access := sources.Access{CredentialsMode: in.CredentialsMode, OAuth: in.OAuth}
-	for name := range in.Secrets {
-		if name != admin.SecretOAuthClient {
-			refs[name] = vault.Ref{Vault: in.ID + "." + name}
-			continue
-		}
-		if access.OAuth == nil || access.OAuth.ClientSecret != nil {
-			return admin.Connector{}, fmt.Errorf("%w: secrets.%s: give the OAuth app's client secret once, here or as oauth.client_secret, with an oauth section", admin.ErrInvalid, name)
-		}
-		app := *access.OAuth
-		app.ClientSecret = &vault.Ref{Vault: in.ID + "." + name}
-		access.OAuth = &app
-	}
-	cfg := in.Config
-	if cfg == nil {
-		cfg = map[string]any{}
-	}
-	cfgJSON, _ := json.Marshal(cfg)
-	credJSON, _ := json.Marshal(refs)
-	accessJSON, _ := json.Marshal(access)
-	rec := store.Connector{ID: in.ID, Type: in.Type, Config: cfgJSON, Credentials: credJSON, Access: accessJSON}
-	def, err := sources.StoredDef(rec)
-	if err != nil {
-		return admin.Connector{}, fmt.Errorf("%w: %v", admin.ErrInvalid, err)
-	}
-	def.Path = "connector " + in.ID
-	if _, err := def.Build(); err != nil {
-		return admin.Connector{}, fmt.Errorf("%w: %v", admin.ErrInvalid, err)
-	}
-	if _, err := o.p.Store.Connectors().Get(ctx, in.ID); err == nil {
-		return admin.Connector{}, fmt.Errorf("connector %q is in the store already; remove it first: %w", in.ID, store.ErrExists)
-	}
-	if len(in.Secrets) > 0 && o.p.Vault == nil {
-		return admin.Connector{}, fmt.Errorf("%w: secrets: this server has no vault; give credentials as references", admin.ErrInvalid)
-	}
-	for name, value := range in.Secrets {
-		if _, err := o.p.Vault.Set(ctx, "", in.ID+"."+name, []byte(value)); err != nil {
-			return admin.Connector{}, fmt.Errorf("storing secret %s: %w", name, err)
-		}
-	}
-	if err := o.p.Store.Connectors().Create(ctx, rec); err != nil {
-		return admin.Connector{}, err
-	}
-	c = admin.Connector{ID: in.ID, Type: in.Type, Origin: "store", Credentials: map[string]string{}, CredentialsMode: def.Mode, OAuth: def.OAuth}
-	for name, ref := range refs {
-		c.Credentials[name] = ref.String()
-	}
-	return c, nil
-}
-
 // audited records a change in the audit log: who made it (the caller
 // ctx names, admin.WithCaller, else Parts.Principal), what, to which
 // target, and how it ended.
-func (o *Ops) audited(ctx context.Context, action, target string, err error) {
+func (o *parts) audited(ctx context.Context, action, target string, err error) {
 	name, tenant, ok := admin.CallerOf(ctx)
 	if !ok {
 		name = o.p.Principal
@@ -291,190 +170,11 @@ func (o *Ops) audited(ctx context.Context, action, target string, err error) {
 }
 
 // file names the config file in errors.
-func (o *Ops) file() string {
+func (o *parts) file() string {
 	if p := o.p.Config().Path; p != "" {
 		return p
 	}
 	return "the config file"
-}
-
-// RemoveConnector removes a stored instance.
-func (o *Ops) RemoveConnector(ctx context.Context, id string) (err error) {
-	defer func() { o.audited(ctx, "connectors.remove", "connector "+id, err) }()
-	err = o.p.Store.Connectors().Delete(ctx, id)
-	if errors.Is(err, store.ErrNotFound) && slices.ContainsFunc(o.p.Config().Connectors, func(c config.Connector) bool { return c.ID == id }) {
-		return &admin.Error{Status: 409, Message: fmt.Sprintf("connector %q is defined in the config file, not in the store: edit the file to remove it", id)}
-	}
-	if errors.Is(err, store.ErrNotFound) {
-		return fmt.Errorf("no connector %q in the store: %w", id, store.ErrNotFound)
-	}
-	return err
-}
-
-// TestConnector runs an instance's connection test and keeps its outcome.
-func (o *Ops) TestConnector(ctx context.Context, id string) (_ admin.ConnectorTest, err error) {
-	defer func() { o.audited(ctx, "connectors.test", "connector "+id, err) }()
-	t := admin.ConnectorTest{ID: id, At: time.Now().UTC()}
-	var mu sync.Mutex
-	ctx = connectors.WithReporter(ctx, func(l string) { mu.Lock(); t.Report = append(t.Report, l); mu.Unlock() })
-	res := o.p.Test(ctx, id)
-	err, ok := res[id]
-	if !ok {
-		return t, fmt.Errorf("no connector %q running (a stored one starts within a second): %w", id, store.ErrNotFound)
-	}
-	t.OK = err == nil
-	if err != nil {
-		t.Error = err.Error()
-	}
-	o.mu.Lock()
-	o.tests[id] = t
-	o.mu.Unlock()
-	return t, nil
-}
-
-// AddUpstream validates an upstream definition and adds it to the store;
-// with connect, it then connects to the upstream and caches its tools, and
-// removes it again when that fails: an upstream that cannot be listed
-// would be served with no tools and a failing circuit.
-func (o *Ops) AddUpstream(ctx context.Context, raw json.RawMessage, connect bool) (_ admin.Refresh, err error) {
-	var def upstream.Config
-	defer func() { o.audited(ctx, "upstreams.add", "upstream "+def.ID, err) }()
-	dec := json.NewDecoder(strings.NewReader(string(raw)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&def); err != nil {
-		return admin.Refresh{}, fmt.Errorf("%w: an upstream definition: %v", admin.ErrInvalid, err)
-	}
-	added := admin.Refresh{ID: def.ID}
-	if errs := def.Validate("upstream " + def.ID); len(errs) > 0 {
-		return added, fmt.Errorf("%w: %v", admin.ErrInvalid, errors.Join(errs...))
-	}
-	if slices.ContainsFunc(o.p.Config().Upstreams, func(u upstream.Config) bool { return u.ID == def.ID }) {
-		return added, fmt.Errorf("upstream id %q is already defined in %s; pick another id: %w", def.ID, o.file(), store.ErrExists)
-	}
-	b, _ := json.Marshal(def)
-	if err := o.p.Store.Upstreams().Create(ctx, store.Upstream{ID: def.ID, Definition: b}); err != nil {
-		if errors.Is(err, store.ErrExists) {
-			return added, fmt.Errorf("upstream %q is already in the store; remove it first: %w", def.ID, err)
-		}
-		return added, err
-	}
-	if !connect {
-		return added, nil
-	}
-	r, err := o.refresh(ctx, def.ID)
-	if err != nil {
-		if derr := o.p.Store.Upstreams().Delete(context.WithoutCancel(ctx), def.ID); derr != nil {
-			err = fmt.Errorf("%w; and removing it again failed: %v", err, derr)
-		}
-		return added, &admin.Error{Status: 502, Message: fmt.Sprintf("upstream %q not added: %v", def.ID, err)}
-	}
-	return r, nil
-}
-
-// newUpstreamWait bounds the wait for a running server's watch of the
-// store to build an upstream just added (it does within a second).
-const newUpstreamWait = 10 * time.Second
-
-// refresh connects to the upstream id, lists its tools and caches them:
-// through the server's upstreams, or without a server through upstreams
-// built for it (Parts.Connect).
-func (o *Ops) refresh(ctx context.Context, id string) (admin.Refresh, error) {
-	m := o.p.Upstreams
-	if m == nil {
-		built, done, err := o.p.Connect(ctx)
-		if err != nil {
-			return admin.Refresh{}, err
-		}
-		defer done()
-		m = built
-	}
-	for deadline := time.Now().Add(newUpstreamWait); ; time.Sleep(100 * time.Millisecond) {
-		if _, ok := m.Upstream(id); ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			return admin.Refresh{}, fmt.Errorf("no upstream %q: %w", id, store.ErrNotFound)
-		}
-	}
-	d, err := m.Refresh(ctx, id)
-	if err != nil {
-		return admin.Refresh{}, err
-	}
-	r := admin.Refresh{ID: id, Added: d.Added, Removed: d.Removed, Changed: d.Changed}
-	for _, t := range m.Tools() {
-		if t.Upstream == id {
-			r.Tools++
-		}
-	}
-	return r, nil
-}
-
-// RemoveUpstream removes a stored upstream and its cache.
-func (o *Ops) RemoveUpstream(ctx context.Context, id string) (err error) {
-	defer func() { o.audited(ctx, "upstreams.remove", "upstream "+id, err) }()
-	err = o.p.Store.Upstreams().Delete(ctx, id)
-	if errors.Is(err, store.ErrNotFound) && slices.ContainsFunc(o.p.Config().Upstreams, func(u upstream.Config) bool { return u.ID == id }) {
-		return &admin.Error{Status: 409, Message: fmt.Sprintf("upstream %q is defined in the config file, not in the store: edit the file to remove it", id)}
-	}
-	if errors.Is(err, store.ErrNotFound) {
-		return fmt.Errorf("no upstream %q in the store: %w", id, store.ErrNotFound)
-	}
-	return err
-}
-
-// RefreshUpstream lists an upstream's tools again.
-func (o *Ops) RefreshUpstream(ctx context.Context, id string) (_ admin.Refresh, err error) {
-	defer func() { o.audited(ctx, "upstreams.refresh", "upstream "+id, err) }()
-	if _, ok := o.p.Upstreams.Upstream(id); !ok {
-		return admin.Refresh{}, fmt.Errorf("no upstream %q: %w", id, store.ErrNotFound)
-	}
-	r, err := o.refresh(ctx, id)
-	if err != nil {
-		return admin.Refresh{}, &admin.Error{Status: 502, Message: fmt.Sprintf("upstream %s: %v", id, err)}
-	}
-	return r, nil
-}
-
-// Quarantine lists quarantined tools with both definitions.
-func (o *Ops) Quarantine(_ context.Context, id string) ([]admin.QuarantinedTool, error) {
-	if _, ok := o.p.Upstreams.Upstream(id); id != "" && !ok {
-		return nil, fmt.Errorf("no upstream %q: %w", id, store.ErrNotFound)
-	}
-	out := []admin.QuarantinedTool{}
-	for _, q := range o.p.Upstreams.Quarantine() {
-		if id == "" || q.Tool.Upstream == id {
-			out = append(out, quarantined(q))
-		}
-	}
-	return out, nil
-}
-
-func quarantined(q upstream.Quarantined) admin.QuarantinedTool {
-	now, _ := json.MarshalIndent(q.Tool.Def, "", "  ")
-	var acc []byte
-	if len(q.Pinned) > 0 {
-		var v any
-		if json.Unmarshal(q.Pinned, &v) == nil {
-			acc, _ = json.MarshalIndent(v, "", "  ")
-		}
-	}
-	return admin.QuarantinedTool{Upstream: q.Tool.Upstream, Tool: q.Tool.Canonical(), Name: q.Tool.Name,
-		AcceptedHash: q.PinnedHash, Hash: q.Tool.Hash, Accepted: acc, Now: now}
-}
-
-// Accept releases quarantined tools of an upstream.
-func (o *Ops) Accept(ctx context.Context, id, by string, tools []string) (got []string, err error) {
-	defer func() {
-		o.audited(ctx, "upstreams.accept", fmt.Sprintf("upstream %s: %s", id, strings.Join(got, ", ")), err)
-	}()
-	if _, ok := o.p.Upstreams.Upstream(id); !ok {
-		return nil, fmt.Errorf("no upstream %q: %w", id, store.ErrNotFound)
-	}
-	got, err = o.p.Upstreams.Accept(ctx, id, by, tools...)
-	if err != nil {
-		return got, fmt.Errorf("%w: %v", admin.ErrInvalid, err)
-	}
-	return got, nil
 }
 
 // Tools lists the catalog, or the view of a principal, each tool with the
