@@ -59,6 +59,12 @@ func adminOps(g *Gateway, listen string, audit func(store.AuditRow)) *operations
 	})
 }
 
+// Operations are the operations over g's parts, their changes audited by
+// audit: for a command working on a gateway of its own, no server running.
+func Operations(g *Gateway, audit func(store.AuditRow)) *operations.Ops {
+	return adminOps(g, "", audit)
+}
+
 // decide is deciding an approval request as the operations do it
 // (operations.Approvals): audited in g's audit log and measured in its
 // metrics, whoever decides. tenant is the decider's.

@@ -306,3 +306,31 @@ func TestChangesWithoutAServerAreAudited(t *testing.T) {
 		t.Fatalf("audited %q, want %q", got, want)
 	}
 }
+
+// Accepting a quarantined tool without a server is the operation's:
+// released, and audited as the CLI's user.
+func TestUpstreamAcceptWithoutAServerIsAudited(t *testing.T) {
+	ctx := context.Background()
+	state := t.TempDir()
+	cfg := writeConfig(t, "upstreams:\n  - {id: held, url: \"http://127.0.0.1:1/mcp\", pin: strict}\n")
+	st, err := sqlite.Open(ctx, state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	tools := []store.CachedTool{{Name: "echo", Definition: []byte(`{"name":"echo","inputSchema":{"type":"object"}}`), Hash: "h1"}}
+	if err := st.Upstreams().SaveCache(ctx, "held", tools, nil, time.Now(), ""); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runCLI(t, "upstream", "accept", "held", "--config", cfg, "--state-dir", state)
+	if err != nil || !strings.Contains(out, "accepted 1 tool definitions of held: echo") {
+		t.Fatalf("upstream accept: %v\n%s", err, out)
+	}
+	rows, err := st.Audit().Query(ctx, store.AuditQuery{Tool: "admin.upstreams.accept", Limit: 10})
+	if err != nil || len(rows) != 1 || !strings.HasPrefix(rows[0].Principal, "cli") || rows[0].Detail != "upstream held: echo" {
+		t.Fatalf("audit rows %+v (%v), want one by the CLI's user", rows, err)
+	}
+	if out, err := runCLI(t, "upstream", "list", "-o", "json", "--config", cfg, "--state-dir", state); err != nil || !strings.Contains(out, `"quarantined": 0`) {
+		t.Fatalf("still quarantined: %v\n%s", err, out)
+	}
+}

@@ -58,8 +58,8 @@ func (g *globals) live(as string) (*admin.Client, func(), error) {
 // upstreamHooks lend `legate upstream` the running server, the store's
 // operations and a gateway.
 func upstreamHooks(g *globals) upstreamcmd.Hooks {
-	return upstreamcmd.Hooks{Live: g.live, Direct: g.direct, WithGateway: g.withGateway, WithOps: g.withOps, Remove: g.remove,
-		Failed: func(msg string) error { return exitError{msg} }}
+	return upstreamcmd.Hooks{Live: g.live, Direct: g.direct, WithGateway: g.withGateway, WithOps: g.withOps, WithGatewayOps: g.withGatewayOps,
+		Remove: g.remove, Caller: local.Caller(""), Failed: func(msg string) error { return exitError{msg} }}
 }
 
 // withOps makes a command body that runs with the operations over the
@@ -145,6 +145,21 @@ func announce(ctx context.Context, e *env, gw *server.Gateway, listen string) fu
 func (g *globals) skillsDir(*cobra.Command) (string, error) {
 	dir, err := g.resolveStateDir(nil)
 	return filepath.Join(dir, "skills"), err
+}
+
+// withGatewayOps makes a command body that runs with the operations over
+// a gateway built on the command's store, audited there as g.operations
+// are, acting as the CLI's user.
+func (g *globals) withGatewayOps(run func(*cobra.Command, []string, *operations.Ops) error) func(*cobra.Command, []string) error {
+	return g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
+		gw, err := e.gateway(cmd.Context())
+		if err != nil {
+			return err
+		}
+		defer gw.Close()
+		cmd.SetContext(admin.WithCaller(cmd.Context(), local.Caller(""), ""))
+		return run(cmd, argv, server.Operations(gw, g.operations(e).Audit))
+	})
 }
 
 // remove removes the stored kind ("connector" or "upstream") id through

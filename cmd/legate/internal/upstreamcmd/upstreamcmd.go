@@ -13,7 +13,7 @@ import (
 	"io"
 	"maps"
 	"net/http"
-	"os/user"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,8 +42,12 @@ type Hooks struct {
 	Direct func(verb string)
 	// WithGateway runs a body with a gateway built on the command's state.
 	WithGateway func(run func(*cobra.Command, []string, *server.Gateway) error) RunE
-	// WithOps runs a body with the operations over the command's store.
-	WithOps func(run func(*cobra.Command, []string, *operations.Ops) error) RunE
+	// WithOps runs a body with the operations over the command's store;
+	// WithGatewayOps with those over a gateway built on it, for the
+	// operations on live upstreams.
+	WithOps, WithGatewayOps func(run func(*cobra.Command, []string, *operations.Ops) error) RunE
+	// Caller is who acts, as the audit log names it.
+	Caller string
 	// Remove removes the stored kind ("upstream") id, through the running
 	// server or from the store.
 	Remove func(cmd *cobra.Command, kind, id string) error
@@ -399,17 +403,32 @@ func acceptCmd(h Hooks) *cobra.Command {
 		Use:   "accept ID [TOOL...]",
 		Short: "Accept the current definitions of an upstream's tools (all by default), releasing them from quarantine",
 		Args:  cobra.MinimumNArgs(1),
-		RunE: h.WithGateway(func(cmd *cobra.Command, argv []string, gw *server.Gateway) error {
-			by := "cli"
-			if u, err := user.Current(); err == nil {
-				by = "cli:" + u.Username
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			// Accepted by the one operation: through the running server,
+			// else over a gateway on the store.
+			var res struct {
+				Accepted []string `json:"accepted"`
 			}
-			accepted, err := gw.Upstreams().Accept(cmd.Context(), argv[0], by, argv[1:]...)
+			live, through, err := h.Live("")
+			switch {
+			case err != nil:
+				return err
+			case live != nil:
+				err = live.Do(cmd.Context(), http.MethodPost, "/admin/v1/upstreams/"+url.PathEscape(argv[0])+"/accept", map[string][]string{"tools": argv[1:]}, &res)
+				if err == nil {
+					through()
+				}
+			default:
+				err = h.WithGatewayOps(func(cmd *cobra.Command, argv []string, ops *operations.Ops) (err error) {
+					res.Accepted, err = ops.Accept(cmd.Context(), argv[0], h.Caller, argv[1:])
+					return err
+				})(cmd, argv)
+			}
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "accepted %d tool definitions of %s: %s\n", len(accepted), argv[0], strings.Join(accepted, ", "))
+			fmt.Fprintf(cmd.OutOrStdout(), "accepted %d tool definitions of %s: %s\n", len(res.Accepted), argv[0], strings.Join(res.Accepted, ", "))
 			return nil
-		}),
+		},
 	}
 }
