@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -16,8 +17,7 @@ import (
 	"github.com/legate-mcp/legate/cmd/legate/internal/cli"
 	"github.com/legate-mcp/legate/cmd/legate/internal/typescmd"
 	"github.com/legate-mcp/legate/config"
-	"github.com/legate-mcp/legate/connectors"
-	"github.com/legate-mcp/legate/server"
+	"github.com/legate-mcp/legate/operations"
 	"github.com/legate-mcp/legate/sources"
 	"github.com/legate-mcp/legate/vault"
 )
@@ -224,39 +224,63 @@ func connectorTestCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "test [ID...]",
 		Short: "Test the connection of connector instances (all by default)",
-		RunE: g.withGateway(func(cmd *cobra.Command, argv []string, gw *server.Gateway) error {
-			ids := argv
-			if len(ids) == 0 {
-				for _, d := range gw.Instances() {
-					ids = append(ids, d.ID)
-				}
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			// Tested by the one operation: through the running server, whose
+			// instances are the ones serving, else over a gateway on the store.
+			live, through, err := g.live("")
+			if err != nil {
+				return err
 			}
-			slices.Sort(ids)
-			failed := 0
-			for _, id := range ids {
-				// One instance at a time, so that what its test reports
-				// (connectors.Reportf) is printed under it.
-				var lines []string
-				ctx := connectors.WithReporter(cmd.Context(), func(l string) { lines = append(lines, l) })
-				results := gw.Test(ctx, id)
-				err, ok := results[id]
-				switch {
-				case !ok:
-					return fmt.Errorf("no connector %q (legate connector list shows them)", id)
-				case err != nil:
-					failed++
-					fmt.Fprintf(cmd.OutOrStdout(), "FAIL  %s: %v\n", id, err)
-				default:
-					fmt.Fprintf(cmd.OutOrStdout(), "ok    %s\n", id)
-				}
-				for _, l := range lines {
-					fmt.Fprintf(cmd.OutOrStdout(), "      %s\n", l)
-				}
+			if live != nil {
+				defer through()
+				return testConnectors(cmd, argv, func() ([]admin.Connector, error) {
+					var list struct {
+						Connectors []admin.Connector `json:"connectors"`
+					}
+					return list.Connectors, live.Do(cmd.Context(), http.MethodGet, "/admin/v1/connectors", nil, &list)
+				}, func(id string) (t admin.ConnectorTest, err error) {
+					return t, live.Do(cmd.Context(), http.MethodPost, "/admin/v1/connectors/"+url.PathEscape(id)+"/test", nil, &t)
+				})
 			}
-			if failed > 0 {
-				return exitError{fmt.Sprintf("%d connector(s) failed", failed)}
-			}
-			return nil
-		}),
+			return g.withGatewayOps(func(cmd *cobra.Command, argv []string, ops *operations.Ops) error {
+				return testConnectors(cmd, argv, func() ([]admin.Connector, error) { return ops.Connectors(cmd.Context()) },
+					func(id string) (admin.ConnectorTest, error) { return ops.TestConnector(cmd.Context(), id) })
+			})(cmd, argv)
+		},
 	}
+}
+
+// testConnectors tests the instances ids (all that list lists by
+// default) one at a time, printing what each test reports under it.
+func testConnectors(cmd *cobra.Command, ids []string, list func() ([]admin.Connector, error), test func(id string) (admin.ConnectorTest, error)) error {
+	if len(ids) == 0 {
+		all, err := list()
+		if err != nil {
+			return err
+		}
+		for _, c := range all {
+			ids = append(ids, c.ID)
+		}
+	}
+	slices.Sort(ids)
+	failed := 0
+	for _, id := range ids {
+		t, err := test(id)
+		switch {
+		case err != nil:
+			return err
+		case !t.OK:
+			failed++
+			fmt.Fprintf(cmd.OutOrStdout(), "FAIL  %s: %s\n", id, t.Error)
+		default:
+			fmt.Fprintf(cmd.OutOrStdout(), "ok    %s\n", id)
+		}
+		for _, l := range t.Report {
+			fmt.Fprintf(cmd.OutOrStdout(), "      %s\n", l)
+		}
+	}
+	if failed > 0 {
+		return exitError{fmt.Sprintf("%d connector(s) failed", failed)}
+	}
+	return nil
 }
