@@ -236,7 +236,7 @@ func addCmd(h Hooks) *cobra.Command {
 				})(cmd, argv)
 			}
 			if e := (*admin.Error)(nil); errors.As(err, &e) && e.Status == http.StatusBadGateway {
-				return fmt.Errorf("%w (--no-refresh stores it without connecting)", err)
+				return fmt.Errorf("%s (--no-refresh stores it without connecting)", message(err))
 			} else if err != nil {
 				return fmt.Errorf("upstream %q not added: %w", def.ID, err)
 			}
@@ -291,9 +291,7 @@ func testCmd(h Hooks) *cobra.Command {
 		Use:   "test ID",
 		Short: "Connect to an upstream, list its tools, cache them and report",
 		Args:  cobra.ExactArgs(1),
-		RunE: h.WithGateway(func(cmd *cobra.Command, argv []string, gw *server.Gateway) error {
-			return refresh(cmd, h, gw, argv)
-		}),
+		RunE:  refresh(h),
 	}
 }
 
@@ -301,43 +299,68 @@ func refreshCmd(h Hooks) *cobra.Command {
 	return &cobra.Command{
 		Use:   "refresh [ID...]",
 		Short: "Refresh the tool caches of upstreams (all by default); a running server picks the result up",
-		RunE: h.WithGateway(func(cmd *cobra.Command, argv []string, gw *server.Gateway) error {
-			return refresh(cmd, h, gw, argv)
-		}),
+		RunE:  refresh(h),
 	}
 }
 
-// refresh refreshes each upstream of gw in turn, printing its progress
-// and what changed; it fails if any failed.
-func refresh(cmd *cobra.Command, h Hooks, gw *server.Gateway, ids []string) error {
-	ctx := cmd.Context()
-	m := gw.Upstreams()
+// refresh refreshes each upstream in turn (all by default) by the one
+// operation, through the running server, else over a gateway on the
+// store, printing its progress and what changed; it fails if any failed.
+func refresh(h Hooks) RunE {
+	return func(cmd *cobra.Command, argv []string) error {
+		live, through, err := h.Live("")
+		if err != nil {
+			return err
+		}
+		if live == nil {
+			return h.WithGatewayOps(func(cmd *cobra.Command, ids []string, ops *operations.Ops) error {
+				return refreshEach(cmd, h, ids, func() ([]admin.UpstreamStatus, error) { return ops.Upstreams(cmd.Context()) },
+					func(id string) (admin.Refresh, error) { return ops.RefreshUpstream(cmd.Context(), id) })
+			})(cmd, argv)
+		}
+		defer through()
+		return refreshEach(cmd, h, argv, func() ([]admin.UpstreamStatus, error) {
+			var list struct {
+				Upstreams []admin.UpstreamStatus `json:"upstreams"`
+			}
+			return list.Upstreams, live.Do(cmd.Context(), http.MethodGet, "/admin/v1/upstreams", nil, &list)
+		}, func(id string) (r admin.Refresh, err error) {
+			return r, live.Do(cmd.Context(), http.MethodPost, "/admin/v1/upstreams/"+url.PathEscape(id)+"/refresh", nil, &r)
+		})
+	}
+}
+
+// refreshEach refreshes ids (all that list lists by default) with do.
+func refreshEach(cmd *cobra.Command, h Hooks, ids []string, list func() ([]admin.UpstreamStatus, error), do func(id string) (admin.Refresh, error)) error {
+	all, err := list()
+	if err != nil {
+		return err
+	}
+	transports := map[string]string{}
+	for _, u := range all {
+		transports[u.ID] = u.Transport
+	}
 	if len(ids) == 0 {
-		ids = m.IDs()
+		for _, u := range all {
+			ids = append(ids, u.ID)
+		}
 	}
 	out := cmd.OutOrStdout()
 	failed := 0
 	for i, id := range ids {
-		if _, ok := m.Upstream(id); !ok {
+		if _, ok := transports[id]; !ok {
 			return fmt.Errorf("no upstream %q (legate upstream list shows them)", id)
 		}
 		fmt.Fprintf(out, "[%d/%d] %s: connecting…\n", i+1, len(ids), id)
 		start := time.Now()
-		d, err := m.Refresh(ctx, id)
+		r, err := do(id)
 		if err != nil {
 			failed++
-			fmt.Fprintf(out, "[%d/%d] %s: FAILED: %v\n", i+1, len(ids), id, err)
+			fmt.Fprintf(out, "[%d/%d] %s: FAILED: %s\n", i+1, len(ids), id, message(err))
 			continue
 		}
-		u, _ := m.Upstream(id)
-		n := 0
-		for _, t := range m.Tools() {
-			if t.Upstream == id {
-				n++
-			}
-		}
-		fmt.Fprintf(out, "[%d/%d] %s: ok in %s, %d tools (%s)\n", i+1, len(ids), id, time.Since(start).Round(time.Millisecond), n, u.Config().TransportName())
-		for _, name := range slices.Concat(prefixed("+ ", d.Added), prefixed("- ", d.Removed), prefixed("~ ", d.Changed)) {
+		fmt.Fprintf(out, "[%d/%d] %s: ok in %s, %d tools (%s)\n", i+1, len(ids), id, time.Since(start).Round(time.Millisecond), r.Tools, transports[id])
+		for _, name := range slices.Concat(prefixed("+ ", r.Added), prefixed("- ", r.Removed), prefixed("~ ", r.Changed)) {
 			fmt.Fprintf(out, "    %s\n", name)
 		}
 	}
@@ -345,6 +368,14 @@ func refresh(cmd *cobra.Command, h Hooks, gw *server.Gateway, ids []string) erro
 		return h.Failed(fmt.Sprintf("%d upstream(s) failed", failed))
 	}
 	return nil
+}
+
+// message is what err says: an error answer's message, without its status.
+func message(err error) string {
+	if e := (*admin.Error)(nil); errors.As(err, &e) {
+		return e.Message
+	}
+	return err.Error()
 }
 
 func prefixed(p string, names []string) []string {
