@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -47,27 +48,8 @@ connectors:
     type: webhook
     config: {url: "`+recv.URL+`", allow_private_networks: true}
 `)
-	serveCtx, stop := context.WithCancel(ctx)
-	served := make(chan error, 1)
-	go func() {
-		root := newRoot()
-		root.SetOut(io.Discard)
-		root.SetErr(io.Discard)
-		root.SetArgs([]string{"serve", "--listen", addr, "--config", cfg, "--state-dir", state, "--log-level", "error"})
-		served <- root.ExecuteContext(serveCtx)
-	}()
-	defer func() {
-		stop()
-		<-served
-	}()
-	base := "http://" + addr
-	waitUntil(t, "the server to listen", func() bool {
-		resp, err := http.Get(base + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-		}
-		return err == nil && resp.StatusCode == http.StatusOK
-	})
+	base, stop := serveOn(t, addr, cfg, state)
+	defer stop()
 	st, err := sqlite.Open(ctx, state)
 	if err != nil {
 		t.Fatal(err)
@@ -177,10 +159,6 @@ connectors:
 
 	// The CLI on the store, no server running.
 	stop()
-	if err := <-served; err != nil {
-		t.Fatalf("legate serve: %v", err)
-	}
-	served <- nil // for the deferred stop
 	now := time.Now()
 	if err := st.Approvals().Create(ctx, &store.Approval{ID: "ap_offline", Principal: "local", Tool: "hooks.send", Class: "write",
 		Args: []byte(`{}`), CreatedAt: now, ExpiresAt: now.Add(time.Hour)}); err != nil {
@@ -190,6 +168,39 @@ connectors:
 		t.Fatalf("legate approvals deny without a server: %v\n%s", err, out)
 	}
 	check("the CLI without a server", "ap_offline", false)
+}
+
+// serveOn runs `legate serve` on addr with the config file cfg and the
+// state directory state until stop, which waits for it to end; base is
+// its URL.
+func serveOn(t *testing.T, addr, cfg, state string) (base string, stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() {
+		root := newRoot()
+		root.SetOut(io.Discard)
+		root.SetErr(io.Discard)
+		root.SetArgs([]string{"serve", "--listen", addr, "--config", cfg, "--state-dir", state, "--log-level", "error"})
+		served <- root.ExecuteContext(ctx)
+	}()
+	base = "http://" + addr
+	waitUntil(t, "the server to listen", func() bool {
+		resp, err := http.Get(base + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err == nil && resp.StatusCode == http.StatusOK
+	})
+	var once sync.Once
+	return base, func() {
+		once.Do(func() {
+			cancel()
+			if err := <-served; err != nil {
+				t.Errorf("legate serve: %v", err)
+			}
+		})
+	}
 }
 
 // freeAddr is a loopback address nothing listens on now.
@@ -332,5 +343,38 @@ func TestUpstreamAcceptWithoutAServerIsAudited(t *testing.T) {
 	}
 	if out, err := runCLI(t, "upstream", "list", "-o", "json", "--config", cfg, "--state-dir", state); err != nil || !strings.Contains(out, `"quarantined": 0`) {
 		t.Fatalf("still quarantined: %v\n%s", err, out)
+	}
+}
+
+// Through a running server, `upstream add` is the server's operation: it
+// connects and caches the tools, and an upstream it cannot list is removed
+// again; both are audited by the server.
+func TestUpstreamAddThroughTheServerConnectsOrRollsBack(t *testing.T) {
+	ctx := context.Background()
+	_, up := upstreamtest.NewRaw(t, `{"name":"w","inputSchema":{"type":"object"}}`)
+	state, cfg := t.TempDir(), writeConfig(t, "{}\n")
+	_, stop := serveOn(t, freeAddr(t), cfg, state)
+	defer stop()
+	out, errs, err := runCLISplit(t, "upstream", "add", "ok", "--url", up.URL(), "--state-dir", state, "--config", cfg)
+	if err != nil || !strings.Contains(out, `added upstream "ok" (streamable-http): 1 tools`) || !strings.Contains(errs, "through the running server") {
+		t.Fatalf("upstream add: %v\n%s\n%s", err, out, errs)
+	}
+	_, errs, err = runCLISplit(t, "upstream", "add", "down", "--url", "http://127.0.0.1:1/mcp", "--state-dir", state, "--config", cfg)
+	if err == nil || !strings.Contains(err.Error(), `upstream "down" not added`) || !strings.Contains(err.Error(), "--no-refresh") {
+		t.Fatalf("upstream add of an unreachable upstream: %v\n%s", err, errs)
+	}
+	stop()
+	st, err := sqlite.Open(ctx, state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ups, err := st.Upstreams().List(ctx)
+	if err != nil || len(ups) != 1 || ups[0].ID != "ok" {
+		t.Fatalf("stored upstreams %+v (%v), want ok alone", ups, err)
+	}
+	rows, err := st.Audit().Query(ctx, store.AuditQuery{Tool: "admin.upstreams.add", Limit: 10})
+	if err != nil || len(rows) != 2 || rows[0].Outcome != "ok" || rows[1].Outcome == "ok" {
+		t.Fatalf("audit rows %+v (%v): want the added one ok, the other not", rows, err)
 	}
 }

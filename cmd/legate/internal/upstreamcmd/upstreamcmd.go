@@ -224,7 +224,11 @@ func addCmd(h Hooks) *cobra.Command {
 			case err != nil:
 				return err
 			case live != nil:
-				err = live.Do(ctx, http.MethodPost, "/admin/v1/upstreams?connect="+strconv.FormatBool(!noRefresh), json.RawMessage(raw), &res)
+				var added struct {
+					Tools int `json:"tools"`
+				}
+				err = live.Do(ctx, http.MethodPost, "/admin/v1/upstreams?connect="+strconv.FormatBool(!noRefresh), json.RawMessage(raw), &added)
+				res.Tools = added.Tools
 				if err == nil {
 					through()
 				}
