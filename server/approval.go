@@ -355,8 +355,10 @@ func entryHash(t *mcp.Tool, class legate.Class) string {
 	return policy.ArgsHash(b)
 }
 
-// Decide approves or denies a pending request. A waiting call wakes at
-// once; with none, the executor runs an approved request within half a second.
+// Decide approves or denies a pending request, audited and measured as
+// every decision is (operations.Approvals), by a decider of no tenant. A
+// waiting call wakes at once; with none, the executor runs an approved
+// request within half a second.
 func (g *Gateway) Decide(ctx context.Context, id string, approve bool, decider, reason string) (*store.Approval, error) {
 	return g.decide(ctx, id, approve, decider, "", reason)
 }

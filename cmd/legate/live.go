@@ -102,7 +102,7 @@ func (g *globals) direct(verb string) {
 // changes are the commands besides access.Mutations that change state a
 // running server acts on.
 var changes = []string{"approvals approve", "approvals deny", "skills install", "skills enable", "skills disable", "skills rm",
-	"upstream refresh", "upstream test", "connector test"}
+	"upstream refresh", "upstream test", "upstream accept", "connector test"}
 
 // warnElsewhere says, on stderr and before the command cmd changes
 // anything, that servers run on other state directories than its own,
