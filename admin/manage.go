@@ -19,7 +19,9 @@ var ErrInvalid = errors.New("invalid")
 // ManageOps are the operations behind the API's management routes
 // (connectors, upstreams, tools, sessions, audit, tokens). An Ops without
 // them answers 404 there. Errors wrap store.ErrNotFound (404),
-// store.ErrExists or store.ErrConflict (409) or ErrInvalid (400).
+// store.ErrExists or store.ErrConflict (409) or ErrInvalid (400). Each
+// change records its own audit row, naming the caller the API puts in
+// its context (WithCaller), so that it is audited the same whoever calls.
 type ManageOps interface {
 	// Connectors lists the connector instances the server runs, with the
 	// last test of each.
