@@ -24,11 +24,22 @@ type Ops interface {
 	ListApprovals(ctx context.Context, f store.ApprovalFilter) ([]*store.Approval, error)
 	// Approval returns one request; store.ErrNotFound if there is none.
 	Approval(ctx context.Context, id string) (*store.Approval, error)
-	// Decide approves or denies a pending request (store.ErrNotFound,
-	// store.ErrConflict, policy.ErrSelfApproval).
-	Decide(ctx context.Context, id string, approve bool, decider, reason string) (*store.Approval, error)
+	// Decide approves or denies a pending request and audits the
+	// decision (store.ErrNotFound, store.ErrConflict,
+	// policy.ErrSelfApproval).
+	Decide(ctx context.Context, d Decision) (*store.Approval, error)
 	// Audit records a row in the audit log.
 	Audit(row store.AuditRow)
+}
+
+// A Decision approves or denies a pending request.
+type Decision struct {
+	ID      string
+	Approve bool
+	// Decider is who decides, as the request and the audit row name it;
+	// Tenant is the decider's tenant ("" without one).
+	Decider, Tenant string
+	Reason          string
 }
 
 // Options configure the admin API.
@@ -90,7 +101,11 @@ func Handler(ops Ops, opts *Options) http.Handler {
 	for _, p := range connectionRoutes {
 		mux.Handle(p, conns)
 	}
-	api := jsonErrors(mux)
+	named := jsonErrors(mux)
+	// Every operation is told who calls, for its audit row.
+	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		named.ServeHTTP(w, r.WithContext(WithCaller(r.Context(), callerName(r), callerTenant(r))))
+	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if h.opts.Authenticated {
 			// The authenticator checked the token and the role already.
@@ -125,9 +140,9 @@ var routes = []struct {
 	{"GET /admin/v1/approvals/{id}", func(h *api) http.HandlerFunc { return h.getApproval }},
 	{"POST /admin/v1/approvals/{id}/{verb}", func(h *api) http.HandlerFunc { return h.decide }},
 	{"GET /admin/v1/status", func(h *api) http.HandlerFunc { return h.status }},
-	{"GET /admin/v1/me", func(h *api) http.HandlerFunc { return h.me }},
+	{"GET /admin/v1/me", func(*api) http.HandlerFunc { return me }},
 	{"GET /admin/v1/openapi.json", func(h *api) http.HandlerFunc { return serveOpenAPI }},
-	{"GET /admin/v1/connector-types", func(h *api) http.HandlerFunc { return h.connectorTypes }},
+	{"GET /admin/v1/connector-types", func(*api) http.HandlerFunc { return connectorTypes }},
 	{"GET /admin/v1/connectors", func(h *api) http.HandlerFunc { return h.listConnectors }},
 	{"POST /admin/v1/connectors", func(h *api) http.HandlerFunc { return h.addConnector }},
 	{"DELETE /admin/v1/connectors/{id}", func(h *api) http.HandlerFunc { return h.removeConnector }},
@@ -348,29 +363,18 @@ func (h *api) decide(w http.ResponseWriter, r *http.Request) {
 	if target == nil {
 		return
 	}
-	a, err := h.ops.Decide(r.Context(), target.ID, verb == "approve", decider, body.Reason)
-	// Every decision is audited with who made it, its tenant named when
-	// it is not the decider's.
-	detail := fmt.Sprintf("%s %s of %s", verb, target.Tool, target.Principal)
-	if target.Tenant != callerTenant(r) {
-		detail += fmt.Sprintf(": decided a request of tenant %q", target.Tenant)
-	}
-	row := store.AuditRow{Time: time.Now(), Principal: decider, Tenant: callerTenant(r), Tool: "admin.approvals." + verb, Source: "admin",
-		Class: "write", Decision: "allow", ApprovalID: target.ID, Outcome: "ok", Detail: detail}
+	// The decision is audited by the operation, whoever calls it.
+	a, err := h.ops.Decide(r.Context(), Decision{ID: target.ID, Approve: verb == "approve", Decider: decider, Tenant: callerTenant(r), Reason: body.Reason})
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		writeJSONError(w, http.StatusNotFound, err.Error())
-		row.Outcome = CodeNotFound
 	case errors.Is(err, store.ErrConflict), errors.Is(err, policy.ErrSelfApproval):
 		writeJSONError(w, http.StatusConflict, err.Error())
-		row.Outcome = CodeConflict
 	case err != nil:
 		writeJSONError(w, http.StatusInternalServerError, err.Error())
-		row.Outcome = CodeInternal
 	default:
 		writeJSON(w, http.StatusOK, ViewOf(a))
 	}
-	h.ops.Audit(row)
 }
 
 // callerTenant is the tenant of r's principal, "" without one.

@@ -37,7 +37,8 @@ func (i *inbox) Approval(_ context.Context, id string) (*store.Approval, error) 
 	return nil, store.ErrNotFound
 }
 
-func (i *inbox) Decide(_ context.Context, id string, approve bool, decider, reason string) (*store.Approval, error) {
+func (i *inbox) Decide(_ context.Context, d admin.Decision) (*store.Approval, error) {
+	id, approve, decider, reason := d.ID, d.Approve, d.Decider, d.Reason
 	a, ok := i.m[id]
 	switch {
 	case !ok:

@@ -19,7 +19,9 @@ var ErrInvalid = errors.New("invalid")
 // ManageOps are the operations behind the API's management routes
 // (connectors, upstreams, tools, sessions, audit, tokens). An Ops without
 // them answers 404 there. Errors wrap store.ErrNotFound (404),
-// store.ErrExists or store.ErrConflict (409) or ErrInvalid (400).
+// store.ErrExists or store.ErrConflict (409) or ErrInvalid (400). Each
+// change records its own audit row, naming the caller the API puts in
+// its context (WithCaller), so that it is audited the same whoever calls.
 type ManageOps interface {
 	// Connectors lists the connector instances the server runs, with the
 	// last test of each.
@@ -34,8 +36,9 @@ type ManageOps interface {
 	// Upstreams lists the upstreams with their live state.
 	Upstreams(ctx context.Context) ([]UpstreamStatus, error)
 	// AddUpstream adds an upstream definition, one entry of `upstreams:`
-	// as JSON, to the store.
-	AddUpstream(ctx context.Context, def json.RawMessage) (string, error)
+	// as JSON, to the store; with connect, it connects to it and caches
+	// its tools, and removes it again when that fails.
+	AddUpstream(ctx context.Context, def json.RawMessage, connect bool) (Refresh, error)
 	// RemoveUpstream removes a stored upstream and its cache.
 	RemoveUpstream(ctx context.Context, id string) error
 	// RefreshUpstream lists an upstream's tools again and caches them.

@@ -1,12 +1,12 @@
 package admin
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/legate-mcp/legate/auth"
@@ -39,15 +39,35 @@ func callerName(r *http.Request) string {
 	return "admin"
 }
 
-// audited records a mutation of the admin API in the audit log: who did
-// what to which target, and whether it worked.
+// audited records a use of the admin API in the audit log that is no
+// operation's (those audit themselves): who did what, and whether it
+// worked.
 func (h *api) audited(r *http.Request, action, target string, err error) {
 	row := store.AuditRow{Time: time.Now(), Principal: callerName(r), Tenant: callerTenant(r), Tool: "admin." + action,
 		Source: "admin", Class: "write", Decision: "allow", Outcome: "ok", Detail: target}
 	if err != nil {
-		row.Outcome = codeOf(statusOf(err))
+		row.Outcome = ErrorCode(err)
 	}
 	h.ops.Audit(row)
+}
+
+// ErrorCode is the code of an error of ManageOps, as the API answers it.
+func ErrorCode(err error) string { return codeOf(statusOf(err)) }
+
+type callerKey struct{}
+
+type caller struct{ name, tenant string }
+
+// WithCaller returns ctx naming who calls an operation, and their tenant,
+// as the operation's audit row records them.
+func WithCaller(ctx context.Context, name, tenant string) context.Context {
+	return context.WithValue(ctx, callerKey{}, caller{name, tenant})
+}
+
+// CallerOf is who ctx names (WithCaller); ok is false when it names none.
+func CallerOf(ctx context.Context) (name, tenant string, ok bool) {
+	c, ok := ctx.Value(callerKey{}).(caller)
+	return c.name, c.tenant, ok
 }
 
 // statusOf is the HTTP status of an error of ManageOps.
@@ -115,7 +135,7 @@ func ConnectorTypes() []ConnectorType {
 	return out
 }
 
-func (h *api) me(w http.ResponseWriter, r *http.Request) {
+func me(w http.ResponseWriter, r *http.Request) {
 	p := auth.PrincipalFromContext(r.Context())
 	if p == nil {
 		p = &auth.Principal{Name: "admin", Role: auth.RoleAdmin}
@@ -123,7 +143,7 @@ func (h *api) me(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, p)
 }
 
-func (h *api) connectorTypes(w http.ResponseWriter, r *http.Request) {
+func connectorTypes(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"types": ConnectorTypes()})
 }
 
@@ -141,7 +161,6 @@ func (h *api) addConnector(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c, err := m.AddConnector(r.Context(), in)
-	h.audited(r, "connectors.add", "connector "+in.ID+" ("+in.Type+")", err)
 	if err != nil {
 		fail(w, err)
 		return
@@ -152,7 +171,6 @@ func (h *api) addConnector(w http.ResponseWriter, r *http.Request) {
 func (h *api) removeConnector(w http.ResponseWriter, r *http.Request) {
 	if m := h.manage(w, r); m != nil {
 		err := m.RemoveConnector(r.Context(), r.PathValue("id"))
-		h.audited(r, "connectors.remove", "connector "+r.PathValue("id"), err)
 		answer(w, map[string]string{"removed": r.PathValue("id")}, err)
 	}
 }
@@ -160,7 +178,6 @@ func (h *api) removeConnector(w http.ResponseWriter, r *http.Request) {
 func (h *api) testConnector(w http.ResponseWriter, r *http.Request) {
 	if m := h.manage(w, r); m != nil {
 		res, err := m.TestConnector(r.Context(), r.PathValue("id"))
-		h.audited(r, "connectors.test", "connector "+r.PathValue("id"), err)
 		answer(w, res, err)
 	}
 }
@@ -178,19 +195,25 @@ func (h *api) addUpstream(w http.ResponseWriter, r *http.Request) {
 	if m == nil || !decode(w, r, &def, `an entry of upstreams: as JSON, {"id": "...", "url": "..."} or {"id": "...", "command": [...]}`) {
 		return
 	}
-	id, err := m.AddUpstream(r.Context(), def)
-	h.audited(r, "upstreams.add", "upstream "+id, err)
+	// ?connect=true connects and caches the tools before answering, as
+	// `legate upstream add` does; else the running server connects within
+	// a second of the store taking the upstream.
+	connect := r.URL.Query().Get("connect") == "true"
+	res, err := m.AddUpstream(r.Context(), def, connect)
 	if err != nil {
 		fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, map[string]string{"added": id})
+	out := map[string]any{"added": res.ID}
+	if connect {
+		out["tools"] = res.Tools
+	}
+	writeJSON(w, http.StatusCreated, out)
 }
 
 func (h *api) removeUpstream(w http.ResponseWriter, r *http.Request) {
 	if m := h.manage(w, r); m != nil {
 		err := m.RemoveUpstream(r.Context(), r.PathValue("id"))
-		h.audited(r, "upstreams.remove", "upstream "+r.PathValue("id"), err)
 		answer(w, map[string]string{"removed": r.PathValue("id")}, err)
 	}
 }
@@ -198,7 +221,6 @@ func (h *api) removeUpstream(w http.ResponseWriter, r *http.Request) {
 func (h *api) refreshUpstream(w http.ResponseWriter, r *http.Request) {
 	if m := h.manage(w, r); m != nil {
 		res, err := m.RefreshUpstream(r.Context(), r.PathValue("id"))
-		h.audited(r, "upstreams."+r.PathValue("verb"), "upstream "+r.PathValue("id"), err)
 		answer(w, res, err)
 	}
 }
@@ -220,7 +242,6 @@ func (h *api) accept(w http.ResponseWriter, r *http.Request) {
 	}
 	id := r.PathValue("id")
 	got, err := m.Accept(r.Context(), id, callerName(r), body.Tools)
-	h.audited(r, "upstreams.accept", fmt.Sprintf("upstream %s: %s", id, strings.Join(got, ", ")), err)
 	answer(w, map[string]any{"accepted": got}, err)
 }
 
@@ -248,7 +269,6 @@ func (h *api) sessions(w http.ResponseWriter, r *http.Request) {
 func (h *api) closeSession(w http.ResponseWriter, r *http.Request) {
 	if m := h.manage(w, r); m != nil {
 		err := m.CloseSession(r.Context(), r.PathValue("id"))
-		h.audited(r, "sessions.close", "session "+r.PathValue("id"), err)
 		answer(w, map[string]string{"closed": r.PathValue("id")}, err)
 	}
 }
@@ -275,7 +295,6 @@ func (h *api) createToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tok, err := m.CreateToken(r.Context(), p)
-	h.audited(r, "tokens.create", fmt.Sprintf("token %s (role %s, tenant %q)", p.Name, p.Role, p.Tenant), err)
 	if err != nil {
 		fail(w, err)
 		return
@@ -286,7 +305,6 @@ func (h *api) createToken(w http.ResponseWriter, r *http.Request) {
 func (h *api) revokeToken(w http.ResponseWriter, r *http.Request) {
 	if m := h.manage(w, r); m != nil {
 		err := m.RevokeToken(r.Context(), r.PathValue("name"))
-		h.audited(r, "tokens.revoke", "token "+r.PathValue("name"), err)
 		answer(w, map[string]string{"revoked": r.PathValue("name")}, err)
 	}
 }

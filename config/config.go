@@ -190,6 +190,18 @@ var IDPattern = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]{0,62})$`)
 // ReservedIDs are namespaces instance ids may not take.
 var ReservedIDs = []string{"mcp", "legate"}
 
+// ProfileNamed returns the profile named name; known is false when there
+// is none of that name. The empty name is the default profile, always
+// known, which narrows nothing.
+func (f *File) ProfileNamed(name string) (p Profile, known bool) {
+	for _, p := range f.Profiles {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Profile{}, name == ""
+}
+
 // Validate checks the file without I/O and reports every problem at once,
 // each naming its key path. It does not change the file: run it on the
 // file as written, or after ApplyDefaults.

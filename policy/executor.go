@@ -57,8 +57,9 @@ type ExecutorOptions struct {
 	// the call path (its tool gone or changed).
 	Refused func(store.AuditRow)
 	// Decide records the decision a user made in the client (confirm:
-	// client), as an approver's.
-	Decide func(ctx context.Context, id string, approve bool, decider, reason string) error
+	// client) as every decision is recorded: audited and measured; tenant
+	// is the decider's.
+	Decide func(ctx context.Context, id string, approve bool, decider, tenant, reason string) error
 	// NoteReplay marks the call of ctx as answering with the stored
 	// outcome of request id (legate.approval_status), for its audit row.
 	NoteReplay func(ctx context.Context, id string)
@@ -229,7 +230,7 @@ func (x *Executor) confirmInClient(ctx context.Context, h Held, a *store.Approva
 	}
 	approve := res.Action == "accept" && res.Content["approve"] == true
 	decider := h.Caller.Principal + " (in the client)"
-	if err := x.o.Decide(ctx, a.ID, approve, decider, "answered in the client: "+res.Action); err != nil {
+	if err := x.o.Decide(ctx, a.ID, approve, decider, h.Caller.Tenant, "answered in the client: "+res.Action); err != nil {
 		x.o.Log.Info("recording the client's answer", "approval", a.ID, "error", err)
 	}
 }

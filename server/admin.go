@@ -11,9 +11,9 @@ import (
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/local"
+	"github.com/legate-mcp/legate/operations"
 	"github.com/legate-mcp/legate/panel"
 	"github.com/legate-mcp/legate/policy"
-	"github.com/legate-mcp/legate/server/ops"
 	"github.com/legate-mcp/legate/store"
 )
 
@@ -49,14 +49,20 @@ func adminAPI(g *Gateway, listen string, audit func(store.AuditRow), authenticat
 }
 
 // adminOps are the admin operations over g's parts.
-func adminOps(g *Gateway, listen string, audit func(store.AuditRow)) *ops.Ops {
-	return ops.New(ops.Parts{
+func adminOps(g *Gateway, listen string, audit func(store.AuditRow)) *operations.Ops {
+	return operations.New(operations.Parts{
 		Store: g.opts.Store, Vault: g.opts.Vault, Version: g.opts.Version, Listen: listen, Started: time.Now(), Principal: g.opts.Principal,
 		Upstreams: g.upstreams, Catalog: g.Catalog, View: g.viewFor, Policy: func() *policy.Policy { return g.now().policy },
-		Config: func() *config.File { return g.now().cfg }, Decide: g.Decide, Audit: audit, Ready: g.ready.Load, Test: g.Test,
+		Config: func() *config.File { return g.now().cfg }, Inbox: g.inbox, Decided: g.metrics.Decided, Audit: audit, Ready: g.ready.Load, Test: g.Test,
 		Instances: g.Instances, Authenticated: g.auth.Enabled(),
 		Sessions: g.fast.sessions.List, CloseSession: g.fast.sessions.Close,
 	})
+}
+
+// Operations are the operations over g's parts, their changes audited by
+// audit: for a command working on a gateway of its own, no server running.
+func Operations(g *Gateway, audit func(store.AuditRow)) *operations.Ops {
+	return adminOps(g, "", audit)
 }
 
 // startPanel serves the web panel on its own address, panel.listen or

@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/legate-mcp/legate/admin"
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/policy"
@@ -49,12 +50,10 @@ func (c executorCalls) notify(ctx context.Context, e *catalog.Entry, args json.R
 	return err
 }
 
-// Decide approves or denies a pending request. A waiting call wakes at
-// once; with none, the executor runs an approved request within half a second.
+// Decide approves or denies a pending request, audited and measured as
+// every decision is (operations.Approvals), by a decider of no tenant. A
+// waiting call wakes at once; with none, the executor runs an approved
+// request within half a second.
 func (g *Gateway) Decide(ctx context.Context, id string, approve bool, decider, reason string) (*store.Approval, error) {
-	a, err := g.inbox.Decide(ctx, id, approve, decider, reason)
-	if err == nil {
-		g.metrics.Decided.Observe(a.DecidedAt.Sub(a.CreatedAt).Seconds())
-	}
-	return a, err
+	return g.decisions.Decide(ctx, admin.Decision{ID: id, Approve: approve, Decider: decider, Reason: reason})
 }

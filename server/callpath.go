@@ -453,7 +453,7 @@ func (s executeStep) asksToConnect(r *Request, err error) bool {
 func (s executeStep) autoAuth(r *Request) bool {
 	prof := config.Profile{}
 	if p := s.g.discovery.WithDefault(r.principal); p != nil {
-		prof, _ = s.g.profile(p.Profile)
+		prof, _ = s.g.now().cfg.ProfileNamed(p.Profile)
 	}
 	return prof.AsksToConnect()
 }

@@ -41,6 +41,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/admin"
 	"github.com/legate-mcp/legate/audit"
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/auth/oauth"
@@ -48,6 +49,7 @@ import (
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connections"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/operations"
 	"github.com/legate-mcp/legate/opkey"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/profiles"
@@ -115,6 +117,7 @@ type Gateway struct {
 
 	upstreams   *upstream.Manager
 	inbox       *policy.Inbox
+	decisions   *operations.Approvals // every decision, audited and measured
 	approvals   *policy.Executor
 	metrics     *audit.Metrics
 	audit       *audit.Writer
@@ -168,7 +171,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		}})
 	g.reloader.g = g
 	g.reloader.seen, _ = g.reloader.storedDefs(ctx) // before the definitions are read: a change after it is seen
-	g.discovery = &profiles.Discovery{View: g.viewFor, Profile: g.profile, Default: func() string { return g.now().cfg.Profile }, Principal: opts.Principal, Log: g.log}
+	g.discovery = &profiles.Discovery{View: g.viewFor, Profile: func(name string) (config.Profile, bool) { return g.now().cfg.ProfileNamed(name) }, Default: func() string { return g.now().cfg.Profile }, Principal: opts.Principal, Log: g.log}
 	l, err := g.reloader.newLive(ctx, opts.Config, nil)
 	if err != nil {
 		return nil, err
@@ -188,15 +191,16 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	g.quarantines = audit.NewQuarantines(g.audit, opts.Store.Audit(), g.log)
 	g.metrics = audit.NewMetrics(scrapeSources{g})
 	g.metrics.Register(g.audit)
+	g.decisions = &operations.Approvals{Inbox: g.inbox, Audit: g.audit.Add, Decided: g.metrics.Decided}
 	g.views = profiles.NewViews(opts.Config.ViewCacheSize, g.buildView, g.metrics.ViewCacheHits.Inc, g.metrics.ViewCacheEvictions.Inc)
 	g.approvals = policy.NewExecutor(g.inbox, policy.ExecutorOptions{
 		Log: g.log, Metrics: g.metrics, Catalog: g.Catalog, Refused: g.auditRefused, NoteReplay: noteReplay,
 		PanelURL: waitnote.PanelURL(cmp.Or(opts.PanelAddr, opts.Config.Panel.Listen)),
 		Run:      executorCalls{g}.run,
 		Notify:   executorCalls{g}.notify,
-		// The in-client confirmation's decision, recorded as an approver's.
-		Decide: func(ctx context.Context, id string, approve bool, decider, reason string) error {
-			_, err := g.inbox.Decide(ctx, id, approve, decider, reason)
+		// The in-client confirmation's decision, recorded as every one is.
+		Decide: func(ctx context.Context, id string, approve bool, decider, tenant, reason string) error {
+			_, err := g.decisions.Decide(ctx, admin.Decision{ID: id, Approve: approve, Decider: decider, Tenant: tenant, Reason: reason})
 			return err
 		}})
 

@@ -5,7 +5,6 @@ import (
 
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/catalog"
-	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/profiles"
 	"github.com/legate-mcp/legate/vault"
 )
@@ -28,7 +27,7 @@ func (g *Gateway) viewFor(p *auth.Principal) *catalog.Catalog {
 // buildView builds p's view of base; one that does not build shows none of
 // it.
 func (g *Gateway) buildView(base *catalog.Catalog, p *auth.Principal) *catalog.Catalog {
-	prof, known := g.profile(p.Profile)
+	prof, known := g.now().cfg.ProfileNamed(p.Profile)
 	if p.Profile != "" && !known {
 		g.log.Warn("principal names an unknown profile; it sees no tools", "principal", p.Name, "profile", p.Profile)
 		v, _ := catalog.Build(base.Naming(), nil)
@@ -41,13 +40,4 @@ func (g *Gateway) buildView(base *catalog.Catalog, p *auth.Principal) *catalog.C
 		v, _ = catalog.Build(base.Naming(), nil)
 	}
 	return v
-}
-
-func (g *Gateway) profile(name string) (config.Profile, bool) {
-	for _, p := range g.now().cfg.Profiles {
-		if p.Name == name {
-			return p, true
-		}
-	}
-	return config.Profile{}, name == ""
 }

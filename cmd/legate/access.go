@@ -11,7 +11,7 @@ import (
 func accessHooks(g *globals) access.Hooks {
 	return access.Hooks{ReadSecret: readSecret, WithEnv: func(run access.Run) func(*cobra.Command, []string) error {
 		return g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
-			return run(cmd, argv, access.Env{Store: e.store, Config: e.cfg})
+			return run(cmd, argv, access.Env{Store: e.store, Config: e.cfg, Ops: g.operations(e)})
 		})
 	}}
 }

@@ -3,10 +3,10 @@ package main
 import (
 	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -17,10 +17,8 @@ import (
 	"github.com/legate-mcp/legate/cmd/legate/internal/cli"
 	"github.com/legate-mcp/legate/cmd/legate/internal/typescmd"
 	"github.com/legate-mcp/legate/config"
-	"github.com/legate-mcp/legate/connectors"
-	"github.com/legate-mcp/legate/server"
+	"github.com/legate-mcp/legate/operations"
 	"github.com/legate-mcp/legate/sources"
-	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/vault"
 )
 
@@ -167,35 +165,26 @@ func connectorAddCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cfgJSON, err := json.Marshal(cfgMap)
-			if err != nil {
+			if _, err := json.Marshal(cfgMap); err != nil {
 				return fmt.Errorf("--set: %w", err)
 			}
 			access, err := cli.ConnectorAccess(mode, oauth)
 			if err != nil {
 				return err
 			}
-			credJSON, _ := json.Marshal(refs)
-			rec := store.Connector{ID: id, Type: typ, Config: cfgJSON, Credentials: credJSON, Access: access}
-			def, err := sources.StoredDef(rec)
-			if err != nil {
-				return err
+			var acc sources.Access
+			if len(access) > 0 {
+				if err := json.Unmarshal(access, &acc); err != nil {
+					return err
+				}
 			}
-			def.Path = "connector " + id
-			if _, err := def.Build(); err != nil {
-				return err
-			}
+			// Added by the one operation: through the running server, else
+			// on the store.
+			in := admin.NewConnector{ID: id, Type: typ, Config: cfgMap, Credentials: refs, CredentialsMode: acc.CredentialsMode, OAuth: acc.OAuth}
 			if live, rec, err := g.liveServer(""); err != nil || live != nil {
 				if err != nil {
 					return err
 				}
-				var acc sources.Access
-				if len(access) > 0 {
-					if err := json.Unmarshal(access, &acc); err != nil {
-						return err
-					}
-				}
-				in := admin.NewConnector{ID: id, Type: typ, Config: cfgMap, Credentials: refs, CredentialsMode: acc.CredentialsMode, OAuth: acc.OAuth}
 				if err := live.Do(ctx, http.MethodPost, "/admin/v1/connectors", in, nil); err != nil {
 					return fmt.Errorf("connector %q not added: %w", id, err)
 				}
@@ -204,24 +193,13 @@ func connectorAddCmd(g *globals) *cobra.Command {
 				return nil
 			}
 			g.direct("adding to")
-			e, err := g.open(ctx)
-			if err != nil {
-				return err
-			}
-			defer e.Close()
-			for _, c := range e.cfg.Connectors {
-				if c.ID == id {
-					return fmt.Errorf("connector id %q is already defined in %s; pick another id", id, e.cfg.Path)
+			return g.withEnv(func(cmd *cobra.Command, _ []string, e *env) error {
+				if _, err := g.operations(e).AddConnector(ctx, in); err != nil {
+					return fmt.Errorf("connector %q not added: %w", id, err)
 				}
-			}
-			if err := e.store.Connectors().Create(ctx, rec); err != nil {
-				if errors.Is(err, store.ErrExists) {
-					return fmt.Errorf("connector id %q is already in the store; remove it first (legate connector remove %s)", id, id)
-				}
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "added connector %q (type %s) to the store of %s; a server started on it serves it\n", id, typ, e.stateDir)
-			return nil
+				fmt.Fprintf(cmd.OutOrStdout(), "added connector %q (type %s) to the store of %s; a server started on it serves it\n", id, typ, e.stateDir)
+				return nil
+			})(cmd, argv)
 		},
 	}
 	cmd.Flags().StringVar(&typ, "type", "", "connector type (legate connector types)")
@@ -238,16 +216,7 @@ func connectorRemoveCmd(g *globals) *cobra.Command {
 		Use:   "remove ID",
 		Short: "Remove a connector instance from the store",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			if done, err := g.removeLive(cmd, "connector", argv[0]); done {
-				return err
-			}
-			return g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
-				id := argv[0]
-				inFile := slices.ContainsFunc(e.cfg.Connectors, func(c config.Connector) bool { return c.ID == id })
-				return removeStored(cmd, "connector", id, e.store.Connectors().Delete(cmd.Context(), id), inFile, e.cfg.Path)
-			})(cmd, argv)
-		},
+		RunE:  func(cmd *cobra.Command, argv []string) error { return g.remove(cmd, "connector", argv[0]) },
 	}
 }
 
@@ -255,54 +224,63 @@ func connectorTestCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "test [ID...]",
 		Short: "Test the connection of connector instances (all by default)",
-		RunE: g.withGateway(func(cmd *cobra.Command, argv []string, gw *server.Gateway) error {
-			ids := argv
-			if len(ids) == 0 {
-				for _, d := range gw.Instances() {
-					ids = append(ids, d.ID)
-				}
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			// Tested by the one operation: through the running server, whose
+			// instances are the ones serving, else over a gateway on the store.
+			live, through, err := g.live("")
+			if err != nil {
+				return err
 			}
-			slices.Sort(ids)
-			failed := 0
-			for _, id := range ids {
-				// One instance at a time, so that what its test reports
-				// (connectors.Reportf) is printed under it.
-				var lines []string
-				ctx := connectors.WithReporter(cmd.Context(), func(l string) { lines = append(lines, l) })
-				results := gw.Test(ctx, id)
-				err, ok := results[id]
-				switch {
-				case !ok:
-					return fmt.Errorf("no connector %q (legate connector list shows them)", id)
-				case err != nil:
-					failed++
-					fmt.Fprintf(cmd.OutOrStdout(), "FAIL  %s: %v\n", id, err)
-				default:
-					fmt.Fprintf(cmd.OutOrStdout(), "ok    %s\n", id)
-				}
-				for _, l := range lines {
-					fmt.Fprintf(cmd.OutOrStdout(), "      %s\n", l)
-				}
+			if live != nil {
+				defer through()
+				return testConnectors(cmd, argv, func() ([]admin.Connector, error) {
+					var list struct {
+						Connectors []admin.Connector `json:"connectors"`
+					}
+					return list.Connectors, live.Do(cmd.Context(), http.MethodGet, "/admin/v1/connectors", nil, &list)
+				}, func(id string) (t admin.ConnectorTest, err error) {
+					return t, live.Do(cmd.Context(), http.MethodPost, "/admin/v1/connectors/"+url.PathEscape(id)+"/test", nil, &t)
+				})
 			}
-			if failed > 0 {
-				return exitError{fmt.Sprintf("%d connector(s) failed", failed)}
-			}
-			return nil
-		}),
+			return g.withGatewayOps(func(cmd *cobra.Command, argv []string, ops *operations.Ops) error {
+				return testConnectors(cmd, argv, func() ([]admin.Connector, error) { return ops.Connectors(cmd.Context()) },
+					func(id string) (admin.ConnectorTest, error) { return ops.TestConnector(cmd.Context(), id) })
+			})(cmd, argv)
+		},
 	}
 }
 
-// removeStored reports the deletion of a stored connector or upstream; one
-// defined in the config file is not in the store, and the error says so.
-func removeStored(cmd *cobra.Command, kind, id string, err error, inFile bool, file string) error {
-	switch {
-	case errors.Is(err, store.ErrNotFound) && inFile:
-		return fmt.Errorf("%s %q is defined in %s, not in the store: edit the file to remove it", kind, id, file)
-	case errors.Is(err, store.ErrNotFound):
-		return fmt.Errorf("no %s %q in the store (legate %s list shows them)", kind, id, kind)
-	case err != nil:
-		return err
+// testConnectors tests the instances ids (all that list lists by
+// default) one at a time, printing what each test reports under it.
+func testConnectors(cmd *cobra.Command, ids []string, list func() ([]admin.Connector, error), test func(id string) (admin.ConnectorTest, error)) error {
+	if len(ids) == 0 {
+		all, err := list()
+		if err != nil {
+			return err
+		}
+		for _, c := range all {
+			ids = append(ids, c.ID)
+		}
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "removed %s %q\n", kind, id)
+	slices.Sort(ids)
+	failed := 0
+	for _, id := range ids {
+		t, err := test(id)
+		switch {
+		case err != nil:
+			return err
+		case !t.OK:
+			failed++
+			fmt.Fprintf(cmd.OutOrStdout(), "FAIL  %s: %s\n", id, t.Error)
+		default:
+			fmt.Fprintf(cmd.OutOrStdout(), "ok    %s\n", id)
+		}
+		for _, l := range t.Report {
+			fmt.Fprintf(cmd.OutOrStdout(), "      %s\n", l)
+		}
+	}
+	if failed > 0 {
+		return exitError{fmt.Sprintf("%d connector(s) failed", failed)}
+	}
 	return nil
 }

@@ -12,8 +12,12 @@ import (
 	"github.com/legate-mcp/legate/admin"
 	"github.com/legate-mcp/legate/cmd/legate/internal/access"
 	"github.com/legate-mcp/legate/cmd/legate/internal/approvalscmd"
+	"github.com/legate-mcp/legate/cmd/legate/internal/upstreamcmd"
+	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/local"
+	"github.com/legate-mcp/legate/operations"
 	"github.com/legate-mcp/legate/server"
+	"github.com/legate-mcp/legate/upstream"
 )
 
 // ownState marks, in a command's Annotations, a server command that keeps
@@ -37,15 +41,48 @@ func approvalsHooks(g *globals) approvalscmd.Hooks {
 	return approvalscmd.Hooks{
 		WithEnv: func(run func(*cobra.Command, []string, approvalscmd.Env) error) func(*cobra.Command, []string) error {
 			return g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
-				return run(cmd, argv, approvalscmd.Env{Config: e.cfg, Store: e.store})
+				return run(cmd, argv, approvalscmd.Env{Config: e.cfg, Store: e.store, Decide: g.operations(e).Decide})
 			})
 		},
-		Live: func(as string) (*admin.Client, func(), error) {
-			c, rec, err := g.liveServer(as)
-			return c, func() { g.through(rec) }, err
-		},
+		Live:   g.live,
 		Direct: g.direct,
 	}
+}
+
+// live is liveServer with a function that says it was used.
+func (g *globals) live(as string) (*admin.Client, func(), error) {
+	c, rec, err := g.liveServer(as)
+	return c, func() { g.through(rec) }, err
+}
+
+// upstreamHooks lend `legate upstream` the running server, the store's
+// operations and a gateway.
+func upstreamHooks(g *globals) upstreamcmd.Hooks {
+	return upstreamcmd.Hooks{Live: g.live, Direct: g.direct, WithGateway: g.withGateway, WithOps: g.withOps, WithGatewayOps: g.withGatewayOps,
+		Remove: g.remove, Caller: local.Caller(""), Failed: func(msg string) error { return exitError{msg} }}
+}
+
+// withOps makes a command body that runs with the operations over the
+// command's store (g.operations).
+func (g *globals) withOps(run func(*cobra.Command, []string, *operations.Ops) error) func(*cobra.Command, []string) error {
+	return g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error { return run(cmd, argv, g.operations(e)) })
+}
+
+// operations are the operations over e's store, for a command that runs
+// no server (operations.Standalone); an audit row they cannot write is
+// said on stderr.
+func (g *globals) operations(e *env) *operations.Ops {
+	connect := func(ctx context.Context) (*upstream.Manager, func(), error) {
+		gw, err := e.gateway(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		return gw.Upstreams(), func() { gw.Close() }, nil
+	}
+	p := operations.Parts{Store: e.store, Vault: e.vault, Config: func() *config.File { return e.cfg }, Connect: connect, Principal: local.Caller("")}
+	return operations.Standalone(p, func(err error) {
+		fmt.Fprintf(g.stderr, "legate: warning: the audit row of this change was not written: %v\n", err)
+	})
 }
 
 // through says, on stderr, that the command acted through the running
@@ -65,7 +102,7 @@ func (g *globals) direct(verb string) {
 // changes are the commands besides access.Mutations that change state a
 // running server acts on.
 var changes = []string{"approvals approve", "approvals deny", "skills install", "skills enable", "skills disable", "skills rm",
-	"upstream refresh", "upstream test", "connector test"}
+	"upstream refresh", "upstream test", "upstream accept", "connector test"}
 
 // warnElsewhere says, on stderr and before the command cmd changes
 // anything, that servers run on other state directories than its own,
@@ -110,22 +147,44 @@ func (g *globals) skillsDir(*cobra.Command) (string, error) {
 	return filepath.Join(dir, "skills"), err
 }
 
-// removeLive removes the stored kind ("connector" or "upstream") id
-// through the running server, reporting whether one runs on the command's
-// state; without one it says so, and the caller removes it from the store.
-func (g *globals) removeLive(cmd *cobra.Command, kind, id string) (done bool, err error) {
+// withGatewayOps makes a command body that runs with the operations over
+// a gateway built on the command's store, audited there as g.operations
+// are, acting as the CLI's user.
+func (g *globals) withGatewayOps(run func(*cobra.Command, []string, *operations.Ops) error) func(*cobra.Command, []string) error {
+	return g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
+		gw, err := e.gateway(cmd.Context())
+		if err != nil {
+			return err
+		}
+		defer gw.Close()
+		cmd.SetContext(admin.WithCaller(cmd.Context(), local.Caller(""), ""))
+		return run(cmd, argv, server.Operations(gw, g.operations(e).Audit))
+	})
+}
+
+// remove removes the stored kind ("connector" or "upstream") id through
+// the running server, or without one from the store.
+func (g *globals) remove(cmd *cobra.Command, kind, id string) error {
 	live, rec, err := g.liveServer("")
-	if err != nil {
-		return true, err
-	}
-	if live == nil {
+	switch {
+	case err != nil:
+		return err
+	case live != nil:
+		if err = live.Remove(cmd.Context(), kind, id); err == nil {
+			g.through(rec)
+		}
+	default:
 		g.direct("removing from")
-		return false, nil
+		err = g.withOps(func(cmd *cobra.Command, _ []string, ops *operations.Ops) error {
+			if kind == "connector" {
+				return ops.RemoveConnector(cmd.Context(), id)
+			}
+			return ops.RemoveUpstream(cmd.Context(), id)
+		})(cmd, nil)
 	}
-	if err := live.Remove(cmd.Context(), kind, id); err != nil {
-		return true, err
+	if err != nil {
+		return err
 	}
-	g.through(rec)
 	fmt.Fprintf(cmd.OutOrStdout(), "removed %s %q\n", kind, id)
-	return true, nil
+	return nil
 }

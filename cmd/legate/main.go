@@ -21,10 +21,12 @@ import (
 	"github.com/legate-mcp/legate/cmd/legate/internal/access"
 	"github.com/legate-mcp/legate/cmd/legate/internal/agentcmd"
 	"github.com/legate-mcp/legate/cmd/legate/internal/approvalscmd"
+	"github.com/legate-mcp/legate/cmd/legate/internal/auditcmd"
 	"github.com/legate-mcp/legate/cmd/legate/internal/connectcmd"
 	"github.com/legate-mcp/legate/cmd/legate/internal/skillscmd"
 	"github.com/legate-mcp/legate/cmd/legate/internal/statuscmd"
 	"github.com/legate-mcp/legate/cmd/legate/internal/storecmd"
+	"github.com/legate-mcp/legate/cmd/legate/internal/upstreamcmd"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors"
 	_ "github.com/legate-mcp/legate/connectors/all" // every connector type
@@ -89,7 +91,7 @@ func newRoot() *cobra.Command {
 	pf.StringVar(&g.storeURL, "store", "", "store URL, e.g. sqlite:///var/lib/legate/legate.db (default $LEGATE_STORE or $LEGATE_STORE_URL, then sqlite://<state dir>/"+stateFile+")")
 	pf.StringVar(&g.logLevel, "log-level", "", "debug, info, warn or error (default from the config, else info)")
 	root.AddCommand(
-		storecmd.New(storecmd.Resolver{Config: g.loadConfig, StateDir: g.resolveStateDir, StoreURL: g.resolveStoreURL}), serveCmd(g), stdioCmd(g), toolsCmd(g), connectorCmd(g), upstreamCmd(g), approvalscmd.New(approvalsHooks(g)), auditCmd(g), configCmd(g), vaultCmd(g), access.TokenCommand(accessHooks(g)), access.UserCommand(accessHooks(g)), versionCmd(), healthCmd(), initCmd(), statuscmd.New(g.statusClient), doctorCmd(g), skillscmd.New(g.skillsDir), agentcmd.New(agentHooks(g)),
+		storecmd.New(storecmd.Resolver{Config: g.loadConfig, StateDir: g.resolveStateDir, StoreURL: g.resolveStoreURL}), serveCmd(g), stdioCmd(g), toolsCmd(g), connectorCmd(g), upstreamcmd.New(upstreamHooks(g)), approvalscmd.New(approvalsHooks(g)), auditcmd.New(g.auditEnv), configCmd(g), vaultCmd(g), access.TokenCommand(accessHooks(g)), access.UserCommand(accessHooks(g)), versionCmd(), healthCmd(), initCmd(), statuscmd.New(g.statusClient), doctorCmd(g), skillscmd.New(g.skillsDir), agentcmd.New(agentHooks(g)),
 		connectcmd.Connect(g.connectRun), connectcmd.Connections(g.connectRun),
 	)
 	return access.Harden(root, accessHooks(g)) // changes need a pinned principal on a hardened deployment
@@ -201,6 +203,23 @@ func (g *globals) withEnv(run func(cmd *cobra.Command, argv []string, e *env) er
 		defer e.Close()
 		return run(cmd, argv, e)
 	}
+}
+
+// auditEnv lends `legate audit` the store and the catalog.
+func (g *globals) auditEnv(run func(*cobra.Command, []string, auditcmd.Env) error) func(*cobra.Command, []string) error {
+	return g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
+		return run(cmd, argv, auditcmd.Env{Audit: e.store.Audit(), Canonical: func(ctx context.Context, tool string) (string, error) {
+			gw, err := e.gateway(ctx)
+			if err != nil {
+				return "", err
+			}
+			defer gw.Close()
+			if en, ok := gw.Catalog().Lookup(tool); ok {
+				return en.Canonical, nil
+			}
+			return tool, nil
+		}})
+	})
 }
 
 // withGateway is withEnv for a command that works on the gateway built on

@@ -24,7 +24,7 @@ func TestTokenLifecycle(t *testing.T) {
 	}
 	flags := []string{"--state-dir", state, "--config", cfg}
 
-	if _, err := runCLI(t, append([]string{"token", "create", "typo-bot", "--profile", "opz"}, flags...)...); err == nil || !strings.Contains(err.Error(), `--profile "opz": the config has no such profile (it has: ops)`) {
+	if _, err := runCLI(t, append([]string{"token", "create", "typo-bot", "--profile", "opz"}, flags...)...); err == nil || !strings.Contains(err.Error(), `profile "opz": the config has no such profile (it has: ops)`) {
 		t.Fatalf("create with an unknown profile: %v", err)
 	}
 	out, err := runCLI(t, append([]string{"token", "create", "ci-bot", "--tenant", "acme", "--role", "approver", "--profile", "ops"}, flags...)...)

@@ -11,24 +11,13 @@ import (
 )
 
 // maxPackageLines caps the lines of a package's non-test files: a package
-// past it is doing two jobs and asks to be split along a seam.
+// past it is doing two jobs and asks to be split along a seam. Neither
+// cap has exemptions: a package or type past one is split, whatever it is.
 const maxPackageLines = 2000
-
-// largePackages are the packages already past maxPackageLines, each held
-// to a ceiling a little above its size so it can only shrink until split:
-// the CLI's commands. Lower a ceiling when a package shrinks; remove it
-// once under the cap.
-var largePackages = map[string]int{
-	"cmd/legate": 2400,
-}
 
 // maxMethods caps a type's method set, exported and unexported: a type
 // with more is doing several jobs.
-const maxMethods = 40
-
-// largeTypes are the types already past maxMethods, each held to a
-// ceiling as largePackages are.
-var largeTypes = map[string]int{}
+const maxMethods = 30
 
 func TestPackageSize(t *testing.T) {
 	for _, p := range listPackages(t) {
@@ -40,15 +29,8 @@ func TestPackageSize(t *testing.T) {
 			}
 			n += bytes.Count(b, []byte("\n"))
 		}
-		name := rel(p.ImportPath)
-		limit, large := largePackages[name]
-		switch {
-		case !large && n > maxPackageLines:
-			t.Errorf("%s has %d lines of code, more than %d: split it along a seam", name, n, maxPackageLines)
-		case large && n > limit:
-			t.Errorf("%s has %d lines of code, more than its ceiling of %d: split it instead of raising the ceiling", name, n, limit)
-		case large && n <= maxPackageLines:
-			t.Errorf("%s has %d lines, within the cap of %d: remove it from largePackages", name, n, maxPackageLines)
+		if n > maxPackageLines {
+			t.Errorf("%s has %d lines of code, more than %d: split it along a seam", rel(p.ImportPath), n, maxPackageLines)
 		}
 	}
 }
@@ -69,15 +51,8 @@ func TestMethodSetSize(t *testing.T) {
 			}
 		}
 		for typ, n := range methods {
-			name := rel(p.ImportPath) + "." + typ
-			limit, large := largeTypes[name]
-			switch {
-			case !large && n > maxMethods:
-				t.Errorf("%s has %d methods, more than %d: give some of its jobs a type of their own", name, n, maxMethods)
-			case large && n > limit:
-				t.Errorf("%s has %d methods, more than its ceiling of %d: split it instead of raising the ceiling", name, n, limit)
-			case large && n <= maxMethods:
-				t.Errorf("%s has %d methods, within the cap of %d: remove it from largeTypes", name, n, maxMethods)
+			if n > maxMethods {
+				t.Errorf("%s.%s has %d methods, more than %d: give some of its jobs a type of their own", rel(p.ImportPath), typ, n, maxMethods)
 			}
 		}
 	}

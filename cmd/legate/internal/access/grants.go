@@ -2,11 +2,8 @@ package access
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
-
-	"github.com/spf13/cobra"
 
 	"github.com/legate-mcp/legate/auth/oauth"
 	"github.com/legate-mcp/legate/store"
@@ -40,17 +37,4 @@ func AppendGrants(ctx context.Context, st store.Store, rows []TokenRow) ([]Token
 			Created: gr.Created, Client: strings.TrimSpace(gr.ClientName + " " + gr.ClientID), Expires: &gr.Expires})
 	}
 	return rows, nil
-}
-
-// RevokeGrant revokes the OAuth grant name names, reporting whether name
-// is a grant's (oauth:…) at all.
-func RevokeGrant(cmd *cobra.Command, st store.Store, name string) (bool, error) {
-	if !strings.HasPrefix(name, oauth.GrantPrefix) {
-		return false, nil
-	}
-	if err := oauth.RevokeGrant(cmd.Context(), st, strings.Fields(name)[0]); err != nil {
-		return true, err
-	}
-	fmt.Fprintf(cmd.OutOrStdout(), "revoked grant %q\n", name)
-	return true, nil
 }

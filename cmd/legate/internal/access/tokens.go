@@ -1,20 +1,16 @@
 package access
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/legate-mcp/legate/auth"
+	"github.com/legate-mcp/legate/auth/oauth"
 	"github.com/legate-mcp/legate/cmd/legate/internal/cli"
-	"github.com/legate-mcp/legate/config"
-	"github.com/legate-mcp/legate/store"
 )
 
 // TokenCommand is `legate token`.
@@ -42,17 +38,7 @@ func tokenCreateCmd(g Hooks) *cobra.Command {
 		Args:    cobra.ExactArgs(1),
 		RunE: g.WithEnv(func(cmd *cobra.Command, argv []string, e Env) error {
 			p.Name = argv[0]
-			if p.Profile != "" && !slices.ContainsFunc(e.Config.Profiles, func(pr config.Profile) bool { return pr.Name == p.Profile }) {
-				names := make([]string, len(e.Config.Profiles))
-				for i, pr := range e.Config.Profiles {
-					names[i] = pr.Name
-				}
-				return fmt.Errorf("--profile %q: the config has no such profile (it has: %s)", p.Profile, cli.OrDash(strings.Join(names, ", ")))
-			}
-			token, err := auth.CreateToken(cmd.Context(), e.Store.Tokens(), p)
-			if errors.Is(err, store.ErrExists) {
-				return fmt.Errorf("a token named %q exists (revoked tokens keep their names): pick another name", p.Name)
-			}
+			token, err := e.Ops.CreateToken(cmd.Context(), p)
 			if err != nil {
 				return err
 			}
@@ -123,13 +109,14 @@ func tokenRevokeCmd(g Hooks) *cobra.Command {
 		Short: "Revoke a token, or an OAuth grant (oauth:…): the next request bearing it is refused",
 		Args:  cobra.ExactArgs(1),
 		RunE: g.WithEnv(func(cmd *cobra.Command, argv []string, e Env) error {
-			if grant, err := RevokeGrant(cmd, e.Store, argv[0]); grant {
+			if err := e.Ops.RevokeToken(cmd.Context(), argv[0]); err != nil {
 				return err
 			}
-			if err := e.Store.Tokens().Revoke(cmd.Context(), argv[0], time.Now()); err != nil {
-				return err
+			what := "token"
+			if strings.HasPrefix(argv[0], oauth.GrantPrefix) {
+				what = "grant"
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "revoked token %q\n", argv[0])
+			fmt.Fprintf(cmd.OutOrStdout(), "revoked %s %q\n", what, argv[0])
 			return nil
 		}),
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/legate-mcp/legate/auth/oauth"
 	"github.com/legate-mcp/legate/cmd/legate/internal/cli"
 	"github.com/legate-mcp/legate/config"
+	"github.com/legate-mcp/legate/operations"
 	"github.com/legate-mcp/legate/store"
 )
 
@@ -24,6 +25,8 @@ import (
 type Env struct {
 	Store  store.Store
 	Config *config.File
+	// Ops are the operations over Store (operations.Standalone).
+	Ops *operations.Ops
 }
 
 // Run is a command's body.

@@ -1,10 +1,11 @@
 // Package approvalscmd is `legate approvals`: the approval inbox (list,
 // show, approve, deny). A command goes through the server running on its
-// state directory when there is one, which audits a decision and runs the
-// approved call at once; else it uses the store, and says so.
+// state directory when there is one, which runs the approved call at once;
+// else it uses the store, and says so. A decision is audited either way.
 package approvalscmd
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,7 +19,6 @@ import (
 	"github.com/legate-mcp/legate/cmd/legate/internal/cli"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/local"
-	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/store"
 )
 
@@ -26,6 +26,9 @@ import (
 type Env struct {
 	Config *config.File
 	Store  store.Store
+	// Decide is the operation that decides a request in Store, audited
+	// there as every decision is (operations.Standalone).
+	Decide func(context.Context, admin.Decision) (*store.Approval, error)
 }
 
 // Hooks lend the commands the CLI's opening of the env and its way to the
@@ -123,9 +126,9 @@ func decideCmd(h Hooks, approve bool) *cobra.Command {
 		Short: short,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			// Through the running server, which audits the decision and
-			// runs the call at once; else in the store, where a server
-			// started later finds it.
+			// Through the running server, which runs the call at once; else
+			// in the store, where a server started later finds it. The
+			// decision is audited either way.
 			live, through, err := h.Live(as)
 			if err != nil {
 				return err
@@ -140,7 +143,7 @@ func decideCmd(h Hooks, approve bool) *cobra.Command {
 			} else {
 				h.Direct("deciding in")
 				err := h.WithEnv(func(cmd *cobra.Command, argv []string, e Env) error {
-					d, err := policy.NewInbox(e.Store.Approvals(), e.Config.Approvals).Decide(cmd.Context(), argv[0], approve, local.Caller(as), reason)
+					d, err := e.Decide(cmd.Context(), admin.Decision{ID: argv[0], Approve: approve, Decider: local.Caller(as), Reason: reason})
 					if err == nil {
 						a = admin.ViewOf(d)
 					}

@@ -1,4 +1,9 @@
-package main
+// Package upstreamcmd is `legate upstream`: the upstream MCP servers and
+// their tool caches (list, show, add, remove, test, refresh, diff,
+// accept). Adding and removing go through the running server on the
+// command's state directory when there is one, else through the
+// operations on its store; the work is package operations'.
+package upstreamcmd
 
 import (
 	"cmp"
@@ -8,8 +13,9 @@ import (
 	"io"
 	"maps"
 	"net/http"
-	"os/user"
+	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -18,25 +24,51 @@ import (
 
 	"github.com/legate-mcp/legate/admin"
 	"github.com/legate-mcp/legate/cmd/legate/internal/cli"
+	"github.com/legate-mcp/legate/operations"
 	"github.com/legate-mcp/legate/server"
-	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/upstream"
 )
 
-func upstreamCmd(g *globals) *cobra.Command {
+// A RunE is a command's body.
+type RunE = func(*cobra.Command, []string) error
+
+// Hooks lend the commands the CLI's ways to its state.
+type Hooks struct {
+	// Live is the admin API of the server running on the command's state
+	// directory and a function that says it was used; a nil client when
+	// none runs there.
+	Live func(as string) (c *admin.Client, through func(), err error)
+	// Direct says, before it does, that the command uses the store itself.
+	Direct func(verb string)
+	// WithGateway runs a body with a gateway built on the command's state.
+	WithGateway func(run func(*cobra.Command, []string, *server.Gateway) error) RunE
+	// WithOps runs a body with the operations over the command's store;
+	// WithGatewayOps with those over a gateway built on it, for the
+	// operations on live upstreams.
+	WithOps, WithGatewayOps func(run func(*cobra.Command, []string, *operations.Ops) error) RunE
+	// Caller is who acts, as the audit log names it.
+	Caller string
+	// Remove removes the stored kind ("upstream") id, through the running
+	// server or from the store.
+	Remove func(cmd *cobra.Command, kind, id string) error
+	// Failed is the error of a command that reported its failures itself.
+	Failed func(msg string) error
+}
+
+// New returns the `upstream` command.
+func New(h Hooks) *cobra.Command {
 	cmd := &cobra.Command{Use: "upstream", Short: "Upstream MCP servers and their tool caches"}
-	cmd.AddCommand(upstreamListCmd(g), upstreamShowCmd(g), upstreamAddCmd(g), upstreamRemoveCmd(g), upstreamTestCmd(g), upstreamRefreshCmd(g),
-		upstreamDiffCmd(g), upstreamAcceptCmd(g))
+	cmd.AddCommand(listCmd(h), showCmd(h), addCmd(h), removeCmd(h), testCmd(h), refreshCmd(h), diffCmd(h), acceptCmd(h))
 	return cmd
 }
 
-func upstreamListCmd(g *globals) *cobra.Command {
+func listCmd(h Hooks) *cobra.Command {
 	var out *cli.Flag
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List upstreams: transport, cached and quarantined tools, last refresh and error (a running server's circuits: legate status)",
 		Args:  cobra.NoArgs,
-		RunE: g.withGateway(func(cmd *cobra.Command, _ []string, gw *server.Gateway) error {
+		RunE: h.WithGateway(func(cmd *cobra.Command, _ []string, gw *server.Gateway) error {
 			st, err := gw.Upstreams().Status(cmd.Context())
 			if err != nil {
 				return err
@@ -77,13 +109,13 @@ type upstreamInfo struct {
 	Quarantines []string `json:"quarantined_tools"`
 }
 
-func upstreamShowCmd(g *globals) *cobra.Command {
+func showCmd(h Hooks) *cobra.Command {
 	var out *cli.Flag
 	cmd := &cobra.Command{
 		Use:   "show ID",
 		Short: "Show one upstream: state, transport, command or URL, session mode, its tools and quarantined ones",
 		Args:  cobra.ExactArgs(1),
-		RunE: g.withGateway(func(cmd *cobra.Command, argv []string, gw *server.Gateway) error {
+		RunE: h.WithGateway(func(cmd *cobra.Command, argv []string, gw *server.Gateway) error {
 			m := gw.Upstreams()
 			u, ok := m.Upstream(argv[0])
 			if !ok {
@@ -141,7 +173,7 @@ func upstreamState(s upstream.Status) string {
 	return "ok"
 }
 
-func upstreamAddCmd(g *globals) *cobra.Command {
+func addCmd(h Hooks) *cobra.Command {
 	var def upstream.Config
 	var session, transport, timeout string
 	var headerEnv, env []string
@@ -178,43 +210,45 @@ func upstreamAddCmd(g *globals) *cobra.Command {
 			if errs := def.Validate("upstream " + def.ID); len(errs) > 0 {
 				return errors.Join(errs...)
 			}
-			if live, rec, err := g.liveServer(""); err != nil || live != nil {
-				if err != nil {
-					return err
-				}
-				return addUpstreamLive(cmd, live, def, !noRefresh, func() { g.through(rec) })
-			}
-			g.direct("adding to")
-			e, err := g.open(ctx)
-			if err != nil {
-				return err
-			}
-			defer e.Close()
-			for _, u := range e.cfg.Upstreams {
-				if u.ID == def.ID {
-					return fmt.Errorf("upstream id %q is already defined in %s; pick another id", def.ID, e.cfg.Path)
-				}
-			}
+			// Added by the one operation, which connects and caches the
+			// tools unless --no-refresh: through the running server, else
+			// on the store.
 			raw, _ := json.Marshal(def)
-			if err := e.store.Upstreams().Create(ctx, store.Upstream{ID: def.ID, Definition: raw}); err != nil {
-				if errors.Is(err, store.ErrExists) {
-					return fmt.Errorf("upstream %q is already in the store; remove it first (legate upstream remove %s)", def.ID, def.ID)
-				}
+			if !noRefresh {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: connecting…\n", def.ID)
+			}
+			start := time.Now()
+			var res admin.Refresh
+			live, through, err := h.Live("")
+			switch {
+			case err != nil:
 				return err
+			case live != nil:
+				var added struct {
+					Tools int `json:"tools"`
+				}
+				err = live.Do(ctx, http.MethodPost, "/admin/v1/upstreams?connect="+strconv.FormatBool(!noRefresh), json.RawMessage(raw), &added)
+				res.Tools = added.Tools
+				if err == nil {
+					through()
+				}
+			default:
+				h.Direct("adding to")
+				err = h.WithOps(func(_ *cobra.Command, _ []string, ops *operations.Ops) (err error) {
+					res, err = ops.AddUpstream(ctx, raw, !noRefresh)
+					return err
+				})(cmd, argv)
+			}
+			if e := (*admin.Error)(nil); errors.As(err, &e) && e.Status == http.StatusBadGateway {
+				return fmt.Errorf("%s (--no-refresh stores it without connecting)", message(err))
+			} else if err != nil {
+				return fmt.Errorf("upstream %q not added: %w", def.ID, err)
 			}
 			if noRefresh {
 				fmt.Fprintf(cmd.OutOrStdout(), "added upstream %q (%s), not connected\n", def.ID, def.TransportName())
 				return nil
 			}
-			if err := refreshUpstreams(cmd, e, []string{def.ID}); err != nil {
-				// An upstream that cannot be listed is not added: a server
-				// would serve it with no tools and a failing circuit.
-				if derr := e.store.Upstreams().Delete(ctx, def.ID); derr != nil {
-					return fmt.Errorf("%w; and removing it again failed: %v", err, derr)
-				}
-				return fmt.Errorf("upstream %q not added: %w (--no-refresh stores it without connecting)", def.ID, err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "added upstream %q (%s)\n", def.ID, def.TransportName())
+			fmt.Fprintf(cmd.OutOrStdout(), "added upstream %q (%s): %d tools in %s\n", def.ID, def.TransportName(), res.Tools, time.Since(start).Round(time.Millisecond))
 			return nil
 		},
 	}
@@ -247,88 +281,105 @@ func pairs(flag string, list []string) (map[string]string, error) {
 	return m, nil
 }
 
-func upstreamRemoveCmd(g *globals) *cobra.Command {
+func removeCmd(h Hooks) *cobra.Command {
 	return &cobra.Command{
 		Use:   "remove ID",
 		Short: "Remove a stored upstream and its tool cache",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			if done, err := g.removeLive(cmd, "upstream", argv[0]); done {
-				return err
-			}
-			return g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
-				id := argv[0]
-				inFile := slices.ContainsFunc(e.cfg.Upstreams, func(u upstream.Config) bool { return u.ID == id })
-				return removeStored(cmd, "upstream", id, e.store.Upstreams().Delete(cmd.Context(), id), inFile, e.cfg.Path)
-			})(cmd, argv)
-		},
+		RunE:  func(cmd *cobra.Command, argv []string) error { return h.Remove(cmd, "upstream", argv[0]) },
 	}
 }
 
-func upstreamTestCmd(g *globals) *cobra.Command {
+func testCmd(h Hooks) *cobra.Command {
 	return &cobra.Command{
 		Use:   "test ID",
 		Short: "Connect to an upstream, list its tools, cache them and report",
 		Args:  cobra.ExactArgs(1),
-		RunE: g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
-			return refreshUpstreams(cmd, e, argv)
-		}),
+		RunE:  refresh(h),
 	}
 }
 
-func upstreamRefreshCmd(g *globals) *cobra.Command {
+func refreshCmd(h Hooks) *cobra.Command {
 	return &cobra.Command{
 		Use:   "refresh [ID...]",
 		Short: "Refresh the tool caches of upstreams (all by default); a running server picks the result up",
-		RunE: g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
-			return refreshUpstreams(cmd, e, argv)
-		}),
+		RunE:  refresh(h),
 	}
 }
 
-// refreshUpstreams refreshes each upstream in turn, printing its progress
-// and what changed; it fails if any failed.
-func refreshUpstreams(cmd *cobra.Command, e *env, ids []string) error {
-	ctx := cmd.Context()
-	gw, err := e.gateway(ctx)
+// refresh refreshes each upstream in turn (all by default) by the one
+// operation, through the running server, else over a gateway on the
+// store, printing its progress and what changed; it fails if any failed.
+func refresh(h Hooks) RunE {
+	return func(cmd *cobra.Command, argv []string) error {
+		live, through, err := h.Live("")
+		if err != nil {
+			return err
+		}
+		if live == nil {
+			return h.WithGatewayOps(func(cmd *cobra.Command, ids []string, ops *operations.Ops) error {
+				return refreshEach(cmd, h, ids, func() ([]admin.UpstreamStatus, error) { return ops.Upstreams(cmd.Context()) },
+					func(id string) (admin.Refresh, error) { return ops.RefreshUpstream(cmd.Context(), id) })
+			})(cmd, argv)
+		}
+		defer through()
+		return refreshEach(cmd, h, argv, func() ([]admin.UpstreamStatus, error) {
+			var list struct {
+				Upstreams []admin.UpstreamStatus `json:"upstreams"`
+			}
+			return list.Upstreams, live.Do(cmd.Context(), http.MethodGet, "/admin/v1/upstreams", nil, &list)
+		}, func(id string) (r admin.Refresh, err error) {
+			return r, live.Do(cmd.Context(), http.MethodPost, "/admin/v1/upstreams/"+url.PathEscape(id)+"/refresh", nil, &r)
+		})
+	}
+}
+
+// refreshEach refreshes ids (all that list lists by default) with do.
+func refreshEach(cmd *cobra.Command, h Hooks, ids []string, list func() ([]admin.UpstreamStatus, error), do func(id string) (admin.Refresh, error)) error {
+	all, err := list()
 	if err != nil {
 		return err
 	}
-	defer gw.Close()
-	m := gw.Upstreams()
+	transports := map[string]string{}
+	for _, u := range all {
+		transports[u.ID] = u.Transport
+	}
 	if len(ids) == 0 {
-		ids = m.IDs()
+		for _, u := range all {
+			ids = append(ids, u.ID)
+		}
 	}
 	out := cmd.OutOrStdout()
 	failed := 0
 	for i, id := range ids {
-		if _, ok := m.Upstream(id); !ok {
+		if _, ok := transports[id]; !ok {
 			return fmt.Errorf("no upstream %q (legate upstream list shows them)", id)
 		}
 		fmt.Fprintf(out, "[%d/%d] %s: connecting…\n", i+1, len(ids), id)
 		start := time.Now()
-		d, err := m.Refresh(ctx, id)
+		r, err := do(id)
 		if err != nil {
 			failed++
-			fmt.Fprintf(out, "[%d/%d] %s: FAILED: %v\n", i+1, len(ids), id, err)
+			fmt.Fprintf(out, "[%d/%d] %s: FAILED: %s\n", i+1, len(ids), id, message(err))
 			continue
 		}
-		u, _ := m.Upstream(id)
-		n := 0
-		for _, t := range m.Tools() {
-			if t.Upstream == id {
-				n++
-			}
-		}
-		fmt.Fprintf(out, "[%d/%d] %s: ok in %s, %d tools (%s)\n", i+1, len(ids), id, time.Since(start).Round(time.Millisecond), n, u.Config().TransportName())
-		for _, name := range slices.Concat(prefixed("+ ", d.Added), prefixed("- ", d.Removed), prefixed("~ ", d.Changed)) {
+		fmt.Fprintf(out, "[%d/%d] %s: ok in %s, %d tools (%s)\n", i+1, len(ids), id, time.Since(start).Round(time.Millisecond), r.Tools, transports[id])
+		for _, name := range slices.Concat(prefixed("+ ", r.Added), prefixed("- ", r.Removed), prefixed("~ ", r.Changed)) {
 			fmt.Fprintf(out, "    %s\n", name)
 		}
 	}
 	if failed > 0 {
-		return exitError{fmt.Sprintf("%d upstream(s) failed", failed)}
+		return h.Failed(fmt.Sprintf("%d upstream(s) failed", failed))
 	}
 	return nil
+}
+
+// message is what err says: an error answer's message, without its status.
+func message(err error) string {
+	if e := (*admin.Error)(nil); errors.As(err, &e) {
+		return e.Message
+	}
+	return err.Error()
 }
 
 func prefixed(p string, names []string) []string {
@@ -349,13 +400,13 @@ type quarantineDiff struct {
 	Now          json.RawMessage `json:"now"`
 }
 
-func upstreamDiffCmd(g *globals) *cobra.Command {
+func diffCmd(h Hooks) *cobra.Command {
 	var o *cli.Flag
 	cmd := &cobra.Command{
 		Use:   "diff ID",
 		Short: "Show each quarantined tool of an upstream: its accepted definition beside the new one",
 		Args:  cobra.ExactArgs(1),
-		RunE: g.withGateway(func(cmd *cobra.Command, argv []string, gw *server.Gateway) error {
+		RunE: h.WithGateway(func(cmd *cobra.Command, argv []string, gw *server.Gateway) error {
 			if _, ok := gw.Upstreams().Upstream(argv[0]); !ok {
 				return fmt.Errorf("no upstream %q (legate upstream list shows them)", argv[0])
 			}
@@ -382,48 +433,37 @@ func upstreamDiffCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-func upstreamAcceptCmd(g *globals) *cobra.Command {
+func acceptCmd(h Hooks) *cobra.Command {
 	return &cobra.Command{
 		Use:   "accept ID [TOOL...]",
 		Short: "Accept the current definitions of an upstream's tools (all by default), releasing them from quarantine",
 		Args:  cobra.MinimumNArgs(1),
-		RunE: g.withGateway(func(cmd *cobra.Command, argv []string, gw *server.Gateway) error {
-			by := "cli"
-			if u, err := user.Current(); err == nil {
-				by = "cli:" + u.Username
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			// Accepted by the one operation: through the running server,
+			// else over a gateway on the store.
+			var res struct {
+				Accepted []string `json:"accepted"`
 			}
-			accepted, err := gw.Upstreams().Accept(cmd.Context(), argv[0], by, argv[1:]...)
+			live, through, err := h.Live("")
+			switch {
+			case err != nil:
+				return err
+			case live != nil:
+				err = live.Do(cmd.Context(), http.MethodPost, "/admin/v1/upstreams/"+url.PathEscape(argv[0])+"/accept", map[string][]string{"tools": argv[1:]}, &res)
+				if err == nil {
+					through()
+				}
+			default:
+				err = h.WithGatewayOps(func(cmd *cobra.Command, argv []string, ops *operations.Ops) (err error) {
+					res.Accepted, err = ops.Accept(cmd.Context(), argv[0], h.Caller, argv[1:])
+					return err
+				})(cmd, argv)
+			}
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "accepted %d tool definitions of %s: %s\n", len(accepted), argv[0], strings.Join(accepted, ", "))
+			fmt.Fprintf(cmd.OutOrStdout(), "accepted %d tool definitions of %s: %s\n", len(res.Accepted), argv[0], strings.Join(res.Accepted, ", "))
 			return nil
-		}),
+		},
 	}
-}
-
-// addUpstreamLive adds def through the running server live and, with
-// refresh, waits for the server to connect to it and cache its tools: an
-// upstream that cannot be listed is removed again, as the store path does.
-func addUpstreamLive(cmd *cobra.Command, live *admin.Client, def upstream.Config, refresh bool, through func()) error {
-	ctx := cmd.Context()
-	if err := live.Do(ctx, http.MethodPost, "/admin/v1/upstreams", def, nil); err != nil {
-		return fmt.Errorf("upstream %q not added: %w", def.ID, err)
-	}
-	through()
-	if !refresh {
-		fmt.Fprintf(cmd.OutOrStdout(), "added upstream %q (%s), not connected\n", def.ID, def.TransportName())
-		return nil
-	}
-	fmt.Fprintf(cmd.OutOrStdout(), "%s: connecting…\n", def.ID)
-	start := time.Now()
-	res, err := live.RefreshUpstream(ctx, def.ID, 10*time.Second)
-	if err != nil {
-		if derr := live.Remove(ctx, "upstream", def.ID); derr != nil {
-			return fmt.Errorf("%w; and removing it again failed: %v", err, derr)
-		}
-		return fmt.Errorf("upstream %q not added: %w (--no-refresh stores it without connecting)", def.ID, err)
-	}
-	fmt.Fprintf(cmd.OutOrStdout(), "added upstream %q (%s): %d tools in %s\n", def.ID, def.TransportName(), res.Tools, time.Since(start).Round(time.Millisecond))
-	return nil
 }

@@ -1,6 +1,9 @@
-package main
+// Package auditcmd is `legate audit`: the audit log of the command's store
+// (tail, query), read and printed by call time.
+package auditcmd
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -13,7 +16,18 @@ import (
 	"github.com/legate-mcp/legate/store"
 )
 
-func auditCmd(g *globals) *cobra.Command {
+// Env is what a command reads: the audit log, and the canonical name of a
+// tool as a client may name it (its wire name looked up in the catalog).
+type Env struct {
+	Audit     store.AuditStore
+	Canonical func(ctx context.Context, tool string) (string, error)
+}
+
+// WithEnv makes a command body that runs with the CLI's env open.
+type WithEnv func(run func(cmd *cobra.Command, argv []string, e Env) error) func(*cobra.Command, []string) error
+
+// New returns the `audit` command.
+func New(withEnv WithEnv) *cobra.Command {
 	cmd := &cobra.Command{Use: "audit", Short: "Read the audit log: one row per call, never argument values"}
 	var follow bool
 	var n int
@@ -22,7 +36,7 @@ func auditCmd(g *globals) *cobra.Command {
 		Use:   "tail [-f] [-n N]",
 		Short: "Show the newest audit rows, by call time; -f keeps following (-n 0 -f: only new rows)",
 		Args:  cobra.NoArgs,
-		RunE: g.withEnv(func(cmd *cobra.Command, _ []string, e *env) error {
+		RunE: withEnv(func(cmd *cobra.Command, _ []string, e Env) error {
 			if n < 0 {
 				return fmt.Errorf("-n %d: want 0 or more rows", n)
 			}
@@ -30,7 +44,7 @@ func auditCmd(g *globals) *cobra.Command {
 				return fmt.Errorf("-f -o %s: a followed log is a stream, print it with -o jsonl (one JSON object per line) or -o table", tailOut.Format)
 			}
 			// The newest row, to follow from, and the newest n to show.
-			rows, err := e.store.Audit().Query(cmd.Context(), store.AuditQuery{Limit: max(n, 1)})
+			rows, err := e.Audit.Query(cmd.Context(), store.AuditQuery{Limit: max(n, 1)})
 			if err != nil {
 				return err
 			}
@@ -59,7 +73,7 @@ func auditCmd(g *globals) *cobra.Command {
 					return nil
 				case <-time.After(500 * time.Millisecond):
 				}
-				rows, err := e.store.Audit().Query(cmd.Context(), store.AuditQuery{AfterID: last})
+				rows, err := e.Audit.Query(cmd.Context(), store.AuditQuery{AfterID: last})
 				if err != nil {
 					return err
 				}
@@ -84,7 +98,7 @@ func auditCmd(g *globals) *cobra.Command {
 		Use:   "query [--tool T] [--principal P] [--since 24h|7d]",
 		Short: "Select audit rows by tool, principal and age, by call time",
 		Args:  cobra.NoArgs,
-		RunE: g.withEnv(func(cmd *cobra.Command, _ []string, e *env) error {
+		RunE: withEnv(func(cmd *cobra.Command, _ []string, e Env) error {
 			if since > 0 {
 				q.Since = time.Now().Add(-time.Duration(since))
 			}
@@ -94,16 +108,13 @@ func auditCmd(g *globals) *cobra.Command {
 			if q.Tool != "" {
 				// Rows name tools canonically; a client's wire name is
 				// looked up in the catalog.
-				gw, err := e.gateway(cmd.Context())
+				t, err := e.Canonical(cmd.Context(), q.Tool)
 				if err != nil {
 					return err
 				}
-				if en, ok := gw.Catalog().Lookup(q.Tool); ok {
-					q.Tool = en.Canonical
-				}
-				gw.Close()
+				q.Tool = t
 			}
-			rows, err := e.store.Audit().Query(cmd.Context(), q)
+			rows, err := e.Audit.Query(cmd.Context(), q)
 			if err != nil {
 				return err
 			}
