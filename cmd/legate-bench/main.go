@@ -71,7 +71,7 @@ func run() int {
 	keep := flag.Bool("keep", false, "keep the temporary directory (configs, state, logs)")
 	profile := flag.String("profile", "", "instead of the scenarios, profile Legate (in-process) under the P1 and P3 loads at the highest C ≤ 8, its start-up on the P5 cache and tools/list of that cache, writing CPU and allocation profiles in this directory")
 	selfProfile := flag.String("selfprofile", "", "write a CPU profile of the harness itself (the load clients) to this file")
-	soakRun := flag.Bool("soak", false, "instead of the scenarios, the soak (soak.go): -sessions concurrent sessions, -calls calls, faults injected; fails on any other error or on growth")
+	soakRun := flag.Bool("soak", false, "instead of the scenarios, the soak (package soak): -sessions concurrent sessions, -calls calls, faults injected; fails on any other error or on growth")
 	soakCfg := soak.Flags()
 	flag.Parse()
 
