@@ -353,7 +353,7 @@ func (h *run) call(ctx context.Context, cs *mcp.ClientSession, turn int, tc Tool
 var approvalID = regexp.MustCompile(`\bap_[0-9a-f]+\b`)
 
 // pendingApproval is the approval id of a result with the details of the
-// gateway's APPROVAL_PENDING (server.ErrorResult: {"code",
+// gateway's APPROVAL_PENDING (toolresult.Error: {"code",
 // "approval_id"} under "error" in structured content, or under
 // legate.ErrorMetaKey in _meta), "" for any other. The text of a result
 // is never read for one: a tool's result may say anything.
