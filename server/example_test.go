@@ -36,7 +36,9 @@ func ExampleGateway_Call() {
 			return &legate.Result{Structured: map[string]string{"greeting": "Hello, " + in.Name + "!"}}, nil
 		})
 	forget := connectors.NewTool("forget", "Forget someone.", legate.ClassDestructive,
-		func(context.Context, *connectors.Call, *who) (*legate.Result, error) { panic("never runs: the policy denies it") })
+		func(context.Context, *connectors.Call, *who) (*legate.Result, error) {
+			panic("never runs: the policy denies it")
+		})
 	gw, err := server.New(ctx, server.Options{Config: cfg, Store: st,
 		Tools: []connectors.Builtin{{Instance: "demo", Tool: greet}, {Instance: "demo", Tool: forget}}})
 	if err != nil {
