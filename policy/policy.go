@@ -24,6 +24,7 @@ import (
 	"slices"
 
 	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/internal/strictyaml"
 )
 
 // Action is what a decision does with a call.
@@ -129,8 +130,10 @@ func New(cfg Config) (*Policy, error) {
 // Validate checks the section without I/O.
 func (cfg Config) Validate(at string) []error {
 	var errs []error
+	// A PathError names its key path apart from the message, so that a
+	// key holding ": " or spaces still finds its line in the file.
 	bad := func(key, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s.%s: %s", at, key, fmt.Sprintf(format, args...)))
+		errs = append(errs, &strictyaml.PathError{Path: at + "." + key, Msg: fmt.Sprintf(format, args...)})
 	}
 	// In a stable order: the same file gives the same errors every run.
 	for _, c := range slices.Sorted(maps.Keys(cfg.Defaults)) {
