@@ -65,15 +65,19 @@ func (hs headers) RoundTrip(r *http.Request) (*http.Response, error) {
 	return hs.base.RoundTrip(r)
 }
 
-// postAs sends one JSON-RPC request to url as tok, on session sid if given.
+// postAs sends one JSON-RPC request to url as tok, on session sid if given
+// (protocol 2025-11-25), else stateless (2026-07-28); it sends only
+// tools/list.
 func postAs(t *testing.T, url, tok, sid, body string) (int, string) {
 	t.Helper()
 	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+tok)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "tools/list")
 	if sid != "" {
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
 		req.Header.Set("Mcp-Session-Id", sid)
 	}
 	res, err := http.DefaultClient.Do(req)
@@ -133,6 +137,11 @@ func TestOneURLPerToolset(t *testing.T) {
 	}
 	if status, body := postAs(t, g.URL+"/mcp/nope", tok, "", list); status != http.StatusNotFound || !strings.Contains(body, `no profile is named \"nope\"`) {
 		t.Errorf("/mcp/nope: %d %s, want 404", status, body)
+	}
+	// A stateless request narrows as a session does.
+	stateless := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	if status, body := postAs(t, g.URL+"/mcp/mail", tok, "", stateless); status != http.StatusOK || !strings.Contains(body, "mail__echo") || strings.Contains(body, "code__echo") || strings.Contains(body, "mail__boom") {
+		t.Errorf("stateless tools/list on /mcp/mail: %d %s", status, body)
 	}
 	// A session opened on /mcp/coding answers nowhere else.
 	for _, url := range []string{g.URL + "/mcp/mail", g.URL + "/mcp"} {
