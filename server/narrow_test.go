@@ -161,3 +161,19 @@ func TestOneURLPerToolsetWithoutAuthentication(t *testing.T) {
 		t.Errorf("/mcp/private lists %v, want %v", got, want)
 	}
 }
+
+// The panel's Tools page names each profile's URL.
+func TestPanelListsProfileURLs(t *testing.T) {
+	g := servertest.Start(t, narrowConfig)
+	c, base, _ := panelClient(t, g.GW, g.Token(t, auth.Principal{Name: "root", Role: auth.RoleAdmin}))
+	resp, err := c.Get(base + "/tools")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := readAll(t, resp)
+	for _, want := range []string{"<code>http://127.0.0.1:0/mcp/coding</code>", `<a href="/tools?profile=mail">mail</a>`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("no %s on the Tools page: %s", want, page)
+		}
+	}
+}
