@@ -157,8 +157,13 @@ func TestOneURLPerToolset(t *testing.T) {
 func TestOneURLPerToolsetWithoutAuthentication(t *testing.T) {
 	g := servertest.Start(t, strings.Replace(narrowConfig, "auth: {tokens: true}\n", "", 1))
 	// The local caller has no profile: it may narrow to any, private too.
-	if got, want := names(t, connectAt(t, g.URL+"/mcp/private", "", nil)), []string{"mail__boom", "mail__echo", "mail__fail"}; !slices.Equal(got, want) {
+	private := connectAt(t, g.URL+"/mcp/private", "", nil)
+	if got, want := names(t, private), []string{"mail__boom", "mail__echo", "mail__fail"}; !slices.Equal(got, want) {
 		t.Errorf("/mcp/private lists %v, want %v", got, want)
+	}
+	// Its session stays on its URL.
+	if status, body := postAs(t, g.URL+"/mcp", "", private.ID(), `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); status != http.StatusForbidden {
+		t.Errorf("/mcp with /mcp/private's session: %d %s, want 403", status, body)
 	}
 }
 
