@@ -21,6 +21,16 @@ type Status struct {
 	PendingApprovals int              `json:"pending_approvals"`
 	Upstreams        []UpstreamStatus `json:"upstreams"`
 	Connectors       []ConnectorState `json:"connectors"`
+	Profiles         []ProfileURL     `json:"profiles"`
+}
+
+// ProfileURL is a profile and the URL whose clients see its view, narrowed
+// to their own (one URL per toolset).
+type ProfileURL struct {
+	Name string `json:"name"`
+	URL  string `json:"url"`
+	// For are the profiles whose callers may use it besides its own.
+	For []string `json:"for,omitempty"`
 }
 
 // UpstreamStatus is one upstream's live state.

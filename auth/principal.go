@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"net/http"
 
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 )
@@ -27,6 +28,9 @@ type Principal struct {
 	Role    string `json:"role"`
 	Tenant  string `json:"tenant,omitempty"`
 	Profile string `json:"profile,omitempty"`
+	// Narrow is the profile the request's URL narrows the view of Profile
+	// to ("" for none): the caller sees the tools of both.
+	Narrow string `json:"narrow,omitempty"`
 }
 
 // HasRole reports whether p has role or one above it; a nil p has none.
@@ -50,4 +54,23 @@ func PrincipalFrom(ti *sdkauth.TokenInfo) *Principal {
 // ctx is (set by Authenticator.Middleware), or nil.
 func PrincipalFromContext(ctx context.Context) *Principal {
 	return PrincipalFrom(sdkauth.TokenInfoFromContext(ctx))
+}
+
+// ServeAs has next serve r with ti as its token info (TokenInfoFromContext),
+// which the go-sdk sets only through its bearer-token middleware: r goes
+// through one that takes ti as given, its Authorization header kept as it
+// was.
+func ServeAs(ti *sdkauth.TokenInfo, next http.Handler, w http.ResponseWriter, r *http.Request) {
+	authz, had := r.Header["Authorization"]
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer given")
+	given := func(context.Context, string, *http.Request) (*sdkauth.TokenInfo, error) { return ti, nil }
+	sdkauth.RequireBearerToken(given, &sdkauth.RequireBearerTokenOptions{AllowMissingExpiration: true})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if had {
+			r.Header["Authorization"] = authz
+		} else {
+			delete(r.Header, "Authorization")
+		}
+		next.ServeHTTP(w, r)
+	})).ServeHTTP(w, r)
 }

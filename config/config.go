@@ -90,6 +90,8 @@ type Profile struct {
 	Discovery string `yaml:"discovery" enum:"list,search" desc:"list: tools/list shows every tool of the view; search: it shows legate.search_tools and legate.approval_status, then each tool a search of the session found (every tool of the view can be called by name either way)"`
 	// Connectors narrows the view to connector instances and upstreams.
 	Connectors []ConnectorSelection `yaml:"connectors" desc:"Connector instances and upstreams whose tools the view keeps (empty: every source); an entry names one ({name: notion}) or selects those usable ({all: true, exclude: [jira], max: 10})"`
+	// For lists the profiles whose callers may narrow to this one.
+	For []string `yaml:"for" example:"[all]" desc:"Profiles whose callers may narrow their view to this one at /mcp/{name} (or /mcp with the Mcp-Legate-Profile header): the view is then the tools of both, never more. A caller of this profile, and one with none, may always"`
 	// AutoAuth: nil is true.
 	AutoAuth *bool `yaml:"auto_auth" default:"true" desc:"A call to a per_user instance or an OAuth-protected upstream (auth: oauth) the caller has not connected (or whose connection expired) asks the user to open the connect URL, through a client that supports URL-mode elicitation (2025-11-25) or an input_required result (2026-07-28), and goes on once connected; false: it fails with NOT_CONNECTED naming the URL. Only such a call starts a connection: nothing is opened on its own"`
 }
@@ -318,6 +320,13 @@ func (f *File) validateProfiles() []error {
 	}
 	if _, ok := seen[f.Profile]; f.Profile != "" && !ok {
 		bad("profile", "no profile is named %q", f.Profile)
+	}
+	for i, p := range f.Profiles {
+		for j, name := range p.For {
+			if _, ok := seen[name]; !ok {
+				bad(fmt.Sprintf("profiles[%d].for[%d]", i, j), "no profile is named %q", name)
+			}
+		}
 	}
 	return errs
 }

@@ -84,6 +84,8 @@ func TestErrorsNameTheKeyPath(t *testing.T) {
 			[]string{`profiles[0].include[0]: bad glob "["`}},
 		"profile unknown": {"profile: nope\nprofiles:\n  - {name: p}\n",
 			[]string{`profile: no profile is named "nope"`}},
+		"profile for unknown": {"profiles:\n  - {name: p, for: [p, nope]}\n",
+			[]string{`profiles[0].for[1]: no profile is named "nope"`}},
 		"selection name and all": {"profiles:\n  - {name: p, connectors: [{name: a, all: true}]}\n",
 			[]string{`profiles[0].connectors[0]: give either name or all: true`}},
 		"selection max without all": {"profiles:\n  - {name: p, connectors: [{name: a, max: 3}]}\n",

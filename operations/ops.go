@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -125,8 +126,18 @@ func (o *Ops) Status(ctx context.Context) (*admin.Status, error) {
 	return &admin.Status{
 		Version: o.p.Version, StartedAt: o.p.Started, UptimeSeconds: time.Since(o.p.Started).Round(time.Second).Seconds(),
 		Listen: o.p.Listen, Ready: o.p.Ready(), PendingApprovals: len(pending), Sessions: len(o.p.Sessions()),
-		Upstreams: ups, Connectors: o.instances(),
+		Upstreams: ups, Connectors: o.instances(), Profiles: o.profileURLs(),
 	}, nil
+}
+
+// profileURLs are the configured profiles, each with the URL that serves
+// its view.
+func (o *parts) profileURLs() []admin.ProfileURL {
+	out := []admin.ProfileURL{}
+	for _, p := range o.p.Config().Profiles {
+		out = append(out, admin.ProfileURL{Name: p.Name, URL: "http://" + o.p.Listen + "/mcp/" + url.PathEscape(p.Name), For: p.For})
+	}
+	return out
 }
 
 // instances are the connector instances built now, each with its number

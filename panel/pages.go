@@ -561,6 +561,9 @@ func (p *Panel) tools(w http.ResponseWriter, r *http.Request, s *session) {
 		data["Error"] = problem(err)
 	}
 	data["Tools"], data["As"], data["Principal"], data["Tenant"], data["Profile"] = list.Tools, len(as) > 0, q.Get("principal"), q.Get("tenant"), q.Get("profile")
+	var st admin.Status // the URL of each profile's view; the page goes on without
+	p.call(r.Context(), s, "GET", "/admin/v1/status", nil, &st)
+	data["Profiles"] = st.Profiles
 	p.render(w, "tools", s, data)
 }
 

@@ -5,6 +5,7 @@
 package profiles
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -80,7 +81,7 @@ func (d *Discovery) SearchMode(p *auth.Principal) bool {
 	if p = d.WithDefault(p); p == nil {
 		return false
 	}
-	prof, _ := d.Profile(p.Profile)
+	prof, _ := d.Profile(cmp.Or(p.Narrow, p.Profile)) // a narrowed view is listed as its URL's profile lists
 	return prof.Discovery == config.DiscoverySearch
 }
 

@@ -30,7 +30,7 @@ func (g *Gateway) sessionIdle() time.Duration {
 	return DefaultSessionIdleTimeout
 }
 
-// Handler returns the HTTP handler: MCP at /mcp, the admin API under
+// Handler returns the HTTP handler: MCP at /mcp and /mcp/{profile}, the admin API under
 // /admin/, per-user connections under /connect/, /metrics, /healthz and /readyz, all behind the Host and Origin
 // guard, and the public RFC 9728 metadata. listen is the address served,
 // used to decide which Host and Origin headers are local.
@@ -41,13 +41,14 @@ func (g *Gateway) Handler(listen string) http.Handler {
 	// /metrics the admin role: its series name every tenant's tools.
 	// The probes stay open to load balancers, behind the guard.
 	adminH := AdminHandler(g, listen)
-	var mcpH, metricsH http.Handler = g.mcpHandler(), g.metrics.Handler()
+	var mcpH, metricsH http.Handler = g.discovery.Narrow(g.mcpHandler()), g.metrics.Handler()
 	if g.auth.Enabled() {
 		mcpH = g.auth.Middleware()(mcpH)
 		metricsH = g.auth.Middleware()(g.auth.RequireRole(auth.RoleAdmin, metricsH))
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcpH)
+	mux.Handle("/mcp/{profile}", mcpH) // one URL per toolset (profiles.Discovery.Narrow)
 	mux.Handle("/admin/", adminH)
 	mux.Handle("GET /metrics", metricsH)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {

@@ -13,7 +13,8 @@ import (
 // tenant and the shared ones, narrowed by its profile. A tool outside the
 // view is, for that caller, unknown: not listed, and a call to it is an
 // unknown-tool error. Without authentication there is no principal and the
-// whole catalog is the view. Views are cached (profiles.Views).
+// whole catalog is the view. A request to /mcp/{profile} narrows it
+// (profiles.Discovery.Narrow). Views are cached (profiles.Views).
 
 // viewFor returns the catalog p sees.
 func (g *Gateway) viewFor(p *auth.Principal) *catalog.Catalog {
@@ -21,22 +22,16 @@ func (g *Gateway) viewFor(p *auth.Principal) *catalog.Catalog {
 	if p = g.discovery.WithDefault(p); p == nil {
 		return base
 	}
-	return g.views.Get(base, [2]string{p.Tenant + g.connections.ViewKey(p.Name), p.Profile}, p)
+	return g.views.Get(base, [2]string{p.Tenant + g.connections.ViewKey(p.Name), p.Profile + "\x00" + p.Narrow}, p)
 }
 
-// buildView builds p's view of base; one that does not build shows none of
-// it.
+// buildView builds p's view of base; one that does not build (its profile
+// unknown, say) shows none of it.
 func (g *Gateway) buildView(base *catalog.Catalog, p *auth.Principal) *catalog.Catalog {
-	prof, known := g.now().cfg.ProfileNamed(p.Profile)
-	if p.Profile != "" && !known {
-		g.log.Warn("principal names an unknown profile; it sees no tools", "principal", p.Name, "profile", p.Profile)
-		v, _ := catalog.Build(base.Naming(), nil)
-		return v
-	}
 	srcs := profiles.Sources(g.now().cfg, g.Instances(), &vault.Resolver{Vault: g.opts.Vault, Masks: g.masks}, g.upstreams, g.connections)
-	v, err := profiles.View(context.Background(), base, prof, p.Tenant, p.Name, srcs)
+	v, err := profiles.ViewOf(context.Background(), base, g.now().cfg.ProfileNamed, p, srcs)
 	if err != nil {
-		g.log.Error("building a catalog view; showing none of it", "tenant", p.Tenant, "profile", p.Profile, "error", err)
+		g.log.Warn("building a catalog view; showing none of it", "tenant", p.Tenant, "profile", p.Profile, "error", err)
 		v, _ = catalog.Build(base.Naming(), nil)
 	}
 	return v

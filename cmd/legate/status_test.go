@@ -151,3 +151,19 @@ upstreams:
 	}
 	return g.URL, strings.TrimPrefix(g.URL, "http://")
 }
+
+// `legate status` lists each profile with the URL that serves its view.
+func TestStatusListsProfileURLs(t *testing.T) {
+	const token = "status-profiles-token"
+	g := servertest.Start(t, "profiles:\n  - {name: all}\n  - {name: coding, include: [\"code.*\"], for: [all]}\n",
+		servertest.With(func(o *server.Options) { o.AdminToken = token }))
+	out, err := runCLI(t, "status", "--url", g.URL, "--token", token)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	addr := strings.TrimPrefix(g.URL, "http://")
+	if !regexp.MustCompile(`(?m)^coding +http://`+regexp.QuoteMeta(addr)+`/mcp/coding +all$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^all +http://`+regexp.QuoteMeta(addr)+`/mcp/all *$`).MatchString(out) {
+		t.Errorf("no profile URLs in:\n%s", out)
+	}
+}

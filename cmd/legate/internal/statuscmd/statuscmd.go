@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -51,7 +52,8 @@ func New(client func(url, token string) (*admin.Client, error)) *cobra.Command {
 }
 
 // printStatus writes s for people: a summary line, then a table of
-// upstreams and one of connectors.
+// upstreams, one of connectors and, when there are profiles, one of their
+// URLs.
 func printStatus(w io.Writer, s *admin.Status) error {
 	ready := "ready"
 	if !s.Ready {
@@ -77,6 +79,14 @@ func printStatus(w io.Writer, s *admin.Status) error {
 		fmt.Fprintln(tw, "CONNECTOR\tTYPE\tTENANT\tTOOLS\tORIGIN")
 		for _, c := range s.Connectors {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", c.ID, c.Type, c.Tenant, c.Tools, c.Origin)
+		}
+	}
+	if len(s.Profiles) > 0 {
+		// One URL per toolset: a client at a profile's URL sees its view.
+		fmt.Fprintln(tw)
+		fmt.Fprintln(tw, "PROFILE\tURL\tFOR")
+		for _, p := range s.Profiles {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Name, p.URL, strings.Join(p.For, ","))
 		}
 	}
 	return tw.Flush()

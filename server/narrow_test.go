@@ -1,0 +1,184 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/legate-mcp/legate/auth"
+	"github.com/legate-mcp/legate/server/servertest"
+	"github.com/legate-mcp/legate/store"
+)
+
+// alice's own profile, all, hides mail.boom; coding and mail are for it,
+// private is not.
+const narrowConfig = `
+policy:
+  defaults: {read: allow, draft: allow, write: allow, destructive: allow}
+  rules:
+    - {principal: alice, tool: code.fail, action: deny}
+auth: {tokens: true}
+profiles:
+  - {name: all, exclude: ["mail.boom"]}
+  - {name: coding, include: ["code.*"], for: [all]}
+  - {name: mail, include: ["mail.*"], for: [all]}
+  - {name: private, include: ["mail.*"]}
+connectors:
+  - {id: code, type: echo-test}
+  - {id: mail, type: echo-test}
+`
+
+// connectAt opens a session at url with bearer tok, header h added to
+// each request.
+func connectAt(t *testing.T, url, tok string, h http.Header) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	rt := http.RoundTripper(bearer{tok, http.DefaultTransport})
+	if h != nil {
+		rt = headers{h, rt}
+	}
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: rt}},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+type headers struct {
+	h    http.Header
+	base http.RoundTripper
+}
+
+func (hs headers) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range hs.h {
+		r.Header[k] = v
+	}
+	return hs.base.RoundTrip(r)
+}
+
+// postAs sends one JSON-RPC request to url as tok, on session sid if given
+// (protocol 2025-11-25), else stateless (2026-07-28); it sends only
+// tools/list.
+func postAs(t *testing.T, url, tok, sid, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "tools/list")
+	if sid != "" {
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		req.Header.Set("Mcp-Session-Id", sid)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}
+
+func TestOneURLPerToolset(t *testing.T) {
+	g := servertest.Start(t, narrowConfig)
+	tok := g.Token(t, auth.Principal{Name: "alice", Role: auth.RoleUser, Profile: "all"})
+	coding := connectAt(t, g.URL+"/mcp/coding", tok, nil)
+	mail := connectAt(t, g.URL+"/mcp/mail", tok, nil)
+	if got, want := names(t, coding), []string{"code__boom", "code__echo", "code__fail"}; !slices.Equal(got, want) {
+		t.Errorf("/mcp/coding lists %v, want %v", got, want)
+	}
+	// Never more than alice's own view: mail.boom stays hidden.
+	if got, want := names(t, mail), []string{"mail__echo", "mail__fail"}; !slices.Equal(got, want) {
+		t.Errorf("/mcp/mail lists %v, want %v", got, want)
+	}
+	if _, err := coding.CallTool(context.Background(), &mcp.CallToolParams{Name: "mail__echo", Arguments: map[string]any{"text": "x"}}); err == nil || !strings.Contains(err.Error(), "unknown tool") {
+		t.Errorf("a mail tool called on /mcp/coding: %v", err)
+	}
+	res, err := coding.CallTool(context.Background(), &mcp.CallToolParams{Name: "code__echo", Arguments: map[string]any{"text": "x"}})
+	if err != nil || res.IsError {
+		t.Fatalf("code__echo on /mcp/coding: %v %v", res, err)
+	}
+	if b, _ := json.Marshal(res.StructuredContent); !strings.Contains(string(b), `"principal":"alice"`) {
+		t.Errorf("code__echo ran as %s, want alice", b)
+	}
+	// alice's policy holds on a narrowed URL.
+	if res, err := coding.CallTool(context.Background(), &mcp.CallToolParams{Name: "code__fail", Arguments: map[string]any{"text": "x"}}); err != nil || !res.IsError {
+		t.Errorf("code__fail, denied to alice, answered %v %v", res, err)
+	}
+	var rows []store.AuditRow
+	waitFor(t, "the audit rows of alice's calls", func() bool {
+		rows, _ = g.Store.Audit().Query(context.Background(), store.AuditQuery{Principal: "alice"})
+		return len(rows) >= 2
+	})
+	if !slices.ContainsFunc(rows, func(r store.AuditRow) bool { return r.Tool == "code.echo" && r.Outcome == "ok" }) ||
+		!slices.ContainsFunc(rows, func(r store.AuditRow) bool { return r.Tool == "code.fail" && r.Decision == "deny" }) {
+		t.Errorf("alice's audit rows: %+v", rows)
+	}
+
+	// The header form on /mcp.
+	viaHeader := connectAt(t, g.URL+"/mcp", tok, http.Header{"Mcp-Legate-Profile": {"mail"}})
+	if got, want := names(t, viaHeader), []string{"mail__echo", "mail__fail"}; !slices.Equal(got, want) {
+		t.Errorf("/mcp with Mcp-Legate-Profile: mail lists %v, want %v", got, want)
+	}
+
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	if status, body := postAs(t, g.URL+"/mcp/private", tok, "", list); status != http.StatusForbidden || !strings.Contains(body, `profile \"private\" is not for callers of profile \"all\"`) {
+		t.Errorf("/mcp/private: %d %s, want 403 naming the profiles", status, body)
+	}
+	if status, body := postAs(t, g.URL+"/mcp/nope", tok, "", list); status != http.StatusNotFound || !strings.Contains(body, `no profile is named \"nope\"`) {
+		t.Errorf("/mcp/nope: %d %s, want 404", status, body)
+	}
+	// A stateless request narrows as a session does.
+	stateless := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	if status, body := postAs(t, g.URL+"/mcp/mail", tok, "", stateless); status != http.StatusOK || !strings.Contains(body, "mail__echo") || strings.Contains(body, "code__echo") || strings.Contains(body, "mail__boom") {
+		t.Errorf("stateless tools/list on /mcp/mail: %d %s", status, body)
+	}
+	// A session opened on /mcp/coding answers nowhere else.
+	for _, url := range []string{g.URL + "/mcp/mail", g.URL + "/mcp"} {
+		if status, body := postAs(t, url, tok, coding.ID(), list); status != http.StatusForbidden {
+			t.Errorf("%s with /mcp/coding's session: %d %s, want 403", url, status, body)
+		}
+	}
+	if status, body := postAs(t, g.URL+"/mcp/coding", tok, coding.ID(), list); status != http.StatusOK || !strings.Contains(body, "code__echo") {
+		t.Errorf("/mcp/coding with its own session: %d %s", status, body)
+	}
+}
+
+func TestOneURLPerToolsetWithoutAuthentication(t *testing.T) {
+	g := servertest.Start(t, strings.Replace(narrowConfig, "auth: {tokens: true}\n", "", 1))
+	// The local caller has no profile: it may narrow to any, private too.
+	private := connectAt(t, g.URL+"/mcp/private", "", nil)
+	if got, want := names(t, private), []string{"mail__boom", "mail__echo", "mail__fail"}; !slices.Equal(got, want) {
+		t.Errorf("/mcp/private lists %v, want %v", got, want)
+	}
+	// Its session stays on its URL.
+	if status, body := postAs(t, g.URL+"/mcp", "", private.ID(), `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); status != http.StatusForbidden {
+		t.Errorf("/mcp with /mcp/private's session: %d %s, want 403", status, body)
+	}
+}
+
+// The panel's Tools page names each profile's URL.
+func TestPanelListsProfileURLs(t *testing.T) {
+	g := servertest.Start(t, narrowConfig)
+	c, base, _ := panelClient(t, g.GW, g.Token(t, auth.Principal{Name: "root", Role: auth.RoleAdmin}))
+	resp, err := c.Get(base + "/tools")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := readAll(t, resp)
+	for _, want := range []string{"<code>http://127.0.0.1:0/mcp/coding</code>", `<a href="/tools?profile=mail">mail</a>`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("no %s on the Tools page: %s", want, page)
+		}
+	}
+}
