@@ -147,11 +147,13 @@ func TestClientRetryOfAWriteWritesOnce(t *testing.T) {
 			call(cs, ctx, text, key) // answered, but the client never reads it
 		}
 		var res *mcp.CallToolResult
-		for range 400 { // while the first call still runs, a retry is CONFLICT
-			if res, err = call(cs, ctx, text, key); err != nil || !res.IsError || !strings.Contains(metaError(res), "CONFLICT") {
+		// While the first call still runs (until its cancellation reaches
+		// the provider, slower on a loaded machine), a retry is CONFLICT.
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			res, err = call(cs, ctx, text, key)
+			if err != nil || !res.IsError || !strings.Contains(metaError(res), "CONFLICT") || time.Now().After(deadline) {
 				break
 			}
-			time.Sleep(5 * time.Millisecond)
 		}
 		if err != nil || res.IsError {
 			t.Fatalf("%s call %d (key %q): retry: %v %+v", door, i, key, err, res)
