@@ -2,11 +2,13 @@ package server
 
 import (
 	"context"
+	"io"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/catalog"
+	"github.com/legate-mcp/legate/server/jsonlines"
 )
 
 // ViewFor is the catalog p sees, for tests of the view cache.
@@ -23,4 +25,13 @@ func SDKClient(ctx context.Context, g *Gateway) (*mcp.ClientSession, error) {
 		return nil, err
 	}
 	return mcp.NewClient(&mcp.Implementation{Name: "sdk-path", Version: "1"}, nil).Connect(ctx, ct, nil)
+}
+
+// ServeLines serves one client over r and w as ServeStdio does; with fast
+// false, every line takes the SDK's path.
+func ServeLines(ctx context.Context, g *Gateway, r io.Reader, w io.Writer, fast bool) error {
+	if fast {
+		return g.serveLines(ctx, r, w)
+	}
+	return g.mcp.Run(ctx, &jsonlines.Transport{R: r, W: w, Log: g.log, Max: jsonlines.MaxLine})
 }

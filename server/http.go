@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/legate-mcp/legate/audit"
@@ -174,5 +176,31 @@ func (g *Gateway) ServeHTTP(ctx context.Context, ln net.Listener) error {
 // or ctx ends. A malformed line is answered with a JSON-RPC error and the
 // session goes on (stdio.go).
 func (g *Gateway) ServeStdio(ctx context.Context) error {
-	return g.mcp.Run(ctx, &jsonlines.Transport{R: os.Stdin, W: os.Stdout, Log: g.log, Max: jsonlines.MaxLine})
+	return g.serveLines(ctx, os.Stdin, os.Stdout)
+}
+
+// serveLines serves one client over newline-delimited JSON-RPC, as
+// mcp.Server.Run would, the fast paths taking the lines they answer
+// (fastpath.Line).
+func (g *Gateway) serveLines(ctx context.Context, r io.Reader, w io.Writer) error {
+	var session atomic.Pointer[mcp.ServerSession]
+	t := &jsonlines.Transport{R: r, W: w, Log: g.log, Max: jsonlines.MaxLine}
+	t.Bypass = func(line []byte, out *jsonlines.Out) bool {
+		return g.fast.paths.Line(ctx, session.Load(), line, out)
+	}
+	ss, err := g.mcp.Connect(ctx, t, nil)
+	if err != nil {
+		return err
+	}
+	session.Store(ss)
+	ended := make(chan error, 1)
+	go func() { ended <- ss.Wait() }()
+	select {
+	case <-ctx.Done():
+		ss.Close()
+		<-ended
+		return ctx.Err()
+	case err := <-ended:
+		return err
+	}
 }

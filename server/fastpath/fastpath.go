@@ -256,75 +256,111 @@ func (f *Paths) list(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSessi
 	return true
 }
 
-// callKey identifies a call the fast path runs, for cancellation.
-type callKey struct{ session, id string }
+// callKey identifies a call the fast path runs, for cancellation: the
+// HTTP session's id, or the stdio session itself, and the request's id.
+type callKey struct {
+	session any
+	id      string
+}
 
 // errCancelled is the cause of a call the client cancelled.
 var errCancelled = errors.New("cancelled by the client")
 
-// call runs a call to a native tool, or to an upstream's tool that can be
-// relayed as bytes, on live session ss, or stateless when ss is nil.
-func (f *Paths) call(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSession, id, params json.RawMessage) bool {
-	var p struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-		Meta      json.RawMessage `json:"_meta"`
-	}
-	if json.Unmarshal(params, &p) != nil || p.Name == "" || ss == nil && r.Header.Get("Mcp-Name") != p.Name {
-		return false
+// callParams are a tools/call's params as the fast path reads them.
+type callParams struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	Meta      json.RawMessage `json:"_meta"`
+}
+
+// newCall reads a tools/call's params into the Call that p makes, or
+// reports false for the SDK to answer them: a later round of a
+// multi-round-trip call, arguments that are no object, a tool p cannot see.
+func (f *Paths) newCall(p *auth.Principal, ss *mcp.ServerSession, params json.RawMessage) (c Call, in callParams, ok bool) {
+	if json.Unmarshal(params, &in) != nil || in.Name == "" {
+		return c, in, false
 	}
 	if bytes.Contains(params, []byte(`"requestState"`)) || bytes.Contains(params, []byte(`"inputResponses"`)) {
-		return false // a later round of a multi-round-trip call (package rounds)
+		return c, in, false // a later round of a multi-round-trip call (package rounds)
 	}
 	var meta struct {
 		ProgressToken json.RawMessage `json:"progressToken"`
 		Key           any             `json:"io.legate/idempotency-key"` // legate.IdempotencyMetaKey
 	}
-	if len(p.Meta) > 0 && json.Unmarshal(p.Meta, &meta) != nil {
-		return false
+	if len(in.Meta) > 0 && json.Unmarshal(in.Meta, &meta) != nil {
+		return c, in, false
 	}
 	switch {
-	case string(p.Arguments) == "null":
-		p.Arguments = nil
-	case len(p.Arguments) > 0 && p.Arguments[0] != '{':
-		return false // the SDK's error
+	case string(in.Arguments) == "null":
+		in.Arguments = nil
+	case len(in.Arguments) > 0 && in.Arguments[0] != '{':
+		return c, in, false // the SDK's error
 	}
-	principal := auth.PrincipalFromContext(r.Context())
-	e, ok := f.gw.Lookup(principal, p.Name)
+	e, ok := f.gw.Lookup(p, in.Name)
 	if !ok {
-		return false
+		return c, in, false
 	}
-	if ss == nil {
-		if err := paramheader.Check(r.Header, e.Tool, p.Arguments); err != nil {
-			newStreamWriter(w, "", id).plainError(http.StatusBadRequest, err)
-			return true
-		}
-	}
-	c := Call{Entry: e, Args: p.Arguments, Principal: principal, Session: ss, IdempotencyKey: opkey.ClientKey(meta.Key)}
-	sid := ""
-	if ss != nil {
-		sid = ss.ID()
-	}
+	c = Call{Entry: e, Args: in.Arguments, Principal: p, Session: ss, IdempotencyKey: opkey.ClientKey(meta.Key)}
 	if tok := meta.ProgressToken; validID(tok) {
 		c.ProgressToken = tok
 	}
 	if ss == nil {
-		c.Round = &rounds.Round{Meta: p.Meta}
+		c.Round = &rounds.Round{Meta: in.Meta}
 	}
-	call := &relayedCall{streamWriter: streamWriter{w: w, sid: sid, id: id}, metrics: f.metrics}
-	out := &call.streamWriter
-	c.Relay = call
+	return c, in, true
+}
 
+// call runs a call to a native tool, or to an upstream's tool that can be
+// relayed as bytes, on live session ss, or stateless when ss is nil.
+func (f *Paths) call(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSession, id, params json.RawMessage) bool {
+	c, in, ok := f.newCall(auth.PrincipalFromContext(r.Context()), ss, params)
+	if !ok || ss == nil && r.Header.Get("Mcp-Name") != in.Name {
+		return false
+	}
+	out := &streamWriter{w: w, id: id}
+	if ss == nil {
+		if err := paramheader.Check(r.Header, c.Entry.Tool, c.Args); err != nil {
+			out.plainError(http.StatusBadRequest, err)
+			return true
+		}
+	} else {
+		out.sid = ss.ID()
+	}
 	// A session's client cancels with notifications/cancelled; a stateless
 	// one by ending its request.
 	ctx, cancel := context.WithCancelCause(r.Context())
-	if sid != "" {
-		key := callKey{sid, string(id)}
+	defer cancel(nil)
+	if ss != nil {
+		key := callKey{out.sid, string(id)}
 		f.calls.Store(key, cancel)
 		defer f.calls.Delete(key)
 	}
+	return f.run(ctx, c, out)
+}
+
+// answer is where the fast path writes a call's answer: an HTTP event
+// stream (streamWriter), or a stdio session's lines (lineWriter).
+type answer interface {
+	// Progress relays a progress notification ahead of the answer.
+	Progress(*mcp.ProgressNotificationParams)
+	// result answers with the result whose JSON is the concatenation of parts.
+	result(parts ...[]byte)
+	// error answers with a JSON-RPC error.
+	error(*jsonrpc.Error)
+	// plainError answers a stateless request with an error and the HTTP
+	// status protocol 2026-07-28 gives it.
+	plainError(status int, e *jsonrpc.Error)
+	// end ends the exchange with no answer (a cancelled request).
+	end()
+}
+
+// run takes c along the call path with ctx, whose cause is errCancelled
+// once the client cancels, and answers on out; false: nothing was written,
+// the SDK takes the call.
+func (f *Paths) run(ctx context.Context, c Call, out answer) bool {
+	call := &relayedCall{answer: out, metrics: f.metrics}
+	c.Relay = call
 	b, mres, err := f.gw.Call(ctx, c)
-	cancel(nil)
 	if err == ErrSDK {
 		return false // nothing written: the SDK takes the call
 	}
@@ -334,7 +370,7 @@ func (f *Paths) call(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSessi
 	switch {
 	case context.Cause(ctx) == errCancelled:
 		out.end() // no answer to a cancelled request
-	case errors.As(err, &rpcErr) && ss == nil && statelessErrorStatus(rpcErr.Code) != 0:
+	case errors.As(err, &rpcErr) && c.Session == nil && statelessErrorStatus(rpcErr.Code) != 0:
 		out.plainError(statelessErrorStatus(rpcErr.Code), rpcErr)
 	case errors.As(err, &rpcErr):
 		out.error(rpcErr)
@@ -346,7 +382,7 @@ func (f *Paths) call(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSessi
 			if mres.Content == nil && !mres.NeedsInput() {
 				mres.Content = []mcp.Content{} // as the SDK sends it
 			}
-			if ss == nil {
+			if c.Session == nil {
 				b, err = toolresult.Stateless(mres, f.serverInfo)
 			} else {
 				b, err = toolresult.Encode(mres)
@@ -355,7 +391,7 @@ func (f *Paths) call(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSessi
 				out.error(&jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "encoding the result: " + err.Error()})
 				return true
 			}
-		} else if ss == nil {
+		} else if c.Session == nil {
 			b = toolresult.MarkStateless(b, f.serverInfo)
 		}
 		out.result(b)
@@ -366,7 +402,7 @@ func (f *Paths) call(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSessi
 // relayedCall is the fast path's side of a call it relays: the writer of
 // its answer, which it counts once the call path keeps the call.
 type relayedCall struct {
-	streamWriter
+	answer
 	metrics *audit.Metrics
 	counted bool
 }
@@ -381,15 +417,16 @@ func (c *relayedCall) Keep() {
 
 var _ Relay = (*relayedCall)(nil)
 
-// cancel cancels the fast call a client's notifications/cancelled names.
-func (f *Paths) cancel(sid string, params json.RawMessage) {
+// cancel cancels the fast call a client's notifications/cancelled names
+// on session (callKey).
+func (f *Paths) cancel(session any, params json.RawMessage) {
 	var p struct {
 		RequestID json.RawMessage `json:"requestId"`
 	}
 	if json.Unmarshal(params, &p) != nil {
 		return
 	}
-	if v, ok := f.calls.Load(callKey{sid, string(p.RequestID)}); ok {
+	if v, ok := f.calls.Load(callKey{session, string(p.RequestID)}); ok {
 		v.(context.CancelCauseFunc)(errCancelled)
 	}
 }

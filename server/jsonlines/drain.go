@@ -53,22 +53,25 @@ func (c *lineConn) answered(id jsonrpc.ID) {
 	}
 }
 
-// drain waits until every request handed over is answered, the
-// connection is closed, or ctx ends.
-func (c *lineConn) drain(ctx context.Context) error {
+// drain waits until every request handed over or bypassed is answered,
+// the connection is closed, or ctx ends; a bypassed request handed back
+// to the SDK meanwhile is returned, for the session to serve.
+func (c *lineConn) drain(ctx context.Context) (jsonrpc.Message, error) {
 	for {
 		c.openMu.Lock()
-		n := len(c.open)
+		n := len(c.open) + c.bypassed
 		c.openMu.Unlock()
 		if n == 0 {
-			return nil
+			return nil, nil
 		}
 		select {
+		case msg := <-c.in:
+			return msg, nil
 		case <-c.settled:
 		case <-c.closed:
-			return nil
+			return nil, nil
 		case <-ctx.Done():
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
 	}
 }

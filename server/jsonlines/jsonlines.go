@@ -33,6 +33,11 @@ type Transport struct {
 	W   io.Writer
 	Log *slog.Logger
 	Max int // longest line accepted, in bytes
+	// Bypass, when set, is offered each line that holds one message before
+	// it is screened for the SDK (server/fastpath's Line). A line it takes
+	// (true) is its to answer through out, from any goroutine; until
+	// out.Done or out.HandBack the end of input is not reported.
+	Bypass func(line []byte, out *Out) bool
 }
 
 // Connect starts reading; the connection owns r and w from then on.
@@ -52,8 +57,9 @@ type lineConn struct {
 	batchMu sync.Mutex
 	batches map[jsonrpc.ID]*batch // a batch's requests by id, until answered (batch.go)
 
-	openMu  sync.Mutex
-	open    map[jsonrpc.ID]bool // requests handed to the session, not yet answered (drain.go)
+	openMu   sync.Mutex
+	open     map[jsonrpc.ID]bool // requests handed to the session, not yet answered (drain.go)
+	bypassed int                 // lines Bypass took, not yet answered or handed back
 	settled chan struct{}       // signalled when one of them is
 
 	closeOnce sync.Once
@@ -68,6 +74,8 @@ func (c *lineConn) readLoop() {
 			var serr error
 			if elems, ok := splitBatch(line, tooLong); ok {
 				serr = c.serveBatch(elems)
+			} else if !tooLong && c.bypass(line) {
+				// taken: answered through its Out
 			} else {
 				serr = c.serveOne(screenLine(line, tooLong, c.t.Max))
 			}
@@ -137,7 +145,12 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	case err := <-c.done:
 		c.done <- err // later reads see it too
 		// The end is reported once every request read is answered.
-		if derr := c.drain(ctx); derr != nil {
+		msg, derr := c.drain(ctx)
+		switch {
+		case msg != nil: // a bypassed request handed back meanwhile
+			c.opened(msg)
+			return msg, nil
+		case derr != nil:
 			return nil, derr
 		}
 		return nil, err

@@ -1,0 +1,144 @@
+package fastpath
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The stdio session of `legate stdio` takes the same fast paths as an HTTP
+// session: tools/list from the catalog's encoded list, and tools/call of a
+// native tool or of an upstream's tool relayed as bytes, answered as one
+// line each without the go-sdk server's decoding and encoding (P7b over
+// stdio, docs/BENCHMARKS.md). package jsonlines offers each line it reads
+// to Line before the SDK sees it.
+
+// LineOut is a stdio connection's side of a request line the fast path
+// takes (jsonlines.Out).
+type LineOut interface {
+	// Write writes one message, the concatenation of parts, as one line.
+	Write(parts ...[]byte) error
+	// Done says the request has its answer (or is owed none).
+	Done()
+	// HandBack gives the line to the SDK after all: nothing was written.
+	HandBack()
+}
+
+// Line takes a request line the stdio session ss read, answering it on
+// out from a goroutine of its own, or reports false for the SDK to answer
+// it as usual. ctx is the session's.
+func (f *Paths) Line(ctx context.Context, ss *mcp.ServerSession, line []byte, out LineOut) bool {
+	if ss == nil || !bytes.Contains(line, []byte(`"tools/`)) && !bytes.Contains(line, []byte(`"notifications/cancelled"`)) {
+		return false
+	}
+	// Only on a session initialized at a protocol with sessions; a
+	// request naming a protocol of its own (2026-07-28's _meta) is the SDK's.
+	if init := ss.InitializeParams(); init == nil || !fastVersions[init.ProtocolVersion] ||
+		bytes.Contains(line, []byte(`"io.modelcontextprotocol/protocolVersion"`)) {
+		return false
+	}
+	var msg struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  string          `json:"method"`
+		Params  json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(line, &msg) != nil || msg.JSONRPC != "2.0" {
+		return false
+	}
+	switch msg.Method {
+	case "tools/list":
+		var p struct {
+			Cursor string `json:"cursor"`
+		}
+		if !exactID(msg.ID) || len(msg.Params) > 0 && json.Unmarshal(msg.Params, &p) != nil || p.Cursor != "" {
+			return false
+		}
+		go func() {
+			defer out.Done()
+			list := f.gw.List(ctx, nil, ss)
+			out.Write([]byte(`{"jsonrpc":"2.0","id":`), msg.ID, []byte(`,"result":`), list, []byte(`}`))
+			f.metrics.FastList.Inc()
+		}()
+		return true
+	case "tools/call":
+		if !exactID(msg.ID) {
+			return false
+		}
+		c, _, ok := f.newCall(nil, ss, msg.Params)
+		if !ok {
+			return false
+		}
+		// Registered before the next line is read, so that the client's
+		// notifications/cancelled finds it.
+		ctx, cancel := context.WithCancelCause(ctx)
+		key := callKey{ss, string(msg.ID)}
+		f.calls.Store(key, cancel)
+		go func() {
+			defer f.calls.Delete(key)
+			defer cancel(nil)
+			if !f.run(ctx, c, &lineWriter{out: out, id: msg.ID}) {
+				out.HandBack()
+				return
+			}
+			out.Done()
+		}()
+		return true
+	case "notifications/cancelled":
+		f.cancel(ss, msg.Params) // and the SDK hears it as usual
+	}
+	return false
+}
+
+// exactID reports whether id is a JSON-RPC request id the SDK keeps as it
+// was written, so that echoing its bytes is the SDK's answer: a string, or
+// an integer of at most 15 digits (the SDK decodes numbers as float64).
+func exactID(id json.RawMessage) bool {
+	if len(id) > 0 && id[0] == '"' {
+		var s string
+		return json.Unmarshal(id, &s) == nil
+	}
+	digits := bytes.TrimPrefix(id, []byte("-"))
+	if len(digits) == 0 || len(digits) > 15 || len(digits) > 1 && digits[0] == '0' {
+		return false
+	}
+	for _, d := range digits {
+		if d < '0' || d > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// lineWriter writes a fast call's answer on a stdio session: progress
+// notifications, then the response, a line each.
+type lineWriter struct {
+	out LineOut
+	id  json.RawMessage
+}
+
+func (l *lineWriter) Progress(p *mcp.ProgressNotificationParams) {
+	if b, err := json.Marshal(p); err == nil {
+		l.out.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":`), b, []byte(`}`))
+	}
+}
+
+func (l *lineWriter) result(parts ...[]byte) {
+	msg := append([][]byte{[]byte(`{"jsonrpc":"2.0","id":`), l.id, []byte(`,"result":`)}, parts...)
+	l.out.Write(append(msg, []byte(`}`))...)
+}
+
+func (l *lineWriter) error(e *jsonrpc.Error) {
+	b, _ := json.Marshal(e)
+	l.out.Write([]byte(`{"jsonrpc":"2.0","id":`), l.id, []byte(`,"error":`), b, []byte(`}`))
+}
+
+// plainError is for stateless HTTP requests; a stdio session has no status.
+func (l *lineWriter) plainError(_ int, e *jsonrpc.Error) { l.error(e) }
+
+func (l *lineWriter) end() {}
+
+var _ answer = (*lineWriter)(nil)
