@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"sync/atomic"
 	"time"
 
 	"github.com/legate-mcp/legate/audit"
@@ -174,33 +173,12 @@ func (g *Gateway) ServeHTTP(ctx context.Context, ln net.Listener) error {
 
 // ServeStdio serves one client over stdin and stdout until it disconnects
 // or ctx ends. A malformed line is answered with a JSON-RPC error and the
-// session goes on (stdio.go).
+// session goes on (package jsonlines); the fast paths take the lines they
+// answer (fastpath.Line).
 func (g *Gateway) ServeStdio(ctx context.Context) error {
 	return g.serveLines(ctx, os.Stdin, os.Stdout)
 }
 
-// serveLines serves one client over newline-delimited JSON-RPC, as
-// mcp.Server.Run would, the fast paths taking the lines they answer
-// (fastpath.Line).
 func (g *Gateway) serveLines(ctx context.Context, r io.Reader, w io.Writer) error {
-	var session atomic.Pointer[mcp.ServerSession]
-	t := &jsonlines.Transport{R: r, W: w, Log: g.log, Max: jsonlines.MaxLine}
-	t.Bypass = func(line []byte, out *jsonlines.Out) bool {
-		return g.fast.paths.Line(ctx, session.Load(), line, out)
-	}
-	ss, err := g.mcp.Connect(ctx, t, nil)
-	if err != nil {
-		return err
-	}
-	session.Store(ss)
-	ended := make(chan error, 1)
-	go func() { ended <- ss.Wait() }()
-	select {
-	case <-ctx.Done():
-		ss.Close()
-		<-ended
-		return ctx.Err()
-	case err := <-ended:
-		return err
-	}
+	return jsonlines.Run(ctx, g.mcp, &jsonlines.Transport{R: r, W: w, Log: g.log, Max: jsonlines.MaxLine}, g.fast.paths.Line)
 }

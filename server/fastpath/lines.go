@@ -7,6 +7,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/legate-mcp/legate/server/jsonlines"
 )
 
 // The stdio session of `legate stdio` takes the same fast paths as an HTTP
@@ -16,21 +18,10 @@ import (
 // stdio, docs/BENCHMARKS.md). package jsonlines offers each line it reads
 // to Line before the SDK sees it.
 
-// LineOut is a stdio connection's side of a request line the fast path
-// takes (jsonlines.Out).
-type LineOut interface {
-	// Write writes one message, the concatenation of parts, as one line.
-	Write(parts ...[]byte) error
-	// Done says the request has its answer (or is owed none).
-	Done()
-	// HandBack gives the line to the SDK after all: nothing was written.
-	HandBack()
-}
-
 // Line takes a request line the stdio session ss read, answering it on
 // out from a goroutine of its own, or reports false for the SDK to answer
 // it as usual. ctx is the session's.
-func (f *Paths) Line(ctx context.Context, ss *mcp.ServerSession, line []byte, out LineOut) bool {
+func (f *Paths) Line(ctx context.Context, ss *mcp.ServerSession, line []byte, out *jsonlines.Out) bool {
 	if ss == nil || !bytes.Contains(line, []byte(`"tools/`)) && !bytes.Contains(line, []byte(`"notifications/cancelled"`)) {
 		return false
 	}
@@ -116,7 +107,7 @@ func exactID(id json.RawMessage) bool {
 // lineWriter writes a fast call's answer on a stdio session: progress
 // notifications, then the response, a line each.
 type lineWriter struct {
-	out LineOut
+	out *jsonlines.Out
 	id  json.RawMessage
 }
 

@@ -1,5 +1,12 @@
 package jsonlines
 
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
 // Out is the connection's side of a line Transport.Bypass took.
 type Out struct {
 	c    *lineConn
@@ -58,4 +65,28 @@ func (o *Out) HandBack() {
 	}
 	o.c.settle()
 	o.c.serveOne(msg, reply)
+}
+
+// Run serves one client on srv over t until it disconnects or ctx ends, as
+// mcp.Server.Run does, offering each line to bypass with the session
+// (nil until it is connected) and ctx before the SDK sees it
+// (Transport.Bypass).
+func Run(ctx context.Context, srv *mcp.Server, t *Transport, bypass func(ctx context.Context, ss *mcp.ServerSession, line []byte, out *Out) bool) error {
+	var session atomic.Pointer[mcp.ServerSession]
+	t.Bypass = func(line []byte, out *Out) bool { return bypass(ctx, session.Load(), line, out) }
+	ss, err := srv.Connect(ctx, t, nil)
+	if err != nil {
+		return err
+	}
+	session.Store(ss)
+	ended := make(chan error, 1)
+	go func() { ended <- ss.Wait() }()
+	select {
+	case <-ctx.Done():
+		ss.Close()
+		<-ended
+		return ctx.Err()
+	case err := <-ended:
+		return err
+	}
 }

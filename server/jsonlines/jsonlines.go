@@ -60,7 +60,7 @@ type lineConn struct {
 	openMu   sync.Mutex
 	open     map[jsonrpc.ID]bool // requests handed to the session, not yet answered (drain.go)
 	bypassed int                 // lines Bypass took, not yet answered or handed back
-	settled chan struct{}       // signalled when one of them is
+	settled  chan struct{}       // signalled when one of them is
 
 	closeOnce sync.Once
 	closed    chan struct{}
