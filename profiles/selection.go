@@ -14,6 +14,7 @@ import (
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/mcpapps"
 	"github.com/legate-mcp/legate/sources"
 	"github.com/legate-mcp/legate/upstream"
 	"github.com/legate-mcp/legate/vault"
@@ -207,7 +208,8 @@ func Select(ctx context.Context, sels []config.ConnectorSelection, srcs []Source
 // the tools of its tenant and the shared ones, of the sources its
 // connectors select, narrowed by its include and exclude globs over
 // canonical names and max_tools (the first by canonical name), under its
-// wire naming. A search-mode view always holds the tools its list starts
+// wire naming; without allow_mcp_ui, no app-only tool and no tool's
+// _meta.ui. A search-mode view always holds the tools its list starts
 // with.
 func View(ctx context.Context, base *catalog.Catalog, prof config.Profile, tenant, principal string, srcs []Source) (*catalog.Catalog, error) {
 	keep := Select(ctx, prof.Connectors, srcs, tenant, principal)
@@ -230,11 +232,16 @@ func View(ctx context.Context, base *catalog.Catalog, prof config.Profile, tenan
 			len(prof.Include) > 0 && !anyGlob(prof.Include, e.Canonical) || anyGlob(prof.Exclude, e.Canonical),
 			prof.MaxTools > 0 && kept == prof.MaxTools:
 			continue
+		case e.AppOnly && !prof.AllowMCPUI:
+			continue // apps are off for this profile
 		default:
 			kept++
 		}
 		c := *e
 		t := *e.Tool
+		if !prof.AllowMCPUI {
+			t = *mcpapps.Strip(&t)
+		}
 		t.Name = e.Canonical
 		c.Tool = &t
 		entries = append(entries, &c)

@@ -49,6 +49,7 @@ import (
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connections"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/mcpapps"
 	"github.com/legate-mcp/legate/operations"
 	"github.com/legate-mcp/legate/opkey"
 	"github.com/legate-mcp/legate/policy"
@@ -215,7 +216,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	var serverInfo []byte
 	g.mcp, serverInfo = sdkserver.New(sdkGateway{g}, sdkserver.Options{Version: opts.Version, Logger: g.log, Initialized: g.fast.sessions.Track,
 		Instructions: profiles.Instructions(profiles.Sources(g.now().cfg, g.Instances(), &vault.Resolver{Vault: opts.Vault, Masks: g.masks}, g.upstreams, nil)),
-		Proxy:        proxy.New(g.upstreams, g.log, func() catalog.Naming { return g.Catalog().Naming() }, g.sealer), Upstreams: len(g.upstreams.IDs()) > 0})
+		Proxy:        proxy.New(g.upstreams, g.log, func() catalog.Naming { return g.Catalog().Naming() }, g.sealer, g.discovery.AppsAllowed), Upstreams: len(g.upstreams.IDs()) > 0})
 	g.fast.paths = fastpath.New(g.fast, g.fast.sessions, g.metrics, serverInfo)
 	g.fast.sessions.Attach(g.mcp)
 	cat, err := g.buildCatalog()
@@ -247,14 +248,19 @@ func (g *Gateway) buildCatalog() (*catalog.Catalog, error) {
 	entries = append(entries, g.now().instances.Entries()...)
 	for _, t := range g.upstreams.Tools() {
 		u, _ := g.upstreams.Upstream(t.Upstream)
+		def, appOnly, keep := mcpapps.Tool(t.Upstream, t.Def, u.Config().AllowMCPUI)
+		if !keep {
+			continue // an app's tool of an upstream whose apps are off
+		}
 		entries = append(entries, &catalog.Entry{
 			Canonical: t.Canonical(),
 			Source:    fmt.Sprintf("upstream %q (%s)", t.Upstream, u.Origin()),
 			Tenant:    u.Config().Tenant,
 			Class:     t.Class,
 			Hash:      t.Hash,
-			Tool:      t.Def,
+			Tool:      def,
 			Target:    t,
+			AppOnly:   appOnly,
 		})
 	}
 	naming := catalog.Safe
@@ -286,6 +292,9 @@ type CallOptions struct {
 	// IdempotencyKey is the client's key for the call's writes
 	// (legate.IdempotencyMetaKey in _meta), "" if it gave none.
 	IdempotencyKey string
+	// App: the client negotiated MCP Apps (mcpapps.Accepts), so its call
+	// may be an app's, which alone may call an app-only tool.
+	App bool
 
 	round      *rounds.Round // a 2026-07-28 client's round (roundsStep)
 	stateToken string
@@ -308,6 +317,13 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage, o
 		row.Source, row.Outcome = sourceUnknown, outcomeUnknownTool
 		g.auditRefused(row)
 		return nil, fmt.Errorf("%w %q", ErrUnknownTool, name)
+	}
+	if e.AppOnly && !o.App {
+		c := g.callerOf(o)
+		g.auditRefused(store.AuditRow{Principal: c.Principal, Tenant: c.Tenant, Session: c.Session, Tool: e.Canonical,
+			Source: "upstream:" + e.SourceID(), Class: string(e.Class), Decision: "app_only", Outcome: string(legate.CodePermissionDenied)})
+		return toolresult.Error(&legate.Error{Code: legate.CodePermissionDenied, Message: fmt.Sprintf(
+			"%s is an MCP App's tool (its visibility is app only): only an app may call it, through a client that negotiated %s", e.Canonical, mcpapps.Extension)}), nil
 	}
 	res, err := g.run(ctx, g.newRequest(e, args, o))
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/auth"
+	"github.com/legate-mcp/legate/mcpapps"
 	"github.com/legate-mcp/legate/opkey"
 	"github.com/legate-mcp/legate/paramheader"
 	"github.com/legate-mcp/legate/rounds"
@@ -36,6 +37,7 @@ func (s sdkGateway) Call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		o.Caller.Session = req.Session.ID()
 	}
 	o.Principal = sdkserver.PrincipalOf(req.Extra)
+	o.App = negotiatedApps(req.Session, req.Params.Meta)
 	if sdkserver.NewProtocol(req.Session) {
 		o.round, o.stateToken = rounds.NewRound(req.Params.Meta, req.Params.InputResponses), req.Params.RequestState
 	}
@@ -67,4 +69,15 @@ func (s sdkGateway) Instructions() string {
 		}
 	}
 	return b.String()
+}
+
+// negotiatedApps reports whether the client of a request negotiated MCP
+// Apps: on its session's initialize or, stateless, in the request's _meta.
+func negotiatedApps(ss *mcp.ServerSession, meta mcp.Meta) bool {
+	if ss != nil {
+		if p := ss.InitializeParams(); p != nil && mcpapps.Accepts(p.Capabilities) {
+			return true
+		}
+	}
+	return mcpapps.AcceptsMeta(meta)
 }

@@ -291,8 +291,8 @@ func (f *Paths) call(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSessi
 	}
 	principal := auth.PrincipalFromContext(r.Context())
 	e, ok := f.gw.Lookup(principal, p.Name)
-	if !ok {
-		return false
+	if !ok || e.AppOnly {
+		return false // an app-only tool: the SDK knows whether the client negotiated apps
 	}
 	if ss == nil {
 		if err := paramheader.Check(r.Header, e.Tool, p.Arguments); err != nil {
