@@ -38,7 +38,7 @@ func appsCatalog(t *testing.T) *catalog.Catalog {
 func TestViewApps(t *testing.T) {
 	base := appsCatalog(t)
 	profs := map[string]config.Profile{"apps": {Name: "apps", AllowMCPUI: true}, "plain": {Name: "plain"}}
-	find := func(name string) (config.Profile, bool) { p, ok := profs[name]; return p, ok }
+	find := func(name string) (config.Profile, bool) { p, ok := profs[name]; return p, ok || name == "" }
 	view := func(p *auth.Principal) *catalog.Catalog {
 		v, err := profiles.ViewOf(context.Background(), base, find, p, nil)
 		if err != nil {
@@ -56,21 +56,27 @@ func TestViewApps(t *testing.T) {
 		return ui || flat
 	}
 
-	on := view(&auth.Principal{Name: "a", Profile: "apps"})
-	if e, ok := on.Lookup("mcp.wx.refresh"); !ok || !e.AppOnly {
-		t.Error("apps on: the app-only tool is not callable")
-	}
-	if len(on.ListResult().Tools) != 2 {
-		t.Errorf("apps on: tools/list %d tools, want 2 (the app-only one unlisted)", len(on.ListResult().Tools))
-	}
-	if !hasUI(on, "mcp.wx.show") {
-		t.Error("apps on: _meta.ui dropped")
+	for name, p := range map[string]*auth.Principal{
+		"apps on":                         {Name: "a", Profile: "apps"},
+		"no profile, narrowed to apps on": {Name: "a", Narrow: "apps"},
+	} {
+		on := view(p)
+		if e, ok := on.Lookup("mcp.wx.refresh"); !ok || !e.AppOnly {
+			t.Errorf("%s: the app-only tool is not callable", name)
+		}
+		if len(on.ListResult().Tools) != 2 {
+			t.Errorf("%s: tools/list %d tools, want 2 (the app-only one unlisted)", name, len(on.ListResult().Tools))
+		}
+		if !hasUI(on, "mcp.wx.show") {
+			t.Errorf("%s: _meta.ui dropped", name)
+		}
 	}
 
 	for name, p := range map[string]*auth.Principal{
-		"apps off":                      {Name: "a", Profile: "plain"},
-		"apps off, narrowed to apps on": {Name: "a", Profile: "plain", Narrow: "apps"},
-		"apps on, narrowed to apps off": {Name: "a", Profile: "apps", Narrow: "plain"},
+		"apps off":                         {Name: "a", Profile: "plain"},
+		"apps off, narrowed to apps on":    {Name: "a", Profile: "plain", Narrow: "apps"},
+		"apps on, narrowed to apps off":    {Name: "a", Profile: "apps", Narrow: "plain"},
+		"no profile, narrowed to apps off": {Name: "a", Narrow: "plain"},
 	} {
 		v := view(p)
 		if _, ok := v.Lookup("mcp.wx.refresh"); ok {
@@ -95,6 +101,8 @@ func TestViewApps(t *testing.T) {
 		{Name: "a", Profile: "plain"}: false,
 		{Name: "a", Profile: "apps", Narrow: "plain"}: false,
 		{Name: "a", Profile: "unknown"}:               false,
+		{Name: "a", Narrow: "apps"}:                   true,
+		{Name: "a", Narrow: "plain"}:                  false,
 	} {
 		if got := d.AppsAllowed(p); got != want {
 			t.Errorf("AppsAllowed(%+v) = %t, want %t", p, got, want)

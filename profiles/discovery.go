@@ -76,15 +76,15 @@ func (d *Discovery) WithDefault(p *auth.Principal) *auth.Principal {
 	return &c
 }
 
-// AppsAllowed reports whether p may see MCP Apps: with no profile, yes
-// (each upstream's allow_mcp_ui decides); else only when its profile, and
-// the profile it narrows to, set allow_mcp_ui.
+// AppsAllowed reports whether p may see MCP Apps: only when its profile,
+// and the profile it narrows to, allow them (AppsOf: allow_mcp_ui, or no
+// profile, where each upstream's allow_mcp_ui decides).
 func (d *Discovery) AppsAllowed(p *auth.Principal) bool {
 	if p = d.WithDefault(p); p == nil {
 		return true
 	}
 	for _, name := range []string{p.Profile, p.Narrow} {
-		if prof, known := d.Profile(name); name != "" && (!known || !prof.AllowMCPUI) {
+		if prof, known := d.Profile(name); !known || !AppsOf(prof) {
 			return false
 		}
 	}

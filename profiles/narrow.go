@@ -114,7 +114,7 @@ func ViewOf(ctx context.Context, base *catalog.Catalog, profile func(string) (co
 	if err != nil || p.Narrow == "" {
 		return own, err
 	}
-	apps := prof.AllowMCPUI
+	apps := AppsOf(prof)
 	if prof, known = profile(p.Narrow); !known {
 		return nil, fmt.Errorf("principal %q narrows to an unknown profile %q", p.Name, p.Narrow)
 	}

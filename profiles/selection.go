@@ -208,7 +208,7 @@ func Select(ctx context.Context, sels []config.ConnectorSelection, srcs []Source
 // the tools of its tenant and the shared ones, of the sources its
 // connectors select, narrowed by its include and exclude globs over
 // canonical names and max_tools (the first by canonical name), under its
-// wire naming; without allow_mcp_ui, no app-only tool and no tool's
+// wire naming; without apps (AppsOf), no app-only tool and no tool's
 // _meta.ui. A search-mode view always holds the tools its list starts
 // with.
 func View(ctx context.Context, base *catalog.Catalog, prof config.Profile, tenant, principal string, srcs []Source) (*catalog.Catalog, error) {
@@ -221,6 +221,7 @@ func View(ctx context.Context, base *catalog.Catalog, prof config.Profile, tenan
 		}
 	}
 	search := prof.Discovery == config.DiscoverySearch
+	apps := AppsOf(prof)
 	var entries []*catalog.Entry
 	kept := 0
 	for _, e := range base.Entries() { // sorted by canonical name
@@ -232,14 +233,14 @@ func View(ctx context.Context, base *catalog.Catalog, prof config.Profile, tenan
 			len(prof.Include) > 0 && !anyGlob(prof.Include, e.Canonical) || anyGlob(prof.Exclude, e.Canonical),
 			prof.MaxTools > 0 && kept == prof.MaxTools:
 			continue
-		case e.AppOnly && !prof.AllowMCPUI:
+		case e.AppOnly && !apps:
 			continue // apps are off for this profile
 		default:
 			kept++
 		}
 		c := *e
 		t := *e.Tool
-		if !prof.AllowMCPUI {
+		if !apps {
 			t = *mcpapps.Strip(&t)
 		}
 		t.Name = e.Canonical
@@ -252,6 +253,11 @@ func View(ctx context.Context, base *catalog.Catalog, prof config.Profile, tenan
 	}
 	return catalog.Build(naming, entries)
 }
+
+// AppsOf reports whether a caller of prof may see MCP Apps: with
+// allow_mcp_ui, or with no profile at all (the whole catalog, each
+// upstream's allow_mcp_ui deciding).
+func AppsOf(prof config.Profile) bool { return prof.AllowMCPUI || prof.Name == "" }
 
 func anyGlob(globs []string, name string) bool {
 	for _, g := range globs {
