@@ -77,6 +77,18 @@ func AcceptsMeta(meta mcp.Meta) bool {
 	return Accepts(&caps)
 }
 
+// Negotiated reports whether the client of a request negotiated the
+// extension: on its session's initialize or, stateless (2026-07-28), in
+// the request's _meta.
+func Negotiated(ss *mcp.ServerSession, meta mcp.Meta) bool {
+	if ss != nil {
+		if p := ss.InitializeParams(); p != nil && Accepts(p.Capabilities) {
+			return true
+		}
+	}
+	return AcceptsMeta(meta)
+}
+
 // Visibility is who may call a tool, from its _meta.ui.visibility: model
 // (the agent, through tools/list), app (an app the host renders), both when
 // the tool says nothing, and the values it lists otherwise (unknown ones

@@ -160,7 +160,7 @@ func TestAccepts(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}}}`), &meta); err != nil {
 		t.Fatal(err)
 	}
-	if !mcpapps.AcceptsMeta(meta) {
+	if !mcpapps.AcceptsMeta(meta) || !mcpapps.Negotiated(nil, meta) {
 		t.Error("a stateless request's capabilities with the extension do not accept apps")
 	}
 	if mcpapps.AcceptsMeta(mcp.Meta{}) {

@@ -56,6 +56,7 @@ import (
 	"github.com/legate-mcp/legate/profiles"
 	"github.com/legate-mcp/legate/proxy"
 	"github.com/legate-mcp/legate/rounds"
+	"github.com/legate-mcp/legate/server/coldstart"
 	"github.com/legate-mcp/legate/server/fastpath"
 	"github.com/legate-mcp/legate/server/instancekit"
 	"github.com/legate-mcp/legate/server/instances"
@@ -129,7 +130,7 @@ type Gateway struct {
 	views       *profiles.Views
 	discovery   *profiles.Discovery
 	fast        *fastPath
-	cold        coldStart
+	cold        *coldstart.Wait
 	kit         *instancekit.Kit
 	connections *connections.Manager // per-user credentials of instances
 	sealer      *rounds.Sealer       // request states of multi-round-trip calls
@@ -210,7 +211,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		l.instances.Close(nil)
 		return nil, err
 	}
-	g.cold = coldStart{ups: g.upstreams, max: time.Duration(opts.Config.ColdStartWait)}
+	g.cold = &coldstart.Wait{Ups: g.upstreams, Max: time.Duration(opts.Config.ColdStartWait)}
 	g.fast = &fastPath{gw: g, sessions: fastpath.NewSessions(g.sessionIdle())}
 	g.sealer = rounds.NewSealer(stateTTL)
 	var serverInfo []byte
@@ -292,9 +293,7 @@ type CallOptions struct {
 	// IdempotencyKey is the client's key for the call's writes
 	// (legate.IdempotencyMetaKey in _meta), "" if it gave none.
 	IdempotencyKey string
-	// App: the client negotiated MCP Apps (mcpapps.Accepts), so its call
-	// may be an app's, which alone may call an app-only tool.
-	App bool
+	App            bool // the client negotiated MCP Apps: its call may be an app's, which alone may call an app-only tool
 
 	round      *rounds.Round // a 2026-07-28 client's round (roundsStep)
 	stateToken string
@@ -407,7 +406,7 @@ func (g *Gateway) Start(ctx context.Context) {
 	ctx = g.startAudit(ctx, time.Duration(g.opts.Config.Audit.Retention)) // its default applied when the config was loaded
 	g.quarantines.Start()
 	g.upstreams.Start(ctx)
-	g.cold.started.Store(g.cold.max > 0)
+	g.cold.Start()
 	g.background.Go(func() { g.approvals.RunApproved(ctx) })
 	g.background.Go(func() { g.inbox.Follow(ctx) }) // wake waiting calls on other replicas' decisions
 	interval := g.opts.StoreWatchInterval

@@ -25,7 +25,7 @@ var _ sdkserver.Gateway = sdkGateway{}
 
 // List is the tools/list p sees on ss, once a cold start's wait is over.
 func (s sdkGateway) List(ctx context.Context, p *auth.Principal, ss *mcp.ServerSession) *mcp.ListToolsResult {
-	s.g.cold.wait(ctx)
+	s.g.cold.Before(ctx)
 	return s.g.discovery.List(p, ss)
 }
 
@@ -37,7 +37,7 @@ func (s sdkGateway) Call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		o.Caller.Session = req.Session.ID()
 	}
 	o.Principal = sdkserver.PrincipalOf(req.Extra)
-	o.App = negotiatedApps(req.Session, req.Params.Meta)
+	o.App = mcpapps.Negotiated(req.Session, req.Params.Meta)
 	if sdkserver.NewProtocol(req.Session) {
 		o.round, o.stateToken = rounds.NewRound(req.Params.Meta, req.Params.InputResponses), req.Params.RequestState
 	}
@@ -69,15 +69,4 @@ func (s sdkGateway) Instructions() string {
 		}
 	}
 	return b.String()
-}
-
-// negotiatedApps reports whether the client of a request negotiated MCP
-// Apps: on its session's initialize or, stateless, in the request's _meta.
-func negotiatedApps(ss *mcp.ServerSession, meta mcp.Meta) bool {
-	if ss != nil {
-		if p := ss.InitializeParams(); p != nil && mcpapps.Accepts(p.Capabilities) {
-			return true
-		}
-	}
-	return mcpapps.AcceptsMeta(meta)
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/legate-mcp/legate/mcpapps"
 	"github.com/legate-mcp/legate/rounds"
 	"github.com/legate-mcp/legate/upstream/dial"
 	"github.com/legate-mcp/legate/upstream/msglimit"
@@ -195,11 +194,6 @@ func (u *Upstream) clientOptions(s *session) *mcp.ClientOptions {
 			return rounds.Elicit(s.callContext(ctx), s.owner, r.Params)
 		}
 	}
-	if u.cfg.AllowMCPUI {
-		// Apps are negotiated with the upstream the operator allowed them
-		// of, whatever the client: a server may offer its UI tools only to
-		// a client that declares the extension.
-		opts.Capabilities.AddExtension(mcpapps.Extension, mcpapps.Settings())
-	}
+	u.cfg.DeclareExtensions(opts.Capabilities)
 	return opts
 }
