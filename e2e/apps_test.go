@@ -29,7 +29,8 @@ const (
 // with the resource URI in Legate's namespace (ui://mcp.apps/…), reads that ui:// resource
 // through Legate with its mime type and its CSP, permissions, domain and border, and calls the
 // app-only refresh_weather, which is in no tools/list, as the app, through the policy (held for
-// approval, approved, run). Legate negotiates the extension with "apps" only. A client that did
+// approval, approved, run), by Legate's name and by its server's own, as the app's HTML names
+// it. Legate negotiates the extension with "apps" only. A client that did
 // not negotiate apps cannot call the app-only tool; /mcp/noui (a profile without it) sees none
 // of it: no _meta.ui, no ui:// resource, no app-only tool.
 func TestMCPApps(t *testing.T) {
@@ -146,6 +147,10 @@ policy:
 			if got := appCallText(t, cs, "mcp__apps__refresh_weather", args); got != "refreshed "+city {
 				t.Errorf("refresh_weather after approval: %q, want %q", got, "refreshed "+city)
 			}
+			// The app's HTML names the tool as its server does; the host sends that name.
+			if got := appCallText(t, cs, "refresh_weather", args); got != "refreshed "+city {
+				t.Errorf("refresh_weather by its server's own name: %q, want the approved call's %q", got, "refreshed "+city)
+			}
 		})
 	}
 
@@ -156,6 +161,9 @@ policy:
 		}
 		res := appCall(t, cs, "mcp__apps__refresh_weather", map[string]any{"city": "x"})
 		gatewayError(t, "refresh_weather by a client without apps", res, "PERMISSION_DENIED")
+		if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "refresh_weather", Arguments: map[string]any{"city": "x"}}); err == nil || !strings.Contains(err.Error(), "unknown tool") {
+			t.Errorf("refresh_weather by its server's name, from a client without apps: %v, want unknown tool", err)
+		}
 	})
 
 	t.Run("profile without apps", func(t *testing.T) {
@@ -177,8 +185,10 @@ policy:
 		if _, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "ui://mcp.apps/weather/dashboard.html"}); err == nil {
 			t.Error("resources/read of the app's resource answered, want not found")
 		}
-		if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "mcp__apps__refresh_weather", Arguments: map[string]any{"city": "x"}}); err == nil || !strings.Contains(err.Error(), "unknown tool") {
-			t.Errorf("refresh_weather: %v, want unknown tool", err)
+		for _, name := range []string{"mcp__apps__refresh_weather", "refresh_weather"} {
+			if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{"city": "x"}}); err == nil || !strings.Contains(err.Error(), "unknown tool") {
+				t.Errorf("%s: %v, want unknown tool", name, err)
+			}
 		}
 	})
 }

@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/legate-mcp/legate/catalog"
 )
 
 // The extension's names.
@@ -228,4 +230,28 @@ func Contents(id string, res *mcp.ReadResourceResult) *mcp.ReadResourceResult {
 		c.Contents[i] = rc
 	}
 	return &c
+}
+
+// Resolve finds the tool of view an app names by its upstream's own name:
+// an app's HTML calls its server's tools as that server names them, and the
+// host sends the name as it is, where Legate names them mcp.<id>.<tool>.
+// It is the one tool of that name, after mcp.<id>., whose _meta.ui lets an
+// app call it; none, or several, is not found. A view without apps (its
+// tools stripped of _meta.ui) resolves nothing.
+func Resolve(view *catalog.Catalog, name string) (*catalog.Entry, bool) {
+	var found *catalog.Entry
+	for _, e := range view.Entries() {
+		rest, ok := strings.CutPrefix(e.Canonical, namespace)
+		if _, tool, _ := strings.Cut(rest, "."); !ok || tool != name || !HasUI(e.Tool) {
+			continue
+		}
+		if _, app := Visibility(e.Tool); !app {
+			continue
+		}
+		if found != nil {
+			return nil, false
+		}
+		found = e
+	}
+	return found, found != nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/mcpapps"
 )
 
@@ -165,5 +166,33 @@ func TestAccepts(t *testing.T) {
 	}
 	if mcpapps.AcceptsMeta(mcp.Meta{}) {
 		t.Error("a stateless request without capabilities accepts apps")
+	}
+}
+
+// TestResolve: an app's call by its server's own name finds the one tool of
+// that name an app may call; a tool without UI, one only the model may
+// call, and a name two upstreams' apps share are not found.
+func TestResolve(t *testing.T) {
+	ui := func(vis ...any) mcp.Meta {
+		return mcp.Meta{"ui": map[string]any{"resourceUri": "ui://mcp.x/d", "visibility": vis}}
+	}
+	view, err := catalog.Build(catalog.Safe, []*catalog.Entry{
+		{Canonical: "mcp.wx.refresh", Tool: &mcp.Tool{Meta: ui("app")}, AppOnly: true},
+		{Canonical: "mcp.wx.show", Tool: &mcp.Tool{Meta: ui("model")}},
+		{Canonical: "mcp.wx.plain", Tool: &mcp.Tool{}},
+		{Canonical: "mcp.a.dup", Tool: &mcp.Tool{Meta: ui("app", "model")}},
+		{Canonical: "mcp.b.dup", Tool: &mcp.Tool{Meta: ui("app")}},
+		{Canonical: "web.refresh", Tool: &mcp.Tool{Meta: ui("app")}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, ok := mcpapps.Resolve(view, "refresh"); !ok || e.Canonical != "mcp.wx.refresh" {
+		t.Errorf("Resolve(refresh) = %v %t, want mcp.wx.refresh", e, ok)
+	}
+	for _, name := range []string{"show", "plain", "dup", "nothing", "wx.refresh"} {
+		if e, ok := mcpapps.Resolve(view, name); ok {
+			t.Errorf("Resolve(%q) = %s, want not found", name, e.Canonical)
+		}
 	}
 }

@@ -304,6 +304,9 @@ type CallOptions struct {
 // (ErrUnknownTool) or a protocol error to relay (*jsonrpc.Error).
 func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage, o CallOptions) (*mcp.CallToolResult, error) {
 	e, ok := g.viewFor(o.Principal).Lookup(name)
+	if !ok && o.App {
+		e, ok = mcpapps.Resolve(g.viewFor(o.Principal), name) // an app's call, by its server's own name
+	}
 	if !ok {
 		c := g.callerOf(o)
 		row := store.AuditRow{Principal: c.Principal, Tenant: c.Tenant, Session: c.Session, Tool: name}
