@@ -59,6 +59,10 @@ type Entry struct {
 	// Target is the source's own handle for executing the tool; the
 	// catalog never looks inside it.
 	Target any
+	// AppOnly marks a tool only an MCP App may call (its _meta.ui.visibility
+	// lacks "model"): never listed, nor found by search, but found by
+	// Lookup, for the call path to take it when an app calls it.
+	AppOnly bool
 	// Aliases are other canonical names Lookup finds the entry by (and
 	// their wire names), never listed. An alias that is another entry's
 	// name, or that two entries claim, finds neither.
@@ -125,14 +129,16 @@ func Build(naming Naming, entries []*Entry) (*Catalog, error) {
 		c.byWire[w] = e
 	}
 	c.byAlias = aliases(c)
-	c.tools = make([]*mcp.Tool, len(c.entries))
+	c.tools = make([]*mcp.Tool, 0, len(c.entries))
 	fp := sha256.New()
-	for i, e := range c.entries {
+	for _, e := range c.entries {
 		t := *e.Tool
 		t.Name = e.Wire
 		e.Tool = &t
-		c.tools[i] = &t
-		fmt.Fprintf(fp, "%s\x00%s\x00%s\x00%s\n", e.Wire, e.Canonical, e.Class, e.Hash)
+		if !e.AppOnly {
+			c.tools = append(c.tools, &t)
+		}
+		fmt.Fprintf(fp, "%s\x00%s\x00%s\x00%s\x00%t\n", e.Wire, e.Canonical, e.Class, e.Hash, e.AppOnly)
 	}
 	c.fingerprint = hex.EncodeToString(fp.Sum(nil))
 	return c, nil

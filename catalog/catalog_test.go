@@ -153,3 +153,35 @@ func TestAliases(t *testing.T) {
 		t.Fatalf("%d entries", c.Len())
 	}
 }
+
+// TestAppOnlyNotListed: an app-only tool (MCP Apps) is in the catalog, found
+// by its wire and canonical names, but in no tools/list, and a catalog that
+// differs only by it has another fingerprint.
+func TestAppOnlyNotListed(t *testing.T) {
+	shown, hidden := entry("mcp.wx.show", "upstream wx"), entry("mcp.wx.refresh", "upstream wx")
+	hidden.AppOnly = true
+	c, err := catalog.Build(catalog.Safe, []*catalog.Entry{shown, hidden})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"mcp__wx__refresh", "mcp.wx.refresh"} {
+		if e, ok := c.Lookup(name); !ok || !e.AppOnly {
+			t.Errorf("Lookup(%q) = %v %t, want the app-only entry", name, e, ok)
+		}
+	}
+	list := c.ListResult().Tools
+	if len(list) != 1 || list[0].Name != "mcp__wx__show" {
+		t.Errorf("tools/list %v, want mcp__wx__show alone", list)
+	}
+	if strings.Contains(string(c.ListJSON()), "refresh") {
+		t.Errorf("ListJSON names the app-only tool: %s", c.ListJSON())
+	}
+	listed := entry("mcp.wx.refresh", "upstream wx")
+	d, err := catalog.Build(catalog.Safe, []*catalog.Entry{entry("mcp.wx.show", "upstream wx"), listed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Fingerprint() == d.Fingerprint() {
+		t.Error("a catalog whose tool became app-only keeps its fingerprint")
+	}
+}

@@ -92,6 +92,8 @@ type Profile struct {
 	Connectors []ConnectorSelection `yaml:"connectors" desc:"Connector instances and upstreams whose tools the view keeps (empty: every source); an entry names one ({name: notion}) or selects those usable ({all: true, exclude: [jira], max: 10})"`
 	// For lists the profiles whose callers may narrow to this one.
 	For []string `yaml:"for" example:"[all]" desc:"Profiles whose callers may narrow their view to this one at /mcp/{name} (or /mcp with the Mcp-Legate-Profile header): the view is then the tools of both, never more. A caller of this profile, and one with none, may always"`
+	// AllowMCPUI: apps show only where the upstream allows them too.
+	AllowMCPUI bool `yaml:"allow_mcp_ui" desc:"Show MCP Apps (io.modelcontextprotocol/ui) of the upstreams that allow them (their allow_mcp_ui): tools' _meta.ui, ui:// resources, and app-only tools callable by an app; false: none of it"`
 	// AutoAuth: nil is true.
 	AutoAuth *bool `yaml:"auto_auth" default:"true" desc:"A call to a per_user instance or an OAuth-protected upstream (auth: oauth) the caller has not connected (or whose connection expired) asks the user to open the connect URL, through a client that supports URL-mode elicitation (2025-11-25) or an input_required result (2026-07-28), and goes on once connected; false: it fails with NOT_CONNECTED naming the URL. Only such a call starts a connection: nothing is opened on its own"`
 }

@@ -35,6 +35,7 @@ type peerSet struct {
 	everything      string // server-everything's dist/index.js (argument stdio or streamableHttp)
 	filesystem      string // server-filesystem's dist/index.js (arguments: the allowed directories)
 	memory          string // server-memory's dist/index.js (MEMORY_FILE_PATH in its environment)
+	apps            string // e2e/node/apps-server.mjs, an MCP Apps server on ext-apps (LEGATE_PEERS_DIR in its environment)
 }
 
 func peersDir() string {
@@ -100,8 +101,10 @@ func findPeers() (*peerSet, error) {
 		everything:      filepath.Join(mcp, "server-everything", "dist", "index.js"),
 		filesystem:      filepath.Join(mcp, "server-filesystem", "dist", "index.js"),
 		memory:          filepath.Join(mcp, "server-memory", "dist", "index.js"),
+		apps:            filepath.Join(scripts, "apps-server.mjs"),
 	}
-	for _, f := range []string{p.node, p.conformance, p.conformance2026, p.inspector, p.client, p.loopback, p.everything, p.filesystem, p.memory} {
+	for _, f := range []string{p.node, p.conformance, p.conformance2026, p.inspector, p.client, p.loopback, p.everything, p.filesystem, p.memory, p.apps,
+		filepath.Join(mcp, "ext-apps", "dist", "src", "server", "index.js")} {
 		if _, err := os.Stat(f); err != nil {
 			return nil, fmt.Errorf("MCP peers: %w", err)
 		}

@@ -76,6 +76,21 @@ func (d *Discovery) WithDefault(p *auth.Principal) *auth.Principal {
 	return &c
 }
 
+// AppsAllowed reports whether p may see MCP Apps: only when its profile,
+// and the profile it narrows to, allow them (AppsOf: allow_mcp_ui, or no
+// profile, where each upstream's allow_mcp_ui decides).
+func (d *Discovery) AppsAllowed(p *auth.Principal) bool {
+	if p = d.WithDefault(p); p == nil {
+		return true
+	}
+	for _, name := range []string{p.Profile, p.Narrow} {
+		if prof, known := d.Profile(name); !known || !AppsOf(prof) {
+			return false
+		}
+	}
+	return true
+}
+
 // SearchMode reports whether p's profile lists tools by search.
 func (d *Discovery) SearchMode(p *auth.Principal) bool {
 	if p = d.WithDefault(p); p == nil {
@@ -213,7 +228,7 @@ func Search(view *catalog.Catalog, in *SearchArgs) ([]Found, error) {
 	entries := view.Entries()
 	keep := func(i int) bool {
 		e := entries[i]
-		return e.Canonical != SearchTool &&
+		return e.Canonical != SearchTool && !e.AppOnly &&
 			(in.Connector == "" || strings.EqualFold(e.SourceID(), in.Connector)) &&
 			(class == "" || e.Class == class)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/config"
+	"github.com/legate-mcp/legate/mcpapps"
 )
 
 // One URL per toolset. A person with several clients gives each its own
@@ -113,6 +114,7 @@ func ViewOf(ctx context.Context, base *catalog.Catalog, profile func(string) (co
 	if err != nil || p.Narrow == "" {
 		return own, err
 	}
+	apps := AppsOf(prof)
 	if prof, known = profile(p.Narrow); !known {
 		return nil, fmt.Errorf("principal %q narrows to an unknown profile %q", p.Name, p.Narrow)
 	}
@@ -132,6 +134,9 @@ func ViewOf(ctx context.Context, base *catalog.Catalog, profile func(string) (co
 		if mine[e.Canonical] || search && (e.Canonical == SearchTool || e.Canonical == ApprovalTool) {
 			c := *e
 			t := *e.Tool
+			if !apps {
+				t = *mcpapps.Strip(&t) // narrowing never shows apps the caller's own profile does not
+			}
 			t.Name = e.Canonical
 			c.Tool = &t
 			both = append(both, &c)

@@ -14,6 +14,7 @@ import (
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/mcpapps"
 	"github.com/legate-mcp/legate/sources"
 	"github.com/legate-mcp/legate/upstream"
 	"github.com/legate-mcp/legate/vault"
@@ -207,7 +208,8 @@ func Select(ctx context.Context, sels []config.ConnectorSelection, srcs []Source
 // the tools of its tenant and the shared ones, of the sources its
 // connectors select, narrowed by its include and exclude globs over
 // canonical names and max_tools (the first by canonical name), under its
-// wire naming. A search-mode view always holds the tools its list starts
+// wire naming; without apps (AppsOf), no app-only tool and no tool's
+// _meta.ui. A search-mode view always holds the tools its list starts
 // with.
 func View(ctx context.Context, base *catalog.Catalog, prof config.Profile, tenant, principal string, srcs []Source) (*catalog.Catalog, error) {
 	keep := Select(ctx, prof.Connectors, srcs, tenant, principal)
@@ -219,6 +221,7 @@ func View(ctx context.Context, base *catalog.Catalog, prof config.Profile, tenan
 		}
 	}
 	search := prof.Discovery == config.DiscoverySearch
+	apps := AppsOf(prof)
 	var entries []*catalog.Entry
 	kept := 0
 	for _, e := range base.Entries() { // sorted by canonical name
@@ -230,11 +233,16 @@ func View(ctx context.Context, base *catalog.Catalog, prof config.Profile, tenan
 			len(prof.Include) > 0 && !anyGlob(prof.Include, e.Canonical) || anyGlob(prof.Exclude, e.Canonical),
 			prof.MaxTools > 0 && kept == prof.MaxTools:
 			continue
+		case e.AppOnly && !apps:
+			continue // apps are off for this profile
 		default:
 			kept++
 		}
 		c := *e
 		t := *e.Tool
+		if !apps {
+			t = *mcpapps.Strip(&t)
+		}
 		t.Name = e.Canonical
 		c.Tool = &t
 		entries = append(entries, &c)
@@ -245,6 +253,11 @@ func View(ctx context.Context, base *catalog.Catalog, prof config.Profile, tenan
 	}
 	return catalog.Build(naming, entries)
 }
+
+// AppsOf reports whether a caller of prof may see MCP Apps: with
+// allow_mcp_ui, or with no profile at all (the whole catalog, each
+// upstream's allow_mcp_ui deciding).
+func AppsOf(prof config.Profile) bool { return prof.AllowMCPUI || prof.Name == "" }
 
 func anyGlob(globs []string, name string) bool {
 	for _, g := range globs {

@@ -2,7 +2,9 @@
 // MCP clients from the upstreams that offer them, live: prompt names are
 // namespaced like tools (mcp.<id>.<prompt>, shown under the catalog's
 // naming) unless the upstream has prefix: false; resource URIs are kept as
-// they are.
+// they are, but for the ui:// resources of MCP Apps (package mcpapps),
+// shown as ui://mcp.<id>/… to the callers that may see apps and to no one
+// else.
 package proxy
 
 import (
@@ -19,6 +21,7 @@ import (
 
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/catalog"
+	"github.com/legate-mcp/legate/mcpapps"
 	"github.com/legate-mcp/legate/rounds"
 	"github.com/legate-mcp/legate/upstream"
 )
@@ -30,13 +33,15 @@ type Proxy struct {
 	log    *slog.Logger
 	naming func() catalog.Naming // the catalog's current naming
 	sealer *rounds.Sealer        // request states of multi-round-trip requests
+	apps   func(p *auth.Principal) bool
 }
 
 // New returns a Proxy to the upstreams of ups; naming gives the catalog's
 // current naming, sealer issues the request states of multi-round-trip
-// requests (rounds.go).
-func New(ups *upstream.Manager, log *slog.Logger, naming func() catalog.Naming, sealer *rounds.Sealer) *Proxy {
-	return &Proxy{ups: ups, log: log, naming: naming, sealer: sealer}
+// requests (rounds.go), apps reports whether a caller's profile lets it see
+// MCP Apps (nil: every caller may, where the upstream allows them).
+func New(ups *upstream.Manager, log *slog.Logger, naming func() catalog.Naming, sealer *rounds.Sealer, apps func(p *auth.Principal) bool) *Proxy {
+	return &Proxy{ups: ups, log: log, naming: naming, sealer: sealer, apps: apps}
 }
 
 // Middleware answers the prompt and resource methods, and passes a
@@ -49,10 +54,13 @@ func (pr *Proxy) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case *mcp.GetPromptRequest:
 			return pr.getPrompt(ctx, clientOf(r.Session, r.Extra), callerOf(r.Extra), r.Params)
 		case *mcp.ListResourcesRequest:
-			return pr.listResources(ctx, clientOf(r.Session, r.Extra))
+			return pr.listResources(ctx, clientOf(r.Session, r.Extra), pr.appsFor(r.Extra))
 		case *mcp.ListResourceTemplatesRequest:
-			return pr.listResourceTemplates(ctx, clientOf(r.Session, r.Extra))
+			return pr.listResourceTemplates(ctx, clientOf(r.Session, r.Extra), pr.appsFor(r.Extra))
 		case *mcp.ReadResourceRequest:
+			if mcpapps.IsUI(r.Params.URI) {
+				return pr.readUI(ctx, clientOf(r.Session, r.Extra), pr.appsFor(r.Extra), r.Params)
+			}
 			return pr.readResource(ctx, clientOf(r.Session, r.Extra), callerOf(r.Extra), r.Params)
 		case *mcp.ServerRequest[*mcp.SetLoggingLevelParams]:
 			res, err := next(ctx, method, req)
@@ -252,7 +260,7 @@ func upstreamMeta(m mcp.Meta) mcp.Meta {
 	return out
 }
 
-func (pr *Proxy) listResources(ctx context.Context, c upstream.Client) (*mcp.ListResourcesResult, error) {
+func (pr *Proxy) listResources(ctx context.Context, c upstream.Client, apps bool) (*mcp.ListResourcesResult, error) {
 	var mu sync.Mutex
 	out := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}, Cacheable: catalog.CallerCache}
 	pr.eachUpstream(ctx, c, func(s *mcp.ServerCapabilities) bool { return s.Resources != nil },
@@ -260,6 +268,14 @@ func (pr *Proxy) listResources(ctx context.Context, c upstream.Client) (*mcp.Lis
 			for r, err := range cs.Resources(ctx, nil) {
 				if err != nil {
 					return err
+				}
+				if mcpapps.IsUI(r.URI) {
+					if !apps || !u.Config().AllowMCPUI {
+						continue
+					}
+					q := *r
+					q.URI = mcpapps.LocalURI(u.Config().ID, r.URI)
+					r = &q
 				}
 				mu.Lock()
 				out.Resources = append(out.Resources, r)
@@ -270,7 +286,7 @@ func (pr *Proxy) listResources(ctx context.Context, c upstream.Client) (*mcp.Lis
 	return out, nil
 }
 
-func (pr *Proxy) listResourceTemplates(ctx context.Context, c upstream.Client) (*mcp.ListResourceTemplatesResult, error) {
+func (pr *Proxy) listResourceTemplates(ctx context.Context, c upstream.Client, apps bool) (*mcp.ListResourceTemplatesResult, error) {
 	var mu sync.Mutex
 	out := &mcp.ListResourceTemplatesResult{ResourceTemplates: []*mcp.ResourceTemplate{}, Cacheable: catalog.CallerCache}
 	pr.eachUpstream(ctx, c, func(s *mcp.ServerCapabilities) bool { return s.Resources != nil },
@@ -278,6 +294,14 @@ func (pr *Proxy) listResourceTemplates(ctx context.Context, c upstream.Client) (
 			for r, err := range cs.ResourceTemplates(ctx, nil) {
 				if err != nil {
 					return err
+				}
+				if mcpapps.IsUI(r.URITemplate) {
+					if !apps || !u.Config().AllowMCPUI {
+						continue
+					}
+					q := *r
+					q.URITemplate = mcpapps.LocalURI(u.Config().ID, r.URITemplate)
+					r = &q
 				}
 				mu.Lock()
 				out.ResourceTemplates = append(out.ResourceTemplates, r)
@@ -331,6 +355,47 @@ func (pr *Proxy) readResource(ctx context.Context, c upstream.Client, who string
 		}
 	}
 	return nil, last
+}
+
+// appsFor reports whether the caller of a request may see MCP Apps.
+func (pr *Proxy) appsFor(extra *mcp.RequestExtra) bool {
+	return pr.apps == nil || pr.apps(principalOf(extra))
+}
+
+// readUI reads a ui:// resource from the one upstream its URI names
+// (ui://mcp.<id>/…), when that upstream allows apps, the caller may see it
+// and apps: any other ui:// URI is not found, whichever upstream has it.
+// The contents keep their mime type and _meta.ui (CSP, permissions), their
+// URIs shown in Legate's namespace.
+func (pr *Proxy) readUI(ctx context.Context, c upstream.Client, apps bool, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+	notFound := &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf("resource %q not found", p.URI)}
+	id, orig, ok := mcpapps.UpstreamURI(p.URI)
+	if !ok {
+		notFound.Message += fmt.Sprintf(": an app's resource is read as the URI its tool's _meta.ui gives, %smcp.<upstream>/…", mcpapps.Scheme)
+		return nil, notFound
+	}
+	u, known := pr.ups.Upstream(id)
+	if !apps || !known || !u.Config().AllowMCPUI || !pr.ups.Visible(id, c) {
+		return nil, notFound
+	}
+	cs, err := pr.ups.Session(ctx, id, c)
+	if err != nil {
+		return nil, err
+	}
+	if cs.InitializeResult().Capabilities.Resources == nil {
+		return nil, notFound
+	}
+	q := *p
+	q.URI, q.Meta = orig, upstreamMeta(p.Meta)
+	res, err := cs.ReadResource(ctx, &q)
+	res, err = fulfil(ctx, c, res, err, func(in mcp.InputResponseMap, state string) (*mcp.ReadResourceResult, error) {
+		q.InputResponses, q.RequestState = in, state
+		return cs.ReadResource(ctx, &q)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return mcpapps.Contents(id, res), nil
 }
 
 // Subscribe forwards a resource subscription to the upstreams offering

@@ -28,7 +28,7 @@ var _ fastpath.Gateway = (*fastPath)(nil)
 
 // List is the tools/list p sees on ss, encoded, once a cold start's wait is over.
 func (f *fastPath) List(ctx context.Context, p *auth.Principal, ss *mcp.ServerSession) []byte {
-	f.gw.cold.wait(ctx)
+	f.gw.cold.Before(ctx)
 	return f.gw.discovery.ListJSON(p, ss)
 }
 

@@ -49,12 +49,14 @@ import (
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connections"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/mcpapps"
 	"github.com/legate-mcp/legate/operations"
 	"github.com/legate-mcp/legate/opkey"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/profiles"
 	"github.com/legate-mcp/legate/proxy"
 	"github.com/legate-mcp/legate/rounds"
+	"github.com/legate-mcp/legate/server/coldstart"
 	"github.com/legate-mcp/legate/server/fastpath"
 	"github.com/legate-mcp/legate/server/instancekit"
 	"github.com/legate-mcp/legate/server/instances"
@@ -128,7 +130,7 @@ type Gateway struct {
 	views       *profiles.Views
 	discovery   *profiles.Discovery
 	fast        *fastPath
-	cold        coldStart
+	cold        *coldstart.Wait
 	kit         *instancekit.Kit
 	connections *connections.Manager // per-user credentials of instances
 	sealer      *rounds.Sealer       // request states of multi-round-trip calls
@@ -209,13 +211,13 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		l.instances.Close(nil)
 		return nil, err
 	}
-	g.cold = coldStart{ups: g.upstreams, max: time.Duration(opts.Config.ColdStartWait)}
+	g.cold = &coldstart.Wait{Ups: g.upstreams, Max: time.Duration(opts.Config.ColdStartWait)}
 	g.fast = &fastPath{gw: g, sessions: fastpath.NewSessions(g.sessionIdle())}
 	g.sealer = rounds.NewSealer(stateTTL)
 	var serverInfo []byte
 	g.mcp, serverInfo = sdkserver.New(sdkGateway{g}, sdkserver.Options{Version: opts.Version, Logger: g.log, Initialized: g.fast.sessions.Track,
 		Instructions: profiles.Instructions(profiles.Sources(g.now().cfg, g.Instances(), &vault.Resolver{Vault: opts.Vault, Masks: g.masks}, g.upstreams, nil)),
-		Proxy:        proxy.New(g.upstreams, g.log, func() catalog.Naming { return g.Catalog().Naming() }, g.sealer), Upstreams: len(g.upstreams.IDs()) > 0})
+		Proxy:        proxy.New(g.upstreams, g.log, func() catalog.Naming { return g.Catalog().Naming() }, g.sealer, g.discovery.AppsAllowed), Upstreams: len(g.upstreams.IDs()) > 0})
 	g.fast.paths = fastpath.New(g.fast, g.fast.sessions, g.metrics, serverInfo)
 	g.fast.sessions.Attach(g.mcp)
 	cat, err := g.buildCatalog()
@@ -247,14 +249,19 @@ func (g *Gateway) buildCatalog() (*catalog.Catalog, error) {
 	entries = append(entries, g.now().instances.Entries()...)
 	for _, t := range g.upstreams.Tools() {
 		u, _ := g.upstreams.Upstream(t.Upstream)
+		def, appOnly, keep := mcpapps.Tool(t.Upstream, t.Def, u.Config().AllowMCPUI)
+		if !keep {
+			continue // an app's tool of an upstream whose apps are off
+		}
 		entries = append(entries, &catalog.Entry{
 			Canonical: t.Canonical(),
 			Source:    fmt.Sprintf("upstream %q (%s)", t.Upstream, u.Origin()),
 			Tenant:    u.Config().Tenant,
 			Class:     t.Class,
 			Hash:      t.Hash,
-			Tool:      t.Def,
+			Tool:      def,
 			Target:    t,
+			AppOnly:   appOnly,
 		})
 	}
 	naming := catalog.Safe
@@ -286,6 +293,7 @@ type CallOptions struct {
 	// IdempotencyKey is the client's key for the call's writes
 	// (legate.IdempotencyMetaKey in _meta), "" if it gave none.
 	IdempotencyKey string
+	App            bool // the client negotiated MCP Apps: its call may be an app's, which alone may call an app-only tool
 
 	round      *rounds.Round // a 2026-07-28 client's round (roundsStep)
 	stateToken string
@@ -296,6 +304,9 @@ type CallOptions struct {
 // (ErrUnknownTool) or a protocol error to relay (*jsonrpc.Error).
 func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage, o CallOptions) (*mcp.CallToolResult, error) {
 	e, ok := g.viewFor(o.Principal).Lookup(name)
+	if !ok && o.App {
+		e, ok = mcpapps.Resolve(g.viewFor(o.Principal), name) // an app's call, by its server's own name
+	}
 	if !ok {
 		c := g.callerOf(o)
 		row := store.AuditRow{Principal: c.Principal, Tenant: c.Tenant, Session: c.Session, Tool: name}
@@ -308,6 +319,13 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage, o
 		row.Source, row.Outcome = sourceUnknown, outcomeUnknownTool
 		g.auditRefused(row)
 		return nil, fmt.Errorf("%w %q", ErrUnknownTool, name)
+	}
+	if e.AppOnly && !o.App {
+		c := g.callerOf(o)
+		g.auditRefused(store.AuditRow{Principal: c.Principal, Tenant: c.Tenant, Session: c.Session, Tool: e.Canonical,
+			Source: "upstream:" + e.SourceID(), Class: string(e.Class), Decision: "app_only", Outcome: string(legate.CodePermissionDenied)})
+		return toolresult.Error(&legate.Error{Code: legate.CodePermissionDenied, Message: fmt.Sprintf(
+			"%s is an MCP App's tool (its visibility is app only): only an app may call it, through a client that negotiated %s", e.Canonical, mcpapps.Extension)}), nil
 	}
 	res, err := g.run(ctx, g.newRequest(e, args, o))
 	if err != nil {
@@ -391,7 +409,7 @@ func (g *Gateway) Start(ctx context.Context) {
 	ctx = g.startAudit(ctx, time.Duration(g.opts.Config.Audit.Retention)) // its default applied when the config was loaded
 	g.quarantines.Start()
 	g.upstreams.Start(ctx)
-	g.cold.started.Store(g.cold.max > 0)
+	g.cold.Start()
 	g.background.Go(func() { g.approvals.RunApproved(ctx) })
 	g.background.Go(func() { g.inbox.Follow(ctx) }) // wake waiting calls on other replicas' decisions
 	interval := g.opts.StoreWatchInterval

@@ -9,6 +9,7 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/auth"
+	"github.com/legate-mcp/legate/mcpapps"
 	"github.com/legate-mcp/legate/opkey"
 	"github.com/legate-mcp/legate/paramheader"
 	"github.com/legate-mcp/legate/rounds"
@@ -24,7 +25,7 @@ var _ sdkserver.Gateway = sdkGateway{}
 
 // List is the tools/list p sees on ss, once a cold start's wait is over.
 func (s sdkGateway) List(ctx context.Context, p *auth.Principal, ss *mcp.ServerSession) *mcp.ListToolsResult {
-	s.g.cold.wait(ctx)
+	s.g.cold.Before(ctx)
 	return s.g.discovery.List(p, ss)
 }
 
@@ -36,6 +37,7 @@ func (s sdkGateway) Call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		o.Caller.Session = req.Session.ID()
 	}
 	o.Principal = sdkserver.PrincipalOf(req.Extra)
+	o.App = mcpapps.Negotiated(req.Session, req.Params.Meta)
 	if sdkserver.NewProtocol(req.Session) {
 		o.round, o.stateToken = rounds.NewRound(req.Params.Meta, req.Params.InputResponses), req.Params.RequestState
 	}

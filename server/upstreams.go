@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -91,27 +90,4 @@ func (g *Gateway) setCatalog(c *catalog.Catalog, force bool) {
 // unreachable is the handler of the mirrored registry entries.
 func unreachable(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	return nil, fmt.Errorf("internal error: tool registry entry called directly")
-}
-
-// coldStart holds the first tools/list after a start with upstreams never
-// listed before (an empty cache) until each was tried, for at most the
-// config's cold_start_wait: clients that ignore list_changed (some
-// framework adapters list once) would otherwise never see their tools.
-type coldStart struct {
-	ups     *upstream.Manager
-	max     time.Duration
-	started atomic.Bool // the upstreams are being listed (Start ran)
-	warm    atomic.Bool // waited once: no tools/list waits again
-}
-
-// wait is called before each tools/list is answered.
-func (c *coldStart) wait(ctx context.Context) {
-	if c.warm.Load() || !c.started.Load() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, c.max)
-	defer cancel()
-	if c.ups.WaitListed(ctx) == nil || ctx.Err() == context.DeadlineExceeded {
-		c.warm.Store(true)
-	}
 }

@@ -194,5 +194,6 @@ func (u *Upstream) clientOptions(s *session) *mcp.ClientOptions {
 			return rounds.Elicit(s.callContext(ctx), s.owner, r.Params)
 		}
 	}
+	u.cfg.DeclareExtensions(opts.Capabilities)
 	return opts
 }

@@ -100,6 +100,9 @@ func Hint(names []string) string {
 func UnknownTool(name string, view *catalog.Catalog) *jsonrpc.Error {
 	var known []string
 	for _, e := range view.Entries() {
+		if e.AppOnly {
+			continue // an app's, never named to a model
+		}
 		known = append(known, e.Wire)
 		if strings.Contains(name, ".") { // a call by canonical name
 			known = append(known, e.Canonical)

@@ -297,8 +297,8 @@ func (f *Paths) newCall(p *auth.Principal, ss *mcp.ServerSession, params json.Ra
 		return c, in, false // the SDK's error
 	}
 	e, ok := f.gw.Lookup(p, in.Name)
-	if !ok {
-		return c, in, false
+	if !ok || e.AppOnly {
+		return c, in, false // an app-only tool: the SDK knows whether the client negotiated apps
 	}
 	c = Call{Entry: e, Args: in.Arguments, Principal: p, Session: ss, IdempotencyKey: opkey.ClientKey(meta.Key)}
 	if tok := meta.ProgressToken; validID(tok) {

@@ -20,6 +20,7 @@ import (
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/catalog"
+	"github.com/legate-mcp/legate/mcpapps"
 	"github.com/legate-mcp/legate/profiles"
 	"github.com/legate-mcp/legate/proxy"
 	"github.com/legate-mcp/legate/rounds"
@@ -78,6 +79,9 @@ func New(gw Gateway, o Options) (*mcp.Server, json.RawMessage) {
 		opts.Capabilities.Prompts = &mcp.PromptCapabilities{}
 		opts.Capabilities.Resources = &mcp.ResourceCapabilities{Subscribe: true}
 		opts.Capabilities.Completions = &mcp.CompletionCapabilities{}
+		// And MCP Apps, relayed where an upstream and the caller's profile
+		// allow them (allow_mcp_ui).
+		opts.Capabilities.AddExtension(mcpapps.Extension, mcpapps.Settings())
 		opts.SubscribeHandler = px.Subscribe
 		opts.UnsubscribeHandler = px.Unsubscribe
 		opts.CompletionHandler = px.Complete

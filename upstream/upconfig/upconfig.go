@@ -14,7 +14,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/mcpapps"
 	"github.com/legate-mcp/legate/upstream/oauthcfg"
 )
 
@@ -52,6 +55,18 @@ type Config struct {
 	// who have not connected it.
 	ListBeforeConnect bool   `yaml:"list_before_connect" json:"list_before_connect,omitempty" desc:"With auth: oauth, list the tools to principals who have not connected it too (their calls then ask them to connect); default: only once connected"`
 	Pin               string `yaml:"pin" json:"pin,omitempty" enum:"tofu,strict" default:"tofu" desc:"tofu: a tool's definition is pinned when first seen; strict: only when an admin accepts it; a definition that differs from its pin is quarantined until accepted"`
+	// AllowMCPUI: apps of this upstream reach only profiles that allow them too.
+	AllowMCPUI bool `yaml:"allow_mcp_ui" json:"allow_mcp_ui,omitempty" desc:"Relay this server's MCP Apps (io.modelcontextprotocol/ui): negotiate the extension with it, show its tools' _meta.ui with the resource URI as ui://mcp.<id>/…, serve its ui:// resources, and let an app call its app-only tools; false: its tools lose _meta.ui and its app-only tools and ui:// resources are hidden. A profile shows apps only with its own allow_mcp_ui"`
+}
+
+// DeclareExtensions adds to caps, a session's capabilities, the extensions
+// Legate negotiates with this upstream: MCP Apps with allow_mcp_ui, whatever
+// the client, since a server may offer its UI tools only to a client that
+// declares the extension.
+func (c *Config) DeclareExtensions(caps *mcp.ClientCapabilities) {
+	if c.AllowMCPUI {
+		caps.AddExtension(mcpapps.Extension, mcpapps.Settings())
+	}
 }
 
 // AuthOAuth is auth: oauth.
