@@ -122,6 +122,7 @@ type Agent struct {
 	Deadline   legate.Duration `yaml:"deadline" default:"30m" min:"0" desc:"Longest a run may take, waits for approval included; past it the run stops with stopped: deadline"`
 	MaxResult  int             `yaml:"max_result_bytes" default:"32768" min:"256" desc:"A tool result longer than this is cut, saying so, before the model sees it"`
 	System     string          `yaml:"system" desc:"Text added to the system prompt of every run"`
+	Retention  legate.Duration `yaml:"retention" default:"720h" min:"0" desc:"Runs that ended longer ago than this are deleted from the history, checked hourly (720h: 30 days; 0: kept forever)"`
 }
 
 // AgentProviders are the model providers the agent knows: anthropic

@@ -418,6 +418,9 @@ func (g *Gateway) Start(ctx context.Context) {
 	}
 	g.background.Go(func() { g.reloader.watchStore(ctx, interval) })
 	g.background.Go(func() { g.kit.Prune(ctx) })
+	g.background.Go(func() {
+		store.PruneEvery(ctx, g.log, "agent runs", time.Duration(g.opts.Config.Agent.Retention), g.opts.Store.AgentRuns().Prune)
+	})
 }
 
 // StartAudit starts the audit writer alone, for a gateway made for one

@@ -40,4 +40,7 @@ type AgentRunStore interface {
 	// List returns the runs f selects, the latest started first, without
 	// their records.
 	List(ctx context.Context, f AgentRunFilter) ([]AgentRun, error)
+	// Prune deletes the runs that ended (Stopped is not "running") and were
+	// last updated before before, reporting how many.
+	Prune(ctx context.Context, before time.Time) (int64, error)
 }

@@ -104,29 +104,9 @@ func (k *Kit) rootKey(ctx context.Context) []byte {
 }
 
 // Prune removes the operation records past OperationRetention at once
-// (even when ctx has ended already: a short-lived gateway prunes too) and
-// every hour until ctx ends.
+// and every hour until ctx ends (store.PruneEvery).
 func (k *Kit) Prune(ctx context.Context) {
-	prune := func(ctx context.Context) {
-		if n, err := k.ops.Prune(ctx, time.Now().Add(-OperationRetention)); err != nil {
-			k.log.Warn("pruning operation records", "error", err)
-		} else if n > 0 {
-			k.log.Info("pruned operation records", "count", n, "older_than", OperationRetention)
-		}
-	}
-	first, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	prune(first)
-	cancel()
-	tick := time.NewTicker(time.Hour)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-			prune(ctx)
-		}
-	}
+	store.PruneEvery(ctx, k.log, "operation records", OperationRetention, k.ops.Prune)
 }
 
 // operations is one instance's view of the store's operation records.

@@ -67,4 +67,12 @@ func (s agentRunStore) List(ctx context.Context, f store.AgentRunFilter) ([]stor
 	return out, rows.Err()
 }
 
+func (s agentRunStore) Prune(ctx context.Context, before time.Time) (int64, error) {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM agent_runs WHERE stopped <> 'running' AND updated_at < ?`, before.UnixMilli())
+	if err != nil {
+		return 0, fmt.Errorf("pruning agent runs: %w", err)
+	}
+	return res.RowsAffected()
+}
+
 var _ store.AgentRunStore = agentRunStore{}

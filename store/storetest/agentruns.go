@@ -46,4 +46,22 @@ func testAgentRuns(t *testing.T, open Opener) {
 	if none, _ := runs.List(ctx, store.AgentRunFilter{Tenant: "other"}); len(none) != 0 {
 		t.Fatalf("list of another tenant: %+v", none)
 	}
+
+	// Pruning removes the runs that ended before the cut, never one still
+	// running however old.
+	old := base.Add(-48 * time.Hour)
+	must(t, runs.Put(ctx, store.AgentRun{ID: "old-ended", Principal: "carol", Stopped: "answered", StartedAt: old, UpdatedAt: old, Record: []byte(`{}`)}))
+	must(t, runs.Put(ctx, store.AgentRun{ID: "old-running", Principal: "carol", Stopped: "running", StartedAt: old, UpdatedAt: old, Record: []byte(`{}`)}))
+	n, err := runs.Prune(ctx, base.Add(-24*time.Hour))
+	if err != nil || n != 1 {
+		t.Fatalf("prune: %d runs, %v; want 1", n, err)
+	}
+	if _, err := runs.Get(ctx, "old-ended"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a pruned run is still there: %v", err)
+	}
+	for _, id := range []string{"old-running", "run-1", "run-2"} {
+		if _, err := runs.Get(ctx, id); err != nil {
+			t.Fatalf("%s was pruned: %v", id, err)
+		}
+	}
 }
