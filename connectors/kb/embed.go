@@ -36,8 +36,33 @@ type embedder struct {
 	batch      int
 	client     *http.Client
 
-	mu    sync.Mutex
-	cache map[string][]float32 // by inputKey
+	mu     sync.Mutex
+	cache  map[string][]float32 // by inputKey
+	failed time.Time            // when a search's embedding last failed
+	why    string               // and why
+}
+
+// pause is how long searches leave the endpoint alone after it failed
+// one, ranking by BM25 alone, so that a down endpoint does not slow
+// every search by its retries.
+const pause = 30 * time.Second
+
+// paused says why searches leave the endpoint alone now, "" when they
+// do not.
+func (e *embedder) paused(now time.Time) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.why == "" || now.Sub(e.failed) >= pause {
+		return ""
+	}
+	return fmt.Sprintf("%s (at %s; tried again %s after)", e.why, e.failed.UTC().Format(time.RFC3339), pause)
+}
+
+// noteFailure records why a search's embedding failed; "" clears it.
+func (e *embedder) noteFailure(why string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.failed, e.why = time.Now(), why
 }
 
 func newEmbedder(cfg *Config) *embedder {

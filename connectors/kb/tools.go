@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/legate-mcp/legate"
@@ -110,13 +111,22 @@ func (c *Connector) rank(ctx context.Context, call *connectors.Call, s *snapshot
 	for i, h := range hits {
 		lexical[i] = h.Doc
 	}
-	vectors, err := c.embed.vectors(ctx, call.Credentials, s)
-	var qv [][]float32
-	if err == nil {
-		qv, err = c.embed.embed(ctx, call.Credentials, []string{q})
+	out.DenseError = c.embed.paused(time.Now())
+	var (
+		vectors, qv [][]float32
+		err         error
+	)
+	if out.DenseError == "" {
+		vectors, err = c.embed.vectors(ctx, call.Credentials, s)
+		if err == nil {
+			qv, err = c.embed.embed(ctx, call.Credentials, []string{q})
+		}
+		if err != nil {
+			out.DenseError = err.Error()
+			c.embed.noteFailure(out.DenseError)
+		}
 	}
-	if err != nil {
-		out.DenseError = err.Error()
+	if out.DenseError != "" {
 		ranked := make([]scored, len(hits))
 		for i, h := range hits {
 			ranked[i] = scored{h.Doc, h.Score}
