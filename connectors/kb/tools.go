@@ -59,8 +59,8 @@ type SearchResult struct {
 }
 
 func (c *Connector) searchTool() connectors.Tool {
-	desc := "Search the knowledge base (documents, handbooks, runbooks and pages this instance indexes) for passages that answer a question. " +
-		"Returns the best passages with their source, title, headings and a ref; read a whole passage or its document with kb.read."
+	desc := "Search the knowledge base (the handbooks, policies, runbooks and other documentation this instance indexes) for the passages that answer a question. " +
+		"Returns the best passages, each with its title, headings and a ref for kb.read."
 	return connectors.Returning[SearchResult](connectors.NewTool("search", desc, legate.ClassRead, c.search))
 }
 
@@ -190,8 +190,8 @@ type ReadResult struct {
 }
 
 func (c *Connector) readTool() connectors.Tool {
-	desc := "Read a passage or a whole document of the knowledge base by the ref kb.search returned, a page at a time: " +
-		"a long text comes in parts, the next starting at next_offset."
+	desc := "Read a passage of the knowledge base, or all of its document, by a ref kb.search returned, in parts: " +
+		"the next part starts at next_offset."
 	return connectors.Returning[ReadResult](connectors.NewTool("read", desc, legate.ClassRead, c.read))
 }
 
