@@ -51,7 +51,7 @@ const (
 // Config is a kb instance's configuration.
 type Config struct {
 	// Folders are indexed with their subfolders and watched.
-	Folders []string `yaml:"folders" desc:"Absolute paths of folders whose Markdown (.md, .markdown), text (.txt), HTML (.html, .htm) and PDF (.pdf) files are indexed, subfolders included (hidden ones skipped); watched, so a file added, changed or removed is indexed again at once" example:"[/srv/handbook]"`
+	Folders []string `yaml:"folders" desc:"Absolute paths of folders whose Markdown (.md, .markdown), text (.txt), HTML (.html, .htm) and PDF (.pdf) files are indexed, subfolders included (hidden ones skipped); watched, so a file added, changed or removed is indexed again as it changes" example:"[/srv/handbook]"`
 	// URLs are fetched and indexed.
 	URLs []string `yaml:"urls" desc:"http or https pages fetched and indexed, as HTML, Markdown, text or PDF by their content type: these pages only, no link is followed" example:"[https://wiki.example.com/runbook.html]"`
 	// RefreshInterval is how often URLs are fetched again.
