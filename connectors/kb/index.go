@@ -53,17 +53,20 @@ type indexer struct {
 	// Guarded by sem.
 	docs     map[string]*document
 	problems map[string]string // by source
-	started  bool
 
+	loaded  atomic.Int64 // documents added, for a caller waiting for the build
 	snap    atomic.Pointer[snapshot]
+	ready   chan struct{} // closed when the first build ends
 	mu      sync.Mutex
-	updated chan struct{} // closed when the next snapshot is published
+	started bool          // guarded by mu
+	closed  bool          // guarded by mu
+	updated chan struct{} // guarded by mu; closed when the next snapshot is published
 	wg      sync.WaitGroup
 }
 
 func newIndexer(life context.Context, c *Connector) *indexer {
 	return &indexer{life: life, c: c, sem: make(chan struct{}, 1), docs: map[string]*document{},
-		problems: map[string]string{}, updated: make(chan struct{})}
+		problems: map[string]string{}, updated: make(chan struct{}), ready: make(chan struct{})}
 }
 
 // lock takes the right to change the index, or fails when ctx ends first.
@@ -72,43 +75,63 @@ func (ix *indexer) lock(ctx context.Context) error {
 	case ix.sem <- struct{}{}:
 		return nil
 	case <-ctx.Done():
-		return legate.Errorf(legate.CodeOf(ctx.Err()), "kb: the index is being built: %v", ctx.Err())
+		return ctx.Err()
 	}
 }
 
 func (ix *indexer) unlock() { <-ix.sem }
 
-// ensure returns the index, building it first if it has never been: every
-// folder read, every URL fetched, then the folders watched and the URLs
-// fetched again on schedule. A build that ctx cuts short is not kept.
+// ensure returns the index, building it first if it has never been. The
+// build runs on the instance's life, not the call's: a call that ends
+// before it does fails (TIMEOUT, saying so), and a later one finds it
+// built.
 func (ix *indexer) ensure(ctx context.Context) (*snapshot, error) {
 	if s := ix.snap.Load(); s != nil {
 		return s, nil
 	}
-	if err := ix.lock(ctx); err != nil {
-		return nil, err
-	}
-	defer ix.unlock()
-	if s := ix.snap.Load(); s != nil {
-		return s, nil
-	}
-	if ix.life.Err() != nil {
+	ix.mu.Lock()
+	if ix.closed {
+		ix.mu.Unlock()
 		return nil, legate.Errorf(legate.CodeTransient, "kb: the instance is closed")
 	}
+	if !ix.started {
+		ix.started = true
+		ix.wg.Add(1)
+		go ix.build()
+	}
+	ix.mu.Unlock()
+	select {
+	case <-ix.ready:
+		if s := ix.snap.Load(); s != nil {
+			return s, nil
+		}
+		return nil, legate.Errorf(legate.CodeTransient, "kb: the instance is closed")
+	case <-ctx.Done():
+		return nil, legate.Errorf(legate.CodeOf(ctx.Err()), "kb: the index is still being built (%d documents read so far): call again shortly", ix.loaded.Load())
+	}
+}
+
+// build reads every folder and fetches every URL, publishes the index,
+// then watches the folders and fetches the URLs again on schedule.
+func (ix *indexer) build() {
+	defer ix.wg.Done()
+	defer close(ix.ready)
+	if ix.lock(ix.life) != nil {
+		return
+	}
+	defer ix.unlock()
 	w := ix.startWatcher()
 	for _, f := range ix.c.cfg.Folders {
 		ix.loadTree(filepath.Clean(f), w)
 	}
-	ix.fetchAll(ctx)
-	if err := ctx.Err(); err != nil {
+	ix.fetchAll(ix.life)
+	if ix.life.Err() != nil {
 		if w != nil {
 			w.Close()
 		}
-		clear(ix.docs)
-		clear(ix.problems)
-		return nil, legate.Errorf(legate.CodeOf(err), "kb: building the index took longer than the call may: %v", err)
+		return
 	}
-	s := ix.publish()
+	ix.publish()
 	if w != nil {
 		ix.wg.Add(1)
 		go ix.watch(w)
@@ -117,7 +140,15 @@ func (ix *indexer) ensure(ctx context.Context) (*snapshot, error) {
 		ix.wg.Add(1)
 		go ix.refresh()
 	}
-	return s, nil
+}
+
+// close stops the build, the watcher and the refresher, and waits for
+// them.
+func (ix *indexer) close() {
+	ix.mu.Lock()
+	ix.closed = true
+	ix.mu.Unlock()
+	ix.wg.Wait()
 }
 
 // publish makes the documents read so far the index searched, and wakes
@@ -171,9 +202,6 @@ func searchDoc(d *document, c *chunk) search.Doc {
 	return sd
 }
 
-// wait returns when the watcher and the refresher have stopped.
-func (ix *indexer) wait() { ix.wg.Wait() }
-
 // updatedChan is closed when the next snapshot is published.
 func (ix *indexer) updatedChan() <-chan struct{} {
 	ix.mu.Lock()
@@ -190,6 +218,7 @@ func (ix *indexer) add(d *document) bool {
 	}
 	ix.docs[d.source] = d
 	delete(ix.problems, d.source)
+	ix.loaded.Add(1)
 	return true
 }
 

@@ -213,7 +213,7 @@ func (c *Connector) Tools() []connectors.Tool { return c.tools }
 // Close stops watching the folders and fetching the URLs.
 func (c *Connector) Close() error {
 	c.closed()
-	c.ix.wait()
+	c.ix.close()
 	c.fetch.CloseIdleConnections()
 	if c.embed != nil {
 		c.embed.client.CloseIdleConnections()

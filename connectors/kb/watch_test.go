@@ -235,3 +235,40 @@ func TestTestReportsSources(t *testing.T) {
 		t.Errorf("a missing folder: %v", err)
 	}
 }
+
+// TestBuildOutlivesTheCall: a first call that ends before the index is
+// built fails with TIMEOUT, saying so, and the build goes on: a later call
+// finds it built.
+func TestBuildOutlivesTheCall(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-release
+		w.Header().Set("Content-Type", "text/plain")
+		w.Write([]byte("Slow page\n\nThe slow page arrived at last.\n"))
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	})
+	c := build(t, "kb", "urls: ["+srv.URL+"/slow.txt]\nallow_private_networks: true\n")
+	var tool connectors.Tool
+	for _, tl := range c.Tools() {
+		if tl.Name == "search" {
+			tool = tl
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the call is over before the page arrives
+	_, err := tool.Run(ctx, &connectors.Call{Tool: "search", Args: []byte(`{"query":"slow page"}`), Caller: connectors.Caller{Tenant: "acme"}})
+	if err == nil || !strings.Contains(err.Error(), "the index is still being built") {
+		t.Fatalf("a call ending before the build: %v", err)
+	}
+	close(release)
+	if r := search(t, c, alice, "slow page arrived", 5); len(r.Passages) != 1 || r.Passages[0].Title != "Slow page" {
+		t.Errorf("after the build: %+v", r)
+	}
+}
