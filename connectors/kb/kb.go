@@ -67,7 +67,7 @@ type Config struct {
 	// ChunkChars is the longest passage.
 	ChunkChars int `yaml:"chunk_chars" default:"1200" desc:"Longest passage, in characters (200 to 20000): a section longer than this is cut at paragraph ends, or sentence ends"`
 	// MaxReadChars bounds one kb.read.
-	MaxReadChars int `yaml:"max_read_chars" default:"8000" desc:"Most characters one kb.read returns (500 to 1048576); the caller reads on from next_offset"`
+	MaxReadChars int `yaml:"max_read_chars" default:"8000" desc:"Most characters one read returns (500 to 1048576); the caller reads on from next_offset"`
 	// EmbeddingsURL turns dense ranking on.
 	EmbeddingsURL string `yaml:"embeddings_url" desc:"URL of an OpenAI-compatible embeddings endpoint (a local Ollama or vLLM: http://127.0.0.1:11434/v1/embeddings); set, passages are also ranked by the cosine of their embeddings, fused with BM25 by reciprocal rank. Empty: BM25 alone" example:"http://127.0.0.1:11434/v1/embeddings"`
 	// EmbeddingsModel is the model the endpoint is asked for.

@@ -171,9 +171,14 @@ func (ix *indexer) watch(w *fsnotify.Watcher) {
 			}
 			if rescan {
 				clear(pending)
-				for src, d := range ix.docs {
-					if !isURL(src) || d == nil {
+				for src := range ix.docs {
+					if !isURL(src) {
 						delete(ix.docs, src)
+					}
+				}
+				for src := range ix.problems {
+					if !isURL(src) {
+						delete(ix.problems, src)
 					}
 				}
 				for _, f := range ix.c.cfg.Folders {

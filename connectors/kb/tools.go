@@ -38,12 +38,12 @@ type searchArgs struct {
 
 // Passage is one passage found.
 type Passage struct {
-	Ref      string   `json:"ref" jsonschema:"Reference of this passage, for kb.read"`
-	Document string   `json:"document" jsonschema:"Reference of the whole document, for kb.read"`
+	Ref      string   `json:"ref" jsonschema:"Reference of this passage, for the read tool"`
+	Document string   `json:"document" jsonschema:"Reference of the whole document, for the read tool"`
 	Source   string   `json:"source" jsonschema:"The file's path or the page's URL"`
 	Title    string   `json:"title" jsonschema:"The document's title"`
 	Headings []string `json:"headings" jsonschema:"The headings above the passage, outermost first"`
-	Text     string   `json:"text" jsonschema:"The passage's text (cut at 1500 characters: kb.read gives it whole)"`
+	Text     string   `json:"text" jsonschema:"The passage's text (cut at 1500 characters: the read tool gives it whole)"`
 	Cut      bool     `json:"cut,omitempty" jsonschema:"Set when text was cut"`
 	Score    float64  `json:"score" jsonschema:"Its score by the ranking used: higher is better"`
 }
@@ -60,7 +60,7 @@ type SearchResult struct {
 
 func (c *Connector) searchTool() connectors.Tool {
 	desc := "Search the knowledge base (the handbooks, policies, runbooks and other documentation this instance indexes) for the passages that answer a question. " +
-		"Returns the best passages, each with its title, headings and a ref for kb.read."
+		"Returns the best passages, each with its title, headings and a ref for " + c.id + ".read."
 	return connectors.Returning[SearchResult](connectors.NewTool("search", desc, legate.ClassRead, c.search))
 }
 
@@ -172,7 +172,7 @@ func (c *Connector) documentRef(call *connectors.Call, d *document) string {
 }
 
 type readArgs struct {
-	Ref      string `json:"ref" jsonschema:"A ref kb.search returned: a passage's (ref) or a document's (document)"`
+	Ref      string `json:"ref" jsonschema:"A ref the search tool returned: a passage's (ref) or a document's (document)"`
 	Offset   int    `json:"offset,omitempty" jsonschema:"Character to start from (default 0): next_offset of the previous read"`
 	MaxChars int    `json:"max_chars,omitempty" jsonschema:"Most characters returned (default and ceiling: the instance's max_read_chars)"`
 }
@@ -190,7 +190,7 @@ type ReadResult struct {
 }
 
 func (c *Connector) readTool() connectors.Tool {
-	desc := "Read a passage of the knowledge base, or all of its document, by a ref kb.search returned, in parts: " +
+	desc := "Read a passage of the knowledge base, or all of its document, by a ref " + c.id + ".search returned, in parts: " +
 		"the next part starts at next_offset."
 	return connectors.Returning[ReadResult](connectors.NewTool("read", desc, legate.ClassRead, c.read))
 }
