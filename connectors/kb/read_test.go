@@ -1,6 +1,7 @@
 package kb_test
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -145,5 +146,57 @@ func TestRefsAreSignedAndStable(t *testing.T) {
 		if _, err := read(t, a, tc.who, map[string]any{"ref": tc.ref}); codeOf(err) != legate.CodeNotFound {
 			t.Errorf("%s: %v, want NOT_FOUND", name, err)
 		}
+	}
+}
+
+// TestLimitsAreReported: documents past max_documents and files over
+// max_document_bytes are skipped and listed as problems; hidden files and
+// folders and files of other kinds are left alone.
+func TestLimitsAreReported(t *testing.T) {
+	dir := t.TempDir()
+	copyTree(t, corpus(t), dir)
+	for name, body := range map[string]string{
+		".draft.md":           "# Draft\n\nsecret plans for the unicorn launch\n",
+		".git/notes.md":       "# Notes\n\nunicorn repository internals\n",
+		"notes.csv":           "unicorn,launch\n",
+		"handbook/unicorn.md": "# Unicorn\n\nThe unicorn launch is public.\n",
+	} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := build(t, "kb", folderConfig(dir))
+	r := search(t, c, alice, "unicorn launch", 5)
+	if len(r.Passages) == 0 || r.Passages[0].Source != filepath.Join(dir, "handbook", "unicorn.md") || r.Documents != 10 {
+		t.Errorf("%d documents, first passage %+v; want the corpus's 9 and unicorn.md", r.Documents, r.Passages)
+	}
+	for _, p := range r.Passages {
+		if strings.Contains(p.Text, "unicorn") && p.Source != filepath.Join(dir, "handbook", "unicorn.md") {
+			t.Errorf("a hidden or foreign file indexed: %s", p.Source)
+		}
+	}
+
+	c = build(t, "kb", folderConfig(dir)+"max_documents: 3\nmax_document_bytes: 1400\n")
+	r = search(t, c, alice, "unicorn launch", 5)
+	skipped, big := 0, 0
+	for _, p := range r.Problems {
+		switch {
+		case p.Problem == "skipped: max_documents reached":
+			skipped++
+		case strings.HasPrefix(p.Problem, "skipped: ") && strings.Contains(p.Problem, "bytes, over max_document_bytes (1400)"):
+			big++
+		default:
+			t.Errorf("problem %s: %s", p.Source, p.Problem)
+		}
+	}
+	if r.Documents != 3 || skipped == 0 || big == 0 || r.Documents+skipped+big != 10 {
+		t.Errorf("%d documents indexed, %d skipped past max_documents, %d over max_document_bytes; want 3 and the other 7 reported", r.Documents, skipped, big)
+	}
+	if err := c.Test(t.Context(), nil); codeOf(err) != legate.CodeConfigError || !strings.Contains(err.Error(), "max_documents reached") {
+		t.Errorf("Test with sources skipped: %v", err)
 	}
 }
