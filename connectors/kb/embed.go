@@ -100,6 +100,9 @@ func (e *embedder) inputKey(input string) string {
 // vectors returns the vector of each passage of s, in its order,
 // embedding those not embedded yet.
 func (e *embedder) vectors(ctx context.Context, creds connectors.Credentials, s *snapshot) ([][]float32, error) {
+	if vs := s.vectors.Load(); vs != nil {
+		return *vs, nil
+	}
 	out := make([][]float32, len(s.chunks))
 	keys := make([]string, len(s.chunks))
 	var missing []int
@@ -131,6 +134,7 @@ func (e *embedder) vectors(ctx context.Context, creds connectors.Credentials, s 
 		e.mu.Unlock()
 	}
 	e.prune(keys)
+	s.vectors.Store(&out)
 	return out, nil
 }
 

@@ -41,6 +41,9 @@ type snapshot struct {
 	chunks   []passage // by source, then position: the same order on every replica
 	bm25     *search.Index
 	problems []problem
+	// vectors are the embeddings of chunks, by position, once all are
+	// embedded (embeddings_url).
+	vectors atomic.Pointer[[][]float32]
 }
 
 // indexer keeps the instance's index: the documents read from its

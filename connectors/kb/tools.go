@@ -123,7 +123,9 @@ func (c *Connector) rank(ctx context.Context, call *connectors.Call, s *snapshot
 		}
 		if err != nil {
 			out.DenseError = err.Error()
-			c.embed.noteFailure(out.DenseError)
+			if ctx.Err() == nil { // the endpoint's failure, not the call's end
+				c.embed.noteFailure(out.DenseError)
+			}
 		}
 	}
 	if out.DenseError != "" {
