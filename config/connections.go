@@ -196,3 +196,24 @@ func providerNames() []string {
 	slices.Sort(out)
 	return out
 }
+
+// PerUserUnhardened is the warning a deployment with per-user instances
+// and without auth.hardened deserves, "" when it has none or is hardened:
+// without pins every admin credential may change the instances people
+// connect their own accounts to (their OAuth app, base URL, upstreams), so
+// a changed instance could send those accounts' calls and tokens elsewhere.
+func (f *File) PerUserUnhardened() string {
+	if f.Auth.Hardened {
+		return ""
+	}
+	var ids []string
+	for _, c := range f.Connectors {
+		if c.PerUser() {
+			ids = append(ids, c.id())
+		}
+	}
+	if len(ids) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("connectors %s take per-user credentials but auth.hardened is off: any admin credential may change the instances people connect their own accounts to; set auth.hardened: true with the operators in auth.pins (docs/auth.md)", strings.Join(ids, ", "))
+}

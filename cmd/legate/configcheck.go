@@ -18,6 +18,9 @@ import (
 // Each names its key path and the reference, never a value.
 func configWarnings(cfg *config.File, cat *catalog.Catalog) []string {
 	var out []string
+	if w := cfg.PerUserUnhardened(); w != "" {
+		out = append(out, w)
+	}
 	for i, c := range cfg.Connectors {
 		for _, name := range slices.Sorted(maps.Keys(c.Credentials)) {
 			ref, at := c.Credentials[name], fmt.Sprintf("connectors[%d].credentials.%s", i, name)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -78,5 +79,50 @@ policy:
 	}
 	if strings.Contains(out, "rules[0]") {
 		t.Errorf("a rule that matches a tool is warned of:\n%s", out)
+	}
+}
+
+// Per-user instances without auth.hardened are warned of, by config
+// validate and by legate stdio at its start; a hardened deployment is not.
+func TestPerUserWithoutHardeningWarns(t *testing.T) {
+	t.Setenv("LEGATE_TEST_CLIENT_SECRET", "s")
+	doc := `connectors:
+  - id: mine
+    type: http
+    credentials_mode: per_user
+    config: {base_url: "http://127.0.0.1:1", allow_private_networks: true}
+    oauth:
+      client_id: c
+      client_secret: {env: LEGATE_TEST_CLIENT_SECRET}
+      authorize_url: http://127.0.0.1:1/authorize
+      token_url: http://127.0.0.1:1/token
+      credential: token
+`
+	const want = "connectors mine take per-user credentials but auth.hardened is off"
+	for _, hardened := range []bool{false, true} {
+		cfg := filepath.Join(t.TempDir(), "config.yaml")
+		body := doc
+		if hardened {
+			body += "auth: {hardened: true, pins: [root]}\n"
+		}
+		if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out, err := runCLI(t, "config", "validate", "--config", cfg, "--state-dir", t.TempDir())
+		if err != nil {
+			t.Fatalf("config validate: %v\n%s", err, out)
+		}
+		if strings.Contains(out, want) == hardened {
+			t.Errorf("hardened %v, config validate:\n%s", hardened, out)
+		}
+		stdio := exec.Command(os.Args[0], "-test.run=^TestLegateProcess$", "--", "stdio", "--config", cfg, "--state-dir", t.TempDir())
+		stdio.Env = append(os.Environ(), "LEGATE_TEST_MAIN=1", "LEGATE_STATE_DIR=")
+		stdio.Stdin = strings.NewReader("")
+		var stderr strings.Builder
+		stdio.Stderr = &stderr
+		stdio.Run()
+		if strings.Contains(stderr.String(), want) == hardened {
+			t.Errorf("hardened %v, legate stdio's log:\n%s", hardened, stderr.String())
+		}
 	}
 }

@@ -63,6 +63,9 @@ func serveCmd(g *globals) *cobra.Command {
 				if warning != "" {
 					e.log.Warn(warning)
 				}
+				if w := cfg.PerUserUnhardened(); w != "" {
+					e.log.Warn(w)
+				}
 				if err := e.vault.LoadKeys(); err != nil { // a bad key fails the start, not the first call
 					return err
 				}
@@ -143,6 +146,9 @@ func stdioCmd(g *globals) *cobra.Command {
 		Annotations: map[string]string{ownState: "yes"},
 		RunE: g.withEnv(func(cmd *cobra.Command, _ []string, e *env) error {
 			ctx := cmd.Context()
+			if w := e.cfg.PerUserUnhardened(); w != "" {
+				e.log.Warn(w)
+			}
 			if err := e.vault.LoadKeys(); err != nil {
 				return err
 			}
