@@ -24,7 +24,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"path/filepath"
 	"time"
 
@@ -137,7 +136,7 @@ func (c *Connector) Validate() error {
 	}
 	for i, raw := range c.cfg.URLs {
 		field := fmt.Sprintf("urls[%d]", i)
-		u, err := parseURL(raw)
+		u, err := netguard.ParseURL(raw)
 		switch {
 		case err != nil:
 			errs = append(errs, legate.Invalid(field, "%v", err))
@@ -162,7 +161,7 @@ func (c *Connector) Validate() error {
 	errs = appendRange(errs, "max_read_chars", c.cfg.MaxReadChars, MinReadChars, MaxReadCharsLimit)
 	errs = appendRange(errs, "embeddings_batch", c.cfg.EmbeddingsBatch, 1, MaxEmbeddingsBatch)
 	if c.cfg.EmbeddingsURL != "" {
-		if _, err := parseURL(c.cfg.EmbeddingsURL); err != nil {
+		if _, err := netguard.ParseURL(c.cfg.EmbeddingsURL); err != nil {
 			errs = append(errs, legate.Invalid("embeddings_url", "%v", err))
 		}
 		if c.cfg.EmbeddingsModel == "" {
@@ -219,27 +218,6 @@ func (c *Connector) Close() error {
 		c.embed.client.CloseIdleConnections()
 	}
 	return nil
-}
-
-// parseURL checks raw: absolute http(s), a host, no user info or fragment.
-func parseURL(raw string) (*url.URL, error) {
-	u, err := url.Parse(raw)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return nil, fmt.Errorf("not a URL: %v", err)
-	}
-	switch {
-	case u.Scheme != "http" && u.Scheme != "https":
-		return nil, errors.New("must be an absolute http or https URL")
-	case u.Hostname() == "":
-		return nil, errors.New("has no host")
-	case u.User != nil:
-		return nil, errors.New("must not hold user info")
-	}
-	return u, nil
 }
 
 // retry is how a fetch is sent again: GETs and embeddings (which change

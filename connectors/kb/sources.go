@@ -16,6 +16,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/legate-mcp/legate/connectors/httpkit"
+	"github.com/legate-mcp/legate/connectors/netguard"
 )
 
 // debounce is how long the watcher waits after a change for the next one
@@ -265,7 +266,7 @@ func (ix *indexer) fetch(ctx context.Context, raw string) (*document, error) {
 	if len(data) > max {
 		return nil, fmt.Errorf("skipped: over max_document_bytes (%d)", max)
 	}
-	u, _ := parseURL(raw)
+	u, _ := netguard.ParseURL(raw)
 	kind := kindOfContentType(resp.Header.Get("Content-Type"), u.Path)
 	if kind == "" {
 		return nil, fmt.Errorf("skipped: content type %q is not HTML, Markdown, text or PDF", resp.Header.Get("Content-Type"))

@@ -254,3 +254,32 @@ func (g *guard) checkRedirect(req *http.Request, via []*http.Request) error {
 	}
 	return g.hint(err)
 }
+
+// ParseURL parses raw as a URL a connector's config names for it to reach:
+// absolute http or https, with a host, no user info and no fragment (a
+// query is allowed: some receivers take their key there). Its error says
+// what is wrong, for the config key's message.
+func ParseURL(raw string) (*url.URL, error) {
+	if raw == "" {
+		return nil, errors.New("is required")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("not a URL: %v", err)
+	}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return nil, errors.New("must be an absolute http or https URL")
+	case u.Hostname() == "":
+		return nil, errors.New("has no host")
+	case u.User != nil:
+		return nil, errors.New("must not hold user info")
+	case u.Fragment != "":
+		return nil, errors.New("must not hold a fragment")
+	}
+	return u, nil
+}

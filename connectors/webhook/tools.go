@@ -17,6 +17,7 @@ import (
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/connectors/httpkit"
+	"github.com/legate-mcp/legate/connectors/netguard"
 )
 
 // sendArgs are the arguments of the send tool.
@@ -70,7 +71,7 @@ func (c *Connector) send(ctx context.Context, call *connectors.Call, in *sendArg
 	if in.Event != "" && !eventName.MatchString(in.Event) {
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "webhook: event %q: use a letter or digit, then letters, digits and . _ : / -, at most 128 characters", in.Event)
 	}
-	u, err := parseURL(c.cfg.URL)
+	u, err := netguard.ParseURL(c.cfg.URL)
 	if err != nil {
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "webhook: url %v", err)
 	}

@@ -19,9 +19,7 @@ package webhook
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -92,7 +90,7 @@ func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 // Validate checks the configuration without I/O and reports every problem.
 func (c *Connector) Validate() error {
 	var errs []error
-	if u, err := parseURL(c.cfg.URL); err != nil {
+	if u, err := netguard.ParseURL(c.cfg.URL); err != nil {
 		errs = append(errs, legate.Invalid("url", "%v", err))
 	} else if !c.cfg.AllowPrivateNetworks {
 		if err := netguard.CheckHost(u.Host); err != nil {
@@ -132,7 +130,7 @@ func (c *Connector) Validate() error {
 // HEAD, and any answer below 500 counts as reachable (receivers commonly
 // refuse HEAD or an unsigned request). The credentials must resolve.
 func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) error {
-	u, err := parseURL(c.cfg.URL)
+	u, err := netguard.ParseURL(c.cfg.URL)
 	if err != nil {
 		return legate.Errorf(legate.CodeInvalidArgument, "webhook: url %v", err)
 	}
@@ -166,33 +164,6 @@ func (c *Connector) Tools() []connectors.Tool { return c.tools }
 func (c *Connector) Close() error {
 	c.client.CloseIdleConnections()
 	return nil
-}
-
-// parseURL checks url: absolute http(s), a host, no user info or fragment.
-// A query is allowed: some receivers take their key there.
-func parseURL(raw string) (*url.URL, error) {
-	if raw == "" {
-		return nil, errors.New("is required")
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return nil, fmt.Errorf("not a URL: %v", err)
-	}
-	switch {
-	case u.Scheme != "http" && u.Scheme != "https":
-		return nil, errors.New("must be an absolute http or https URL")
-	case u.Hostname() == "":
-		return nil, errors.New("has no host")
-	case u.User != nil:
-		return nil, errors.New("must not hold user info")
-	case u.Fragment != "":
-		return nil, errors.New("must not hold a fragment")
-	}
-	return u, nil
 }
 
 // credential resolves an optional credential: "" when not configured.
