@@ -2,7 +2,8 @@
 // MCP clients from the upstreams that offer them, live: prompt names are
 // namespaced like tools (mcp.<id>.<prompt>, shown under the catalog's
 // naming) unless the upstream has prefix: false; resource URIs are kept as
-// they are.
+// they are. A caller sees the upstreams of its tenant and the shared ones
+// that its profile shows (profiles.Discovery.Shows).
 package proxy
 
 import (
@@ -30,13 +31,19 @@ type Proxy struct {
 	log    *slog.Logger
 	naming func() catalog.Naming // the catalog's current naming
 	sealer *rounds.Sealer        // request states of multi-round-trip requests
+	shows  Shows
 }
+
+// Shows reports which upstreams the caller p (nil without authentication)
+// sees the prompts and resources of, by id; a nil func shows every one.
+type Shows func(ctx context.Context, p *auth.Principal) func(id string) bool
 
 // New returns a Proxy to the upstreams of ups; naming gives the catalog's
 // current naming, sealer issues the request states of multi-round-trip
-// requests (rounds.go).
-func New(ups *upstream.Manager, log *slog.Logger, naming func() catalog.Naming, sealer *rounds.Sealer) *Proxy {
-	return &Proxy{ups: ups, log: log, naming: naming, sealer: sealer}
+// requests (rounds.go), shows narrows each caller's upstreams (nil: to
+// its tenant's and the shared ones only).
+func New(ups *upstream.Manager, log *slog.Logger, naming func() catalog.Naming, sealer *rounds.Sealer, shows Shows) *Proxy {
+	return &Proxy{ups: ups, log: log, naming: naming, sealer: sealer, shows: shows}
 }
 
 // Middleware answers the prompt and resource methods, and passes a
@@ -45,19 +52,19 @@ func (pr *Proxy) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch r := req.(type) {
 		case *mcp.ListPromptsRequest:
-			return pr.listPrompts(ctx, clientOf(r.Session, r.Extra))
+			return pr.listPrompts(ctx, pr.clientOf(ctx, r.Session, r.Extra))
 		case *mcp.GetPromptRequest:
-			return pr.getPrompt(ctx, clientOf(r.Session, r.Extra), callerOf(r.Extra), r.Params)
+			return pr.getPrompt(ctx, pr.clientOf(ctx, r.Session, r.Extra), callerOf(r.Extra), r.Params)
 		case *mcp.ListResourcesRequest:
-			return pr.listResources(ctx, clientOf(r.Session, r.Extra))
+			return pr.listResources(ctx, pr.clientOf(ctx, r.Session, r.Extra))
 		case *mcp.ListResourceTemplatesRequest:
-			return pr.listResourceTemplates(ctx, clientOf(r.Session, r.Extra))
+			return pr.listResourceTemplates(ctx, pr.clientOf(ctx, r.Session, r.Extra))
 		case *mcp.ReadResourceRequest:
-			return pr.readResource(ctx, clientOf(r.Session, r.Extra), callerOf(r.Extra), r.Params)
+			return pr.readResource(ctx, pr.clientOf(ctx, r.Session, r.Extra), callerOf(r.Extra), r.Params)
 		case *mcp.ServerRequest[*mcp.SetLoggingLevelParams]:
 			res, err := next(ctx, method, req)
 			if err == nil {
-				pr.forwardLogLevel(ctx, clientOf(r.Session, r.Extra), r.Params)
+				pr.forwardLogLevel(ctx, pr.clientOf(ctx, r.Session, r.Extra), r.Params)
 			}
 			return res, err
 		}
@@ -70,12 +77,24 @@ func (pr *Proxy) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 // up every other's.
 const listTimeout = 1500 * time.Millisecond
 
+// client is a request's client: the upstream side's view of it, and
+// which upstreams its profile shows (nil: every one).
+type client struct {
+	upstream.Client
+	shows func(id string) bool
+}
+
 // clientOf is the upstream side's view of a request's client: its session
-// and, when authenticated, its tenant (which limits the upstreams it sees).
-func clientOf(ss *mcp.ServerSession, extra *mcp.RequestExtra) upstream.Client {
-	c := upstream.Client{Session: ss}
-	if p := principalOf(extra); p != nil {
+// and, when authenticated, its tenant (which limits the upstreams it
+// sees), and the upstreams its profile shows.
+func (pr *Proxy) clientOf(ctx context.Context, ss *mcp.ServerSession, extra *mcp.RequestExtra) client {
+	c := client{Client: upstream.Client{Session: ss}}
+	p := principalOf(extra)
+	if p != nil {
 		c.Tenant, c.Scoped = p.Tenant, true
+	}
+	if pr.shows != nil {
+		c.shows = pr.shows(ctx, p)
 	}
 	return c
 }
@@ -97,10 +116,10 @@ func principalOf(extra *mcp.RequestExtra) *auth.Principal {
 }
 
 // upstreamIDs are the upstreams c may see.
-func (pr *Proxy) upstreamIDs(c upstream.Client) []string {
+func (pr *Proxy) upstreamIDs(c client) []string {
 	var ids []string
 	for _, id := range pr.ups.IDs() {
-		if pr.ups.Visible(id, c) {
+		if pr.ups.Visible(id, c.Client) && (c.shows == nil || c.shows(id)) {
 			ids = append(ids, id)
 		}
 	}
@@ -110,14 +129,14 @@ func (pr *Proxy) upstreamIDs(c upstream.Client) []string {
 // eachUpstream runs fn on every upstream whose session offers what has
 // reports, concurrently, each within listTimeout; failures are logged and
 // skipped, so one bad or slow upstream cannot break or stall a list.
-func (pr *Proxy) eachUpstream(ctx context.Context, c upstream.Client, has func(*mcp.ServerCapabilities) bool, fn func(u *upstream.Upstream, cs *mcp.ClientSession) error) {
+func (pr *Proxy) eachUpstream(ctx context.Context, c client, has func(*mcp.ServerCapabilities) bool, fn func(u *upstream.Upstream, cs *mcp.ClientSession) error) {
 	var wg sync.WaitGroup
 	for _, id := range pr.upstreamIDs(c) {
 		u, _ := pr.ups.Upstream(id)
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(ctx, listTimeout)
 			defer cancel()
-			cs, err := pr.ups.Session(ctx, id, c)
+			cs, err := pr.ups.Session(ctx, id, c.Client)
 			if err != nil {
 				pr.log.Debug("upstream skipped", "upstream", id, "error", err)
 				return
@@ -141,7 +160,7 @@ func (pr *Proxy) promptName(u *upstream.Upstream, name string) string {
 	return catalog.WireName("mcp."+u.Config().ID+"."+name, pr.naming())
 }
 
-func (pr *Proxy) listPrompts(ctx context.Context, c upstream.Client) (*mcp.ListPromptsResult, error) {
+func (pr *Proxy) listPrompts(ctx context.Context, c client) (*mcp.ListPromptsResult, error) {
 	var mu sync.Mutex
 	out := &mcp.ListPromptsResult{Prompts: []*mcp.Prompt{}, Cacheable: catalog.CallerCache}
 	pr.eachUpstream(ctx, c, func(s *mcp.ServerCapabilities) bool { return s.Prompts != nil },
@@ -163,7 +182,7 @@ func (pr *Proxy) listPrompts(ctx context.Context, c upstream.Client) (*mcp.ListP
 
 // resolvePrompt finds the upstream and original name of a prompt as the
 // client named it.
-func (pr *Proxy) resolvePrompt(ctx context.Context, c upstream.Client, name string) (id string, cs *mcp.ClientSession, orig string, err error) {
+func (pr *Proxy) resolvePrompt(ctx context.Context, c client, name string) (id string, cs *mcp.ClientSession, orig string, err error) {
 	for _, id := range pr.upstreamIDs(c) {
 		u, _ := pr.ups.Upstream(id)
 		orig = name
@@ -174,7 +193,7 @@ func (pr *Proxy) resolvePrompt(ctx context.Context, c upstream.Client, name stri
 				continue
 			}
 		}
-		cs, err = pr.ups.Session(ctx, id, c)
+		cs, err = pr.ups.Session(ctx, id, c.Client)
 		if err != nil {
 			if u.Config().Prefixed() {
 				return "", nil, "", err
@@ -206,14 +225,14 @@ func hasPrompt(ctx context.Context, cs *mcp.ClientSession, name string) bool {
 	return false
 }
 
-func (pr *Proxy) getPrompt(ctx context.Context, c upstream.Client, who string, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+func (pr *Proxy) getPrompt(ctx context.Context, c client, who string, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
 	id, cs, orig, err := pr.resolvePrompt(ctx, c, p.Name)
 	if err != nil {
 		return nil, err
 	}
 	q := *p
 	q.Name, q.Meta = orig, upstreamMeta(p.Meta)
-	round, err := pr.openRound(c, who, "prompts/get", p.Name, p.Meta, p.InputResponses, p.RequestState)
+	round, err := pr.openRound(c.Client, who, "prompts/get", p.Name, p.Meta, p.InputResponses, p.RequestState)
 	switch {
 	case err != nil:
 		return nil, err
@@ -222,13 +241,13 @@ func (pr *Proxy) getPrompt(ctx context.Context, c upstream.Client, who string, p
 	case round != nil:
 		q.Meta, q.InputResponses, q.RequestState = nil, nil, ""
 		var res mcp.GetPromptResult
-		if ok, err := pr.roundTrip(ctx, id, c, round, "prompts/get", orig, &q, &res); ok {
+		if ok, err := pr.roundTrip(ctx, id, c.Client, round, "prompts/get", orig, &q, &res); ok {
 			return &res, err
 		}
 		q.Meta, q.InputResponses, q.RequestState = upstreamMeta(p.Meta), p.InputResponses, round.State
 	}
 	res, err := cs.GetPrompt(ctx, &q)
-	return fulfil(ctx, c, res, err, func(in mcp.InputResponseMap, state string) (*mcp.GetPromptResult, error) {
+	return fulfil(ctx, c.Client, res, err, func(in mcp.InputResponseMap, state string) (*mcp.GetPromptResult, error) {
 		q.InputResponses, q.RequestState = in, state
 		return cs.GetPrompt(ctx, &q)
 	})
@@ -252,7 +271,7 @@ func upstreamMeta(m mcp.Meta) mcp.Meta {
 	return out
 }
 
-func (pr *Proxy) listResources(ctx context.Context, c upstream.Client) (*mcp.ListResourcesResult, error) {
+func (pr *Proxy) listResources(ctx context.Context, c client) (*mcp.ListResourcesResult, error) {
 	var mu sync.Mutex
 	out := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}, Cacheable: catalog.CallerCache}
 	pr.eachUpstream(ctx, c, func(s *mcp.ServerCapabilities) bool { return s.Resources != nil },
@@ -270,7 +289,7 @@ func (pr *Proxy) listResources(ctx context.Context, c upstream.Client) (*mcp.Lis
 	return out, nil
 }
 
-func (pr *Proxy) listResourceTemplates(ctx context.Context, c upstream.Client) (*mcp.ListResourceTemplatesResult, error) {
+func (pr *Proxy) listResourceTemplates(ctx context.Context, c client) (*mcp.ListResourceTemplatesResult, error) {
 	var mu sync.Mutex
 	out := &mcp.ListResourceTemplatesResult{ResourceTemplates: []*mcp.ResourceTemplate{}, Cacheable: catalog.CallerCache}
 	pr.eachUpstream(ctx, c, func(s *mcp.ServerCapabilities) bool { return s.Resources != nil },
@@ -290,9 +309,9 @@ func (pr *Proxy) listResourceTemplates(ctx context.Context, c upstream.Client) (
 
 // readResource asks the upstreams in order until one has the URI; the
 // retry of a round, the upstream that asked for input.
-func (pr *Proxy) readResource(ctx context.Context, c upstream.Client, who string, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+func (pr *Proxy) readResource(ctx context.Context, c client, who string, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
 	var last error = &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf("resource %q not found", p.URI)}
-	round, err := pr.openRound(c, who, "resources/read", p.URI, p.Meta, p.InputResponses, p.RequestState)
+	round, err := pr.openRound(c.Client, who, "resources/read", p.URI, p.Meta, p.InputResponses, p.RequestState)
 	if err != nil {
 		return nil, err
 	}
@@ -302,14 +321,14 @@ func (pr *Proxy) readResource(ctx context.Context, c upstream.Client, who string
 		if round != nil && round.upstream != "" && round.upstream != id {
 			continue
 		}
-		cs, err := pr.ups.Session(ctx, id, c)
+		cs, err := pr.ups.Session(ctx, id, c.Client)
 		if err != nil || cs.InitializeResult().Capabilities.Resources == nil {
 			continue
 		}
 		if round != nil {
 			var res mcp.ReadResourceResult
 			own := mcp.ReadResourceParams{URI: p.URI}
-			if ok, err := pr.roundTrip(ctx, id, c, round, "resources/read", p.URI, &own, &res); ok {
+			if ok, err := pr.roundTrip(ctx, id, c.Client, round, "resources/read", p.URI, &own, &res); ok {
 				if err == nil || !notFound(err) {
 					return &res, err
 				}
@@ -318,7 +337,7 @@ func (pr *Proxy) readResource(ctx context.Context, c upstream.Client, who string
 			q.RequestState = round.State
 		}
 		res, err := cs.ReadResource(ctx, &q)
-		res, err = fulfil(ctx, c, res, err, func(in mcp.InputResponseMap, state string) (*mcp.ReadResourceResult, error) {
+		res, err = fulfil(ctx, c.Client, res, err, func(in mcp.InputResponseMap, state string) (*mcp.ReadResourceResult, error) {
 			q.InputResponses, q.RequestState = in, state
 			return cs.ReadResource(ctx, &q)
 		})
@@ -337,19 +356,19 @@ func (pr *Proxy) readResource(ctx context.Context, c upstream.Client, who string
 // subscriptions; the SDK server records it and delivers the upstream's
 // resources/updated (relayed through OnResourceUpdated) to the subscriber.
 func (pr *Proxy) Subscribe(ctx context.Context, r *mcp.SubscribeRequest) error {
-	return pr.forEachSubscriber(ctx, clientOf(r.Session, r.Extra), func(cs *mcp.ClientSession) error {
+	return pr.forEachSubscriber(ctx, pr.clientOf(ctx, r.Session, r.Extra), func(cs *mcp.ClientSession) error {
 		return cs.Subscribe(ctx, &mcp.SubscribeParams{URI: r.Params.URI})
 	})
 }
 
 // Unsubscribe ends a resource subscription at the upstreams.
 func (pr *Proxy) Unsubscribe(ctx context.Context, r *mcp.UnsubscribeRequest) error {
-	return pr.forEachSubscriber(ctx, clientOf(r.Session, r.Extra), func(cs *mcp.ClientSession) error {
+	return pr.forEachSubscriber(ctx, pr.clientOf(ctx, r.Session, r.Extra), func(cs *mcp.ClientSession) error {
 		return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: r.Params.URI})
 	})
 }
 
-func (pr *Proxy) forEachSubscriber(ctx context.Context, c upstream.Client, fn func(*mcp.ClientSession) error) error {
+func (pr *Proxy) forEachSubscriber(ctx context.Context, c client, fn func(*mcp.ClientSession) error) error {
 	var errs []error
 	ok := false
 	pr.eachUpstream(ctx, c, func(s *mcp.ServerCapabilities) bool { return s.Resources != nil && s.Resources.Subscribe },
@@ -370,7 +389,7 @@ func (pr *Proxy) forEachSubscriber(ctx context.Context, c upstream.Client, fn fu
 // Complete forwards completion to the upstream owning the prompt, or to
 // the upstreams in order for a resource reference.
 func (pr *Proxy) Complete(ctx context.Context, r *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
-	c := clientOf(r.Session, r.Extra)
+	c := pr.clientOf(ctx, r.Session, r.Extra)
 	p := *r.Params
 	p.Meta = upstreamMeta(p.Meta)
 	if p.Ref != nil && p.Ref.Type == "ref/prompt" {
@@ -385,7 +404,7 @@ func (pr *Proxy) Complete(ctx context.Context, r *mcp.CompleteRequest) (*mcp.Com
 	}
 	var last error = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "no upstream completes this reference"}
 	for _, id := range pr.upstreamIDs(c) {
-		cs, err := pr.ups.Session(ctx, id, c)
+		cs, err := pr.ups.Session(ctx, id, c.Client)
 		if err != nil || cs.InitializeResult().Capabilities.Completions == nil {
 			continue
 		}
@@ -400,13 +419,13 @@ func (pr *Proxy) Complete(ctx context.Context, r *mcp.CompleteRequest) (*mcp.Com
 
 // forwardLogLevel passes a client's logging level on to its per-client
 // upstream sessions, so upstreams send what it asked for.
-func (pr *Proxy) forwardLogLevel(ctx context.Context, c upstream.Client, p *mcp.SetLoggingLevelParams) {
+func (pr *Proxy) forwardLogLevel(ctx context.Context, c client, p *mcp.SetLoggingLevelParams) {
 	for _, id := range pr.upstreamIDs(c) {
 		u, _ := pr.ups.Upstream(id)
 		if u.Config().Session != upstream.SessionPerClient {
 			continue
 		}
-		cs, err := pr.ups.Session(ctx, id, c)
+		cs, err := pr.ups.Session(ctx, id, c.Client)
 		if err != nil || cs.InitializeResult().Capabilities.Logging == nil {
 			continue
 		}

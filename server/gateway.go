@@ -171,7 +171,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		}})
 	g.reloader.g = g
 	g.reloader.seen, _ = g.reloader.storedDefs(ctx) // before the definitions are read: a change after it is seen
-	g.discovery = &profiles.Discovery{View: g.viewFor, Profile: func(name string) (config.Profile, bool) { return g.now().cfg.ProfileNamed(name) }, Default: func() string { return g.now().cfg.Profile }, Principal: opts.Principal, Log: g.log}
+	g.discovery = &profiles.Discovery{View: g.viewFor, Profile: func(name string) (config.Profile, bool) { return g.now().cfg.ProfileNamed(name) }, Default: func() string { return g.now().cfg.Profile }, Principal: opts.Principal, Log: g.log, Sources: g.sources}
 	l, err := g.reloader.newLive(ctx, opts.Config, nil)
 	if err != nil {
 		return nil, err
@@ -215,7 +215,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	var serverInfo []byte
 	g.mcp, serverInfo = sdkserver.New(sdkGateway{g}, sdkserver.Options{Version: opts.Version, Logger: g.log, Initialized: g.fast.sessions.Track,
 		Instructions: profiles.Instructions(profiles.Sources(g.now().cfg, g.Instances(), &vault.Resolver{Vault: opts.Vault, Masks: g.masks}, g.upstreams, nil)),
-		Proxy:        proxy.New(g.upstreams, g.log, func() catalog.Naming { return g.Catalog().Naming() }, g.sealer), Upstreams: len(g.upstreams.IDs()) > 0})
+		Proxy:        proxy.New(g.upstreams, g.log, func() catalog.Naming { return g.Catalog().Naming() }, g.sealer, g.discovery.Shows), Upstreams: len(g.upstreams.IDs()) > 0})
 	g.fast.paths = fastpath.New(g.fast, g.fast.sessions, g.metrics, serverInfo)
 	g.fast.sessions.Attach(g.mcp)
 	cat, err := g.buildCatalog()

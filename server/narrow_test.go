@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -179,6 +180,80 @@ func TestPanelListsProfileURLs(t *testing.T) {
 	for _, want := range []string{"<code>http://127.0.0.1:0/mcp/coding</code>", `<a href="/tools?profile=mail">mail</a>`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("no %s on the Tools page: %s", want, page)
+		}
+	}
+}
+
+// Prompts and resources are narrowed as tools are: by the profile's
+// connectors and include globs, on its own URL and on a narrowed one.
+func TestProfileNarrowsPromptsAndResources(t *testing.T) {
+	_, _, docsURL := passthroughUpstream(t, "docs")
+	_, _, notesURL := passthroughUpstream(t, "notes")
+	g := servertest.Start(t, fmt.Sprintf(`
+auth: {tokens: true}
+profiles:
+  - {name: all}
+  - {name: docs, connectors: [{name: docs}], for: [all]}
+  - {name: notes, include: ["mcp.notes.*"], for: [all]}
+upstreams:
+  - {id: docs, url: %q}
+  - {id: notes, url: %q}
+`, docsURL, notesURL))
+	ctx := context.Background()
+	alice := g.Token(t, auth.Principal{Name: "alice", Role: auth.RoleUser, Profile: "all"})
+	bob := g.Token(t, auth.Principal{Name: "bob", Role: auth.RoleUser, Profile: "docs"})
+	for _, c := range []struct {
+		name, url, tok, own, other string
+	}{
+		{"alice at /mcp", "/mcp", alice, "", ""},
+		{"alice at /mcp/docs", "/mcp/docs", alice, "docs", "notes"},
+		{"alice at /mcp/notes", "/mcp/notes", alice, "notes", "docs"},
+		{"bob, of docs, at /mcp", "/mcp", bob, "docs", "notes"},
+	} {
+		cs := connectAt(t, g.URL+c.url, c.tok, nil)
+		var prompts, resources, templates []string
+		for p, err := range cs.Prompts(ctx, nil) {
+			if err != nil {
+				t.Fatalf("%s: prompts/list: %v", c.name, err)
+			}
+			prompts = append(prompts, p.Name)
+		}
+		for r, err := range cs.Resources(ctx, nil) {
+			if err != nil {
+				t.Fatalf("%s: resources/list: %v", c.name, err)
+			}
+			resources = append(resources, r.URI)
+		}
+		for r, err := range cs.ResourceTemplates(ctx, nil) {
+			if err != nil {
+				t.Fatalf("%s: resources/templates/list: %v", c.name, err)
+			}
+			templates = append(templates, r.URITemplate)
+		}
+		slices.Sort(prompts)
+		slices.Sort(resources)
+		slices.Sort(templates)
+		wantPrompts, wantResources, wantTemplates := []string{"mcp__docs__greet", "mcp__notes__greet"}, []string{"test://docs/doc", "test://notes/doc"}, []string{"test://docs/items/{id}", "test://notes/items/{id}"}
+		if c.own != "" {
+			wantPrompts, wantResources, wantTemplates = []string{"mcp__" + c.own + "__greet"}, []string{"test://" + c.own + "/doc"}, []string{"test://" + c.own + "/items/{id}"}
+		}
+		if !slices.Equal(prompts, wantPrompts) || !slices.Equal(resources, wantResources) || !slices.Equal(templates, wantTemplates) {
+			t.Errorf("%s sees prompts %v, resources %v, templates %v; want %v, %v, %v", c.name, prompts, resources, templates, wantPrompts, wantResources, wantTemplates)
+		}
+		if c.own == "" {
+			continue
+		}
+		if res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://" + c.own + "/doc"}); err != nil || res.Contents[0].Text != "doc of "+c.own {
+			t.Errorf("%s reads its own resource: %v %v", c.name, res, err)
+		}
+		if res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://" + c.other + "/doc"}); err == nil {
+			t.Errorf("%s read %s's resource: %v", c.name, c.other, res.Contents[0].Text)
+		}
+		if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "mcp__" + c.other + "__greet"}); err == nil || !strings.Contains(err.Error(), "unknown prompt") {
+			t.Errorf("%s got %s's prompt: %v, want unknown prompt", c.name, c.other, err)
+		}
+		if res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "mcp__" + c.own + "__greet"}); err != nil || !strings.Contains(res.Messages[0].Content.(*mcp.TextContent).Text, "hello from "+c.own) {
+			t.Errorf("%s gets its own prompt: %v %v", c.name, res, err)
 		}
 	}
 }
