@@ -257,3 +257,44 @@ upstreams:
 		}
 	}
 }
+
+// A client pointed at a profile's URL finds that URL's protected resource
+// metadata (RFC 9728): the 401 names it, and it names the URL as the
+// resource, with Legate's authorization server.
+func TestProfileURLOAuthDiscovery(t *testing.T) {
+	g := servertest.Start(t, strings.Replace(narrowConfig, "auth: {tokens: true}", `auth: {tokens: true, resource: "${GATEWAY_URL}/mcp", oauth_server: {}}`, 1))
+	for _, c := range []struct{ path, metadata, resource string }{
+		{"/mcp", g.URL + "/.well-known/oauth-protected-resource", g.URL + "/mcp"},
+		{"/mcp/coding", g.URL + "/.well-known/oauth-protected-resource/mcp/coding", g.URL + "/mcp/coding"},
+	} {
+		status, _ := postAs(t, g.URL+c.path, "", "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+		if status != http.StatusUnauthorized {
+			t.Fatalf("%s without a token: %d, want 401", c.path, status)
+		}
+		req, _ := http.NewRequest("POST", g.URL+c.path, strings.NewReader(`{}`))
+		req.Header.Set("Authorization", "Bearer nope")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if got, want := res.Header.Get("WWW-Authenticate"), `Bearer resource_metadata="`+c.metadata+`", error="invalid_token"`; got != want {
+			t.Errorf("%s: WWW-Authenticate %q, want %q", c.path, got, want)
+		}
+		res, err = http.Get(c.metadata)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			Resource             string   `json:"resource"`
+			AuthorizationServers []string `json:"authorization_servers"`
+		}
+		if err := json.NewDecoder(res.Body).Decode(&m); err != nil || res.StatusCode != http.StatusOK || m.Resource != c.resource || !slices.Equal(m.AuthorizationServers, []string{g.URL}) {
+			t.Errorf("%s: %d %+v %v, want resource %s", c.metadata, res.StatusCode, m, err, c.resource)
+		}
+		res.Body.Close()
+	}
+	if res, err := http.Get(g.URL + "/.well-known/oauth-protected-resource/mcp/nope"); err != nil || res.StatusCode != http.StatusNotFound {
+		t.Errorf("the metadata of an unknown profile's URL: %v %v, want 404", res.Status, err)
+	}
+}
