@@ -400,7 +400,7 @@ func (s executeStep) native(ctx context.Context, nt *instances.Tool, r *Request)
 		Retried:     func(string) { g.metrics.Retries.WithLabelValues(r.Entry.Canonical).Inc() },
 	}
 	if nt.Inst != nil {
-		creds := nt.Inst.Creds
+		creds := nt.Inst.Creds.Picking(nt.Inst.Def, g.discovery.CredentialsName(r.principal, nt.Inst.Def.ID)) // the profile's credentials_name
 		creds.Tenant = r.Caller.Tenant
 		call.Credentials = g.connections.Credentials(nt.Inst.Def, creds, r.Caller)
 		g.kit.ForCall(ctx, nt.Inst.Def.ID, call)

@@ -298,3 +298,51 @@ func TestProfileURLOAuthDiscovery(t *testing.T) {
 		t.Errorf("the metadata of an unknown profile's URL: %v %v, want 404", res.Status, err)
 	}
 }
+
+// A profile's named connectors entry picks the instance's credential set
+// its callers' calls use: at the profile's URL, and for callers of that
+// profile; elsewhere the instance's credentials.
+func TestProfileCredentialsName(t *testing.T) {
+	t.Setenv("LEGATE_NARROW_KEY", "base")
+	t.Setenv("LEGATE_NARROW_TEAM_KEY", "the team's key")
+	g := servertest.Start(t, `
+policy:
+  defaults: {read: allow, draft: allow, write: allow, destructive: allow}
+auth: {tokens: true}
+profiles:
+  - {name: all}
+  - {name: team, connectors: [{name: code, credentials_name: team}], for: [all]}
+  - {name: plain, connectors: [{name: code}], for: [team]}
+connectors:
+  - id: code
+    type: echo-test
+    credentials: {key: {env: LEGATE_NARROW_KEY}}
+    credential_sets:
+      team: {key: {env: LEGATE_NARROW_TEAM_KEY}}
+`)
+	alice := g.Token(t, auth.Principal{Name: "alice", Role: auth.RoleUser, Profile: "all"})
+	bob := g.Token(t, auth.Principal{Name: "bob", Role: auth.RoleUser, Profile: "team"})
+	for _, c := range []struct {
+		name, url, tok string
+		keyLen         int
+	}{
+		{"alice at /mcp", "/mcp", alice, len("base")},
+		{"alice at /mcp/team", "/mcp/team", alice, len("the team's key")},
+		{"bob, of team, at /mcp", "/mcp", bob, len("the team's key")},
+		// plain names code without a set: its URL's entry wins over bob's own.
+		{"bob at /mcp/plain", "/mcp/plain", bob, len("base")},
+	} {
+		cs := connectAt(t, g.URL+c.url, c.tok, nil)
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "code__echo", Arguments: map[string]any{"text": "x"}})
+		if err != nil || res.IsError {
+			t.Fatalf("%s: code__echo: %v %v", c.name, res, err)
+		}
+		var out struct {
+			KeyLen int `json:"key_len"`
+		}
+		b, _ := json.Marshal(res.StructuredContent)
+		if json.Unmarshal(b, &out); out.KeyLen != c.keyLen {
+			t.Errorf("%s: the call's key is %d bytes long, want %d", c.name, out.KeyLen, c.keyLen)
+		}
+	}
+}
