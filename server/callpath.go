@@ -122,7 +122,7 @@ func (s observeStep) wrap(next Handler) Handler {
 			size = res.Size
 		}
 		row := store.AuditRow{
-			Time: r.Start, Principal: r.Caller.Principal, Tenant: r.Caller.Tenant, Session: r.Caller.Session,
+			Time: r.Start, Principal: r.Caller.Principal, Tenant: r.Caller.Tenant, Session: r.Caller.Session, Profile: r.principal.Via(),
 			Tool: r.Entry.Canonical, Source: source, Class: string(r.Class),
 			Decision: string(r.Decision.Action), Rule: r.Decision.RuleName(r.Class), ApprovalID: r.ApprovalID,
 			Outcome: outcome, Latency: latency, ArgsHash: r.ArgsHash, ResultSize: size,

@@ -90,6 +90,9 @@ func postAs(t *testing.T, url, tok, sid, body string) (int, string) {
 	return res.StatusCode, string(b)
 }
 
+// One principal, two clients on /mcp/coding and /mcp/mail: each sees only
+// its profile's tools, a profile the principal may not use answers 403,
+// and the policy and audit are the principal's (issue 32, done-when 5).
 func TestOneURLPerToolset(t *testing.T) {
 	g := servertest.Start(t, narrowConfig)
 	tok := g.Token(t, auth.Principal{Name: "alice", Role: auth.RoleUser, Profile: "all"})
@@ -116,13 +119,22 @@ func TestOneURLPerToolset(t *testing.T) {
 	if res, err := coding.CallTool(context.Background(), &mcp.CallToolParams{Name: "code__fail", Arguments: map[string]any{"text": "x"}}); err != nil || !res.IsError {
 		t.Errorf("code__fail, denied to alice, answered %v %v", res, err)
 	}
+	if res, err := mail.CallTool(context.Background(), &mcp.CallToolParams{Name: "mail__echo", Arguments: map[string]any{"text": "x"}}); err != nil || res.IsError {
+		t.Fatalf("mail__echo on /mcp/mail: %v %v", res, err)
+	}
+	// Both clients' calls are alice's in the audit, each row naming the
+	// profile whose URL it came through.
 	var rows []store.AuditRow
 	waitFor(t, "the audit rows of alice's calls", func() bool {
 		rows, _ = g.Store.Audit().Query(context.Background(), store.AuditQuery{Principal: "alice"})
-		return len(rows) >= 2
+		return len(rows) >= 3
 	})
-	if !slices.ContainsFunc(rows, func(r store.AuditRow) bool { return r.Tool == "code.echo" && r.Outcome == "ok" }) ||
-		!slices.ContainsFunc(rows, func(r store.AuditRow) bool { return r.Tool == "code.fail" && r.Decision == "deny" }) {
+	row := func(tool, decision, outcome, profile string) bool {
+		return slices.ContainsFunc(rows, func(r store.AuditRow) bool {
+			return r.Tool == tool && r.Decision == decision && r.Outcome == outcome && r.Profile == profile
+		})
+	}
+	if !row("code.echo", "allow", "ok", "coding") || !row("code.fail", "deny", "POLICY_DENIED", "coding") || !row("mail.echo", "allow", "ok", "mail") {
 		t.Errorf("alice's audit rows: %+v", rows)
 	}
 
