@@ -358,3 +358,55 @@ connectors:
 		}
 	}
 }
+
+// A call held for approval records its profile and credential set: run
+// by the executor after its client stopped waiting, it uses that set, and
+// its audit row names that profile.
+func TestHeldCallKeepsItsCredentialSet(t *testing.T) {
+	t.Setenv("LEGATE_NARROW_KEY", "base")
+	t.Setenv("LEGATE_NARROW_TEAM_KEY", "the team's key")
+	g := servertest.Start(t, `
+policy:
+  defaults: {read: approve, draft: allow, write: allow, destructive: allow}
+approvals: {wait: 10ms}
+auth: {tokens: true}
+profiles:
+  - {name: all}
+  - {name: team, connectors: [{name: code, credentials_name: team}], for: [all]}
+connectors:
+  - id: code
+    type: echo-test
+    credentials: {key: {env: LEGATE_NARROW_KEY}}
+    credential_sets:
+      team: {key: {env: LEGATE_NARROW_TEAM_KEY}}
+`)
+	ctx := context.Background()
+	alice := g.Token(t, auth.Principal{Name: "alice", Role: auth.RoleUser, Profile: "all"})
+	cs := connectAt(t, g.URL+"/mcp/team", alice, nil)
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "code__echo", Arguments: map[string]any{"text": "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, id := errorCode(t, res)
+	if code != "APPROVAL_PENDING" {
+		t.Fatalf("code__echo answered %s, want APPROVAL_PENDING", code)
+	}
+	if a, err := g.Store.Approvals().Get(ctx, id); err != nil || a.Profile != "team" || a.CredentialSet != "team" {
+		t.Fatalf("the approval request: %+v %v, want profile and credential set team", a, err)
+	}
+	if _, err := g.GW.Decide(ctx, id, true, "bob", ""); err != nil {
+		t.Fatal(err)
+	}
+	var a *store.Approval
+	waitFor(t, "the executor's run", func() bool {
+		a, _ = g.Store.Approvals().Get(ctx, id)
+		return a != nil && a.State == store.StateExecuted
+	})
+	if !strings.Contains(string(a.Outcome), fmt.Sprintf(`"key_len":%d`, len("the team's key"))) {
+		t.Errorf("the executor ran it with another key: %s", a.Outcome)
+	}
+	waitFor(t, "the run's audit row", func() bool {
+		rows, _ := g.Store.Audit().Query(ctx, store.AuditQuery{Tool: "code.echo"})
+		return slices.ContainsFunc(rows, func(r store.AuditRow) bool { return r.ApprovalID == id && r.Outcome == "ok" && r.Profile == "team" })
+	})
+}
