@@ -205,6 +205,19 @@ func TestOAuthSDKClientAtAProfileURL(t *testing.T) {
 	}
 }
 
+// TestOAuthMCPRemoteAtAProfileURL: mcp-remote given /mcp/coding alone
+// signs in with a token for that URL and sees the profile's tools.
+func TestOAuthMCPRemoteAtAProfileURL(t *testing.T) {
+	p := need(t)
+	s, state, config := oauthLegateWith(t, "profiles:\n  - {name: coding, include: [\"http.*\"]}\n")
+	coding := s.url("127.0.0.1") + "/coding"
+	out, sentTo := runOAuthClientAt(t, p, s, "oauth-remote.mjs", coding)
+	checkOAuthRun(t, out, state, config)
+	if u, err := url.Parse(sentTo); err != nil || u.Query().Get("resource") != coding {
+		t.Errorf("mcp-remote asked for a token for %q, want %s (%s)", u.Query().Get("resource"), coding, sentTo)
+	}
+}
+
 // logIn plays the browser: it opens the authorization URL, logs in,
 // allows, and follows the redirects to the client's callback.
 func logIn(authURL, user, password string) error {
