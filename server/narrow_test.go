@@ -316,7 +316,7 @@ func TestProfileURLOAuthDiscovery(t *testing.T) {
 // profile; elsewhere the instance's credentials.
 func TestProfileCredentialsName(t *testing.T) {
 	t.Setenv("LEGATE_NARROW_KEY", "base")
-	t.Setenv("LEGATE_NARROW_TEAM_KEY", "the team's key")
+	t.Setenv("LEGATE_NARROW_TEAM_KEY", "team-key-c4n4ry-71f")
 	g := servertest.Start(t, `
 policy:
   defaults: {read: allow, draft: allow, write: allow, destructive: allow}
@@ -334,13 +334,20 @@ connectors:
 `)
 	alice := g.Token(t, auth.Principal{Name: "alice", Role: auth.RoleUser, Profile: "all"})
 	bob := g.Token(t, auth.Principal{Name: "bob", Role: auth.RoleUser, Profile: "team"})
+	// A credential set's values are masked as credentials' are, before any
+	// call has used them.
+	cs := connectAt(t, g.URL+"/mcp", alice, nil)
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "code__echo", Arguments: map[string]any{"text": "team-key-c4n4ry-71f"}})
+	if b, _ := json.Marshal(res); err != nil || strings.Contains(string(b), "team-key-c4n4ry-71f") {
+		t.Errorf("a credential set's value in a result: %s %v", b, err)
+	}
 	for _, c := range []struct {
 		name, url, tok string
 		keyLen         int
 	}{
 		{"alice at /mcp", "/mcp", alice, len("base")},
-		{"alice at /mcp/team", "/mcp/team", alice, len("the team's key")},
-		{"bob, of team, at /mcp", "/mcp", bob, len("the team's key")},
+		{"alice at /mcp/team", "/mcp/team", alice, len("team-key-c4n4ry-71f")},
+		{"bob, of team, at /mcp", "/mcp", bob, len("team-key-c4n4ry-71f")},
 		// plain names code without a set: its URL's entry wins over bob's own.
 		{"bob at /mcp/plain", "/mcp/plain", bob, len("base")},
 	} {
