@@ -40,6 +40,7 @@ type Authenticator struct {
 	local       LocalIssuer      // nil: no access tokens of Legate's own
 	cfg         config.Auth
 	metadataURL string
+	metadataFor string                             // the metadata URL of a profile's URL, less the profile
 	metadata    *oauthex.ProtectedResourceMetadata // nil without auth.resource
 	log         *slog.Logger
 }
@@ -64,6 +65,7 @@ func NewAuthenticator(cfg config.Auth, tokens store.TokenStore, log *slog.Logger
 	if cfg.Resource != "" {
 		u, _ := url.Parse(cfg.Resource) // checked by Validate
 		a.metadataURL = u.Scheme + "://" + u.Host + MetadataPath
+		a.metadataFor = a.metadataURL + strings.TrimSuffix(u.Path, "/") + "/"
 		a.metadata = &oauthex.ProtectedResourceMetadata{
 			Resource:               cfg.Resource,
 			BearerMethodsSupported: []string{"header"},
@@ -71,7 +73,7 @@ func NewAuthenticator(cfg config.Auth, tokens store.TokenStore, log *slog.Logger
 		}
 	}
 	if o := cfg.OAuth; o != nil {
-		a.oauth = newJWTVerifier(cfg.Resource, o, log)
+		a.oauth = newJWTVerifier(o, log)
 		a.metadata.AuthorizationServers = o.AuthorizationServers
 		if len(o.AuthorizationServers) == 0 {
 			a.metadata.AuthorizationServers = []string{o.Issuer}
@@ -108,7 +110,7 @@ func invalidToken(reason string) error { return fmt.Errorf("%w: %s", sdkauth.Err
 // (sessionOwner), Extra[PrincipalKey] the *Principal. Refusals wrap
 // sdkauth.ErrInvalidToken; other errors are failures to check (the store or
 // the issuer's keys unavailable).
-func (a *Authenticator) Verify(ctx context.Context, token string, _ *http.Request) (*sdkauth.TokenInfo, error) {
+func (a *Authenticator) Verify(ctx context.Context, token string, req *http.Request) (*sdkauth.TokenInfo, error) {
 	switch {
 	case strings.HasPrefix(token, TokenPrefix):
 		if a.tokens == nil {
@@ -116,9 +118,9 @@ func (a *Authenticator) Verify(ctx context.Context, token string, _ *http.Reques
 		}
 		return a.verifyStatic(ctx, token)
 	case a.local != nil && (a.oauth == nil || jwtIssuerOf(token) == a.local.Issuer()):
-		return a.verifyLocal(ctx, token)
+		return a.verifyLocal(ctx, token, a.audiences(req))
 	case a.oauth != nil:
-		return a.oauth.verify(ctx, token)
+		return a.oauth.verify(ctx, token, a.audiences(req))
 	}
 	return nil, invalidToken("unknown token")
 }
@@ -141,7 +143,7 @@ func (a *Authenticator) Middleware() func(http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 		}))
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			inner.ServeHTTP(&challengeWriter{ResponseWriter: w, challenge: a.challenge(hasBearer(r)), hint: a.hint()}, r)
+			inner.ServeHTTP(&challengeWriter{ResponseWriter: w, challenge: a.challengeAt(r.PathValue("profile"), hasBearer(r)), hint: a.hint()}, r)
 		})
 	}
 }
@@ -151,13 +153,20 @@ func (a *Authenticator) Middleware() func(http.Handler) http.Handler {
 // (RFC 6750 §3.1: none when it carried no token). Without auth.resource no
 // metadata is served, so the challenge names the realm instead, and a
 // refusal says why in error_description.
-func (a *Authenticator) challenge(refused bool) string {
+func (a *Authenticator) challenge(refused bool) string { return a.challengeAt("", refused) }
+
+// challengeAt is the challenge of a 401 at the URL of profile ("" for
+// /mcp): its metadata is that URL's (ProfileMetadataHandler).
+func (a *Authenticator) challengeAt(profile string, refused bool) string {
 	if a.metadataURL == "" {
 		params := []string{`realm="legate"`}
 		if refused {
 			params = append(params, `error="invalid_token"`, `error_description="the token is unknown, expired or revoked"`)
 		}
 		return "Bearer " + strings.Join(params, ", ")
+	}
+	if profile != "" {
+		return BearerChallenge(refused, fmt.Sprintf("resource_metadata=%q", a.metadataFor+url.PathEscape(profile)))
 	}
 	return BearerChallenge(refused, fmt.Sprintf("resource_metadata=%q", a.metadataURL))
 }
@@ -232,6 +241,48 @@ func (a *Authenticator) MetadataHandler() http.Handler {
 	return sdkauth.ProtectedResourceMetadataHandler(a.metadata)
 }
 
+// One URL per toolset: /mcp/{profile} is a protected resource of its own,
+// auth.resource followed by /{profile} (RFC 8707 names resources by URL),
+// so a client pointed at it finds its metadata, asks for a token for it,
+// and gets one whose audience names it. A token for auth.resource is
+// accepted at every profile's URL too; one for a profile's URL only there.
+
+// Resource is the resource identifier of the URL of profile ("" for /mcp
+// itself), "" without auth.resource.
+func (a *Authenticator) Resource(profile string) string {
+	if a.metadata == nil || profile == "" {
+		return a.cfg.Resource
+	}
+	return strings.TrimSuffix(a.cfg.Resource, "/") + "/" + url.PathEscape(profile)
+}
+
+// audiences are the audiences a token sent to req may name: auth.resource,
+// and at a profile's URL that URL's resource.
+func (a *Authenticator) audiences(req *http.Request) []string {
+	out := []string{a.cfg.Resource}
+	if req != nil && req.PathValue("profile") != "" {
+		out = append(out, a.Resource(req.PathValue("profile")))
+	}
+	return out
+}
+
+// ProfileMetadataHandler serves the protected resource metadata of the URL
+// of each profile known reports, {profile} in its path: MetadataHandler's,
+// its resource that URL's; 404 for another name or without
+// auth.resource. Mount it at MetadataPath followed by /mcp/{profile}.
+func (a *Authenticator) ProfileMetadataHandler(known func(string) bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := r.PathValue("profile")
+		if a.metadata == nil || name == "" || !known(name) {
+			http.NotFound(w, r)
+			return
+		}
+		m := *a.metadata
+		m.Resource = a.Resource(name)
+		sdkauth.ProtectedResourceMetadataHandler(&m).ServeHTTP(w, r)
+	})
+}
+
 // RequireRole lets through to next only requests whose principal has role
 // or a higher one (admin may do what approver may, approver what user may):
 // 403 for a lower role, 401 without a principal. It goes inside
@@ -262,7 +313,9 @@ var _ sdkauth.TokenVerifier = (*Authenticator)(nil).Verify
 // refusal wrapping sdkauth.ErrInvalidToken.
 type LocalIssuer interface {
 	Issuer() string
-	VerifyAccessToken(ctx context.Context, token string) (*Principal, time.Time, []string, error)
+	// A token must name one of resources (none: the issuer's own) in its
+	// audience.
+	VerifyAccessToken(ctx context.Context, token string, resources ...string) (*Principal, time.Time, []string, error)
 	// Mount serves the issuer's endpoints on mux.
 	Mount(mux *http.ServeMux)
 }
@@ -291,8 +344,8 @@ func (a *Authenticator) SetLocalIssuer(li LocalIssuer) {
 	}
 }
 
-func (a *Authenticator) verifyLocal(ctx context.Context, token string) (*sdkauth.TokenInfo, error) {
-	p, exp, scopes, err := a.local.VerifyAccessToken(ctx, token)
+func (a *Authenticator) verifyLocal(ctx context.Context, token string, resources []string) (*sdkauth.TokenInfo, error) {
+	p, exp, scopes, err := a.local.VerifyAccessToken(ctx, token, resources...)
 	if err != nil {
 		return nil, err
 	}

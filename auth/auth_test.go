@@ -434,3 +434,46 @@ const (
 	metadataURL = authtest.MetadataURL
 	challenge   = authtest.Challenge
 )
+
+// TestAccessTokensAtAProfileURL: at /mcp/{profile}, an issuer's token
+// for /mcp or for that URL is accepted, one for another profile's URL is
+// not, and a 401 names that URL's metadata.
+func TestAccessTokensAtAProfileURL(t *testing.T) {
+	d := authtest.NewIDP(t)
+	a := newAuth(t, d.Config(""), tokenStore(t))
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", a.Middleware()(whoami))
+	mux.Handle("/mcp/{profile}", a.Middleware()(whoami))
+	for_ := func(aud string) string {
+		c := d.Claims("alice")
+		c["aud"] = []string{aud}
+		return d.Sign(c, d.Key)
+	}
+	at := func(path, token string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(http.MethodPost, path, strings.NewReader("{}"))
+		r.Header.Set("Authorization", "Bearer "+token)
+		w := httptest.NewRecorder()
+		mux.ServeHTTP(w, r)
+		return w
+	}
+	for _, c := range []struct {
+		path, aud string
+		ok        bool
+	}{
+		{"/mcp/coding", resource, true},
+		{"/mcp/coding", resource + "/coding", true},
+		{"/mcp/mail", resource + "/coding", false},
+		{"/mcp", resource + "/coding", false},
+	} {
+		w := at(c.path, for_(c.aud))
+		if ok := w.Code == http.StatusOK; ok != c.ok {
+			t.Errorf("a token for %s at %s: %d %s", c.aud, c.path, w.Code, w.Body)
+		}
+		if !c.ok && c.path == "/mcp/mail" && w.Header().Get("WWW-Authenticate") != `Bearer resource_metadata="`+metadataURL+`/mcp/mail", error="invalid_token"` {
+			t.Errorf("the challenge at /mcp/mail: %q", w.Header().Get("WWW-Authenticate"))
+		}
+	}
+	if got := a.Resource("coding"); got != resource+"/coding" {
+		t.Errorf("Resource(coding) = %q", got)
+	}
+}

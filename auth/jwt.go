@@ -43,16 +43,15 @@ var jwtAlgorithms = []jose.SignatureAlgorithm{jose.RS256, jose.RS384, jose.RS512
 	jose.ES256, jose.ES384, jose.ES512, jose.EdDSA}
 
 // jwtVerifier checks JWT access tokens: signed by one of the issuer's keys,
-// from the issuer, for the resource, within exp and nbf.
+// from the issuer, for the resource asked of it, within exp and nbf.
 type jwtVerifier struct {
-	issuer   string
-	audience string
-	claims   config.Claims
-	keys     *jwks
-	log      *slog.Logger
+	issuer string
+	claims config.Claims
+	keys   *jwks
+	log    *slog.Logger
 }
 
-func newJWTVerifier(resource string, o *config.OAuth, log *slog.Logger) *jwtVerifier {
+func newJWTVerifier(o *config.OAuth, log *slog.Logger) *jwtVerifier {
 	c := o.Claims
 	c.Principal = claimName(c.Principal, "sub")
 	c.Tenant = claimName(c.Tenant, "tenant")
@@ -80,7 +79,7 @@ func newJWTVerifier(resource string, o *config.OAuth, log *slog.Logger) *jwtVeri
 	}
 	keys := &jwks{url: o.JWKSURL, client: client, refresh: refresh, retry: jwksRetry, log: log}
 	keys.life, keys.end = context.WithCancel(context.Background())
-	return &jwtVerifier{issuer: o.Issuer, audience: resource, claims: c, log: log, keys: keys}
+	return &jwtVerifier{issuer: o.Issuer, claims: c, log: log, keys: keys}
 }
 
 // claimName is the claim name s, or def when none is configured.
@@ -91,7 +90,8 @@ func claimName(s, def string) string {
 	return s
 }
 
-func (v *jwtVerifier) verify(ctx context.Context, token string) (*sdkauth.TokenInfo, error) {
+// verify checks token, whose audience must name one of resources.
+func (v *jwtVerifier) verify(ctx context.Context, token string, resources []string) (*sdkauth.TokenInfo, error) {
 	if len(token) > maxJWTSize {
 		return nil, invalidToken("token too large")
 	}
@@ -117,7 +117,7 @@ func (v *jwtVerifier) verify(ctx context.Context, token string) (*sdkauth.TokenI
 		v.log.Debug("access token refused", "err", err)
 		return nil, invalidToken("signature not verified")
 	}
-	if err := std.ValidateWithLeeway(jwt.Expected{Issuer: v.issuer, AnyAudience: jwt.Audience{v.audience}}, tokenClockSkew); err != nil {
+	if err := std.ValidateWithLeeway(jwt.Expected{Issuer: v.issuer, AnyAudience: jwt.Audience(resources)}, tokenClockSkew); err != nil {
 		v.log.Debug("access token refused", "err", err)
 		return nil, invalidToken(jwtRefusal(err))
 	}

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 
@@ -31,6 +32,15 @@ type Principal struct {
 	// Narrow is the profile the request's URL narrows the view of Profile
 	// to ("" for none): the caller sees the tools of both.
 	Narrow string `json:"narrow,omitempty"`
+}
+
+// Via is the profile whose view p sees: Narrow, else Profile; "" for a
+// nil p.
+func (p *Principal) Via() string {
+	if p == nil {
+		return ""
+	}
+	return cmp.Or(p.Narrow, p.Profile)
 }
 
 // HasRole reports whether p has role or one above it; a nil p has none.

@@ -20,6 +20,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	pathpkg "path"
 	"reflect"
@@ -148,6 +149,10 @@ type ConnectorSelection struct {
 	All     bool     `yaml:"all" desc:"Every connector instance and upstream that is connected: its credentials resolve, and an upstream is not down for longer than a minute"`
 	Exclude []string `yaml:"exclude" desc:"With all: ids to leave out"`
 	Max     int      `yaml:"max" min:"0" desc:"With all: keep at most this many, the first by id ignoring case (0: no limit); named entries do not count"`
+	// CredentialsName picks one of the named instance's CredentialSets.
+	CredentialsName string `yaml:"credentials_name" desc:"With name, a connector instance: which of its credential_sets this profile's calls use (default: its credentials)"`
+	// AllowMCPUI: nil is false.
+	AllowMCPUI *bool `yaml:"allow_mcp_ui" desc:"Show this profile's callers the MCP apps (the io.modelcontextprotocol/ui extension) of the named connector, or with all: of every one it selects (default false); a named entry's setting wins over all's"`
 }
 
 // The discovery modes of a profile.
@@ -173,6 +178,9 @@ type Connector struct {
 	// the instance is built.
 	Config      yaml.Node            `yaml:"config" desc:"The type's own settings (legate connector types lists them)"`
 	Credentials map[string]vault.Ref `yaml:"credentials" desc:"The type's credentials by name, as references only: {env: NAME}, {file: PATH} or {vault: NAME}"`
+	// CredentialSets are named alternatives to some of Credentials, which
+	// a profile's connectors entry picks by credentials_name.
+	CredentialSets map[string]map[string]vault.Ref `yaml:"credential_sets" desc:"Named credential sets of the instance, each the type's credentials by name as references, like credentials: a profile's connectors entry {name: ID, credentials_name: SET} makes its callers' calls use SET's references in place of those of credentials of the same names (the others stay credentials')"`
 	// CredentialsMode says whose credential a call uses: see connections.
 	CredentialsMode string `yaml:"credentials_mode" enum:"shared,per_user,per_user_or_shared" default:"shared" desc:"Whose credential a call uses: shared (the instance's credentials, for every caller), per_user (the calling principal's own connection, made with legate connect ID; a caller without one gets NOT_CONNECTED), per_user_or_shared (the caller's connection when there is one, else the shared credentials)"`
 	// OAuth is the OAuth app per-user connections are made with.
@@ -274,6 +282,28 @@ func (c *Connector) id() string {
 	return c.ID
 }
 
+// validateSets checks the instance's credential_sets: each a set of the
+// type's credentials, none required, since credentials supplies the rest.
+func (c *Connector) validateSets(path string) []error {
+	var errs []error
+	t, ok := connectors.Lookup(c.Type)
+	for _, name := range slices.Sorted(maps.Keys(c.CredentialSets)) {
+		p := path + ".credential_sets." + name
+		if !IDPattern.MatchString(name) {
+			errs = append(errs, &strictyaml.PathError{Path: p, Msg: fmt.Sprintf("set name %q must match %s", name, IDPattern)})
+		}
+		for _, cred := range slices.Sorted(maps.Keys(c.CredentialSets[name])) {
+			switch err := c.CredentialSets[name][cred].Validate(); {
+			case ok && !t.HasCredential(cred):
+				errs = append(errs, &strictyaml.PathError{Path: p + "." + cred, Msg: fmt.Sprintf("type %q takes no credential %q (it takes: %s)", c.Type, cred, strings.Join(t.CredentialNames(), ", "))})
+			case err != nil:
+				errs = append(errs, &strictyaml.PathError{Path: p + "." + cred, Msg: err.Error()})
+			}
+		}
+	}
+	return errs
+}
+
 func (f *File) validateConnectors() []error {
 	var errs []error
 	seen := map[string]string{}
@@ -281,6 +311,7 @@ func (f *File) validateConnectors() []error {
 		c := &f.Connectors[i]
 		path := fmt.Sprintf("connectors[%d]", i)
 		errs = append(errs, ValidateInstance(path, c.id(), c.Type, c.Credentials, c.PerUserCredential())...)
+		errs = append(errs, c.validateSets(path)...)
 		errs = append(errs, c.ValidateOAuth(path)...)
 		if prev, dup := seen[c.id()]; dup && c.id() != "" {
 			errs = append(errs, &strictyaml.PathError{Path: path + ".id", Msg: fmt.Sprintf("duplicate id %q (also %s)", c.id(), prev)})
@@ -308,6 +339,10 @@ func (f *File) validateProfiles() []error {
 				bad(fmt.Sprintf("%s.connectors[%d]", path, j), "give either name or all: true")
 			case !c.All && (len(c.Exclude) > 0 || c.Max > 0):
 				bad(fmt.Sprintf("%s.connectors[%d]", path, j), "exclude and max go with all: true")
+			case c.All && c.CredentialsName != "":
+				bad(fmt.Sprintf("%s.connectors[%d].credentials_name", path, j), "goes with name: it picks a credential set of one connector instance")
+			case c.CredentialsName != "":
+				f.checkCredentialsName(fmt.Sprintf("%s.connectors[%d].credentials_name", path, j), c, bad)
 			}
 		}
 		for _, l := range []struct {
@@ -332,6 +367,19 @@ func (f *File) validateProfiles() []error {
 		}
 	}
 	return errs
+}
+
+// checkCredentialsName checks that the named entry c picks a credential
+// set its instance has; an instance of the store is checked at call time.
+func (f *File) checkCredentialsName(path string, c ConnectorSelection, bad func(path, format string, args ...any)) {
+	i := slices.IndexFunc(f.Connectors, func(in Connector) bool { return in.id() == c.Name })
+	switch {
+	case slices.ContainsFunc(f.Upstreams, func(u upstream.Config) bool { return u.ID == c.Name }):
+		bad(path, "%q is an upstream: credentials_name picks a credential set of a connector instance", c.Name)
+	case i < 0:
+	case f.Connectors[i].CredentialSets[c.CredentialsName] == nil:
+		bad(path, "connector %q has no credential set %q (its credential_sets: %s)", c.Name, c.CredentialsName, strings.Join(slices.Sorted(maps.Keys(f.Connectors[i].CredentialSets)), ", "))
+	}
 }
 
 func (f *File) validateUpstreams() []error {

@@ -99,12 +99,15 @@ func typeSchema(t reflect.Type) *jsonschema.Schema {
 func instanceSchemas(item *jsonschema.Schema) {
 	item.Properties["type"].Enum = anys(connectors.TypeNames())
 	for _, t := range connectors.Types() {
-		creds := &jsonschema.Schema{PropertyNames: &jsonschema.Schema{Enum: anys(t.CredentialNames())}, Properties: map[string]*jsonschema.Schema{}}
-		for _, c := range t.Credentials {
-			creds.Properties[c.Name] = &jsonschema.Schema{Description: c.Description}
-			creds.PropertyOrder = append(creds.PropertyOrder, c.Name)
+		creds := func() *jsonschema.Schema { // one for credentials, one for each credential set
+			s := &jsonschema.Schema{PropertyNames: &jsonschema.Schema{Enum: anys(t.CredentialNames())}, Properties: map[string]*jsonschema.Schema{}}
+			for _, c := range t.Credentials {
+				s.Properties[c.Name] = &jsonschema.Schema{Description: c.Description}
+				s.PropertyOrder = append(s.PropertyOrder, c.Name)
+			}
+			return s
 		}
-		then := &jsonschema.Schema{Properties: map[string]*jsonschema.Schema{"credentials": creds}}
+		then := &jsonschema.Schema{Properties: map[string]*jsonschema.Schema{"credentials": creds(), "credential_sets": {AdditionalProperties: creds()}}}
 		if t.Config == nil {
 			zero := 0
 			then.Properties["config"] = &jsonschema.Schema{MaxProperties: &zero}

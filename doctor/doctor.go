@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/http"
 	"os"
 	"slices"
@@ -181,15 +182,22 @@ func (r *run) credentials(ctx context.Context) {
 		return v, v != ""
 	}}
 	for _, in := range insts {
-		for _, name := range sortedKeys(in.Credentials) {
-			ref := in.Credentials[name]
-			n++
-			if ref.Vault != "" && r.opts.Vault == nil {
-				r.add(Warn, "credentials", "connector %s: %s: %s not checked: no store or vault key yet", in.ID, name, ref)
-				continue
-			}
-			if _, err := resolver.Resolve(ctx, in.Tenant, ref); err != nil {
-				r.add(Fail, "credentials", "connector %s: %s: %v", in.ID, name, err)
+		sets := map[string]map[string]vault.Ref{"": in.Credentials}
+		maps.Copy(sets, in.CredentialSets) // set names match IDPattern: never ""
+		for _, set := range sortedKeys(sets) {
+			for _, name := range sortedKeys(sets[set]) {
+				ref, what := sets[set][name], name
+				if set != "" {
+					what = "credential set " + set + ": " + name
+				}
+				n++
+				if ref.Vault != "" && r.opts.Vault == nil {
+					r.add(Warn, "credentials", "connector %s: %s: %s not checked: no store or vault key yet", in.ID, what, ref)
+					continue
+				}
+				if _, err := resolver.Resolve(ctx, in.Tenant, ref); err != nil {
+					r.add(Fail, "credentials", "connector %s: %s: %v", in.ID, what, err)
+				}
 			}
 		}
 	}
@@ -212,7 +220,7 @@ func definitions(ctx context.Context, cfg *config.File, st store.Store) ([]sourc
 	if st == nil {
 		var insts []sources.InstanceDef
 		for _, c := range cfg.Connectors {
-			insts = append(insts, sources.InstanceDef{ID: c.ID, Type: c.Type, Tenant: c.Tenant, Credentials: c.Credentials})
+			insts = append(insts, sources.InstanceDef{ID: c.ID, Type: c.Type, Tenant: c.Tenant, Credentials: c.Credentials, CredentialSets: c.CredentialSets})
 		}
 		var ups []upstream.Def
 		for _, c := range cfg.Upstreams {

@@ -27,7 +27,10 @@ const oauthPassword = "alice's long password"
 // oauthLegate serves Legate with its authorization server on a free
 // port and the user alice; it returns the server, its state dir and
 // config.
-func oauthLegate(t *testing.T) (*server, string, string) {
+func oauthLegate(t *testing.T) (*server, string, string) { return oauthLegateWith(t, "") }
+
+// oauthLegateWith is oauthLegate with extra appended to the config.
+func oauthLegateWith(t *testing.T, extra string) (*server, string, string) {
 	t.Helper()
 	state := t.TempDir()
 	port, err := freePort()
@@ -36,7 +39,7 @@ func oauthLegate(t *testing.T) (*server, string, string) {
 	}
 	issuer := fmt.Sprintf("http://127.0.0.1:%d", port)
 	config := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(config, []byte("auth:\n  resource: "+issuer+"/mcp\n  oauth_server: {}\n"), 0o600); err != nil {
+	if err := os.WriteFile(config, []byte("auth:\n  resource: "+issuer+"/mcp\n  oauth_server: {}\n"+extra), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	add := exec.Command(legateBin, "user", "add", "alice", "--role", "user", "--state-dir", state, "--config", config)
@@ -56,6 +59,14 @@ func oauthLegate(t *testing.T) (*server, string, string) {
 // logs in as alice and consents. It returns the script's stdout.
 func runOAuthClient(t *testing.T, p *peerSet, s *server, script string) string {
 	t.Helper()
+	out, _ := runOAuthClientAt(t, p, s, script, s.url("127.0.0.1"))
+	return out
+}
+
+// runOAuthClientAt is runOAuthClient given mcpURL; it also returns the
+// authorization URL the user agent was sent to.
+func runOAuthClientAt(t *testing.T, p *peerSet, s *server, script, mcpURL string) (string, string) {
+	t.Helper()
 	cbPort, err := freePort()
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +74,7 @@ func runOAuthClient(t *testing.T, p *peerSet, s *server, script string) string {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	scripts, _ := filepath.Abs("node")
-	cmd := exec.CommandContext(ctx, p.node, filepath.Join(scripts, script), s.url("127.0.0.1"), fmt.Sprint(cbPort), "http__request")
+	cmd := exec.CommandContext(ctx, p.node, filepath.Join(scripts, script), mcpURL, fmt.Sprint(cbPort), "http__request")
 	cmd.Dir = t.TempDir()
 	cmd.Env = p.environ("MCP_REMOTE_CONFIG_DIR=" + t.TempDir())
 	var stdout, stderr syncbuf.Buffer
@@ -77,6 +88,7 @@ func runOAuthClient(t *testing.T, p *peerSet, s *server, script string) string {
 	}
 	authURL := regexp.MustCompile(regexp.QuoteMeta("http://"+s.addr+"/oauth/authorize?") + `\S+`)
 	loggedIn := make(chan error, 1)
+	var sentTo string
 	go func() {
 		sc := bufio.NewScanner(pipe)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -84,7 +96,7 @@ func runOAuthClient(t *testing.T, p *peerSet, s *server, script string) string {
 		for sc.Scan() {
 			stderr.Write([]byte(sc.Text() + "\n"))
 			if u := authURL.FindString(sc.Text()); u != "" && !started {
-				started = true
+				started, sentTo = true, u
 				go func() { loggedIn <- logIn(u, "alice", oauthPassword) }()
 			}
 		}
@@ -99,7 +111,7 @@ func runOAuthClient(t *testing.T, p *peerSet, s *server, script string) string {
 	if err != nil {
 		t.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s", script, err, stdout.String(), stderr.String())
 	}
-	return stdout.String()
+	return stdout.String(), sentTo
 }
 
 // checkOAuthRun checks a script's output and that the audit row of its
@@ -145,6 +157,65 @@ func TestOAuthSDKClient(t *testing.T) {
 	p := need(t)
 	s, state, config := oauthLegate(t)
 	checkOAuthRun(t, runOAuthClient(t, p, s, "oauth-sdk.mjs"), state, config)
+}
+
+// TestOAuthSDKClientAtAProfileURL: the TypeScript SDK client given only
+// a profile's URL, /mcp/coding, finds that URL's metadata from its 401,
+// asks for a token for that URL (resource, RFC 8707), and with it sees
+// the profile's tools; the token is refused at /mcp, for which it was not
+// issued.
+func TestOAuthSDKClientAtAProfileURL(t *testing.T) {
+	p := need(t)
+	s, state, config := oauthLegateWith(t, "profiles:\n  - {name: coding, include: [\"http.*\"]}\n")
+	coding := s.url("127.0.0.1") + "/coding"
+	out, sentTo := runOAuthClientAt(t, p, s, "oauth-sdk.mjs", coding)
+	checkOAuthRun(t, out, state, config)
+	if u, err := url.Parse(sentTo); err != nil || u.Query().Get("resource") != coding {
+		t.Errorf("the client asked for a token for %q, want %s (%s)", u.Query().Get("resource"), coding, sentTo)
+	}
+	var r struct {
+		Tools []string `json:"tools"`
+		Token string   `json:"access_token"`
+	}
+	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &r); err != nil || r.Token == "" {
+		t.Fatalf("the script's output: %v %s", err, out)
+	}
+	for _, name := range r.Tools {
+		if !strings.HasPrefix(name, "http__") {
+			t.Errorf("/mcp/coding lists %s, outside the profile", name)
+		}
+	}
+	list := func(at string) *http.Response {
+		req, _ := http.NewRequest(http.MethodPost, at, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+r.Token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	if resp := list(coding); resp.StatusCode != http.StatusOK {
+		t.Errorf("the token at /mcp/coding: %s", resp.Status)
+	}
+	if resp := list(s.url("127.0.0.1")); resp.StatusCode != http.StatusUnauthorized || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `error="invalid_token"`) {
+		t.Errorf("the token for /mcp/coding at /mcp: %s %q, want 401 invalid_token", resp.Status, resp.Header.Get("WWW-Authenticate"))
+	}
+}
+
+// TestOAuthMCPRemoteAtAProfileURL: mcp-remote given /mcp/coding alone
+// signs in with a token for that URL and sees the profile's tools.
+func TestOAuthMCPRemoteAtAProfileURL(t *testing.T) {
+	p := need(t)
+	s, state, config := oauthLegateWith(t, "profiles:\n  - {name: coding, include: [\"http.*\"]}\n")
+	coding := s.url("127.0.0.1") + "/coding"
+	out, sentTo := runOAuthClientAt(t, p, s, "oauth-remote.mjs", coding)
+	checkOAuthRun(t, out, state, config)
+	if u, err := url.Parse(sentTo); err != nil || u.Query().Get("resource") != coding {
+		t.Errorf("mcp-remote asked for a token for %q, want %s (%s)", u.Query().Get("resource"), coding, sentTo)
+	}
 }
 
 // logIn plays the browser: it opens the authorization URL, logs in,

@@ -102,6 +102,10 @@ type Held struct {
 	Bound func(id string)
 	// Run runs the call past the policy step, once approved.
 	Run func(ctx context.Context) (*mcp.CallToolResult, error)
+	// Profile and CredentialSet are what the call is made with (the
+	// profile of its view, its profile's credentials_name), recorded for
+	// whoever runs it.
+	Profile, CredentialSet string
 }
 
 // Hold parks call h as an approval request bound to its principal,
@@ -117,7 +121,7 @@ func (x *Executor) Hold(ctx context.Context, h Held) (res *mcp.CallToolResult, r
 		args = json.RawMessage("{}")
 	}
 	a, created, err := x.inbox.Open(ctx, &store.Approval{
-		Principal: h.Caller.Principal, Tenant: h.Caller.Tenant, Session: h.Caller.Session,
+		Principal: h.Caller.Principal, Tenant: h.Caller.Tenant, Session: h.Caller.Session, Profile: h.Profile, CredentialSet: h.CredentialSet,
 		Tool: h.Entry.Canonical, Class: string(h.Class), Args: args, ArgsHash: h.ArgsHash,
 		DefHash: h.Entry.Hash, Definition: def,
 	})

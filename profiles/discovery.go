@@ -54,6 +54,8 @@ type Discovery struct {
 	Default func() string
 	// Principal is who calls without authentication.
 	Principal string
+	// Sources lists the gateway's connector instances and upstreams.
+	Sources func() []Source
 	// Log receives what cannot reach a caller.
 	Log *slog.Logger
 

@@ -4,7 +4,8 @@
 // naming) unless the upstream has prefix: false; resource URIs are kept as
 // they are, but for the ui:// resources of MCP Apps (package mcpapps),
 // shown as ui://mcp.<id>/… to the callers that may see apps and to no one
-// else.
+// else. A caller sees the upstreams of its tenant and the shared ones
+// that its profile shows (profiles.Discovery.Shows).
 package proxy
 
 import (
@@ -33,15 +34,22 @@ type Proxy struct {
 	log    *slog.Logger
 	naming func() catalog.Naming // the catalog's current naming
 	sealer *rounds.Sealer        // request states of multi-round-trip requests
+	shows  Shows
 	apps   func(p *auth.Principal) bool
 }
 
+// Shows reports which upstreams the caller p (nil without authentication)
+// sees the prompts and resources of, by id; a nil func shows every one.
+type Shows func(ctx context.Context, p *auth.Principal) func(id string) bool
+
 // New returns a Proxy to the upstreams of ups; naming gives the catalog's
 // current naming, sealer issues the request states of multi-round-trip
-// requests (rounds.go), apps reports whether a caller's profile lets it see
-// MCP Apps (nil: every caller may, where the upstream allows them).
-func New(ups *upstream.Manager, log *slog.Logger, naming func() catalog.Naming, sealer *rounds.Sealer, apps func(p *auth.Principal) bool) *Proxy {
-	return &Proxy{ups: ups, log: log, naming: naming, sealer: sealer, apps: apps}
+// requests (rounds.go), shows narrows each caller's upstreams (nil: to
+// its tenant's and the shared ones only), apps reports whether a caller's
+// profile lets it see MCP Apps (nil: every caller may, where the upstream
+// allows them).
+func New(ups *upstream.Manager, log *slog.Logger, naming func() catalog.Naming, sealer *rounds.Sealer, shows Shows, apps func(p *auth.Principal) bool) *Proxy {
+	return &Proxy{ups: ups, log: log, naming: naming, sealer: sealer, shows: shows, apps: apps}
 }
 
 // Middleware answers the prompt and resource methods, and passes a
@@ -50,22 +58,22 @@ func (pr *Proxy) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch r := req.(type) {
 		case *mcp.ListPromptsRequest:
-			return pr.listPrompts(ctx, clientOf(r.Session, r.Extra))
+			return pr.listPrompts(ctx, pr.clientOf(ctx, r.Session, r.Extra))
 		case *mcp.GetPromptRequest:
-			return pr.getPrompt(ctx, clientOf(r.Session, r.Extra), callerOf(r.Extra), r.Params)
+			return pr.getPrompt(ctx, pr.clientOf(ctx, r.Session, r.Extra), callerOf(r.Extra), r.Params)
 		case *mcp.ListResourcesRequest:
-			return pr.listResources(ctx, clientOf(r.Session, r.Extra), pr.appsFor(r.Extra))
+			return pr.listResources(ctx, pr.clientOf(ctx, r.Session, r.Extra))
 		case *mcp.ListResourceTemplatesRequest:
-			return pr.listResourceTemplates(ctx, clientOf(r.Session, r.Extra), pr.appsFor(r.Extra))
+			return pr.listResourceTemplates(ctx, pr.clientOf(ctx, r.Session, r.Extra))
 		case *mcp.ReadResourceRequest:
 			if mcpapps.IsUI(r.Params.URI) {
-				return pr.readUI(ctx, clientOf(r.Session, r.Extra), pr.appsFor(r.Extra), r.Params)
+				return pr.readUI(ctx, pr.clientOf(ctx, r.Session, r.Extra), r.Params)
 			}
-			return pr.readResource(ctx, clientOf(r.Session, r.Extra), callerOf(r.Extra), r.Params)
+			return pr.readResource(ctx, pr.clientOf(ctx, r.Session, r.Extra), callerOf(r.Extra), r.Params)
 		case *mcp.ServerRequest[*mcp.SetLoggingLevelParams]:
 			res, err := next(ctx, method, req)
 			if err == nil {
-				pr.forwardLogLevel(ctx, clientOf(r.Session, r.Extra), r.Params)
+				pr.forwardLogLevel(ctx, pr.clientOf(ctx, r.Session, r.Extra), r.Params)
 			}
 			return res, err
 		}
@@ -78,13 +86,27 @@ func (pr *Proxy) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 // up every other's.
 const listTimeout = 1500 * time.Millisecond
 
+// client is a request's client: the upstream side's view of it, and
+// which upstreams its profile shows (nil: every one).
+type client struct {
+	upstream.Client
+	shows func(id string) bool
+	apps  bool // the caller's profile lets it see MCP Apps
+}
+
 // clientOf is the upstream side's view of a request's client: its session
-// and, when authenticated, its tenant (which limits the upstreams it sees).
-func clientOf(ss *mcp.ServerSession, extra *mcp.RequestExtra) upstream.Client {
-	c := upstream.Client{Session: ss}
-	if p := principalOf(extra); p != nil {
+// and, when authenticated, its tenant (which limits the upstreams it
+// sees), and the upstreams its profile shows.
+func (pr *Proxy) clientOf(ctx context.Context, ss *mcp.ServerSession, extra *mcp.RequestExtra) client {
+	c := client{Client: upstream.Client{Session: ss}}
+	p := principalOf(extra)
+	if p != nil {
 		c.Tenant, c.Scoped = p.Tenant, true
 	}
+	if pr.shows != nil {
+		c.shows = pr.shows(ctx, p)
+	}
+	c.apps = pr.apps == nil || pr.apps(p)
 	return c
 }
 
@@ -105,27 +127,33 @@ func principalOf(extra *mcp.RequestExtra) *auth.Principal {
 }
 
 // upstreamIDs are the upstreams c may see.
-func (pr *Proxy) upstreamIDs(c upstream.Client) []string {
+func (pr *Proxy) upstreamIDs(c client) []string {
 	var ids []string
 	for _, id := range pr.ups.IDs() {
-		if pr.ups.Visible(id, c) {
+		if pr.sees(c, id) {
 			ids = append(ids, id)
 		}
 	}
 	return ids
 }
 
+// sees reports whether c may see the upstream id: of its tenant or shared,
+// and shown by its profile.
+func (pr *Proxy) sees(c client, id string) bool {
+	return pr.ups.Visible(id, c.Client) && (c.shows == nil || c.shows(id))
+}
+
 // eachUpstream runs fn on every upstream whose session offers what has
 // reports, concurrently, each within listTimeout; failures are logged and
 // skipped, so one bad or slow upstream cannot break or stall a list.
-func (pr *Proxy) eachUpstream(ctx context.Context, c upstream.Client, has func(*mcp.ServerCapabilities) bool, fn func(u *upstream.Upstream, cs *mcp.ClientSession) error) {
+func (pr *Proxy) eachUpstream(ctx context.Context, c client, has func(*mcp.ServerCapabilities) bool, fn func(u *upstream.Upstream, cs *mcp.ClientSession) error) {
 	var wg sync.WaitGroup
 	for _, id := range pr.upstreamIDs(c) {
 		u, _ := pr.ups.Upstream(id)
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(ctx, listTimeout)
 			defer cancel()
-			cs, err := pr.ups.Session(ctx, id, c)
+			cs, err := pr.ups.Session(ctx, id, c.Client)
 			if err != nil {
 				pr.log.Debug("upstream skipped", "upstream", id, "error", err)
 				return
@@ -149,7 +177,7 @@ func (pr *Proxy) promptName(u *upstream.Upstream, name string) string {
 	return catalog.WireName("mcp."+u.Config().ID+"."+name, pr.naming())
 }
 
-func (pr *Proxy) listPrompts(ctx context.Context, c upstream.Client) (*mcp.ListPromptsResult, error) {
+func (pr *Proxy) listPrompts(ctx context.Context, c client) (*mcp.ListPromptsResult, error) {
 	var mu sync.Mutex
 	out := &mcp.ListPromptsResult{Prompts: []*mcp.Prompt{}, Cacheable: catalog.CallerCache}
 	pr.eachUpstream(ctx, c, func(s *mcp.ServerCapabilities) bool { return s.Prompts != nil },
@@ -171,7 +199,7 @@ func (pr *Proxy) listPrompts(ctx context.Context, c upstream.Client) (*mcp.ListP
 
 // resolvePrompt finds the upstream and original name of a prompt as the
 // client named it.
-func (pr *Proxy) resolvePrompt(ctx context.Context, c upstream.Client, name string) (id string, cs *mcp.ClientSession, orig string, err error) {
+func (pr *Proxy) resolvePrompt(ctx context.Context, c client, name string) (id string, cs *mcp.ClientSession, orig string, err error) {
 	for _, id := range pr.upstreamIDs(c) {
 		u, _ := pr.ups.Upstream(id)
 		orig = name
@@ -182,7 +210,7 @@ func (pr *Proxy) resolvePrompt(ctx context.Context, c upstream.Client, name stri
 				continue
 			}
 		}
-		cs, err = pr.ups.Session(ctx, id, c)
+		cs, err = pr.ups.Session(ctx, id, c.Client)
 		if err != nil {
 			if u.Config().Prefixed() {
 				return "", nil, "", err
@@ -214,14 +242,14 @@ func hasPrompt(ctx context.Context, cs *mcp.ClientSession, name string) bool {
 	return false
 }
 
-func (pr *Proxy) getPrompt(ctx context.Context, c upstream.Client, who string, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+func (pr *Proxy) getPrompt(ctx context.Context, c client, who string, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
 	id, cs, orig, err := pr.resolvePrompt(ctx, c, p.Name)
 	if err != nil {
 		return nil, err
 	}
 	q := *p
 	q.Name, q.Meta = orig, upstreamMeta(p.Meta)
-	round, err := pr.openRound(c, who, "prompts/get", p.Name, p.Meta, p.InputResponses, p.RequestState)
+	round, err := pr.openRound(c.Client, who, "prompts/get", p.Name, p.Meta, p.InputResponses, p.RequestState)
 	switch {
 	case err != nil:
 		return nil, err
@@ -230,13 +258,13 @@ func (pr *Proxy) getPrompt(ctx context.Context, c upstream.Client, who string, p
 	case round != nil:
 		q.Meta, q.InputResponses, q.RequestState = nil, nil, ""
 		var res mcp.GetPromptResult
-		if ok, err := pr.roundTrip(ctx, id, c, round, "prompts/get", orig, &q, &res); ok {
+		if ok, err := pr.roundTrip(ctx, id, c.Client, round, "prompts/get", orig, &q, &res); ok {
 			return &res, err
 		}
 		q.Meta, q.InputResponses, q.RequestState = upstreamMeta(p.Meta), p.InputResponses, round.State
 	}
 	res, err := cs.GetPrompt(ctx, &q)
-	return fulfil(ctx, c, res, err, func(in mcp.InputResponseMap, state string) (*mcp.GetPromptResult, error) {
+	return fulfil(ctx, c.Client, res, err, func(in mcp.InputResponseMap, state string) (*mcp.GetPromptResult, error) {
 		q.InputResponses, q.RequestState = in, state
 		return cs.GetPrompt(ctx, &q)
 	})
@@ -260,7 +288,7 @@ func upstreamMeta(m mcp.Meta) mcp.Meta {
 	return out
 }
 
-func (pr *Proxy) listResources(ctx context.Context, c upstream.Client, apps bool) (*mcp.ListResourcesResult, error) {
+func (pr *Proxy) listResources(ctx context.Context, c client) (*mcp.ListResourcesResult, error) {
 	var mu sync.Mutex
 	out := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}, Cacheable: catalog.CallerCache}
 	pr.eachUpstream(ctx, c, func(s *mcp.ServerCapabilities) bool { return s.Resources != nil },
@@ -270,7 +298,7 @@ func (pr *Proxy) listResources(ctx context.Context, c upstream.Client, apps bool
 					return err
 				}
 				if mcpapps.IsUI(r.URI) {
-					if !apps || !u.Config().AllowMCPUI {
+					if !c.apps || !u.Config().AllowMCPUI {
 						continue
 					}
 					q := *r
@@ -286,7 +314,7 @@ func (pr *Proxy) listResources(ctx context.Context, c upstream.Client, apps bool
 	return out, nil
 }
 
-func (pr *Proxy) listResourceTemplates(ctx context.Context, c upstream.Client, apps bool) (*mcp.ListResourceTemplatesResult, error) {
+func (pr *Proxy) listResourceTemplates(ctx context.Context, c client) (*mcp.ListResourceTemplatesResult, error) {
 	var mu sync.Mutex
 	out := &mcp.ListResourceTemplatesResult{ResourceTemplates: []*mcp.ResourceTemplate{}, Cacheable: catalog.CallerCache}
 	pr.eachUpstream(ctx, c, func(s *mcp.ServerCapabilities) bool { return s.Resources != nil },
@@ -296,7 +324,7 @@ func (pr *Proxy) listResourceTemplates(ctx context.Context, c upstream.Client, a
 					return err
 				}
 				if mcpapps.IsUI(r.URITemplate) {
-					if !apps || !u.Config().AllowMCPUI {
+					if !c.apps || !u.Config().AllowMCPUI {
 						continue
 					}
 					q := *r
@@ -314,9 +342,9 @@ func (pr *Proxy) listResourceTemplates(ctx context.Context, c upstream.Client, a
 
 // readResource asks the upstreams in order until one has the URI; the
 // retry of a round, the upstream that asked for input.
-func (pr *Proxy) readResource(ctx context.Context, c upstream.Client, who string, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+func (pr *Proxy) readResource(ctx context.Context, c client, who string, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
 	var last error = &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf("resource %q not found", p.URI)}
-	round, err := pr.openRound(c, who, "resources/read", p.URI, p.Meta, p.InputResponses, p.RequestState)
+	round, err := pr.openRound(c.Client, who, "resources/read", p.URI, p.Meta, p.InputResponses, p.RequestState)
 	if err != nil {
 		return nil, err
 	}
@@ -326,14 +354,14 @@ func (pr *Proxy) readResource(ctx context.Context, c upstream.Client, who string
 		if round != nil && round.upstream != "" && round.upstream != id {
 			continue
 		}
-		cs, err := pr.ups.Session(ctx, id, c)
+		cs, err := pr.ups.Session(ctx, id, c.Client)
 		if err != nil || cs.InitializeResult().Capabilities.Resources == nil {
 			continue
 		}
 		if round != nil {
 			var res mcp.ReadResourceResult
 			own := mcp.ReadResourceParams{URI: p.URI}
-			if ok, err := pr.roundTrip(ctx, id, c, round, "resources/read", p.URI, &own, &res); ok {
+			if ok, err := pr.roundTrip(ctx, id, c.Client, round, "resources/read", p.URI, &own, &res); ok {
 				if err == nil || !notFound(err) {
 					return &res, err
 				}
@@ -342,7 +370,7 @@ func (pr *Proxy) readResource(ctx context.Context, c upstream.Client, who string
 			q.RequestState = round.State
 		}
 		res, err := cs.ReadResource(ctx, &q)
-		res, err = fulfil(ctx, c, res, err, func(in mcp.InputResponseMap, state string) (*mcp.ReadResourceResult, error) {
+		res, err = fulfil(ctx, c.Client, res, err, func(in mcp.InputResponseMap, state string) (*mcp.ReadResourceResult, error) {
 			q.InputResponses, q.RequestState = in, state
 			return cs.ReadResource(ctx, &q)
 		})
@@ -357,17 +385,12 @@ func (pr *Proxy) readResource(ctx context.Context, c upstream.Client, who string
 	return nil, last
 }
 
-// appsFor reports whether the caller of a request may see MCP Apps.
-func (pr *Proxy) appsFor(extra *mcp.RequestExtra) bool {
-	return pr.apps == nil || pr.apps(principalOf(extra))
-}
-
 // readUI reads a ui:// resource from the one upstream its URI names
 // (ui://mcp.<id>/…), when that upstream allows apps, the caller may see it
 // and apps: any other ui:// URI is not found, whichever upstream has it.
 // The contents keep their mime type and _meta.ui (CSP, permissions), their
 // URIs shown in Legate's namespace.
-func (pr *Proxy) readUI(ctx context.Context, c upstream.Client, apps bool, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+func (pr *Proxy) readUI(ctx context.Context, c client, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
 	notFound := &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf("resource %q not found", p.URI)}
 	id, orig, ok := mcpapps.UpstreamURI(p.URI)
 	if !ok {
@@ -375,10 +398,10 @@ func (pr *Proxy) readUI(ctx context.Context, c upstream.Client, apps bool, p *mc
 		return nil, notFound
 	}
 	u, known := pr.ups.Upstream(id)
-	if !apps || !known || !u.Config().AllowMCPUI || !pr.ups.Visible(id, c) {
+	if !c.apps || !known || !u.Config().AllowMCPUI || !pr.sees(c, id) {
 		return nil, notFound
 	}
-	cs, err := pr.ups.Session(ctx, id, c)
+	cs, err := pr.ups.Session(ctx, id, c.Client)
 	if err != nil {
 		return nil, err
 	}
@@ -388,7 +411,7 @@ func (pr *Proxy) readUI(ctx context.Context, c upstream.Client, apps bool, p *mc
 	q := *p
 	q.URI, q.Meta = orig, upstreamMeta(p.Meta)
 	res, err := cs.ReadResource(ctx, &q)
-	res, err = fulfil(ctx, c, res, err, func(in mcp.InputResponseMap, state string) (*mcp.ReadResourceResult, error) {
+	res, err = fulfil(ctx, c.Client, res, err, func(in mcp.InputResponseMap, state string) (*mcp.ReadResourceResult, error) {
 		q.InputResponses, q.RequestState = in, state
 		return cs.ReadResource(ctx, &q)
 	})
@@ -402,19 +425,19 @@ func (pr *Proxy) readUI(ctx context.Context, c upstream.Client, apps bool, p *mc
 // subscriptions; the SDK server records it and delivers the upstream's
 // resources/updated (relayed through OnResourceUpdated) to the subscriber.
 func (pr *Proxy) Subscribe(ctx context.Context, r *mcp.SubscribeRequest) error {
-	return pr.forEachSubscriber(ctx, clientOf(r.Session, r.Extra), func(cs *mcp.ClientSession) error {
+	return pr.forEachSubscriber(ctx, pr.clientOf(ctx, r.Session, r.Extra), func(cs *mcp.ClientSession) error {
 		return cs.Subscribe(ctx, &mcp.SubscribeParams{URI: r.Params.URI})
 	})
 }
 
 // Unsubscribe ends a resource subscription at the upstreams.
 func (pr *Proxy) Unsubscribe(ctx context.Context, r *mcp.UnsubscribeRequest) error {
-	return pr.forEachSubscriber(ctx, clientOf(r.Session, r.Extra), func(cs *mcp.ClientSession) error {
+	return pr.forEachSubscriber(ctx, pr.clientOf(ctx, r.Session, r.Extra), func(cs *mcp.ClientSession) error {
 		return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: r.Params.URI})
 	})
 }
 
-func (pr *Proxy) forEachSubscriber(ctx context.Context, c upstream.Client, fn func(*mcp.ClientSession) error) error {
+func (pr *Proxy) forEachSubscriber(ctx context.Context, c client, fn func(*mcp.ClientSession) error) error {
 	var errs []error
 	ok := false
 	pr.eachUpstream(ctx, c, func(s *mcp.ServerCapabilities) bool { return s.Resources != nil && s.Resources.Subscribe },
@@ -435,7 +458,7 @@ func (pr *Proxy) forEachSubscriber(ctx context.Context, c upstream.Client, fn fu
 // Complete forwards completion to the upstream owning the prompt, or to
 // the upstreams in order for a resource reference.
 func (pr *Proxy) Complete(ctx context.Context, r *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
-	c := clientOf(r.Session, r.Extra)
+	c := pr.clientOf(ctx, r.Session, r.Extra)
 	p := *r.Params
 	p.Meta = upstreamMeta(p.Meta)
 	if p.Ref != nil && p.Ref.Type == "ref/prompt" {
@@ -450,7 +473,7 @@ func (pr *Proxy) Complete(ctx context.Context, r *mcp.CompleteRequest) (*mcp.Com
 	}
 	var last error = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "no upstream completes this reference"}
 	for _, id := range pr.upstreamIDs(c) {
-		cs, err := pr.ups.Session(ctx, id, c)
+		cs, err := pr.ups.Session(ctx, id, c.Client)
 		if err != nil || cs.InitializeResult().Capabilities.Completions == nil {
 			continue
 		}
@@ -465,13 +488,13 @@ func (pr *Proxy) Complete(ctx context.Context, r *mcp.CompleteRequest) (*mcp.Com
 
 // forwardLogLevel passes a client's logging level on to its per-client
 // upstream sessions, so upstreams send what it asked for.
-func (pr *Proxy) forwardLogLevel(ctx context.Context, c upstream.Client, p *mcp.SetLoggingLevelParams) {
+func (pr *Proxy) forwardLogLevel(ctx context.Context, c client, p *mcp.SetLoggingLevelParams) {
 	for _, id := range pr.upstreamIDs(c) {
 		u, _ := pr.ups.Upstream(id)
 		if u.Config().Session != upstream.SessionPerClient {
 			continue
 		}
-		cs, err := pr.ups.Session(ctx, id, c)
+		cs, err := pr.ups.Session(ctx, id, c.Client)
 		if err != nil || cs.InitializeResult().Capabilities.Logging == nil {
 			continue
 		}

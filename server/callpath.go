@@ -48,14 +48,14 @@ func callPath(g *Gateway) Handler {
 	limiter := func() *ratelimit.Limiter { return g.now().limiter } // a reload swaps them
 	rules := func() *policy.Policy { return g.now().policy }
 	steps := []step{
-		recoverStep{log: g.log},                   // a panic in the gateway's own steps: an error result
-		observeStep{g: g},                         // the audit row, the metrics and the span of every call
-		roundsStep{sealer: g.sealer},              // a retry's request state opened, a new one sealed
-		logStep{log: g.log},                       // one log line per failure
-		limitStep{limiter: limiter},               // RATE_LIMITED over a limit
-		decideStep{rules, g.metrics, g.approvals}, // allow, deny, or hold for approval
-		recoverStep{log: g.log},                   // a panicking tool: an error result, recorded above
-		executeStep{g: g},                         // the tool run at its source
+		recoverStep{log: g.log},                                // a panic in the gateway's own steps: an error result
+		observeStep{g: g},                                      // the audit row, the metrics and the span of every call
+		roundsStep{sealer: g.sealer},                           // a retry's request state opened, a new one sealed
+		logStep{log: g.log},                                    // one log line per failure
+		limitStep{limiter: limiter},                            // RATE_LIMITED over a limit
+		decideStep{rules, g.metrics, g.approvals, g.discovery}, // allow, deny, or hold for approval
+		recoverStep{log: g.log},                                // a panicking tool: an error result, recorded above
+		executeStep{g: g},                                      // the tool run at its source
 	}
 	var h Handler
 	for i := len(steps) - 1; i >= 0; i-- {
@@ -122,7 +122,7 @@ func (s observeStep) wrap(next Handler) Handler {
 			size = res.Size
 		}
 		row := store.AuditRow{
-			Time: r.Start, Principal: r.Caller.Principal, Tenant: r.Caller.Tenant, Session: r.Caller.Session,
+			Time: r.Start, Principal: r.Caller.Principal, Tenant: r.Caller.Tenant, Session: r.Caller.Session, Profile: r.approved.ProfileOr(r.principal.Via()),
 			Tool: r.Entry.Canonical, Source: source, Class: string(r.Class),
 			Decision: string(r.Decision.Action), Rule: r.Decision.RuleName(r.Class), ApprovalID: r.ApprovalID,
 			Outcome: outcome, Latency: latency, ArgsHash: r.ArgsHash, ResultSize: size,
@@ -265,6 +265,7 @@ type decideStep struct {
 	policy    func() *policy.Policy // the policy in use now
 	metrics   *audit.Metrics
 	approvals *policy.Executor
+	discovery *profiles.Discovery // the credential set a held call records
 }
 
 func (s decideStep) wrap(next Handler) Handler {
@@ -312,7 +313,7 @@ func (s decideStep) wrap(next Handler) Handler {
 // hold has the executor hold call r for approval, next running it once approved.
 func (s decideStep) hold(ctx context.Context, r *Request, next Handler) (*Result, error) {
 	res, replay, err := s.approvals.Hold(ctx, policy.Held{Entry: r.Entry, Args: r.Args, Caller: r.Caller, Class: r.Class, ArgsHash: r.ArgsHash,
-		Confirm: r.Decision.Confirm, Session: r.Session, ProgressToken: r.ProgressToken,
+		Confirm: r.Decision.Confirm, Session: r.Session, ProgressToken: r.ProgressToken, Profile: r.principal.Via(), CredentialSet: s.discovery.CredentialsName(r.principal, r.Entry.SourceID()),
 		Bound: func(id string) { r.ApprovalID, r.OperationID = id, id },
 		Run: func(ctx context.Context) (*mcp.CallToolResult, error) {
 			res, err := next(ctx, r)
@@ -400,7 +401,7 @@ func (s executeStep) native(ctx context.Context, nt *instances.Tool, r *Request)
 		Retried:     func(string) { g.metrics.Retries.WithLabelValues(r.Entry.Canonical).Inc() },
 	}
 	if nt.Inst != nil {
-		creds := nt.Inst.Creds
+		creds := nt.Inst.Creds.Picking(nt.Inst.Def, r.approved.CredentialSetOr(g.discovery.CredentialsName(r.principal, nt.Inst.Def.ID))) // the profile's credentials_name
 		creds.Tenant = r.Caller.Tenant
 		call.Credentials = g.connections.Credentials(nt.Inst.Def, creds, r.Caller)
 		g.kit.ForCall(ctx, nt.Inst.Def.ID, call)

@@ -172,8 +172,8 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 			return slices.ContainsFunc(g.now().instances, func(in *instances.Instance) bool { return in.Def.PerUserCredential() != "" })
 		}})
 	g.reloader.g = g
-	g.reloader.seen, _ = g.reloader.storedDefs(ctx) // before the definitions are read: a change after it is seen
-	g.discovery = &profiles.Discovery{View: g.viewFor, Profile: func(name string) (config.Profile, bool) { return g.now().cfg.ProfileNamed(name) }, Default: func() string { return g.now().cfg.Profile }, Principal: opts.Principal, Log: g.log}
+	g.reloader.seen, _ = sources.StoredFingerprint(ctx, opts.Store) // before the definitions are read: a change after it is seen
+	g.discovery = &profiles.Discovery{View: g.viewFor, Profile: func(name string) (config.Profile, bool) { return g.now().cfg.ProfileNamed(name) }, Default: func() string { return g.now().cfg.Profile }, Principal: opts.Principal, Log: g.log, Sources: g.sources}
 	l, err := g.reloader.newLive(ctx, opts.Config, nil)
 	if err != nil {
 		return nil, err
@@ -217,7 +217,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	var serverInfo []byte
 	g.mcp, serverInfo = sdkserver.New(sdkGateway{g}, sdkserver.Options{Version: opts.Version, Logger: g.log, Initialized: g.fast.sessions.Track,
 		Instructions: profiles.Instructions(profiles.Sources(g.now().cfg, g.Instances(), &vault.Resolver{Vault: opts.Vault, Masks: g.masks}, g.upstreams, nil)),
-		Proxy:        proxy.New(g.upstreams, g.log, func() catalog.Naming { return g.Catalog().Naming() }, g.sealer, g.discovery.AppsAllowed), Upstreams: len(g.upstreams.IDs()) > 0})
+		Proxy:        proxy.New(g.upstreams, g.log, func() catalog.Naming { return g.Catalog().Naming() }, g.sealer, g.discovery.Shows, g.discovery.AppsAllowed), Upstreams: len(g.upstreams.IDs()) > 0})
 	g.fast.paths = fastpath.New(g.fast, g.fast.sessions, g.metrics, serverInfo)
 	g.fast.sessions.Attach(g.mcp)
 	cat, err := g.buildCatalog()

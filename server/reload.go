@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"reflect"
 	"strings"
 	"sync"
@@ -82,7 +81,7 @@ type reloader struct {
 	g  *Gateway
 	mu sync.Mutex // one reload at a time
 	// seen is the fingerprint of the stored connectors and upstreams
-	// (storedDefs), taken before they were last read: a change the store
+	// (sources.StoredFingerprint), taken before they were last read: a change the store
 	// takes after it is seen by watchStore, even one made before it runs.
 	// Set by New, then by watchStore alone.
 	seen string
@@ -163,7 +162,7 @@ func (rl *reloader) watchStore(ctx context.Context, interval time.Duration) {
 			return
 		case <-t.C:
 		}
-		now, err := rl.storedDefs(ctx)
+		now, err := sources.StoredFingerprint(ctx, rl.g.opts.Store)
 		if err != nil || (now == rl.seen && !rl.g.now().instances.Stale()) {
 			continue
 		}
@@ -174,26 +173,6 @@ func (rl *reloader) watchStore(ctx context.Context, interval time.Duration) {
 		}
 		rl.seen = now // an invalid change is reported once, not every interval
 	}
-}
-
-// storedDefs is a fingerprint of the connectors and upstreams stored.
-func (rl *reloader) storedDefs(ctx context.Context) (string, error) {
-	var b strings.Builder
-	cs, err := rl.g.opts.Store.Connectors().List(ctx)
-	if err != nil {
-		return "", err
-	}
-	for _, c := range cs {
-		fmt.Fprintf(&b, "c\x00%s\x00%s\x00%s\x00%s\x00%s\n", c.ID, c.Type, c.Config, c.Credentials, c.CreatedAt)
-	}
-	us, err := rl.g.opts.Store.Upstreams().List(ctx)
-	if err != nil {
-		return "", err
-	}
-	for _, u := range us {
-		fmt.Fprintf(&b, "u\x00%s\x00%s\x00%s\n", u.ID, u.Definition, u.CreatedAt)
-	}
-	return b.String(), nil
 }
 
 // DefaultStoreWatchInterval is how often a serving gateway looks for

@@ -16,6 +16,11 @@ import (
 // whole catalog is the view. A request to /mcp/{profile} narrows it
 // (profiles.Discovery.Narrow). Views are cached (profiles.Views).
 
+// sources are the gateway's connector instances and upstreams.
+func (g *Gateway) sources() []profiles.Source {
+	return profiles.Sources(g.now().cfg, g.Instances(), &vault.Resolver{Vault: g.opts.Vault, Masks: g.masks}, g.upstreams, g.connections)
+}
+
 // viewFor returns the catalog p sees.
 func (g *Gateway) viewFor(p *auth.Principal) *catalog.Catalog {
 	base := g.Catalog()
@@ -28,8 +33,7 @@ func (g *Gateway) viewFor(p *auth.Principal) *catalog.Catalog {
 // buildView builds p's view of base; one that does not build (its profile
 // unknown, say) shows none of it.
 func (g *Gateway) buildView(base *catalog.Catalog, p *auth.Principal) *catalog.Catalog {
-	srcs := profiles.Sources(g.now().cfg, g.Instances(), &vault.Resolver{Vault: g.opts.Vault, Masks: g.masks}, g.upstreams, g.connections)
-	v, err := profiles.ViewOf(context.Background(), base, g.now().cfg.ProfileNamed, p, srcs)
+	v, err := profiles.ViewOf(context.Background(), base, g.now().cfg.ProfileNamed, p, g.sources())
 	if err != nil {
 		g.log.Warn("building a catalog view; showing none of it", "tenant", p.Tenant, "profile", p.Profile, "error", err)
 		v, _ = catalog.Build(base.Naming(), nil)

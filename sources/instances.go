@@ -2,6 +2,7 @@ package sources
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,6 +27,9 @@ type InstanceDef struct {
 	Tenant      string
 	Config      *yaml.Node
 	Credentials map[string]vault.Ref
+	// CredentialSets are the instance's named credential sets (config
+	// file instances only), which profiles pick (Credentials.Picking).
+	CredentialSets map[string]map[string]vault.Ref
 	// Origin says where the instance is defined, for people:
 	// "config.yaml connectors[0]" or "the store, added 2026-11-30 12:00",
 	// without parentheses, since it is often shown inside some.
@@ -64,7 +68,7 @@ func InstanceDefs(ctx context.Context, cfg *config.File, st store.Store) ([]Inst
 			path := fmt.Sprintf("connectors[%d]", i)
 			node := c.Config
 			defs = append(defs, InstanceDef{
-				ID: c.ID, Type: c.Type, Tenant: c.Tenant, Config: &node, Credentials: c.Credentials,
+				ID: c.ID, Type: c.Type, Tenant: c.Tenant, Config: &node, Credentials: c.Credentials, CredentialSets: c.CredentialSets,
 				Origin: file + " " + path, Path: path, Mode: c.CredentialsMode, OAuth: c.OAuthApp(),
 			})
 			where[c.ID] = file + " " + path
@@ -155,13 +159,50 @@ type Credentials struct {
 	// Path is where the instance is defined (InstanceDef.Path:
 	// "connectors[1]", `stored connector "web"`), which an error names.
 	Path string
+	// Set names the credential set a profile picked, SetRefs its
+	// references, read before Refs.
+	Set     string
+	SetRefs map[string]vault.Ref
+	// Err, when set, is the error of every Get: the set picked is not one
+	// of the instance's.
+	Err error
+}
+
+// Picking is c with the credential set of def named set (a profile's
+// credentials_name; "" for none) read before its Refs.
+func (c Credentials) Picking(def InstanceDef, set string) Credentials {
+	if set == "" {
+		return c
+	}
+	refs, ok := def.CredentialSets[set]
+	if !ok {
+		c.Err = &legate.Error{Code: legate.CodeConfigError, Message: fmt.Sprintf("the caller's profile picks the credential set %q (credentials_name) of %s, which has none of that name: add it to its credential_sets or change the profile", set, c.where())}
+	}
+	c.Set, c.SetRefs = set, refs
+	return c
+}
+
+// where names the instance's definition for people.
+func (c Credentials) where() string { return cmp.Or(c.Path, "the instance") }
+
+// ref is the reference of the credential name: the picked set's, else
+// the instance's.
+func (c Credentials) ref(name string) (vault.Ref, bool) {
+	if ref, ok := c.SetRefs[name]; ok {
+		return ref, true
+	}
+	ref, ok := c.Refs[name]
+	return ref, ok
 }
 
 // Get resolves the credential name. A reference that cannot be read (an
 // unset variable, a missing file or vault secret) is CONFIG_ERROR naming
 // the reference and what the operator can do, never a value.
 func (c Credentials) Get(ctx context.Context, name string) (string, error) {
-	ref, ok := c.Refs[name]
+	if c.Err != nil {
+		return "", c.Err
+	}
+	ref, ok := c.ref(name)
 	if !ok {
 		return "", fmt.Errorf("credential %s: %w", name, connectors.ErrNoCredential)
 	}
@@ -183,6 +224,9 @@ func (c Credentials) Get(ctx context.Context, name string) (string, error) {
 // credential name that cannot be read.
 func (c Credentials) remedy(name string, ref vault.Ref) string {
 	where := c.Path + ".credentials." + name
+	if _, ok := c.SetRefs[name]; ok {
+		where = c.Path + ".credential_sets." + c.Set + "." + name
+	}
 	if c.Path == "" {
 		where = "the instance's credentials." + name
 	} else if strings.HasPrefix(c.Path, "stored ") {
@@ -204,6 +248,6 @@ func (c Credentials) remedy(name string, ref vault.Ref) string {
 }
 
 // Has reports whether the instance has the credential name.
-func (c Credentials) Has(name string) bool { _, ok := c.Refs[name]; return ok }
+func (c Credentials) Has(name string) bool { _, ok := c.ref(name); return ok }
 
 var _ connectors.Credentials = Credentials{}

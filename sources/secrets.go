@@ -9,8 +9,8 @@ import (
 )
 
 // SecretValues resolves every credential that instances and upstreams
-// reference — each instance's credentials and OAuth app secret, each
-// upstream's header_env — and returns their values, to be masked
+// reference — each instance's credentials, credential sets and OAuth app
+// secret, each upstream's header_env — and returns their values, to be masked
 // wherever they appear. A reference that cannot be resolved now is
 // skipped: the call that needs it fails, naming it, and resolves nothing
 // to mask.
@@ -24,6 +24,11 @@ func SecretValues(ctx context.Context, r *vault.Resolver, instances []InstanceDe
 	for _, d := range instances {
 		for _, ref := range d.Credentials {
 			resolve(d.Tenant, ref)
+		}
+		for _, set := range d.CredentialSets {
+			for _, ref := range set {
+				resolve(d.Tenant, ref)
+			}
 		}
 		if d.OAuth != nil && d.OAuth.ClientSecret != nil {
 			resolve(d.Tenant, *d.OAuth.ClientSecret)

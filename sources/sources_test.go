@@ -135,3 +135,33 @@ func TestStoredOriginsNestNoParentheses(t *testing.T) {
 		}
 	}
 }
+
+// A profile's credentials_name picks a credential set of the instance:
+// its references are read before the instance's, the others stay the
+// instance's, and a set the instance has not is CONFIG_ERROR naming it.
+func TestCredentialsPickingASet(t *testing.T) {
+	env := func(name string) (string, bool) {
+		v, ok := map[string]string{"BASE_TOKEN": "base", "BASE_ID": "id", "TEAM_TOKEN": "team"}[name]
+		return v, ok
+	}
+	def := sources.InstanceDef{ID: "notion", CredentialSets: map[string]map[string]vault.Ref{"team": {"token": {Env: "TEAM_TOKEN"}, "extra": {Env: "UNSET"}}}}
+	base := sources.Credentials{Refs: map[string]vault.Ref{"token": {Env: "BASE_TOKEN"}, "id": {Env: "BASE_ID"}}, Resolver: &vault.Resolver{LookupEnv: env}, Path: "connectors[0]"}
+	for set, want := range map[string]map[string]string{"": {"token": "base", "id": "id"}, "team": {"token": "team", "id": "id"}} {
+		c := base.Picking(def, set)
+		for name, v := range want {
+			if got, err := c.Get(t.Context(), name); err != nil || got != v {
+				t.Errorf("set %q: %s = %q %v, want %q", set, name, got, err, v)
+			}
+		}
+	}
+	team := base.Picking(def, "team")
+	if !team.Has("extra") || base.Has("extra") {
+		t.Errorf("Has(extra): with the set %v, without %v", team.Has("extra"), base.Has("extra"))
+	}
+	if _, err := team.Get(t.Context(), "extra"); legate.CodeOf(err) != legate.CodeConfigError || !strings.Contains(err.Error(), "connectors[0].credential_sets.team.extra") {
+		t.Errorf("an unreadable reference of the set: %v, want CONFIG_ERROR naming its key path", err)
+	}
+	if _, err := base.Picking(def, "ops").Get(t.Context(), "token"); legate.CodeOf(err) != legate.CodeConfigError || !strings.Contains(err.Error(), `credential set "ops"`) {
+		t.Errorf("a set the instance has not: %v, want CONFIG_ERROR naming it", err)
+	}
+}

@@ -39,8 +39,14 @@ type Approval struct {
 	Principal string
 	Tenant    string
 	Session   string
-	Tool      string // canonical name
-	Class     string
+	// Profile is the profile whose view the call was made in (as the
+	// audit row's), CredentialSet the credential set of the instance it
+	// uses (its profile's credentials_name): whoever runs the request runs
+	// it with them.
+	Profile       string
+	CredentialSet string
+	Tool          string // canonical name
+	Class         string
 	// Args are the arguments in full, shown to approvers; ArgsHash, the
 	// SHA-256 of their canonical JSON, binds the approval to them.
 	Args     json.RawMessage
@@ -65,6 +71,24 @@ type Approval struct {
 // Expire has not marked yet), for which a new call opens a new request.
 func (a *Approval) Live(now time.Time) bool {
 	return a.State != StatePending || a.ExpiresAt.After(now)
+}
+
+// ProfileOr is the profile a's call was made in, or for a nil a (a call
+// not run from an approval request), p.
+func (a *Approval) ProfileOr(p string) string {
+	if a == nil {
+		return p
+	}
+	return a.Profile
+}
+
+// CredentialSetOr is the credential set a's call uses, or for a nil a,
+// set.
+func (a *Approval) CredentialSetOr(set string) string {
+	if a == nil {
+		return set
+	}
+	return a.CredentialSet
 }
 
 // Binding is what makes two calls the same request.

@@ -7,11 +7,14 @@ import (
 
 // AuditRow is one audited call or event. It never holds argument values.
 type AuditRow struct {
-	ID         int64         `json:"id"`
-	Time       time.Time     `json:"time"`
-	Principal  string        `json:"principal"`
-	Tenant     string        `json:"tenant,omitempty"`
-	Session    string        `json:"session,omitempty"`
+	ID        int64     `json:"id"`
+	Time      time.Time `json:"time"`
+	Principal string    `json:"principal"`
+	Tenant    string    `json:"tenant,omitempty"`
+	Session   string    `json:"session,omitempty"`
+	// Profile is the profile whose view the call was made in: the one of
+	// its URL (/mcp/{profile}), else the caller's own; "" for none.
+	Profile    string        `json:"profile,omitempty"`
 	Tool       string        `json:"tool"`
 	Source     string        `json:"source"`
 	Class      string        `json:"class"`

@@ -194,9 +194,10 @@ func Paths() []string {
 }
 
 // checkResource refuses a resource parameter (RFC 8707) other than
-// Legate's own with invalid_target; a request without one gets Legate's
-// audience all the same. An authorization request without a scope is
-// given the mcp scope.
+// Legate's own or the URL of one of its profiles (ownResource) with
+// invalid_target; the token of an authorization request is for the
+// resources it names, else for Legate's own. An authorization request
+// without a scope is given the mcp scope.
 func (s *Server) checkResource(next http.Handler, token bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := r.ParseForm(); err != nil {
@@ -204,11 +205,12 @@ func (s *Server) checkResource(next http.Handler, token bool) http.Handler {
 			return
 		}
 		for _, res := range r.Form["resource"] {
-			if res != s.resource {
-				oauthError(w, http.StatusBadRequest, "invalid_target", fmt.Sprintf("this server issues tokens only for the resource %s", s.resource))
+			if !s.ownResource(res) {
+				oauthError(w, http.StatusBadRequest, "invalid_target", fmt.Sprintf("this server issues tokens only for the resource %s and its profiles' URLs below it", s.resource))
 				return
 			}
 		}
+		r = r.WithContext(context.WithValue(r.Context(), resourceKey{}, r.Form["resource"]))
 		if !token && r.Form.Get("scope") == "" {
 			q := r.URL.Query()
 			q.Set("scope", ScopeMCP)
@@ -222,6 +224,16 @@ func (s *Server) checkResource(next http.Handler, token bool) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
+
+// ownResource reports whether res is Legate's resource or the URL of a
+// profile, one path segment below it (auth.Authenticator.Resource): which
+// profiles exist, and which a caller may use, is checked at the URL.
+func (s *Server) ownResource(res string) bool {
+	seg, ok := strings.CutPrefix(res, strings.TrimSuffix(s.resource, "/")+"/")
+	return res == s.resource || ok && seg != "" && !strings.ContainsAny(seg, "/?#")
+}
+
+type resourceKey struct{}
 
 // checkAuthorize refuses, on an error page and never by a redirect, an
 // authorization request whose client is unknown, whose redirect_uri is
@@ -368,10 +380,10 @@ func (s *Server) activeUser(ctx context.Context, name string) (store.User, error
 func (s *Server) Issuer() string { return s.issuer }
 
 // VerifyAccessToken checks an access token this server issued: signed by
-// its key, for Legate's resource, unexpired, not revoked, its user
-// neither gone nor disabled. It returns the user as a principal.
-// Refusals wrap sdkauth.ErrInvalidToken.
-func (s *Server) VerifyAccessToken(ctx context.Context, token string) (*auth.Principal, time.Time, []string, error) {
+// its key, for one of resources (none: Legate's resource), unexpired, not
+// revoked, its user neither gone nor disabled. It returns the user as a
+// principal. Refusals wrap sdkauth.ErrInvalidToken.
+func (s *Server) VerifyAccessToken(ctx context.Context, token string, resources ...string) (*auth.Principal, time.Time, []string, error) {
 	refuse := func(reason string) (*auth.Principal, time.Time, []string, error) {
 		return nil, time.Time{}, nil, fmt.Errorf("%w: %s", sdkauth.ErrInvalidToken, reason)
 	}
@@ -383,7 +395,10 @@ func (s *Server) VerifyAccessToken(ctx context.Context, token string) (*auth.Pri
 		}
 		return refuse("token not verified")
 	}
-	if !slices.Contains(claims.Audience, s.resource) {
+	if len(resources) == 0 {
+		resources = []string{s.resource}
+	}
+	if !slices.ContainsFunc(claims.Audience, func(a string) bool { return slices.Contains(resources, a) }) {
 		return refuse("token not issued for this resource")
 	}
 	t, err := s.store.Token(ctx, claims.JWTID)

@@ -124,10 +124,14 @@ func (s *storage) CreateAuthRequest(ctx context.Context, req *oidc.AuthRequest, 
 		return nil, oidc.ErrServerError().WithDescription("the authorization request is not bound to a browser")
 	}
 	scopes := []string{ScopeMCP, oidc.ScopeOfflineAccess}
+	audience, _ := ctx.Value(resourceKey{}).([]string) // checked by checkResource
+	if len(audience) == 0 {
+		audience = []string{s.srv.resource}
+	}
 	a := &authRequest{Browser: hashSecret(browser),
 		ID: randomID(), ClientID: req.ClientID, RedirectURI: req.RedirectURI, State: req.State, Nonce: req.Nonce,
 		Scopes: scopes, ResponseType: req.ResponseType, ResponseMode: req.ResponseMode,
-		Challenge: req.CodeChallenge, ChallengeType: req.CodeChallengeMethod, Audience: []string{s.srv.resource},
+		Challenge: req.CodeChallenge, ChallengeType: req.CodeChallengeMethod, Audience: slices.Compact(slices.Sorted(slices.Values(audience))),
 	}
 	if err := s.putRequest(ctx, a); err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/config"
+	"github.com/legate-mcp/legate/vault"
 )
 
 // configWarnings are what `config validate` cannot hold against a file
@@ -22,8 +23,17 @@ func configWarnings(cfg *config.File, cat *catalog.Catalog) []string {
 		out = append(out, w)
 	}
 	for i, c := range cfg.Connectors {
-		for _, name := range slices.Sorted(maps.Keys(c.Credentials)) {
-			ref, at := c.Credentials[name], fmt.Sprintf("connectors[%d].credentials.%s", i, name)
+		refs := map[string]vault.Ref{} // by key path
+		for name, ref := range c.Credentials {
+			refs[fmt.Sprintf("connectors[%d].credentials.%s", i, name)] = ref
+		}
+		for set, creds := range c.CredentialSets {
+			for name, ref := range creds {
+				refs[fmt.Sprintf("connectors[%d].credential_sets.%s.%s", i, set, name)] = ref
+			}
+		}
+		for _, at := range slices.Sorted(maps.Keys(refs)) {
+			ref := refs[at]
 			switch {
 			case ref.Env != "" && os.Getenv(ref.Env) == "":
 				out = append(out, fmt.Sprintf("%s: environment variable %s is not set here: calls will fail with AUTH_EXPIRED", at, ref.Env))

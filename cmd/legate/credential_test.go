@@ -43,6 +43,7 @@ func TestUnresolvableCredentialNamesItsReference(t *testing.T) {
 func TestConfigValidateWarns(t *testing.T) {
 	t.Setenv("LEGATE_TEST_UNSET_TOKEN", "")
 	t.Setenv("LEGATE_TEST_UNSET_HEADER", "")
+	t.Setenv("LEGATE_TEST_UNSET_TEAM_TOKEN", "")
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
 	doc := `connectors:
   - id: web
@@ -51,6 +52,8 @@ func TestConfigValidateWarns(t *testing.T) {
     credentials:
       token: {env: LEGATE_TEST_UNSET_TOKEN}
       password: {file: /nonexistent/legate-secret}
+    credential_sets:
+      team: {token: {env: LEGATE_TEST_UNSET_TEAM_TOKEN}}
 upstreams:
   - id: gh
     url: http://127.0.0.1:1/mcp
@@ -70,6 +73,7 @@ policy:
 	for _, want := range []string{
 		"warning: connectors[0].credentials.token: environment variable LEGATE_TEST_UNSET_TOKEN is not set",
 		"warning: connectors[0].credentials.password: secret file /nonexistent/legate-secret cannot be read",
+		"warning: connectors[0].credential_sets.team.token: environment variable LEGATE_TEST_UNSET_TEAM_TOKEN is not set",
 		"warning: upstreams[0].header_env.Authorization: environment variable LEGATE_TEST_UNSET_HEADER is not set",
 		`warning: policy.rules[1].tool: "slack.post_*" matches no tool`,
 	} {

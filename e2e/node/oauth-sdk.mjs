@@ -5,7 +5,8 @@
 // consents); the code arrives at this script's callback on 127.0.0.1;
 // finishAuth exchanges it; the second connect lists the tools and calls
 // one. Usage: node oauth-sdk.mjs URL CALLBACK_PORT TOOL; prints
-// {"tools": [...], "call": {...}, "refresh": true|false} on stdout.
+// {"tools": [...], "call": {...}, "refresh": true|false, "access_token": "..."}
+// on stdout.
 import http from "node:http";
 import { load } from "./clients/common.mjs";
 
@@ -60,4 +61,4 @@ try {
 const tools = (await client.listTools()).tools.map((t) => t.name);
 const call = await client.callTool({ name: tool, arguments: { method: "GET", url: "http://192.0.2.1/" } });
 await client.close();
-process.stdout.write(JSON.stringify({ tools, call, refresh: Boolean(saved.tokens?.refresh_token) }) + "\n");
+process.stdout.write(JSON.stringify({ tools, call, refresh: Boolean(saved.tokens?.refresh_token), access_token: saved.tokens?.access_token }) + "\n");

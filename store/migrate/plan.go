@@ -27,7 +27,7 @@ type table struct {
 
 // SQLiteSchema is the embedded store's schema version the plan copies; a
 // newer one needs the plan extended (a test fails until it is).
-const SQLiteSchema = 10
+const SQLiteSchema = 11
 
 // plan is every table of the state, in an order that never leaves a row
 // pointing at one not copied yet (none has a foreign key; the order is for
@@ -39,9 +39,10 @@ var plan = []table{
 	{"upstream_tools", "upstream_id, name", cols("upstream_id t", "name t", "definition t", "hash t"), "cached upstream tools"},
 	{"pins", "upstream_id, tool", cols("upstream_id t", "tool t", "hash t", "definition t", "accepted_at i", "accepted_by t"), "pinned tool definitions"},
 	{"approvals", "id", cols("id t", "principal t", "tenant t", "session t", "tool t", "class t", "args t", "args_hash t", "def_hash t",
-		"definition t", "state t", "created_at i", "expires_at i", "decided_at i", "decider t", "reason t", "outcome t", "heartbeat_at i"), "approval requests"},
+		"definition t", "state t", "created_at i", "expires_at i", "decided_at i", "decider t", "reason t", "outcome t", "heartbeat_at i",
+		"profile t", "credential_set t"), "approval requests"},
 	{"audit", "id", cols("id i", "time i", "principal t", "tenant t", "session t", "tool t", "source t", "class t", "decision t", "rule t",
-		"approval_id t", "outcome t", "latency_us i", "args_hash t", "result_size i", "detail t"), "audit rows"},
+		"approval_id t", "outcome t", "latency_us i", "args_hash t", "result_size i", "detail t", "profile t"), "audit rows"},
 	{"secrets", "tenant, name, version", cols("tenant t", "name t", "version i", "key_id t", "wrapped_key b", "ciphertext b", "created_at i"), "vault secret versions"},
 	{"tokens", "name", cols("name t", "hash t", "tenant t", "role t", "profile t", "created_at i", "revoked_at i"), "static tokens"},
 	{"operations", "scope, key", cols("scope t", "key t", "attempts i", "started_at i", "lease_until i", "done i", "outcome b"), "operation records"},

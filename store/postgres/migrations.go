@@ -205,6 +205,12 @@ var migrations = []string{
 	// 4: a stored connector instance's credentials mode and OAuth app, as
 	// the embedded store's version 10.
 	`ALTER TABLE connectors ADD COLUMN access TEXT NOT NULL DEFAULT '{}'`,
+	// 5: the profile whose view each call was made in; an approval
+	// request's, and the credential set its call uses; as the embedded
+	// store's version 11.
+	`ALTER TABLE audit ADD COLUMN profile TEXT NOT NULL DEFAULT '';
+	ALTER TABLE approvals ADD COLUMN profile TEXT NOT NULL DEFAULT '';
+	ALTER TABLE approvals ADD COLUMN credential_set TEXT NOT NULL DEFAULT ''`,
 }
 
 // Migrate applies pending migrations (sqlstore.Migrate) on one

@@ -182,6 +182,11 @@ var migrations = []string{
 	// 10: a stored connector instance's credentials mode and OAuth app
 	// (JSON; the client secret a reference).
 	`ALTER TABLE connectors ADD COLUMN access TEXT NOT NULL DEFAULT '{}'`,
+	// 11: the profile whose view each call was made in; an approval
+	// request's, and the credential set its call uses.
+	`ALTER TABLE audit ADD COLUMN profile TEXT NOT NULL DEFAULT '';
+	ALTER TABLE approvals ADD COLUMN profile TEXT NOT NULL DEFAULT '';
+	ALTER TABLE approvals ADD COLUMN credential_set TEXT NOT NULL DEFAULT ''`,
 }
 
 // createMigrations creates the table recording the migrations applied.

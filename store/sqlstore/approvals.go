@@ -20,14 +20,14 @@ import (
 type approvalStore struct{ db database }
 
 const approvalCols = `id, principal, tenant, session, tool, class, args, args_hash, def_hash, definition, state,
-	created_at, expires_at, decided_at, decider, reason, outcome`
+	created_at, expires_at, decided_at, decider, reason, outcome, profile, credential_set`
 
 func scanApproval(sc interface{ Scan(...any) error }) (*store.Approval, error) {
 	a := &store.Approval{}
 	var args, def, outcome string
 	var created, expires, decided int64
 	err := sc.Scan(&a.ID, &a.Principal, &a.Tenant, &a.Session, &a.Tool, &a.Class, &args, &a.ArgsHash, &a.DefHash, &def, &a.State,
-		&created, &expires, &decided, &a.Decider, &a.Reason, &outcome)
+		&created, &expires, &decided, &a.Decider, &a.Reason, &outcome, &a.Profile, &a.CredentialSet)
 	if err != nil {
 		return nil, err
 	}
@@ -44,9 +44,9 @@ func (s approvalStore) Create(ctx context.Context, a *store.Approval) error {
 }
 
 func createApproval(ctx context.Context, db execer, a *store.Approval) error {
-	_, err := db.ExecContext(ctx, `INSERT INTO approvals (`+approvalCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, '', '', '')`,
+	_, err := db.ExecContext(ctx, `INSERT INTO approvals (`+approvalCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, '', '', '', ?, ?)`,
 		a.ID, a.Principal, a.Tenant, a.Session, a.Tool, a.Class, string(a.Args), a.ArgsHash, a.DefHash, string(a.Definition),
-		store.StatePending, a.CreatedAt.UnixMilli(), a.ExpiresAt.UnixMilli())
+		store.StatePending, a.CreatedAt.UnixMilli(), a.ExpiresAt.UnixMilli(), a.Profile, a.CredentialSet)
 	if db.duplicate(err) {
 		return fmt.Errorf("approval %q: %w", a.ID, store.ErrExists)
 	}

@@ -14,7 +14,7 @@ import (
 type auditStore struct{ db database }
 
 // auditCols are the columns an Append writes.
-const auditCols = 15
+const auditCols = 16
 
 // Append writes the rows in one transaction holding the dialect's audit
 // lock (on SQLite, the database's write lock, taken at BEGIN). Ids are
@@ -33,10 +33,10 @@ func (s auditStore) Append(ctx context.Context, rows []store.AuditRow) error {
 			return err
 		}
 		return insertRows(ctx, tx, `INSERT INTO audit (time, principal, tenant, session, tool, source, class, decision, rule,
-			approval_id, outcome, latency_us, args_hash, result_size, detail)`, auditCols, len(rows), func(args []any, i int) []any {
+			approval_id, outcome, latency_us, args_hash, result_size, detail, profile)`, auditCols, len(rows), func(args []any, i int) []any {
 			r := rows[i]
 			return append(args, r.Time.UnixMicro(), r.Principal, r.Tenant, r.Session, r.Tool, r.Source, r.Class, r.Decision, r.Rule,
-				r.ApprovalID, r.Outcome, r.Latency.Microseconds(), r.ArgsHash, r.ResultSize, r.Detail)
+				r.ApprovalID, r.Outcome, r.Latency.Microseconds(), r.ArgsHash, r.ResultSize, r.Detail, r.Profile)
 		})
 	})
 	if err != nil {
@@ -59,7 +59,7 @@ func (s auditStore) Query(ctx context.Context, q store.AuditQuery) ([]store.Audi
 		since = q.Since.UnixMicro()
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT id, time, principal, tenant, session, tool, source, class, decision, rule,
-		approval_id, outcome, latency_us, args_hash, result_size, detail FROM audit
+		approval_id, outcome, latency_us, args_hash, result_size, detail, profile FROM audit
 		WHERE id > ? AND time >= ? AND (? = '' OR tool = ?) AND (? = '' OR principal = ?)
 		ORDER BY id `+order+` LIMIT ?`, q.AfterID, since, q.Tool, q.Tool, q.Principal, q.Principal, limit)
 	if err != nil {
@@ -71,7 +71,7 @@ func (s auditStore) Query(ctx context.Context, q store.AuditQuery) ([]store.Audi
 		var r store.AuditRow
 		var t, lat int64
 		if err := rows.Scan(&r.ID, &t, &r.Principal, &r.Tenant, &r.Session, &r.Tool, &r.Source, &r.Class, &r.Decision, &r.Rule,
-			&r.ApprovalID, &r.Outcome, &lat, &r.ArgsHash, &r.ResultSize, &r.Detail); err != nil {
+			&r.ApprovalID, &r.Outcome, &lat, &r.ArgsHash, &r.ResultSize, &r.Detail, &r.Profile); err != nil {
 			return nil, fmt.Errorf("reading audit: %w", err)
 		}
 		r.Time, r.Latency = time.UnixMicro(t).UTC(), time.Duration(lat)*time.Microsecond

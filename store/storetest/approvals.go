@@ -36,7 +36,7 @@ func testApprovals(t *testing.T, open Opener) {
 // request is a pending request of principal in tenant, made at created,
 // expiring an hour later.
 func request(id, principal, tenant string, created time.Time) *store.Approval {
-	return &store.Approval{ID: id, Principal: principal, Tenant: tenant, Session: "s1", Tool: "slack.post_message", Class: "write",
+	return &store.Approval{ID: id, Principal: principal, Tenant: tenant, Session: "s1", Profile: "coding", CredentialSet: "team", Tool: "slack.post_message", Class: "write",
 		Args: []byte(`{"channel":"#ops","text":"hi"}`), ArgsHash: "ah", DefHash: "dh", Definition: []byte(`{"name":"post_message"}`),
 		CreatedAt: created, ExpiresAt: created.Add(time.Hour)}
 }
@@ -75,7 +75,7 @@ func approvalCreateGet(t *testing.T, as store.ApprovalStore) {
 	got, err := as.Get(ctx, "ap_1")
 	must(t, err)
 	if got.ID != want.ID || got.Principal != "bob" || got.Tenant != "acme" || got.Session != "s1" || got.Tool != want.Tool ||
-		got.Class != "write" || !sameJSON(got.Args, want.Args) || got.ArgsHash != "ah" || got.DefHash != "dh" ||
+		got.Class != "write" || !sameJSON(got.Args, want.Args) || got.ArgsHash != "ah" || got.DefHash != "dh" || got.Profile != "coding" || got.CredentialSet != "team" ||
 		!sameJSON(got.Definition, want.Definition) || got.State != store.StatePending || !got.CreatedAt.Equal(base) ||
 		!got.ExpiresAt.Equal(want.ExpiresAt) || !got.DecidedAt.IsZero() || got.Decider != "" || got.Reason != "" || len(got.Outcome) != 0 {
 		t.Fatalf("get:\n got %+v\nwant %+v", got, want)

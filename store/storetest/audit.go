@@ -20,6 +20,7 @@ func auditRows(n int) []store.AuditRow {
 			Session: "s", Tool: []string{"mcp.up.echo", "slack.post_message", "github.create_issue"}[i%3], Source: "upstream:up",
 			Class: "read", Decision: "allow", Rule: "defaults.read", ApprovalID: fmt.Sprint("ap_", i), Outcome: "ok",
 			Latency: time.Duration(i) * time.Microsecond, ArgsHash: fmt.Sprint("h", i), ResultSize: i, Detail: fmt.Sprint("d", i),
+			Profile: []string{"", "coding"}[i%2],
 		})
 	}
 	return rows
