@@ -129,7 +129,8 @@ type Conn struct {
 	Log  *slog.Logger
 	// Go runs f in the background, counted so that closing the manager
 	// waits for it; Life ends as the manager closes. A message that
-	// expects no answer is sent within Life and NoticeTimeout.
+	// expects no answer is sent within Life and NoticeTimeout; a reply to
+	// the upstream's request, within NoticeTimeout.
 	Go            func(f func())
 	Life          context.Context
 	NoticeTimeout time.Duration
@@ -390,20 +391,22 @@ func (c *Conn) answerRequest(id json.RawMessage, method string, params json.RawM
 		reply.Error.Code, reply.Error.Message = jsonrpc.CodeInternalError, err.Error()
 	}
 	b, _ := json.Marshal(reply)
-	c.postNotice(b, "")
+	// Sent even as Life ends (a held call's client gone with it): the
+	// upstream's handler waits for it, and its session's close with it.
+	c.postNotice(context.WithoutCancel(c.Life), b, "")
 }
 
 // NotifyCancelled tells the upstream that Legate no longer waits for the
 // call with this id.
 func (c *Conn) NotifyCancelled(id string, cause error) {
 	reason, _ := json.Marshal(cause.Error())
-	c.postNotice([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"`+id+`","reason":`+string(reason)+`}}`), "notifications/cancelled")
+	c.postNotice(c.Life, []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"`+id+`","reason":`+string(reason)+`}}`), "notifications/cancelled")
 }
 
-// postNotice sends a message that expects no answer, within
+// postNotice sends a message that expects no answer, within life and
 // NoticeTimeout.
-func (c *Conn) postNotice(body []byte, method string) {
-	ctx, cancel := context.WithTimeout(c.Life, c.NoticeTimeout)
+func (c *Conn) postNotice(life context.Context, body []byte, method string) {
+	ctx, cancel := context.WithTimeout(life, c.NoticeTimeout)
 	defer cancel()
 	resp, err := c.Post(ctx, body, c.Version(), method, "")
 	if err != nil {
