@@ -1,8 +1,9 @@
 // Package dial holds what package upstream needs to reach an upstream MCP
 // server and keep the connection: its HTTP client with its own connection
-// pool and fixed headers, a stdio child's environment and the logging of
-// its stderr, and a legacy SSE connection that outlives the call that
-// opened it.
+// pool and fixed headers, the transport of a session (a stdio child's
+// environment and the logging of its stderr, a legacy SSE connection that
+// outlives the call that opened it, Streamable HTTP), and when the client
+// session a per_client session serves ends.
 package dial
 
 import (
