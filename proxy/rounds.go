@@ -71,10 +71,7 @@ func (pr *Proxy) roundTrip(ctx context.Context, id string, c upstream.Client, r 
 	if !ok || err != nil {
 		return ok, err
 	}
-	var head struct {
-		ResultType string `json:"resultType"`
-	}
-	if json.Unmarshal(raw, &head) == nil && head.ResultType == "input_required" {
+	if rounds.AsksInput(raw) {
 		raw, err = rounds.Reseal(raw, func(up string) string {
 			return pr.sealer.Seal(rounds.State{Call: id, Upstream: up}, r.subject)
 		})

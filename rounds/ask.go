@@ -96,13 +96,16 @@ func Fulfil(ctx context.Context, ss *mcp.ServerSession, reqs mcp.InputRequestMap
 // 2026-07-28: the keys of the client's own _meta (its object, clientMeta)
 // by which it names its protocol, itself, its capabilities and the log
 // level it wants, so that the upstream answers it as it would answer the
-// client, and progressToken when token is set.
-func Meta(clientMeta json.RawMessage, token string) json.RawMessage {
+// client, and progressToken when token is set. On a session of an earlier
+// protocol (onSession), which refuses a request naming protocol
+// 2026-07-28, the protocol's key is left out: the capabilities the client
+// declares still tell the upstream what it may ask the client for.
+func Meta(clientMeta json.RawMessage, token string, onSession bool) json.RawMessage {
 	var in map[string]json.RawMessage
 	json.Unmarshal(clientMeta, &in)
 	out := make(map[string]json.RawMessage, len(in)+1)
 	for k, v := range in {
-		if strings.HasPrefix(k, "io.modelcontextprotocol/") && k != mcp.MetaKeyServerInfo && k != mcp.MetaKeySubscriptionID {
+		if strings.HasPrefix(k, "io.modelcontextprotocol/") && k != mcp.MetaKeyServerInfo && k != mcp.MetaKeySubscriptionID && (!onSession || k != mcp.MetaKeyProtocolVersion) {
 			out[k] = v
 		}
 	}
@@ -115,9 +118,9 @@ func Meta(clientMeta json.RawMessage, token string) json.RawMessage {
 
 // AppendParams appends to the params of a request being written (body, an
 // object left open) what a round carries: the client's answers
-// (responses, a JSON object), the upstream's request state, and the _meta
-// of Meta(clientMeta, token).
-func AppendParams(body []byte, responses json.RawMessage, state string, clientMeta json.RawMessage, token string) []byte {
+// (responses, a JSON object), the upstream's request state, and meta (of
+// Meta).
+func AppendParams(body []byte, responses json.RawMessage, state string, meta json.RawMessage) []byte {
 	if len(responses) > 0 {
 		body = append(append(body, `,"inputResponses":`...), responses...)
 	}
@@ -125,32 +128,36 @@ func AppendParams(body []byte, responses json.RawMessage, state string, clientMe
 		b, _ := json.Marshal(state)
 		body = append(append(body, `,"requestState":`...), b...)
 	}
-	return append(append(body, `,"_meta":`...), Meta(clientMeta, token)...)
+	return append(append(body, `,"_meta":`...), meta...)
 }
 
-// SetParams sets a round's answers (responses, a JSON object) and the
-// upstream's request state on the params of a call sent through the SDK
-// client.
-func SetParams(p *mcp.CallToolParams, responses json.RawMessage, state string) error {
-	p.RequestState = state
-	if len(responses) == 0 {
-		return nil
+// SetParams sets what round r carries on the params of a call sent
+// through the SDK client on a session of an earlier protocol: the client's
+// answers, the upstream's request state, and the client's _meta (Meta).
+func SetParams(p *mcp.CallToolParams, r *Round) error {
+	p.RequestState = r.State
+	if err := json.Unmarshal(Meta(r.Meta, "", true), &p.Meta); err != nil || len(r.Responses) == 0 {
+		return err
 	}
-	return json.Unmarshal(responses, &p.InputResponses)
+	return json.Unmarshal(r.Responses, &p.InputResponses)
 }
 
 // MaxRounds bounds the rounds Legate fulfils for a client with a session,
 // as the go-sdk client bounds its own.
 const MaxRounds = 10
 
-// Decode returns a result of type input_required (inputRequired says so)
-// decoded from its JSON.
+// Decode returns a result that asks for input (inputRequired says so)
+// decoded from its JSON, of type input_required even when its JSON leaves
+// the type out (AsksInput).
 func Decode(raw json.RawMessage, inputRequired bool) (*mcp.CallToolResult, bool) {
-	if !inputRequired {
+	var top map[string]json.RawMessage
+	if !inputRequired || json.Unmarshal(raw, &top) != nil {
 		return nil, false
 	}
+	top["resultType"] = json.RawMessage(`"input_required"`)
+	b, _ := json.Marshal(top)
 	var res mcp.CallToolResult
-	if err := json.Unmarshal(raw, &res); err != nil {
+	if err := json.Unmarshal(b, &res); err != nil {
 		return nil, false
 	}
 	return &res, true

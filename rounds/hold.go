@@ -155,47 +155,90 @@ func (c *Held) Answer(responses json.RawMessage) {
 
 // Wait waits for the call's result (what the call returned), or for the
 // upstream's next requests: then the result is a *mcp.CallToolResult of
-// type input_required, asking for them under the held call's state. When ctx ends first, a call that asked for input
-// stays held for a retry; another is ended.
+// type input_required, asking for them under the held call's state. When
+// ctx ends first, a call that asked for input stays held for a retry;
+// another is ended.
 func (c *Held) Wait(ctx context.Context) (any, error) {
-	c.mu.Lock()
-	waiting := len(c.pending) > 0
-	c.mu.Unlock()
-	if !waiting {
-		select {
-		case r := <-c.done:
-			return r.res, r.err
-		case a := <-c.asks:
-			if err := c.hold(a); err != nil {
-				return nil, err
+	for {
+		c.mu.Lock()
+		waiting := len(c.pending) > 0
+		c.mu.Unlock()
+		if !waiting {
+			select {
+			case r := <-c.done:
+				return r.res, r.err
+			case a := <-c.asks:
+				if err := c.hold(a); err != nil {
+					return nil, err
+				}
+			case <-ctx.Done():
+				c.mu.Lock()
+				held := c.held
+				c.mu.Unlock()
+				if !held { // no retry can come back to it
+					c.end()
+				}
+				return nil, ctx.Err()
 			}
-		case <-ctx.Done():
-			c.mu.Lock()
-			held := c.held
-			c.mu.Unlock()
-			if !held { // no retry can come back to it
-				c.end()
-			}
-			return nil, ctx.Err()
 		}
+		c.gather()
+		c.mu.Lock()
+		if len(c.pending) == 0 { // the call ended meanwhile: its result
+			c.mu.Unlock()
+			continue
+		}
+		reqs := make(map[string]mcp.InputRequest, len(c.pending))
+		for key, a := range c.pending {
+			reqs[key] = a.req
+		}
+		c.timer.Reset(c.h.ttl)
+		c.mu.Unlock()
+		return InputRequired(reqs, heldPrefix+c.id)
 	}
-	for more := true; more; { // the requests already sent with it
+}
+
+// Gather is how long a held call's round waits for the upstream's next
+// request after one: an upstream that asks for several things at once (the
+// go-sdk's server asks a client of a 2025 protocol for every input a
+// multi-round result requests, in parallel) sends them one by one, each
+// within moments of the one before, and the client is to get them in one
+// round. A round gathers for at most MaxGather.
+const (
+	Gather    = 100 * time.Millisecond
+	MaxGather = 10 * Gather
+)
+
+// gather holds the requests that come within Gather of each other.
+func (c *Held) gather() {
+	quiet, stop := time.NewTimer(Gather), time.NewTimer(MaxGather)
+	defer quiet.Stop()
+	defer stop.Stop()
+	for {
 		select {
 		case a := <-c.asks:
 			c.hold(a)
-		default:
-			more = false
+			quiet.Reset(Gather)
+		case <-quiet.C:
+			return
+		case <-stop.C:
+			return
 		}
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	reqs := make(map[string]mcp.InputRequest, len(c.pending))
-	for key, a := range c.pending {
-		reqs[key] = a.req
-	}
-	c.timer.Reset(c.h.ttl)
-	return InputRequired(reqs, heldPrefix+c.id)
 }
+
+// JSON is the JSON of a held request's result v: as the upstream sent it
+// (a json.RawMessage), or encoded (an input_required result of Wait).
+func JSON(v any) json.RawMessage {
+	if raw, ok := v.(json.RawMessage); ok {
+		return raw
+	}
+	raw, _ := json.Marshal(v)
+	return raw
+}
+
+// IsHeld reports whether a request state (the upstream's, as Legate
+// sealed it) names a held call.
+func IsHeld(state string) bool { return strings.HasPrefix(state, heldPrefix) }
 
 // hold records a and puts the call in the holder's table, if not yet.
 func (c *Held) hold(a *ask) error {
@@ -214,7 +257,7 @@ func (c *Held) hold(a *ask) error {
 			return ErrHeldFull
 		}
 		c.held = true
-		c.timer = time.AfterFunc(c.h.ttl, c.end)
+		c.timer = time.AfterFunc(MaxGather+c.h.ttl, c.end) // the round gathers, then Wait restarts it
 	}
 	c.n++
 	c.pending[fmt.Sprintf("input-%d", c.n)] = a

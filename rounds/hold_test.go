@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/legate-mcp/legate/rounds"
 )
@@ -61,6 +63,42 @@ func TestHeldCallRounds(t *testing.T) {
 	}
 	if _, ok, _ := h.Resume("upstream's own"); ok {
 		t.Error("a state that is not a held call's names one")
+	}
+}
+
+// Requests a call sends at once, as go-sdk's server asks a client of an
+// earlier protocol for every input a multi-round result requests, reach
+// the client in one round, and each answer the request it answers.
+func TestHeldCallGathers(t *testing.T) {
+	ctx := context.Background()
+	h := rounds.NewHolder(4, time.Minute, nil)
+	c := h.Start(func(ctx context.Context, ask func(context.Context, mcp.InputRequest) (json.RawMessage, error)) (any, error) {
+		g, ctx := errgroup.WithContext(ctx)
+		got := make([]string, 3)
+		for i, q := range []string{"a", "b", "c"} {
+			g.Go(func() error {
+				raw, err := ask(ctx, &mcp.ElicitParams{Message: q})
+				var r mcp.ElicitResult
+				json.Unmarshal(raw, &r)
+				got[i], _ = r.Content["v"].(string)
+				return err
+			})
+		}
+		err := g.Wait()
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(got, "")}}}, err
+	})
+	res, err := wait(ctx, c)
+	if err != nil || !res.NeedsInput() || len(res.InputRequests) != 3 {
+		t.Fatalf("first round: %+v, %v; want the three requests in one round", res, err)
+	}
+	answers := map[string]any{}
+	for key, ir := range res.InputRequests {
+		answers[key] = mcp.ElicitResult{Action: "accept", Content: map[string]any{"v": ir.(*mcp.ElicitParams).Message + "!"}}
+	}
+	b, _ := json.Marshal(answers)
+	c.Answer(b)
+	if res, err = wait(ctx, c); err != nil || res.NeedsInput() || res.Content[0].(*mcp.TextContent).Text != "a!b!c!" {
+		t.Fatalf("end: %+v, %v; want each answer where it was asked", res, err)
 	}
 }
 

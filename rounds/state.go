@@ -162,8 +162,9 @@ func NewRound(meta mcp.Meta, responses mcp.InputResponseMap) *Round {
 	return r
 }
 
-// Reseal replaces the requestState of a result's JSON (res) with
-// seal(the state it holds).
+// Reseal replaces the requestState of a result's JSON (res), which asks
+// for input, with seal(the state it holds), and says its resultType, which
+// a server's answer on a session of an earlier protocol leaves out.
 func Reseal(res json.RawMessage, seal func(string) string) (json.RawMessage, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(res, &top); err != nil {
@@ -172,5 +173,17 @@ func Reseal(res json.RawMessage, seal func(string) string) (json.RawMessage, err
 	var up string
 	json.Unmarshal(top["requestState"], &up)
 	top["requestState"], _ = json.Marshal(seal(up))
+	top["resultType"] = json.RawMessage(`"input_required"`)
 	return json.Marshal(top)
+}
+
+// AsksInput reports whether a result's JSON asks for input: of type
+// input_required, or with inputRequests and no resultType, as a server
+// answers on a session of an earlier protocol.
+func AsksInput(res json.RawMessage) bool {
+	var head struct {
+		ResultType    string          `json:"resultType"`
+		InputRequests json.RawMessage `json:"inputRequests"`
+	}
+	return json.Unmarshal(res, &head) == nil && (head.ResultType == "input_required" || head.ResultType == "" && len(head.InputRequests) > 0)
 }

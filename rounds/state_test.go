@@ -50,9 +50,16 @@ func flip(c byte) string {
 }
 
 func TestMeta(t *testing.T) {
-	got := string(Meta([]byte(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}},"io.modelcontextprotocol/serverInfo":{},"progressToken":7,"user":1}`), "legate-9"))
+	client := []byte(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}},"io.modelcontextprotocol/serverInfo":{},"progressToken":7,"user":1}`)
+	got := string(Meta(client, "legate-9", false))
 	want := `{"io.modelcontextprotocol/clientCapabilities":{"sampling":{}},"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":"legate-9"}`
 	if got != want {
 		t.Errorf("Meta = %s\nwant %s", got, want)
+	}
+	// On a session of an earlier protocol: the capabilities, not the protocol.
+	got = string(Meta(client, "", true))
+	want = `{"io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}`
+	if got != want {
+		t.Errorf("Meta on a session = %s\nwant %s", got, want)
 	}
 }

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/legate-mcp/legate/server"
 	"github.com/legate-mcp/legate/store"
@@ -333,5 +335,184 @@ func TestMidCallInputHeld(t *testing.T) {
 	defer acs.Close()
 	if res, err := acs.CallTool(ctx, ask()); err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "Hello, Grace" {
 		t.Errorf("a 2026-07-28 client answering input requests itself: %+v, %v; want Hello, Grace", res, err)
+	}
+}
+
+// sessionUpstream serves over Streamable HTTP with sessions (a 2025-era
+// server) what asks its client for input in the middle of a request, as
+// go-sdk's server asks a client of an earlier protocol for what a
+// multi-round result requests: a tool "several" asks for a name, a
+// greeting (sampling) and the client's roots at once, then for a colour;
+// a tool "caps" answers which client capabilities its request declares; a
+// prompt "topic" asks for a topic.
+func sessionUpstream(t *testing.T) string {
+	s := mcp.NewServer(&mcp.Implementation{Name: "session-upstream", Version: "1"}, nil)
+	nameSchema := &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"name": {Type: "string"}}}
+	s.AddTool(&mcp.Tool{Name: "several", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var name, greeting, root string
+		g, gctx := errgroup.WithContext(ctx)
+		g.Go(func() error {
+			r, err := req.Session.Elicit(gctx, &mcp.ElicitParams{Message: "Your name?", RequestedSchema: nameSchema})
+			if err == nil {
+				name = fmt.Sprint(r.Content["name"])
+			}
+			return err
+		})
+		g.Go(func() error {
+			r, err := req.Session.CreateMessage(gctx, &mcp.CreateMessageParams{Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "A greeting?"}}}, MaxTokens: 20})
+			if err == nil {
+				greeting = r.Content.(*mcp.TextContent).Text
+			}
+			return err
+		})
+		g.Go(func() error {
+			r, err := req.Session.ListRoots(gctx, &mcp.ListRootsParams{})
+			if err == nil && len(r.Roots) > 0 {
+				root = r.Roots[0].URI
+			}
+			return err
+		})
+		if err := g.Wait(); err != nil {
+			return nil, err
+		}
+		r, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Your colour?", RequestedSchema: &jsonschema.Schema{Type: "object"}})
+		if err != nil {
+			return nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s, %s; %s; %v", greeting, name, root, r.Content["colour"])}}}, nil
+	})
+	// As go-sdk's everything-server: a multi-round result, which the SDK
+	// asks a client of an earlier protocol for mid-call, once, then sends
+	// the next round's as its result.
+	s.AddTool(&mcp.Tool{Name: "rounds", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		r, _ := req.Params.InputResponses["step"].(*mcp.ElicitResult)
+		switch {
+		case req.Params.RequestState == "" || r == nil:
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"step": &mcp.ElicitParams{Message: "Step 1?", RequestedSchema: nameSchema}}, RequestState: "round=1"}, nil
+		case req.Params.RequestState == "round=1":
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"step": &mcp.ElicitParams{Message: "Step 2?", RequestedSchema: nameSchema}}, RequestState: fmt.Sprint("round=2;", r.Content["name"])}, nil
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprint(req.Params.RequestState, ";", r.Content["name"])}}}, nil
+	})
+	s.AddTool(&mcp.Tool{Name: "caps", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		c := req.ClientCapabilities()
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("elicitation=%v sampling=%v", c != nil && c.Elicitation != nil, c != nil && c.Sampling != nil)}}}, nil
+	})
+	s.AddPrompt(&mcp.Prompt{Name: "topic"}, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		r, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Topic?", RequestedSchema: &jsonschema.Schema{Type: "object"}})
+		if err != nil {
+			return nil, err
+		}
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: fmt.Sprint("About ", r.Content["topic"])}}}}, nil
+	})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// answerAll answers each of reqs as a client would: elicitations with
+// content, sampling with text, roots with one root.
+func answerAll(reqs mcp.InputRequestMap, content map[string]any) mcp.InputResponseMap {
+	out := mcp.InputResponseMap{}
+	for key, ir := range reqs {
+		switch ir.(type) {
+		case *mcp.ElicitParams:
+			out[key] = &mcp.ElicitResult{Action: "accept", Content: content}
+		case *mcp.CreateMessageParams, *mcp.CreateMessageWithToolsParams:
+			out[key] = &mcp.CreateMessageResult{Role: "assistant", Model: "test", Content: &mcp.TextContent{Text: "Hello"}}
+		case *mcp.ListRootsParams:
+			out[key] = &mcp.ListRootsResult{Roots: []*mcp.Root{{URI: "file:///work"}}}
+		}
+	}
+	return out
+}
+
+// TestMidCallInputHeldHTTP: a 2025-era upstream over Streamable HTTP with
+// sessions asks for input in the middle of a call, on its session with
+// Legate, where the call is relayed as bytes. A 2026-07-28 client gets the
+// upstream's requests as input_required, several at once in one round and
+// round after round, under a request state it cannot alter; its retries'
+// answers reach the waiting requests; a prompt asks the same way; and the
+// upstream sees the capabilities the client declares, not Legate's.
+func TestMidCallInputHeldHTTP(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	gw := upGateway(t, "upstreams:\n  - id: local\n    url: "+sessionUpstream(t)+"\n", memStore(t), nil)
+	waitCatalog(t, gw, "mcp.local.several", "mcp.local.rounds", "mcp.local.caps")
+	url := serve(t, gw)
+	// It declares elicitation (it has a handler), not sampling; it answers
+	// input_required itself, below.
+	raw := mcp.NewClient(&mcp.Implementation{Name: "raw", Version: "1"}, &mcp.ClientOptions{
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return nil, errors.New("not asked so")
+		},
+	})
+	cs, err := raw.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("negotiated %q, want 2026-07-28", v)
+	}
+	several := func(answers mcp.InputResponseMap, state string) (*mcp.CallToolResult, error) {
+		return cs.CallTool(ctx, &mcp.CallToolParams{Name: wire("mcp.local.several"), Arguments: map[string]any{}, InputResponses: answers, RequestState: state})
+	}
+
+	first, err := several(nil, "")
+	if err != nil || !first.NeedsInput() || first.RequestState == "" {
+		t.Fatalf("first round: %+v, %v; want input_required", first, err)
+	}
+	kinds := map[string]bool{}
+	for _, ir := range first.InputRequests {
+		kinds[fmt.Sprintf("%T", ir)] = true
+	}
+	if len(first.InputRequests) != 3 || !kinds["*mcp.ElicitParams"] || !kinds["*mcp.ListRootsParams"] || len(kinds) != 3 {
+		t.Fatalf("first round asks %d things (%v), want the upstream's three requests in one round: a name, a greeting and the roots", len(first.InputRequests), kinds)
+	}
+	answers := answerAll(first.InputRequests, map[string]any{"name": "Ada"})
+	if _, err := several(answers, first.RequestState+"-TAMPERED"); err == nil || !strings.Contains(err.Error(), "invalid requestState") {
+		t.Errorf("a retry with a tampered state: %v, want an invalid requestState error", err)
+	}
+	second, err := several(answers, first.RequestState)
+	if err != nil || !second.NeedsInput() || len(second.InputRequests) != 1 || second.RequestState == first.RequestState {
+		t.Fatalf("second round: %+v, %v; want input_required for the colour under a new state", second, err)
+	}
+	done, err := several(answerAll(second.InputRequests, map[string]any{"colour": "blue"}), second.RequestState)
+	if err != nil || done.NeedsInput() || done.IsError || len(done.Content) == 0 || done.Content[0].(*mcp.TextContent).Text != "Hello, Ada; file:///work; blue" {
+		t.Fatalf("last round: %+v, %v; want the upstream's result with every answer", done, err)
+	}
+	if _, err := several(answers, second.RequestState); err == nil {
+		t.Error("a retry of a call that ended was taken")
+	}
+
+	// The upstream's own rounds: asked mid-call first, then by its result.
+	state := ""
+	var answers2 mcp.InputResponseMap
+	for i, name := range []string{"Ada", "Lin"} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: wire("mcp.local.rounds"), Arguments: map[string]any{}, InputResponses: answers2, RequestState: state})
+		if err != nil || !res.NeedsInput() || len(res.InputRequests) != 1 || res.RequestState == "" || res.RequestState == state {
+			t.Fatalf("rounds, round %d: %+v, %v; want input_required under a new state", i+1, res, err)
+		}
+		state, answers2 = res.RequestState, answerAll(res.InputRequests, map[string]any{"name": name})
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: wire("mcp.local.rounds"), Arguments: map[string]any{}, InputResponses: answers2, RequestState: state})
+	if err != nil || res.NeedsInput() || res.IsError || res.Content[0].(*mcp.TextContent).Text != "round=2;Ada;Lin" {
+		t.Fatalf("rounds, last round: %+v, %v; want round=2;Ada;Lin", res, err)
+	}
+
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: wire("mcp.local.caps"), Arguments: map[string]any{}})
+	if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "elicitation=true sampling=false" {
+		t.Errorf("the capabilities the upstream sees: %+v, %v; want the client's (elicitation, no sampling)", res, err)
+	}
+
+	p, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: wire("mcp.local.topic")})
+	if err != nil || !p.NeedsInput() || len(p.InputRequests) != 1 || p.RequestState == "" {
+		t.Fatalf("prompts/get: %+v, %v; want input_required for the topic", p, err)
+	}
+	p, err = cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: wire("mcp.local.topic"), InputResponses: answerAll(p.InputRequests, map[string]any{"topic": "Ada"}), RequestState: p.RequestState})
+	if err != nil || p.NeedsInput() || len(p.Messages) != 1 || p.Messages[0].Content.(*mcp.TextContent).Text != "About Ada" {
+		t.Fatalf("prompts/get retried: %+v, %v; want the prompt with the client's answer", p, err)
 	}
 }

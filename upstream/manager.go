@@ -34,6 +34,7 @@ import (
 	"github.com/legate-mcp/legate/rounds"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/upstream/cache"
+	"github.com/legate-mcp/legate/upstream/dial"
 	"github.com/legate-mcp/legate/upstream/discovery"
 )
 
@@ -100,7 +101,7 @@ type Manager struct {
 	quarantine atomic.Pointer[[]Quarantined]
 	reported   sync.Map // "upstream/tool/hash" → struct{}: quarantines already reported
 
-	ends clientEnds
+	ends *dial.ClientEnds
 	held *rounds.Holder // calls waiting for a 2026-07-28 client's input
 
 	reloadMu   sync.Mutex // serializes reload
@@ -138,7 +139,7 @@ func NewManager(ctx context.Context, defs []Def, opts Options) (*Manager, error)
 	}
 	m := &Manager{
 		opts: opts, log: opts.Logger, version: opts.Version,
-		ends: clientEnds{by: map[*mcp.ServerSession]chan struct{}{}},
+		ends: dial.NewClientEnds(),
 	}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	m.held = rounds.NewHolder(rounds.MaxHeld, rounds.HeldTTL, m.wg.Go)
@@ -485,29 +486,4 @@ func (u *Upstream) supervise(ctx context.Context) {
 		Refresh: func(ctx context.Context) (Diff, error) { return u.m.refresh(ctx, u, nil) },
 		Tried:   u.first.Done, Backoff: u.pool.retryAfter, Ended: u.pool.sharedDone, Log: u.log,
 	}.Run(ctx)
-}
-
-// clientEnds tells when client sessions end, with one watcher a session.
-type clientEnds struct {
-	mu sync.Mutex
-	by map[*mcp.ServerSession]chan struct{}
-}
-
-// of returns a channel closed when the client session ends.
-func (e *clientEnds) of(ss *mcp.ServerSession) <-chan struct{} {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if ch, ok := e.by[ss]; ok {
-		return ch
-	}
-	ch := make(chan struct{})
-	e.by[ss] = ch
-	go func() {
-		ss.Wait()
-		e.mu.Lock()
-		delete(e.by, ss)
-		e.mu.Unlock()
-		close(ch)
-	}()
-	return ch
 }

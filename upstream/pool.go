@@ -171,7 +171,7 @@ func (p *pool) dial(owner *mcp.ServerSession, register bool) (*session, error) {
 	p.u.m.wg.Go(func() {
 		select {
 		case <-s.done:
-		case <-p.u.m.ends.of(owner):
+		case <-p.u.m.ends.Of(owner):
 		case <-p.u.m.ctx.Done():
 		}
 		p.mu.Lock()

@@ -73,41 +73,77 @@ func (s *session) relayableOn(t *Tool) bool {
 
 // relay makes one call on session s within the timeout that each progress
 // notification restarts, and returns its result.
-func (u *Upstream) relay(ctx context.Context, s *session, name string, args json.RawMessage, client Client) (Relayed, error) {
+func (u *Upstream) relay(ctx context.Context, s *session, name string, args json.RawMessage, client Client) (answer, error) {
 	c := u.begin(ctx, s, client)
-	defer c.end()
-
 	// The token is the request's id as well: unique on the session, and
 	// never a number like the SDK client's own ids.
-	nameJSON, _ := json.Marshal(name)
-	body := make([]byte, 0, len(args)+len(nameJSON)+128)
-	body = append(body, `{"jsonrpc":"2.0","id":"`...)
-	body = append(body, c.token...)
-	body = append(body, `","method":"tools/call","params":{"name":`...)
-	body = append(body, nameJSON...)
-	body = append(body, `,"arguments":`...)
-	body = append(body, args...)
+	body := relay.CallRequest(c.token, name, args)
 	version, token := s.cs.InitializeResult().ProtocolVersion, c.token
 	if client.ProgressToken == nil {
 		token = ""
 	}
 	switch r := client.Round; {
 	case u.enveloped(s, client):
-		body, version = rounds.AppendParams(body, r.Responses, r.State, r.Meta, token), relay.StandardHeadersVersion
+		body, version = rounds.AppendParams(body, r.Responses, r.State, rounds.Meta(r.Meta, token, false)), relay.StandardHeadersVersion
 	case version >= relay.StandardHeadersVersion: // as the SDK client names its protocol
-		body = rounds.AppendParams(body, nil, "", rounds.SessionMeta(client.Session), token)
+		body = rounds.AppendParams(body, nil, "", rounds.Meta(rounds.SessionMeta(client.Session), token, false))
+	case r != nil: // a 2026-07-28 client's call on a session of an earlier protocol
+		body = rounds.AppendParams(body, r.Responses, r.State, rounds.Meta(r.Meta, token, true))
 	case client.ProgressToken != nil:
 		body = append(body, `,"_meta":{"progressToken":"`...)
 		body = append(body, c.token...)
 		body = append(body, `"}`...)
 	}
 	body = append(body, `}}`...)
-
-	resp, err := s.conn.Post(c.ctx, body, version, "tools/call", name)
-	var raw json.RawMessage
-	if err == nil {
-		raw, err = s.conn.ReadAnswer(resp, `"`+c.token+`"`)
+	// Held for a client that answers by retrying (a 2025-11-25 client's
+	// rounds, callRounds, carry its session, asked mid-call).
+	raw, held, err := u.send(ctx, s, c, body, version, "tools/call", name, client.Round != nil && client.Session == nil)
+	if raw == nil {
+		return heldAnswer(held), err
 	}
+	return answer{rel: relay.Of(raw)}, nil
+}
+
+// send sends body, the request of call c on session s, and reads its
+// answer (raw). With hold, a call whose upstream asks for input before it
+// answers is held (rounds.Holder), read on by another goroutine, and its
+// client gets input_required (held): only such a call pays the hand-off.
+func (u *Upstream) send(ctx context.Context, s *session, c *call, body []byte, version, method, name string, hold bool) (raw json.RawMessage, held any, err error) {
+	resp, err := s.conn.Post(c.ctx, body, version, method, name)
+	if err == nil {
+		raw, err = s.conn.ReadAnswer(resp, `"`+c.token+`"`, hold)
+	}
+	asked, ok := err.(*relay.Asked)
+	if !ok {
+		defer c.end()
+		if err = u.finish(s, c, resp, err); err != nil {
+			return nil, nil, err
+		}
+		return raw, nil, nil
+	}
+	c.stop() // it outlives this round's request
+	h := u.m.held.Start(func(held context.Context, ask func(context.Context, mcp.InputRequest) (json.RawMessage, error)) (any, error) {
+		defer c.end()
+		defer context.AfterFunc(held, func() { c.cancel(context.Canceled) })()
+		defer context.AfterFunc(u.m.ctx, func() { c.cancel(context.Canceled) })() // Close waits for it
+		if v, ok := s.inflight.Load(c.token); ok {
+			// The upstream's requests go to ask; the first round's
+			// response, where progress went, is over.
+			pc := *v.(*pendingCall)
+			pc.client.ask, pc.client.ProgressToken, pc.client.Progress = ask, nil, nil
+			u.calls.Store(c.token, &pc)
+			s.inflight.Store(c.token, &pc)
+		}
+		raw, err := asked.Read()
+		return raw, u.finish(s, c, resp, err)
+	})
+	held, err = h.Wait(ctx)
+	return nil, held, err
+}
+
+// finish ends call c on session s, whose response resp (nil if none) gave
+// its answer or err.
+func (u *Upstream) finish(s *session, c *call, resp *http.Response, err error) error {
 	if err != nil {
 		if resp != nil {
 			resp.Body.Close()
@@ -116,7 +152,7 @@ func (u *Upstream) relay(ctx context.Context, s *session, name string, args json
 			// Tell the upstream, as the SDK client does for a call it gives up.
 			u.m.wg.Go(func() { s.conn.NotifyCancelled(c.token, cause) })
 		}
-		return Relayed{}, c.failed(err)
+		return c.failed(err)
 	}
 	// The rest of the stream (normally just its end) is read in the
 	// background, for at most a few seconds, or until the manager closes.
@@ -128,7 +164,7 @@ func (u *Upstream) relay(ctx context.Context, s *session, name string, args json
 		c.timer.Stop()
 		c.cancel(nil)
 	})
-	return relay.Of(raw), nil
+	return nil
 }
 
 // conn is the relay's connection on session s, once its go-sdk client

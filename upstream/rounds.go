@@ -54,7 +54,7 @@ func (u *Upstream) callRounds(ctx context.Context, t *Tool, args json.RawMessage
 }
 
 // Request sends prompts/get or resources/read of a client with a Round to
-// upstream id as a request of protocol 2026-07-28 when it is enveloped, and
+// upstream id on the relay's connection (as a tool call is: send), and
 // returns the result as sent. params are the request's own (an object)
 // without the round. ok is false when the SDK client must send it.
 func (m *Manager) Request(ctx context.Context, id string, client Client, method, name string, params json.RawMessage) (res json.RawMessage, ok bool, err error) {
@@ -63,48 +63,68 @@ func (m *Manager) Request(ctx context.Context, id string, client Client, method,
 		return nil, false, nil
 	}
 	s, err := u.pool.session(ctx, client)
-	if err != nil || !u.enveloped(s, client) {
+	if err != nil || s.conn == nil || s.owner != nil {
 		return nil, false, nil
 	}
-	c := u.begin(ctx, s, client)
-	defer c.end()
-	body := append([]byte(`{"jsonrpc":"2.0","id":"`+c.token+`","method":"`+method+`","params":`), params[:len(params)-1]...)
 	r := client.Round
-	body = append(rounds.AppendParams(body, r.Responses, r.State, r.Meta, ""), `}}`...)
-	if res, err = s.conn.Request(c.ctx, body, relay.StandardHeadersVersion, method, name, `"`+c.token+`"`); err != nil {
-		return nil, true, c.failed(err)
+	if rounds.IsHeld(r.State) {
+		v, err := u.resume(ctx, r)
+		return rounds.JSON(v), true, err
 	}
-	c.timer.Stop()
+	c := u.begin(ctx, s, client)
+	body := append([]byte(`{"jsonrpc":"2.0","id":"`+c.token+`","method":"`+method+`","params":`), params[:len(params)-1]...)
+	version := s.conn.Version()
+	if u.enveloped(s, client) {
+		version = relay.StandardHeadersVersion
+	}
+	body = append(rounds.AppendParams(body, r.Responses, r.State, rounds.Meta(r.Meta, "", version < relay.StandardHeadersVersion)), `}}`...)
+	res, held, err := u.send(ctx, s, c, body, version, method, name, true)
+	if res == nil {
+		return rounds.JSON(held), true, err
+	}
 	return res, true, nil
 }
 
 // callHeld makes, or resumes, a 2026-07-28 client's call on a shared
 // session, held while the client answers the upstream's mid-call requests.
-// Not a call relayed as bytes: holding one would cost every call a hand-off
-// between goroutines (docs/BENCHMARKS.md, P1).
-func (u *Upstream) callHeld(ctx context.Context, s *session, name string, args json.RawMessage, client Client) (*mcp.CallToolResult, error) {
-	c, resumed, err := u.m.held.Resume(client.Round.State)
-	switch {
-	case err != nil:
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
-	case resumed:
-		c.Answer(client.Round.Responses)
-	default:
-		// It outlives this round's request, which relays progress meanwhile.
-		client.Round = nil
-		first := context.WithoutCancel(ctx)
-		c = u.m.held.Start(func(held context.Context, ask func(context.Context, mcp.InputRequest) (json.RawMessage, error)) (any, error) {
-			ctx, cancel := context.WithCancel(first)
-			defer cancel()
-			defer context.AfterFunc(held, cancel)()
-			defer context.AfterFunc(u.m.ctx, cancel)() // Close waits for it
-			client.ask = ask
-			return u.callOn(ctx, s, name, args, client)
-		})
+// A call relayed as bytes is held only once its upstream asks (send).
+func (u *Upstream) callHeld(ctx context.Context, s *session, name string, args json.RawMessage, client Client) (answer, error) {
+	if rounds.IsHeld(client.Round.State) {
+		v, err := u.resume(ctx, client.Round)
+		return heldAnswer(v), err
 	}
+	// It outlives this round's request, which relays progress meanwhile.
+	first := context.WithoutCancel(ctx)
+	c := u.m.held.Start(func(held context.Context, ask func(context.Context, mcp.InputRequest) (json.RawMessage, error)) (any, error) {
+		ctx, cancel := context.WithCancel(first)
+		defer cancel()
+		defer context.AfterFunc(held, cancel)()
+		defer context.AfterFunc(u.m.ctx, cancel)() // Close waits for it
+		client.ask = ask
+		return u.callOn(ctx, s, name, args, client)
+	})
 	v, err := c.Wait(ctx)
+	return heldAnswer(v), err
+}
+
+// resume hands the answers of round r to the held call its state names
+// and waits for the call's result or next requests.
+func (u *Upstream) resume(ctx context.Context, r *rounds.Round) (any, error) {
+	c, _, err := u.m.held.Resume(r.State)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	c.Answer(r.Responses)
+	return c.Wait(ctx)
+}
+
+// heldAnswer is a held call's result as an answer.
+func heldAnswer(v any) answer {
+	if raw, ok := v.(json.RawMessage); ok {
+		return answer{rel: relay.Of(raw)}
+	}
 	res, _ := v.(*mcp.CallToolResult)
-	return res, err
+	return answer{res: res}
 }
 
 // routeAsk answers a request the upstream sends on a shared session during

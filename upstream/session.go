@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"os/exec"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,7 +27,6 @@ type session struct {
 	ready chan struct{}
 
 	inflight sync.Map // progress token → *pendingCall: the calls under way on it
-	tapped   bool     // its progress and logs are relayed from the wire (relay's tap)
 	// tappedHC, for one principal's session of an upstream with auth:
 	// oauth, carries that principal's token (principal.go); nil: the
 	// upstream's own client.
@@ -58,30 +56,16 @@ func (s *session) alive() bool {
 }
 
 // transport builds the MCP transport for session s, tapped so that its
-// notifications are relayed in wire order (relay.TapTransport).
+// progress and logs are relayed in wire order (dial.Transport).
 func (u *Upstream) transport(s *session) (mcp.Transport, error) {
-	c := u.cfg
-	if len(c.Command) > 0 {
-		cmd := exec.Command(c.Command[0], c.Command[1:]...)
-		cmd.Env = dial.ChildEnv(c.Env)
-		cmd.Dir = c.Dir
-		cmd.Stderr = &dial.LineLogger{Log: u.log}
-		s.tapped = true
-		return &relay.StdioTransport{Cmd: cmd, Tap: func(raw []byte) { u.tapMessage(s, raw) }, Max: u.maxResult()}, nil
-	}
-	if u.headerErr != nil {
+	if len(u.cfg.Command) == 0 && u.headerErr != nil {
 		return nil, u.headerErr
 	}
-	if c.Transport == "sse" {
-		// The legacy transport's one event stream carries every message:
-		// it is tapped like a Streamable HTTP response. It lives as long as
-		// the session, not the connect call that opens it.
-		s.tapped = true
-		hc := &http.Client{Transport: &relay.TapTransport{Base: u.limited(), Tap: u.tap(s)}}
-		return &dial.OutliveConnect{Transport: &mcp.SSEClientTransport{Endpoint: c.URL, HTTPClient: hc, MaxEventSize: u.sdkMax()}, Life: u.m.ctx}, nil
+	sse := func() *http.Client {
+		return &http.Client{Transport: &relay.TapTransport{Base: u.limited(), Tap: u.tap(s)}}
 	}
-	s.tapped = true
-	return &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: cmp.Or(s.tappedHC, u.tappedHTTP), MaxRetries: 1, MaxEventSize: u.sdkMax()}, nil
+	stdio := func(raw []byte) { u.tapMessage(s, raw) }
+	return dial.Transport(u.cfg, dial.Session{Log: u.log, Stdio: stdio, SSE: sse, HTTP: cmp.Or(s.tappedHC, u.tappedHTTP), Max: u.maxResult(), SDKMax: u.sdkMax(), Life: u.m.ctx}), nil
 }
 
 // limited is the upstream's HTTP transport with each message it receives
@@ -153,22 +137,12 @@ func (u *Upstream) clientOptions(s *session) *mcp.ClientOptions {
 		// An upstream's input_required result reaches the call path, which
 		// passes it to the client or asks the client itself (rounds.go).
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
-		ProgressNotificationHandler: func(ctx context.Context, r *mcp.ProgressNotificationClientRequest) {
-			if !s.tapped {
-				u.relayProgress(r.Params)
-			}
-		},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			if u.cfg.Session == SessionPerClient {
 				u.m.refreshVia(u.cfg.ID, s) // on this client's own process
 				return
 			}
 			u.m.refreshVia(u.cfg.ID, nil)
-		},
-		LoggingMessageHandler: func(ctx context.Context, r *mcp.LoggingMessageRequest) {
-			if !s.tapped {
-				u.relayLog(s, r.Params)
-			}
 		},
 		ResourceUpdatedHandler: func(ctx context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
 			if u.m.opts.OnResourceUpdated != nil {

@@ -115,17 +115,7 @@ func newUpstream(m *Manager, cfg *Config, origin string) *Upstream {
 	if cfg.URL != "" {
 		h, err := cfg.Headers(m.opts.LookupEnv)
 		u.headerErr = err
-		var parts []string
-		for _, vs := range h {
-			for _, v := range vs {
-				parts = append(parts, legate.CredentialParts(v)...)
-			}
-		}
-		u.secrets = legate.NewSecrets(parts...)
-		u.http = dial.NewHTTPClient(cfg.Concurrency(), h)
-		if !u.secrets.Empty() {
-			u.http.Transport = &maskhttp.Transport{Base: u.http.Transport, Secrets: u.secrets}
-		}
+		u.http, u.secrets = dial.HeaderClient(cfg.Concurrency(), h)
 		u.tappedHTTP = &http.Client{Transport: &relay.TapTransport{Base: u.limited(), Tap: u.tap(nil)}}
 	}
 	u.breaker = gobreaker.NewCircuitBreaker[answer](gobreaker.Settings{
@@ -194,20 +184,22 @@ func (u *Upstream) call(ctx context.Context, t *Tool, args json.RawMessage, clie
 			envelope, raw := u.enveloped(s, client) && s.relayableOn(t), asBytes && u.relayable() && s.relayableOn(t)
 			var a answer
 			switch {
-			case !envelope && !raw && client.Round != nil && s.owner == nil:
-				a.res, err = u.callHeld(ctx, s, t.Name, args, client)
-				return a, err
+			case client.Round != nil && s.owner == nil && (!envelope && !raw || rounds.IsHeld(client.Round.State)):
+				a, err = u.callHeld(ctx, s, t.Name, args, client)
 			case !envelope && !raw:
 				a.res, err = u.callOn(ctx, s, t.Name, args, client)
 				return a, err
 			default:
-				a.rel, err = u.relay(ctx, s, t.Name, args, client)
-				if err == nil && !asBytes {
-					// The SDK's path wants the result decoded.
-					var res mcp.CallToolResult
-					err = json.Unmarshal(a.rel.JSON, &res)
-					return answer{res: &res}, err
+				a, err = u.relay(ctx, s, t.Name, args, client)
+			}
+			if err == nil && !asBytes && a.rel.JSON != nil {
+				// The SDK's path wants the result decoded.
+				if res, ok := rounds.Decode(a.rel.JSON, a.rel.InputRequired); ok {
+					return answer{res: res}, nil
 				}
+				var res mcp.CallToolResult
+				err = json.Unmarshal(a.rel.JSON, &res)
+				return answer{res: &res}, err
 			}
 			if errors.Is(err, relay.ErrSessionGone) {
 				u.pool.drop(s)
@@ -255,21 +247,22 @@ type call struct {
 	timer  *time.Timer // the timeout, which each progress notification restarts
 	// token routes the upstream's progress to the client (pendingCall).
 	token string
-	end   func() // unregisters the call
+	end   func()      // unregisters the call
+	stop  func() bool // detaches it from the client's request (end does too)
 }
 
 // begin registers a call from client on session s.
 func (u *Upstream) begin(ctx context.Context, s *session, client Client) *call {
 	c := &call{token: "legate-" + strconv.FormatUint(u.tokenID.Add(1), 10)}
 	c.ctx, c.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
-	stop := context.AfterFunc(ctx, func() { c.cancel(context.Cause(ctx)) })
+	c.stop = context.AfterFunc(ctx, func() { c.cancel(context.Cause(ctx)) })
 	timeout := u.cfg.CallTimeout()
 	c.timer = time.AfterFunc(timeout, func() { c.cancel(errTimeout) })
 	pc := &pendingCall{ctx: ctx, client: client, extend: func() { c.timer.Reset(timeout) }}
 	u.calls.Store(c.token, pc)
 	s.inflight.Store(c.token, pc)
 	c.end = func() {
-		stop()
+		c.stop()
 		u.calls.Delete(c.token)
 		s.inflight.Delete(c.token)
 	}
@@ -294,7 +287,7 @@ func (u *Upstream) callOn(ctx context.Context, s *session, name string, args any
 	defer c.end()
 	params := &mcp.CallToolParams{Name: name, Arguments: args}
 	if r := client.Round; r != nil {
-		if err := rounds.SetParams(params, r.Responses, r.State); err != nil {
+		if err := rounds.SetParams(params, r); err != nil {
 			return nil, c.failed(err)
 		}
 	}

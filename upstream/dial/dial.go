@@ -1,8 +1,9 @@
 // Package dial holds what package upstream needs to reach an upstream MCP
 // server and keep the connection: its HTTP client with its own connection
-// pool and fixed headers, a stdio child's environment and the logging of
-// its stderr, and a legacy SSE connection that outlives the call that
-// opened it.
+// pool and fixed headers, the transport of a session (a stdio child's
+// environment and the logging of its stderr, a legacy SSE connection that
+// outlives the call that opened it, Streamable HTTP), and when the client
+// session a per_client session serves ends.
 package dial
 
 import (
@@ -11,13 +12,18 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/telemetry/spans"
+	"github.com/legate-mcp/legate/upstream/maskhttp"
+	"github.com/legate-mcp/legate/upstream/relay"
+	"github.com/legate-mcp/legate/upstream/upconfig"
 )
 
 // headerTransport adds fixed headers to every request.
@@ -52,6 +58,58 @@ func NewHTTPClient(concurrency int, h http.Header) *http.Client {
 		rt = &headerTransport{base: tr, h: h}
 	}
 	return &http.Client{Transport: rt}
+}
+
+// Session is what the transport of one upstream session is made of.
+type Session struct {
+	Log *slog.Logger
+	// Stdio gets each message of a stdio child's output; SSE gives the
+	// legacy SSE stream's HTTP client and HTTP is Streamable HTTP's, both
+	// with their event streams tapped (relay.TapTransport).
+	Stdio func([]byte)
+	SSE   func() *http.Client
+	HTTP  *http.Client
+	// Max is the upstream's bound on one message (max_result_bytes), SDKMax
+	// the go-sdk's own, left above it; Life ends an SSE stream.
+	Max    int64
+	SDKMax int
+	Life   context.Context
+}
+
+// Transport is the MCP transport of a session of the upstream c: a stdio
+// child, a legacy SSE stream or Streamable HTTP.
+func Transport(c *upconfig.Config, s Session) mcp.Transport {
+	if len(c.Command) > 0 {
+		cmd := exec.Command(c.Command[0], c.Command[1:]...)
+		cmd.Env = ChildEnv(c.Env)
+		cmd.Dir = c.Dir
+		cmd.Stderr = &LineLogger{Log: s.Log}
+		return &relay.StdioTransport{Cmd: cmd, Tap: s.Stdio, Max: s.Max}
+	}
+	if c.Transport == "sse" {
+		// The legacy transport's one event stream carries every message:
+		// it is tapped like a Streamable HTTP response. It lives as long as
+		// the session, not the connect call that opens it.
+		return &OutliveConnect{Transport: &mcp.SSEClientTransport{Endpoint: c.URL, HTTPClient: s.SSE(), MaxEventSize: s.SDKMax}, Life: s.Life}
+	}
+	return &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: s.HTTP, MaxRetries: 1, MaxEventSize: s.SDKMax}
+}
+
+// HeaderClient is NewHTTPClient sending the fixed headers h, and the
+// secrets in them, which it masks in all the upstream returns.
+func HeaderClient(concurrency int, h http.Header) (*http.Client, *legate.Secrets) {
+	var parts []string
+	for _, vs := range h {
+		for _, v := range vs {
+			parts = append(parts, legate.CredentialParts(v)...)
+		}
+	}
+	secrets := legate.NewSecrets(parts...)
+	hc := NewHTTPClient(concurrency, h)
+	if !secrets.Empty() {
+		hc.Transport = &maskhttp.Transport{Base: hc.Transport, Secrets: secrets}
+	}
+	return hc, secrets
 }
 
 // OutliveConnect connects a transport whose connection keeps the context it
@@ -145,3 +203,34 @@ func (l *LineLogger) Write(p []byte) (int, error) {
 }
 
 var _ io.Writer = (*LineLogger)(nil)
+
+// ClientEnds tells when client sessions end (a per_client upstream's
+// session ends with its client's), with one watcher a session.
+type ClientEnds struct {
+	mu sync.Mutex
+	by map[*mcp.ServerSession]chan struct{}
+}
+
+// NewClientEnds returns a ClientEnds watching no session yet.
+func NewClientEnds() *ClientEnds {
+	return &ClientEnds{by: map[*mcp.ServerSession]chan struct{}{}}
+}
+
+// Of returns a channel closed when the client session ends.
+func (e *ClientEnds) Of(ss *mcp.ServerSession) <-chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if ch, ok := e.by[ss]; ok {
+		return ch
+	}
+	ch := make(chan struct{})
+	e.by[ss] = ch
+	go func() {
+		ss.Wait()
+		e.mu.Lock()
+		delete(e.by, ss)
+		e.mu.Unlock()
+		close(ch)
+	}()
+	return ch
+}

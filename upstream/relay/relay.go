@@ -13,10 +13,14 @@
 // that progress restarts, the relay of progress to the client and masking of
 // the upstream's credentials.
 //
-// A shared session declares no client capabilities, so what an upstream may
-// send on the call's stream is known: progress and log notifications
-// (relayed as the tap relays them) and requests such as ping (answered
-// here as the SDK client would answer them).
+// What an upstream may send on the call's stream besides its answer is
+// known: progress and log notifications (relayed as the tap relays them),
+// ping (answered here as the SDK client would answer it), and the input
+// requests a shared session's capabilities allow (elicitation, sampling,
+// roots), which the call's client answers (Peer.Ask). A client of protocol
+// 2026-07-28 answers them by retrying its request: ReadAnswer then stops at
+// the first (Asked), and the call is read on by the goroutine that holds
+// it while the client is asked.
 package relay
 
 import (
@@ -51,25 +55,42 @@ type Relayed struct {
 	// Size is the size in bytes of its content's text.
 	Size int
 	// InputRequired is set for a result of type input_required (package
-	// rounds).
+	// rounds), or one that asks for input without a resultType.
 	InputRequired bool
 }
 
 // Of reads what Relayed holds of a result's JSON, an object.
 func Of(raw json.RawMessage) Relayed {
 	var sum struct {
-		IsError    bool   `json:"isError"`
-		ResultType string `json:"resultType"`
-		Content    []struct {
+		IsError       bool            `json:"isError"`
+		ResultType    string          `json:"resultType"`
+		InputRequests json.RawMessage `json:"inputRequests"`
+		Content       []struct {
 			Text string `json:"text"`
 		} `json:"content"`
 	}
 	json.Unmarshal(raw, &sum) // another shape of content leaves sum empty
-	rel := Relayed{JSON: raw, IsError: sum.IsError, InputRequired: sum.ResultType == "input_required"}
+	// The go-sdk's server leaves the resultType of a session of an earlier
+	// protocol unset, and may still ask for input by its result.
+	rel := Relayed{JSON: raw, IsError: sum.IsError, InputRequired: sum.ResultType == "input_required" || sum.ResultType == "" && len(sum.InputRequests) > 0}
 	for _, c := range sum.Content {
 		rel.Size += len(c.Text)
 	}
 	return rel
+}
+
+// CallRequest starts the JSON of a tools/call of tool name with args,
+// whose id is token (a string): its params are left open for what a round
+// or a _meta adds, and the closing "}}".
+func CallRequest(token, name string, args json.RawMessage) []byte {
+	nameJSON, _ := json.Marshal(name)
+	body := make([]byte, 0, len(args)+len(nameJSON)+128)
+	body = append(body, `{"jsonrpc":"2.0","id":"`...)
+	body = append(body, token...)
+	body = append(body, `","method":"tools/call","params":{"name":`...)
+	body = append(body, nameJSON...)
+	body = append(body, `,"arguments":`...)
+	return append(body, args...)
 }
 
 // Peer is the one thing the relay needs of package upstream: what to do
@@ -108,7 +129,8 @@ type Conn struct {
 	Log  *slog.Logger
 	// Go runs f in the background, counted so that closing the manager
 	// waits for it; Life ends as the manager closes. A message that
-	// expects no answer is sent within Life and NoticeTimeout.
+	// expects no answer is sent within Life and NoticeTimeout; a reply to
+	// the upstream's request, within NoticeTimeout.
 	Go            func(f func())
 	Life          context.Context
 	NoticeTimeout time.Duration
@@ -197,22 +219,12 @@ func Drain(resp *http.Response) {
 	resp.Body.Close()
 }
 
-// Request sends body, a request whose id is id (its JSON), and returns the
-// result of its answer, reading what is left of the response after it.
-func (c *Conn) Request(ctx context.Context, body []byte, version, method, name, id string) (json.RawMessage, error) {
-	resp, err := c.Post(ctx, body, version, method, name)
-	if err != nil {
-		return nil, err
-	}
-	defer Drain(resp)
-	return c.ReadAnswer(resp, id)
-}
-
 // ReadAnswer reads the response to the request with the given id (its
 // JSON) from resp: a JSON body, or an event stream that may first carry
 // notifications and requests. It returns the result's JSON, or the
-// upstream's JSON-RPC error.
-func (c *Conn) ReadAnswer(resp *http.Response, id string) (json.RawMessage, error) {
+// upstream's JSON-RPC error. With hold set, a request of the upstream (but
+// a ping) stops the reading: ReadAnswer returns an *Asked, which reads on.
+func (c *Conn) ReadAnswer(resp *http.Response, id string, hold bool) (json.RawMessage, error) {
 	// Each message is bounded by max_result_bytes: one over it ends the
 	// call, and the caller closes the response unread.
 	max := c.Max
@@ -229,7 +241,7 @@ func (c *Conn) ReadAnswer(resp *http.Response, id string) (json.RawMessage, erro
 		if int64(len(b)) > max {
 			return nil, fmt.Errorf("answer larger than %d bytes: %w", max, msglimit.ErrTooLarge)
 		}
-		raw, done, err := c.handleMessage(b, id)
+		raw, done, err := c.handleMessage(b, id, false)
 		if err == nil && !done {
 			err = errors.New("the upstream's response does not answer the call")
 		}
@@ -238,15 +250,32 @@ func (c *Conn) ReadAnswer(resp *http.Response, id string) (json.RawMessage, erro
 	default:
 		return nil, fmt.Errorf("unexpected response Content-Type %q", resp.Header.Get("Content-Type"))
 	}
-	br := readers.Get().(*bufio.Reader)
-	br.Reset(resp.Body)
-	defer func() { br.Reset(nil); readers.Put(br) }()
-	var ev sseEvent
-	var long []byte // a line longer than br's buffer
+	s := stream{c: c, br: readers.Get().(*bufio.Reader), id: id, hold: hold}
+	s.br.Reset(resp.Body)
+	raw, err := s.read()
+	if _, asked := err.(*Asked); !asked {
+		s.release()
+	}
+	return raw, err
+}
+
+// stream is the reading of a call's event stream.
+type stream struct {
+	c    *Conn
+	br   *bufio.Reader
+	ev   sseEvent
+	long []byte // a line longer than br's buffer
+	id   string
+	hold bool
+}
+
+// read reads up to the answer, handling the messages before it.
+func (s *stream) read() (json.RawMessage, error) {
+	max := s.c.Max
 	for {
-		line, err := br.ReadSlice('\n')
+		line, err := s.br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
-			if long = append(long, line...); int64(len(long)+len(ev.data)) > max {
+			if s.long = append(s.long, line...); int64(len(s.long)+len(s.ev.data)) > max {
 				return nil, fmt.Errorf("event larger than %d bytes: %w", max, msglimit.ErrTooLarge)
 			}
 			continue
@@ -257,28 +286,64 @@ func (c *Conn) ReadAnswer(resp *http.Response, id string) (json.RawMessage, erro
 			}
 			return nil, fmt.Errorf("reading the answer: %w", err)
 		}
-		if len(long) > 0 {
-			line, long = append(long, line...), long[:0]
+		if len(s.long) > 0 {
+			line, s.long = append(s.long, line...), s.long[:0]
 		}
-		data, ok := ev.line(line[:len(line)-1])
-		if int64(len(ev.data)) > max {
+		data, ok := s.ev.line(line[:len(line)-1])
+		if int64(len(s.ev.data)) > max {
 			return nil, fmt.Errorf("event larger than %d bytes: %w", max, msglimit.ErrTooLarge)
 		}
 		if !ok {
 			continue
 		}
-		if raw, done, err := c.handleMessage(data, id); err != nil || done {
+		raw, done, err := s.c.handleMessage(data, s.id, s.hold)
+		if err == errAsked {
+			return nil, &Asked{s: *s, request: bytes.Clone(data)}
+		}
+		if err != nil || done {
 			return raw, err
 		}
 	}
+}
+
+// release gives the stream's reader back.
+func (s *stream) release() {
+	s.br.Reset(nil)
+	readers.Put(s.br)
+}
+
+// errAsked stops a stream read with hold at the upstream's request.
+var errAsked = errors.New("the upstream asks before it answers")
+
+// Asked is ReadAnswer's error, with hold set, when the upstream sends a
+// request before its answer, as a 2025-era server asks its client for
+// input in the middle of a call: the call goes on, its stream read by
+// Read, in the goroutine that is to wait for it.
+type Asked struct {
+	s       stream
+	request []byte // the request that stopped the reading, not yet handled
+}
+
+func (a *Asked) Error() string { return errAsked.Error() }
+
+// Read handles the request that stopped the stream, then reads on as
+// ReadAnswer does (without hold) and returns what it returns. The caller
+// still closes the response.
+func (a *Asked) Read() (json.RawMessage, error) {
+	defer a.s.release()
+	if raw, done, err := a.s.c.handleMessage(a.request, a.s.id, false); err != nil || done {
+		return raw, err
+	}
+	a.s.hold = false
+	return a.s.read()
 }
 
 var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4<<10) }}
 
 // handleMessage handles one message on a call's stream: the answer to id
 // (done), a notification (relayed), or a request from the upstream
-// (answered).
-func (c *Conn) handleMessage(data []byte, id string) (raw json.RawMessage, done bool, err error) {
+// (answered; with hold, errAsked unless a ping).
+func (c *Conn) handleMessage(data []byte, id string, hold bool) (raw json.RawMessage, done bool, err error) {
 	var msg struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
@@ -292,6 +357,8 @@ func (c *Conn) handleMessage(data []byte, id string) (raw json.RawMessage, done 
 	switch {
 	case msg.Method != "" && msg.ID == nil:
 		c.Peer.Notify(data)
+	case msg.Method != "" && hold && msg.Method != "ping":
+		return nil, false, errAsked
 	case msg.Method != "":
 		c.Go(func() { c.answerRequest(msg.ID, msg.Method, msg.Params, strings.Trim(id, `"`)) })
 	case string(msg.ID) != id:
@@ -324,20 +391,22 @@ func (c *Conn) answerRequest(id json.RawMessage, method string, params json.RawM
 		reply.Error.Code, reply.Error.Message = jsonrpc.CodeInternalError, err.Error()
 	}
 	b, _ := json.Marshal(reply)
-	c.postNotice(b, "")
+	// Sent even as Life ends (a held call's client gone with it): the
+	// upstream's handler waits for it, and its session's close with it.
+	c.postNotice(context.WithoutCancel(c.Life), b, "")
 }
 
 // NotifyCancelled tells the upstream that Legate no longer waits for the
 // call with this id.
 func (c *Conn) NotifyCancelled(id string, cause error) {
 	reason, _ := json.Marshal(cause.Error())
-	c.postNotice([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"`+id+`","reason":`+string(reason)+`}}`), "notifications/cancelled")
+	c.postNotice(c.Life, []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"`+id+`","reason":`+string(reason)+`}}`), "notifications/cancelled")
 }
 
-// postNotice sends a message that expects no answer, within
+// postNotice sends a message that expects no answer, within life and
 // NoticeTimeout.
-func (c *Conn) postNotice(body []byte, method string) {
-	ctx, cancel := context.WithTimeout(c.Life, c.NoticeTimeout)
+func (c *Conn) postNotice(life context.Context, body []byte, method string) {
+	ctx, cancel := context.WithTimeout(life, c.NoticeTimeout)
 	defer cancel()
 	resp, err := c.Post(ctx, body, c.Version(), method, "")
 	if err != nil {
