@@ -152,7 +152,7 @@ type ConnectorSelection struct {
 	// CredentialsName picks one of the named instance's CredentialSets.
 	CredentialsName string `yaml:"credentials_name" desc:"With name, a connector instance: which of its credential_sets this profile's calls use (default: its credentials)"`
 	// AllowMCPUI: nil is false.
-	AllowMCPUI *bool `yaml:"allow_mcp_ui" desc:"Show this profile's callers the MCP apps (the io.modelcontextprotocol/ui extension) of the named connector, or with all: of every one it selects (default false); a named entry's setting wins over all's"`
+	AllowMCPUI *bool `yaml:"allow_mcp_ui" desc:"Show this profile's callers the MCP apps (the io.modelcontextprotocol/ui extension) of the named upstream, or with all: of every one it selects (default: the profile's allow_mcp_ui); a named entry's setting wins over all's"`
 }
 
 // The discovery modes of a profile.

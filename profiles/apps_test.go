@@ -37,7 +37,11 @@ func appsCatalog(t *testing.T) *catalog.Catalog {
 // profile does not.
 func TestViewApps(t *testing.T) {
 	base := appsCatalog(t)
-	profs := map[string]config.Profile{"apps": {Name: "apps", AllowMCPUI: true}, "plain": {Name: "plain"}}
+	on, off := true, false
+	profs := map[string]config.Profile{"apps": {Name: "apps", AllowMCPUI: true}, "plain": {Name: "plain"},
+		// apps per entry: the profile's own setting says no, wx's entry yes (and the reverse).
+		"entry":     {Name: "entry", Connectors: []config.ConnectorSelection{{All: true}, {Name: "wx", AllowMCPUI: &on}}},
+		"entry off": {Name: "entry off", AllowMCPUI: true, Connectors: []config.ConnectorSelection{{All: true}, {Name: "wx", AllowMCPUI: &off}}}}
 	find := func(name string) (config.Profile, bool) { p, ok := profs[name]; return p, ok || name == "" }
 	view := func(p *auth.Principal) *catalog.Catalog {
 		v, err := profiles.ViewOf(context.Background(), base, find, p, nil)
@@ -59,6 +63,7 @@ func TestViewApps(t *testing.T) {
 	for name, p := range map[string]*auth.Principal{
 		"apps on":                         {Name: "a", Profile: "apps"},
 		"no profile, narrowed to apps on": {Name: "a", Narrow: "apps"},
+		"apps on for wx by its entry":     {Name: "a", Profile: "entry"},
 	} {
 		on := view(p)
 		if e, ok := on.Lookup("mcp.wx.refresh"); !ok || !e.AppOnly {
@@ -77,6 +82,7 @@ func TestViewApps(t *testing.T) {
 		"apps off, narrowed to apps on":    {Name: "a", Profile: "plain", Narrow: "apps"},
 		"apps on, narrowed to apps off":    {Name: "a", Profile: "apps", Narrow: "plain"},
 		"no profile, narrowed to apps off": {Name: "a", Narrow: "plain"},
+		"apps off for wx by its entry":     {Name: "a", Profile: "entry off"},
 	} {
 		v := view(p)
 		if _, ok := v.Lookup("mcp.wx.refresh"); ok {
@@ -104,7 +110,7 @@ func TestViewApps(t *testing.T) {
 		{Name: "a", Narrow: "apps"}:                   true,
 		{Name: "a", Narrow: "plain"}:                  false,
 	} {
-		if got := d.AppsAllowed(p); got != want {
+		if got := d.AppsAllowed(p)("wx"); got != want {
 			t.Errorf("AppsAllowed(%+v) = %t, want %t", p, got, want)
 		}
 	}

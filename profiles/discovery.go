@@ -78,19 +78,30 @@ func (d *Discovery) WithDefault(p *auth.Principal) *auth.Principal {
 	return &c
 }
 
-// AppsAllowed reports whether p may see MCP Apps: only when its profile,
-// and the profile it narrows to, allow them (AppsOf: allow_mcp_ui, or no
-// profile, where each upstream's allow_mcp_ui decides).
-func (d *Discovery) AppsAllowed(p *auth.Principal) bool {
+// AppsAllowed reports which sources' MCP Apps p may see, by id: only
+// those its profile, and the profile it narrows to, show (AppsOf: the
+// entry's allow_mcp_ui, else the profile's; with no profile, all, each
+// upstream's allow_mcp_ui deciding).
+func (d *Discovery) AppsAllowed(p *auth.Principal) func(id string) bool {
 	if p = d.WithDefault(p); p == nil {
+		return func(string) bool { return true }
+	}
+	var profs []config.Profile
+	for _, name := range []string{p.Profile, p.Narrow} {
+		prof, known := d.Profile(name)
+		if !known {
+			return func(string) bool { return false }
+		}
+		profs = append(profs, prof)
+	}
+	return func(id string) bool {
+		for _, prof := range profs {
+			if !AppsOf(prof, id) {
+				return false
+			}
+		}
 		return true
 	}
-	for _, name := range []string{p.Profile, p.Narrow} {
-		if prof, known := d.Profile(name); !known || !AppsOf(prof) {
-			return false
-		}
-	}
-	return true
 }
 
 // SearchMode reports whether p's profile lists tools by search.

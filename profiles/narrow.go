@@ -114,7 +114,7 @@ func ViewOf(ctx context.Context, base *catalog.Catalog, profile func(string) (co
 	if err != nil || p.Narrow == "" {
 		return own, err
 	}
-	apps := AppsOf(prof)
+	ownProf := prof // whose apps narrowing never widens
 	if prof, known = profile(p.Narrow); !known {
 		return nil, fmt.Errorf("principal %q narrows to an unknown profile %q", p.Name, p.Narrow)
 	}
@@ -134,7 +134,7 @@ func ViewOf(ctx context.Context, base *catalog.Catalog, profile func(string) (co
 		if mine[e.Canonical] || search && (e.Canonical == SearchTool || e.Canonical == ApprovalTool) {
 			c := *e
 			t := *e.Tool
-			if !apps {
+			if !AppsOf(ownProf, e.SourceID()) {
 				t = *mcpapps.Strip(&t) // narrowing never shows apps the caller's own profile does not
 			}
 			t.Name = e.Canonical

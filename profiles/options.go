@@ -67,15 +67,3 @@ func (d *Discovery) CredentialsName(p *auth.Principal, id string) string {
 	}
 	return ""
 }
-
-// AllowsMCPUI reports whether p sees the MCP apps of source id: as the
-// profile of p's URL says (AllowsMCPUI), else as p's own profile says,
-// else not.
-func (d *Discovery) AllowsMCPUI(p *auth.Principal, id string) bool {
-	for _, prof := range d.optionProfiles(p) {
-		if allow, said := AllowsMCPUI(prof, id); said {
-			return allow
-		}
-	}
-	return false
-}

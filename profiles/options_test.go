@@ -12,8 +12,10 @@ func yes() *bool { b := true; return &b }
 func no() *bool  { b := false; return &b }
 
 // allow_mcp_ui: a named entry's setting wins, an all entry's covers what
-// it does not exclude, and unsaid apps are off; at a profile's URL its
-// options win over the caller's own profile's.
+// it does not exclude, and unsaid the profile's own setting holds; at a
+// profile's URL both profiles must show an upstream's apps (narrowing
+// never widens), while its credentials_name wins over the caller's own
+// profile's.
 func TestAllowMCPUI(t *testing.T) {
 	ps := []config.Profile{
 		{Name: "all"},
@@ -51,16 +53,18 @@ func TestAllowMCPUI(t *testing.T) {
 		set   string
 	}{
 		{&auth.Principal{Name: "a", Profile: "all"}, "notion", false, ""},
-		{&auth.Principal{Name: "a", Profile: "all", Narrow: "one"}, "notion", true, "team"},
+		// one shows notion's apps, all does not: narrowing never widens.
+		{&auth.Principal{Name: "a", Profile: "all", Narrow: "one"}, "notion", false, "team"},
 		{&auth.Principal{Name: "a", Profile: "apps"}, "slack", true, ""},
-		// one says nothing of slack's apps: its caller's own profile does.
-		{&auth.Principal{Name: "a", Profile: "apps", Narrow: "one"}, "slack", true, ""},
+		// one says nothing of slack's apps and is off by itself.
+		{&auth.Principal{Name: "a", Profile: "apps", Narrow: "one"}, "slack", false, ""},
 		// apps names notion, without a set: its entry wins whole.
 		{&auth.Principal{Name: "a", Profile: "one", Narrow: "apps"}, "notion", false, ""},
-		{nil, "notion", false, ""},
+		// No principal: the whole catalog, each upstream deciding.
+		{nil, "notion", true, ""},
 	} {
-		if got := d.AllowsMCPUI(c.p, c.id); got != c.allow {
-			t.Errorf("%+v, %s: AllowsMCPUI %v, want %v", c.p, c.id, got, c.allow)
+		if got := d.AppsAllowed(c.p)(c.id); got != c.allow {
+			t.Errorf("%+v, %s: AppsAllowed %v, want %v", c.p, c.id, got, c.allow)
 		}
 		if got := d.CredentialsName(c.p, c.id); got != c.set {
 			t.Errorf("%+v, %s: CredentialsName %q, want %q", c.p, c.id, got, c.set)

@@ -221,11 +221,11 @@ func View(ctx context.Context, base *catalog.Catalog, prof config.Profile, tenan
 		}
 	}
 	search := prof.Discovery == config.DiscoverySearch
-	apps := AppsOf(prof)
 	var entries []*catalog.Entry
 	kept := 0
 	for _, e := range base.Entries() { // sorted by canonical name
 		src := strings.ToLower(e.SourceID())
+		apps := AppsOf(prof, e.SourceID())
 		switch {
 		case search && (e.Canonical == SearchTool || e.Canonical == ApprovalTool):
 		case e.Tenant != "" && e.Tenant != tenant,
@@ -254,10 +254,16 @@ func View(ctx context.Context, base *catalog.Catalog, prof config.Profile, tenan
 	return catalog.Build(naming, entries)
 }
 
-// AppsOf reports whether a caller of prof may see MCP Apps: with
-// allow_mcp_ui, or with no profile at all (the whole catalog, each
-// upstream's allow_mcp_ui deciding).
-func AppsOf(prof config.Profile) bool { return prof.AllowMCPUI || prof.Name == "" }
+// AppsOf reports whether a caller of prof may see the MCP Apps of source
+// id: as the allow_mcp_ui of prof's entry for id says (AllowsMCPUI), else
+// as prof's own allow_mcp_ui says, and always with no profile at all (the
+// whole catalog, each upstream's allow_mcp_ui deciding).
+func AppsOf(prof config.Profile, id string) bool {
+	if allow, said := AllowsMCPUI(prof, id); said {
+		return allow
+	}
+	return prof.AllowMCPUI || prof.Name == ""
+}
 
 func anyGlob(globs []string, name string) bool {
 	for _, g := range globs {

@@ -35,7 +35,7 @@ type Proxy struct {
 	naming func() catalog.Naming // the catalog's current naming
 	sealer *rounds.Sealer        // request states of multi-round-trip requests
 	shows  Shows
-	apps   func(p *auth.Principal) bool
+	apps   func(p *auth.Principal) func(id string) bool
 }
 
 // Shows reports which upstreams the caller p (nil without authentication)
@@ -48,7 +48,7 @@ type Shows func(ctx context.Context, p *auth.Principal) func(id string) bool
 // its tenant's and the shared ones only), apps reports whether a caller's
 // profile lets it see MCP Apps (nil: every caller may, where the upstream
 // allows them).
-func New(ups *upstream.Manager, log *slog.Logger, naming func() catalog.Naming, sealer *rounds.Sealer, shows Shows, apps func(p *auth.Principal) bool) *Proxy {
+func New(ups *upstream.Manager, log *slog.Logger, naming func() catalog.Naming, sealer *rounds.Sealer, shows Shows, apps func(p *auth.Principal) func(id string) bool) *Proxy {
 	return &Proxy{ups: ups, log: log, naming: naming, sealer: sealer, shows: shows, apps: apps}
 }
 
@@ -91,7 +91,7 @@ const listTimeout = 1500 * time.Millisecond
 type client struct {
 	upstream.Client
 	shows func(id string) bool
-	apps  bool // the caller's profile lets it see MCP Apps
+	apps  func(id string) bool // whose MCP Apps the caller's profile shows, by upstream id
 }
 
 // clientOf is the upstream side's view of a request's client: its session
@@ -106,7 +106,10 @@ func (pr *Proxy) clientOf(ctx context.Context, ss *mcp.ServerSession, extra *mcp
 	if pr.shows != nil {
 		c.shows = pr.shows(ctx, p)
 	}
-	c.apps = pr.apps == nil || pr.apps(p)
+	c.apps = func(string) bool { return true }
+	if pr.apps != nil {
+		c.apps = pr.apps(p)
+	}
 	return c
 }
 
@@ -298,7 +301,7 @@ func (pr *Proxy) listResources(ctx context.Context, c client) (*mcp.ListResource
 					return err
 				}
 				if mcpapps.IsUI(r.URI) {
-					if !c.apps || !u.Config().AllowMCPUI {
+					if !c.apps(u.Config().ID) || !u.Config().AllowMCPUI {
 						continue
 					}
 					q := *r
@@ -324,7 +327,7 @@ func (pr *Proxy) listResourceTemplates(ctx context.Context, c client) (*mcp.List
 					return err
 				}
 				if mcpapps.IsUI(r.URITemplate) {
-					if !c.apps || !u.Config().AllowMCPUI {
+					if !c.apps(u.Config().ID) || !u.Config().AllowMCPUI {
 						continue
 					}
 					q := *r
@@ -398,7 +401,7 @@ func (pr *Proxy) readUI(ctx context.Context, c client, p *mcp.ReadResourceParams
 		return nil, notFound
 	}
 	u, known := pr.ups.Upstream(id)
-	if !c.apps || !known || !u.Config().AllowMCPUI || !pr.sees(c, id) {
+	if !c.apps(id) || !known || !u.Config().AllowMCPUI || !pr.sees(c, id) {
 		return nil, notFound
 	}
 	cs, err := pr.ups.Session(ctx, id, c.Client)
