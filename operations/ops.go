@@ -26,6 +26,7 @@ import (
 	"github.com/legate-mcp/legate/auth/oauth"
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/config"
+	"github.com/legate-mcp/legate/connectors/host/skills"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/sources"
 	"github.com/legate-mcp/legate/store"
@@ -64,16 +65,21 @@ type Parts struct {
 	// Connect, without a server (Upstreams nil), builds the upstreams of
 	// the store for one operation; done closes them.
 	Connect func(ctx context.Context) (m *upstream.Manager, done func(), err error)
+	// Skills, when set, is the skills library the host connector reads;
+	// AgentPrompt, when set, is the system prompt the agent's runs get now.
+	Skills      func() *skills.Library
+	AgentPrompt func() string
 }
 
 // Ops are the operations over a gateway's parts, by job: approvals,
 // tools, sessions, the audit log and tokens here; connectors
-// (ConnectorOps) and upstreams (UpstreamOps) in types of their own, whose
+// (ConnectorOps), upstreams (UpstreamOps) and skills (SkillOps) in types of their own, whose
 // methods Ops has.
 type Ops struct {
 	*parts
 	*ConnectorOps
 	*UpstreamOps
+	*SkillOps
 }
 
 // parts are what the operations of every job share: the parts, and the
@@ -83,7 +89,7 @@ type parts struct{ p Parts }
 // New returns the operations over p.
 func New(p Parts) *Ops {
 	s := &parts{p: p}
-	return &Ops{parts: s, ConnectorOps: &ConnectorOps{parts: s, tests: map[string]admin.ConnectorTest{}}, UpstreamOps: &UpstreamOps{parts: s}}
+	return &Ops{parts: s, ConnectorOps: &ConnectorOps{parts: s, tests: map[string]admin.ConnectorTest{}}, UpstreamOps: &UpstreamOps{parts: s}, SkillOps: &SkillOps{parts: s}}
 }
 
 // ListApprovals lists approval requests.

@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/legate-mcp/legate/admin"
+	"github.com/legate-mcp/legate/agent"
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/config"
+	"github.com/legate-mcp/legate/connectors/host/skills"
 	"github.com/legate-mcp/legate/local"
 	"github.com/legate-mcp/legate/operations"
 	"github.com/legate-mcp/legate/panel"
@@ -56,7 +58,30 @@ func adminOps(g *Gateway, listen string, audit func(store.AuditRow)) *operations
 		Config: func() *config.File { return g.now().cfg }, Inbox: g.inbox, Decided: g.metrics.Decided, Audit: audit, Ready: g.ready.Load, Test: g.Test,
 		Instances: g.Instances, Authenticated: g.auth.Enabled(),
 		Sessions: g.fast.sessions.List, CloseSession: g.fast.sessions.Close,
+		Skills: g.skills, AgentPrompt: g.agentPrompt,
 	})
+}
+
+// agentPrompt is the system prompt the agent's runs get now (agent.Prompt):
+// the instructions a client is sent at initialize, the enabled skills' lines
+// among them.
+func (g *Gateway) agentPrompt() string {
+	return agent.Prompt(g.now().cfg, g.instructions+sdkGateway{g}.Instructions())
+}
+
+// skills is the skills library the host connector reads: the skills_dir
+// of the first host connector that sets one, else the skills folder of the
+// state directory, where legate skills installs them.
+func (g *Gateway) skills() *skills.Library {
+	for _, c := range g.now().cfg.Connectors {
+		var hc struct {
+			SkillsDir string `yaml:"skills_dir"`
+		}
+		if c.Type == "host" && c.Config.Decode(&hc) == nil && hc.SkillsDir != "" {
+			return skills.Open(hc.SkillsDir)
+		}
+	}
+	return skills.Open(skills.DefaultDir(g.opts.StateDir))
 }
 
 // Operations are the operations over g's parts, their changes audited by

@@ -137,6 +137,9 @@ type Gateway struct {
 	tracer      *telemetry.Tracer    // nil: traces off
 	masks       *vault.Masks         // every secret value held, masked in what calls return (masks.go)
 	opkeys      *opkey.Keys          // each call's operation id: its writes' idempotency key
+	// instructions are the MCP server's own instructions (what Legate is,
+	// its connectors), before what the instances in use add at initialize.
+	instructions string
 }
 
 // DefaultCallTimeout bounds a native call when the config sets none.
@@ -215,8 +218,9 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	g.fast = &fastPath{gw: g, sessions: fastpath.NewSessions(g.sessionIdle())}
 	g.sealer = rounds.NewSealer(stateTTL)
 	var serverInfo []byte
+	g.instructions = profiles.Instructions(profiles.Sources(g.now().cfg, g.Instances(), &vault.Resolver{Vault: opts.Vault, Masks: g.masks}, g.upstreams, nil))
 	g.mcp, serverInfo = sdkserver.New(sdkGateway{g}, sdkserver.Options{Version: opts.Version, Logger: g.log, Initialized: g.fast.sessions.Track,
-		Instructions: profiles.Instructions(profiles.Sources(g.now().cfg, g.Instances(), &vault.Resolver{Vault: opts.Vault, Masks: g.masks}, g.upstreams, nil)),
+		Instructions: g.instructions,
 		Proxy:        proxy.New(g.upstreams, g.log, func() catalog.Naming { return g.Catalog().Naming() }, g.sealer, g.discovery.AppsAllowed), Upstreams: len(g.upstreams.IDs()) > 0})
 	g.fast.paths = fastpath.New(g.fast, g.fast.sessions, g.metrics, serverInfo)
 	g.fast.sessions.Attach(g.mcp)
