@@ -30,9 +30,12 @@ type Skills struct {
 	AgentPrompt string         `json:"agent_prompt"`
 }
 
+// skillsAPI serves /admin/v1/skills.
+type skillsAPI struct{ *api }
+
 // skillOps is the SkillOps of the API for a caller with the admin role:
 // skills become standing instructions on the machine.
-func (h *api) skillOps(w http.ResponseWriter, r *http.Request) SkillOps {
+func (h skillsAPI) skillOps(w http.ResponseWriter, r *http.Request) SkillOps {
 	if h.manage(w, r) == nil {
 		return nil
 	}
@@ -43,7 +46,7 @@ func (h *api) skillOps(w http.ResponseWriter, r *http.Request) SkillOps {
 	return s
 }
 
-func (h *api) listSkills(w http.ResponseWriter, r *http.Request) {
+func (h skillsAPI) listSkills(w http.ResponseWriter, r *http.Request) {
 	s := h.skillOps(w, r)
 	if s == nil {
 		return
@@ -55,7 +58,7 @@ func (h *api) listSkills(w http.ResponseWriter, r *http.Request) {
 	answer(w, Skills{Skills: list, AgentPrompt: s.AgentPrompt(r.Context())}, err)
 }
 
-func (h *api) installSkill(w http.ResponseWriter, r *http.Request) {
+func (h skillsAPI) installSkill(w http.ResponseWriter, r *http.Request) {
 	s := h.skillOps(w, r)
 	var body struct {
 		Source string `json:"source"`
@@ -71,7 +74,7 @@ func (h *api) installSkill(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, map[string]any{"installed": got})
 }
 
-func (h *api) skillAction(w http.ResponseWriter, r *http.Request) {
+func (h skillsAPI) skillAction(w http.ResponseWriter, r *http.Request) {
 	s := h.skillOps(w, r)
 	if s == nil {
 		return

@@ -26,7 +26,6 @@ import (
 	"github.com/legate-mcp/legate/auth/oauth"
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/config"
-	"github.com/legate-mcp/legate/connectors/host/skills"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/sources"
 	"github.com/legate-mcp/legate/store"
@@ -65,10 +64,12 @@ type Parts struct {
 	// Connect, without a server (Upstreams nil), builds the upstreams of
 	// the store for one operation; done closes them.
 	Connect func(ctx context.Context) (m *upstream.Manager, done func(), err error)
-	// Skills, when set, is the skills library the host connector reads;
-	// AgentPrompt, when set, is the system prompt the agent's runs get now.
-	Skills      func() *skills.Library
-	AgentPrompt func() string
+	// StateDir is the server's state directory, where the skills library
+	// is kept unless a host connector names another (skills_dir).
+	StateDir string
+	// Instructions, when set, are the instructions the MCP server sends
+	// clients now, the enabled skills' lines among them.
+	Instructions func() string
 }
 
 // Ops are the operations over a gateway's parts, by job: approvals,

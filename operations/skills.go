@@ -7,6 +7,7 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/admin"
+	"github.com/legate-mcp/legate/agent"
 	"github.com/legate-mcp/legate/connectors/host/skills"
 )
 
@@ -15,32 +16,31 @@ import (
 // manages, and what the agent's system prompt is made of now.
 type SkillOps struct{ *parts }
 
-// library is the skills library, or the error of a server that has none.
-func (o *SkillOps) library() (*skills.Library, error) {
-	if o.p.Skills == nil {
-		return nil, &admin.Error{Status: http.StatusNotFound, Message: "this server keeps no skills library"}
+// library is the skills library the host connector reads: the skills_dir
+// of the first host connector that sets one, else the skills folder of the
+// state directory, where legate skills installs them.
+func (o *SkillOps) library() *skills.Library {
+	for _, c := range o.p.Config().Connectors {
+		var hc struct {
+			SkillsDir string `yaml:"skills_dir"`
+		}
+		if c.Type == "host" && c.Config.Decode(&hc) == nil && hc.SkillsDir != "" {
+			return skills.Open(hc.SkillsDir)
+		}
 	}
-	return o.p.Skills(), nil
+	return skills.Open(skills.DefaultDir(o.p.StateDir))
 }
 
 // Skills lists the installed skills (skills.Library.List).
 func (o *SkillOps) Skills(context.Context) ([]skills.Skill, error) {
-	lib, err := o.library()
-	if err != nil {
-		return nil, err
-	}
-	return lib.List()
+	return o.library().List()
 }
 
 // InstallSkill installs the skills of src, a directory or a git
 // repository, disabled (skills.Library.Install).
 func (o *SkillOps) InstallSkill(ctx context.Context, src string) (got []skills.Skill, err error) {
-	defer func() { o.audited(ctx, "skills.install", "skills of "+src, err) }()
-	lib, err := o.library()
-	if err != nil {
-		return nil, err
-	}
-	got, err = lib.Install(ctx, strings.TrimSpace(src))
+	defer func() { o.audited(ctx, "skills.install", "skills of "+skills.RedactURL(src), err) }()
+	got, err = o.library().Install(ctx, strings.TrimSpace(src))
 	if err != nil && legate.CodeOf(err) != legate.CodeNotFound {
 		// What keeps a source from installing is the source's: a path or
 		// repository without SKILL.md, a clone that failed, a skill too big.
@@ -57,20 +57,17 @@ func (o *SkillOps) SetSkillEnabled(ctx context.Context, name string, on bool) (e
 		action = "skills.enable"
 	}
 	defer func() { o.audited(ctx, action, "skill "+name, err) }()
-	lib, err := o.library()
-	if err != nil {
-		return err
-	}
-	return skillError(lib.SetEnabled(name, on))
+	return skillError(o.library().SetEnabled(name, on))
 }
 
 // AgentPrompt is the system prompt the agent's runs get now (agent.Prompt),
-// "" on a server that cannot say.
+// made of the instructions the MCP server sends.
 func (o *SkillOps) AgentPrompt(context.Context) string {
-	if o.p.AgentPrompt == nil {
-		return ""
+	var instructions string
+	if o.p.Instructions != nil {
+		instructions = o.p.Instructions()
 	}
-	return o.p.AgentPrompt()
+	return agent.Prompt(o.p.Config(), instructions)
 }
 
 // skillError is an error of the library with the status the admin API

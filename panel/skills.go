@@ -9,10 +9,13 @@ import (
 	"github.com/legate-mcp/legate/admin"
 )
 
-// skills lists the installed skills with a button each to enable or
+// skillsPage is the skills page and its forms.
+type skillsPage struct{ *Panel }
+
+// list lists the installed skills with a button each to enable or
 // disable it, a form to install more, and what the agent sees: the system
 // prompt its runs get, the enabled skills' lines among it.
-func (p *Panel) skills(w http.ResponseWriter, r *http.Request, s *session) {
+func (p skillsPage) list(w http.ResponseWriter, r *http.Request, s *session) {
 	data := flash(r)
 	var list admin.Skills
 	if err := p.call(r.Context(), s, "GET", "/admin/v1/skills", nil, &list); err != nil {
@@ -22,9 +25,9 @@ func (p *Panel) skills(w http.ResponseWriter, r *http.Request, s *session) {
 	p.render(w, "skills", s, data)
 }
 
-// installSkill turns the form into POST /admin/v1/skills, as `legate
+// install turns the form into POST /admin/v1/skills, as `legate
 // skills install PATH|GIT-URL` does.
-func (p *Panel) installSkill(w http.ResponseWriter, r *http.Request, s *session) {
+func (p skillsPage) install(w http.ResponseWriter, r *http.Request, s *session) {
 	var res struct {
 		Installed []struct {
 			Name string `json:"name"`
@@ -38,8 +41,8 @@ func (p *Panel) installSkill(w http.ResponseWriter, r *http.Request, s *session)
 	back(w, r, "/skills", fmt.Sprintf("installed %s, disabled: read each before enabling it", strings.Join(names, ", ")), err)
 }
 
-// skillAction enables or disables a skill.
-func (p *Panel) skillAction(w http.ResponseWriter, r *http.Request, s *session) {
+// action enables or disables a skill.
+func (p skillsPage) action(w http.ResponseWriter, r *http.Request, s *session) {
 	name, verb := r.PathValue("name"), r.PathValue("verb")
 	if verb != "enable" && verb != "disable" {
 		http.NotFound(w, r)

@@ -8,10 +8,8 @@ import (
 	"time"
 
 	"github.com/legate-mcp/legate/admin"
-	"github.com/legate-mcp/legate/agent"
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/config"
-	"github.com/legate-mcp/legate/connectors/host/skills"
 	"github.com/legate-mcp/legate/local"
 	"github.com/legate-mcp/legate/operations"
 	"github.com/legate-mcp/legate/panel"
@@ -44,8 +42,7 @@ func adminHandler(g *Gateway, listen string, audit func(store.AuditRow)) http.Ha
 	return h
 }
 
-// adminAPI is the admin API over g's parts (admin.Handler), before any
-// authentication or hardening in front of it.
+// adminAPI is the admin API over g's parts (admin.Handler), before any authentication or hardening.
 func adminAPI(g *Gateway, listen string, audit func(store.AuditRow), authenticated bool, token string) http.Handler {
 	return admin.Handler(adminOps(g, listen, audit), &admin.Options{Authenticated: authenticated, Token: token, Logger: g.log, Connections: g.connections.AdminHandler()})
 }
@@ -57,31 +54,8 @@ func adminOps(g *Gateway, listen string, audit func(store.AuditRow)) *operations
 		Upstreams: g.upstreams, Catalog: g.Catalog, View: g.viewFor, Policy: func() *policy.Policy { return g.now().policy },
 		Config: func() *config.File { return g.now().cfg }, Inbox: g.inbox, Decided: g.metrics.Decided, Audit: audit, Ready: g.ready.Load, Test: g.Test,
 		Instances: g.Instances, Authenticated: g.auth.Enabled(),
-		Sessions: g.fast.sessions.List, CloseSession: g.fast.sessions.Close,
-		Skills: g.skills, AgentPrompt: g.agentPrompt,
+		Sessions: g.fast.sessions.List, CloseSession: g.fast.sessions.Close, StateDir: g.opts.StateDir, Instructions: func() string { return g.instructions + sdkGateway{g}.Instructions() },
 	})
-}
-
-// agentPrompt is the system prompt the agent's runs get now (agent.Prompt):
-// the instructions a client is sent at initialize, the enabled skills' lines
-// among them.
-func (g *Gateway) agentPrompt() string {
-	return agent.Prompt(g.now().cfg, g.instructions+sdkGateway{g}.Instructions())
-}
-
-// skills is the skills library the host connector reads: the skills_dir
-// of the first host connector that sets one, else the skills folder of the
-// state directory, where legate skills installs them.
-func (g *Gateway) skills() *skills.Library {
-	for _, c := range g.now().cfg.Connectors {
-		var hc struct {
-			SkillsDir string `yaml:"skills_dir"`
-		}
-		if c.Type == "host" && c.Config.Decode(&hc) == nil && hc.SkillsDir != "" {
-			return skills.Open(hc.SkillsDir)
-		}
-	}
-	return skills.Open(skills.DefaultDir(g.opts.StateDir))
 }
 
 // Operations are the operations over g's parts, their changes audited by

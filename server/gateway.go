@@ -117,29 +117,27 @@ type Gateway struct {
 	live     atomic.Pointer[live] // what a reload replaces (reload.go)
 	reloader reloader
 
-	upstreams   *upstream.Manager
-	inbox       *policy.Inbox
-	decisions   *operations.Approvals // every decision, audited and measured
-	approvals   *policy.Executor
-	metrics     *audit.Metrics
-	audit       *audit.Writer
-	quarantines *audit.Quarantines
-	stop        context.CancelFunc
-	background  sync.WaitGroup
-	auth        *auth.Authenticator
-	views       *profiles.Views
-	discovery   *profiles.Discovery
-	fast        *fastPath
-	cold        *coldstart.Wait
-	kit         *instancekit.Kit
-	connections *connections.Manager // per-user credentials of instances
-	sealer      *rounds.Sealer       // request states of multi-round-trip calls
-	tracer      *telemetry.Tracer    // nil: traces off
-	masks       *vault.Masks         // every secret value held, masked in what calls return (masks.go)
-	opkeys      *opkey.Keys          // each call's operation id: its writes' idempotency key
-	// instructions are the MCP server's own instructions (what Legate is,
-	// its connectors), before what the instances in use add at initialize.
-	instructions string
+	upstreams    *upstream.Manager
+	inbox        *policy.Inbox
+	decisions    *operations.Approvals // every decision, audited and measured
+	approvals    *policy.Executor
+	metrics      *audit.Metrics
+	audit        *audit.Writer
+	quarantines  *audit.Quarantines
+	stop         context.CancelFunc
+	background   sync.WaitGroup
+	auth         *auth.Authenticator
+	views        *profiles.Views
+	discovery    *profiles.Discovery
+	fast         *fastPath
+	cold         *coldstart.Wait
+	kit          *instancekit.Kit
+	connections  *connections.Manager // per-user credentials of instances
+	sealer       *rounds.Sealer       // request states of multi-round-trip calls
+	tracer       *telemetry.Tracer    // nil: traces off
+	masks        *vault.Masks         // every secret value held, masked in what calls return (masks.go)
+	opkeys       *opkey.Keys          // each call's operation id: its writes' idempotency key
+	instructions string               // the MCP server's own (what Legate is, its connectors), before the instances' (sdkGateway.Instructions)
 }
 
 // DefaultCallTimeout bounds a native call when the config sets none.
