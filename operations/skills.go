@@ -41,12 +41,12 @@ func (o *SkillOps) Skills(context.Context) ([]skills.Skill, error) {
 func (o *SkillOps) InstallSkill(ctx context.Context, src string) (got []skills.Skill, err error) {
 	defer func() { o.audited(ctx, "skills.install", "skills of "+skills.RedactURL(src), err) }()
 	got, err = o.library().Install(ctx, strings.TrimSpace(src))
-	if err != nil && legate.CodeOf(err) != legate.CodeNotFound {
+	if err != nil {
 		// What keeps a source from installing is the source's: a path or
 		// repository without SKILL.md, a clone that failed, a skill too big.
 		return got, &admin.Error{Status: http.StatusBadRequest, Message: err.Error()}
 	}
-	return got, skillError(err)
+	return got, nil
 }
 
 // SetSkillEnabled enables or disables an installed skill
