@@ -484,20 +484,39 @@ func modelName(wire string) string {
 // systemPrompt tells the model where it is and what it may use: the
 // server's instructions carry the enabled skills, one line each.
 func systemPrompt(cs *mcp.ClientSession, ac config.Agent, rec *Record) string {
+	var instructions string
+	if ir := cs.InitializeResult(); ir != nil {
+		instructions = ir.Instructions
+	}
+	return SystemPrompt(rec.Host, rec.Workspace, instructions, ac.System)
+}
+
+// SystemPrompt is the system prompt of a run on the machine host in
+// workspace, given the instructions the gateway's MCP server sends (what
+// Legate is, its connectors, the enabled skills one line each) and
+// agent.system.
+func SystemPrompt(host, workspace, instructions, system string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "You are Legate's agent on the machine %s. Do the user's instruction with the tools offered, "+
 		"which act on this machine; read before you change, and check your work. When done, answer with a short summary of what you did "+
-		"(the answer is the run's reply; do not ask questions, nobody is watching).", rec.Host)
-	if rec.Workspace != "" {
-		fmt.Fprintf(&b, "\nWorkspace: %s (relative paths are relative to it).", rec.Workspace)
+		"(the answer is the run's reply; do not ask questions, nobody is watching).", host)
+	if workspace != "" {
+		fmt.Fprintf(&b, "\nWorkspace: %s (relative paths are relative to it).", workspace)
 	}
-	if ir := cs.InitializeResult(); ir != nil && ir.Instructions != "" {
-		b.WriteString("\n\n" + ir.Instructions)
+	if instructions != "" {
+		b.WriteString("\n\n" + instructions)
 	}
-	if ac.System != "" {
-		b.WriteString("\n\n" + ac.System)
+	if system != "" {
+		b.WriteString("\n\n" + system)
 	}
 	return b.String()
+}
+
+// Prompt is the system prompt a run of cfg's agent on this machine, in
+// its default workspace, gets from a gateway whose MCP server sends
+// instructions: what the agent sees before the user's instruction.
+func Prompt(cfg *config.File, instructions string) string {
+	return SystemPrompt(hostname(), hostWorkspace(cfg), instructions, cfg.Agent.System)
 }
 
 // principal is who the run calls as: the caller, with the profile the

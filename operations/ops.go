@@ -64,16 +64,23 @@ type Parts struct {
 	// Connect, without a server (Upstreams nil), builds the upstreams of
 	// the store for one operation; done closes them.
 	Connect func(ctx context.Context) (m *upstream.Manager, done func(), err error)
+	// StateDir is the server's state directory, where the skills library
+	// is kept unless a host connector names another (skills_dir).
+	StateDir string
+	// Instructions, when set, are the instructions the MCP server sends
+	// clients now, the enabled skills' lines among them.
+	Instructions func() string
 }
 
 // Ops are the operations over a gateway's parts, by job: approvals,
 // tools, sessions, the audit log and tokens here; connectors
-// (ConnectorOps) and upstreams (UpstreamOps) in types of their own, whose
+// (ConnectorOps), upstreams (UpstreamOps) and skills (SkillOps) in types of their own, whose
 // methods Ops has.
 type Ops struct {
 	*parts
 	*ConnectorOps
 	*UpstreamOps
+	*SkillOps
 }
 
 // parts are what the operations of every job share: the parts, and the
@@ -83,7 +90,7 @@ type parts struct{ p Parts }
 // New returns the operations over p.
 func New(p Parts) *Ops {
 	s := &parts{p: p}
-	return &Ops{parts: s, ConnectorOps: &ConnectorOps{parts: s, tests: map[string]admin.ConnectorTest{}}, UpstreamOps: &UpstreamOps{parts: s}}
+	return &Ops{parts: s, ConnectorOps: &ConnectorOps{parts: s, tests: map[string]admin.ConnectorTest{}}, UpstreamOps: &UpstreamOps{parts: s}, SkillOps: &SkillOps{parts: s}}
 }
 
 // ListApprovals lists approval requests.

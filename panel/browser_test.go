@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -34,8 +36,9 @@ func lookupTool(s *mcp.Server, desc string) {
 // and its webhook is delivered exactly once; another is denied; a
 // quarantined tool is accepted after its diff is seen; an upstream is
 // added through its form; a connector is added through the form made from
-// its type's spec. Each page is saved to
-// docs/panel/.
+// its type's spec; a skill is installed from a folder, enabled and
+// disabled on the skills page, what the agent sees following. Each page is
+// saved to docs/panel/.
 func TestPanelInABrowser(t *testing.T) {
 	b := needBrowser(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -52,12 +55,25 @@ func TestPanelInABrowser(t *testing.T) {
 	ups := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil))
 	t.Cleanup(ups.Close)
 
+	// A host connector on a workspace of its own, reading a skills
+	// library beside it; a skill to install waits in a folder of its own.
+	machine := t.TempDir()
+	work, lib, src := filepath.Join(machine, "work"), filepath.Join(machine, "skills"), filepath.Join(machine, "src", "log-triage")
+	for _, d := range []string{work, src} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(src, "SKILL.md"), []byte(triageSkill), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	doc := fmt.Sprintf(`approvals: {wait: 120s}
 connectors:
   - {id: hook, type: webhook, config: {url: %q, allow_private_networks: true, max_attempts: 1}}
+  - {id: machine, type: host, config: {workspace_root: %q, skills_dir: %q}}
 upstreams:
   - {id: dir, url: %q}
-`, hook.URL, ups.URL)
+`, hook.URL, work, lib, ups.URL)
 	g, base := servePanel(t, doc)
 	gw := g.GW
 	mcpURL := g.URL + "/mcp"
@@ -176,12 +192,49 @@ upstreams:
 		t.Error("the connectors page shows the secret")
 	}
 	b.screenshot("connectors")
+	// A skill is installed from a folder through the skills page and
+	// arrives disabled; enabled, its line joins what the agent sees, and
+	// disabled, leaves it.
+	skillLine := "- log-triage: " + triageDescription
+	b.open(base + "/skills")
+	b.wait("#install-skill")
+	if b.contains(skillLine) {
+		t.Errorf("the agent sees a skill before any is installed: %s", b.text("#agent-prompt"))
+	}
+	b.typeIn("#s-source", src)
+	b.click("#install-skill-save")
+	b.wait("#msg")
+	if !b.contains("installed log-triage") || b.text("#skill-log-triage .enabled") != "no" {
+		t.Fatalf("after installing: %s", b.text("main"))
+	}
+	b.click("#enable-log-triage")
+	b.wait("#msg")
+	if got := b.text("#skill-log-triage .enabled"); got != "yes" {
+		t.Errorf("after enabling, the skill's enabled cell reads %q", got)
+	}
+	eventually(t, "the enabled skill's line in what the agent sees", func() bool {
+		b.open(base + "/skills")
+		return strings.Contains(b.text("#agent-prompt"), skillLine)
+	})
+	if got := b.text("#agent-prompt"); !strings.Contains(got, "You are Legate's agent") || !strings.Contains(got, "Skills on this machine") {
+		t.Errorf("what the agent sees is not its system prompt: %s", got)
+	}
+	b.screenshot("skills")
+	b.click("#disable-log-triage")
+	b.wait("#msg")
+	if got := b.text("#skill-log-triage .enabled"); got != "no" {
+		t.Errorf("after disabling, the skill's enabled cell reads %q", got)
+	}
+	eventually(t, "the disabled skill's line gone from what the agent sees", func() bool {
+		b.open(base + "/skills")
+		return !strings.Contains(b.text("#agent-prompt"), skillLine)
+	})
 	b.open(base + "/tools")
 	b.wait("table")
 	b.screenshot("tools")
 	b.open(base + "/audit")
 	b.wait("table")
-	if !b.contains("admin.approvals.approve") || !b.contains("admin.connectors.add") {
+	if !b.contains("admin.approvals.approve") || !b.contains("admin.connectors.add") || !b.contains("admin.skills.enable") {
 		t.Errorf("the audit page lacks the panel's changes: %s", b.text("main"))
 	}
 	b.screenshot("audit")
@@ -189,6 +242,11 @@ upstreams:
 		t.Errorf("%d deliveries at the end, want 1", got)
 	}
 }
+
+// triageSkill is a skill to install, whose description says when to use it.
+const triageSkill = "---\nname: log-triage\ndescription: " + triageDescription + "\n---\n# Log triage\n\nRead the logs; find the first ERROR line.\n"
+
+const triageDescription = "Use when a service misbehaves and its logs must be read to find the first error."
 
 // adminToken is the token the panel's login takes.
 const adminToken = "panel-admin-token"

@@ -114,3 +114,29 @@ func TestAuditKeepsChangesNotReads(t *testing.T) {
 		t.Errorf("audited %q", kept)
 	}
 }
+
+// The skills page lists each skill with its state and source and a button
+// that turns it the other way, and shows the agent's prompt as the API
+// gives it.
+func TestSkillsPage(t *testing.T) {
+	got := html.UnescapeString(page(t, fakeAPI(map[string]any{"/admin/v1/skills": map[string]any{
+		"skills": []map[string]any{
+			{"name": "deploy", "description": "Use when deploying the site.", "enabled": true, "source": "/src/deploy"},
+			{"name": "triage", "description": "Use when sorting new issues.", "enabled": false, "source": "https://git.example.com/s.git", "commit": "0123456789abcdef0123", "warning": "too short"},
+		},
+		"agent_prompt": "You are Legate's agent.\n\nSkills on this machine:\n- deploy: Use when deploying the site.",
+	}}), "/skills"))
+	for _, want := range []string{
+		`<tr id="skill-deploy">`, `<td class="enabled">yes</td>`, `/src/deploy`, `action="/skills/deploy/disable"`, `id="disable-deploy"`,
+		`<tr id="skill-triage">`, `<td class="enabled">no</td>`, `https://git.example.com/s.git <code>0123456789ab</code>`, `action="/skills/triage/enable"`, `id="enable-triage"`,
+		"warning: too short", `<form method="post" action="/skills" class="grid" id="install-skill">`,
+		"<pre id=\"agent-prompt\" class=\"text\">You are Legate's agent.\n\nSkills on this machine:\n- deploy: Use when deploying the site.</pre>",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the skills page lacks %q:\n%s", want, got)
+		}
+	}
+	if n := strings.Count(got, `name="csrf"`); n < 3 {
+		t.Errorf("%d forms carry the CSRF token, want every one of the 3", n)
+	}
+}

@@ -42,8 +42,7 @@ func adminHandler(g *Gateway, listen string, audit func(store.AuditRow)) http.Ha
 	return h
 }
 
-// adminAPI is the admin API over g's parts (admin.Handler), before any
-// authentication or hardening in front of it.
+// adminAPI is the admin API over g's parts (admin.Handler), before any authentication or hardening.
 func adminAPI(g *Gateway, listen string, audit func(store.AuditRow), authenticated bool, token string) http.Handler {
 	return admin.Handler(adminOps(g, listen, audit), &admin.Options{Authenticated: authenticated, Token: token, Logger: g.log, Connections: g.connections.AdminHandler()})
 }
@@ -55,7 +54,7 @@ func adminOps(g *Gateway, listen string, audit func(store.AuditRow)) *operations
 		Upstreams: g.upstreams, Catalog: g.Catalog, View: g.viewFor, Policy: func() *policy.Policy { return g.now().policy },
 		Config: func() *config.File { return g.now().cfg }, Inbox: g.inbox, Decided: g.metrics.Decided, Audit: audit, Ready: g.ready.Load, Test: g.Test,
 		Instances: g.Instances, Authenticated: g.auth.Enabled(),
-		Sessions: g.fast.sessions.List, CloseSession: g.fast.sessions.Close,
+		Sessions: g.fast.sessions.List, CloseSession: g.fast.sessions.Close, StateDir: g.opts.StateDir, Instructions: func() string { return g.instructions + sdkGateway{g}.Instructions() },
 	})
 }
 

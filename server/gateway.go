@@ -117,26 +117,27 @@ type Gateway struct {
 	live     atomic.Pointer[live] // what a reload replaces (reload.go)
 	reloader reloader
 
-	upstreams   *upstream.Manager
-	inbox       *policy.Inbox
-	decisions   *operations.Approvals // every decision, audited and measured
-	approvals   *policy.Executor
-	metrics     *audit.Metrics
-	audit       *audit.Writer
-	quarantines *audit.Quarantines
-	stop        context.CancelFunc
-	background  sync.WaitGroup
-	auth        *auth.Authenticator
-	views       *profiles.Views
-	discovery   *profiles.Discovery
-	fast        *fastPath
-	cold        *coldstart.Wait
-	kit         *instancekit.Kit
-	connections *connections.Manager // per-user credentials of instances
-	sealer      *rounds.Sealer       // request states of multi-round-trip calls
-	tracer      *telemetry.Tracer    // nil: traces off
-	masks       *vault.Masks         // every secret value held, masked in what calls return (masks.go)
-	opkeys      *opkey.Keys          // each call's operation id: its writes' idempotency key
+	upstreams    *upstream.Manager
+	inbox        *policy.Inbox
+	decisions    *operations.Approvals // every decision, audited and measured
+	approvals    *policy.Executor
+	metrics      *audit.Metrics
+	audit        *audit.Writer
+	quarantines  *audit.Quarantines
+	stop         context.CancelFunc
+	background   sync.WaitGroup
+	auth         *auth.Authenticator
+	views        *profiles.Views
+	discovery    *profiles.Discovery
+	fast         *fastPath
+	cold         *coldstart.Wait
+	kit          *instancekit.Kit
+	connections  *connections.Manager // per-user credentials of instances
+	sealer       *rounds.Sealer       // request states of multi-round-trip calls
+	tracer       *telemetry.Tracer    // nil: traces off
+	masks        *vault.Masks         // every secret value held, masked in what calls return (masks.go)
+	opkeys       *opkey.Keys          // each call's operation id: its writes' idempotency key
+	instructions string               // the MCP server's own (what Legate is, its connectors), before the instances' (sdkGateway.Instructions)
 }
 
 // DefaultCallTimeout bounds a native call when the config sets none.
@@ -215,8 +216,9 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	g.fast = &fastPath{gw: g, sessions: fastpath.NewSessions(g.sessionIdle())}
 	g.sealer = rounds.NewSealer(stateTTL)
 	var serverInfo []byte
+	g.instructions = profiles.Instructions(profiles.Sources(g.now().cfg, g.Instances(), &vault.Resolver{Vault: opts.Vault, Masks: g.masks}, g.upstreams, nil))
 	g.mcp, serverInfo = sdkserver.New(sdkGateway{g}, sdkserver.Options{Version: opts.Version, Logger: g.log, Initialized: g.fast.sessions.Track,
-		Instructions: profiles.Instructions(profiles.Sources(g.now().cfg, g.Instances(), &vault.Resolver{Vault: opts.Vault, Masks: g.masks}, g.upstreams, nil)),
+		Instructions: g.instructions,
 		Proxy:        proxy.New(g.upstreams, g.log, func() catalog.Naming { return g.Catalog().Naming() }, g.sealer, g.discovery.Shows, g.discovery.AppsAllowed), Upstreams: len(g.upstreams.IDs()) > 0})
 	g.fast.paths = fastpath.New(g.fast, g.fast.sessions, g.metrics, serverInfo)
 	g.fast.sessions.Attach(g.mcp)

@@ -324,7 +324,7 @@ func (l *Library) Install(ctx context.Context, src string) ([]Skill, error) {
 		}
 		from = tmp
 		if !local {
-			meta.Source = redactURL(src)
+			meta.Source = RedactURL(src)
 		}
 	}
 	dirs, err := findSkills(from)
@@ -369,8 +369,9 @@ func clone(ctx context.Context, src, dir string) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
-// redactURL drops the user info of a repository URL (a token in it).
-func redactURL(s string) string {
+// RedactURL drops the user info of a repository URL (a token in it), as
+// the library records a source and an audit row names one.
+func RedactURL(s string) string {
 	u, err := url.Parse(s)
 	if err != nil || u.User == nil {
 		return s
