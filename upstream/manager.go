@@ -35,6 +35,7 @@ import (
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/upstream/cache"
 	"github.com/legate-mcp/legate/upstream/discovery"
+	"github.com/legate-mcp/legate/vault"
 )
 
 // Options configure a Manager.
@@ -51,6 +52,8 @@ type Options struct {
 	Version string
 	// LookupEnv resolves header_env (default os.LookupEnv).
 	LookupEnv func(string) (string, bool)
+	// Resolve resolves token and headers when a session opens (upconfig.Config.ResolveHeaders).
+	Resolve func(ctx context.Context, tenant string, ref vault.Ref) (string, error)
 	// OnToolsChanged is called after the set of cached tools changed.
 	OnToolsChanged func()
 	// OnResourceUpdated relays an upstream's resources/updated.

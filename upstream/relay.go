@@ -136,7 +136,7 @@ func (u *Upstream) relay(ctx context.Context, s *session, name string, args json
 // upstream's own).
 func (u *Upstream) conn(s *session, hc *http.Client) *relay.Conn {
 	return &relay.Conn{
-		URL: u.cfg.URL, HTTP: cmp.Or(hc, u.http), Session: s.cs, Secrets: u.secrets, Max: u.maxResult(),
+		URL: u.cfg.URL, HTTP: cmp.Or(hc, u.http), Session: s.cs, Secrets: u.creds.Secrets(), Max: u.maxResult(),
 		Peer: peer{u, s}, Log: u.log, Go: u.m.wg.Go, Life: u.m.ctx, NoticeTimeout: u.m.opts.ConnectTimeout,
 	}
 }
@@ -177,7 +177,7 @@ func (u *Upstream) tap(s *session) func(r *http.Request) func([]byte) {
 // notification (relay.Notification); s is the session it arrived on, nil if
 // unknown.
 func (u *Upstream) tapMessage(s *session, raw []byte) {
-	switch progress, log := relay.Notification(raw, u.secrets); {
+	switch progress, log := relay.Notification(raw, u.creds.Secrets()); {
 	case progress != nil:
 		u.relayProgress(progress)
 	case log != nil:

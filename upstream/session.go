@@ -59,7 +59,7 @@ func (s *session) alive() bool {
 
 // transport builds the MCP transport for session s, tapped so that its
 // notifications are relayed in wire order (relay.TapTransport).
-func (u *Upstream) transport(s *session) (mcp.Transport, error) {
+func (u *Upstream) transport(ctx context.Context, s *session) (mcp.Transport, error) {
 	c := u.cfg
 	if len(c.Command) > 0 {
 		cmd := exec.Command(c.Command[0], c.Command[1:]...)
@@ -71,6 +71,9 @@ func (u *Upstream) transport(s *session) (mcp.Transport, error) {
 	}
 	if u.headerErr != nil {
 		return nil, u.headerErr
+	}
+	if err := u.creds.Set(c.ResolveHeaders(ctx, u.m.opts.Resolve)); err != nil { // token and headers, anew for each session
+		return nil, err
 	}
 	if c.Transport == "sse" {
 		// The legacy transport's one event stream carries every message:
@@ -117,7 +120,7 @@ func (u *Upstream) connect(ctx context.Context, owner *mcp.ServerSession, client
 		hc, s.tappedHC = clients[0], clients[1]
 	}
 	defer close(s.ready)
-	t, err := u.transport(s)
+	t, err := u.transport(ctx, s)
 	if err != nil {
 		return nil, err
 	}
