@@ -64,7 +64,7 @@ func TestErrorsNameTheKeyPath(t *testing.T) {
 		"upstream without source": {"upstreams:\n  - id: a\n", []string{"upstreams[0].url: an upstream needs a url or a command"}},
 		"upstream both sources":   {"upstreams:\n  - id: a\n    url: http://x/\n    command: [x]\n", []string{"upstreams[0].command: give a url or a command"}},
 		"upstream bad session":    {"upstreams:\n  - id: a\n    command: [x]\n    session: each\n", []string{"upstreams[0].session: must be shared or per_client"}},
-		"upstream unknown key":    {"upstreams:\n  - id: a\n    command: [x]\n    headers: {}\n", []string{"upstreams[0].headers: unknown key"}},
+		"upstream unknown key":    {"upstreams:\n  - id: a\n    command: [x]\n    header: {}\n", []string{"upstreams[0].header: unknown key"}},
 		"negative http limits":    {"http: {read_timeout: -1s, max_body_bytes: -1}\n", []string{"http.read_timeout: must not be negative", "http.max_body_bytes: must not be negative"}},
 		"upstream negative refresh_interval": {"upstreams:\n  - {id: a, command: [x], refresh_interval: -1s}\n",
 			[]string{"upstreams[0].refresh_interval: must not be negative"}},

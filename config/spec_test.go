@@ -9,6 +9,7 @@ import (
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/upstream"
+	"github.com/legate-mcp/legate/upstream/upconfig"
 )
 
 func TestEveryKeyHasADescription(t *testing.T) {
@@ -59,12 +60,12 @@ func TestSpecDefaultsAreTheRuntimeDefaults(t *testing.T) {
 		"approvals.wait":                {time.Duration(d.Approvals.Wait), policy.DefaultWait},
 		"approvals.expire":              {time.Duration(d.Approvals.Expire), policy.DefaultExpire},
 		"policy.defaults":               {d.Policy.Defaults, policy.DefaultActions},
-		"max_result_bytes":              {d.MaxResultBytes, int64(upstream.DefaultMaxResultBytes)},
-		"upstreams[].timeout":           {time.Duration(up.Timeout), upstream.DefaultTimeout},
-		"upstreams[].max_concurrency":   {up.MaxConcurrency, upstream.DefaultMaxConcurrency},
-		"upstreams[].protocol_version":  {up.ProtocolVersion, upstream.DefaultProtocolVersion},
-		"upstreams[].session":           {up.Session, upstream.SessionShared},
-		"upstreams[].pin":               {up.Pin, upstream.PinTOFU},
+		"max_result_bytes":              {d.MaxResultBytes, int64(upconfig.DefaultMaxResultBytes)},
+		"upstreams[].timeout":           {time.Duration(up.Timeout), upconfig.DefaultTimeout},
+		"upstreams[].max_concurrency":   {up.MaxConcurrency, upconfig.DefaultMaxConcurrency},
+		"upstreams[].protocol_version":  {up.ProtocolVersion, upconfig.DefaultProtocolVersion},
+		"upstreams[].session":           {up.Session, upconfig.SessionShared},
+		"upstreams[].pin":               {up.Pin, upconfig.PinTOFU},
 		"upstreams[].prefix":            {up.Prefixed(), true},
 		"upstreams[].trust_annotations": {up.Trusted(), true},
 	}
@@ -83,9 +84,9 @@ func TestSpecEnumsAreTheCodesValues(t *testing.T) {
 		"profiles[].discovery":          {config.DiscoveryList, config.DiscoverySearch},
 		"log_level":                     {"debug", "info", "warn", "error"},
 		"upstreams[].transport":         {"streamable", "sse", "stdio"},
-		"upstreams[].session":           {upstream.SessionShared, upstream.SessionPerClient},
-		"upstreams[].pin":               {upstream.PinTOFU, upstream.PinStrict},
-		"upstreams[].auth":              {"none", upstream.AuthOAuth},
+		"upstreams[].session":           {upconfig.SessionShared, upstream.SessionPerClient},
+		"upstreams[].pin":               {upconfig.PinTOFU, upconfig.PinStrict},
+		"upstreams[].auth":              {"none", upconfig.AuthOAuth},
 		"policy.rules[].class":          {string(legate.ClassRead), string(legate.ClassDraft), string(legate.ClassWrite), string(legate.ClassDestructive)},
 		"policy.rules[].action":         {string(policy.Allow), string(policy.Deny), string(policy.Approve)},
 		"policy.rules[].confirm":        {policy.ConfirmInbox, policy.ConfirmClient},

@@ -20,8 +20,7 @@ import (
 // pinSecrets pins the values of every credential the instances in use and
 // the upstreams ups reference, and the admin token, in g's mask set.
 func pinSecrets(ctx context.Context, g *Gateway, ups []upstream.Def) {
-	values := sources.SecretValues(ctx, &vault.Resolver{Vault: g.opts.Vault}, g.Instances(), ups)
-	g.masks.Pin("config", append(values, g.opts.AdminToken)...)
+	g.masks.Pin("config", append(sources.SecretValues(ctx, &vault.Resolver{Vault: g.opts.Vault}, g.Instances(), ups), g.opts.AdminToken)...)
 }
 
 // maskResult masks every secret of s in a call's result and error.

@@ -13,6 +13,7 @@ import (
 	"github.com/legate-mcp/legate/mcpauth"
 	"github.com/legate-mcp/legate/sources"
 	"github.com/legate-mcp/legate/upstream"
+	"github.com/legate-mcp/legate/vault"
 )
 
 // newUpstreams builds the upstream manager from the cached tools; it does
@@ -32,6 +33,7 @@ func (g *Gateway) newUpstreams(ctx context.Context) error {
 		OnToolsChanged: g.toolsChanged,
 		PollInterval:   500 * time.Millisecond, // a refresh or acceptance by the CLI or another replica reaches clients within it
 		MaxResultBytes: g.opts.Config.MaxResultBytes,
+		Resolve:        (&vault.Resolver{Vault: g.opts.Vault, Masks: g.masks}).Resolve,
 		Authorize:      mcpauth.Wire(g.connections, func() *upstream.Manager { return g.upstreams }, g.opts.Vault),
 		OnResourceUpdated: func(ctx context.Context, p *mcp.ResourceUpdatedNotificationParams) {
 			g.mcp.ResourceUpdated(ctx, p)

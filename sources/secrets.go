@@ -38,6 +38,9 @@ func SecretValues(ctx context.Context, r *vault.Resolver, instances []InstanceDe
 		for _, env := range d.Config.HeaderEnv {
 			values = append(values, os.Getenv(env))
 		}
+		for _, h := range d.Config.CredentialRefs() {
+			resolve(d.Config.Tenant, h.Ref)
+		}
 	}
 	return values
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/upstream"
+	"github.com/legate-mcp/legate/upstream/upconfig"
 	"github.com/legate-mcp/legate/upstream/upstreamtest"
 )
 
@@ -75,7 +76,7 @@ func headerEnv(t *testing.T) {
 		if !strings.Contains(st.LastError, tc.variable) {
 			t.Errorf("%s: last error %q does not name %s", tc.id, st.LastError, tc.variable)
 		}
-		if _, err := m.Refresh(ctx, tc.id); err == nil || !errors.Is(err, upstream.ErrHeaderEnv) || !strings.Contains(err.Error(), tc.variable) {
+		if _, err := m.Refresh(ctx, tc.id); err == nil || !errors.Is(err, upconfig.ErrHeaderEnv) || !strings.Contains(err.Error(), tc.variable) {
 			t.Errorf("%s: refresh error %v, want one naming %s", tc.id, err, tc.variable)
 		} else {
 			seen = append(seen, err.Error())

@@ -36,6 +36,8 @@ import (
 	"github.com/legate-mcp/legate/upstream/cache"
 	"github.com/legate-mcp/legate/upstream/dial"
 	"github.com/legate-mcp/legate/upstream/discovery"
+	"github.com/legate-mcp/legate/upstream/upconfig"
+	"github.com/legate-mcp/legate/vault"
 )
 
 // Options configure a Manager.
@@ -52,6 +54,8 @@ type Options struct {
 	Version string
 	// LookupEnv resolves header_env (default os.LookupEnv).
 	LookupEnv func(string) (string, bool)
+	// Resolve resolves token and headers when a session opens (upconfig.Config.ResolveHeaders).
+	Resolve func(ctx context.Context, tenant string, ref vault.Ref) (string, error)
 	// OnToolsChanged is called after the set of cached tools changed.
 	OnToolsChanged func()
 	// OnResourceUpdated relays an upstream's resources/updated.
@@ -72,7 +76,7 @@ type Options struct {
 	// another process (default 2s).
 	PollInterval time.Duration
 	// MaxResultBytes bounds one message from an upstream whose config sets
-	// no max_result_bytes (default DefaultMaxResultBytes).
+	// no max_result_bytes (default upconfig.DefaultMaxResultBytes).
 	MaxResultBytes int64
 }
 
@@ -135,7 +139,7 @@ func NewManager(ctx context.Context, defs []Def, opts Options) (*Manager, error)
 		opts.PollInterval = 2 * time.Second
 	}
 	if opts.MaxResultBytes <= 0 {
-		opts.MaxResultBytes = DefaultMaxResultBytes
+		opts.MaxResultBytes = upconfig.DefaultMaxResultBytes
 	}
 	m := &Manager{
 		opts: opts, log: opts.Logger, version: opts.Version,

@@ -11,26 +11,11 @@ import (
 type (
 	// Config is one upstream MCP server (upconfig.Config).
 	Config = upconfig.Config
-	// ToolFilter selects tools by glob on their upstream names.
-	ToolFilter = upconfig.ToolFilter
 )
 
-// The modes and defaults of a Config (package upconfig).
-const (
-	AuthOAuth              = upconfig.AuthOAuth
-	PinTOFU                = upconfig.PinTOFU
-	PinStrict              = upconfig.PinStrict
-	SessionShared          = upconfig.SessionShared
-	SessionPerClient       = upconfig.SessionPerClient
-	DefaultTimeout         = upconfig.DefaultTimeout
-	DefaultMaxConcurrency  = upconfig.DefaultMaxConcurrency
-	DefaultProtocolVersion = upconfig.DefaultProtocolVersion
-	DefaultMaxResultBytes  = upconfig.DefaultMaxResultBytes
-)
-
-// ErrHeaderEnv is wrapped by the error of an upstream whose header_env
-// names an unset or empty environment variable.
-var ErrHeaderEnv = upconfig.ErrHeaderEnv
+// SessionPerClient is the session mode of an upstream whose sessions are
+// its clients' own (package upconfig has the others, and the defaults).
+const SessionPerClient = upconfig.SessionPerClient
 
 // An upstream's cached tools are package cache's.
 type (

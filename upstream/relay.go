@@ -13,6 +13,7 @@ import (
 
 	"github.com/legate-mcp/legate/rounds"
 	"github.com/legate-mcp/legate/upstream/relay"
+	"github.com/legate-mcp/legate/upstream/upconfig"
 )
 
 // A tool call to a Streamable HTTP upstream through a shared session is
@@ -53,7 +54,7 @@ func (m *Manager) Timeout(t *Tool) time.Duration {
 	if u, ok := m.Upstream(t.Upstream); ok {
 		return u.cfg.CallTimeout()
 	}
-	return DefaultTimeout
+	return upconfig.DefaultTimeout
 }
 
 func (u *Upstream) relayable() bool {
@@ -172,7 +173,7 @@ func (u *Upstream) finish(s *session, c *call, resp *http.Response, err error) e
 // upstream's own).
 func (u *Upstream) conn(s *session, hc *http.Client) *relay.Conn {
 	return &relay.Conn{
-		URL: u.cfg.URL, HTTP: cmp.Or(hc, u.http), Session: s.cs, Secrets: u.secrets, Max: u.maxResult(),
+		URL: u.cfg.URL, HTTP: cmp.Or(hc, u.http), Session: s.cs, Secrets: u.creds.Secrets(), Max: u.maxResult(),
 		Peer: peer{u, s}, Log: u.log, Go: u.m.wg.Go, Life: u.m.ctx, NoticeTimeout: u.m.opts.ConnectTimeout,
 	}
 }
@@ -213,7 +214,7 @@ func (u *Upstream) tap(s *session) func(r *http.Request) func([]byte) {
 // notification (relay.Notification); s is the session it arrived on, nil if
 // unknown.
 func (u *Upstream) tapMessage(s *session, raw []byte) {
-	switch progress, log := relay.Notification(raw, u.secrets); {
+	switch progress, log := relay.Notification(raw, u.creds.Secrets()); {
 	case progress != nil:
 		u.relayProgress(progress)
 	case log != nil:

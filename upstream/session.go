@@ -56,10 +56,16 @@ func (s *session) alive() bool {
 }
 
 // transport builds the MCP transport for session s, tapped so that its
-// progress and logs are relayed in wire order (dial.Transport).
-func (u *Upstream) transport(s *session) (mcp.Transport, error) {
-	if len(u.cfg.Command) == 0 && u.headerErr != nil {
-		return nil, u.headerErr
+// progress and logs are relayed in wire order (dial.Transport). An HTTP
+// upstream's token and headers are resolved anew for each session.
+func (u *Upstream) transport(ctx context.Context, s *session) (mcp.Transport, error) {
+	if len(u.cfg.Command) == 0 {
+		if u.headerErr != nil {
+			return nil, u.headerErr
+		}
+		if err := u.creds.Set(u.cfg.ResolveHeaders(ctx, u.m.opts.Resolve)); err != nil {
+			return nil, err
+		}
 	}
 	sse := func() *http.Client {
 		return &http.Client{Transport: &relay.TapTransport{Base: u.limited(), Tap: u.tap(s)}}
@@ -101,7 +107,7 @@ func (u *Upstream) connect(ctx context.Context, owner *mcp.ServerSession, client
 		hc, s.tappedHC = clients[0], clients[1]
 	}
 	defer close(s.ready)
-	t, err := u.transport(s)
+	t, err := u.transport(ctx, s)
 	if err != nil {
 		return nil, err
 	}

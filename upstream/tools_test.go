@@ -9,6 +9,7 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/upstream"
+	"github.com/legate-mcp/legate/upstream/upconfig"
 	"github.com/legate-mcp/legate/upstream/upstreamtest"
 )
 
@@ -76,9 +77,9 @@ func TestToolFilter(t *testing.T) {
 	_, srv := upstreamtest.NewRaw(t, def("get_a"), def("get_b"), def("get_secret_key"), def("list"), def("delete_all"))
 	no := false
 	m := newManager(t, memStore(t), upstream.Options{},
-		upstream.Config{ID: "both", URL: srv.URL(), Tools: upstream.ToolFilter{Include: []string{"get_*", "list"}, Exclude: []string{"get_secret*"}}},
-		upstream.Config{ID: "incl", URL: srv.URL(), Tools: upstream.ToolFilter{Include: []string{"list"}}},
-		upstream.Config{ID: "excl", URL: srv.URL(), Tools: upstream.ToolFilter{Exclude: []string{"delete_*", "get_?"}}},
+		upstream.Config{ID: "both", URL: srv.URL(), Tools: upconfig.ToolFilter{Include: []string{"get_*", "list"}, Exclude: []string{"get_secret*"}}},
+		upstream.Config{ID: "incl", URL: srv.URL(), Tools: upconfig.ToolFilter{Include: []string{"list"}}},
+		upstream.Config{ID: "excl", URL: srv.URL(), Tools: upconfig.ToolFilter{Exclude: []string{"delete_*", "get_?"}}},
 		upstream.Config{ID: "all", URL: srv.URL(), Prefix: &no},
 	)
 	for _, id := range m.IDs() {

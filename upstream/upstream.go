@@ -32,9 +32,9 @@ type Upstream struct {
 	m          *Manager
 	log        *slog.Logger
 	http       *http.Client
-	tappedHTTP *http.Client    // http, with event streams tapped (relay.TapTransport)
-	headerErr  error           // header_env unresolved: every connection fails with it
-	secrets    *legate.Secrets // header_env values' secret parts: masked in all the upstream returns
+	tappedHTTP *http.Client      // http, with event streams tapped (relay.TapTransport)
+	headerErr  error             // header_env unresolved: every connection fails with it
+	creds      *dial.Credentials // header_env, token and headers: masked in all the upstream returns
 
 	breaker *gobreaker.CircuitBreaker[answer]
 	slots   chan struct{} // bounds calls in flight
@@ -113,9 +113,13 @@ func newUpstream(m *Manager, cfg *Config, origin string) *Upstream {
 	}
 	u.pool = pool{u: u, perClient: map[*mcp.ServerSession]*session{}, byPrincipal: map[string]*session{}}
 	if cfg.URL != "" {
-		h, err := cfg.Headers(m.opts.LookupEnv)
+		h, err := cfg.EnvHeaders(m.opts.LookupEnv)
 		u.headerErr = err
-		u.http, u.secrets = dial.HeaderClient(cfg.Concurrency(), h)
+		u.creds = dial.NewCredentials(h, cfg.HasCredentialRefs())
+		u.http = dial.NewHTTPClient(cfg.Concurrency(), h, u.creds)
+		if !u.creds.Secrets().Empty() || cfg.HasCredentialRefs() {
+			u.http.Transport = &maskhttp.Transport{Base: u.http.Transport, Current: u.creds.Secrets}
+		}
 		u.tappedHTTP = &http.Client{Transport: &relay.TapTransport{Base: u.limited(), Tap: u.tap(nil)}}
 	}
 	u.breaker = gobreaker.NewCircuitBreaker[answer](gobreaker.Settings{
@@ -130,7 +134,7 @@ func newUpstream(m *Manager, cfg *Config, origin string) *Upstream {
 			// Nor a caller who has not connected an OAuth-protected one.
 			ok := err == nil || relay.Answered(err) || errors.Is(err, context.Canceled) || msglimit.IsTooLarge(err) || legate.CodeOf(err) == legate.CodeNotConnected
 			if !ok {
-				u.lastFailure.Store(&failure{text: u.secrets.MaskString(errText(err)), at: time.Now()})
+				u.lastFailure.Store(&failure{text: u.creds.Secrets().MaskString(errText(err)), at: time.Now()})
 			}
 			return ok
 		},
@@ -212,9 +216,9 @@ func (u *Upstream) call(ctx context.Context, t *Tool, args json.RawMessage, clie
 	})
 	switch {
 	case err == nil && a.res != nil:
-		return answer{res: maskhttp.Result(u.secrets, a.res)}, nil
+		return answer{res: maskhttp.Result(u.creds.Secrets(), a.res)}, nil
 	case err == nil:
-		if masked, ok := maskhttp.Raw(u.secrets, a.rel.JSON); ok {
+		if masked, ok := maskhttp.Raw(u.creds.Secrets(), a.rel.JSON); ok {
 			a.rel = relay.Of(masked)
 		}
 		return answer{rel: a.rel}, nil
@@ -228,12 +232,12 @@ func (u *Upstream) call(ctx context.Context, t *Tool, args json.RawMessage, clie
 		return answer{}, msglimit.ToolError(t.Canonical(), u.maxResult(), u.cfg.ID, err)
 	}
 	if relay.Answered(err) {
-		return answer{}, maskhttp.Err(u.secrets, err)
+		return answer{}, maskhttp.Err(u.creds.Secrets(), err)
 	}
 	if errors.Is(err, context.Canceled) {
 		return answer{}, err
 	}
-	return answer{}, unavailable(u.cfg.ID, u.secrets.MaskString(errText(err)), err)
+	return answer{}, unavailable(u.cfg.ID, u.creds.Secrets().MaskString(errText(err)), err)
 }
 
 // call is one call under way on a session.

@@ -63,3 +63,20 @@ func TestUpstreamAddDescription(t *testing.T) {
 		t.Errorf("the instructions name the store:\n%s", got)
 	}
 }
+
+// --token and --header store references, never values; a malformed one is
+// refused before anything is stored.
+func TestUpstreamAddCredentialReferences(t *testing.T) {
+	state := t.TempDir()
+	if _, err := runCLI(t, "upstream", "add", "crm", "--url", "http://127.0.0.1:1/mcp", "--token", "crm-token", "--no-refresh", "--state-dir", state); err == nil || !strings.Contains(err.Error(), `--token: credential reference "crm-token": want env:NAME, file:PATH or vault:NAME`) {
+		t.Fatalf("a token given as a value: %v", err)
+	}
+	if out, err := runCLI(t, "upstream", "add", "crm", "--url", "http://127.0.0.1:1/mcp", "--token", "vault:crm-token",
+		"--header", "X-Workspace-Key=env:CRM_KEY", "--no-refresh", "--state-dir", state); err != nil {
+		t.Fatalf("add with references: %v\n%s", err, out)
+	}
+	out, err := runCLI(t, "upstream", "show", "crm", "--state-dir", state)
+	if err != nil || !strings.Contains(out, "token=vault:crm-token,headers.X-Workspace-Key=env:CRM_KEY") {
+		t.Fatalf("upstream show: %v\n%s", err, out)
+	}
+}

@@ -13,23 +13,26 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/telemetry/spans"
-	"github.com/legate-mcp/legate/upstream/maskhttp"
 	"github.com/legate-mcp/legate/upstream/relay"
 	"github.com/legate-mcp/legate/upstream/upconfig"
 )
 
-// headerTransport adds fixed headers to every request.
+// headerTransport adds fixed headers to every request, then the
+// credentials' resolved ones (nil: none).
 type headerTransport struct {
-	base http.RoundTripper
-	h    http.Header
+	base  http.RoundTripper
+	h     http.Header
+	creds *Credentials
 }
 
 func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -37,12 +40,27 @@ func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	for k, v := range t.h {
 		r.Header[k] = v
 	}
+	if t.creds != nil {
+		for k, v := range t.creds.Headers() {
+			r.Header[k] = v
+		}
+	}
 	return t.base.RoundTrip(r)
+}
+
+// CloseIdleConnections closes base's idle connections, as
+// http.Client.CloseIdleConnections asks of a transport.
+func (t *headerTransport) CloseIdleConnections() {
+	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
 }
 
 // NewHTTPClient gives an upstream its own connection pool, sized to its
 // concurrency (max_concurrency) so that calls under load reuse connections.
-func NewHTTPClient(concurrency int, h http.Header) *http.Client {
+// Every request carries the headers h, and those of creds as last resolved
+// (Credentials.Set) when it has references to resolve; creds may be nil.
+func NewHTTPClient(concurrency int, h http.Header, creds *Credentials) *http.Client {
 	tr := &http.Transport{
 		Proxy:                 nil, // never from the environment
 		MaxIdleConns:          concurrency * 2,
@@ -54,8 +72,8 @@ func NewHTTPClient(concurrency int, h http.Header) *http.Client {
 	}
 	// Within a traced call, each request is a span and carries traceparent.
 	rt := spans.Transport(tr)
-	if len(h) > 0 {
-		rt = &headerTransport{base: tr, h: h}
+	if len(h) > 0 || (creds != nil && creds.refs) {
+		rt = &headerTransport{base: rt, h: h, creds: creds}
 	}
 	return &http.Client{Transport: rt}
 }
@@ -93,23 +111,6 @@ func Transport(c *upconfig.Config, s Session) mcp.Transport {
 		return &OutliveConnect{Transport: &mcp.SSEClientTransport{Endpoint: c.URL, HTTPClient: s.SSE(), MaxEventSize: s.SDKMax}, Life: s.Life}
 	}
 	return &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: s.HTTP, MaxRetries: 1, MaxEventSize: s.SDKMax}
-}
-
-// HeaderClient is NewHTTPClient sending the fixed headers h, and the
-// secrets in them, which it masks in all the upstream returns.
-func HeaderClient(concurrency int, h http.Header) (*http.Client, *legate.Secrets) {
-	var parts []string
-	for _, vs := range h {
-		for _, v := range vs {
-			parts = append(parts, legate.CredentialParts(v)...)
-		}
-	}
-	secrets := legate.NewSecrets(parts...)
-	hc := NewHTTPClient(concurrency, h)
-	if !secrets.Empty() {
-		hc.Transport = &maskhttp.Transport{Base: hc.Transport, Secrets: secrets}
-	}
-	return hc, secrets
 }
 
 // OutliveConnect connects a transport whose connection keeps the context it
@@ -233,4 +234,65 @@ func (e *ClientEnds) Of(ss *mcp.ServerSession) <-chan struct{} {
 		close(ch)
 	}()
 	return ch
+}
+
+// Credentials are the secret headers of an upstream reached over HTTP:
+// those of header_env, fixed when the upstream is built, and those of
+// token and headers, resolved again each time a session opens (Set).
+// Secrets is what of them is masked in all the upstream returns. A nil
+// *Credentials (a stdio upstream) holds none.
+type Credentials struct {
+	refs     bool // token or headers are resolved when a session opens
+	envParts []string
+	headers  atomic.Pointer[http.Header]
+	secrets  atomic.Pointer[legate.Secrets]
+}
+
+// NewCredentials holds the secret parts of env's values (header_env's);
+// refs says whether headers are to be resolved (Set) too.
+func NewCredentials(env http.Header, refs bool) *Credentials {
+	c := &Credentials{refs: refs}
+	for _, vs := range env {
+		for _, v := range vs {
+			c.envParts = append(c.envParts, legate.CredentialParts(v)...)
+		}
+	}
+	c.secrets.Store(legate.NewSecrets(c.envParts...))
+	return c
+}
+
+// Set makes h the resolved headers, their values masked from now on,
+// unless err (resolving them failed), which it returns; a nil h (no
+// headers to resolve) changes nothing.
+func (c *Credentials) Set(h http.Header, err error) error {
+	if err != nil || h == nil {
+		return err
+	}
+	parts := slices.Clone(c.envParts)
+	for _, vs := range h {
+		for _, v := range vs {
+			parts = append(parts, legate.CredentialParts(v)...)
+		}
+	}
+	// The masks first: a response may echo a value as soon as a request
+	// carries it.
+	c.secrets.Store(legate.NewSecrets(parts...))
+	c.headers.Store(&h)
+	return nil
+}
+
+// Headers returns the headers Set last made (nil before).
+func (c *Credentials) Headers() http.Header {
+	if h := c.headers.Load(); h != nil {
+		return *h
+	}
+	return nil
+}
+
+// Secrets returns what is masked now.
+func (c *Credentials) Secrets() *legate.Secrets {
+	if c == nil {
+		return nil
+	}
+	return c.secrets.Load()
 }

@@ -21,13 +21,20 @@ import (
 )
 
 // Transport masks Secrets in every response of Base: its headers and its
-// body, whose length masking changes.
+// body, whose length masking changes. Current, when set, gives the secrets
+// at the time of each request in place of Secrets (an upstream whose
+// credentials are resolved when a session opens).
 type Transport struct {
 	Base    http.RoundTripper
 	Secrets *legate.Secrets
+	Current func() *legate.Secrets
 }
 
 func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
+	secrets := t.Secrets
+	if t.Current != nil {
+		secrets = t.Current()
+	}
 	resp, err := t.Base.RoundTrip(r)
 	if err != nil {
 		return nil, err
@@ -39,10 +46,10 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	for _, vs := range resp.Header {
 		for i, v := range vs {
-			vs[i] = t.Secrets.MaskString(v)
+			vs[i] = secrets.MaskString(v)
 		}
 	}
-	resp.Body = t.Secrets.Reader(resp.Body)
+	resp.Body = secrets.Reader(resp.Body)
 	resp.Header.Del("Content-Length") // masking changes it
 	resp.ContentLength = -1
 	return resp, nil

@@ -4,6 +4,7 @@
 package upconfig
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -12,6 +13,7 @@ import (
 	"path"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -19,6 +21,7 @@ import (
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/mcpapps"
 	"github.com/legate-mcp/legate/upstream/oauthcfg"
+	"github.com/legate-mcp/legate/vault"
 )
 
 // Config is one upstream MCP server, an entry of `upstreams:` in
@@ -36,6 +39,10 @@ type Config struct {
 	Env         map[string]string `yaml:"env" json:"env,omitempty" desc:"The whole environment of a stdio server, besides a minimal PATH and HOME"`
 	Dir         string            `yaml:"dir" json:"dir,omitempty" desc:"Working directory of a stdio server"`
 	HeaderEnv   map[string]string `yaml:"header_env" json:"header_env,omitempty" example:"{Authorization: GITHUB_MCP_TOKEN}" desc:"HTTP header to the name of the environment variable holding its whole value; an unset or empty variable fails this upstream alone"`
+	// Token and Headers are credential references, resolved (for the
+	// upstream's tenant) each time a session is opened, never stored.
+	Token   *vault.Ref           `yaml:"token" json:"token,omitempty" example:"{vault: github-mcp-token}" desc:"The server's static token, as a reference: {env: NAME}, {file: PATH} or {vault: NAME}; resolved when a session opens and sent as Authorization: Bearer TOKEN"`
+	Headers map[string]vault.Ref `yaml:"headers" json:"headers,omitempty" example:"{X-API-Key: {vault: search-api-key}}" desc:"HTTP header to a reference holding its whole value: {env: NAME}, {file: PATH} or {vault: NAME}; resolved when a session opens"`
 	// TrustAnnotations: nil is true.
 	TrustAnnotations *bool           `yaml:"trust_annotations" json:"trust_annotations,omitempty" default:"true" desc:"true: readOnlyHint makes a tool class read, destructiveHint destructive, others write; false: every tool of this upstream is at least write"`
 	Tools            ToolFilter      `yaml:"tools" json:"tools,omitzero" desc:"Glob filters on the upstream's own tool names"`
@@ -139,7 +146,14 @@ func (c *Config) Validate(at string) []error {
 		if len(c.HeaderEnv) > 0 {
 			bad("header_env", "headers apply to url upstreams only")
 		}
+		if c.Token != nil {
+			bad("token", "a token applies to url upstreams only (a stdio server takes its secrets from env)")
+		}
+		if len(c.Headers) > 0 {
+			bad("headers", "headers apply to url upstreams only")
+		}
 	}
+	c.validateCredentials(bad)
 	// In a stable order: the same file gives the same errors every run.
 	for _, h := range slices.Sorted(maps.Keys(c.HeaderEnv)) {
 		if c.HeaderEnv[h] == "" {
@@ -249,13 +263,125 @@ func (f ToolFilter) Wanted(name string) bool {
 	return !match(f.Exclude)
 }
 
+// validateCredentials checks token and headers: each a valid reference,
+// no header given twice, and no Authorization header beside auth: oauth,
+// whose Authorization is each caller's own token.
+func (c *Config) validateCredentials(bad func(key, format string, args ...any)) {
+	if c.Token != nil {
+		if err := c.Token.Validate(); err != nil {
+			bad("token", "%v", err)
+		}
+		if c.OAuthProtected() {
+			bad("token", "with auth: oauth, the Authorization header is each caller's token")
+		}
+	}
+	given := map[string]string{}
+	for h := range c.HeaderEnv {
+		given[http.CanonicalHeaderKey(h)] = "header_env." + h
+	}
+	if c.Token != nil {
+		if prev, dup := given["Authorization"]; dup {
+			bad("token", "sets the Authorization header, which %s sets too", prev)
+		}
+		given["Authorization"] = "token"
+	}
+	for _, h := range slices.Sorted(maps.Keys(c.Headers)) {
+		key := "headers." + h
+		if err := c.Headers[h].Validate(); err != nil {
+			bad(key, "%v", err)
+		}
+		if !validHeaderName(h) {
+			bad(key, "%q is not a valid header name", h)
+		}
+		ch := http.CanonicalHeaderKey(h)
+		if prev, dup := given[ch]; dup {
+			bad(key, "sets the %s header, which %s sets too", ch, prev)
+		}
+		given[ch] = key
+		if ch == "Authorization" && c.OAuthProtected() {
+			bad(key, "with auth: oauth, the Authorization header is each caller's token")
+		}
+	}
+}
+
+// validHeaderName reports whether h is an HTTP token (RFC 9110).
+func validHeaderName(h string) bool {
+	if h == "" {
+		return false
+	}
+	for _, r := range h {
+		if r > 0x7e || r <= ' ' || strings.ContainsRune(`"(),/:;<=>?@[\]{}`, r) {
+			return false
+		}
+	}
+	return true
+}
+
+// HasCredentialRefs reports whether the upstream's token or headers
+// reference credentials, which are resolved when a session opens.
+func (c *Config) HasCredentialRefs() bool { return c.Token != nil || len(c.Headers) > 0 }
+
+// CredentialRefs lists the references of token and headers, each with
+// the header it fills, in a stable order.
+func (c *Config) CredentialRefs() []HeaderRef {
+	var out []HeaderRef
+	if c.Token != nil {
+		out = append(out, HeaderRef{Key: "token", Header: "Authorization", Ref: *c.Token, Bearer: true})
+	}
+	for _, h := range slices.Sorted(maps.Keys(c.Headers)) {
+		out = append(out, HeaderRef{Key: "headers." + h, Header: h, Ref: c.Headers[h]})
+	}
+	return out
+}
+
+// HeaderRef is one header an upstream's credential reference fills.
+type HeaderRef struct {
+	Key    string // token or headers.NAME
+	Header string
+	Ref    vault.Ref
+	Bearer bool // the value is sent as "Bearer VALUE"
+}
+
+// ErrCredential is wrapped by the error of an upstream whose token or
+// headers reference a secret that cannot be resolved.
+var ErrCredential = errors.New("upstream credential not resolved")
+
+// ResolveHeaders resolves token and headers through resolve (nil: a
+// vault.Resolver with no vault, which resolves env and file only), for
+// the upstream's tenant: at connect time, so that a secret set or rotated
+// in the vault is used by the next session. Errors name the key and the
+// reference, never a value. With neither token nor headers, it returns nil.
+func (c *Config) ResolveHeaders(ctx context.Context, resolve func(context.Context, string, vault.Ref) (string, error)) (http.Header, error) {
+	if !c.HasCredentialRefs() {
+		return nil, nil
+	}
+	if resolve == nil {
+		resolve = (&vault.Resolver{}).Resolve
+	}
+	h := http.Header{}
+	for _, r := range c.CredentialRefs() {
+		v, err := resolve(ctx, c.Tenant, r.Ref)
+		if err != nil {
+			return nil, fmt.Errorf("upstream %s: %s (%s): %w: %w", c.ID, r.Key, r.Ref, ErrCredential, err)
+		}
+		if strings.ContainsAny(v, "\r\n") {
+			return nil, fmt.Errorf("upstream %s: %s (%s): the value holds a line break: %w", c.ID, r.Key, r.Ref, ErrCredential)
+		}
+		if r.Bearer {
+			v = "Bearer " + v
+		}
+		h.Set(r.Header, v)
+	}
+	return h, nil
+}
+
 // ErrHeaderEnv is wrapped by the error of an upstream whose header_env
 // names an unset or empty environment variable.
 var ErrHeaderEnv = errors.New("header environment variable not set")
 
-// Headers resolves header_env at connect time. The values stay in the
+// EnvHeaders resolves header_env when the upstream is built. The values stay in the
 // transport; errors name the variable, never a value.
-func (c *Config) Headers(lookup func(string) (string, bool)) (http.Header, error) {
+func (c *Config) EnvHeaders(lookup func(string) (string, bool)) (http.Header, error) {
 	h := http.Header{}
 	for name, env := range c.HeaderEnv {
 		v, ok := lookup(env)

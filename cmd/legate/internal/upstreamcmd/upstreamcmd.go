@@ -27,6 +27,8 @@ import (
 	"github.com/legate-mcp/legate/operations"
 	"github.com/legate-mcp/legate/server"
 	"github.com/legate-mcp/legate/upstream"
+	"github.com/legate-mcp/legate/upstream/upconfig"
+	"github.com/legate-mcp/legate/vault"
 )
 
 // A RunE is a command's body.
@@ -104,6 +106,7 @@ type upstreamInfo struct {
 	Command     []string `json:"command,omitempty"`
 	Env         []string `json:"env,omitempty"`
 	HeaderEnv   []string `json:"header_env,omitempty"`
+	Credentials []string `json:"credentials,omitempty"` // token and headers: KEY=REFERENCE
 	Session     string   `json:"session"`
 	ToolNames   []string `json:"tool_names"`
 	Quarantines []string `json:"quarantined_tools"`
@@ -126,7 +129,7 @@ func showCmd(h Hooks) *cobra.Command {
 				return err
 			}
 			c := u.Config()
-			in := upstreamInfo{URL: c.URL, Command: c.Command, Session: cmp.Or(c.Session, upstream.SessionShared), ToolNames: []string{},
+			in := upstreamInfo{URL: c.URL, Command: c.Command, Session: cmp.Or(c.Session, upconfig.SessionShared), ToolNames: []string{},
 				Quarantines: []string{}, Env: slices.Sorted(maps.Keys(c.Env))}
 			if i := slices.IndexFunc(st, func(s upstream.Status) bool { return s.ID == argv[0] }); i >= 0 {
 				in.Status = st[i]
@@ -135,6 +138,9 @@ func showCmd(h Hooks) *cobra.Command {
 				in.HeaderEnv = append(in.HeaderEnv, h+"="+v)
 			}
 			slices.Sort(in.HeaderEnv)
+			for _, r := range c.CredentialRefs() {
+				in.Credentials = append(in.Credentials, r.Key+"="+r.Ref.String())
+			}
 			for _, t := range m.Tools() {
 				if t.Upstream == argv[0] {
 					in.ToolNames = append(in.ToolNames, t.Canonical())
@@ -152,6 +158,7 @@ func showCmd(h Hooks) *cobra.Command {
 				}
 				return cli.Fields(w, [][2]string{{"ID", in.ID}, {"TRANSPORT", in.Transport}, {"TARGET", target},
 					{"ENV", cli.OrDash(strings.Join(in.Env, ","))}, {"HEADER ENV", cli.OrDash(strings.Join(in.HeaderEnv, ","))},
+					{"CREDENTIALS", cli.OrDash(strings.Join(in.Credentials, ","))},
 					{"SESSION", in.Session}, {"STATUS", upstreamState(in.Status)}, {"LAST REFRESH", cli.Ago(in.RefreshedAt)},
 					{"LAST ERROR", cli.OrDash(in.LastError)}, {"DEFINED IN", in.Origin},
 					{"TOOLS", cli.OrDash(strings.Join(in.ToolNames, ", "))}, {"QUARANTINED", cli.OrDash(strings.Join(in.Quarantines, ", "))}})
@@ -175,13 +182,14 @@ func upstreamState(s upstream.Status) string {
 
 func addCmd(h Hooks) *cobra.Command {
 	var def upstream.Config
-	var session, transport, timeout string
-	var headerEnv, env []string
+	var session, transport, timeout, token string
+	var headerEnv, headerRefs, env []string
 	var noPrefix, distrust, noRefresh bool
 	cmd := &cobra.Command{
 		Use:   "add ID (--url URL | -- PROGRAM [ARG...])",
 		Short: "Add an upstream to the store, connect to it and cache its tools",
 		Example: `  legate upstream add github --url https://api.example.com/mcp/ --header-env Authorization=GITHUB_MCP_TOKEN
+  legate upstream add crm --url https://mcp.crm.example/mcp --token vault:crm-token
   legate upstream add fs --description "files of the team share, read and write" --session per_client -- node /opt/mcp/server-filesystem/dist/index.js /srv/data`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, argv []string) error {
@@ -199,6 +207,9 @@ func addCmd(h Hooks) *cobra.Command {
 				return err
 			}
 			if def.Env, err = pairs("--env", env); err != nil {
+				return err
+			}
+			if def.Token, def.Headers, err = credentialRefs(token, headerRefs); err != nil {
 				return err
 			}
 			if noPrefix {
@@ -257,6 +268,8 @@ func addCmd(h Hooks) *cobra.Command {
 	f.StringVar(&def.URL, "url", "", "URL of a remote server (Streamable HTTP, or SSE with --transport sse)")
 	f.StringVar(&transport, "transport", "", "streamable (default) or sse, for --url")
 	f.StringArrayVar(&headerEnv, "header-env", nil, "HEADER=ENV_VAR: send HEADER with the value of ENV_VAR (repeatable)")
+	f.StringVar(&token, "token", "", "the server's static token as a reference, env:NAME, file:PATH or vault:NAME: sent as Authorization: Bearer TOKEN, resolved when a session opens")
+	f.StringArrayVar(&headerRefs, "header", nil, "HEADER=REF: send HEADER with the value REF (env:NAME, file:PATH or vault:NAME) holds (repeatable)")
 	f.StringArrayVar(&env, "env", nil, "NAME=VALUE in a stdio server's environment (repeatable)")
 	f.StringVar(&session, "session", "", "shared (default) or per_client")
 	f.StringVar(&timeout, "timeout", "", "per-call timeout, e.g. 60s")
@@ -264,6 +277,29 @@ func addCmd(h Hooks) *cobra.Command {
 	f.BoolVar(&distrust, "distrust-annotations", false, "ignore readOnlyHint: every tool is at least class write")
 	f.BoolVar(&noRefresh, "no-refresh", false, "do not connect now")
 	return cmd
+}
+
+// credentialRefs parses --token and --header: references, never values.
+func credentialRefs(token string, headers []string) (*vault.Ref, map[string]vault.Ref, error) {
+	var tok *vault.Ref
+	if token != "" {
+		r, err := vault.ParseRef(token)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--token: %w", err)
+		}
+		tok = &r
+	}
+	hs, err := pairs("--header", headers)
+	if err != nil || hs == nil {
+		return tok, nil, err
+	}
+	refs := map[string]vault.Ref{}
+	for h, v := range hs {
+		if refs[h], err = vault.ParseRef(v); err != nil {
+			return nil, nil, fmt.Errorf("--header %s: %w", h, err)
+		}
+	}
+	return tok, refs, nil
 }
 
 func pairs(flag string, list []string) (map[string]string, error) {
