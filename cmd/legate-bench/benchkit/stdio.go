@@ -41,7 +41,10 @@ func StartStdio(ctx context.Context, o Options, name string, argv, env []string)
 	ictx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	c := mcp.NewClient(&mcp.Implementation{Name: "legate-bench", Version: "1"}, nil)
-	s, err := c.Connect(ictx, &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}, nil)
+	// A session at 2025-11-25, as the HTTP sessions of the harness
+	// (OpenSessions), so that a read over stdio and over HTTP is measured
+	// on the same protocol, and anchors of that era speak it too.
+	s, err := c.Connect(ictx, &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		if cmd.Process != nil {
 			cmd.Process.Kill()
