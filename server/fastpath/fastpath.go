@@ -153,13 +153,8 @@ func (f *Paths) Serve(w http.ResponseWriter, r *http.Request) bool {
 		!bytes.Contains(body, []byte(`"tools/`)) && !bytes.Contains(body, []byte(`"notifications/cancelled"`)) {
 		return false
 	}
-	var msg struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Method  string          `json:"method"`
-		Params  json.RawMessage `json:"params"`
-	}
-	if json.Unmarshal(body, &msg) != nil || msg.JSONRPC != "2.0" {
+	msg, ok := decodeMessage(body)
+	if !ok {
 		return false
 	}
 	if ss == nil {
@@ -185,6 +180,19 @@ func (f *Paths) Serve(w http.ResponseWriter, r *http.Request) bool {
 		f.cancel(sid, msg.Params) // and the SDK acknowledges it as usual
 	}
 	return false
+}
+
+// message is a JSON-RPC message as the fast paths read it.
+type message struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+}
+
+// decodeMessage reads b as a JSON-RPC 2.0 message, or reports false.
+func decodeMessage(b []byte) (msg message, ok bool) {
+	return msg, json.Unmarshal(b, &msg) == nil && msg.JSONRPC == "2.0"
 }
 
 // statelessMeta reports whether the _meta of a stateless request's params

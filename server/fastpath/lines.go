@@ -31,13 +31,8 @@ func (f *Paths) Line(ctx context.Context, ss *mcp.ServerSession, line []byte, ou
 		bytes.Contains(line, []byte(`"io.modelcontextprotocol/protocolVersion"`)) {
 		return false
 	}
-	var msg struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Method  string          `json:"method"`
-		Params  json.RawMessage `json:"params"`
-	}
-	if json.Unmarshal(line, &msg) != nil || msg.JSONRPC != "2.0" {
+	msg, ok := decodeMessage(line)
+	if !ok {
 		return false
 	}
 	switch msg.Method {
