@@ -2,6 +2,7 @@ package kb
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -284,15 +285,7 @@ func fuse(lists ...[]int) []scored {
 	for p, s := range score {
 		out = append(out, scored{p, s})
 	}
-	slices.SortFunc(out, func(a, b scored) int {
-		switch {
-		case a.score > b.score:
-			return -1
-		case a.score < b.score:
-			return 1
-		}
-		return a.n - b.n
-	})
+	slices.SortFunc(out, byScore)
 	return out
 }
 
@@ -300,6 +293,14 @@ func fuse(lists ...[]int) []scored {
 type scored struct {
 	n     int
 	score float64
+}
+
+// byScore orders passages best first, the lower number first on a tie.
+func byScore(a, b scored) int {
+	if c := cmp.Compare(b.score, a.score); c != 0 {
+		return c
+	}
+	return a.n - b.n
 }
 
 // dense ranks the passages by the cosine of their vectors to q, best
@@ -311,15 +312,7 @@ func dense(q []float32, vs [][]float32, limit int) []int {
 			all = append(all, scored{i, dot(q, v)})
 		}
 	}
-	slices.SortFunc(all, func(a, b scored) int {
-		switch {
-		case a.score > b.score:
-			return -1
-		case a.score < b.score:
-			return 1
-		}
-		return a.n - b.n
-	})
+	slices.SortFunc(all, byScore)
 	out := make([]int, 0, min(limit, len(all)))
 	for _, s := range all[:min(limit, len(all))] {
 		out = append(out, s.n)
