@@ -30,8 +30,9 @@ func SDKClient(ctx context.Context, g *Gateway) (*mcp.ClientSession, error) {
 // ServeLines serves one client over r and w as ServeStdio does; with fast
 // false, every line takes the SDK's path.
 func ServeLines(ctx context.Context, g *Gateway, r io.Reader, w io.Writer, fast bool) error {
+	t := &jsonlines.Transport{R: r, W: w, Log: g.log, Max: jsonlines.MaxLine}
 	if fast {
-		return g.serveLines(ctx, r, w)
+		return jsonlines.Run(ctx, g.mcp, t, g.fast.paths.Line) // as ServeStdio serves
 	}
-	return g.mcp.Run(ctx, &jsonlines.Transport{R: r, W: w, Log: g.log, Max: jsonlines.MaxLine})
+	return g.mcp.Run(ctx, t)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -177,9 +176,5 @@ func (g *Gateway) ServeHTTP(ctx context.Context, ln net.Listener) error {
 // session goes on (package jsonlines); the fast paths take the lines they
 // answer (fastpath.Line).
 func (g *Gateway) ServeStdio(ctx context.Context) error {
-	return g.serveLines(ctx, os.Stdin, os.Stdout)
-}
-
-func (g *Gateway) serveLines(ctx context.Context, r io.Reader, w io.Writer) error {
-	return jsonlines.Run(ctx, g.mcp, &jsonlines.Transport{R: r, W: w, Log: g.log, Max: jsonlines.MaxLine}, g.fast.paths.Line)
+	return jsonlines.Run(ctx, g.mcp, &jsonlines.Transport{R: os.Stdin, W: os.Stdout, Log: g.log, Max: jsonlines.MaxLine}, g.fast.paths.Line)
 }
