@@ -95,8 +95,12 @@ func TestChangesReachARunningServer(t *testing.T) {
 	callable("upstream add", "mcp__remote__ping", nil, start)
 
 	start = time.Now()
+	before := strings.Count(s.stderr.String(), "configuration reloaded")
 	write(allowAll + fmt.Sprintf("connectors:\n  - {id: edited, type: webhook, config: {url: %q, allow_private_networks: true}}\n", hook.URL))
 	callable("config edit", "edited__send", map[string]any{"payload": "x"}, start)
+	// The reload is logged just after its tools are served: counted once logged.
+	waitFor(t, 30*time.Second, func() bool { return strings.Count(s.stderr.String(), "configuration reloaded") > before },
+		"the config edit's reload was not logged")
 
 	// An invalid edit is refused whole: the tools in use stay.
 	reloads := strings.Count(s.stderr.String(), "configuration reloaded")
