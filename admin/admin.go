@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/legate-mcp/legate/auth"
+	"github.com/legate-mcp/legate/connections"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/store"
 )
@@ -53,9 +54,9 @@ type Options struct {
 	Token string
 	// Logger receives a line per access across tenants; nil discards them.
 	Logger *slog.Logger
-	// Connections, when set, serves /admin/v1/connections and below (the
-	// per-user connections of connector instances).
-	Connections http.Handler
+	// Connections, when set, are the per-user connections of connector
+	// instances, served under /admin/v1/connections.
+	Connections *connections.Manager
 }
 
 // api serves the admin API.
@@ -92,11 +93,11 @@ func Handler(ops Ops, opts *Options) http.Handler {
 	for _, rt := range routes {
 		mux.HandleFunc(rt.pattern, rt.handler(h))
 	}
-	conns := opts.Connections
-	if conns == nil {
-		conns = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-			writeJSONError(w, http.StatusNotFound, "this server keeps no per-user connections")
-		})
+	var conns http.Handler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		writeJSONError(w, http.StatusNotFound, "this server keeps no per-user connections")
+	})
+	if opts.Connections != nil {
+		conns = connectionsHandler(opts.Connections)
 	}
 	for _, p := range connectionRoutes {
 		mux.Handle(p, conns)
@@ -129,7 +130,7 @@ func Handler(ops Ops, opts *Options) http.Handler {
 }
 
 // connectionRoutes are the routes Options.Connections serves.
-var connectionRoutes = []string{"GET /admin/v1/connections", "DELETE /admin/v1/connections/{instance}", "POST /admin/v1/connections/{instance}/connect"}
+var connectionRoutes = []string{"GET /admin/v1/connections", "DELETE /admin/v1/connections/{instance}", "POST /admin/v1/connections/{instance}/connect", "PUT /admin/v1/connections/{instance}/token"}
 
 // routes are the API's routes, each a ServeMux pattern and its handler.
 var routes = []struct {

@@ -4,11 +4,11 @@ import (
 	"net/http"
 
 	"github.com/legate-mcp/legate/auth"
-	"github.com/legate-mcp/legate/connections"
 )
 
 // Harden lets through to h the admin API's reads, its approval
-// decisions and the start of a connection of the caller's own account,
+// decisions and the connection of the caller's own account (a consent
+// started, or a token of their own stored),
 // and its changes (connectors, upstreams, tokens, sessions) only as
 // auth.Authenticator.RequirePinned does: on a hardened deployment, from a
 // pinned principal. Deciding an approval or connecting one's own account
@@ -20,7 +20,8 @@ func Harden(a *auth.Authenticator, h http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("POST /admin/v1/approvals/{id}/{verb}", h)
 	mux.Handle("POST /admin/v1/connections/{instance}/connect", h)
-	mux.Handle("DELETE /admin/v1/connections/{instance}", connections.OwnRevokes(h, a.RequirePinned(h)))
+	mux.Handle("PUT /admin/v1/connections/{instance}/token", h)
+	mux.Handle("DELETE /admin/v1/connections/{instance}", ownRevokes(h, a.RequirePinned(h)))
 	mux.Handle("/", a.RequirePinned(h))
 	return mux
 }

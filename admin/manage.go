@@ -81,7 +81,10 @@ type Connector struct {
 	// a reference).
 	CredentialsMode string                 `json:"credentials_mode"`
 	OAuth           *config.ConnectorOAuth `json:"oauth,omitempty"`
-	LastTest        *ConnectorTest         `json:"last_test,omitempty"`
+	// UserCredential is the credential people supply themselves, for a
+	// per-user instance without an OAuth app.
+	UserCredential string         `json:"user_credential,omitempty"`
+	LastTest       *ConnectorTest `json:"last_test,omitempty"`
 }
 
 // NewConnector is the body of POST /admin/v1/connectors. Credentials are
@@ -100,9 +103,11 @@ type NewConnector struct {
 	Credentials map[string]vault.Ref `json:"credentials,omitempty"`
 	Secrets     map[string]string    `json:"secrets,omitempty"`
 	// CredentialsMode is shared (the default), per_user or
-	// per_user_or_shared; OAuth is needed for the last two.
+	// per_user_or_shared; the last two need OAuth, or UserCredential: the
+	// credential each person supplies themselves.
 	CredentialsMode string                 `json:"credentials_mode,omitempty"`
 	OAuth           *config.ConnectorOAuth `json:"oauth,omitempty"`
+	UserCredential  string                 `json:"user_credential,omitempty"`
 }
 
 // SecretOAuthClient is the key in NewConnector.Secrets of the OAuth app's

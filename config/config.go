@@ -184,7 +184,10 @@ type Connector struct {
 	// CredentialsMode says whose credential a call uses: see connections.
 	CredentialsMode string `yaml:"credentials_mode" enum:"shared,per_user,per_user_or_shared" default:"shared" desc:"Whose credential a call uses: shared (the instance's credentials, for every caller), per_user (the calling principal's own connection, made with legate connect ID; a caller without one gets NOT_CONNECTED), per_user_or_shared (the caller's connection when there is one, else the shared credentials)"`
 	// OAuth is the OAuth app per-user connections are made with.
-	OAuth *ConnectorOAuth `yaml:"oauth" desc:"The OAuth app people connect their own accounts with (authorization code flow with PKCE, run by Legate); needed for per_user and per_user_or_shared"`
+	OAuth *ConnectorOAuth `yaml:"oauth" desc:"The OAuth app people connect their own accounts with (authorization code flow with PKCE, run by Legate); per_user and per_user_or_shared need it or user_credential"`
+	// UserCredential is the credential each person supplies themselves
+	// when the instance has no OAuth app: see connections.
+	UserCredential string `yaml:"user_credential" desc:"For per_user and per_user_or_shared without an oauth section: the type's credential each person supplies themselves, their own API key or personal access token, stored in the vault under their principal with legate connect ID --token (or the admin API)" example:"token"`
 }
 
 // The tool naming modes.

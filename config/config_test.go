@@ -22,9 +22,10 @@ func TestExampleLoadsAndValidates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.Connectors) != 5 || f.Connectors[0].ID != "web" || f.Connectors[1].Type != "webhook" || f.Connectors[2].Tenant != "acme" ||
+	if len(f.Connectors) != 6 || f.Connectors[0].ID != "web" || f.Connectors[1].Type != "webhook" || f.Connectors[2].Tenant != "acme" ||
 		f.Connectors[3].PerUserCredential() != "user_token" || f.Connectors[3].OAuthApp().TokenURL == "" ||
-		f.Connectors[4].PerUserCredential() != "oauth_access_token" || f.Connectors[4].OAuthApp().TokenURL != "https://oauth2.googleapis.com/token" {
+		f.Connectors[4].PerUserCredential() != "oauth_access_token" || f.Connectors[4].OAuthApp().TokenURL != "https://oauth2.googleapis.com/token" ||
+		f.Connectors[5].PerUserCredential() != "token" || f.Connectors[5].OAuthApp() != nil {
 		t.Fatalf("unexpected connectors: %+v", f.Connectors)
 	}
 	if len(f.Upstreams) != 5 || f.Upstreams[1].Session != "per_client" || f.Upstreams[2].Prefixed() || f.Upstreams[3].Tenant != "acme" ||

@@ -100,12 +100,15 @@ func (c *Connector) PerUser() bool {
 }
 
 // PerUserCredential is the credential a per-user connection supplies, ""
-// when the instance's mode is shared.
+// when the instance's mode is shared: the OAuth app's, or without one
+// the credential people supply themselves (user_credential).
 func (c *Connector) PerUserCredential() string {
-	if !c.PerUser() {
+	switch {
+	case !c.PerUser():
 		return ""
-	}
-	if c.OAuth != nil && c.OAuth.Credential != "" {
+	case c.OAuth == nil:
+		return c.UserCredential
+	case c.OAuth.Credential != "":
 		return c.OAuth.Credential
 	}
 	return Providers[c.Type].Credential
@@ -151,8 +154,19 @@ func (c *Connector) ValidateOAuth(path string) []error {
 			errs = append(errs, err)
 		}
 	}
-	if c.PerUser() && c.OAuth == nil {
-		bad(path+".oauth", "is required with credentials_mode %s: the OAuth app people connect with", c.CredentialsMode)
+	if c.PerUser() && c.OAuth == nil && c.UserCredential == "" {
+		bad(path+".oauth", "is required with credentials_mode %s: the OAuth app people connect with (or user_credential: the credential each person supplies with legate connect %s --token)", c.CredentialsMode, c.id())
+	}
+	if u := c.UserCredential; u != "" {
+		t, known := connectors.Lookup(c.Type)
+		switch {
+		case !c.PerUser():
+			bad(path+".user_credential", "is for credentials_mode per_user or per_user_or_shared, not %s", c.CredentialsMode)
+		case c.OAuth != nil:
+			bad(path+".user_credential", "is for an instance without oauth: with oauth, a connection supplies oauth.credential")
+		case known && !t.HasCredential(u):
+			bad(path+".user_credential", "type %q takes no credential %q (it takes: %s)", c.Type, u, strings.Join(t.CredentialNames(), ", "))
+		}
 	}
 	app := c.OAuthApp()
 	if app == nil {

@@ -89,7 +89,7 @@ func (m flow) secure(r *http.Request, instance string) bool {
 func (m *Manager) Begin(w http.ResponseWriter, r *http.Request, instance, tenant, principal string) (string, error) {
 	id, nonce := randomString(12), randomString(32)
 	sum := sha256.Sum256([]byte(nonce))
-	u, err := flow{m}.authURL(r.Context(), instance, tenant, principal, requestOrigin(r), id, sum[:])
+	u, err := flow{m}.authURL(r.Context(), instance, tenant, principal, RequestOrigin(r), id, sum[:])
 	if err != nil {
 		return "", err
 	}
@@ -234,10 +234,10 @@ func (m flow) confirm(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	} else {
-		principal, tenant := m.caller(r)
+		principal, tenant := m.Caller(r)
 		t = ticket{Instance: instance, Principal: principal, Tenant: tenant, Expires: m.opts.Now().Add(LinkTTL).Unix()}
 	}
-	a, _, err := m.apps.app(r.Context(), instance, t.Tenant, requestOrigin(r))
+	a, _, err := m.apps.app(r.Context(), instance, t.Tenant, RequestOrigin(r))
 	if err != nil {
 		m.fail(w, http.StatusBadRequest, "Cannot connect", err)
 		return

@@ -66,9 +66,9 @@ func (m *Manager) Connectable(ctx context.Context, tenant, principal string) ([]
 	return out, nil
 }
 
-// caller is the principal and tenant of r: its authenticated principal,
+// Caller is the principal and tenant of r: its authenticated principal,
 // else Options.Principal (a gateway without authentication).
-func (m *Manager) caller(r *http.Request) (principal, tenant string) {
+func (m *Manager) Caller(r *http.Request) (principal, tenant string) {
 	if p := auth.PrincipalFromContext(r.Context()); p != nil {
 		return p.Name, p.Tenant
 	}

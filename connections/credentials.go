@@ -57,7 +57,7 @@ func (c *userCredentials) Get(ctx context.Context, name string) (string, error) 
 	defer c.mu.Unlock()
 	// Read again within one call, the credential was refused: the token
 	// is refreshed once, unless another call refreshed it already.
-	refreshIs := config.Providers[c.def.Type].RefreshToken && c.def.OAuth.Credential == config.Providers[c.def.Type].Credential
+	refreshIs := c.def.OAuth != nil && config.Providers[c.def.Type].RefreshToken && c.def.OAuth.Credential == config.Providers[c.def.Type].Credential
 	tok, err := c.m.token(ctx, c.def.ID, refreshIs, c.caller.Tenant, c.caller.Principal, c.last)
 	if errors.Is(err, errNotConnected) && c.def.Mode == config.CredentialsPerUserOrShared && c.base.Has(name) {
 		return c.base.Get(ctx, name)
@@ -75,7 +75,13 @@ var errNotConnected = errors.New("not connected")
 // to connect, with the connect URL in its details when Legate's public
 // URL is known.
 func (m *Manager) NotConnected(instance, principal, why string) *legate.Error {
-	msg := fmt.Sprintf("%s acts as each caller and %s %s: connect it with `legate connect %s`", instance, principal, why, instance)
+	how := "legate connect " + instance
+	if def, ok := m.apps.def(instance); ok && def.OAuth == nil && def.UserCredential != "" {
+		how += " --token` (their own " + def.UserCredential + ")"
+	} else {
+		how += "`"
+	}
+	msg := fmt.Sprintf("%s acts as each caller and %s %s: connect it with `%s", instance, principal, why, how)
 	e := &legate.Error{Code: legate.CodeNotConnected, Err: errNotConnected, Details: map[string]any{"instance": instance}}
 	if u := m.ConnectURL(instance, ""); u != "" {
 		msg += " or by opening " + u

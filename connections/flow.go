@@ -147,8 +147,12 @@ func (m *apps) publicOrigin(instance string) string {
 
 // ConnectURL is the URL a person opens to connect instance, on Legate's
 // public origin (requestOrigin when none is configured); "" when neither
-// is known.
+// is known, or when the instance has no OAuth app (its people supply
+// their own credential: SetToken).
 func (m *Manager) ConnectURL(instance, requestOrigin string) string {
+	if def, ok := m.apps.def(instance); ok && def.OAuth == nil {
+		return "" // people supply their own credential: no page to open
+	}
 	o := m.apps.publicOrigin(instance)
 	if o == "" {
 		o = requestOrigin
@@ -278,9 +282,9 @@ func (m *Manager) Handler(authenticate func(http.Handler) http.Handler) http.Han
 	return mux
 }
 
-// requestOrigin is the origin r came to; "" when r names no host (then
+// RequestOrigin is the origin r came to; "" when r names no host (then
 // the callback needs Legate's public URL configured).
-func requestOrigin(r *http.Request) string {
+func RequestOrigin(r *http.Request) string {
 	if r.Host == "" {
 		return ""
 	}

@@ -50,7 +50,14 @@ type record struct {
 	RefreshedAt  time.Time `json:"refreshed_at,omitzero"`
 	// Client is the registered client of an upstream's connection.
 	Client *client `json:"client,omitempty"`
+	// Kind is KindToken for a credential the person supplied themselves
+	// (SetToken), "" for one an OAuth consent gave.
+	Kind string `json:"kind,omitempty"`
 }
+
+// KindToken is the Kind of a connection whose credential the person
+// supplied themselves: their own API key or personal access token.
+const KindToken = "token"
 
 // Info describes a connection, never its tokens.
 type Info struct {
@@ -61,6 +68,9 @@ type Info struct {
 	Expiry      time.Time `json:"expiry,omitzero"`
 	ConnectedAt time.Time `json:"connected_at"`
 	RefreshedAt time.Time `json:"refreshed_at,omitzero"`
+	// Kind is KindToken for a credential the person supplied, "" for an
+	// OAuth consent's.
+	Kind string `json:"kind,omitempty"`
 }
 
 // status is the connection's status at now: expired once a refresh was
@@ -73,7 +83,7 @@ func (r *record) status(now time.Time) string {
 }
 
 func (r *record) info(now time.Time) Info {
-	return Info{Instance: r.Instance, Principal: r.Principal, Tenant: r.Tenant, Status: r.status(now), Expiry: r.Expiry, ConnectedAt: r.ConnectedAt, RefreshedAt: r.RefreshedAt}
+	return Info{Instance: r.Instance, Principal: r.Principal, Tenant: r.Tenant, Status: r.status(now), Expiry: r.Expiry, ConnectedAt: r.ConnectedAt, RefreshedAt: r.RefreshedAt, Kind: r.Kind}
 }
 
 // SecretName is the vault name of principal's connection to instance (in
@@ -317,7 +327,8 @@ func (m *Manager) Revoke(ctx context.Context, tenant, principal, instance string
 	if r == nil {
 		return fmt.Errorf("%s has no connection to %s (tenant %q): %w", principal, instance, tenant, ErrNoConnection)
 	}
-	if def, ok := m.apps.def(instance); ok && def.OAuth != nil && def.OAuth.RevokeURL != "" {
+	// A credential the person supplied is theirs: forgotten, not revoked.
+	if def, ok := m.apps.def(instance); ok && def.OAuth != nil && def.OAuth.RevokeURL != "" && r.Kind != KindToken {
 		for _, tok := range []string{r.RefreshToken, r.AccessToken} {
 			if tok != "" {
 				if err := m.revokeAt(ctx, def, tok); err != nil {
@@ -371,6 +382,8 @@ func (m *apps) appOf(instance string) (sources.InstanceDef, error) {
 	switch {
 	case !ok:
 		return def, legate.Errorf(legate.CodeNotFound, "no connector instance %q", instance)
+	case def.OAuth == nil && def.PerUserCredential() != "":
+		return def, legate.Errorf(legate.CodeInvalidArgument, "connector instance %q takes each person's own %s, not an OAuth consent: connect it with `legate connect %s --token`", instance, def.UserCredential, instance)
 	case def.OAuth == nil:
 		return def, legate.Errorf(legate.CodeInvalidArgument, "connector instance %q has no oauth app: its operator sets connectors[].oauth (and credentials_mode) to let people connect it", instance)
 	}

@@ -40,7 +40,7 @@ func (o *ConnectorOps) Connectors(ctx context.Context) ([]admin.Connector, error
 	defer o.mu.Unlock()
 	out := make([]admin.Connector, 0, len(defs))
 	for _, d := range defs {
-		c := admin.Connector{ID: d.ID, Type: d.Type, Tenant: d.Tenant, Origin: d.Origin, Tools: tools[d.ID], CredentialsMode: d.Mode, OAuth: d.OAuth}
+		c := admin.Connector{ID: d.ID, Type: d.Type, Tenant: d.Tenant, Origin: d.Origin, Tools: tools[d.ID], CredentialsMode: d.Mode, OAuth: d.OAuth, UserCredential: d.UserCredential}
 		if c.CredentialsMode == "" {
 			c.CredentialsMode = config.CredentialsShared
 		}
@@ -84,7 +84,7 @@ func (o *ConnectorOps) AddConnector(ctx context.Context, in admin.NewConnector) 
 		}
 		refs[name] = ref
 	}
-	access := sources.Access{CredentialsMode: in.CredentialsMode, OAuth: in.OAuth}
+	access := sources.Access{CredentialsMode: in.CredentialsMode, OAuth: in.OAuth, UserCredential: in.UserCredential}
 	for name := range in.Secrets {
 		if name != admin.SecretOAuthClient {
 			refs[name] = vault.Ref{Vault: in.ID + "." + name}
@@ -127,7 +127,7 @@ func (o *ConnectorOps) AddConnector(ctx context.Context, in admin.NewConnector) 
 	if err := o.p.Store.Connectors().Create(ctx, rec); err != nil {
 		return admin.Connector{}, err
 	}
-	c = admin.Connector{ID: in.ID, Type: in.Type, Origin: "store", Credentials: map[string]string{}, CredentialsMode: def.Mode, OAuth: def.OAuth}
+	c = admin.Connector{ID: in.ID, Type: in.Type, Origin: "store", Credentials: map[string]string{}, CredentialsMode: def.Mode, OAuth: def.OAuth, UserCredential: def.UserCredential}
 	for name, ref := range refs {
 		c.Credentials[name] = ref.String()
 	}

@@ -44,7 +44,7 @@ func adminHandler(g *Gateway, listen string, audit func(store.AuditRow)) http.Ha
 
 // adminAPI is the admin API over g's parts (admin.Handler), before any authentication or hardening.
 func adminAPI(g *Gateway, listen string, audit func(store.AuditRow), authenticated bool, token string) http.Handler {
-	return admin.Handler(adminOps(g, listen, audit), &admin.Options{Authenticated: authenticated, Token: token, Logger: g.log, Connections: g.connections.AdminHandler()})
+	return admin.Handler(adminOps(g, listen, audit), &admin.Options{Authenticated: authenticated, Token: token, Logger: g.log, Connections: g.connections})
 }
 
 // adminOps are the admin operations over g's parts.

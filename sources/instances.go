@@ -40,6 +40,9 @@ type InstanceDef struct {
 	// per-user connections are made with, its defaults applied.
 	Mode  string
 	OAuth *config.ConnectorOAuth
+	// UserCredential is the credential people supply themselves, for a
+	// per-user instance without an OAuth app (user_credential).
+	UserCredential string
 	// StateDir is the state directory the instance is built in
 	// (connectors.Instance's StateDir).
 	StateDir string
@@ -48,8 +51,11 @@ type InstanceDef struct {
 // PerUserCredential is the credential the caller's own connection
 // supplies, "" when the instance's credentials are shared.
 func (d InstanceDef) PerUserCredential() string {
-	if d.Mode == "" || d.Mode == config.CredentialsShared || d.OAuth == nil {
+	switch {
+	case d.Mode == "" || d.Mode == config.CredentialsShared:
 		return ""
+	case d.OAuth == nil:
+		return d.UserCredential
 	}
 	return d.OAuth.Credential
 }
@@ -69,7 +75,7 @@ func InstanceDefs(ctx context.Context, cfg *config.File, st store.Store) ([]Inst
 			node := c.Config
 			defs = append(defs, InstanceDef{
 				ID: c.ID, Type: c.Type, Tenant: c.Tenant, Config: &node, Credentials: c.Credentials, CredentialSets: c.CredentialSets,
-				Origin: file + " " + path, Path: path, Mode: c.CredentialsMode, OAuth: c.OAuthApp(),
+				Origin: file + " " + path, Path: path, Mode: c.CredentialsMode, OAuth: c.OAuthApp(), UserCredential: c.UserCredential,
 			})
 			where[c.ID] = file + " " + path
 		}
@@ -120,14 +126,14 @@ func StoredDef(s store.Connector) (InstanceDef, error) {
 		}
 	}
 	// The same defaults and checks as an instance of the config file.
-	c := config.Connector{ID: s.ID, Type: s.Type, CredentialsMode: a.CredentialsMode, OAuth: a.OAuth}
+	c := config.Connector{ID: s.ID, Type: s.Type, CredentialsMode: a.CredentialsMode, OAuth: a.OAuth, UserCredential: a.UserCredential}
 	if c.CredentialsMode == "" {
 		c.CredentialsMode = config.CredentialsShared
 	}
 	if errs := c.ValidateOAuth(def.Path); len(errs) > 0 {
 		return def, errors.Join(errs...)
 	}
-	def.Mode, def.OAuth = c.CredentialsMode, c.OAuthApp()
+	def.Mode, def.OAuth, def.UserCredential = c.CredentialsMode, c.OAuthApp(), c.UserCredential
 	return def, nil
 }
 
@@ -136,6 +142,9 @@ func StoredDef(s store.Connector) (InstanceDef, error) {
 type Access struct {
 	CredentialsMode string                 `json:"credentials_mode,omitempty"`
 	OAuth           *config.ConnectorOAuth `json:"oauth,omitempty"`
+	// UserCredential is the credential people supply themselves
+	// (user_credential), for a per-user instance without an OAuth app.
+	UserCredential string `json:"user_credential,omitempty"`
 }
 
 // Build validates the definition and builds its instance.

@@ -39,6 +39,8 @@ type connectorInfo struct {
 	Config      any                    `json:"config,omitempty"`
 	Mode        string                 `json:"credentials_mode,omitempty"`
 	OAuth       *config.ConnectorOAuth `json:"oauth,omitempty"`
+	// UserCredential is the credential people supply themselves.
+	UserCredential string `json:"user_credential,omitempty"`
 }
 
 // connectorInfos lists the instances of the config file and the store,
@@ -50,7 +52,7 @@ func connectorInfos(cmd *cobra.Command, e *env, withConfig bool) ([]connectorInf
 	}
 	infos := make([]connectorInfo, len(defs))
 	for i, d := range defs {
-		in := connectorInfo{ID: d.ID, Type: d.Type, Tenant: d.Tenant, Origin: d.Origin, Mode: cmp.Or(d.Mode, config.CredentialsShared), OAuth: d.OAuth}
+		in := connectorInfo{ID: d.ID, Type: d.Type, Tenant: d.Tenant, Origin: d.Origin, Mode: cmp.Or(d.Mode, config.CredentialsShared), OAuth: d.OAuth, UserCredential: d.UserCredential}
 		if len(d.Credentials) > 0 {
 			in.Credentials = map[string]string{}
 		}
@@ -123,7 +125,7 @@ func connectorShowCmd(g *globals) *cobra.Command {
 					cfg = string(b)
 				}
 				return cli.Fields(w, [][2]string{{"ID", in.ID}, {"TYPE", in.Type}, {"TENANT", cli.OrDash(in.Tenant)},
-					{"CONFIG", cfg}, {"CREDENTIALS", in.credentialList()}, {"CREDENTIALS MODE", in.Mode}, {"DEFINED IN", in.Origin}})
+					{"CONFIG", cfg}, {"CREDENTIALS", in.credentialList()}, {"CREDENTIALS MODE", in.Mode}, {"USER CREDENTIAL", cli.OrDash(in.UserCredential)}, {"DEFINED IN", in.Origin}})
 			})
 		}),
 	}
@@ -135,7 +137,7 @@ func connectorAddCmd(g *globals) *cobra.Command {
 	var typ string
 	var sets []string
 	var creds, oauth []string
-	var mode string
+	var mode, userCred string
 	cmd := &cobra.Command{
 		Use:   "add [ID] --type TYPE [--set KEY=VALUE ...] [--credential NAME=env:VAR|file:PATH ...] [--credentials-mode MODE --oauth KEY=VALUE ...]",
 		Short: "Add a connector instance to the store (validated first; the id defaults to the type)",
@@ -168,7 +170,7 @@ func connectorAddCmd(g *globals) *cobra.Command {
 			if _, err := json.Marshal(cfgMap); err != nil {
 				return fmt.Errorf("--set: %w", err)
 			}
-			access, err := cli.ConnectorAccess(mode, oauth)
+			access, err := cli.ConnectorAccess(mode, oauth, userCred)
 			if err != nil {
 				return err
 			}
@@ -180,7 +182,7 @@ func connectorAddCmd(g *globals) *cobra.Command {
 			}
 			// Added by the one operation: through the running server, else
 			// on the store.
-			in := admin.NewConnector{ID: id, Type: typ, Config: cfgMap, Credentials: refs, CredentialsMode: acc.CredentialsMode, OAuth: acc.OAuth}
+			in := admin.NewConnector{ID: id, Type: typ, Config: cfgMap, Credentials: refs, CredentialsMode: acc.CredentialsMode, OAuth: acc.OAuth, UserCredential: acc.UserCredential}
 			if live, rec, err := g.liveServer(""); err != nil || live != nil {
 				if err != nil {
 					return err
@@ -205,7 +207,8 @@ func connectorAddCmd(g *globals) *cobra.Command {
 	cmd.Flags().StringVar(&typ, "type", "", "connector type (legate connector types)")
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "a config field KEY=VALUE, the value read as YAML (repeatable)")
 	cmd.Flags().StringArrayVar(&creds, "credential", nil, "credential reference NAME=env:VAR or NAME=file:PATH (repeatable)")
-	cmd.Flags().StringVar(&mode, "credentials-mode", "", "whose credential a call uses: shared (default), per_user or per_user_or_shared (these need --oauth)")
+	cmd.Flags().StringVar(&mode, "credentials-mode", "", "whose credential a call uses: shared (default), per_user or per_user_or_shared (these need --oauth or --user-credential)")
+	cmd.Flags().StringVar(&userCred, "user-credential", "", "with per_user or per_user_or_shared and no --oauth: the credential each person supplies themselves (legate connect ID --token)")
 	cmd.Flags().StringArrayVar(&oauth, "oauth", nil, "the OAuth app people connect with, KEY=VALUE: client_id, client_secret=env:VAR|file:PATH|vault:NAME, scopes=a,b, authorize_url, token_url, revoke_url, redirect_url, credential (repeatable)")
 	cmd.MarkFlagRequired("type")
 	return cmd

@@ -92,7 +92,7 @@ func newRoot() *cobra.Command {
 	pf.StringVar(&g.logLevel, "log-level", "", "debug, info, warn or error (default from the config, else info)")
 	root.AddCommand(
 		storecmd.New(storecmd.Resolver{Config: g.loadConfig, StateDir: g.resolveStateDir, StoreURL: g.resolveStoreURL}), serveCmd(g), stdioCmd(g), toolsCmd(g), connectorCmd(g), upstreamcmd.New(upstreamHooks(g)), approvalscmd.New(approvalsHooks(g)), auditcmd.New(g.auditEnv), configCmd(g), vaultCmd(g), access.TokenCommand(accessHooks(g)), access.UserCommand(accessHooks(g)), versionCmd(), healthCmd(), initCmd(), statuscmd.New(g.statusClient), doctorCmd(g), skillscmd.New(g.skillsDir), agentcmd.New(agentHooks(g)),
-		connectcmd.Connect(g.connectRun), connectcmd.Connections(g.connectRun),
+		connectcmd.Connect(g.connectRun, readSecret), connectcmd.Connections(g.connectRun),
 	)
 	return access.Harden(root, accessHooks(g)) // changes need a pinned principal on a hardened deployment
 }

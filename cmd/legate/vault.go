@@ -107,7 +107,7 @@ func readSecret(ctx context.Context, cmd *cobra.Command, what string) ([]byte, e
 	v = bytes.TrimSuffix(v, []byte("\r"))
 	switch {
 	case len(v) == 0:
-		return nil, errors.New("no value on standard input; pipe it in (printf %s \"$VALUE\" | legate vault set NAME) or run at a terminal to type it")
+		return nil, fmt.Errorf("no value on standard input; pipe it in (printf %%s \"$VALUE\" | %s) or run at a terminal to type it", strings.TrimSuffix(cmd.UseLine(), " [flags]"))
 	case len(v) > vault.MaxValueSize:
 		clear(v)
 		return nil, fmt.Errorf("the value is over %d bytes", vault.MaxValueSize)

@@ -33,9 +33,10 @@ func KeyValues(flag string, kvs []string) (map[string]any, error) {
 // ConnectorAccess is the stored access of a connector instance from the
 // flags of `legate connector add`: --credentials-mode and the --oauth
 // KEY=VALUE pairs of its OAuth app (client_secret=env:VAR|file:PATH|
-// vault:NAME, scopes=a,b). The store's checks (sources.StoredDef) follow.
-func ConnectorAccess(mode string, oauth []string) (json.RawMessage, error) {
-	a := sources.Access{CredentialsMode: mode}
+// vault:NAME, scopes=a,b), or --user-credential. The store's checks
+// (sources.StoredDef) follow.
+func ConnectorAccess(mode string, oauth []string, userCredential string) (json.RawMessage, error) {
+	a := sources.Access{CredentialsMode: mode, UserCredential: userCredential}
 	if len(oauth) > 0 {
 		m, err := KeyValues("oauth", oauth)
 		if err != nil {

@@ -1,7 +1,7 @@
 // Package connectcmd is `legate connect INSTANCE` and `legate connections
 // list|revoke`: a person's own connection to a connector instance whose
 // credentials_mode is per_user (or per_user_or_shared), made through the
-// instance's OAuth app. The work is the gateway's (connections); this
+// instance's OAuth app or with a token of their own (--token). The work is the gateway's (connections); this
 // package only parses and prints. Tokens are never printed.
 package connectcmd
 
@@ -53,10 +53,15 @@ func who(ctx context.Context, st store.Store, flagPrincipal, flagTenant, def str
 	return flagPrincipal, flagTenant, nil
 }
 
+// ReadSecret reads a secret the person types or pipes in, never from
+// the command line; what names it in the prompt.
+type ReadSecret func(ctx context.Context, cmd *cobra.Command, what string) ([]byte, error)
+
 // Connect returns `legate connect`.
-func Connect(run Run) *cobra.Command {
+func Connect(run Run, read ReadSecret) *cobra.Command {
 	var principal, tenant string
 	var timeout time.Duration
+	var token bool
 	cmd := &cobra.Command{
 		Use:   "connect INSTANCE",
 		Short: "Connect your own account to a connector instance (prints a URL to open, waits until connected)",
@@ -68,16 +73,36 @@ consent (authorization code flow with PKCE, run by Legate, bound to that
 browser; the provider sends it back to Legate's /connect/callback, so legate
 serve must be reachable there), then waits until the connection exists.
 
+With --token, connects with a credential of your own instead (your API key
+or personal access token, for an instance whose operator set
+user_credential, or one with an OAuth app whose credential is an access
+token): typed at a terminal without echo, else read from standard input,
+never from the command line. Only your calls use it.
+
 You are the principal of $LEGATE_TOKEN when it is set, else --principal
 (default: the config's principal).`,
 		Example: `  LEGATE_TOKEN=lgt_... legate connect slack
-  legate connect github --principal alice --tenant acme`,
+  legate connect github --principal alice --tenant acme
+  printf %s "$MY_GITHUB_PAT" | LEGATE_TOKEN=lgt_... legate connect github --token`,
 		Args: cobra.ExactArgs(1),
 		RunE: run(func(cmd *cobra.Command, argv []string, gw *server.Gateway, st store.Store, def string) error {
 			ctx := cmd.Context()
 			name, ten, err := who(ctx, st, principal, tenant, def)
 			if err != nil {
 				return err
+			}
+			if token {
+				v, err := read(ctx, cmd, "your token for "+argv[0])
+				if err != nil {
+					return err
+				}
+				defer clear(v)
+				info, err := server.ConnectionsOf(gw).SetToken(ctx, ten, name, argv[0], string(v))
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "connected: %s for %s%s with a token of your own; only your calls use it (legate connections revoke %s forgets it)\n", info.Instance, info.Principal, tenantOf(ten), argv[0])
+				return nil
 			}
 			start := time.Now()
 			u, err := server.ConnectionsOf(gw).LinkURL(ctx, argv[0], ten, name, "")
@@ -98,6 +123,7 @@ You are the principal of $LEGATE_TOKEN when it is set, else --principal
 	cmd.Flags().StringVar(&principal, "principal", "", "the principal to connect for (default: $LEGATE_TOKEN's, else the config's principal)")
 	cmd.Flags().StringVar(&tenant, "tenant", "", "the principal's tenant (with --principal)")
 	cmd.Flags().DurationVar(&timeout, "timeout", connections.StateTTL, "how long to wait for the consent")
+	cmd.Flags().BoolVar(&token, "token", false, "connect with a token of your own (API key or personal access token) read from the terminal or standard input, instead of a consent")
 	return cmd
 }
 
@@ -125,7 +151,7 @@ func Connections(run Run) *cobra.Command {
 	}
 	list := &cobra.Command{
 		Use:   "list",
-		Short: "List connections: instance, principal, tenant, status (connected or expired), expiry",
+		Short: "List connections: instance, principal, tenant, status (connected or expired), kind (oauth or token), expiry",
 		Args:  cobra.NoArgs,
 		RunE: run(func(cmd *cobra.Command, _ []string, gw *server.Gateway, _ store.Store, _ string) error {
 			filter := connections.Filter{Principal: f.principal, Instance: f.instance}
@@ -138,13 +164,17 @@ func Connections(run Run) *cobra.Command {
 			}
 			return f.out.Print(cmd, infos, "no connections (people connect with legate connect INSTANCE)", func(out io.Writer) error {
 				w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(w, "INSTANCE\tPRINCIPAL\tTENANT\tSTATUS\tEXPIRY\tCONNECTED")
+				fmt.Fprintln(w, "INSTANCE\tPRINCIPAL\tTENANT\tSTATUS\tKIND\tEXPIRY\tCONNECTED")
 				for _, i := range infos {
 					exp := "-"
 					if !i.Expiry.IsZero() {
 						exp = cli.LocalTime(i.Expiry)
 					}
-					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", i.Instance, i.Principal, cli.OrDash(i.Tenant), i.Status, exp, cli.LocalTime(i.ConnectedAt))
+					kind := "oauth"
+					if i.Kind != "" {
+						kind = i.Kind
+					}
+					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i.Instance, i.Principal, cli.OrDash(i.Tenant), i.Status, kind, exp, cli.LocalTime(i.ConnectedAt))
 				}
 				return w.Flush()
 			})
