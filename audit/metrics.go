@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/legate-mcp/legate"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -57,8 +59,14 @@ type Metrics struct {
 	Decided prometheus.Histogram
 	// Limited counts calls that ended RATE_LIMITED, by tool.
 	Limited *prometheus.CounterVec
-	// Retries counts connectors' retries, by tool.
+	// Retries counts connectors' retries, by tool (Retried).
 	Retries *prometheus.CounterVec
+	// Throttled counts the answers of providers that throttled a native
+	// call, retried or final, by tool (Retried, NativeEnded).
+	Throttled *prometheus.CounterVec
+	// DuplicatesPrevented counts writes not made again because their
+	// idempotency key's record showed them done, by instance.
+	DuplicatesPrevented *prometheus.CounterVec
 	// BackgroundErrors counts the errors of work no caller waits for, by
 	// operation (heartbeat, expire, recover, list_approved, run_approved).
 	BackgroundErrors *prometheus.CounterVec
@@ -99,6 +107,12 @@ func NewMetrics(src Sources) *Metrics {
 			Name: "legate_retries_total", Help: "Retries connectors made to their providers, by tool.",
 		}, []string{"tool"}),
 	}
+	m.Throttled = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "legate_provider_throttled_total", Help: "Provider answers that throttled a native call (HTTP 429 or the provider's rate-limit error), retried or ending the call, by tool: over legate_tool_calls_total, the throttled share.",
+	}, []string{"tool"})
+	m.DuplicatesPrevented = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "legate_duplicate_writes_prevented_total", Help: "Writes of native connectors not made again because their idempotency key's record showed them done (a retried call answered with the first outcome), by connector instance.",
+	}, []string{"instance"})
 	m.BackgroundErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "legate_background_errors_total", Help: "Errors of background work (approval heartbeats, expiry, recovery, runs), by operation.",
 	}, []string{"op"})
@@ -120,12 +134,29 @@ func NewMetrics(src Sources) *Metrics {
 		Name: "legate_fast_path_requests_total", Help: "MCP requests answered without the go-sdk's decoding and encoding, by method (tools/call: relayed to an upstream as bytes).",
 	}, []string{"method"})
 	m.FastList, m.FastCall = fast.WithLabelValues("tools/list"), fast.WithLabelValues("tools/call")
-	m.reg.MustRegister(m.Calls, m.Latency, m.Decisions, m.Decided, m.Limited, m.Retries, fast, m.BackgroundErrors, m.ViewCacheHits, m.ViewCacheEvictions,
+	m.reg.MustRegister(m.Calls, m.Latency, m.Decisions, m.Decided, m.Limited, m.Retries, m.Throttled, m.DuplicatesPrevented, fast, m.BackgroundErrors, m.ViewCacheHits, m.ViewCacheEvictions,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "legate_catalog_tools", Help: "Tools in the catalog."},
 			func() float64 { return float64(src.CatalogSize()) }),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	return m
+}
+
+// Retried counts a connector's retry of a call of tool, and a throttled
+// answer when the provider throttled it (reason "429").
+func (m *Metrics) Retried(tool, reason string) {
+	m.Retries.WithLabelValues(tool).Inc()
+	if reason == "429" {
+		m.Throttled.WithLabelValues(tool).Inc()
+	}
+}
+
+// NativeEnded counts a native call of tool that a provider's throttling
+// ended (err RATE_LIMITED).
+func (m *Metrics) NativeEnded(tool string, err error) {
+	if err != nil && legate.CodeOf(err) == legate.CodeRateLimited {
+		m.Throttled.WithLabelValues(tool).Inc()
+	}
 }
 
 // Register adds more collectors to the registry the handler serves.

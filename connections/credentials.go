@@ -21,6 +21,7 @@ import (
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/sources"
+	"github.com/legate-mcp/legate/telemetry/spans"
 )
 
 // Credentials are the credentials a call to def by caller resolves:
@@ -64,6 +65,7 @@ func (c *userCredentials) Get(ctx context.Context, name string) (string, error) 
 	}
 	if err == nil {
 		c.last = tok
+		spans.Set(ctx, "credential."+name, "connection:"+c.caller.Principal) // the caller's own, never its value
 	}
 	return tok, err
 }

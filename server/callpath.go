@@ -398,7 +398,7 @@ func (s executeStep) native(ctx context.Context, nt *instances.Tool, r *Request)
 		Caller:      r.Caller,
 		OperationID: r.OperationID,
 		Credentials: sources.Credentials{},
-		Retried:     func(string) { g.metrics.Retries.WithLabelValues(r.Entry.Canonical).Inc() },
+		Retried:     func(reason string) { g.metrics.Retried(r.Entry.Canonical, reason) },
 	}
 	if nt.Inst != nil {
 		creds := nt.Inst.Creds.Picking(nt.Inst.Def, r.approved.CredentialSetOr(g.discovery.CredentialsName(r.principal, nt.Inst.Def.ID))) // the profile's credentials_name
@@ -419,11 +419,15 @@ func (s executeStep) native(ctx context.Context, nt *instances.Tool, r *Request)
 		}
 		res, err = nt.Tool.Run(ctx, call)
 	}
+	g.metrics.NativeEnded(r.Entry.Canonical, err)
 	if err != nil {
 		if ctx.Err() == context.DeadlineExceeded {
 			return nil, &legate.Error{Code: legate.CodeTimeout, Message: fmt.Sprintf("%s did not answer within %s", r.Entry.Canonical, timeout), Err: err}
 		}
 		return nil, err
+	}
+	if res != nil {
+		spans.Items(ctx, res.Structured) // a list's items, on the call's trace
 	}
 	return toolresult.Native(res)
 }

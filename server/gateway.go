@@ -165,7 +165,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		opts.Masks = vault.NewMasks()
 	}
 	g := &Gateway{opts: opts, log: opts.Logger, masks: opts.Masks, opkeys: opkey.New()}
-	g.kit = instancekit.New(opts.Vault, opts.Store.Operations(), g.log)
+	g.kit = instancekit.New(opts.Vault, opts.Store.Operations(), g.log, func(id string) { g.metrics.DuplicatesPrevented.WithLabelValues(id).Inc() })
 	g.connections = connections.New(connections.Options{Vault: opts.Vault, Instances: g.Instances, Key: func(ctx context.Context) []byte { return g.kit.Derive(ctx, "connections") },
 		Resource: opts.Config.Auth.Resource, Principal: opts.Principal, Logger: g.log, Masks: g.masks,
 		Claims: opts.Store.Operations(), // a consent accepted once is refused on every replica

@@ -16,6 +16,7 @@ import (
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/telemetry/spans"
 	"github.com/legate-mcp/legate/vault"
 )
 
@@ -226,6 +227,7 @@ func (c Credentials) Get(ctx context.Context, name string) (string, error) {
 		}
 		return "", &legate.Error{Code: legate.CodeConfigError, Message: msg + "; " + c.remedy(name, ref), Err: err}
 	}
+	spans.Set(ctx, "credential."+name, ref.String()) // the reference, never its value
 	return v, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"errors"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/connectors/httpkit"
+	"github.com/legate-mcp/legate/telemetry/spans"
 )
 
 // Defaults of [Options].
@@ -211,7 +213,9 @@ func (k *Kit) Do(ctx context.Context, call *connectors.Call, fn func(ctx context
 	}
 	start := time.Now()
 	refreshed := false
-	for attempt := 1; ; attempt++ {
+	attempt := 1
+	defer func() { spans.Set(ctx, "attempts", strconv.Itoa(attempt)) }()
+	for ; ; attempt++ {
 		if err := k.limiter.Wait(ctx); err != nil {
 			return k.finalError(ctx, err, secrets())
 		}

@@ -54,6 +54,9 @@ func (k *Kit) Open(call *connectors.Call, p Page, def, max int) (Paging, error) 
 	return Paging{Size: size, Token: token}, nil
 }
 
+// Count is the number of items on the page (a call's trace tells it).
+func (l List[T]) Count() int { return len(l.Items) }
+
 // ListOf returns the page of items with the cursor of the provider's next
 // page token ("" on the last page). Items is never null.
 func ListOf[T any](k *Kit, call *connectors.Call, items []T, nextToken string) List[T] {

@@ -38,18 +38,25 @@ type Kit struct {
 	vault *vault.Vault
 	ops   store.OperationStore
 	log   *slog.Logger
+	// prevented is told of each write an instance did not make again.
+	prevented func(instance string)
 
 	once sync.Once
 	root []byte
 }
 
 // New returns the kit of a gateway whose vault is v (nil without one: the
-// key is then the process's own) and whose operation records are ops.
-func New(v *vault.Vault, ops store.OperationStore, log *slog.Logger) *Kit {
+// key is then the process's own) and whose operation records are ops;
+// prevented (nil: none) is told of each write an instance does not make
+// again because its key's record shows it done.
+func New(v *vault.Vault, ops store.OperationStore, log *slog.Logger, prevented func(instance string)) *Kit {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Kit{vault: v, ops: ops, log: log}
+	if prevented == nil {
+		prevented = func(string) {}
+	}
+	return &Kit{vault: v, ops: ops, log: log, prevented: prevented}
 }
 
 // ForCall sets call.Key and call.Operations for instance id. The key is
@@ -57,7 +64,7 @@ func New(v *vault.Vault, ops store.OperationStore, log *slog.Logger) *Kit {
 // gateway read, or create, SigningKeyName.
 func (k *Kit) ForCall(ctx context.Context, id string, call *connectors.Call) {
 	call.Key = func() []byte { return k.derive(ctx, "connector-instance\x00"+id) }
-	call.Operations = operations{st: k.ops, scope: id}
+	call.Operations = operations{st: k.ops, scope: id, prevented: k.prevented}
 }
 
 // Derive returns the key of purpose ("connections" seals the states of
@@ -111,12 +118,16 @@ func (k *Kit) Prune(ctx context.Context) {
 
 // operations is one instance's view of the store's operation records.
 type operations struct {
-	st    store.OperationStore
-	scope string
+	st        store.OperationStore
+	scope     string
+	prevented func(instance string)
 }
 
 func (o operations) Begin(ctx context.Context, key string, lease time.Duration) (connectors.Operation, error) {
 	op, err := o.st.Begin(ctx, o.scope, key, time.Now(), lease)
+	if err == nil && connectors.OperationState(op.State) == connectors.OpDone {
+		o.prevented(o.scope) // the connector answers the recorded outcome
+	}
 	return connectors.Operation{State: connectors.OperationState(op.State), Attempts: op.Attempts,
 		Started: op.Started, LeaseUntil: op.LeaseUntil, Outcome: op.Outcome}, err
 }

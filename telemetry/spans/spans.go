@@ -78,9 +78,38 @@ func Event(ctx context.Context, name string, kv ...string) {
 	sp.AddEvent(name, trace.WithAttributes(attrs...))
 }
 
+// Set sets attributes on the span in ctx, as key, value pairs, each key
+// taking the prefix "legate.".
+func Set(ctx context.Context, kv ...string) {
+	sp := active(ctx)
+	if sp == nil {
+		return
+	}
+	attrs := make([]attribute.KeyValue, 0, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		attrs = append(attrs, attribute.String("legate."+kv[i], kv[i+1]))
+	}
+	sp.SetAttributes(attrs...)
+}
+
+// Items sets legate.items on the span in ctx to the number of items of a
+// connector's result that counts them (a page of a list: Count() int).
+func Items(ctx context.Context, result any) {
+	if c, ok := result.(interface{ Count() int }); ok {
+		if sp := active(ctx); sp != nil {
+			sp.SetAttributes(attribute.Int("legate.items", c.Count()))
+		}
+	}
+}
+
+// requestIDHeaders are the headers providers name their request by: a
+// support ticket quotes it.
+var requestIDHeaders = []string{"X-Request-Id", "X-Github-Request-Id", "Request-Id", "X-Slack-Req-Id", "X-Notion-Request-Id", "X-Goog-Request-Id", "X-Amzn-Requestid"}
+
 // Transport wraps base so that each request made within a traced call is
-// a client span of its own ("HTTP POST") and carries that span's W3C
-// traceparent header to the server. A request outside a traced call goes
+// a client span of its own ("HTTP POST", with the provider's request id
+// when its answer names one: legate.provider_request_id) and carries that
+// span's W3C traceparent header to the server. A request outside a traced call goes
 // to base untouched.
 func Transport(base http.RoundTripper) http.RoundTripper {
 	if base == nil {
@@ -108,6 +137,12 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	sp.SetAttributes(attribute.Int("http.response.status_code", resp.StatusCode))
+	for _, h := range requestIDHeaders {
+		if v := resp.Header.Get(h); v != "" && len(v) <= 200 {
+			sp.SetAttributes(attribute.String("legate.provider_request_id", v))
+			break
+		}
+	}
 	if resp.StatusCode >= 500 {
 		sp.SetStatus(codes.Error, "HTTP "+strconv.Itoa(resp.StatusCode))
 	}
