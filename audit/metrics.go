@@ -142,6 +142,16 @@ func NewMetrics(src Sources) *Metrics {
 	return m
 }
 
+// Called counts one call of tool from source that ended with outcome
+// after latency: the call, its latency and, RATE_LIMITED, the limit.
+func (m *Metrics) Called(tool, source, outcome string, latency time.Duration) {
+	m.Calls.WithLabelValues(tool, source, outcome).Inc()
+	m.ObserveLatency(tool, source, latency.Seconds())
+	if outcome == string(legate.CodeRateLimited) {
+		m.Limited.WithLabelValues(tool).Inc()
+	}
+}
+
 // Retried counts a connector's retry of a call of tool, and a throttled
 // answer when the provider throttled it (reason "429").
 func (m *Metrics) Retried(tool, reason string) {

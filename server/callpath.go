@@ -112,11 +112,7 @@ func (s observeStep) wrap(next Handler) Handler {
 		latency := time.Since(r.Start)
 		source := sourceOf(r)
 		outcome := outcomeCode(res, err)
-		g.metrics.Calls.WithLabelValues(r.Entry.Canonical, source, outcome).Inc()
-		g.metrics.ObserveLatency(r.Entry.Canonical, source, latency.Seconds())
-		if outcome == string(legate.CodeRateLimited) {
-			g.metrics.Limited.WithLabelValues(r.Entry.Canonical).Inc()
-		}
+		g.metrics.Called(r.Entry.Canonical, source, outcome, latency)
 		size := 0
 		if res != nil {
 			size = res.Size
