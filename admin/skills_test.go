@@ -10,6 +10,7 @@ import (
 
 	"github.com/legate-mcp/legate/admin"
 	"github.com/legate-mcp/legate/config"
+	"github.com/legate-mcp/legate/connectors/host/skills/skillstest"
 	"github.com/legate-mcp/legate/operations"
 	"github.com/legate-mcp/legate/store"
 )
@@ -20,13 +21,14 @@ import (
 // statuses, and every change is audited.
 func TestSkillsRoutes(t *testing.T) {
 	state := t.TempDir()
-	src := filepath.Join(t.TempDir(), "log-triage")
-	if err := os.MkdirAll(src, 0o755); err != nil {
+	dir := filepath.Join(t.TempDir(), "log-triage")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(src, "SKILL.md"), []byte("---\nname: log-triage\ndescription: Use when a service misbehaves and its logs must be read.\n---\nRead the logs.\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("---\nname: log-triage\ndescription: Use when a service misbehaves and its logs must be read.\n---\nRead the logs.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	src := skillstest.HTTPSRepo(t, dir)
 	cfg := &config.File{}
 	var audited []store.AuditRow
 	ops := operations.New(operations.Parts{Config: func() *config.File { return cfg }, StateDir: state, Principal: "ann",
@@ -67,11 +69,17 @@ func TestSkillsRoutes(t *testing.T) {
 		path, body string
 		status     int
 	}{
-		"an unknown skill":   {"/admin/v1/skills/nope/enable", "", http.StatusNotFound},
-		"a bad name":         {"/admin/v1/skills/..%2Fx/enable", "", http.StatusBadRequest},
-		"an unknown verb":    {"/admin/v1/skills/log-triage/remove", "", http.StatusNotFound},
-		"a source with none": {"/admin/v1/skills", `{"source": "` + t.TempDir() + `"}`, http.StatusBadRequest},
-		"no source":          {"/admin/v1/skills", `{"source": ""}`, http.StatusBadRequest},
+		"an unknown skill":         {"/admin/v1/skills/nope/enable", "", http.StatusNotFound},
+		"a bad name":               {"/admin/v1/skills/..%2Fx/enable", "", http.StatusBadRequest},
+		"an unknown verb":          {"/admin/v1/skills/log-triage/remove", "", http.StatusNotFound},
+		"a repository without one": {"/admin/v1/skills", `{"source": "` + skillstest.HTTPSRepo(t, t.TempDir()) + `"}`, http.StatusBadRequest},
+		"no source":                {"/admin/v1/skills", `{"source": ""}`, http.StatusBadRequest},
+		// No path of the server's machine, nor another of git's transports.
+		"a local directory": {"/admin/v1/skills", `{"source": "` + dir + `"}`, http.StatusBadRequest},
+		"a file:// URL":     {"/admin/v1/skills", `{"source": "file://` + dir + `"}`, http.StatusBadRequest},
+		"an ext:: command":  {"/admin/v1/skills", `{"source": "ext::sh -c touch% /tmp/pwned"}`, http.StatusBadRequest},
+		"a plain http URL":  {"/admin/v1/skills", `{"source": "http://127.0.0.1:1/skills.git"}`, http.StatusBadRequest},
+		"an ssh repository": {"/admin/v1/skills", `{"source": "git@github.com:acme/skills.git"}`, http.StatusBadRequest},
 	} {
 		if w := do(h, "POST", tc.path, "right", tc.body); w.Code != tc.status {
 			t.Errorf("%s: %d %s, want %d", name, w.Code, w.Body, tc.status)

@@ -3,6 +3,7 @@ package operations
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/legate-mcp/legate"
@@ -36,11 +37,18 @@ func (o *SkillOps) Skills(context.Context) ([]skills.Skill, error) {
 	return o.library().List()
 }
 
-// InstallSkill installs the skills of src, a directory or a git
-// repository, disabled (skills.Library.Install).
+// InstallSkill installs the skills of src, a git repository's https URL,
+// disabled (skills.Library.Install). Through the admin API and the panel
+// a caller names no path of the server's machine, nor another of git's
+// transports (file://, ssh, ext::): `legate skills install` on that
+// machine installs a local directory.
 func (o *SkillOps) InstallSkill(ctx context.Context, src string) (got []skills.Skill, err error) {
+	src = strings.TrimSpace(src)
 	defer func() { o.audited(ctx, "skills.install", "skills of "+skills.RedactURL(src), err) }()
-	got, err = o.library().Install(ctx, strings.TrimSpace(src))
+	if u, perr := url.Parse(src); perr != nil || u.Scheme != "https" || u.Host == "" {
+		return nil, &admin.Error{Status: http.StatusBadRequest, Message: "skills are installed from a git repository's https URL here; install a directory of the server's machine with legate skills install PATH there"}
+	}
+	got, err = o.library().Install(ctx, src)
 	if err != nil {
 		// What keeps a source from installing is the source's: a path or
 		// repository without SKILL.md, a clone that failed, a skill too big.

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	_ "github.com/legate-mcp/legate/connectors/all"
+	"github.com/legate-mcp/legate/connectors/host/skills/skillstest"
 	"github.com/legate-mcp/legate/connectors/saas/oauthtest"
 	"github.com/legate-mcp/legate/server"
 	"github.com/legate-mcp/legate/server/servertest"
@@ -36,7 +37,7 @@ func lookupTool(s *mcp.Server, desc string) {
 // and its webhook is delivered exactly once; another is denied; a
 // quarantined tool is accepted after its diff is seen; an upstream is
 // added through its form; a connector is added through the form made from
-// its type's spec; a skill is installed from a folder, enabled and
+// its type's spec; a skill is installed from a git repository over https, enabled and
 // disabled on the skills page, what the agent sees following. Each page is
 // saved to docs/panel/.
 func TestPanelInABrowser(t *testing.T) {
@@ -192,7 +193,7 @@ upstreams:
 		t.Error("the connectors page shows the secret")
 	}
 	b.screenshot("connectors")
-	// A skill is installed from a folder through the skills page and
+	// A skill is installed from a repository through the skills page and
 	// arrives disabled; enabled, its line joins what the agent sees, and
 	// disabled, leaves it.
 	skillLine := "- log-triage: " + triageDescription
@@ -201,7 +202,7 @@ upstreams:
 	if b.contains(skillLine) {
 		t.Errorf("the agent sees a skill before any is installed: %s", b.text("#agent-prompt"))
 	}
-	b.typeIn("#s-source", src)
+	b.typeIn("#s-source", skillstest.HTTPSRepo(t, src)) // the panel installs from https repositories
 	b.click("#install-skill-save")
 	b.wait("#msg")
 	if !b.contains("installed log-triage") || b.text("#skill-log-triage .enabled") != "no" {

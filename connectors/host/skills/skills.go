@@ -12,6 +12,7 @@ package skills
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -26,6 +27,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -91,7 +93,19 @@ const maxSkillBytes = 16 << 20
 var skillName = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
 // Library is the skills directory.
-type Library struct{ dir string }
+type Library struct {
+	dir string
+	// MaxCloneBytes bounds a repository's clone on disk (0:
+	// DefaultMaxCloneBytes): a clone that grows past it is stopped.
+	MaxCloneBytes int64
+}
+
+// DefaultMaxCloneBytes bounds a clone on disk: a skills repository is
+// small, and a clone must not fill the disk.
+const DefaultMaxCloneBytes = 64 << 20
+
+// cloneTimeout bounds a clone's time.
+const cloneTimeout = 5 * time.Minute
 
 // Open returns the library kept in dir (which need not exist yet).
 func Open(dir string) *Library { return &Library{dir: dir} }
@@ -319,7 +333,7 @@ func (l *Library) Install(ctx context.Context, src string) ([]Skill, error) {
 			return nil, err
 		}
 		defer os.RemoveAll(tmp)
-		if meta.Commit, err = clone(ctx, src, tmp); err != nil {
+		if meta.Commit, err = clone(ctx, src, tmp, cmp.Or(l.MaxCloneBytes, DefaultMaxCloneBytes)); err != nil {
 			return nil, err
 		}
 		from = tmp
@@ -343,13 +357,37 @@ func (l *Library) Install(ctx context.Context, src string) ([]Skill, error) {
 }
 
 // clone clones src into dir with the git binary and returns the commit.
-func clone(ctx context.Context, src, dir string) (string, error) {
+// The clone is stopped once dir holds more than max bytes, or after
+// cloneTimeout.
+func clone(ctx context.Context, src, dir string, max int64) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, cloneTimeout)
+	defer cancel()
+	var tooBig atomic.Bool
+	go func() { // watches the clone grow
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if dirSize(dir) > max {
+					tooBig.Store(true)
+					cancel()
+					return
+				}
+			}
+		}
+	}()
 	git := func(args ...string) ([]byte, error) {
 		cmd := exec.CommandContext(ctx, "git", args...)
 		cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
+		if err != nil && tooBig.Load() {
+			return nil, legate.Errorf(legate.CodeInvalidArgument, "skills: the repository is larger than %d bytes on disk; a skills repository is small", max)
+		}
 		if err != nil {
 			msg := strings.TrimSpace(stderr.String())
 			if len(msg) > 500 {
@@ -367,6 +405,20 @@ func clone(ctx context.Context, src, dir string) (string, error) {
 		return "", err
 	}
 	return strings.TrimSpace(string(out)), nil
+}
+
+// dirSize is the bytes of the regular files under dir.
+func dirSize(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }
 
 // RedactURL drops the user info of a repository URL (a token in it), as

@@ -2,6 +2,7 @@ package skills_test
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -76,5 +77,34 @@ func TestDescriptionWarning(t *testing.T) {
 		if got := skills.DescriptionWarning("postgres-backup", desc) != ""; got != warn {
 			t.Errorf("%q: warning %v, want %v", desc, got, warn)
 		}
+	}
+}
+
+// A clone that grows past the library's bound is stopped: a repository
+// must not fill the disk before its skills are found.
+func TestInstallStopsAnOversizedClone(t *testing.T) {
+	repo, _ := gitRepo(t)
+	big := make([]byte, 4<<20)
+	rand.Read(big) // incompressible
+	if err := os.WriteFile(filepath.Join(repo, "blob.bin"), big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"add", "."}, {"commit", "-q", "-m", "a large file"}} {
+		if out, err := exec.Command("git", append([]string{"-C", repo, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	lib := skills.Open(t.TempDir())
+	lib.MaxCloneBytes = 1 << 20
+	_, err := lib.Install(context.Background(), "file://"+repo)
+	if err == nil || !strings.Contains(err.Error(), "larger than 1048576 bytes") {
+		t.Fatalf("installing from a repository past the bound: %v", err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(lib.Dir(), ".clone-*")); len(left) > 0 {
+		t.Errorf("the stopped clone left %v", left)
+	}
+	lib.MaxCloneBytes = 0 // the default bound takes it
+	if got, err := lib.Install(context.Background(), "file://"+repo); err != nil || len(got) != 1 {
+		t.Fatalf("installing within the default bound: %v %+v", err, got)
 	}
 }
