@@ -18,7 +18,8 @@
 // anything unusual — a batch, a cursor, a session this process does not
 // know or that another principal opened, a call that policy holds for
 // approval (which may ask the user through the SDK: the call path hands it
-// back) — goes to the SDK as usual.
+// back), a call whose result may have a token budget (Paths.Declines) —
+// goes to the SDK as usual.
 //
 // The fast path sees the gateway only through Gateway. docs/ARCHITECTURE.md
 // ("Inbound (server)") lists the go-sdk limitations it works around, and
@@ -110,6 +111,11 @@ type Paths struct {
 	metrics    *audit.Metrics
 	serverInfo json.RawMessage // this server's Implementation, as results of stateless requests carry it
 	calls      sync.Map        // callKey → cancel func of a call the fast path runs
+
+	// Declines, when set, reports whether a call p makes with _meta meta
+	// may have a result budget (resultcut.Keeper.Declines): the SDK's path
+	// takes it, and cuts its result there.
+	Declines func(p *auth.Principal, meta json.RawMessage) bool
 }
 
 // New returns the fast paths of gw on sessions, whose MCP server describes
@@ -295,7 +301,7 @@ func (f *Paths) newCall(p *auth.Principal, ss *mcp.ServerSession, params json.Ra
 		ProgressToken json.RawMessage `json:"progressToken"`
 		Key           any             `json:"io.legate/idempotency-key"` // legate.IdempotencyMetaKey
 	}
-	if len(in.Meta) > 0 && json.Unmarshal(in.Meta, &meta) != nil {
+	if len(in.Meta) > 0 && json.Unmarshal(in.Meta, &meta) != nil || f.Declines != nil && f.Declines(p, in.Meta) {
 		return c, in, false
 	}
 	switch {
