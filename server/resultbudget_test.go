@@ -304,4 +304,13 @@ profiles:
 	if err := json.Unmarshal([]byte(doc.String()), &out); err != nil || out.Text != text {
 		t.Fatalf("the pages do not make the result: %v", err)
 	}
+	// The resource, though no upstream offers resources.
+	read, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 9, "method": "resources/read", "params": map[string]any{"uri": resultcut.ResourcePrefix + ref + "?page=2"}})
+	got = lines.exchange(string(read))
+	var rr struct {
+		Result *mcp.ReadResourceResult `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(got[len(got)-1]), &rr); err != nil || rr.Result == nil || !strings.Contains(rr.Result.Contents[0].Text, "page 2 of") {
+		t.Fatalf("resources/read: %.300s", got[len(got)-1])
+	}
 }
