@@ -452,12 +452,15 @@ func (c *cutter) notice(d dropped) string {
 	if d.text != nil && d.text.page > 0 {
 		page = d.text.page
 	}
-	fmt.Fprintf(&b, " The whole result is kept for %s: read it with the tool %s {\"ref\":%q,\"page\":%d} (%s pages",
-		duration(k.Retention), k.ReadTool, k.Ref, page, num(len(c.pages)))
-	if d.text != nil && d.text.page > 0 {
-		fmt.Fprintf(&b, "; the cut part starts on page %d", d.text.page)
+	fmt.Fprintf(&b, " The whole result is kept for %s: read it", duration(k.Retention))
+	if k.ReadTool != "" {
+		fmt.Fprintf(&b, " with the tool %s {\"ref\":%q,\"page\":%d} (%s pages", k.ReadTool, k.Ref, page, num(len(c.pages)))
+		if d.text != nil && d.text.page > 0 {
+			fmt.Fprintf(&b, "; the cut part starts on page %d", d.text.page)
+		}
+		b.WriteString("), or")
 	}
-	fmt.Fprintf(&b, "), or the resource %s%s.", ResourcePrefix, k.Ref)
+	fmt.Fprintf(&b, " as the resource %s%s (add ?page=N for one of its %s pages).", ResourcePrefix, k.Ref, num(len(c.pages)))
 	if c.truncated {
 		fmt.Fprintf(&b, " Only its first %s bytes are kept.", num(c.kept))
 	}

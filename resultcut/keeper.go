@@ -133,9 +133,9 @@ func (k *Keeper) Apply(ctx context.Context, p *auth.Principal, name string, meta
 	if known {
 		tool, schema = e.Canonical, e.Tool.OutputSchema != nil
 	}
-	keep := Keep{Retention: time.Duration(k.cfg.Retention), MaxBytes: k.cfg.MaxBytes, ReadTool: ReadTool}
+	keep := Keep{Retention: time.Duration(k.cfg.Retention), MaxBytes: k.cfg.MaxBytes}
 	if r, ok := view.Lookup(ReadTool); ok {
-		keep.ReadTool = r.Wire
+		keep.ReadTool = r.Wire // else the caller cannot call it: the notice names the resource only
 	}
 	if keep.Retention > 0 {
 		keep.Ref = newRef()
