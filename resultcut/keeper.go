@@ -1,7 +1,6 @@
 package resultcut
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base32"
@@ -88,12 +87,12 @@ func (k *Keeper) Budget(p *auth.Principal, perCall int) int {
 	return b
 }
 
-// Declines reports whether a call p makes with _meta meta (as sent) may
-// have a budget: the HTTP and stdio fast paths hand such a call to the
-// SDK's path, where Apply cuts its result. It costs a profile lookup and
-// a scan of meta's bytes.
-func (k *Keeper) Declines(p *auth.Principal, meta json.RawMessage) bool {
-	return bytes.Contains(meta, []byte(MetaKey)) || k.profileBudget(p) > 0
+// Declines reports whether a call p makes, whose _meta holds MetaKey or
+// not (asked), may have a budget: the HTTP and stdio fast paths hand such
+// a call to the SDK's path, where Apply cuts its result. It costs a
+// profile lookup.
+func (k *Keeper) Declines(p *auth.Principal, asked bool) bool {
+	return asked || k.profileBudget(p) > 0
 }
 
 // PerCall is the budget a call's _meta asks for, 0 for none or a value

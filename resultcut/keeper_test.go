@@ -53,16 +53,16 @@ func TestBudget(t *testing.T) {
 func TestDeclines(t *testing.T) {
 	k := keeper("")
 	for name, c := range map[string]struct {
-		p    *auth.Principal
-		meta string
-		want bool
+		p     *auth.Principal
+		asked bool
+		want  bool
 	}{
-		"nothing":                 {nil, ``, false},
-		"another _meta key":       {nil, `{"progressToken":1}`, false},
-		"a call budget":           {nil, `{"io.legate/result-budget-tokens":100}`, true},
-		"a profile with a budget": {&auth.Principal{Name: "a", Profile: "small"}, ``, true},
+		"nothing":                 {nil, false, false},
+		"a profile without":       {&auth.Principal{Name: "a", Profile: "nobudg"}, false, false},
+		"a call budget":           {nil, true, true},
+		"a profile with a budget": {&auth.Principal{Name: "a", Profile: "small"}, false, true},
 	} {
-		if got := k.Declines(c.p, json.RawMessage(c.meta)); got != c.want {
+		if got := k.Declines(c.p, c.asked); got != c.want {
 			t.Errorf("%s: %v, want %v", name, got, c.want)
 		}
 	}

@@ -112,10 +112,11 @@ type Paths struct {
 	serverInfo json.RawMessage // this server's Implementation, as results of stateless requests carry it
 	calls      sync.Map        // callKey → cancel func of a call the fast path runs
 
-	// Declines, when set, reports whether a call p makes with _meta meta
-	// may have a result budget (resultcut.Keeper.Declines): the SDK's path
-	// takes it, and cuts its result there.
-	Declines func(p *auth.Principal, meta json.RawMessage) bool
+	// Declines, when set, reports whether a call p makes, whose _meta asks
+	// for a result budget or not (asked), may have one
+	// (resultcut.Keeper.Declines): the SDK's path takes it, and cuts its
+	// result there.
+	Declines func(p *auth.Principal, asked bool) bool
 }
 
 // New returns the fast paths of gw on sessions, whose MCP server describes
@@ -299,9 +300,10 @@ func (f *Paths) newCall(p *auth.Principal, ss *mcp.ServerSession, params json.Ra
 	}
 	var meta struct {
 		ProgressToken json.RawMessage `json:"progressToken"`
-		Key           any             `json:"io.legate/idempotency-key"` // legate.IdempotencyMetaKey
+		Key           any             `json:"io.legate/idempotency-key"`      // legate.IdempotencyMetaKey
+		Budget        json.RawMessage `json:"io.legate/result-budget-tokens"` // resultcut.MetaKey
 	}
-	if len(in.Meta) > 0 && json.Unmarshal(in.Meta, &meta) != nil || f.Declines != nil && f.Declines(p, in.Meta) {
+	if len(in.Meta) > 0 && json.Unmarshal(in.Meta, &meta) != nil || f.Declines != nil && f.Declines(p, meta.Budget != nil) {
 		return c, in, false
 	}
 	switch {
