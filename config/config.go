@@ -73,6 +73,7 @@ type File struct {
 	Metrics            Metrics                `yaml:"metrics" desc:"The Prometheus series on a listener of their own, for a scraper without a token (read at start)"`
 	Telemetry          telemetry.Config       `yaml:"telemetry" desc:"OpenTelemetry traces of calls, exported over OTLP/HTTP; off unless an endpoint is set (read at start)"`
 	Agent              Agent                  `yaml:"agent" desc:"The agent (legate agent run, the tool legate.agent.run): a model loop over the tools of one profile, on this machine, through the same call path as every client (read at start)"`
+	Results            Results                `yaml:"results" desc:"The whole of results cut to a token budget (a profile's result_budget_tokens, a call's _meta io.legate/result-budget-tokens), kept for their callers to read with legate.result_read (read at start)"`
 
 	// Path is the file the configuration was read from, "" for none.
 	Path string `yaml:"-"`
@@ -96,7 +97,9 @@ type Profile struct {
 	// AllowMCPUI: apps show only where the upstream allows them too.
 	AllowMCPUI bool `yaml:"allow_mcp_ui" desc:"Show MCP Apps (io.modelcontextprotocol/ui) of the upstreams that allow them (their allow_mcp_ui): tools' _meta.ui, ui:// resources, and app-only tools callable by an app; false: none of it"`
 	// AutoAuth: nil is true.
-	AutoAuth *bool `yaml:"auto_auth" default:"true" desc:"A call to a per_user instance or an OAuth-protected upstream (auth: oauth) the caller has not connected (or whose connection expired) asks the user to open the connect URL, through a client that supports URL-mode elicitation (2025-11-25) or an input_required result (2026-07-28), and goes on once connected; false: it fails with NOT_CONNECTED naming the URL. Only such a call starts a connection: nothing is opened on its own"`
+	// ResultBudgetTokens: 0 is no budget; a call's _meta may lower it.
+	ResultBudgetTokens int   `yaml:"result_budget_tokens" min:"0" desc:"Largest tool result, in estimated tokens, this profile's callers get: a larger one arrives cut (text by lines, JSON trimmed, media whole) around a notice, its whole kept for the caller to read page by page with legate.result_read (see results); a call's _meta io.legate/result-budget-tokens may lower it. 0: no budget (results pass whole), unless a call sets one. At least 256 when set"`
+	AutoAuth           *bool `yaml:"auto_auth" default:"true" desc:"A call to a per_user instance or an OAuth-protected upstream (auth: oauth) the caller has not connected (or whose connection expired) asks the user to open the connect URL, through a client that supports URL-mode elicitation (2025-11-25) or an input_required result (2026-07-28), and goes on once connected; false: it fails with NOT_CONNECTED naming the URL. Only such a call starts a connection: nothing is opened on its own"`
 }
 
 // AsksToConnect reports whether the profile's calls ask their user to
@@ -106,6 +109,12 @@ func (p Profile) AsksToConnect() bool { return p.AutoAuth == nil || *p.AutoAuth 
 // Panel is the `panel:` section.
 type Panel struct {
 	Listen string `yaml:"listen" example:"127.0.0.1:8081" desc:"Address (host:port) the panel listens on, apart from /mcp; empty leaves it off; $LEGATE_PANEL_ADDR overrides it. Logging in takes an admin or approver token (LEGATE_ADMIN_TOKEN, or a token of auth:)"`
+}
+
+// Results is the `results:` section: how the whole of a cut result is kept.
+type Results struct {
+	Retention legate.Duration `yaml:"retention" default:"1h" min:"0" desc:"How long the whole of a cut result is kept for its caller (legate.result_read, legate://results/{ref}); past it the notice's reference answers not found. 0 keeps nothing: a cut result's notice then says the rest cannot be read"`
+	MaxBytes  int             `yaml:"max_bytes" default:"4194304" min:"1024" desc:"Most bytes of a cut result's text kept (4194304: 4 MiB); past it the rest is dropped, and the notice says so"`
 }
 
 // Metrics is the `metrics:` section. The series are also at /metrics on

@@ -37,6 +37,10 @@ const (
 	ApprovalTool = "legate.approval_status"
 )
 
+// ResultTool is the gateway's own tool that reads the kept whole of a
+// result cut to a token budget (package resultcut).
+const ResultTool = "legate.result_read"
+
 // Search limits of legate.search_tools.
 const (
 	defaultSearchLimit = 5

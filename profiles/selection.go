@@ -210,7 +210,7 @@ func Select(ctx context.Context, sels []config.ConnectorSelection, srcs []Source
 // canonical names and max_tools (the first by canonical name), under its
 // wire naming; without apps (AppsOf), no app-only tool and no tool's
 // _meta.ui. A search-mode view always holds the tools its list starts
-// with.
+// with, and a view with a result budget legate.result_read.
 func View(ctx context.Context, base *catalog.Catalog, prof config.Profile, tenant, principal string, srcs []Source) (*catalog.Catalog, error) {
 	keep := Select(ctx, prof.Connectors, srcs, tenant, principal)
 	known, hidden := map[string]bool{}, map[string]bool{}
@@ -227,7 +227,8 @@ func View(ctx context.Context, base *catalog.Catalog, prof config.Profile, tenan
 		src := strings.ToLower(e.SourceID())
 		apps := AppsOf(prof, e.SourceID())
 		switch {
-		case search && (e.Canonical == SearchTool || e.Canonical == ApprovalTool):
+		case search && (e.Canonical == SearchTool || e.Canonical == ApprovalTool),
+			e.Canonical == ResultTool && prof.ResultBudgetTokens > 0: // its cut results' notices name it
 		case e.Tenant != "" && e.Tenant != tenant,
 			keep != nil && known[src] && !keep[src], hidden[src],
 			len(prof.Include) > 0 && !anyGlob(prof.Include, e.Canonical) || anyGlob(prof.Exclude, e.Canonical),

@@ -365,7 +365,7 @@ func TestMetricsAreExposed(t *testing.T) {
 		`legate_policy_decisions_total{action="approve"} 1`,
 		`legate_approvals_pending 1`,
 		`legate_tool_call_duration_seconds_bucket{source="native:hooks"`,
-		`legate_catalog_tools 4`,
+		`legate_catalog_tools 5`,
 	} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("/metrics lacks %s", want)

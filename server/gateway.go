@@ -55,6 +55,7 @@ import (
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/profiles"
 	"github.com/legate-mcp/legate/proxy"
+	"github.com/legate-mcp/legate/resultcut"
 	"github.com/legate-mcp/legate/rounds"
 	"github.com/legate-mcp/legate/server/coldstart"
 	"github.com/legate-mcp/legate/server/fastpath"
@@ -175,6 +176,8 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	g.reloader.g = g
 	g.reloader.seen, _ = sources.StoredFingerprint(ctx, opts.Store) // before the definitions are read: a change after it is seen
 	g.discovery = &profiles.Discovery{View: g.viewFor, Profile: func(name string) (config.Profile, bool) { return g.now().cfg.ProfileNamed(name) }, Default: func() string { return g.now().cfg.Profile }, Principal: opts.Principal, Log: g.log, Sources: g.sources}
+	kept := resultcut.New(opts.Store.Results(), g.discovery, opts.Config.Results, g.log) // results over their call's token budget
+	g.opts.Tools = append(slices.Clip(g.opts.Tools), kept.Builtin())
 	l, err := g.reloader.newLive(ctx, opts.Config, nil)
 	if err != nil {
 		return nil, err
@@ -217,10 +220,11 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	g.sealer = rounds.NewSealer(stateTTL)
 	var serverInfo []byte
 	g.instructions = profiles.Instructions(profiles.Sources(g.now().cfg, g.Instances(), &vault.Resolver{Vault: opts.Vault, Masks: g.masks}, g.upstreams, nil))
-	g.mcp, serverInfo = sdkserver.New(sdkGateway{g}, sdkserver.Options{Version: opts.Version, Logger: g.log, Initialized: g.fast.sessions.Track,
+	g.mcp, serverInfo = sdkserver.New(sdkGateway{g}, sdkserver.Options{Version: opts.Version, Logger: g.log, Initialized: g.fast.sessions.Track, Results: kept,
 		Instructions: g.instructions,
 		Proxy:        proxy.New(g.upstreams, g.log, func() catalog.Naming { return g.Catalog().Naming() }, g.sealer, g.discovery.Shows, g.discovery.AppsAllowed), Upstreams: len(g.upstreams.IDs()) > 0})
 	g.fast.paths = fastpath.New(g.fast, g.fast.sessions, g.metrics, serverInfo)
+	g.fast.paths.Declines = kept.Declines // the SDK's path cuts results to a budget
 	g.fast.sessions.Attach(g.mcp)
 	cat, err := g.buildCatalog()
 	if err != nil {

@@ -137,7 +137,7 @@ func TestListAndCallOverHTTP(t *testing.T) {
 			for _, tool := range res.Tools {
 				names = append(names, tool.Name)
 			}
-			want := "e__boom e__echo e__fail http__request legate__approval_status legate__search_tools"
+			want := "e__boom e__echo e__fail http__request legate__approval_status legate__result_read legate__search_tools"
 			if strings.Join(names, " ") != want {
 				t.Fatalf("tools = %v, want %s", names, want)
 			}

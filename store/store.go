@@ -42,6 +42,9 @@ type Store interface {
 	OAuth() OAuthStore
 	// AgentRuns holds the agent's history.
 	AgentRuns() AgentRunStore
+	// Results holds the whole of results cut to a token budget, for
+	// their callers to read.
+	Results() ResultStore
 	// Close releases the store.
 	Close() error
 }

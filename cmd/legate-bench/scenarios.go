@@ -562,9 +562,10 @@ func (b *bench) p4Legate(ctx context.Context, up *harness.Proc, name string) (*h
 	if err != nil {
 		return nil, err
 	}
-	// 3 built-in tools (http.request, legate.approval_status,
-	// legate.search_tools) + 5 http.call + 5 webhook.send + 10 upstream echo.
-	const want = 23
+	// 4 built-in tools (http.request, legate.approval_status,
+	// legate.result_read, legate.search_tools) + 5 http.call + 5
+	// webhook.send + 10 upstream echo.
+	const want = 24
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		var rz struct{ Tools int }

@@ -111,7 +111,7 @@ func TestConnectorAddValidatesFirst(t *testing.T) {
 func TestConfigValidate(t *testing.T) {
 	good := writeConfig(t, "tool_names: canonical\nconnectors:\n  - type: webhook\n    config: {url: https://hooks.example.com/in}\n")
 	out, err := runCLI(t, "config", "validate", "--config", good, "--state-dir", t.TempDir())
-	if err != nil || !strings.Contains(out, "valid (1 connector instance, 4 tools)") {
+	if err != nil || !strings.Contains(out, "valid (1 connector instance, 5 tools)") {
 		t.Fatalf("good config: %v\n%s", err, out)
 	}
 	bad := writeConfig(t, "connectors:\n  - type: webhook\n    config: {url: ftp://x, max_attempts: many}\n")

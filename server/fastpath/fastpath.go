@@ -18,7 +18,8 @@
 // anything unusual — a batch, a cursor, a session this process does not
 // know or that another principal opened, a call that policy holds for
 // approval (which may ask the user through the SDK: the call path hands it
-// back) — goes to the SDK as usual.
+// back), a call whose result may have a token budget (Paths.Declines) —
+// goes to the SDK as usual.
 //
 // The fast path sees the gateway only through Gateway. docs/ARCHITECTURE.md
 // ("Inbound (server)") lists the go-sdk limitations it works around, and
@@ -110,6 +111,12 @@ type Paths struct {
 	metrics    *audit.Metrics
 	serverInfo json.RawMessage // this server's Implementation, as results of stateless requests carry it
 	calls      sync.Map        // callKey → cancel func of a call the fast path runs
+
+	// Declines, when set, reports whether a call p makes, whose _meta asks
+	// for a result budget or not (asked), may have one
+	// (resultcut.Keeper.Declines): the SDK's path takes it, and cuts its
+	// result there.
+	Declines func(p *auth.Principal, asked bool) bool
 }
 
 // New returns the fast paths of gw on sessions, whose MCP server describes
@@ -293,9 +300,10 @@ func (f *Paths) newCall(p *auth.Principal, ss *mcp.ServerSession, params json.Ra
 	}
 	var meta struct {
 		ProgressToken json.RawMessage `json:"progressToken"`
-		Key           any             `json:"io.legate/idempotency-key"` // legate.IdempotencyMetaKey
+		Key           any             `json:"io.legate/idempotency-key"`      // legate.IdempotencyMetaKey
+		Budget        json.RawMessage `json:"io.legate/result-budget-tokens"` // resultcut.MetaKey
 	}
-	if len(in.Meta) > 0 && json.Unmarshal(in.Meta, &meta) != nil {
+	if len(in.Meta) > 0 && json.Unmarshal(in.Meta, &meta) != nil || f.Declines != nil && f.Declines(p, meta.Budget != nil) {
 		return c, in, false
 	}
 	switch {

@@ -23,6 +23,7 @@ import (
 	"github.com/legate-mcp/legate/mcpapps"
 	"github.com/legate-mcp/legate/profiles"
 	"github.com/legate-mcp/legate/proxy"
+	"github.com/legate-mcp/legate/resultcut"
 	"github.com/legate-mcp/legate/rounds"
 	"github.com/legate-mcp/legate/server/broadcast"
 	"github.com/legate-mcp/legate/server/toolresult"
@@ -55,6 +56,9 @@ type Options struct {
 	Upstreams bool
 	// Initialized is called as each session is initialized.
 	Initialized func(context.Context, *mcp.InitializedRequest)
+	// Results cuts results over their call's token budget and serves
+	// their kept whole as legate://results/ resources; nil: no budgets.
+	Results *resultcut.Keeper
 }
 
 // New builds the server, and returns it with its Implementation's JSON
@@ -89,16 +93,18 @@ func New(gw Gateway, o Options) (*mcp.Server, json.RawMessage) {
 	impl := &mcp.Implementation{Name: "legate", Title: "Legate", Version: version}
 	serverInfo, _ := json.Marshal(impl)
 	s := mcp.NewServer(impl, opts)
-	s.AddReceivingMiddleware(tools(gw), px.Middleware)
+	s.AddReceivingMiddleware(tools(gw, o.Results), px.Middleware)
 	s.AddSendingMiddleware(rounds.CaptureElicitResult, profiles.ListChangedMiddleware, broadcast.New(o.Logger).Middleware)
 	return s, serverInfo
 }
 
-// tools answers tools/list and tools/call from the catalog, through gw;
-// masks what upstreams' prompts and resources answer; marks results
-// complete for 2026-07-28 clients; and adds what the instances say of
-// themselves to initialize and discover results.
-func tools(gw Gateway) mcp.Middleware {
+// tools answers tools/list and tools/call from the catalog, through gw,
+// cutting results over their call's token budget (kept, which also reads
+// their kept whole as resources); masks what upstreams' prompts and
+// resources answer; marks results complete for 2026-07-28 clients; and
+// adds what the instances say of themselves to initialize and discover
+// results.
+func tools(gw Gateway, kept *resultcut.Keeper) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			switch method {
@@ -108,6 +114,9 @@ func tools(gw Gateway) mcp.Middleware {
 			case "tools/call":
 				r := req.(*mcp.CallToolRequest)
 				res, err := gw.Call(ctx, r)
+				if err == nil && kept != nil {
+					res = kept.Apply(ctx, PrincipalOf(r.Extra), r.Params.Name, r.Params.Meta, res)
+				}
 				return toolresult.For(NewProtocol(r.Session), res), err
 			case "prompts/get":
 				res, err := next(ctx, method, req)
@@ -115,6 +124,12 @@ func tools(gw Gateway) mcp.Middleware {
 				p, err = toolresult.MaskRead(gw.Secrets(), p, err)
 				return toolresult.For(NewProtocol(req.(*mcp.GetPromptRequest).Session), p), err
 			case "resources/read":
+				r := req.(*mcp.ReadResourceRequest)
+				if kept != nil {
+					if res, ok, err := kept.ReadResource(ctx, PrincipalOf(r.Extra), r.Params.URI); ok {
+						return toolresult.For(NewProtocol(r.Session), res), err
+					}
+				}
 				res, err := next(ctx, method, req)
 				p, _ := res.(*mcp.ReadResourceResult)
 				p, err = toolresult.MaskRead(gw.Secrets(), p, err)

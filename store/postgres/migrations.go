@@ -211,6 +211,19 @@ var migrations = []string{
 	`ALTER TABLE audit ADD COLUMN profile TEXT NOT NULL DEFAULT '';
 	ALTER TABLE approvals ADD COLUMN profile TEXT NOT NULL DEFAULT '';
 	ALTER TABLE approvals ADD COLUMN credential_set TEXT NOT NULL DEFAULT ''`,
+	// 6: the whole of results cut to a token budget, as the embedded
+	// store's version 12; times in milliseconds.
+	`CREATE TABLE kept_results (
+		id         TEXT PRIMARY KEY,
+		tenant     TEXT NOT NULL,
+		principal  TEXT NOT NULL,
+		tool       TEXT NOT NULL,
+		budget     INTEGER NOT NULL,
+		created_at BIGINT NOT NULL,
+		expires_at BIGINT NOT NULL,
+		body       BYTEA NOT NULL
+	);
+	CREATE INDEX kept_results_expires ON kept_results (expires_at);`,
 }
 
 // Migrate applies pending migrations (sqlstore.Migrate) on one

@@ -187,6 +187,19 @@ var migrations = []string{
 	`ALTER TABLE audit ADD COLUMN profile TEXT NOT NULL DEFAULT '';
 	ALTER TABLE approvals ADD COLUMN profile TEXT NOT NULL DEFAULT '';
 	ALTER TABLE approvals ADD COLUMN credential_set TEXT NOT NULL DEFAULT ''`,
+	// 12: the whole of results cut to a token budget, kept for their
+	// callers until they expire; times in milliseconds.
+	`CREATE TABLE kept_results (
+		id         TEXT PRIMARY KEY,
+		tenant     TEXT NOT NULL,
+		principal  TEXT NOT NULL,
+		tool       TEXT NOT NULL,
+		budget     INTEGER NOT NULL,
+		created_at INTEGER NOT NULL,
+		expires_at INTEGER NOT NULL,
+		body       BLOB NOT NULL
+	);
+	CREATE INDEX kept_results_expires ON kept_results (expires_at);`,
 }
 
 // createMigrations creates the table recording the migrations applied.

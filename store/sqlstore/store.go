@@ -64,6 +64,9 @@ func (s *Store) OAuth() store.OAuthStore { return oauthStore{s.db} }
 // AgentRuns returns the agent's history.
 func (s *Store) AgentRuns() store.AgentRunStore { return agentRunStore{s.db} }
 
+// Results returns the cut results kept for their callers.
+func (s *Store) Results() store.ResultStore { return resultStore{s.db} }
+
 // Close closes the database; watchers end with their contexts.
 func (s *Store) Close() error { return s.db.db.Close() }
 
