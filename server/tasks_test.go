@@ -7,15 +7,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/legate-mcp/legate/auth"
+	"github.com/legate-mcp/legate/config"
+	"github.com/legate-mcp/legate/server"
 	"github.com/legate-mcp/legate/server/servertest"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/tasks"
 	"github.com/legate-mcp/legate/upstream/upstreamtest"
+	"github.com/legate-mcp/legate/vault"
 )
 
 // statelessClient speaks protocol 2026-07-28 over plain HTTP to url as the
@@ -232,4 +236,65 @@ func TestHeldCallAsTask(t *testing.T) {
 type gatewayUnderTest struct {
 	raw *upstreamtest.Raw
 	gw  *servertest.Gateway
+}
+
+// TestTaskAcrossReplicasAndRestart: a task made on replica A, which then
+// stops, is approved and followed to its result on replica B, and on A
+// once it starts again; the tool runs once. The replicas share a
+// PostgreSQL store and their vault's key, as a scale-out does.
+func TestTaskAcrossReplicasAndRestart(t *testing.T) {
+	raw, srv := upstreamtest.NewRaw(t, `{"name":"post","inputSchema":{"type":"object"}}`)
+	doc := fmt.Sprintf("auth: {tokens: true}\napprovals: {wait: 200ms}\nupstreams:\n  - {id: raw, url: %q}\npolicy:\n  rules:\n    - {upstream: raw, action: approve}\n", srv.URL())
+	sts := replicaStores(t, 3)
+	key := filepath.Join(t.TempDir(), vault.KeyFileName)
+	replica := func(st store.Store) (*server.Gateway, string) {
+		cfg, err := config.Parse([]byte(doc), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gw, err := server.New(context.Background(), server.Options{Config: cfg, Store: st, Vault: vault.New(st.Secrets(), vault.KeySource{File: key, Create: true}, nil)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { gw.Close() })
+		gw.Start(context.Background())
+		waitCatalog(t, gw, "mcp.raw.post")
+		return gw, serve(t, gw)
+	}
+	a, urlA := replica(sts[0])
+	tok, err := auth.CreateToken(context.Background(), sts[0].Tokens(), auth.Principal{Name: "alice", Role: auth.RoleUser})
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := (&statelessClient{url: urlA, token: tok, withTasks: true}).callTool(t, map[string]any{"n": 1})
+	id, _ := created.Result["taskId"].(string)
+	if id == "" {
+		t.Fatalf("replica A: %+v; want a task", created)
+	}
+	a.Close() // A stops with the task pending
+
+	b, urlB := replica(sts[1])
+	onB := &statelessClient{url: urlB, token: tok, withTasks: true}
+	if got := onB.task(t, "tasks/get", id); got.Result["status"] != tasks.Working {
+		t.Fatalf("replica B: tasks/get of A's task: %+v; want working", got)
+	}
+	list, err := sts[1].Approvals().List(context.Background(), store.ApprovalFilter{State: store.StatePending})
+	if err != nil || len(list) != 1 {
+		t.Fatalf("pending approvals: %d, %v", len(list), err)
+	}
+	if _, err := b.Decide(context.Background(), list[0].ID, true, "carol", "fine"); err != nil {
+		t.Fatal(err)
+	}
+	done := waitStatus(t, onB, id)
+	if done.Result["status"] != tasks.Completed || done.Result["result"] == nil {
+		t.Fatalf("replica B: tasks/get once approved: %+v; want completed with the result", done)
+	}
+	_, urlA2 := replica(sts[2]) // A again, after its restart
+	again := (&statelessClient{url: urlA2, token: tok, withTasks: true}).task(t, "tasks/get", id)
+	if fmt.Sprint(again.Result) != fmt.Sprint(done.Result) {
+		t.Errorf("restarted replica: %+v; want what B answered, %+v", again, done)
+	}
+	if n := raw.Calls.Load(); n != 1 {
+		t.Fatalf("the approved call ran %d times, want once", n)
+	}
 }
