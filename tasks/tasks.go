@@ -174,6 +174,7 @@ type Task struct {
 	LastUpdatedAt  string          `json:"lastUpdatedAt"`
 	TTLMs          int64           `json:"ttlMs"`
 	PollIntervalMs int64           `json:"pollIntervalMs"`
+	Content        json.RawMessage `json:"content,omitempty"`
 	Result         json.RawMessage `json:"result,omitempty"`
 	Error          *Error          `json:"error,omitempty"`
 }
@@ -190,9 +191,18 @@ type Error struct {
 // range; its data names the class (APPROVAL_DENIED) and the approval id.
 const CodeNotApproved = -32000
 
-// Created is the CreateTaskResult (resultType task) of a's task.
+// Created is the CreateTaskResult (resultType task) of a's task. It
+// carries content too, a text saying what the task waits for: the core
+// schema of 2026-07-28 types every tools/call result as a CallToolResult,
+// which requires content, and a reader of the result alone (a log, a
+// proxy) learns from it what happened to the call.
 func (t *Tasks) Created(ctx context.Context, a *store.Approval) json.RawMessage {
 	task := t.task(ctx, a)
+	text := task.StatusMessage
+	if text == "" {
+		text = a.Tool + " ran"
+	}
+	task.Content, _ = json.Marshal([]map[string]string{{"type": "text", "text": text + "; follow task " + task.TaskID + " with tasks/get"}})
 	task.ResultType, task.Result, task.Error = "task", nil, nil
 	b, _ := json.Marshal(task)
 	return b
