@@ -291,7 +291,7 @@ func (s decideStep) wrap(next Handler) Handler {
 		}
 		d := r.Decision
 		if r.relay != nil {
-			if d.Action == policy.Approve && !tasks.Wanted(r.round) { // a task is answered here: no wait, no input asked
+			if d.Action == policy.Approve && !tasks.Wanted(r.round) || d.Action != policy.Approve && r.heldOnly { // a task is answered here
 				return nil, errHandBack
 			}
 			r.relay.Keep()
@@ -325,11 +325,8 @@ func (s decideStep) hold(ctx context.Context, r *Request, next Handler) (*Result
 			return res.MCP, nil
 		}}
 	if r.relay != nil { // a client of the tasks extension (above): the call is the task of its request
-		a, err := s.approvals.Open(ctx, h)
-		if err != nil {
-			return nil, err
-		}
-		return &Result{Raw: s.tasks.Created(ctx, a)}, nil
+		raw, err := s.tasks.Create(ctx, func(ctx context.Context) (*store.Approval, error) { return s.approvals.Open(ctx, h) })
+		return &Result{Raw: raw}, err
 	}
 	res, replay, err := s.approvals.Hold(ctx, h)
 	r.Replay = replay

@@ -232,6 +232,38 @@ func TestHeldCallAsTask(t *testing.T) {
 	}
 }
 
+// TestHeldCallAsTaskOfUpstreamPerClient: a held call the fast path cannot
+// run (an upstream with a session per client) is a task all the same, run
+// once approved; without the extension, or allowed, it takes the SDK's
+// path as before.
+func TestHeldCallAsTaskOfUpstreamPerClient(t *testing.T) {
+	raw, srv := upstreamtest.NewRaw(t, `{"name":"post","inputSchema":{"type":"object"}}`, `{"name":"look","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}`)
+	gw := servertest.Start(t, fmt.Sprintf("auth: {tokens: true}\napprovals: {wait: 200ms}\nupstreams:\n  - {id: pc, url: %q, session: per_client}\n", srv.URL()))
+	upstreamtest.Eventually(t, 10*time.Second, func() bool { _, ok := gw.GW.Catalog().Lookup("mcp.pc.post"); return ok }, "the upstream's tools in the catalog")
+	c := &statelessClient{url: gw.URL + "/mcp", token: gw.Token(t, auth.Principal{Name: "alice", Role: auth.RoleUser}), withTasks: true}
+	if got := c.call(t, "tools/call", "mcp__pc__look", map[string]any{"name": "mcp__pc__look", "arguments": map[string]any{}}); got.Result["resultType"] != "complete" || got.Result["isError"] == true {
+		t.Fatalf("an allowed call: %+v; want its result", got)
+	}
+	created := c.call(t, "tools/call", "mcp__pc__post", map[string]any{"name": "mcp__pc__post", "arguments": map[string]any{"n": 1}})
+	id, _ := created.Result["taskId"].(string)
+	if created.Result["resultType"] != "task" || id == "" {
+		t.Fatalf("a held call of a per_client upstream: %+v; want a task", created)
+	}
+	list, err := gw.Store.Approvals().List(context.Background(), store.ApprovalFilter{State: store.StatePending})
+	if err != nil || len(list) != 1 {
+		t.Fatalf("pending approvals: %d, %v", len(list), err)
+	}
+	if _, err := gw.GW.Decide(context.Background(), list[0].ID, true, "carol", "fine"); err != nil {
+		t.Fatal(err)
+	}
+	if done := waitStatus(t, c, id); done.Result["status"] != tasks.Completed || done.Result["result"] == nil {
+		t.Fatalf("tasks/get once approved: %+v; want completed with the result", done)
+	}
+	if n := raw.Calls.Load(); n != 2 {
+		t.Fatalf("the upstream was called %d times, want twice (the allowed call, the approved one)", n)
+	}
+}
+
 // gatewayUnderTest is a served gateway and the upstream it holds calls of.
 type gatewayUnderTest struct {
 	raw *upstreamtest.Raw

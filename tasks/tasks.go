@@ -208,6 +208,16 @@ func (t *Tasks) Created(ctx context.Context, a *store.Approval) json.RawMessage 
 	return b
 }
 
+// Create opens the approval request of a held call with open and returns
+// its task's CreateTaskResult (Created).
+func (t *Tasks) Create(ctx context.Context, open func(context.Context) (*store.Approval, error)) (json.RawMessage, error) {
+	a, err := open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return t.Created(ctx, a), nil
+}
+
 // Detailed is the tasks/get result (DetailedTask) of a's task.
 func (t *Tasks) Detailed(ctx context.Context, a *store.Approval) json.RawMessage {
 	b, _ := json.Marshal(t.task(ctx, a))
