@@ -29,10 +29,10 @@ var tasksScenarios = map[string]string{
 	"tasks-request-state-removal":  "pass",
 	"tasks-request-headers":        "pass",
 	"tasks-dispatch-and-envelope":  "pass",
-	// A held call asks its client for no input: the decision is the approver's.
-	// (tasks-mrtr-tasks-update-resumes passes: confirm_delete's task, once approved, completes
-	// after the update's ack.)
-	"tasks-mrtr-input": "sep-2663-tasks-get-status-input-required tasks-mrtr-partial-fulfillment",
+	// A held call asks its client one thing at most, whether to run (confirm: client): the
+	// suite answers {confirm: true}, not the approve: true asked for, which declines the call;
+	// and no held call asks two things at once (multi_input).
+	"tasks-mrtr-input": "tasks-mrtr-partial-fulfillment tasks-mrtr-tasks-update-resumes",
 	// Legate answers a held call without the extension as before (APPROVAL_PENDING): no tool
 	// requires the extension.
 	"tasks-required-task-error": "sep-2663-server-returns-missing-capability-when-required",
@@ -46,7 +46,8 @@ var tasksScenarios = map[string]string{
 // holds the calls of the scenarios' task-supporting tools (the fixture below, a transparent
 // upstream) for approval; an approver decides through the admin API as the requests come: it
 // approves every request but protocol_error_job's, which it denies, and leaves slow_compute of
-// 60 seconds pending, which the scenarios cancel. greet is read-only, so allowed. Each
+// 60 seconds pending, which the scenarios cancel, and confirm_delete's, which a rule with
+// confirm: client has the client decide (input_required). greet is read-only, so allowed. Each
 // scenario passes, or fails by exactly the checks tasksScenarios names.
 func TestTasksConformance(t *testing.T) {
 	p := need(t)
@@ -55,7 +56,8 @@ func TestTasksConformance(t *testing.T) {
 	admin := "admin-" + nonce()
 	dir := t.TempDir()
 	config := filepath.Join(dir, "config.yaml")
-	doc := fmt.Sprintf("approvals: {wait: 1s}\nupstreams:\n  - id: tasks\n    url: %s\n    prefix: false\n", up)
+	doc := fmt.Sprintf("approvals: {wait: 1s}\nupstreams:\n  - id: tasks\n    url: %s\n    prefix: false\n"+
+		"policy:\n  rules:\n    - {tool: confirm_delete, action: approve, confirm: client}\n", up)
 	if err := os.WriteFile(config, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +146,7 @@ func approver(ctx context.Context, t *testing.T, s *server, token string) {
 		resp.Body.Close()
 		for _, a := range list.Approvals {
 			tool := a.Tool[strings.LastIndex(a.Tool, ".")+1:] // canonical: the upstream's name, prefix: false
-			if decided[a.ID] || tool == "slow_compute" && a.Arguments.Seconds >= 60 {
+			if decided[a.ID] || tool == "slow_compute" && a.Arguments.Seconds >= 60 || tool == "confirm_delete" {
 				continue
 			}
 			verb := "approve"

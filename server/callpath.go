@@ -325,7 +325,7 @@ func (s decideStep) hold(ctx context.Context, r *Request, next Handler) (*Result
 			return res.MCP, nil
 		}}
 	if r.relay != nil { // a client of the tasks extension (above): the call is the task of its request
-		raw, err := s.tasks.Create(ctx, func(ctx context.Context) (*store.Approval, error) { return s.approvals.Open(ctx, h) })
+		raw, err := s.tasks.Create(ctx, r.round, h.Confirm, func(ctx context.Context) (*store.Approval, error) { return s.approvals.Open(ctx, h) })
 		return &Result{Raw: raw}, err
 	}
 	res, replay, err := s.approvals.Hold(ctx, h)

@@ -205,7 +205,8 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	}
 	g.approvals = policy.NewExecutor(g.inbox, policy.ExecutorOptions{Log: g.log, Metrics: g.metrics, Catalog: g.Catalog, Refused: g.auditRefused, NoteReplay: noteReplay,
 		PanelURL: waitnote.PanelURL(cmp.Or(opts.PanelAddr, opts.Config.Panel.Listen)), Run: executorCalls{g}.run, Notify: executorCalls{g}.notify, Decide: decide})
-	g.tasks = tasks.New(opts.Store.Approvals(), tasks.Options{Key: func(ctx context.Context) []byte { return g.kit.Derive(ctx, "tasks") }, Principal: opts.Principal, Decide: decide})
+	g.tasks = tasks.New(opts.Store.Approvals(), tasks.Options{Key: func(ctx context.Context) []byte { return g.kit.Derive(ctx, "tasks") }, Principal: opts.Principal, Decide: decide,
+		SeparateApprover: opts.Config.Approvals.SeparateApprover})
 
 	if err := g.newUpstreams(ctx); err != nil {
 		g.auth.Close()

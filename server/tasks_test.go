@@ -28,6 +28,7 @@ import (
 type statelessClient struct {
 	url, token string
 	withTasks  bool
+	elicits    bool // declares elicitation
 	n          int
 }
 
@@ -48,6 +49,9 @@ func (c *statelessClient) call(t *testing.T, method, name string, params map[str
 	caps := map[string]any{}
 	if c.withTasks {
 		caps["extensions"] = map[string]any{tasks.Extension: map[string]any{}}
+	}
+	if c.elicits {
+		caps["elicitation"] = map[string]any{}
 	}
 	params["_meta"] = map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": caps}
 	c.n++
@@ -261,6 +265,39 @@ func TestHeldCallAsTaskOfUpstreamPerClient(t *testing.T) {
 	}
 	if n := raw.Calls.Load(); n != 2 {
 		t.Fatalf("the upstream was called %d times, want twice (the allowed call, the approved one)", n)
+	}
+}
+
+// TestTaskConfirmedInTheClient: under a rule with confirm: client, a
+// client that can ask its user gets the task input_required, and answers
+// it with tasks/update: approved, the call runs once; declined, it is
+// denied.
+func TestTaskConfirmedInTheClient(t *testing.T) {
+	raw, srv := upstreamtest.NewRaw(t, `{"name":"post","inputSchema":{"type":"object"}}`)
+	gw := servertest.Start(t, fmt.Sprintf("auth: {tokens: true}\nupstreams:\n  - {id: raw, url: %q}\npolicy:\n  rules:\n    - {upstream: raw, action: approve, confirm: client}\n", srv.URL()))
+	upstreamtest.Eventually(t, 10*time.Second, func() bool { _, ok := gw.GW.Catalog().Lookup("mcp.raw.post"); return ok }, "the upstream's tool in the catalog")
+	c := &statelessClient{url: gw.URL + "/mcp", token: gw.Token(t, auth.Principal{Name: "alice", Role: auth.RoleUser}), withTasks: true, elicits: true}
+	for i, answer := range []struct {
+		approve bool
+		want    string
+	}{{true, tasks.Completed}, {false, tasks.Failed}} {
+		id, _ := c.callTool(t, map[string]any{"n": i}).Result["taskId"].(string)
+		got := c.task(t, "tasks/get", id)
+		asks, _ := got.Result["inputRequests"].(map[string]any)
+		if got.Result["status"] != tasks.InputRequired || asks[tasks.ConfirmKey] == nil {
+			t.Fatalf("tasks/get: %+v; want input_required asking for %s", got, tasks.ConfirmKey)
+		}
+		upd := c.call(t, "tasks/update", id, map[string]any{"taskId": id, "inputResponses": map[string]any{
+			tasks.ConfirmKey: map[string]any{"action": "accept", "content": map[string]any{"approve": answer.approve}}}})
+		if upd.Error != nil || upd.Result["resultType"] != "complete" {
+			t.Fatalf("tasks/update: %+v; want the empty ack", upd)
+		}
+		if done := waitStatus(t, c, id); done.Result["status"] != answer.want {
+			t.Fatalf("approve=%v: tasks/get %+v; want %s", answer.approve, done, answer.want)
+		}
+	}
+	if n := raw.Calls.Load(); n != 1 {
+		t.Fatalf("the upstream was called %d times, want once (the confirmed call)", n)
 	}
 }
 

@@ -68,8 +68,9 @@ func (t *Tasks) answer(r *http.Request, header, method string, params json.RawMe
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + method}
 	}
 	var p struct {
-		TaskID string          `json:"taskId"`
-		Meta   json.RawMessage `json:"_meta"`
+		TaskID    string          `json:"taskId"`
+		Meta      json.RawMessage `json:"_meta"`
+		Responses json.RawMessage `json:"inputResponses"`
 	}
 	if len(params) > 0 && json.Unmarshal(params, &p) != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params"}
@@ -93,8 +94,8 @@ func (t *Tasks) answer(r *http.Request, header, method string, params json.RawMe
 		res, err = t.Get(ctx, p.TaskID, c)
 	case "tasks/cancel":
 		err = t.Cancel(ctx, p.TaskID, c)
-	case "tasks/update": // a held call asks for no input: an answer changes nothing
-		_, err = t.open(ctx, p.TaskID, c)
+	case "tasks/update":
+		err = t.Update(ctx, p.TaskID, c, p.Responses)
 	}
 	switch {
 	case errors.Is(err, ErrUnknown):

@@ -99,6 +99,9 @@ type Options struct {
 	// Decide records a decision as every decision is recorded (audited and
 	// measured): tasks/cancel denies the request with CancelReason.
 	Decide func(ctx context.Context, id string, approve bool, decider, tenant, reason string) error
+	// SeparateApprover is approvals.separate_approver: a caller never
+	// decides its own request, in the client either.
+	SeparateApprover bool
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 }
@@ -124,9 +127,22 @@ type Caller struct{ Principal, Tenant string }
 // idPrefix starts every task id this version of Legate issues.
 const idPrefix = "lgt1."
 
-// ID is the task id of approval request a for its caller.
-func (t *Tasks) ID(ctx context.Context, a *store.Approval) string {
-	return idPrefix + a.ID + "." + t.sign(ctx, a.ID, Caller{a.Principal, a.Tenant})
+// confirmMode marks, after idPrefix, the id of a task whose request its
+// caller may decide in the client (confirm.go).
+const confirmMode = "c."
+
+// ID is the task id of approval request a for its caller, decided in the
+// inbox.
+func (t *Tasks) ID(ctx context.Context, a *store.Approval) string { return t.id(ctx, a, false) }
+
+// id is the task id of approval request a for its caller; confirm: its
+// caller may decide it in the client. The mode is signed with the id.
+func (t *Tasks) id(ctx context.Context, a *store.Approval, confirm bool) string {
+	mode := ""
+	if confirm {
+		mode = confirmMode
+	}
+	return idPrefix + mode + a.ID + "." + t.sign(ctx, mode+a.ID, Caller{a.Principal, a.Tenant})
 }
 
 // sign is the signature binding approval id to c.
@@ -144,23 +160,28 @@ func (t *Tasks) sign(ctx context.Context, id string, c Caller) string {
 // answers -32602 (invalid params), as SEP-2663 asks for an unknown task.
 var ErrUnknown = errors.New("no such task")
 
-// open returns the approval request task id names for c.
-func (t *Tasks) open(ctx context.Context, id string, c Caller) (*store.Approval, error) {
+// open returns the approval request task id names for c, and whether c
+// may decide it in the client.
+func (t *Tasks) open(ctx context.Context, id string, c Caller) (a *store.Approval, confirm bool, err error) {
 	rest, ok := strings.CutPrefix(id, idPrefix)
-	approval, sig, ok2 := strings.Cut(rest, ".")
-	if !ok || !ok2 || !hmac.Equal([]byte(sig), []byte(t.sign(ctx, approval, c))) {
-		return nil, ErrUnknown
+	mode := ""
+	if rest, confirm = strings.CutPrefix(rest, confirmMode); confirm {
+		mode = confirmMode
 	}
-	a, err := t.st.Get(ctx, approval)
+	approval, sig, ok2 := strings.Cut(rest, ".")
+	if !ok || !ok2 || !hmac.Equal([]byte(sig), []byte(t.sign(ctx, mode+approval, c))) {
+		return nil, false, ErrUnknown
+	}
+	a, err = t.st.Get(ctx, approval)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return nil, ErrUnknown
+		return nil, false, ErrUnknown
 	case err != nil:
-		return nil, err
+		return nil, false, err
 	case a.Principal != c.Principal || a.Tenant != c.Tenant:
-		return nil, ErrUnknown
+		return nil, false, ErrUnknown
 	}
-	return a, nil
+	return a, confirm, nil
 }
 
 // Task is a task on the wire (SEP-2663's Task, and DetailedTask's result
@@ -175,6 +196,7 @@ type Task struct {
 	TTLMs          int64           `json:"ttlMs"`
 	PollIntervalMs int64           `json:"pollIntervalMs"`
 	Content        json.RawMessage `json:"content,omitempty"`
+	InputRequests  json.RawMessage `json:"inputRequests,omitempty"`
 	Result         json.RawMessage `json:"result,omitempty"`
 	Error          *Error          `json:"error,omitempty"`
 }
@@ -197,43 +219,48 @@ const CodeNotApproved = -32000
 // which requires content, and a reader of the result alone (a log, a
 // proxy) learns from it what happened to the call.
 func (t *Tasks) Created(ctx context.Context, a *store.Approval) json.RawMessage {
-	task := t.task(ctx, a)
+	return t.created(ctx, a, false)
+}
+
+// created is Created of a task its caller may decide in the client (confirm) or not.
+func (t *Tasks) created(ctx context.Context, a *store.Approval, confirm bool) json.RawMessage {
+	task := t.task(ctx, a, confirm)
 	text := task.StatusMessage
 	if text == "" {
 		text = a.Tool + " ran"
 	}
 	task.Content, _ = json.Marshal([]map[string]string{{"type": "text", "text": text + "; follow task " + task.TaskID + " with tasks/get"}})
-	task.ResultType, task.Result, task.Error = "task", nil, nil
+	task.ResultType, task.Result, task.Error, task.InputRequests = "task", nil, nil, nil // those are tasks/get's
 	b, _ := json.Marshal(task)
 	return b
 }
 
 // Create opens the approval request of a held call with open and returns
-// its task's CreateTaskResult (Created).
-func (t *Tasks) Create(ctx context.Context, open func(context.Context) (*store.Approval, error)) (json.RawMessage, error) {
+// its task's CreateTaskResult (Created). confirm is where the policy rule
+// asks for the approval (policy.Decision.Confirm): with confirm: client,
+// a caller whose round declares elicitation decides in the client
+// (confirm.go).
+func (t *Tasks) Create(ctx context.Context, round *rounds.Round, confirm string, open func(context.Context) (*store.Approval, error)) (json.RawMessage, error) {
 	a, err := open(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return t.Created(ctx, a), nil
-}
-
-// Detailed is the tasks/get result (DetailedTask) of a's task.
-func (t *Tasks) Detailed(ctx context.Context, a *store.Approval) json.RawMessage {
-	b, _ := json.Marshal(t.task(ctx, a))
-	return b
+	return t.created(ctx, a, t.confirmable(round, confirm)), nil
 }
 
 // task is a's task as tasks/get shows it.
-func (t *Tasks) task(ctx context.Context, a *store.Approval) Task {
+func (t *Tasks) task(ctx context.Context, a *store.Approval, confirm bool) Task {
 	updated := a.CreatedAt
 	if a.DecidedAt.After(updated) {
 		updated = a.DecidedAt
 	}
-	task := Task{ResultType: "complete", TaskID: t.ID(ctx, a), CreatedAt: a.CreatedAt.UTC().Format(time.RFC3339Nano),
+	task := Task{ResultType: "complete", TaskID: t.id(ctx, a, confirm), CreatedAt: a.CreatedAt.UTC().Format(time.RFC3339Nano),
 		LastUpdatedAt: updated.UTC().Format(time.RFC3339Nano), TTLMs: max(a.ExpiresAt.Sub(a.CreatedAt).Milliseconds(), 1),
 		PollIntervalMs: PollInterval.Milliseconds()}
 	task.Status, task.StatusMessage = Status(a, t.o.Now())
+	if confirm && task.Status == Working && a.State == store.StatePending {
+		task.Status, task.StatusMessage, task.InputRequests = InputRequired, a.Tool+" waits for its caller's confirmation", confirmRequest(a)
+	}
 	switch task.Status {
 	case Completed:
 		task.Result = a.Outcome
@@ -278,7 +305,7 @@ func canceller(principal string) string { return principal + " (tasks/cancel)" }
 // with CancelReason; a task already decided or terminal is left as it is
 // (an idempotent cancel).
 func (t *Tasks) Cancel(ctx context.Context, id string, c Caller) error {
-	a, err := t.open(ctx, id, c)
+	a, _, err := t.open(ctx, id, c)
 	if err != nil {
 		return err
 	}
@@ -294,9 +321,10 @@ func (t *Tasks) Cancel(ctx context.Context, id string, c Caller) error {
 
 // Get returns the tasks/get result of task id for c.
 func (t *Tasks) Get(ctx context.Context, id string, c Caller) (json.RawMessage, error) {
-	a, err := t.open(ctx, id, c)
+	a, confirm, err := t.open(ctx, id, c)
 	if err != nil {
 		return nil, err
 	}
-	return t.Detailed(ctx, a), nil
+	b, _ := json.Marshal(t.task(ctx, a, confirm))
+	return b, nil
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/legate-mcp/legate/rounds"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/tasks"
 )
@@ -228,6 +229,70 @@ func TestDeclared(t *testing.T) {
 	} {
 		if got := tasks.Declared(json.RawMessage(meta)); got != want {
 			t.Errorf("Declared(%s) = %v, want %v", meta, got, want)
+		}
+	}
+}
+
+// TestConfirmInTheClient: with confirm: client, a caller that declares
+// elicitation decides its own request through the task: input_required
+// with the question, answered by tasks/update.
+func TestConfirmInTheClient(t *testing.T) {
+	ctx := context.Background()
+	alice := tasks.Caller{Principal: "alice", Tenant: "acme"}
+	elicits := &rounds.Round{Meta: json.RawMessage(`{"io.modelcontextprotocol/clientCapabilities":{"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}}`)}
+	create := func(ts *tasks.Tasks, a *store.Approval, r *rounds.Round, confirm string) map[string]any {
+		raw, err := ts.Create(ctx, r, confirm, func(context.Context) (*store.Approval, error) { return a, nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got map[string]any
+		json.Unmarshal(raw, &got)
+		return got
+	}
+	a := request("ap_c", store.StatePending)
+	ts, decided := newTasks(a)
+	created := create(ts, a, elicits, "client")
+	id, _ := created["taskId"].(string)
+	if created["status"] != tasks.InputRequired || created["inputRequests"] != nil {
+		t.Fatalf("CreateTaskResult %v: want input_required, its question on tasks/get only", created)
+	}
+	raw, err := ts.Get(ctx, id, alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Status        string
+		InputRequests map[string]struct{ Method string }
+	}
+	json.Unmarshal(raw, &got)
+	if got.Status != tasks.InputRequired || got.InputRequests[tasks.ConfirmKey].Method != "elicitation/create" {
+		t.Fatalf("tasks/get: %s; want input_required asking %s by elicitation/create", raw, tasks.ConfirmKey)
+	}
+	if err := ts.Update(ctx, id, alice, json.RawMessage(`{"other":{"action":"accept","content":{"approve":true}}}`)); err != nil || len(*decided) != 0 {
+		t.Fatalf("an answer to no question: %v, decisions %v; want none", err, *decided)
+	}
+	if _, err := ts.Get(ctx, strings.Replace(id, "lgt1.c.", "lgt1.", 1), alice); !errors.Is(err, tasks.ErrUnknown) {
+		t.Fatalf("the id with its mode taken off: %v, want ErrUnknown", err)
+	}
+	if err := ts.Update(ctx, id, alice, json.RawMessage(`{"approval":{"action":"accept","content":{"approve":true}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	want := decision{"ap_c", "alice (in the client)", "acme", "answered in the client: accept", true}
+	if len(*decided) != 1 || (*decided)[0] != want {
+		t.Fatalf("decisions %v, want %v", *decided, want)
+	}
+
+	for name, tc := range map[string]struct {
+		r       *rounds.Round
+		confirm string
+	}{
+		"the inbox's rule":         {elicits, "inbox"},
+		"a client that cannot ask": {&rounds.Round{Meta: json.RawMessage(`{"io.modelcontextprotocol/clientCapabilities":{}}`)}, "client"},
+	} {
+		b := request("ap_i", store.StatePending)
+		ts, _ := newTasks(b)
+		if got := create(ts, b, tc.r, tc.confirm); got["status"] != tasks.Working {
+			t.Errorf("%s: %v, want working (the inbox decides)", name, got)
 		}
 	}
 }
