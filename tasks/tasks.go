@@ -10,6 +10,7 @@
 // after a restart. Its status is read from the approval's state:
 //
 //	pending (unexpired), approved, executing  → working
+//	pending, its caller to confirm it          → input_required (confirm.go)
 //	executed, failed (the run's stored result) → completed, the result inlined
 //	denied, expired                           → failed, with an error
 //	denied by its caller's tasks/cancel       → cancelled
@@ -20,8 +21,9 @@
 // Serve answers the task methods of a stateless HTTP request before the
 // go-sdk sees them (the SDK implements no tasks): tasks/get (the task,
 // its result inlined once terminal), tasks/cancel (withdraws a pending
-// request; an empty ack), tasks/update (an empty ack: a held call asks no
-// input); tasks/result and tasks/list, which SEP-2663 removed, are
+// request; an empty ack), tasks/update (an empty ack; it carries the
+// caller's confirmation, if asked for); tasks/result and tasks/list, which
+// SEP-2663 removed, are
 // method-not-found. A request that does not declare the extension in its
 // _meta gets -32021 for them; a task of another caller, or none, -32602.
 package tasks
