@@ -9,11 +9,11 @@
 // same), so a task id is good only for its caller, on any replica and
 // after a restart. Its status is read from the approval's state:
 //
-//	pending (unexpired), approved, executing  → working
-//	pending, its caller to confirm it          → input_required (confirm.go)
+//	pending (unexpired), approved, executing   → working
+//	pending, for its caller to confirm         → input_required (confirm.go)
 //	executed, failed (the run's stored result) → completed, the result inlined
-//	denied, expired                           → failed, with an error
-//	denied by its caller's tasks/cancel       → cancelled
+//	denied, expired                            → failed, with an error
+//	denied by its caller's tasks/cancel        → cancelled
 //
 // An approved request is run by the approval executor exactly once
 // (policy.Executor.RunApproved), whoever asks for the task and wherever.
@@ -23,9 +23,9 @@
 // its result inlined once terminal), tasks/cancel (withdraws a pending
 // request; an empty ack), tasks/update (an empty ack; it carries the
 // caller's confirmation, if asked for); tasks/result and tasks/list, which
-// SEP-2663 removed, are
-// method-not-found. A request that does not declare the extension in its
-// _meta gets -32021 for them; a task of another caller, or none, -32602.
+// SEP-2663 removed, are method-not-found. A request that does not declare
+// the extension in its _meta gets -32021 for them; a task of another
+// caller, or none, -32602.
 package tasks
 
 import (
