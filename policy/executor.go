@@ -115,26 +115,12 @@ type Held struct {
 // and otherwise tells the client how to follow up. replay reports that the
 // result is the stored outcome of a run another call or the executor made.
 func (x *Executor) Hold(ctx context.Context, h Held) (res *mcp.CallToolResult, replay bool, err error) {
-	def, _ := json.Marshal(h.Entry.Tool)
-	args := h.Args
-	if len(args) == 0 {
-		args = json.RawMessage("{}")
-	}
-	a, created, err := x.inbox.Open(ctx, &store.Approval{
-		Principal: h.Caller.Principal, Tenant: h.Caller.Tenant, Session: h.Caller.Session, Profile: h.Profile, CredentialSet: h.CredentialSet,
-		Tool: h.Entry.Canonical, Class: string(h.Class), Args: args, ArgsHash: h.ArgsHash,
-		DefHash: h.Entry.Hash, Definition: def,
-	})
+	a, created, err := x.open(ctx, h)
 	if err != nil {
-		return nil, false, fmt.Errorf("opening approval request: %w", err)
+		return nil, false, err
 	}
-	h.Bound(a.ID)
-	if created {
-		x.o.Log.Info("approval requested", "approval", a.ID, "tool", a.Tool, "principal", a.Principal, "expires", a.ExpiresAt)
-		x.notify(a)
-		if h.Confirm == ConfirmClient && !x.inbox.Config().SeparateApprover {
-			x.confirmInClient(ctx, h, a)
-		}
+	if created && h.Confirm == ConfirmClient && !x.inbox.Config().SeparateApprover {
+		x.confirmInClient(ctx, h, a)
 	}
 	hold := x.inbox.Config().WaitTime()
 	tick := waitnote.Start(ctx, h.Session, h.ProgressToken, hold, waitnote.Message(a.ID, hold, x.o.PanelURL))
@@ -167,6 +153,40 @@ func (x *Executor) Hold(ctx context.Context, h Held) (res *mcp.CallToolResult, r
 	replay = !ran && (a.State == store.StateExecuted || a.State == store.StateFailed)
 	res, err = settledResult(a)
 	return res, replay, err
+}
+
+// Open parks call h as an approval request, as Hold does, and returns it
+// without waiting for a decision: the request a client of the tasks
+// extension follows as a task (package tasks). Once approved, RunApproved
+// runs it, exactly once, wherever the request is followed from.
+func (x *Executor) Open(ctx context.Context, h Held) (*store.Approval, error) {
+	a, _, err := x.open(ctx, h)
+	return a, err
+}
+
+// open parks call h as an approval request bound to its caller, tool,
+// arguments and tool definition, or finds the live one it is bound to
+// (created reports which), tells h.Bound its id, and notifies a new one.
+func (x *Executor) open(ctx context.Context, h Held) (a *store.Approval, created bool, err error) {
+	def, _ := json.Marshal(h.Entry.Tool)
+	args := h.Args
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	a, created, err = x.inbox.Open(ctx, &store.Approval{
+		Principal: h.Caller.Principal, Tenant: h.Caller.Tenant, Session: h.Caller.Session, Profile: h.Profile, CredentialSet: h.CredentialSet,
+		Tool: h.Entry.Canonical, Class: string(h.Class), Args: args, ArgsHash: h.ArgsHash,
+		DefHash: h.Entry.Hash, Definition: def,
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("opening approval request: %w", err)
+	}
+	h.Bound(a.ID)
+	if created {
+		x.o.Log.Info("approval requested", "approval", a.ID, "tool", a.Tool, "principal", a.Principal, "expires", a.ExpiresAt)
+		x.notify(a)
+	}
+	return a, created, nil
 }
 
 // settledResult is what a call bound to a gets: the stored outcome, a

@@ -1,6 +1,7 @@
 package rounds
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -109,10 +110,36 @@ func Meta(clientMeta json.RawMessage, token string, onSession bool) json.RawMess
 			out[k] = v
 		}
 	}
+	if caps, ok := out[mcp.MetaKeyClientCapabilities]; ok && bytes.Contains(caps, []byte(tasksExtension)) {
+		out[mcp.MetaKeyClientCapabilities] = withoutTasks(caps)
+	}
 	if token != "" {
 		out["progressToken"], _ = json.Marshal(token)
 	}
 	b, _ := json.Marshal(out)
+	return b
+}
+
+// tasksExtension is the tasks extension (SEP-2663), which Legate offers
+// for the calls it holds for approval (package tasks) but does not relay:
+// an upstream's task ids would reach the client, which asks Legate about
+// them. A request sent on does not declare it.
+const tasksExtension = "io.modelcontextprotocol/tasks"
+
+// withoutTasks is client capabilities caps without the tasks extension.
+func withoutTasks(caps json.RawMessage) json.RawMessage {
+	var c map[string]json.RawMessage
+	var ext map[string]json.RawMessage
+	if json.Unmarshal(caps, &c) != nil || json.Unmarshal(c["extensions"], &ext) != nil {
+		return caps
+	}
+	delete(ext, tasksExtension)
+	if len(ext) == 0 {
+		delete(c, "extensions")
+	} else {
+		c["extensions"], _ = json.Marshal(ext)
+	}
+	b, _ := json.Marshal(c)
 	return b
 }
 

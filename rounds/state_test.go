@@ -62,4 +62,11 @@ func TestMeta(t *testing.T) {
 	if got != want {
 		t.Errorf("Meta on a session = %s\nwant %s", got, want)
 	}
+	// The tasks extension is Legate's own, never declared to an upstream.
+	client = []byte(`{"io.modelcontextprotocol/clientCapabilities":{"sampling":{},"extensions":{"io.modelcontextprotocol/tasks":{},"io.modelcontextprotocol/ui":{}}}}`)
+	got = string(Meta(client, "", true))
+	want = `{"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/ui":{}},"sampling":{}}}`
+	if got != want {
+		t.Errorf("Meta of a client of the tasks extension = %s\nwant %s", got, want)
+	}
 }

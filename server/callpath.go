@@ -23,6 +23,7 @@ import (
 	"github.com/legate-mcp/legate/server/toolresult"
 	"github.com/legate-mcp/legate/sources"
 	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/tasks"
 	"github.com/legate-mcp/legate/telemetry"
 	"github.com/legate-mcp/legate/telemetry/spans"
 	"github.com/legate-mcp/legate/upstream"
@@ -48,14 +49,14 @@ func callPath(g *Gateway) Handler {
 	limiter := func() *ratelimit.Limiter { return g.now().limiter } // a reload swaps them
 	rules := func() *policy.Policy { return g.now().policy }
 	steps := []step{
-		recoverStep{log: g.log},                                // a panic in the gateway's own steps: an error result
-		observeStep{g: g},                                      // the audit row, the metrics and the span of every call
-		roundsStep{sealer: g.sealer},                           // a retry's request state opened, a new one sealed
-		logStep{log: g.log},                                    // one log line per failure
-		limitStep{limiter: limiter},                            // RATE_LIMITED over a limit
-		decideStep{rules, g.metrics, g.approvals, g.discovery}, // allow, deny, or hold for approval
-		recoverStep{log: g.log},                                // a panicking tool: an error result, recorded above
-		executeStep{g: g},                                      // the tool run at its source
+		recoverStep{log: g.log},      // a panic in the gateway's own steps: an error result
+		observeStep{g: g},            // the audit row, the metrics and the span of every call
+		roundsStep{sealer: g.sealer}, // a retry's request state opened, a new one sealed
+		logStep{log: g.log},          // one log line per failure
+		limitStep{limiter: limiter},  // RATE_LIMITED over a limit
+		decideStep{rules, g.metrics, g.approvals, g.discovery, g.tasks}, // allow, deny, or hold for approval (as a task)
+		recoverStep{log: g.log}, // a panicking tool: an error result, recorded above
+		executeStep{g: g},       // the tool run at its source
 	}
 	var h Handler
 	for i := len(steps) - 1; i >= 0; i-- {
@@ -262,6 +263,7 @@ type decideStep struct {
 	metrics   *audit.Metrics
 	approvals *policy.Executor
 	discovery *profiles.Discovery // the credential set a held call records
+	tasks     *tasks.Tasks        // a held call of a client of the tasks extension is a task
 }
 
 func (s decideStep) wrap(next Handler) Handler {
@@ -285,7 +287,7 @@ func (s decideStep) wrap(next Handler) Handler {
 		}
 		d := r.Decision
 		if r.relay != nil {
-			if d.Action == policy.Approve {
+			if d.Action == policy.Approve && !tasks.Wanted(r.round) || d.Action != policy.Approve && r.heldOnly { // a task is answered here
 				return nil, errHandBack
 			}
 			r.relay.Keep()
@@ -308,7 +310,7 @@ func (s decideStep) wrap(next Handler) Handler {
 
 // hold has the executor hold call r for approval, next running it once approved.
 func (s decideStep) hold(ctx context.Context, r *Request, next Handler) (*Result, error) {
-	res, replay, err := s.approvals.Hold(ctx, policy.Held{Entry: r.Entry, Args: r.Args, Caller: r.Caller, Class: r.Class, ArgsHash: r.ArgsHash,
+	h := policy.Held{Entry: r.Entry, Args: r.Args, Caller: r.Caller, Class: r.Class, ArgsHash: r.ArgsHash,
 		Confirm: r.Decision.Confirm, Session: r.Session, ProgressToken: r.ProgressToken, Profile: r.principal.Via(), CredentialSet: s.discovery.CredentialsName(r.principal, r.Entry.SourceID()),
 		Bound: func(id string) { r.ApprovalID, r.OperationID = id, id },
 		Run: func(ctx context.Context) (*mcp.CallToolResult, error) {
@@ -317,7 +319,12 @@ func (s decideStep) hold(ctx context.Context, r *Request, next Handler) (*Result
 				return nil, err
 			}
 			return res.MCP, nil
-		}})
+		}}
+	if r.relay != nil { // a client of the tasks extension (above): the call is the task of its request
+		raw, err := s.tasks.Create(ctx, r.round, h.Confirm, func(ctx context.Context) (*store.Approval, error) { return s.approvals.Open(ctx, h) })
+		return &Result{Raw: raw}, err
+	}
+	res, replay, err := s.approvals.Hold(ctx, h)
 	r.Replay = replay
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"github.com/legate-mcp/legate/profiles"
 	"github.com/legate-mcp/legate/server/fastpath"
 	"github.com/legate-mcp/legate/server/instances"
+	"github.com/legate-mcp/legate/tasks"
 	"github.com/legate-mcp/legate/upstream"
 )
 
@@ -44,8 +45,8 @@ func (f *fastPath) Call(ctx context.Context, c fastpath.Call) (json.RawMessage, 
 		o.Caller.Session = c.Session.ID()
 	}
 	r := f.gw.newRequest(c.Entry, c.Args, o)
-	if !f.fastable(r) {
-		return nil, nil, fastpath.ErrSDK
+	if r.heldOnly = !f.fastable(r); r.heldOnly && !tasks.Wanted(c.Round) {
+		return nil, nil, fastpath.ErrSDK // a call it cannot run, nor answer as a task if held
 	}
 	r.relay = c.Relay
 	res, err := f.gw.run(ctx, r)

@@ -66,6 +66,7 @@ import (
 	"github.com/legate-mcp/legate/server/waitnote"
 	"github.com/legate-mcp/legate/sources"
 	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/tasks"
 	"github.com/legate-mcp/legate/telemetry"
 	"github.com/legate-mcp/legate/upstream"
 	"github.com/legate-mcp/legate/vault"
@@ -138,6 +139,7 @@ type Gateway struct {
 	tracer       *telemetry.Tracer    // nil: traces off
 	masks        *vault.Masks         // every secret value held, masked in what calls return (masks.go)
 	opkeys       *opkey.Keys          // each call's operation id: its writes' idempotency key
+	tasks        *tasks.Tasks         // held calls offered as tasks (2026-07-28's tasks extension)
 	instructions string               // the MCP server's own (what Legate is, its connectors), before the instances' (sdkGateway.Instructions)
 }
 
@@ -199,16 +201,15 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	g.metrics.Register(g.audit)
 	g.decisions = &operations.Approvals{Inbox: g.inbox, Audit: g.audit.Add, Decided: g.metrics.Decided}
 	g.views = profiles.NewViews(opts.Config.ViewCacheSize, g.buildView, g.metrics.ViewCacheHits.Inc, g.metrics.ViewCacheEvictions.Inc)
-	g.approvals = policy.NewExecutor(g.inbox, policy.ExecutorOptions{
-		Log: g.log, Metrics: g.metrics, Catalog: g.Catalog, Refused: g.auditRefused, NoteReplay: noteReplay,
-		PanelURL: waitnote.PanelURL(cmp.Or(opts.PanelAddr, opts.Config.Panel.Listen)),
-		Run:      executorCalls{g}.run,
-		Notify:   executorCalls{g}.notify,
-		// The in-client confirmation's decision, recorded as every one is.
-		Decide: func(ctx context.Context, id string, approve bool, decider, tenant, reason string) error {
-			_, err := g.decisions.Decide(ctx, admin.Decision{ID: id, Approve: approve, Decider: decider, Tenant: tenant, Reason: reason})
-			return err
-		}})
+	// A decision made in the client (a confirmation, a task's cancel), recorded as every one is.
+	decide := func(ctx context.Context, id string, approve bool, decider, tenant, reason string) error {
+		_, err := g.decisions.Decide(ctx, admin.Decision{ID: id, Approve: approve, Decider: decider, Tenant: tenant, Reason: reason})
+		return err
+	}
+	g.approvals = policy.NewExecutor(g.inbox, policy.ExecutorOptions{Log: g.log, Metrics: g.metrics, Catalog: g.Catalog, Refused: g.auditRefused, NoteReplay: noteReplay,
+		PanelURL: waitnote.PanelURL(cmp.Or(opts.PanelAddr, opts.Config.Panel.Listen)), Run: executorCalls{g}.run, Notify: executorCalls{g}.notify, Decide: decide})
+	g.tasks = tasks.New(opts.Store.Approvals(), tasks.Options{Key: func(ctx context.Context) []byte { return g.kit.Derive(ctx, "tasks") }, Principal: opts.Principal, Decide: decide,
+		SeparateApprover: opts.Config.Approvals.SeparateApprover})
 
 	if err := g.newUpstreams(ctx); err != nil {
 		g.auth.Close()

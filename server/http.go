@@ -94,8 +94,8 @@ func (g *Gateway) mcpHandler() http.Handler {
 		// Bounded before the fast paths read it too: an oversized body ends
 		// at the SDK, which answers 413.
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
-		r = g.tracer.Request(r) // a caller's traceparent, when tracing
-		if g.fast.paths.Serve(w, r) {
+		r = g.tracer.Request(r)                              // a caller's traceparent, when tracing
+		if g.tasks.Serve(w, r) || g.fast.paths.Serve(w, r) { // tasks/*, which the SDK lacks, first
 			return
 		}
 		sid := r.Header.Get("Mcp-Session-Id")

@@ -69,7 +69,8 @@ type Request struct {
 	// relay is set by the HTTP fast path, which writes the response
 	// itself: an upstream's result comes back as the JSON it sent
 	// (Result.Raw) where the call can be relayed as bytes.
-	relay fastpath.Relay
+	relay    fastpath.Relay
+	heldOnly bool // the fast path cannot run the call: it takes it only to answer it as a task (fastPath.Call)
 }
 
 // Result is a call's result along the call path: the result decoded (MCP),

@@ -27,6 +27,7 @@ import (
 	"github.com/legate-mcp/legate/rounds"
 	"github.com/legate-mcp/legate/server/broadcast"
 	"github.com/legate-mcp/legate/server/toolresult"
+	"github.com/legate-mcp/legate/tasks"
 )
 
 // Gateway is what the SDK's server needs of the gateway.
@@ -77,6 +78,9 @@ func New(gw Gateway, o Options) (*mcp.Server, json.RawMessage) {
 		InitializedHandler: o.Initialized,
 		Instructions:       o.Instructions,
 	}
+	// A call held for approval is a task for a stateless request that
+	// declares the tasks extension (package tasks).
+	opts.Capabilities.AddExtension(tasks.Extension, map[string]any{})
 	px := o.Proxy
 	if o.Upstreams {
 		// Upstreams may offer prompts, resources and completion: proxy them.

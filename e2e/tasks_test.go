@@ -1,0 +1,218 @@
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// tasksScenarios are the conformance suite's scenarios of the tasks extension (SEP-2663) and
+// what each gives against Legate serving calls held for approval as tasks (docs/clients.md,
+// "Tasks"): "pass", or why it does not apply to held calls. A scenario that does not apply must
+// still fail by the checks named, so that a change in the suite or in Legate shows here.
+var tasksScenarios = map[string]string{
+	"tasks-lifecycle":              "pass",
+	"tasks-capability-negotiation": "pass",
+	"tasks-wire-fields":            "pass",
+	"tasks-request-state-removal":  "pass",
+	"tasks-request-headers":        "pass",
+	"tasks-dispatch-and-envelope":  "pass",
+	// A held call asks its client one thing at most, whether to run (confirm: client): the
+	// suite answers {confirm: true}, not the approve: true asked for, which declines the call;
+	// and no held call asks two things at once (multi_input).
+	"tasks-mrtr-input": "tasks-mrtr-partial-fulfillment tasks-mrtr-tasks-update-resumes",
+	// Legate answers a held call without the extension as before (APPROVAL_PENDING): no tool
+	// requires the extension.
+	"tasks-required-task-error": "sep-2663-server-returns-missing-capability-when-required",
+	// A tool's own input rounds escalating to a task: an upstream's task, which Legate does not relay.
+	"tasks-mrtr-composition": "sep-2663-mrtr-synchronous-before-task-creation",
+	// Skipped by the suite itself (pending its subscriptions/listen rewrite).
+	"tasks-status-notifications": "skipped",
+}
+
+// TestTasksConformance: the conformance suite's tasks-* scenarios against Legate, whose policy
+// holds the calls of the scenarios' task-supporting tools (the fixture below, a transparent
+// upstream) for approval; an approver decides through the admin API as the requests come: it
+// approves every request but protocol_error_job's, which it denies, and leaves slow_compute of
+// 60 seconds pending, which the scenarios cancel, and confirm_delete's, which a rule with
+// confirm: client has the client decide (input_required). greet is read-only, so allowed. Each
+// scenario passes, or fails by exactly the checks tasksScenarios names.
+func TestTasksConformance(t *testing.T) {
+	p := need(t)
+	t.Parallel()
+	up := tasksFixture(t)
+	admin := "admin-" + nonce()
+	dir := t.TempDir()
+	config := filepath.Join(dir, "config.yaml")
+	doc := fmt.Sprintf("approvals: {wait: 1s}\nupstreams:\n  - id: tasks\n    url: %s\n    prefix: false\n"+
+		"policy:\n  rules:\n    - {tool: confirm_delete, action: approve, confirm: client}\n", up)
+	if err := os.WriteFile(config, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	state := t.TempDir()
+	refreshUpstreams(t, config, state, "tasks")
+	s := serveState(t, config, state, "LEGATE_ADMIN_TOKEN="+admin)
+	ctx, stop := context.WithCancel(t.Context())
+	defer stop()
+	go approver(ctx, t, s, admin)
+
+	for _, name := range slices.Sorted(maps.Keys(tasksScenarios)) {
+		want := tasksScenarios[name]
+		failed, ran := runScenario(t, p, s.url("localhost"), name)
+		t.Logf("%s: %d checks; failed: %v", name, ran, failed)
+		switch want {
+		case "pass":
+			if ran == 0 || len(failed) > 0 {
+				t.Errorf("%s: want it to pass; failed: %v", name, failed)
+			}
+		case "skipped":
+			if len(failed) > 0 {
+				t.Errorf("%s: want it skipped; failed: %v", name, failed)
+			}
+		default:
+			var ids []string
+			for id := range failed {
+				ids = append(ids, id)
+			}
+			if got := strings.Join(slices.Sorted(slices.Values(ids)), " "); got != want {
+				t.Errorf("%s: failed checks %q, want exactly %q (they do not apply to held calls): %v", name, got, want, failed)
+			}
+		}
+	}
+}
+
+// runScenario runs one scenario of the 2026-07-28 suite against url and returns its failed
+// checks (id → message) and how many checks it reported.
+func runScenario(t *testing.T, p *peerSet, url, name string) (failed map[string]string, checks int) {
+	t.Helper()
+	dir := t.TempDir()
+	stdout, stderr, _ := p.runNode(t, dir, nil, p.conformance2026, "server", "--url", url, "--scenario", name, "-o", dir)
+	files, _ := filepath.Glob(filepath.Join(dir, "server-"+name+"-*", "checks.json"))
+	if len(files) != 1 {
+		t.Fatalf("%s: no checks.json\nstdout:\n%s\nstderr:\n%s", name, stdout, stderr)
+	}
+	raw, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list []struct {
+		ID, Status, ErrorMessage string
+		Details                  json.RawMessage
+	}
+	if err := json.Unmarshal(raw, &list); err != nil {
+		t.Fatalf("%s: checks.json: %v", name, err)
+	}
+	failed = map[string]string{}
+	for _, c := range list {
+		if c.Status == "FAILURE" || c.Status == "WARNING" {
+			failed[c.ID] = c.ErrorMessage + " " + string(c.Details)
+		}
+	}
+	return failed, len(list)
+}
+
+// approver decides the pending requests of s as they come, through the admin API, until ctx
+// ends (TestTasksConformance says how).
+func approver(ctx context.Context, t *testing.T, s *server, token string) {
+	decided := map[string]bool{}
+	for ctx.Err() == nil {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s/admin/v1/approvals?state=pending", s.addr), nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return
+		}
+		var list struct {
+			Approvals []struct {
+				ID, Tool  string
+				Arguments struct {
+					Seconds float64 `json:"seconds"`
+				}
+			}
+		}
+		json.NewDecoder(resp.Body).Decode(&list)
+		resp.Body.Close()
+		for _, a := range list.Approvals {
+			tool := a.Tool[strings.LastIndex(a.Tool, ".")+1:] // canonical: the upstream's name, prefix: false
+			if decided[a.ID] || tool == "slow_compute" && a.Arguments.Seconds >= 60 || tool == "confirm_delete" {
+				continue
+			}
+			verb := "approve"
+			if tool == "protocol_error_job" {
+				verb = "deny"
+			}
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, fmt.Sprintf("http://%s/admin/v1/approvals/%s/%s", s.addr, a.ID, verb), nil)
+			req.Header.Set("Authorization", "Bearer "+token)
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+				decided[a.ID] = true
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// tasksFixture serves on 127.0.0.1 the tools the tasks-* scenarios call, as plain tools (the
+// tasks are Legate's): greet (read-only), slow_compute, failing_job (a tool error),
+// protocol_error_job (a JSON-RPC error) and confirm_delete. It returns its MCP endpoint.
+func tasksFixture(t *testing.T) string {
+	s := mcp.NewServer(&mcp.Implementation{Name: "tasks-fixture", Version: "1"}, nil)
+	obj := &mcp.Tool{InputSchema: json.RawMessage(`{"type":"object"}`)}
+	tool := func(name string, readOnly bool, h func(args map[string]any) (*mcp.CallToolResult, error)) {
+		tl := *obj
+		tl.Name = name
+		if readOnly {
+			tl.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: true}
+		}
+		s.AddTool(&tl, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var args map[string]any
+			json.Unmarshal(req.Params.Arguments, &args)
+			return h(args)
+		})
+	}
+	text := func(s string) *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+	}
+	tool("greet", true, func(a map[string]any) (*mcp.CallToolResult, error) {
+		return text(fmt.Sprintf("Hello, %v!", a["name"])), nil
+	})
+	tool("slow_compute", false, func(a map[string]any) (*mcp.CallToolResult, error) {
+		secs, _ := a["seconds"].(float64)
+		time.Sleep(time.Duration(secs * float64(time.Second)))
+		return text(fmt.Sprintf("computed %v", a["label"])), nil
+	})
+	tool("failing_job", false, func(map[string]any) (*mcp.CallToolResult, error) {
+		res := text("the job failed")
+		res.IsError = true
+		return res, nil
+	})
+	tool("protocol_error_job", false, func(map[string]any) (*mcp.CallToolResult, error) {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the job broke"}
+	})
+	tool("confirm_delete", false, func(a map[string]any) (*mcp.CallToolResult, error) {
+		return text(fmt.Sprintf("deleted %v", a["filename"])), nil
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String() + "/mcp"
+}
