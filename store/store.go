@@ -42,6 +42,8 @@ type Store interface {
 	OAuth() OAuthStore
 	// AgentRuns holds the agent's history.
 	AgentRuns() AgentRunStore
+	// Events holds inbound provider events (webhook deliveries).
+	Events() EventStore
 	// Close releases the store.
 	Close() error
 }

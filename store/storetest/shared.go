@@ -30,6 +30,7 @@ func RunShared(t *testing.T, open SharedOpener) {
 		{"audit from every writer, followed by id", sharedAudit},
 		{"cache version seen by all", sharedCacheVersion},
 		{"watch tells of another store's change", sharedWatch},
+		{"events stored once across stores", sharedEvents},
 	} {
 		t.Run(s.name, func(t *testing.T) { s.run(t, open(t, 2)) })
 	}

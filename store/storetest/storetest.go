@@ -61,6 +61,7 @@ func Run(t *testing.T, open Opener) {
 		{"OAuthRequests", testOAuthRequests},
 		{"OAuthTokens", testOAuthTokens},
 		{"AgentRuns", testAgentRuns},
+		{"Events", testEvents},
 	} {
 		t.Run(s.name, func(t *testing.T) { s.run(t, open) })
 	}
