@@ -10,6 +10,7 @@ import (
 	"database/sql"
 
 	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/store/sqlstore/sqlevents"
 )
 
 // Store is a store.Store on a database/sql database.
@@ -64,22 +65,9 @@ func (s *Store) OAuth() store.OAuthStore { return oauthStore{s.db} }
 // AgentRuns returns the agent's history.
 func (s *Store) AgentRuns() store.AgentRunStore { return agentRunStore{s.db} }
 
-// Events returns the inbound provider events.
-// It is a store.EventWatcher when the dialect tells of new events.
-func (s *Store) Events() store.EventStore {
-	if s.d.WatchEvents != nil {
-		return watchedEvents{eventStore{s.db}}
-	}
-	return eventStore{s.db}
-}
-
-// watchedEvents are the events of a dialect that tells of new ones.
-type watchedEvents struct{ eventStore }
-
-// WatchEvents tells of every event added, in any process on the database.
-func (w watchedEvents) WatchEvents(ctx context.Context) <-chan string { return w.db.d.WatchEvents(ctx) }
-
-var _ store.EventWatcher = watchedEvents{}
+// Events returns the inbound provider events (package sqlevents); it is
+// a store.EventWatcher when the dialect tells of new events.
+func (s *Store) Events() store.EventStore { return sqlevents.New(s.db.db, s.d.rebind, s.d.WatchEvents) }
 
 // Close closes the database; watchers end with their contexts.
 func (s *Store) Close() error { return s.db.db.Close() }

@@ -1,7 +1,13 @@
-package storetest
+// Package eventstest is the part of the store suite (package storetest)
+// that an EventStore passes: each inbound event stored once per instance
+// and provider event id, whoever races to store it, listed newest first,
+// paged and filtered, and pruned by reception.
+package eventstest
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
@@ -18,11 +24,34 @@ func event(inst, pid, kind string, at time.Time) store.Event {
 		Meta: []byte(`{"repository":"o/r"}`), Payload: []byte(`{"action":"opened"}`)}
 }
 
-func testEvents(t *testing.T, open Opener) {
+// base is the suite's clock: a whole second, far from zero.
+var base = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sameJSON reports whether a and b hold the same JSON value.
+func sameJSON(a, b []byte) bool {
+	var va, vb any
+	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
+		return bytes.Equal(a, b)
+	}
+	ja, _ := json.Marshal(va)
+	jb, _ := json.Marshal(vb)
+	return bytes.Equal(ja, jb)
+}
+
+// Run runs the suite on the event stores open opens, an empty one for
+// each test.
+func Run(t *testing.T, open func(t *testing.T) store.EventStore) {
 	ctx := context.Background()
 
 	t.Run("stored once per instance and provider id", func(t *testing.T) {
-		ev := open(t).Events()
+		ev := open(t)
 		first, added, err := ev.Add(ctx, event("gh", "d-1", "issues.opened", base))
 		must(t, err)
 		if !added || first.ID == 0 {
@@ -54,7 +83,7 @@ func testEvents(t *testing.T, open Opener) {
 	})
 
 	t.Run("newest first, paged, filtered", func(t *testing.T) {
-		ev := open(t).Events()
+		ev := open(t)
 		kinds := []string{"issues.opened", "push", "issues.closed", "issues_comment.created", "push"}
 		for i, k := range kinds {
 			_, _, err := ev.Add(ctx, event("gh", fmt.Sprint("d-", i), k, base.Add(time.Duration(i)*time.Minute)))
@@ -94,7 +123,7 @@ func testEvents(t *testing.T, open Opener) {
 	})
 
 	t.Run("prune by reception", func(t *testing.T) {
-		ev := open(t).Events()
+		ev := open(t)
 		for i := range 3 {
 			_, _, err := ev.Add(ctx, event("gh", fmt.Sprint("d-", i), "push", base.Add(time.Duration(i)*time.Hour)))
 			must(t, err)
@@ -109,7 +138,7 @@ func testEvents(t *testing.T, open Opener) {
 	})
 
 	t.Run("racing deliveries store one", func(t *testing.T) {
-		ev := open(t).Events()
+		ev := open(t)
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		added, ids := 0, map[int64]bool{}
@@ -135,14 +164,14 @@ func testEvents(t *testing.T, open Opener) {
 	})
 }
 
-// sharedEvents: an event one store adds is read by the others, a second
-// delivery to another store is not stored again, and an EventWatcher
-// hears of it.
-func sharedEvents(t *testing.T, sts []store.Store) {
+// Shared checks two event stores on one database: an event one adds is
+// read by the other, a second delivery to the other is not stored again,
+// and the other's store.EventWatcher, if it is one, hears of it.
+func Shared(t *testing.T, a, b store.EventStore) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var ch <-chan string
-	if w, ok := sts[1].Events().(store.EventWatcher); ok {
+	if w, ok := b.(store.EventWatcher); ok {
 		ch = w.WatchEvents(ctx)
 		select {
 		case id := <-ch:
@@ -153,11 +182,11 @@ func sharedEvents(t *testing.T, sts []store.Store) {
 			t.Fatal("the watch told nothing within 30s")
 		}
 	}
-	_, added, err := sts[0].Events().Add(ctx, event("gh", "d-shared", "push", base))
+	_, added, err := a.Add(ctx, event("gh", "d-shared", "push", base))
 	must(t, err)
-	_, again, err := sts[1].Events().Add(ctx, event("gh", "d-shared", "push", base))
+	_, again, err := b.Add(ctx, event("gh", "d-shared", "push", base))
 	must(t, err)
-	list, err := sts[1].Events().List(ctx, store.EventQuery{Instance: "gh"})
+	list, err := b.List(ctx, store.EventQuery{Instance: "gh"})
 	must(t, err)
 	if !added || again || len(list) != 1 {
 		t.Fatalf("added %v then %v, %d listed", added, again, len(list))

@@ -1,4 +1,7 @@
-package sqlstore
+// Package sqlevents is the store of inbound provider events
+// (store.EventStore) over database/sql, for package sqlstore, which hands
+// it its database and its dialect's placeholders and notifications.
+package sqlevents
 
 import (
 	"context"
@@ -14,7 +17,33 @@ import (
 // eventStore keeps inbound provider events. Add is one INSERT … ON
 // CONFLICT DO NOTHING on the (instance, provider_id) key: of racing
 // deliveries of one event the database keeps one, and the others read it.
-type eventStore struct{ db database }
+type eventStore struct {
+	db     *sql.DB
+	rebind func(query string) string
+}
+
+// New is the event store on db, whose statements rebind writes in the
+// backend's placeholders (they are written with ?). With watch, which
+// tells of every event added in any process on the database, it is a
+// store.EventWatcher.
+func New(db *sql.DB, rebind func(string) string, watch func(ctx context.Context) <-chan string) store.EventStore {
+	s := eventStore{db: db, rebind: rebind}
+	if watch != nil {
+		return watched{s, watch}
+	}
+	return s
+}
+
+// watched is the store of a database that tells of new events.
+type watched struct {
+	eventStore
+	watch func(ctx context.Context) <-chan string
+}
+
+// WatchEvents tells of every event added, in any process on the database.
+func (w watched) WatchEvents(ctx context.Context) <-chan string { return w.watch(ctx) }
+
+var _ store.EventWatcher = watched{}
 
 const eventCols = `id, instance, tenant, provider, provider_id, kind, object, actor, time, received, meta, payload, truncated`
 
@@ -33,8 +62,8 @@ func (s eventStore) Add(ctx context.Context, e store.Event) (store.Event, bool, 
 	if e.Truncated {
 		trunc = 1
 	}
-	err := s.db.QueryRowContext(ctx, `INSERT INTO events (instance, tenant, provider, provider_id, kind, object, actor, time, received, meta, payload, truncated)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (instance, provider_id) DO NOTHING RETURNING id`,
+	err := s.db.QueryRowContext(ctx, s.rebind(`INSERT INTO events (instance, tenant, provider, provider_id, kind, object, actor, time, received, meta, payload, truncated)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (instance, provider_id) DO NOTHING RETURNING id`),
 		e.Instance, e.Tenant, e.Provider, e.ProviderID, e.Kind, e.Object, e.Actor, e.Time.UnixMilli(), e.Received.UnixMilli(),
 		e.Meta, e.Payload, trunc).Scan(&e.ID)
 	switch {
@@ -43,7 +72,7 @@ func (s eventStore) Add(ctx context.Context, e store.Event) (store.Event, bool, 
 	case !errors.Is(err, sql.ErrNoRows):
 		return store.Event{}, false, fmt.Errorf("storing event %s of %s: %w", e.ProviderID, e.Instance, err)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+eventCols+` FROM events WHERE instance = ? AND provider_id = ?`, e.Instance, e.ProviderID)
+	rows, err := s.db.QueryContext(ctx, s.rebind(`SELECT `+eventCols+` FROM events WHERE instance = ? AND provider_id = ?`), e.Instance, e.ProviderID)
 	if err != nil {
 		return store.Event{}, false, fmt.Errorf("reading event %s of %s: %w", e.ProviderID, e.Instance, err)
 	}
@@ -89,7 +118,7 @@ func (s eventStore) List(ctx context.Context, q store.EventQuery) ([]store.Event
 	if len(where) > 0 {
 		query += " WHERE " + strings.Join(where, " AND ")
 	}
-	rows, err := s.db.QueryContext(ctx, query+fmt.Sprintf(" ORDER BY id DESC LIMIT %d", limit), args...)
+	rows, err := s.db.QueryContext(ctx, s.rebind(query+fmt.Sprintf(" ORDER BY id DESC LIMIT %d", limit)), args...)
 	if err != nil {
 		return nil, fmt.Errorf("listing events: %w", err)
 	}
@@ -117,7 +146,7 @@ func scanEvents(rows *sql.Rows) ([]store.Event, error) {
 }
 
 func (s eventStore) Prune(ctx context.Context, before time.Time) (int64, error) {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM events WHERE received < ?`, before.UnixMilli())
+	res, err := s.db.ExecContext(ctx, s.rebind(`DELETE FROM events WHERE received < ?`), before.UnixMilli())
 	if err != nil {
 		return 0, fmt.Errorf("pruning events: %w", err)
 	}
