@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -167,8 +169,8 @@ func errNoResource(uri string) error { return mcp.ResourceNotFoundError(uri) }
 func (h *Hooks) Owns(uri string) bool { return strings.HasPrefix(uri, URIPrefix) }
 
 // Middleware answers resources/read of the events resources, and adds
-// them to resources/list and their template to resources/templates/list;
-// the rest goes on.
+// them to resources/list and their template to resources/templates/list
+// (for a caller that may read one); the rest goes on.
 func (h *Hooks) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
@@ -199,7 +201,7 @@ func (h *Hooks) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if err != nil || out == nil {
 				out = &mcp.ListResourceTemplatesResult{}
 			}
-			if r.Params == nil || r.Params.Cursor == "" {
+			if (r.Params == nil || r.Params.Cursor == "") && len(h.visible(principal(r.Extra))) > 0 {
 				out.ResourceTemplates = append(out.ResourceTemplates, &mcp.ResourceTemplate{URITemplate: URIPrefix + "{instance}", Name: "events",
 					Description: "The latest events a connector instance received by webhook (event.v1)", MIMEType: "application/json"})
 			}
@@ -241,9 +243,13 @@ func (h *Hooks) read(ctx context.Context, p *auth.Principal, uri string) (*mcp.R
 // Subscribe accepts a subscription to an events resource the caller may
 // read; the SDK's server records it and ResourceUpdated reaches it.
 func (h *Hooks) Subscribe(_ context.Context, r *mcp.SubscribeRequest) error {
-	if !h.sees(principal(r.Extra), strings.TrimPrefix(r.Params.URI, URIPrefix)) {
+	id := strings.TrimPrefix(r.Params.URI, URIPrefix)
+	if !h.sees(principal(r.Extra), id) {
 		return errNoResource(r.Params.URI)
 	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.subscribed[id] = true
 	return nil
 }
 
@@ -269,6 +275,15 @@ func (h *Hooks) Run(ctx context.Context) {
 		wg.Go(func() {
 			for id := range w.WatchEvents(ctx) {
 				if id != "" {
+					h.updated(ctx, id)
+					continue
+				}
+				// The watch (re)started: what was stored while it did not
+				// listen was not told, so every subscriber re-reads.
+				h.mu.Lock()
+				ids := slices.Collect(maps.Keys(h.subscribed))
+				h.mu.Unlock()
+				for _, id := range ids {
 					h.updated(ctx, id)
 				}
 			}

@@ -34,6 +34,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -93,6 +94,9 @@ type Hooks struct {
 	o        Options
 	refused  *prometheus.CounterVec
 	received *prometheus.CounterVec
+
+	mu         sync.Mutex
+	subscribed map[string]bool // the instances whose events were ever subscribed to here
 }
 
 // New returns the receiver of o.
@@ -103,7 +107,7 @@ func New(o Options) *Hooks {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	h := &Hooks{o: o,
+	h := &Hooks{o: o, subscribed: map[string]bool{},
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "legate_webhook_refused_total",
 			Help: "Webhook deliveries refused, by connector instance and reason (bad_signature, stale_timestamp, malformed)."}, []string{"instance", "reason"}),
 		received: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "legate_webhook_deliveries_total",

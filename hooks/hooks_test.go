@@ -418,3 +418,14 @@ func TestBodyBounded(t *testing.T) {
 		t.Fatalf("stored %d events, truncated %v", len(evs), len(evs) > 0 && evs[0].Truncated)
 	}
 }
+
+// Only an instance receiving webhooks has the events tool, a read tool.
+func TestToolsOfReceivingInstancesOnly(t *testing.T) {
+	f := newFixture(t, time.Now())
+	for id, want := range map[string]bool{"github": true, "notion-new": true, "quiet": false, "pg": false} {
+		tools := f.h.Tools(instances[id])
+		if got := len(tools) == 1 && tools[0].Name == hooks.ToolName && tools[0].Class == "read"; got != want || (!want && len(tools) != 0) {
+			t.Errorf("%s: tools %+v, want the events tool: %v", id, tools, want)
+		}
+	}
+}
