@@ -249,8 +249,17 @@ func (h *Hooks) keepToken(in Instance, body []byte) {
 		h.o.Log.Error("webhook: keeping a Notion verification token", "instance", in.ID, "error", err)
 		return
 	}
-	if err := os.WriteFile(file, []byte(m.Token), 0o600); err != nil {
-		h.o.Log.Error("webhook: keeping a Notion verification token", "instance", in.ID, "error", err)
+	// Never over a token kept already: a request forging one after
+	// Notion's would otherwise replace it. One forged before Notion's
+	// fails Notion's Verify form; the operator then deletes the file and
+	// has Notion send its token again.
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		_, err = f.WriteString(m.Token)
+		err = errors.Join(err, f.Close())
+	}
+	if err != nil {
+		h.o.Log.Error("webhook: keeping a Notion verification token", "instance", in.ID, "path", file, "error", err)
 		return
 	}
 	h.o.Log.Warn("webhook: Notion's verification token is kept in a file: paste it into the subscription's Verify form, and set the instance's webhook_verification_token credential to {file: PATH}",

@@ -376,6 +376,13 @@ func TestNotion(t *testing.T) {
 		if fi, _ := os.Stat(file); fi.Mode().Perm() != 0o600 {
 			t.Fatalf("the token's file is %v", fi.Mode())
 		}
+		// A second request does not replace the token kept.
+		if code, _ := f.post(t, "notion-new", []byte(`{"verification_token":"secret_forged"}`), nil); code != http.StatusOK {
+			t.Fatalf("a second verification request: %d", code)
+		}
+		if got, _ := os.ReadFile(file); string(got) != "secret_first" {
+			t.Fatalf("the kept token became %q", got)
+		}
 		// Its events are refused until the credential is readable.
 		if code, _ := f.post(t, "notion-new", []byte(body), sig("secret_first")); code != http.StatusServiceUnavailable {
 			t.Fatalf("an event before the credential is set: %d", code)
