@@ -27,7 +27,7 @@ type table struct {
 
 // SQLiteSchema is the embedded store's schema version the plan copies; a
 // newer one needs the plan extended (a test fails until it is).
-const SQLiteSchema = 11
+const SQLiteSchema = 12
 
 // plan is every table of the state, in an order that never leaves a row
 // pointing at one not copied yet (none has a foreign key; the order is for
@@ -53,6 +53,8 @@ var plan = []table{
 		"auth_time i", "created_at i", "expires_at i", "rotated_at i", "revoked_at i"), "OAuth tokens issued"},
 	{"oauth_keys", "id", cols("id i", "key b"), "OAuth signing key"},
 	{"agent_runs", "id", cols("id t", "principal t", "tenant t", "instruction t", "stopped t", "started_at i", "updated_at i", "record b"), "agent runs"},
+	{"events", "id", cols("id i", "instance t", "tenant t", "provider t", "provider_id t", "kind t", "object t", "actor t", "time i", "received i",
+		"meta b", "payload b", "truncated i"), "webhook events"},
 }
 
 // cols parses "name kind" pairs.
