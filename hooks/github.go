@@ -1,3 +1,5 @@
+//go:build !custom || connector_github
+
 package hooks
 
 import (
@@ -8,6 +10,10 @@ import (
 
 	"github.com/legate-mcp/legate/store"
 )
+
+func init() {
+	providers["github"] = provider{credential: "webhook_secret", verify: verifyGitHub, read: readGitHub}
+}
 
 // GitHub signs each delivery with the webhook's secret:
 // X-Hub-Signature-256 is sha256= and the hex HMAC-SHA256 of the body,

@@ -1,3 +1,5 @@
+//go:build !custom || connector_notion
+
 package hooks
 
 import (
@@ -10,6 +12,10 @@ import (
 
 	"github.com/legate-mcp/legate/store"
 )
+
+func init() {
+	providers["notion"] = provider{credential: "webhook_verification_token", handshake: notionHandshake, verify: verifyNotion, read: readNotion}
+}
 
 // Notion signs each event with the subscription's verification token:
 // X-Notion-Signature is sha256= and the hex HMAC-SHA256 of the body. No

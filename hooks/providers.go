@@ -67,21 +67,11 @@ type provider struct {
 }
 
 // providers are the connector types whose instances receive webhooks, by
-// type name. Each declares its credential in its own connector package.
-var providers = map[string]provider{
-	"slack":  {credential: "webhook_secret", verify: verifySlack, read: readSlack},
-	"github": {credential: "webhook_secret", verify: verifyGitHub, read: readGitHub},
-	"stripe": {credential: "webhook_secret", verify: verifyStripe, read: readStripe},
-	"notion": {credential: "webhook_verification_token", handshake: notionHandshake, verify: verifyNotion, read: readNotion},
-}
-
-// Credential returns the credential holding the webhook secret of
-// instances of connector type typ, and whether the type receives
-// webhooks at all.
-func Credential(typ string) (string, bool) {
-	p, ok := providers[typ]
-	return p.credential, ok
-}
+// type name; each declares its credential in its own connector package.
+// A provider's file registers it from init, under the build tags of its
+// connector type's connectors/all file: a custom build without the type
+// links neither its connector nor its provider's library here.
+var providers = map[string]provider{}
 
 // fresh checks a signed Unix timestamp against now.
 func fresh(ts string, now time.Time) error {

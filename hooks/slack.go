@@ -1,3 +1,5 @@
+//go:build !custom || connector_slack
+
 package hooks
 
 import (
@@ -12,6 +14,10 @@ import (
 
 	"github.com/legate-mcp/legate/store"
 )
+
+func init() {
+	providers["slack"] = provider{credential: "webhook_secret", verify: verifySlack, read: readSlack}
+}
 
 // Slack signs each request (Events API, slash commands, interactivity)
 // with the app's signing secret: X-Slack-Signature is v0= and the hex

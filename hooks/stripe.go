@@ -1,3 +1,5 @@
+//go:build !custom || connector_stripe
+
 package hooks
 
 import (
@@ -11,6 +13,10 @@ import (
 
 	"github.com/legate-mcp/legate/store"
 )
+
+func init() {
+	providers["stripe"] = provider{credential: "webhook_secret", verify: verifyStripe, read: readStripe}
+}
 
 // Stripe signs each delivery with the endpoint's signing secret (whsec_…):
 // Stripe-Signature holds t=<unix time> and v1=<HMAC-SHA256 of "t.body">,
