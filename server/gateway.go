@@ -49,6 +49,7 @@ import (
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connections"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/hooks"
 	"github.com/legate-mcp/legate/mcpapps"
 	"github.com/legate-mcp/legate/operations"
 	"github.com/legate-mcp/legate/opkey"
@@ -134,6 +135,7 @@ type Gateway struct {
 	fast         *fastPath
 	cold         *coldstart.Wait
 	kit          *instancekit.Kit
+	hooks        *hooks.Hooks         // webhook deliveries at /hooks/{instance}, their events to clients
 	connections  *connections.Manager // per-user credentials of instances
 	sealer       *rounds.Sealer       // request states of multi-round-trip calls
 	tracer       *telemetry.Tracer    // nil: traces off
@@ -199,6 +201,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	g.quarantines = audit.NewQuarantines(g.audit, opts.Store.Audit(), g.log)
 	g.metrics = audit.NewMetrics(scrapeSources{g})
 	g.metrics.Register(g.audit)
+	g.hooks = hooks.New(hooks.Options{Events: opts.Store.Events(), Instance: func(id string) (hooks.Instance, bool) { return g.now().instances.Hook(id) }, View: g.viewFor, Register: g.metrics.Register, StateDir: opts.StateDir, Log: g.log, Server: g.MCPServer})
 	g.decisions = &operations.Approvals{Inbox: g.inbox, Audit: g.audit.Add, Decided: g.metrics.Decided}
 	g.views = profiles.NewViews(opts.Config.ViewCacheSize, g.buildView, g.metrics.ViewCacheHits.Inc, g.metrics.ViewCacheEvictions.Inc)
 	// A decision made in the client (a confirmation, a task's cancel), recorded as every one is.
@@ -221,7 +224,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	g.sealer = rounds.NewSealer(stateTTL)
 	var serverInfo []byte
 	g.instructions = profiles.Instructions(profiles.Sources(g.now().cfg, g.Instances(), &vault.Resolver{Vault: opts.Vault, Masks: g.masks}, g.upstreams, nil))
-	g.mcp, serverInfo = sdkserver.New(sdkGateway{g}, sdkserver.Options{Version: opts.Version, Logger: g.log, Initialized: g.fast.sessions.Track, Results: kept,
+	g.mcp, serverInfo = sdkserver.New(sdkGateway{g}, sdkserver.Options{Version: opts.Version, Logger: g.log, Initialized: g.fast.sessions.Track, Results: kept, Own: g.hooks,
 		Instructions: g.instructions,
 		Proxy:        proxy.New(g.upstreams, g.log, func() catalog.Naming { return g.Catalog().Naming() }, g.sealer, g.discovery.Shows, g.discovery.AppsAllowed), Upstreams: len(g.upstreams.IDs()) > 0})
 	g.fast.paths = fastpath.New(g.fast, g.fast.sessions, g.metrics, serverInfo)
@@ -253,7 +256,7 @@ func (g *Gateway) buildCatalog() (*catalog.Catalog, error) {
 	entries = append(entries,
 		instances.Entry(profiles.ApprovalTool, "the built-in approval inbox", "", &instances.Tool{Tool: g.approvals.StatusTool()}),
 		instances.Entry(profiles.SearchTool, "the built-in tool search", "", &instances.Tool{Tool: g.discovery.Tool()}))
-	entries = append(entries, g.now().instances.Entries()...)
+	entries = append(entries, g.now().instances.Entries(instances.HookTools(g.hooks))...)
 	for _, t := range g.upstreams.Tools() {
 		u, _ := g.upstreams.Upstream(t.Upstream)
 		def, appOnly, keep := mcpapps.Tool(t.Upstream, t.Def, u.Config().AllowMCPUI)
@@ -425,6 +428,7 @@ func (g *Gateway) Start(ctx context.Context) {
 	}
 	g.background.Go(func() { g.reloader.watchStore(ctx, interval) })
 	g.background.Go(func() { g.kit.Prune(ctx) })
+	g.background.Go(func() { g.hooks.Run(ctx) })
 	g.background.Go(func() {
 		store.PruneEvery(ctx, g.log, "agent runs", time.Duration(g.opts.Config.Agent.Retention), g.opts.Store.AgentRuns().Prune)
 	})

@@ -65,6 +65,7 @@ func (g *Gateway) Handler(listen string) http.Handler {
 	// Host and Origin checked, the connect page's own form let through
 	// (it refuses Origin: null itself).
 	root.Handle("/", auth.Guard(listen, g.opts.Config.AllowedHosts, g.opts.Config.AllowedOrigins, g.connections.OwnForm, mux))
+	root.Handle("POST /hooks/{instance}", g.hooks) // providers' webhooks: signed, not browsers', outside the guard
 	// RFC 9728 metadata is public: outside the Host and Origin check.
 	root.Handle("GET "+auth.MetadataPath, g.auth.MetadataHandler())
 	root.Handle("GET "+auth.MetadataPath+"/mcp", g.auth.MetadataHandler())

@@ -45,6 +45,8 @@ type Store interface {
 	// Results holds the whole of results cut to a token budget, for
 	// their callers to read.
 	Results() ResultStore
+	// Events holds inbound provider events (webhook deliveries).
+	Events() EventStore
 	// Close releases the store.
 	Close() error
 }

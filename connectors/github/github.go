@@ -83,6 +83,7 @@ func init() {
 		Description: "GitHub or GitHub Enterprise: issues, pull requests, contents, commits, releases, search and Actions runs, with a token",
 		Credentials: []connectors.Credential{
 			{Name: credToken, Description: "Personal access token (classic, with the repo or public_repo scope, and workflow to re-run Actions; or fine-grained, with Issues, Pull requests, Contents, Commit statuses, Checks and Actions as the toolsets need) or an installation token", Required: true},
+			{Name: "webhook_secret", Description: "Secret of a repository's or organization's webhook pointed at /hooks/<instance>: set, the instance receives its deliveries (checked against X-Hub-Signature-256) and offers events_list"},
 		},
 	}, New))
 }

@@ -78,6 +78,7 @@ func init() {
 		Description: "Notion pages, databases (data sources) and comments: find, read as Markdown, create and add to pages, set properties, query, comment, with an integration token",
 		Credentials: []connectors.Credential{
 			{Name: credToken, Description: "Internal integration secret (ntn_… or secret_…) or an OAuth access token, with the capabilities Read content, Insert content, Update content (update_page, the lifecycle tools), Read comments and Insert comments (the comments tools) and Read user information (the users tools), and the pages shared with the integration", Required: true},
+			{Name: "webhook_verification_token", Description: "Verification token of the integration's webhook subscription pointed at /hooks/<instance>: set, the instance receives its events (checked against X-Notion-Signature) and offers events_list"},
 		},
 	}, New))
 }

@@ -95,6 +95,7 @@ func init() {
 		Credentials: []connectors.Credential{
 			{Name: credBotToken, Description: "Bot user OAuth token (xoxb-...) of the Slack app installed in the workspace; needed unless user_token is set or the instance is per-user"},
 			{Name: credUserToken, Description: "User OAuth token (xoxp-...) of a person: every call then acts as that person, and search_messages works; a per-user connection supplies it for each caller"},
+			{Name: "webhook_secret", Description: "Signing secret of the Slack app whose Events API, slash commands or interactivity point at /hooks/<instance>: set, the instance receives them (checked against X-Slack-Signature) and offers events_list"},
 		},
 	}, New))
 }

@@ -87,6 +87,7 @@ func init() {
 		Description: "Stripe account: customers, payments and refunds, invoices and subscriptions, products, prices and payment links, disputes, balance and search, with a secret or restricted key",
 		Credentials: []connectors.Credential{
 			{Name: credSecretKey, Description: "Secret key (sk_live_..., sk_test_...) or, better, a restricted key (rk_live_..., rk_test_...) with the permissions of the toolsets offered: see the README", Required: true},
+			{Name: "webhook_secret", Description: "Signing secret (whsec_...) of a webhook endpoint pointed at /hooks/<instance>: set, the instance receives its events (checked against Stripe-Signature) and offers events_list"},
 		},
 	}, New))
 }

@@ -158,11 +158,16 @@ func Entry(canonical, source, tenant string, t *Tool) *catalog.Entry {
 	return &catalog.Entry{Canonical: canonical, Source: source, Tenant: tenant, Class: t.Tool.Class, Hash: entryHash(def, t.Tool.Class), Tool: def, Target: t}
 }
 
-// Entries are the catalog entries of the instances' tools.
-func (s Set) Entries() []*catalog.Entry {
+// Entries are the catalog entries of the instances' tools, and of the
+// tools each of extra adds to an instance (HookTools).
+func (s Set) Entries(extra ...func(*Instance) []connectors.Tool) []*catalog.Entry {
 	var out []*catalog.Entry
 	for _, in := range s {
-		for _, t := range in.Conn.Tools() {
+		tools := in.Conn.Tools()
+		for _, x := range extra {
+			tools = append(slices.Clip(tools), x(in)...)
+		}
+		for _, t := range tools {
 			e := Entry(in.Def.ID+"."+t.Name, fmt.Sprintf("connector %q (%s)", in.Def.ID, in.Def.Origin), in.Def.Tenant, &Tool{Inst: in, Tool: t})
 			e.Aliases = t.CanonicalAliases(in.Def.ID)
 			out = append(out, e)

@@ -60,6 +60,19 @@ type Options struct {
 	// Results cuts results over their call's token budget and serves
 	// their kept whole as legate://results/ resources; nil: no budgets.
 	Results *resultcut.Keeper
+	// Own, when set, serves the gateway's own resources (the events of
+	// the instances receiving webhooks, package hooks), before the
+	// upstreams' and beside them.
+	Own Resources
+}
+
+// Resources are resources the gateway serves itself: its middleware
+// answers their methods, and subscriptions to the URIs it owns are its.
+type Resources interface {
+	Middleware(next mcp.MethodHandler) mcp.MethodHandler
+	Owns(uri string) bool
+	Subscribe(ctx context.Context, r *mcp.SubscribeRequest) error
+	Unsubscribe(ctx context.Context, r *mcp.UnsubscribeRequest) error
 }
 
 // New builds the server, and returns it with its Implementation's JSON
@@ -94,12 +107,38 @@ func New(gw Gateway, o Options) (*mcp.Server, json.RawMessage) {
 		opts.UnsubscribeHandler = px.Unsubscribe
 		opts.CompletionHandler = px.Complete
 	}
+	own := mcp.Middleware(func(next mcp.MethodHandler) mcp.MethodHandler { return next })
+	if o.Own != nil {
+		own = o.Own.Middleware
+		addOwn(opts, o.Own)
+	}
 	impl := &mcp.Implementation{Name: "legate", Title: "Legate", Version: version}
 	serverInfo, _ := json.Marshal(impl)
 	s := mcp.NewServer(impl, opts)
-	s.AddReceivingMiddleware(tools(gw, o.Results), px.Middleware)
+	s.AddReceivingMiddleware(tools(gw, o.Results), own, px.Middleware)
 	s.AddSendingMiddleware(rounds.CaptureElicitResult, profiles.ListChangedMiddleware, broadcast.New(o.Logger).Middleware)
 	return s, serverInfo
+}
+
+// addOwn offers resources with subscriptions, and sends the
+// subscriptions to the URIs own owns to it, the others to the upstreams'.
+func addOwn(opts *mcp.ServerOptions, own Resources) {
+	if opts.Capabilities.Resources == nil {
+		opts.Capabilities.Resources = &mcp.ResourceCapabilities{Subscribe: true}
+	}
+	sub, unsub := opts.SubscribeHandler, opts.UnsubscribeHandler
+	opts.SubscribeHandler = func(ctx context.Context, r *mcp.SubscribeRequest) error {
+		if own.Owns(r.Params.URI) || sub == nil {
+			return own.Subscribe(ctx, r)
+		}
+		return sub(ctx, r)
+	}
+	opts.UnsubscribeHandler = func(ctx context.Context, r *mcp.UnsubscribeRequest) error {
+		if own.Owns(r.Params.URI) || unsub == nil {
+			return own.Unsubscribe(ctx, r)
+		}
+		return unsub(ctx, r)
+	}
 }
 
 // tools answers tools/list and tools/call from the catalog, through gw,

@@ -217,7 +217,7 @@ func as(kind byte, v any) any {
 	return v
 }
 
-// finish moves the audit log's id sequence past the copied ids, makes
+// finish moves the audit log's and the events' id sequences past the copied ids, makes
 // every replica reload the tool caches and pins (a cache version past
 // both stores'), and records the copy finished.
 func finish(ctx context.Context, src *sql.DB, dst *sql.DB, source string) error {
@@ -230,6 +230,7 @@ func finish(ctx context.Context, src *sql.DB, dst *sql.DB, source string) error 
 		args []any
 	}{
 		{`SELECT setval(pg_get_serial_sequence('audit', 'id'), (SELECT COALESCE(MAX(id), 0) + 1 FROM audit), false)`, nil},
+		{`SELECT setval(pg_get_serial_sequence('events', 'id'), (SELECT COALESCE(MAX(id), 0) + 1 FROM events), false)`, nil},
 		{`UPDATE cache_version SET version = GREATEST(version, $1) + 1 WHERE id = 1`, []any{ver}},
 		{`UPDATE imports SET finished_at = $1 WHERE source = $2`, []any{time.Now().Unix(), source}},
 	} {

@@ -54,6 +54,8 @@ var plan = []table{
 	{"oauth_keys", "id", cols("id i", "key b"), "OAuth signing key"},
 	{"agent_runs", "id", cols("id t", "principal t", "tenant t", "instruction t", "stopped t", "started_at i", "updated_at i", "record b"), "agent runs"},
 	{"kept_results", "id", cols("id t", "tenant t", "principal t", "tool t", "budget i", "created_at i", "expires_at i", "body b"), "results kept whole for their callers"},
+	{"events", "id", cols("id i", "instance t", "tenant t", "provider t", "provider_id t", "kind t", "object t", "actor t", "time i", "received i",
+		"meta b", "payload b", "truncated i"), "webhook events"},
 }
 
 // cols parses "name kind" pairs.

@@ -39,6 +39,7 @@ const (
 	Scheme      = "postgres"
 	SchemeLong  = "postgresql"
 	notifyChan  = "legate_approvals" // see migration 1's trigger
+	eventsChan  = "legate_events"    // see the events table's trigger
 	poolMaxConn = 16
 )
 
@@ -101,6 +102,7 @@ func Connect(ctx context.Context, url string) (*Store, error) {
 	}
 	st := &Store{conn: cfg.ConnConfig}
 	st.dialect = newDialect(st.Watch)
+	st.dialect.WatchEvents = st.WatchEvents
 	st.Store = sqlstore.New(db, st.dialect)
 	return st, nil
 }

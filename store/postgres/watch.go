@@ -17,12 +17,18 @@ const watchRetry = time.Second
 // When the connection is lost it connects again, every watchRetry, and
 // sends "" once listening again: whatever changed meanwhile was not told.
 // The channel is closed when ctx ends.
-func (s *Store) Watch(ctx context.Context) <-chan string {
+func (s *Store) Watch(ctx context.Context) <-chan string { return s.watch(ctx, notifyChan) }
+
+// WatchEvents is Watch for the events table's trigger (its migration):
+// it sends the instance id of every event added, by any replica.
+func (s *Store) WatchEvents(ctx context.Context) <-chan string { return s.watch(ctx, eventsChan) }
+
+func (s *Store) watch(ctx context.Context, channel string) <-chan string {
 	out := make(chan string, 64)
 	go func() {
 		defer close(out)
 		for ctx.Err() == nil {
-			s.listen(ctx, out)
+			s.listen(ctx, channel, out)
 			select {
 			case <-ctx.Done():
 			case <-time.After(watchRetry):
@@ -34,7 +40,7 @@ func (s *Store) Watch(ctx context.Context) <-chan string {
 
 // listen sends the notifications of one connection until it fails or ctx
 // ends.
-func (s *Store) listen(ctx context.Context, out chan<- string) {
+func (s *Store) listen(ctx context.Context, channel string, out chan<- string) {
 	conn, err := pgx.ConnectConfig(ctx, s.conn.Copy())
 	if err != nil {
 		return
@@ -44,7 +50,7 @@ func (s *Store) listen(ctx context.Context, out chan<- string) {
 		defer cancel()
 		conn.Close(cctx)
 	}()
-	if _, err := conn.Exec(ctx, "LISTEN "+notifyChan); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+channel); err != nil {
 		return
 	}
 	if !send(ctx, out, "") {

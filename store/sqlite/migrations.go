@@ -200,6 +200,25 @@ var migrations = []string{
 		body       BLOB NOT NULL
 	);
 	CREATE INDEX kept_results_expires ON kept_results (expires_at);`,
+	// 13: inbound provider events (webhook deliveries), one per instance
+	// and provider event id; times in milliseconds.
+	`CREATE TABLE events (
+		id          INTEGER PRIMARY KEY AUTOINCREMENT,
+		instance    TEXT NOT NULL,
+		tenant      TEXT NOT NULL,
+		provider    TEXT NOT NULL,
+		provider_id TEXT NOT NULL,
+		kind        TEXT NOT NULL,
+		object      TEXT NOT NULL,
+		actor       TEXT NOT NULL,
+		time        INTEGER NOT NULL,
+		received    INTEGER NOT NULL,
+		meta        BLOB NOT NULL,
+		payload     BLOB NOT NULL,
+		truncated   INTEGER NOT NULL
+	);
+	CREATE UNIQUE INDEX events_provider_id ON events (instance, provider_id);
+	CREATE INDEX events_received ON events (received);`,
 }
 
 // createMigrations creates the table recording the migrations applied.

@@ -36,6 +36,9 @@ type Dialect struct {
 	// any process on the database, sending its id, or "" when changes may
 	// have been missed; the channel closes when ctx ends.
 	Watch func(ctx context.Context) <-chan string
+	// WatchEvents, when set, tells of every event added, in any process on
+	// the database, sending its instance id (store.EventWatcher).
+	WatchEvents func(ctx context.Context) <-chan string
 }
 
 // rebind writes query, whose placeholders are ?, in the dialect's

@@ -10,6 +10,7 @@ import (
 	"database/sql"
 
 	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/store/sqlstore/sqlevents"
 )
 
 // Store is a store.Store on a database/sql database.
@@ -66,6 +67,10 @@ func (s *Store) AgentRuns() store.AgentRunStore { return agentRunStore{s.db} }
 
 // Results returns the cut results kept for their callers.
 func (s *Store) Results() store.ResultStore { return resultStore{s.db} }
+
+// Events returns the inbound provider events (package sqlevents); it is
+// a store.EventWatcher when the dialect tells of new events.
+func (s *Store) Events() store.EventStore { return sqlevents.New(s.db.db, s.d.rebind, s.d.WatchEvents) }
 
 // Close closes the database; watchers end with their contexts.
 func (s *Store) Close() error { return s.db.db.Close() }

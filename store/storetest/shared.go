@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/store/storetest/eventstest"
 )
 
 // SharedOpener opens n stores on one empty database, as n processes (the
@@ -30,6 +31,7 @@ func RunShared(t *testing.T, open SharedOpener) {
 		{"audit from every writer, followed by id", sharedAudit},
 		{"cache version seen by all", sharedCacheVersion},
 		{"watch tells of another store's change", sharedWatch},
+		{"events stored once across stores", func(t *testing.T, sts []store.Store) { eventstest.Shared(t, sts[0].Events(), sts[1].Events()) }},
 	} {
 		t.Run(s.name, func(t *testing.T) { s.run(t, open(t, 2)) })
 	}

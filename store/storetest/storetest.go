@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/store/storetest/eventstest"
 )
 
 // Opener opens an empty store for one test; it closes the store in
@@ -62,6 +63,9 @@ func Run(t *testing.T, open Opener) {
 		{"OAuthTokens", testOAuthTokens},
 		{"AgentRuns", testAgentRuns},
 		{"Results", testResults},
+		{"Events", func(t *testing.T, open Opener) {
+			eventstest.Run(t, func(t *testing.T) store.EventStore { return open(t).Events() })
+		}},
 	} {
 		t.Run(s.name, func(t *testing.T) { s.run(t, open) })
 	}
