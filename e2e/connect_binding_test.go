@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -157,5 +158,9 @@ func connectionsOf(t *testing.T, base, tok string) string {
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("GET /admin/v1/connections: %s: %s", res.Status, b)
 	}
-	return string(b)
+	var compact bytes.Buffer // the checks read "key":"value"
+	if err := json.Compact(&compact, b); err != nil {
+		t.Fatalf("GET /admin/v1/connections: not JSON: %s", b)
+	}
+	return compact.String()
 }

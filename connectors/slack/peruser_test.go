@@ -6,6 +6,7 @@ package slack_test
 // each call reaches Slack with the caller's token alone.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -210,9 +211,12 @@ func TestPerUserConnections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, _ := io.ReadAll(res.Body)
+	raw, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	e.say(string(body))
+	e.say(string(raw))
+	var compact bytes.Buffer
+	json.Compact(&compact, raw)
+	body := compact.Bytes()
 	if res.StatusCode != 200 || !strings.Contains(string(body), `"principal":"alice"`) || !strings.Contains(string(body), `"principal":"bob"`) {
 		t.Fatalf("admin list: %d %s", res.StatusCode, body)
 	}
