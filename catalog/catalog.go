@@ -169,6 +169,12 @@ func (c *Catalog) ListJSON() []byte {
 // for its definition).
 func (c *Catalog) Fingerprint() string { return c.fingerprint }
 
+// unsearched are the gateway's own tools that no search is for, indexed
+// as empty documents so that their words weigh on no ranking: the reading
+// back of a cut result (legate.result_read, listed wherever results may be
+// cut), whose words (read, whole, page) would tilt every search.
+var unsearched = map[string]bool{"legate.result_read": true}
+
 // Index is the search index of the catalog's entries, built on first use
 // and kept with the catalog (a view is a catalog too, so each view has
 // its own): a hit's Doc is the position in Entries.
@@ -176,7 +182,9 @@ func (c *Catalog) Index() *search.Index {
 	c.indexOnce.Do(func() {
 		docs := make([]search.Doc, len(c.entries))
 		for i, e := range c.entries {
-			docs[i] = search.FromTool(e.Canonical, e.SourceID(), e.Tool, e.Wire)
+			if !unsearched[e.Canonical] {
+				docs[i] = search.FromTool(e.Canonical, e.SourceID(), e.Tool, e.Wire)
+			}
 		}
 		c.index = search.New(docs)
 	})
