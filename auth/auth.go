@@ -266,14 +266,17 @@ func (a *Authenticator) audiences(req *http.Request) []string {
 	return out
 }
 
-// ProfileMetadataHandler serves the protected resource metadata of the URL
-// of each profile known reports, {profile} in its path: MetadataHandler's,
-// its resource that URL's; 404 for another name or without
-// auth.resource. Mount it at MetadataPath followed by /mcp/{profile}.
-func (a *Authenticator) ProfileMetadataHandler(known func(string) bool) http.Handler {
+// ProfileMetadataHandler serves the protected resource metadata of a
+// profile's URL, {profile} in its path: MetadataHandler's, its resource
+// that URL's; 404 without auth.resource. It answers for any name (of at
+// most 64 bytes), known or not, so that no one learns from it which
+// profiles exist: a name that is none is refused at its URL, once its
+// caller is authenticated. Mount it at MetadataPath followed by
+// /mcp/{profile}.
+func (a *Authenticator) ProfileMetadataHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		name := r.PathValue("profile")
-		if a.metadata == nil || name == "" || !known(name) {
+		if a.metadata == nil || name == "" || len(name) > 64 {
 			http.NotFound(w, r)
 			return
 		}

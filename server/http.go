@@ -69,7 +69,7 @@ func (g *Gateway) Handler(listen string) http.Handler {
 	// RFC 9728 metadata is public: outside the Host and Origin check.
 	root.Handle("GET "+auth.MetadataPath, g.auth.MetadataHandler())
 	root.Handle("GET "+auth.MetadataPath+"/mcp", g.auth.MetadataHandler())
-	root.Handle("GET "+auth.MetadataPath+"/mcp/{profile}", g.auth.ProfileMetadataHandler(func(n string) bool { _, ok := g.discovery.Profile(n); return ok }))
+	root.Handle("GET "+auth.MetadataPath+"/mcp/{profile}", g.auth.ProfileMetadataHandler())
 	g.auth.MountLocalIssuer(root) // Legate's own authorization server, if configured
 	return root
 }

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -306,8 +307,22 @@ func TestProfileURLOAuthDiscovery(t *testing.T) {
 		}
 		res.Body.Close()
 	}
-	if res, err := http.Get(g.URL + "/.well-known/oauth-protected-resource/mcp/nope"); err != nil || res.StatusCode != http.StatusNotFound {
-		t.Errorf("the metadata of an unknown profile's URL: %v %v, want 404", res.Status, err)
+	// The metadata tells no one which profiles exist: an unknown name's URL
+	// has metadata too, and is refused once its caller is authenticated.
+	known, err := http.Get(g.URL + "/.well-known/oauth-protected-resource/mcp/coding")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unknown, err := http.Get(g.URL + "/.well-known/oauth-protected-resource/mcp/nope")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, _ := io.ReadAll(known.Body)
+	ub, _ := io.ReadAll(unknown.Body)
+	known.Body.Close()
+	unknown.Body.Close()
+	if unknown.StatusCode != known.StatusCode || !bytes.Equal(bytes.ReplaceAll(ub, []byte("/mcp/nope"), []byte("/mcp/coding")), kb) {
+		t.Errorf("an unknown profile's metadata differs from a known one's but for its name: %d %s against %d %s", unknown.StatusCode, ub, known.StatusCode, kb)
 	}
 }
 
