@@ -163,9 +163,9 @@ func (r *run) vaultKey() {
 	}
 }
 
-// credentials checks every credential reference of the connectors and
-// every header_env variable of the upstreams resolves, never putting a
-// value in the report.
+// credentials checks every credential reference of the connectors and of
+// the upstreams (token, headers) and every header_env variable of the
+// upstreams resolves, never putting a value in the report.
 func (r *run) credentials(ctx context.Context) {
 	if r.opts.Config == nil {
 		r.add(Warn, "credentials", "not checked: the config does not load")
@@ -181,27 +181,36 @@ func (r *run) credentials(ctx context.Context) {
 		v := r.opts.Getenv(name)
 		return v, v != ""
 	}}
+	check := func(owner, tenant, what string, ref vault.Ref) {
+		n++
+		if ref.Vault != "" && r.opts.Vault == nil {
+			r.add(Warn, "credentials", "%s: %s: %s not checked: no store or vault key yet", owner, what, ref)
+			return
+		}
+		if _, err := resolver.Resolve(ctx, tenant, ref); err != nil {
+			r.add(Fail, "credentials", "%s: %s: %v", owner, what, err)
+		}
+	}
 	for _, in := range insts {
 		sets := map[string]map[string]vault.Ref{"": in.Credentials}
 		maps.Copy(sets, in.CredentialSets) // set names match IDPattern: never ""
 		for _, set := range sortedKeys(sets) {
 			for _, name := range sortedKeys(sets[set]) {
-				ref, what := sets[set][name], name
+				what := name
 				if set != "" {
 					what = "credential set " + set + ": " + name
 				}
-				n++
-				if ref.Vault != "" && r.opts.Vault == nil {
-					r.add(Warn, "credentials", "connector %s: %s: %s not checked: no store or vault key yet", in.ID, what, ref)
-					continue
-				}
-				if _, err := resolver.Resolve(ctx, in.Tenant, ref); err != nil {
-					r.add(Fail, "credentials", "connector %s: %s: %v", in.ID, what, err)
-				}
+				check("connector "+in.ID, in.Tenant, what, sets[set][name])
 			}
 		}
 	}
 	for _, u := range ups {
+		if u.Config.Token != nil {
+			check("upstream "+u.Config.ID, u.Config.Tenant, "token", *u.Config.Token)
+		}
+		for _, h := range sortedKeys(u.Config.Headers) {
+			check("upstream "+u.Config.ID, u.Config.Tenant, "header "+h, u.Config.Headers[h])
+		}
 		for _, h := range sortedKeys(u.Config.HeaderEnv) {
 			n++
 			if r.opts.Getenv(u.Config.HeaderEnv[h]) == "" {

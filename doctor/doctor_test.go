@@ -14,6 +14,7 @@ import (
 	"github.com/legate-mcp/legate/admin"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/doctor"
+	"github.com/legate-mcp/legate/upstream/upconfig"
 	"github.com/legate-mcp/legate/vault"
 )
 
@@ -56,6 +57,12 @@ func TestChecks(t *testing.T) {
 		"credential set reference unset": {doctor.Options{Config: &config.File{Connectors: []config.Connector{{ID: "web", Type: "http",
 			CredentialSets: map[string]map[string]vault.Ref{"team": {"token": {Env: "LEGATE_DOCTOR_TEST_UNSET"}}}}}}, StateDir: dir},
 			"credentials", doctor.Fail, "connector web: credential set team: token: environment variable LEGATE_DOCTOR_TEST_UNSET"},
+		"upstream token unset": {doctor.Options{Config: &config.File{Upstreams: []upconfig.Config{{ID: "up", URL: "http://127.0.0.1:1/mcp",
+			Token: &vault.Ref{Env: "LEGATE_DOCTOR_TEST_TOKEN_UNSET"}}}}, StateDir: dir},
+			"credentials", doctor.Fail, "upstream up: token: environment variable LEGATE_DOCTOR_TEST_TOKEN_UNSET"},
+		"upstream header from the vault without a vault": {doctor.Options{Config: &config.File{Upstreams: []upconfig.Config{{ID: "up", URL: "http://127.0.0.1:1/mcp",
+			Headers: map[string]vault.Ref{"X-Api-Key": {Vault: "up-key"}}}}}, StateDir: dir},
+			"credentials", doctor.Warn, "upstream up: header X-Api-Key: vault:up-key not checked"},
 		"key ring from the environment": {doctor.Options{Config: cfg, StateDir: dir, Keys: vault.KeySource{Env: ring.EnvValue()}},
 			"vault key", doctor.OK, "primary " + key.ID},
 		"bad key ring": {doctor.Options{Config: cfg, StateDir: dir, Keys: vault.KeySource{Env: "nonsense"}},

@@ -58,6 +58,10 @@ upstreams:
   - id: gh
     url: http://127.0.0.1:1/mcp
     header_env: {Authorization: LEGATE_TEST_UNSET_HEADER}
+  - id: search
+    url: http://127.0.0.1:1/mcp
+    token: {env: LEGATE_TEST_UNSET_UP_TOKEN}
+    headers: {X-Api-Key: {file: /nonexistent/legate-up-key}}
 policy:
   rules:
     - {tool: "web.*", action: allow}
@@ -75,6 +79,8 @@ policy:
 		"warning: connectors[0].credentials.password: secret file /nonexistent/legate-secret cannot be read",
 		"warning: connectors[0].credential_sets.team.token: environment variable LEGATE_TEST_UNSET_TEAM_TOKEN is not set",
 		"warning: upstreams[0].header_env.Authorization: environment variable LEGATE_TEST_UNSET_HEADER is not set",
+		"warning: upstreams[1].token: environment variable LEGATE_TEST_UNSET_UP_TOKEN is not set here: upstream search will not connect",
+		"warning: upstreams[1].headers.X-Api-Key: secret file /nonexistent/legate-up-key cannot be read",
 		`warning: policy.rules[1].tool: "slack.post_*" matches no tool`,
 	} {
 		if !strings.Contains(out, want) {
