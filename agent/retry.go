@@ -133,14 +133,25 @@ func (r *Runner) watch(ctx context.Context, n, max, attempt int) *stallWatch {
 		t := time.NewTicker(every)
 		defer t.Stop()
 		silent := false
+		firstToken := func() {
+			if silent {
+				log.Info(fmt.Sprintf("%s — first token after %s", prefix, time.Since(start).Round(10*time.Millisecond)))
+			}
+		}
 		for {
 			select {
 			case <-w.first:
-				if silent {
-					log.Info(fmt.Sprintf("%s — first token after %s", prefix, time.Since(start).Round(10*time.Millisecond)))
-				}
+				firstToken()
 				return
 			case <-w.done:
+				// The first token and the end of the attempt can arrive
+				// together; select picks either, and the first token is
+				// still logged.
+				select {
+				case <-w.first:
+					firstToken()
+				default:
+				}
 				return
 			case <-ctx.Done():
 				return
