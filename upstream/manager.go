@@ -307,12 +307,12 @@ func (m *Manager) startOne(u *Upstream) {
 // Close stops the background work and ends every session and process.
 func (m *Manager) Close() {
 	m.cancel()
-	m.wg.Wait()
 	var wg sync.WaitGroup
 	for _, u := range m.set.Load().byID {
 		wg.Go(u.pool.close)
 	}
 	wg.Wait()
+	m.wg.Wait() // after the pools: a connection finishing late keeps its session with m.wg
 }
 
 // Upstream returns the upstream with that id.

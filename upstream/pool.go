@@ -28,6 +28,7 @@ type pool struct {
 	connAt      time.Time           // when it happened
 	backoff     time.Duration
 	closed      bool
+	dials       sync.WaitGroup // connection attempts under way, which close waits for
 }
 
 // sharedSession returns a live shared session, connecting one if the pool
@@ -123,6 +124,11 @@ func (p *pool) await(ctx context.Context, key string, owner *mcp.ServerSession) 
 // share the result, whatever their own contexts), and keeps the failure
 // backoff (doubling from 250ms to 30s) so a dead upstream fails fast.
 func (p *pool) dial(owner *mcp.ServerSession, register bool) (*session, error) {
+	done, err := p.dialing()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	// Not the caller's context: the session outlives the call, and the
 	// caller's context carries values of the client's request (its protocol
 	// version, for one) the SDK would send on to the upstream.
@@ -168,21 +174,42 @@ func (p *pool) dial(owner *mcp.ServerSession, register bool) (*session, error) {
 		return s, nil
 	}
 	p.perClient[owner] = s
-	p.u.m.wg.Go(func() {
-		select {
-		case <-s.done:
-		case <-p.u.m.ends.Of(owner):
-		case <-p.u.m.ctx.Done():
-		}
-		p.mu.Lock()
+	p.keep(s, p.u.m.ends.Of(owner), func() {
 		if p.perClient[owner] == s {
 			delete(p.perClient, owner)
 		}
+	})
+	return s, nil
+}
+
+// keep closes a registered session s once it ends, until is closed, or
+// the manager closes, and then forgets it with forget (p.mu held).
+func (p *pool) keep(s *session, until <-chan struct{}, forget func()) {
+	p.u.m.wg.Go(func() {
+		select {
+		case <-s.done:
+		case <-until:
+		case <-p.u.m.ctx.Done():
+		}
+		p.mu.Lock()
+		forget()
 		p.mu.Unlock()
 		s.cs.Close()
 		<-s.done
 	})
-	return s, nil
+}
+
+// dialing counts a connection attempt in, for close to wait for: one still
+// inside the SDK's connect when the manager closes (an event stream being
+// opened, say) would outlive it otherwise. Refused once the pool is closed.
+func (p *pool) dialing() (done func(), err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, errors.New("upstream closed")
+	}
+	p.dials.Add(1)
+	return p.dials.Done, nil
 }
 
 // session picks the session a call from client uses.
@@ -196,7 +223,8 @@ func (p *pool) session(ctx context.Context, client Client) (*session, error) {
 	return p.sharedSession(ctx)
 }
 
-// close ends every session.
+// close ends every session, and waits for the connection attempts under
+// way (their context ends with the manager's).
 func (p *pool) close() {
 	p.mu.Lock()
 	p.closed = true
@@ -214,6 +242,7 @@ func (p *pool) close() {
 		wg.Go(func() { s.cs.Close(); <-s.done })
 	}
 	wg.Wait()
+	p.dials.Wait()
 	if p.u.http != nil {
 		p.u.http.CloseIdleConnections()
 	}

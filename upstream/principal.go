@@ -47,6 +47,11 @@ func principalSession(ctx context.Context, u *Upstream, c Client) (*session, err
 // dialPrincipal connects c's principal's session, kept until it ends;
 // the first one of an upstream never listed lists its tools.
 func dialPrincipal(u *Upstream, c Client) (*session, error) {
+	done, err := u.pool.dialing()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	cctx, cancel := context.WithTimeout(u.m.ctx, u.m.opts.ConnectTimeout)
 	defer cancel()
 	rt := u.m.opts.Authorize(u.cfg.ID, c.Tenant, c.Principal, u.http.Transport)
@@ -66,20 +71,12 @@ func dialPrincipal(u *Upstream, c Client) (*session, error) {
 		return nil, errors.New("upstream closed")
 	}
 	u.pool.byPrincipal[key] = s
-	u.pool.mu.Unlock()
-	u.m.wg.Go(func() {
-		select {
-		case <-s.done:
-		case <-u.m.ctx.Done():
-		}
-		u.pool.mu.Lock()
+	u.pool.keep(s, nil, func() {
 		if u.pool.byPrincipal[key] == s {
 			delete(u.pool.byPrincipal, key)
 		}
-		u.pool.mu.Unlock()
-		s.cs.Close()
-		<-s.done
 	})
+	u.pool.mu.Unlock()
 	if st, err := u.m.opts.Store.CacheOf(cctx, u.cfg.ID); err == nil && st.RefreshedAt.IsZero() {
 		u.m.refreshVia(u.cfg.ID, s)
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"sync"
 
@@ -71,7 +70,7 @@ func (u *Upstream) transport(ctx context.Context, s *session) (mcp.Transport, er
 		return &http.Client{Transport: &relay.TapTransport{Base: u.limited(), Tap: u.tap(s)}}
 	}
 	stdio := func(raw []byte) { u.tapMessage(s, raw) }
-	return dial.Transport(u.cfg, dial.Session{Log: u.log, Stdio: stdio, SSE: sse, HTTP: cmp.Or(s.tappedHC, u.tappedHTTP), Max: u.maxResult(), SDKMax: u.sdkMax(), Life: u.m.ctx}), nil
+	return dial.Transport(u.cfg, dial.Session{Log: u.log, Stdio: stdio, SSE: sse, HTTP: cmp.Or(s.tappedHC, u.tappedHTTP), Max: u.maxResult(), Life: u.m.ctx}), nil
 }
 
 // limited is the upstream's HTTP transport with each message it receives
@@ -80,23 +79,8 @@ func (u *Upstream) limited() http.RoundTripper {
 	return msglimit.Transport(u.http.Transport, u.maxResult())
 }
 
-// maxResult is the upstream's bound on one message, in bytes: it is
-// applied where the message is read (package msglimit bounds the go-sdk
-// client's HTTP responses and a stdio upstream's output; the relay bounds
-// what it reads itself), and a message over it ends the call as a tool
-// error (msglimit.ToolError).
-func (u *Upstream) maxResult() int64 {
-	if u.cfg.MaxResultBytes > 0 {
-		return u.cfg.MaxResultBytes
-	}
-	return u.m.opts.MaxResultBytes
-}
-
-// sdkMax is the go-sdk's own bound on a message, left above Legate's: the
-// SDK ends the whole session at its bound, where Legate fails one call.
-func (u *Upstream) sdkMax() int {
-	return int(min(u.maxResult()+64<<10, math.MaxInt32))
-}
+// maxResult is the upstream's bound on one message (upconfig.MessageLimit).
+func (u *Upstream) maxResult() int64 { return u.cfg.MessageLimit(u.m.opts.MaxResultBytes) }
 
 // connect opens a session, for owner (per_client) or shared (nil owner);
 // its HTTP clients, when given, are one principal's (principal.go).

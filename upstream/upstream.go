@@ -16,6 +16,7 @@ import (
 	"github.com/sony/gobreaker/v2"
 
 	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/circuit"
 	"github.com/legate-mcp/legate/rounds"
 	"github.com/legate-mcp/legate/upstream/dial"
 	"github.com/legate-mcp/legate/upstream/discovery"
@@ -122,24 +123,17 @@ func newUpstream(m *Manager, cfg *Config, origin string) *Upstream {
 		}
 		u.tappedHTTP = &http.Client{Transport: &relay.TapTransport{Base: u.limited(), Tap: u.tap(nil)}}
 	}
-	u.breaker = gobreaker.NewCircuitBreaker[answer](gobreaker.Settings{
-		Name:        cfg.ID,
-		MaxRequests: 1,
-		Timeout:     m.opts.BreakerCooldown,
-		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= uint32(m.opts.BreakerFailures) },
-		IsSuccessful: func(err error) bool {
-			// Only the upstream's own failures count: a JSON-RPC error is an
-			// answer, and a call the client cancelled says nothing of health;
-			// nor does an answer over max_result_bytes.
-			// Nor a caller who has not connected an OAuth-protected one.
-			ok := err == nil || relay.Answered(err) || errors.Is(err, context.Canceled) || msglimit.IsTooLarge(err) || legate.CodeOf(err) == legate.CodeNotConnected
-			if !ok {
-				u.lastFailure.Store(&failure{text: u.creds.Secrets().MaskString(errText(err)), at: time.Now()})
-			}
-			return ok
+	u.breaker = circuit.New[answer](circuit.Settings{
+		Name: cfg.ID, Failures: m.opts.BreakerFailures, Cooldown: m.opts.BreakerCooldown, Log: u.log,
+		// Only the upstream's own failures count: a JSON-RPC error is an
+		// answer, and a call the client cancelled says nothing of health;
+		// nor does an answer over max_result_bytes, nor a caller who has
+		// not connected an OAuth-protected one.
+		Healthy: func(err error) bool {
+			return relay.Answered(err) || errors.Is(err, context.Canceled) || msglimit.IsTooLarge(err) || legate.CodeOf(err) == legate.CodeNotConnected
 		},
-		OnStateChange: func(name string, from, to gobreaker.State) {
-			u.log.Warn("upstream circuit changed", "from", from.String(), "to", to.String())
+		Failed: func(err error) {
+			u.lastFailure.Store(&failure{text: u.creds.Secrets().MaskString(err.Error()), at: time.Now()})
 		},
 	})
 	empty := []*Tool{}
@@ -237,7 +231,7 @@ func (u *Upstream) call(ctx context.Context, t *Tool, args json.RawMessage, clie
 	if errors.Is(err, context.Canceled) {
 		return answer{}, err
 	}
-	return answer{}, unavailable(u.cfg.ID, u.creds.Secrets().MaskString(errText(err)), err)
+	return answer{}, unavailable(u.cfg.ID, u.creds.Secrets().MaskString(err.Error()), err)
 }
 
 // call is one call under way on a session.
@@ -363,13 +357,6 @@ func unavailable(id, msg string, err error) error {
 	return &legate.Error{Code: legate.CodeUpstreamUnavailable, Message: fmt.Sprintf("upstream %s is unavailable: %s", id, msg), Err: err}
 }
 
-func errText(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
-}
-
 // Session returns the upstream session that client uses, connecting it if
 // needed, for requests other than tool calls (prompts, resources,
 // completion). It fails fast while the upstream's circuit is open.
@@ -383,7 +370,7 @@ func (m *Manager) Session(ctx context.Context, id string, client Client) (*mcp.C
 	}
 	s, err := u.pool.session(ctx, client)
 	if err != nil {
-		return nil, unavailable(id, errText(err), err)
+		return nil, unavailable(id, err.Error(), err)
 	}
 	return s.cs, nil
 }

@@ -10,6 +10,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
@@ -87,11 +88,16 @@ type Session struct {
 	Stdio func([]byte)
 	SSE   func() *http.Client
 	HTTP  *http.Client
-	// Max is the upstream's bound on one message (max_result_bytes), SDKMax
-	// the go-sdk's own, left above it; Life ends an SSE stream.
-	Max    int64
-	SDKMax int
-	Life   context.Context
+	// Max is the upstream's bound on one message (max_result_bytes); Life
+	// ends an SSE stream.
+	Max  int64
+	Life context.Context
+}
+
+// sdkMax is the go-sdk's own bound on a message, left above Legate's: the
+// SDK ends the whole session at its bound, where Legate fails one call.
+func (s Session) sdkMax() int {
+	return int(min(s.Max+64<<10, math.MaxInt32))
 }
 
 // Transport is the MCP transport of a session of the upstream c: a stdio
@@ -108,9 +114,9 @@ func Transport(c *upconfig.Config, s Session) mcp.Transport {
 		// The legacy transport's one event stream carries every message:
 		// it is tapped like a Streamable HTTP response. It lives as long as
 		// the session, not the connect call that opens it.
-		return &OutliveConnect{Transport: &mcp.SSEClientTransport{Endpoint: c.URL, HTTPClient: s.SSE(), MaxEventSize: s.SDKMax}, Life: s.Life}
+		return &OutliveConnect{Transport: &mcp.SSEClientTransport{Endpoint: c.URL, HTTPClient: s.SSE(), MaxEventSize: s.sdkMax()}, Life: s.Life}
 	}
-	return &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: s.HTTP, MaxRetries: 1, MaxEventSize: s.SDKMax}
+	return &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: s.HTTP, MaxRetries: 1, MaxEventSize: s.sdkMax()}
 }
 
 // OutliveConnect connects a transport whose connection keeps the context it

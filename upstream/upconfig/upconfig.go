@@ -101,6 +101,18 @@ const (
 	SessionPerClient = "per_client"
 )
 
+// MessageLimit is the upstream's bound on one message, in bytes, given
+// the configuration's top-level one: it is applied where the message is
+// read (package msglimit bounds the go-sdk client's HTTP responses and a
+// stdio upstream's output; the relay bounds what it reads itself), and a
+// message over it ends the call as a tool error (msglimit.ToolError).
+func (c *Config) MessageLimit(global int64) int64 {
+	if c.MaxResultBytes > 0 {
+		return c.MaxResultBytes
+	}
+	return global
+}
+
 // Defaults.
 const (
 	DefaultTimeout         = 60 * time.Second
