@@ -3,6 +3,7 @@ package legate
 import (
 	"bytes"
 	"slices"
+	"unsafe"
 )
 
 // Redacted stands in for a secret a provider echoed back.
@@ -19,6 +20,7 @@ const minMasked = 4
 // nil *Secrets masks nothing.
 type Secrets struct {
 	forms [][]byte // longest first, so a form holding another goes whole
+	heads heads    // finds them in one pass
 }
 
 // NewSecrets returns the set of values and of their forms. Values shorter
@@ -41,7 +43,7 @@ func NewSecrets(values ...string) *Secrets {
 		return nil
 	}
 	slices.SortStableFunc(forms, func(a, b []byte) int { return len(b) - len(a) })
-	return &Secrets{forms: forms}
+	return &Secrets{forms: forms, heads: newHeads(forms)}
 }
 
 // Empty reports whether the set masks nothing.
@@ -71,6 +73,9 @@ const maxRounds = 4
 // replace replaces every form in b, again until none is left. Should
 // forms still remain after maxRounds, all of b is withheld.
 func (s *Secrets) replace(b []byte) []byte {
+	if !s.Contains(b) {
+		return b // nearly every text: one pass over it
+	}
 	for range maxRounds {
 		found := false
 		for _, f := range s.forms {
@@ -129,7 +134,9 @@ func (s *Secrets) cut(b []byte, least int) int {
 
 // MaskString is Mask for a text that was not truncated.
 func (s *Secrets) MaskString(v string) string {
-	if !s.Contains([]byte(v)) {
+	// Read in place: Contains only reads, and a copy of every text a
+	// result holds would cost more than the search.
+	if !s.Contains(unsafe.Slice(unsafe.StringData(v), len(v))) {
 		return v
 	}
 	return string(s.Mask([]byte(v), false))
@@ -137,15 +144,7 @@ func (s *Secrets) MaskString(v string) string {
 
 // Contains reports whether b holds any form Mask would replace.
 func (s *Secrets) Contains(b []byte) bool {
-	if s.Empty() {
-		return false
-	}
-	for _, f := range s.forms {
-		if bytes.Contains(b, f) {
-			return true
-		}
-	}
-	return false
+	return !s.Empty() && s.heads.contains(b, s.forms)
 }
 
 // Mask returns b with every form of the secrets in it replaced by

@@ -2,6 +2,7 @@ package legate_test
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -35,4 +36,52 @@ func FuzzMask(f *testing.F) {
 			t.Fatalf("Contains(%q) = false for a text holding a form of %q", in, value)
 		}
 	})
+}
+
+// TestContainsFindsEveryFormAnywhere checks the one-pass search against
+// a search per form: a set of secrets of every length (four bytes and up,
+// so both ways of searching are used), each form at each offset in a
+// text, and texts near the forms that hold none.
+func TestContainsFindsEveryFormAnywhere(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+/="
+	word := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = letters[r.IntN(len(letters))]
+		}
+		return string(b)
+	}
+	for _, lengths := range [][]int{{4}, {5, 40}, {7}, {8, 9, 10}, {12, 20, 36, 40, 64, 72}} {
+		var values []string
+		for _, n := range lengths {
+			for range 3 {
+				values = append(values, word(n))
+			}
+		}
+		s := legate.NewSecrets(values...)
+		oracle := func(b []byte) bool {
+			for _, f := range s.Forms() {
+				if bytes.Contains(b, f) {
+					return true
+				}
+			}
+			return false
+		}
+		for _, f := range s.Forms() {
+			for off := range 24 {
+				in := []byte(word(off) + string(f) + word(r.IntN(8)))
+				if !s.Contains(in) {
+					t.Fatalf("lengths %v: Contains misses %q at offset %d", lengths, f, off)
+				}
+				// Cut short by one byte at either end: found only if the
+				// search per form finds something.
+				for _, cut := range [][]byte{in[:off+len(f)-1], append([]byte(word(off)), f[1:]...)} {
+					if got, want := s.Contains(cut), oracle(cut); got != want {
+						t.Fatalf("lengths %v: Contains(%q) = %v, a search per form says %v", lengths, cut, got, want)
+					}
+				}
+			}
+		}
+	}
 }

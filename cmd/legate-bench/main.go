@@ -39,6 +39,7 @@ import (
 
 	"github.com/legate-mcp/legate/cmd/legate-bench/benchkit"
 	"github.com/legate-mcp/legate/cmd/legate-bench/harness"
+	"github.com/legate-mcp/legate/cmd/legate-bench/saasbench"
 	"github.com/legate-mcp/legate/cmd/legate-bench/soak"
 )
 
@@ -69,7 +70,7 @@ func run() int {
 	jsonOut := flag.String("json", "", "also write the results as JSON to this file")
 	legateBin := flag.String("legate", "", "use this legate binary instead of building ./cmd/legate")
 	keep := flag.Bool("keep", false, "keep the temporary directory (configs, state, logs)")
-	profile := flag.String("profile", "", "instead of the scenarios, profile Legate (in-process) under the P1 and P3 loads at the highest C ≤ 8, its start-up on the P5 cache and tools/list of that cache, writing CPU and allocation profiles in this directory")
+	profile := flag.String("profile", "", "instead of the scenarios, profile Legate (in-process) under the P1, P3 and P7 loads at the highest C ≤ 8, its start-up on the P5 cache and tools/list of that cache, writing CPU and allocation profiles in this directory")
 	selfProfile := flag.String("selfprofile", "", "write a CPU profile of the harness itself (the load clients) to this file")
 	soakRun := flag.Bool("soak", false, "instead of the scenarios, the soak (package soak): -sessions concurrent sessions, -calls calls, faults injected; fails on any other error or on growth")
 	soakCfg := soak.Flags()
@@ -326,6 +327,42 @@ func (b *bench) profile(ctx context.Context, out string) error {
 	}
 	b.logf("native no-op C=%d: %.0f calls/s, %.0f µs Legate CPU per call", c, lr.Rate(), lr.CPUPerCall("legate"))
 
+	// P7's reads, one connector after another, in one profile.
+	pcfg, env, reads, stopStandIn, err := saasbench.ProfileSetup()
+	if err != nil {
+		return err
+	}
+	defer stopStandIn()
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		os.Setenv(k, v) // the in-process Legate reads its credentials from the environment it inherits
+	}
+	cfg7, err := b.writeFile("prof-p7.yaml", pcfg)
+	if err != nil {
+		return err
+	}
+	cpu7, allocs7 := filepath.Join(out, "saas.cpu.pprof"), filepath.Join(out, "saas.allocs.pprof")
+	lg7, err := harness.StartLegateInProcess(ctx, b.dir, "prof-legate7", cfg7, filepath.Join(b.dir, "prof-state7"), "-cpuprofile", cpu7, "-memprofile", allocs7)
+	if err != nil {
+		return err
+	}
+	sess7, err := harness.OpenSessions(ctx, harness.NewHTTPClient(), "http://"+lg7.Addr+"/mcp", c, 8, false)
+	if err != nil {
+		lg7.Stop()
+		return err
+	}
+	for _, r := range reads {
+		lr, err := harness.RunLoad(ctx, sess7, harness.ToolCall(r.Tool, r.Args), b.warmup, b.dur, map[string]*harness.Proc{"legate": lg7}, nil)
+		if err != nil {
+			harness.CloseSessions(sess7)
+			lg7.Stop()
+			return fmt.Errorf("%s: %w", r.Name, err)
+		}
+		b.logf("P7 %s C=%d: %.0f calls/s, %.0f µs Legate CPU per call", r.Name, c, lr.Rate(), lr.CPUPerCall("legate"))
+	}
+	harness.CloseSessions(sess7)
+	lg7.Stop()
+
 	// Start-up with a large cache and every upstream down (P5).
 	big, err := b.prepareBigCache(ctx)
 	if err != nil {
@@ -365,7 +402,7 @@ func (b *bench) profile(ctx context.Context, out string) error {
 	lg2.Stop()
 	slices.Sort(lists)
 	b.logf("tools/list of %d tools: %d lists, p50 %s", b.bigUps*bigTools, len(lists), harness.Percentile(lists, .5))
-	for _, f := range []string{cpu, allocs, cpu3, allocs3, cpu5, cpu2} {
+	for _, f := range []string{cpu, allocs, cpu3, allocs3, cpu7, allocs7, cpu5, cpu2} {
 		fmt.Printf("wrote %s\n", f)
 	}
 	fmt.Printf("read them with e.g.: go tool pprof -top %s\n", cpu)

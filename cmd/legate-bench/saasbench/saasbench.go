@@ -167,3 +167,24 @@ func Run(ctx context.Context, o benchkit.Options) ([]benchkit.Row, error) {
 	}
 	return rows, nil
 }
+
+// Read is one of P7's reads through Legate, for the harness's profile.
+type Read struct {
+	Name, Tool string
+	Args       map[string]any
+}
+
+// ProfileSetup starts P7's stand-in and returns Legate's configuration of
+// the readers on it, the environment its credentials read, the reads, and
+// the stand-in's stop.
+func ProfileSetup() (cfg string, env []string, reads []Read, stop func(), err error) {
+	base, stop, err := standIn("127.0.0.1:0")
+	if err != nil {
+		return "", nil, nil, nil, err
+	}
+	cfg, env = config(base, "")
+	for _, r := range readers {
+		reads = append(reads, Read{Name: r.name, Tool: r.tool, Args: r.args})
+	}
+	return cfg, env, reads, stop, nil
+}
