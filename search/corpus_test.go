@@ -121,15 +121,18 @@ type query struct {
 	// looked at: it measures how the tuning generalizes); "dev-b" and
 	// "holdout-b" were written blind, by people who never saw the
 	// ranking, its code or the other requests, and never tried one
-	// (dev-b is tuned on, holdout-b never looked into).
+	// (dev-b is tuned on, holdout-b never looked into); "holdout-c" was
+	// written the same way for the next round of ranking work, from the
+	// tool definitions alone, and measured before any change.
 	Set string `json:"set"`
 }
 
 // minTop5 are the fewest queries of each set whose tool must be in the
 // first five hits, as search/README.md reports them on the corpus of 319
 // tools (58/62 = 93.5%, 61/74 = 82.4%, 94/120 = 78.3%, 107/125 = 85.6%,
-// 84/120 = 70.0%): a change that ranks worse fails.
-var minTop5 = map[string]int{"tune": 58, "dev": 61, "dev-b": 94, "holdout": 107, "holdout-b": 84}
+// 84/120 = 70.0%), and holdout-c's as read once on 321 (117/150 = 78.0%):
+// a change that ranks worse fails.
+var minTop5 = map[string]int{"tune": 58, "dev": 61, "dev-b": 94, "holdout": 107, "holdout-b": 84, "holdout-c": 117}
 
 // TestQualityTop5 ranks the corpus for every query of
 // testdata/queries.json and counts the queries one of whose tools is in
@@ -182,7 +185,7 @@ func TestQualityTop5(t *testing.T) {
 			t.Logf("miss %q: want %v, got %s", q.Query, q.Want, strings.Join(got, " "))
 		}
 	}
-	for _, set := range []string{"tune", "dev", "dev-b", "holdout", "holdout-b"} {
+	for _, set := range []string{"tune", "dev", "dev-b", "holdout", "holdout-b", "holdout-c"} {
 		if total[set] == 0 {
 			t.Errorf("no %s queries", set)
 			continue
