@@ -115,6 +115,7 @@ type Panel struct {
 type Results struct {
 	Retention legate.Duration `yaml:"retention" default:"1h" min:"0" desc:"How long the whole of a cut result is kept for its caller (legate.result_read, legate://results/{ref}); past it the notice's reference answers not found. 0 keeps nothing: a cut result's notice then says the rest cannot be read"`
 	MaxBytes  int             `yaml:"max_bytes" default:"4194304" min:"1024" desc:"Most bytes of a cut result's text kept (4194304: 4 MiB); past it the rest is dropped, and the notice says so"`
+	Spotlight bool            `yaml:"spotlight" desc:"Wrap the text of every connector's and upstream's result for the model between two markers under a notice that it is data written by others, not instructions (docs/provenance.md); every such result carries its provenance in _meta either way"`
 }
 
 // Metrics is the `metrics:` section. The series are also at /metrics on

@@ -12,6 +12,7 @@ import (
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/policy"
+	"github.com/legate-mcp/legate/server/instances"
 	"github.com/legate-mcp/legate/store"
 )
 
@@ -29,7 +30,7 @@ type executorCalls struct{ g *Gateway }
 // the policy step lets it through (Request.approved).
 func (c executorCalls) run(ctx context.Context, e *catalog.Entry, a *store.Approval) (*mcp.CallToolResult, error) {
 	r := &Request{Entry: e, Args: a.Args, Caller: connectors.Caller{Principal: a.Principal, Tenant: a.Tenant, Session: a.Session},
-		OperationID: a.ID, Start: time.Now(), ArgsHash: a.ArgsHash, approved: a, Class: classOf(e, a.Args)}
+		OperationID: a.ID, Start: time.Now(), ArgsHash: a.ArgsHash, approved: a, Class: instances.ClassOf(e, a.Args)}
 	res, err := c.g.call(ctx, r)
 	if err != nil {
 		return nil, err
@@ -41,7 +42,7 @@ func (c executorCalls) run(ctx context.Context, e *catalog.Entry, a *store.Appro
 // as SystemPrincipal, which the policy step allows (Request.system); the
 // tool's own failure is an error too.
 func (c executorCalls) notify(ctx context.Context, e *catalog.Entry, args json.RawMessage, operationID string) error {
-	r := &Request{Entry: e, Args: args, Caller: connectors.Caller{Principal: SystemPrincipal}, Class: classOf(e, args),
+	r := &Request{Entry: e, Args: args, Caller: connectors.Caller{Principal: SystemPrincipal}, Class: instances.ClassOf(e, args),
 		OperationID: operationID, Start: time.Now(), ArgsHash: policy.ArgsHash(args), system: true}
 	res, err := c.g.call(ctx, r)
 	if err == nil && res != nil && res.IsError {

@@ -364,7 +364,10 @@ func (s executeStep) execute(ctx context.Context, r *Request) (res *Result, err 
 	g := s.g
 	ctx, span := spans.Step(ctx, "execute")
 	defer span.End()
-	defer func() { res, err = maskResult(g.masks.Secrets(), res, err) }()
+	defer func() {
+		res, err = maskResult(g.masks.Secrets(), res, err)
+		mark(r, res, g.now().cfg.Results.Spotlight)
+	}()
 	switch t := r.Entry.Target.(type) {
 	case *instances.Tool:
 		res, err := s.native(ctx, t, r)

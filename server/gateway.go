@@ -357,7 +357,7 @@ func (g *Gateway) callerOf(o CallOptions) connectors.Caller {
 
 // newRequest starts a call to e.
 func (g *Gateway) newRequest(e *catalog.Entry, args json.RawMessage, o CallOptions) *Request {
-	r := &Request{Entry: e, Args: args, Caller: g.callerOf(o), Class: classOf(e, args), Start: time.Now(), Session: o.Session,
+	r := &Request{Entry: e, Args: args, Caller: g.callerOf(o), Class: instances.ClassOf(e, args), Start: time.Now(), Session: o.Session,
 		ProgressToken: o.ProgressToken, ArgsHash: policy.ArgsHash(args), round: o.round, stateToken: o.stateToken, principal: o.Principal}
 	r.OperationID = g.opkeys.For(opkey.Call{Tenant: r.Caller.Tenant, Principal: r.Caller.Principal, Tool: e.Canonical, ArgsHash: r.ArgsHash,
 		Class: r.Class, ClientKey: o.IdempotencyKey}, g.now().repeatWindow)
@@ -376,34 +376,14 @@ func (g *Gateway) run(ctx context.Context, r *Request) (*Result, error) {
 		return nil, rpcErr
 	}
 	if err != nil {
-		return decoded(errorResultFor(r.Entry, err)), nil
+		return decoded(toolresult.ErrorFor(r.Entry.Tool, err)), nil
 	}
 	return res, nil
-}
-
-// errorResultFor is toolresult.Error for a call to e. A tool that declares an
-// output schema has its error details in _meta only, not in structured
-// content, which clients check against that schema even on errors.
-func errorResultFor(e *catalog.Entry, err error) *mcp.CallToolResult {
-	res := toolresult.Error(err)
-	if e.Tool.OutputSchema != nil {
-		res.StructuredContent = nil
-	}
-	return res
 }
 
 // ErrorMetaKey holds a gateway error's details in every error result's
 // _meta, the one place they are for every tool.
 const ErrorMetaKey = legate.ErrorMetaKey
-
-// classOf is the class of one call: a native tool may class it from its
-// arguments; an upstream tool's class is fixed in its catalog entry.
-func classOf(e *catalog.Entry, args json.RawMessage) legate.Class {
-	if nt, ok := e.Target.(*instances.Tool); ok {
-		return nt.Tool.ClassOf(args)
-	}
-	return e.Class
-}
 
 // Test runs every instance's connection test (or those of ids) and
 // returns the failures by id.

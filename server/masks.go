@@ -1,9 +1,11 @@
 package server
 
 import (
+	"cmp"
 	"context"
 
 	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/provenance"
 	"github.com/legate-mcp/legate/server/toolresult"
 	"github.com/legate-mcp/legate/sources"
 	"github.com/legate-mcp/legate/upstream"
@@ -35,4 +37,16 @@ func maskResult(s *legate.Secrets, res *Result, err error) (*Result, error) {
 		res.MCP = toolresult.Mask(s, res.MCP)
 	}
 	return res, toolresult.MaskError(s, err)
+}
+
+// mark gives a connector's or an upstream's result its provenance
+// (package provenance); the gateway's own tools' results have none.
+func mark(r *Request, res *Result, spotlight bool) {
+	s := subjectOf(r)
+	if res == nil || res.inputRequired || s.Connector == builtinSource || res.MCP != nil && res.MCP.NeedsInput() {
+		return
+	}
+	m := provenance.New(cmp.Or(s.Connector, "mcp."+s.Upstream), r.Entry.Canonical)
+	res.Raw = provenance.SetRaw(res.Raw, m, spotlight)
+	provenance.Set(res.MCP, m, spotlight)
 }

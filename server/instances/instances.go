@@ -185,3 +185,12 @@ func entryHash(t *mcp.Tool, class legate.Class) string {
 	}{t, class})
 	return policy.ArgsHash(b)
 }
+
+// ClassOf is the class of one call to e: a native tool may class it from
+// its arguments; an upstream tool's class is fixed in its catalog entry.
+func ClassOf(e *catalog.Entry, args json.RawMessage) legate.Class {
+	if nt, ok := e.Target.(*Tool); ok {
+		return nt.Tool.ClassOf(args)
+	}
+	return e.Class
+}

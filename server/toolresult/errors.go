@@ -69,3 +69,14 @@ func TextHash(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:6])
 }
+
+// ErrorFor is Error for a call to tool. A tool that declares an output
+// schema has its error details in _meta only, not in structured content,
+// which clients check against that schema even on errors.
+func ErrorFor(tool *mcp.Tool, err error) *mcp.CallToolResult {
+	res := Error(err)
+	if tool != nil && tool.OutputSchema != nil {
+		res.StructuredContent = nil
+	}
+	return res
+}

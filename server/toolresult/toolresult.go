@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/provenance"
 )
 
 // Native turns a connector's result into an MCP result: its text (or its
@@ -53,13 +54,19 @@ func Native(res *legate.Result) (*mcp.CallToolResult, error) {
 // but isError — it writes the bytes itself; any other result goes to
 // encoding/json.
 func Encode(res *mcp.CallToolResult) ([]byte, error) {
-	text, raw, ok := native(res)
+	text, raw, mark, ok := native(res)
 	if !ok {
 		return json.Marshal(res)
 	}
-	const head, mid, isError = `{"content":[{"type":"text","text":`, `}],"structuredContent":`, `,"isError":true`
-	b := make([]byte, 0, len(head)+len(text)+len(mid)+len(raw)+len(isError)+1)
-	b = append(append(append(append(b, head...), text...), mid...), raw...)
+	const marked, head, mid, isError = `{"_meta":{"` + provenance.MetaKey + `":`, `{"content":[{"type":"text","text":`, `}],"structuredContent":`, `,"isError":true`
+	b := make([]byte, 0, len(marked)+len(mark)+len(head)+len(text)+len(mid)+len(raw)+len(isError)+2)
+	if mark != nil {
+		b = append(append(append(b, marked...), mark...), `},`...)
+		b = append(b, head[1:]...)
+	} else {
+		b = append(b, head...)
+	}
+	b = append(append(append(b, text...), mid...), raw...)
 	if res.IsError {
 		b = append(b, isError...)
 	}
@@ -70,7 +77,7 @@ func Encode(res *mcp.CallToolResult) ([]byte, error) {
 // 2026-07-28) carries it: MarkStateless(Encode(res), info), written in one
 // pass for the shape Encode writes itself.
 func Stateless(res *mcp.CallToolResult, info json.RawMessage) ([]byte, error) {
-	text, raw, ok := native(res)
+	text, raw, mark, ok := native(res)
 	if !ok {
 		b, err := Encode(res)
 		if err != nil {
@@ -79,10 +86,15 @@ func Stateless(res *mcp.CallToolResult, info json.RawMessage) ([]byte, error) {
 		return MarkStateless(b, info), nil
 	}
 	// MarkStateless's output: a map's members, in encoding/json's order.
-	const head, content, mid, isError, tail = `{"_meta":{"` + ServerInfoKey + `":`, `},"content":[{"type":"text","text":`,
+	const marked, head, content, mid, isError, tail = `{"_meta":{"` + provenance.MetaKey + `":`, `{"_meta":{"` + ServerInfoKey + `":`, `},"content":[{"type":"text","text":`,
 		`}],`, `"isError":true,`, `"resultType":"complete","structuredContent":`
-	b := make([]byte, 0, len(head)+len(info)+len(content)+len(text)+len(mid)+len(isError)+len(tail)+len(raw)+1)
-	b = append(append(append(append(append(b, head...), info...), content...), text...), mid...)
+	b := make([]byte, 0, len(marked)+len(mark)+len(head)+len(info)+len(content)+len(text)+len(mid)+len(isError)+len(tail)+len(raw)+2)
+	if mark != nil {
+		b = append(append(append(append(b, marked...), mark...), ',', '"'), ServerInfoKey+`":`...)
+	} else {
+		b = append(b, head...)
+	}
+	b = append(append(append(append(b, info...), content...), text...), mid...)
 	if res.IsError {
 		b = append(b, isError...)
 	}
@@ -125,18 +137,24 @@ var resultTypeComplete = json.RawMessage(`"complete"`)
 
 // native returns the text (as JSON) and structured content of a result of
 // the shape Native makes, and whether res has that shape.
-func native(res *mcp.CallToolResult) (text, raw json.RawMessage, ok bool) {
+func native(res *mcp.CallToolResult) (text, raw, mark json.RawMessage, ok bool) {
 	raw, ok = res.StructuredContent.(json.RawMessage)
-	if !ok || len(raw) == 0 || res.Meta != nil || res.InputRequests != nil || res.NeedsInput() || len(res.Content) != 1 {
-		return nil, nil, false
+	if !ok || len(raw) == 0 || res.InputRequests != nil || res.NeedsInput() || len(res.Content) != 1 {
+		return nil, nil, nil, false
+	}
+	if res.Meta != nil {
+		// Only a provenance (package provenance), as json.Marshal wrote it.
+		if mark, ok = res.Meta[provenance.MetaKey].(json.RawMessage); !ok || len(res.Meta) != 1 {
+			return nil, nil, nil, false
+		}
 	}
 	t, ok := res.Content[0].(*mcp.TextContent)
 	if !ok || t == nil || t.Meta != nil || t.Annotations != nil {
-		return nil, nil, false
+		return nil, nil, nil, false
 	}
 	text, err := json.Marshal(t.Text) // escaped as encoding/json escapes it
 	if err != nil {
-		return nil, nil, false
+		return nil, nil, nil, false
 	}
-	return text, raw, true
+	return text, raw, mark, true
 }

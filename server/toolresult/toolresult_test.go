@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/provenance"
 	"github.com/legate-mcp/legate/server/toolresult"
 )
 
@@ -52,6 +53,14 @@ func TestEncodeIsMarshal(t *testing.T) {
 		same(t, res)
 		res.IsError = true
 		same(t, res)
+		// Marked with its provenance, spotlighted or not.
+		for _, spot := range []bool{false, true} {
+			res, _ := toolresult.Native(r)
+			provenance.Set(res, provenance.New("slack <&>", "slack.read_history"), spot)
+			same(t, res)
+			res.IsError = true
+			same(t, res)
+		}
 	}
 }
 
