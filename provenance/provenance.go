@@ -9,7 +9,6 @@
 package provenance
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -104,69 +103,6 @@ func Set(res *mcp.CallToolResult, m Mark, spotlight bool) {
 		}
 	}
 }
-
-// SetRaw marks a result's JSON as Set marks its decoding. A result that
-// is not a JSON object (none: nil) is returned as it is.
-func SetRaw(raw json.RawMessage, m Mark, spotlight bool) json.RawMessage {
-	if len(raw) == 0 {
-		return raw
-	}
-	if !spotlight {
-		if i := start(raw); i >= 0 && !hasMeta(raw) {
-			// Nearly every result: the member goes in front, in one copy.
-			member := `"_meta":{"` + MetaKey + `":`
-			out := make([]byte, 0, len(raw)+len(member)+200)
-			out = append(append(append(append(out, raw[:i+1]...), member...), m.JSON()...), '}')
-			if rest := bytes.TrimSpace(raw[i+1:]); len(rest) > 1 { // not "}"
-				out = append(out, ',')
-			}
-			return append(out, raw[i+1:]...)
-		}
-	}
-	var top map[string]json.RawMessage
-	if json.Unmarshal(raw, &top) != nil {
-		return raw
-	}
-	meta := map[string]json.RawMessage{}
-	if v, ok := top["_meta"]; ok && json.Unmarshal(v, &meta) != nil {
-		return raw // a _meta that is not an object is the upstream's to answer for
-	}
-	meta[MetaKey] = m.JSON()
-	top["_meta"], _ = json.Marshal(meta)
-	var content []map[string]json.RawMessage
-	if spotlight && json.Unmarshal(top["content"], &content) == nil {
-		for _, c := range content {
-			var kind, text string
-			if json.Unmarshal(c["type"], &kind) == nil && kind == "text" && json.Unmarshal(c["text"], &text) == nil {
-				c["text"], _ = json.Marshal(Wrap(text, m))
-			}
-		}
-		top["content"], _ = json.Marshal(content)
-	}
-	out, err := json.Marshal(top)
-	if err != nil {
-		return raw
-	}
-	return out
-}
-
-// start is the offset of raw's opening brace, -1 if raw is no object.
-func start(raw []byte) int {
-	for i, c := range raw {
-		switch c {
-		case ' ', '\t', '\n', '\r':
-			continue
-		case '{':
-			return i
-		}
-		return -1
-	}
-	return -1
-}
-
-// hasMeta reports whether raw may have a _meta member: a result without
-// the word anywhere has none.
-func hasMeta(raw []byte) bool { return bytes.Contains(raw, []byte(`"_meta"`)) }
 
 // Of returns res's provenance, if it has one.
 func Of(res *mcp.CallToolResult) (Mark, bool) {

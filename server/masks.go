@@ -47,6 +47,6 @@ func mark(r *Request, res *Result, spotlight bool) {
 		return
 	}
 	m := provenance.New(cmp.Or(s.Connector, "mcp."+s.Upstream), r.Entry.Canonical)
-	res.Raw = provenance.SetRaw(res.Raw, m, spotlight)
+	res.Raw = toolresult.MarkRaw(res.Raw, m, spotlight)
 	provenance.Set(res.MCP, m, spotlight)
 }

@@ -13,6 +13,7 @@
 package toolresult
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -102,6 +103,60 @@ func Stateless(res *mcp.CallToolResult, info json.RawMessage) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// MarkRaw marks a result's JSON as provenance.Set marks its decoding. A
+// result that is not a JSON object (none: nil) is returned as it is.
+func MarkRaw(raw json.RawMessage, m provenance.Mark, spotlight bool) json.RawMessage {
+	if len(raw) == 0 {
+		return raw
+	}
+	if i := bytes.IndexByte(raw, '{'); !spotlight && i >= 0 && len(bytes.TrimSpace(raw[:i])) == 0 && !bytes.Contains(raw, []byte(`"_meta"`)) {
+		// Nearly every result: the member goes in front, in one copy.
+		const member = `"_meta":{"` + provenance.MetaKey + `":`
+		mark := m.JSON()
+		out := make([]byte, 0, len(raw)+len(member)+len(mark)+2)
+		out = append(append(append(append(out, raw[:i+1]...), member...), mark...), '}')
+		if rest := bytes.TrimSpace(raw[i+1:]); len(rest) > 1 { // not "}"
+			out = append(out, ',')
+		}
+		return append(out, raw[i+1:]...)
+	}
+	top, meta, ok := members(raw)
+	if !ok {
+		return raw
+	}
+	meta[provenance.MetaKey] = m.JSON()
+	top["_meta"], _ = json.Marshal(meta)
+	var content []map[string]json.RawMessage
+	if spotlight && json.Unmarshal(top["content"], &content) == nil {
+		for _, c := range content {
+			var kind, text string
+			if json.Unmarshal(c["type"], &kind) == nil && kind == "text" && json.Unmarshal(c["text"], &text) == nil {
+				c["text"], _ = json.Marshal(provenance.Wrap(text, m))
+			}
+		}
+		top["content"], _ = json.Marshal(content)
+	}
+	out, err := json.Marshal(top)
+	if err != nil {
+		return raw
+	}
+	return out
+}
+
+// members are a result's top-level members and those of its _meta; ok is
+// false unless the result is an object whose _meta, if any, is one too (a
+// _meta that is not an object is the upstream's to answer for).
+func members(raw []byte) (top, meta map[string]json.RawMessage, ok bool) {
+	if json.Unmarshal(raw, &top) != nil {
+		return nil, nil, false
+	}
+	meta = map[string]json.RawMessage{}
+	if m, found := top["_meta"]; found && json.Unmarshal(m, &meta) != nil {
+		return nil, nil, false
+	}
+	return top, meta, true
+}
+
 // ServerInfoKey is where a stateless request's result names the server.
 const ServerInfoKey = "io.modelcontextprotocol/serverInfo"
 
@@ -110,13 +165,9 @@ const ServerInfoKey = "io.modelcontextprotocol/serverInfo"
 // server's Implementation (info, as encoding/json wrote it) in its _meta
 // unless that names one.
 func MarkStateless(res []byte, info json.RawMessage) []byte {
-	var top map[string]json.RawMessage
-	if json.Unmarshal(res, &top) != nil {
+	top, meta, ok := members(res)
+	if !ok {
 		return res
-	}
-	meta := map[string]json.RawMessage{}
-	if m, ok := top["_meta"]; ok && json.Unmarshal(m, &meta) != nil {
-		return res // a _meta that is not an object is the upstream's to answer for
 	}
 	if _, ok := top["resultType"]; !ok {
 		top["resultType"] = resultTypeComplete
