@@ -31,7 +31,10 @@ if (args.url) {
 const tools = await client.getTools();
 const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
 report.out.tools = Object.keys(byName);
-const text = (content) => outcome({ content: typeof content === "string" ? [{ type: "text", text: content }] : content });
+// A tool's content is a string, an array of blocks, or — for one text block with structured
+// content or _meta (Legate's provenance) — that one block, carrying them.
+const text = (content) =>
+  outcome({ content: typeof content === "string" ? [{ type: "text", text: content }] : Array.isArray(content) ? content : [content] });
 
 // invoke is what an agent runs when the model calls the tool; it gives the result's content.
 await report.step("echo", async () => text(await byName[args.echo].invoke(echoArgs(args.message))));
