@@ -168,6 +168,13 @@ func (h *api) addConnector(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, c)
 }
 
+func (h *api) getConnector(w http.ResponseWriter, r *http.Request) {
+	if m := h.manage(w, r); m != nil {
+		c, err := m.Connector(r.Context(), r.PathValue("id"))
+		answer(w, c, err)
+	}
+}
+
 func (h *api) removeConnector(w http.ResponseWriter, r *http.Request) {
 	if m := h.manage(w, r); m != nil {
 		err := m.RemoveConnector(r.Context(), r.PathValue("id"))

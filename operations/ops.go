@@ -27,6 +27,7 @@ import (
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/policy"
+	"github.com/legate-mcp/legate/server/instances"
 	"github.com/legate-mcp/legate/sources"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/upstream"
@@ -55,9 +56,11 @@ type Parts struct {
 	// Authenticated says inbound authentication is on: then a session
 	// without an owner is not the anonymous Principal's.
 	Authenticated bool
-	// Instances are the definitions of the connector instances built now.
+	// Instances are the definitions of the connector instances built now;
+	// Natives the instances themselves, with their health (nil without a
+	// server: a record then shows what the definitions say).
 	Instances func() []sources.InstanceDef
-	Test      func(ctx context.Context, ids ...string) map[string]error
+	Natives   func() instances.Set
 	Sessions  func() []admin.Session
 	// CloseSession ends a session, reporting whether there was one.
 	CloseSession func(id string) bool

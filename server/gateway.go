@@ -405,11 +405,8 @@ func classOf(e *catalog.Entry, args json.RawMessage) legate.Class {
 	return e.Class
 }
 
-// Test runs every instance's connection test (or those of ids) and
-// returns the failures by id.
-func (g *Gateway) Test(ctx context.Context, ids ...string) map[string]error {
-	return g.now().instances.Test(ctx, ids...)
-}
+// Natives are the connector instances built now, with their health.
+func (g *Gateway) Natives() instances.Set { return g.now().instances }
 
 // Start begins the background work: connecting upstreams and refreshing
 // their tool caches, writing audit rows, and running approved requests
