@@ -349,8 +349,17 @@ func isIPv6(h string) bool {
 	return err == nil && a.Is6()
 }
 
+// AdapterVersion is the version of the email connector's own code.
+const AdapterVersion = "1.0.0"
+
+// Describe says the connector's version and the API it speaks: the mail protocols.
+func (c *Connector) Describe() connectors.Description {
+	return connectors.Description{AdapterVersion: AdapterVersion, APIVersion: "IMAP4rev1, SMTP"}
+}
+
 var (
 	_ connectors.Connector   = (*Connector)(nil)
 	_ connectors.Closer      = (*Connector)(nil)
 	_ connectors.ToolCatalog = (*Connector)(nil)
+	_ connectors.Describer   = (*Connector)(nil)
 )

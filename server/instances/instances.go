@@ -200,10 +200,14 @@ func Entry(canonical, source, tenant string, t *Tool) *catalog.Entry {
 }
 
 // Entries are the catalog entries of the instances' tools, and of the
-// tools each of extra adds to an instance (HookTools).
+// tools each of extra adds to an instance (HookTools); a disabled
+// instance has none.
 func (s Set) Entries(extra ...func(*Instance) []connectors.Tool) []*catalog.Entry {
 	var out []*catalog.Entry
 	for _, in := range s {
+		if in.Def.Disabled {
+			continue
+		}
 		tools := in.Conn.Tools()
 		own := len(tools)
 		for _, x := range extra {
