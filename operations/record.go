@@ -55,6 +55,9 @@ func (o *ConnectorOps) record(d sources.InstanceDef, tools int) admin.Connector 
 	}
 	if conn == nil {
 		conn, _ = d.Build() // pure; one that does not build says nothing of itself
+		if cl, ok := conn.(connectors.Closer); ok {
+			defer cl.Close()
+		}
 	}
 	var desc connectors.Description
 	if ds, ok := conn.(connectors.Describer); ok {
