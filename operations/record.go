@@ -53,6 +53,9 @@ func (o *ConnectorOps) record(d sources.InstanceDef, tools int) admin.Connector 
 			}
 		}
 	}
+	if c.LastTest == nil && health != nil && health.Test != nil { // tested by the server, not through these operations
+		c.LastTest = &admin.ConnectorTest{ID: d.ID, OK: health.Test.OK, Error: health.Test.Error, At: health.Test.At}
+	}
 	if conn == nil {
 		conn, _ = d.Build() // pure; one that does not build says nothing of itself
 		if cl, ok := conn.(connectors.Closer); ok {

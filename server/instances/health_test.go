@@ -47,6 +47,9 @@ func newProvider(t *testing.T) *provider {
 		p.hits++
 		status := p.status
 		p.mu.Unlock()
+		if status == http.StatusTooManyRequests {
+			w.Header().Set("Retry-After", "30")
+		}
 		w.WriteHeader(status)
 		if status == http.StatusOK {
 			w.Write([]byte(`{"number":1,"title":"t","state":"open","html_url":"http://x/acme/api/issues/1","user":{"login":"octo"}}`))
@@ -139,7 +142,8 @@ func TestCircuitOpensOnProviderFailuresAndClosesAfterCooldown(t *testing.T) {
 	}
 }
 
-// A provider's answers (not found, permission), the caller's invalid
+// A provider's answers (not found, permission, a rate limit with its
+// Retry-After), the caller's invalid
 // arguments and its own cancellation are not the provider failing: the
 // circuit stays closed and counts none of them.
 func TestCircuitIgnoresAnswersAndCallersMistakes(t *testing.T) {
@@ -152,6 +156,7 @@ func TestCircuitIgnoresAnswersAndCallersMistakes(t *testing.T) {
 	}{
 		"not found":         {http.StatusNotFound, issue1, legate.CodeNotFound},
 		"permission":        {http.StatusForbidden, issue1, legate.CodePermissionDenied},
+		"rate limited":      {http.StatusTooManyRequests, issue1, legate.CodeRateLimited},
 		"invalid arguments": {http.StatusOK, `{"repo": 7}`, legate.CodeInvalidArgument},
 	} {
 		p.set(tc.status)
