@@ -132,6 +132,7 @@ func init() {
 
 // Connector is one email instance.
 type Connector struct {
+	described
 	cfg     Config
 	from    *mail.Address
 	imapKit *saas.Kit
@@ -352,8 +353,10 @@ func isIPv6(h string) bool {
 // AdapterVersion is the version of the email connector's own code.
 const AdapterVersion = "1.0.0"
 
-// Describe says the connector's version and the API it speaks: the mail protocols.
-func (c *Connector) Describe() connectors.Description {
+type described struct{} // what every email instance says of itself (connectors.Describer)
+
+// Describe says the connector's version and the protocols it speaks.
+func (described) Describe() connectors.Description {
 	return connectors.Description{AdapterVersion: AdapterVersion, APIVersion: "IMAP4rev1, SMTP"}
 }
 

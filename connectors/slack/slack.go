@@ -207,13 +207,10 @@ func (c *base) client(token string) *slack.Client {
 // AdapterVersion is the version of the slack connector's own code.
 const AdapterVersion = "1.0.0"
 
-// APIVersion is the API the connector speaks: Slack's Web API has no
-// version of its own.
-const APIVersion = "Web API"
-
-// Describe says what the instance speaks and the scopes its tools need.
+// Describe says what the instance speaks (Slack's Web API, which has no
+// version) and the scopes its tools need.
 func (c *Connector) Describe() connectors.Description {
-	return connectors.Description{AdapterVersion: AdapterVersion, APIVersion: APIVersion, Scopes: scopeNames(c.neededScopes())}
+	return connectors.Description{AdapterVersion: AdapterVersion, APIVersion: "Web API", Scopes: scopeNames(c.neededScopes())}
 }
 
 var (
