@@ -214,3 +214,28 @@ func contains(s string, parts ...string) bool {
 	}
 	return true
 }
+
+// A reload that keeps an instance keeps its circuit and last test; one
+// that changes its definition starts it afresh.
+func TestReloadKeepsTheHealthOfAnUnchangedInstance(t *testing.T) {
+	p := newProvider(t)
+	in, _ := githubSet(t, p, instances.Breaker{})
+	opts := instances.Options{Resolver: &vault.Resolver{}}
+	kept, err := instances.Build([]sources.InstanceDef{in.Def}, instances.Set{in}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kept[0].Health != in.Health {
+		t.Errorf("an unchanged instance lost its health on a reload")
+	}
+	changed := in.Def
+	changed.Tenant = "acme"
+	fresh, err := instances.Build([]sources.InstanceDef{changed}, instances.Set{in}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close(instances.Set{in})
+	if fresh[0].Health == in.Health || fresh[0].Health == nil {
+		t.Errorf("a changed instance kept the old health")
+	}
+}
