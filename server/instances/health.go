@@ -13,6 +13,7 @@ import (
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/circuit"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/vault"
 )
 
 // Breaker configures the circuit breaker of every instance: zero fields
@@ -30,6 +31,7 @@ type Breaker struct {
 // connector: a reload that keeps one keeps its health.
 type Health struct {
 	id       string
+	masks    *vault.Masks // the secrets its failures' texts must not show
 	cooldown time.Duration
 	breaker  *gobreaker.CircuitBreaker[*legate.Result]
 
@@ -69,8 +71,8 @@ type State struct {
 	Test *Tested
 }
 
-func newHealth(id string, b Breaker) *Health {
-	h := &Health{id: id, cooldown: b.Cooldown}
+func newHealth(id string, b Breaker, masks *vault.Masks) *Health {
+	h := &Health{id: id, masks: masks, cooldown: b.Cooldown}
 	if h.cooldown <= 0 {
 		h.cooldown = circuit.DefaultCooldown
 	}
@@ -83,7 +85,7 @@ func newHealth(id string, b Breaker) *Health {
 		Healthy: func(err error) bool { return !ProviderFailure(err) },
 		Failed: func(err error) {
 			h.mu.Lock()
-			h.failed = failure{text: err.Error(), at: time.Now()}
+			h.failed = failure{text: h.masks.Secrets().MaskString(err.Error()), at: time.Now()}
 			h.mu.Unlock()
 		},
 	})
@@ -153,7 +155,7 @@ func (h *Health) open(err error) error {
 func (h *Health) test(err error, f connectors.Facts) {
 	t := &Tested{OK: err == nil, At: time.Now().UTC(), Facts: f}
 	if err != nil {
-		t.Error = err.Error()
+		t.Error = h.masks.Secrets().MaskString(err.Error())
 	}
 	h.mu.Lock()
 	h.tested = t

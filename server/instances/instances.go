@@ -71,13 +71,21 @@ func Build(defs []sources.InstanceDef, old Set, opts Options) (Set, error) {
 			continue
 		}
 		out = append(out, &Instance{Def: d, Key: k, Conn: c, Creds: sources.Credentials{Refs: d.Credentials, Resolver: opts.Resolver, Path: d.Path},
-			Health: newHealth(d.ID, opts.Breaker)})
+			Health: newHealth(d.ID, opts.Breaker, masksOf(opts.Resolver))})
 	}
 	if err := errors.Join(errs...); err != nil {
 		out.Close(old)
 		return nil, err
 	}
 	return out, nil
+}
+
+// masksOf are the secrets r learns, nil without r.
+func masksOf(r *vault.Resolver) *vault.Masks {
+	if r == nil {
+		return nil
+	}
+	return r.Masks
 }
 
 // stale reports whether a connector says that the world outside its
