@@ -162,7 +162,9 @@ func (o *parts) instances() []admin.ConnectorState {
 	defs := o.p.Instances()
 	out := make([]admin.ConnectorState, 0, len(defs))
 	for _, d := range defs {
-		out = append(out, admin.ConnectorState{ID: d.ID, Type: d.Type, Tenant: d.Tenant, Origin: d.Origin, Tools: tools[d.ID]})
+		desc, health := o.live(d)
+		r := Record(d, desc, health)
+		out = append(out, admin.ConnectorState{ID: d.ID, Type: d.Type, Tenant: d.Tenant, Origin: d.Origin, Tools: tools[d.ID], Status: r.Status, Circuit: r.Circuit})
 	}
 	return out
 }

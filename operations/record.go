@@ -42,6 +42,18 @@ func (o *ConnectorOps) record(d sources.InstanceDef, tools int) admin.Connector 
 		c.LastTest = &t
 	}
 	o.mu.Unlock()
+	desc, health := o.live(d)
+	if c.LastTest == nil && health != nil && health.Test != nil { // tested by the server, not through these operations
+		c.LastTest = &admin.ConnectorTest{ID: d.ID, OK: health.Test.OK, Error: health.Test.Error, At: health.Test.At}
+	}
+	c.ConnectorRecord = Record(d, desc, health)
+	return c
+}
+
+// live is what instance d's connector says of itself and, when a server
+// runs it, its health (nil without one: the connector is then built
+// from d, which is pure, to describe itself).
+func (o *parts) live(d sources.InstanceDef) (connectors.Description, *instances.State) {
 	var conn connectors.Connector
 	var health *instances.State
 	if o.p.Natives != nil {
@@ -53,11 +65,8 @@ func (o *ConnectorOps) record(d sources.InstanceDef, tools int) admin.Connector 
 			}
 		}
 	}
-	if c.LastTest == nil && health != nil && health.Test != nil { // tested by the server, not through these operations
-		c.LastTest = &admin.ConnectorTest{ID: d.ID, OK: health.Test.OK, Error: health.Test.Error, At: health.Test.At}
-	}
 	if conn == nil {
-		conn, _ = d.Build() // pure; one that does not build says nothing of itself
+		conn, _ = d.Build() // one that does not build says nothing of itself
 		if cl, ok := conn.(connectors.Closer); ok {
 			defer cl.Close()
 		}
@@ -66,8 +75,7 @@ func (o *ConnectorOps) record(d sources.InstanceDef, tools int) admin.Connector 
 	if ds, ok := conn.(connectors.Describer); ok {
 		desc = ds.Describe()
 	}
-	c.ConnectorRecord = Record(d, desc, health)
-	return c
+	return desc, health
 }
 
 // Record is the record of instance d: desc is what its connector says

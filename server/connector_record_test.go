@@ -144,6 +144,13 @@ connectors:
 		t.Fatalf("the list: %+v", list.Connectors)
 	}
 
+	var status admin.Status
+	adminGet(t, api, "/admin/v1/status", token, &status)
+	if i := slices.IndexFunc(status.Connectors, func(c admin.ConnectorState) bool { return c.ID == "gh" }); i < 0 ||
+		status.Connectors[i].Status != admin.StatusDegraded || status.Connectors[i].Circuit != "open" {
+		t.Errorf("the status's connectors: %+v", status.Connectors)
+	}
+
 	cl, base, _ := panelClient(t, gw, token)
 	resp, err := cl.Get(base + "/connectors")
 	if err != nil {
