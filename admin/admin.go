@@ -146,6 +146,7 @@ var routes = []struct {
 	{"GET /admin/v1/connector-types", func(*api) http.HandlerFunc { return connectorTypes }},
 	{"GET /admin/v1/connectors", func(h *api) http.HandlerFunc { return h.listConnectors }},
 	{"POST /admin/v1/connectors", func(h *api) http.HandlerFunc { return h.addConnector }},
+	{"GET /admin/v1/connectors/{id}", getConnector},
 	{"DELETE /admin/v1/connectors/{id}", func(h *api) http.HandlerFunc { return h.removeConnector }},
 	{"POST /admin/v1/connectors/{id}/test", func(h *api) http.HandlerFunc { return h.testConnector }},
 	{"GET /admin/v1/upstreams", func(h *api) http.HandlerFunc { return h.listUpstreams }},

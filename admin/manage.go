@@ -26,6 +26,8 @@ type ManageOps interface {
 	// Connectors lists the connector instances the server runs, with the
 	// last test of each.
 	Connectors(ctx context.Context) ([]Connector, error)
+	// Connector is one instance's record, its config with it.
+	Connector(ctx context.Context, id string) (Connector, error)
 	// AddConnector validates an instance and adds it to the store, where
 	// the running server picks it up.
 	AddConnector(ctx context.Context, c NewConnector) (Connector, error)
@@ -85,6 +87,66 @@ type Connector struct {
 	// per-user instance without an OAuth app.
 	UserCredential string         `json:"user_credential,omitempty"`
 	LastTest       *ConnectorTest `json:"last_test,omitempty"`
+	ConnectorRecord
+	// Config is the instance's config section (GET /admin/v1/connectors/{id}
+	// only); it holds no secret, those being credentials.
+	Config json.RawMessage `json:"config,omitempty"`
+}
+
+// The statuses of a connector instance (ConnectorRecord.Status).
+const (
+	// StatusActive: its circuit is closed, and nothing below holds.
+	StatusActive = "active"
+	// StatusDegraded: its circuit is open or half-open, its provider
+	// failed lately, its last test failed, its credential lacks scopes
+	// its tools need, or its credential is for another environment than
+	// its config says; StatusReasons say which.
+	StatusDegraded = "degraded"
+	// StatusDisabled: its config disables it; it offers no tools.
+	StatusDisabled = "disabled"
+)
+
+// ConnectorRecord is what the gateway knows of a connector instance
+// beyond its definition: how it is doing, what it speaks, what its
+// credential may do.
+type ConnectorRecord struct {
+	// Environment is production or sandbox: as its config says, else as
+	// its credential or settings tell (a Stripe test key); "" unknown.
+	Environment string `json:"environment"`
+	// Status is active, degraded or disabled; StatusReasons say why it
+	// is not active.
+	Status        string   `json:"status"`
+	StatusReasons []string `json:"status_reasons,omitempty"`
+	// Circuit is closed, half-open or open as the server holds it now;
+	// "" when no server runs the instance.
+	Circuit string `json:"circuit"`
+	// Failures counts the provider failures in a row the breaker holds;
+	// LastFailure is the last one, RetryAt, with an open circuit, when a
+	// trial call is let through.
+	Failures      int       `json:"failures,omitempty"`
+	LastFailure   string    `json:"last_failure,omitempty"`
+	LastFailureAt time.Time `json:"last_failure_at,omitzero"`
+	RetryAt       time.Time `json:"retry_at,omitzero"`
+	// AdapterVersion is the connector's own version, APIVersion the
+	// provider API's it speaks (for a database, the server's version its
+	// last test read); "" when it does not say.
+	AdapterVersion string `json:"adapter_version,omitempty"`
+	APIVersion     string `json:"api_version,omitempty"`
+	// Scopes compares the scopes the credential has with those the
+	// instance's tools need, where the provider has scopes.
+	Scopes *Scopes `json:"scopes,omitempty"`
+}
+
+// Scopes are a credential's scopes against an instance's needs.
+type Scopes struct {
+	// Needs are the scopes the instance's tools need.
+	Needs []string `json:"needs"`
+	// Known says the last test learned the credential's scopes: Has are
+	// then those it has and Missing those of Needs it lacks (a scope that
+	// implies another counts for it).
+	Known   bool     `json:"known"`
+	Has     []string `json:"has"`
+	Missing []string `json:"missing"`
 }
 
 // NewConnector is the body of POST /admin/v1/connectors. Credentials are

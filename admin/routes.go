@@ -168,6 +168,17 @@ func (h *api) addConnector(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, c)
 }
 
+// getConnector answers GET /admin/v1/connectors/{id}: one instance's
+// record.
+func getConnector(h *api) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if m := h.manage(w, r); m != nil {
+			c, err := m.Connector(r.Context(), r.PathValue("id"))
+			answer(w, c, err)
+		}
+	}
+}
+
 func (h *api) removeConnector(w http.ResponseWriter, r *http.Request) {
 	if m := h.manage(w, r); m != nil {
 		err := m.RemoveConnector(r.Context(), r.PathValue("id"))

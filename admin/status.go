@@ -55,6 +55,9 @@ type ConnectorState struct {
 	Tenant string `json:"tenant,omitempty"`
 	Origin string `json:"origin"`
 	Tools  int    `json:"tools"`
+	// Status and Circuit are those of its record (ConnectorRecord).
+	Status  string `json:"status"`
+	Circuit string `json:"circuit"`
 }
 
 // StatusOps is the optional operation behind GET /admin/v1/status; an Ops

@@ -11,6 +11,13 @@ import (
 	"github.com/sony/gobreaker/v2"
 )
 
+// The defaults of Settings' Failures and Cooldown, for upstreams and
+// native connectors alike.
+const (
+	DefaultFailures = 5
+	DefaultCooldown = 15 * time.Second
+)
+
 // Settings are a breaker's.
 type Settings struct {
 	// Name names the provider; Log, which should say it too, is told
@@ -30,11 +37,17 @@ type Settings struct {
 
 // New returns a breaker for calls whose results are T.
 func New[T any](s Settings) *gobreaker.CircuitBreaker[T] {
+	if s.Failures <= 0 {
+		s.Failures = DefaultFailures
+	}
+	if s.Cooldown <= 0 {
+		s.Cooldown = DefaultCooldown
+	}
 	return gobreaker.NewCircuitBreaker[T](gobreaker.Settings{
 		Name:        s.Name,
 		MaxRequests: 1,
 		Timeout:     s.Cooldown,
-		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= uint32(max(s.Failures, 1)) },
+		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= uint32(s.Failures) },
 		IsSuccessful: func(err error) bool {
 			ok := err == nil || s.Healthy != nil && s.Healthy(err)
 			if !ok && s.Failed != nil {

@@ -41,3 +41,18 @@ func TestOpensOnCountedFailuresOnly(t *testing.T) {
 		t.Fatalf("failures reported: %v", failed)
 	}
 }
+
+// Settings left zero are the defaults upstreams and native connectors
+// share: DefaultFailures failures in a row open the circuit.
+func TestZeroSettingsAreTheDefaults(t *testing.T) {
+	b := circuit.New[int](circuit.Settings{Name: "p"})
+	for i := range circuit.DefaultFailures {
+		if b.State() != gobreaker.StateClosed {
+			t.Fatalf("open after %d failures", i)
+		}
+		b.Execute(func() (int, error) { return 0, errors.New("down") })
+	}
+	if b.State() != gobreaker.StateOpen {
+		t.Fatalf("closed after %d failures: %v", circuit.DefaultFailures, b.State())
+	}
+}

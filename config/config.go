@@ -198,6 +198,10 @@ type Connector struct {
 	// UserCredential is the credential each person supplies themselves
 	// when the instance has no OAuth app: see connections.
 	UserCredential string `yaml:"user_credential" desc:"For per_user and per_user_or_shared without an oauth section: the type's credential each person supplies themselves, their own API key or personal access token, stored in the vault under their principal with legate connect ID --token (or the admin API)" example:"token"`
+	// Environment says whether the instance works on real data.
+	Environment string `yaml:"environment" enum:"production,sandbox" desc:"What the instance works against: production (real data, real side effects) or sandbox (a test account or mode); shown by legate connector show and the panel. Unset, it is what the credential or settings tell where the connector knows (a Stripe key's sk_test_ or sk_live_ prefix), else unknown; set, a credential that says otherwise makes the instance degraded" example:"production"`
+	// Disabled keeps the instance defined but out of service.
+	Disabled bool `yaml:"disabled" default:"false" desc:"Keep the instance defined but offer none of its tools (its status is disabled); its connection can still be tested"`
 }
 
 // The tool naming modes.

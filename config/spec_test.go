@@ -7,6 +7,7 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/config"
+	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/upstream"
 	"github.com/legate-mcp/legate/upstream/upconfig"
@@ -91,6 +92,7 @@ func TestSpecEnumsAreTheCodesValues(t *testing.T) {
 		"policy.rules[].action":         {string(policy.Allow), string(policy.Deny), string(policy.Approve)},
 		"policy.rules[].confirm":        {policy.ConfirmInbox, policy.ConfirmClient},
 		"connectors[].credentials_mode": {config.CredentialsShared, config.CredentialsPerUser, config.CredentialsPerUserOrShared},
+		"connectors[].environment":      connectors.Environments,
 		"agent.model.provider":          config.AgentProviders,
 	}
 	seen := 0

@@ -1,6 +1,7 @@
 package connectors
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 )
@@ -44,6 +45,10 @@ func Reference(t Type, c Connector) (string, error) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# `%s`\n\n%s.\n\nThe connector's guide: [connectors/%s/README.md](../../connectors/%s/README.md).\n\n", t.Name, t.Description, t.Name, t.Name)
+	if d, ok := c.(Describer); ok {
+		desc := d.Describe()
+		fmt.Fprintf(&b, "Adapter version %s; provider API %s.\n\n", desc.AdapterVersion, cmp.Or(desc.APIVersion, "none of its own"))
+	}
 	b.WriteString("## Credentials\n\nSecrets, given as references (`{env: NAME}`, `{file: PATH}`, `{vault: NAME}`) and resolved at each call; never in config.\n\n")
 	if len(t.Credentials) == 0 {
 		b.WriteString("None.\n\n")

@@ -265,6 +265,11 @@ func (r *run) server(ctx context.Context) {
 			r.add(Warn, "upstream", "%s: quarantined tools %s (legate upstream diff %s)", u.ID, strings.Join(u.Quarantined, ", "), u.ID)
 		}
 	}
+	for _, c := range s.Connectors {
+		if c.Status == "degraded" {
+			r.add(Warn, "connector", "%s: degraded, circuit %s (legate connector show %s says why)", c.ID, c.Circuit, c.ID)
+		}
+	}
 	r.clock(ctx)
 }
 

@@ -25,37 +25,40 @@ type ConnectorOps struct {
 	tests map[string]admin.ConnectorTest // last test by instance id
 }
 
-// Connectors lists the instances the server runs, with their credential
-// references and last test.
+// Connectors lists the instances the server runs, each with its record
+// (ConnectorRecord) and last test.
 func (o *ConnectorOps) Connectors(ctx context.Context) ([]admin.Connector, error) {
 	defs, err := sources.InstanceDefs(ctx, o.p.Config(), o.p.Store)
 	if err != nil {
 		return nil, err
 	}
-	tools := map[string]int{}
-	for _, in := range o.instances() {
-		tools[in.ID] = in.Tools
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
+	tools := o.toolCounts()
 	out := make([]admin.Connector, 0, len(defs))
 	for _, d := range defs {
-		c := admin.Connector{ID: d.ID, Type: d.Type, Tenant: d.Tenant, Origin: d.Origin, Tools: tools[d.ID], CredentialsMode: d.Mode, OAuth: d.OAuth, UserCredential: d.UserCredential}
-		if c.CredentialsMode == "" {
-			c.CredentialsMode = config.CredentialsShared
-		}
-		for name, ref := range d.Credentials {
-			if c.Credentials == nil {
-				c.Credentials = map[string]string{}
-			}
-			c.Credentials[name] = ref.String()
-		}
-		if t, ok := o.tests[d.ID]; ok {
-			c.LastTest = &t
-		}
-		out = append(out, c)
+		out = append(out, o.record(d, tools[d.ID]))
 	}
 	return out, nil
+}
+
+// Connector is the record of instance id, with its config: what `legate
+// connector show`, GET /admin/v1/connectors/{id} and the panel show.
+func (o *ConnectorOps) Connector(ctx context.Context, id string) (admin.Connector, error) {
+	defs, err := sources.InstanceDefs(ctx, o.p.Config(), o.p.Store)
+	if err != nil {
+		return admin.Connector{}, err
+	}
+	i := slices.IndexFunc(defs, func(d sources.InstanceDef) bool { return d.ID == id })
+	if i < 0 {
+		return admin.Connector{}, fmt.Errorf("no connector %q: %w", id, store.ErrNotFound)
+	}
+	c := o.record(defs[i], o.toolCounts()[id])
+	if n := defs[i].Config; n != nil && n.Kind != 0 {
+		var cfg any
+		if n.Decode(&cfg) == nil { // a config that does not decode is not shown
+			c.Config, _ = json.Marshal(cfg)
+		}
+	}
+	return c, nil
 }
 
 // AddConnector validates an instance, stores its secrets in the vault,
@@ -153,7 +156,10 @@ func (o *ConnectorOps) TestConnector(ctx context.Context, id string) (_ admin.Co
 	t := admin.ConnectorTest{ID: id, At: time.Now().UTC()}
 	var mu sync.Mutex
 	ctx = connectors.WithReporter(ctx, func(l string) { mu.Lock(); t.Report = append(t.Report, l); mu.Unlock() })
-	res := o.p.Test(ctx, id)
+	var res map[string]error
+	if o.p.Natives != nil {
+		res = o.p.Natives().Test(ctx, id)
+	}
 	err, ok := res[id]
 	if !ok {
 		return t, fmt.Errorf("no connector %q running (a stored one starts within a second): %w", id, store.ErrNotFound)

@@ -27,6 +27,7 @@ import (
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/policy"
+	"github.com/legate-mcp/legate/server/instances"
 	"github.com/legate-mcp/legate/sources"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/upstream"
@@ -55,9 +56,11 @@ type Parts struct {
 	// Authenticated says inbound authentication is on: then a session
 	// without an owner is not the anonymous Principal's.
 	Authenticated bool
-	// Instances are the definitions of the connector instances built now.
+	// Instances are the definitions of the connector instances built now;
+	// Natives the instances themselves, with their health (nil without a
+	// server: a record then shows what the definitions say).
 	Instances func() []sources.InstanceDef
-	Test      func(ctx context.Context, ids ...string) map[string]error
+	Natives   func() instances.Set
 	Sessions  func() []admin.Session
 	// CloseSession ends a session, reporting whether there was one.
 	CloseSession func(id string) bool
@@ -159,7 +162,9 @@ func (o *parts) instances() []admin.ConnectorState {
 	defs := o.p.Instances()
 	out := make([]admin.ConnectorState, 0, len(defs))
 	for _, d := range defs {
-		out = append(out, admin.ConnectorState{ID: d.ID, Type: d.Type, Tenant: d.Tenant, Origin: d.Origin, Tools: tools[d.ID]})
+		desc, health := o.live(d)
+		r := Record(d, desc, health)
+		out = append(out, admin.ConnectorState{ID: d.ID, Type: d.Type, Tenant: d.Tenant, Origin: d.Origin, Tools: tools[d.ID], Status: r.Status, Circuit: r.Circuit})
 	}
 	return out
 }

@@ -52,7 +52,7 @@ func adminOps(g *Gateway, listen string, audit func(store.AuditRow)) *operations
 	return operations.New(operations.Parts{
 		Store: g.opts.Store, Vault: g.opts.Vault, Version: g.opts.Version, Listen: listen, Started: time.Now(), Principal: g.opts.Principal,
 		Upstreams: g.upstreams, Catalog: g.Catalog, View: g.viewFor, Policy: func() *policy.Policy { return g.now().policy },
-		Config: func() *config.File { return g.now().cfg }, Inbox: g.inbox, Decided: g.metrics.Decided, Audit: audit, Ready: g.ready.Load, Test: g.Test,
+		Config: func() *config.File { return g.now().cfg }, Inbox: g.inbox, Decided: g.metrics.Decided, Audit: audit, Ready: g.ready.Load, Natives: g.Natives,
 		Instances: g.Instances, Authenticated: g.auth.Enabled(),
 		Sessions: g.fast.sessions.List, CloseSession: g.fast.sessions.Close, StateDir: g.opts.StateDir, Instructions: func() string { return g.instructions + sdkGateway{g}.Instructions() },
 	})

@@ -417,13 +417,13 @@ func (s executeStep) native(ctx context.Context, nt *instances.Tool, r *Request)
 	timeout := g.now().callTimeout
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	res, err := nt.Tool.Run(ctx, call)
+	res, err := nt.Run(ctx, call)
 	if nt.Inst != nil && s.asksToConnect(r, err) {
 		again, ir, aerr := g.connections.AutoAuth(ctx, err, nt.Inst.Def.ID, r.Caller, connections.Asker{Session: r.Session, Round: r.round})
 		if !again {
 			return ir, aerr
 		}
-		res, err = nt.Tool.Run(ctx, call)
+		res, err = nt.Run(ctx, call)
 	}
 	g.metrics.NativeEnded(r.Entry.Canonical, err)
 	if err != nil {

@@ -200,7 +200,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	g.audit = audit.NewWriter(opts.Store.Audit(), g.log)
 	g.quarantines = audit.NewQuarantines(g.audit, opts.Store.Audit(), g.log)
 	g.metrics = audit.NewMetrics(scrapeSources{g})
-	g.metrics.Register(g.audit)
+	g.metrics.Register(g.audit, instances.Circuits(g.Natives))
 	g.hooks = hooks.New(hooks.Options{Events: opts.Store.Events(), Instance: func(id string) (hooks.Instance, bool) { return g.now().instances.Hook(id) }, View: g.viewFor, Register: g.metrics.Register, StateDir: opts.StateDir, Log: g.log, Server: g.MCPServer})
 	g.decisions = &operations.Approvals{Inbox: g.inbox, Audit: g.audit.Add, Decided: g.metrics.Decided}
 	g.views = profiles.NewViews(opts.Config.ViewCacheSize, g.buildView, g.metrics.ViewCacheHits.Inc, g.metrics.ViewCacheEvictions.Inc)
@@ -385,11 +385,8 @@ func (g *Gateway) run(ctx context.Context, r *Request) (*Result, error) {
 // _meta, the one place they are for every tool.
 const ErrorMetaKey = legate.ErrorMetaKey
 
-// Test runs every instance's connection test (or those of ids) and
-// returns the failures by id.
-func (g *Gateway) Test(ctx context.Context, ids ...string) map[string]error {
-	return g.now().instances.Test(ctx, ids...)
-}
+// Natives are the connector instances built now, with their health.
+func (g *Gateway) Natives() instances.Set { return g.now().instances }
 
 // Start begins the background work: connecting upstreams and refreshing
 // their tool caches, writing audit rows, and running approved requests

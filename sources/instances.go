@@ -47,6 +47,10 @@ type InstanceDef struct {
 	// StateDir is the state directory the instance is built in
 	// (connectors.Instance's StateDir).
 	StateDir string
+	// Environment is the config's environment ("" unset); Disabled says
+	// the instance offers no tools.
+	Environment string
+	Disabled    bool
 }
 
 // PerUserCredential is the credential the caller's own connection
@@ -77,6 +81,7 @@ func InstanceDefs(ctx context.Context, cfg *config.File, st store.Store) ([]Inst
 			defs = append(defs, InstanceDef{
 				ID: c.ID, Type: c.Type, Tenant: c.Tenant, Config: &node, Credentials: c.Credentials, CredentialSets: c.CredentialSets,
 				Origin: file + " " + path, Path: path, Mode: c.CredentialsMode, OAuth: c.OAuthApp(), UserCredential: c.UserCredential,
+				Environment: c.Environment, Disabled: c.Disabled,
 			})
 			where[c.ID] = file + " " + path
 		}
@@ -127,7 +132,7 @@ func StoredDef(s store.Connector) (InstanceDef, error) {
 		}
 	}
 	// The same defaults and checks as an instance of the config file.
-	c := config.Connector{ID: s.ID, Type: s.Type, CredentialsMode: a.CredentialsMode, OAuth: a.OAuth, UserCredential: a.UserCredential}
+	c := config.Connector{ID: s.ID, Type: s.Type, CredentialsMode: a.CredentialsMode, OAuth: a.OAuth, UserCredential: a.UserCredential, Environment: a.Environment, Disabled: a.Disabled}
 	if c.CredentialsMode == "" {
 		c.CredentialsMode = config.CredentialsShared
 	}
@@ -135,6 +140,7 @@ func StoredDef(s store.Connector) (InstanceDef, error) {
 		return def, errors.Join(errs...)
 	}
 	def.Mode, def.OAuth, def.UserCredential = c.CredentialsMode, c.OAuthApp(), c.UserCredential
+	def.Environment, def.Disabled = c.Environment, c.Disabled
 	return def, nil
 }
 
@@ -146,6 +152,10 @@ type Access struct {
 	// UserCredential is the credential people supply themselves
 	// (user_credential), for a per-user instance without an OAuth app.
 	UserCredential string `json:"user_credential,omitempty"`
+	// Environment and Disabled are the instance's environment and
+	// disabled, as a config file's instance has them.
+	Environment string `json:"environment,omitempty"`
+	Disabled    bool   `json:"disabled,omitempty"`
 }
 
 // Build validates the definition and builds its instance.

@@ -67,10 +67,10 @@ type Options struct {
 	// ConnectTimeout bounds connecting and initializing (default 10s).
 	ConnectTimeout time.Duration
 	// BreakerFailures opens an upstream's circuit after this many
-	// consecutive failures (default 5).
+	// consecutive failures (default circuit.DefaultFailures).
 	BreakerFailures int
 	// BreakerCooldown is how long a circuit stays open before one probe
-	// call is let through (default 15s).
+	// call is let through (default circuit.DefaultCooldown).
 	BreakerCooldown time.Duration
 	// PollInterval is how often the store is checked for refreshes made by
 	// another process (default 2s).
@@ -128,12 +128,6 @@ func NewManager(ctx context.Context, defs []Def, opts Options) (*Manager, error)
 	}
 	if opts.ConnectTimeout == 0 {
 		opts.ConnectTimeout = 10 * time.Second
-	}
-	if opts.BreakerFailures == 0 {
-		opts.BreakerFailures = 5
-	}
-	if opts.BreakerCooldown == 0 {
-		opts.BreakerCooldown = 15 * time.Second
 	}
 	if opts.PollInterval == 0 {
 		opts.PollInterval = 2 * time.Second

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,7 +15,6 @@ import (
 	"github.com/legate-mcp/legate/admin"
 	"github.com/legate-mcp/legate/cmd/legate/internal/cli"
 	"github.com/legate-mcp/legate/cmd/legate/internal/typescmd"
-	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/operations"
 	"github.com/legate-mcp/legate/sources"
 	"github.com/legate-mcp/legate/vault"
@@ -28,49 +26,49 @@ func connectorCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-// connectorInfo is a connector instance as listed and shown: its
-// credentials as references (env:VAR, vault:ID), never values.
-type connectorInfo struct {
-	ID          string                 `json:"id"`
-	Type        string                 `json:"type"`
-	Tenant      string                 `json:"tenant,omitempty"`
-	Credentials map[string]string      `json:"credentials,omitempty"`
-	Origin      string                 `json:"origin"`
-	Config      any                    `json:"config,omitempty"`
-	Mode        string                 `json:"credentials_mode,omitempty"`
-	OAuth       *config.ConnectorOAuth `json:"oauth,omitempty"`
-	// UserCredential is the credential people supply themselves.
-	UserCredential string `json:"user_credential,omitempty"`
-}
-
-// connectorInfos lists the instances of the config file and the store,
-// with their config if withConfig.
-func connectorInfos(cmd *cobra.Command, e *env, withConfig bool) ([]connectorInfo, error) {
-	defs, err := sources.InstanceDefs(cmd.Context(), e.cfg, e.store)
-	if err != nil {
+// connectorRecords are the records of every instance, from the one
+// operation: through the running server, whose circuits and tests it
+// holds, else on the store; id, when set, names the one wanted.
+func connectorRecords(g *globals, cmd *cobra.Command, id string) ([]admin.Connector, error) {
+	var list []admin.Connector
+	live, through, err := g.live("")
+	switch {
+	case err != nil:
 		return nil, err
+	case live != nil && id != "":
+		var c admin.Connector
+		err = live.Do(cmd.Context(), http.MethodGet, "/admin/v1/connectors/"+url.PathEscape(id), nil, &c)
+		list = []admin.Connector{c}
+	case live != nil:
+		var body struct {
+			Connectors []admin.Connector `json:"connectors"`
+		}
+		err = live.Do(cmd.Context(), http.MethodGet, "/admin/v1/connectors", nil, &body)
+		list = body.Connectors
+	default:
+		err = g.withOps(func(cmd *cobra.Command, _ []string, ops *operations.Ops) error {
+			if id == "" {
+				list, err = ops.Connectors(cmd.Context())
+				return err
+			}
+			c, err := ops.Connector(cmd.Context(), id)
+			list = []admin.Connector{c}
+			return err
+		})(cmd, nil)
 	}
-	infos := make([]connectorInfo, len(defs))
-	for i, d := range defs {
-		in := connectorInfo{ID: d.ID, Type: d.Type, Tenant: d.Tenant, Origin: d.Origin, Mode: cmp.Or(d.Mode, config.CredentialsShared), OAuth: d.OAuth, UserCredential: d.UserCredential}
-		if len(d.Credentials) > 0 {
-			in.Credentials = map[string]string{}
-		}
-		for name, ref := range d.Credentials {
-			in.Credentials[name] = ref.String()
-		}
-		if withConfig && d.Config != nil && d.Config.Kind != 0 {
-			d.Config.Decode(&in.Config) // a config that does not decode is not shown
-		}
-		infos[i] = in
+	if live != nil && err == nil {
+		through()
 	}
-	return infos, nil
+	if err != nil && id != "" && admin.ErrorCode(err) == admin.CodeNotFound {
+		return nil, fmt.Errorf("no connector %q (legate connector list shows them)", id)
+	}
+	return list, err
 }
 
 // credentialList is an instance's credentials on one line, sorted.
-func (in connectorInfo) credentialList() string {
-	var creds []string
-	for name, ref := range in.Credentials {
+func credentialList(c admin.Connector) string {
+	creds := make([]string, 0, len(c.Credentials))
+	for name, ref := range c.Credentials {
 		creds = append(creds, name+"="+ref)
 	}
 	slices.Sort(creds)
@@ -81,22 +79,22 @@ func connectorListCmd(g *globals) *cobra.Command {
 	var out *cli.Flag
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List connector instances from the config file and the store",
+		Short: "List connector instances from the config file and the store, with their status and environment",
 		Args:  cobra.NoArgs,
-		RunE: g.withEnv(func(cmd *cobra.Command, _ []string, e *env) error {
-			infos, err := connectorInfos(cmd, e, false) // legate connector show ID has the config
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			list, err := connectorRecords(g, cmd, "")
 			if err != nil {
 				return err
 			}
-			return out.Print(cmd, infos, "no connector instances; add one with `legate connector add` (legate connector types lists the types)", func(w io.Writer) error {
+			return out.Print(cmd, list, "no connector instances; add one with `legate connector add` (legate connector types lists the types)", func(w io.Writer) error {
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "ID\tTYPE\tCREDENTIALS\tDEFINED IN")
-				for _, in := range infos {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", in.ID, in.Type, in.credentialList(), in.Origin)
+				fmt.Fprintln(tw, "ID\tTYPE\tSTATUS\tENVIRONMENT\tCREDENTIALS\tDEFINED IN")
+				for _, c := range list {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.Type, c.Status, cli.OrDash(c.Environment), credentialList(c), c.Origin)
 				}
 				return tw.Flush()
 			})
-		}),
+		},
 	}
 	out = cli.Add(cmd, "")
 	return cmd
@@ -106,31 +104,59 @@ func connectorShowCmd(g *globals) *cobra.Command {
 	var out *cli.Flag
 	cmd := &cobra.Command{
 		Use:   "show ID",
-		Short: "Show one connector instance: type, tenant, config, credential references and where it is defined",
-		Args:  cobra.ExactArgs(1),
-		RunE: g.withEnv(func(cmd *cobra.Command, argv []string, e *env) error {
-			infos, err := connectorInfos(cmd, e, true)
+		Short: "Show one connector instance: its definition, environment, status, circuit, adapter and API versions, and the scopes its credential has against those its tools need",
+		Long: `Show one connector instance: type, tenant, config, credential references and where it is
+defined, and its record: environment (production or sandbox), status (active, degraded or
+disabled, and why), circuit (closed, half-open or open; - when no server runs it), adapter and
+provider API versions, the scopes its credential has (from its last test), those its tools
+need, and those missing. A running server's live state is shown through it.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			list, err := connectorRecords(g, cmd, argv[0])
 			if err != nil {
 				return err
 			}
-			i := slices.IndexFunc(infos, func(in connectorInfo) bool { return in.ID == argv[0] })
-			if i < 0 {
-				return fmt.Errorf("no connector %q (legate connector list shows them)", argv[0])
-			}
-			in := infos[i]
-			return out.Print(cmd, in, "", func(w io.Writer) error {
-				cfg := "-"
-				if in.Config != nil {
-					b, _ := json.Marshal(in.Config)
-					cfg = string(b)
-				}
-				return cli.Fields(w, [][2]string{{"ID", in.ID}, {"TYPE", in.Type}, {"TENANT", cli.OrDash(in.Tenant)},
-					{"CONFIG", cfg}, {"CREDENTIALS", in.credentialList()}, {"CREDENTIALS MODE", in.Mode}, {"USER CREDENTIAL", cli.OrDash(in.UserCredential)}, {"DEFINED IN", in.Origin}})
-			})
-		}),
+			c := list[0]
+			return out.Print(cmd, c, "", func(w io.Writer) error { return cli.Fields(w, connectorFields(c)) })
+		},
 	}
 	out = cli.Add(cmd, "")
 	return cmd
+}
+
+// connectorFields are the lines of `legate connector show`.
+func connectorFields(c admin.Connector) [][2]string {
+	cfg := "-"
+	if len(c.Config) > 0 {
+		cfg = string(c.Config)
+	}
+	status := c.Status
+	if len(c.StatusReasons) > 0 {
+		status += ": " + strings.Join(c.StatusReasons, "; ")
+	}
+	circuit := cli.OrDash(c.Circuit)
+	if !c.RetryAt.IsZero() {
+		circuit += ", a trial call at " + cli.LocalTime(c.RetryAt)
+	}
+	test := "never"
+	if t := c.LastTest; t != nil {
+		test = "ok, " + cli.LocalTime(t.At)
+		if !t.OK {
+			test = "FAILED, " + cli.LocalTime(t.At) + ": " + t.Error
+		}
+	}
+	f := [][2]string{{"ID", c.ID}, {"TYPE", c.Type}, {"TENANT", cli.OrDash(c.Tenant)},
+		{"CONFIG", cfg}, {"CREDENTIALS", credentialList(c)}, {"CREDENTIALS MODE", c.CredentialsMode}, {"USER CREDENTIAL", cli.OrDash(c.UserCredential)}, {"DEFINED IN", c.Origin},
+		{"ENVIRONMENT", cli.OrDash(c.Environment)}, {"STATUS", status}, {"CIRCUIT", circuit},
+		{"ADAPTER VERSION", cli.OrDash(c.AdapterVersion)}, {"API VERSION", cli.OrDash(c.APIVersion)}}
+	if s := c.Scopes; s != nil {
+		has, missing := "unknown (the provider did not tell, or no test yet: legate connector test "+c.ID+")", "unknown"
+		if s.Known {
+			has, missing = cli.OrDash(strings.Join(s.Has, ", ")), cli.OrDash(strings.Join(s.Missing, ", "))
+		}
+		f = append(f, [2]string{"SCOPES HAS", has}, [2]string{"SCOPES NEEDS", cli.OrDash(strings.Join(s.Needs, ", "))}, [2]string{"SCOPES MISSING", missing})
+	}
+	return append(f, [2]string{"LAST TEST", test})
 }
 
 func connectorAddCmd(g *globals) *cobra.Command {

@@ -132,6 +132,7 @@ func init() {
 
 // Connector is one email instance.
 type Connector struct {
+	described
 	cfg     Config
 	from    *mail.Address
 	imapKit *saas.Kit
@@ -349,8 +350,19 @@ func isIPv6(h string) bool {
 	return err == nil && a.Is6()
 }
 
+// AdapterVersion is the version of the email connector's own code.
+const AdapterVersion = "1.0.0"
+
+type described struct{} // what every email instance says of itself (connectors.Describer)
+
+// Describe says the connector's version and the protocols it speaks.
+func (described) Describe() connectors.Description {
+	return connectors.Description{AdapterVersion: AdapterVersion, APIVersion: "IMAP4rev1, SMTP"}
+}
+
 var (
 	_ connectors.Connector   = (*Connector)(nil)
 	_ connectors.Closer      = (*Connector)(nil)
 	_ connectors.ToolCatalog = (*Connector)(nil)
+	_ connectors.Describer   = (*Connector)(nil)
 )

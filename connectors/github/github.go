@@ -179,6 +179,7 @@ func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) erro
 	}
 	slices.Sort(granted)
 	connectors.Reportf(ctx, "scopes granted: %s", strings.Join(granted, ", "))
+	connectors.ReportScopes(ctx, granted, missingScopes(c.neededScopes(), granted))
 	for _, n := range scopeNeeds {
 		if slices.Contains(sets, n.toolset) {
 			connectors.Reportf(ctx, "  %-14s needs %s", n.toolset, n.classic)
@@ -214,8 +215,70 @@ func (c *Connector) toolsets() []string {
 	return out
 }
 
+// AdapterVersion is the version of the github connector's own code.
+const AdapterVersion = "1.0.0"
+
+// Describe says what the instance speaks and the classic token scopes
+// its toolsets need.
+func (c *Connector) Describe() connectors.Description {
+	return connectors.Description{AdapterVersion: AdapterVersion, APIVersion: ghcore.APIVersion, Scopes: c.neededScopes()}
+}
+
+// neededScopes are the classic token scopes the instance's tools need:
+// repo for the repositories' toolsets (public_repo reaches public
+// repositories only), workflow to re-run Actions, notifications.
+func (c *Connector) neededScopes() []string {
+	need := map[string]bool{}
+	for _, t := range c.tools {
+		switch t.Toolset {
+		case "notifications":
+			need["notifications"] = true
+		case "":
+		default:
+			need["repo"] = true
+		}
+		if t.Name == "rerun_workflow_run" {
+			need["workflow"] = true
+		}
+	}
+	out := make([]string, 0, len(need))
+	for s := range need {
+		out = append(out, s)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// impliedScopes are the classic scopes each scope grants beside itself.
+var impliedScopes = map[string][]string{
+	"repo":      {"repo:status", "repo_deployment", "public_repo", "repo:invite", "security_events", "notifications"},
+	"admin:org": {"write:org", "read:org"},
+	"write:org": {"read:org"},
+	"user":      {"read:user", "user:email", "user:follow"},
+}
+
+// missingScopes are the scopes of needs that granted neither holds nor
+// implies.
+func missingScopes(needs, granted []string) []string {
+	has := map[string]bool{}
+	for _, g := range granted {
+		has[g] = true
+		for _, i := range impliedScopes[g] {
+			has[i] = true
+		}
+	}
+	missing := []string{}
+	for _, n := range needs {
+		if !has[n] {
+			missing = append(missing, n)
+		}
+	}
+	return missing
+}
+
 var _ connectors.Connector = (*Connector)(nil)
 var _ connectors.ToolCatalog = (*Connector)(nil)
+var _ connectors.Describer = (*Connector)(nil)
 
 // retries are the config's retry settings.
 func (c Config) retries() saas.Retries {

@@ -205,11 +205,15 @@ func (c *Connector) reportScopes(ctx context.Context, call *connectors.Call, sco
 	granted := strings.Fields(legate.NewSecrets(secrets...).MaskString(scope))
 	slices.Sort(granted)
 	connectors.Reportf(ctx, "scopes granted: %s", strings.Join(granted, " "))
-	var missing []string
+	var missing, lacked []string
+	defer func() { connectors.ReportScopes(ctx, granted, lacked) }()
 	for _, n := range c.needs {
 		by := slices.IndexFunc(n.Scopes, func(s string) bool { return slices.Contains(granted, gcore.ScopePrefix+s) })
 		if by < 0 {
 			missing = append(missing, n.Tool)
+			if len(n.Scopes) > 0 && !slices.Contains(lacked, gcore.ScopePrefix+n.Scopes[0]) {
+				lacked = append(lacked, gcore.ScopePrefix+n.Scopes[0])
+			}
 			connectors.Reportf(ctx, "tool %-18s MISSING one of the scopes %s", n.Tool, strings.Join(n.Scopes, ", "))
 			continue
 		}
@@ -240,8 +244,24 @@ func neededScopes(needs []gcore.Need) []string {
 	return out
 }
 
+// AdapterVersion is the version of the google connector's own code.
+const AdapterVersion = "1.0.0"
+
+// Describe says which API version of each service the instance's
+// toolsets speak, and the scopes it asks for.
+func (c *Connector) Describe() connectors.Description {
+	var apis []string
+	for _, s := range Toolsets {
+		if slices.ContainsFunc(c.tools, func(t connectors.Tool) bool { return t.Toolset == s.Name }) {
+			apis = append(apis, s.Name+" "+gcore.APIVersions[s.Name])
+		}
+	}
+	return connectors.Description{AdapterVersion: AdapterVersion, APIVersion: strings.Join(apis, ", "), Scopes: append([]string{}, c.Core.Scopes...)}
+}
+
 var _ connectors.Connector = (*Connector)(nil)
 var _ connectors.ToolCatalog = (*Connector)(nil)
+var _ connectors.Describer = (*Connector)(nil)
 
 // retries are the config's retry settings.
 func (c Config) retries() saas.Retries {

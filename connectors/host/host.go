@@ -294,7 +294,17 @@ func (j *jail) close() error {
 	return err
 }
 
+// AdapterVersion is the version of the host connector's own code.
+const AdapterVersion = "1.0.0"
+
+// Describe says the connector's version; it speaks no provider's
+// versioned API: it works on the machine it runs on.
+func (c *Connector) Describe() connectors.Description {
+	return connectors.Description{AdapterVersion: AdapterVersion}
+}
+
 var (
 	_ connectors.Connector = (*Connector)(nil)
 	_ connectors.Closer    = (*Connector)(nil)
+	_ connectors.Describer = (*Connector)(nil)
 )

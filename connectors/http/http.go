@@ -252,7 +252,17 @@ func sameOrigin(a, b *url.URL) bool {
 	return a.Scheme == b.Scheme && strings.EqualFold(a.Host, b.Host)
 }
 
+// AdapterVersion is the version of the http connector's own code.
+const AdapterVersion = "1.0.0"
+
+// Describe says the connector's version; it speaks no provider's
+// versioned API: the API below base_url is the operator's, its version theirs.
+func (c *Connector) Describe() connectors.Description {
+	return connectors.Description{AdapterVersion: AdapterVersion}
+}
+
 var (
 	_ connectors.Connector = (*Connector)(nil)
 	_ connectors.Closer    = (*Connector)(nil)
+	_ connectors.Describer = (*Connector)(nil)
 )

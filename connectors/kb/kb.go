@@ -226,7 +226,17 @@ func retry(limit *httpkit.Limiter) httpkit.Retry {
 	return httpkit.Retry{MaxAttempts: 3, MaxElapsed: 30 * time.Second, Limiter: limit}
 }
 
+// AdapterVersion is the version of the kb connector's own code.
+const AdapterVersion = "1.0.0"
+
+// Describe says the connector's version; it speaks no provider's
+// versioned API: it reads folders and pages of its own.
+func (c *Connector) Describe() connectors.Description {
+	return connectors.Description{AdapterVersion: AdapterVersion}
+}
+
 var (
 	_ connectors.Connector = (*Connector)(nil)
 	_ connectors.Closer    = (*Connector)(nil)
+	_ connectors.Describer = (*Connector)(nil)
 )

@@ -153,14 +153,39 @@ func (c *Connector) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Test connects with the credentials and pings.
+// Test connects with the credentials, pings, and reads the server's
+// version.
 func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) error {
 	db, err := c.connect(ctx, creds)
 	if err != nil {
 		return err
 	}
-	return mapError(db.PingContext(ctx))
+	var v string
+	if err := db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&v); err != nil {
+		return mapError(err)
+	}
+	connectors.ReportServerVersion(ctx, serverName(v)+" "+v)
+	return nil
 }
+
+// serverName is MySQL or MariaDB, as the server's version says.
+func serverName(version string) string {
+	if strings.Contains(strings.ToLower(version), "mariadb") {
+		return "MariaDB"
+	}
+	return "MySQL"
+}
+
+// AdapterVersion is the version of the mysql connector's own code.
+const AdapterVersion = "1.0.0"
+
+// Describe says the connector's version; the server's own is what its
+// connection test reads.
+func (c *Connector) Describe() connectors.Description {
+	return connectors.Description{AdapterVersion: AdapterVersion}
+}
+
+var _ connectors.Describer = (*Connector)(nil)
 
 // Tools lists the tools of the instance's toolsets (execute not when
 // read_only).

@@ -189,7 +189,17 @@ func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) erro
 	return nil
 }
 
+// AdapterVersion is the version of the notion connector's own code.
+const AdapterVersion = "1.0.0"
+
+// Describe says what the instance speaks: the Notion-Version it sends.
+// Notion has no scopes: an integration's capabilities are not told.
+func (c *Connector) Describe() connectors.Description {
+	return connectors.Description{AdapterVersion: AdapterVersion, APIVersion: c.cfg.NotionVersion}
+}
+
 var _ connectors.Connector = (*Connector)(nil)
+var _ connectors.Describer = (*Connector)(nil)
 
 // retries are the config's retry settings.
 func (c Config) retries() saas.Retries {

@@ -145,7 +145,8 @@ func (c *Connector) Validate() error {
 
 var sslModes = []string{"disable", "allow", "prefer", "require", "verify-ca", "verify-full"}
 
-// Test connects with the credentials and runs SELECT 1.
+// Test connects with the credentials, pings, and reports the server's
+// version.
 func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) error {
 	pool, err := c.connect(ctx, creds)
 	if err != nil {
@@ -156,8 +157,25 @@ func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) erro
 		return mapError(err)
 	}
 	defer conn.Release()
-	return mapError(conn.Ping(ctx))
+	if err := conn.Ping(ctx); err != nil {
+		return mapError(err)
+	}
+	if v := conn.Conn().PgConn().ParameterStatus("server_version"); v != "" {
+		connectors.ReportServerVersion(ctx, "PostgreSQL "+v)
+	}
+	return nil
 }
+
+// AdapterVersion is the version of the postgres connector's own code.
+const AdapterVersion = "1.0.0"
+
+// Describe says the connector's version; the server's own is what its
+// connection test reads.
+func (c *Connector) Describe() connectors.Description {
+	return connectors.Description{AdapterVersion: AdapterVersion}
+}
+
+var _ connectors.Describer = (*Connector)(nil)
 
 // Tools lists the tools of the instance's toolsets (execute not when
 // read_only).

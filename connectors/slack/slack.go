@@ -191,6 +191,7 @@ func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) erro
 		}
 		connectors.Reportf(ctx, "scope %-16s %-7s needed by %s", n.scope, state, strings.Join(n.tools, ", "))
 	}
+	connectors.ReportScopes(ctx, sortedKeys(granted), missing)
 	if len(missing) > 0 {
 		return legate.Errorf(legate.CodePermissionDenied, "slack: the token lacks the scopes %s; add them to the Slack app and reinstall it", strings.Join(missing, ", "))
 	}
@@ -203,9 +204,19 @@ func (c *base) client(token string) *slack.Client {
 	return slack.New(token, slack.OptionAPIURL(c.cfg.APIURL), slack.OptionHTTPClient(c.http))
 }
 
+// AdapterVersion is the version of the slack connector's own code.
+const AdapterVersion = "1.0.0"
+
+// Describe says what the instance speaks (Slack's Web API, which has no
+// version) and the scopes its tools need.
+func (c *Connector) Describe() connectors.Description {
+	return connectors.Description{AdapterVersion: AdapterVersion, APIVersion: "Web API", Scopes: scopeNames(c.neededScopes())}
+}
+
 var (
 	_ connectors.Connector   = (*Connector)(nil)
 	_ connectors.ToolCatalog = (*Connector)(nil)
+	_ connectors.Describer   = (*Connector)(nil)
 )
 
 // retries are the config's retry settings.

@@ -169,6 +169,9 @@ func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) erro
 	}
 	kind, mode := stcore.KeyKind(key)
 	connectors.Reportf(ctx, "key: %s, %s mode (from its prefix); API version %s", kind, mode, stcore.APIVersion)
+	if env := environmentOf(mode); env != "" {
+		connectors.ReportEnvironment(ctx, env)
+	}
 	if err := c.CheckMode(key); err != nil {
 		connectors.Reportf(ctx, "mode: %v", err)
 		return err
@@ -266,8 +269,29 @@ func (c *Connector) offered(tools []string) string {
 	return strings.Join(names, ", ")
 }
 
+// AdapterVersion is the version of the stripe connector's own code.
+const AdapterVersion = "1.0.0"
+
+// Describe says what the instance speaks (the Stripe-Version it sends)
+// and, when its mode accepts keys of one mode only, its environment.
+func (c *Connector) Describe() connectors.Description {
+	return connectors.Description{AdapterVersion: AdapterVersion, APIVersion: stcore.APIVersion, Environment: environmentOf(c.cfg.Mode)}
+}
+
+// environmentOf is the environment of a key's or config's mode.
+func environmentOf(mode string) string {
+	switch mode {
+	case ModeTest:
+		return connectors.EnvSandbox
+	case ModeLive:
+		return connectors.EnvProduction
+	}
+	return ""
+}
+
 var _ connectors.Connector = (*Connector)(nil)
 var _ connectors.ToolCatalog = (*Connector)(nil)
+var _ connectors.Describer = (*Connector)(nil)
 
 // retries are the config's retry settings.
 func (c Config) retries() saas.Retries {

@@ -495,13 +495,18 @@ func noKey(t testing.TB, res *legate.Result, err error, more ...string) {
 func TestConnectionTestReports(t *testing.T) {
 	f := newFront(t)
 	in := build(t, f, "stripe", "")
+	var facts connectors.Facts
 	report := func(secret string) (string, error) {
 		var lines []string
+		facts = connectors.Facts{}
 		ctx := connectors.WithReporter(context.Background(), func(l string) { lines = append(lines, l) })
-		err := in.c.Test(ctx, connectortest.Creds{"secret_key": secret})
+		err := in.c.Test(connectors.WithFacts(ctx, &facts), connectortest.Creds{"secret_key": secret})
 		return strings.Join(lines, "\n"), err
 	}
 	out, err := report(key)
+	if facts.Environment != connectors.EnvSandbox {
+		t.Errorf("a test key's environment: %q, want sandbox", facts.Environment)
+	}
 	for _, want := range []string{
 		"key: a secret key, test mode (from its prefix); API version " + stripe.APIVersion,
 		"GET /v1/account: ok, acct_",
@@ -539,8 +544,8 @@ func TestConnectionTestReports(t *testing.T) {
 	f.fault = nil
 	out, err = report("sk_live_canary7f1c9a2b5e0d")
 	wantCode(t, err, legate.CodeAuthExpired)
-	if !strings.Contains(out, "live mode") {
-		t.Errorf("report:\n%s", out)
+	if !strings.Contains(out, "live mode") || facts.Environment != connectors.EnvProduction {
+		t.Errorf("environment %q, report:\n%s", facts.Environment, out)
 	}
 	noKey(t, nil, err, out)
 }

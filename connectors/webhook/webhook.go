@@ -178,7 +178,17 @@ func credential(ctx context.Context, creds connectors.Credentials, name string) 
 	return v, nil
 }
 
+// AdapterVersion is the version of the webhook connector's own code.
+const AdapterVersion = "1.0.0"
+
+// Describe says the connector's version; it speaks no provider's
+// versioned API: deliveries are signed JSON POSTs of its own scheme.
+func (c *Connector) Describe() connectors.Description {
+	return connectors.Description{AdapterVersion: AdapterVersion}
+}
+
 var (
 	_ connectors.Connector = (*Connector)(nil)
 	_ connectors.Closer    = (*Connector)(nil)
+	_ connectors.Describer = (*Connector)(nil)
 )

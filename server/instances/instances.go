@@ -30,16 +30,28 @@ type Instance struct {
 	Key   string // what it was built from (key)
 	Conn  connectors.Connector
 	Creds sources.Credentials
+	// Health is its circuit breaker and last test, kept with Conn.
+	Health *Health
+}
+
+// Options are what Build builds instances with.
+type Options struct {
+	// StateDir is the state directory they are built in.
+	StateDir string
+	// Resolver resolves their credentials.
+	Resolver *vault.Resolver
+	// Breaker configures each instance's circuit breaker.
+	Breaker Breaker
 }
 
 // Set is the instances of one configuration.
 type Set []*Instance
 
-// Build builds the instances of defs in stateDir, their credentials
-// resolved by resolver, reusing each instance of old whose definition is
-// unchanged. It does no I/O; every problem is reported, joined, and then
-// what it built is closed.
-func Build(defs []sources.InstanceDef, old Set, stateDir string, resolver *vault.Resolver) (Set, error) {
+// Build builds the instances of defs as opts says, reusing each instance
+// of old whose definition is unchanged (with its health). It does no
+// I/O; every problem is reported, joined, and then what it built is
+// closed.
+func Build(defs []sources.InstanceDef, old Set, opts Options) (Set, error) {
 	kept := map[string]*Instance{}
 	for _, in := range old {
 		kept[in.Key] = in
@@ -49,22 +61,31 @@ func Build(defs []sources.InstanceDef, old Set, stateDir string, resolver *vault
 	for _, d := range defs {
 		k := key(d)
 		if in, ok := kept[k]; ok && !stale(in.Conn) {
-			out = append(out, &Instance{Def: d, Key: k, Conn: in.Conn, Creds: in.Creds})
+			out = append(out, &Instance{Def: d, Key: k, Conn: in.Conn, Creds: in.Creds, Health: in.Health})
 			continue
 		}
-		d.StateDir = stateDir
+		d.StateDir = opts.StateDir
 		c, err := d.Build()
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		out = append(out, &Instance{Def: d, Key: k, Conn: c, Creds: sources.Credentials{Refs: d.Credentials, Resolver: resolver, Path: d.Path}})
+		out = append(out, &Instance{Def: d, Key: k, Conn: c, Creds: sources.Credentials{Refs: d.Credentials, Resolver: opts.Resolver, Path: d.Path},
+			Health: newHealth(d.ID, opts.Breaker, masksOf(opts.Resolver))})
 	}
 	if err := errors.Join(errs...); err != nil {
 		out.Close(old)
 		return nil, err
 	}
 	return out, nil
+}
+
+// masksOf are the secrets r learns, nil without r.
+func masksOf(r *vault.Resolver) *vault.Masks {
+	if r == nil {
+		return nil
+	}
+	return r.Masks
 }
 
 // stale reports whether a connector says that the world outside its
@@ -124,16 +145,31 @@ func (s Set) Defs() []sources.InstanceDef {
 }
 
 // Test runs the connection test of the instances ids (none: every
-// instance) and returns the results by id.
+// instance) and returns the results by id; each instance's Health keeps
+// its outcome and what the test found (connectors.Facts).
 func (s Set) Test(ctx context.Context, ids ...string) map[string]error {
 	out := map[string]error{}
 	for _, in := range s {
 		if len(ids) > 0 && !slices.Contains(ids, in.Def.ID) {
 			continue
 		}
-		out[in.Def.ID] = in.Conn.Test(ctx, in.Creds)
+		var f connectors.Facts
+		err := in.Conn.Test(connectors.WithFacts(ctx, &f), in.Creds)
+		if in.Health != nil {
+			in.Health.test(err, f)
+		}
+		out[in.Def.ID] = err
 	}
 	return out
+}
+
+// Find returns the instance id.
+func (s Set) Find(id string) (*Instance, bool) {
+	i := slices.IndexFunc(s, func(in *Instance) bool { return in.Def.ID == id })
+	if i < 0 {
+		return nil, false
+	}
+	return s[i], true
 }
 
 // Tool is the catalog target of a native tool: a tool of an instance, or
@@ -141,6 +177,19 @@ func (s Set) Test(ctx context.Context, ids ...string) map[string]error {
 type Tool struct {
 	Inst *Instance
 	Tool connectors.Tool
+	// local is a tool the gateway adds to the instance (HookTools), which
+	// does not call the provider.
+	local bool
+}
+
+// Run runs one call of t. A call to its instance's provider goes through
+// the instance's circuit breaker: while the circuit is open it fails at
+// once with UPSTREAM_UNAVAILABLE.
+func (t *Tool) Run(ctx context.Context, call *connectors.Call) (*legate.Result, error) {
+	if t.Inst == nil || t.Inst.Health == nil || t.local {
+		return t.Tool.Run(ctx, call)
+	}
+	return t.Inst.Health.run(ctx, func() (*legate.Result, error) { return t.Tool.Run(ctx, call) })
 }
 
 // Entry is the catalog entry of native tool t by its canonical name,
@@ -159,16 +208,21 @@ func Entry(canonical, source, tenant string, t *Tool) *catalog.Entry {
 }
 
 // Entries are the catalog entries of the instances' tools, and of the
-// tools each of extra adds to an instance (HookTools).
+// tools each of extra adds to an instance (HookTools); a disabled
+// instance has none.
 func (s Set) Entries(extra ...func(*Instance) []connectors.Tool) []*catalog.Entry {
 	var out []*catalog.Entry
 	for _, in := range s {
+		if in.Def.Disabled {
+			continue
+		}
 		tools := in.Conn.Tools()
+		own := len(tools)
 		for _, x := range extra {
 			tools = append(slices.Clip(tools), x(in)...)
 		}
-		for _, t := range tools {
-			e := Entry(in.Def.ID+"."+t.Name, fmt.Sprintf("connector %q (%s)", in.Def.ID, in.Def.Origin), in.Def.Tenant, &Tool{Inst: in, Tool: t})
+		for i, t := range tools {
+			e := Entry(in.Def.ID+"."+t.Name, fmt.Sprintf("connector %q (%s)", in.Def.ID, in.Def.Origin), in.Def.Tenant, &Tool{Inst: in, Tool: t, local: i >= own})
 			e.Aliases = t.CanonicalAliases(in.Def.ID)
 			out = append(out, e)
 		}

@@ -47,6 +47,10 @@ type Core struct {
 	login   map[string]string // the token's login, by token digest
 }
 
+// APIVersion is the REST API version the connector speaks: go-github
+// sends it as X-GitHub-Api-Version (a test holds the two together).
+const APIVersion = "2022-11-28"
+
 // New returns the core of an instance.
 func New(kit *saas.Kit, client *http.Client, baseURL string, repositories []string) *Core {
 	c := &Core{BaseURL: baseURL, Repositories: repositories, Kit: kit, HTTP: client, web: webHosts(baseURL), login: map[string]string{}}

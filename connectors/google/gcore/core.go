@@ -23,6 +23,11 @@ const (
 	Calendar = "calendar"
 )
 
+// APIVersions are the version of each service's API the connector
+// speaks: those of its google.golang.org/api client packages (and of
+// the paths Endpoint adds).
+var APIVersions = map[string]string{Sheets: "v4", Drive: "v3", Docs: "v1", Gmail: "v1", Calendar: "v3"}
+
 // The credentials of a google instance.
 const (
 	CredRefreshToken   = "refresh_token"
@@ -83,10 +88,8 @@ func New(inst connectors.Instance, kit saas.Options, o Options) *Core {
 func (c *Core) Endpoint(service string) string {
 	u := c.opts.Endpoints[service]
 	switch service {
-	case Drive:
-		return u + "drive/v3/"
-	case Calendar:
-		return u + "calendar/v3/"
+	case Drive, Calendar:
+		return u + service + "/" + APIVersions[service] + "/"
 	}
 	return u
 }

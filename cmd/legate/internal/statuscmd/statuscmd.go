@@ -76,9 +76,9 @@ func printStatus(w io.Writer, s *admin.Status) error {
 	if len(s.Connectors) == 0 {
 		fmt.Fprintln(tw, "no connectors")
 	} else {
-		fmt.Fprintln(tw, "CONNECTOR\tTYPE\tTENANT\tTOOLS\tORIGIN")
+		fmt.Fprintln(tw, "CONNECTOR\tTYPE\tTENANT\tSTATUS\tCIRCUIT\tTOOLS\tORIGIN")
 		for _, c := range s.Connectors {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", c.ID, c.Type, c.Tenant, c.Tools, c.Origin)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", c.ID, c.Type, c.Tenant, c.Status, cli.OrDash(c.Circuit), c.Tools, c.Origin)
 		}
 	}
 	if len(s.Profiles) > 0 {
