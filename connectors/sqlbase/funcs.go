@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // A read may call only the functions it is known to be safe to call: the
@@ -39,10 +40,13 @@ import (
 //go:embed pg_catalog.txt
 var pgCatalogText string
 
-// pgRead are PostgreSQL's built-in functions a read may call; pgOther are
+// pgCatalog returns PostgreSQL's built-in functions a read may call and
 // the other names of functions in pg_catalog, refused also when reached by
-// attribute notation (t.pg_read_file is pg_read_file(t)).
-var pgRead, pgOther = parseCatalog(pgCatalogText)
+// attribute notation (t.pg_read_file is pg_read_file(t)). The catalog is
+// parsed at its first use, not as the package initialises: every binary
+// links this package, and most never check a PostgreSQL query (the maps
+// held 100 KB, and took 4,000 allocations, at every start).
+var pgCatalog = sync.OnceValues(func() (read, other map[string]bool) { return parseCatalog(pgCatalogText) })
 
 // parseCatalog reads pg_catalog.txt: "+ name" for a function a read may
 // call, "- name" for one it may not, # comments.
@@ -162,7 +166,9 @@ type Funcs struct {
 	qualified map[string]bool // "schema.name": that schema only
 }
 
-var funcName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_$]{0,62}(\.[A-Za-z_][A-Za-z0-9_$]{0,62})?$`)
+var funcName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_$]{0,62}(\.[A-Za-z_][A-Za-z0-9_$]{0,62})?$`)
+})
 
 // NewFuncs checks an allow_functions list: each entry a function name,
 // optionally schema.name, read as unquoted identifiers are (lower-case);
@@ -171,7 +177,7 @@ func NewFuncs(d Dialect, names []string) (*Funcs, []error) {
 	f := &Funcs{bare: map[string]bool{}, qualified: map[string]bool{}}
 	var errs []error
 	for i, n := range names {
-		if !funcName.MatchString(n) {
+		if !funcName().MatchString(n) {
 			errs = append(errs, fmt.Errorf("entry %d (%q) must be a function name of letters, digits and underscores, optionally schema.name", i, n))
 			continue
 		}
@@ -197,4 +203,11 @@ func (f *Funcs) allows(schema, name string) bool {
 		return false
 	}
 	return f.bare[name] || schema != "" && f.qualified[schema+"."+name]
+}
+
+// pgOther reports whether name is a function of pg_catalog a read may not
+// call.
+func pgOther(name string) bool {
+	_, other := pgCatalog()
+	return other[name]
 }
