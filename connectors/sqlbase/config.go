@@ -2,7 +2,6 @@ package sqlbase
 
 import (
 	"regexp"
-	"sync"
 
 	"github.com/legate-mcp/legate"
 )
@@ -30,9 +29,7 @@ type Common struct {
 
 // tableName is a table name, optionally schema-qualified, that is quoted
 // as is: letters, digits and underscores.
-var tableName = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$`)
-})
+var tableName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$`)
 
 // ValidateCommon returns one *legate.FieldError per invalid setting.
 func ValidateCommon(c Common) []error {
@@ -77,7 +74,7 @@ func ValidateCommon(c Common) []error {
 	if c.MaxConns < 1 || c.MaxConns > 1000 {
 		errs = append(errs, legate.Invalid("max_conns", "must be between 1 and 1000, got %d", c.MaxConns))
 	}
-	if !tableName().MatchString(c.OperationTable) {
+	if !tableName.MatchString(c.OperationTable) {
 		errs = append(errs, legate.Invalid("operation_table", "must be a table name of letters, digits and underscores, optionally schema.table"))
 	}
 	if c.WriteAttempts < 1 || c.WriteAttempts > 10 {

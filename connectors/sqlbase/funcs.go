@@ -42,27 +42,22 @@ var pgCatalogText string
 
 // pgCatalog returns PostgreSQL's built-in functions a read may call and
 // the other names of functions in pg_catalog, refused also when reached by
-// attribute notation (t.pg_read_file is pg_read_file(t)). The catalog is
-// parsed at its first use, not as the package initialises: every binary
-// links this package, and most never check a PostgreSQL query (the maps
-// held 100 KB, and took 4,000 allocations, at every start).
-var pgCatalog = sync.OnceValues(func() (read, other map[string]bool) { return parseCatalog(pgCatalogText) })
-
-// parseCatalog reads pg_catalog.txt: "+ name" for a function a read may
-// call, "- name" for one it may not, # comments.
-func parseCatalog(text string) (read, other map[string]bool) {
-	read, other = map[string]bool{}, map[string]bool{}
-	for line := range strings.Lines(text) {
+// attribute notation (t.pg_read_file is pg_read_file(t)): pg_catalog.txt
+// ("+ name" a read may call, "- name" not, # comments) read at its first
+// use, not at init, since most processes never check a PostgreSQL query.
+var pgCatalog = sync.OnceValue(func() (c struct{ read, other map[string]bool }) {
+	c.read, c.other = map[string]bool{}, map[string]bool{}
+	for line := range strings.Lines(pgCatalogText) {
 		line = strings.TrimSpace(line)
 		switch {
 		case strings.HasPrefix(line, "+ "):
-			read[line[2:]] = true
+			c.read[line[2:]] = true
 		case strings.HasPrefix(line, "- "):
-			other[line[2:]] = true
+			c.other[line[2:]] = true
 		}
 	}
-	return read, other
-}
+	return c
+})
 
 // mysqlRead are the MySQL and MariaDB built-in functions a read may call.
 var mysqlRead = setOf(
@@ -203,11 +198,4 @@ func (f *Funcs) allows(schema, name string) bool {
 		return false
 	}
 	return f.bare[name] || schema != "" && f.qualified[schema+"."+name]
-}
-
-// pgOther reports whether name is a function of pg_catalog a read may not
-// call.
-func pgOther(name string) bool {
-	_, other := pgCatalog()
-	return other[name]
 }
