@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -52,8 +53,12 @@ func sessionOwner(kind string, p *Principal) string {
 // TokenPrefix begins every static token, telling it from a JWT.
 const TokenPrefix = "lgt_"
 
-// TokenNamePattern is what a static token's name (its principal) must match.
-var TokenNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$`)
+// TokenNamePattern returns what a static token's name (its principal) must
+// match, compiled at its first use (its counted repetition compiles to
+// 40 KB).
+var TokenNamePattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$`)
+})
 
 // HashToken returns the hex SHA-256 of a token, as stored.
 func HashToken(token string) string {
@@ -69,8 +74,8 @@ func CreateToken(ctx context.Context, tokens store.TokenStore, p Principal) (str
 		p.Role = RoleUser
 	}
 	switch {
-	case !TokenNamePattern.MatchString(p.Name):
-		return "", fmt.Errorf("token name %q must match %s", p.Name, TokenNamePattern)
+	case !TokenNamePattern().MatchString(p.Name):
+		return "", fmt.Errorf("token name %q must match %s", p.Name, TokenNamePattern())
 	case !IsRole(p.Role):
 		return "", fmt.Errorf("role %q: must be %s, %s or %s", p.Role, RoleUser, RoleApprover, RoleAdmin)
 	}

@@ -298,8 +298,8 @@ func (o *Ops) CreateToken(ctx context.Context, p auth.Principal) (_ string, err 
 	defer func() {
 		o.audited(ctx, "tokens.create", fmt.Sprintf("token %s (role %s, tenant %q)", p.Name, p.Role, p.Tenant), err)
 	}()
-	if !auth.TokenNamePattern.MatchString(p.Name) {
-		return "", fmt.Errorf("%w: name %q: want %s", admin.ErrInvalid, p.Name, auth.TokenNamePattern)
+	if !auth.TokenNamePattern().MatchString(p.Name) {
+		return "", fmt.Errorf("%w: name %q: want %s", admin.ErrInvalid, p.Name, auth.TokenNamePattern())
 	}
 	if p.Role != "" && !auth.IsRole(p.Role) {
 		return "", fmt.Errorf("%w: role %q: want user, approver or admin", admin.ErrInvalid, p.Role)

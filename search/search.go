@@ -302,7 +302,7 @@ func queryTerms(qws []string) []queryTerm {
 	ts := appendWordTerms(nil, qws, nil)
 	out := make([]queryTerm, 0, 2*len(ts))
 	for i, t := range ts {
-		out = append(out, queryTerm{term: t, weight: 1, synonyms: synonyms[t]})
+		out = append(out, queryTerm{term: t, weight: 1, synonyms: synonyms()[t]})
 		if i > 0 {
 			out = append(out, queryTerm{term: ts[i-1] + " " + t, weight: pairWeight})
 		}
@@ -315,7 +315,7 @@ func queryTerms(qws []string) []queryTerm {
 func nameActions(name string) uint32 {
 	var m uint32
 	for _, t := range words2terms(name) {
-		m |= actionClasses[t]
+		m |= actionClasses()[t]
 	}
 	return m
 }
@@ -326,7 +326,7 @@ func queryActions(ws []string) uint32 {
 	var m uint32
 	for i, w := range ws {
 		if i == 0 || verbBefore[ws[i-1]] { // "open a ticket", not "the open tickets"
-			m |= actionClasses[stem(w)]
+			m |= actionClasses()[stem(w)]
 		}
 	}
 	if m == 0 && len(ws) > 0 && questionWords[ws[0]] {

@@ -187,7 +187,7 @@ func TestPairsCount(t *testing.T) {
 // "show me the open widgets" asks to read, "please open a widget" and
 // "I want to open a widget" to create.
 func TestVerbInAVerbsPlace(t *testing.T) {
-	create := actionClasses[stem("create")]
+	create := actionClasses()[stem("create")]
 	for q, wantCreate := range map[string]bool{
 		"show me the open widgets": false,
 		"list the open widgets":    false,

@@ -33,8 +33,8 @@ func (r Ref) Validate() error {
 	if n != 1 {
 		return errors.New("must name exactly one source: {env: NAME}, {file: PATH} or {vault: NAME}")
 	}
-	if r.Vault != "" && !NamePattern.MatchString(r.Vault) {
-		return fmt.Errorf("vault: secret name %q must match %s", r.Vault, NamePattern)
+	if r.Vault != "" && !NamePattern().MatchString(r.Vault) {
+		return fmt.Errorf("vault: secret name %q must match %s", r.Vault, NamePattern())
 	}
 	if strings.HasPrefix(r.Vault, ConnectionsPrefix) {
 		return fmt.Errorf("vault: %q is a person's connection (names under %s are): no credential may reference one", r.Vault, ConnectionsPrefix)

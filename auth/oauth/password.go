@@ -93,8 +93,8 @@ func AddUser(ctx context.Context, users store.UserStore, p auth.Principal, passw
 		p.Role = auth.RoleUser
 	}
 	switch {
-	case !auth.TokenNamePattern.MatchString(p.Name):
-		return fmt.Errorf("user name %q must match %s", p.Name, auth.TokenNamePattern)
+	case !auth.TokenNamePattern().MatchString(p.Name):
+		return fmt.Errorf("user name %q must match %s", p.Name, auth.TokenNamePattern())
 	case !auth.IsRole(p.Role):
 		return fmt.Errorf("role %q: must be %s, %s or %s", p.Role, auth.RoleUser, auth.RoleApprover, auth.RoleAdmin)
 	}

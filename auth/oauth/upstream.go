@@ -201,7 +201,7 @@ func (u *upstreamLogin) principal(c *oidc.IDTokenClaims) (*auth.Principal, error
 	p := &auth.Principal{Role: auth.RoleUser}
 	name, _ := get(u.claims.Principal)
 	p.Name, _ = name.(string)
-	if !auth.TokenNamePattern.MatchString(p.Name) {
+	if !auth.TokenNamePattern().MatchString(p.Name) {
 		return nil, fmt.Errorf("the %s claim does not name a principal Legate accepts", u.claims.Principal)
 	}
 	if v, ok := get(u.claims.Tenant); ok {

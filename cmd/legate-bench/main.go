@@ -69,6 +69,7 @@ func run() int {
 	only := flag.String("only", "", "run only these scenarios, e.g. P1,P3")
 	jsonOut := flag.String("json", "", "also write the results as JSON to this file")
 	legateBin := flag.String("legate", "", "use this legate binary instead of building ./cmd/legate")
+	slimBin := flag.String("legate-slim", "", "P4: use this slim legate binary (http and webhook connector types) instead of building one")
 	keep := flag.Bool("keep", false, "keep the temporary directory (configs, state, logs)")
 	profile := flag.String("profile", "", "instead of the scenarios, profile Legate (in-process) under the P1, P3 and P7 loads at the highest C ≤ 8, its start-up on the P5 cache and tools/list of that cache, writing CPU and allocation profiles in this directory")
 	selfProfile := flag.String("selfprofile", "", "write a CPU profile of the harness itself (the load clients) to this file")
@@ -143,9 +144,10 @@ func run() int {
 		b.settle = 200 * time.Millisecond
 	}
 	b.bin = *legateBin
+	b.slimBin = *slimBin
 	if b.bin == "" {
 		t0 := time.Now()
-		if b.bin, err = harness.BuildLegate(dir); err != nil {
+		if b.bin, err = harness.BuildLegate(dir, "legate"); err != nil {
 			fmt.Fprintln(os.Stderr, "legate-bench:", err)
 			return 1
 		}

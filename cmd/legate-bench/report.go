@@ -46,6 +46,8 @@ func format(v float64, unit string) string {
 		return fmt.Sprintf("%.1f ms", v)
 	case "MiB":
 		return fmt.Sprintf("%.1f MiB", v)
+	case "MB":
+		return fmt.Sprintf("%.1f MB", v)
 	case "KiB":
 		return fmt.Sprintf("%.1f KiB", v)
 	case "":

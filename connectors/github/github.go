@@ -113,7 +113,7 @@ func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 func (c *Connector) Validate() error {
 	_, errs := saas.CheckURL("base_url", c.cfg.BaseURL, c.cfg.AllowPrivateNetworks)
 	for i, r := range c.cfg.Repositories {
-		if !ghcore.RepoPattern.MatchString(r) {
+		if !ghcore.RepoPattern().MatchString(r) {
 			errs = append(errs, legate.Invalid(fmt.Sprintf("repositories[%d]", i), "must be owner/name, got %q", r))
 		}
 	}

@@ -108,7 +108,7 @@ func (t search) issues(ctx context.Context, call *connectors.Call, in *searchIn)
 		var hits []model.Issue
 		for _, is := range res.Issues {
 			_, repo, _ := strings.Cut(is.GetRepositoryURL(), "/repos/")
-			if !ghcore.RepoPattern.MatchString(repo) || !t.Allowed(repo) {
+			if !ghcore.RepoPattern().MatchString(repo) || !t.Allowed(repo) {
 				continue
 			}
 			m, err := t.IssueOf(call, repo, is)

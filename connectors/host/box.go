@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/legate-mcp/legate"
@@ -110,7 +111,11 @@ func (c *Connector) hostInfo(context.Context, *connectors.Call, *noArgs) (*legat
 }
 
 // secretName matches the names of variables that commonly hold a credential.
-var secretName = regexp.MustCompile(`(?i)(secret|token|passw|passphrase|pwd|credential|api_?key|access_?key|private|auth|session|cookie|signature|salt|dsn|(^|_)key($|_))`)
+// It and the package's other patterns are compiled at their first use, not
+// as the package initialises: every default build links this package.
+var secretName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(secret|token|passw|passphrase|pwd|credential|api_?key|access_?key|private|auth|session|cookie|signature|salt|dsn|(^|_)key($|_))`)
+})
 
 // Masked stands in for a masked value.
 const Masked = legate.Redacted
@@ -122,7 +127,7 @@ func (c *Connector) hostEnv(context.Context, *connectors.Call, *noArgs) (*legate
 	var secrets []string
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
-		if secretName.MatchString(k) && v != "" {
+		if secretName().MatchString(k) && v != "" {
 			secrets = append(secrets, v)
 		}
 	}
@@ -131,7 +136,7 @@ func (c *Connector) hostEnv(context.Context, *connectors.Call, *noArgs) (*legate
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		switch masked := maskURL(set.MaskString(v)); {
-		case secretName.MatchString(k) && v != "":
+		case secretName().MatchString(k) && v != "":
 			v = Masked
 			out.Masked = append(out.Masked, k)
 		case masked != v:

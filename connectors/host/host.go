@@ -196,7 +196,7 @@ func (c *Connector) Validate() error {
 	}
 	errs = append(errs, validateShell(&c.cfg, c.stateDir)...)
 	for _, p := range c.cfg.InstallAllowlist {
-		if !packageName.MatchString(p) {
+		if !packageName().MatchString(p) {
 			errs = append(errs, legate.Invalid("install_allowlist", "%q is not a package name", p))
 		}
 	}

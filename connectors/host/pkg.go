@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/legate-mcp/legate"
@@ -30,7 +31,9 @@ type InstallResult struct {
 // packageName is what a package name must look like: no flag, no path, no
 // shell; a version (pkg=1.2), an architecture (pkg:amd64) or a tap
 // (owner/tap/formula) is allowed.
-var packageName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+:@=-]{0,127}(/[A-Za-z0-9][A-Za-z0-9._+@-]{0,63}){0,2}$`)
+var packageName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+:@=-]{0,127}(/[A-Za-z0-9][A-Za-z0-9._+@-]{0,63}){0,2}$`)
+})
 
 // managers are the package managers pkg_install knows, in the order they
 // are looked for, with the argv that installs without asking.
@@ -65,7 +68,7 @@ func (c *Connector) installCommand(names []string) (string, []string, error) {
 		return "", nil, legate.Errorf(legate.CodeInvalidArgument, "host: give 1 to 50 packages")
 	}
 	for _, n := range names {
-		if !packageName.MatchString(n) || strings.Contains(n, "..") {
+		if !packageName().MatchString(n) || strings.Contains(n, "..") {
 			return "", nil, legate.Errorf(legate.CodeInvalidArgument, "host: %q is not a package name (letters, digits and . _ + : @ = -, starting with a letter or digit)", n)
 		}
 		if len(c.cfg.InstallAllowlist) > 0 && !slices.Contains(c.cfg.InstallAllowlist, n) {

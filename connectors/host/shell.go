@@ -152,7 +152,7 @@ func childEnv() []string {
 	var out []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if secretName.MatchString(k) || strings.HasPrefix(k, "LEGATE_") || k == "PWD" || k == "OLDPWD" {
+		if secretName().MatchString(k) || strings.HasPrefix(k, "LEGATE_") || k == "PWD" || k == "OLDPWD" {
 			continue
 		}
 		out = append(out, kv)

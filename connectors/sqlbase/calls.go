@@ -69,7 +69,7 @@ func checkReadCalls(d Dialect, toks []token, allow *Funcs) error {
 		next := i+1 < len(toks) && toks[i+1].kind == tokOp && toks[i+1].text == "("
 		if !next {
 			if d == Postgres && i >= 2 && toks[i-1].kind == tokOp && toks[i-1].text == "." {
-				if name := identName(t); FunctionDenied(d, strings.ToLower(name)) || pgOther[name] {
+				if name := identName(t); FunctionDenied(d, strings.ToLower(name)) || pgCatalog().other[name] {
 					return refuse("%s after a dot calls the function %s (attribute notation): it is not allowed in a read", name, name)
 				}
 			}
@@ -86,7 +86,7 @@ func checkReadCalls(d Dialect, toks []token, allow *Funcs) error {
 		if allow.allows(schema, name) {
 			continue
 		}
-		builtin := map[Dialect]map[string]bool{Postgres: pgRead, MySQL: mysqlRead}[d]
+		builtin := map[Dialect]map[string]bool{Postgres: pgCatalog().read, MySQL: mysqlRead}[d]
 		if (schema == "" || d == Postgres && schema == "pg_catalog") && builtin[name] {
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // A read may call only the functions it is known to be safe to call: the
@@ -39,26 +40,24 @@ import (
 //go:embed pg_catalog.txt
 var pgCatalogText string
 
-// pgRead are PostgreSQL's built-in functions a read may call; pgOther are
+// pgCatalog returns PostgreSQL's built-in functions a read may call and
 // the other names of functions in pg_catalog, refused also when reached by
-// attribute notation (t.pg_read_file is pg_read_file(t)).
-var pgRead, pgOther = parseCatalog(pgCatalogText)
-
-// parseCatalog reads pg_catalog.txt: "+ name" for a function a read may
-// call, "- name" for one it may not, # comments.
-func parseCatalog(text string) (read, other map[string]bool) {
-	read, other = map[string]bool{}, map[string]bool{}
-	for line := range strings.Lines(text) {
+// attribute notation (t.pg_read_file is pg_read_file(t)): pg_catalog.txt
+// ("+ name" a read may call, "- name" not, # comments) read at its first
+// use, not at init, since most processes never check a PostgreSQL query.
+var pgCatalog = sync.OnceValue(func() (c struct{ read, other map[string]bool }) {
+	c.read, c.other = map[string]bool{}, map[string]bool{}
+	for line := range strings.Lines(pgCatalogText) {
 		line = strings.TrimSpace(line)
 		switch {
 		case strings.HasPrefix(line, "+ "):
-			read[line[2:]] = true
+			c.read[line[2:]] = true
 		case strings.HasPrefix(line, "- "):
-			other[line[2:]] = true
+			c.other[line[2:]] = true
 		}
 	}
-	return read, other
-}
+	return c
+})
 
 // mysqlRead are the MySQL and MariaDB built-in functions a read may call.
 var mysqlRead = setOf(
@@ -162,7 +161,9 @@ type Funcs struct {
 	qualified map[string]bool // "schema.name": that schema only
 }
 
-var funcName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_$]{0,62}(\.[A-Za-z_][A-Za-z0-9_$]{0,62})?$`)
+var funcName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_$]{0,62}(\.[A-Za-z_][A-Za-z0-9_$]{0,62})?$`)
+})
 
 // NewFuncs checks an allow_functions list: each entry a function name,
 // optionally schema.name, read as unquoted identifiers are (lower-case);
@@ -171,7 +172,7 @@ func NewFuncs(d Dialect, names []string) (*Funcs, []error) {
 	f := &Funcs{bare: map[string]bool{}, qualified: map[string]bool{}}
 	var errs []error
 	for i, n := range names {
-		if !funcName.MatchString(n) {
+		if !funcName().MatchString(n) {
 			errs = append(errs, fmt.Errorf("entry %d (%q) must be a function name of letters, digits and underscores, optionally schema.name", i, n))
 			continue
 		}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -45,7 +46,7 @@ const MaxRetryWait = 30 * time.Second
 // Tests shorten it (export_test.go).
 var backoffBase = 500 * time.Millisecond
 
-var eventName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$`)
+var eventName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$`) })
 
 func (c *Connector) sendTool() connectors.Tool {
 	desc := fmt.Sprintf("Notify the system behind this connector's fixed webhook URL (a CI server, a chat, an automation) of an event: "+
@@ -68,7 +69,7 @@ func (c *Connector) send(ctx context.Context, call *connectors.Call, in *sendArg
 	if body.Len() > c.cfg.MaxPayloadBytes {
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "webhook: payload is %d bytes, over max_payload_bytes (%d)", body.Len(), c.cfg.MaxPayloadBytes)
 	}
-	if in.Event != "" && !eventName.MatchString(in.Event) {
+	if in.Event != "" && !eventName().MatchString(in.Event) {
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "webhook: event %q: use a letter or digit, then letters, digits and . _ : / -, at most 128 characters", in.Event)
 	}
 	u, err := netguard.ParseURL(c.cfg.URL)
@@ -189,14 +190,14 @@ func deliveryID(op string) string {
 	if op == "" {
 		return uuid.NewString()
 	}
-	if opIDSafe.MatchString(op) {
+	if opIDSafe().MatchString(op) {
 		return op
 	}
 	sum := sha256.Sum256([]byte(op))
 	return "op-" + hex.EncodeToString(sum[:16])
 }
 
-var opIDSafe = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+var opIDSafe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`) })
 
 // rawArg returns an argument's JSON text as the client sent it (numbers
 // keep their precision), or nil when it is absent or null.

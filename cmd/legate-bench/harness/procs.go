@@ -225,18 +225,24 @@ func moduleRoot() (string, error) {
 	return filepath.Dir(gomod), nil
 }
 
-// BuildLegate builds ./cmd/legate into dir as the real binary.
-func BuildLegate(dir string) (string, error) {
+// BuildLegate builds ./cmd/legate into dir/name as `make build` does
+// (static, -trimpath, stripped), with the build tags given: P4 measures
+// the binary that is shipped, and its size.
+func BuildLegate(dir, name string, tags ...string) (string, error) {
 	root, err := moduleRoot()
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(dir, "legate")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/legate")
+	bin := filepath.Join(dir, name)
+	args := []string{"build", "-trimpath", "-ldflags", "-s -w"}
+	if len(tags) > 0 {
+		args = append(args, "-tags", strings.Join(tags, ","))
+	}
+	cmd := exec.Command("go", append(args, "-o", bin, "./cmd/legate")...)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/legate: %v\n%s", err, out)
+		return "", fmt.Errorf("go %s: %v\n%s", strings.Join(cmd.Args[1:], " "), err, out)
 	}
 	return bin, nil
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/go-github/v84/github"
@@ -52,13 +53,16 @@ func MapError(ctx context.Context, err error) error {
 	return saas.Classify(ctx, err, "github")
 }
 
-// RepoPattern is an owner/name.
-var RepoPattern = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$`)
+// RepoPattern returns the pattern of an owner/name, compiled at its
+// first use (its counted repetitions compile to 40 KB).
+var RepoPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$`)
+})
 
 // repo checks an owner/name against the pattern and the allow-list and
 // returns its parts.
 func (c *Core) repo(arg string) (owner, name string, err error) {
-	if !RepoPattern.MatchString(arg) {
+	if !RepoPattern().MatchString(arg) {
 		return "", "", legate.Errorf(legate.CodeInvalidArgument, "github: repo: must be owner/name or the repository's URL, got %q", arg)
 	}
 	if len(c.repos) > 0 && !slices.Contains(c.repos, strings.ToLower(arg)) {
