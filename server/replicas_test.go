@@ -45,6 +45,10 @@ func TestRefreshOnOneReplicaReachesAnother(t *testing.T) {
 	a, b := upGateway(t, doc, sts[0], nil), upGateway(t, doc, sts[1], nil)
 	waitCatalog(t, a, "mcp.raw.a")
 	waitCatalog(t, b, "mcp.raw.a")
+	// B's catalog may come from A's listing, through the store, before B
+	// lists the upstream itself: wait for both, or B's own first listing
+	// could see the change first, leaving A's refresh nothing to find.
+	waitFor(t, "each replica's first listing", func() bool { return raw.Lists.Load() >= 2 })
 	cs, changed := upClient(t, serve(t, b))
 	drain(changed)
 
