@@ -36,6 +36,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -111,6 +113,8 @@ type Paths struct {
 	metrics    *audit.Metrics
 	serverInfo json.RawMessage // this server's Implementation, as results of stateless requests carry it
 	calls      sync.Map        // callKey → cancel func of a call the fast path runs
+	early      sync.Map        // callKey → when a cancellation came for a call not yet registered
+	earlyN     atomic.Int64    // entries in early, for its sweep
 
 	// Declines, when set, reports whether a call p makes, whose _meta asks
 	// for a result budget or not (asked), may have one
@@ -350,6 +354,10 @@ func (f *Paths) call(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSessi
 		key := callKey{out.sid, string(id)}
 		f.calls.Store(key, cancel)
 		defer f.calls.Delete(key)
+		if _, ok := f.early.LoadAndDelete(key); ok {
+			f.earlyN.Add(-1)
+			cancel(errCancelled) // its cancellation overtook it
+		}
 	}
 	return f.run(ctx, c, out)
 }
@@ -442,9 +450,45 @@ func (f *Paths) cancel(session any, params json.RawMessage) {
 	if json.Unmarshal(params, &p) != nil {
 		return
 	}
-	if v, ok := f.calls.Load(callKey{session, string(p.RequestID)}); ok {
+	key := callKey{session, string(p.RequestID)}
+	if v, ok := f.calls.Load(key); ok {
+		v.(context.CancelCauseFunc)(errCancelled)
+		return
+	}
+	// Over HTTP the cancellation comes on a request of its own, which can
+	// overtake the call's: it is kept for the call to find (call), then
+	// looked for again, in case the call came in between.
+	if f.earlyN.Load() >= maxEarly {
+		f.sweepEarly()
+	}
+	if f.earlyN.Load() < maxEarly {
+		if _, loaded := f.early.LoadOrStore(key, time.Now()); !loaded {
+			f.earlyN.Add(1)
+		}
+	}
+	if v, ok := f.calls.Load(key); ok {
+		if _, ok := f.early.LoadAndDelete(key); ok {
+			f.earlyN.Add(-1)
+		}
 		v.(context.CancelCauseFunc)(errCancelled)
 	}
+}
+
+// maxEarly bounds the cancellations kept for calls not seen (most are of
+// calls that had ended, or that the SDK's path ran): past it, those older
+// than a minute go, and none is kept until there is room.
+const maxEarly = 1024
+
+func (f *Paths) sweepEarly() {
+	old := time.Now().Add(-time.Minute)
+	f.early.Range(func(k, v any) bool {
+		if v.(time.Time).Before(old) {
+			if _, ok := f.early.LoadAndDelete(k); ok {
+				f.earlyN.Add(-1)
+			}
+		}
+		return true
+	})
 }
 
 // streamWriter writes a fast path's answer as an event stream: progress
