@@ -27,6 +27,10 @@ import (
 // itself; whatever it takes, it must answer as the SDK does — same status,
 // framing and messages — and what it leaves to the SDK is the SDK's answer
 // on both. A name or arguments read differently would answer differently.
+// Each input goes on a session of its own, as a client's first message: a
+// session keeps what a message leaves (a cancellation that came before its
+// call is kept for the call), and one input's leavings must not answer
+// another's.
 func FuzzFastEnvelope(f *testing.F) {
 	call := func(id, name, args string) string {
 		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + name + `","arguments":` + args + `}}`
@@ -68,8 +72,8 @@ func FuzzFastEnvelope(f *testing.F) {
 			return // net/http refuses to send them
 		}
 		// A result's provenance says when it was fetched: compared without.
-		a := sameMarks(fast.send(t, body, stateless, method, name))
-		b := sameMarks(sdk.send(t, body, stateless, method, name))
+		a := sameMarks(fast.sendOnce(t, body, stateless, method, name))
+		b := sameMarks(sdk.sendOnce(t, body, stateless, method, name))
 		if a != b {
 			t.Fatalf("%s (stateless %v, Mcp-Method %q, Mcp-Name %q)\nfast path gateway: %s\nSDK gateway:       %s", body, stateless, method, name, a, b)
 		}
@@ -79,10 +83,10 @@ func FuzzFastEnvelope(f *testing.F) {
 // statelessMeta is the _meta of a stateless (2026-07-28) request.
 const statelessMeta = `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 
-// envelopeGateway is a gateway serving an upstream, with a session open.
+// envelopeGateway is a gateway serving an upstream.
 type envelopeGateway struct {
-	url, sid string
-	hc       *http.Client
+	url string
+	hc  *http.Client
 }
 
 // newEnvelopePair starts the fuzz target's upstream and its two gateways,
@@ -112,7 +116,7 @@ func newEnvelopePair(tb testing.TB) (fast, sdk *envelopeGateway) {
 	series := `legate_fast_path_requests_total{method="tools/call"}`
 	for _, g := range []*envelopeGateway{fast, sdk} {
 		before := g.metric(tb, series)
-		if got := g.send(tb, probe, false, "", ""); !bytes.Contains([]byte(got), []byte(`"text":"x"`)) {
+		if got := g.sendOnce(tb, probe, false, "", ""); !bytes.Contains([]byte(got), []byte(`"text":"x"`)) {
 			tb.Fatalf("the probe call failed: %s", got)
 		}
 		if took := g.metric(tb, series) > before; took != (g == fast) {
@@ -132,40 +136,25 @@ func startEnvelopeGateway(tb testing.TB, doc string) *envelopeGateway {
 		_, ok := gw.Catalog().Lookup("mcp.up.strict")
 		return ok
 	}, "the catalog never held the upstream's tools")
-	g := &envelopeGateway{url: sg.URL + "/mcp", hc: &http.Client{Timeout: 10 * time.Second}}
-	c := mcp.NewClient(&mcp.Implementation{Name: "fuzz", Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: g.url, DisableStandaloneSSE: true},
-		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { cs.Close() })
-	g.sid = cs.ID()
-	return g
+	return &envelopeGateway{url: sg.URL + "/mcp", hc: &http.Client{Timeout: 10 * time.Second}}
 }
 
-// send posts body as a client would, on the gateway's session or
-// stateless, and describes the answer: status, Content-Type and each
-// message, re-encoded so that messages compare as values.
-func (g *envelopeGateway) send(tb testing.TB, body []byte, stateless bool, method, name string) string {
-	req, err := http.NewRequest(http.MethodPost, g.url, bytes.NewReader(body))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
+// sendOnce posts body as a client would, stateless or on a session opened
+// for it (and ended after), and describes the answer: status, Content-Type
+// and each message, re-encoded so that messages compare as values.
+func (g *envelopeGateway) sendOnce(tb testing.TB, body []byte, stateless bool, method, name string) string {
+	h := http.Header{}
 	if stateless {
-		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-		req.Header.Set("Mcp-Method", method)
-		req.Header.Set("Mcp-Name", name)
+		h.Set("Mcp-Protocol-Version", "2026-07-28")
+		h.Set("Mcp-Method", method)
+		h.Set("Mcp-Name", name)
 	} else {
-		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-		req.Header.Set("Mcp-Session-Id", g.sid)
+		sid := g.open(tb)
+		defer func() { g.do(tb, http.MethodDelete, nil, http.Header{"Mcp-Session-Id": {sid}}).Body.Close() }()
+		h.Set("Mcp-Protocol-Version", "2025-11-25")
+		h.Set("Mcp-Session-Id", sid)
 	}
-	resp, err := g.hc.Do(req)
-	if err != nil {
-		tb.Fatalf("%s: %v", body, err)
-	}
+	resp := g.do(tb, http.MethodPost, body, h)
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
@@ -185,6 +174,38 @@ func (g *envelopeGateway) send(tb testing.TB, body []byte, stateless bool, metho
 		out += " | " + string(m)
 	}
 	return out
+}
+
+// open starts a session as a client does (initialize, then initialized)
+// and returns its id.
+func (g *envelopeGateway) open(tb testing.TB) string {
+	resp := g.do(tb, http.MethodPost, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"fuzz","version":"1"}}}`), http.Header{})
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || sid == "" {
+		tb.Fatalf("initialize: %s, session %q", resp.Status, sid)
+	}
+	h := http.Header{"Mcp-Session-Id": {sid}, "Mcp-Protocol-Version": {"2025-11-25"}}
+	g.do(tb, http.MethodPost, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), h).Body.Close()
+	return sid
+}
+
+// do sends one request to the gateway's endpoint with the headers every
+// client request has, and h's.
+func (g *envelopeGateway) do(tb testing.TB, method string, body []byte, h http.Header) *http.Response {
+	req, err := http.NewRequest(method, g.url, bytes.NewReader(body))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	req.Header = h.Clone()
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := g.hc.Do(req)
+	if err != nil {
+		tb.Fatalf("%s %s: %v", method, body, err)
+	}
+	return resp
 }
 
 // eventData is the data of each event of an event stream.
