@@ -28,6 +28,10 @@ const (
 	CodeConflict Code = "CONFLICT"
 	// CodeRateLimited: retry after Error.RetryAfter.
 	CodeRateLimited Code = "RATE_LIMITED"
+	// CodeQuotaExceeded: a budget (the gateway's budgets:, an agent run's
+	// tool calls) is spent; retry after Error.RetryAfter, when its window
+	// ends (none for a run's).
+	CodeQuotaExceeded Code = "QUOTA_EXCEEDED"
 	// CodeTransient: a passing failure (5xx, network); a retry may succeed.
 	CodeTransient Code = "TRANSIENT"
 	// CodeAdapterMapping: the provider answered something the connector does

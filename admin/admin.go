@@ -158,6 +158,7 @@ var routes = []struct {
 	{"GET /admin/v1/tools", func(h *api) http.HandlerFunc { return h.tools }},
 	{"GET /admin/v1/sessions", func(h *api) http.HandlerFunc { return h.sessions }},
 	{"DELETE /admin/v1/sessions/{id}", func(h *api) http.HandlerFunc { return h.closeSession }},
+	{"GET /admin/v1/budgets", budgets},
 	{"GET /admin/v1/audit", func(h *api) http.HandlerFunc { return h.audit }},
 	{"GET /admin/v1/agent/runs", func(h *api) http.HandlerFunc { return h.agentRuns }},
 	{"GET /admin/v1/agent/runs/{id}", func(h *api) http.HandlerFunc { return h.agentRun }},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/config"
+	"github.com/legate-mcp/legate/quota"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/vault"
 )
@@ -54,6 +55,9 @@ type ManageOps interface {
 	Tools(ctx context.Context, as *auth.Principal) ([]Tool, error)
 	// Sessions lists the live MCP sessions.
 	Sessions(ctx context.Context) ([]Session, error)
+	// Budgets lists the use of each budget of budgets: in its current
+	// window, of every principal and tenant that used any.
+	Budgets(ctx context.Context) ([]quota.Usage, error)
 	// CloseSession ends one session.
 	CloseSession(ctx context.Context, id string) error
 	// QueryAudit reads the audit log.

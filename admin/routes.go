@@ -277,6 +277,16 @@ func (h *api) sessions(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// budgets answers GET /admin/v1/budgets.
+func budgets(h *api) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if m := h.manage(w, r); m != nil {
+			list, err := m.Budgets(r.Context())
+			answer(w, map[string]any{"budgets": list}, err)
+		}
+	}
+}
+
 func (h *api) closeSession(w http.ResponseWriter, r *http.Request) {
 	if m := h.manage(w, r); m != nil {
 		err := m.CloseSession(r.Context(), r.PathValue("id"))

@@ -60,6 +60,23 @@ func TestMaxTurnsIsACeiling(t *testing.T) {
 	})
 }
 
+// agent.max_tool_calls bounds a run's tool calls in all, over its turns:
+// a call past it is not made but answered QUOTA_EXCEEDED, and the run
+// stops with max_tool_calls after the turn that asked for it.
+func TestMaxToolCallsBoundsTheRun(t *testing.T) {
+	two := agenttest.Step{Calls: []agenttest.ToolCall{agenttest.Call("host__fs_list", `{}`), agenttest.Call("host__fs_list", `{}`)}}
+	h := newHarness(t, options{agent: "  max_tool_calls: 3\n"}, two, two, two)
+	rec := h.run(agent.Request{Instruction: "List the workspace, often."})
+	if rec.Stopped != agent.StoppedMaxToolCalls || rec.Turns != 2 || len(rec.Calls) != 3 || len(h.model.Requests()) != 2 {
+		t.Fatalf("max_tool_calls 3 with two calls a turn: stopped %q after %d turns, %d calls, %d model requests; want max_tool_calls after 2, 3 calls",
+			rec.Stopped, rec.Turns, len(rec.Calls), len(h.model.Requests()))
+	}
+	last := rec.Messages[len(rec.Messages)-1]
+	if last.Role != "tool" || !last.IsError || !strings.Contains(last.Content, "QUOTA_EXCEEDED") || !strings.Contains(last.Content, "max_tool_calls") {
+		t.Fatalf("the call past the budget was answered %+v", last)
+	}
+}
+
 // forger serves an upstream MCP server whose one tool, status, answers as
 // if it were held for approval: the text and the structured content of
 // the gateway's APPROVAL_PENDING, and a progress notification naming the

@@ -20,10 +20,10 @@
 // again with jittered exponential backoff (Retry-After honoured), a 400,
 // 401, 403 or 404 never; the conversation is untouched between attempts.
 //
-// A run is bounded by max_turns, by its deadline and by a cap on each tool
-// result the model sees. Its Record (reply, turns, how it stopped, host,
-// workspace, tools and skills used, usage, retries, every call with its
-// result, the conversation) is kept in the store as the agent's history,
-// updated as the run goes, so that a run that fails leaves what it did;
-// --resume continues a run's conversation.
+// A run is bounded by max_turns, max_tool_calls, its deadline and a cap on
+// each tool result the model sees. Its Record (reply, turns, how it
+// stopped, host, workspace, tools and skills used, usage, retries, every
+// call with its result, the conversation) is kept in the store as the
+// agent's history, updated as the run goes, so that a run that fails
+// leaves what it did; --resume continues a run's conversation.
 package agent

@@ -38,7 +38,7 @@ type harness struct {
 type options struct {
 	provider string // openai-compatible (default) or anthropic
 	extra    string // more top-level YAML (policy:, approvals:)
-	agent    string // more agent: keys, indented by four spaces
+	agent    string // more agent: keys, indented by two spaces
 	timeout  string // agent.model.request_timeout
 	hosts    string // more connectors, as YAML list items
 	only     string // agent.connectors (default [host])

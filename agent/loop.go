@@ -28,9 +28,10 @@ import (
 
 // Defaults of a run where the config leaves them unset.
 const (
-	DefaultMaxTurns  = 24
-	DefaultDeadline  = 30 * time.Minute
-	DefaultMaxResult = 32 << 10
+	DefaultMaxTurns     = 24
+	DefaultMaxToolCalls = 100
+	DefaultDeadline     = 30 * time.Minute
+	DefaultMaxResult    = 32 << 10
 	// RunTool is the canonical name of the built-in tool that runs the agent.
 	RunTool = "legate.agent.run"
 	// approvalTool is the gateway's approval status tool.
@@ -153,7 +154,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (*Record, error) {
 	rctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
 	maxTurns := ceiling(req.MaxTurns, orDefault(ac.MaxTurns, DefaultMaxTurns))
-	h.loop(rctx, model, prof, principal, ac, maxTurns)
+	h.loop(rctx, model, prof, principal, ac, maxTurns, orDefault(ac.MaxToolCalls, DefaultMaxToolCalls))
 	if rec.Stopped == StoppedError && ctx.Err() == nil && rctx.Err() != nil {
 		rec.Stopped = StoppedDeadline
 	}
@@ -209,8 +210,8 @@ func (h *run) paused(ctx context.Context, id, tool string) {
 	h.saveLocked(ctx)
 }
 
-// loop takes turns until the model answers, max turns or the deadline.
-func (h *run) loop(ctx context.Context, model Model, prof Profile, principal *auth.Principal, ac config.Agent, maxTurns int) {
+// loop takes turns until the model answers, max turns or calls, or the deadline.
+func (h *run) loop(ctx context.Context, model Model, prof Profile, principal *auth.Principal, ac config.Agent, maxTurns, maxCalls int) {
 	rec := h.rec
 	stop := func(how string, err error) {
 		rec.Stopped = how
@@ -252,10 +253,16 @@ func (h *run) loop(ctx context.Context, model Model, prof Profile, principal *au
 			return
 		}
 		for _, tc := range reply.ToolCalls {
+			// Every call asked for gets an answer, so the conversation
+			// stays well formed for --resume.
 			if ctx.Err() != nil {
-				// Every call asked for gets an answer, so the conversation
-				// stays well formed for --resume.
 				rec.Messages = append(rec.Messages, Message{Role: "tool", ToolCallID: tc.ID, Content: "not run: the run's deadline passed", IsError: true})
+				continue
+			}
+			if len(rec.Calls) >= maxCalls {
+				rec.Stopped = StoppedMaxToolCalls // once the turn's calls are answered
+				rec.Messages = append(rec.Messages, Message{Role: "tool", ToolCallID: tc.ID, IsError: true,
+					Content: fmt.Sprintf("not run: %s: the run's %d tool calls (agent.max_tool_calls) are spent", legate.CodeQuotaExceeded, maxCalls)})
 				continue
 			}
 			c := h.call(ctx, cs, turn, tc)
@@ -264,6 +271,9 @@ func (h *run) loop(ctx context.Context, model Model, prof Profile, principal *au
 		h.save(ctx)
 		if ctx.Err() != nil {
 			stop(StoppedDeadline, ctx.Err())
+			return
+		}
+		if rec.Stopped == StoppedMaxToolCalls {
 			return
 		}
 	}

@@ -9,8 +9,11 @@ import (
 const (
 	StoppedAnswered = "answered"  // the model answered without asking for a tool
 	StoppedMaxTurns = "max_turns" // the last turn allowed was taken
-	StoppedDeadline = "deadline"  // the run's deadline passed
-	StoppedError    = "error"     // the model failed (a verdict, or retries spent)
+	// StoppedMaxToolCalls: the model asked for a call past the run's
+	// agent.max_tool_calls, which was refused.
+	StoppedMaxToolCalls = "max_tool_calls"
+	StoppedDeadline     = "deadline" // the run's deadline passed
+	StoppedError        = "error"    // the model failed (a verdict, or retries spent)
 	// Running is a run not stopped yet, as its history shows it meanwhile.
 	Running = "running"
 )

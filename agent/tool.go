@@ -30,7 +30,7 @@ type RunArgs struct {
 func (r *Runner) Builtin() connectors.Builtin {
 	tool := connectors.NewTool("agent.run",
 		"Hand this machine a unit of work: an instruction in, the work done with the tools of your profile here "+
-			"(every call through policy, approvals and audit), a record out: reply, turns, stopped (answered, max_turns, deadline, error), "+
+			"(every call through policy, approvals and audit), a record out: reply, turns, stopped (answered, max_turns, max_tool_calls, deadline, error), "+
 			"tools_used, skills_used, usage, retries, every call with its result, and the conversation (resume it with resume: id).",
 		legate.ClassWrite,
 		func(ctx context.Context, call *connectors.Call, in *RunArgs) (*legate.Result, error) {

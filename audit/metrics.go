@@ -59,6 +59,9 @@ type Metrics struct {
 	Decided prometheus.Histogram
 	// Limited counts calls that ended RATE_LIMITED, by tool.
 	Limited *prometheus.CounterVec
+	// OverBudget counts calls refused QUOTA_EXCEEDED, by the budget's
+	// scope (principal, tenant) and kind (calls, result_bytes, writes).
+	OverBudget *prometheus.CounterVec
 	// Retries counts connectors' retries, by tool (Retried).
 	Retries *prometheus.CounterVec
 	// Throttled counts the answers of providers that throttled a native
@@ -103,6 +106,9 @@ func NewMetrics(src Sources) *Metrics {
 		Limited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "legate_rate_limited_total", Help: "Calls that ended RATE_LIMITED, by tool.",
 		}, []string{"tool"}),
+		OverBudget: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "legate_budget_refused_total", Help: "Calls refused QUOTA_EXCEEDED because a budget of budgets: was spent, by scope (principal, tenant) and budget (calls, result_bytes, writes).",
+		}, []string{"scope", "budget"}),
 		Retries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "legate_retries_total", Help: "Retries connectors made to their providers, by tool.",
 		}, []string{"tool"}),
@@ -134,7 +140,7 @@ func NewMetrics(src Sources) *Metrics {
 		Name: "legate_fast_path_requests_total", Help: "MCP requests answered without the go-sdk's decoding and encoding, by method (tools/call: relayed to an upstream as bytes).",
 	}, []string{"method"})
 	m.FastList, m.FastCall = fast.WithLabelValues("tools/list"), fast.WithLabelValues("tools/call")
-	m.reg.MustRegister(m.Calls, m.Latency, m.Decisions, m.Decided, m.Limited, m.Retries, m.Throttled, m.DuplicatesPrevented, fast, m.BackgroundErrors, m.ViewCacheHits, m.ViewCacheEvictions,
+	m.reg.MustRegister(m.Calls, m.Latency, m.Decisions, m.Decided, m.Limited, m.OverBudget, m.Retries, m.Throttled, m.DuplicatesPrevented, fast, m.BackgroundErrors, m.ViewCacheHits, m.ViewCacheEvictions,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "legate_catalog_tools", Help: "Tools in the catalog."},
 			func() float64 { return float64(src.CatalogSize()) }),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),

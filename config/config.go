@@ -69,6 +69,7 @@ type File struct {
 	Auth               Auth                   `yaml:"auth" desc:"Inbound authentication: static tokens, OAuth access tokens, or nobody but loopback clients"`
 	HTTP               HTTP                   `yaml:"http" desc:"Limits of the HTTP listener against slow and idle clients; event streams and long calls are not cut by them"`
 	Limits             Limits                 `yaml:"limits" desc:"Rate limits of calls per principal and per tool; a call over one fails at once with RATE_LIMITED and retry_after_seconds"`
+	Budgets            Budgets                `yaml:"budgets" desc:"Budgets per principal and per tenant per window — calls, result bytes, write calls — counted in the store (shared by replicas); a call over one fails QUOTA_EXCEEDED with retry_after_seconds until its window ends"`
 	Panel              Panel                  `yaml:"panel" desc:"The web panel (inbox, connectors, upstreams, tools, audit), off unless it has an address"`
 	Metrics            Metrics                `yaml:"metrics" desc:"The Prometheus series on a listener of their own, for a scraper without a token (read at start)"`
 	Telemetry          telemetry.Config       `yaml:"telemetry" desc:"OpenTelemetry traces of calls, exported over OTLP/HTTP; off unless an endpoint is set (read at start)"`
@@ -126,14 +127,15 @@ type Metrics struct {
 
 // Agent is the `agent:` section.
 type Agent struct {
-	Model      AgentModel      `yaml:"model" desc:"The model the loop talks to"`
-	Profile    string          `yaml:"profile" desc:"Profile whose view of the catalog the loop sees when the caller names none (empty: the caller's own, else the top-level profile)"`
-	Connectors []string        `yaml:"connectors" example:"[host]" desc:"Connector instance or upstream ids whose tools the loop sees, within the profile's view (empty: every tool of the view)"`
-	MaxTurns   int             `yaml:"max_turns" default:"24" min:"1" desc:"Model turns a run may take; at the last the run stops, keeping what it did, with stopped: max_turns"`
-	Deadline   legate.Duration `yaml:"deadline" default:"30m" min:"0" desc:"Longest a run may take, waits for approval included; past it the run stops with stopped: deadline"`
-	MaxResult  int             `yaml:"max_result_bytes" default:"32768" min:"256" desc:"A tool result longer than this is cut, saying so, before the model sees it"`
-	System     string          `yaml:"system" desc:"Text added to the system prompt of every run"`
-	Retention  legate.Duration `yaml:"retention" default:"720h" min:"0" desc:"Runs that ended longer ago than this are deleted from the history, checked hourly (720h: 30 days; 0: kept forever)"`
+	Model        AgentModel      `yaml:"model" desc:"The model the loop talks to"`
+	Profile      string          `yaml:"profile" desc:"Profile whose view of the catalog the loop sees when the caller names none (empty: the caller's own, else the top-level profile)"`
+	Connectors   []string        `yaml:"connectors" example:"[host]" desc:"Connector instance or upstream ids whose tools the loop sees, within the profile's view (empty: every tool of the view)"`
+	MaxTurns     int             `yaml:"max_turns" default:"24" min:"1" desc:"Model turns a run may take; at the last the run stops, keeping what it did, with stopped: max_turns"`
+	MaxToolCalls int             `yaml:"max_tool_calls" default:"100" min:"1" desc:"Tool calls a run may make in all; a call past it is refused QUOTA_EXCEEDED and the run stops, keeping what it did, with stopped: max_tool_calls"`
+	Deadline     legate.Duration `yaml:"deadline" default:"30m" min:"0" desc:"Longest a run may take, waits for approval included; past it the run stops with stopped: deadline"`
+	MaxResult    int             `yaml:"max_result_bytes" default:"32768" min:"256" desc:"A tool result longer than this is cut, saying so, before the model sees it"`
+	System       string          `yaml:"system" desc:"Text added to the system prompt of every run"`
+	Retention    legate.Duration `yaml:"retention" default:"720h" min:"0" desc:"Runs that ended longer ago than this are deleted from the history, checked hourly (720h: 30 days; 0: kept forever)"`
 }
 
 // AgentProviders are the model providers the agent knows: anthropic
@@ -272,6 +274,7 @@ func (f *File) Validate() error {
 		bad("agent.profile", "no profile is named %q", p)
 	}
 	errs = append(errs, f.Limits.validate("limits")...)
+	errs = append(errs, f.Budgets.validate("budgets")...)
 	errs = append(errs, f.validateUpstreams()...)
 	for _, err := range f.Telemetry.Validate("telemetry") {
 		key, msg, _ := strings.Cut(err.Error(), ": ")

@@ -10,7 +10,7 @@ import (
 // size follow from its source (stdio and 1 for a command, streamable and 4
 // for a URL) and its max_result_bytes is the top-level one; a profile's
 // tool_names is the top-level one; oauth's authorization server is its
-// issuer. It is the one place defaults are applied; Validate changes
+// issuer; a budget's window is 1h, a day for writes. It is the one place defaults are applied; Validate changes
 // nothing.
 func (f *File) ApplyDefaults() error {
 	if err := strictyaml.ApplyDefaults(f); err != nil {
@@ -48,6 +48,7 @@ func (f *File) ApplyDefaults() error {
 			f.Profiles[i].Discovery = DiscoveryList
 		}
 	}
+	f.Budgets.applyDefaults()
 	if o := f.Auth.OAuth; o != nil && len(o.AuthorizationServers) == 0 && o.Issuer != "" {
 		o.AuthorizationServers = []string{o.Issuer}
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/policy"
+	"github.com/legate-mcp/legate/quota"
 	"github.com/legate-mcp/legate/server/instances"
 	"github.com/legate-mcp/legate/sources"
 	"github.com/legate-mcp/legate/store"
@@ -253,6 +254,10 @@ func (o *Ops) Held(_ context.Context, a *store.Approval) admin.Hold {
 }
 
 // Sessions lists the live sessions.
+func (o *Ops) Budgets(ctx context.Context) ([]quota.Usage, error) {
+	return quota.NewBudgets(o.p.Config().Budgets, o.p.Store.Quotas(), nil).Usage(ctx)
+}
+
 func (o *Ops) Sessions(context.Context) ([]admin.Session, error) {
 	list := o.p.Sessions()
 	now := time.Now()

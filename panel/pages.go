@@ -17,6 +17,7 @@ import (
 	"github.com/legate-mcp/legate/admin"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connections"
+	"github.com/legate-mcp/legate/quota"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/vault"
 )
@@ -41,6 +42,12 @@ var funcs = template.FuncMap{
 	"diff":   sideBySide,
 	"join":   strings.Join,
 	"status": func(s string) string { return strings.ReplaceAll(s, "_", " ") },
+	"percent": func(used, limit int64) string {
+		if limit <= 0 {
+			return "-"
+		}
+		return strconv.FormatFloat(100*float64(used)/float64(limit), 'f', 0, 64) + "%"
+	},
 }
 
 // pretty is JSON indented, to be shown in a <pre> that scrolls rather
@@ -592,6 +599,19 @@ func (p *Panel) audit(w http.ResponseWriter, r *http.Request, s *session) {
 		data["Record"] = string(row)
 	}
 	p.render(w, "audit", s, data)
+}
+
+// budgets shows each budget's use in its current window against its limit.
+func (p *Panel) budgets(w http.ResponseWriter, r *http.Request, s *session) {
+	data := flash(r)
+	var list struct {
+		Budgets []quota.Usage `json:"budgets"`
+	}
+	if err := p.call(r.Context(), s, "GET", "/admin/v1/budgets", nil, &list); err != nil {
+		data["Error"] = problem(err)
+	}
+	data["Budgets"] = list.Budgets
+	p.render(w, "budgets", s, data)
 }
 
 // diffLine is one row of a side-by-side diff.

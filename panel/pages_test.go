@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/legate-mcp/legate/panel"
+	"github.com/legate-mcp/legate/quota"
 	"github.com/legate-mcp/legate/server/servertest"
 	"github.com/legate-mcp/legate/store"
 )
@@ -138,5 +139,24 @@ func TestSkillsPage(t *testing.T) {
 	}
 	if n := strings.Count(got, `name="csrf"`); n < 3 {
 		t.Errorf("%d forms carry the CSRF token, want every one of the 3", n)
+	}
+}
+
+// The budgets page shows each budget's use against its limit, and says so
+// when none was used.
+func TestBudgetsPage(t *testing.T) {
+	resets := time.Date(2026, 12, 2, 18, 0, 0, 0, time.UTC)
+	got := page(t, fakeAPI(map[string]any{"/admin/v1/budgets": map[string]any{"budgets": []quota.Usage{
+		{Scope: "principal", Tenant: "acme", Principal: "alice", Budget: "calls", Used: 150, Limit: 200, ResetsAt: resets},
+		{Scope: "tenant", Tenant: "acme", Budget: "writes", Used: 3, Limit: 3, ResetsAt: resets},
+	}}}), "/budgets")
+	for _, want := range []string{"<td>alice</td><td>calls</td>", `<td class="num">150</td><td class="num">200</td><td class="num">75%</td>`,
+		`<td class="num">100%</td><td>2026-12-02 18:00:00Z</td>`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the budgets page lacks %s:\n%s", want, got)
+		}
+	}
+	if got := page(t, fakeAPI(map[string]any{"/admin/v1/budgets": map[string]any{"budgets": nil}}), "/budgets"); !strings.Contains(got, "No budget was used") {
+		t.Errorf("an empty budgets page: %s", got)
 	}
 }

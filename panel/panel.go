@@ -156,6 +156,7 @@ func New(api http.Handler, opts *Options) http.Handler {
 	}
 	mux.HandleFunc("GET /tools", p.with(p.tools))
 	mux.HandleFunc("GET /audit", p.with(p.audit))
+	mux.HandleFunc("GET /budgets", p.with(p.budgets))
 	mux.HandleFunc("GET /agent", p.with(p.agent))
 	mux.HandleFunc("GET /skills", p.with(skillsPage{p}.list))
 	mux.HandleFunc("POST /skills", p.with(skillsPage{p}.install))

@@ -17,7 +17,7 @@ import (
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/profiles"
-	"github.com/legate-mcp/legate/ratelimit"
+	"github.com/legate-mcp/legate/quota"
 	"github.com/legate-mcp/legate/rounds"
 	"github.com/legate-mcp/legate/server/instances"
 	"github.com/legate-mcp/legate/server/toolresult"
@@ -46,14 +46,14 @@ type step interface {
 // callPath builds g's call path from its steps, outermost first. It is
 // built once: a call costs what the steps' handlers do, nothing more.
 func callPath(g *Gateway) Handler {
-	limiter := func() *ratelimit.Limiter { return g.now().limiter } // a reload swaps them
+	gate := func() *quota.Gate { return g.now().gate } // a reload swaps it
 	rules := func() *policy.Policy { return g.now().policy }
 	steps := []step{
 		recoverStep{log: g.log},      // a panic in the gateway's own steps: an error result
 		observeStep{g: g},            // the audit row, the metrics and the span of every call
 		roundsStep{sealer: g.sealer}, // a retry's request state opened, a new one sealed
 		logStep{log: g.log},          // one log line per failure
-		limitStep{limiter: limiter},  // RATE_LIMITED over a limit
+		limitStep{gate: gate},        // RATE_LIMITED over a limit, QUOTA_EXCEEDED over a budget
 		decideStep{rules, g.metrics, g.approvals, g.discovery, g.tasks}, // allow, deny, or hold for approval (as a task)
 		recoverStep{log: g.log}, // a panicking tool: an error result, recorded above
 		executeStep{g: g},       // the tool run at its source
@@ -114,15 +114,11 @@ func (s observeStep) wrap(next Handler) Handler {
 		source := sourceOf(r)
 		outcome := outcomeCode(res, err)
 		g.metrics.Called(r.Entry.Canonical, source, outcome, latency)
-		size := 0
-		if res != nil {
-			size = res.Size
-		}
 		row := store.AuditRow{
 			Time: r.Start, Principal: r.Caller.Principal, Tenant: r.Caller.Tenant, Session: r.Caller.Session, Profile: r.approved.ProfileOr(r.principal.Via()),
 			Tool: r.Entry.Canonical, Source: source, Class: string(r.Class),
 			Decision: string(r.Decision.Action), Rule: r.Decision.RuleName(r.Class), ApprovalID: r.ApprovalID,
-			Outcome: outcome, Latency: latency, ArgsHash: r.ArgsHash, ResultSize: size,
+			Outcome: outcome, Latency: latency, ArgsHash: r.ArgsHash, ResultSize: int(res.size()),
 		}
 		if r.Replay {
 			row.Decision = decisionReplay
@@ -226,30 +222,27 @@ func (s logStep) wrap(next Handler) Handler {
 }
 
 // limitStep fails a call over a rate limit of limits: at once, with
-// RATE_LIMITED and the time until it would be let through as RetryAfter.
-// It stands below observe, so refused calls are audited and counted, and
-// above decide, so they are neither held for approval nor run; a call the
-// fast path hands back for approval gives its turn back, which the SDK's
-// run of it takes. With no limits set (a nil limiter) it only passes the
-// call on. A request already approved was let through when it was made
-// and is not limited again.
-type limitStep struct{ limiter func() *ratelimit.Limiter }
+// RATE_LIMITED and the time until it would be let through as RetryAfter,
+// and one over a budget of budgets: with QUOTA_EXCEEDED and the time its
+// window ends (package quota); the call's result is charged to the budgets
+// after. It stands below observe, so refused calls are audited and
+// counted, and above decide, so they are neither held for approval nor
+// run; a call the fast path hands back for approval gives its turn back,
+// which the SDK's run of it takes. A request already approved was let
+// through when it was made and is not limited or counted again. With no
+// limits or budgets set, the gate is nil and admits every call.
+type limitStep struct{ gate func() *quota.Gate }
 
 func (s limitStep) wrap(next Handler) Handler {
-	limiter := s.limiter
+	gate := s.gate
 	return func(ctx context.Context, r *Request) (*Result, error) {
-		l := limiter()
-		if l == nil || r.approved != nil {
-			return next(ctx, r)
-		}
-		turn, err := l.Reserve(r.Caller.Principal, r.Caller.Tenant, r.Entry.Canonical)
+		t, err := gate().Admit(ctx, quota.Call{Tenant: r.Caller.Tenant, Principal: r.Caller.Principal, Tool: r.Entry.Canonical,
+			Write: r.Class.Rank() >= legate.ClassWrite.Rank(), Approved: r.approved != nil, Counted: r.cont != nil || r.system})
 		if err != nil {
 			return nil, err
 		}
 		res, err := next(ctx, r)
-		if err == errHandBack {
-			turn.GiveBack()
-		}
+		t.Done(ctx, res.size(), err == errHandBack)
 		return res, err
 	}
 }

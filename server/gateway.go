@@ -405,6 +405,9 @@ func (g *Gateway) Start(ctx context.Context) {
 	}
 	g.background.Go(func() { g.reloader.watchStore(ctx, interval) })
 	g.background.Go(func() { g.kit.Prune(ctx) })
+	g.background.Go(func() {
+		store.PruneEvery(ctx, g.log, "budget counts", config.MaxBudgetWindow, g.opts.Store.Quotas().Prune)
+	})
 	g.background.Go(func() { g.hooks.Run(ctx) })
 	g.background.Go(func() {
 		store.PruneEvery(ctx, g.log, "agent runs", time.Duration(g.opts.Config.Agent.Retention), g.opts.Store.AgentRuns().Prune)

@@ -8,15 +8,16 @@ import (
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/quota"
 	"github.com/legate-mcp/legate/ratelimit"
 	"github.com/legate-mcp/legate/store"
 )
 
-// With no limit set (a nil limiter: the configuration sets none, or a
+// With no limit set (a nil gate: the configuration sets none, or a
 // reload removed them), every call runs.
 func TestNoLimitsEveryCallRuns(t *testing.T) {
 	ran := 0
-	h := limitStep{limiter: fixed(ratelimit.New(config.Limits{}))}.wrap(func(context.Context, *Request) (*Result, error) { ran++; return nil, nil })
+	h := limitStep{gate: fixed(ratelimit.New(config.Limits{}))}.wrap(func(context.Context, *Request) (*Result, error) { ran++; return nil, nil })
 	r := &Request{Entry: &catalog.Entry{Canonical: "a"}, Caller: connectors.Caller{Principal: "alice"}}
 	for range 100 {
 		if _, err := h(context.Background(), r); err != nil {
@@ -28,9 +29,10 @@ func TestNoLimitsEveryCallRuns(t *testing.T) {
 	}
 }
 
-// fixed is a limiter that no reload changes.
-func fixed(l *ratelimit.Limiter) func() *ratelimit.Limiter {
-	return func() *ratelimit.Limiter { return l }
+// fixed is the gate of limiter l alone, which no reload changes.
+func fixed(l *ratelimit.Limiter) func() *quota.Gate {
+	g := quota.NewGate(l, nil)
+	return func() *quota.Gate { return g }
 }
 
 // A call over a limit is refused before it runs; a request already
@@ -38,7 +40,7 @@ func fixed(l *ratelimit.Limiter) func() *ratelimit.Limiter {
 func TestLimitStep(t *testing.T) {
 	l := ratelimit.New(config.Limits{PerPrincipal: config.Rate{PerSecond: 0.001, Burst: 1}, CacheSize: 10})
 	ran := 0
-	h := limitStep{limiter: fixed(l)}.wrap(func(context.Context, *Request) (*Result, error) { ran++; return nil, nil })
+	h := limitStep{gate: fixed(l)}.wrap(func(context.Context, *Request) (*Result, error) { ran++; return nil, nil })
 	r := &Request{Entry: &catalog.Entry{Canonical: "a"}, Caller: connectors.Caller{Principal: "alice"}}
 	if _, err := h(context.Background(), r); err != nil || ran != 1 {
 		t.Fatalf("the first call: %v, ran %d", err, ran)
@@ -56,7 +58,7 @@ func TestLimitStep(t *testing.T) {
 // SDK's run of it takes one, so the call costs one in all.
 func TestLimitStepHandBack(t *testing.T) {
 	l := ratelimit.New(config.Limits{PerPrincipal: config.Rate{PerSecond: 0.001, Burst: 1}, CacheSize: 10})
-	back := limitStep{limiter: fixed(l)}.wrap(func(context.Context, *Request) (*Result, error) { return nil, errHandBack })
+	back := limitStep{gate: fixed(l)}.wrap(func(context.Context, *Request) (*Result, error) { return nil, errHandBack })
 	r := &Request{Entry: &catalog.Entry{Canonical: "a"}, Caller: connectors.Caller{Principal: "alice"}}
 	if _, err := back(context.Background(), r); err != errHandBack {
 		t.Fatalf("handed back: %v", err)

@@ -6,7 +6,6 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/audit"
-	"github.com/legate-mcp/legate/server/instances"
 	"github.com/legate-mcp/legate/server/toolresult"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/upstream"
@@ -15,13 +14,11 @@ import (
 // sourceOf names a call's source for metrics and audit: "native:<id>",
 // "upstream:<id>" or "builtin".
 func sourceOf(r *Request) string {
-	switch t := r.Entry.Target.(type) {
-	case *instances.Tool:
-		if t.Inst != nil {
-			return "native:" + t.Inst.Def.ID
-		}
-	case *upstream.Tool:
-		return "upstream:" + t.Upstream
+	switch s := subjectOf(r); {
+	case s.Upstream != "":
+		return "upstream:" + s.Upstream
+	case s.Connector != builtinSource:
+		return "native:" + s.Connector
 	}
 	return "builtin"
 }

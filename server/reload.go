@@ -9,6 +9,7 @@ import (
 
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/policy"
+	"github.com/legate-mcp/legate/quota"
 	"github.com/legate-mcp/legate/ratelimit"
 	"github.com/legate-mcp/legate/server/instances"
 	"github.com/legate-mcp/legate/sources"
@@ -27,7 +28,7 @@ import (
 type live struct {
 	cfg          *config.File
 	policy       *policy.Policy
-	limiter      *ratelimit.Limiter // nil: no limits
+	gate         *quota.Gate // the rate limits and budgets; nil: none
 	callTimeout  time.Duration
 	repeatWindow time.Duration // a write repeated within it is the same operation (opkey)
 	instances    instances.Set
@@ -41,7 +42,9 @@ func (g *Gateway) now() *live { return g.live.Load() }
 // I/O but reading the store, and changes nothing: every problem is
 // reported, joined (instances.Build).
 func (rl *reloader) newLive(ctx context.Context, cfg *config.File, old *live) (*live, error) {
-	l := &live{cfg: cfg, limiter: ratelimit.New(cfg.Limits), callTimeout: time.Duration(cfg.CallTimeout)}
+	overBudget := func(scope, budget string) { rl.g.metrics.OverBudget.WithLabelValues(scope, budget).Inc() }
+	l := &live{cfg: cfg, callTimeout: time.Duration(cfg.CallTimeout),
+		gate: quota.NewGate(ratelimit.New(cfg.Limits), quota.NewBudgets(cfg.Budgets, rl.g.opts.Store.Quotas(), overBudget))}
 	if cfg.RepeatWindow != nil { // nil in a File built without defaults
 		l.repeatWindow = time.Duration(*cfg.RepeatWindow)
 	}

@@ -88,6 +88,14 @@ type Result struct {
 	inputRequired bool // Raw is a result of type input_required
 }
 
+// size is res.Size, 0 for none.
+func (res *Result) size() int64 {
+	if res == nil {
+		return 0
+	}
+	return int64(res.Size)
+}
+
 // decoded is the Result holding res, which may be nil.
 func decoded(res *mcp.CallToolResult) *Result {
 	out := &Result{MCP: res}

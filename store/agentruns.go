@@ -12,7 +12,7 @@ type AgentRun struct {
 	Principal   string
 	Tenant      string
 	Instruction string
-	// Stopped is how the run ended (answered, max_turns, deadline, error),
+	// Stopped is how the run ended (answered, max_turns, max_tool_calls, deadline, error),
 	// or running while it runs or waits for an approval.
 	Stopped   string
 	StartedAt time.Time

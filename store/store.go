@@ -47,6 +47,8 @@ type Store interface {
 	Results() ResultStore
 	// Events holds inbound provider events (webhook deliveries).
 	Events() EventStore
+	// Quotas counts the use of budgets per window.
+	Quotas() QuotaStore
 	// Close releases the store.
 	Close() error
 }

@@ -27,7 +27,7 @@ type table struct {
 
 // SQLiteSchema is the embedded store's schema version the plan copies; a
 // newer one needs the plan extended (a test fails until it is).
-const SQLiteSchema = 13
+const SQLiteSchema = 14
 
 // plan is every table of the state, in an order that never leaves a row
 // pointing at one not copied yet (none has a foreign key; the order is for
@@ -56,6 +56,7 @@ var plan = []table{
 	{"kept_results", "id", cols("id t", "tenant t", "principal t", "tool t", "budget i", "created_at i", "expires_at i", "body b"), "results kept whole for their callers"},
 	{"events", "id", cols("id i", "instance t", "tenant t", "provider t", "provider_id t", "kind t", "object t", "actor t", "time i", "received i",
 		"meta b", "payload b", "truncated i"), "webhook events"},
+	{"quota_counts", "budget, window_start", cols("budget t", "window_start i", "used i"), "budget counts"},
 }
 
 // cols parses "name kind" pairs.

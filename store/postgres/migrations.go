@@ -250,6 +250,14 @@ var migrations = []string{
 	END $$;
 	CREATE TRIGGER events_added AFTER INSERT ON events
 		FOR EACH ROW EXECUTE FUNCTION legate_event_added();`,
+	// 8: the embedded store's version 14, the budgets' counts, one per
+	// budget and window (its start in milliseconds).
+	`CREATE TABLE quota_counts (
+		budget       TEXT NOT NULL,
+		window_start BIGINT NOT NULL,
+		used         BIGINT NOT NULL,
+		PRIMARY KEY (budget, window_start)
+	);`,
 }
 
 // Migrate applies pending migrations (sqlstore.Migrate) on one

@@ -219,6 +219,14 @@ var migrations = []string{
 	);
 	CREATE UNIQUE INDEX events_provider_id ON events (instance, provider_id);
 	CREATE INDEX events_received ON events (received);`,
+	// 14: the budgets' counts, one per budget and window (its start in
+	// milliseconds).
+	`CREATE TABLE quota_counts (
+		budget       TEXT NOT NULL,
+		window_start INTEGER NOT NULL,
+		used         INTEGER NOT NULL,
+		PRIMARY KEY (budget, window_start)
+	);`,
 }
 
 // createMigrations creates the table recording the migrations applied.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/store/sqlstore/sqlevents"
+	"github.com/legate-mcp/legate/store/sqlstore/sqlquotas"
 )
 
 // Store is a store.Store on a database/sql database.
@@ -67,6 +68,9 @@ func (s *Store) AgentRuns() store.AgentRunStore { return agentRunStore{s.db} }
 
 // Results returns the cut results kept for their callers.
 func (s *Store) Results() store.ResultStore { return resultStore{s.db} }
+
+// Quotas returns the counts of the budgets' windows.
+func (s *Store) Quotas() store.QuotaStore { return sqlquotas.New(s.db.db, s.d.rebind) }
 
 // Events returns the inbound provider events (package sqlevents); it is
 // a store.EventWatcher when the dialect tells of new events.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/store/storetest/eventstest"
+	"github.com/legate-mcp/legate/store/storetest/quotastest"
 )
 
 // SharedOpener opens n stores on one empty database, as n processes (the
@@ -31,6 +32,7 @@ func RunShared(t *testing.T, open SharedOpener) {
 		{"audit from every writer, followed by id", sharedAudit},
 		{"cache version seen by all", sharedCacheVersion},
 		{"watch tells of another store's change", sharedWatch},
+		{"budgets hold across stores", func(t *testing.T, sts []store.Store) { quotastest.Shared(t, sts[0].Quotas(), sts[1].Quotas()) }},
 		{"events stored once across stores", func(t *testing.T, sts []store.Store) { eventstest.Shared(t, sts[0].Events(), sts[1].Events()) }},
 	} {
 		t.Run(s.name, func(t *testing.T) { s.run(t, open(t, 2)) })

@@ -37,6 +37,7 @@ import (
 
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/store/storetest/eventstest"
+	"github.com/legate-mcp/legate/store/storetest/quotastest"
 )
 
 // Opener opens an empty store for one test; it closes the store in
@@ -63,6 +64,7 @@ func Run(t *testing.T, open Opener) {
 		{"OAuthTokens", testOAuthTokens},
 		{"AgentRuns", testAgentRuns},
 		{"Results", testResults},
+		{"Quotas", func(t *testing.T, open Opener) { quotastest.Run(t, open(t).Quotas()) }},
 		{"Events", func(t *testing.T, open Opener) {
 			eventstest.Run(t, func(t *testing.T) store.EventStore { return open(t).Events() })
 		}},

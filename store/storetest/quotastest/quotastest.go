@@ -1,0 +1,111 @@
+// Package quotastest is the part of the store suite (package storetest)
+// that a QuotaStore passes: counts taken atomically within a limit, per key
+// and window, never overflowing, given back, listed and pruned; and, on a
+// store several processes share, a limit that holds across them.
+package quotastest
+
+import (
+	"context"
+	"math"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/legate-mcp/legate/store"
+)
+
+// base is the suite's clock: a whole second, far from zero.
+var base = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+
+// Run runs the suite against q, empty.
+func Run(t *testing.T, q store.QuotaStore) {
+	ctx := context.Background()
+	hour := base.Truncate(time.Hour)
+	take := func(key string, start time.Time, n, limit, wantCount int64, wantTaken bool) {
+		t.Helper()
+		count, taken, err := q.Take(ctx, key, start, n, limit)
+		must(t, err)
+		if count != wantCount || taken != wantTaken {
+			t.Fatalf("take %d of %s (limit %d): %d, %v; want %d, %v", n, key, limit, count, taken, wantCount, wantTaken)
+		}
+	}
+	take("calls/p/acme/alice", hour, 1, 3, 1, true)
+	take("calls/p/acme/alice", hour, 2, 3, 3, true)
+	take("calls/p/acme/alice", hour, 1, 3, 3, false)               // the limit holds
+	take("calls/p/acme/alice", hour, 0, 3, 3, true)                // taking nothing at the limit is within it
+	take("calls/p/acme/alice", hour, 0, 2, 3, false)               // nothing left below 3
+	take("calls/p/acme/bob", hour, 1, 3, 1, true)                  // another key counts apart
+	take("calls/p/acme/alice", hour.Add(time.Hour), 1, 3, 1, true) // so does another window
+	take("calls/p/acme/carol", hour, 4, 3, 0, false)               // more than the limit at once: nothing made
+	take("bytes/p/acme/alice", hour, math.MaxInt64-1, math.MaxInt64, math.MaxInt64-1, true)
+	take("bytes/p/acme/alice", hour, 5, math.MaxInt64, math.MaxInt64-1, false) // never overflows
+	take("calls/p/acme/bob", hour, 1, 3, 2, true)
+	take("calls/p/acme/bob", hour, -1, math.MaxInt64, 1, true) // given back
+
+	got, err := q.Counts(ctx, hour)
+	must(t, err)
+	want := []store.QuotaCount{
+		{Key: "bytes/p/acme/alice", Start: hour, Count: math.MaxInt64 - 1},
+		{Key: "calls/p/acme/alice", Start: hour, Count: 3},
+		{Key: "calls/p/acme/alice", Start: hour.Add(time.Hour), Count: 1},
+		{Key: "calls/p/acme/bob", Start: hour, Count: 1},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("counts: %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i].Key != want[i].Key || !got[i].Start.Equal(want[i].Start) || got[i].Count != want[i].Count {
+			t.Fatalf("counts[%d]: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if got, err := q.Counts(ctx, hour.Add(time.Hour)); err != nil || len(got) != 1 {
+		t.Fatalf("counts since the next window: %+v, %v; want its one", got, err)
+	}
+	n, err := q.Prune(ctx, hour.Add(time.Hour))
+	if err != nil || n != 3 {
+		t.Fatalf("prune: %d, %v; want the 3 of the first window", n, err)
+	}
+	take("calls/p/acme/alice", hour, 1, 3, 1, true) // a pruned window starts again
+}
+
+// Shared has takers on two stores of one database race for one budget:
+// together they never take more than its limit.
+func Shared(t *testing.T, a, b store.QuotaStore) {
+	ctx := context.Background()
+	const racers = 16
+	const limit = racers / 2
+	var n atomic.Int64
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range racers {
+		wg.Go(func() {
+			<-start
+			q := a
+			if i%2 == 1 {
+				q = b
+			}
+			_, ok, err := q.Take(ctx, "calls/t/acme", base, 1, limit)
+			if err != nil {
+				t.Error(err)
+			}
+			if ok {
+				n.Add(1)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	count, _, err := b.Take(ctx, "calls/t/acme", base, 0, math.MaxInt64)
+	must(t, err)
+	if n.Load() != limit || count != limit {
+		t.Fatalf("%d of %d racers took the budget, its count %d; want exactly %d", n.Load(), racers, count, limit)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
