@@ -40,4 +40,7 @@ type Result struct {
 	Structured any
 	// Text, when set, is the human-readable text of the result.
 	Text string
+	// Meta, when set, is the MCP result's _meta: the gateway's own tools
+	// give what they relay its provenance in it (legate.result_read).
+	Meta map[string]any
 }

@@ -29,6 +29,10 @@ type Keep struct {
 	Retention time.Duration
 	// MaxBytes caps the kept document (0: no cap).
 	MaxBytes int
+	// PageReserve is what each page gives, of its budget, to the marks it
+	// carries: the spotlight's notice and markers of a result marked as
+	// third parties' (package provenance).
+	PageReserve int
 }
 
 // Cutting is what Cut did.
@@ -68,7 +72,7 @@ func Cut(res *mcp.CallToolResult, budget int, k Keep, schema bool) (*mcp.CallToo
 		kept = capped(kept, k.MaxBytes)
 	}
 	c := &cutter{res: res, budget: budget, total: total, keep: k, schema: schema, doc: doc,
-		pages: paginate(kept, pageTokens(budget)), kept: len(kept), truncated: len(kept) < len(doc.text)}
+		pages: paginate(kept, pageTokens(budget, k.PageReserve)), kept: len(kept), truncated: len(kept) < len(doc.text)}
 	return c.cut(), Cutting{Cut: true, Tokens: total, Budget: budget, Document: kept, Pages: len(c.pages), Truncated: c.truncated}
 }
 

@@ -89,7 +89,7 @@ func TestCutLines(t *testing.T) {
 
 func checkPages(t *testing.T, doc string, budget, pages int) {
 	t.Helper()
-	starts := paginate(doc, pageTokens(budget))
+	starts := paginate(doc, pageTokens(budget, 0))
 	if len(starts) != pages {
 		t.Fatalf("%d pages, Cutting says %d", len(starts), pages)
 	}
@@ -99,8 +99,8 @@ func checkPages(t *testing.T, doc string, budget, pages int) {
 		if i+1 < len(starts) {
 			end = starts[i+1]
 		}
-		if Tokens(doc[s:end]) > pageTokens(budget) {
-			t.Fatalf("page %d: %d tokens, over %d", i+1, Tokens(doc[s:end]), pageTokens(budget))
+		if Tokens(doc[s:end]) > pageTokens(budget, 0) {
+			t.Fatalf("page %d: %d tokens, over %d", i+1, Tokens(doc[s:end]), pageTokens(budget, 0))
 		}
 		whole.WriteString(doc[s:end])
 	}

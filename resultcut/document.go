@@ -90,8 +90,9 @@ func capped(text string, max int) string {
 // pageReserve is what a page's heading may take of the budget.
 const pageReserve = 96
 
-// pageTokens is the text a page holds within budget.
-func pageTokens(budget int) int { return max(budget-pageReserve, 32) }
+// pageTokens is the text a page holds within budget, reserve of it given
+// to the marks it carries (Keep.PageReserve).
+func pageTokens(budget, reserve int) int { return max(budget-pageReserve-reserve, 32) }
 
 // paginate splits text into pages of at most size tokens each, ending at
 // lines' ends; a line longer than a page is split at characters. It

@@ -20,6 +20,7 @@ import (
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/profiles"
+	"github.com/legate-mcp/legate/provenance"
 	"github.com/legate-mcp/legate/store"
 )
 
@@ -139,12 +140,23 @@ func (k *Keeper) Apply(ctx context.Context, p *auth.Principal, name string, meta
 	if keep.Retention > 0 {
 		keep.Ref = newRef()
 	}
+	// Third parties' content stays marked when read back: each page
+	// carries the result's provenance and, spotlit, is wrapped again.
+	mark, marked := provenance.Of(res)
+	wrap := marked && k.cfg.Spotlight
+	if wrap {
+		keep.PageReserve = Tokens(provenance.Wrap("", mark)) + 2
+	}
 	out, cut := Cut(res, b, keep, schema)
 	if !cut.Cut || keep.Ref == "" {
 		return out
 	}
 	tenant, principal := k.owner(p)
-	body, _ := json.Marshal(kept{Document: cut.Document, Truncated: cut.Truncated, Tokens: cut.Tokens})
+	whole := kept{Document: cut.Document, Truncated: cut.Truncated, Tokens: cut.Tokens, Reserve: keep.PageReserve, Wrap: wrap}
+	if marked {
+		whole.Provenance = &mark
+	}
+	body, _ := json.Marshal(whole)
 	now := k.now()
 	err := k.results.Put(ctx, store.KeptResult{ID: keep.Ref, Tenant: tenant, Principal: principal, Tool: tool, Budget: cut.Budget,
 		CreatedAt: now, ExpiresAt: now.Add(keep.Retention), Body: body})
@@ -175,11 +187,28 @@ func (k *Keeper) prune(ctx context.Context, now time.Time) {
 	}
 }
 
-// kept is a kept result's body in the store.
+// kept is a kept result's body in the store: with the result's provenance
+// when it had one, and whether its pages are spotlit (Wrap), giving
+// Reserve tokens of each to the marks.
 type kept struct {
-	Document  string `json:"document"`
-	Truncated bool   `json:"truncated,omitempty"`
-	Tokens    int    `json:"tokens"`
+	Document   string           `json:"document"`
+	Truncated  bool             `json:"truncated,omitempty"`
+	Tokens     int              `json:"tokens"`
+	Provenance *provenance.Mark `json:"provenance,omitempty"`
+	Wrap       bool             `json:"wrap,omitempty"`
+	Reserve    int              `json:"reserve,omitempty"`
+}
+
+// marked is text as the kept result's content is read back: spotlit when
+// it was, and _meta holding its provenance (nil when it had none).
+func (body kept) marked(text string) (string, map[string]any) {
+	if body.Provenance == nil {
+		return text, nil
+	}
+	if body.Wrap {
+		text = provenance.Wrap(text, *body.Provenance)
+	}
+	return text, map[string]any{provenance.MetaKey: body.Provenance.JSON()}
 }
 
 // owner is who a call of p is made by (tenant, principal): the
@@ -219,11 +248,12 @@ func (k *Keeper) get(ctx context.Context, ref, tenant, principal string) (store.
 	return r, body, nil
 }
 
-// page is page n (from 1) of kept result r, with its heading.
-func page(r store.KeptResult, body kept, n int) (string, error) {
-	starts := paginate(body.Document, pageTokens(r.Budget))
+// page is page n (from 1) of kept result r, with its heading, and its
+// _meta (kept.marked).
+func page(r store.KeptResult, body kept, n int) (string, map[string]any, error) {
+	starts := paginate(body.Document, pageTokens(r.Budget, body.Reserve))
 	if n < 1 || n > len(starts) {
-		return "", legate.Errorf(legate.CodeInvalidArgument, "page: %d is not a page of result %s, which has pages 1 to %d", n, r.ID, len(starts))
+		return "", nil, legate.Errorf(legate.CodeInvalidArgument, "page: %d is not a page of result %s, which has pages 1 to %d", n, r.ID, len(starts))
 	}
 	from, to := starts[n-1], len(body.Document)
 	if n < len(starts) {
@@ -240,8 +270,9 @@ func page(r store.KeptResult, body kept, n int) (string, error) {
 		b.WriteString("; the last page")
 	}
 	b.WriteString("]\n")
-	b.WriteString(body.Document[from:to])
-	return b.String(), nil
+	text, meta := body.marked(body.Document[from:to])
+	b.WriteString(text)
+	return b.String(), meta, nil
 }
 
 // ReadArgs are legate.result_read's arguments.
@@ -262,11 +293,11 @@ func (k *Keeper) Builtin() connectors.Builtin {
 			if err != nil {
 				return nil, err
 			}
-			text, err := page(r, body, max(in.Page, 1))
+			text, meta, err := page(r, body, max(in.Page, 1))
 			if err != nil {
 				return nil, err
 			}
-			return &legate.Result{Text: text}, nil
+			return &legate.Result{Text: text, Meta: meta}, nil
 		})}
 }
 
@@ -286,15 +317,15 @@ func (k *Keeper) ReadResource(ctx context.Context, p *auth.Principal, uri string
 		}
 		return nil, true, err
 	}
-	text := body.Document
+	text, meta := body.marked(body.Document)
 	if n, found := strings.CutPrefix(query, "page="); found {
 		i, perr := strconv.Atoi(n)
 		if perr != nil {
 			return nil, true, mcp.ResourceNotFoundError(uri)
 		}
-		if text, err = page(r, body, i); err != nil {
+		if text, meta, err = page(r, body, i); err != nil {
 			return nil, true, mcp.ResourceNotFoundError(uri)
 		}
 	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: text}}}, true, nil
+	return &mcp.ReadResourceResult{Meta: meta, Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: text}}}, true, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate/auth"
+	"github.com/legate-mcp/legate/provenance"
 	"github.com/legate-mcp/legate/resultcut"
 	"github.com/legate-mcp/legate/server/servertest"
 	"github.com/legate-mcp/legate/upstream/upstreamtest"
@@ -36,7 +38,8 @@ func bigText(n int) string {
 // (globex, the same profile), and dave (acme, a profile without budget).
 // (The store's suite checks that the same principal name in another
 // tenant reads nothing either: a token's name is unique.)
-func budgetGateway(t *testing.T) (g *servertest.Gateway, tokens map[string]string) {
+// (extra is more of the config.)
+func budgetGateway(t *testing.T, extra ...string) (g *servertest.Gateway, tokens map[string]string) {
 	t.Helper()
 	s := mcp.NewServer(&mcp.Implementation{Name: "dump", Version: "1"}, nil)
 	upstreamtest.AddEcho(s, "echo")
@@ -51,7 +54,7 @@ profiles:
   - name: small
     result_budget_tokens: 600
   - name: roomy
-`)
+`+strings.Join(extra, ""))
 	waitCatalog(t, g.GW, "mcp.up.echo")
 	tokens = map[string]string{
 		"alice":        g.Token(t, auth.Principal{Name: "alice", Role: auth.RoleUser, Tenant: "acme", Profile: "small"}),
@@ -90,7 +93,8 @@ func cutRef(t *testing.T, res *mcp.CallToolResult) (string, int) {
 }
 
 // readPages reads every page of ref with legate.result_read, each within
-// budget, and returns the document they make.
+// budget and marked with the result's provenance, and returns the
+// document they make (each page unwrapped when spotlit).
 func readPages(t *testing.T, cs *mcp.ClientSession, ref string, pages, budget int) string {
 	t.Helper()
 	var doc strings.Builder
@@ -105,14 +109,30 @@ func readPages(t *testing.T, cs *mcp.ClientSession, ref string, pages, budget in
 		if res.Meta[resultcut.CutMetaKey] != nil {
 			t.Fatalf("page %d was cut again", p)
 		}
+		if m, ok := provenance.Of(res); !ok || m.Trust != provenance.Untrusted || m.FetchedAt == "" {
+			t.Fatalf("page %d lost the result's provenance: %v", p, res.Meta)
+		}
 		text := res.Content[0].(*mcp.TextContent).Text
 		heading, body, ok := strings.Cut(text, "]\n")
 		if !ok || !strings.Contains(heading, fmt.Sprintf("page %d of %d", p, pages)) {
 			t.Fatalf("page %d heading: %q", p, heading)
 		}
-		doc.WriteString(body)
+		doc.WriteString(unwrapped(body))
 	}
 	return doc.String()
+}
+
+// spotlitLine matches the first two lines of a text spotlit by
+// provenance.Wrap; the last is its closing marker.
+var spotlitLine = regexp.MustCompile(`^\[Untrusted data from [^\n]*<<data ([0-9a-f]{12})>>[^\n]*\]\n<<data ([0-9a-f]{12})>>\n`)
+
+// unwrapped is text unwrapped when provenance.Wrap wrapped it.
+func unwrapped(text string) string {
+	m := spotlitLine.FindStringSubmatch(text)
+	if m == nil || m[1] != m[2] || !strings.HasSuffix(text, "\n<<end "+m[1]+">>") {
+		return text
+	}
+	return strings.TrimSuffix(text[len(m[0]):], "\n<<end "+m[1]+">>")
 }
 
 // notFound reports whether legate.result_read and the resource both
@@ -160,8 +180,8 @@ func TestResultBudgetCutsAndKeeps(t *testing.T) {
 				t.Fatalf("the pages make %d bytes, not the %d of the result", len(doc), len(text))
 			}
 			rr, err := alice.ReadResource(ctx, &mcp.ReadResourceParams{URI: resultcut.ResourcePrefix + ref})
-			if err != nil || len(rr.Contents) != 1 || rr.Contents[0].Text != text {
-				t.Fatalf("the resource: %v", err)
+			if err != nil || len(rr.Contents) != 1 || rr.Contents[0].Text != text || rr.Meta[provenance.MetaKey] == nil {
+				t.Fatalf("the resource: %v %v", err, rr.Meta)
 			}
 
 			// A native tool with an output schema: its JSON trimmed, valid.
@@ -196,6 +216,38 @@ func TestResultBudgetCutsAndKeeps(t *testing.T) {
 				notFound(t, other, ref2)
 			}
 		})
+	}
+}
+
+// With results.spotlight, a result cut to its budget stays marked on every
+// page read back: each page carries the result's provenance and is wrapped
+// as the result was, within the budget still, so that an instruction
+// planted past the cut reaches the model as data, not as the gateway's
+// own text.
+func TestResultBudgetPagesStayMarked(t *testing.T) {
+	g, tok := budgetGateway(t, "results: {spotlight: true}\n")
+	lines := strings.SplitAfter(bigText(3000), "\n")
+	lines[1500] = planted + "\n"
+	text := strings.Join(lines, "")
+	alice := connectAs(t, g.URL+"/mcp", "2025-11-25", tok["alice"])
+	res, err := alice.CallTool(context.Background(), &mcp.CallToolParams{Name: wire("mcp.up.echo"), Arguments: map[string]any{"text": text}})
+	if err != nil || res.IsError {
+		t.Fatalf("upstream call: %v %+v", err, res)
+	}
+	ref, pages := cutRef(t, res)
+	// The kept whole is the result as the model saw it: spotlit once.
+	if doc := unwrapped(readPages(t, alice, ref, pages, 600)); doc != text {
+		t.Fatalf("the pages make %d bytes, not the %d of the result", len(doc), len(text))
+	}
+	for p := 1; p <= pages; p++ {
+		rr, err := alice.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: fmt.Sprintf("%s%s?page=%d", resultcut.ResourcePrefix, ref, p)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, body, _ := strings.Cut(rr.Contents[0].Text, "]\n")
+		if unwrapped(body) == body || rr.Meta[provenance.MetaKey] == nil {
+			t.Fatalf("page %d of the resource is not marked:\n%.300s", p, rr.Contents[0].Text)
+		}
 	}
 }
 

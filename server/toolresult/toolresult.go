@@ -47,6 +47,9 @@ func Native(res *legate.Result) (*mcp.CallToolResult, error) {
 		out.StructuredContent = json.RawMessage(b)
 	}
 	out.Content = append(out.Content, &mcp.TextContent{Text: text})
+	if res.Meta != nil {
+		out.Meta = res.Meta
+	}
 	return out, nil
 }
 
