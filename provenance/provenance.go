@@ -85,14 +85,37 @@ func plain(s string) bool {
 	return true
 }
 
-// Set marks res: its _meta gets m; with spotlight, its text contents are
-// wrapped (Wrap).
+// Author is the _meta a connector's result carries to say who wrote its
+// content (legate.Result.Meta), where the provider says: Set writes the
+// mark with that author. Nothing else of the mark is the connector's to say.
+func Author(name string) map[string]any {
+	if name == "" {
+		return nil
+	}
+	return map[string]any{MetaKey: author(name)}
+}
+
+// author is what Author puts in _meta.
+type author string
+
+// AuthorIn is the author meta names (Author) and whether meta holds that
+// alone: what a native result's _meta is when its connector names one.
+func AuthorIn(meta map[string]any) (string, bool) {
+	a, ok := meta[MetaKey].(author)
+	return string(a), ok && len(meta) == 1
+}
+
+// Set marks res: its _meta gets m, with the author the result names
+// (Author); with spotlight, its text contents are wrapped (Wrap).
 func Set(res *mcp.CallToolResult, m Mark, spotlight bool) {
 	if res == nil {
 		return
 	}
 	if res.Meta == nil {
 		res.Meta = mcp.Meta{}
+	}
+	if a, ok := res.Meta[MetaKey].(author); ok {
+		m.Author = string(a)
 	}
 	res.Meta[MetaKey] = m.JSON()
 	if spotlight {

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/legate-mcp/legate/provenance"
 )
 
@@ -39,5 +41,19 @@ func TestMarkJSONIsMarshal(t *testing.T) {
 		if got := m.JSON(); string(got) != string(want) {
 			t.Errorf("JSON() = %s, want %s", got, want)
 		}
+	}
+}
+
+// A connector names the author of what it returns (Author); the mark Set
+// writes carries it, and nothing else the connector could say.
+func TestSetKeepsTheAuthorAConnectorNames(t *testing.T) {
+	res := &mcp.CallToolResult{Meta: provenance.Author(`octo "cat"`), Content: []mcp.Content{&mcp.TextContent{Text: "hi"}}}
+	provenance.Set(res, provenance.New("github", "github.get_issue"), false)
+	m, ok := provenance.Of(res)
+	if !ok || m.Author != `octo "cat"` || m.Source != "github" || m.Trust != provenance.Untrusted {
+		t.Fatalf("mark %+v (%v)", m, ok)
+	}
+	if provenance.Author("") != nil {
+		t.Fatal("an empty author is a _meta")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/provenance"
 )
 
 // Mask returns res with every form of every secret of s in it replaced
@@ -19,7 +20,8 @@ func Mask(s *legate.Secrets, res *mcp.CallToolResult) *mcp.CallToolResult {
 	if s.Empty() || res == nil {
 		return res
 	}
-	simple := res.Meta == nil
+	name, byAuthor := provenance.AuthorIn(res.Meta) // a connector's author, masked as text is
+	simple := res.Meta == nil || byAuthor
 	for _, c := range res.Content {
 		if _, ok := c.(*mcp.TextContent); !ok {
 			simple = false
@@ -33,6 +35,9 @@ func Mask(s *legate.Secrets, res *mcp.CallToolResult) *mcp.CallToolResult {
 		}
 		if rawOK {
 			res.StructuredContent = json.RawMessage(s.Mask(raw, false))
+		}
+		if byAuthor {
+			res.Meta = provenance.Author(s.MaskString(name))
 		}
 		return res
 	}

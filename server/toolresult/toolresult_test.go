@@ -165,3 +165,21 @@ func TestMarkRawKeepsTheResultAndAddsTheMark(t *testing.T) {
 		}
 	}
 }
+
+// A native result whose connector names its author (provenance.Author) is
+// masked in place like any other, its author too, and keeps the author
+// for the mark the gateway writes.
+func TestMaskKeepsTheAuthor(t *testing.T) {
+	s := legate.NewSecrets("hunter2-secret-value")
+	res, err := toolresult.Native(&legate.Result{Text: "token hunter2-secret-value here", Meta: provenance.Author("octocat")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res = toolresult.Mask(s, res)
+	provenance.Set(res, provenance.New("github", "github.get_issue"), false)
+	m, ok := provenance.Of(res)
+	if text := res.Content[0].(*mcp.TextContent).Text; !ok || m.Author != "octocat" || strings.Contains(text, "hunter2") {
+		t.Fatalf("mark %+v (%v), text %q", m, ok, text)
+	}
+	same(t, res) // the fast paths write it as encoding/json does
+}
