@@ -98,7 +98,7 @@ func (b *Budgets) Admit(ctx context.Context, tenant, principal string, write, co
 			if err != nil {
 				return Charge{}, &legate.Error{Code: legate.CodeTransient, Message: "the budgets could not be counted; try again", Err: err}
 			}
-			return Charge{}, b.exceeded(x.scope, x.subject, k.kind, k.a, used, start, c.at)
+			return Charge{}, b.exceeded(x, k.kind, k.a, used, start, c.at)
 		}
 	}
 	return c, nil
@@ -131,11 +131,11 @@ func (c Charge) start(a config.Allowance) time.Time {
 	return c.at.UTC().Truncate(time.Duration(a.Window))
 }
 
-// scoped is one budget and whose it is.
+// scoped is one budget and whose it is: a principal of a tenant, or a
+// tenant (principal "").
 type scoped struct {
-	scope, subject string
-	tenant, who    string
-	budget         config.Budget
+	scope, tenant, principal string
+	budget                   config.Budget
 }
 
 // key names the count of kind: kind/scope/tenant[/principal], each part
@@ -143,39 +143,42 @@ type scoped struct {
 func (s scoped) key(kind string) string {
 	k := kind + "/" + s.scope + "/" + url.PathEscape(s.tenant)
 	if s.scope == Principal {
-		k += "/" + url.PathEscape(s.who)
+		k += "/" + url.PathEscape(s.principal)
 	}
 	return k
+}
+
+// subject is how an error names whose the budget is.
+func (s scoped) subject() string {
+	switch {
+	case s.scope == Principal:
+		return s.principal
+	case s.tenant == "":
+		return "(no tenant)"
+	}
+	return s.tenant
 }
 
 // budgets are the call's principal's budget, then its tenant's.
 func (c Charge) budgets() []scoped {
 	return []scoped{
-		{Principal, c.principal, c.tenant, c.principal, c.b.cfg.PerPrincipal},
-		{Tenant, tenantName(c.tenant), c.tenant, "", c.b.cfg.PerTenant},
+		{Principal, c.tenant, c.principal, c.b.cfg.PerPrincipal},
+		{Tenant, c.tenant, "", c.b.cfg.PerTenant},
 	}
 }
 
-// tenantName is how an error names tenant.
-func tenantName(tenant string) string {
-	if tenant == "" {
-		return "(no tenant)"
-	}
-	return tenant
-}
-
-// exceeded is the error of a call over the kind budget of scope.
-func (b *Budgets) exceeded(scope, subject, kind string, a config.Allowance, used int64, start, now time.Time) *legate.Error {
+// exceeded is the error of a call over the kind budget of x.
+func (b *Budgets) exceeded(x scoped, kind string, a config.Allowance, used int64, start, now time.Time) *legate.Error {
 	if b.refused != nil {
-		b.refused(scope, kind)
+		b.refused(x.scope, kind)
 	}
 	w := time.Duration(a.Window)
 	resets := start.Add(w)
 	what := map[string]string{Calls: "calls", ResultBytes: "bytes of results", Writes: "write calls"}[kind]
 	return &legate.Error{Code: legate.CodeQuotaExceeded, RetryAfter: resets.Sub(now),
 		Message: fmt.Sprintf("the %s budget of %s %s is spent: %d of %d %s per %s; it resets at %s",
-			kind, scope, subject, used, a.Limit, what, w, resets.Format(time.RFC3339)),
-		Details: map[string]any{"budget": kind, "scope": scope, "limit": a.Limit, "used": used, "window_seconds": w.Seconds(), "resets_at": resets.Format(time.RFC3339)}}
+			kind, x.scope, x.subject(), used, a.Limit, what, w, resets.Format(time.RFC3339)),
+		Details: map[string]any{"budget": kind, "scope": x.scope, "limit": a.Limit, "used": used, "window_seconds": w.Seconds(), "resets_at": resets.Format(time.RFC3339)}}
 }
 
 // Usage is one budget's count in its current window, against its limit.

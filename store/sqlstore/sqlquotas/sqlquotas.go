@@ -26,7 +26,7 @@ type quotaStore struct {
 func New(db *sql.DB, rebind func(string) string) store.QuotaStore { return quotaStore{db, rebind} }
 
 func (s quotaStore) Take(ctx context.Context, key string, start time.Time, n, limit int64) (int64, bool, error) {
-	if n <= limit {
+	if n != 0 && n <= limit {
 		// One statement: the row is made or added to only while the sum
 		// stays within limit (used <= limit-n, so that nothing overflows).
 		room := limit - n
@@ -44,12 +44,14 @@ func (s quotaStore) Take(ctx context.Context, key string, start time.Time, n, li
 			return 0, false, fmt.Errorf("counting budget %s: %w", key, err)
 		}
 	}
+	// Nothing to take (a check, read without a write), or more than the
+	// limit at once: the count as it stands.
 	var used int64
 	err := s.db.QueryRowContext(ctx, s.rebind(`SELECT used FROM quota_counts WHERE budget = ? AND window_start = ?`), key, start.UnixMilli()).Scan(&used)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return 0, false, fmt.Errorf("reading budget %s: %w", key, err)
 	}
-	return used, false, nil
+	return used, n == 0 && used <= limit, nil
 }
 
 func (s quotaStore) Counts(ctx context.Context, since time.Time) ([]store.QuotaCount, error) {
