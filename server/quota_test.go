@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/quota"
@@ -107,6 +109,17 @@ func TestBudgets(t *testing.T) {
 				}
 				if want := map[string]int64{"acme/alice": 2, "acme/bob": 1, "other/alice": 1}; !maps.Equal(use, want) {
 					t.Errorf("GET /admin/v1/budgets: %v, want %v", use, want)
+				}
+				// Through MCP too (the fast path of a session, then a
+				// stateless client), as the configured principal.
+				for i, version := range []string{"2025-11-25", "2025-11-25", "2026-07-28"} {
+					res, err := connect(t, url, version).CallTool(context.Background(), &mcp.CallToolParams{Name: wire("e.echo"), Arguments: map[string]any{"text": "x"}})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if e := gatewayError(t, res); (e != nil) != (i == 2) || i == 2 && e["code"] != "QUOTA_EXCEEDED" {
+						t.Fatalf("MCP call %d (%s): %v", i+1, version, e)
+					}
 				}
 			})
 			t.Run("calls per tenant", func(t *testing.T) {
