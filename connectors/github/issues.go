@@ -119,7 +119,7 @@ func (t issues) get(ctx context.Context, call *connectors.Call, in *getIssueIn) 
 	if err != nil {
 		return nil, err
 	}
-	return &legate.Result{Structured: out, Text: issueText(out, true)}, nil
+	return &legate.Result{Structured: out, Text: issueText(out, true), Meta: ghcore.AuthorMeta(out.Author)}, nil
 }
 
 func (t issues) list(ctx context.Context, call *connectors.Call, in *listIssuesIn) (*legate.Result, error) {

@@ -8,6 +8,7 @@ import (
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
+	"github.com/legate-mcp/legate/provenance"
 )
 
 // The results of the tools, as a client decodes them.
@@ -71,7 +72,9 @@ type toolCase func(t *testing.T, s *standin, in *instance)
 var toolCases = map[string]toolCase{
 	"get_issue": func(t *testing.T, s *standin, in *instance) {
 		s.seed(2)
-		is := decode[model.Issue](t, in.do(t, "t1", "get_issue", `{"issue":"acme/api#2"}`, ""))
+		o := in.do(t, "t1", "get_issue", `{"issue":"acme/api#2"}`, "")
+		is := decode[model.Issue](t, o)
+		wantAuthor(t, o, "alice")
 		byURL := decode[model.Issue](t, in.do(t, "t1", "get_issue", fmt.Sprintf(`{"issue":"%s/acme/api/issues/2"}`, s.srv.URL), ""))
 		if is.Title != "issue 1" || byURL.Ref != is.Ref {
 			t.Fatalf("by id %+v, by URL %+v", is, byURL)
@@ -80,6 +83,7 @@ var toolCases = map[string]toolCase{
 	"list_issues": func(t *testing.T, s *standin, in *instance) {
 		s.seed(12)
 		walk[model.Issue](t, in, "list_issues", `"repo":"acme/api"`, 4)
+		wantAuthor(t, in.do(t, "t1", "list_issues", `{"repo":"acme/api"}`, ""), "") // many authors: none named
 	},
 	"create_issue": func(t *testing.T, s *standin, in *instance) {
 		is := decode[model.Issue](t, in.do(t, "t1", "create_issue", `{"repo":"acme/api","title":"Crash","body":"on start"}`, "op-1"))
@@ -130,7 +134,9 @@ var toolCases = map[string]toolCase{
 	},
 	"get_pull": func(t *testing.T, s *standin, in *instance) {
 		n := s.seedPull()
-		p := decode[pullOut](t, in.do(t, "t1", "get_pull", fmt.Sprintf(`{"pull":"%s/acme/api/pull/%d"}`, s.srv.URL, n), ""))
+		o := in.do(t, "t1", "get_pull", fmt.Sprintf(`{"pull":"%s/acme/api/pull/%d"}`, s.srv.URL, n), "")
+		p := decode[pullOut](t, o)
+		wantAuthor(t, o, "alice")
 		if len(p.Files) != 7 || !p.DiffTruncated || len(p.Diff) > 60000 || !strings.HasPrefix(p.Diff, "diff --git") || p.DiffBytes != len(s.diffOf(n)) {
 			t.Fatalf("%d files, diff of %d bytes of %d, truncated %v", len(p.Files), len(p.Diff), p.DiffBytes, p.DiffTruncated)
 		}
@@ -207,7 +213,9 @@ var toolCases = map[string]toolCase{
 		}
 	},
 	"get_file": func(t *testing.T, s *standin, in *instance) {
-		f := decode[contentOut](t, in.do(t, "t1", "get_file", `{"repo":"acme/api","path":"README.md","ref":"feature"}`, ""))
+		o := in.do(t, "t1", "get_file", `{"repo":"acme/api","path":"README.md","ref":"feature"}`, "")
+		f := decode[contentOut](t, o)
+		wantAuthor(t, o, "") // a file's lines have many authors
 		dir := decode[contentOut](t, in.do(t, "t1", "get_file", `{"repo":"acme/api","path":"src"}`, ""))
 		bin := decode[contentOut](t, in.do(t, "t1", "get_file", `{"repo":"acme/api","path":"logo.png"}`, ""))
 		if f.Text != "# api\n" || f.SHA == "" || dir.Type != "dir" || len(dir.Entries) != 8 || !bin.Binary || bin.Text != "" {
@@ -245,7 +253,9 @@ var toolCases = map[string]toolCase{
 		}
 	},
 	"get_commit": func(t *testing.T, s *standin, in *instance) {
-		c := decode[commitOut](t, in.do(t, "t1", "get_commit", `{"repo":"acme/api","sha":"main"}`, ""))
+		o := in.do(t, "t1", "get_commit", `{"repo":"acme/api","sha":"main"}`, "")
+		c := decode[commitOut](t, o)
+		wantAuthor(t, o, "alice")
 		if c.SHA != s.heads["main"] || len(c.Files) != 1 || c.Files[0].Path != "src/f6.go" || c.Additions != 3 {
 			t.Fatalf("%+v", c)
 		}
@@ -257,7 +267,9 @@ var toolCases = map[string]toolCase{
 		walk[struct{ Tag string }](t, in, "list_releases", `"repo":"acme/api"`, 3)
 	},
 	"get_latest_release": func(t *testing.T, s *standin, in *instance) {
-		r := decode[struct{ Tag string }](t, in.do(t, "t1", "get_latest_release", `{"repo":"acme/api"}`, ""))
+		o := in.do(t, "t1", "get_latest_release", `{"repo":"acme/api"}`, "")
+		r := decode[struct{ Tag string }](t, o)
+		wantAuthor(t, o, "alice")
 		if r.Tag != "v1.5.0" { // v1.6.0 is a prerelease
 			t.Fatalf("latest %+v", r)
 		}
@@ -311,6 +323,18 @@ var toolCases = map[string]toolCase{
 
 // walk reads every page of a list tool at 3 items a page and returns the
 // items; it fails unless there are at least minPages pages.
+// wantAuthor checks the author o's result names in its _meta for the
+// gateway's provenance mark (provenance.Author), "" for none.
+func wantAuthor(t *testing.T, o outcome, want string) {
+	t.Helper()
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	if a, ok := provenance.AuthorIn(o.res.Meta); a != want || ok != (want != "") || want == "" && o.res.Meta != nil {
+		t.Fatalf("author %q (%v, meta %v), want %q", a, ok, o.res.Meta, want)
+	}
+}
+
 func walk[T any](t *testing.T, in *instance, tool, args string, minPages int) []T {
 	t.Helper()
 	var all []T

@@ -18,6 +18,7 @@ import (
 	"github.com/legate-mcp/legate/connectors/netguard"
 	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
+	"github.com/legate-mcp/legate/provenance"
 )
 
 // MapError makes an error of go-github canonical. ctx is the attempt's.
@@ -340,6 +341,15 @@ func Login(p *model.Person) string {
 		return "ghost"
 	}
 	return p.Name
+}
+
+// AuthorMeta is the result _meta naming p, by login, as the author of what
+// a single-object read returns (provenance.Author); nil for none.
+func AuthorMeta(p *model.Person) map[string]any {
+	if p == nil {
+		return nil
+	}
+	return provenance.Author(p.Name)
 }
 
 // UTC is a GitHub time in UTC, zero when absent.

@@ -286,7 +286,7 @@ func (t Tools) get(ctx context.Context, call *connectors.Call, in *getPullIn) (*
 	if out.DiffTruncated {
 		fmt.Fprintf(&b, "\n[diff cut at %d of %d bytes: call again with diff_offset %d]", out.DiffNextOffset, out.DiffBytes, out.DiffNextOffset)
 	}
-	return &legate.Result{Structured: out, Text: b.String()}, nil
+	return &legate.Result{Structured: out, Text: b.String(), Meta: ghcore.AuthorMeta(out.Author)}, nil
 }
 
 func reviewOf(r *github.PullRequestReview) Review {

@@ -3,6 +3,7 @@
 package repos
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/legate-mcp/legate/connectors/github/ghcore"
 	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
+	"github.com/legate-mcp/legate/provenance"
 )
 
 // Bounds of the repos toolset.
@@ -243,10 +245,11 @@ func (t Tools) commit(ctx context.Context, call *connectors.Call, in *getCommitI
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "github: sha: give the commit's sha, a branch or a tag")
 	}
 	var out Commit
+	var by string // its author's login, else the name the commit gives
 	err = t.Read(ctx, call, func(ctx context.Context, api *github.Client) error {
 		rc, _, err := api.Repositories.GetCommit(ctx, owner, name, in.SHA, &github.ListOptions{PerPage: 300})
 		if err == nil {
-			out = commitOf(rc)
+			out, by = commitOf(rc), cmp.Or(rc.GetAuthor().GetLogin(), rc.GetCommit().GetAuthor().GetName())
 		}
 		return err
 	})
@@ -258,7 +261,7 @@ func (t Tools) commit(ctx context.Context, call *connectors.Call, in *getCommitI
 	for _, f := range out.Files {
 		fmt.Fprintf(&b, "\n  %s %s +%d -%d", f.Status, f.Path, f.Additions, f.Deletions)
 	}
-	return &legate.Result{Structured: out, Text: b.String()}, nil
+	return &legate.Result{Structured: out, Text: b.String(), Meta: provenance.Author(by)}, nil
 }
 
 func (t Tools) branches(ctx context.Context, call *connectors.Call, in *ghcore.RepoPageIn) (*legate.Result, error) {
@@ -328,5 +331,5 @@ func (t Tools) latest(ctx context.Context, call *connectors.Call, in *ghcore.Rep
 	if err != nil {
 		return nil, err
 	}
-	return &legate.Result{Structured: out, Text: releaseLine(out) + "\n\n" + out.Body}, nil
+	return &legate.Result{Structured: out, Text: releaseLine(out) + "\n\n" + out.Body, Meta: ghcore.AuthorMeta(out.Author)}, nil
 }
