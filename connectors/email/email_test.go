@@ -22,6 +22,7 @@ import (
 	"github.com/legate-mcp/legate/connectors/connectortest"
 	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
+	"github.com/legate-mcp/legate/provenance"
 )
 
 func TestContract(t *testing.T) {
@@ -250,6 +251,9 @@ func TestReadGivesTextAndAttachments(t *testing.T) {
 	if len(l.Items) != 3 || l.Items[2].Subject != "Quarterly résumé" || l.Items[2].Snippet != "Café numbers attached." || l.Items[1].Snippet != "Hello First & second Bye" {
 		t.Fatalf("search %+v", l.Items)
 	}
+	if res.Meta != nil { // many senders: none named the author
+		t.Errorf("search names %v", res.Meta)
+	}
 	read := func(ref string) model.Message {
 		res, err := in.call(t, "t1", "read", fmt.Sprintf(`{"message":%q}`, ref), "")
 		return must[model.Message](t, res, err)
@@ -268,6 +272,14 @@ func TestReadGivesTextAndAttachments(t *testing.T) {
 	long := read(l.Items[0].Ref)
 	if len(long.Text) != 1024 || !long.TextTruncated {
 		t.Errorf("long: %d bytes, truncated %v", len(long.Text), long.TextTruncated)
+	}
+	// read names its sender as the author of what it returns.
+	res, err = in.call(t, "t1", "read", fmt.Sprintf(`{"message":%q}`, l.Items[0].Ref), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, ok := provenance.AuthorIn(res.Meta); !ok || a != "bob@example.com" {
+		t.Errorf("read names %q (%v); want bob@example.com", a, ok)
 	}
 	// Reading does not mark the message seen.
 	res, err = in.call(t, "t1", "search", `{"unseen":true}`, "")

@@ -1,6 +1,7 @@
 package email
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -20,6 +21,7 @@ import (
 	"github.com/legate-mcp/legate/connectors/email/mimetext"
 	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
+	"github.com/legate-mcp/legate/provenance"
 )
 
 const kindMessage = mailbox.KindMessage
@@ -433,10 +435,7 @@ func (c *Connector) read(ctx context.Context, call *connectors.Call, in *readIn)
 	if err != nil {
 		return nil, err
 	}
-	who := ""
-	if out.Sender != nil {
-		who = out.Sender.ID
-	}
+	who := cmp.Or(out.Sender, &model.Person{}).ID // its From address, also its author
 	date := "unknown"
 	if !out.SentAt.IsZero() {
 		date = out.SentAt.Format(time.RFC1123Z)
@@ -450,5 +449,5 @@ func (c *Connector) read(ctx context.Context, call *connectors.Call, in *readIn)
 			text += fmt.Sprintf("\n[attachment part %s] %s (%s, %d bytes)", a.Part, a.Name, a.MimeType, a.Size)
 		}
 	}
-	return &legate.Result{Structured: out, Text: text}, nil
+	return &legate.Result{Structured: out, Text: text, Meta: provenance.Author(who)}, nil
 }
