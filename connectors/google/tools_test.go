@@ -9,6 +9,7 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors/saas/model"
+	"github.com/legate-mcp/legate/provenance"
 )
 
 // The results of the new tools, as a client decodes them.
@@ -58,6 +59,18 @@ func textFiles(s *standin) {
 	s.addFile(file{ID: "pdf-1", Name: "Scan.pdf", MimeType: "application/pdf", Content: "%PDF-1.7", Owners: me})
 }
 
+// wantAuthor checks the author o's result names in its _meta for the
+// gateway's provenance mark (provenance.Author), "" for none.
+func wantAuthor(t *testing.T, o outcome, want string) {
+	t.Helper()
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	if a, ok := provenance.AuthorIn(o.res.Meta); a != want || ok != (want != "") || want == "" && o.res.Meta != nil {
+		t.Fatalf("author %q (%v, meta %v), want %q", a, ok, o.res.Meta, want)
+	}
+}
+
 // toolCases has a case for every tool of the type (TestEveryToolHasACase).
 var toolCases = map[string]toolCase{
 	"drive_list_files": func(t *testing.T, s *standin, in *instance) {
@@ -65,12 +78,18 @@ var toolCases = map[string]toolCase{
 		if p := decode[page](t, in.do(t, "t1", "drive_list_files", `{"limit":3}`, "")); len(p.Items) != 3 || p.NextCursor == "" {
 			t.Fatalf("%+v", p)
 		}
+		textFiles(s)
+		wantAuthor(t, in.do(t, "t1", "drive_list_files", `{}`, ""), "") // many owners: none named
 	},
 	"drive_get_file": func(t *testing.T, s *standin, in *instance) {
 		s.seedFiles(2)
-		if f := decode[model.File](t, in.do(t, "t1", "drive_get_file", `{"file_id":"f01"}`, "")); f.Name != "report 01.txt" {
+		o := in.do(t, "t1", "drive_get_file", `{"file_id":"f01"}`, "")
+		if f := decode[model.File](t, o); f.Name != "report 01.txt" {
 			t.Fatalf("%+v", f)
 		}
+		wantAuthor(t, o, "") // no owner, as in a shared drive
+		textFiles(s)
+		wantAuthor(t, in.do(t, "t1", "drive_get_file", `{"file_id":"txt-1"}`, ""), "me@example.com")
 	},
 	"drive_search_files": func(t *testing.T, s *standin, in *instance) {
 		s.seedFiles(9)
@@ -104,10 +123,12 @@ var toolCases = map[string]toolCase{
 		if c.Text != "ééé" || c.NextOffset != 6 || c.As != "text/plain" { // cut before the fourth é's second byte
 			t.Fatalf("%+v", c)
 		}
-		c = decode[contentOut](t, in.do(t, "t1", "drive_read_file", `{"file_id":"txt-1","offset":6}`, ""))
+		o := in.do(t, "t1", "drive_read_file", `{"file_id":"txt-1","offset":6}`, "")
+		c = decode[contentOut](t, o)
 		if c.Text != "éé"+"hello world" || c.NextOffset != 0 {
 			t.Fatalf("%+v", c)
 		}
+		wantAuthor(t, o, "me@example.com")
 		if c := decode[contentOut](t, in.do(t, "t1", "drive_read_file", `{"file_id":"gdoc-1"}`, "")); c.As != "text/markdown" || !strings.Contains(c.Text, "The **plan**.") {
 			t.Fatalf("%+v", c)
 		}

@@ -159,7 +159,7 @@ func (t Tools) readFile(ctx context.Context, call *connectors.Call, in *readIn) 
 			text += fmt.Sprintf("\nmore: pass offset %d", out.NextOffset)
 		}
 	}
-	return &legate.Result{Structured: out, Text: text}, nil
+	return &legate.Result{Structured: out, Text: text, Meta: owner(out.File)}, nil
 }
 
 // window reads the bytes of r from offset, at most size of them, cut at

@@ -16,6 +16,7 @@ import (
 	"github.com/legate-mcp/legate/connectors/google/gcore"
 	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
+	"github.com/legate-mcp/legate/provenance"
 )
 
 // Limits of the tools.
@@ -99,7 +100,7 @@ func (t Tools) getFile(ctx context.Context, call *connectors.Call, in *getFileIn
 	if err != nil {
 		return nil, err
 	}
-	return &legate.Result{Structured: out, Text: fileText(out)}, nil
+	return &legate.Result{Structured: out, Text: fileText(out), Meta: owner(out)}, nil
 }
 
 // quote is s as a string literal of Drive's query language.
@@ -235,6 +236,15 @@ func (t Tools) fileOf(call *connectors.Call, f *drive.File) (model.File, error) 
 		out.ProviderMetadata = meta
 	}
 	return out, nil
+}
+
+// owner is the result _meta naming f's owner, by e-mail, as its author
+// (provenance.Author): nil for a shared drive's file, which has none.
+func owner(f model.File) map[string]any {
+	if owners, _ := f.ProviderMetadata["owners"].([]string); len(owners) > 0 {
+		return provenance.Author(owners[0])
+	}
+	return nil
 }
 
 // fileText is a file in one line.

@@ -14,6 +14,7 @@ import (
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
+	"github.com/legate-mcp/legate/provenance"
 )
 
 // me is the user id of the token's own account.
@@ -220,7 +221,11 @@ func (t Tools) getMessage(ctx context.Context, call *connectors.Call, in *getMes
 	if err != nil {
 		return nil, err
 	}
-	return &legate.Result{Structured: out, Text: messageText(out)}, nil
+	res := &legate.Result{Structured: out, Text: messageText(out)}
+	if out.Sender != nil {
+		res.Meta = provenance.Author(out.Sender.ID) // its From
+	}
+	return res, nil
 }
 
 func (t Tools) getThread(ctx context.Context, call *connectors.Call, in *getThreadIn) (*legate.Result, error) {

@@ -12,6 +12,7 @@ import (
 	"github.com/legate-mcp/legate/connectors/google/gmail"
 	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
+	"github.com/legate-mcp/legate/provenance"
 )
 
 // toolCase calls one tool against the stand-in and checks what it did.
@@ -34,6 +35,7 @@ var toolCases = map[string]toolCase{
 			l.Items[0].Snippet != "the text of report 4" || !slices.Contains(l.Items[0].Labels, "unread") || l.Items[0].ThreadRef == "" || l.Items[0].SentAt.IsZero() {
 			t.Fatalf("search %+v", l)
 		}
+		wantAuthor(t, e, "gmail_search_messages", `{"q":"report"}`, "") // many senders: none named
 	},
 	"gmail_get_message": func(t *testing.T, s *standin, e *env) {
 		m := s.withFiles()
@@ -45,6 +47,7 @@ var toolCases = map[string]toolCase{
 		if got.ProviderMetadata["text_source"] != "text/html converted to text" {
 			t.Errorf("text source %v", got.ProviderMetadata["text_source"])
 		}
+		wantAuthor(t, e, "gmail_get_message", fmt.Sprintf(`{"message_id":%q}`, m.id), "ana@example.com")
 	},
 	"gmail_get_thread": func(t *testing.T, s *standin, e *env) {
 		first := s.seed(1)[0]
@@ -55,6 +58,7 @@ var toolCases = map[string]toolCase{
 		if len(th.Messages) != 2 || th.Subject != "report 0" || th.Messages[1].Text != "thanks" || th.Ref != m.ThreadRef {
 			t.Fatalf("thread %+v", th)
 		}
+		wantAuthor(t, e, "gmail_get_thread", fmt.Sprintf(`{"thread":%q}`, m.ThreadRef), "")
 	},
 	"gmail_get_attachment": func(t *testing.T, s *standin, e *env) {
 		m := do[model.Message](t, e, "gmail_get_message", fmt.Sprintf(`{"message_id":%q}`, s.withFiles().id), "")
@@ -292,5 +296,18 @@ func TestEveryToolHasScopes(t *testing.T) {
 	}
 	for name := range scopes {
 		t.Errorf("scopes of %s, which is no tool", name)
+	}
+}
+
+// wantAuthor calls tool and checks the author its result names in its
+// _meta for the gateway's provenance mark (provenance.Author), "" for none.
+func wantAuthor(t *testing.T, e *env, tool, args, want string) {
+	t.Helper()
+	res, err := e.call(t, tool, args, "")
+	if err != nil {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	if a, ok := provenance.AuthorIn(res.Meta); a != want || ok != (want != "") || want == "" && res.Meta != nil {
+		t.Fatalf("%s: author %q (%v, meta %v), want %q", tool, a, ok, res.Meta, want)
 	}
 }
