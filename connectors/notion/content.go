@@ -1,6 +1,7 @@
 package notion
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"github.com/legate-mcp/legate/connectors/notion/internal/rest"
 	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
+	"github.com/legate-mcp/legate/provenance"
 )
 
 // Limits of read_page.
@@ -62,11 +64,13 @@ func (c *Connector) readPage(ctx context.Context, call *connectors.Call, in *rea
 		return nil, err
 	}
 	var out PageContent
+	var by rest.User // who created the page
 	err = c.kit.Read(ctx, call, func(ctx context.Context, token string) error {
 		var pg rest.Page
 		if err := c.api.Send(ctx, token, rest.Request{Method: http.MethodGet, Path: "pages/" + id}, &pg); err != nil {
 			return err
 		}
+		by = pg.CreatedBy
 		if out.Page, err = c.pageOf(call, &pg); err != nil {
 			return err
 		}
@@ -83,7 +87,7 @@ func (c *Connector) readPage(ctx context.Context, call *connectors.Call, in *rea
 	if out.NextCursor != "" {
 		text += "\n\nmore: the content goes on; pass next_cursor as cursor to read the rest"
 	}
-	return &legate.Result{Structured: out, Text: text}, nil
+	return &legate.Result{Structured: out, Text: text, Meta: provenance.Author(cmp.Or(by.Name, by.ID))}, nil
 }
 
 // children lists one page of the blocks under id.

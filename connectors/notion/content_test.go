@@ -9,6 +9,7 @@ import (
 	"github.com/legate-mcp/legate/connectors/notion"
 	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
+	"github.com/legate-mcp/legate/provenance"
 )
 
 // read_page walks a page's top-level blocks by cursor, and each
@@ -75,6 +76,24 @@ func TestReadPageIsCutAndGoesOn(t *testing.T) {
 	rest := decode[notion.PageContent](t, e.call(t, "read_page", fmt.Sprintf(`{"page":%q,"cursor":%q}`, e.handbook.id, c.NextCursor)))
 	if rest.Markdown != "after\n" || rest.NextCursor != "" {
 		t.Fatalf("read on: %q", rest.Markdown)
+	}
+}
+
+// read_page names who created the page as the author of what it returns
+// (by id: Notion gives a page's creator without a name); search, with
+// many authors, names none.
+func TestReadPageNamesItsCreator(t *testing.T) {
+	e := newEnv(t)
+	o := e.call(t, "read_page", fmt.Sprintf(`{"page":%q}`, e.handbook.id))
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	if a, ok := provenance.AuthorIn(o.res.Meta); !ok || a != botID {
+		t.Fatalf("author %q (%v), want %q", a, ok, botID)
+	}
+	o = e.call(t, "search", `{}`)
+	if o.err != nil || o.res.Meta != nil {
+		t.Fatalf("search: meta %v, error %v", o.res, o.err)
 	}
 }
 
