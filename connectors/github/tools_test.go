@@ -321,8 +321,6 @@ var toolCases = map[string]toolCase{
 	},
 }
 
-// walk reads every page of a list tool at 3 items a page and returns the
-// items; it fails unless there are at least minPages pages.
 // wantAuthor checks the author o's result names in its _meta for the
 // gateway's provenance mark (provenance.Author), "" for none.
 func wantAuthor(t *testing.T, o outcome, want string) {
@@ -335,6 +333,8 @@ func wantAuthor(t *testing.T, o outcome, want string) {
 	}
 }
 
+// walk reads every page of a list tool at 3 items a page and returns the
+// items; it fails unless there are at least minPages pages.
 func walk[T any](t *testing.T, in *instance, tool, args string, minPages int) []T {
 	t.Helper()
 	var all []T
