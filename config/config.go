@@ -78,6 +78,9 @@ type File struct {
 
 	// Path is the file the configuration was read from, "" for none.
 	Path string `yaml:"-"`
+
+	// expanded are the values `${NAME}` was replaced by, by name (AsWritten).
+	expanded map[string]string
 }
 
 // Profile is a named view of the catalog: what a principal assigned to it

@@ -215,3 +215,21 @@ audit:
 		t.Fatalf("not a *config.Error of the file and line: %#v", ce)
 	}
 }
+
+// A reload applies budgets (the only change between these two files that
+// waits for a restart is listen), and what the loader keeps of the
+// environment is no key at all.
+func TestRestartKeysOfABudgetsChange(t *testing.T) {
+	env := func(v string) func(string) (string, bool) { return func(string) (string, bool) { return v, true } }
+	a, err := config.Parse([]byte("listen: 127.0.0.1:8080\nconnectors:\n  - {id: w, type: webhook, config: {url: \"${U}\"}}\n"), env("https://a.example.com/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := config.Parse([]byte("listen: 127.0.0.1:9090\nconnectors:\n  - {id: w, type: webhook, config: {url: \"${U}\"}}\nbudgets:\n  per_principal:\n    calls: {limit: 10}\n"), env("https://b.example.com/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := config.RestartKeys(a, b); !slices.Equal(got, []string{"listen"}) {
+		t.Fatalf("restart keys %v, want [listen]", got)
+	}
+}

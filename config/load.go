@@ -87,8 +87,16 @@ func decode(b []byte, lookup func(string) (string, bool)) (f *File, doc *yaml.No
 	}
 	// An unset variable leaves its value empty, so decoding goes on and
 	// finds the problems of the rest of the file too.
-	errs = flatten(strictyaml.Expand(n, "", lookup))
+	expanded := map[string]string{}
+	errs = flatten(strictyaml.Expand(n, "", func(name string) (string, bool) {
+		v, ok := lookup(name)
+		if ok && v != "" {
+			expanded[name] = v
+		}
+		return v, ok
+	}))
 	errs = append(errs, besides(errs, flatten(strictyaml.Decode(n, f, "")))...)
+	f.expanded = expanded
 	return f, n, errs, nil
 }
 

@@ -88,7 +88,7 @@ func RestartKeys(start, cfg *File) []string {
 	for i := range sv.NumField() {
 		f := sv.Type().Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		if name == "-" || reloaded[name] {
+		if !f.IsExported() || name == "-" || reloaded[name] {
 			continue
 		}
 		if !reflect.DeepEqual(sv.Field(i).Interface(), cv.Field(i).Interface()) {
@@ -101,5 +101,5 @@ func RestartKeys(start, cfg *File) []string {
 // reloaded are the top-level keys a reload applies.
 var reloaded = map[string]bool{
 	"connectors": true, "upstreams": true, "policy": true, "profiles": true,
-	"limits": true, "call_timeout": true, "tool_names": true,
+	"limits": true, "budgets": true, "call_timeout": true, "tool_names": true,
 }

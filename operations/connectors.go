@@ -55,7 +55,7 @@ func (o *ConnectorOps) Connector(ctx context.Context, id string) (admin.Connecto
 	if n := defs[i].Config; n != nil && n.Kind != 0 {
 		var cfg any
 		if n.Decode(&cfg) == nil { // a config that does not decode is not shown
-			c.Config, _ = json.Marshal(cfg)
+			c.Config, _ = json.Marshal(o.p.Config().AsWritten(cfg)) // ${NAME} shown, never its value
 		}
 	}
 	return c, nil

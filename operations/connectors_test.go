@@ -66,3 +66,35 @@ func TestAddConnectorWithoutAServer(t *testing.T) {
 		t.Errorf("%d rows ok, want the one added", ok)
 	}
 }
+
+// An instance's config is shown as written: a value `${NAME}` gave (a
+// webhook URL whose path is its secret) is shown as `${NAME}`, never the
+// value, wherever it stands in a string.
+func TestConnectorConfigShownAsWritten(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	env := map[string]string{"HOOK_URL": "https://hooks.example.com/services/T0001/B0002/s3cr3tToken", "TEAM": "platform-team", "N": "3"}
+	doc := "connectors:\n  - id: hooks\n    type: webhook\n    config:\n      url: ${HOOK_URL}\n      headers: {X-Team: \"${TEAM}, of ${HOOK_URL}\"}\n      max_attempts: ${N}\n"
+	cfg, err := config.Parse([]byte(doc), func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := operations.Standalone(operations.Parts{Store: st, Config: func() *config.File { return cfg }, Principal: "cli:ann"}, nil)
+	c, err := ops.Connector(ctx, "hooks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(c.Config)
+	if strings.Contains(got, "s3cr3tToken") || strings.Contains(got, "platform-team") {
+		t.Fatalf("the config shows an expanded value: %s", got)
+	}
+	for _, want := range []string{`"url":"${HOOK_URL}"`, `"X-Team":"${TEAM}, of ${HOOK_URL}"`, `"max_attempts":3`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the config %s lacks %s", got, want)
+		}
+	}
+}
