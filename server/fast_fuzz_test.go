@@ -27,10 +27,11 @@ import (
 // itself; whatever it takes, it must answer as the SDK does — same status,
 // framing and messages — and what it leaves to the SDK is the SDK's answer
 // on both. A name or arguments read differently would answer differently.
-// Each input goes on a session of its own, as a client's first message: a
-// session keeps what a message leaves (a cancellation that came before its
-// call is kept for the call), and one input's leavings must not answer
-// another's.
+// A session keeps what one message leaves for another (a cancellation
+// that came before its call is kept for the call), which the SDK does not:
+// an input that may leave it goes on a session of its own, as a client's
+// first message, so that one input's leavings never answer another's;
+// the rest share one session.
 func FuzzFastEnvelope(f *testing.F) {
 	call := func(id, name, args string) string {
 		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + name + `","arguments":` + args + `}}`
@@ -72,8 +73,8 @@ func FuzzFastEnvelope(f *testing.F) {
 			return // net/http refuses to send them
 		}
 		// A result's provenance says when it was fetched: compared without.
-		a := sameMarks(fast.sendOnce(t, body, stateless, method, name))
-		b := sameMarks(sdk.sendOnce(t, body, stateless, method, name))
+		a := sameMarks(fast.send(t, body, stateless, method, name))
+		b := sameMarks(sdk.send(t, body, stateless, method, name))
 		if a != b {
 			t.Fatalf("%s (stateless %v, Mcp-Method %q, Mcp-Name %q)\nfast path gateway: %s\nSDK gateway:       %s", body, stateless, method, name, a, b)
 		}
@@ -85,8 +86,8 @@ const statelessMeta = `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","
 
 // envelopeGateway is a gateway serving an upstream.
 type envelopeGateway struct {
-	url string
-	hc  *http.Client
+	url, sid string // sid: the session the inputs that leave nothing share
+	hc       *http.Client
 }
 
 // newEnvelopePair starts the fuzz target's upstream and its two gateways,
@@ -120,7 +121,7 @@ func newEnvelopePair(tb testing.TB) (fast, sdk *envelopeGateway) {
 	// not be taken.
 	took := func(g *envelopeGateway) bool {
 		before := g.metric(tb, series)
-		if got := g.sendOnce(tb, probe, false, "", ""); !bytes.Contains([]byte(got), []byte(`"text":"x"`)) {
+		if got := g.send(tb, probe, false, "", ""); !bytes.Contains([]byte(got), []byte(`"text":"x"`)) {
 			tb.Fatalf("the probe call failed: %s", got)
 		}
 		return g.metric(tb, series) > before
@@ -142,21 +143,46 @@ func startEnvelopeGateway(tb testing.TB, doc string) *envelopeGateway {
 		_, ok := gw.Catalog().Lookup("mcp.up.strict")
 		return ok
 	}, "the catalog never held the upstream's tools")
-	return &envelopeGateway{url: sg.URL + "/mcp", hc: &http.Client{Timeout: 10 * time.Second}}
+	g := &envelopeGateway{url: sg.URL + "/mcp", hc: &http.Client{Timeout: 10 * time.Second}}
+	g.sid = g.open(tb)
+	return g
 }
 
-// sendOnce posts body as a client would, stateless or on a session opened
-// for it (and ended after), and describes the answer: status, Content-Type
-// and each message, re-encoded so that messages compare as values.
-func (g *envelopeGateway) sendOnce(tb testing.TB, body []byte, stateless bool, method, name string) string {
+// leaves reports whether body may leave something on its session for a
+// later message: it holds a cancellation (encoding/json reads the method
+// as the fast path does, escapes and all).
+func leaves(body []byte) bool {
+	var one struct{ Method string }
+	var batch []struct{ Method string }
+	if json.Unmarshal(body, &one) == nil {
+		return one.Method == "notifications/cancelled"
+	}
+	if json.Unmarshal(body, &batch) == nil {
+		for _, m := range batch {
+			if m.Method == "notifications/cancelled" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// send posts body as a client would, stateless or on a session — one
+// opened for it (and ended after) when it leaves something on it — and
+// describes the answer: status, Content-Type and each message, re-encoded
+// so that messages compare as values.
+func (g *envelopeGateway) send(tb testing.TB, body []byte, stateless bool, method, name string) string {
 	h := http.Header{}
 	if stateless {
 		h.Set("Mcp-Protocol-Version", "2026-07-28")
 		h.Set("Mcp-Method", method)
 		h.Set("Mcp-Name", name)
 	} else {
-		sid := g.open(tb)
-		defer func() { g.do(tb, http.MethodDelete, nil, http.Header{"Mcp-Session-Id": {sid}}).Body.Close() }()
+		sid := g.sid
+		if leaves(body) {
+			sid = g.open(tb)
+			defer func() { g.do(tb, http.MethodDelete, nil, http.Header{"Mcp-Session-Id": {sid}}).Body.Close() }()
+		}
 		h.Set("Mcp-Protocol-Version", "2025-11-25")
 		h.Set("Mcp-Session-Id", sid)
 	}
