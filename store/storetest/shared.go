@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"testing"
@@ -10,7 +11,6 @@ import (
 
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/store/storetest/eventstest"
-	"github.com/legate-mcp/legate/store/storetest/quotastest"
 )
 
 // SharedOpener opens n stores on one empty database, as n processes (the
@@ -32,7 +32,7 @@ func RunShared(t *testing.T, open SharedOpener) {
 		{"audit from every writer, followed by id", sharedAudit},
 		{"cache version seen by all", sharedCacheVersion},
 		{"watch tells of another store's change", sharedWatch},
-		{"budgets hold across stores", func(t *testing.T, sts []store.Store) { quotastest.Shared(t, sts[0].Quotas(), sts[1].Quotas()) }},
+		{"budgets hold across stores", sharedQuotas},
 		{"events stored once across stores", func(t *testing.T, sts []store.Store) { eventstest.Shared(t, sts[0].Events(), sts[1].Events()) }},
 	} {
 		t.Run(s.name, func(t *testing.T) { s.run(t, open(t, 2)) })
@@ -234,5 +234,24 @@ func sharedWatch(t *testing.T, sts []store.Store) {
 	}
 	cancel()
 	for range ch { // closed once ctx ends
+	}
+}
+
+// Takers on two stores race for one budget: together they never take
+// more than its limit.
+func sharedQuotas(t *testing.T, sts []store.Store) {
+	ctx := context.Background()
+	const limit = racers / 2
+	taken := race(func(i int) bool {
+		_, ok, err := sts[i%len(sts)].Quotas().Take(ctx, "calls/t/acme", base, 1, limit)
+		if err != nil {
+			t.Error(err)
+		}
+		return ok
+	})
+	count, _, err := sts[1].Quotas().Take(ctx, "calls/t/acme", base, 0, math.MaxInt64)
+	must(t, err)
+	if n := len(slices.DeleteFunc(taken, func(ok bool) bool { return !ok })); n != limit || count != limit {
+		t.Fatalf("%d of %d racers took the budget, its count %d; want exactly %d", n, racers, count, limit)
 	}
 }

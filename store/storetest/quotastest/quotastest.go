@@ -1,14 +1,11 @@
 // Package quotastest is the part of the store suite (package storetest)
 // that a QuotaStore passes: counts taken atomically within a limit, per key
-// and window, never overflowing, given back, listed and pruned; and, on a
-// store several processes share, a limit that holds across them.
+// and window, never overflowing, given back, listed and pruned.
 package quotastest
 
 import (
 	"context"
 	"math"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -67,40 +64,6 @@ func Run(t *testing.T, q store.QuotaStore) {
 		t.Fatalf("prune: %d, %v; want the 3 of the first window", n, err)
 	}
 	take("calls/p/acme/alice", hour, 1, 3, 1, true) // a pruned window starts again
-}
-
-// Shared has takers on two stores of one database race for one budget:
-// together they never take more than its limit.
-func Shared(t *testing.T, a, b store.QuotaStore) {
-	ctx := context.Background()
-	const racers = 16
-	const limit = racers / 2
-	var n atomic.Int64
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range racers {
-		wg.Go(func() {
-			<-start
-			q := a
-			if i%2 == 1 {
-				q = b
-			}
-			_, ok, err := q.Take(ctx, "calls/t/acme", base, 1, limit)
-			if err != nil {
-				t.Error(err)
-			}
-			if ok {
-				n.Add(1)
-			}
-		})
-	}
-	close(start)
-	wg.Wait()
-	count, _, err := b.Take(ctx, "calls/t/acme", base, 0, math.MaxInt64)
-	must(t, err)
-	if n.Load() != limit || count != limit {
-		t.Fatalf("%d of %d racers took the budget, its count %d; want exactly %d", n.Load(), racers, count, limit)
-	}
 }
 
 func must(t *testing.T, err error) {
