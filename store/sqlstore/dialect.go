@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Dialect is what a backend does its own way; the statements of the
@@ -64,8 +65,28 @@ func (d *Dialect) rebind(query string) string {
 
 // database is a database whose statements are rebound for its dialect.
 type database struct {
-	db *sql.DB
-	d  *Dialect
+	db    *sql.DB
+	d     *Dialect
+	stmts *sync.Map // query → *sql.Stmt, the statements prepared once (prepared)
+}
+
+// prepared is query prepared on db, once: for the statements run often
+// with many placeholders (insertRows), whose parsing would otherwise cost
+// more than their execution on SQLite. Each connection prepares it once
+// too, when a transaction on it first runs it.
+func (db database) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st, ok := db.stmts.Load(query); ok {
+		return st.(*sql.Stmt), nil
+	}
+	st, err := db.db.PrepareContext(ctx, db.d.rebind(query))
+	if err != nil {
+		return nil, err
+	}
+	if old, loaded := db.stmts.LoadOrStore(query, st); loaded {
+		st.Close()
+		return old.(*sql.Stmt), nil
+	}
+	return st, nil
 }
 
 // ExecContext runs a statement.
@@ -86,7 +107,7 @@ func (db database) QueryRowContext(ctx context.Context, query string, args ...an
 // BeginTx begins a transaction.
 func (db database) BeginTx(ctx context.Context, opts *sql.TxOptions) (transaction, error) {
 	tx, err := db.db.BeginTx(ctx, opts)
-	return transaction{tx, db.d}, err
+	return transaction{tx, db}, err
 }
 
 // tx runs fn in a transaction, committed if fn returns nil.
@@ -105,22 +126,35 @@ func (db database) tx(ctx context.Context, fn func(transaction) error) error {
 // transaction is a transaction whose statements are rebound for its dialect.
 type transaction struct {
 	tx *sql.Tx
-	d  *Dialect
+	db database
 }
 
 // ExecContext runs a statement.
 func (tx transaction) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	return tx.tx.ExecContext(ctx, tx.d.rebind(query), args...)
+	return tx.tx.ExecContext(ctx, tx.db.d.rebind(query), args...)
+}
+
+// execPrepared runs a statement the database keeps prepared (prepared);
+// a migration's transaction, which has no database, runs it as it is.
+func (tx transaction) execPrepared(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if tx.db.stmts == nil {
+		return tx.ExecContext(ctx, query, args...)
+	}
+	st, err := tx.db.prepared(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return tx.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
 }
 
 // QueryContext runs a query.
 func (tx transaction) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	return tx.tx.QueryContext(ctx, tx.d.rebind(query), args...)
+	return tx.tx.QueryContext(ctx, tx.db.d.rebind(query), args...)
 }
 
 // QueryRowContext runs a query of one row.
 func (tx transaction) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	return tx.tx.QueryRowContext(ctx, tx.d.rebind(query), args...)
+	return tx.tx.QueryRowContext(ctx, tx.db.d.rebind(query), args...)
 }
 
 // lock runs one of the dialect's lock statements, if it has one.
@@ -142,7 +176,7 @@ func (tx transaction) Rollback() error { return tx.tx.Rollback() }
 // unique key is taken.
 func (db database) duplicate(err error) bool { return db.d.Duplicate(err) }
 
-func (tx transaction) duplicate(err error) bool { return tx.d.Duplicate(err) }
+func (tx transaction) duplicate(err error) bool { return tx.db.d.Duplicate(err) }
 
 // execer is the database or a transaction.
 type execer interface {

@@ -40,7 +40,7 @@ func migrateOne(ctx context.Context, db Beginner, d *Dialect, list []string) (do
 	if err != nil {
 		return false, err
 	}
-	tx := transaction{sqltx, d}
+	tx := transaction{sqltx, database{d: d}}
 	defer tx.Rollback()
 	var current int
 	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current); err != nil {

@@ -12,7 +12,8 @@ const insertChunk = 64
 
 // insertRows inserts n rows of cols columns, insertChunk rows a
 // statement: head is the INSERT up to its VALUES, and row appends the
-// values of row i to args.
+// values of row i to args. Its statements are prepared once
+// (database.prepared): at most insertChunk of them for each head.
 func insertRows(ctx context.Context, tx transaction, head string, cols, n int, row func(args []any, i int) []any) error {
 	one := "(" + strings.Repeat("?, ", cols-1) + "?)"
 	args := make([]any, 0, cols*min(n, insertChunk))
@@ -22,7 +23,7 @@ func insertRows(ctx context.Context, tx transaction, head string, cols, n int, r
 		for j := range k {
 			args = row(args, i+j)
 		}
-		if _, err := tx.ExecContext(ctx, head+" VALUES "+strings.Repeat(one+", ", k-1)+one, args...); err != nil {
+		if _, err := tx.execPrepared(ctx, head+" VALUES "+strings.Repeat(one+", ", k-1)+one, args...); err != nil {
 			return err
 		}
 		i += k

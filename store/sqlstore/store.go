@@ -8,6 +8,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"sync"
 
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/store/sqlstore/sqlevents"
@@ -21,7 +22,7 @@ type Store struct {
 }
 
 // New is the store on db, whose schema the backend has migrated.
-func New(db *sql.DB, d *Dialect) *Store { return &Store{db: database{db, d}, d: d} }
+func New(db *sql.DB, d *Dialect) *Store { return &Store{db: database{db, d, new(sync.Map)}, d: d} }
 
 // DB is the store's database, for tools and tests that need a raw
 // statement.
