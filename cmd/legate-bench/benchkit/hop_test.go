@@ -47,3 +47,18 @@ func TestCompareWithoutTargetIsInformative(t *testing.T) {
 		t.Errorf("rate row %+v: want FAIL against 0.7", r)
 	}
 }
+
+func TestLeastRowsPutTheLeastGatewayBesideTheBound(t *testing.T) {
+	direct, hop := Series{Rate: []float64{1000}}, Series{Rate: []float64{1000}} // bound 500
+	least := Series{Rate: []float64{400}, CPU: []float64{100}}
+	legate := Series{Rate: []float64{300}, CPU: []float64{250}}
+	rows := LeastRows("P7", "read", 8, direct, hop, least, legate)
+	if len(rows) != 3 {
+		t.Fatalf("%d rows, want 3", len(rows))
+	}
+	for i, want := range []float64{0.8, 0.75, 2.5} {
+		if rows[i].Ratio != want || rows[i].Target != "" || rows[i].Result != "" {
+			t.Errorf("row %d %+v: want ratio %v, not judged", i, rows[i], want)
+		}
+	}
+}

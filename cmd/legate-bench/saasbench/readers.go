@@ -13,6 +13,8 @@ import (
 	"golang.org/x/oauth2"
 	"google.golang.org/api/option"
 	"google.golang.org/api/sheets/v4"
+
+	"github.com/legate-mcp/legate/cmd/legate-bench/benchkit"
 )
 
 // The credentials the stand-in takes.
@@ -47,6 +49,8 @@ var readers = []reader{
 		name: "slack", what: "slack.list_channels (20 channels)",
 		config: "{api_url: \"%s/api/\", allow_private_networks: true}", secrets: map[string]string{"bot_token": token},
 		tool: "slack__list_channels", args: map[string]any{"limit": 20}, want: "team-19",
+		raw: benchkit.RawRead{Method: "POST", URL: "/api/conversations.list", Body: "exclude_archived=true&limit=20&types=public_channel",
+			Header: map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/x-www-form-urlencoded"}},
 		open: perCall(func(ctx context.Context, base string, hc *http.Client) error {
 			api := slack.New(token, slack.OptionAPIURL(base+"/api/"), slack.OptionHTTPClient(hc))
 			chans, _, err := api.GetConversationsContext(ctx, &slack.GetConversationsParameters{Limit: 20, ExcludeArchived: true, Types: []string{"public_channel"}})
@@ -60,6 +64,8 @@ var readers = []reader{
 		name: "github", what: "github.get_issue",
 		config: "{base_url: \"%s/\", allow_private_networks: true}", secrets: map[string]string{"token": token},
 		tool: "github__get_issue", args: map[string]any{"repo": "acme/api", "number": 1}, want: "Checkout fails on empty cart",
+		raw: benchkit.RawRead{Method: "GET", URL: "/api/v3/repos/acme/api/issues/1",
+			Header: map[string]string{"Authorization": "Bearer " + token, "Accept": "application/vnd.github.v3+json", "X-GitHub-Api-Version": "2022-11-28"}},
 		open: perCall(func(ctx context.Context, base string, hc *http.Client) error {
 			c, err := github.NewClient(hc).WithAuthToken(token).WithEnterpriseURLs(base+"/", base+"/")
 			if err != nil {
@@ -79,6 +85,9 @@ var readers = []reader{
 		name: "notion", what: "notion.search (20 pages)",
 		config: "{base_url: \"%s\", allow_private_networks: true}", secrets: map[string]string{"token": notionToken},
 		tool: "notion__search", args: map[string]any{"query": "notes", "limit": 20}, want: "Meeting notes 20",
+		raw: benchkit.RawRead{Method: "POST", URL: "/v1/search",
+			Body:   `{"query":"notes","sort":{"direction":"descending","timestamp":"last_edited_time"},"filter":{"value":"page","property":"object"},"page_size":20}`,
+			Header: map[string]string{"Authorization": "Bearer " + notionToken, "Notion-Version": "2022-06-28", "Content-Type": "application/json"}},
 		open: func(_ context.Context, base string, hc *http.Client) (func(context.Context) error, error) {
 			u, err := url.Parse(base)
 			if err != nil {
@@ -105,6 +114,8 @@ var readers = []reader{
 		config:  "{client_id: " + clientID + ", oauth_url: \"%[1]s/token\", sheets_url: \"%[1]s/\", drive_url: \"%[1]s/\", allow_private_networks: true}",
 		secrets: map[string]string{"refresh_token": refreshToken, "client_secret": clientSecret},
 		tool:    "google__sheets_read_range", args: map[string]any{"spreadsheet_id": spreadsheet, "range": "Sheet1!A1:E"}, want: "SO-1019",
+		raw: benchkit.RawRead{Method: "GET", URL: "/v4/spreadsheets/" + spreadsheet + "/values/" + url.PathEscape(sheetWindow) + "?alt=json&prettyPrint=false&valueRenderOption=FORMATTED_VALUE",
+			Header: map[string]string{"Authorization": "Bearer " + accessToken}},
 		open: func(ctx context.Context, base string, hc *http.Client) (func(context.Context) error, error) {
 			conf := &oauth2.Config{ClientID: clientID, ClientSecret: clientSecret,
 				Endpoint: oauth2.Endpoint{TokenURL: base + "/token", AuthStyle: oauth2.AuthStyleInParams}}
@@ -128,6 +139,8 @@ var readers = []reader{
 		name: "stripe", what: "stripe.get_customer",
 		config: "{base_url: \"%s\", mode: test, allow_private_networks: true}", secrets: map[string]string{"secret_key": stripeKey},
 		tool: "stripe__get_customer", args: map[string]any{"customer_id": customer}, want: customerEmail,
+		raw: benchkit.RawRead{Method: "GET", URL: "/v1/customers/" + customer,
+			Header: map[string]string{"Authorization": "Bearer " + stripeKey}},
 		open: func(_ context.Context, base string, hc *http.Client) (func(context.Context) error, error) {
 			sc := stripe.NewClient(stripeKey, stripe.WithBackends(stripe.NewBackendsWithConfig(&stripe.BackendConfig{
 				URL: stripe.String(base), HTTPClient: hc, MaxNetworkRetries: stripe.Int64(0),

@@ -40,6 +40,16 @@ type reader struct {
 	// (a client, an access token) is made here; the read itself checks
 	// what it got.
 	open func(ctx context.Context, base string, hc *http.Client) (func(ctx context.Context) error, error)
+	// raw is the request the library makes for the read, as bytes (its URL
+	// a path on the stand-in), for the least gateway (benchkit.StartLeast).
+	raw benchkit.RawRead
+}
+
+// rawOn is r's raw read on the stand-in at base.
+func (r reader) rawOn(base string) benchkit.RawRead {
+	rr := r.raw
+	rr.URL = base + rr.URL
+	return rr
 }
 
 // env names the environment variable of one of r's credentials.
@@ -140,6 +150,17 @@ func Run(ctx context.Context, o benchkit.Options) ([]benchkit.Row, error) {
 			hop.Stop()
 			return nil, err
 		}
+		least, err := benchkit.StartLeast(ctx, o, "p7-"+r.name, first, r.rawOn(base))
+		if err != nil {
+			hop.Stop()
+			return nil, err
+		}
+		leastSessions, err := least.OpenSessions(ctx, cs[len(cs)-1])
+		if err != nil {
+			hop.Stop()
+			least.Stop()
+			return nil, err
+		}
 		sides := []benchkit.Side{
 			{Name: r.name + " directly", Call: func(ctx context.Context, _ int) error { return direct(ctx) }},
 			{Name: r.name + " through Legate", Call: func(ctx context.Context, i int) error {
@@ -150,12 +171,17 @@ func Run(ctx context.Context, o benchkit.Options) ([]benchkit.Row, error) {
 				_, err := benchkit.Call(ctx, hopSessions[i], benchkit.HopTool, nil)
 				return err
 			}, PID: hop.Cmd.Process.Pid},
+			{Name: "the least gateway", Call: func(ctx context.Context, i int) error {
+				_, err := benchkit.Call(ctx, leastSessions[i], benchkit.HopTool, nil)
+				return err
+			}, PID: least.Cmd.Process.Pid},
 		}
 		res, err := benchkit.Rounds(ctx, o, "P7", sides, cs)
-		for _, s := range hopSessions {
+		for _, s := range append(hopSessions, leastSessions...) {
 			s.Close()
 		}
 		hop.Stop()
+		least.Stop()
 		if err != nil {
 			return nil, err
 		}
@@ -163,6 +189,7 @@ func Run(ctx context.Context, o benchkit.Options) ([]benchkit.Row, error) {
 			rows = append(rows, benchkit.Compare("P7", r.what, c, res[c][0], res[c][1], 0,
 				"through Legate (client, call path, connector, library) against the library calling the same stand-in directly")...)
 			rows = append(rows, benchkit.HopRows("P7", r.what, c, res[c][0], res[c][2], res[c][1], benchkit.HopTargets{Bound: Target})...)
+			rows = append(rows, benchkit.LeastRows("P7", r.what, c, res[c][0], res[c][2], res[c][3], res[c][1])...)
 		}
 	}
 	return rows, nil
