@@ -8,7 +8,7 @@ BIN      := bin/legate
 comma    := ,
 space    := $() $()
 
-.PHONY: build build-slim install run test test-short lint peers anchors bench bench-smoke fuzz fuzz-smoke soak clean docs
+.PHONY: build build-slim install run test test-short lint peers anchors gateways bench bench-smoke fuzz fuzz-smoke soak clean docs
 
 ## build: the static, stripped binary with every connector type (docs/build.md).
 build:
@@ -54,9 +54,16 @@ peers:
 anchors:
 	bash scripts/anchors.sh
 
-## bench: the performance harness, scenarios P1-P9 and P7b against their baselines
+## gateways: the other MCP gateways P10 runs beside Legate (TBXark/mcp-proxy,
+## docker/mcp-gateway), pinned, built from the Go module proxy into
+## $LEGATE_TOOLS_DIR/gateways (default ~/.cache/legate-tools/gateways).
+gateways:
+	bash scripts/gateways.sh
+
+## bench: the performance harness, scenarios P1-P10 and P7b against their baselines
 ## (docs/BENCHMARKS.md; P6 and P8 need PostgreSQL, P7b the anchors: make anchors,
-## else it is skipped); a few minutes. Extra flags: make bench BENCHFLAGS="-only P1".
+## P10 the other gateways: make gateways, else each is skipped); a few minutes.
+## Extra flags: make bench BENCHFLAGS="-only P1".
 bench:
 	$(GO) run ./cmd/legate-bench $(BENCHFLAGS)
 

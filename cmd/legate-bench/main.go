@@ -174,7 +174,7 @@ func run() int {
 		name string
 		run  func(context.Context) ([]row, error)
 	}{
-		{"P1", b.p1}, {"P2", b.p2}, {"P3", b.p3}, {"P4", b.p4}, {"P5", b.p5}, {"P6", b.p6}, {"P7", b.p7}, {"P7b", b.p7b}, {"P8", b.p8}, {"P9", b.p9},
+		{"P1", b.p1}, {"P2", b.p2}, {"P3", b.p3}, {"P4", b.p4}, {"P5", b.p5}, {"P6", b.p6}, {"P7", b.p7}, {"P7b", b.p7b}, {"P8", b.p8}, {"P9", b.p9}, {"P10", b.p10},
 	}
 	want := map[string]bool{}
 	for s := range strings.SplitSeq(*only, ",") {

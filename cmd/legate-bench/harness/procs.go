@@ -43,12 +43,20 @@ var (
 // the child must print "LISTEN <addr>" on stdout (our own subcommands);
 // otherwise it listens on addr and ready is polled by the caller.
 func StartProc(ctx context.Context, dir, name, addr string, argv ...string) (*Proc, error) {
+	return StartProcEnv(ctx, dir, name, addr, nil, argv...)
+}
+
+// StartProcEnv is StartProc with env added to the child's environment.
+func StartProcEnv(ctx context.Context, dir, name, addr string, env []string, argv ...string) (*Proc, error) {
 	p := &Proc{name: name, Addr: addr, log: filepath.Join(dir, name+".log"), done: make(chan struct{})}
 	logf, err := os.OpenFile(p.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
 	}
 	p.cmd = exec.Command(argv[0], argv[1:]...)
+	if env != nil {
+		p.cmd.Env = append(os.Environ(), env...)
+	}
 	p.cmd.Stderr = logf
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	var stdout io.ReadCloser
