@@ -59,11 +59,14 @@ func Returning[Out any](t Tool) Tool {
 
 // DecodeArgs validates args against the resolved schema (nil skips it) and
 // decodes them strictly into a new In. Failures are INVALID_ARGUMENT errors
-// naming the problem.
+// naming the problem. A schema derived from In (NewTool) names every field
+// and allows no other property, so arguments it validated are decoded as
+// they are; without one, a decoder refuses unknown fields.
 func DecodeArgs[In any](args json.RawMessage, resolved *jsonschema.Resolved) (*In, error) {
 	if len(bytes.TrimSpace(args)) == 0 || bytes.Equal(bytes.TrimSpace(args), []byte("null")) {
 		args = []byte("{}")
 	}
+	in := new(In)
 	if resolved != nil {
 		var v any
 		if err := json.Unmarshal(args, &v); err != nil {
@@ -72,8 +75,11 @@ func DecodeArgs[In any](args json.RawMessage, resolved *jsonschema.Resolved) (*I
 		if err := resolved.Validate(v); err != nil {
 			return nil, legate.Errorf(legate.CodeInvalidArgument, "invalid arguments: %v", err)
 		}
+		if err := json.Unmarshal(args, in); err != nil {
+			return nil, legate.Errorf(legate.CodeInvalidArgument, "invalid arguments: %v", err)
+		}
+		return in, nil
 	}
-	in := new(In)
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(in); err != nil {
