@@ -49,6 +49,9 @@ type Store interface {
 	Events() EventStore
 	// Quotas counts the use of budgets per window.
 	Quotas() QuotaStore
+	// KB holds the documents and passages of the knowledge-base
+	// connector's instances, for their replicas to share.
+	KB() KBStore
 	// Close releases the store.
 	Close() error
 }

@@ -27,7 +27,7 @@ type table struct {
 
 // SQLiteSchema is the embedded store's schema version the plan copies; a
 // newer one needs the plan extended (a test fails until it is).
-const SQLiteSchema = 14
+const SQLiteSchema = 15
 
 // plan is every table of the state, in an order that never leaves a row
 // pointing at one not copied yet (none has a foreign key; the order is for
@@ -57,6 +57,9 @@ var plan = []table{
 	{"events", "id", cols("id i", "instance t", "tenant t", "provider t", "provider_id t", "kind t", "object t", "actor t", "time i", "received i",
 		"meta b", "payload b", "truncated i"), "webhook events"},
 	{"quota_counts", "budget, window_start", cols("budget t", "window_start i", "used i"), "budget counts"},
+	{"kb_generations", "instance", cols("instance t", "generation i"), "knowledge-base generations"},
+	{"kb_documents", "instance, source", cols("instance t", "source t", "kind t", "title t", "body t", "hash t", "revision i", "updated_at i"), "knowledge-base documents"},
+	{"kb_passages", "instance, source, position", cols("instance t", "source t", "position i", "headings t", "body t", "hash t", "vector_key t", "vector b"), "knowledge-base passages"},
 }
 
 // cols parses "name kind" pairs.

@@ -258,6 +258,34 @@ var migrations = []string{
 		used         BIGINT NOT NULL,
 		PRIMARY KEY (budget, window_start)
 	);`,
+	// 9: the embedded store's version 15, the knowledge-base instances'
+	// documents and passages, for their replicas to share.
+	`CREATE TABLE kb_generations (
+		instance   TEXT PRIMARY KEY,
+		generation BIGINT NOT NULL
+	);
+	CREATE TABLE kb_documents (
+		instance   TEXT NOT NULL,
+		source     TEXT NOT NULL,
+		kind       TEXT NOT NULL,
+		title      TEXT NOT NULL,
+		body       TEXT NOT NULL,
+		hash       TEXT NOT NULL,
+		revision   BIGINT NOT NULL,
+		updated_at BIGINT NOT NULL,
+		PRIMARY KEY (instance, source)
+	);
+	CREATE TABLE kb_passages (
+		instance   TEXT NOT NULL,
+		source     TEXT NOT NULL,
+		position   BIGINT NOT NULL,
+		headings   TEXT NOT NULL,
+		body       TEXT NOT NULL,
+		hash       TEXT NOT NULL,
+		vector_key TEXT NOT NULL,
+		vector     BYTEA NOT NULL,
+		PRIMARY KEY (instance, source, position)
+	);`,
 }
 
 // Migrate applies pending migrations (sqlstore.Migrate) on one

@@ -227,6 +227,36 @@ var migrations = []string{
 		used         INTEGER NOT NULL,
 		PRIMARY KEY (budget, window_start)
 	);`,
+	// 15: the knowledge-base instances' documents and passages, for their
+	// replicas to share: a generation per instance, moved by each write;
+	// headings a JSON array, vectors little-endian float32s (empty: none);
+	// times in milliseconds.
+	`CREATE TABLE kb_generations (
+		instance   TEXT PRIMARY KEY,
+		generation INTEGER NOT NULL
+	);
+	CREATE TABLE kb_documents (
+		instance   TEXT NOT NULL,
+		source     TEXT NOT NULL,
+		kind       TEXT NOT NULL,
+		title      TEXT NOT NULL,
+		body       TEXT NOT NULL,
+		hash       TEXT NOT NULL,
+		revision   INTEGER NOT NULL,
+		updated_at INTEGER NOT NULL,
+		PRIMARY KEY (instance, source)
+	);
+	CREATE TABLE kb_passages (
+		instance   TEXT NOT NULL,
+		source     TEXT NOT NULL,
+		position   INTEGER NOT NULL,
+		headings   TEXT NOT NULL,
+		body       TEXT NOT NULL,
+		hash       TEXT NOT NULL,
+		vector_key TEXT NOT NULL,
+		vector     BLOB NOT NULL,
+		PRIMARY KEY (instance, source, position)
+	);`,
 }
 
 // createMigrations creates the table recording the migrations applied.

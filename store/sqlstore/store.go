@@ -12,6 +12,7 @@ import (
 
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/store/sqlstore/sqlevents"
+	"github.com/legate-mcp/legate/store/sqlstore/sqlkb"
 	"github.com/legate-mcp/legate/store/sqlstore/sqlquotas"
 )
 
@@ -72,6 +73,9 @@ func (s *Store) Results() store.ResultStore { return resultStore{s.db} }
 
 // Quotas returns the counts of the budgets' windows.
 func (s *Store) Quotas() store.QuotaStore { return sqlquotas.New(s.db.db, s.d.rebind) }
+
+// KB returns the knowledge-base instances' documents (package sqlkb).
+func (s *Store) KB() store.KBStore { return sqlkb.New(s.db.db, s.d.rebind) }
 
 // Events returns the inbound provider events (package sqlevents); it is
 // a store.EventWatcher when the dialect tells of new events.

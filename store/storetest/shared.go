@@ -11,6 +11,7 @@ import (
 
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/store/storetest/eventstest"
+	"github.com/legate-mcp/legate/store/storetest/kbtest"
 )
 
 // SharedOpener opens n stores on one empty database, as n processes (the
@@ -34,6 +35,7 @@ func RunShared(t *testing.T, open SharedOpener) {
 		{"watch tells of another store's change", sharedWatch},
 		{"budgets hold across stores", sharedQuotas},
 		{"events stored once across stores", func(t *testing.T, sts []store.Store) { eventstest.Shared(t, sts[0].Events(), sts[1].Events()) }},
+		{"knowledge-base documents written once across stores", func(t *testing.T, sts []store.Store) { kbtest.Shared(t, sts[0].KB(), sts[1].KB()) }},
 	} {
 		t.Run(s.name, func(t *testing.T) { s.run(t, open(t, 2)) })
 	}

@@ -37,6 +37,7 @@ import (
 
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/store/storetest/eventstest"
+	"github.com/legate-mcp/legate/store/storetest/kbtest"
 	"github.com/legate-mcp/legate/store/storetest/quotastest"
 )
 
@@ -65,6 +66,7 @@ func Run(t *testing.T, open Opener) {
 		{"AgentRuns", testAgentRuns},
 		{"Results", testResults},
 		{"Quotas", func(t *testing.T, open Opener) { quotastest.Run(t, open(t).Quotas()) }},
+		{"KB", func(t *testing.T, open Opener) { kbtest.Run(t, open(t).KB()) }},
 		{"Events", func(t *testing.T, open Opener) {
 			eventstest.Run(t, func(t *testing.T) store.EventStore { return open(t).Events() })
 		}},
