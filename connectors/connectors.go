@@ -118,6 +118,11 @@ type Instance struct {
 	// skills library) and directories a connector must keep callers out of
 	// start from it.
 	StateDir string
+	// Index is the instance's share of the store's indexed documents, for
+	// an instance that indexes documents (kb) to share its index with the
+	// other replicas; nil without a store (a connector used alone, or a
+	// test): the index then lives in memory.
+	Index IndexStore
 }
 
 // Connector is one configured instance of a connector type.

@@ -63,7 +63,7 @@ func (rl *reloader) newLive(ctx context.Context, cfg *config.File, old *live) (*
 	if old != nil {
 		prev = old.instances
 	}
-	if l.instances, err = instances.Build(defs, prev, instances.Options{StateDir: rl.g.opts.StateDir, Resolver: &vault.Resolver{Vault: rl.g.opts.Vault, Masks: rl.g.masks}, Breaker: instances.Breaker{Log: rl.g.log}}); err != nil {
+	if l.instances, err = instances.Build(defs, prev, instances.Options{StateDir: rl.g.opts.StateDir, KB: rl.g.opts.Store.KB(), Resolver: &vault.Resolver{Vault: rl.g.opts.Vault, Masks: rl.g.masks}, Breaker: instances.Breaker{Log: rl.g.log}}); err != nil {
 		return nil, err
 	}
 	return l, nil

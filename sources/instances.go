@@ -47,6 +47,9 @@ type InstanceDef struct {
 	// StateDir is the state directory the instance is built in
 	// (connectors.Instance's StateDir).
 	StateDir string
+	// KB is the store the instance's indexed documents are shared in
+	// (connectors.Instance's Index), nil for none.
+	KB store.KBStore
 	// Environment is the config's environment ("" unset); Disabled says
 	// the instance offers no tools.
 	Environment string
@@ -164,7 +167,7 @@ func (d InstanceDef) Build() (connectors.Connector, error) {
 		return nil, errors.Join(errs...)
 	}
 	t, _ := connectors.Lookup(d.Type)
-	return connectors.BuildIn(t, connectors.Instance{ID: d.ID, StateDir: d.StateDir}, d.Config, d.Path)
+	return connectors.BuildIn(t, connectors.Instance{ID: d.ID, StateDir: d.StateDir, Index: IndexStore(d.KB, d.ID)}, d.Config, d.Path)
 }
 
 // Credentials resolve one instance's credential references at call time,

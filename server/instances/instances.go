@@ -21,6 +21,7 @@ import (
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/sources"
+	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/vault"
 )
 
@@ -38,6 +39,8 @@ type Instance struct {
 type Options struct {
 	// StateDir is the state directory they are built in.
 	StateDir string
+	// KB is the store their indexed documents are shared in, nil for none.
+	KB store.KBStore
 	// Resolver resolves their credentials.
 	Resolver *vault.Resolver
 	// Breaker configures each instance's circuit breaker.
@@ -64,7 +67,7 @@ func Build(defs []sources.InstanceDef, old Set, opts Options) (Set, error) {
 			out = append(out, &Instance{Def: d, Key: k, Conn: in.Conn, Creds: in.Creds, Health: in.Health})
 			continue
 		}
-		d.StateDir = opts.StateDir
+		d.StateDir, d.KB = opts.StateDir, opts.KB
 		c, err := d.Build()
 		if err != nil {
 			errs = append(errs, err)
