@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/legate-mcp/legate/connectors/kb/extract"
 )
 
 // chunk is one passage: a run of a section's text, at most chunk_chars
@@ -20,17 +22,17 @@ type chunk struct {
 // chunkSections cuts each section into passages of at most max
 // characters: whole paragraphs while they fit, a longer paragraph at its
 // sentence ends, a longer sentence at max.
-func chunkSections(sections []section, max int) []chunk {
+func chunkSections(sections []extract.Section, max int) []chunk {
 	var out []chunk
 	for _, s := range sections {
 		var cur strings.Builder
 		emit := func() {
 			if t := strings.TrimSpace(cur.String()); t != "" {
-				out = append(out, newChunk(s.headings, t))
+				out = append(out, newChunk(s.Headings, t))
 			}
 			cur.Reset()
 		}
-		for _, para := range pieces(s.text, max) {
+		for _, para := range pieces(s.Text, max) {
 			if cur.Len() > 0 && utf8.RuneCountInString(cur.String())+2+utf8.RuneCountInString(para) > max {
 				emit()
 			}

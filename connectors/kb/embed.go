@@ -37,6 +37,10 @@ type embedder struct {
 	batch      int
 	client     *http.Client
 
+	// save, when set, keeps the vectors embedded in the store, for the
+	// other replicas (and a restart) not to embed them again.
+	save func(ctx context.Context, vs []connectors.PassageVector) error
+
 	mu     sync.Mutex
 	cache  map[string][]float32 // by inputKey
 	failed time.Time            // when a search's embedding last failed
@@ -93,6 +97,20 @@ func embedInput(p passage) string {
 	return truncateRunes(b.String(), maxEmbedInput)
 }
 
+// cached is the vector of key, nil when none is known.
+func (e *embedder) cached(key string) []float32 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.cache[key]
+}
+
+// keep learns the vector of key (one the store kept).
+func (e *embedder) keep(key string, v []float32) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.cache[key] = v
+}
+
 func (e *embedder) inputKey(input string) string {
 	h := sha256.Sum256([]byte(e.model + "\x00" + input))
 	return hex.EncodeToString(h[:16])
@@ -133,6 +151,15 @@ func (e *embedder) vectors(ctx context.Context, creds connectors.Credentials, s 
 			e.cache[keys[i]] = vs[j]
 		}
 		e.mu.Unlock()
+	}
+	if e.save != nil && len(missing) > 0 {
+		kept := make([]connectors.PassageVector, len(missing))
+		for j, i := range missing {
+			p := s.chunks[i]
+			kept[j] = connectors.PassageVector{Source: p.doc.source, Hash: p.chunk().hash, VectorKey: keys[i], Vector: out[i]}
+		}
+		// Best effort: unsaved, they are embedded again elsewhere, not lost.
+		_ = e.save(ctx, kept)
 	}
 	e.prune(keys)
 	s.vectors.Store(&out)

@@ -2,6 +2,9 @@ package kb
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -9,6 +12,8 @@ import (
 	"sync/atomic"
 
 	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/kb/extract"
 	"github.com/legate-mcp/legate/search"
 )
 
@@ -19,6 +24,10 @@ type document struct {
 	title  string
 	text   string
 	chunks []chunk
+	hash   string // of kind, title, text and passages: what the store compares
+	// revision is the store's generation the document was written at, 0
+	// for a document read here.
+	revision int64
 }
 
 // passage is one chunk of one document in a snapshot.
@@ -57,6 +66,10 @@ type indexer struct {
 	docs     map[string]*document
 	problems map[string]string // by source
 
+	// The store's share of the index (shared.go); nil without a store.
+	shared connectors.IndexStore
+	share  share
+
 	loaded  atomic.Int64 // documents added, for a caller waiting for the build
 	snap    atomic.Pointer[snapshot]
 	ready   chan struct{} // closed when the first build ends
@@ -67,9 +80,10 @@ type indexer struct {
 	wg      sync.WaitGroup
 }
 
-func newIndexer(life context.Context, c *Connector) *indexer {
+func newIndexer(life context.Context, c *Connector, shared connectors.IndexStore) *indexer {
 	return &indexer{life: life, c: c, sem: make(chan struct{}, 1), docs: map[string]*document{},
-		problems: map[string]string{}, updated: make(chan struct{}), ready: make(chan struct{})}
+		problems: map[string]string{}, updated: make(chan struct{}), ready: make(chan struct{}),
+		shared: shared, share: share{every: storeCheck, dirty: map[string]bool{}}}
 }
 
 // lock takes the right to change the index, or fails when ctx ends first.
@@ -90,7 +104,7 @@ func (ix *indexer) unlock() { <-ix.sem }
 // built.
 func (ix *indexer) ensure(ctx context.Context) (*snapshot, error) {
 	if s := ix.snap.Load(); s != nil {
-		return s, nil
+		return ix.fresh(ctx, s), nil
 	}
 	ix.mu.Lock()
 	if ix.closed {
@@ -128,6 +142,7 @@ func (ix *indexer) build() {
 		ix.loadTree(filepath.Clean(f), w)
 	}
 	ix.fetchAll(ix.life)
+	ix.share.reconcile = true
 	if ix.life.Err() != nil {
 		if w != nil {
 			w.Close()
@@ -155,34 +170,44 @@ func (ix *indexer) close() {
 }
 
 // publish makes the documents read so far the index searched, and wakes
-// those waiting for it. The caller holds sem.
-func (ix *indexer) publish() *snapshot {
-	s := &snapshot{docs: make(map[string]*document, len(ix.docs))}
-	sources := make([]string, 0, len(ix.docs))
-	for src, d := range ix.docs {
-		s.docs[src] = d
+// those waiting for it: with a store, what it holds once they are written
+// to it (shared.go). The caller holds sem.
+func (ix *indexer) publish() {
+	var problems []problem
+	for src, p := range ix.problems {
+		problems = append(problems, problem{Source: src, Problem: p})
+	}
+	slices.SortFunc(problems, func(a, b problem) int { return strings.Compare(a.Source, b.Source) })
+	if ix.shared != nil {
+		ix.publishShared(problems)
+		return
+	}
+	ix.publishDocs(maps.Clone(ix.docs), problems)
+}
+
+// publishDocs makes docs the index searched, with problems. The caller
+// holds sem or, with a store, share.mu.
+func (ix *indexer) publishDocs(docs map[string]*document, problems []problem) {
+	s := &snapshot{docs: docs, problems: problems}
+	sources := make([]string, 0, len(docs))
+	for src := range docs {
 		sources = append(sources, src)
 	}
 	slices.Sort(sources)
-	var docs []search.Doc
+	var sds []search.Doc
 	for _, src := range sources {
-		d := ix.docs[src]
+		d := docs[src]
 		for n := range d.chunks {
 			s.chunks = append(s.chunks, passage{doc: d, n: n})
-			docs = append(docs, searchDoc(d, &d.chunks[n]))
+			sds = append(sds, searchDoc(d, &d.chunks[n]))
 		}
 	}
-	s.bm25 = search.New(docs)
-	for src, p := range ix.problems {
-		s.problems = append(s.problems, problem{Source: src, Problem: p})
-	}
-	slices.SortFunc(s.problems, func(a, b problem) int { return strings.Compare(a.Source, b.Source) })
+	s.bm25 = search.New(sds)
 	ix.snap.Store(s)
 	ix.mu.Lock()
 	close(ix.updated)
 	ix.updated = make(chan struct{})
 	ix.mu.Unlock()
-	return s
 }
 
 // searchDoc is a passage as package search ranks it: the section's own
@@ -220,6 +245,7 @@ func (ix *indexer) add(d *document) bool {
 		return false
 	}
 	ix.docs[d.source] = d
+	ix.touch(d.source)
 	delete(ix.problems, d.source)
 	ix.loaded.Add(1)
 	return true
@@ -227,10 +253,20 @@ func (ix *indexer) add(d *document) bool {
 
 // newDocument reads data of kind as the document of source.
 func (ix *indexer) newDocument(source, kind, name string, data []byte) (*document, error) {
-	ex, err := extract(kind, name, data)
+	ex, err := extract.Extract(kind, name, data)
 	if err != nil {
 		return nil, err
 	}
-	return &document{source: source, kind: kind, title: ex.title, text: ex.text,
-		chunks: chunkSections(ex.sections, ix.c.cfg.ChunkChars)}, nil
+	d := &document{source: source, kind: kind, title: ex.Title, text: ex.Text,
+		chunks: chunkSections(ex.Sections, ix.c.cfg.ChunkChars)}
+	h := sha256.New()
+	for _, s := range []string{kind, ex.Title, ex.Text} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	for _, c := range d.chunks {
+		h.Write([]byte(c.hash))
+	}
+	d.hash = hex.EncodeToString(h.Sum(nil)[:16])
+	return d, nil
 }

@@ -10,13 +10,21 @@
 // rankings fused by reciprocal rank. kb.read returns a document or a
 // passage by the ref a search gave, a bounded page at a time.
 //
-// The index lives in memory. Each replica builds it from the same
-// folders and URLs, in the same order, so a search ranks alike on every
-// replica and a ref (the document's source and the passage's content
-// hash, signed with the instance's key, which every replica derives
-// alike) reads on any of them. It is built at the first call (or
-// `legate connector test`), then kept current: folders are watched
-// (fsnotify) and URLs fetched again every refresh_interval.
+// The index is searched in memory. With a store (connectors.Instance's
+// Index: the gateway's), its documents, passages and embeddings are kept
+// there too, and the replicas of the instance share them: the replica
+// that reads a document changed writes it (one that holds it unchanged
+// writes nothing), and each replica builds its index from what the store
+// holds, again when the store's generation of the instance moves (looked
+// at on a call, at most once a second), so that a replica that cannot see
+// a folder answers from it all the same. Without a store each replica
+// builds it from the same folders and URLs. Either way the documents are
+// ranked in the same order, so a search ranks alike on every replica and
+// a ref (the document's source and the passage's content hash, signed
+// with the instance's key, which every replica derives alike) reads on
+// any of them. It is built at the first call (or `legate connector
+// test`), then kept current: folders are watched (fsnotify) and URLs
+// fetched again every refresh_interval.
 package kb
 
 import (
@@ -109,10 +117,13 @@ func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 	})
 	if cfg.EmbeddingsURL != "" {
 		c.embed = newEmbedder(cfg)
+		if inst.Index != nil {
+			c.embed.save = inst.Index.SetVectors
+		}
 	}
 	life, cancel := context.WithCancel(context.Background())
 	c.closed = cancel
-	c.ix = newIndexer(life, c)
+	c.ix = newIndexer(life, c, inst.Index)
 	c.tools = []connectors.Tool{c.searchTool(), c.readTool()}
 	return c, nil
 }

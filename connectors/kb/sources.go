@@ -16,6 +16,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/legate-mcp/legate/connectors/httpkit"
+	"github.com/legate-mcp/legate/connectors/kb/extract"
 	"github.com/legate-mcp/legate/connectors/netguard"
 )
 
@@ -73,13 +74,15 @@ func (ix *indexer) loadTree(dir string, w *fsnotify.Watcher) {
 	})
 	if err != nil {
 		ix.problems[dir] = fmt.Sprintf("cannot be read: %v", unwrapPath(err))
+		return
 	}
+	ix.owns(dir)
 }
 
 // loadFile reads the file at p into the index, if it is of a kind the
 // connector reads. The caller holds sem.
 func (ix *indexer) loadFile(p string) {
-	kind := kindOfName(p)
+	kind := extract.KindOfName(p)
 	if kind == "" {
 		return
 	}
@@ -94,6 +97,7 @@ func (ix *indexer) loadFile(p string) {
 	if fi.Size() > int64(ix.c.cfg.MaxDocumentBytes) {
 		ix.problems[p] = fmt.Sprintf("skipped: %d bytes, over max_document_bytes (%d)", fi.Size(), ix.c.cfg.MaxDocumentBytes)
 		delete(ix.docs, p)
+		ix.touch(p)
 		return
 	}
 	data, err := os.ReadFile(p)
@@ -106,6 +110,7 @@ func (ix *indexer) loadFile(p string) {
 	if err != nil {
 		ix.problems[p] = err.Error()
 		delete(ix.docs, p)
+		ix.touch(p)
 		return
 	}
 	ix.add(d)
@@ -114,16 +119,22 @@ func (ix *indexer) loadFile(p string) {
 // remove drops the documents of p and of everything beneath it. The
 // caller holds sem.
 func (ix *indexer) remove(p string) {
+	ix.owns(p)
 	for src := range ix.docs {
-		if src == p || strings.HasPrefix(src, p+string(filepath.Separator)) {
+		if under(src, p) {
 			delete(ix.docs, src)
 		}
 	}
 	for src := range ix.problems {
-		if src == p || strings.HasPrefix(src, p+string(filepath.Separator)) {
+		if under(src, p) {
 			delete(ix.problems, src)
 		}
 	}
+}
+
+// under reports whether the path src is dir or beneath it.
+func under(src, dir string) bool {
+	return src == dir || strings.HasPrefix(src, dir+string(filepath.Separator))
 }
 
 func unwrapPath(err error) error {
@@ -267,7 +278,7 @@ func (ix *indexer) fetch(ctx context.Context, raw string) (*document, error) {
 		return nil, fmt.Errorf("skipped: over max_document_bytes (%d)", max)
 	}
 	u, _ := netguard.ParseURL(raw)
-	kind := kindOfContentType(resp.Header.Get("Content-Type"), u.Path)
+	kind := extract.KindOfContentType(resp.Header.Get("Content-Type"), u.Path)
 	if kind == "" {
 		return nil, fmt.Errorf("skipped: content type %q is not HTML, Markdown, text or PDF", resp.Header.Get("Content-Type"))
 	}

@@ -3,6 +3,7 @@ package kb
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -83,6 +84,9 @@ func (c *Connector) search(ctx context.Context, call *connectors.Call, in *searc
 		return nil, err
 	}
 	out := SearchResult{Ranking: "bm25", Passages: []Passage{}, Documents: len(s.docs), Indexed: len(s.chunks), Problems: s.problems}
+	if why := c.ix.storeProblem(); why != "" {
+		out.Problems = append(slices.Clip(out.Problems), problem{Source: "store", Problem: why})
+	}
 	ranked := c.rank(ctx, call, s, q, &out)
 	for _, r := range ranked[:min(limit, len(ranked))] {
 		p := s.chunks[r.n]

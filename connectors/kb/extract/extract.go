@@ -1,4 +1,7 @@
-package kb
+// Package extract reads the documents of the kb connector: Markdown,
+// text, HTML and PDF, each as its title, its text and its sections, the
+// text under each path of headings.
+package extract
 
 import (
 	"bytes"
@@ -22,9 +25,9 @@ const (
 	kindPDF      = "pdf"
 )
 
-// kindOfName is the kind of a file by its extension, "" for one the
+// KindOfName is the kind of a file by its extension, "" for one the
 // connector does not read.
-func kindOfName(name string) string {
+func KindOfName(name string) string {
 	switch strings.ToLower(path.Ext(name)) {
 	case ".md", ".markdown":
 		return kindMarkdown
@@ -38,9 +41,9 @@ func kindOfName(name string) string {
 	return ""
 }
 
-// kindOfContentType is the kind of a fetched page by its Content-Type,
+// KindOfContentType is the kind of a fetched page by its Content-Type,
 // else by its URL path's extension.
-func kindOfContentType(contentType, urlPath string) string {
+func KindOfContentType(contentType, urlPath string) string {
 	ct := strings.ToLower(strings.TrimSpace(strings.Split(contentType, ";")[0]))
 	switch ct {
 	case "text/html", "application/xhtml+xml":
@@ -50,31 +53,31 @@ func kindOfContentType(contentType, urlPath string) string {
 	case "application/pdf":
 		return kindPDF
 	case "text/plain":
-		if k := kindOfName(urlPath); k == kindMarkdown {
+		if k := KindOfName(urlPath); k == kindMarkdown {
 			return k
 		}
 		return kindText
 	}
-	return kindOfName(urlPath)
+	return KindOfName(urlPath)
 }
 
-// section is a run of a document's text under one path of headings.
-type section struct {
-	headings []string
-	text     string
+// Section is a run of a document's text under one path of headings.
+type Section struct {
+	Headings []string
+	Text     string
 }
 
-// extracted is what a document is read as: its title, its text as a
+// Extracted is what a document is read as: its title, its text as a
 // model reads it, and its sections.
-type extracted struct {
-	title    string
-	text     string
-	sections []section
+type Extracted struct {
+	Title    string
+	Text     string
+	Sections []Section
 }
 
-// extract reads data of kind; name (a file's or a URL path's base) is the
+// Extract reads data of kind; name (a file's or a URL path's base) is the
 // title of a document that names none.
-func extract(kind, name string, data []byte) (extracted, error) {
+func Extract(kind, name string, data []byte) (Extracted, error) {
 	switch kind {
 	case kindPDF:
 		return extractPDF(name, data)
@@ -97,9 +100,9 @@ var (
 
 // extractMarkdown cuts Markdown at its ATX headings (# to ######), not
 // those inside fenced code; the first level-1 heading is the title.
-func extractMarkdown(name, text string) extracted {
+func extractMarkdown(name, text string) Extracted {
 	text = strings.ReplaceAll(text, "\r\n", "\n")
-	out := extracted{text: strings.TrimSpace(text)}
+	out := Extracted{Text: strings.TrimSpace(text)}
 	var (
 		stack   [6]string // the current heading of each level
 		body    []string
@@ -116,7 +119,7 @@ func extractMarkdown(name, text string) extracted {
 	}
 	flush := func() {
 		if t := strings.TrimSpace(strings.Join(body, "\n")); t != "" {
-			out.sections = append(out.sections, section{headings: path(), text: t})
+			out.Sections = append(out.Sections, Section{Headings: path(), Text: t})
 		}
 		body = body[:0]
 	}
@@ -140,29 +143,29 @@ func extractMarkdown(name, text string) extracted {
 		for i := level + 1; i < len(stack); i++ {
 			stack[i] = ""
 		}
-		if level == 0 && out.title == "" {
-			out.title = stack[0]
+		if level == 0 && out.Title == "" {
+			out.Title = stack[0]
 		}
 	}
 	flush()
-	if out.title == "" {
-		out.title = name
+	if out.Title == "" {
+		out.Title = name
 	}
 	return out
 }
 
 // extractText reads plain text: its first line is its title when it is
 // short and a blank line follows it.
-func extractText(name, text string) extracted {
+func extractText(name, text string) Extracted {
 	text = strings.TrimSpace(strings.ReplaceAll(text, "\r\n", "\n"))
-	out := extracted{title: name, text: text}
+	out := Extracted{Title: name, Text: text}
 	body := text
 	if first, rest, ok := strings.Cut(text, "\n"); ok && len(first) <= 120 && strings.HasPrefix(rest, "\n") {
-		out.title = strings.TrimSpace(first)
+		out.Title = strings.TrimSpace(first)
 		body = strings.TrimSpace(rest)
 	}
 	if body != "" {
-		out.sections = []section{{headings: []string{out.title}, text: body}}
+		out.Sections = []Section{{Headings: []string{out.Title}, Text: body}}
 	}
 	return out
 }
@@ -175,7 +178,7 @@ var (
 // extractHTML reads HTML as text (connectors/htmltext), each heading
 // element marked as a Markdown heading of its level, then as Markdown; its
 // <title> is its title.
-func extractHTML(name, doc string) extracted {
+func extractHTML(name, doc string) Extracted {
 	title := ""
 	if m := htmlTitle.FindStringSubmatch(doc); m != nil {
 		title = strings.Join(strings.Fields(html.UnescapeString(m[1])), " ")
@@ -186,15 +189,15 @@ func extractHTML(name, doc string) extracted {
 	})
 	out := extractMarkdown(name, htmltext.Text(marked))
 	if title != "" {
-		out.title = title
+		out.Title = title
 	}
 	return out
 }
 
 // extractPDF reads the text of each page of a PDF (github.com/ledongthuc/pdf);
-// each page is a section under the title and "Page N". The document's
+// each page is a Section under the title and "Page N". The document's
 // Title, else its first line, is its title.
-func extractPDF(name string, data []byte) (out extracted, err error) {
+func extractPDF(name string, data []byte) (out Extracted, err error) {
 	defer func() {
 		if r := recover(); r != nil { // the reader panics on some malformed files
 			err = fmt.Errorf("not a PDF it can read: %v", r)
@@ -205,7 +208,7 @@ func extractPDF(name string, data []byte) (out extracted, err error) {
 		return out, fmt.Errorf("not a PDF it can read: %v", err)
 	}
 	if info := r.Trailer().Key("Info"); !info.IsNull() {
-		out.title = strings.TrimSpace(info.Key("Title").Text())
+		out.Title = strings.TrimSpace(info.Key("Title").Text())
 	}
 	var all []string
 	fonts := map[string]*pdf.Font{}
@@ -222,19 +225,19 @@ func extractPDF(name string, data []byte) (out extracted, err error) {
 		if text == "" {
 			continue
 		}
-		if out.title == "" {
-			out.title, _, _ = strings.Cut(text, "\n")
+		if out.Title == "" {
+			out.Title, _, _ = strings.Cut(text, "\n")
 		}
-		out.sections = append(out.sections, section{headings: []string{"", fmt.Sprintf("Page %d", i)}, text: text})
+		out.Sections = append(out.Sections, Section{Headings: []string{"", fmt.Sprintf("Page %d", i)}, Text: text})
 		all = append(all, text)
 	}
-	if out.title == "" {
-		out.title = name
+	if out.Title == "" {
+		out.Title = name
 	}
-	for i := range out.sections {
-		out.sections[i].headings[0] = out.title
+	for i := range out.Sections {
+		out.Sections[i].Headings[0] = out.Title
 	}
-	out.text = strings.Join(all, "\n\n")
+	out.Text = strings.Join(all, "\n\n")
 	return out, nil
 }
 
