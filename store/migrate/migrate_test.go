@@ -106,6 +106,9 @@ func populate(t *testing.T) state {
 	_, err = st.Operations().Begin(ctx, "web", "op-1", time.Now(), time.Minute)
 	must(t, err)
 	must(t, st.Operations().Finish(ctx, "web", "op-1", []byte(`{"ok":true}`), time.Now()))
+	_, err = st.KB().Put(ctx, "kb", store.KBDocument{Source: "/srv/a.md", Kind: "markdown", Title: "A", Text: "A text.", Hash: "h",
+		Passages: []store.KBPassage{{Headings: []string{"A"}, Text: "A text.", Hash: "p", VectorKey: "k", Vector: []float32{0.6, -0.8}}}})
+	must(t, err)
 	gw.Close() // writes its last audit rows
 
 	var rows []store.AuditRow
@@ -153,6 +156,12 @@ func TestCopyThenServeFromPostgres(t *testing.T) {
 		if _, ok := gw.Catalog().Lookup(tool); !ok {
 			t.Errorf("the gateway on PostgreSQL does not list %s from the copied cache", tool)
 		}
+	}
+	if docs, err := pg.KB().Load(ctx, "kb", nil); err != nil || len(docs) != 1 || len(docs[0].Passages) != 1 || !slices.Equal(docs[0].Passages[0].Vector, []float32{0.6, -0.8}) {
+		t.Errorf("the knowledge base after the copy: %+v %v", docs, err)
+	}
+	if g, err := pg.KB().Generation(ctx, "kb"); err != nil || g != 1 {
+		t.Errorf("the knowledge base's generation after the copy: %d %v", g, err)
 	}
 	a, err := pg.Approvals().Get(ctx, s.executed)
 	if err != nil || a.State != store.StateExecuted || a.Decider != "admin" || a.Reason != "fine" || len(a.Outcome) == 0 {
