@@ -24,7 +24,7 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 // openStores opens n stores on one database, as n replicas would, closed
 // at the test's end.
-func openStores(t *testing.T, url string, n int) []store.Store {
+func openStores(t testing.TB, url string, n int) []store.Store {
 	t.Helper()
 	var out []store.Store
 	for range n {
@@ -40,7 +40,7 @@ func openStores(t *testing.T, url string, n int) []store.Store {
 
 // replica builds the instance "kb" of config on st, as one replica of a
 // deployment builds it, looking at the store on every call.
-func replica(t *testing.T, st store.Store, config string) connectors.Connector {
+func replica(t testing.TB, st store.Store, config string) connectors.Connector {
 	t.Helper()
 	ct, _ := connectors.Lookup("kb")
 	c, err := connectors.BuildIn(ct, connectors.Instance{ID: "kb", Index: sources.IndexStore(st.KB(), "kb")}, yamlNode(t, config), "c")
@@ -52,16 +52,19 @@ func replica(t *testing.T, st store.Store, config string) connectors.Connector {
 	return c
 }
 
+// stores are the URLs of an empty store of each backend, for a test.
+var stores = map[string]func(t testing.TB) string{
+	"sqlite":   func(t testing.TB) string { return "sqlite://" + filepath.Join(t.TempDir(), "legate.db") },
+	"postgres": func(t testing.TB) string { return pgtest.URL(t) },
+}
+
 // TestReplicasShareTheIndex: of two replicas on one store, one cannot
 // read the folder (it was missing when that replica built its index),
 // the other can; the first answers from what the second wrote to the
 // store, a document added, changed and removed included, and reads by
 // the second's refs.
 func TestReplicasShareTheIndex(t *testing.T) {
-	for name, url := range map[string]func(t *testing.T) string{
-		"sqlite":   func(t *testing.T) string { return "sqlite://" + filepath.Join(t.TempDir(), "legate.db") },
-		"postgres": func(t *testing.T) string { return pgtest.URL(t) },
-	} {
+	for name, url := range stores {
 		t.Run(name, func(t *testing.T) {
 			sts := openStores(t, url(t), 2)
 			dir := filepath.Join(t.TempDir(), "handbook")
@@ -218,5 +221,40 @@ func TestStoredEmbeddingsAreNotAskedAgain(t *testing.T) {
 	e.mu.Unlock()
 	if len(embedded) != 1 || !strings.Contains(embedded[0], "diesel") {
 		t.Errorf("after one passage changed, embedded %q; want that passage alone", embedded)
+	}
+}
+
+// BenchmarkSearchLooksAtTheStore is what a search costs on the test
+// corpus in memory alone, and with a store looked at on every call (the
+// generation read; a real replica looks at most once a second) on SQLite
+// and PostgreSQL; and what reading the index again from the store costs
+// when every document was written since (reload).
+func BenchmarkSearchLooksAtTheStore(b *testing.B) {
+	const query = "how long are database backups kept"
+	config := folderConfig(corpus(b))
+	b.Run("memory", func(b *testing.B) {
+		c := build(b, "kb", config)
+		search(b, c, alice, query, 5)
+		for b.Loop() {
+			search(b, c, alice, query, 5)
+		}
+	})
+	for name, url := range stores {
+		b.Run(name, func(b *testing.B) {
+			c := replica(b, openStores(b, url(b), 1)[0], config)
+			search(b, c, alice, query, 5)
+			b.Run("search", func(b *testing.B) {
+				for b.Loop() {
+					search(b, c, alice, query, 5)
+				}
+			})
+			b.Run("reload", func(b *testing.B) {
+				for b.Loop() {
+					if err := kb.ReloadAll(c); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
 	}
 }
