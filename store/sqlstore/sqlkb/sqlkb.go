@@ -127,7 +127,10 @@ func (s kbStore) load(ctx context.Context, instance, cond string, args []any) ([
 			return nil, fmt.Errorf("loading the passages of %s: headings of %s: %w", instance, src, err)
 		}
 		p.Vector = decodeVector(vector)
-		if i, ok := at[src]; ok { // a document written between the two reads waits for the next load
+		// Two reads, outside a transaction: a document written between
+		// them may be read with its new passages, or none, under its old
+		// revision; its revision having moved, the next load reads it again.
+		if i, ok := at[src]; ok {
 			out[i].Passages = append(out[i].Passages, p)
 		}
 	}
