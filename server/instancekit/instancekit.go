@@ -41,8 +41,9 @@ type Kit struct {
 	// prevented is told of each write an instance did not make again.
 	prevented func(instance string)
 
-	once sync.Once
-	root []byte
+	once    sync.Once
+	root    []byte
+	derived sync.Map // label → its key, derived once (a connector that signs asks on every ref)
 }
 
 // New returns the kit of a gateway whose vault is v (nil without one: the
@@ -74,7 +75,12 @@ func (k *Kit) Derive(ctx context.Context, purpose string) []byte {
 	return k.derive(ctx, "purpose\x00"+purpose)
 }
 
+// derive returns the key of label, the same slice each time: callers do
+// not change it.
 func (k *Kit) derive(ctx context.Context, label string) []byte {
+	if key, ok := k.derived.Load(label); ok {
+		return key.([]byte)
+	}
 	k.once.Do(func() {
 		// Not the call's own deadline: a call cancelled early must not
 		// leave the process on a key of its own.
@@ -84,7 +90,8 @@ func (k *Kit) derive(ctx context.Context, label string) []byte {
 	})
 	mac := hmac.New(sha256.New, k.root)
 	mac.Write([]byte(label))
-	return mac.Sum(nil)
+	key, _ := k.derived.LoadOrStore(label, mac.Sum(nil))
+	return key.([]byte)
 }
 
 // rootKey reads (or creates) SigningKeyName. Without a vault, or when it
