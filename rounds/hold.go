@@ -96,8 +96,10 @@ func (h *Holder) Start(call func(ctx context.Context, ask func(context.Context, 
 	c.id = base64.RawURLEncoding.EncodeToString(b)
 	h.run(func() {
 		res, err := call(ctx, c.Ask)
-		c.done <- result{res, err}
+		// Out of the table before its result can be read: a retry's state
+		// read after the result names no call waiting for input.
 		c.end()
+		c.done <- result{res, err}
 	})
 	return c
 }
