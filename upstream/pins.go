@@ -3,7 +3,6 @@ package upstream
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/upstream/cache"
@@ -67,20 +66,9 @@ func (m *Manager) Accept(ctx context.Context, id, by string, tools ...string) ([
 	if err != nil {
 		return nil, err
 	}
-	var accepted []string
-	for _, row := range all[id].Tools {
-		if len(tools) > 0 && !slices.Contains(tools, row.Name) {
-			continue
-		}
-		if err := m.opts.Pins.Set(ctx, id, row.Name, store.Pin{Hash: row.Hash, Definition: row.Definition, AcceptedBy: by}, false); err != nil {
-			return accepted, err
-		}
-		accepted = append(accepted, row.Name)
-	}
-	for _, name := range tools {
-		if !slices.Contains(accepted, name) {
-			return accepted, fmt.Errorf("upstream %s has no cached tool %q (legate upstream refresh %s first?)", id, name, id)
-		}
+	accepted, err := cache.Accept(ctx, m.opts.Pins, id, by, all[id].Tools, tools)
+	if err != nil {
+		return accepted, err
 	}
 	_, err = m.reload(ctx)
 	return accepted, err

@@ -3,7 +3,9 @@ package cache
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/legate-mcp/legate/audit"
 	"github.com/legate-mcp/legate/store"
@@ -67,4 +69,26 @@ func Pin(ctx context.Context, c *upconfig.Config, rows []store.CachedTool, pins 
 		tools = append(tools, t)
 	}
 	return tools, quarantined, nil
+}
+
+// Accept pins, in ps, the cached definitions rows of upstream id (all of
+// them when tools is empty), by by, and returns the names accepted; a name
+// of tools with no cached row is an error, after the others are pinned.
+func Accept(ctx context.Context, ps store.PinStore, id, by string, rows []store.CachedTool, tools []string) ([]string, error) {
+	var accepted []string
+	for _, row := range rows {
+		if len(tools) > 0 && !slices.Contains(tools, row.Name) {
+			continue
+		}
+		if err := ps.Set(ctx, id, row.Name, store.Pin{Hash: row.Hash, Definition: row.Definition, AcceptedBy: by}, false); err != nil {
+			return accepted, err
+		}
+		accepted = append(accepted, row.Name)
+	}
+	for _, name := range tools {
+		if !slices.Contains(accepted, name) {
+			return accepted, fmt.Errorf("upstream %s has no cached tool %q (legate upstream refresh %s first?)", id, name, id)
+		}
+	}
+	return accepted, nil
 }
