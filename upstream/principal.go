@@ -56,7 +56,7 @@ func dialPrincipal(u *Upstream, c Client) (*session, error) {
 	defer cancel()
 	rt := u.m.opts.Authorize(u.cfg.ID, c.Tenant, c.Principal, u.http.Transport)
 	hc := &http.Client{Transport: rt}
-	tapped := &http.Client{Transport: &relay.TapTransport{Base: msglimit.Transport(rt, u.maxResult()), Tap: u.tap(nil)}}
+	tapped := &http.Client{Transport: &relay.TapTransport{Base: u.tasks.Watch(msglimit.Transport(rt, u.maxResult())), Tap: u.tap(nil)}}
 	s, err := u.connect(cctx, nil, hc, tapped)
 	if le := (*legate.Error)(nil); errors.As(err, &le) && le.Code == legate.CodeNotConnected {
 		return nil, le

@@ -172,10 +172,10 @@ func (u *Upstream) finish(s *session, c *call, resp *http.Response, err error) e
 // session is connected; hc is the session's HTTP client (nil: the
 // upstream's own).
 func (u *Upstream) conn(s *session, hc *http.Client) *relay.Conn {
-	return &relay.Conn{
+	return s.tasks.Over(&relay.Conn{
 		URL: u.cfg.URL, HTTP: cmp.Or(hc, u.http), Session: s.cs, Secrets: u.creds.Secrets(), Max: u.maxResult(),
 		Peer: peer{u, s}, Log: u.log, Go: u.m.wg.Go, Life: u.m.ctx, NoticeTimeout: u.m.opts.ConnectTimeout,
-	}
+	})
 }
 
 // peer hands the relay's messages of session s back to its upstream.

@@ -14,6 +14,7 @@ import (
 	"github.com/legate-mcp/legate/upstream/dial"
 	"github.com/legate-mcp/legate/upstream/msglimit"
 	"github.com/legate-mcp/legate/upstream/relay"
+	"github.com/legate-mcp/legate/upstream/uptasks"
 )
 
 // session is one connected upstream session.
@@ -30,7 +31,8 @@ type session struct {
 	// oauth, carries that principal's token (principal.go); nil: the
 	// upstream's own client.
 	tappedHC *http.Client
-	conn     *relay.Conn // the relay's, for a relayable upstream's session
+	conn     *relay.Conn   // the relay's, for a relayable upstream's session
+	tasks    *uptasks.Link // runs its calls to task-required tools (package uptasks)
 }
 
 // callContext is the context of a call under way on the session, so that
@@ -70,7 +72,7 @@ func (u *Upstream) transport(ctx context.Context, s *session) (mcp.Transport, er
 		return &http.Client{Transport: &relay.TapTransport{Base: u.limited(), Tap: u.tap(s)}}
 	}
 	stdio := func(raw []byte) { u.tapMessage(s, raw) }
-	return dial.Transport(u.cfg, dial.Session{Log: u.log, Stdio: stdio, SSE: sse, HTTP: cmp.Or(s.tappedHC, u.tappedHTTP), Max: u.maxResult(), Life: u.m.ctx}), nil
+	return s.tasks.Wrap(dial.Transport(u.cfg, dial.Session{Log: u.log, Stdio: stdio, SSE: sse, HTTP: cmp.Or(s.tappedHC, u.tappedHTTP), Max: u.maxResult(), Life: u.m.ctx})), nil
 }
 
 // limited is the upstream's HTTP transport with each message it receives
@@ -85,7 +87,7 @@ func (u *Upstream) maxResult() int64 { return u.cfg.MessageLimit(u.m.opts.MaxRes
 // connect opens a session, for owner (per_client) or shared (nil owner);
 // its HTTP clients, when given, are one principal's (principal.go).
 func (u *Upstream) connect(ctx context.Context, owner *mcp.ServerSession, clients ...*http.Client) (*session, error) {
-	s := &session{owner: owner, done: make(chan struct{}), ready: make(chan struct{})}
+	s := &session{owner: owner, done: make(chan struct{}), ready: make(chan struct{}), tasks: uptasks.NewLink(u.tasks)}
 	var hc *http.Client
 	if len(clients) == 2 {
 		hc, s.tappedHC = clients[0], clients[1]

@@ -23,6 +23,7 @@ import (
 	"github.com/legate-mcp/legate/upstream/maskhttp"
 	"github.com/legate-mcp/legate/upstream/msglimit"
 	"github.com/legate-mcp/legate/upstream/relay"
+	"github.com/legate-mcp/legate/upstream/uptasks"
 )
 
 // Upstream is one upstream MCP server: its sessions, its circuit breaker,
@@ -54,6 +55,7 @@ type Upstream struct {
 	tokenID atomic.Uint64
 
 	lastFailure atomic.Pointer[failure] // the last call the breaker counted as failed
+	tasks       *uptasks.Tools          // its task-required tools, as its listings say
 }
 
 // failure is a call's failure as the breaker counted it: its masked text
@@ -109,7 +111,7 @@ var errTimeout = errors.New("upstream call timed out")
 func newUpstream(m *Manager, cfg *Config, origin string) *Upstream {
 	u := &Upstream{
 		cfg: cfg, origin: origin, m: m,
-		log:   m.log.With("upstream", cfg.ID),
+		log: m.log.With("upstream", cfg.ID), tasks: uptasks.NewTools(cfg.ID),
 		slots: make(chan struct{}, cfg.Concurrency()),
 	}
 	u.pool = pool{u: u, perClient: map[*mcp.ServerSession]*session{}, byPrincipal: map[string]*session{}}
@@ -121,7 +123,7 @@ func newUpstream(m *Manager, cfg *Config, origin string) *Upstream {
 		if !u.creds.Secrets().Empty() || cfg.HasCredentialRefs() {
 			u.http.Transport = &maskhttp.Transport{Base: u.http.Transport, Current: u.creds.Secrets}
 		}
-		u.tappedHTTP = &http.Client{Transport: &relay.TapTransport{Base: u.limited(), Tap: u.tap(nil)}}
+		u.tappedHTTP = &http.Client{Transport: &relay.TapTransport{Base: u.tasks.Watch(u.limited()), Tap: u.tap(nil)}}
 	}
 	u.breaker = circuit.New[answer](circuit.Settings{
 		Name: cfg.ID, Failures: m.opts.BreakerFailures, Cooldown: m.opts.BreakerCooldown, Log: u.log,
@@ -179,7 +181,7 @@ func (u *Upstream) call(ctx context.Context, t *Tool, args json.RawMessage, clie
 			if err != nil {
 				return answer{}, err
 			}
-			envelope, raw := u.enveloped(s, client) && s.relayableOn(t), asBytes && u.relayable() && s.relayableOn(t)
+			envelope, raw := u.enveloped(s, client) && s.relayableOn(t), asBytes && u.relayable() && s.relayableOn(t) && !s.tasks.Required(t.Name)
 			var a answer
 			switch {
 			case client.Round != nil && s.owner == nil && (!envelope && !raw || rounds.IsHeld(client.Round.State)):
@@ -292,7 +294,7 @@ func (u *Upstream) callOn(ctx context.Context, s *session, name string, args any
 	if client.ProgressToken != nil {
 		params.SetProgressToken(c.token)
 	}
-	res, err := s.cs.CallTool(c.ctx, params)
+	res, err := s.tasks.CallTool(c.ctx, s.cs, params, uptasks.Caller{Token: c.token, Progress: u.relayProgress, CanAsk: client.ask != nil || client.Session != nil})
 	if err != nil {
 		return nil, c.failed(err)
 	}
