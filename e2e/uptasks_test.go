@@ -58,7 +58,7 @@ func TestUpstreamTaskOnlyTool(t *testing.T) {
 			if !strings.Contains(r.Params.Message, "could have multiple interpretations") {
 				t.Errorf("elicitation %q, want the upstream's clarification", r.Params.Message)
 			}
-			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"interpretation": "historical"}}, nil
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"interpretation": "snake"}}, nil
 		},
 	})
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.url("127.0.0.1")}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
@@ -122,7 +122,7 @@ func TestUpstreamTaskOnlyTool(t *testing.T) {
 			if err != nil || res.IsError {
 				t.Fatalf("%s: %+v, %v", name, res, err)
 			}
-			if text := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, "python (historical)") {
+			if text := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, "python (snake)") {
 				t.Errorf("result %q, want the report on the interpretation the client chose", text)
 			}
 			mu.Lock()
