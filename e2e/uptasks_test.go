@@ -133,6 +133,32 @@ func TestUpstreamTaskOnlyTool(t *testing.T) {
 		})
 	}
 
+	// A client of protocol 2026-07-28 (the go-sdk client's default, stateless) answers the
+	// upstream's question by retrying (input_required), which its SDK does on its own.
+	t.Run("stateless", func(t *testing.T) {
+		era, err := mcp.NewClient(&mcp.Implementation{Name: "uptasks-era", Version: "1"}, &mcp.ClientOptions{
+			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"interpretation": "comedy"}}, nil
+			},
+		}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.url("127.0.0.1")}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer era.Close()
+		if v := era.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+			t.Fatalf("negotiated %q, want 2026-07-28", v)
+		}
+		for _, id := range []string{"evs", "evh"} {
+			res, err := era.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__" + id + "__simulate-research-query", Arguments: map[string]any{"topic": "python", "ambiguous": true}})
+			if err != nil || res.IsError {
+				t.Fatalf("%s: %+v, %v", id, res, err)
+			}
+			if text := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, "python (comedy)") {
+				t.Errorf("%s: result %q, want the report on the interpretation the client chose", id, text)
+			}
+		}
+	})
+
 	t.Run("cancel", func(t *testing.T) {
 		cctx, stop := context.WithCancel(ctx)
 		defer stop()
