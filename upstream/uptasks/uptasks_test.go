@@ -3,6 +3,7 @@ package uptasks_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -332,7 +333,17 @@ func TestTaskEndsFailedOrCancelled(t *testing.T) {
 	}
 }
 
+// errDeadline stands for the call's timeout, which cancels its context
+// with a cause of its own (package upstream).
+var errDeadline = errors.New("upstream call timed out")
+
 func TestCancelledCallCancelsTheTask(t *testing.T) {
+	for _, cause := range []error{context.Canceled, errDeadline} {
+		cancelledWith(t, cause)
+	}
+}
+
+func cancelledWith(t *testing.T, cause error) {
 	s, link, cs := connect(t)
 	ctx, cancel := context.WithCancelCause(t.Context())
 	gone := make(chan struct{})
@@ -342,11 +353,11 @@ func TestCancelledCallCancelsTheTask(t *testing.T) {
 	c.Progress = func(*mcp.ProgressNotificationParams) { once.Do(func() { close(gone) }) } // the task is under way
 	go func() {
 		<-gone
-		cancel(context.Canceled)
+		cancel(cause)
 	}()
 	_, err := link.CallTool(ctx, cs, &mcp.CallToolParams{Name: "hangs"}, c)
-	if err != context.Canceled {
-		t.Fatalf("err %v, want the call's cancellation", err)
+	if err != cause {
+		t.Fatalf("err %v, want the call's end: %v", err, cause)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
