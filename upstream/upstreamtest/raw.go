@@ -1,6 +1,7 @@
 package upstreamtest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -20,6 +21,8 @@ type Raw struct {
 	tools []json.RawMessage
 	// call answers tools/call; nil answers {"content":[{"type":"text","text":"<name>"}]}.
 	call func(name string, args json.RawMessage) (json.RawMessage, error)
+	// first answers any request before the methods above (Handle).
+	first func(ctx context.Context, method string, params json.RawMessage) (any, error, bool)
 
 	// Lists counts tools/list requests; Calls counts tools/call requests.
 	Lists, Calls atomic.Int64
@@ -56,6 +59,15 @@ func (r *Raw) HandleCall(fn func(name string, args json.RawMessage) (json.RawMes
 	r.mu.Unlock()
 }
 
+// Handle sets fn to answer every request first, within the context of its
+// HTTP request: a result, or an error answered as a JSON-RPC error; with ok
+// false, the request is answered as without it.
+func (r *Raw) Handle(fn func(ctx context.Context, method string, params json.RawMessage) (result any, err error, ok bool)) {
+	r.mu.Lock()
+	r.first = fn
+	r.mu.Unlock()
+}
+
 func (r *Raw) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	switch req.Method {
 	case http.MethodPost:
@@ -88,12 +100,35 @@ func (r *Raw) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	var result any
 	var rpcErr error
-	switch msg.Method {
+	r.mu.Lock()
+	first := r.first
+	r.mu.Unlock()
+	handled := false
+	if first != nil {
+		result, rpcErr, handled = first(req.Context(), msg.Method, msg.Params)
+	}
+	if !handled {
+		result, rpcErr = r.answer(msg.Method, msg.Params)
+	}
+	resp := map[string]any{"jsonrpc": "2.0", "id": msg.ID}
+	if rpcErr != nil {
+		resp["error"] = map[string]any{"code": -32601, "message": rpcErr.Error()}
+	} else {
+		resp["result"] = result
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(resp)
+}
+
+// answer answers a request of method with params as the server does
+// without Handle.
+func (r *Raw) answer(method string, params json.RawMessage) (result any, rpcErr error) {
+	switch method {
 	case "initialize":
 		var p struct {
 			ProtocolVersion string `json:"protocolVersion"`
 		}
-		json.Unmarshal(msg.Params, &p)
+		json.Unmarshal(params, &p)
 		result = map[string]any{
 			"protocolVersion": p.ProtocolVersion,
 			"capabilities":    map[string]any{"tools": map[string]any{}},
@@ -112,7 +147,7 @@ func (r *Raw) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			Name      string          `json:"name"`
 			Arguments json.RawMessage `json:"arguments"`
 		}
-		json.Unmarshal(msg.Params, &p)
+		json.Unmarshal(params, &p)
 		r.mu.Lock()
 		fn := r.call
 		r.mu.Unlock()
@@ -123,14 +158,7 @@ func (r *Raw) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			result, rpcErr = fn(p.Name, p.Arguments)
 		}
 	default:
-		rpcErr = fmt.Errorf("method %q not found", msg.Method)
+		rpcErr = fmt.Errorf("method %q not found", method)
 	}
-	resp := map[string]any{"jsonrpc": "2.0", "id": msg.ID}
-	if rpcErr != nil {
-		resp["error"] = map[string]any{"code": -32601, "message": rpcErr.Error()}
-	} else {
-		resp["result"] = result
-	}
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(resp)
+	return result, rpcErr
 }
