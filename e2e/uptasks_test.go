@@ -61,7 +61,10 @@ func TestUpstreamTaskOnlyTool(t *testing.T) {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"interpretation": "snake"}}, nil
 		},
 	})
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.url("127.0.0.1")}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	// The client's HTTP answers are kept, to see the listing as Legate writes it.
+	answers := &lockedBuffer{mu: &sync.Mutex{}, b: &bytes.Buffer{}}
+	hc := &http.Client{Transport: teeTransport{copy: answers}}
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.url("127.0.0.1"), HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,6 +75,15 @@ func TestUpstreamTaskOnlyTool(t *testing.T) {
 			t.Fatal(err)
 		}
 		listed[tool.Name] = tool
+	}
+
+	// Legate runs the task itself: clients are to call the tool plainly, so it is listed
+	// without the upstream's execution.taskSupport.
+	answers.mu.Lock()
+	wire := answers.b.String()
+	answers.mu.Unlock()
+	if !strings.Contains(wire, `"name":"mcp__evs__simulate-research-query"`) || strings.Contains(wire, "taskSupport") {
+		t.Errorf("the listing names the tool with a task support, or not at all:\n%.2000s", wire)
 	}
 
 	for _, id := range []string{"evs", "evh"} {
@@ -241,4 +253,18 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.Write(p)
+}
+
+// teeTransport copies the bodies of the answers it receives to copy.
+type teeTransport struct{ copy io.Writer }
+
+func (t teeTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err == nil {
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.TeeReader(resp.Body, t.copy), resp.Body}
+	}
+	return resp, err
 }

@@ -48,13 +48,14 @@ func (h overHTTP) call(ctx context.Context, id, method string, params any) (json
 		return nil, err
 	}
 	// What is left of the stream (normally its end) is read in the
-	// background, for at most a few seconds.
-	go func() {
+	// background, for at most a few seconds, or until the manager closes.
+	h.c.Go(func() {
 		defer cancel()
+		defer context.AfterFunc(h.c.Life, cancel)()
 		t := time.AfterFunc(relay.DrainTimeout, cancel)
 		defer t.Stop()
 		relay.Drain(resp)
-	}()
+	})
 	return raw, nil
 }
 
