@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/legate-mcp/legate"
 )
 
 // task is the task of the 2025-11-25 protocol, as tools/call (under
@@ -110,8 +108,9 @@ func (f *follower) follow(ctx context.Context) (*mcp.CallToolResult, error) {
 		case t.Status == "completed" && result == nil:
 			fetch()
 		case t.Status == "input_required" && !f.caller.CanAsk:
+			// A tool error, not the upstream's failure (its breaker).
 			f.cancel(ctx)
-			return nil, &legate.Error{Code: legate.CodeInvalidArgument, Message: fmt.Sprintf("upstream %s's task %s needs input (%s) that Legate cannot relay to this caller", f.upstream, t.TaskID, t.StatusMessage)}
+			return toolError(fmt.Sprintf("upstream %s's task %s needs input (%s) that Legate cannot relay to this caller; the task is cancelled", f.upstream, t.TaskID, t.StatusMessage)), nil
 		}
 		select {
 		case o := <-result:
@@ -189,6 +188,10 @@ func ended(upstream string, t task) *mcp.CallToolResult {
 	if t.StatusMessage != "" {
 		text += ": " + t.StatusMessage
 	}
+	return toolError(text)
+}
+
+func toolError(text string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
 }
 

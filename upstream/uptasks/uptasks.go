@@ -137,7 +137,8 @@ type Caller struct {
 	Progress func(*mcp.ProgressNotificationParams)
 	// CanAsk is set when the caller answers the upstream's own requests
 	// (elicitation, sampling) during the call; without it, a task that
-	// asks for input (input_required) is cancelled and the call fails.
+	// asks for input (input_required) is cancelled and the call answers a
+	// tool error that says so.
 	CanAsk bool
 }
 

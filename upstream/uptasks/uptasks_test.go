@@ -11,7 +11,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/upstream/uptasks"
 )
 
@@ -369,9 +368,9 @@ func cancelledWith(t *testing.T, cause error) {
 func TestInputTheCallerCannotGive(t *testing.T) {
 	s, link, cs := connect(t)
 	var p progress
-	_, err := link.CallTool(t.Context(), cs, &mcp.CallToolParams{Name: "asks"}, p.caller(false))
-	if legate.CodeOf(err) != legate.CodeInvalidArgument || !strings.Contains(err.Error(), "needs input (Which one?) that Legate cannot relay") {
-		t.Fatalf("err %v", err)
+	res, err := link.CallTool(t.Context(), cs, &mcp.CallToolParams{Name: "asks"}, p.caller(false))
+	if err != nil || !res.IsError || !strings.Contains(textOf(res), "upstream up's task task-asks needs input (Which one?) that Legate cannot relay") {
+		t.Fatalf("got %q (isError %v), %v; want a tool error that says the task needs input", textOf(res), res != nil && res.IsError, err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
