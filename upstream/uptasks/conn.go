@@ -94,7 +94,7 @@ func (c *conn) take(msg jsonrpc.Message) bool {
 		delete(c.lists, m.ID)
 		c.mu.Unlock()
 		if listing && m.Error == nil {
-			c.tools.listed(m.Result)
+			c.tools.read(m.Result)
 		}
 	case *jsonrpc.Request:
 		if m.Method != "notifications/tasks/status" || m.ID.IsValid() {

@@ -145,6 +145,6 @@ func (b *listingBody) message(raw []byte) {
 		Result json.RawMessage `json:"result"`
 	}
 	if len(raw) > 0 && json.Unmarshal(raw, &msg) == nil && len(msg.Result) > 0 {
-		b.tools.listed(msg.Result)
+		b.tools.read(msg.Result)
 	}
 }

@@ -44,6 +44,9 @@ const stateless = "2026-07-28"
 type Tools struct {
 	id       string   // the upstream's, which errors name
 	required sync.Map // tool name → struct{}
+	// listed is set once a listing was read; asked, once a call listed
+	// the upstream itself for want of one (CallTool).
+	listed, asked atomic.Bool
 }
 
 // NewTools returns the task-required tools of upstream id, none until a
@@ -60,8 +63,8 @@ func (t *Tools) Required(name string) bool {
 	return ok
 }
 
-// listed reads one page of a tools/list result.
-func (t *Tools) listed(result json.RawMessage) {
+// read reads one page of a tools/list result.
+func (t *Tools) read(result json.RawMessage) {
 	var page struct {
 		Tools []struct {
 			Name      string `json:"name"`
@@ -73,6 +76,7 @@ func (t *Tools) listed(result json.RawMessage) {
 	if json.Unmarshal(result, &page) != nil {
 		return
 	}
+	t.listed.Store(true)
 	for _, tool := range page.Tools {
 		// "optional" runs without a task when asked without one: only
 		// "required" needs Legate to create it.
@@ -154,7 +158,20 @@ func (l *Link) CallTool(ctx context.Context, cs *mcp.ClientSession, params *mcp.
 			r = c
 		}
 	}
-	if r == nil || !l.tools.Required(params.Name) || cs.InitializeResult().ProtocolVersion >= stateless {
+	if r == nil || cs.InitializeResult().ProtocolVersion >= stateless {
+		return cs.CallTool(ctx, params)
+	}
+	if !l.tools.listed.Load() && l.tools.asked.CompareAndSwap(false, true) {
+		// A call before this process listed the upstream (its start's
+		// listing under way, or a process that lists nothing): it lists it
+		// once, on this session, which reads the answer.
+		for _, err := range cs.Tools(ctx, nil) {
+			if err != nil {
+				break
+			}
+		}
+	}
+	if !l.tools.Required(params.Name) {
 		return cs.CallTool(ctx, params)
 	}
 	return run(ctx, r, l.tools.id, params, caller)

@@ -33,6 +33,7 @@ type standIn struct {
 	tasks     map[string]*fakeTask
 	taskAsked map[string]bool // tools/call params.task seen, by tool
 	cancelled []string        // tasks/cancel's task ids
+	lists     int             // tools/list requests
 	waiting   map[string][]jsonrpc.ID
 }
 
@@ -125,6 +126,7 @@ func (s *standIn) answer(req *jsonrpc.Request) (any, error) {
 		return map[string]any{"protocolVersion": "2025-11-25", "serverInfo": map[string]any{"name": "stand-in", "version": "1"},
 			"capabilities": map[string]any{"tools": map[string]any{}, "tasks": map[string]any{"cancel": map[string]any{}, "requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}}}}}, nil
 	case "tools/list":
+		s.lists++
 		tools := []map[string]any{{"name": "plain", "inputSchema": map[string]any{"type": "object"}}}
 		for name := range scripts {
 			tools = append(tools, map[string]any{"name": name, "inputSchema": map[string]any{"type": "object"}, "execution": map[string]any{"taskSupport": "required"}})
@@ -213,6 +215,15 @@ func text(s string) map[string]any {
 // connect opens a go-sdk client session on the stand-in through a link,
 // and lists its tools, as discovery does.
 func connect(t *testing.T) (*standIn, *uptasks.Link, *mcp.ClientSession) {
+	s, link, cs := connectUnlisted(t)
+	if _, err := cs.ListTools(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	return s, link, cs
+}
+
+// connectUnlisted is connect without the listing.
+func connectUnlisted(t *testing.T) (*standIn, *uptasks.Link, *mcp.ClientSession) {
 	s, tr := startStandIn(t)
 	link := uptasks.NewLink(uptasks.NewTools("up"))
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "legate", Version: "test"}, nil).
@@ -221,9 +232,6 @@ func connect(t *testing.T) (*standIn, *uptasks.Link, *mcp.ClientSession) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	if _, err := cs.ListTools(t.Context(), nil); err != nil {
-		t.Fatal(err)
-	}
 	return s, link, cs
 }
 
@@ -302,6 +310,27 @@ func TestTaskCompletes(t *testing.T) {
 			t.Errorf("task asked %v, cancelled %v", s.taskAsked["research"], s.cancelled)
 		}
 		s.mu.Unlock()
+	}
+}
+
+// A call before any listing lists the upstream first, once.
+func TestCallBeforeAnyListing(t *testing.T) {
+	s, link, cs := connectUnlisted(t)
+	var p progress
+	for range 2 {
+		res, err := link.CallTool(t.Context(), cs, &mcp.CallToolParams{Name: "plain"}, p.caller(true))
+		if err != nil || textOf(res) != "plain answer" {
+			t.Fatalf("got %q, %v", textOf(res), err)
+		}
+	}
+	res, err := link.CallTool(t.Context(), cs, &mcp.CallToolParams{Name: "research"}, p.caller(true))
+	if err != nil || textOf(res) != "report of research" {
+		t.Fatalf("got %q, %v", textOf(res), err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lists != 1 {
+		t.Errorf("%d listings, want 1", s.lists)
 	}
 }
 
