@@ -71,12 +71,15 @@ type watch struct {
 }
 
 func (w *watch) RoundTrip(r *http.Request) (*http.Response, error) {
+	// The go-sdk client writes a request's method near its start:
+	// {"jsonrpc":"2.0","id":7,"method":"tools/list",...}.
 	listing := false
 	if r.Method == http.MethodPost && r.GetBody != nil {
 		if b, err := r.GetBody(); err == nil {
-			head, _ := io.ReadAll(io.LimitReader(b, 4<<10))
+			var head [128]byte
+			n, _ := io.ReadFull(b, head[:])
 			b.Close()
-			listing = bytes.Contains(head, []byte(`"method":"tools/list"`))
+			listing = bytes.Contains(head[:n], []byte(`"method":"tools/list"`))
 		}
 	}
 	resp, err := w.base.RoundTrip(r)
