@@ -8,7 +8,7 @@ BIN      := bin/legate
 comma    := ,
 space    := $() $()
 
-.PHONY: build build-slim install run test test-short lint peers anchors gateways bench bench-smoke fuzz fuzz-smoke soak clean docs
+.PHONY: build build-slim install run test test-short lint peers anchors gateways bench bench-smoke bench-curves fuzz fuzz-smoke soak clean docs
 
 ## build: the static, stripped binary with every connector type (docs/build.md).
 build:
@@ -70,6 +70,16 @@ bench:
 ## bench-smoke: every benchmark scenario once, briefly; fails only if one cannot run.
 bench-smoke:
 	$(GO) run ./cmd/legate-bench -smoke $(BENCHFLAGS)
+
+## bench-curves: the cost curves, how Legate's cost grows with the work (cached
+## tools, idle sessions, upstreams, approval requests, audit rows), each a
+## table and an SVG plot in docs/curves (docs/BENCHMARKS.md, "Cost curves");
+## 15-20 minutes, 10 of them the audit curve's sustained calls. Shorter:
+## make bench-curves CURVEFLAGS="-curves-audit 1m"; a check that every curve
+## runs, under a minute: make bench-curves CURVEFLAGS="-smoke" CURVES=/tmp/curves.
+CURVES ?= docs/curves
+bench-curves:
+	$(GO) run ./cmd/legate-bench -curves $(CURVES) $(CURVEFLAGS)
 
 ## docs: regenerate what is generated from the specs: docs/connectors (one
 ## reference page per connector type), each connector README's config table,

@@ -14,6 +14,7 @@
 //	go run ./cmd/legate-bench -only P1,P3 -rounds 3
 //	go run ./cmd/legate-bench -profile /tmp/prof   # CPU and allocation profiles of Legate
 //	go run ./cmd/legate-bench -soak                # the soak (package soak), a few minutes
+//	go run ./cmd/legate-bench -curves docs/curves  # the cost curves (package curvebench), 15–20 minutes
 //
 // The hidden subcommands upstream, hop, bare, legate, proxy and soakupstream
 // are the servers it starts (see harness/servers.go and soak/upstream.go).
@@ -38,6 +39,7 @@ import (
 	"time"
 
 	"github.com/legate-mcp/legate/cmd/legate-bench/benchkit"
+	"github.com/legate-mcp/legate/cmd/legate-bench/curvebench"
 	"github.com/legate-mcp/legate/cmd/legate-bench/harness"
 	"github.com/legate-mcp/legate/cmd/legate-bench/saasbench"
 	"github.com/legate-mcp/legate/cmd/legate-bench/soak"
@@ -75,6 +77,9 @@ func run() int {
 	selfProfile := flag.String("selfprofile", "", "write a CPU profile of the harness itself (the load clients) to this file")
 	soakRun := flag.Bool("soak", false, "instead of the scenarios, the soak (package soak): -sessions concurrent sessions, -calls calls, faults injected; fails on any other error or on growth")
 	soakCfg := soak.Flags()
+	curvesOut := flag.String("curves", "", "instead of the scenarios, the cost curves (package curvebench): measure them, print their tables and write their SVG plots into this directory")
+	curvesAudit := flag.Duration("curves-audit", 10*time.Minute, "curves: how long the audit curve's calls run (smoke: 5s)")
+	curvesRate := flag.Int("curves-audit-rate", 1000, "curves: the audit curve's calls per second (smoke: 200)")
 	flag.Parse()
 
 	if *selfProfile != "" {
@@ -90,13 +95,15 @@ func run() int {
 	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if *smoke {
 		defaults := map[string]func(){
-			"rounds":    func() { *rounds = 1 },
-			"duration":  func() { *dur = 200 * time.Millisecond },
-			"warmup":    func() { *warmup = 50 * time.Millisecond },
-			"c":         func() { *csFlag = "1" },
-			"lists":     func() { *lists = 10 },
-			"sessions":  func() { *sessions = 100 },
-			"upstreams": func() { *bigUps = 10 },
+			"rounds":            func() { *rounds = 1 },
+			"duration":          func() { *dur = 200 * time.Millisecond },
+			"warmup":            func() { *warmup = 50 * time.Millisecond },
+			"c":                 func() { *csFlag = "1" },
+			"lists":             func() { *lists = 10 },
+			"sessions":          func() { *sessions = 100 },
+			"upstreams":         func() { *bigUps = 10 },
+			"curves-audit":      func() { *curvesAudit = 5 * time.Second },
+			"curves-audit-rate": func() { *curvesRate = 200 },
 		}
 		for name, f := range defaults {
 			if !set[name] {
@@ -157,6 +164,16 @@ func run() int {
 	if *profile != "" {
 		if err := b.profile(ctx, *profile); err != nil {
 			fmt.Fprintln(os.Stderr, "legate-bench: profile:", err)
+			return 1
+		}
+		return 0
+	}
+
+	if *curvesOut != "" {
+		co := curvebench.Options{Legate: b.bin, Dir: b.dir, Out: *curvesOut, Smoke: b.smoke, Window: b.dur, Warmup: b.warmup,
+			Audit: *curvesAudit, AuditRate: *curvesRate, Logf: b.logf}
+		if err := curvebench.Run(ctx, co, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "legate-bench:", err)
 			return 1
 		}
 		return 0

@@ -67,10 +67,20 @@ var objects = []string{
 // Catalog builds the P9 catalog: Upstreams × ToolsPerUpstream upstream
 // tools, mcp.<service>.<verb>_<object>.
 func Catalog() (*catalog.Catalog, error) {
+	return CatalogOf(Upstreams, ToolsPerUpstream)
+}
+
+// CatalogOf builds a catalog as P9's of ups upstreams of perUpstream
+// tools each; past the fiftieth, a service's name takes a number
+// (github2, …), so that every canonical name stays unique.
+func CatalogOf(ups, perUpstream int) (*catalog.Catalog, error) {
 	var entries []*catalog.Entry
-	for u := range Upstreams {
+	for u := range ups {
 		svc := services[u%len(services)]
-		for j := range ToolsPerUpstream {
+		if u >= len(services) {
+			svc += fmt.Sprint(u/len(services) + 1)
+		}
+		for j := range perUpstream {
 			v := verbs[j%len(verbs)]
 			obj := objects[(j/len(verbs)+u)%len(objects)]
 			name := fmt.Sprintf("%s_%s", v.name, obj)
@@ -124,13 +134,6 @@ func Run(ctx context.Context, o benchkit.Options) ([]benchkit.Row, error) {
 	if o.Window > 0 && o.Window < time.Second {
 		n = 200 // a smoke run
 	}
-	search := func(q string) error {
-		found, err := profiles.Search(cat, &profiles.SearchArgs{Query: q, Limit: 5})
-		if err == nil && len(found) == 0 {
-			err = fmt.Errorf("no tool found for %q", q)
-		}
-		return err
-	}
 	scan := func(q string) error {
 		words := strings.Fields(strings.ToLower(q))
 		type hit struct {
@@ -152,7 +155,7 @@ func Run(ctx context.Context, o benchkit.Options) ([]benchkit.Row, error) {
 		slices.SortStableFunc(hits, func(a, b hit) int { return b.n - a.n })
 		return nil
 	}
-	legateP, err := latencies(ctx, n, search)
+	legateP, err := Latencies(ctx, cat, n)
 	if err != nil {
 		return nil, err
 	}
@@ -179,6 +182,18 @@ func Run(ctx context.Context, o benchkit.Options) ([]benchkit.Row, error) {
 		{Scenario: "P9", Metric: "search index memory", Unit: "MiB", Baseline: math.NaN(), Legate: indexBytes / (1 << 20), Ratio: math.NaN(),
 			Note: fmt.Sprintf("heap growth building the index of the %d tools (built in %.1f ms, once per catalog view)", cat.Len(), buildMs)},
 	}, nil
+}
+
+// Latencies runs legate.search_tools's search (profiles.Search, limit 5)
+// over cat n times, the queries in turn, as latencies does.
+func Latencies(ctx context.Context, cat *catalog.Catalog, n int) ([4]float64, error) {
+	return latencies(ctx, n, func(q string) error {
+		found, err := profiles.Search(cat, &profiles.SearchArgs{Query: q, Limit: 5})
+		if err == nil && len(found) == 0 {
+			err = fmt.Errorf("no tool found for %q", q)
+		}
+		return err
+	})
 }
 
 // latencies runs f n times over the queries and returns its p50 and p99
