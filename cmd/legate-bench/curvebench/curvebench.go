@@ -55,7 +55,8 @@ type Curve struct {
 // Metric is one series of a curve.
 type Metric struct {
 	Name, Unit string
-	// Expect is the growth it should show at most (Constant, Log, Linear).
+	// Expect is the growth it should show at most (Constant, Log, Linear;
+	// "": none judged).
 	Expect string
 	// Inverse: the figures are rates (work per second), their cost the inverse.
 	Inverse bool
@@ -156,9 +157,13 @@ func (c Curve) table(w io.Writer, judged bool) {
 	if len(xs) > 0 {
 		fmt.Fprint(w, "| metric |")
 		for _, x := range xs {
-			fmt.Fprintf(w, " %s %s |", count(x), c.Work)
+			work := c.Work
+			if x == 1 {
+				work = strings.TrimSuffix(work, "s")
+			}
+			fmt.Fprintf(w, " %s %s |", count(x), work)
 		}
-		fmt.Fprintln(w, " cost per 10× work | growth | expected |")
+		fmt.Fprintln(w, " cost per 10× work, last decade | growth | expected |")
 		fmt.Fprintln(w, "|---|"+strings.Repeat("---:|", len(xs))+"---:|---|---|")
 		for _, m := range c.Metrics {
 			if m.NoGrowth {

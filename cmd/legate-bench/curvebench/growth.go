@@ -15,24 +15,32 @@ const (
 )
 
 // The bounds of each class, as the cost's ratio per 10× work. A pure
-// a·log n from 1,000 to 100,000 grows 1.29× per decade, a constant with a
-// loaded machine's noise stays under 1.25×, n^0.5 grows 3.16×, n 10×,
-// n^1.3 20×.
+// a·log n grows 1.25× from 10,000 to 100,000 and 1.2× from 100,000 to
+// 1,000,000; n^0.5 grows 3.16×, n 10×, n^1.3 20×. Below 1.15× the growth
+// cannot be told from a constant's noise on a shared machine.
 const (
-	constantBelow = 1.25
+	constantBelow = 1.15
 	logBelow      = 3.0
 	linearBelow   = 20.0
 )
 
-// Growth reads the complexity off measured figures: the cost's ratio per
-// 10× work (the geometric mean over the span measured, from the first
-// figure to the last) and its class. With inverse, a figure is a rate (the
-// work done per second): its cost is its inverse.
+// Growth reads the complexity off measured figures (ordered by work): the
+// cost's ratio per 10× work over the last decade measured — from the
+// first figure at a tenth of the largest work or more, else the first, to
+// the last, where a constant part weighs least — and its class. With
+// inverse, a figure is a rate (the work done per second): its cost is its
+// inverse.
 func Growth(pts []Point, inverse bool) (perDecade float64, class string) {
 	if len(pts) < 2 {
 		return math.NaN(), ""
 	}
 	first, last := pts[0], pts[len(pts)-1]
+	for _, p := range pts[:len(pts)-1] {
+		if p.X >= last.X/10*(1-1e-9) {
+			first = p
+			break
+		}
+	}
 	decades := math.Log10(last.X / first.X)
 	if decades <= 0 || first.Y <= 0 || last.Y <= 0 {
 		return math.NaN(), ""
@@ -88,12 +96,12 @@ func format(v float64, unit string) string {
 	return fmt.Sprintf("%.1f %s", v, unit)
 }
 
-// count writes a work figure shortly: 1,000 → 1k.
+// count writes a work figure shortly: 1,000 → 1k, 1,100 → 1.1k.
 func count(v float64) string {
 	switch {
 	case v >= 1e6 && math.Mod(v, 1e6) == 0:
 		return fmt.Sprintf("%gM", v/1e6)
-	case v >= 1e3 && math.Mod(v, 1e3) == 0:
+	case v >= 1e3 && math.Mod(v, 100) == 0:
 		return fmt.Sprintf("%gk", v/1e3)
 	}
 	return fmt.Sprintf("%g", v)

@@ -26,6 +26,7 @@ func TestGrowthReadsTheClass(t *testing.T) {
 		{"constant", func(float64) float64 { return 3 }, false, Constant},
 		{"constant with a little noise", func(n float64) float64 { return 3 + math.Log10(n)/50 }, false, Constant},
 		{"log", func(n float64) float64 { return math.Log2(n) }, false, Log},
+		{"log with a small constant part", func(n float64) float64 { return 1 + math.Log2(n) }, false, Log},
 		{"square root", func(n float64) float64 { return math.Sqrt(n) }, false, Linear},
 		{"linear", func(n float64) float64 { return 0.01 * n }, false, Linear},
 		{"linear with a constant part", func(n float64) float64 { return 50 + 0.01*n }, false, Linear},
@@ -50,6 +51,11 @@ func TestGrowthPerDecade(t *testing.T) {
 	r, _ = Growth([]Point{{1000, 4}, {100000, 16}}, false)
 	if math.Abs(r-2) > 1e-9 {
 		t.Errorf("4 to 16 over two decades: %v per decade, want 2", r)
+	}
+	// The last decade is read: a constant part that hides the growth at
+	// small work weighs least there.
+	if r, class := Growth([]Point{{1000, 1}, {10000, 1}, {100000, 10}}, false); math.Abs(r-10) > 1e-9 || class != Linear {
+		t.Errorf("flat, then 10× over the last decade: read as %v (%s), want 10 (linear)", r, class)
 	}
 	if r, class := Growth([]Point{{1000, 4}}, false); !math.IsNaN(r) || class != "" {
 		t.Errorf("one point read as %v %q", r, class)

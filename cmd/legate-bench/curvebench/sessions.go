@@ -39,7 +39,8 @@ func sessionCurve(ctx context.Context, o Options) ([]Curve, error) {
 	if err != nil {
 		return nil, err
 	}
-	total := Metric{Name: "RSS", Unit: "MiB", Expect: Linear}
+	total := Metric{Name: "RSS", Unit: "MiB"}
+	above := Metric{Name: "RSS above the process's before any session", Unit: "MiB", Expect: Linear}
 	per := Metric{Name: "RSS growth per idle session", Unit: "KiB", Expect: Constant}
 	hc := harness.NewHTTPClient()
 	var open []*mcp.ClientSession
@@ -57,11 +58,12 @@ func sessionCurve(ctx context.Context, o Options) ([]Curve, error) {
 		}
 		x := float64(n)
 		total.Points = append(total.Points, Point{x, float64(rss) / (1 << 20)})
+		above.Points = append(above.Points, Point{x, float64(rss-rss0) / (1 << 20)})
 		per.Points = append(per.Points, Point{x, float64(rss-rss0) / 1024 / x})
 		o.Logf("curves: %d idle sessions: RSS %.1f MiB, %.1f KiB per session", n, float64(rss)/(1<<20), float64(rss-rss0)/1024/x)
 	}
 	return []Curve{{ID: "sessions-rss", Title: "RSS against idle sessions", Work: "sessions", LogX: true, LogY: true, YLabel: "MiB; KiB per session",
-		Metrics: []Metric{total, per},
+		Metrics: []Metric{total, above, per},
 		Notes: []string{fmt.Sprintf("`legate serve` with one upstream, %.1f MiB RSS before any session; go-sdk client sessions (protocol 2025-11-25, "+
 			"no standalone SSE stream), opened in steps and kept open; RSS (VmRSS) read %s after each step. Per session: the growth over "+
 			"the RSS before any session, divided by the sessions open.", float64(rss0)/(1<<20), settle)}}}, nil

@@ -38,7 +38,6 @@ func toolCurves(ctx context.Context, o Options) ([]Curve, error) {
 	gw := Metric{Name: "legate.search_tools p50, through Legate (every tool a candidate)", Unit: "ms", Expect: Linear}
 	inproc := Metric{Name: "profiles.Search p50, in-process, P9's catalog", Unit: "ms", Expect: Linear}
 	inprocCPU := Metric{Name: "profiles.Search p50 CPU, in-process, P9's catalog", Unit: "ms", Expect: Linear}
-	var notes []string
 	for _, n := range sizes {
 		l, s, err := throughGateway(ctx, o, n)
 		if err != nil {
@@ -61,15 +60,16 @@ func toolCurves(ctx context.Context, o Options) ([]Curve, error) {
 		inprocCPU.Points = append(inprocCPU.Points, Point{x, lat[2]})
 		o.Logf("curves: %d tools: tools/list p50 %.2f ms p99 %.2f ms; search_tools p50 %.3f ms through Legate, %.3f ms in-process", n, l[0], l[1], s, lat[0])
 	}
-	notes = append(notes, fmt.Sprintf("Through Legate: the real binary over a cache of upstreams of %d tools each (the harness's filler tools), "+
-		"the upstreams up and Legate idle after its start-up refresh; tools/list timed on the wire (plain HTTP client, every page), "+
-		"legate.search_tools (limit 5) with a go-sdk client, query %q. In-process: `profiles.Search` (limit 5) over P9's catalog "+
-		"(verbs × objects × services) of the same size, P9's twelve queries in turn.", toolsPerUpstream, searchQuery))
+	gateway := fmt.Sprintf("Through Legate: the real binary over a cache of upstreams of %d tools each (the harness's filler tools), "+
+		"the upstreams up and Legate idle after its start-up refresh", toolsPerUpstream)
+	listNote := gateway + "; tools/list timed on the wire (plain HTTP client, every page), after 3 untimed lists."
+	searchNote := fmt.Sprintf("%s; legate.search_tools (limit 5) with a go-sdk client, query %q. In-process: `profiles.Search` (limit 5) "+
+		"over P9's catalog (verbs × objects × services) of the same size, P9's twelve queries in turn.", gateway, searchQuery)
 	return []Curve{
 		{ID: "tools-list", Title: "tools/list against cached tools", Work: "tools", LogX: true, LogY: true, YLabel: "latency, ms",
-			Metrics: []Metric{list, list99}, Notes: notes},
+			Metrics: []Metric{list, list99}, Notes: []string{listNote}},
 		{ID: "search-tools", Title: "legate.search_tools against cached tools", Work: "tools", LogX: true, LogY: true, YLabel: "latency, ms",
-			Metrics: []Metric{gw, inproc, inprocCPU}, Notes: notes},
+			Metrics: []Metric{gw, inproc, inprocCPU}, Notes: []string{searchNote}},
 	}, nil
 }
 
