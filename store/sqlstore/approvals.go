@@ -107,9 +107,18 @@ func (s approvalStore) List(ctx context.Context, f store.ApprovalFilter) ([]*sto
 	if limit <= 0 {
 		limit = 100
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+approvalCols+` FROM approvals
-		WHERE (? = '' OR state = ?) AND (? OR tenant = ?) ORDER BY created_at DESC, id LIMIT ?`,
-		f.State, f.State, f.AllTenants, f.Tenant, limit)
+	// Only the conditions the filter sets, each a plain comparison: a
+	// condition such as (? = '' OR state = ?) keeps both databases from
+	// the state index (PostgreSQL once its plan is generic), and every
+	// listing would read every request ever stored.
+	q, args := `SELECT `+approvalCols+` FROM approvals WHERE TRUE`, make([]any, 0, 3)
+	if f.State != "" {
+		q, args = q+` AND state = ?`, append(args, f.State)
+	}
+	if !f.AllTenants {
+		q, args = q+` AND tenant = ?`, append(args, f.Tenant)
+	}
+	rows, err := s.db.QueryContext(ctx, q+` ORDER BY created_at DESC, id LIMIT ?`, append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("listing approvals: %w", err)
 	}
