@@ -286,6 +286,11 @@ var migrations = []string{
 		vector     BYTEA NOT NULL,
 		PRIMARY KEY (instance, source, position)
 	);`,
+	// 10: the embedded store's version 16, indexes that let a listing of
+	// pending requests stop at the page's end.
+	`DROP INDEX approvals_state;
+	CREATE INDEX approvals_state ON approvals (state, created_at, id);
+	CREATE INDEX approvals_tenant_state ON approvals (tenant, state, created_at, id);`,
 }
 
 // Migrate applies pending migrations (sqlstore.Migrate) on one

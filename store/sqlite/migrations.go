@@ -257,6 +257,12 @@ var migrations = []string{
 		vector     BLOB NOT NULL,
 		PRIMARY KEY (instance, source, position)
 	);`,
+	// 16: the pending requests listed newest first stop at the page's end
+	// (store.ApprovalStore.List): the state index ends with the listing's
+	// order, and a tenant's listing has one of its own.
+	`DROP INDEX approvals_state;
+	CREATE INDEX approvals_state ON approvals (state, created_at, id);
+	CREATE INDEX approvals_tenant_state ON approvals (tenant, state, created_at, id);`,
 }
 
 // createMigrations creates the table recording the migrations applied.
