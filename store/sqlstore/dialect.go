@@ -79,14 +79,10 @@ func (db database) prepared(ctx context.Context, query string) (*sql.Stmt, error
 		return st.(*sql.Stmt), nil
 	}
 	st, err := db.db.PrepareContext(ctx, db.d.rebind(query))
-	if err != nil {
-		return nil, err
+	if err == nil {
+		db.stmts.Store(query, st) // a racing twin stays open: at most one per caller, once
 	}
-	if old, loaded := db.stmts.LoadOrStore(query, st); loaded {
-		st.Close()
-		return old.(*sql.Stmt), nil
-	}
-	return st, nil
+	return st, err
 }
 
 // ExecContext runs a statement.
@@ -134,12 +130,8 @@ func (tx transaction) ExecContext(ctx context.Context, query string, args ...any
 	return tx.tx.ExecContext(ctx, tx.db.d.rebind(query), args...)
 }
 
-// execPrepared runs a statement the database keeps prepared (prepared);
-// a migration's transaction, which has no database, runs it as it is.
+// execPrepared runs a statement the database keeps prepared (prepared).
 func (tx transaction) execPrepared(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if tx.db.stmts == nil {
-		return tx.ExecContext(ctx, query, args...)
-	}
 	st, err := tx.db.prepared(ctx, query)
 	if err != nil {
 		return nil, err
