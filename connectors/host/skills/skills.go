@@ -400,6 +400,9 @@ func clone(ctx context.Context, src, dir string, max int64) (string, error) {
 	if _, err := git("clone", "--quiet", "--depth", "1", "--no-recurse-submodules", "--", src, dir); err != nil {
 		return "", err
 	}
+	if dirSize(dir) > max { // a clone done before the watcher's first look
+		return "", legate.Errorf(legate.CodeInvalidArgument, "skills: the repository is larger than %d bytes on disk; a skills repository is small", max)
+	}
 	out, err := git("-C", dir, "rev-parse", "HEAD")
 	if err != nil {
 		return "", err
