@@ -90,6 +90,11 @@ const pairWeight = 0.3
 // list, search). Set on the tune and dev requests: more ranked worse.
 const verbBonus = 0.1
 
+// sourceBonus is how much more a tool counts when the request names its
+// source (the upstream or connector instance it comes from). Set on the
+// tune, dev and dev-b requests: 0.2–0.5 rank them alike.
+const sourceBonus = 0.25
+
 // posting is one document's precomputed score for one term.
 type posting struct {
 	doc   int32
@@ -100,9 +105,10 @@ type posting struct {
 type Index struct {
 	n        int
 	postings map[string][]posting
-	exact    map[string]int32 // lower-cased name or alias → doc
-	actions  []uint32         // by doc, the action classes of its name's verbs
-	scratch  sync.Pool        // *scratch
+	exact    map[string]int32   // lower-cased name or alias → doc
+	actions  []uint32           // by doc, the action classes of its name's verbs
+	bySource map[string][]int32 // a source's term → the docs of that source
+	scratch  sync.Pool          // *scratch
 }
 
 // scratch is one search's working memory, reused.
@@ -115,7 +121,7 @@ type scratch struct {
 
 // New builds an index of docs; a hit's Doc is the position in docs.
 func New(docs []Doc) *Index {
-	ix := &Index{n: len(docs), postings: map[string][]posting{}, exact: make(map[string]int32, len(docs)), actions: make([]uint32, len(docs))}
+	ix := &Index{n: len(docs), postings: map[string][]posting{}, exact: make(map[string]int32, len(docs)), actions: make([]uint32, len(docs)), bySource: map[string][]int32{}}
 	ix.scratch.New = func() any { return &scratch{scores: make([]float32, len(docs)), best: make([]float32, len(docs))} }
 	type fieldTerms [numFields][]string
 	all := make([]fieldTerms, len(docs))
@@ -125,6 +131,11 @@ func New(docs []Doc) *Index {
 		var ft fieldTerms
 		ft[fieldName] = appendTerms(nil, d.Name, stems)
 		ft[fieldSource] = appendTerms(nil, d.Source, stems)
+		for _, t := range ft[fieldSource] {
+			if ds := ix.bySource[t]; len(ds) == 0 || ds[len(ds)-1] != int32(i) {
+				ix.bySource[t] = append(ds, int32(i))
+			}
+		}
 		ft[fieldTitle] = appendTerms(nil, d.Title, stems)
 		ft[fieldDescription] = appendTerms(nil, d.Description, stems)
 		ft[fieldLead] = appendTerms(nil, lead(d.Description), stems)
@@ -242,7 +253,6 @@ func (ix *Index) Search(query string, o Options) []Hit {
 		}
 		matched = matched[:0]
 	}
-	sc.matched = matched
 	if qa := queryActions(qws); qa != 0 {
 		for _, d := range touched {
 			if ix.actions[d]&qa != 0 {
@@ -250,6 +260,23 @@ func (ix *Index) Search(query string, o Options) []Hit {
 			}
 		}
 	}
+	// A request that names a tool's source ("…in Notion", "the github
+	// issue") wants that source's tools: each counts sourceBonus more,
+	// once however many of its source's words the request says (best
+	// marks those counted; it is zero outside a term).
+	for _, qt := range qts {
+		for _, d := range ix.bySource[qt.term] {
+			if scores[d] > 0 && best[d] == 0 {
+				scores[d] *= 1 + sourceBonus
+				best[d] = 1
+				matched = append(matched, d)
+			}
+		}
+	}
+	for _, d := range matched {
+		best[d] = 0
+	}
+	sc.matched = matched[:0]
 	if d, ok := ix.exact[strings.ToLower(strings.TrimSpace(query))]; ok {
 		add(d, 1000)
 	}

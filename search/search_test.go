@@ -18,6 +18,8 @@ func TestTerms(t *testing.T) {
 		"s3 bucket v2":              {"3", "bucket", "v", "2"},
 		"Addresses and statuses":    {"address", "status"},
 		"open PRs, the DB":          {"open", "pull", "request", "databas"},
+		"a to-do, to_do or To-Do":   {"todo", "todo", "todo"},
+		"e-mail, mail or emails":    {"email", "email", "email"},
 	} {
 		if got := terms(in); !slices.Equal(got, want) {
 			t.Errorf("terms(%q) = %q, want %q", in, got, want)
@@ -126,7 +128,12 @@ func TestQueryWords(t *testing.T) {
 		"get rid of the temp file":             {"delete", "the", "temp", "file"},
 		"reset upload asset update":            {"reset", "upload", "asset", "update"},
 		"open https://example.com/a?b=c now":   {"open", "url", "now"},
-		"mail bob@example.com the notes.txt":   {"mail", "email", "the", "text", "file"},
+		"mail bob@example.com the notes.txt":   {"mail", "email", "the", "text", "file", "send"},
+		"the mail from bob":                    {"the", "mail", "from", "bob"},
+		"what is at 48.8584, 2.2945?":          {"what", "is", "at", "coordinates"},
+		"how far is it, at 40.7 N, 74.0 W":     {"distance", "is", "it", "at", "coordinates"},
+		"give back the charge":                 {"refund", "the", "charge"},
+		"add a to-do to the bottom of it":      {"add", "a", "todo", "append", "of", "it"},
 		"post in #general to @alice":           {"post", "in", "channel", "to", "user"},
 		"let everyone in #ops know":            {"notify", "everyone", "in", "channel", "let"},
 		"watch acme.com/terms for changes":     {"watch", "website", "url", "for", "changes"},
@@ -197,6 +204,20 @@ func TestVerbInAVerbsPlace(t *testing.T) {
 	} {
 		if got := queryActions(queryWords(q))&create != 0; got != wantCreate {
 			t.Errorf("%q asks to create: %v, want %v", q, got, wantCreate)
+		}
+	}
+}
+
+// A request that names a tool's source wants that source's tools.
+func TestSourceCounts(t *testing.T) {
+	ix := New([]Doc{
+		{Name: "search", Description: "Search the messages", Source: "chat"},
+		{Name: "search", Description: "Search the messages", Source: "google mail"},
+	})
+	for q, want := range map[string]int{"search the messages": 0, "search the google mail messages": 1, "search messages in chat": 0} {
+		hits := ix.Search(q, Options{})
+		if len(hits) != 2 || hits[0].Doc != want {
+			t.Errorf("%q: hits %v, want doc %d first", q, hits, want)
 		}
 	}
 }

@@ -60,6 +60,9 @@ func stemCached(w string, cache map[string]string) string {
 // meets "github" in a request (which is lower-cased before it is split).
 func words(text string) []string {
 	var out []string
+	if strings.ContainsAny(text, "-_") {
+		text = compounds.Replace(text)
+	}
 	rs := []rune(text)
 	for i := 0; i < len(rs); {
 		if !unicode.IsLetter(rs[i]) && !unicode.IsDigit(rs[i]) {
@@ -106,11 +109,17 @@ func stem(w string) string {
 	return english.Stem(w, true)
 }
 
+// compounds are words written with a hyphen or an underscore whose parts
+// alone say nothing (or are stop words: "to-do"), written as one.
+var compounds = strings.NewReplacer("to-do", "todo", "To-do", "Todo", "To-Do", "Todo", "to_do", "todo", "e-mail", "email", "E-mail", "Email", "E-Mail", "Email")
+
 // irregular holds the forms the stemmer would leave apart or bring
 // together wrongly.
 var irregular = map[string]string{
 	"children": "child", "people": "person", "indices": "index",
 	"data": "data", "news": "news",
+	// "mail", "e-mail" (whose "e" is a stop word) and "email" are one word.
+	"mail": "email", "mails": "email", "emails": "email", "mailed": "email", "emailed": "email",
 }
 
 // abbreviations are short forms spelled out before stemming, in tools
@@ -138,7 +147,7 @@ var stopWords = set(
 	"what", "whats", "how", "there", "their", "them", "they", "if", "so", "then", "than",
 	"mcp", "tool", "using", "use", "via", "given", "specified", "specific", "optional", "e", "g",
 	"let", "also", "just", "one", "up", "out", "s", "t", "get",
-	"everything", "anything", "something", "nothing", "whoever", "whatever",
+	"everything", "anything", "something", "nothing", "whoever", "whatever", "anyone", "someone", "anybody", "somebody",
 )
 
 // synonymGroups are groups of words people use for one another when they
@@ -231,6 +240,10 @@ var phrasalVerbs = map[string]string{
 	"find out": "find", "fill in": "fill", "fill out": "fill", "turn on": "enable", "turn off": "disable",
 	"shut down": "stop", "clean up": "delete", "write down": "note", "check out": "checkout",
 	"keep an eye": "monitor", "say back": "echo", "above sea level": "elevation", "open source": "repository",
+	"give back": "refund", "pay back": "refund", "drop down": "dropdown", "to do": "todo",
+	"look for": "search", "hunt for": "search", "dig up": "search",
+	"how far": "distance", "how long": "duration",
+	"to the bottom": "append", "at the bottom": "append", "to the end": "append", "at the end": "append",
 }
 
 // In a request, a URL, an email address, a file's name, a #channel or an
@@ -247,6 +260,7 @@ var (
 	channelPattern = lazyRegexp(`(?:^|\s)#[a-z][\w-]*`)
 	numberPattern  = lazyRegexp(`(?:^|\s)#\d+\b`)
 	emojiPattern   = lazyRegexp(`:[a-z][a-z0-9_+-]*:`)
+	latLngPattern  = lazyRegexp(`-?\b\d{1,3}\.\d+°?\s*[ns]?,\s*-?\d{1,3}\.\d+°?\s*[ew]?\b`)
 	mentionPattern = lazyRegexp(`(?:^|\s)@[a-z][\w.-]*`)
 )
 
@@ -257,8 +271,9 @@ var fileKinds = map[string]string{
 	"gif": "image", "svg": "image", "html": "html", "htm": "html", "sql": "sql", "zip": "archive", "tar": "archive", "gz": "archive",
 }
 
-// queryWords are the lower-cased words of a request, a URL or a bare
-// domain read as "url", an email address as "email", a file's name as
+// queryWords are the lower-cased words of a request, a latitude and
+// longitude ("48.8584, 2.2945") read as "coordinates", a URL or a bare
+// domain as "url", an email address as "email", a file's name as
 // "file" (and its kind), a #channel as "channel", #212 as "issue or pull
 // request", an @mention as "user", :tada: as "emoji", "let … know" as
 // "notify", "where…" as a request to find, its phrasal verbs as one word.
@@ -267,6 +282,7 @@ func queryWords(query string) []string {
 	// Each pattern needs a character most requests do not have: scanning
 	// for it first keeps a search's cost (P9).
 	if strings.ContainsAny(query, ".:") {
+		query = latLngPattern().ReplaceAllString(query, " coordinates ")
 		query = urlPattern().ReplaceAllString(query, " url ")
 		query = emailPattern().ReplaceAllString(query, " email ")
 		query = domainPattern().ReplaceAllString(query, " website url ")
@@ -304,6 +320,14 @@ func queryWords(query string) []string {
 	// "where is the roadmap?" asks to find it.
 	if len(out) > 0 && (out[0] == "where" || out[0] == "wheres") {
 		out = append(out, "find")
+	}
+	// "email the invoice to…", "file a bug…": a noun in a verb's place
+	// says the action too.
+	for i, w := range out {
+		if v, ok := verbUses[w]; ok && (i == 0 || verbBefore[out[i-1]]) {
+			out = append(out, v)
+			break
+		}
 	}
 	// "let the team know", "let everyone in #general know".
 	for i, w := range out {
@@ -349,6 +373,12 @@ const readActions = 1<<1 | 1<<2 | 1<<5
 // place ("please open…", "I want to open…", "…and then close…"), as its
 // first word is; elsewhere a verb's word is not read as the request's
 // action ("show me the open issues").
+// verbUses are nouns that, in a verb's place, say an action: a means of
+// sending sends by it ("email the invoice to…", "text Bob…").
+var verbUses = map[string]string{
+	"email": "send", "mail": "send", "text": "send", "message": "send", "dm": "send", "ping": "send", "slack": "send",
+}
+
 var verbBefore = set("and", "then", "to", "please", "you", "i", "we", "also", "just", "now", "first", "should", "must", "can", "could", "will", "would")
 
 // questionWords open a request that asks rather than acts.

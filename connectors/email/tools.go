@@ -90,10 +90,10 @@ func (c *Connector) newTools() []connectors.Tool {
 func (c *Connector) readTools() []connectors.Tool {
 	return []connectors.Tool{
 		connectors.Returning[saas.List[model.Message]](connectors.NewTool("search",
-			fmt.Sprintf("Search a folder's messages (message.v1), newest first, by from, to, subject, text and dates, a page at a time: limit (default %d, at most %d) and cursor (the next_cursor of the previous page, with the same query). Each result has a snippet; read gives the text.", DefaultMessages, MaxMessages),
+			fmt.Sprintf("Search the mailbox's email messages in a folder (message.v1), newest first, by from, to, subject, text and dates, a page at a time: limit (default %d, at most %d) and cursor (the next_cursor of the previous page, with the same query). Each result has a snippet; read gives the text.", DefaultMessages, MaxMessages),
 			legate.ClassRead, c.search)),
 		connectors.Returning[model.Message](connectors.NewTool("read",
-			fmt.Sprintf("Read one message (message.v1) by its ref: its text (the text/plain part, else the HTML part converted to text; at most %d bytes, then text_truncated) and its attachments listed by name, type and size.", c.cfg.MaxBodyBytes),
+			fmt.Sprintf("Read one email message (message.v1) by its ref: its text (the text/plain part, else the HTML part converted to text; at most %d bytes, then text_truncated) and its attachments listed by name, type and size.", c.cfg.MaxBodyBytes),
 			legate.ClassRead, c.read)),
 	}
 }
@@ -101,13 +101,13 @@ func (c *Connector) readTools() []connectors.Tool {
 func (c *Connector) sendTools() []connectors.Tool {
 	return []connectors.Tool{
 		connectors.Returning[model.Message](connectors.NewTool("draft",
-			fmt.Sprintf("Save a message (text and/or HTML, attachments as send takes them) as a draft in the %q folder, unsent; returns the draft (message.v1). Retrying the same call never saves it twice.", c.cfg.DraftsFolder),
+			fmt.Sprintf("Save an email message (text and/or HTML, attachments as send takes them) as a draft in the %q folder, unsent; returns the draft (message.v1). Retrying the same call never saves it twice.", c.cfg.DraftsFolder),
 			legate.ClassDraft, c.draft)),
 		connectors.Returning[Sent](connectors.NewTool("send",
-			fmt.Sprintf("Send a message over SMTP from %s, plain text and/or HTML, with attachments (at most %d bytes together); returns it (message.v1) with delivery accepted, or unconfirmed when an earlier attempt's answer was lost. Retrying the same call never sends it twice.", c.cfg.From, c.cfg.MaxAttachmentBytes),
+			fmt.Sprintf("Send an email message over SMTP from %s, plain text and/or HTML, with attachments (at most %d bytes together); returns it (message.v1) with delivery accepted, or unconfirmed when an earlier attempt's answer was lost. Retrying the same call never sends it twice.", c.cfg.From, c.cfg.MaxAttachmentBytes),
 			legate.ClassWrite, c.send)),
 		connectors.Returning[Sent](connectors.NewTool("reply",
-			"Reply to a message: to its Reply-To (else From), with reply_all its other recipients in cc; the subject gets \"Re:\", In-Reply-To and References thread it. Text and/or HTML, attachments as send takes them; with draft, saved in the drafts folder instead of sent. Retrying the same call never sends it twice.",
+			"Reply to an email message: to its Reply-To (else From), with reply_all its other recipients in cc; the subject gets \"Re:\", In-Reply-To and References thread it. Text and/or HTML, attachments as send takes them; with draft, saved in the drafts folder instead of sent. Retrying the same call never sends it twice.",
 			legate.ClassWrite, c.replyTo)),
 	}
 }
