@@ -78,6 +78,7 @@ func run() int {
 	soakRun := flag.Bool("soak", false, "instead of the scenarios, the soak (package soak): -sessions concurrent sessions, -calls calls, faults injected; fails on any other error or on growth")
 	soakCfg := soak.Flags()
 	curvesOut := flag.String("curves", "", "instead of the scenarios, the cost curves (package curvebench): measure them, print their tables and write their SVG plots into this directory")
+	curvesOnly := flag.String("curves-only", "", "curves: only these, comma-separated (tools, sessions, upstreams, approvals, audit)")
 	curvesAudit := flag.Duration("curves-audit", 10*time.Minute, "curves: how long the audit curve's calls run (smoke: 5s)")
 	curvesRate := flag.Int("curves-audit-rate", 1000, "curves: the audit curve's calls per second (smoke: 200)")
 	flag.Parse()
@@ -172,6 +173,9 @@ func run() int {
 	if *curvesOut != "" {
 		co := curvebench.Options{Legate: b.bin, Dir: b.dir, Out: *curvesOut, Smoke: b.smoke, Window: b.dur, Warmup: b.warmup,
 			Audit: *curvesAudit, AuditRate: *curvesRate, Logf: b.logf}
+		if *curvesOnly != "" {
+			co.Only = strings.Split(*curvesOnly, ",")
+		}
 		if err := curvebench.Run(ctx, co, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "legate-bench:", err)
 			return 1

@@ -36,7 +36,10 @@ type Options struct {
 	// Audit is how long the audit curve's calls run, AuditRate their rate.
 	Audit     time.Duration
 	AuditRate int
-	Logf      func(format string, args ...any)
+	// Only, when not empty, names the curves to measure (tools, sessions,
+	// upstreams, approvals, audit); the others are left out.
+	Only []string
+	Logf func(format string, args ...any)
 }
 
 // Curve is one measured curve: a table and a plot.
@@ -78,6 +81,14 @@ func Run(ctx context.Context, o Options, w io.Writer) error {
 		run  func(context.Context, Options) ([]Curve, error)
 	}
 	steps := []step{{"tools", toolCurves}, {"sessions", sessionCurve}, {"upstreams", upstreamCurve}, {"approvals", approvalCurves}, {"audit", auditCurve}}
+	if len(o.Only) > 0 {
+		for _, name := range o.Only {
+			if !slices.ContainsFunc(steps, func(s step) bool { return s.name == name }) {
+				return fmt.Errorf("no curve %q (tools, sessions, upstreams, approvals, audit)", name)
+			}
+		}
+		steps = slices.DeleteFunc(steps, func(s step) bool { return !slices.Contains(o.Only, s.name) })
+	}
 	var curves []Curve
 	var failed []string
 	for _, s := range steps {
