@@ -29,10 +29,9 @@ var tasksScenarios = map[string]string{
 	"tasks-request-state-removal":  "pass",
 	"tasks-request-headers":        "pass",
 	"tasks-dispatch-and-envelope":  "pass",
-	// A held call asks its client one thing at most, whether to run (confirm: client): the
-	// suite answers {confirm: true}, not the approve: true asked for, which declines the call;
-	// and no held call asks two things at once (multi_input).
-	"tasks-mrtr-input": "tasks-mrtr-partial-fulfillment tasks-mrtr-tasks-update-resumes",
+	// A held call asks its client one thing at most, whether to run (confirm: client, answered
+	// {confirm: true}): no held call asks two things at once (multi_input).
+	"tasks-mrtr-input": "tasks-mrtr-partial-fulfillment",
 	// Legate answers a held call without the extension as before (APPROVAL_PENDING): no tool
 	// requires the extension.
 	"tasks-required-task-error": "sep-2663-server-returns-missing-capability-when-required",

@@ -239,24 +239,43 @@ func (x *Executor) confirmInClient(ctx context.Context, h Held, a *store.Approva
 	ectx, cancel := context.WithTimeout(ctx, x.inbox.Config().WaitTime())
 	defer cancel()
 	res, err := ss.Elicit(ectx, &mcp.ElicitParams{
-		Message: fmt.Sprintf("Allow %s (%s) to run with these arguments?\n%s", a.Tool, a.Class, string(a.Args)),
-		RequestedSchema: map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"approve": map[string]any{"type": "boolean", "title": "Allow this call", "default": false},
-			},
-			"required": []string{"approve"},
-		},
+		Message:         ConfirmMessage(a),
+		RequestedSchema: ConfirmSchema(),
 	})
 	if err != nil {
 		x.o.Log.Info("confirmation in the client failed; the request stays in the inbox", "approval", a.ID, "error", err)
 		return
 	}
-	approve := res.Action == "accept" && res.Content["approve"] == true
+	approve := Confirmed(res.Action, res.Content)
 	decider := h.Caller.Principal + " (in the client)"
 	if err := x.o.Decide(ctx, a.ID, approve, decider, h.Caller.Tenant, "answered in the client: "+res.Action); err != nil {
 		x.o.Log.Info("recording the client's answer", "approval", a.ID, "error", err)
 	}
+}
+
+// ConfirmField is the boolean a client's user sets to allow a call a rule
+// with confirm: client holds: {"confirm": true}.
+const ConfirmField = "confirm"
+
+// ConfirmMessage is the question a client's user answers to allow a.
+func ConfirmMessage(a *store.Approval) string {
+	return fmt.Sprintf("Allow %s (%s) to run with these arguments?\n%s", a.Tool, a.Class, string(a.Args))
+}
+
+// ConfirmSchema is the form that asks it: one boolean, ConfirmField.
+func ConfirmSchema() map[string]any {
+	return map[string]any{
+		"type":       "object",
+		"properties": map[string]any{ConfirmField: map[string]any{"type": "boolean", "title": "Allow this call", "default": false}},
+		"required":   []string{ConfirmField},
+	}
+}
+
+// Confirmed reports whether an answer to ConfirmSchema allows the call:
+// accepted, with confirm: true (or approve: true, the field's name before
+// it was confirm). Anything else declines.
+func Confirmed(action string, content map[string]any) bool {
+	return action == "accept" && (content[ConfirmField] == true || content["approve"] == true)
 }
 
 // interrupted is the outcome of an approved call whose run stopped with

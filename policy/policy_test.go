@@ -89,3 +89,27 @@ func TestValidationNamesTheKey(t *testing.T) {
 		})
 	}
 }
+
+func TestConfirmed(t *testing.T) {
+	for _, tc := range []struct {
+		action  string
+		content map[string]any
+		want    bool
+	}{
+		{"accept", map[string]any{policy.ConfirmField: true}, true},
+		{"accept", map[string]any{"approve": true}, true}, // the field's earlier name
+		{"accept", map[string]any{policy.ConfirmField: false}, false},
+		{"accept", map[string]any{policy.ConfirmField: "true"}, false},
+		{"accept", nil, false},
+		{"decline", map[string]any{policy.ConfirmField: true}, false},
+		{"cancel", map[string]any{policy.ConfirmField: true}, false},
+	} {
+		if got := policy.Confirmed(tc.action, tc.content); got != tc.want {
+			t.Errorf("Confirmed(%q, %v) = %v, want %v", tc.action, tc.content, got, tc.want)
+		}
+	}
+	schema := policy.ConfirmSchema()
+	if req, _ := schema["required"].([]string); len(req) != 1 || req[0] != policy.ConfirmField {
+		t.Errorf("the form requires %v, want [%s]", schema["required"], policy.ConfirmField)
+	}
+}

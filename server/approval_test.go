@@ -306,7 +306,7 @@ connectors:
 			if !strings.Contains(r.Params.Message, "hooks.send") || !strings.Contains(r.Params.Message, `"payload"`) {
 				t.Errorf("the question does not show the call: %q", r.Params.Message)
 			}
-			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{policy.ConfirmField: true}}, nil
 		},
 	})
 	cs, err := withElicitation.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/rounds"
@@ -15,7 +14,7 @@ import (
 // decide its own request in the client, where the client can ask its user
 // (elicitation). As a task, such a request is input_required: tasks/get
 // carries the question under inputRequests (ConfirmKey, an
-// elicitation/create asking for approve: true), and the client's
+// elicitation/create asking for confirm: true, policy.ConfirmSchema), and the client's
 // tasks/update answers it. The answer is recorded as every decision is,
 // by "PRINCIPAL (in the client)", as a confirmation over a session is
 // (policy.Executor); an approved request then runs as any other. Whether a
@@ -47,13 +46,9 @@ func confirmRequest(a *store.Approval) json.RawMessage {
 	b, _ := json.Marshal(map[string]any{ConfirmKey: map[string]any{
 		"method": "elicitation/create",
 		"params": map[string]any{
-			"mode":    "form",
-			"message": fmt.Sprintf("Allow %s (%s) to run with these arguments?\n%s", a.Tool, a.Class, string(a.Args)),
-			"requestedSchema": map[string]any{
-				"type":       "object",
-				"properties": map[string]any{"approve": map[string]any{"type": "boolean", "title": "Allow this call", "default": false}},
-				"required":   []string{"approve"},
-			},
+			"mode":            "form",
+			"message":         policy.ConfirmMessage(a),
+			"requestedSchema": policy.ConfirmSchema(),
 		},
 	}})
 	return b
@@ -61,7 +56,8 @@ func confirmRequest(a *store.Approval) json.RawMessage {
 
 // Update takes the client's answers (inputResponses, a JSON object) to
 // task id of c: an answer to the confirmation of a task that waits for it
-// decides its request, approved only when accepted with approve: true.
+// decides its request, approved only when accepted with confirm: true
+// (policy.Confirmed).
 // Any other answer, or a task that waits for none, changes nothing.
 func (t *Tasks) Update(ctx context.Context, id string, c Caller, responses json.RawMessage) error {
 	a, confirm, err := t.open(ctx, id, c)
@@ -77,7 +73,7 @@ func (t *Tasks) Update(ctx context.Context, id string, c Caller, responses json.
 	if !ok {
 		return nil
 	}
-	approve := answer.Action == "accept" && answer.Content["approve"] == true
+	approve := policy.Confirmed(answer.Action, answer.Content)
 	err = t.o.Decide(ctx, a.ID, approve, c.Principal+" (in the client)", c.Tenant, "answered in the client: "+answer.Action)
 	if errors.Is(err, store.ErrConflict) {
 		return nil // decided meanwhile: that decision stands

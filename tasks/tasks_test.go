@@ -274,7 +274,7 @@ func TestConfirmInTheClient(t *testing.T) {
 	if _, err := ts.Get(ctx, strings.Replace(id, "lgt1.c.", "lgt1.", 1), alice); !errors.Is(err, tasks.ErrUnknown) {
 		t.Fatalf("the id with its mode taken off: %v, want ErrUnknown", err)
 	}
-	if err := ts.Update(ctx, id, alice, json.RawMessage(`{"approval":{"action":"accept","content":{"approve":true}}}`)); err != nil {
+	if err := ts.Update(ctx, id, alice, json.RawMessage(`{"approval":{"action":"accept","content":{"confirm":true}}}`)); err != nil {
 		t.Fatal(err)
 	}
 	want := decision{"ap_c", "alice (in the client)", "acme", "answered in the client: accept", true}
