@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,7 +26,13 @@ const extended = pgx.QueryExecModeCacheDescribe
 // cancels the statement itself.
 const grace = 2 * time.Second
 
-// Read runs one guarded read in a READ ONLY transaction.
+// Read runs one guarded read in a READ ONLY transaction, in one round
+// trip: the transaction's opening, the read and its rollback go to the
+// server pipelined (pgx.Batch, over the extended protocol, which runs one
+// statement per message). A pool whose connections speak the simple
+// protocol (default_query_exec_mode=simple_protocol in the DSN) would send
+// a batch as one text of several statements: there the three go one after
+// another.
 func (c *Connector) Read(ctx context.Context, creds connectors.Credentials, r *sqlbase.ReadRequest) (*sqlbase.Rows, error) {
 	pool, err := c.connect(ctx, creds)
 	if err != nil {
@@ -33,22 +40,86 @@ func (c *Connector) Read(ctx context.Context, creds connectors.Credentials, r *s
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.Timeout+grace)
 	defer cancel()
-	tx, err := pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: begin(true, r.Timeout, r.Schemas)})
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	defer conn.Release()
+	if conn.Conn().Config().DefaultQueryExecMode == pgx.QueryExecModeSimpleProtocol {
+		return c.readInTx(ctx, conn, r)
+	}
+	b := &pgx.Batch{}
+	opening := beginStatements(true, r.Timeout, r.Schemas)
+	for _, st := range opening {
+		b.Queue(st)
+	}
+	b.Queue(r.SQL, r.Args...)
+	b.Queue("ROLLBACK")
+	br := conn.SendBatch(ctx, b)
+	out, err := func() (*sqlbase.Rows, error) {
+		for range opening {
+			if _, err := br.Exec(); err != nil {
+				return nil, mapError(err)
+			}
+		}
+		rows, err := br.Query()
+		if err != nil {
+			return nil, mapError(err)
+		}
+		out, err := c.readRows(conn.Conn(), rows, r)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := br.Exec(); err != nil {
+			return nil, mapError(err)
+		}
+		return out, nil
+	}()
+	if cerr := br.Close(); err == nil && cerr != nil {
+		err = mapError(cerr)
+	}
+	if conn.Conn().PgConn().TxStatus() != 'I' {
+		// A failed statement skips the rest of the batch, ROLLBACK too.
+		conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.nameTypes(ctx, conn, out)
+	return out, nil
+}
+
+// readInTx runs a read as Read does, in three round trips: BEGIN, the
+// read, ROLLBACK.
+func (c *Connector) readInTx(ctx context.Context, conn *pgxpool.Conn, r *sqlbase.ReadRequest) (*sqlbase.Rows, error) {
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{BeginQuery: begin(true, r.Timeout, r.Schemas)})
 	if err != nil {
 		return nil, mapError(err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
-	// numeric comes as text: its exact digits are the JSON number, with no
-	// detour through big integers.
-	rows, err := tx.Query(ctx, r.SQL, append([]any{extended, numericAsText}, r.Args...)...)
+	rows, err := tx.Query(ctx, r.SQL, append([]any{extended}, r.Args...)...)
 	if err != nil {
 		return nil, mapError(err)
 	}
+	out, err := c.readRows(tx.Conn(), rows, r)
+	if err != nil {
+		return nil, err
+	}
+	c.nameTypes(ctx, tx, out)
+	return out, nil
+}
+
+// readRows reads at most r.Max rows of rows, then closes them.
+func (c *Connector) readRows(conn *pgx.Conn, rows pgx.Rows, r *sqlbase.ReadRequest) (*sqlbase.Rows, error) {
+	defer rows.Close()
 	fields := rows.FieldDescriptions()
 	out := &sqlbase.Rows{Columns: make([]sqlbase.Column, len(fields))}
-	tm := tx.Conn().TypeMap()
+	tm := conn.TypeMap()
 	for i, f := range fields {
-		out.Columns[i] = sqlbase.Column{Name: f.Name, Type: c.knownType(tx.Conn(), f.DataTypeOID)}
+		out.Columns[i] = sqlbase.Column{Name: f.Name, Type: c.knownType(conn, f.DataTypeOID)}
+		if out.Columns[i].Type == "" {
+			out.Columns[i].Type = unknownType(f.DataTypeOID)
+		}
 	}
 	for len(out.Values) < r.Max && rows.Next() {
 		raws := rows.RawValues()
@@ -56,7 +127,6 @@ func (c *Connector) Read(ctx context.Context, creds connectors.Credentials, r *s
 		for i, raw := range raws {
 			v, err := decodeValue(tm, &fields[i], raw)
 			if err != nil {
-				rows.Close()
 				return nil, legate.Errorf(legate.CodeAdapterMapping, "postgres: reading column %s: %v", fields[i].Name, err)
 			}
 			vals[i] = v
@@ -75,11 +145,6 @@ func (c *Connector) Read(ctx context.Context, creds connectors.Credentials, r *s
 	if err := rows.Err(); err != nil {
 		return nil, mapError(err)
 	}
-	for i, col := range out.Columns {
-		if col.Type == "" {
-			out.Columns[i].Type = c.lookupType(ctx, tx, fields[i].DataTypeOID)
-		}
-	}
 	return out, nil
 }
 
@@ -89,6 +154,11 @@ func (c *Connector) Read(ctx context.Context, creds connectors.Credentials, r *s
 // config quoted as identifiers), the only one sent over the simple
 // protocol, which runs its three statements at once.
 func begin(readOnly bool, timeout time.Duration, schemas []string) string {
+	return strings.Join(beginStatements(readOnly, timeout, schemas), "; ")
+}
+
+// beginStatements are begin's statements, one each.
+func beginStatements(readOnly bool, timeout time.Duration, schemas []string) []string {
 	path := make([]string, len(schemas))
 	for i, s := range schemas {
 		path[i] = pgx.Identifier{s}.Sanitize()
@@ -97,12 +167,15 @@ func begin(readOnly bool, timeout time.Duration, schemas []string) string {
 	if readOnly {
 		mode = " READ ONLY"
 	}
-	return fmt.Sprintf("BEGIN%s; SET LOCAL statement_timeout = %d; SET LOCAL search_path = %s",
-		mode, max(1, timeout.Milliseconds()), strings.Join(path, ", "))
+	return []string{"BEGIN" + mode, fmt.Sprintf("SET LOCAL statement_timeout = %d", max(1, timeout.Milliseconds())),
+		"SET LOCAL search_path = " + strings.Join(path, ", ")}
 }
 
-// numericAsText asks for numeric columns in text format.
-var numericAsText = pgx.QueryResultFormatsByOID{pgtype.NumericOID: pgx.TextFormatCode}
+// textNumeric is pgx's numeric codec preferring the text format, in
+// which the server sends a numeric's exact digits (connect).
+type textNumeric struct{ pgtype.NumericCodec }
+
+func (textNumeric) PreferredFormat() int16 { return pgtype.TextFormatCode }
 
 // decodeValue decodes one column as pgx's Rows.Values does; numeric in
 // text format stays its text.
@@ -133,15 +206,28 @@ func (c *Connector) knownType(conn *pgx.Conn, oid uint32) string {
 	return ""
 }
 
-// lookupType asks the server for the name of a type pgx does not know (an
-// enum, a domain, an extension's type), remembered for the instance.
-func (c *Connector) lookupType(ctx context.Context, tx pgx.Tx, oid uint32) string {
-	var name string
-	if err := tx.QueryRow(ctx, "SELECT format_type($1::oid, NULL)", extended, oid).Scan(&name); err != nil || name == "" {
-		return fmt.Sprintf("oid:%d", oid)
+// unknownType is a column's type until nameTypes names it: its oid.
+func unknownType(oid uint32) string { return fmt.Sprintf("oid:%d", oid) }
+
+// nameTypes asks the server for the names of the types pgx does not know
+// (an enum, a domain, an extension's type) among out's columns,
+// remembered for the instance; a type it cannot name stays "oid:N".
+func (c *Connector) nameTypes(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}, out *sqlbase.Rows) {
+	for i, col := range out.Columns {
+		n, ok := strings.CutPrefix(col.Type, "oid:")
+		oid, err := strconv.ParseUint(n, 10, 32)
+		if !ok || err != nil {
+			continue
+		}
+		var name string
+		if err := q.QueryRow(ctx, "SELECT format_type($1::oid, NULL)", extended, oid).Scan(&name); err != nil || name == "" {
+			continue
+		}
+		c.types.Store(oid, name)
+		out.Columns[i].Type = name
 	}
-	c.types.Store(oid, name)
-	return name
 }
 
 // Write runs one guarded write with its operation record.

@@ -43,11 +43,15 @@ func mapError(err error) error {
 	if errors.As(err, &ne) || errors.As(err, &ce) || pgconn.SafeToRetry(err) {
 		return &legate.Error{Code: legate.CodeTransient, Message: "postgres: cannot reach the server: " + connMessage(err), Err: err}
 	}
-	if strings.Contains(err.Error(), "expected") && strings.Contains(err.Error(), "arguments") {
-		return &legate.Error{Code: legate.CodeInvalidArgument, Message: "postgres: " + err.Error() + " (params must match the statement's $n)", Err: err}
+	// The arguments' own faults, as a query or a pipelined read (a batch,
+	// whose errors pgx prefixes) reports them.
+	msg := err.Error()
+	msg = strings.TrimPrefix(msg, "error preprocessing batch (build): ")
+	if strings.Contains(msg, "expected") && strings.Contains(msg, "arguments") || strings.Contains(msg, "mismatched param and argument count") {
+		return &legate.Error{Code: legate.CodeInvalidArgument, Message: "postgres: " + msg + " (params must match the statement's $n)", Err: err}
 	}
-	if strings.HasPrefix(err.Error(), "failed to encode") || strings.Contains(err.Error(), "cannot ") {
-		return &legate.Error{Code: legate.CodeInvalidArgument, Message: "postgres: " + err.Error(), Err: err}
+	if strings.HasPrefix(msg, "failed to encode") || strings.Contains(msg, "cannot ") {
+		return &legate.Error{Code: legate.CodeInvalidArgument, Message: "postgres: " + msg, Err: err}
 	}
 	return &legate.Error{Code: legate.CodeTransient, Message: "postgres: " + err.Error(), Err: err}
 }

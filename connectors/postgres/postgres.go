@@ -20,6 +20,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/legate-mcp/legate"
@@ -225,6 +227,20 @@ func (c *Connector) connect(ctx context.Context, creds connectors.Credentials) (
 		}
 	}
 	cfg.ConnConfig.Password = pw
+	// Statements are described once per connection, not prepared: reads
+	// are as varied as the questions asked, and a pooler in transaction
+	// mode (PgBouncer) keeps no prepared statement. A DSN's own
+	// default_query_exec_mode stands.
+	if !strings.Contains(cmp.Or(c.cfg.DSN, c.connString()), "default_query_exec_mode") {
+		cfg.ConnConfig.DefaultQueryExecMode = extended
+	}
+	// numeric comes as text: its exact digits are the JSON number, with no
+	// detour through big integers, in a pipelined read too (a batch takes
+	// no per-query result formats).
+	cfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
+		conn.TypeMap().RegisterType(&pgtype.Type{Name: "numeric", OID: pgtype.NumericOID, Codec: textNumeric{}})
+		return nil
+	}
 	// The guard reads strings as standard SQL; pin the server to it.
 	cfg.ConnConfig.RuntimeParams["standard_conforming_strings"] = "on"
 	cfg.MaxConns = int32(c.cfg.MaxConns)
