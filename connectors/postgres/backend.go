@@ -80,7 +80,9 @@ func (c *Connector) Read(ctx context.Context, creds connectors.Credentials, r *s
 	}
 	if conn.Conn().PgConn().TxStatus() != 'I' {
 		// A failed statement skips the rest of the batch, ROLLBACK too.
-		conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
+		conn.Exec(rctx, "ROLLBACK")
+		cancel()
 	}
 	if err != nil {
 		return nil, err
