@@ -68,30 +68,41 @@ func (c *Connector) isMariaDB(ctx context.Context, conn *sql.Conn) (bool, error)
 }
 
 // Read runs one guarded read as a prepared statement in a READ ONLY
-// transaction.
+// transaction. Its answer does not wait for the rest: closing the rows
+// and the statement, the ROLLBACK's round trip and giving the connection
+// back to the pool happen after it, in the background, as a read changes
+// nothing for them to wait on.
 func (c *Connector) Read(ctx context.Context, creds connectors.Credentials, r *sqlbase.ReadRequest) (*sqlbase.Rows, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.Timeout+grace)
-	defer cancel()
+	var closers []func() error // in the order opened
+	defer func() {
+		go func() {
+			for i := len(closers) - 1; i >= 0; i-- {
+				closers[i]()
+			}
+			cancel() // after the ROLLBACK: a transaction whose context ends is rolled back and its connection dropped
+		}()
+	}()
 	conn, err := c.session(ctx, creds, r.Timeout, r.Max)
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close()
+	closers = append(closers, conn.Close)
 	tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, mapError(err)
 	}
-	defer tx.Rollback()
+	closers = append(closers, tx.Rollback)
 	stmt, err := tx.PrepareContext(ctx, r.SQL)
 	if err != nil {
 		return nil, mapError(err)
 	}
-	defer stmt.Close()
+	closers = append(closers, stmt.Close)
 	rows, err := stmt.QueryContext(ctx, r.Args...)
 	if err != nil {
 		return nil, mapError(err)
 	}
-	defer rows.Close()
+	closers = append(closers, rows.Close)
 	types, err := rows.ColumnTypes()
 	if err != nil {
 		return nil, mapError(err)

@@ -44,7 +44,7 @@ type fixture struct {
 	sequences  bool
 }
 
-func setup(t *testing.T) *fixture {
+func setup(t testing.TB) *fixture {
 	t.Helper()
 	cfg, err := driver.ParseDSN(sqltest.Env(dsnEnv, "root@tcp(127.0.0.1:3306)/test"))
 	if err != nil {
@@ -77,14 +77,14 @@ func setup(t *testing.T) *fixture {
 	return f
 }
 
-func (f *fixture) exec(t *testing.T, q string, args ...any) {
+func (f *fixture) exec(t testing.TB, q string, args ...any) {
 	t.Helper()
 	if _, err := f.admin.Exec(q, args...); err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
 }
 
-func (f *fixture) connector(t *testing.T, user, extra string) connectors.Connector {
+func (f *fixture) connector(t testing.TB, user, extra string) connectors.Connector {
 	t.Helper()
 	if user == "" {
 		user = f.user
