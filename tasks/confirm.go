@@ -14,11 +14,12 @@ import (
 // decide its own request in the client, where the client can ask its user
 // (elicitation). As a task, such a request is input_required: tasks/get
 // carries the question under inputRequests (ConfirmKey, an
-// elicitation/create asking for confirm: true, policy.ConfirmSchema), and the client's
-// tasks/update answers it. The answer is recorded as every decision is,
-// by "PRINCIPAL (in the client)", as a confirmation over a session is
-// (policy.Executor); an approved request then runs as any other. Whether a
-// task may be decided so is fixed when it is made, signed into its id.
+// elicitation/create asking for confirm: true, policy.ConfirmSchema), and
+// the client's tasks/update answers it. The answer is recorded as every
+// decision is, by "PRINCIPAL (in the client)", as a confirmation over a
+// session is (policy.Executor); an approved request then runs as any
+// other. Whether a task may be decided so is fixed when it is made,
+// signed into its id.
 
 // ConfirmKey is the key of the confirmation in a task's inputRequests and
 // in the inputResponses of the tasks/update that answers it.
