@@ -30,8 +30,8 @@ func TestUpstreamTaskOnlyTool(t *testing.T) {
 	t.Parallel()
 	rec := &recorder{}
 	proxy := rec.proxy(t, p.everythingHTTP(t))
-	config := upstreamConfig(t, fmt.Sprintf("upstreams:\n  - id: evs\n    command: %s\n  - id: evh\n    url: %s\n",
-		yamlList(p.node, p.everything, "stdio"), proxy+"/mcp"))
+	config := upstreamConfig(t, fmt.Sprintf("upstreams:\n  - id: evs\n    command: %s\n  - id: evh\n    url: %s\n  - id: evp\n    url: %s\n    session: per_client\n",
+		yamlList(p.node, p.everything, "stdio"), proxy+"/mcp", proxy+"/mcp"))
 	// No refresh before serve: the server lists both itself, and holds the
 	// first tools/list until it has (what tells it which tools are tasks).
 	s := serveState(t, config, "")
@@ -86,7 +86,7 @@ func TestUpstreamTaskOnlyTool(t *testing.T) {
 		t.Errorf("the listing names the tool with a task support, or not at all:\n%.2000s", wire)
 	}
 
-	for _, id := range []string{"evs", "evh"} {
+	for _, id := range []string{"evs", "evh", "evp"} {
 		name := "mcp__" + id + "__simulate-research-query"
 		t.Run(id, func(t *testing.T) {
 			if listed[name] == nil {

@@ -108,8 +108,14 @@ func (u *Upstream) connect(ctx context.Context, owner *mcp.ServerSession, client
 		return nil, fmt.Errorf("connecting to upstream %s: %w", u.cfg.ID, err)
 	}
 	s.cs = cs
-	if u.relayable() {
+	switch {
+	case u.relayable():
 		s.conn = u.conn(s, hc)
+	case u.cfg.URL != "" && u.cfg.Transport != "sse":
+		// A per-client Streamable HTTP session: its calls go through the
+		// SDK client, the task requests of its task-only tools on a relay
+		// connection of their own (uptasks.Link.Over).
+		u.conn(s, hc)
 	}
 	go func() {
 		cs.Wait()

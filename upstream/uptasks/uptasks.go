@@ -14,7 +14,9 @@
 //
 // The go-sdk client sends none of the task methods, and decodes a tool's
 // result into types that drop the task. A Link sends them itself: on a
-// Streamable HTTP session, through the relay's connection (package relay),
+// Streamable HTTP session, through a relay connection (package relay: the
+// one a shared session relays calls on, or for a per_client session one
+// of its own),
 // whose answers and the upstream's requests on their streams it already
 // handles; on a stdio or legacy SSE session, on the transport's
 // connection (Link.Wrap), whose messages it reads first: the answers to
