@@ -16,9 +16,8 @@
 // result into types that drop the task. A Link sends them itself: on a
 // Streamable HTTP session, through a relay connection (package relay: the
 // one a shared session relays calls on, or for a per_client session one
-// of its own),
-// whose answers and the upstream's requests on their streams it already
-// handles; on a stdio or legacy SSE session, on the transport's
+// of its own), whose answers and the upstream's requests on their streams
+// it already handles; on a stdio or legacy SSE session, on the transport's
 // connection (Link.Wrap), whose messages it reads first: the answers to
 // its own requests and the task status notifications. It learns which
 // tools are task-required from the tools/list results the go-sdk client
