@@ -111,7 +111,7 @@ func stem(w string) string {
 
 // compounds are words written with a hyphen or an underscore whose parts
 // alone say nothing (or are stop words: "to-do"), written as one.
-var compounds = strings.NewReplacer("to-do", "todo", "To-do", "Todo", "To-Do", "Todo", "to_do", "todo", "e-mail", "email", "E-mail", "Email", "E-Mail", "Email")
+var compounds = strings.NewReplacer("to-do", "todo", "To-do", "Todo", "To-Do", "Todo", "to_do", "todo")
 
 // irregular holds the forms the stemmer would leave apart or bring
 // together wrongly.
@@ -119,7 +119,7 @@ var irregular = map[string]string{
 	"children": "child", "people": "person", "indices": "index",
 	"data": "data", "news": "news",
 	// "mail", "e-mail" (whose "e" is a stop word) and "email" are one word.
-	"mail": "email", "mails": "email", "emails": "email", "mailed": "email", "emailed": "email",
+	"mail": "email", "mails": "email", "mailed": "email",
 }
 
 // abbreviations are short forms spelled out before stemming, in tools

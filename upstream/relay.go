@@ -58,8 +58,11 @@ func (m *Manager) Timeout(t *Tool) time.Duration {
 }
 
 func (u *Upstream) relayable() bool {
-	return u.cfg.URL != "" && u.cfg.Transport != "sse" && u.cfg.Session != SessionPerClient
+	return u.streamable() && u.cfg.Session != SessionPerClient
 }
+
+// streamable reports whether u is served over Streamable HTTP.
+func (u *Upstream) streamable() bool { return u.cfg.URL != "" && u.cfg.Transport != "sse" }
 
 // relayableOn reports whether a call to t can be relayed on session s:
 // from protocol 2026-07-28 a call also carries the tool's declared argument

@@ -111,7 +111,7 @@ func (u *Upstream) connect(ctx context.Context, owner *mcp.ServerSession, client
 	switch {
 	case u.relayable():
 		s.conn = u.conn(s, hc)
-	case u.cfg.URL != "" && u.cfg.Transport != "sse":
+	case u.streamable():
 		// A per-client Streamable HTTP session: its calls go through the
 		// SDK client, the task requests of its task-only tools on a relay
 		// connection of their own (uptasks.Link.Over).

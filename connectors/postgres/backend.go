@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -56,7 +55,8 @@ func (c *Connector) Read(ctx context.Context, creds connectors.Credentials, r *s
 	b.Queue(r.SQL, r.Args...)
 	b.Queue("ROLLBACK")
 	br := conn.SendBatch(ctx, b)
-	out, err := func() (*sqlbase.Rows, error) {
+	var unknown map[int]uint32
+	out, err := func() (out *sqlbase.Rows, err error) {
 		for range opening {
 			if _, err := br.Exec(); err != nil {
 				return nil, mapError(err)
@@ -66,7 +66,7 @@ func (c *Connector) Read(ctx context.Context, creds connectors.Credentials, r *s
 		if err != nil {
 			return nil, mapError(err)
 		}
-		out, err := c.readRows(conn.Conn(), rows, r)
+		out, unknown, err = c.readRows(conn.Conn(), rows, r)
 		if err != nil {
 			return nil, err
 		}
@@ -87,7 +87,7 @@ func (c *Connector) Read(ctx context.Context, creds connectors.Credentials, r *s
 	if err != nil {
 		return nil, err
 	}
-	c.nameTypes(ctx, conn, out)
+	c.nameTypes(ctx, conn, out, unknown)
 	return out, nil
 }
 
@@ -103,24 +103,28 @@ func (c *Connector) readInTx(ctx context.Context, conn *pgxpool.Conn, r *sqlbase
 	if err != nil {
 		return nil, mapError(err)
 	}
-	out, err := c.readRows(tx.Conn(), rows, r)
+	out, unknown, err := c.readRows(tx.Conn(), rows, r)
 	if err != nil {
 		return nil, err
 	}
-	c.nameTypes(ctx, tx, out)
+	c.nameTypes(ctx, tx, out, unknown)
 	return out, nil
 }
 
-// readRows reads at most r.Max rows of rows, then closes them.
-func (c *Connector) readRows(conn *pgx.Conn, rows pgx.Rows, r *sqlbase.ReadRequest) (*sqlbase.Rows, error) {
+// readRows reads at most r.Max rows of rows, then closes them; unknown
+// holds the columns whose type pgx does not know, by index, with its oid.
+func (c *Connector) readRows(conn *pgx.Conn, rows pgx.Rows, r *sqlbase.ReadRequest) (out *sqlbase.Rows, unknown map[int]uint32, err error) {
 	defer rows.Close()
 	fields := rows.FieldDescriptions()
-	out := &sqlbase.Rows{Columns: make([]sqlbase.Column, len(fields))}
+	out = &sqlbase.Rows{Columns: make([]sqlbase.Column, len(fields))}
 	tm := conn.TypeMap()
 	for i, f := range fields {
 		out.Columns[i] = sqlbase.Column{Name: f.Name, Type: c.knownType(conn, f.DataTypeOID)}
 		if out.Columns[i].Type == "" {
-			out.Columns[i].Type = unknownType(f.DataTypeOID)
+			if unknown == nil {
+				unknown = map[int]uint32{}
+			}
+			unknown[i] = f.DataTypeOID
 		}
 	}
 	for len(out.Values) < r.Max && rows.Next() {
@@ -129,7 +133,7 @@ func (c *Connector) readRows(conn *pgx.Conn, rows pgx.Rows, r *sqlbase.ReadReque
 		for i, raw := range raws {
 			v, err := decodeValue(tm, &fields[i], raw)
 			if err != nil {
-				return nil, legate.Errorf(legate.CodeAdapterMapping, "postgres: reading column %s: %v", fields[i].Name, err)
+				return nil, nil, legate.Errorf(legate.CodeAdapterMapping, "postgres: reading column %s: %v", fields[i].Name, err)
 			}
 			vals[i] = v
 			if s, ok := v.(string); ok && fields[i].DataTypeOID == pgtype.NumericOID {
@@ -145,9 +149,9 @@ func (c *Connector) readRows(conn *pgx.Conn, rows pgx.Rows, r *sqlbase.ReadReque
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, mapError(err)
+		return nil, nil, mapError(err)
 	}
-	return out, nil
+	return out, unknown, nil
 }
 
 // begin is the text that opens a transaction, READ ONLY for reads, with
@@ -208,23 +212,16 @@ func (c *Connector) knownType(conn *pgx.Conn, oid uint32) string {
 	return ""
 }
 
-// unknownType is a column's type until nameTypes names it: its oid.
-func unknownType(oid uint32) string { return fmt.Sprintf("oid:%d", oid) }
-
 // nameTypes asks the server for the names of the types pgx does not know
-// (an enum, a domain, an extension's type) among out's columns,
-// remembered for the instance; a type it cannot name stays "oid:N".
+// (an enum, a domain, an extension's type) of out's columns unknown, by
+// index, remembered for the instance; a type it cannot name is "oid:N".
 func (c *Connector) nameTypes(ctx context.Context, q interface {
 	QueryRow(context.Context, string, ...any) pgx.Row
-}, out *sqlbase.Rows) {
-	for i, col := range out.Columns {
-		n, ok := strings.CutPrefix(col.Type, "oid:")
-		oid, err := strconv.ParseUint(n, 10, 32)
-		if !ok || err != nil {
-			continue
-		}
+}, out *sqlbase.Rows, unknown map[int]uint32) {
+	for i, oid := range unknown {
 		var name string
 		if err := q.QueryRow(ctx, "SELECT format_type($1::oid, NULL)", extended, oid).Scan(&name); err != nil || name == "" {
+			out.Columns[i].Type = fmt.Sprintf("oid:%d", oid)
 			continue
 		}
 		c.types.Store(oid, name)

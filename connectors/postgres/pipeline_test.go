@@ -45,39 +45,34 @@ func (f *fixture) proxy(t *testing.T) *countingProxy {
 			var answered atomic.Bool // the server spoke since the client last did
 			answered.Store(true)
 			wg.Go(func() {
-				defer server.Close()
-				buf := make([]byte, 64<<10)
-				for {
-					n, err := client.Read(buf)
-					if n > 0 {
-						if answered.Swap(false) {
-							p.flights.Add(1)
-						}
-						server.Write(buf[:n])
+				pipe(server, client, func() {
+					if answered.Swap(false) {
+						p.flights.Add(1)
 					}
-					if err != nil {
-						return
-					}
-				}
+				})
 			})
-			wg.Go(func() {
-				defer client.Close()
-				buf := make([]byte, 64<<10)
-				for {
-					n, err := server.Read(buf)
-					if n > 0 {
-						answered.Store(true)
-						client.Write(buf[:n])
-					}
-					if err != nil {
-						server.Close()
-						return
-					}
-				}
-			})
+			wg.Go(func() { pipe(client, server, func() { answered.Store(true) }) })
 		}
 	})
 	return p
+}
+
+// pipe copies src to dst, calling sent before each chunk it forwards, and
+// closes both once src ends.
+func pipe(dst, src net.Conn, sent func()) {
+	defer dst.Close()
+	defer src.Close()
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			sent()
+			dst.Write(buf[:n])
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 // through builds an instance that reaches the fixture's database through

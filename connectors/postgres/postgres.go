@@ -214,7 +214,8 @@ func (c *Connector) connect(ctx context.Context, creds connectors.Credentials) (
 	if c.pool != nil && c.poolPW == pw {
 		return c.pool, nil
 	}
-	cfg, err := pgxpool.ParseConfig(cmp.Or(c.cfg.DSN, c.connString()))
+	dsn := cmp.Or(c.cfg.DSN, c.connString())
+	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "postgres: connection settings: %v", err)
 	}
@@ -231,7 +232,7 @@ func (c *Connector) connect(ctx context.Context, creds connectors.Credentials) (
 	// are as varied as the questions asked, and a pooler in transaction
 	// mode (PgBouncer) keeps no prepared statement. A DSN's own
 	// default_query_exec_mode stands.
-	if !strings.Contains(cmp.Or(c.cfg.DSN, c.connString()), "default_query_exec_mode") {
+	if !strings.Contains(dsn, "default_query_exec_mode") {
 		cfg.ConnConfig.DefaultQueryExecMode = extended
 	}
 	// numeric comes as text: its exact digits are the JSON number, with no
