@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/legate-mcp/legate/internal/peers"
 )
 
 // pinsFile holds the peers' npm packages at exact versions; scripts/peers.sh installs them.
@@ -38,20 +40,9 @@ type peerSet struct {
 	apps            string // e2e/node/apps-server.mjs, an MCP Apps server on ext-apps (LEGATE_PEERS_DIR in its environment)
 }
 
-func peersDir() string {
-	if d := os.Getenv("LEGATE_PEERS_DIR"); d != "" {
-		return d
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return filepath.Join(os.TempDir(), "legate-peers")
-	}
-	return filepath.Join(home, ".cache", "legate-peers")
-}
-
 // findPeers checks that every pinned peer is installed at its version.
 func findPeers() (*peerSet, error) {
-	dir, err := filepath.Abs(peersDir())
+	dir, err := filepath.Abs(peers.Dir())
 	if err != nil {
 		return nil, err
 	}

