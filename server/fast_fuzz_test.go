@@ -63,6 +63,8 @@ func FuzzFastEnvelope(f *testing.F) {
 		{`{"jsonrpc":"2.0","id":14,"method":"tools/list","params":{"_meta":` + statelessMeta + `}}`, true, "tools/list", ""},
 		{`{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"` + echo + `","_meta":` + statelessMeta + `}}`, true, "tools/call", "other"},
 		{`{"jsonrpc":"2.0","id":16,"method":"tools/call","params":{"name":"` + echo + `"}}`, true, "tools/call", echo},
+		{`{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":"` + echo + `","_meta":{"io.modelcontextprotocol\/protocolVersion":"2026-07-28"}}}`, false, "", ""},
+		{`{"jsonrpc":"2.0","id":18,"method":"tools/call","params":{"name":"` + echo + `","_meta":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"x"}}}`, false, "", ""},
 		{"not json", false, "", ""},
 	} {
 		f.Add([]byte(s.body), s.stateless, s.method, s.name)

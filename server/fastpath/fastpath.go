@@ -182,6 +182,9 @@ func (f *Paths) Serve(w http.ResponseWriter, r *http.Request) bool {
 		}
 		return false
 	}
+	if namesProtocol(msg.Params) {
+		return false // the SDK refuses it: 2026-07-28 has no sessions
+	}
 	switch msg.Method {
 	case "tools/list":
 		return validID(msg.ID) && f.list(w, r, ss, msg.ID, msg.Params)
@@ -217,6 +220,25 @@ func statelessMeta(params json.RawMessage) bool {
 	}
 	return json.Unmarshal(params, &p) == nil && p.Meta.Version == statelessVersion &&
 		len(p.Meta.Capabilities) > 0 && p.Meta.Capabilities[0] == '{'
+}
+
+// namesProtocol reports whether params' _meta may name a protocol version
+// (a non-empty string under io.modelcontextprotocol/protocolVersion), as a
+// 2026-07-28 request's does. It may say so of params the SDK reads
+// otherwise (a key in another case, a _meta it cannot read): the SDK then
+// answers both ways. A key written with escapes is read as the SDK reads it.
+func namesProtocol(params json.RawMessage) bool {
+	if !bytes.Contains(params, []byte("protocolVersion")) && bytes.IndexByte(params, '\\') < 0 {
+		return false
+	}
+	var p struct {
+		Meta map[string]any `json:"_meta"` // a second _meta adds to the first's keys
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return true
+	}
+	v, _ := p.Meta["io.modelcontextprotocol/protocolVersion"].(string)
+	return v != ""
 }
 
 // fastVersions are the protocol versions of sessions the fast paths serve.

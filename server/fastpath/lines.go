@@ -27,12 +27,11 @@ func (f *Paths) Line(ctx context.Context, ss *mcp.ServerSession, line []byte, ou
 	}
 	// Only on a session initialized at a protocol with sessions; a
 	// request naming a protocol of its own (2026-07-28's _meta) is the SDK's.
-	if init := ss.InitializeParams(); init == nil || !fastVersions[init.ProtocolVersion] ||
-		bytes.Contains(line, []byte(`"io.modelcontextprotocol/protocolVersion"`)) {
+	if init := ss.InitializeParams(); init == nil || !fastVersions[init.ProtocolVersion] {
 		return false
 	}
 	msg, ok := decodeMessage(line)
-	if !ok {
+	if !ok || namesProtocol(msg.Params) {
 		return false
 	}
 	switch msg.Method {
