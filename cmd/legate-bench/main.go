@@ -13,6 +13,7 @@
 //	go run ./cmd/legate-bench -smoke     # every scenario once, briefly
 //	go run ./cmd/legate-bench -only P1,P3 -rounds 3
 //	go run ./cmd/legate-bench -profile /tmp/prof   # CPU and allocation profiles of Legate
+//	go run ./cmd/legate-bench -profile /tmp/prof -only github   # of P7's GitHub read alone
 //	go run ./cmd/legate-bench -soak                # the soak (package soak), a few minutes
 //	go run ./cmd/legate-bench -curves docs/curves  # the cost curves (package curvebench), 15–20 minutes
 //
@@ -68,7 +69,7 @@ func run() int {
 	lists := flag.Int("lists", 200, "P2: tools/list calls timed through Legate, over all rounds (the slow baseline gets a sixteenth)")
 	sessions := flag.Int("sessions", 1000, "P4: idle sessions opened")
 	bigUps := flag.Int("upstreams", 50, "P2 and P5: upstreams of 100 tools each")
-	only := flag.String("only", "", "run only these scenarios, e.g. P1,P3")
+	only := flag.String("only", "", "run only these scenarios, e.g. P1,P3; with -profile, only these loads (P1, P3, P7, P5, P2) or P7's reads by name (github, slack, …)")
 	jsonOut := flag.String("json", "", "also write the results as JSON to this file")
 	legateBin := flag.String("legate", "", "use this legate binary instead of building ./cmd/legate")
 	slimBin := flag.String("legate-slim", "", "P4: use this slim legate binary (http and webhook connector types) instead of building one")
@@ -162,8 +163,14 @@ func run() int {
 		b.logf("built ./cmd/legate in %s", time.Since(t0).Round(time.Millisecond))
 	}
 
+	want := map[string]bool{}
+	for s := range strings.SplitSeq(*only, ",") {
+		if s = strings.ToUpper(strings.TrimSpace(s)); s != "" {
+			want[s] = true
+		}
+	}
 	if *profile != "" {
-		if err := b.profile(ctx, *profile); err != nil {
+		if err := b.profile(ctx, *profile, want); err != nil {
 			fmt.Fprintln(os.Stderr, "legate-bench: profile:", err)
 			return 1
 		}
@@ -196,12 +203,6 @@ func run() int {
 		run  func(context.Context) ([]row, error)
 	}{
 		{"P1", b.p1}, {"P2", b.p2}, {"P3", b.p3}, {"P4", b.p4}, {"P5", b.p5}, {"P6", b.p6}, {"P7", b.p7}, {"P7b", b.p7b}, {"P8", b.p8}, {"P9", b.p9}, {"P10", b.p10},
-	}
-	want := map[string]bool{}
-	for s := range strings.SplitSeq(*only, ",") {
-		if s = strings.ToUpper(strings.TrimSpace(s)); s != "" {
-			want[s] = true
-		}
 	}
 	var rows []row
 	var failed []string
@@ -292,9 +293,10 @@ func execCommand(ctx context.Context, argv ...string) *exec.Cmd {
 	return cmd
 }
 
-// profile runs the P1 and P3 loads against Legate in-process under
-// runtime/pprof and leaves the profiles in out.
-func (b *bench) profile(ctx context.Context, out string) error {
+// profile runs the P1, P3 and P7 loads, the P5 start-up and P2's lists
+// against Legate in-process under runtime/pprof and leaves the profiles in
+// out: all of them, or those want names (P7 also by its reads' names).
+func (b *bench) profile(ctx context.Context, out string, want map[string]bool) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
@@ -306,7 +308,57 @@ func (b *bench) profile(ctx context.Context, out string) error {
 		}
 	}
 	b.cs, b.rounds, b.warmup = []int{c}, 1, max(b.warmup, time.Second)
+	reads := map[string]bool{} // P7's reads want names
+	for name := range want {
+		if !strings.HasPrefix(name, "P") {
+			reads[strings.ToLower(name)] = true
+		}
+	}
+	does := func(load string) bool {
+		return len(want) == 0 || want[load] || load == "P7" && len(reads) > 0
+	}
+	var wrote []string
+	if does("P1") {
+		if err := b.profileForward(ctx, out, c); err != nil {
+			return err
+		}
+		wrote = append(wrote, "forward.cpu.pprof", "forward.allocs.pprof")
+	}
+	if does("P3") {
+		if err := b.profileNative(ctx, out, c); err != nil {
+			return err
+		}
+		wrote = append(wrote, "native.cpu.pprof", "native.allocs.pprof")
+	}
+	if does("P7") {
+		if err := b.profileSaaS(ctx, out, c, reads); err != nil {
+			return err
+		}
+		wrote = append(wrote, "saas.cpu.pprof", "saas.allocs.pprof")
+	}
+	if does("P5") || does("P2") {
+		if err := b.profileCache(ctx, out, does("P5"), does("P2")); err != nil {
+			return err
+		}
+		if does("P5") {
+			wrote = append(wrote, "startup.cpu.pprof")
+		}
+		if does("P2") {
+			wrote = append(wrote, "list.cpu.pprof")
+		}
+	}
+	if len(wrote) == 0 {
+		return fmt.Errorf("-only names nothing to profile (P1, P3, P7, P5, P2, or a P7 read)")
+	}
+	for _, f := range wrote {
+		fmt.Printf("wrote %s\n", filepath.Join(out, f))
+	}
+	fmt.Printf("read them with e.g.: go tool pprof -top %s\n", filepath.Join(out, wrote[0]))
+	return nil
+}
 
+// profileForward profiles Legate forwarding P1's calls at concurrency c.
+func (b *bench) profileForward(ctx context.Context, out string, c int) error {
 	up, err := harness.StartSelf(ctx, b.dir, "prof-upstream", "upstream", "-servers", "1", "-tools", "1")
 	if err != nil {
 		return err
@@ -327,7 +379,11 @@ func (b *bench) profile(ctx context.Context, out string) error {
 		return err
 	}
 	printTable(os.Stdout, rows[:3], false)
+	return nil
+}
 
+// profileNative profiles Legate answering P3's no-op native calls.
+func (b *bench) profileNative(ctx context.Context, out string, c int) error {
 	cfg3, err := b.writeFile("prof-p3.yaml", "connectors:\n  - {id: noop, type: noop}\n")
 	if err != nil {
 		return err
@@ -349,8 +405,12 @@ func (b *bench) profile(ctx context.Context, out string) error {
 		return err
 	}
 	b.logf("native no-op C=%d: %.0f calls/s, %.0f µs Legate CPU per call", c, lr.Rate(), lr.CPUPerCall("legate"))
+	return nil
+}
 
-	// P7's reads, one connector after another, in one profile.
+// profileSaaS profiles P7's reads, one connector after another, in one
+// profile: every read, or those only names.
+func (b *bench) profileSaaS(ctx context.Context, out string, c int, only map[string]bool) error {
 	pcfg, env, reads, stopStandIn, err := saasbench.ProfileSetup()
 	if err != nil {
 		return err
@@ -375,6 +435,9 @@ func (b *bench) profile(ctx context.Context, out string) error {
 		return err
 	}
 	for _, r := range reads {
+		if len(only) > 0 && !only[r.Name] {
+			continue
+		}
 		lr, err := harness.RunLoad(ctx, sess7, harness.ToolCall(r.Tool, r.Args), b.warmup, b.dur, map[string]*harness.Proc{"legate": lg7}, nil)
 		if err != nil {
 			harness.CloseSessions(sess7)
@@ -385,24 +448,30 @@ func (b *bench) profile(ctx context.Context, out string) error {
 	}
 	harness.CloseSessions(sess7)
 	lg7.Stop()
+	return nil
+}
 
-	// Start-up with a large cache and every upstream down (P5).
+// profileCache profiles, on P5's large cache, Legate's start-up with every
+// upstream down (startup) and tools/list of the whole cache (list).
+func (b *bench) profileCache(ctx context.Context, out string, startup, list bool) error {
 	big, err := b.prepareBigCache(ctx)
 	if err != nil {
 		return err
 	}
 	big.up.Kill()
 	big.up = nil
-	cpu5 := filepath.Join(out, "startup.cpu.pprof")
-	t0 := time.Now()
-	lg5, err := harness.StartLegateInProcess(ctx, b.dir, "prof-legate5", big.cfg, big.state, "-cpuprofile", cpu5)
-	if err != nil {
-		return err
+	if startup {
+		t0 := time.Now()
+		lg5, err := harness.StartLegateInProcess(ctx, b.dir, "prof-legate5", big.cfg, big.state, "-cpuprofile", filepath.Join(out, "startup.cpu.pprof"))
+		if err != nil {
+			return err
+		}
+		b.logf("start-up with %d cached tools: ready after %s", b.bigUps*bigTools, time.Since(t0).Round(time.Millisecond))
+		lg5.Stop()
 	}
-	b.logf("start-up with %d cached tools: ready after %s", b.bigUps*bigTools, time.Since(t0).Round(time.Millisecond))
-	lg5.Stop()
-
-	// tools/list of the whole cache (P2).
+	if !list {
+		return nil
+	}
 	cpu2 := filepath.Join(out, "list.cpu.pprof")
 	lg2, err := harness.StartLegateInProcess(ctx, b.dir, "prof-legate2", big.cfg, big.state, "-cpuprofile", cpu2, "-profile-serving")
 	if err != nil {
@@ -425,9 +494,5 @@ func (b *bench) profile(ctx context.Context, out string) error {
 	lg2.Stop()
 	slices.Sort(lists)
 	b.logf("tools/list of %d tools: %d lists, p50 %s", b.bigUps*bigTools, len(lists), harness.Percentile(lists, .5))
-	for _, f := range []string{cpu, allocs, cpu3, allocs3, cpu7, allocs7, cpu5, cpu2} {
-		fmt.Printf("wrote %s\n", f)
-	}
-	fmt.Printf("read them with e.g.: go tool pprof -top %s\n", cpu)
 	return nil
 }
