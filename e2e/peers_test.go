@@ -38,6 +38,7 @@ type peerSet struct {
 	filesystem      string // server-filesystem's dist/index.js (arguments: the allowed directories)
 	memory          string // server-memory's dist/index.js (MEMORY_FILE_PATH in its environment)
 	apps            string // e2e/node/apps-server.mjs, an MCP Apps server on ext-apps (LEGATE_PEERS_DIR in its environment)
+	tasksClient     string // e2e/node/tasks-client.mjs, a client of the tasks extension on ext-tasks
 }
 
 // findPeers checks that every pinned peer is installed at its version.
@@ -93,9 +94,10 @@ func findPeers() (*peerSet, error) {
 		filesystem:      filepath.Join(mcp, "server-filesystem", "dist", "index.js"),
 		memory:          filepath.Join(mcp, "server-memory", "dist", "index.js"),
 		apps:            filepath.Join(scripts, "apps-server.mjs"),
+		tasksClient:     filepath.Join(scripts, "tasks-client.mjs"),
 	}
-	for _, f := range []string{p.node, p.conformance, p.conformance2026, p.inspector, p.client, p.loopback, p.everything, p.filesystem, p.memory, p.apps,
-		filepath.Join(mcp, "ext-apps", "dist", "src", "server", "index.js")} {
+	for _, f := range []string{p.node, p.conformance, p.conformance2026, p.inspector, p.client, p.loopback, p.everything, p.filesystem, p.memory, p.apps, p.tasksClient,
+		filepath.Join(mcp, "ext-apps", "dist", "src", "server", "index.js"), filepath.Join(mcp, "ext-tasks", "dist", "client", "index.js")} {
 		if _, err := os.Stat(f); err != nil {
 			return nil, fmt.Errorf("MCP peers: %w", err)
 		}

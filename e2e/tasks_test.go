@@ -215,3 +215,94 @@ func tasksFixture(t *testing.T) string {
 	t.Cleanup(func() { srv.Close() })
 	return "http://" + ln.Addr().String() + "/mcp"
 }
+
+// TestTasksClientLibrary: a client built on the official tasks requester (@modelcontextprotocol/ext-tasks,
+// e2e/node/tasks-client.mjs) calls tools through Legate as an application would, and settles
+// each call: a read-only tool answers at once; a held call is a task that completes with the
+// tool's result once approved (a 2026-07-28 result: resultType complete), fails once denied,
+// and is cancelled by the client's cancel, which withdraws its approval request.
+func TestTasksClientLibrary(t *testing.T) {
+	p := need(t)
+	t.Parallel()
+	up := tasksFixture(t)
+	admin := "admin-" + nonce()
+	dir := t.TempDir()
+	config := filepath.Join(dir, "config.yaml")
+	doc := fmt.Sprintf("approvals: {wait: 1s}\nupstreams:\n  - id: tasks\n    url: %s\n    prefix: false\n", up)
+	if err := os.WriteFile(config, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	state := t.TempDir()
+	refreshUpstreams(t, config, state, "tasks")
+	s := serveState(t, config, state, "LEGATE_ADMIN_TOKEN="+admin)
+	ctx, stop := context.WithCancel(t.Context())
+	defer stop()
+	go approver(ctx, t, s, admin) // approves slow_compute under 60 s, denies protocol_error_job
+
+	calls := `[{"name": "greet", "arguments": {"name": "Ada"}},
+		{"name": "slow_compute", "arguments": {"seconds": 0.1, "label": "sum"}},
+		{"name": "protocol_error_job", "arguments": {}},
+		{"name": "slow_compute", "arguments": {"seconds": 60, "label": "never"}, "cancel": true}]`
+	stdout, stderr, err := p.runNode(t, dir, nil, p.tasksClient, s.url("127.0.0.1"), "token", calls)
+	if err != nil {
+		t.Fatalf("tasks-client: %v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
+	}
+	var out struct {
+		Protocol string
+		Calls    []struct {
+			Name, Kind, TaskID, Status string
+			States                     []string
+			Result                     struct {
+				ResultType string
+				Content    []struct{ Text string }
+				IsError    bool
+			}
+			Error     *struct{ Message string }
+			Exception *struct{ Name, Message, Cause string }
+		}
+	}
+	if err := json.Unmarshal(stdout, &out); err != nil || len(out.Calls) != 4 {
+		t.Fatalf("tasks-client printed %s (%v)\nstderr:\n%s", stdout, err, stderr)
+	}
+	if out.Protocol != "2026-07-28" {
+		t.Errorf("protocol %q, want 2026-07-28", out.Protocol)
+	}
+	for _, c := range out.Calls {
+		if c.Exception != nil {
+			t.Errorf("%s: %s: %s (%s)", c.Name, c.Exception.Name, c.Exception.Message, c.Exception.Cause)
+		}
+	}
+	text := func(i int) string {
+		if r := out.Calls[i].Result; len(r.Content) == 1 {
+			return r.Content[0].Text
+		}
+		return ""
+	}
+	if c := out.Calls[0]; c.Kind != "immediate" || c.Status != "completed" || text(0) != "Hello, Ada!" {
+		t.Errorf("greet: kind %q, status %q, text %q; want an immediate result, Hello, Ada!", c.Kind, c.Status, text(0))
+	}
+	if c := out.Calls[1]; c.Kind != "task" || c.Status != "completed" || text(1) != "computed sum" || c.Result.ResultType != "complete" ||
+		len(c.States) == 0 || c.States[0] != "working" || c.States[len(c.States)-1] != "completed" {
+		t.Errorf("slow_compute: kind %q, states %v, status %q, result %+v; want a task, working then completed, computed sum, resultType complete",
+			c.Kind, c.States, c.Status, c.Result)
+	}
+	if c := out.Calls[2]; c.Kind != "task" || c.Status != "failed" || c.Error == nil || !strings.Contains(c.Error.Message, "denied") {
+		t.Errorf("protocol_error_job: kind %q, status %q, error %+v; want a task that failed, denied", c.Kind, c.Status, c.Error)
+	}
+	if c := out.Calls[3]; c.Kind != "task" || c.Status != "cancelled" {
+		t.Errorf("cancelled slow_compute: kind %q, status %q, states %v; want a task, cancelled", c.Kind, c.Status, c.States)
+	}
+	// The cancel withdrew the request: denied by its caller, nothing left pending.
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s/admin/v1/approvals?state=pending", s.addr), nil)
+	req.Header.Set("Authorization", "Bearer "+admin)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var pending struct{ Approvals []struct{ ID, Tool string } }
+	json.NewDecoder(resp.Body).Decode(&pending)
+	if len(pending.Approvals) != 0 {
+		t.Errorf("pending after the calls settled: %+v, want none (the cancelled task's request withdrawn)", pending.Approvals)
+	}
+}

@@ -211,8 +211,6 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	}
 	g.approvals = policy.NewExecutor(g.inbox, policy.ExecutorOptions{Log: g.log, Metrics: g.metrics, Catalog: g.Catalog, Refused: g.auditRefused, NoteReplay: noteReplay,
 		PanelURL: waitnote.PanelURL(cmp.Or(opts.PanelAddr, opts.Config.Panel.Listen)), Run: executorCalls{g}.run, Notify: executorCalls{g}.notify, Decide: decide})
-	g.tasks = tasks.New(opts.Store.Approvals(), tasks.Options{Key: func(ctx context.Context) []byte { return g.kit.Derive(ctx, "tasks") }, Principal: opts.Principal, Decide: decide,
-		SeparateApprover: opts.Config.Approvals.SeparateApprover})
 
 	if err := g.newUpstreams(ctx); err != nil {
 		g.auth.Close()
@@ -228,6 +226,9 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		Instructions: g.instructions,
 		Proxy:        proxy.New(g.upstreams, g.log, func() catalog.Naming { return g.Catalog().Naming() }, g.sealer, g.discovery.Shows, g.discovery.AppsAllowed), Upstreams: len(g.upstreams.IDs()) > 0})
 	g.fast.paths = fastpath.New(g.fast, g.fast.sessions, g.metrics, serverInfo)
+	g.tasks = tasks.New(opts.Store.Approvals(), tasks.Options{Key: func(ctx context.Context) []byte { return g.kit.Derive(ctx, "tasks") }, Principal: opts.Principal, Decide: decide,
+		SeparateApprover: opts.Config.Approvals.SeparateApprover,
+		Result:           func(stored json.RawMessage) json.RawMessage { return toolresult.MarkStateless(stored, serverInfo) }})
 	g.fast.paths.Declines = kept.Declines // the SDK's path cuts results to a budget
 	g.fast.sessions.Attach(g.mcp)
 	cat, err := g.buildCatalog()

@@ -181,6 +181,10 @@ func TestHeldCallAsTask(t *testing.T) {
 	if done.Result["status"] != tasks.Completed || res == nil || fmt.Sprint(res["content"]) != "[map[text:post type:text]]" {
 		t.Fatalf("tasks/get once approved: %+v; want completed with the tool's result", done)
 	}
+	// The result inlined is the 2026-07-28 call's, as it would have been answered at once.
+	if meta, _ := res["_meta"].(map[string]any); res["resultType"] != "complete" || meta["io.modelcontextprotocol/serverInfo"] == nil {
+		t.Errorf("the completed task's result %v: want resultType complete and the server named in its _meta", res)
+	}
 	a.task(t, "tasks/get", id)
 	if n := g.raw.Calls.Load(); n != 1 {
 		t.Fatalf("the approved call ran %d times, want once", n)

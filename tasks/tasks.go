@@ -106,6 +106,11 @@ type Options struct {
 	SeparateApprover bool
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+	// Result is a completed task's result as tasks/get inlines it, given
+	// the held call's result as it was stored: the result of a 2026-07-28
+	// request, as the call would have been answered at once (resultType
+	// complete, the server named in its _meta). nil inlines it as stored.
+	Result func(stored json.RawMessage) json.RawMessage
 }
 
 // Tasks are the approval requests of held calls, seen as tasks.
@@ -266,6 +271,9 @@ func (t *Tasks) task(ctx context.Context, a *store.Approval, confirm bool) Task 
 	switch task.Status {
 	case Completed:
 		task.Result = a.Outcome
+		if t.o.Result != nil {
+			task.Result = t.o.Result(a.Outcome)
+		}
 	case Failed:
 		task.Error = &Error{Code: CodeNotApproved, Message: task.StatusMessage, Data: map[string]any{"class": "APPROVAL_DENIED", "approval_id": a.ID}}
 	}
