@@ -220,7 +220,8 @@ func tasksFixture(t *testing.T) string {
 // e2e/node/tasks-client.mjs) calls tools through Legate as an application would, and settles
 // each call: a read-only tool answers at once; a held call is a task that completes with the
 // tool's result once approved (a 2026-07-28 result: resultType complete), fails once denied,
-// and is cancelled by the client's cancel, which withdraws its approval request.
+// and is cancelled by the client's cancel, which withdraws its approval request; a call under a
+// rule with confirm: client asks the client (input_required), whose user's yes runs it.
 func TestTasksClientLibrary(t *testing.T) {
 	p := need(t)
 	t.Parallel()
@@ -228,7 +229,8 @@ func TestTasksClientLibrary(t *testing.T) {
 	admin := "admin-" + nonce()
 	dir := t.TempDir()
 	config := filepath.Join(dir, "config.yaml")
-	doc := fmt.Sprintf("approvals: {wait: 1s}\nupstreams:\n  - id: tasks\n    url: %s\n    prefix: false\n", up)
+	doc := fmt.Sprintf("approvals: {wait: 1s}\nupstreams:\n  - id: tasks\n    url: %s\n    prefix: false\n"+
+		"policy:\n  rules:\n    - {tool: confirm_delete, action: approve, confirm: client}\n", up)
 	if err := os.WriteFile(config, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -237,12 +239,13 @@ func TestTasksClientLibrary(t *testing.T) {
 	s := serveState(t, config, state, "LEGATE_ADMIN_TOKEN="+admin)
 	ctx, stop := context.WithCancel(t.Context())
 	defer stop()
-	go approver(ctx, t, s, admin) // approves slow_compute under 60 s, denies protocol_error_job
+	go approver(ctx, t, s, admin) // approves slow_compute under 60 s, denies protocol_error_job, leaves confirm_delete
 
 	calls := `[{"name": "greet", "arguments": {"name": "Ada"}},
 		{"name": "slow_compute", "arguments": {"seconds": 0.1, "label": "sum"}},
 		{"name": "protocol_error_job", "arguments": {}},
-		{"name": "slow_compute", "arguments": {"seconds": 60, "label": "never"}, "cancel": true}]`
+		{"name": "slow_compute", "arguments": {"seconds": 60, "label": "never"}, "cancel": true},
+		{"name": "confirm_delete", "arguments": {"filename": "a.txt"}}]`
 	stdout, stderr, err := p.runNode(t, dir, nil, p.tasksClient, s.url("127.0.0.1"), "token", calls)
 	if err != nil {
 		t.Fatalf("tasks-client: %v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
@@ -259,9 +262,10 @@ func TestTasksClientLibrary(t *testing.T) {
 			}
 			Error     *struct{ Message string }
 			Exception *struct{ Name, Message, Cause string }
+			Asked     []struct{ Kind, Message string }
 		}
 	}
-	if err := json.Unmarshal(stdout, &out); err != nil || len(out.Calls) != 4 {
+	if err := json.Unmarshal(stdout, &out); err != nil || len(out.Calls) != 5 {
 		t.Fatalf("tasks-client printed %s (%v)\nstderr:\n%s", stdout, err, stderr)
 	}
 	if out.Protocol != "2026-07-28" {
@@ -291,6 +295,11 @@ func TestTasksClientLibrary(t *testing.T) {
 	}
 	if c := out.Calls[3]; c.Kind != "task" || c.Status != "cancelled" {
 		t.Errorf("cancelled slow_compute: kind %q, status %q, states %v; want a task, cancelled", c.Kind, c.Status, c.States)
+	}
+	if c := out.Calls[4]; c.Kind != "task" || c.Status != "completed" || text(4) != "deleted a.txt" || len(c.Asked) != 1 ||
+		c.Asked[0].Kind != "elicitation" || !slices.Contains(c.States, "input_required") {
+		t.Errorf("confirm_delete: kind %q, states %v, asked %+v, status %q, text %q; want a task asking its user once, then deleted a.txt",
+			c.Kind, c.States, c.Asked, c.Status, text(4))
 	}
 	// The cancel withdrew the request: denied by its caller, nothing left pending.
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s/admin/v1/approvals?state=pending", s.addr), nil)

@@ -8,8 +8,10 @@
 // 2026-07-28 (versionNegotiation pin); ext-tasks sends its task requests through rawDispatch, one
 // stateless POST each with the protocol's headers, since the SDK's own codecs do not carry them.
 // Each call is settled: its execution's kind ("immediate" or "task"), the task states it saw,
-// and its outcome (completed with the result, failed with the error, cancelled). With cancel, a
-// task is cancelled once it is seen working. Prints one JSON object: {"protocol", "calls": [...]}.
+// the questions it was asked (answered as a user accepting: confirm true), and its outcome
+// (completed with the result, failed with the error, cancelled). With cancel, a task is
+// cancelled once it is seen working. The client declares elicitation (form) besides the
+// extension. Prints one JSON object: {"protocol", "calls": [...]}.
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { load } from "./clients/common.mjs";
@@ -25,7 +27,7 @@ const { createTaskSessionFromClient } = await import(pathToFileURL(join(process.
 
 const protocolVersion = "2026-07-28";
 const clientInfo = { name: "tasks-client", version: "1.0.0" };
-const clientCapabilities = { extensions: { "io.modelcontextprotocol/tasks": {} } };
+const clientCapabilities = { elicitation: { form: {} }, extensions: { "io.modelcontextprotocol/tasks": {} } };
 
 const client = new Client(clientInfo, { versionNegotiation: { mode: { pin: protocolVersion } } });
 await client.connect(new StreamableHTTPClientTransport(new URL(url), {
@@ -62,8 +64,16 @@ async function rawDispatch(call, options) {
   return JSON.parse(text);
 }
 
+// A task's question (input_required) is answered as its user would: an elicitation accepted
+// with confirm: true. Each is recorded with the call it came for.
+let asked = [];
 const session = createTaskSessionFromClient(client, {
   endpointId: "legate",
+  onInputRequest: async (request) => {
+    asked.push({ kind: request.kind, message: request.params?.message ?? null });
+    if (request.kind !== "elicitation") throw new Error(`unexpected ${request.kind} request`);
+    return { action: "accept", content: { confirm: true } };
+  },
   rawDispatch,
   v2RequestFraming: { protocolVersion, clientInfo, clientCapabilities },
 });
@@ -71,6 +81,7 @@ const session = createTaskSessionFromClient(client, {
 const out = { protocol: client.getNegotiatedProtocolVersion() ?? null, calls: [] };
 for (const c of calls) {
   const record = { name: c.name, states: [] };
+  asked = [];
   try {
     const execution = await session.callTool(c.name, c.arguments ?? {});
     record.kind = execution.kind;
@@ -86,6 +97,7 @@ for (const c of calls) {
       },
     });
     record.status = outcome.status;
+    record.asked = asked;
     if (outcome.status === "completed") record.result = outcome.result;
     if (outcome.status === "failed") record.error = { message: outcome.error.message, code: outcome.error.code ?? null };
   } catch (e) {
