@@ -51,21 +51,7 @@ var tasksScenarios = map[string]string{
 func TestTasksConformance(t *testing.T) {
 	p := need(t)
 	t.Parallel()
-	up := tasksFixture(t)
-	admin := "admin-" + nonce()
-	dir := t.TempDir()
-	config := filepath.Join(dir, "config.yaml")
-	doc := fmt.Sprintf("approvals: {wait: 1s}\nupstreams:\n  - id: tasks\n    url: %s\n    prefix: false\n"+
-		"policy:\n  rules:\n    - {tool: confirm_delete, action: approve, confirm: client}\n", up)
-	if err := os.WriteFile(config, []byte(doc), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	state := t.TempDir()
-	refreshUpstreams(t, config, state, "tasks")
-	s := serveState(t, config, state, "LEGATE_ADMIN_TOKEN="+admin)
-	ctx, stop := context.WithCancel(t.Context())
-	defer stop()
-	go approver(ctx, t, s, admin)
+	s, _ := tasksGateway(t)
 
 	for _, name := range slices.Sorted(maps.Keys(tasksScenarios)) {
 		want := tasksScenarios[name]
@@ -90,6 +76,28 @@ func TestTasksConformance(t *testing.T) {
 			}
 		}
 	}
+}
+
+// tasksGateway serves Legate with tasksFixture as its transparent upstream, confirm_delete held
+// under confirm: client, and an approver that decides its other requests as they come (approver),
+// until t ends. It returns the server and its admin token.
+func tasksGateway(t *testing.T) (*server, string) {
+	up := tasksFixture(t)
+	admin := "admin-" + nonce()
+	config := filepath.Join(t.TempDir(), "config.yaml")
+	doc := fmt.Sprintf("approvals: {wait: 1s}\nupstreams:\n  - id: tasks\n    url: %s\n    prefix: false\n"+
+		"policy:\n  rules:\n    - {tool: confirm_delete, action: approve, confirm: client}\n", up)
+	if err := os.WriteFile(config, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	state := t.TempDir()
+	refreshUpstreams(t, config, state, "tasks")
+	s := serveState(t, config, state, "LEGATE_ADMIN_TOKEN="+admin)
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); approver(ctx, t, s, admin) }()
+	t.Cleanup(func() { stop(); <-done })
+	return s, admin
 }
 
 // runScenario runs one scenario of the 2026-07-28 suite against url and returns its failed
@@ -225,21 +233,8 @@ func tasksFixture(t *testing.T) string {
 func TestTasksClientLibrary(t *testing.T) {
 	p := need(t)
 	t.Parallel()
-	up := tasksFixture(t)
-	admin := "admin-" + nonce()
+	s, admin := tasksGateway(t)
 	dir := t.TempDir()
-	config := filepath.Join(dir, "config.yaml")
-	doc := fmt.Sprintf("approvals: {wait: 1s}\nupstreams:\n  - id: tasks\n    url: %s\n    prefix: false\n"+
-		"policy:\n  rules:\n    - {tool: confirm_delete, action: approve, confirm: client}\n", up)
-	if err := os.WriteFile(config, []byte(doc), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	state := t.TempDir()
-	refreshUpstreams(t, config, state, "tasks")
-	s := serveState(t, config, state, "LEGATE_ADMIN_TOKEN="+admin)
-	ctx, stop := context.WithCancel(t.Context())
-	defer stop()
-	go approver(ctx, t, s, admin) // approves slow_compute under 60 s, denies protocol_error_job, leaves confirm_delete
 
 	calls := `[{"name": "greet", "arguments": {"name": "Ada"}},
 		{"name": "slow_compute", "arguments": {"seconds": 0.1, "label": "sum"}},
@@ -302,7 +297,7 @@ func TestTasksClientLibrary(t *testing.T) {
 			c.Kind, c.States, c.Asked, c.Status, text(4))
 	}
 	// The cancel withdrew the request: denied by its caller, nothing left pending.
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s/admin/v1/approvals?state=pending", s.addr), nil)
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, fmt.Sprintf("http://%s/admin/v1/approvals?state=pending", s.addr), nil)
 	req.Header.Set("Authorization", "Bearer "+admin)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
