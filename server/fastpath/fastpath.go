@@ -183,7 +183,7 @@ func (f *Paths) Serve(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	if namesProtocol(msg.Params) {
-		return false // the SDK refuses it: 2026-07-28 has no sessions
+		return false // the SDK's: it refuses a call naming one (2026-07-28 has no sessions)
 	}
 	switch msg.Method {
 	case "tools/list":
