@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -82,22 +83,34 @@ func TestTasksConformance(t *testing.T) {
 // under confirm: client, and an approver that decides its other requests as they come (approver),
 // until t ends. It returns the server and its admin token.
 func tasksGateway(t *testing.T) (*server, string) {
+	config, state, admin := tasksConfig(t)
+	s := serveState(t, config, state, "LEGATE_ADMIN_TOKEN="+admin)
+	startApprover(t, s, admin)
+	return s, admin
+}
+
+// tasksConfig writes tasksGateway's configuration and fills its upstream's tool cache in a new
+// state directory; it returns both, and the admin token to serve with.
+func tasksConfig(t *testing.T) (config, state, admin string) {
 	up := tasksFixture(t)
-	admin := "admin-" + nonce()
-	config := filepath.Join(t.TempDir(), "config.yaml")
+	admin = "admin-" + nonce()
+	config = filepath.Join(t.TempDir(), "config.yaml")
 	doc := fmt.Sprintf("approvals: {wait: 1s}\nupstreams:\n  - id: tasks\n    url: %s\n    prefix: false\n"+
 		"policy:\n  rules:\n    - {tool: confirm_delete, action: approve, confirm: client}\n", up)
 	if err := os.WriteFile(config, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	state := t.TempDir()
+	state = t.TempDir()
 	refreshUpstreams(t, config, state, "tasks")
-	s := serveState(t, config, state, "LEGATE_ADMIN_TOKEN="+admin)
+	return config, state, admin
+}
+
+// startApprover runs approver on s until t ends.
+func startApprover(t *testing.T, s *server, admin string) {
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); approver(ctx, t, s, admin) }()
 	t.Cleanup(func() { stop(); <-done })
-	return s, admin
 }
 
 // runScenario runs one scenario of the 2026-07-28 suite against url and returns its failed
@@ -224,43 +237,46 @@ func tasksFixture(t *testing.T) string {
 	return "http://" + ln.Addr().String() + "/mcp"
 }
 
-// TestTasksClientLibrary: a client built on the official tasks requester (@modelcontextprotocol/ext-tasks,
-// e2e/node/tasks-client.mjs) calls tools through Legate as an application would, and settles
-// each call: a read-only tool answers at once; a held call is a task that completes with the
-// tool's result once approved (a 2026-07-28 result: resultType complete), fails once denied,
-// and is cancelled by the client's cancel, which withdraws its approval request; a call under a
-// rule with confirm: client asks the client (input_required), whose user's yes runs it.
-func TestTasksClientLibrary(t *testing.T) {
-	p := need(t)
-	t.Parallel()
-	s, admin := tasksGateway(t)
-	dir := t.TempDir()
+// tasksClientOut is what e2e/node/tasks-client.mjs prints.
+type tasksClientOut struct {
+	Protocol string
+	Calls    []tasksClientCall
+}
 
-	calls := `[{"name": "greet", "arguments": {"name": "Ada"}},
-		{"name": "slow_compute", "arguments": {"seconds": 0.1, "label": "sum"}},
-		{"name": "protocol_error_job", "arguments": {}},
-		{"name": "slow_compute", "arguments": {"seconds": 60, "label": "never"}, "cancel": true},
-		{"name": "confirm_delete", "arguments": {"filename": "a.txt"}}]`
-	stdout, stderr, err := p.runNode(t, dir, nil, p.tasksClient, s.url("127.0.0.1"), "token", calls)
+// tasksClientCall is one call's record in tasksClientOut.
+type tasksClientCall struct {
+	Name, Kind, TaskID, Status string
+	States                     []string
+	Result                     struct {
+		ResultType string
+		Content    []struct{ Text string }
+		IsError    bool
+	}
+	Error     *struct{ Message string }
+	Exception *struct{ Name, Message, Cause string }
+	Asked     []struct{ Kind, Message string }
+	Reference json.RawMessage // a handed-off task's
+}
+
+// text is the text of a one-block result, or "".
+func (c tasksClientCall) text() string {
+	if len(c.Result.Content) == 1 {
+		return c.Result.Content[0].Text
+	}
+	return ""
+}
+
+// runTasksClient runs e2e/node/tasks-client.mjs against s with calls, checks that it speaks
+// 2026-07-28 and that no call threw, and returns what it printed, a record per call.
+func runTasksClient(t *testing.T, p *peerSet, s *server, calls string) tasksClientOut {
+	t.Helper()
+	stdout, stderr, err := p.runNode(t, t.TempDir(), nil, p.tasksClient, s.url("127.0.0.1"), "token", calls)
 	if err != nil {
 		t.Fatalf("tasks-client: %v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
 	}
-	var out struct {
-		Protocol string
-		Calls    []struct {
-			Name, Kind, TaskID, Status string
-			States                     []string
-			Result                     struct {
-				ResultType string
-				Content    []struct{ Text string }
-				IsError    bool
-			}
-			Error     *struct{ Message string }
-			Exception *struct{ Name, Message, Cause string }
-			Asked     []struct{ Kind, Message string }
-		}
-	}
-	if err := json.Unmarshal(stdout, &out); err != nil || len(out.Calls) != 5 {
+	var out tasksClientOut
+	var want []json.RawMessage
+	if err := json.Unmarshal(stdout, &out); err != nil || json.Unmarshal([]byte(calls), &want) != nil || len(out.Calls) != len(want) {
 		t.Fatalf("tasks-client printed %s (%v)\nstderr:\n%s", stdout, err, stderr)
 	}
 	if out.Protocol != "2026-07-28" {
@@ -271,12 +287,25 @@ func TestTasksClientLibrary(t *testing.T) {
 			t.Errorf("%s: %s: %s (%s)", c.Name, c.Exception.Name, c.Exception.Message, c.Exception.Cause)
 		}
 	}
-	text := func(i int) string {
-		if r := out.Calls[i].Result; len(r.Content) == 1 {
-			return r.Content[0].Text
-		}
-		return ""
-	}
+	return out
+}
+
+// TestTasksClientLibrary: a client built on the official tasks requester (@modelcontextprotocol/ext-tasks,
+// e2e/node/tasks-client.mjs) calls tools through Legate as an application would, and settles
+// each call: a read-only tool answers at once; a held call is a task that completes with the
+// tool's result once approved (a 2026-07-28 result: resultType complete), fails once denied,
+// and is cancelled by the client's cancel, which withdraws its approval request; a call under a
+// rule with confirm: client asks the client (input_required), whose user's yes runs it.
+func TestTasksClientLibrary(t *testing.T) {
+	p := need(t)
+	t.Parallel()
+	s, admin := tasksGateway(t)
+	out := runTasksClient(t, p, s, `[{"name": "greet", "arguments": {"name": "Ada"}},
+		{"name": "slow_compute", "arguments": {"seconds": 0.1, "label": "sum"}},
+		{"name": "protocol_error_job", "arguments": {}},
+		{"name": "slow_compute", "arguments": {"seconds": 60, "label": "never"}, "cancel": true},
+		{"name": "confirm_delete", "arguments": {"filename": "a.txt"}}]`)
+	text := func(i int) string { return out.Calls[i].text() }
 	if c := out.Calls[0]; c.Kind != "immediate" || c.Status != "completed" || text(0) != "Hello, Ada!" {
 		t.Errorf("greet: kind %q, status %q, text %q; want an immediate result, Hello, Ada!", c.Kind, c.Status, text(0))
 	}
@@ -308,5 +337,44 @@ func TestTasksClientLibrary(t *testing.T) {
 	json.NewDecoder(resp.Body).Decode(&pending)
 	if len(pending.Approvals) != 0 {
 		t.Errorf("pending after the calls settled: %+v, want none (the cancelled task's request withdrawn)", pending.Approvals)
+	}
+}
+
+// TestTasksClientLibraryAcrossRestart: the tasks requester hands a held call's task off (its
+// reference persisted, as an application that goes away does), Legate restarts on the same
+// state, the request is approved, and a new client session resumes the task from the
+// reference and gets the tool's result.
+func TestTasksClientLibraryAcrossRestart(t *testing.T) {
+	p := need(t)
+	t.Parallel()
+	config, state, admin := tasksConfig(t)
+	s := serveState(t, config, state, "LEGATE_ADMIN_TOKEN="+admin)
+	first := runTasksClient(t, p, s, `[{"name": "slow_compute", "arguments": {"seconds": 0.1, "label": "later"}, "handoff": true}]`)
+	handed := first.Calls[0]
+	if handed.Kind != "task" || len(handed.Reference) == 0 {
+		t.Fatalf("slow_compute: kind %q, reference %s; want a task handed off", handed.Kind, handed.Reference)
+	}
+
+	if err := syscall.Kill(s.pid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		resp, err := http.Get("http://" + s.addr + "/healthz")
+		if err != nil {
+			break // stopped
+		}
+		resp.Body.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("legate serve did not stop within 10s of SIGTERM")
+		}
+	}
+	s = serveState(t, config, state, "LEGATE_ADMIN_TOKEN="+admin)
+	startApprover(t, s, admin)
+
+	ref, _ := json.Marshal([]map[string]json.RawMessage{{"resume": handed.Reference}})
+	c := runTasksClient(t, p, s, string(ref)).Calls[0]
+	if c.Kind != "task" || c.TaskID != handed.TaskID || c.Status != "completed" || c.text() != "computed later" {
+		t.Errorf("resumed after the restart: kind %q, task %q (handed off %q), states %v, status %q, text %q; want the task completed, computed later",
+			c.Kind, c.TaskID, handed.TaskID, c.States, c.Status, c.text())
 	}
 }

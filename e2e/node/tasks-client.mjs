@@ -4,14 +4,17 @@
 //
 //   LEGATE_PEERS_DIR=DIR node tasks-client.mjs URL TOKEN CALLS
 //
-// CALLS is a JSON array of {"name": TOOL, "arguments": {...}, "cancel": bool}. The client speaks
+// CALLS is a JSON array of {"name": TOOL, "arguments": {...}, "cancel": bool, "handoff": bool}
+// or {"resume": REFERENCE}. The client speaks
 // 2026-07-28 (versionNegotiation pin); ext-tasks sends its task requests through rawDispatch, one
 // stateless POST each with the protocol's headers, since the SDK's own codecs do not carry them.
 // Each call is settled: its execution's kind ("immediate" or "task"), the task states it saw,
 // the questions it was asked (answered as a user accepting: confirm true), and its outcome
 // (completed with the result, failed with the error, cancelled). With cancel, a task is
-// cancelled once it is seen working. The client declares elicitation (form) besides the
-// extension. Prints one JSON object: {"protocol", "calls": [...]}.
+// cancelled once it is seen working. With handoff, a task is not settled: its serialized
+// reference is printed (as an application persists it to come back later), and a resume entry
+// takes such a reference up again in this session and settles it. The client declares
+// elicitation (form) besides the extension. Prints one JSON object: {"protocol", "calls": [...]}.
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { load } from "./clients/common.mjs";
@@ -83,9 +86,14 @@ for (const c of calls) {
   const record = { name: c.name, states: [] };
   asked = [];
   try {
-    const execution = await session.callTool(c.name, c.arguments ?? {});
+    const execution = c.resume ? await session.resumeTask(c.resume) : await session.callTool(c.name, c.arguments ?? {});
     record.kind = execution.kind;
     record.taskId = execution.handle?.taskId ?? null;
+    if (c.handoff && execution.kind === "task") {
+      await execution.handoff((reference) => { record.reference = reference; });
+      out.calls.push(record);
+      continue;
+    }
     const { outcome } = await execution.settle({
       onEvent: async (event) => {
         if (event.type !== "task") return;
@@ -105,6 +113,10 @@ for (const c of calls) {
   }
   out.calls.push(record);
 }
+console.log(JSON.stringify(out));
+// A process that handed a task off ends without closing the session: ext-tasks 0.2.2's
+// session.close() closes every execution it still tracks, handed-off ones too, and closing an
+// unsettled execution cancels its task.
+if (out.calls.some((r) => r.reference)) process.exit(0);
 await session.close();
 await client.close();
-console.log(JSON.stringify(out));
