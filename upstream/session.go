@@ -108,14 +108,14 @@ func (u *Upstream) connect(ctx context.Context, owner *mcp.ServerSession, client
 		return nil, fmt.Errorf("connecting to upstream %s: %w", u.cfg.ID, err)
 	}
 	s.cs = cs
-	switch {
-	case u.relayable():
-		s.conn = u.conn(s, hc)
-	case u.streamable():
-		// A per-client Streamable HTTP session: its calls go through the
-		// SDK client, the task requests of its task-only tools on a relay
-		// connection of their own (uptasks.Link.Over).
-		u.conn(s, hc)
+	if u.streamable() {
+		// Every Streamable HTTP session has a relay connection: its
+		// task-only tools' task requests go on it (uptasks.Link.Over), and
+		// a shared session's calls too; a per-client session's calls go
+		// through the SDK client.
+		if conn := u.conn(s, hc); u.relayable() {
+			s.conn = conn
+		}
 	}
 	go func() {
 		cs.Wait()

@@ -416,6 +416,15 @@ func (b *bench) profileSaaS(ctx context.Context, out string, c int, only map[str
 		return err
 	}
 	defer stopStandIn()
+	var names []string
+	for _, r := range reads {
+		names = append(names, r.Name)
+	}
+	for name := range only {
+		if !slices.Contains(names, name) {
+			return fmt.Errorf("-only names %q, neither a load nor one of P7's reads (%s)", name, strings.Join(names, ", "))
+		}
+	}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		os.Setenv(k, v) // the in-process Legate reads its credentials from the environment it inherits

@@ -10,11 +10,5 @@ import (
 // the gateway left out.
 func BenchmarkQuery100(b *testing.B) {
 	f := setup(b)
-	c := f.connector(b, "", "")
-	args := `{"sql": "SELECT id, v, id * 1.5 AS n, NOW() AS ts FROM legate_canary ORDER BY id LIMIT 100"}`
-	for b.Loop() {
-		if _, err := sqltest.Call(b, c, "query", args, ""); err != nil {
-			b.Fatal(err)
-		}
-	}
+	sqltest.BenchQuery100(b, f.connector(b, "", ""))
 }

@@ -65,6 +65,17 @@ func Call(t testing.TB, c connectors.Connector, name, args, opID string) (json.R
 	return nil, nil
 }
 
+// BenchQuery100 measures c's query tool on a query of 100 rows of the
+// canary table, the gateway left out: the connector's own cost.
+func BenchQuery100(b *testing.B, c connectors.Connector) {
+	args := `{"sql": "SELECT id, v, id * 1.5 AS n, now() AS ts FROM legate_canary ORDER BY id LIMIT 100"}`
+	for b.Loop() {
+		if _, err := Call(b, c, "query", args, ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // Code is the canonical code of err, "" for nil.
 func Code(err error) legate.Code {
 	if err == nil {
