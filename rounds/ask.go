@@ -100,8 +100,10 @@ func Fulfil(ctx context.Context, ss *mcp.ServerSession, reqs mcp.InputRequestMap
 // client, and progressToken when token is set. On a session of an earlier
 // protocol (onSession), which refuses a request naming protocol
 // 2026-07-28, the protocol's key is left out: the capabilities the client
-// declares still tell the upstream what it may ask the client for.
-func Meta(clientMeta json.RawMessage, token string, onSession bool) json.RawMessage {
+// declares still tell the upstream what it may ask the client for. The
+// tasks extension is left out unless keepTasks (and not onSession): for a
+// request whose caller hands the upstream's tasks through to the client.
+func Meta(clientMeta json.RawMessage, token string, onSession, keepTasks bool) json.RawMessage {
 	var in map[string]json.RawMessage
 	json.Unmarshal(clientMeta, &in)
 	out := make(map[string]json.RawMessage, len(in)+1)
@@ -110,7 +112,7 @@ func Meta(clientMeta json.RawMessage, token string, onSession bool) json.RawMess
 			out[k] = v
 		}
 	}
-	if caps, ok := out[mcp.MetaKeyClientCapabilities]; ok && bytes.Contains(caps, []byte(tasksExtension)) {
+	if caps, ok := out[mcp.MetaKeyClientCapabilities]; ok && (onSession || !keepTasks) && bytes.Contains(caps, []byte(tasksExtension)) {
 		out[mcp.MetaKeyClientCapabilities] = withoutTasks(caps)
 	}
 	if token != "" {
@@ -121,9 +123,9 @@ func Meta(clientMeta json.RawMessage, token string, onSession bool) json.RawMess
 }
 
 // tasksExtension is the tasks extension (SEP-2663), which Legate offers
-// for the calls it holds for approval (package tasks) but does not relay:
-// an upstream's task ids would reach the client, which asks Legate about
-// them. A request sent on does not declare it.
+// for the calls it holds for approval (package tasks). A request sent on
+// declares it only where its caller hands the upstream's tasks through:
+// elsewhere their ids would reach the client, which asks Legate about them.
 const tasksExtension = "io.modelcontextprotocol/tasks"
 
 // withoutTasks is client capabilities caps without the tasks extension.
@@ -163,7 +165,7 @@ func AppendParams(body []byte, responses json.RawMessage, state string, meta jso
 // answers, the upstream's request state, and the client's _meta (Meta).
 func SetParams(p *mcp.CallToolParams, r *Round) error {
 	p.RequestState = r.State
-	if err := json.Unmarshal(Meta(r.Meta, "", true), &p.Meta); err != nil || len(r.Responses) == 0 {
+	if err := json.Unmarshal(Meta(r.Meta, "", true, false), &p.Meta); err != nil || len(r.Responses) == 0 {
 		return err
 	}
 	return json.Unmarshal(r.Responses, &p.InputResponses)

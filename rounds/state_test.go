@@ -51,22 +51,28 @@ func flip(c byte) string {
 
 func TestMeta(t *testing.T) {
 	client := []byte(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}},"io.modelcontextprotocol/serverInfo":{},"progressToken":7,"user":1}`)
-	got := string(Meta(client, "legate-9", false))
+	got := string(Meta(client, "legate-9", false, false))
 	want := `{"io.modelcontextprotocol/clientCapabilities":{"sampling":{}},"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":"legate-9"}`
 	if got != want {
 		t.Errorf("Meta = %s\nwant %s", got, want)
 	}
 	// On a session of an earlier protocol: the capabilities, not the protocol.
-	got = string(Meta(client, "", true))
+	got = string(Meta(client, "", true, false))
 	want = `{"io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}`
 	if got != want {
 		t.Errorf("Meta on a session = %s\nwant %s", got, want)
 	}
-	// The tasks extension is Legate's own, never declared to an upstream.
+	// The tasks extension is declared to an upstream only where the
+	// caller hands its tasks through, and never on a session.
 	client = []byte(`{"io.modelcontextprotocol/clientCapabilities":{"sampling":{},"extensions":{"io.modelcontextprotocol/tasks":{},"io.modelcontextprotocol/ui":{}}}}`)
-	got = string(Meta(client, "", true))
-	want = `{"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/ui":{}},"sampling":{}}}`
-	if got != want {
-		t.Errorf("Meta of a client of the tasks extension = %s\nwant %s", got, want)
+	without := `{"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/ui":{}},"sampling":{}}}`
+	with := `{"io.modelcontextprotocol/clientCapabilities":{"sampling":{},"extensions":{"io.modelcontextprotocol/tasks":{},"io.modelcontextprotocol/ui":{}}}}` // as the client wrote it
+	for _, c := range []struct {
+		onSession, keepTasks bool
+		want                 string
+	}{{true, false, without}, {false, false, without}, {true, true, without}, {false, true, with}} {
+		if got := string(Meta(client, "", c.onSession, c.keepTasks)); got != c.want {
+			t.Errorf("Meta of a client of the tasks extension, onSession %v, keepTasks %v = %s\nwant %s", c.onSession, c.keepTasks, got, c.want)
+		}
 	}
 }

@@ -367,8 +367,8 @@ func (s executeStep) execute(ctx context.Context, r *Request) (res *Result, err 
 		return decoded(res), err
 	case *upstream.Tool:
 		c := upstream.Client{Session: r.Session, ProgressToken: r.ProgressToken, Round: r.round, Tenant: r.Caller.Tenant, Principal: r.Caller.Principal}
-		if r.relay != nil {
-			c.Progress = r.relay.Progress
+		if r.relay != nil { // a client of the tasks extension may get the upstream's own task (package tasks)
+			c.Progress, c.Tasks = r.relay.Progress, tasks.Wanted(r.round)
 		}
 		rel, res, err := s.callUpstream(ctx, t, r, c)
 		if t.PerPrincipal && s.asksToConnect(r, err) {
@@ -382,6 +382,12 @@ func (s executeStep) execute(ctx context.Context, r *Request) (res *Result, err 
 		}
 		if rel.JSON == nil {
 			return decoded(res), err
+		}
+		if c.Tasks && tasks.IsTask(rel.JSON) {
+			rel.JSON, err = g.tasks.Hand(ctx, t.Upstream, r.Entry.Canonical, tasks.Caller{Principal: r.Caller.Principal, Tenant: r.Caller.Tenant}, rel.JSON)
+			if rel.Size = len(rel.JSON); err != nil {
+				return nil, err
+			}
 		}
 		return relayed(rel), nil
 	}

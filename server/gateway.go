@@ -55,6 +55,7 @@ import (
 	"github.com/legate-mcp/legate/opkey"
 	"github.com/legate-mcp/legate/policy"
 	"github.com/legate-mcp/legate/profiles"
+	"github.com/legate-mcp/legate/provenance"
 	"github.com/legate-mcp/legate/proxy"
 	"github.com/legate-mcp/legate/resultcut"
 	"github.com/legate-mcp/legate/rounds"
@@ -70,6 +71,7 @@ import (
 	"github.com/legate-mcp/legate/tasks"
 	"github.com/legate-mcp/legate/telemetry"
 	"github.com/legate-mcp/legate/upstream"
+	"github.com/legate-mcp/legate/upstream/cache"
 	"github.com/legate-mcp/legate/vault"
 )
 
@@ -228,7 +230,10 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	g.fast.paths = fastpath.New(g.fast, g.fast.sessions, g.metrics, serverInfo)
 	g.tasks = tasks.New(opts.Store.Approvals(), tasks.Options{Key: func(ctx context.Context) []byte { return g.kit.Derive(ctx, "tasks") }, Principal: opts.Principal, Decide: decide,
 		SeparateApprover: opts.Config.Approvals.SeparateApprover,
-		Result:           func(stored json.RawMessage) json.RawMessage { return toolresult.MarkStateless(stored, serverInfo) }})
+		Result:           func(stored json.RawMessage) json.RawMessage { return toolresult.MarkStateless(stored, serverInfo) },
+		Upstreams:        g.upstreams, Record: g.audit.Add, Present: func(up, tool string, res json.RawMessage) json.RawMessage {
+			return toolresult.MarkRaw(g.masks.Secrets().Mask(res, false), provenance.New("mcp."+up, tool), g.now().cfg.Results.Spotlight)
+		}})
 	g.fast.paths.Declines = kept.Declines // the SDK's path cuts results to a budget
 	g.fast.sessions.Attach(g.mcp)
 	cat, err := g.buildCatalog()
@@ -321,7 +326,8 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage, o
 	if !ok {
 		c := g.callerOf(o)
 		row := store.AuditRow{Principal: c.Principal, Tenant: c.Tenant, Session: c.Session, Tool: name}
-		if t, err := quarantineError(g.upstreams.Quarantine(), g.Catalog().Naming(), name); err != nil {
+		naming := g.Catalog().Naming()
+		if t, err := cache.Refused(g.upstreams.Quarantine(), name, func(c string) string { return catalog.WireName(c, naming) }); err != nil {
 			row.Tool, row.Source, row.Class = t.Canonical(), "upstream:"+t.Upstream, string(t.Class)
 			row.Decision, row.Outcome = "quarantined", string(legate.CodePolicyDenied)
 			g.auditRefused(row)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/mcpauth"
 	"github.com/legate-mcp/legate/sources"
@@ -40,20 +39,6 @@ func (g *Gateway) newUpstreams(ctx context.Context) error {
 		},
 	})
 	return err
-}
-
-// quarantineError refuses a call to a tool of quarantine by name (canonical
-// or wire, under naming), if name is one; t is that tool.
-func quarantineError(quarantine []upstream.Quarantined, naming catalog.Naming, name string) (t *upstream.Tool, err error) {
-	for _, q := range quarantine {
-		c := q.Tool.Canonical()
-		if name == c || name == catalog.WireName(c, naming) {
-			return q.Tool, &legate.Error{Code: legate.CodePolicyDenied, Message: fmt.Sprintf(
-				"%s is quarantined: its definition changed since it was accepted; an admin must review it (legate upstream diff %s) and accept it (legate upstream accept %s %s)",
-				c, q.Tool.Upstream, q.Tool.Upstream, q.Tool.Name)}
-		}
-	}
-	return nil, nil
 }
 
 // toolsChanged rebuilds the catalog after an upstream's tools changed. A

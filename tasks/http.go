@@ -89,15 +89,20 @@ func (t *Tasks) answer(r *http.Request, header, method string, params json.RawMe
 	ctx, c := r.Context(), t.caller(r.Context())
 	var res json.RawMessage
 	var err error
-	switch method {
-	case "tasks/get":
+	switch {
+	case strings.HasPrefix(p.TaskID, handedPrefix):
+		res, err = t.handedRequest(ctx, method, p.TaskID, c, params, p.Meta)
+	case method == "tasks/get":
 		res, err = t.Get(ctx, p.TaskID, c)
-	case "tasks/cancel":
+	case method == "tasks/cancel":
 		err = t.Cancel(ctx, p.TaskID, c)
-	case "tasks/update":
+	case method == "tasks/update":
 		err = t.Update(ctx, p.TaskID, c, p.Responses)
 	}
+	var rpcErr *jsonrpc.Error
 	switch {
+	case errors.As(err, &rpcErr):
+		return nil, rpcErr
 	case errors.Is(err, ErrUnknown):
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown task: " + p.TaskID}
 	case err != nil:

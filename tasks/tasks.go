@@ -26,9 +26,13 @@
 // SEP-2663 removed, are method-not-found. A request that does not declare
 // the extension in its _meta gets -32021 for them; a task of another
 // caller, or none, -32602.
+//
+// An upstream's own task, answered to a call Legate relays, is handed
+// through to the client under an id of Legate's (handed.go).
 package tasks
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -38,6 +42,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/legate-mcp/legate/rounds"
 	"github.com/legate-mcp/legate/store"
@@ -78,7 +84,10 @@ func Wanted(r *rounds.Round) bool {
 // extension among its client capabilities.
 func Declared(meta json.RawMessage) bool {
 	var m map[string]json.RawMessage
-	if len(meta) == 0 || json.Unmarshal(meta, &m) != nil {
+	if !bytes.Contains(meta, []byte(`/tasks"`)) && bytes.IndexByte(meta, '\\') < 0 {
+		return false // the usual case, read no further; a name written with escapes is decoded
+	}
+	if json.Unmarshal(meta, &m) != nil {
 		return false
 	}
 	var caps struct {
@@ -111,20 +120,40 @@ type Options struct {
 	// request, as the call would have been answered at once (resultType
 	// complete, the server named in its _meta). nil inlines it as stored.
 	Result func(stored json.RawMessage) json.RawMessage
+	// Upstreams sends the client's requests about an upstream's task
+	// handed through to that upstream (handed.go); nil: none is.
+	Upstreams Upstreams
+	// Present is a handed-through task's completed result as its client
+	// gets it: masked and marked as the call's own result would be.
+	Present func(upstream, tool string, result json.RawMessage) json.RawMessage
+	// Record records an audit row: the end of a handed-through task.
+	Record func(store.AuditRow)
 }
 
 // Tasks are the approval requests of held calls, seen as tasks.
 type Tasks struct {
-	st store.ApprovalStore
-	o  Options
+	st        store.ApprovalStore
+	o         Options
+	seenEnded *lru.Cache[string, struct{}] // handed-through tasks seen ended
 }
+
+// endedKept bounds the handed-through tasks remembered as ended.
+const endedKept = 4096
 
 // New returns the tasks over the approval store st.
 func New(st store.ApprovalStore, o Options) *Tasks {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Tasks{st: st, o: o}
+	seen, _ := lru.New[string, struct{}](endedKept)
+	return &Tasks{st: st, o: o, seenEnded: seen}
+}
+
+// firstEnd reports whether handed-through task h is seen ended for the
+// first time (by this process, among the last endedKept).
+func (t *Tasks) firstEnd(h Handed) bool {
+	seen, _ := t.seenEnded.ContainsOrAdd(h.Upstream+"\x00"+h.TaskID, struct{}{})
+	return !seen
 }
 
 // Caller is who asks for a task: the principal and tenant a held call's

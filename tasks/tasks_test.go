@@ -3,6 +3,7 @@ package tasks_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"github.com/legate-mcp/legate/rounds"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/tasks"
+	"github.com/legate-mcp/legate/upstream"
 )
 
 // approvals is an approval store of fixed requests, by id.
@@ -219,9 +221,10 @@ func TestCreatedIsFlat(t *testing.T) {
 
 func TestDeclared(t *testing.T) {
 	for meta, want := range map[string]bool{
-		`{"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`: true,
-		`{"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/ui":{}}}}`:    false,
-		`{"io.modelcontextprotocol/clientCapabilities":{}}`:                                                  false,
+		`{"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`:       true,
+		`{"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/ui":{}}}}`:          false,
+		`{"io.modelcontextprotocol/clientCapabilities":{}}`:                                                        false,
+		`{"io.modelcontextprotocol\/clientCapabilities":{"extensions":{"io.modelcontextprotocol\u002ftasks":{}}}}`: true,
 		`{}`:   false,
 		``:     false,
 		`[1]`:  false,
@@ -295,4 +298,66 @@ func TestConfirmInTheClient(t *testing.T) {
 			t.Errorf("%s: %v, want working (the inbox decides)", name, got)
 		}
 	}
+}
+
+// upstreams answers every request about an upstream's task with the task,
+// working, and counts them.
+type upstreams struct{ asked *int }
+
+func (u upstreams) Request(_ context.Context, id string, c upstream.Client, method, name string, params json.RawMessage) (json.RawMessage, bool, error) {
+	*u.asked++
+	return json.RawMessage(`{"resultType":"complete","taskId":"` + name + `","status":"working"}`), true, nil
+}
+
+// TestHandedTaskIsItsCallersAlone: an upstream's task handed through is
+// named by an id of Legate's, which the task's text names in place of the
+// upstream's, and which only its caller can follow: another caller's, or
+// a tampered id, is unknown before any upstream is asked.
+func TestHandedTaskIsItsCallersAlone(t *testing.T) {
+	asked := 0
+	tk := tasks.New(approvals{}, tasks.Options{Key: func(context.Context) []byte { return []byte("key") }, Principal: "local", Upstreams: upstreams{&asked}})
+	hand := func(c tasks.Caller) string {
+		t.Helper()
+		created := `{"resultType":"task","taskId":"up-task-0001","status":"working","content":[{"type":"text","text":"follow task up-task-0001"}]}`
+		raw, err := tk.Hand(context.Background(), "team", "mcp.team.post", c, json.RawMessage(created))
+		var got struct {
+			TaskID  string `json:"taskId"`
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		}
+		json.Unmarshal(raw, &got)
+		if err != nil || !strings.HasPrefix(got.TaskID, "lgu1.") || len(got.Content) != 1 || got.Content[0].Text != "follow task "+got.TaskID || strings.Contains(string(raw), "up-task-0001") {
+			t.Fatalf("handed task %s, %v: want Legate's id alone, in its text too", raw, err)
+		}
+		return got.TaskID
+	}
+	if _, err := tk.Hand(context.Background(), "team", "mcp.team.post", tasks.Caller{}, json.RawMessage(`{"resultType":"task"}`)); err == nil {
+		t.Error("a task without an id was handed through")
+	}
+	declared := `{"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
+	get := func(id string) string {
+		_, _, body := post(tk, "tasks/get", nil, `{"taskId":"`+id+`","_meta":`+declared+`}`)
+		return body
+	}
+	mine, alices := hand(tasks.Caller{Principal: "local"}), hand(tasks.Caller{Principal: "alice", Tenant: "acme"})
+	for _, id := range []string{alices, mine[:len(mine)-1] + "x", retarget(mine, "other")} {
+		if body := get(id); !strings.Contains(body, `"code":-32602`) {
+			t.Errorf("tasks/get of %s: %s; want -32602 (no such task)", id, body)
+		}
+	}
+	if asked != 0 {
+		t.Fatalf("the upstream was asked %d times about tasks that are not the caller's", asked)
+	}
+	if body := get(mine); !strings.Contains(body, `"taskId":"`+mine+`"`) || asked != 1 {
+		t.Errorf("tasks/get of the caller's own: %s (upstream asked %d times); want the task under Legate's id", body, asked)
+	}
+}
+
+// retarget is handed-task id with its upstream changed to up, its signature kept.
+func retarget(id, up string) string {
+	payload, sig, _ := strings.Cut(strings.TrimPrefix(id, "lgu1."), ".")
+	b, _ := base64.RawURLEncoding.DecodeString(payload)
+	_, rest, _ := strings.Cut(string(b), "\x00")
+	return "lgu1." + base64.RawURLEncoding.EncodeToString([]byte(up+"\x00"+rest)) + "." + sig
 }

@@ -88,11 +88,11 @@ func (u *Upstream) relay(ctx context.Context, s *session, name string, args json
 	}
 	switch r := client.Round; {
 	case u.enveloped(s, client):
-		body, version = rounds.AppendParams(body, r.Responses, r.State, rounds.Meta(r.Meta, token, false)), relay.StandardHeadersVersion
+		body, version = rounds.AppendParams(body, r.Responses, r.State, rounds.Meta(r.Meta, token, false, client.Tasks)), relay.StandardHeadersVersion
 	case version >= relay.StandardHeadersVersion: // as the SDK client names its protocol
-		body = rounds.AppendParams(body, nil, "", rounds.Meta(rounds.SessionMeta(client.Session), token, false))
+		body = rounds.AppendParams(body, nil, "", rounds.Meta(rounds.SessionMeta(client.Session), token, false, false))
 	case r != nil: // a 2026-07-28 client's call on a session of an earlier protocol
-		body = rounds.AppendParams(body, r.Responses, r.State, rounds.Meta(r.Meta, token, true))
+		body = rounds.AppendParams(body, r.Responses, r.State, rounds.Meta(r.Meta, token, true, false))
 	case client.ProgressToken != nil:
 		body = append(body, `,"_meta":{"progressToken":"`...)
 		body = append(body, c.token...)

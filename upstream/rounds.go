@@ -56,7 +56,9 @@ func (u *Upstream) callRounds(ctx context.Context, t *Tool, args json.RawMessage
 // Request sends prompts/get or resources/read of a client with a Round to
 // upstream id on the relay's connection (as a tool call is: send), and
 // returns the result as sent. params are the request's own (an object)
-// without the round. ok is false when the SDK client must send it.
+// without the round. ok is false when the SDK client must send it. A task
+// method about an upstream's task handed through (client.Tasks, name the
+// task's id) is sent so too.
 func (m *Manager) Request(ctx context.Context, id string, client Client, method, name string, params json.RawMessage) (res json.RawMessage, ok bool, err error) {
 	u, found := m.Upstream(id)
 	if !found || client.Round == nil || len(params) < 2 {
@@ -77,7 +79,7 @@ func (m *Manager) Request(ctx context.Context, id string, client Client, method,
 	if u.enveloped(s, client) {
 		version = relay.StandardHeadersVersion
 	}
-	body = append(rounds.AppendParams(body, r.Responses, r.State, rounds.Meta(r.Meta, "", version < relay.StandardHeadersVersion)), `}}`...)
+	body = append(rounds.AppendParams(body, r.Responses, r.State, rounds.Meta(r.Meta, "", version < relay.StandardHeadersVersion, client.Tasks)), `}}`...)
 	res, held, err := u.send(ctx, s, c, body, version, method, name, true)
 	if res == nil {
 		return rounds.JSON(held), true, err

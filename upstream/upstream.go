@@ -96,6 +96,11 @@ type Client struct {
 	// upstream's input requests itself, by retrying (rounds.go); ask
 	// answers them for a call Legate holds meanwhile.
 	Round *rounds.Round
+	// Tasks: the caller hands an upstream's tasks through to the client
+	// (package tasks), so a call sent as bytes to a stateless upstream
+	// keeps the tasks extension the client's Round declares, and may be
+	// answered with a task (resultType task).
+	Tasks bool
 	ask   func(context.Context, mcp.InputRequest) (json.RawMessage, error)
 }
 

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 
+	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/audit"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/upstream/upconfig"
@@ -22,6 +23,20 @@ type Quarantined struct {
 	Tool       *Tool
 	PinnedHash string // "" when never accepted
 	Pinned     json.RawMessage
+}
+
+// Refused returns the tool of quarantine named name, by its canonical
+// name or its wire name (wire), and the error that refuses a call to it;
+// nil, nil if none is.
+func Refused(quarantine []Quarantined, name string, wire func(canonical string) string) (*Tool, error) {
+	for _, q := range quarantine {
+		if c := q.Tool.Canonical(); name == c || name == wire(c) {
+			return q.Tool, &legate.Error{Code: legate.CodePolicyDenied, Message: fmt.Sprintf(
+				"%s is quarantined: its definition changed since it was accepted; an admin must review it (legate upstream diff %s) and accept it (legate upstream accept %s %s)",
+				c, q.Tool.Upstream, q.Tool.Upstream, q.Tool.Name)}
+		}
+	}
+	return nil, nil
 }
 
 // Event is q as its audit event tells it.
