@@ -36,7 +36,9 @@ var tasksScenarios = map[string]string{
 	// Legate answers a held call without the extension as before (APPROVAL_PENDING): no tool
 	// requires the extension.
 	"tasks-required-task-error": "sep-2663-server-returns-missing-capability-when-required",
-	// A tool's own input rounds escalating to a task: an upstream's task, which Legate does not relay.
+	// A tool that asks by input_required and then escalates to a task (test_tool_with_task): a held
+	// call asks only within its task. An upstream's task made so would be handed through, as
+	// TestUpstreamTaskHandedThrough's are, but no server here makes one.
 	"tasks-mrtr-composition": "sep-2663-mrtr-synchronous-before-task-creation",
 	// Skipped by the suite itself (pending its subscriptions/listen rewrite).
 	"tasks-status-notifications": "skipped",
@@ -53,10 +55,32 @@ func TestTasksConformance(t *testing.T) {
 	p := need(t)
 	t.Parallel()
 	s, _ := tasksGateway(t)
+	checkTasksScenarios(t, p, s.url("localhost"))
+}
 
+// TestTasksConformanceHandedThrough: the same scenarios against a Legate (the edge) whose one
+// upstream, spoken to at 2026-07-28 and transparent, is TestTasksConformance's Legate: the tasks
+// are that upstream's, handed through by the edge under its own ids, and each scenario gives what
+// it gives against the upstream directly. The upstream's own built-in tools are left out, as
+// their names are the edge's.
+func TestTasksConformanceHandedThrough(t *testing.T) {
+	p := need(t)
+	t.Parallel()
+	team, _ := tasksGateway(t)
+	config := upstreamConfig(t, fmt.Sprintf("upstreams:\n  - id: team\n    url: %s\n    prefix: false\n    protocol_version: 2026-07-28\n    tools: {exclude: [legate__*]}\n", team.url("127.0.0.1")))
+	state := t.TempDir()
+	refreshUpstreams(t, config, state, "team")
+	edge := serveState(t, config, state)
+	checkTasksScenarios(t, p, edge.url("localhost"))
+}
+
+// checkTasksScenarios runs every scenario of tasksScenarios against the server at url: each
+// passes, or fails by exactly the checks named.
+func checkTasksScenarios(t *testing.T, p *peerSet, url string) {
+	t.Helper()
 	for _, name := range slices.Sorted(maps.Keys(tasksScenarios)) {
 		want := tasksScenarios[name]
-		failed, ran := runScenario(t, p, s.url("localhost"), name)
+		failed, ran := runScenario(t, p, url, name)
 		t.Logf("%s: %d checks; failed: %v", name, ran, failed)
 		switch want {
 		case "pass":
