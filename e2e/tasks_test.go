@@ -67,11 +67,17 @@ func TestTasksConformanceHandedThrough(t *testing.T) {
 	p := need(t)
 	t.Parallel()
 	team, _ := tasksGateway(t)
+	checkTasksScenarios(t, p, tasksEdge(t, team).url("localhost"))
+}
+
+// tasksEdge serves a Legate (the edge) whose one upstream is team, transparent, spoken to at
+// 2026-07-28, without its built-in tools (their names are the edge's), and whose policy allows
+// every call: the tasks of team's held calls are handed through.
+func tasksEdge(t *testing.T, team *server) *server {
 	config := upstreamConfig(t, fmt.Sprintf("upstreams:\n  - id: team\n    url: %s\n    prefix: false\n    protocol_version: 2026-07-28\n    tools: {exclude: [legate__*]}\n", team.url("127.0.0.1")))
 	state := t.TempDir()
 	refreshUpstreams(t, config, state, "team")
-	edge := serveState(t, config, state)
-	checkTasksScenarios(t, p, edge.url("localhost"))
+	return serveState(t, config, state)
 }
 
 // checkTasksScenarios runs every scenario of tasksScenarios against the server at url: each
@@ -319,11 +325,27 @@ func runTasksClient(t *testing.T, p *peerSet, s *server, calls string) tasksClie
 // each call: a read-only tool answers at once; a held call is a task that completes with the
 // tool's result once approved (a 2026-07-28 result: resultType complete), fails once denied,
 // and is cancelled by the client's cancel, which withdraws its approval request; a call under a
-// rule with confirm: client asks the client (input_required), whose user's yes runs it.
+// rule with confirm: client asks the client (input_required), whose user's yes runs it. The same
+// through a Legate whose upstream is that Legate: the tasks are the upstream's, handed through.
 func TestTasksClientLibrary(t *testing.T) {
 	p := need(t)
 	t.Parallel()
-	s, admin := tasksGateway(t)
+	for _, through := range []string{"Legate", "a Legate whose upstream is that Legate"} {
+		t.Run(through, func(t *testing.T) {
+			// A Legate of its own: the same call again would get the first one's outcome.
+			team, admin := tasksGateway(t)
+			s := team
+			if through != "Legate" {
+				s = tasksEdge(t, team) // the tasks are team's, handed through
+			}
+			checkTasksClient(t, p, s, team, admin)
+		})
+	}
+}
+
+// checkTasksClient drives the tasks requester through s, whose calls team holds (team decided by
+// its approver, its admin token admin), and checks how each call settles.
+func checkTasksClient(t *testing.T, p *peerSet, s, team *server, admin string) {
 	out := runTasksClient(t, p, s, `[{"name": "greet", "arguments": {"name": "Ada"}},
 		{"name": "slow_compute", "arguments": {"seconds": 0.1, "label": "sum"}},
 		{"name": "protocol_error_job", "arguments": {}},
@@ -350,7 +372,7 @@ func TestTasksClientLibrary(t *testing.T) {
 			c.Kind, c.States, c.Asked, c.Status, text(4))
 	}
 	// The cancel withdrew the request: denied by its caller, nothing left pending.
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, fmt.Sprintf("http://%s/admin/v1/approvals?state=pending", s.addr), nil)
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, fmt.Sprintf("http://%s/admin/v1/approvals?state=pending", team.addr), nil)
 	req.Header.Set("Authorization", "Bearer "+admin)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
