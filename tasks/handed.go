@@ -24,8 +24,8 @@ import (
 // an id of Legate's (Hand), signed for the client's principal and tenant as
 // Legate's own task ids are, and naming the upstream, the tool and the
 // upstream's task id; the client's tasks/get, tasks/cancel and tasks/update
-// about it are sent on to that upstream (Options.Send) with the upstream's
-// id, and its answers come back with Legate's. A completed task's result
+// about it are sent on to that upstream (Options.Upstreams) with the
+// upstream's id, and its answers come back with Legate's. A completed task's result
 // is presented as the call's own would be (Options.Present), and its end
 // audited (Options.Record).
 
@@ -52,7 +52,7 @@ func (t *Tasks) openHanded(ctx context.Context, id string, c Caller) (Handed, er
 		return Handed{}, ErrUnknown
 	}
 	b, err := base64.RawURLEncoding.DecodeString(payload)
-	parts := strings.Split(string(b), "\x00")
+	parts := strings.SplitN(string(b), "\x00", 3) // the upstream's own id may hold anything
 	if err != nil || len(parts) != 3 {
 		return Handed{}, ErrUnknown
 	}
@@ -88,7 +88,7 @@ func (t *Tasks) Hand(ctx context.Context, up, tool string, c Caller, created jso
 func (t *Tasks) handOut(ctx context.Context, m map[string]json.RawMessage, h Handed, c Caller) json.RawMessage {
 	id := t.handedID(ctx, h, c)
 	m["taskId"], _ = json.Marshal(id)
-	if content, ok := m["content"]; ok && len(h.TaskID) >= 8 && bytes.Contains(content, []byte(h.TaskID)) {
+	if content, ok := m["content"]; ok && named(h.TaskID) && bytes.Contains(content, []byte(h.TaskID)) {
 		// The text that says which task to follow (as Legate's own
 		// tasks' does) names the id the client knows.
 		var items []map[string]json.RawMessage
@@ -105,6 +105,11 @@ func (t *Tasks) handOut(ctx context.Context, m map[string]json.RawMessage, h Han
 	b, _ := json.Marshal(m)
 	return b
 }
+
+// named reports whether an upstream's task id is long enough to be told
+// apart from other words where a text names it: shorter ones are left
+// alone there.
+func named(upstreamID string) bool { return len(upstreamID) >= 8 }
 
 // Upstreams are the upstreams whose tasks are handed through
 // (*upstream.Manager).
@@ -134,7 +139,11 @@ func (t *Tasks) handedRequest(ctx context.Context, method, id string, c Caller, 
 	case errors.As(err, &rpcErr):
 		// The upstream's answer (an unknown task, a task it no longer
 		// keeps): the client's, naming the task as the client does.
-		return nil, &jsonrpc.Error{Code: rpcErr.Code, Message: strings.ReplaceAll(rpcErr.Message, h.TaskID, id), Data: rpcErr.Data}
+		msg := rpcErr.Message
+		if named(h.TaskID) {
+			msg = strings.ReplaceAll(msg, h.TaskID, id)
+		}
+		return nil, &jsonrpc.Error{Code: rpcErr.Code, Message: msg, Data: rpcErr.Data}
 	case err != nil:
 		return nil, fmt.Errorf("upstream %s: %w", h.Upstream, err)
 	case !sent:

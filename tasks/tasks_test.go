@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
 	"github.com/legate-mcp/legate/rounds"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/tasks"
@@ -351,6 +353,32 @@ func TestHandedTaskIsItsCallersAlone(t *testing.T) {
 	}
 	if body := get(mine); !strings.Contains(body, `"taskId":"`+mine+`"`) || asked != 1 {
 		t.Errorf("tasks/get of the caller's own: %s (upstream asked %d times); want the task under Legate's id", body, asked)
+	}
+}
+
+// refusing answers every request about an upstream's task as an upstream
+// that no longer knows it.
+type refusing struct{}
+
+func (refusing) Request(_ context.Context, _ string, _ upstream.Client, _, name string, _ json.RawMessage) (json.RawMessage, bool, error) {
+	return nil, true, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown task: " + name}
+}
+
+// TestHandedTaskRefusedUpstream: the upstream's own error about its task
+// is the client's, naming the task by the id the client knows.
+func TestHandedTaskRefusedUpstream(t *testing.T) {
+	tk := tasks.New(approvals{}, tasks.Options{Key: func(context.Context) []byte { return []byte("key") }, Principal: "local", Upstreams: refusing{}})
+	raw, err := tk.Hand(context.Background(), "team", "mcp.team.post", tasks.Caller{Principal: "local"}, json.RawMessage(`{"resultType":"task","taskId":"up-task-0002","status":"working"}`))
+	var created struct {
+		TaskID string `json:"taskId"`
+	}
+	if err != nil || json.Unmarshal(raw, &created) != nil {
+		t.Fatal(raw, err)
+	}
+	declared := `{"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
+	_, status, body := post(tk, "tasks/get", nil, `{"taskId":"`+created.TaskID+`","_meta":`+declared+`}`)
+	if status != http.StatusBadRequest || !strings.Contains(body, `"code":-32602`) || !strings.Contains(body, "unknown task: "+created.TaskID) || strings.Contains(body, "up-task-0002") {
+		t.Errorf("tasks/get of a task its upstream no longer knows: HTTP %d %s; want -32602 naming the client's id", status, body)
 	}
 }
 
