@@ -383,9 +383,8 @@ func (s executeStep) execute(ctx context.Context, r *Request) (res *Result, err 
 		if rel.JSON == nil {
 			return decoded(res), err
 		}
-		if c.Tasks && tasks.IsTask(rel.JSON) {
-			rel.JSON, err = g.tasks.Hand(ctx, t.Upstream, r.Entry.Canonical, tasks.Caller{Principal: r.Caller.Principal, Tenant: r.Caller.Tenant}, rel.JSON)
-			if rel.Size = len(rel.JSON); err != nil {
+		if c.Tasks && rel.Task { // the upstream's own task
+			if rel.JSON, err = g.tasks.Hand(ctx, t.Upstream, r.Entry.Canonical, tasks.Caller{Principal: r.Caller.Principal, Tenant: r.Caller.Tenant}, rel.JSON); err != nil {
 				return nil, err
 			}
 		}

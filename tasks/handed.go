@@ -59,25 +59,17 @@ func (t *Tasks) openHanded(ctx context.Context, id string, c Caller) (Handed, er
 	return Handed{Upstream: parts[0], Tool: parts[1], TaskID: parts[2]}, nil
 }
 
-// IsTask reports whether raw, a tools/call result, is a task an upstream
-// created (resultType task).
-func IsTask(raw json.RawMessage) bool {
-	if !bytes.Contains(raw, []byte(`"task"`)) {
-		return false
-	}
-	var r struct {
-		ResultType string `json:"resultType"`
-	}
-	return json.Unmarshal(raw, &r) == nil && r.ResultType == "task"
-}
-
-// Hand returns created, the task that upstream's tool created for c's
-// call, as the client gets it: under Legate's id for it, which the text of
-// its content names in place of the upstream's.
-func (t *Tasks) Hand(ctx context.Context, up, tool string, c Caller, created json.RawMessage) (json.RawMessage, error) {
+// Hand returns res, the result of a call of upstream's tool for c, as the
+// client gets it: unchanged, unless it is a task the upstream created
+// (resultType task), which the client gets under Legate's id for it, named
+// in its text in place of the upstream's.
+func (t *Tasks) Hand(ctx context.Context, up, tool string, c Caller, res json.RawMessage) (json.RawMessage, error) {
 	var m map[string]json.RawMessage
-	var inner string
-	if json.Unmarshal(created, &m) != nil || json.Unmarshal(m["taskId"], &inner) != nil || inner == "" {
+	var kind, inner string
+	if json.Unmarshal(res, &m) != nil || json.Unmarshal(m["resultType"], &kind) != nil || kind != "task" {
+		return res, nil
+	}
+	if json.Unmarshal(m["taskId"], &inner) != nil || inner == "" {
 		return nil, &legate.Error{Code: legate.CodeAdapterMapping, Message: fmt.Sprintf("upstream %s answered %s with a task without an id", up, tool)}
 	}
 	return t.handOut(ctx, m, Handed{Upstream: up, Tool: tool, TaskID: inner}, c), nil

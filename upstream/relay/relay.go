@@ -57,6 +57,9 @@ type Relayed struct {
 	// InputRequired is set for a result of type input_required (package
 	// rounds), or one that asks for input without a resultType.
 	InputRequired bool
+	// Task is set for a result of type task: the upstream's own task
+	// (the tasks extension, SEP-2663), for a request that declared it.
+	Task bool
 }
 
 // Of reads what Relayed holds of a result's JSON, an object.
@@ -72,7 +75,8 @@ func Of(raw json.RawMessage) Relayed {
 	json.Unmarshal(raw, &sum) // another shape of content leaves sum empty
 	// The go-sdk's server leaves the resultType of a session of an earlier
 	// protocol unset, and may still ask for input by its result.
-	rel := Relayed{JSON: raw, IsError: sum.IsError, InputRequired: sum.ResultType == "input_required" || sum.ResultType == "" && len(sum.InputRequests) > 0}
+	rel := Relayed{JSON: raw, IsError: sum.IsError, InputRequired: sum.ResultType == "input_required" || sum.ResultType == "" && len(sum.InputRequests) > 0,
+		Task: sum.ResultType == "task"}
 	for _, c := range sum.Content {
 		rel.Size += len(c.Text)
 	}
