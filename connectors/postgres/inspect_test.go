@@ -208,7 +208,7 @@ func TestExplain(t *testing.T) {
 	if _, err := sqltest.Call(t, slow, "explain", `{"sql": "SELECT 1"}`, ""); err != nil {
 		t.Fatal(err)
 	}
-	_, err = sqltest.Call(t, slow, "explain", `{"sql": "SELECT count(*) FROM generate_series(1, 100000) a, generate_series(1, 100000) b", "analyze": true}`, "")
+	_, err = sqltest.Call(t, slow, "explain", `{"sql": "`+slowSQL+`", "analyze": true}`, "")
 	if sqltest.Code(err) != legate.CodeTransient || !strings.Contains(err.Error(), "statement timeout") {
 		t.Errorf("explain analyze past statement_timeout: %v, want TRANSIENT", err)
 	}
