@@ -265,6 +265,35 @@ func TestRateLimitIsWaitedThenSucceeds(t *testing.T) {
 	})
 }
 
+// A primary rate limit reset an hour away is returned, and does not hold
+// back the next call: the instance's one go-github client serves every
+// token (per-user connections have a limit each), so it must not refuse
+// a call unsent for a limit another answered.
+func TestRateLimitHoldsBackNoLaterCall(t *testing.T) {
+	s := newStandin(t)
+	s.seed(1)
+	in := build(t, s, "github", "")
+	s.fault = func(op string, n int, w http.ResponseWriter, r *http.Request) bool {
+		if n > 1 {
+			return false
+		}
+		w.Header().Set("X-RateLimit-Remaining", "0")
+		w.Header().Set("X-RateLimit-Limit", "5000")
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(time.Now().Add(time.Hour).Unix()))
+		w.WriteHeader(http.StatusForbidden)
+		w.Write([]byte(`{"message":"API rate limit exceeded"}`))
+		return true
+	}
+	_, err := in.call(t, "t1", "list_issues", `{"repo":"acme/api"}`, "")
+	if le := wantCode(t, err, legate.CodeRateLimited); le.RetryAfter < 59*time.Minute {
+		t.Errorf("RetryAfter %v, want the hour to the reset", le.RetryAfter)
+	}
+	l := decode[saas.List[model.Issue]](t, in.do(t, "t1", "list_issues", `{"repo":"acme/api"}`, ""))
+	if len(l.Items) != 1 || s.count("list") != 2 {
+		t.Fatalf("%d items after %d requests; want 1 after 2", len(l.Items), s.count("list"))
+	}
+}
+
 func TestFailuresMapToTheirClass(t *testing.T) {
 	status := func(code int) func(w http.ResponseWriter) {
 		return func(w http.ResponseWriter) {

@@ -235,15 +235,14 @@ func (c *Core) Same(found, sent, marker string) bool {
 // Recent reports whether t is since or after since.
 func Recent(t github.Timestamp, since time.Time) bool { return !t.Before(since) }
 
-// WriteOnce runs a write through saas.WriteOnce with a new client per
-// attempt. find gets who, the login of the token's account (asked once
+// WriteOnce runs a write through saas.WriteOnce. find gets who, the login of the token's account (asked once
 // per instance), to match what that account wrote.
 func WriteOnce[T any](ctx context.Context, c *Core, call *connectors.Call,
 	send func(ctx context.Context, api *github.Client, marker string) (*T, error),
 	find func(ctx context.Context, api *github.Client, who func() (string, error), marker string, since time.Time) (*T, error)) (*T, error) {
 	return saas.WriteOnce(ctx, c.Kit, call, saas.Write[T]{
 		Send: func(ctx context.Context, token, marker string) (*T, error) {
-			api, err := c.Client(token)
+			ctx, api, err := c.Client(ctx, token)
 			if err != nil {
 				return nil, err
 			}
@@ -251,7 +250,7 @@ func WriteOnce[T any](ctx context.Context, c *Core, call *connectors.Call,
 			return out, MapError(ctx, err)
 		},
 		Find: func(ctx context.Context, token, marker string, since time.Time) (*T, error) {
-			api, err := c.Client(token)
+			ctx, api, err := c.Client(ctx, token)
 			if err != nil {
 				return nil, err
 			}

@@ -1,5 +1,5 @@
-// Package ghcore is the core the github connector's toolsets share: a
-// go-github client per attempt, the mapping of its errors to canonical
+// Package ghcore is the core the github connector's toolsets share: one
+// go-github client per instance, the token of each call in its context, the mapping of its errors to canonical
 // ones, GitHub's ids and URLs beside signed refs, the repositories
 // allow-list, paging by signed cursor, and writes done at most once,
 // found again after a lost answer by marker or by content.
@@ -41,8 +41,10 @@ type Core struct {
 	// HTTP is the guarded client every request goes through.
 	HTTP *http.Client
 
-	web     []string // hosts of the web URLs of issues and pull requests
-	repos   []string // lower-cased allow-list, empty for all
+	api     *github.Client // shared by every call; the token rides in the context
+	apiErr  error          // base_url refused by go-github
+	web     []string       // hosts of the web URLs of issues and pull requests
+	repos   []string       // lower-cased allow-list, empty for all
 	loginMu sync.Mutex
 	login   map[string]string // the token's login, by token digest
 }
@@ -57,24 +59,51 @@ func New(kit *saas.Kit, client *http.Client, baseURL string, repositories []stri
 	for _, r := range repositories {
 		c.repos = append(c.repos, strings.ToLower(r))
 	}
+	hc := *client
+	hc.Transport = bearer{base: client.Transport}
+	c.api, c.apiErr = github.NewClient(&hc).WithEnterpriseURLs(baseURL, baseURL)
+	if c.apiErr == nil {
+		// go-github would remember a rate limit it was answered and
+		// refuse later calls unsent, for every token the client serves:
+		// the kit's retries, honouring Retry-After, decide instead.
+		c.api.DisableRateLimitCheck = true
+	}
 	return c
 }
 
-// Client is a GitHub client with token, new for each attempt: go-github
-// remembers a rate limit per client and refuses later calls unsent.
-func (c *Core) Client(token string) (*github.Client, error) {
-	api, err := github.NewClient(c.HTTP).WithAuthToken(token).WithEnterpriseURLs(c.BaseURL, c.BaseURL)
-	if err != nil {
-		return nil, legate.Errorf(legate.CodeInvalidArgument, "github: base_url: %v", err)
+// Client is the instance's GitHub client and ctx carrying token, which
+// the client's requests are authorised with. One client serves every
+// call and token: making one per call cost more than the read's decoding.
+func (c *Core) Client(ctx context.Context, token string) (context.Context, *github.Client, error) {
+	if c.apiErr != nil {
+		return ctx, nil, legate.Errorf(legate.CodeInvalidArgument, "github: base_url: %v", c.apiErr)
 	}
-	return api, nil
+	return context.WithValue(ctx, tokenKey{}, token), c.api, nil
 }
 
-// Read runs fn through Kit.Read with a new client per attempt, its
-// go-github errors made canonical.
+type tokenKey struct{}
+
+// bearer authorises each request with the token its context carries.
+type bearer struct{ base http.RoundTripper }
+
+func (b bearer) RoundTrip(req *http.Request) (*http.Response, error) {
+	base := b.base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	token, _ := req.Context().Value(tokenKey{}).(string)
+	if token == "" {
+		return base.RoundTrip(req)
+	}
+	req = req.Clone(req.Context()) // a RoundTripper leaves its request as given
+	req.Header.Set("Authorization", "Bearer "+token)
+	return base.RoundTrip(req)
+}
+
+// Read runs fn through Kit.Read, its go-github errors made canonical.
 func (c *Core) Read(ctx context.Context, call *connectors.Call, fn func(ctx context.Context, api *github.Client) error) error {
 	return c.Kit.Read(ctx, call, func(ctx context.Context, token string) error {
-		api, err := c.Client(token)
+		ctx, api, err := c.Client(ctx, token)
 		if err != nil {
 			return err
 		}
