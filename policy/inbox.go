@@ -1,10 +1,8 @@
 package policy
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -141,24 +139,6 @@ func (in *Inbox) Follow(ctx context.Context) {
 	for id := range w.Watch(ctx) {
 		in.changed(id)
 	}
-}
-
-// ArgsHash is the SHA-256 of the arguments' canonical JSON (sorted keys,
-// no spaces), the value an approval is bound to.
-func ArgsHash(args json.RawMessage) string {
-	canon := []byte("{}")
-	if len(bytes.TrimSpace(args)) > 0 {
-		var v any
-		dec := json.NewDecoder(bytes.NewReader(args))
-		dec.UseNumber()
-		if err := dec.Decode(&v); err == nil {
-			canon, _ = json.Marshal(v)
-		} else {
-			canon = args
-		}
-	}
-	sum := sha256.Sum256(canon)
-	return hex.EncodeToString(sum[:])
 }
 
 // Open returns the live request bound to a, creating a pending one when
