@@ -3,6 +3,7 @@ package server_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -22,6 +23,16 @@ type lineSession struct {
 
 func openLines(t *testing.T, gw *server.Gateway, fast bool) *lineSession {
 	t.Helper()
+	s := startLines(t, gw, fast)
+	s.exchange(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"lines","version":"1"}}}`)
+	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return s
+}
+
+// startLines is a stdio session not initialized, as a 2026-07-28 client
+// leaves it.
+func startLines(t *testing.T, gw *server.Gateway, fast bool) *lineSession {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -36,10 +47,7 @@ func openLines(t *testing.T, gw *server.Gateway, fast bool) *lineSession {
 		cancel()
 		<-done
 	})
-	s := &lineSession{t: t, in: inW, out: bufio.NewReader(outR)}
-	s.exchange(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"lines","version":"1"}}}`)
-	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	return s
+	return &lineSession{t: t, in: inW, out: bufio.NewReader(outR)}
 }
 
 func (s *lineSession) send(line string) {
@@ -105,6 +113,65 @@ func TestStdioFastPathIsTheSDKs(t *testing.T) {
 	}
 	if n := metric(t, url, `legate_fast_path_requests_total{method="tools/list"}`) - listBefore; n != 2 {
 		t.Errorf("%v of the 2 plain lists took the stdio fast path", n)
+	}
+}
+
+// TestStdioStatelessFastPathIsTheSDKs: a 2026-07-28 client over stdio,
+// which never initializes, has its lists and calls answered by the fast
+// paths with what the SDK's path writes (stateless results, tool errors,
+// progress), once its first request has told the session its protocol; a request without the protocol's _meta, or naming another
+// version, stays the SDK's.
+func TestStdioStatelessFastPathIsTheSDKs(t *testing.T) {
+	up, _ := fastUpstream(t)
+	gw, url, _ := fastGateway(t, up.URL(), "")
+	fast, sdk := startLines(t, gw, true), startLines(t, gw, false)
+	calls := metric(t, url, `legate_fast_path_requests_total{method="tools/call"}`)
+	lists := metric(t, url, `legate_fast_path_requests_total{method="tools/list"}`)
+	// The first request is the SDK's: the session learns its protocol.
+	first := `{"jsonrpc":"2.0","id":0,"method":"tools/list","params":{"_meta":` + statelessMeta + `}}`
+	if f, s := fast.exchange(first), sdk.exchange(first); fmt.Sprint(f) != fmt.Sprint(s) {
+		t.Errorf("first request:\nfast path  %q\nthe SDK's  %q", f, s)
+	}
+	if n := metric(t, url, `legate_fast_path_requests_total{method="tools/list"}`) - lists; n != 0 {
+		t.Errorf("the first request took the fast path")
+	}
+	taken := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":` + statelessMeta + `}}`,
+		callLine("2", "mcp.up.echo", `,"arguments":{"text":"héllo \"quoted\" <b>"},"_meta":`+statelessMeta),
+		callLine(`"three"`, "mcp.up.fails", `,"_meta":`+statelessMeta),
+		callLine("4", "mcp.up.strict", `,"_meta":`+statelessMeta),
+		callLine("5", "mcp.up.slow", `,"_meta":{"progressToken":7,"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`),
+		callLine("10", "legate.approval_status", `,"arguments":{"approval_id":"nope"},"_meta":`+statelessMeta),
+		callLine("11", "legate.approval_status", `,"arguments":{"nope":1},"_meta":`+statelessMeta),
+	}
+	sdkOnly := []string{
+		`{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{}}`,
+		callLine("7", "mcp.up.echo", `,"arguments":{"text":"x"}`),
+		callLine("8", "mcp.up.echo", `,"arguments":{"text":"x"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}`),
+		callLine("9", "no.such_tool", `,"_meta":`+statelessMeta),
+	}
+	// Compared as values, as stateless answers over HTTP are: a stateless
+	// result's members come in encoding/json's order of a map's keys from
+	// the fast path, in the result type's field order from the SDK.
+	value := func(line string) string {
+		var v any
+		if err := json.Unmarshal([]byte(line), &v); err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		b, _ := json.Marshal(v)
+		return sameMarks(string(b))
+	}
+	for _, r := range append(taken, sdkOnly...) {
+		f, s := fast.exchange(r), sdk.exchange(r)
+		if value(f[len(f)-1]) != value(s[len(s)-1]) {
+			t.Errorf("%s:\nfast path  %q\nthe SDK's  %q", r, f, s)
+		}
+	}
+	if n := metric(t, url, `legate_fast_path_requests_total{method="tools/call"}`) - calls; n != 6 {
+		t.Errorf("%v of the 6 stateless calls took the stdio fast path", n)
+	}
+	if n := metric(t, url, `legate_fast_path_requests_total{method="tools/list"}`) - lists; n != 1 {
+		t.Errorf("%v of the 1 stateless list took the stdio fast path", n)
 	}
 }
 

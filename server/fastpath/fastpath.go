@@ -287,14 +287,19 @@ func (f *Paths) list(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSessi
 	list := f.gw.List(r.Context(), auth.PrincipalFromContext(r.Context()), ss)
 	out := newStreamWriter(w, r.Header.Get("Mcp-Session-Id"), id)
 	if ss == nil {
-		// As the SDK completes a stateless result: its type and the server's
-		// name lead the list's own members (it has no _meta).
-		out.result([]byte(`{"resultType":"complete","_meta":{"`+toolresult.ServerInfoKey+`":`), f.serverInfo, []byte(`},`), list[1:])
+		out.result(f.statelessList(list)...)
 	} else {
 		out.result(list)
 	}
 	f.metrics.FastList.Inc()
 	return true
+}
+
+// statelessList is the parts of list answering a stateless request, as
+// the SDK completes a stateless result: its type and the server's name
+// lead the list's own members (it has no _meta).
+func (f *Paths) statelessList(list []byte) [][]byte {
+	return [][]byte{[]byte(`{"resultType":"complete","_meta":{"` + toolresult.ServerInfoKey + `":`), f.serverInfo, []byte(`},`), list[1:]}
 }
 
 // callKey identifies a call the fast path runs, for cancellation: the

@@ -16,7 +16,9 @@ import (
 // native tool or of an upstream's tool relayed as bytes, answered as one
 // line each without the go-sdk server's decoding and encoding (P7b over
 // stdio, docs/BENCHMARKS.md). package jsonlines offers each line it reads
-// to Line before the SDK sees it.
+// to Line before the SDK sees it. A client of protocol 2026-07-28, which
+// does not initialize and names its protocol in each request's _meta, is
+// answered statelessly, as over HTTP.
 
 // Line takes a request line the stdio session ss read, answering it on
 // out from a goroutine of its own, or reports false for the SDK to answer
@@ -25,13 +27,31 @@ func (f *Paths) Line(ctx context.Context, ss *mcp.ServerSession, line []byte, ou
 	if ss == nil || !bytes.Contains(line, []byte(`"tools/`)) && !bytes.Contains(line, []byte(`"notifications/cancelled"`)) {
 		return false
 	}
-	// Only on a session initialized at a protocol with sessions; a
-	// request naming a protocol of its own (2026-07-28's _meta) is the SDK's.
-	if init := ss.InitializeParams(); init == nil || !fastVersions[init.ProtocolVersion] {
+	// A session is initialized by its client's initialize, or by the first
+	// request of a 2026-07-28 client, which names its protocol in _meta:
+	// that one is the SDK's, which learns the session's protocol from it.
+	init := ss.InitializeParams()
+	if init == nil {
 		return false
 	}
 	msg, ok := decodeMessage(line)
-	if !ok || namesProtocol(msg.Params) {
+	if !ok {
+		return false
+	}
+	session := ss // of the call: nil for a stateless one
+	switch {
+	case fastVersions[init.ProtocolVersion]:
+		if namesProtocol(msg.Params) {
+			return false // the SDK's: it refuses a request naming one on a session
+		}
+	case init.ProtocolVersion == statelessVersion:
+		if msg.Method != "notifications/cancelled" {
+			if !statelessMeta(msg.Params) {
+				return false // the SDK answers it by the session's protocol
+			}
+			session = nil
+		}
+	default:
 		return false
 	}
 	switch msg.Method {
@@ -44,8 +64,13 @@ func (f *Paths) Line(ctx context.Context, ss *mcp.ServerSession, line []byte, ou
 		}
 		go func() {
 			defer out.Done()
-			list := f.gw.List(ctx, nil, ss)
-			out.Write([]byte(`{"jsonrpc":"2.0","id":`), msg.ID, []byte(`,"result":`), list, []byte(`}`))
+			list := f.gw.List(ctx, nil, session)
+			w := &lineWriter{out: out, id: msg.ID}
+			if session == nil {
+				w.result(f.statelessList(list)...)
+			} else {
+				w.result(list)
+			}
 			f.metrics.FastList.Inc()
 		}()
 		return true
@@ -53,7 +78,7 @@ func (f *Paths) Line(ctx context.Context, ss *mcp.ServerSession, line []byte, ou
 		if !exactID(msg.ID) {
 			return false
 		}
-		c, _, ok := f.newCall(nil, ss, msg.Params)
+		c, _, ok := f.newCall(nil, session, msg.Params)
 		if !ok {
 			return false
 		}
