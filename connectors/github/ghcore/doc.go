@@ -1,8 +1,9 @@
 // Package ghcore is the core the github connector's toolsets share: one
-// go-github client per instance, the token of each call in its context, the mapping of its errors to canonical
-// ones, GitHub's ids and URLs beside signed refs, the repositories
-// allow-list, paging by signed cursor, and writes done at most once,
-// found again after a lost answer by marker or by content.
+// go-github client per instance, the token of each call in its context,
+// the mapping of its errors to canonical ones, GitHub's ids and URLs
+// beside signed refs, the repositories allow-list, paging by signed
+// cursor, and writes done at most once, found again after a lost answer
+// by marker or by content.
 package ghcore
 
 import (
