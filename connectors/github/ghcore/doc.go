@@ -84,21 +84,18 @@ func (c *Core) Client(ctx context.Context, token string) (context.Context, *gith
 
 type tokenKey struct{}
 
-// bearer authorises each request with the token its context carries.
+// bearer authorises each request with the token its context carries; base
+// is the guarded client's transport.
 type bearer struct{ base http.RoundTripper }
 
 func (b bearer) RoundTrip(req *http.Request) (*http.Response, error) {
-	base := b.base
-	if base == nil {
-		base = http.DefaultTransport
-	}
 	token, _ := req.Context().Value(tokenKey{}).(string)
 	if token == "" {
-		return base.RoundTrip(req)
+		return b.base.RoundTrip(req)
 	}
 	req = req.Clone(req.Context()) // a RoundTripper leaves its request as given
 	req.Header.Set("Authorization", "Bearer "+token)
-	return base.RoundTrip(req)
+	return b.base.RoundTrip(req)
 }
 
 // Read runs fn through Kit.Read, its go-github errors made canonical.
