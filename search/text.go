@@ -2,6 +2,7 @@ package search
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -329,6 +330,17 @@ func queryWords(query string) []string {
 			break
 		}
 	}
+	// "file a bug", "log that as a bug", "log it in the tracker": to
+	// record a problem is to create an issue.
+	for i, w := range out {
+		if !problemVerbs[w] {
+			continue
+		}
+		if j := slices.IndexFunc(out[i+1:min(i+6, len(out))], func(w string) bool { return problemNouns[w] }); j >= 0 {
+			out = append(out, "create")
+			break
+		}
+	}
 	// "let the team know", "let everyone in #general know".
 	for i, w := range out {
 		if w != "let" {
@@ -378,6 +390,13 @@ const readActions = 1<<1 | 1<<2 | 1<<5
 var verbUses = map[string]string{
 	"email": "send", "mail": "send", "text": "send", "message": "send", "dm": "send", "ping": "send", "slack": "send",
 }
+
+// problemVerbs and problemNouns: a problem filed, logged, reported or
+// raised is an issue created.
+var (
+	problemVerbs = set("file", "log", "report", "raise")
+	problemNouns = set("bug", "bugs", "issue", "ticket", "defect", "tracker", "problem")
+)
 
 var verbBefore = set("and", "then", "to", "please", "you", "i", "we", "also", "just", "now", "first", "should", "must", "can", "could", "will", "would")
 
