@@ -57,16 +57,25 @@ func (t *headerTransport) CloseIdleConnections() {
 	}
 }
 
+// idleConnTimeout is how long an upstream's connection may idle in its
+// pool before it is closed.
+const idleConnTimeout = 4 * time.Second
+
 // NewHTTPClient gives an upstream its own connection pool, sized to its
 // concurrency (max_concurrency) so that calls under load reuse connections.
 // Every request carries the headers h, and those of creds as last resolved
 // (Credentials.Set) when it has references to resolve; creds may be nil.
 func NewHTTPClient(concurrency int, h http.Header, creds *Credentials) *http.Client {
 	tr := &http.Transport{
-		Proxy:                 nil, // never from the environment
-		MaxIdleConns:          concurrency * 2,
-		MaxIdleConnsPerHost:   concurrency * 2,
-		IdleConnTimeout:       90 * time.Second,
+		Proxy:               nil, // never from the environment
+		MaxIdleConns:        concurrency * 2,
+		MaxIdleConnsPerHost: concurrency * 2,
+		// Under the 5 s after which Node's and uvicorn's HTTP servers,
+		// behind most MCP servers, close an idle connection: a request
+		// sent on a connection the server is closing that moment is
+		// reset, and a POST is not retried (the upstream may have acted
+		// on it), so the client lets go first.
+		IdleConnTimeout:       idleConnTimeout,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ResponseHeaderTimeout: 0, // SSE responses stream for the call's whole life
 		ForceAttemptHTTP2:     true,
