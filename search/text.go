@@ -336,7 +336,7 @@ func queryWords(query string) []string {
 		if !problemVerbs[w] {
 			continue
 		}
-		if j := slices.IndexFunc(out[i+1:min(i+6, len(out))], func(w string) bool { return problemNouns[w] }); j >= 0 {
+		if slices.ContainsFunc(out[i+1:min(i+6, len(out))], func(w string) bool { return problemNouns[w] }) {
 			out = append(out, "create")
 			break
 		}
