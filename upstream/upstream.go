@@ -177,6 +177,7 @@ func (u *Upstream) call(ctx context.Context, t *Tool, args json.RawMessage, clie
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
+	ctx = relay.Replayable(ctx, t.Class) // a read is sent again if a pooled connection closes under it
 	a, err := u.breaker.Execute(func() (answer, error) {
 		// A relayed call that finds its session gone (the upstream
 		// restarted, forgetting every session of the pool) is sent again on

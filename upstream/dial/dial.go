@@ -74,14 +74,15 @@ func NewHTTPClient(concurrency int, h http.Header, creds *Credentials) *http.Cli
 		// behind most MCP servers, close an idle connection: a request
 		// sent on a connection the server is closing that moment is
 		// reset, and a POST is not retried (the upstream may have acted
-		// on it), so the client lets go first.
+		// on it) unless it only reads (relay.Replayable), so the client
+		// lets go first.
 		IdleConnTimeout:       idleConnTimeout,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ResponseHeaderTimeout: 0, // SSE responses stream for the call's whole life
 		ForceAttemptHTTP2:     true,
 	}
 	// Within a traced call, each request is a span and carries traceparent.
-	rt := spans.Transport(tr)
+	rt := spans.Transport(relay.ReplayTransport{Base: tr})
 	if len(h) > 0 || (creds != nil && creds.refs) {
 		rt = &headerTransport{base: rt, h: h, creds: creds}
 	}

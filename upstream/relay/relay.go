@@ -164,6 +164,9 @@ func (c *Conn) Post(ctx context.Context, body []byte, version, method, name stri
 	h["Content-Type"] = []string{"application/json"}
 	h["Accept"] = []string{"application/json, text/event-stream"}
 	h["Mcp-Protocol-Version"] = []string{version}
+	if replayable(ctx) {
+		h[replayHeader] = nil
+	}
 	if id := c.Session.ID(); id != "" {
 		h["Mcp-Session-Id"] = []string{id}
 	}

@@ -38,10 +38,14 @@ const (
 	// Unresponsive hangs every POST, initialize included: a server that
 	// accepts connections but never answers.
 	Unresponsive
+	// CrashOnce drops the connection of the next call, as Crash does, and
+	// turns Healthy: a server that closed a kept-alive connection as a
+	// request arrived on it.
+	CrashOnce
 )
 
 func (f Fault) String() string {
-	return [...]string{"healthy", "hang", "crash", "status500", "malformed", "slow", "unresponsive"}[f]
+	return [...]string{"healthy", "hang", "crash", "status500", "malformed", "slow", "unresponsive", "crash once"}[f]
 }
 
 // Faulty wraps an MCP HTTP handler and breaks its tools/call requests on demand.
@@ -160,7 +164,11 @@ func (f *Faulty) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.Calls.Add(1)
-	switch f.Mode() {
+	mode := f.Mode()
+	if mode == CrashOnce && f.mode.CompareAndSwap(int32(CrashOnce), int32(Healthy)) {
+		mode = Crash
+	}
+	switch mode {
 	case Hang:
 		f.holding()
 		select {
