@@ -132,7 +132,7 @@ type query struct {
 // on the corpus of 321 tools (59/62 = 95.2%, 66/74 = 89.2%, 102/120 =
 // 85.0%, 108/125 = 86.4%, 88/120 = 73.3%, 118/150 = 78.7%), and holdout-d
 // as read at its commit (118/150 = 78.7%): a change that ranks worse fails.
-var minTop5 = map[string]int{"tune": 59, "dev": 67, "dev-b": 103, "holdout": 108, "holdout-b": 89, "holdout-c": 118, "holdout-d": 118}
+var minTop5 = map[string]int{"tune": 59, "dev": 68, "dev-b": 110, "holdout": 108, "holdout-b": 90, "holdout-c": 121, "holdout-d": 121}
 
 // TestQualityTop5 ranks the corpus for every query of
 // testdata/queries.json and counts the queries one of whose tools is in

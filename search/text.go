@@ -242,7 +242,7 @@ var phrasalVerbs = map[string]string{
 	"shut down": "stop", "clean up": "delete", "write down": "note", "check out": "checkout",
 	"keep an eye": "monitor", "say back": "echo", "above sea level": "elevation", "open source": "repository",
 	"give back": "refund", "pay back": "refund", "drop down": "dropdown", "to do": "todo",
-	"look for": "search", "hunt for": "search", "dig up": "search",
+	"look for": "search", "hunt for": "search", "dig up": "search", "pull up": "show", "bring up": "show",
 	"how far": "distance", "how long": "duration",
 	"to the bottom": "append", "at the bottom": "append", "to the end": "append", "at the end": "append",
 }
@@ -337,9 +337,20 @@ func queryWords(query string) []string {
 			continue
 		}
 		if slices.ContainsFunc(out[i+1:min(i+6, len(out))], func(w string) bool { return problemNouns[w] }) {
-			out = append(out, "create")
+			out = append(out, "create", "issue")
 			break
 		}
+	}
+	// "remember that…", "what have you stored about…", "forget what you
+	// noted": what is kept for later is memory.
+	if slices.ContainsFunc(out, func(w string) bool { return memoryWords[w] }) {
+		out = append(out, "memory")
+	}
+	// "the text of this web page as markdown", "the pricing table off
+	// https://…": a page's content taken is a page scraped.
+	if (slices.Contains(out, "url") || slices.Contains(out, "webpage") || slices.Contains(out, "page") && slices.Contains(out, "web")) &&
+		slices.ContainsFunc(out, func(w string) bool { return pageContent[w] }) {
+		out = append(out, "scrape")
 	}
 	// "let the team know", "let everyone in #general know".
 	for i, w := range out {
@@ -390,6 +401,12 @@ const readActions = 1<<1 | 1<<2 | 1<<5
 var verbUses = map[string]string{
 	"email": "send", "mail": "send", "text": "send", "message": "send", "dm": "send", "ping": "send", "slack": "send",
 }
+
+// pageContent are what a web page's content is taken as.
+var pageContent = set("text", "markdown", "content", "contents", "table", "html")
+
+// memoryWords ask for what is kept for later.
+var memoryWords = set("remember", "memorize", "memorise", "forget", "stored", "noted", "recall")
 
 // problemVerbs and problemNouns: a problem filed, logged, reported or
 // raised is an issue created.
