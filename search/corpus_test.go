@@ -123,16 +123,18 @@ type query struct {
 	// ranking, its code or the other requests, and never tried one
 	// (dev-b is tuned on, holdout-b never looked into); "holdout-c" was
 	// written the same way for the next round of ranking work, from the
-	// tool definitions alone, and measured before any change.
+	// tool definitions alone, and measured before any change, as were
+	// "holdout-d" and "holdout-e" for the rounds after.
 	Set string `json:"set"`
 }
 
 // minTop5 are the fewest queries of each set whose tool must be in the
-// first five hits, as search/README.md reports them after the fifth round
-// on the corpus of 321 tools (59/62 = 95.2%, 66/74 = 89.2%, 102/120 =
-// 85.0%, 108/125 = 86.4%, 88/120 = 73.3%, 118/150 = 78.7%), and holdout-d
-// as read at its commit (118/150 = 78.7%): a change that ranks worse fails.
-var minTop5 = map[string]int{"tune": 59, "dev": 68, "dev-b": 110, "holdout": 108, "holdout-b": 90, "holdout-c": 121, "holdout-d": 121}
+// first five hits, as search/README.md reports them after the seventh
+// round on the corpus of 321 tools (59/62 = 95.2%, 68/74 = 91.9%, 110/120
+// = 91.7%, 108/125 = 86.4%, 90/120 = 75.0%, 121/150 = 80.7%, 121/150 =
+// 80.7%), and holdout-e as read at its commit (126/149 = 84.6%): a change
+// that ranks worse fails.
+var minTop5 = map[string]int{"tune": 59, "dev": 68, "dev-b": 110, "holdout": 108, "holdout-b": 90, "holdout-c": 121, "holdout-d": 121, "holdout-e": 126}
 
 // TestQualityTop5 ranks the corpus for every query of
 // testdata/queries.json and counts the queries one of whose tools is in
@@ -185,7 +187,7 @@ func TestQualityTop5(t *testing.T) {
 			t.Logf("miss %q: want %v, got %s", q.Query, q.Want, strings.Join(got, " "))
 		}
 	}
-	for _, set := range []string{"tune", "dev", "dev-b", "holdout", "holdout-b", "holdout-c", "holdout-d"} {
+	for _, set := range []string{"tune", "dev", "dev-b", "holdout", "holdout-b", "holdout-c", "holdout-d", "holdout-e"} {
 		if total[set] == 0 {
 			t.Errorf("no %s queries", set)
 			continue
