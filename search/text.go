@@ -181,7 +181,7 @@ var synonymGroups = [][]string{
 	{"type", "fill", "enter", "input"},
 	{"scrape", "crawl", "extract", "collect", "harvest"},
 	{"monitor", "watch", "track", "watcher"},
-	{"convert", "transform", "translate"},
+	{"convert", "transform", "translate", "parse"},
 	{"calculate", "compute", "sum", "count"},
 	// Objects.
 	{"issue", "ticket", "bug", "task", "incident", "problem", "defect", "crash", "tracker"},
@@ -351,6 +351,14 @@ func queryWords(query string) []string {
 	if (slices.Contains(out, "url") || slices.Contains(out, "webpage") || slices.Contains(out, "page") && slices.Contains(out, "web")) &&
 		slices.ContainsFunc(out, func(w string) bool { return pageContent[w] }) {
 		out = append(out, "scrape")
+	}
+	// "turn the PDF into text": what is turned into another form is
+	// converted.
+	for i, w := range out {
+		if w == "turn" && slices.Contains(out[i+1:min(i+8, len(out))], "into") {
+			out = append(out, "convert")
+			break
+		}
 	}
 	// "let the team know", "let everyone in #general know".
 	for i, w := range out {
