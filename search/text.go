@@ -277,7 +277,9 @@ var fileKinds = map[string]string{
 // domain as "url", an email address as "email", a file's name as
 // "file" (and its kind), a #channel as "channel", #212 as "issue or pull
 // request", an @mention as "user", :tada: as "emoji", "let … know" as
-// "notify", "where…" as a request to find, its phrasal verbs as one word.
+// "notify", "where…" as a request to find, "file a bug" as an issue
+// created, "remember…" as memory, a page's text taken from a URL as
+// scraped, "turn … into" as convert, its phrasal verbs as one word.
 func queryWords(query string) []string {
 	query = strings.ToLower(query)
 	// Each pattern needs a character most requests do not have: scanning
