@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -258,28 +259,26 @@ const adminToken = "panel-admin-token"
 // the panel's base URL once the panel answers.
 func servePanel(t *testing.T, yaml string) (*servertest.Gateway, string) {
 	t.Helper()
-	panelAddr := freeAddr(t)
-	g := servertest.Start(t, yaml, servertest.With(func(o *server.Options) { o.AdminToken, o.PanelAddr = adminToken, panelAddr }))
-	base := "http://" + panelAddr
+	// Bound here, not picked free and bound again: another process may take
+	// a port in between (CI once saw the panel fail to listen, and the page
+	// wait hang on whatever held the port).
+	pl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := servertest.Start(t, yaml, servertest.With(func(o *server.Options) {
+		o.AdminToken, o.PanelAddr, o.PanelListener = adminToken, pl.Addr().String(), pl
+	}))
+	base := "http://" + pl.Addr().String()
+	client := &http.Client{Timeout: 5 * time.Second} // a wait that cannot hang on one request
 	eventually(t, "the panel to listen", func() bool {
-		resp, err := http.Get(base + "/login")
+		resp, err := client.Get(base + "/login")
 		if err == nil {
 			resp.Body.Close()
 		}
 		return err == nil && resp.StatusCode == http.StatusOK
 	})
 	return g, base
-}
-
-// freeAddr is a loopback address with a port free a moment ago.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // A person connects their own account from the Connections page in a

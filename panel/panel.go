@@ -57,6 +57,9 @@ type Options struct {
 	// Logger receives the panel's address when Start serves it; nil
 	// logs nothing.
 	Logger *slog.Logger
+	// Listener, when set, is bound at Start's address already, and Start
+	// serves on it (a test binds 127.0.0.1:0, so no one takes the port).
+	Listener net.Listener
 	// ReadHeaderTimeout, ReadTimeout and IdleTimeout bound how long the
 	// listener Start opens waits for a client's headers, its whole request
 	// and its next request on a keep-alive connection, as `legate serve`'s
@@ -434,13 +437,15 @@ func Start(ctx context.Context, addr string, api func(listen string) http.Handle
 	if addr == "" {
 		return func() {}, nil
 	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("panel: listening on %s: %w", addr, err)
-	}
 	o := Options{}
 	if opts != nil {
 		o = *opts
+	}
+	ln := o.Listener
+	if ln == nil {
+		if ln, err = net.Listen("tcp", addr); err != nil {
+			return nil, fmt.Errorf("panel: listening on %s: %w", addr, err)
+		}
 	}
 	host, _, _ := net.SplitHostPort(ln.Addr().String())
 	o.Loopback = isLoopbackName(host)

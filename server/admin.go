@@ -74,7 +74,7 @@ func startPanel(ctx context.Context, g *Gateway) (stop func(), err error) {
 	}
 	limits := g.opts.Config.HTTP.WithDefaults() // the panel's listener is bounded as /mcp's is
 	return panel.Start(ctx, addr, func(listen string) http.Handler { return adminHandler(g, listen, panel.Audit(g.audit.Add)) }, &panel.Options{
-		AllowedHosts: g.opts.Config.AllowedHosts, Logger: g.log, Callback: g.connections.Finish,
+		AllowedHosts: g.opts.Config.AllowedHosts, Logger: g.log, Callback: g.connections.Finish, Listener: g.opts.PanelListener,
 		ReadHeaderTimeout: time.Duration(limits.ReadHeaderTimeout), ReadTimeout: time.Duration(limits.ReadTimeout), IdleTimeout: time.Duration(limits.IdleTimeout),
 	})
 }

@@ -33,6 +33,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -91,8 +92,10 @@ type Options struct {
 	// AdminToken enables the admin API under /admin/v1/ for requests
 	// bearing it; empty leaves the API off.
 	AdminToken string
-	// PanelAddr, when set, overrides panel.listen (LEGATE_PANEL_ADDR).
-	PanelAddr string
+	// PanelAddr, when set, overrides panel.listen (LEGATE_PANEL_ADDR);
+	// PanelListener, when set, is bound there already and served.
+	PanelAddr     string
+	PanelListener net.Listener
 	// StateDir is the state directory the process resolved (package
 	// statedir); connector instances are built in it.
 	StateDir string

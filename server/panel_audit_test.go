@@ -21,9 +21,8 @@ func TestPanelPageViewsAreNotAudited(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := pl.Addr().String()
-	pl.Close()
 	g := servertest.Start(t, "approvals: {wait: 10ms}\nauth: {tokens: true}\nconnectors:\n  - {id: s, type: echo-test}\n",
-		servertest.With(func(o *server.Options) { o.PanelAddr = addr }))
+		servertest.With(func(o *server.Options) { o.PanelAddr, o.PanelListener = addr, pl }))
 	base := "http://" + addr
 	waitFor(t, "the panel to listen", func() bool {
 		resp, err := http.Get(base + "/login")

@@ -47,7 +47,6 @@ func newConnectEnv(t *testing.T, authYAML string) *connectEnv {
 		t.Fatal(err)
 	}
 	panelAddr := pl.Addr().String()
-	pl.Close()
 	g := servertest.Start(t, `
 auth: `+authYAML+`
 connectors:
@@ -56,7 +55,7 @@ connectors:
   - {id: echo, type: echo-test}
 upstreams:
   - {id: notes, url: "http://127.0.0.1:1/mcp", auth: oauth, tenant: acme}
-`, servertest.With(func(o *server.Options) { o.PanelAddr = panelAddr }))
+`, servertest.With(func(o *server.Options) { o.PanelAddr, o.PanelListener = panelAddr, pl }))
 	e := &connectEnv{st: g.Store, gw: g.GW, provider: prov, gateway: g.URL, panel: "http://" + panelAddr,
 		alice: token(t, g.Store, auth.Principal{Name: "alice", Tenant: "acme", Role: auth.RoleApprover}),
 		bob:   token(t, g.Store, auth.Principal{Name: "bob", Tenant: "globex", Role: auth.RoleApprover})}
