@@ -237,22 +237,40 @@ func TestHealth(t *testing.T) {
 		t.Fatal(err)
 	}
 	var holderID, waiterID, sleeperID int64
-	tx.QueryRow("SELECT CONNECTION_ID()").Scan(&holderID)
-	waiter.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&waiterID)
-	sleeper.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&sleeperID)
+	for _, id := range []struct {
+		row *sql.Row
+		to  *int64
+	}{
+		{tx.QueryRow("SELECT CONNECTION_ID()"), &holderID},
+		{waiter.QueryRowContext(ctx, "SELECT CONNECTION_ID()"), &waiterID},
+		{sleeper.QueryRowContext(ctx, "SELECT CONNECTION_ID()"), &sleeperID},
+	} {
+		if err := id.row.Scan(id.to); err != nil {
+			t.Fatalf("a session's id: %v", err)
+		}
+	}
 	wctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{}, 2)
-	go func() { waiter.ExecContext(wctx, "UPDATE legate_canary SET v = v WHERE id = 1"); done <- struct{}{} }()
-	go func() { sleeper.ExecContext(wctx, "SELECT SLEEP(600) AS legate_sleeper"); done <- struct{}{} }()
+	var waitErr, sleepErr error
+	waited, slept := make(chan struct{}), make(chan struct{})
+	go func() {
+		_, waitErr = waiter.ExecContext(wctx, "UPDATE legate_canary SET v = v WHERE id = 1")
+		close(waited)
+	}()
+	go func() {
+		_, sleepErr = sleeper.ExecContext(wctx, "SELECT SLEEP(600) AS legate_sleeper")
+		close(slept)
+	}()
 	defer func() {
 		f.admin.Exec(fmt.Sprintf("KILL QUERY %d", sleeperID))
 		tx.Rollback()
 		cancel()
-		<-done
-		<-done
+		<-waited
+		<-slept
 	}()
-	f.waitFor(t, fmt.Sprintf("SELECT COUNT(*) = 1 FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = %d AND trx_state = 'LOCK WAIT'", waiterID))
-	f.waitFor(t, fmt.Sprintf("SELECT COUNT(*) = 1 FROM information_schema.PROCESSLIST WHERE ID = %d AND INFO LIKE '%%legate_sleeper%%'", sleeperID))
+	f.waitFor(t, fmt.Sprintf("SELECT COUNT(*) = 1 FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = %d AND trx_state = 'LOCK WAIT'", waiterID),
+		ended(waited, "the waiting UPDATE", &waitErr))
+	f.waitFor(t, fmt.Sprintf("SELECT COUNT(*) = 1 FROM information_schema.PROCESSLIST WHERE ID = %d AND INFO LIKE '%%legate_sleeper%%'", sleeperID),
+		ended(slept, "the sleeping SELECT", &sleepErr))
 
 	raw, err := sqltest.Call(t, c, "health", `{"min_seconds": 0}`, "")
 	if err != nil {
@@ -348,10 +366,29 @@ func (f *fixture) conn(t *testing.T) *sql.Conn {
 	return conn
 }
 
-// waitFor polls cond (a query giving one boolean) until it holds; the
-// test's own deadline bounds it.
-func (f *fixture) waitFor(t *testing.T, cond string) {
+// ended says, once done is closed, that the statement named what ended
+// with *err; "" before.
+func ended(done <-chan struct{}, what string, err *error) func() string {
+	return func() string {
+		select {
+		case <-done:
+			return fmt.Sprintf("%s ended: %v", what, *err)
+		default:
+			return ""
+		}
+	}
+}
+
+// waitFor polls cond (a query giving one boolean) until it holds, every
+// 150 ms: MariaDB refills the cache behind information_schema.INNODB_TRX
+// only when it was last read more than 100 ms before, so a faster poll
+// reads the same stale rows forever (a CI run hung so, ten minutes, on a
+// waiter its first read came too early to see). It fails the test, with
+// the server's transactions and sessions, when the statement it waits on
+// ends first (gone says so) or after a minute.
+func (f *fixture) waitFor(t *testing.T, cond string, gone func() string) {
 	t.Helper()
+	deadline := time.Now().Add(time.Minute)
 	for {
 		var ok bool
 		if err := f.admin.QueryRow(cond).Scan(&ok); err != nil {
@@ -360,8 +397,43 @@ func (f *fixture) waitFor(t *testing.T, cond string) {
 		if ok {
 			return
 		}
-		time.Sleep(20 * time.Millisecond)
+		why := gone()
+		if why == "" && time.Now().After(deadline) {
+			why = "a minute passed"
+		}
+		if why != "" {
+			t.Fatalf("%s never held (%s); transactions %s; sessions %s", cond, why,
+				f.rows(t, "SELECT trx_mysql_thread_id, trx_state, trx_query FROM information_schema.INNODB_TRX"),
+				f.rows(t, "SELECT ID, COMMAND, STATE, INFO FROM information_schema.PROCESSLIST"))
+		}
+		time.Sleep(150 * time.Millisecond)
 	}
+}
+
+// rows is what query gives, each row's columns as text, for a failure's
+// message.
+func (f *fixture) rows(t *testing.T, query string) string {
+	rs, err := f.admin.Query(query)
+	if err != nil {
+		return err.Error()
+	}
+	defer rs.Close()
+	cols, _ := rs.Columns()
+	var out []string
+	for rs.Next() {
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		rs.Scan(ptrs...)
+		row := make([]string, len(cols))
+		for i, v := range vals {
+			row[i] = v.String
+		}
+		out = append(out, "["+strings.Join(row, " | ")+"]")
+	}
+	return strings.Join(out, " ")
 }
 
 func mustJSON(v any) string {
