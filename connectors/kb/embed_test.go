@@ -2,125 +2,17 @@ package kb_test
 
 import (
 	"encoding/json"
-	"hash/fnv"
-	"math"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/legate-mcp/legate/connectors/connectortest"
+	"github.com/legate-mcp/legate/connectors/embeddings/embeddingstest"
 )
 
-// embeddings is a scripted OpenAI-compatible /v1/embeddings endpoint. Its
-// vector of a text is deterministic: the counts of the text's lower-cased
-// character trigrams, hashed into 256 dimensions (a crude model of
-// meaning: texts that share parts of words point alike). A text listed
-// in alias is given the vector of the first passage it saw that holds
-// the alias's value, as a model that knew the two mean the same would.
-type embeddings struct {
-	t     *testing.T
-	srv   *httptest.Server
-	key   string            // the bearer key it requires, "" for none
-	alias map[string]string // text → a string of the passage whose vector it gets
-
-	mu       sync.Mutex
-	seen     []string // every input, in order
-	requests int
-	fail     int // answer this status instead, when not 0
-}
-
-func newEmbeddings(t *testing.T, key string) *embeddings {
-	e := &embeddings{t: t, key: key, alias: map[string]string{}}
-	e.srv = httptest.NewServer(http.HandlerFunc(e.serve))
-	t.Cleanup(e.srv.Close)
-	return e
-}
-
-func (e *embeddings) url() string { return e.srv.URL + "/v1/embeddings" }
-
-func (e *embeddings) serve(w http.ResponseWriter, r *http.Request) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.requests++
-	if e.fail != 0 {
-		http.Error(w, `{"error":"rejected key `+strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")+`"}`, e.fail)
-		return
-	}
-	if r.Method != http.MethodPost || r.URL.Path != "/v1/embeddings" || r.Header.Get("Content-Type") != "application/json" {
-		http.Error(w, "not an embeddings request", http.StatusBadRequest)
-		return
-	}
-	if e.key != "" && r.Header.Get("Authorization") != "Bearer "+e.key {
-		http.Error(w, "bad key", http.StatusUnauthorized)
-		return
-	}
-	var req struct {
-		Model string   `json:"model"`
-		Input []string `json:"input"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Model != "scripted-embed" || len(req.Input) == 0 {
-		http.Error(w, "bad request", http.StatusBadRequest)
-		return
-	}
-	type item struct {
-		Object    string    `json:"object"`
-		Index     int       `json:"index"`
-		Embedding []float64 `json:"embedding"`
-	}
-	var out struct {
-		Object string `json:"object"`
-		Data   []item `json:"data"`
-		Model  string `json:"model"`
-	}
-	out.Object, out.Model = "list", req.Model
-	// Answered in reverse order: the index, not the position, says which.
-	for i := len(req.Input) - 1; i >= 0; i-- {
-		in := req.Input[i]
-		e.seen = append(e.seen, in)
-		text := in
-		if want, ok := e.alias[in]; ok {
-			for _, s := range e.seen {
-				if strings.Contains(s, want) {
-					text = s
-					break
-				}
-			}
-		}
-		out.Data = append(out.Data, item{Object: "embedding", Index: i, Embedding: trigramVector(text)})
-	}
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(out)
-}
-
-func trigramVector(s string) []float64 {
-	v := make([]float64, 256)
-	rs := []rune(" " + strings.ToLower(s) + " ")
-	for i := 0; i+3 <= len(rs); i++ {
-		h := fnv.New32a()
-		h.Write([]byte(string(rs[i : i+3])))
-		v[h.Sum32()%256]++
-	}
-	var n float64
-	for _, x := range v {
-		n += x * x
-	}
-	for i := range v {
-		v[i] /= math.Sqrt(n)
-	}
-	return v
-}
-
-func (e *embeddings) counts() (requests, inputs int) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.requests, len(e.seen)
-}
-
-func embeddingsConfig(root string, e *embeddings, batch int) string {
-	return folderConfig(root) + "embeddings_url: " + e.url() + "\nembeddings_model: scripted-embed\nembeddings_batch: " + itoa(batch) + "\n"
+func embeddingsConfig(root string, e *embeddingstest.Server, batch int) string {
+	return folderConfig(root) + "embeddings_url: " + e.URL() + "\nembeddings_model: " + embeddingstest.Model + "\nembeddings_batch: " + itoa(batch) + "\n"
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
@@ -138,8 +30,8 @@ func TestEmbeddingsAreFused(t *testing.T) {
 		t.Fatalf("BM25 alone should rank the VPN's troubleshooting second: %+v", lexical.Passages)
 	}
 
-	e := newEmbeddings(t, "sk-embed-0123456789")
-	e.alias[query] = "switch to the TCP fallback profile"
+	e := embeddingstest.New(t, "sk-embed-0123456789")
+	e.Alias(query, "switch to the TCP fallback profile")
 	c := build(t, "kb", embeddingsConfig(root, e, 16))
 	who := caller{tenant: alice.tenant, key: alice.key, creds: connectortest.Creds{"embeddings_api_key": "sk-embed-0123456789"}}
 	fused := search(t, c, who, query, 5)
@@ -149,13 +41,13 @@ func TestEmbeddingsAreFused(t *testing.T) {
 	if p := fused.Passages[0]; p.Source != target || strings.Join(p.Headings, "/") != "VPN access/Troubleshooting" {
 		t.Errorf("fused first: %s %v, want the VPN's troubleshooting", p.Source, p.Headings)
 	}
-	requests, inputs := e.counts()
+	requests, inputs := e.Counts()
 	if want := (fused.Indexed+15)/16 + 1; requests != want || inputs != fused.Indexed+1 {
 		t.Errorf("%d requests of %d inputs for %d passages in batches of 16 and a query; want %d requests", requests, inputs, fused.Indexed, want)
 	}
 	// Passages are embedded once: the next search embeds its query alone.
 	search(t, c, who, "laptop replacement", 5)
-	if r, in := e.counts(); r != requests+1 || in != inputs+1 {
+	if r, in := e.Counts(); r != requests+1 || in != inputs+1 {
 		t.Errorf("the second search sent %d requests of %d inputs, want 1 of 1", r-requests, in-inputs)
 	}
 }
@@ -164,8 +56,8 @@ func TestEmbeddingsAreFused(t *testing.T) {
 // BM25 alone, which says why, with the key masked out of the reason.
 func TestEmbeddingsFailSafe(t *testing.T) {
 	root := corpus(t)
-	e := newEmbeddings(t, "sk-embed-0123456789")
-	e.fail = http.StatusUnauthorized
+	e := embeddingstest.New(t, "sk-embed-0123456789")
+	e.Fail(http.StatusUnauthorized)
 	c := build(t, "kb", embeddingsConfig(root, e, 64))
 	who := caller{tenant: alice.tenant, key: alice.key, creds: connectortest.Creds{"embeddings_api_key": "sk-embed-0123456789"}}
 	r := search(t, c, who, "how long are database backups kept", 5)
@@ -176,9 +68,9 @@ func TestEmbeddingsFailSafe(t *testing.T) {
 		t.Errorf("the key shows in the error: %s", r.DenseError)
 	}
 	// The next search leaves the endpoint alone for a while, and says so.
-	requests, _ := e.counts()
+	requests, _ := e.Counts()
 	r = search(t, c, who, "how long are database backups kept", 5)
-	if n, _ := e.counts(); n != requests || r.Ranking != "bm25" || !strings.Contains(r.DenseError, "401") || !strings.Contains(r.DenseError, "tried again 30s after") {
+	if n, _ := e.Counts(); n != requests || r.Ranking != "bm25" || !strings.Contains(r.DenseError, "401") || !strings.Contains(r.DenseError, "tried again 30s after") {
 		t.Errorf("a search right after the failure sent %d requests, ranking %s, dense error %q", n-requests, r.Ranking, r.DenseError)
 	}
 	if err := c.Test(t.Context(), who.creds); err == nil || strings.Contains(err.Error(), "sk-embed") {
@@ -194,7 +86,7 @@ func TestQualityWithEmbeddings(t *testing.T) {
 	root := corpus(t)
 	qs := questions(t)
 	lexical, _ := measure(t, build(t, "kb", folderConfig(root)), alice, root, qs)
-	e := newEmbeddings(t, "")
+	e := embeddingstest.New(t, "")
 	fused, missed := measure(t, build(t, "kb", embeddingsConfig(root, e, 64)), alice, root, qs)
 	t.Logf("BM25 alone:           top-5 %.3f, top-1 %.3f, MRR@5 %.3f", lexical.top5, lexical.top1, lexical.mrr)
 	t.Logf("BM25 + trigram model: top-5 %.3f, top-1 %.3f, MRR@5 %.3f", fused.top5, fused.top1, fused.mrr)

@@ -226,7 +226,7 @@ func (c *Connector) Close() error {
 	c.ix.close()
 	c.fetch.CloseIdleConnections()
 	if c.embed != nil {
-		c.embed.client.CloseIdleConnections()
+		c.embed.CloseIdleConnections()
 	}
 	return nil
 }

@@ -217,7 +217,7 @@ func (ix *indexer) indexed(d *document) connectors.IndexedDocument {
 	for n, c := range d.chunks {
 		out.Passages[n] = connectors.IndexedPassage{Headings: c.headings, Text: c.text, Hash: c.hash}
 		if e := ix.c.embed; e != nil {
-			key := e.inputKey(embedInput(passage{d, n}))
+			key := e.Key(embedInput(passage{d, n}))
 			out.Passages[n].VectorKey, out.Passages[n].Vector = key, e.cached(key)
 		}
 	}

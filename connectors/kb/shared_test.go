@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/embeddings/embeddingstest"
 	"github.com/legate-mcp/legate/connectors/kb"
 	"github.com/legate-mcp/legate/sources"
 	"github.com/legate-mcp/legate/store"
@@ -143,14 +144,14 @@ func TestStoredEmbeddingsAreNotAskedAgain(t *testing.T) {
 	if err := os.WriteFile(p, []byte(airships), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	e := newEmbeddings(t, "")
+	e := embeddingstest.New(t, "")
 	config := embeddingsConfig(dir, e, 64)
 	first := replica(t, sts[0], config)
 	r := search(t, first, alice, "who flies the zeppelin", 5)
 	if r.Ranking != "bm25+embeddings" {
 		t.Fatalf("ranking %s (%s)", r.Ranking, r.DenseError)
 	}
-	_, inputs := e.counts()
+	_, inputs := e.Counts()
 	if inputs != r.Indexed+1 {
 		t.Fatalf("%d inputs embedded for %d passages and a query", inputs, r.Indexed)
 	}
@@ -174,17 +175,17 @@ func TestStoredEmbeddingsAreNotAskedAgain(t *testing.T) {
 	if after, err := sts[0].KB().Generation(ctx, "kb"); err != nil || after != gen {
 		t.Errorf("generation %d after an unchanged write (%v), want %d: the document was written again", after, err, gen)
 	}
-	if _, n := e.counts(); n != inputs+1 {
+	if _, n := e.Counts(); n != inputs+1 {
 		t.Errorf("a search after an unchanged write embedded %d inputs, want the query alone", n-inputs)
 	}
 
 	// Another replica (a restart alike) embeds its query alone, and writes nothing.
-	_, inputs = e.counts()
+	_, inputs = e.Counts()
 	second := replica(t, sts[1], config)
 	if r := search(t, second, alice, "who flies the zeppelin", 5); r.Ranking != "bm25+embeddings" || r.Indexed == 0 {
 		t.Fatalf("the second replica: %s, %d passages", r.Ranking, r.Indexed)
 	}
-	if _, n := e.counts(); n != inputs+1 {
+	if _, n := e.Counts(); n != inputs+1 {
 		t.Errorf("the second replica embedded %d inputs, want the query alone", n-inputs)
 	}
 	if after, _ := sts[1].KB().Generation(ctx, "kb"); after != gen {
@@ -193,9 +194,7 @@ func TestStoredEmbeddingsAreNotAskedAgain(t *testing.T) {
 
 	// One passage changed: the first replica writes it; the second, which
 	// searches first, embeds that passage and its queries, no other.
-	e.mu.Lock()
-	before := len(e.seen)
-	e.mu.Unlock()
+	before := len(e.Seen())
 	const query = "what does the zeppelin burn"
 	// Both replicas read the folder here: either may write the change,
 	// and the second may be publishing it when it is searched.
@@ -216,9 +215,7 @@ func TestStoredEmbeddingsAreNotAskedAgain(t *testing.T) {
 			break
 		}
 	}
-	e.mu.Lock()
-	embedded := slices.DeleteFunc(slices.Clone(e.seen[before:]), func(s string) bool { return s == query })
-	e.mu.Unlock()
+	embedded := slices.DeleteFunc(e.Seen()[before:], func(s string) bool { return s == query })
 	if len(embedded) != 1 || !strings.Contains(embedded[0], "diesel") {
 		t.Errorf("after one passage changed, embedded %q; want that passage alone", embedded)
 	}

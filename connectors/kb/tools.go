@@ -10,6 +10,7 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/embeddings"
 	"github.com/legate-mcp/legate/search"
 )
 
@@ -89,12 +90,12 @@ func (c *Connector) search(ctx context.Context, call *connectors.Call, in *searc
 	}
 	ranked := c.rank(ctx, call, s, q, &out)
 	for _, r := range ranked[:min(limit, len(ranked))] {
-		p := s.chunks[r.n]
+		p := s.chunks[r.N]
 		ch := p.chunk()
 		text := truncateRunes(ch.text, snippetChars)
 		out.Passages = append(out.Passages, Passage{
 			Ref: c.passageRef(call, p), Document: c.documentRef(call, p.doc), Source: p.doc.source,
-			Title: p.doc.title, Headings: ch.headings, Text: text, Cut: text != ch.text, Score: r.score,
+			Title: p.doc.title, Headings: ch.headings, Text: text, Cut: text != ch.text, Score: r.Score,
 		})
 	}
 	return &legate.Result{Structured: out, Text: searchText(q, &out)}, nil
@@ -102,12 +103,12 @@ func (c *Connector) search(ctx context.Context, call *connectors.Call, in *searc
 
 // rank orders the passages for q: BM25 alone, or fused by reciprocal rank
 // with the cosine of embeddings when they are configured and answer.
-func (c *Connector) rank(ctx context.Context, call *connectors.Call, s *snapshot, q string, out *SearchResult) []scored {
+func (c *Connector) rank(ctx context.Context, call *connectors.Call, s *snapshot, q string, out *SearchResult) []embeddings.Scored {
 	hits := s.bm25.Search(q, search.Options{Limit: candidates})
 	if c.embed == nil {
-		ranked := make([]scored, len(hits))
+		ranked := make([]embeddings.Scored, len(hits))
 		for i, h := range hits {
-			ranked[i] = scored{h.Doc, h.Score}
+			ranked[i] = embeddings.Scored{N: h.Doc, Score: h.Score}
 		}
 		return ranked
 	}
@@ -115,7 +116,7 @@ func (c *Connector) rank(ctx context.Context, call *connectors.Call, s *snapshot
 	for i, h := range hits {
 		lexical[i] = h.Doc
 	}
-	out.DenseError = c.embed.paused(time.Now())
+	out.DenseError = c.embed.Paused(time.Now())
 	var (
 		vectors, qv [][]float32
 		err         error
@@ -128,19 +129,19 @@ func (c *Connector) rank(ctx context.Context, call *connectors.Call, s *snapshot
 		if err != nil {
 			out.DenseError = err.Error()
 			if ctx.Err() == nil { // the endpoint's failure, not the call's end
-				c.embed.noteFailure(out.DenseError)
+				c.embed.NoteFailure(out.DenseError)
 			}
 		}
 	}
 	if out.DenseError != "" {
-		ranked := make([]scored, len(hits))
+		ranked := make([]embeddings.Scored, len(hits))
 		for i, h := range hits {
-			ranked[i] = scored{h.Doc, h.Score}
+			ranked[i] = embeddings.Scored{N: h.Doc, Score: h.Score}
 		}
 		return ranked
 	}
 	out.Ranking = "bm25+embeddings"
-	return fuse(lexical, dense(qv[0], vectors, candidates))
+	return embeddings.Fuse(lexical, embeddings.Rank(qv[0], vectors, candidates, nil))
 }
 
 func searchText(q string, r *SearchResult) string {

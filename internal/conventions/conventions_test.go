@@ -25,7 +25,7 @@ import (
 const module = "github.com/legate-mcp/legate"
 
 // helpers are the packages under connectors/ that are not connector types.
-var helpers = []string{"all", "connectortest", "htmltext", "httpkit", "netguard", "saas", "sqlbase"}
+var helpers = []string{"all", "connectortest", "embeddings", "htmltext", "httpkit", "netguard", "saas", "sqlbase"}
 
 type pkg struct {
 	ImportPath string
@@ -84,7 +84,7 @@ func connectorTypeDir(rp string) bool {
 // passages with its text analysis and BM25. telemetry/spans depends on
 // the OpenTelemetry API alone: a connector notes what its call's trace
 // should tell.
-var connectorImports = []string{"", "connectors", "internal/contentcoding", "connectors/netguard", "connectors/httpkit", "connectors/htmltext", "connectors/saas", "connectors/saas/model", "connectors/sqlbase", "search", "telemetry/spans", "provenance"}
+var connectorImports = []string{"", "connectors", "internal/contentcoding", "connectors/netguard", "connectors/httpkit", "connectors/embeddings", "connectors/htmltext", "connectors/saas", "connectors/saas/model", "connectors/sqlbase", "search", "telemetry/spans", "provenance"}
 
 func TestImportDirection(t *testing.T) {
 	for _, p := range listPackages(t) {
@@ -107,7 +107,7 @@ func TestImportDirection(t *testing.T) {
 			case (strings.HasPrefix(to, "cmd/") || to == "server") && !strings.HasPrefix(from, "cmd/") && from != "server/servertest":
 				t.Errorf("%s imports %s: only cmd (and server/servertest, for tests) may import cmd or server", from, to)
 			case connectorTypeDir(from) && !slices.Contains(connectorImports, to) && !strings.HasPrefix(to, from+"/"):
-				t.Errorf("connector %s imports %s: a connector imports only the vocabulary, connectors, its kits (netguard, httpkit, htmltext, saas, sqlbase, search), provenance and its own sub-packages", from, to)
+				t.Errorf("connector %s imports %s: a connector imports only the vocabulary, connectors, its kits (netguard, httpkit, embeddings, htmltext, saas, sqlbase, search), provenance and its own sub-packages", from, to)
 			case strings.HasPrefix(from, "connectors/saas") && !slices.Contains(connectorImports, to):
 				t.Errorf("%s imports %s: the SaaS toolkit imports only what a connector may, so that a connector never reaches the store through it", from, to)
 			case connectorTypeDir(path.Dir(from)) && !slices.Contains(connectorImports, to) && !strings.HasPrefix(to, path.Dir(from)+"/"):
