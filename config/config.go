@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"maps"
 	"net"
+	"net/url"
 	pathpkg "path"
 	"reflect"
 	"regexp"
@@ -74,6 +75,7 @@ type File struct {
 	Metrics            Metrics                `yaml:"metrics" desc:"The Prometheus series on a listener of their own, for a scraper without a token (read at start)"`
 	Telemetry          telemetry.Config       `yaml:"telemetry" desc:"OpenTelemetry traces of calls, exported over OTLP/HTTP; off unless an endpoint is set (read at start)"`
 	Agent              Agent                  `yaml:"agent" desc:"The agent (legate agent run, the tool legate.agent.run): a model loop over the tools of one profile, on this machine, through the same call path as every client (read at start)"`
+	Search             Search                 `yaml:"search" desc:"How legate.search_tools ranks tools: BM25 over their words, and, with an embeddings endpoint, the cosine of their embeddings fused with it (read at start)"`
 	Results            Results                `yaml:"results" desc:"The whole of results cut to a token budget (a profile's result_budget_tokens, a call's _meta io.legate/result-budget-tokens), kept for their callers to read with legate.result_read (read at start)"`
 
 	// Path is the file the configuration was read from, "" for none.
@@ -120,6 +122,15 @@ type Results struct {
 	Retention legate.Duration `yaml:"retention" default:"1h" min:"0" desc:"How long the whole of a cut result is kept for its caller (legate.result_read, legate://results/{ref}); past it the notice's reference answers not found. 0 keeps nothing: a cut result's notice then says the rest cannot be read"`
 	MaxBytes  int             `yaml:"max_bytes" default:"4194304" min:"1024" desc:"Most bytes of a cut result's text kept (4194304: 4 MiB); past it the rest is dropped, and the notice says so"`
 	Spotlight bool            `yaml:"spotlight" desc:"Wrap the text of every connector's and upstream's result for the model between two markers under a notice that it is data written by others, not instructions (docs/provenance.md); every such result carries its provenance in _meta either way"`
+}
+
+// Search is the `search:` section.
+type Search struct {
+	EmbeddingsURL   string          `yaml:"embeddings_url" example:"http://127.0.0.1:11434/v1/embeddings" desc:"URL of an OpenAI-compatible embeddings endpoint (a local Ollama or vLLM, or OpenAI's); set, every tool of the catalog is embedded in the background when the catalog changes, and legate.search_tools also ranks tools by the cosine of their embeddings to the request's, fused with BM25 by reciprocal rank. Empty: BM25 alone"`
+	EmbeddingsModel string          `yaml:"embeddings_model" example:"nomic-embed-text" desc:"Model name sent to the endpoint; required with embeddings_url"`
+	EmbeddingsKey   *vault.Ref      `yaml:"embeddings_key" desc:"The endpoint's bearer key, as a reference: {env: NAME}, {file: PATH} or {vault: NAME}; none for a local server that asks for none"`
+	EmbeddingsBatch int             `yaml:"embeddings_batch" default:"64" min:"1" desc:"Tools sent in one embeddings request (1 to 2048)"`
+	Timeout         legate.Duration `yaml:"timeout" default:"5s" min:"0" desc:"Longest a search waits for its request's embedding; past it, and for 30 s after a failure, searches rank by BM25 alone and say why"`
 }
 
 // Metrics is the `metrics:` section. The series are also at /metrics on
@@ -275,6 +286,19 @@ func (f *File) Validate() error {
 	}
 	if p := f.Agent.Profile; p != "" && !slices.ContainsFunc(f.Profiles, func(q Profile) bool { return q.Name == p }) {
 		bad("agent.profile", "no profile is named %q", p)
+	}
+	if u := f.Search.EmbeddingsURL; u != "" {
+		if p, err := url.Parse(u); err != nil || p.Scheme != "http" && p.Scheme != "https" || p.Host == "" {
+			bad("search.embeddings_url", "%q is not an http or https URL", u)
+		}
+		if f.Search.EmbeddingsModel == "" {
+			bad("search.embeddings_model", "is required with embeddings_url")
+		}
+	} else if f.Search.EmbeddingsModel != "" || f.Search.EmbeddingsKey != nil {
+		bad("search.embeddings_url", "is required with embeddings_model and embeddings_key: the endpoint they are for")
+	}
+	if n := f.Search.EmbeddingsBatch; n > 2048 {
+		bad("search.embeddings_batch", "%d is over 2048", n)
 	}
 	errs = append(errs, f.Limits.validate("limits")...)
 	errs = append(errs, f.Budgets.validate("budgets")...)

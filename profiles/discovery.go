@@ -20,6 +20,7 @@ import (
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/embeddings"
 	"github.com/legate-mcp/legate/search"
 )
 
@@ -62,6 +63,8 @@ type Discovery struct {
 	Sources func() []Source
 	// Log receives what cannot reach a caller.
 	Log *slog.Logger
+	// Dense, when set, fuses BM25 with the ranking of embeddings.
+	Dense *Dense
 
 	mu    sync.Mutex
 	found map[*mcp.ServerSession]map[string]bool // what each session's searches found
@@ -209,7 +212,7 @@ func (d *Discovery) Tool() connectors.Tool {
 			if c == nil {
 				return nil, legate.Errorf(legate.CodeInvalidArgument, "search_tools runs only through the gateway")
 			}
-			found, err := Search(d.View(c.principal), in)
+			found, ranking, why, err := searchView(ctx, d.View(c.principal), in, d.Dense)
 			if err != nil {
 				return nil, err
 			}
@@ -222,18 +225,41 @@ func (d *Discovery) Tool() connectors.Tool {
 					d.notifyListChanged(ctx, c.session)
 				}
 			}
-			return &legate.Result{Structured: map[string]any{"tools": found}}, nil
+			out := map[string]any{"tools": found}
+			if d.Dense != nil { // how it ranked, for an operator who turned embeddings on
+				out["ranking"] = ranking
+				if why != "" {
+					out["embeddings_error"] = why
+				}
+			}
+			return &legate.Result{Structured: out}, nil
 		})
 }
 
-// Search runs legate.search_tools over view.
+// Search runs legate.search_tools over view by BM25 alone (the CLI's
+// search: it does not embed the catalog for one request).
 func Search(view *catalog.Catalog, in *SearchArgs) ([]Found, error) {
+	found, _, _, err := searchView(context.Background(), view, in, nil)
+	return found, err
+}
+
+// Rankings of legate.search_tools.
+const (
+	RankingBM25  = "bm25"
+	RankingFused = "bm25+embeddings"
+)
+
+// searchView runs legate.search_tools over view: by BM25 alone, or fused by
+// reciprocal rank with dense's ranking when it is set and can rank (why
+// says otherwise why not). A request that is a tool's name or alias
+// ranks by BM25 alone, which puts that tool first.
+func searchView(ctx context.Context, view *catalog.Catalog, in *SearchArgs, dense *Dense) (found []Found, ranking, why string, err error) {
 	if strings.TrimSpace(in.Query) == "" {
-		return nil, legate.Errorf(legate.CodeInvalidArgument, "query: give a few words on what the tool should do")
+		return nil, "", "", legate.Errorf(legate.CodeInvalidArgument, "query: give a few words on what the tool should do")
 	}
 	class := legate.Class(strings.ToLower(strings.TrimSpace(in.Class)))
 	if class != "" && !slices.Contains([]legate.Class{legate.ClassRead, legate.ClassDraft, legate.ClassWrite, legate.ClassDestructive}, class) {
-		return nil, legate.Errorf(legate.CodeInvalidArgument, "class: %q is none of read, draft, write, destructive", in.Class)
+		return nil, "", "", legate.Errorf(legate.CodeInvalidArgument, "class: %q is none of read, draft, write, destructive", in.Class)
 	}
 	limit := in.Limit
 	switch {
@@ -249,17 +275,46 @@ func Search(view *catalog.Catalog, in *SearchArgs) ([]Found, error) {
 			(in.Connector == "" || strings.EqualFold(e.SourceID(), in.Connector)) &&
 			(class == "" || e.Class == class)
 	}
-	hits := view.Index().Search(in.Query, search.Options{Limit: limit, Keep: keep})
-	out := make([]Found, 0, len(hits))
-	for _, h := range hits {
-		e := entries[h.Doc]
-		out = append(out, Found{
+	ranking = RankingBM25
+	var docs []int
+	if dense == nil || exactName(view, in.Query) {
+		docs = docsOf(view.Index().Search(in.Query, search.Options{Limit: limit, Keep: keep}))
+	} else {
+		docs = docsOf(view.Index().Search(in.Query, search.Options{Limit: max(limit, denseCandidates), Keep: keep}))
+		var near []int
+		if near, why = dense.rank(ctx, view, in.Query, keep); why == "" {
+			fused := embeddings.Fuse(docs, near)
+			ranking, docs = RankingFused, make([]int, len(fused))
+			for i, s := range fused {
+				docs[i] = s.N
+			}
+		}
+		docs = docs[:min(limit, len(docs))]
+	}
+	found = make([]Found, 0, len(docs))
+	for _, n := range docs {
+		e := entries[n]
+		found = append(found, Found{
 			Name: e.Wire, Canonical: e.Canonical, Connector: e.SourceID(), Class: e.Class,
 			Title: e.Tool.Title, Description: e.Tool.Description, InputSchema: e.Tool.InputSchema,
 			OutputSchema: e.Tool.OutputSchema, Annotations: e.Tool.Annotations,
 		})
 	}
-	return out, nil
+	return found, ranking, why, nil
+}
+
+// exactName reports whether q is the name or alias of a tool of view.
+func exactName(view *catalog.Catalog, q string) bool {
+	_, ok := view.Lookup(strings.TrimSpace(q))
+	return ok
+}
+
+func docsOf(hits []search.Hit) []int {
+	out := make([]int, len(hits))
+	for i, h := range hits {
+		out[i] = h.Doc
+	}
+	return out
 }
 
 // listChangedToken marks the progress notification that

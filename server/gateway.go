@@ -185,6 +185,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	g.reloader.g = g
 	g.reloader.seen, _ = sources.StoredFingerprint(ctx, opts.Store) // before the definitions are read: a change after it is seen
 	g.discovery = &profiles.Discovery{View: g.viewFor, Profile: func(name string) (config.Profile, bool) { return g.now().cfg.ProfileNamed(name) }, Default: func() string { return g.now().cfg.Profile }, Principal: opts.Principal, Log: g.log, Sources: g.sources}
+	g.discovery.Dense = profiles.DenseFor(opts.Config.Search, &vault.Resolver{Vault: opts.Vault, Masks: g.masks}, g.log)
 	kept := resultcut.New(opts.Store.Results(), g.discovery, opts.Config.Results, g.log) // results over their call's token budget
 	g.opts.Tools = append(slices.Clip(g.opts.Tools), kept.Builtin())
 	l, err := g.reloader.newLive(ctx, opts.Config, nil)
@@ -405,14 +406,12 @@ func (g *Gateway) Natives() instances.Set { return g.now().instances }
 func (g *Gateway) Start(ctx context.Context) {
 	ctx = g.startAudit(ctx, time.Duration(g.opts.Config.Audit.Retention)) // its default applied when the config was loaded
 	g.quarantines.Start()
+	g.discovery.Dense.Start(ctx) // embeds the catalog's tools, and each new catalog's (search.embeddings_url)
 	g.upstreams.Start(ctx)
 	g.cold.Start()
 	g.background.Go(func() { g.approvals.RunApproved(ctx) })
 	g.background.Go(func() { g.inbox.Follow(ctx) }) // wake waiting calls on other replicas' decisions
-	interval := g.opts.StoreWatchInterval
-	if interval == 0 {
-		interval = DefaultStoreWatchInterval
-	}
+	interval := cmp.Or(g.opts.StoreWatchInterval, DefaultStoreWatchInterval)
 	g.background.Go(func() { g.reloader.watchStore(ctx, interval) })
 	g.background.Go(func() { g.kit.Prune(ctx) })
 	g.background.Go(func() {

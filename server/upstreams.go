@@ -68,6 +68,7 @@ func (g *Gateway) toolsChanged() {
 func (g *Gateway) setCatalog(c *catalog.Catalog, force bool) {
 	old := g.cat.Swap(c)
 	go c.ListJSON() // encoded ahead of the first tools/list, off the caller's path
+	g.discovery.Dense.Warm(c) // its new tools embedded for legate.search_tools, in the background
 	if !force && old != nil && old.Fingerprint() == c.Fingerprint() {
 		return
 	}

@@ -241,13 +241,13 @@ func Fuse(lists ...[]int) []Scored {
 	return out
 }
 
-// Rank orders the items whose vectors are vs by their cosine to q, best
-// first, and returns the numbers of the first limit; a nil vector, or
-// one keep refuses (keep nil keeps all), is left out.
-func Rank(q []float32, vs [][]float32, limit int, keep func(int) bool) []int {
-	all := make([]Scored, 0, len(vs))
-	for i, v := range vs {
-		if v != nil && (keep == nil || keep(i)) {
+// Rank orders n items by the cosine of their vectors (vec(i), nil for an
+// item left out) to q, best first, and returns the numbers of the first
+// limit.
+func Rank(q []float32, n int, vec func(i int) []float32, limit int) []int {
+	all := make([]Scored, 0, n)
+	for i := range n {
+		if v := vec(i); v != nil {
 			all = append(all, Scored{i, Dot(q, v)})
 		}
 	}

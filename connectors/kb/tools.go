@@ -141,7 +141,7 @@ func (c *Connector) rank(ctx context.Context, call *connectors.Call, s *snapshot
 		return ranked
 	}
 	out.Ranking = "bm25+embeddings"
-	return embeddings.Fuse(lexical, embeddings.Rank(qv[0], vectors, candidates, nil))
+	return embeddings.Fuse(lexical, embeddings.Rank(qv[0], len(vectors), func(i int) []float32 { return vectors[i] }, candidates))
 }
 
 func searchText(q string, r *SearchResult) string {
