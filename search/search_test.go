@@ -142,6 +142,14 @@ func TestQueryWords(t *testing.T) {
 		"meet at 10:30:45":                     {"meet", "at", "10", "30", "45"},
 		"where's the roadmap?":                 {"where", "s", "the", "roadmap", "find"},
 		"keep an eye on the open source site":  {"monitor", "on", "the", "repository", "site"},
+		"pull A1:F20 from the Sales tab":       {"pull", "cell", "range", "from", "the", "sales", "tab"},
+		"list ~/code/api and src/hooks/api/":   {"list", "path", "api", "and", "path"},
+		"open /data/exports/customers.csv":     {"open", "path", "spreadsheet", "file"},
+		"acme/web and v1/2":                    {"acme", "web", "and", "v", "1", "2"},
+		"hit GET /orders/12 for me":            {"hit", "get", "path", "12", "for", "me", "http", "request"},
+		"quick one: 48213 + 9987?":             {"quick", "one", "48213", "9987", "sum", "calculate"},
+		"post in #ops at 9am tomorrow":         {"post", "in", "channel", "at", "9", "am", "tomorrow", "schedule"},
+		"how big is it? hold on":               {"size", "is", "it", "wait"},
 	} {
 		if got := queryWords(in); !slices.Equal(got, want) {
 			t.Errorf("queryWords(%q) = %q, want %q", in, got, want)

@@ -133,9 +133,11 @@ var abbreviations = map[string][]string{
 	"env": {"environment"}, "info": {"information"}, "config": {"configuration"}, "configs": {"configuration"},
 	"doc": {"document"}, "docs": {"document"}, "img": {"image"}, "pic": {"picture"}, "pics": {"picture"},
 	"org": {"organization"}, "orgs": {"organization"}, "auth": {"authentication"}, "dm": {"direct", "message"},
-	"dms": {"direct", "message"}, "ci": {"continuous", "integration"}, "k8s": {"kubernetes"},
+	"dms": {"direct", "message"}, "ci": {"continuous", "integration", "workflow"}, "k8s": {"kubernetes"},
 	"addr": {"address"}, "urls": {"url"}, "ids": {"id"},
 	"calc": {"calculate"}, "stats": {"statistics"}, "perms": {"permission"}, "creds": {"credential"},
+	"retitle": {"rename", "title"}, "subfolder": {"folder"}, "subfolders": {"folder"},
+	"subdirectory": {"directory"}, "subdirectories": {"directory"}, "subdir": {"directory"}, "subdirs": {"directory"},
 }
 
 // stopWords are terms too common in tool descriptions, or in the way
@@ -162,7 +164,7 @@ var synonymGroups = [][]string{
 	{"create", "add", "new", "make", "insert", "generate", "open", "start", "register", "build", "draw", "setup"},
 	{"read", "get", "view", "fetch", "retrieve", "open", "show", "see", "display", "inspect", "describe", "detail", "check", "grab"},
 	{"list", "show", "enumerate", "browse", "all"},
-	{"update", "edit", "modify", "change", "set", "patch", "alter", "adjust", "rename", "replace", "fix", "bump"},
+	{"update", "edit", "modify", "change", "set", "patch", "alter", "adjust", "rename", "replace", "fix", "bump", "sync"},
 	{"delete", "remove", "drop", "erase", "trash", "destroy", "purge", "discard", "rid", "forget", "clear"},
 	{"search", "find", "query", "lookup", "look", "locate", "grep", "seek", "discover"},
 	{"send", "post", "reply", "notify", "tell", "inform", "announce", "share", "ping"},
@@ -215,7 +217,7 @@ var synonymGroups = [][]string{
 	{"command", "shell", "terminal", "script", "program"},
 	{"machine", "host", "system", "server", "computer", "os"},
 	{"disk", "storage", "space"},
-	{"error", "exception", "failure", "crash"},
+	{"error", "exception", "failure", "crash", "broke", "broken", "red"},
 	{"environment", "variable", "setting", "configuration"},
 	{"commit", "change"},
 	{"branch", "ref"},
@@ -231,6 +233,8 @@ var synonymGroups = [][]string{
 	{"echo", "repeat"},
 	{"reply", "answer", "response", "respond"},
 	{"size", "largest", "biggest", "large"},
+	{"dispute", "chargeback"},
+	{"workflow", "pipeline", "build", "job"},
 }
 
 // phrasalVerbs are the verbs, and a few phrases, of two or three words a
@@ -243,7 +247,7 @@ var phrasalVerbs = map[string]string{
 	"keep an eye": "monitor", "say back": "echo", "above sea level": "elevation", "open source": "repository",
 	"give back": "refund", "pay back": "refund", "drop down": "dropdown", "to do": "todo",
 	"look for": "search", "hunt for": "search", "dig up": "search", "pull up": "show", "bring up": "show",
-	"how far": "distance", "how long": "duration",
+	"how far": "distance", "how long": "duration", "how big": "size", "how large": "size", "hold on": "wait",
 	"to the bottom": "append", "at the bottom": "append", "to the end": "append", "at the end": "append",
 }
 
@@ -263,6 +267,10 @@ var (
 	emojiPattern   = lazyRegexp(`:[a-z][a-z0-9_+-]*:`)
 	latLngPattern  = lazyRegexp(`-?\b\d{1,3}\.\d+°?\s*[ns]?,\s*-?\d{1,3}\.\d+°?\s*[ew]?\b`)
 	mentionPattern = lazyRegexp(`(?:^|\s)@[a-z][\w.-]*`)
+	rangePattern   = lazyRegexp(`\b[a-z]{1,3}[0-9]+:[a-z]{1,3}[0-9]+\b`)
+	dirPattern     = lazyRegexp(`(?:^|\s)(?:~|\.\.?)?/(?:[\w.-]+/)*|\b[\w.-]+/[\w.-]+/(?:[\w.-]+/)*`)
+	methodPattern  = lazyRegexp(`\b(?:GET|POST|PUT|PATCH|DELETE|HEAD)\s+(?:/|https?://)`)
+	sumPattern     = lazyRegexp(`\d\s*[+*×÷]\s*\d`)
 )
 
 // fileKinds are the words a file's extension adds to "file".
@@ -279,8 +287,19 @@ var fileKinds = map[string]string{
 // request", an @mention as "user", :tada: as "emoji", "let … know" as
 // "notify", "where…" as a request to find, "file a bug" as an issue
 // created, "remember…" as memory, a page's text taken from a URL as
-// scraped, "turn … into" as convert, its phrasal verbs as one word.
+// scraped, "turn … into" as convert, a spreadsheet's A1:F20 as "cell
+// range", a folder's path (~/code/api, /data/exports/) as "path", an HTTP
+// method before a path ("GET /orders/8812") as "http request", a sum
+// ("48213 + 9987") as "sum", a message sent "tomorrow" or "at 9am" as
+// scheduled, its phrasal verbs as one word.
 func queryWords(query string) []string {
+	var extra []string
+	if strings.ContainsRune(query, '/') && methodPattern().MatchString(query) {
+		extra = append(extra, "http", "request")
+	}
+	if strings.ContainsAny(query, "+*×÷") && sumPattern().MatchString(query) {
+		extra = append(extra, "sum", "calculate")
+	}
 	query = strings.ToLower(query)
 	// Each pattern needs a character most requests do not have: scanning
 	// for it first keeps a search's cost (P9).
@@ -289,9 +308,13 @@ func queryWords(query string) []string {
 		query = urlPattern().ReplaceAllString(query, " url ")
 		query = emailPattern().ReplaceAllString(query, " email ")
 		query = domainPattern().ReplaceAllString(query, " website url ")
+		query = rangePattern().ReplaceAllString(query, " cell range ")
 		query = filePattern().ReplaceAllStringFunc(query, func(f string) string {
 			return " " + fileKinds[f[strings.LastIndexByte(f, '.')+1:]] + " file "
 		})
+	}
+	if strings.ContainsRune(query, '/') {
+		query = dirPattern().ReplaceAllString(query, " path ")
 	}
 	if strings.ContainsRune(query, '#') {
 		query = channelPattern().ReplaceAllString(query, " channel ")
@@ -362,6 +385,13 @@ func queryWords(query string) []string {
 			break
 		}
 	}
+	// "post in #standup at 9am tomorrow": a message sent at a later time
+	// is scheduled.
+	if slices.ContainsFunc(out, func(w string) bool { return laterWords[w] }) &&
+		slices.ContainsFunc(out, func(w string) bool { return sendWords[w] }) {
+		out = append(out, "schedule")
+	}
+	out = append(out, extra...)
 	// "let the team know", "let everyone in #general know".
 	for i, w := range out {
 		if w != "let" {
@@ -414,6 +444,12 @@ var verbUses = map[string]string{
 
 // pageContent are what a web page's content is taken as.
 var pageContent = set("text", "markdown", "content", "contents", "table", "html")
+
+// laterWords name a time to come; sendWords, a message sent.
+var (
+	laterWords = set("tomorrow", "tonight", "am", "pm", "later")
+	sendWords  = set("post", "send", "message", "remind", "tell", "notify", "email", "dm", "ping", "announce")
+)
 
 // memoryWords ask for what is kept for later.
 var memoryWords = set("remember", "memorize", "memorise", "forget", "stored", "noted", "recall")
