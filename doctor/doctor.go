@@ -163,8 +163,9 @@ func (r *run) vaultKey() {
 	}
 }
 
-// credentials checks every credential reference of the connectors and of
-// the upstreams (token, headers) and every header_env variable of the
+// credentials checks every credential reference of the connectors, of
+// the upstreams (token, headers), of the agent's model and of the tool
+// search's embeddings endpoint, and every header_env variable of the
 // upstreams resolves, never putting a value in the report.
 func (r *run) credentials(ctx context.Context) {
 	if r.opts.Config == nil {
@@ -217,6 +218,14 @@ func (r *run) credentials(ctx context.Context) {
 				r.add(Fail, "credentials", "upstream %s: header %s: environment variable %s is not set or empty", u.Config.ID, h, u.Config.HeaderEnv[h])
 			}
 		}
+	}
+	// The gateway's own: the agent's model key and the tool search's
+	// embeddings key, both resolved for no tenant.
+	if ref := r.opts.Config.Agent.Model.AccessToken; ref != nil {
+		check("agent.model", "", "access_token", *ref)
+	}
+	if ref := r.opts.Config.Search.EmbeddingsKey; ref != nil {
+		check("search", "", "embeddings_key", *ref)
 	}
 	if r.report.Failed() == failed {
 		r.add(OK, "credentials", "%d references resolve (%d connectors, %d upstreams)", n, len(insts), len(ups))
