@@ -164,8 +164,8 @@ var synonymGroups = [][]string{
 	{"create", "add", "new", "make", "insert", "generate", "open", "start", "register", "build", "draw", "setup"},
 	{"read", "get", "view", "fetch", "retrieve", "open", "show", "see", "display", "inspect", "describe", "detail", "check", "grab"},
 	{"list", "show", "enumerate", "browse", "all"},
-	{"update", "edit", "modify", "change", "set", "patch", "alter", "adjust", "rename", "replace", "fix", "bump", "sync"},
-	{"delete", "remove", "drop", "erase", "trash", "destroy", "purge", "discard", "rid", "forget", "clear"},
+	{"update", "edit", "modify", "change", "set", "patch", "alter", "adjust", "rename", "replace", "fix", "bump", "sync", "swap"},
+	{"delete", "remove", "drop", "erase", "trash", "destroy", "purge", "discard", "rid", "forget", "clear", "scrub", "wipe"},
 	{"search", "find", "query", "lookup", "look", "locate", "grep", "seek", "discover"},
 	{"send", "post", "reply", "notify", "tell", "inform", "announce", "share", "ping"},
 	{"run", "execute", "exec", "trigger", "invoke", "launch"},
@@ -234,6 +234,7 @@ var synonymGroups = [][]string{
 	{"reply", "answer", "response", "respond"},
 	{"size", "largest", "biggest", "large"},
 	{"dispute", "chargeback"},
+	{"release", "version"},
 	{"workflow", "pipeline", "build", "job"},
 }
 
@@ -247,7 +248,7 @@ var phrasalVerbs = map[string]string{
 	"keep an eye": "monitor", "say back": "echo", "above sea level": "elevation", "open source": "repository",
 	"give back": "refund", "pay back": "refund", "drop down": "dropdown", "to do": "todo",
 	"look for": "search", "hunt for": "search", "dig up": "search", "pull up": "show", "bring up": "show",
-	"how far": "distance", "how long": "duration", "how big": "size", "how large": "size", "hold on": "wait",
+	"how far": "distance", "how long": "duration", "how big": "size", "how large": "size", "hold on": "wait", "laid out": "structure",
 	"to the bottom": "append", "at the bottom": "append", "to the end": "append", "at the end": "append",
 }
 
