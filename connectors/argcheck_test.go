@@ -4,35 +4,21 @@ import (
 	"context"
 	"encoding/json"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
 	_ "github.com/legate-mcp/legate/connectors/all"
+	"github.com/legate-mcp/legate/connectors/connectortest"
 )
 
 // registeredSchemas are the input schemas of every tool of every
 // registered connector type, as each type's sample.yaml builds it.
 func registeredSchemas(t *testing.T) map[string]*jsonschema.Schema {
 	out := map[string]*jsonschema.Schema{}
-	for _, ct := range connectors.Types() {
-		sample, err := os.ReadFile(filepath.Join(ct.Name, "sample.yaml"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var node yaml.Node
-		if err := yaml.Unmarshal(sample, &node); err != nil {
-			t.Fatal(err)
-		}
-		c, err := connectors.Build(ct, ct.Name, &node, ct.Name+"/sample.yaml")
-		if err != nil {
-			t.Fatalf("building %s from its sample.yaml: %v", ct.Name, err)
-		}
+	connectortest.Samples(t, ".", func(ct connectors.Type, c connectors.Connector) {
 		for _, tool := range c.Tools() {
 			var s jsonschema.Schema
 			if err := json.Unmarshal(tool.InputSchema, &s); err != nil {
@@ -40,10 +26,7 @@ func registeredSchemas(t *testing.T) map[string]*jsonschema.Schema {
 			}
 			out[ct.Name+"."+tool.Name] = &s
 		}
-		if cl, ok := c.(connectors.Closer); ok {
-			cl.Close()
-		}
-	}
+	})
 	return out
 }
 

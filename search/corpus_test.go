@@ -10,10 +10,10 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/legate-mcp/legate/connectors"
 	_ "github.com/legate-mcp/legate/connectors/all"
+	"github.com/legate-mcp/legate/connectors/connectortest"
 	"github.com/legate-mcp/legate/search"
 )
 
@@ -76,25 +76,10 @@ func corpusIndex(tools []corpusTool) *search.Index {
 // TestNativeToolLists: testdata/tools holds the tools of every native
 // connector type, built from its sample.yaml; -update rewrites them.
 func TestNativeToolLists(t *testing.T) {
-	for _, ct := range connectors.Types() {
-		sample, err := os.ReadFile(filepath.Join("..", "connectors", ct.Name, "sample.yaml"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var node yaml.Node
-		if err := yaml.Unmarshal(sample, &node); err != nil {
-			t.Fatal(err)
-		}
-		c, err := connectors.Build(ct, ct.Name, &node, ct.Name+"/sample.yaml")
-		if err != nil {
-			t.Fatalf("building %s from its sample.yaml: %v", ct.Name, err)
-		}
+	connectortest.Samples(t, filepath.Join("..", "connectors"), func(ct connectors.Type, c connectors.Connector) {
 		tf := toolFile{Server: ct.Name, Package: "legate", Native: true}
 		for _, tool := range c.Tools() {
 			tf.Tools = append(tf.Tools, &mcp.Tool{Name: tool.Name, Description: tool.Description, InputSchema: tool.InputSchema})
-		}
-		if cl, ok := c.(connectors.Closer); ok {
-			cl.Close()
 		}
 		want, _ := json.MarshalIndent(tf, "", "  ")
 		want = append(want, '\n')
@@ -103,13 +88,13 @@ func TestNativeToolLists(t *testing.T) {
 			if err := os.WriteFile(path, want, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			continue
+			return
 		}
 		got, err := os.ReadFile(path)
 		if err != nil || string(got) != string(want) {
 			t.Errorf("%s is stale: go test ./search -run TestNativeToolLists -update", path)
 		}
-	}
+	})
 }
 
 // query is one need as a person words it, and the tools that meet it.

@@ -18,6 +18,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -69,6 +71,31 @@ func Build(t testing.TB, typ, id, config string) connectors.Connector {
 		t.Fatalf("building %s from sample config: %v", typ, err)
 	}
 	return c
+}
+
+// Samples builds every registered connector type from its sample.yaml,
+// in dir/<type>/ (dir: the connectors folder, as the test's package sees
+// it), hands each instance to f and closes it.
+func Samples(t testing.TB, dir string, f func(ct connectors.Type, c connectors.Connector)) {
+	t.Helper()
+	for _, ct := range connectors.Types() {
+		sample, err := os.ReadFile(filepath.Join(dir, ct.Name, "sample.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var node yaml.Node
+		if err := yaml.Unmarshal(sample, &node); err != nil {
+			t.Fatalf("%s/sample.yaml: %v", ct.Name, err)
+		}
+		c, err := connectors.Build(ct, ct.Name, &node, ct.Name+"/sample.yaml")
+		if err != nil {
+			t.Fatalf("building %s from its sample.yaml: %v", ct.Name, err)
+		}
+		f(ct, c)
+		if cl, ok := c.(connectors.Closer); ok {
+			cl.Close()
+		}
+	}
 }
 
 // Run runs the contract suite on one connector type.
