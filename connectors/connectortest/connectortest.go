@@ -81,7 +81,7 @@ func Samples(t testing.TB, dir string, f func(ct connectors.Type, c connectors.C
 	for _, ct := range connectors.Types() {
 		sample, err := os.ReadFile(filepath.Join(dir, ct.Name, "sample.yaml"))
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("connector type %s: %v (each type keeps a sample.yaml beside its code)", ct.Name, err)
 		}
 		var node yaml.Node
 		if err := yaml.Unmarshal(sample, &node); err != nil {
