@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/config"
@@ -38,6 +39,8 @@ type Dense struct {
 	next    *catalog.Catalog     // the catalog to warm next
 	running bool                 // a warming goroutine runs
 	queries *lru.Cache[string, []float32]
+
+	failures *prometheus.CounterVec // by stage: catalog, request
 }
 
 // denseCandidates is how many of each ranking are fused.
@@ -56,7 +59,12 @@ func DenseFor(cfg config.Search, res *vault.Resolver, log *slog.Logger) *Dense {
 	queries, _ := lru.New[string, []float32](1024)
 	d := &Dense{client: embeddings.New(embeddings.Options{URL: cfg.EmbeddingsURL, Model: cfg.EmbeddingsModel, Name: "search"}),
 		batch: max(cfg.EmbeddingsBatch, 1), timeout: cmp.Or(time.Duration(cfg.Timeout), 5*time.Second), log: log,
-		vecs: map[string][]float32{}, queries: queries}
+		vecs: map[string][]float32{}, queries: queries,
+		failures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "legate_search_embedding_failures_total",
+			Help: "Embeddings requests of the tool search that failed, by stage: catalog (its tools, retried after 30 s) or request (a search's, ranked by BM25 alone)."},
+			[]string{"stage"})}
+	d.failures.WithLabelValues("catalog")
+	d.failures.WithLabelValues("request")
 	d.key = func(context.Context) (string, error) { return "", nil }
 	if ref := cfg.EmbeddingsKey; ref != nil {
 		d.key = func(ctx context.Context) (string, error) { return res.Resolve(ctx, "", *ref) }
@@ -65,12 +73,19 @@ func DenseFor(cfg config.Search, res *vault.Resolver, log *slog.Logger) *Dense {
 }
 
 // Start lets Warm embed, until ctx ends, beginning with the catalog last
-// given to Warm: a gateway made for one CLI command embeds nothing. A nil
-// Dense does nothing, here and in Warm.
-func (d *Dense) Start(ctx context.Context) {
+// given to Warm (a gateway made for one CLI command embeds nothing), and
+// registers the ranker's series with register. A nil Dense does nothing,
+// here and in Warm.
+func (d *Dense) Start(ctx context.Context, register func(...prometheus.Collector)) {
 	if d == nil {
 		return
 	}
+	register(d.failures, prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "legate_search_embedded_tools",
+		Help: "Tools of the catalog whose embeddings the tool search holds (search.embeddings_url)."}, func() float64 {
+		d.mu.RLock()
+		defer d.mu.RUnlock()
+		return float64(len(d.vecs))
+	}))
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.ctx = ctx
@@ -135,6 +150,7 @@ func (d *Dense) run(ctx context.Context) {
 			continue
 		}
 		d.client.NoteFailure(err.Error())
+		d.failures.WithLabelValues("catalog").Inc()
 		d.log.Warn("tool search: embedding the catalog's tools failed; searches rank by BM25 alone until it succeeds",
 			"model", d.client.Model(), "retry_in", embeddings.Pause, "error", err)
 		select {
@@ -240,6 +256,7 @@ func (d *Dense) rank(ctx context.Context, view *catalog.Catalog, query string, k
 		if err != nil {
 			if ctx.Err() == nil { // the endpoint's failure or slowness, not the caller's end
 				d.client.NoteFailure(err.Error())
+				d.failures.WithLabelValues("request").Inc()
 			}
 			return nil, err.Error()
 		}

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -133,5 +134,19 @@ func TestSearchToolsWithoutEmbeddingsEndpoint(t *testing.T) {
 	}
 	if r = searchTools(t, gw, "panic boom"); len(r.names) == 0 || r.names[0] != "e__boom" {
 		t.Errorf("BM25 alone found %v", r.names)
+	}
+	resp, err := http.Get(strings.TrimSuffix(serve(t, gw), "/mcp") + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	for _, want := range []string{`legate_search_embedding_failures_total{stage="request"} 1`, `legate_search_embedding_failures_total{stage="catalog"} 0`, "\nlegate_search_embedded_tools "} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("/metrics has no %q", want)
+		}
+	}
+	if strings.Contains(string(b), "legate_search_embedded_tools 0\n") {
+		t.Error("/metrics says no tool is embedded")
 	}
 }

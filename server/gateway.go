@@ -406,7 +406,7 @@ func (g *Gateway) Natives() instances.Set { return g.now().instances }
 func (g *Gateway) Start(ctx context.Context) {
 	ctx = g.startAudit(ctx, time.Duration(g.opts.Config.Audit.Retention)) // its default applied when the config was loaded
 	g.quarantines.Start()
-	g.discovery.Dense.Start(ctx) // embeds the catalog's tools, and each new catalog's (search.embeddings_url)
+	g.discovery.Dense.Start(ctx, g.metrics.Register) // embeds the catalog's tools, and each new catalog's (search.embeddings_url)
 	g.upstreams.Start(ctx)
 	g.cold.Start()
 	g.background.Go(func() { g.approvals.RunApproved(ctx) })
