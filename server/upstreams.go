@@ -68,7 +68,8 @@ func (g *Gateway) toolsChanged() {
 func (g *Gateway) setCatalog(c *catalog.Catalog, force bool) {
 	old := g.cat.Swap(c)
 	go c.ListJSON() // encoded ahead of the first tools/list, off the caller's path
-	g.discovery.Dense.Warm(c) // its new tools embedded for legate.search_tools, in the background
+	// Its new tools are embedded for legate.search_tools, in the background.
+	g.discovery.Dense.Warm(c)
 	if !force && old != nil && old.Fingerprint() == c.Fingerprint() {
 		return
 	}
