@@ -195,15 +195,30 @@ func Normalize(v []float32) []float32 {
 }
 
 // Dot is the cosine of two unit vectors; 0 when their lengths differ.
+// It sums in eight float32 lanes (the compiler does not vectorise a
+// loop): a search scores every tool against the request, 10,000 vectors
+// of 768 dimensions in a few milliseconds.
 func Dot(a, b []float32) float64 {
 	if len(a) != len(b) {
 		return 0
 	}
-	var s float64
-	for i := range a {
-		s += float64(a[i]) * float64(b[i])
+	var s0, s1, s2, s3, s4, s5, s6, s7 float32
+	i := 0
+	for ; i+8 <= len(a); i += 8 {
+		a8, b8 := a[i:i+8:i+8], b[i:i+8:i+8]
+		s0 += a8[0] * b8[0]
+		s1 += a8[1] * b8[1]
+		s2 += a8[2] * b8[2]
+		s3 += a8[3] * b8[3]
+		s4 += a8[4] * b8[4]
+		s5 += a8[5] * b8[5]
+		s6 += a8[6] * b8[6]
+		s7 += a8[7] * b8[7]
 	}
-	return s
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return float64(((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)))
 }
 
 // Scored is an item's number in the caller's list and its score.
@@ -243,18 +258,60 @@ func Fuse(lists ...[]int) []Scored {
 
 // Rank orders n items by the cosine of their vectors (vec(i), nil for an
 // item left out) to q, best first, and returns the numbers of the first
-// limit.
+// limit. It keeps the best limit as it goes, in a heap whose top is the
+// worst of them, not every score.
 func Rank(q []float32, n int, vec func(i int) []float32, limit int) []int {
-	all := make([]Scored, 0, n)
+	if limit <= 0 {
+		return nil
+	}
+	best := make([]Scored, 0, limit)
 	for i := range n {
-		if v := vec(i); v != nil {
-			all = append(all, Scored{i, Dot(q, v)})
+		v := vec(i)
+		if v == nil {
+			continue
+		}
+		s := Scored{i, Dot(q, v)}
+		switch {
+		case len(best) < limit:
+			best = append(best, s)
+			up(best, len(best)-1)
+		case byScore(s, best[0]) < 0: // better than the worst kept
+			best[0] = s
+			down(best, 0)
 		}
 	}
-	slices.SortFunc(all, byScore)
-	out := make([]int, 0, min(limit, len(all)))
-	for _, s := range all[:min(limit, len(all))] {
-		out = append(out, s.N)
+	slices.SortFunc(best, byScore)
+	out := make([]int, len(best))
+	for i, s := range best {
+		out[i] = s.N
 	}
 	return out
+}
+
+// up and down keep h a heap whose top is its worst item (byScore).
+func up(h []Scored, i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if byScore(h[i], h[p]) <= 0 {
+			return
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+
+func down(h []Scored, i int) {
+	for {
+		w := i
+		for _, c := range []int{2*i + 1, 2*i + 2} {
+			if c < len(h) && byScore(h[c], h[w]) > 0 {
+				w = c
+			}
+		}
+		if w == i {
+			return
+		}
+		h[i], h[w] = h[w], h[i]
+		i = w
+	}
 }
