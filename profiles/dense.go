@@ -16,6 +16,7 @@ import (
 	"github.com/legate-mcp/legate/catalog"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors/embeddings"
+	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/vault"
 )
 
@@ -30,7 +31,8 @@ type Dense struct {
 	client  *embeddings.Client
 	key     func(context.Context) (string, error) // the endpoint's bearer key, "" for none
 	batch   int
-	timeout time.Duration // of one search's embedding
+	timeout time.Duration        // of one search's embedding
+	store   store.EmbeddingStore // keeps the vectors for the replicas and restarts; nil: none
 	log     *slog.Logger
 
 	mu      sync.RWMutex
@@ -50,16 +52,16 @@ const denseCandidates = 50
 const maxToolText = 2000
 
 // DenseFor is the ranker of the search: section, nil without an
-// embeddings_url; res resolves its embeddings_key. It embeds nothing
-// before Start.
-func DenseFor(cfg config.Search, res *vault.Resolver, log *slog.Logger) *Dense {
+// embeddings_url; res resolves its embeddings_key, and st (nil: none)
+// keeps the vectors embedded. It embeds nothing before Start.
+func DenseFor(cfg config.Search, res *vault.Resolver, st store.EmbeddingStore, log *slog.Logger) *Dense {
 	if cfg.EmbeddingsURL == "" {
 		return nil
 	}
 	queries, _ := lru.New[string, []float32](1024)
 	d := &Dense{client: embeddings.New(embeddings.Options{URL: cfg.EmbeddingsURL, Model: cfg.EmbeddingsModel, Name: "search"}),
 		batch: max(cfg.EmbeddingsBatch, 1), timeout: cmp.Or(time.Duration(cfg.Timeout), 5*time.Second), log: log,
-		vecs: map[string][]float32{}, queries: queries,
+		vecs: map[string][]float32{}, queries: queries, store: st,
 		failures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "legate_search_embedding_failures_total",
 			Help: "Embeddings requests of the tool search that failed, by stage: catalog (its tools, retried after 30 s) or request (a search's, ranked by BM25 alone)."},
 			[]string{"stage"})}
@@ -181,7 +183,7 @@ func (d *Dense) embedAll(ctx context.Context, cat *catalog.Catalog) error {
 	}
 	d.mu.RUnlock()
 	start := time.Now()
-	if len(todo) > 0 {
+	if todo = d.fromStore(ctx, todo, start); len(todo) > 0 {
 		key, err := d.key(ctx)
 		if err != nil {
 			return fmt.Errorf("search.embeddings_key: %w", err)
@@ -196,13 +198,24 @@ func (d *Dense) embedAll(ctx context.Context, cat *catalog.Catalog) error {
 			if err != nil {
 				return fmt.Errorf("%w (%d of %d tools embedded)", err, i, len(todo))
 			}
+			kept := make(map[string][]float32, len(part))
 			d.mu.Lock()
 			for j, e := range part {
-				d.vecs[e.Hash] = vs[j]
+				d.vecs[e.Hash], kept[d.client.Key(inputs[j])] = vs[j], vs[j]
 			}
 			d.mu.Unlock()
+			if d.store != nil {
+				if err := d.store.Put(ctx, kept, time.Now()); err != nil { // embedded again at the next start, not lost
+					d.log.Warn("tool search: keeping embeddings in the store", "error", err)
+				}
+			}
 		}
 		d.log.Info("tool search: tools embedded", "tools", len(todo), "model", d.client.Model(), "took", time.Since(start).Round(time.Millisecond))
+	}
+	if d.store != nil {
+		if _, err := d.store.Prune(ctx, start.Add(-storedFor)); err != nil {
+			d.log.Warn("tool search: pruning the store's embeddings", "error", err)
+		}
 	}
 	d.mu.Lock()
 	if d.next == nil { // the latest catalog: what it no longer holds goes
@@ -214,6 +227,41 @@ func (d *Dense) embedAll(ctx context.Context, cat *catalog.Catalog) error {
 	}
 	d.mu.Unlock()
 	return nil
+}
+
+// storedFor is how long the store keeps an embedding no replica has used.
+const storedFor = 30 * 24 * time.Hour
+
+// fromStore takes the vectors of todo's tools that the store keeps (as
+// another replica, or this one before a restart, embedded them), noting
+// them used at now, and returns the tools still to embed.
+func (d *Dense) fromStore(ctx context.Context, todo []*catalog.Entry, now time.Time) []*catalog.Entry {
+	if d.store == nil || len(todo) == 0 {
+		return todo
+	}
+	keys := make([]string, len(todo))
+	for i, e := range todo {
+		keys[i] = d.client.Key(toolText(e))
+	}
+	kept, err := d.store.Get(ctx, keys, now)
+	if err != nil {
+		d.log.Warn("tool search: reading embeddings from the store; asking the endpoint", "error", err)
+		return todo
+	}
+	var rest []*catalog.Entry
+	d.mu.Lock()
+	for i, e := range todo {
+		if v := kept[keys[i]]; v != nil {
+			d.vecs[e.Hash] = v
+		} else {
+			rest = append(rest, e)
+		}
+	}
+	d.mu.Unlock()
+	if n := len(todo) - len(rest); n > 0 {
+		d.log.Info("tool search: embeddings read from the store", "tools", n)
+	}
+	return rest
 }
 
 // unsearched reports the entries no search is for (as catalog.Index

@@ -28,7 +28,7 @@ func BenchmarkSearch10k(b *testing.B) {
 		return embeddings.Normalize(v)
 	}
 	entries := make([]*catalog.Entry, n)
-	d := DenseFor(config.Search{EmbeddingsURL: "http://127.0.0.1:1/v1/embeddings", EmbeddingsModel: "m"}, nil, nil)
+	d := DenseFor(config.Search{EmbeddingsURL: "http://127.0.0.1:1/v1/embeddings", EmbeddingsModel: "m"}, nil, nil, nil)
 	for i := range entries {
 		name := fmt.Sprintf("up%d.tool_%d", i/50, i%50)
 		entries[i] = &catalog.Entry{Canonical: "mcp." + name, Hash: fmt.Sprint(i), Tool: &mcp.Tool{Name: name,

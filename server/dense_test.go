@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connectors/embeddings/embeddingstest"
 	"github.com/legate-mcp/legate/server"
 )
@@ -148,5 +149,41 @@ func TestSearchToolsWithoutEmbeddingsEndpoint(t *testing.T) {
 	}
 	if strings.Contains(string(b), "legate_search_embedded_tools 0\n") {
 		t.Error("/metrics says no tool is embedded")
+	}
+}
+
+// TestSearchToolsShareEmbeddingsThroughTheStore: a gateway started on a
+// store where another (a replica, or itself before a restart) embedded
+// the tools asks the endpoint for none of them again, only for a request.
+func TestSearchToolsShareEmbeddingsThroughTheStore(t *testing.T) {
+	t.Setenv("LEGATE_TEST_KEY", "s3cret")
+	t.Setenv("LEGATE_EMBED_KEY", "sk-embed-0123456789")
+	e := embeddingstest.New(t, "sk-embed-0123456789")
+	cfg, err := config.Parse([]byte(denseConfig(e)), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := memStore(t)
+	fused := func() {
+		t.Helper()
+		gw, err := server.New(context.Background(), server.Options{Config: cfg, Store: st})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer gw.Close()
+		gw.Start(t.Context())
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if r := searchTools(t, gw, "panic boom"); r.ranking == "bm25+embeddings" {
+				return
+			} else if time.Now().After(deadline) {
+				t.Fatalf("the tools were not embedded within 20s: %q", r.dropped)
+			}
+		}
+	}
+	fused()
+	requests, inputs := e.Counts()
+	fused()
+	if r, in := e.Counts(); r != requests+1 || in != inputs+1 {
+		t.Errorf("the second gateway sent %d requests embedding %d inputs; want the search's request alone", r-requests, in-inputs)
 	}
 }

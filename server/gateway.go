@@ -185,7 +185,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	g.reloader.g = g
 	g.reloader.seen, _ = sources.StoredFingerprint(ctx, opts.Store) // before the definitions are read: a change after it is seen
 	g.discovery = &profiles.Discovery{View: g.viewFor, Profile: func(name string) (config.Profile, bool) { return g.now().cfg.ProfileNamed(name) }, Default: func() string { return g.now().cfg.Profile }, Principal: opts.Principal, Log: g.log, Sources: g.sources}
-	g.discovery.Dense = profiles.DenseFor(opts.Config.Search, &vault.Resolver{Vault: opts.Vault, Masks: g.masks}, g.log)
+	g.discovery.Dense = profiles.DenseFor(opts.Config.Search, &vault.Resolver{Vault: opts.Vault, Masks: g.masks}, opts.Store.Embeddings(), g.log)
 	kept := resultcut.New(opts.Store.Results(), g.discovery, opts.Config.Results, g.log) // results over their call's token budget
 	g.opts.Tools = append(slices.Clip(g.opts.Tools), kept.Builtin())
 	l, err := g.reloader.newLive(ctx, opts.Config, nil)

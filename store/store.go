@@ -52,6 +52,8 @@ type Store interface {
 	// KB holds the documents and passages of the knowledge-base
 	// connector's instances, for their replicas to share.
 	KB() KBStore
+	// Embeddings holds the tool search's embeddings by their key.
+	Embeddings() EmbeddingStore
 	// Close releases the store.
 	Close() error
 }

@@ -27,7 +27,7 @@ type table struct {
 
 // SQLiteSchema is the embedded store's schema version the plan copies; a
 // newer one needs the plan extended (a test fails until it is).
-const SQLiteSchema = 16
+const SQLiteSchema = 17
 
 // plan is every table of the state, in an order that never leaves a row
 // pointing at one not copied yet (none has a foreign key; the order is for
@@ -54,6 +54,7 @@ var plan = []table{
 	{"oauth_keys", "id", cols("id i", "key b"), "OAuth signing key"},
 	{"agent_runs", "id", cols("id t", "principal t", "tenant t", "instruction t", "stopped t", "started_at i", "updated_at i", "record b"), "agent runs"},
 	{"kept_results", "id", cols("id t", "tenant t", "principal t", "tool t", "budget i", "created_at i", "expires_at i", "body b"), "results kept whole for their callers"},
+	{"embeddings", "key", cols("key t", "vector b", "used_at i"), "the tool search's embeddings"},
 	{"events", "id", cols("id i", "instance t", "tenant t", "provider t", "provider_id t", "kind t", "object t", "actor t", "time i", "received i",
 		"meta b", "payload b", "truncated i"), "webhook events"},
 	{"quota_counts", "budget, window_start", cols("budget t", "window_start i", "used i"), "budget counts"},

@@ -291,6 +291,14 @@ var migrations = []string{
 	`DROP INDEX approvals_state;
 	CREATE INDEX approvals_state ON approvals (state, created_at, id);
 	CREATE INDEX approvals_tenant_state ON approvals (tenant, state, created_at, id);`,
+	// 11: the embedded store's version 17, the tool search's embeddings by
+	// key (store.EmbeddingStore).
+	`CREATE TABLE embeddings (
+		key     TEXT PRIMARY KEY,
+		vector  BYTEA NOT NULL,
+		used_at BIGINT NOT NULL
+	);
+	CREATE INDEX embeddings_used ON embeddings (used_at);`,
 }
 
 // Migrate applies pending migrations (sqlstore.Migrate) on one

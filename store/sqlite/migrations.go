@@ -263,6 +263,13 @@ var migrations = []string{
 	`DROP INDEX approvals_state;
 	CREATE INDEX approvals_state ON approvals (state, created_at, id);
 	CREATE INDEX approvals_tenant_state ON approvals (tenant, state, created_at, id);`,
+	// 17: the tool search's embeddings, by key (store.EmbeddingStore).
+	`CREATE TABLE embeddings (
+		key     TEXT PRIMARY KEY,
+		vector  BLOB NOT NULL,
+		used_at INTEGER NOT NULL
+	);
+	CREATE INDEX embeddings_used ON embeddings (used_at);`,
 }
 
 // createMigrations creates the table recording the migrations applied.

@@ -74,5 +74,3 @@ func (s agentRunStore) Prune(ctx context.Context, before time.Time) (int64, erro
 	}
 	return res.RowsAffected()
 }
-
-var _ store.AgentRunStore = agentRunStore{}

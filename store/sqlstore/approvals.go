@@ -246,5 +246,3 @@ func (s approvalStore) CountPending(ctx context.Context) (int, error) {
 	}
 	return n, nil
 }
-
-var _ store.ApprovalStore = approvalStore{}

@@ -90,5 +90,3 @@ func (s auditStore) Prune(ctx context.Context, before time.Time) (int64, error) 
 	}
 	return res.RowsAffected()
 }
-
-var _ store.AuditStore = auditStore{}

@@ -79,5 +79,3 @@ func orEmpty(b []byte) string {
 	}
 	return string(b)
 }
-
-var _ store.ConnectorStore = connectorStore{}

@@ -323,5 +323,3 @@ func splitNonEmpty(s, sep string) []string {
 	}
 	return strings.Split(s, sep)
 }
-
-var _ store.OAuthStore = oauthStore{}

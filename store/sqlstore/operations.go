@@ -99,5 +99,3 @@ func (o operationStore) Prune(ctx context.Context, before time.Time) (int, error
 	n, err := res.RowsAffected()
 	return int(n), err
 }
-
-var _ store.OperationStore = operationStore{}

@@ -72,5 +72,3 @@ func (p pinStore) Set(ctx context.Context, upstream, tool string, pin store.Pin,
 		return bumpVersion(ctx, tx) // a server picks up the acceptance
 	})
 }
-
-var _ store.PinStore = pinStore{}

@@ -52,5 +52,3 @@ func (s resultStore) Prune(ctx context.Context, before time.Time) (int64, error)
 	}
 	return res.RowsAffected()
 }
-
-var _ store.ResultStore = resultStore{}

@@ -148,5 +148,3 @@ func (s secretStore) Rewrap(ctx context.Context, changes []store.SecretRewrap) (
 	}
 	return changed, nil
 }
-
-var _ store.SecretStore = secretStore{}

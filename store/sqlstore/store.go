@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/store/sqlstore/sqlembeddings"
 	"github.com/legate-mcp/legate/store/sqlstore/sqlevents"
 	"github.com/legate-mcp/legate/store/sqlstore/sqlkb"
 	"github.com/legate-mcp/legate/store/sqlstore/sqlquotas"
@@ -28,6 +29,9 @@ func New(db *sql.DB, d *Dialect) *Store { return &Store{db: database{db, d, new(
 // DB is the store's database, for tools and tests that need a raw
 // statement.
 func (s *Store) DB() *sql.DB { return s.db.db }
+
+// Each accessor returns its store as the interface it implements, which
+// the compiler checks.
 
 // Connectors returns the connector store.
 func (s *Store) Connectors() store.ConnectorStore { return connectorStore{s.db} }
@@ -76,6 +80,9 @@ func (s *Store) Quotas() store.QuotaStore { return sqlquotas.New(s.db.db, s.d.re
 
 // KB returns the knowledge-base instances' documents (package sqlkb).
 func (s *Store) KB() store.KBStore { return sqlkb.New(s.db.db, s.d.rebind) }
+
+// Embeddings returns the tool search's embeddings, by key.
+func (s *Store) Embeddings() store.EmbeddingStore { return sqlembeddings.New(s.db.db, s.d.rebind) }
 
 // Events returns the inbound provider events (package sqlevents); it is
 // a store.EventWatcher when the dialect tells of new events.

@@ -83,5 +83,3 @@ func (s tokenStore) Revoke(ctx context.Context, name string, at time.Time) error
 	}
 	return fmt.Errorf("token %q was revoked at %s: %w", name, unixOr(revoked).Format(time.RFC3339), store.ErrConflict)
 }
-
-var _ store.TokenStore = tokenStore{}

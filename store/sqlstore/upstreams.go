@@ -183,5 +183,3 @@ func (u upstreamStore) CacheVersion(ctx context.Context) (int64, error) {
 	}
 	return v, nil
 }
-
-var _ store.UpstreamStore = upstreamStore{}

@@ -91,5 +91,3 @@ func boolInt(b bool) int {
 	}
 	return 0
 }
-
-var _ store.UserStore = userStore{}

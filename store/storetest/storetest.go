@@ -39,6 +39,7 @@ import (
 	"github.com/legate-mcp/legate/store/storetest/eventstest"
 	"github.com/legate-mcp/legate/store/storetest/kbtest"
 	"github.com/legate-mcp/legate/store/storetest/quotastest"
+	"github.com/legate-mcp/legate/store/storetest/vectorstest"
 )
 
 // Opener opens an empty store for one test; it closes the store in
@@ -65,6 +66,7 @@ func Run(t *testing.T, open Opener) {
 		{"OAuthTokens", testOAuthTokens},
 		{"AgentRuns", testAgentRuns},
 		{"Results", testResults},
+		{"Embeddings", func(t *testing.T, open Opener) { vectorstest.Run(t, open(t).Embeddings()) }},
 		{"Quotas", func(t *testing.T, open Opener) { quotastest.Run(t, open(t).Quotas()) }},
 		{"KB", func(t *testing.T, open Opener) { kbtest.Run(t, open(t).KB()) }},
 		{"Events", func(t *testing.T, open Opener) {

@@ -126,7 +126,7 @@ func (s kbStore) load(ctx context.Context, instance, cond string, args []any) ([
 		if err := json.Unmarshal([]byte(headings), &p.Headings); err != nil {
 			return nil, fmt.Errorf("loading the passages of %s: headings of %s: %w", instance, src, err)
 		}
-		p.Vector = decodeVector(vector)
+		p.Vector = DecodeVector(vector)
 		// Two reads, outside a transaction: a document written between
 		// them may be read with its new passages, or none, under its old
 		// revision; its revision having moved, the next load reads it again.
@@ -180,7 +180,7 @@ func (s kbStore) Put(ctx context.Context, instance string, d store.KBDocument) (
 			if p.Headings == nil {
 				headings = []byte("[]")
 			}
-			vector := encodeVector(p.Vector)
+			vector := EncodeVector(p.Vector)
 			if p.Vector == nil && p.VectorKey != "" {
 				vector = kept[p.VectorKey]
 			}
@@ -248,7 +248,7 @@ func (s kbStore) SetVectors(ctx context.Context, instance string, vs []store.KBV
 		defer set.Close()
 		touched := map[string]bool{}
 		for _, v := range vs {
-			res, err := set.ExecContext(ctx, v.VectorKey, encodeVector(v.Vector), instance, v.Source, v.Hash)
+			res, err := set.ExecContext(ctx, v.VectorKey, EncodeVector(v.Vector), instance, v.Source, v.Hash)
 			if err != nil {
 				return false, err
 			}
@@ -295,8 +295,8 @@ func (s kbStore) write(ctx context.Context, instance string, fn func(tx *sql.Tx,
 	return true, tx.Commit()
 }
 
-// encodeVector is v as little-endian float32s, nil for nil.
-func encodeVector(v []float32) []byte {
+// EncodeVector is v as little-endian float32s, nil for nil.
+func EncodeVector(v []float32) []byte {
 	if v == nil {
 		return nil
 	}
@@ -307,8 +307,8 @@ func encodeVector(v []float32) []byte {
 	return out
 }
 
-// decodeVector reads encodeVector's bytes, nil for none.
-func decodeVector(b []byte) []float32 {
+// DecodeVector reads EncodeVector's bytes, nil for none.
+func DecodeVector(b []byte) []float32 {
 	if len(b) == 0 {
 		return nil
 	}
