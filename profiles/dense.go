@@ -24,8 +24,9 @@ import (
 // legate.search_tools to fuse with BM25 by reciprocal rank (search:
 // embeddings_url). Every tool of the catalog is embedded in the
 // background when the catalog changes (Warm), a tool once while its
-// definition is unchanged; a search embeds its request alone, or finds
-// it among the last ones asked. Until every tool of a view is embedded,
+// definition is unchanged, and its vector kept in the store for the
+// replicas and the next start; a search embeds its request alone, or
+// finds it among the last ones asked. Until every tool of a view is embedded,
 // or while the endpoint fails, searches rank by BM25 alone and say why.
 type Dense struct {
 	client  *embeddings.Client
