@@ -48,6 +48,19 @@ func searchTools(t *testing.T, gw *server.Gateway, query string) ranked {
 	return ranked{found(t, res), out.Ranking, out.Error}
 }
 
+// waitFused waits until gw's searches rank with embeddings: its tools
+// are embedded.
+func waitFused(t *testing.T, gw *server.Gateway) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if r := searchTools(t, gw, "panic boom"); r.ranking == "bm25+embeddings" {
+			return
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the tools were not embedded within 20s: %q", r.dropped)
+		}
+	}
+}
+
 // TestSearchToolsFusesEmbeddings: with search.embeddings_url, a serving
 // gateway embeds every tool once (in batches, with the configured key),
 // and legate.search_tools then finds a tool by a request that shares no
@@ -116,13 +129,7 @@ func TestSearchToolsWithoutEmbeddingsEndpoint(t *testing.T) {
 	e := embeddingstest.New(t, "sk-embed-0123456789")
 	gw := newGateway(t, denseConfig(e))
 	gw.Start(t.Context())
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if r := searchTools(t, gw, "panic boom"); r.ranking == "bm25+embeddings" {
-			break
-		} else if time.Now().After(deadline) {
-			t.Fatalf("the tools were not embedded within 20s: %q", r.dropped)
-		}
-	}
+	waitFused(t, gw)
 	e.Fail(http.StatusUnauthorized)
 	r := searchTools(t, gw, "a request not embedded yet")
 	if r.ranking != "bm25" || !strings.Contains(r.dropped, "401") || strings.Contains(r.dropped, "sk-embed") {
@@ -172,13 +179,7 @@ func TestSearchToolsShareEmbeddingsThroughTheStore(t *testing.T) {
 		}
 		defer gw.Close()
 		gw.Start(t.Context())
-		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-			if r := searchTools(t, gw, "panic boom"); r.ranking == "bm25+embeddings" {
-				return
-			} else if time.Now().After(deadline) {
-				t.Fatalf("the tools were not embedded within 20s: %q", r.dropped)
-			}
-		}
+		waitFused(t, gw)
 	}
 	fused()
 	requests, inputs := e.Counts()
