@@ -150,6 +150,13 @@ func TestQueryWords(t *testing.T) {
 		"quick one: 48213 + 9987?":             {"quick", "one", "48213", "9987", "sum", "calculate"},
 		"post in #ops at 9am tomorrow":         {"post", "in", "channel", "at", "9", "am", "tomorrow", "schedule"},
 		"how big is it? hold on":               {"size", "is", "it", "wait"},
+		"Add 48213 and 9987":                   {"add", "48213", "and", "9987", "sum", "calculate"},
+		"bump sub_1MabcDEF to 8 seats":         {"bump", "subscription", "to", "8", "seats"},
+		"sort sub_categories and cus_12":       {"sort", "sub", "categories", "and", "cus", "12"},
+		"add a lead to the Leads sheet":        {"add", "a", "lead", "to", "the", "leads", "sheet", "append", "row"},
+		"bike from Utrecht to Zuid":            {"bike", "from", "utrecht", "to", "zuid", "directions"},
+		"copy it from a to b":                  {"copy", "it", "from", "a", "to", "b"},
+		"give sam edit access":                 {"give", "sam", "share"},
 	} {
 		if got := queryWords(in); !slices.Equal(got, want) {
 			t.Errorf("queryWords(%q) = %q, want %q", in, got, want)

@@ -165,7 +165,7 @@ var synonymGroups = [][]string{
 	{"read", "get", "view", "fetch", "retrieve", "open", "show", "see", "display", "inspect", "describe", "detail", "check", "grab"},
 	{"list", "show", "enumerate", "browse", "all"},
 	{"update", "edit", "modify", "change", "set", "patch", "alter", "adjust", "rename", "replace", "fix", "bump", "sync", "swap"},
-	{"delete", "remove", "drop", "erase", "trash", "destroy", "purge", "discard", "rid", "forget", "clear", "scrub", "wipe"},
+	{"delete", "remove", "drop", "erase", "trash", "destroy", "purge", "discard", "rid", "forget", "clear", "scrub", "wipe", "bin", "scrap", "ditch"},
 	{"search", "find", "query", "lookup", "look", "locate", "grep", "seek", "discover"},
 	{"send", "post", "reply", "notify", "tell", "inform", "announce", "share", "ping"},
 	{"run", "execute", "exec", "trigger", "invoke", "launch"},
@@ -179,7 +179,7 @@ var synonymGroups = [][]string{
 	{"approve", "review", "accept"},
 	{"update", "close", "reopen"},
 	{"navigate", "go", "visit", "open", "browse"},
-	{"click", "press", "tap", "select"},
+	{"click", "press", "tap", "select", "hit"},
 	{"type", "fill", "enter", "input"},
 	{"scrape", "crawl", "extract", "collect", "harvest"},
 	{"monitor", "watch", "track", "watcher"},
@@ -213,7 +213,7 @@ var synonymGroups = [][]string{
 	{"relation", "link", "edge", "relationship"},
 	{"key", "value", "cache"},
 	{"direction", "route", "travel", "drive", "distance"},
-	{"content", "text", "body"},
+	{"content", "text", "body", "contain"},
 	{"command", "shell", "terminal", "script", "program"},
 	{"machine", "host", "system", "server", "computer", "os"},
 	{"disk", "storage", "space"},
@@ -231,6 +231,11 @@ var synonymGroups = [][]string{
 	{"write", "save"},
 	{"network", "ip", "interface", "dns"},
 	{"echo", "repeat"},
+	{"allow", "permit"},
+	{"column", "property"},
+	{"schedule", "queue", "queued"},
+	{"code", "defined", "definition", "declared", "implemented"},
+	{"structure", "layout", "hierarchy", "tree"},
 	{"reply", "answer", "response", "respond"},
 	{"size", "largest", "biggest", "large"},
 	{"dispute", "chargeback"},
@@ -246,6 +251,8 @@ var phrasalVerbs = map[string]string{
 	"find out": "find", "fill in": "fill", "fill out": "fill", "turn on": "enable", "turn off": "disable",
 	"shut down": "stop", "clean up": "delete", "write down": "note", "check out": "checkout",
 	"keep an eye": "monitor", "say back": "echo", "above sea level": "elevation", "open source": "repository",
+	"leave a note": "comment", "leave a comment": "comment", "going on": "history", "latest on": "news",
+	"edit access": "share", "edit rights": "share", "view access": "share",
 	"give back": "refund", "pay back": "refund", "drop down": "dropdown", "to do": "todo",
 	"look for": "search", "hunt for": "search", "dig up": "search", "pull up": "show", "bring up": "show",
 	"how far": "distance", "how long": "duration", "how big": "size", "how large": "size", "hold on": "wait", "laid out": "structure",
@@ -271,8 +278,18 @@ var (
 	rangePattern   = lazyRegexp(`\b[a-z]{1,3}[0-9]+:[a-z]{1,3}[0-9]+\b`)
 	dirPattern     = lazyRegexp(`(?:^|\s)(?:~|\.\.?)?/(?:[\w.-]+/)*|\b[\w.-]+/[\w.-]+/(?:[\w.-]+/)*`)
 	methodPattern  = lazyRegexp(`\b(?:GET|POST|PUT|PATCH|DELETE|HEAD)\s+(?:/|https?://)`)
-	sumPattern     = lazyRegexp(`\d\s*[+*×÷]\s*\d`)
+	sumPattern     = lazyRegexp(`\d\s*[+*×÷]\s*\d|\badd\s+-?\d[\d,.]*\s+(?:and|to)\s+-?\d|\d\s+plus\s+-?\d`)
+	stripePattern  = lazyRegexp(`\b(?:cus|sub|in|pi|ch|re|prod|price|dp|du|plink|pm|cs|po|acct|txn|evt|seti)_[a-z0-9]*[0-9][a-z0-9]*\b`)
 )
+
+// stripeKinds are the objects Stripe's ids name by their prefix
+// (cus_NffrFeUfNV2Hib is a customer); an id has a digit and eight
+// characters or more after it (sub_categories is no subscription).
+var stripeKinds = map[string]string{
+	"cus": "customer", "sub": "subscription", "in": "invoice", "pi": "payment intent", "ch": "charge", "re": "refund",
+	"prod": "product", "price": "price", "dp": "dispute", "du": "dispute", "plink": "payment link", "pm": "payment method",
+	"cs": "checkout session", "po": "payout", "acct": "account", "txn": "balance transaction", "evt": "event", "seti": "setup intent",
+}
 
 // fileKinds are the words a file's extension adds to "file".
 var fileKinds = map[string]string{
@@ -291,17 +308,20 @@ var fileKinds = map[string]string{
 // scraped, "turn … into" as convert, a spreadsheet's A1:F20 as "cell
 // range", a folder's path (~/code/api, /data/exports/) as "path", an HTTP
 // method before a path ("GET /orders/8812") as "http request", a sum
-// ("48213 + 9987") as "sum", a message sent "tomorrow" or "at 9am" as
-// scheduled, its phrasal verbs as one word.
+// ("48213 + 9987", "add 48213 and 9987") as "sum", a Stripe id
+// (sub_1MabcDEF) as the object it names, a message sent "tomorrow" or "at
+// 9am" as scheduled, something added to a sheet as a row appended, a way
+// walked, biked or driven "from … to …" as directions, its phrasal verbs
+// as one word.
 func queryWords(query string) []string {
 	var extra []string
 	if strings.ContainsRune(query, '/') && methodPattern().MatchString(query) {
 		extra = append(extra, "http", "request")
 	}
-	if strings.ContainsAny(query, "+*×÷") && sumPattern().MatchString(query) {
+	query = strings.ToLower(query)
+	if (strings.ContainsAny(query, "+*×÷") || strings.Contains(query, "add ") || strings.Contains(query, " plus ")) && sumPattern().MatchString(query) {
 		extra = append(extra, "sum", "calculate")
 	}
-	query = strings.ToLower(query)
 	// Each pattern needs a character most requests do not have: scanning
 	// for it first keeps a search's cost (P9).
 	if strings.ContainsAny(query, ".:") {
@@ -312,6 +332,15 @@ func queryWords(query string) []string {
 		query = rangePattern().ReplaceAllString(query, " cell range ")
 		query = filePattern().ReplaceAllStringFunc(query, func(f string) string {
 			return " " + fileKinds[f[strings.LastIndexByte(f, '.')+1:]] + " file "
+		})
+	}
+	if strings.ContainsRune(query, '_') {
+		query = stripePattern().ReplaceAllStringFunc(query, func(id string) string {
+			prefix, rest, _ := strings.Cut(id, "_")
+			if len(rest) < 8 {
+				return id
+			}
+			return " " + stripeKinds[prefix] + " "
 		})
 	}
 	if strings.ContainsRune(query, '/') {
@@ -377,6 +406,22 @@ func queryWords(query string) []string {
 	if (slices.Contains(out, "url") || slices.Contains(out, "webpage") || slices.Contains(out, "page") && slices.Contains(out, "web")) &&
 		slices.ContainsFunc(out, func(w string) bool { return pageContent[w] }) {
 		out = append(out, "scrape")
+	}
+	// "add my taxi to the expenses spreadsheet": what is added to a
+	// sheet is a row appended.
+	for i, w := range out {
+		if (w == "add" || w == "log") && (i == 0 || verbBefore[out[i-1]]) &&
+			slices.ContainsFunc(out[i+1:], func(w string) bool { return sheetWords[w] }) {
+			out = append(out, "append", "row")
+			break
+		}
+	}
+	// "how do I bike from Utrecht to Amsterdam": a way travelled from
+	// one place to another is directions.
+	if slices.ContainsFunc(out, func(w string) bool { return travelWords[w] }) {
+		if i := slices.Index(out, "from"); i >= 0 && slices.Contains(out[i+1:], "to") {
+			out = append(out, "directions")
+		}
 	}
 	// "turn the PDF into text": what is turned into another form is
 	// converted.
@@ -452,8 +497,14 @@ var (
 	sendWords  = set("post", "send", "message", "remind", "tell", "notify", "email", "dm", "ping", "announce")
 )
 
+// travelWords are ways of getting somewhere.
+var travelWords = set("walk", "walking", "bike", "biking", "cycle", "cycling", "drive", "driving", "commute", "travel", "ride")
+
+// sheetWords name a spreadsheet.
+var sheetWords = set("sheet", "spreadsheet", "spreadsheets", "sheets")
+
 // memoryWords ask for what is kept for later.
-var memoryWords = set("remember", "memorize", "memorise", "forget", "stored", "noted", "recall")
+var memoryWords = set("remember", "remembered", "memorize", "memorized", "memorise", "memorised", "forget", "stored", "noted", "recall")
 
 // problemVerbs and problemNouns: a problem filed, logged, reported or
 // raised is an issue created.
