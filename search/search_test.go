@@ -157,6 +157,9 @@ func TestQueryWords(t *testing.T) {
 		"bike from Utrecht to Zuid":            {"bike", "from", "utrecht", "to", "zuid", "directions"},
 		"copy it from a to b":                  {"copy", "it", "from", "a", "to", "b"},
 		"give sam edit access":                 {"give", "sam", "share"},
+		"write a .env.example and .gitignore":  {"write", "a", "file", "and", "file"},
+		"cat .github/workflows/ci.yml":         {"cat", "path", "file"},
+		"pull down go.tar.gz":                  {"download", "archive", "file"},
 	} {
 		if got := queryWords(in); !slices.Equal(got, want) {
 			t.Errorf("queryWords(%q) = %q, want %q", in, got, want)

@@ -165,7 +165,7 @@ var synonymGroups = [][]string{
 	{"read", "get", "view", "fetch", "retrieve", "open", "show", "see", "display", "inspect", "describe", "detail", "check", "grab"},
 	{"list", "show", "enumerate", "browse", "all"},
 	{"update", "edit", "modify", "change", "set", "patch", "alter", "adjust", "rename", "replace", "fix", "bump", "sync", "swap"},
-	{"delete", "remove", "drop", "erase", "trash", "destroy", "purge", "discard", "rid", "forget", "clear", "scrub", "wipe", "bin", "scrap", "ditch"},
+	{"delete", "remove", "drop", "erase", "trash", "destroy", "purge", "discard", "rid", "forget", "clear", "scrub", "wipe", "bin", "scrap", "ditch", "nuke"},
 	{"search", "find", "query", "lookup", "look", "locate", "grep", "seek", "discover"},
 	{"send", "post", "reply", "notify", "tell", "inform", "announce", "share", "ping"},
 	{"run", "execute", "exec", "trigger", "invoke", "launch"},
@@ -178,7 +178,7 @@ var synonymGroups = [][]string{
 	{"comment", "note", "annotate", "remark", "reply", "feedback"},
 	{"approve", "review", "accept"},
 	{"update", "close", "reopen"},
-	{"navigate", "go", "visit", "open", "browse"},
+	{"navigate", "go", "visit", "open", "browse", "load"},
 	{"click", "press", "tap", "select", "hit"},
 	{"type", "fill", "enter", "input"},
 	{"scrape", "crawl", "extract", "collect", "harvest"},
@@ -251,10 +251,10 @@ var phrasalVerbs = map[string]string{
 	"find out": "find", "fill in": "fill", "fill out": "fill", "turn on": "enable", "turn off": "disable",
 	"shut down": "stop", "clean up": "delete", "write down": "note", "check out": "checkout",
 	"keep an eye": "monitor", "say back": "echo", "above sea level": "elevation", "open source": "repository",
-	"leave a note": "comment", "leave a comment": "comment", "going on": "history", "latest on": "news",
+	"leave a note": "comment", "leave a comment": "comment", "going on": "history", "been saying": "history", "latest on": "news",
 	"edit access": "share", "edit rights": "share", "view access": "share",
 	"give back": "refund", "pay back": "refund", "drop down": "dropdown", "to do": "todo",
-	"look for": "search", "hunt for": "search", "dig up": "search", "pull up": "show", "bring up": "show",
+	"look for": "search", "hunt for": "search", "dig up": "search", "dig through": "search", "dig around": "search", "pull up": "show", "bring up": "show", "pull down": "download",
 	"how far": "distance", "how long": "duration", "how big": "size", "how large": "size", "hold on": "wait", "laid out": "structure",
 	"to the bottom": "append", "at the bottom": "append", "to the end": "append", "at the end": "append",
 }
@@ -269,7 +269,7 @@ var (
 	urlPattern     = lazyRegexp(`\b(?:https?|ftp)://\S+|\bwww\.\S+`)
 	domainPattern  = lazyRegexp(`\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|dev|app|ai|co|edu|gov|info|biz|us|uk|de|fr|eu)\b(?:/\S*)?`)
 	emailPattern   = lazyRegexp(`\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b`)
-	filePattern    = lazyRegexp(`\b[\w-]+\.(txt|md|markdown|json|ya?ml|toml|ini|csv|tsv|xlsx?|docx?|pdf|png|jpe?g|gif|svg|log|html?|xml|go|py|js|ts|java|rb|rs|c|h|cpp|sh|sql|zip|tar|gz)\b`)
+	filePattern    = lazyRegexp(`\b[\w-]+(?:\.[\w-]+)*\.(txt|md|markdown|json|ya?ml|toml|ini|csv|tsv|xlsx?|docx?|pdf|png|jpe?g|gif|svg|log|html?|xml|go|py|js|ts|java|rb|rs|c|h|cpp|sh|sql|zip|tar|gz)\b`)
 	channelPattern = lazyRegexp(`(?:^|\s)#[a-z][\w-]*`)
 	numberPattern  = lazyRegexp(`(?:^|\s)#\d+\b`)
 	emojiPattern   = lazyRegexp(`:[a-z][a-z0-9_+-]*:`)
@@ -279,6 +279,7 @@ var (
 	dirPattern     = lazyRegexp(`(?:^|\s)(?:~|\.\.?)?/(?:[\w.-]+/)*|\b[\w.-]+/[\w.-]+/(?:[\w.-]+/)*`)
 	methodPattern  = lazyRegexp(`\b(?:GET|POST|PUT|PATCH|DELETE|HEAD)\s+(?:/|https?://)`)
 	sumPattern     = lazyRegexp(`\d\s*[+*×÷]\s*\d|\badd\s+-?\d[\d,.]*\s+(?:and|to)\s+-?\d|\d\s+plus\s+-?\d`)
+	dotfilePattern = lazyRegexp(`(?:^|\s)\.[a-z][a-z0-9_-]*(?:\.[a-z0-9]+)*\b/?`)
 	stripePattern  = lazyRegexp(`\b(?:cus|sub|in|pi|ch|re|prod|price|dp|du|plink|pm|cs|po|acct|txn|evt|seti)_[a-z0-9]*[0-9][a-z0-9]*\b`)
 )
 
@@ -332,6 +333,12 @@ func queryWords(query string) []string {
 		query = rangePattern().ReplaceAllString(query, " cell range ")
 		query = filePattern().ReplaceAllStringFunc(query, func(f string) string {
 			return " " + fileKinds[f[strings.LastIndexByte(f, '.')+1:]] + " file "
+		})
+		query = dotfilePattern().ReplaceAllStringFunc(query, func(f string) string {
+			if strings.HasSuffix(f, "/") {
+				return f // a folder's path: .github/workflows/
+			}
+			return " file "
 		})
 	}
 	if strings.ContainsRune(query, '_') {
