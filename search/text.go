@@ -301,9 +301,9 @@ var fileKinds = map[string]string{
 
 // queryWords are the lower-cased words of a request, a latitude and
 // longitude ("48.8584, 2.2945") read as "coordinates", a URL or a bare
-// domain as "url", an email address as "email", a file's name as
-// "file" (and its kind), a #channel as "channel", #212 as "issue or pull
-// request", an @mention as "user", :tada: as "emoji", "let … know" as
+// domain as "url", an email address as "email", a file's name as "file"
+// (and its kind), a dotfile's (.env.example) too, a #channel as
+// "channel", #212 as "issue or pull request", an @mention as "user", :tada: as "emoji", "let … know" as
 // "notify", "where…" as a request to find, "file a bug" as an issue
 // created, "remember…" as memory, a page's text taken from a URL as
 // scraped, "turn … into" as convert, a spreadsheet's A1:F20 as "cell
