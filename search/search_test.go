@@ -160,6 +160,7 @@ func TestQueryWords(t *testing.T) {
 		"write a .env.example and .gitignore":  {"write", "a", "file", "and", "file"},
 		"cat .github/workflows/ci.yml":         {"cat", "path", "file"},
 		"pull down go.tar.gz":                  {"download", "archive", "file"},
+		"flag it so I don't forget":            {"flag", "it", "so", "i", "remind"},
 	} {
 		if got := queryWords(in); !slices.Equal(got, want) {
 			t.Errorf("queryWords(%q) = %q, want %q", in, got, want)
