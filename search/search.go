@@ -352,7 +352,8 @@ func nameActions(name string) uint32 {
 func queryActions(ws []string) uint32 {
 	var m uint32
 	for i, w := range ws {
-		if i == 0 || verbBefore[ws[i-1]] { // "open a ticket", not "the open tickets"
+		// "open a ticket", not "the open tickets"; "in config.go change…"
+		if i == 0 || verbBefore[ws[i-1]] || ws[0] == "in" && (ws[i-1] == "file" || ws[i-1] == "path") {
 			m |= actionClasses()[stem(w)]
 		}
 	}

@@ -161,6 +161,10 @@ func TestQueryWords(t *testing.T) {
 		"cat .github/workflows/ci.yml":         {"cat", "path", "file"},
 		"pull down go.tar.gz":                  {"download", "archive", "file"},
 		"flag it so I don't forget":            {"flag", "it", "so", "i", "remind"},
+		"slap a ✅ on it":                       {"slap", "a", "emoji", "on", "it"},
+		"make the window 375x812":              {"make", "the", "window", "width", "height", "size"},
+		"a plan at $29/month":                  {"a", "plan", "at", "amount", "price"},
+		"does it say 'sold out' anywhere?":     {"does", "it", "say", "sold", "out", "anywhere", "find", "text"},
 	} {
 		if got := queryWords(in); !slices.Equal(got, want) {
 			t.Errorf("queryWords(%q) = %q, want %q", in, got, want)
@@ -183,6 +187,17 @@ func TestSynonymsCountOnce(t *testing.T) {
 
 // A question without a verb asks to read: a tool whose name lists,
 // gets or searches ranks above one that acts, all else equal.
+// A request that opens with the file it is about ("in config.go change
+// …") has its verb after the file's name.
+func TestVerbAfterTheFile(t *testing.T) {
+	if qa, want := queryActions(queryWords("in app/config.go change the port")), actionClasses()[stem("change")]; qa != want {
+		t.Errorf("queryActions = %b, want %b (update)", qa, want)
+	}
+	if qa := queryActions(queryWords("the file change log")); qa != 0 {
+		t.Errorf("queryActions = %b for a request that does not open with a file; want none", qa)
+	}
+}
+
 func TestQuestionPrefersReads(t *testing.T) {
 	ix := New([]Doc{
 		{Name: "svc.archive_widgets", Description: "Widgets of the account"},

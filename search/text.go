@@ -190,7 +190,7 @@ var synonymGroups = [][]string{
 	{"message", "chat", "dm", "text", "post"},
 	{"file", "document", "doc", "attachment"},
 	{"directory", "folder", "dir", "path"},
-	{"repo", "repository", "project", "codebase"},
+	{"repo", "repository", "project", "codebase", "library", "crate"},
 	{"pull", "merge"},
 	{"user", "member", "person", "people", "account", "profile", "teammate", "colleague", "employee", "everyone", "who"},
 	{"page", "note", "wiki"},
@@ -251,7 +251,7 @@ var phrasalVerbs = map[string]string{
 	"find out": "find", "fill in": "fill", "fill out": "fill", "turn on": "enable", "turn off": "disable",
 	"shut down": "stop", "clean up": "delete", "write down": "note", "check out": "checkout",
 	"keep an eye": "monitor", "say back": "echo", "above sea level": "elevation", "open source": "repository",
-	"leave a note": "comment", "leave a comment": "comment", "going on": "history", "don t forget": "remind", "dont forget": "remind", "been saying": "history", "latest on": "news",
+	"leave a note": "comment", "lined up": "schedule", "leave a comment": "comment", "going on": "history", "don t forget": "remind", "dont forget": "remind", "been saying": "history", "latest on": "news",
 	"edit access": "share", "edit rights": "share", "view access": "share",
 	"give back": "refund", "pay back": "refund", "drop down": "dropdown", "to do": "todo",
 	"look for": "search", "hunt for": "search", "dig up": "search", "dig through": "search", "dig around": "search", "pull up": "show", "bring up": "show", "pull down": "download",
@@ -280,6 +280,8 @@ var (
 	methodPattern  = lazyRegexp(`\b(?:GET|POST|PUT|PATCH|DELETE|HEAD)\s+(?:/|https?://)`)
 	sumPattern     = lazyRegexp(`\d\s*[+*×÷]\s*\d|\badd\s+-?\d[\d,.]*\s+(?:and|to)\s+-?\d|\d\s+plus\s+-?\d`)
 	dotfilePattern = lazyRegexp(`(?:^|\s)\.[a-z][a-z0-9_-]*(?:\.[a-z0-9]+)*\b/?`)
+	moneyPattern   = lazyRegexp(`[$€£]\s?\d[\d,.]*(?:\s*/\s*(?:mo|month|yr|year)\b)?`)
+	sizePattern    = lazyRegexp(`\b\d{2,5}\s*[x×]\s*\d{2,5}\b`)
 	stripePattern  = lazyRegexp(`\b(?:cus|sub|in|pi|ch|re|prod|price|dp|du|plink|pm|cs|po|acct|txn|evt|seti)_[a-z0-9]*[0-9][a-z0-9]*\b`)
 )
 
@@ -290,6 +292,12 @@ var stripeKinds = map[string]string{
 	"cus": "customer", "sub": "subscription", "in": "invoice", "pi": "payment intent", "ch": "charge", "re": "refund",
 	"prod": "product", "price": "price", "dp": "dispute", "du": "dispute", "plink": "payment link", "pm": "payment method",
 	"cs": "checkout session", "po": "payout", "acct": "account", "txn": "balance transaction", "evt": "event", "seti": "setup intent",
+}
+
+// isEmoji reports whether r is a pictograph or symbol people use as an
+// emoji (✅, 👍, 🎉).
+func isEmoji(r rune) bool {
+	return r >= 0x1F300 && r <= 0x1FAFF || r >= 0x2600 && r <= 0x27BF
 }
 
 // fileKinds are the words a file's extension adds to "file".
@@ -303,17 +311,18 @@ var fileKinds = map[string]string{
 // longitude ("48.8584, 2.2945") read as "coordinates", a URL or a bare
 // domain as "url", an email address as "email", a file's name as "file"
 // (and its kind), a dotfile's (.env.example) too, a #channel as
-// "channel", #212 as "issue or pull request", an @mention as "user", :tada: as "emoji", "let … know" as
-// "notify", "where…" as a request to find, "file a bug" as an issue
-// created, "remember…" as memory, a page's text taken from a URL as
-// scraped, "turn … into" as convert, a spreadsheet's A1:F20 as "cell
-// range", a folder's path (~/code/api, /data/exports/) as "path", an HTTP
-// method before a path ("GET /orders/8812") as "http request", a sum
-// ("48213 + 9987", "add 48213 and 9987") as "sum", a Stripe id
+// "channel", #212 as "issue or pull request", an @mention as "user",
+// :tada: and ✅ as "emoji", 375x812 as a size, $29/month as an amount,
+// "let … know" as "notify", "where…" as a request to find, "file a bug"
+// as an issue created, "remember…" as memory, a page's text taken from a
+// URL as scraped, "turn … into" as convert, a spreadsheet's A1:F20 as
+// "cell range", a folder's path (~/code/api, /data/exports/) as "path",
+// an HTTP method before a path ("GET /orders/8812") as "http request", a
+// sum ("48213 + 9987", "add 48213 and 9987") as "sum", a Stripe id
 // (sub_1MabcDEF) as the object it names, a message sent "tomorrow" or "at
 // 9am" as scheduled, something added to a sheet as a row appended, a way
-// walked, biked or driven "from … to …" as directions, its phrasal verbs
-// as one word.
+// walked, biked or driven "from … to …" as directions, quoted words
+// looked for "anywhere" as text to find, its phrasal verbs as one word.
 func queryWords(query string) []string {
 	var extra []string
 	if strings.ContainsRune(query, '/') && methodPattern().MatchString(query) {
@@ -341,6 +350,12 @@ func queryWords(query string) []string {
 			return " file "
 		})
 	}
+	if strings.ContainsAny(query, "$€£") {
+		query = moneyPattern().ReplaceAllString(query, " amount price ")
+	}
+	if strings.ContainsAny(query, "x×") {
+		query = sizePattern().ReplaceAllString(query, " width height size ")
+	}
 	if strings.ContainsRune(query, '_') {
 		query = stripePattern().ReplaceAllStringFunc(query, func(id string) string {
 			prefix, rest, _ := strings.Cut(id, "_")
@@ -362,6 +377,17 @@ func queryWords(query string) []string {
 	}
 	if strings.ContainsRune(query, '@') {
 		query = mentionPattern().ReplaceAllString(query, " user ")
+	}
+	if strings.IndexFunc(query, isEmoji) >= 0 { // "slap a ✅ on it"
+		var b strings.Builder
+		for _, r := range query {
+			if isEmoji(r) {
+				b.WriteString(" emoji ")
+			} else {
+				b.WriteRune(r)
+			}
+		}
+		query = b.String()
 	}
 	ws := words(query)
 	out := ws[:0]
@@ -422,6 +448,11 @@ func queryWords(query string) []string {
 			out = append(out, "append", "row")
 			break
 		}
+	}
+	// "does the page say 'Out of stock' anywhere?": quoted words looked
+	// for are text to find.
+	if slices.Contains(out, "anywhere") && strings.ContainsAny(query, "'\"‘“") {
+		out = append(out, "find", "text")
 	}
 	// "how do I bike from Utrecht to Amsterdam": a way travelled from
 	// one place to another is directions.
