@@ -353,7 +353,7 @@ func queryWords(query string) []string {
 	if strings.ContainsAny(query, "$€£") {
 		query = moneyPattern().ReplaceAllString(query, " amount price ")
 	}
-	if strings.ContainsAny(query, "x×") {
+	if strings.ContainsAny(query, "x×") && strings.ContainsAny(query, "0123456789") {
 		query = sizePattern().ReplaceAllString(query, " width height size ")
 	}
 	if strings.ContainsRune(query, '_') {
