@@ -1,10 +1,7 @@
 package search_test
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"testing"
@@ -34,14 +31,7 @@ func benchDocs(b *testing.B, n int) []search.Doc {
 
 // benchQueries are the requests of testdata/queries.json.
 func benchQueries(b *testing.B) []string {
-	raw, err := os.ReadFile(filepath.Join("testdata", "queries.json"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	var qs []query
-	if err := json.Unmarshal(raw, &qs); err != nil {
-		b.Fatal(err)
-	}
+	qs := loadQueries(b)
 	out := make([]string, len(qs))
 	for i, q := range qs {
 		out[i] = q.Query

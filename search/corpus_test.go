@@ -116,6 +116,19 @@ type query struct {
 	Set string `json:"set"`
 }
 
+// loadQueries reads testdata/queries.json.
+func loadQueries(t testing.TB) []query {
+	b, err := os.ReadFile(filepath.Join("testdata", "queries.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var qs []query
+	if err := json.Unmarshal(b, &qs); err != nil {
+		t.Fatal(err)
+	}
+	return qs
+}
+
 // minTop5 are the fewest queries of each set whose tool must be in the
 // first five hits, as search/README.md reports them after the thirteenth
 // round on the corpus of 321 tools: a change that ranks worse fails.
@@ -140,14 +153,7 @@ func TestQualityTop5(t *testing.T) {
 	for _, ct := range tools {
 		known[ct.canonical] = true
 	}
-	b, err := os.ReadFile(filepath.Join("testdata", "queries.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var qs []query
-	if err := json.Unmarshal(b, &qs); err != nil {
-		t.Fatal(err)
-	}
+	qs := loadQueries(t)
 	hit, first, total := map[string]int{}, map[string]int{}, map[string]int{}
 	rr := map[string]float64{}
 	for _, q := range qs {

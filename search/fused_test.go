@@ -2,9 +2,7 @@ package search_test
 
 import (
 	"context"
-	"encoding/json"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -54,15 +52,8 @@ func TestFusedRankingQuality(t *testing.T) {
 		texts[i] += "\n" + ct.tool.Description
 	}
 	vecs := embed(texts)
-	b, err := os.ReadFile(filepath.Join("testdata", "queries.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var all []query
-	if err := json.Unmarshal(b, &all); err != nil {
-		t.Fatal(err)
-	}
-	tuned := []string{"tune", "dev", "dev-b", "dev-c", "dev-d", "dev-e", "dev-f"}
+	all := loadQueries(t)
+	tuned := []string{"tune", "dev", "dev-b", "dev-c", "dev-d", "dev-e", "dev-f", "dev-g"}
 	var qs []query
 	var qtexts []string
 	for _, q := range all {
