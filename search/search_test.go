@@ -165,6 +165,10 @@ func TestQueryWords(t *testing.T) {
 		"make the window 375x812":              {"make", "the", "window", "width", "height", "size"},
 		"a plan at $29/month":                  {"a", "plan", "at", "amount", "price"},
 		"does it say 'sold out' anywhere?":     {"does", "it", "say", "sold", "out", "anywhere", "find", "text"},
+		"in nginx/site.conf change it":         {"in", "nginx", "file", "change", "it"},
+		"point the browser at https://a.io/x":  {"point", "the", "browser", "at", "url", "navigate"},
+		"note for later: Dan likes tea":        {"note", "remember", "dan", "likes", "tea", "memory"},
+		"who calls legacyAuth.verifyToken?":    {"who", "calls", "legacyauth", "verifytoken", "code"},
 	} {
 		if got := queryWords(in); !slices.Equal(got, want) {
 			t.Errorf("queryWords(%q) = %q, want %q", in, got, want)

@@ -232,6 +232,8 @@ var synonymGroups = [][]string{
 	{"network", "ip", "interface", "dns"},
 	{"echo", "repeat"},
 	{"allow", "permit"},
+	{"subscription", "subscribed", "subscriber"},
+	{"knowledge", "runbook", "handbook", "playbook", "policy"},
 	{"column", "property"},
 	{"schedule", "queue", "queued"},
 	{"code", "defined", "definition", "declared", "implemented"},
@@ -251,7 +253,7 @@ var phrasalVerbs = map[string]string{
 	"find out": "find", "fill in": "fill", "fill out": "fill", "turn on": "enable", "turn off": "disable",
 	"shut down": "stop", "clean up": "delete", "write down": "note", "check out": "checkout",
 	"keep an eye": "monitor", "say back": "echo", "above sea level": "elevation", "open source": "repository",
-	"leave a note": "comment", "lined up": "schedule", "leave a comment": "comment", "going on": "history", "don t forget": "remind", "dont forget": "remind", "been saying": "history", "latest on": "news",
+	"leave a note": "comment", "lined up": "schedule", "for later": "remember", "leave a comment": "comment", "going on": "history", "don t forget": "remind", "dont forget": "remind", "been saying": "history", "latest on": "news",
 	"edit access": "share", "edit rights": "share", "view access": "share",
 	"give back": "refund", "pay back": "refund", "drop down": "dropdown", "to do": "todo",
 	"look for": "search", "hunt for": "search", "dig up": "search", "dig through": "search", "dig around": "search", "pull up": "show", "bring up": "show", "pull down": "download",
@@ -269,7 +271,7 @@ var (
 	urlPattern     = lazyRegexp(`\b(?:https?|ftp)://\S+|\bwww\.\S+`)
 	domainPattern  = lazyRegexp(`\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|dev|app|ai|co|edu|gov|info|biz|us|uk|de|fr|eu)\b(?:/\S*)?`)
 	emailPattern   = lazyRegexp(`\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b`)
-	filePattern    = lazyRegexp(`\b[\w-]+(?:\.[\w-]+)*\.(txt|md|markdown|json|ya?ml|toml|ini|csv|tsv|xlsx?|docx?|pdf|png|jpe?g|gif|svg|log|html?|xml|go|py|js|ts|java|rb|rs|c|h|cpp|sh|sql|zip|tar|gz)\b`)
+	filePattern    = lazyRegexp(`\b[\w-]+(?:\.[\w-]+)*\.(txt|md|markdown|json|ya?ml|toml|ini|csv|tsv|xlsx?|docx?|pdf|png|jpe?g|gif|svg|log|html?|xml|go|py|js|ts|java|rb|rs|c|h|cpp|sh|sql|zip|tar|gz|conf|cfg)\b`)
 	channelPattern = lazyRegexp(`(?:^|\s)#[a-z][\w-]*`)
 	numberPattern  = lazyRegexp(`(?:^|\s)#\d+\b`)
 	emojiPattern   = lazyRegexp(`:[a-z][a-z0-9_+-]*:`)
@@ -277,6 +279,7 @@ var (
 	mentionPattern = lazyRegexp(`(?:^|\s)@[a-z][\w.-]*`)
 	rangePattern   = lazyRegexp(`\b[a-z]{1,3}[0-9]+:[a-z]{1,3}[0-9]+\b`)
 	dirPattern     = lazyRegexp(`(?:^|\s)(?:~|\.\.?)?/(?:[\w.-]+/)*|\b[\w.-]+/[\w.-]+/(?:[\w.-]+/)*`)
+	codePattern    = lazyRegexp(`\b\w*[a-z][A-Z]\w*\.\w+|\b\w+\.\w*[a-z][A-Z]\w*|\b\w+\(\)`)
 	methodPattern  = lazyRegexp(`\b(?:GET|POST|PUT|PATCH|DELETE|HEAD)\s+(?:/|https?://)`)
 	sumPattern     = lazyRegexp(`\d\s*[+*×÷]\s*\d|\badd\s+-?\d[\d,.]*\s+(?:and|to)\s+-?\d|\d\s+plus\s+-?\d`)
 	dotfilePattern = lazyRegexp(`(?:^|\s)\.[a-z][a-z0-9_-]*(?:\.[a-z0-9]+)*\b/?`)
@@ -322,11 +325,18 @@ var fileKinds = map[string]string{
 // (sub_1MabcDEF) as the object it names, a message sent "tomorrow" or "at
 // 9am" as scheduled, something added to a sheet as a row appended, a way
 // walked, biked or driven "from … to …" as directions, quoted words
-// looked for "anywhere" as text to find, its phrasal verbs as one word.
+// looked for "anywhere" as text to find, a name as code writes it
+// (legacyAuth.verifyToken) as code, a URL with a browser as a page
+// navigated to, its phrasal verbs as one word.
 func queryWords(query string) []string {
 	var extra []string
 	if strings.ContainsRune(query, '/') && methodPattern().MatchString(query) {
 		extra = append(extra, "http", "request")
+	}
+	// "where do we call legacyAuth.verifyToken?": a name as code writes
+	// it (camelCase beside a dot, a call) is code's.
+	if strings.ContainsAny(query, ".(") && codePattern().MatchString(query) {
+		extra = append(extra, "code")
 	}
 	query = strings.ToLower(query)
 	if (strings.ContainsAny(query, "+*×÷") || strings.Contains(query, "add ") || strings.Contains(query, " plus ")) && sumPattern().MatchString(query) {
@@ -449,6 +459,11 @@ func queryWords(query string) []string {
 			break
 		}
 	}
+	// "point the browser at https://…": a URL and a browser is a page
+	// navigated to.
+	if slices.Contains(out, "url") && slices.Contains(out, "browser") {
+		out = append(out, "navigate")
+	}
 	// "does the page say 'Out of stock' anywhere?": quoted words looked
 	// for are text to find.
 	if slices.Contains(out, "anywhere") && strings.ContainsAny(query, "'\"‘“") {
@@ -532,7 +547,7 @@ var pageContent = set("text", "markdown", "content", "contents", "table", "html"
 // laterWords name a time to come; sendWords, a message sent.
 var (
 	laterWords = set("tomorrow", "tonight", "am", "pm", "later")
-	sendWords  = set("post", "send", "message", "remind", "tell", "notify", "email", "dm", "ping", "announce")
+	sendWords  = set("post", "send", "message", "remind", "reminder", "tell", "notify", "email", "dm", "ping", "announce")
 )
 
 // travelWords are ways of getting somewhere.
