@@ -33,13 +33,19 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
-	"time"
 
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/store/storetest/eventstest"
+	"github.com/legate-mcp/legate/store/storetest/internal/suite"
 	"github.com/legate-mcp/legate/store/storetest/kbtest"
 	"github.com/legate-mcp/legate/store/storetest/quotastest"
 	"github.com/legate-mcp/legate/store/storetest/vectorstest"
+)
+
+// base and must are the suite's clock and check (package suite).
+var (
+	base = suite.Base
+	must = suite.Must
 )
 
 // Opener opens an empty store for one test; it closes the store in
@@ -77,9 +83,6 @@ func Run(t *testing.T, open Opener) {
 	}
 }
 
-// base is the suite's clock: a whole second, far from zero.
-var base = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
-
 // sameJSON reports whether a and b hold the same JSON value, whatever
 // their spacing or key order: a backend may store JSON in a native type.
 func sameJSON(a, b []byte) bool {
@@ -96,9 +99,3 @@ func sameJSON(a, b []byte) bool {
 }
 
 // must fails the test on err.
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}

@@ -15,6 +15,13 @@ import (
 	"time"
 
 	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/store/storetest/internal/suite"
+)
+
+// base and must are the suite's clock and check (package suite).
+var (
+	base = suite.Base
+	must = suite.Must
 )
 
 // event is an event of instance inst with provider id pid, received at.
@@ -22,16 +29,6 @@ func event(inst, pid, kind string, at time.Time) store.Event {
 	return store.Event{Instance: inst, Tenant: "acme", Provider: "github", ProviderID: pid, Kind: kind,
 		Object: "https://github.com/o/r/issues/1", Actor: "octocat", Time: at.Add(-time.Second), Received: at,
 		Meta: []byte(`{"repository":"o/r"}`), Payload: []byte(`{"action":"opened"}`)}
-}
-
-// base is the suite's clock: a whole second, far from zero.
-var base = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // sameJSON reports whether a and b hold the same JSON value.

@@ -11,7 +11,11 @@ import (
 	"testing"
 
 	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/store/storetest/internal/suite"
 )
+
+// must is the suite's check (package suite).
+var must = suite.Must
 
 // Run runs the suite against k, empty.
 func Run(t *testing.T, k store.KBStore) {
@@ -183,11 +187,4 @@ func Shared(t *testing.T, a, b store.KBStore) {
 		t.Fatalf("the other store loads %+v", got)
 	}
 	same(t, got[0], d)
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
 }

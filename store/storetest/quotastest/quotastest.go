@@ -10,10 +10,14 @@ import (
 	"time"
 
 	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/store/storetest/internal/suite"
 )
 
-// base is the suite's clock: a whole second, far from zero.
-var base = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+// base and must are the suite's clock and check (package suite).
+var (
+	base = suite.Base
+	must = suite.Must
+)
 
 // Run runs the suite against q, empty.
 func Run(t *testing.T, q store.QuotaStore) {
@@ -64,11 +68,4 @@ func Run(t *testing.T, q store.QuotaStore) {
 		t.Fatalf("prune: %d, %v; want the 3 of the first window", n, err)
 	}
 	take("calls/p/acme/alice", hour, 1, 3, 1, true) // a pruned window starts again
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
 }

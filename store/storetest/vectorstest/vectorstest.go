@@ -11,10 +11,14 @@ import (
 	"time"
 
 	"github.com/legate-mcp/legate/store"
+	"github.com/legate-mcp/legate/store/storetest/internal/suite"
 )
 
-// base is the suite's clock: a whole second, far from zero.
-var base = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+// base and must are the suite's clock and check (package suite).
+var (
+	base = suite.Base
+	must = suite.Must
+)
 
 // Run runs the suite against es, empty.
 func Run(t *testing.T, es store.EmbeddingStore) {
@@ -45,12 +49,5 @@ func Run(t *testing.T, es store.EmbeddingStore) {
 	}
 	if got, _ := es.Get(ctx, keys, base.Add(3*time.Hour)); len(got) != 1 || got["k0000"] == nil {
 		t.Fatalf("after the prune: %d vectors", len(got))
-	}
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
 	}
 }
