@@ -112,7 +112,14 @@ func decode(n *yaml.Node, v reflect.Value, path string, errs *[]error) {
 		}
 		s := reflect.MakeSlice(t, len(n.Content), len(n.Content))
 		for i, item := range n.Content {
-			decode(item, s.Index(i), fmt.Sprintf("%s[%d]", path, i), errs)
+			at := fmt.Sprintf("%s[%d]", path, i)
+			if isNull(item) && !nullable(t.Elem()) {
+				// yaml.v3 would drop the item without a word, moving
+				// every later one up a place.
+				*errs = append(*errs, &PathError{at, "a list item must not be empty or null"})
+				continue
+			}
+			decode(item, s.Index(i), at, errs)
 		}
 		v.Set(s)
 	case reflect.Map:
@@ -160,6 +167,16 @@ func kindName(k yaml.Kind) string {
 func isNull(n *yaml.Node) bool {
 	n = resolve(n)
 	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
+}
+
+// nullable reports whether a null can stand for a value of type t: a nil
+// pointer, map, slice or interface, or a raw node.
+func nullable(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Interface:
+		return true
+	}
+	return t == nodeType
 }
 
 // resolve is the node an alias (`*a`) stands for, or n itself: a key given

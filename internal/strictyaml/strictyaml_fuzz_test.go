@@ -58,6 +58,7 @@ func FuzzDecode(f *testing.F) {
 		"name: &a 0\nin: {*a}\n",
 		"name: &a a\nin: {*a: x, a: y}\n",
 		"keys: {~: true, 1: false}\n",
+		"in: {l: [1, ~, &0]}\nins: [~, {a: x}]\ndeep: {k: [~]}\n",
 		"Skip: x\n-: y\n",
 		"- a\n- b\n",
 		"~\n",

@@ -71,6 +71,7 @@ func TestDecodeErrors(t *testing.T) {
 		"duplicate key in a list item":      {"items:\n  - name: a\n    name: b\n", []string{"items[0].name: duplicate key (first at line 2)"}},
 		"duplicate map key":                 {"by_name:\n  a: {}\n  a: {}\n", []string{"by_name.a: duplicate key (first at line 2)"}},
 		"null map key":                      {"by_name:\n  ~: {}\n  &x : {}\n", []string{`by_name."": a key must not be null (quote it: "")`, `by_name."": a key must not be null (quote it: "")`}},
+		"null list item":                    {"grid: [[1, ~], [&x ]]\nitems:\n  -\n  - name: a\n", []string{"grid[0][1]: a list item must not be empty or null", "grid[1][0]: a list item", "items[0]: a list item"}},
 		"path in a list of mappings":        {"items:\n  - name: a\n  - port: http\n", []string{`items[1].port: cannot use "http" as int`}},
 		"path in a map of structs":          {"by_name:\n  web: {tags: x}\n", []string{"by_name.web.tags: must be a list"}},
 		"path in a list of lists":           {"grid: [[1, 2], [3, x]]\n", []string{`grid[1][1]: cannot use "x" as int`}},
