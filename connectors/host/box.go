@@ -102,7 +102,7 @@ func (c *Connector) limits() Limits {
 }
 
 func (c *Connector) hostInfo(context.Context, *connectors.Call, *noArgs) (*legate.Result, error) {
-	out := &InfoResult{OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(), UID: os.Geteuid(), Workspace: c.jail.path, Limits: c.limits()}
+	out := &InfoResult{OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(), UID: os.Geteuid(), Workspace: c.jail.Path(), Limits: c.limits()}
 	out.Hostname, _ = os.Hostname()
 	if u, err := user.Current(); err == nil {
 		out.User = u.Username
@@ -169,11 +169,11 @@ func maskURL(v string) string {
 }
 
 func (c *Connector) hostDisk(context.Context, *connectors.Call, *noArgs) (*legate.Result, error) {
-	total, free, err := diskSpace(c.jail.path)
+	total, free, err := diskSpace(c.jail.Path())
 	if err != nil {
-		return nil, legate.Errorf(legate.CodeNotFound, "host: disk space of %s: %v", c.jail.path, err)
+		return nil, legate.Errorf(legate.CodeNotFound, "host: disk space of %s: %v", c.jail.Path(), err)
 	}
-	return &legate.Result{Structured: &DiskResult{Path: c.jail.path, TotalBytes: total, FreeBytes: free}}, nil
+	return &legate.Result{Structured: &DiskResult{Path: c.jail.Path(), TotalBytes: total, FreeBytes: free}}, nil
 }
 
 func (c *Connector) hostNet(context.Context, *connectors.Call, *noArgs) (*legate.Result, error) {

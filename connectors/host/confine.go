@@ -19,7 +19,7 @@ const DefaultShellPath = sandbox.DefaultPath
 func (c *Connector) sandboxed(argv []string, dir string) sandbox.Launch {
 	return sandbox.Start(argv, dir, sandbox.Env(c.cfg.ShellEnv), sandbox.Spec{
 		Read:     c.cfg.ShellReadDirs,
-		Write:    append([]string{c.jail.real}, c.cfg.ShellWriteDirs...),
+		Write:    append([]string{c.jail.Real()}, c.cfg.ShellWriteDirs...),
 		CPU:      uint64(max(time.Duration(c.cfg.ShellMaxCPU)/time.Second, 1)),
 		FileSize: uint64(max(c.cfg.ShellMaxFileBytes, 0)),
 		Memory:   uint64(max(c.cfg.ShellMaxMemoryBytes, 0)),
@@ -61,11 +61,4 @@ func validateShell(c *Config, stateDir string) []error {
 		}
 	}
 	return errs
-}
-
-// inside reports whether abs (clean) lies in the workspace, by its
-// configured path or its resolved one. It reads the path as written: a
-// symlink inside that leads out is the kernel's to stop.
-func (j *jail) inside(abs string) bool {
-	return within(j.path, abs) || (j.real != "" && within(j.real, abs))
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/host/workspace"
 	"github.com/legate-mcp/legate/connectors/httpkit"
 	"github.com/legate-mcp/legate/connectors/netguard"
 )
@@ -48,7 +49,7 @@ var errNotHTTPS = errors.New("redirect off https refused")
 // and its client, made at the first download.
 type fetcher struct {
 	cfg    *Config
-	jail   *jail
+	jail   *workspace.Jail
 	once   sync.Once
 	client *http.Client
 	err    error
@@ -131,27 +132,27 @@ func (c *fetcher) newFetchClient() (*http.Client, error) {
 }
 
 // fetchDir is the download directory, relative to the root, created when
-// missing. It is refused when it is on PATH, where a download could be
-// run by name.
-func (c *fetcher) fetchDir() (string, error) {
-	root, err := c.jail.open()
+// missing, and the workspace's root. It is refused when it is on PATH,
+// where a download could be run by name.
+func (c *fetcher) fetchDir() (*os.Root, string, error) {
+	root, err := c.jail.Open()
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
 	dir := filepath.Clean(c.cfg.FetchDir)
 	if err := root.MkdirAll(dir, 0o755); err != nil {
-		return "", fsError("mkdir", dir, err)
+		return nil, "", workspace.FSError("mkdir", dir, err)
 	}
-	abs, err := filepath.EvalSymlinks(filepath.Join(c.jail.real, dir))
+	abs, err := filepath.EvalSymlinks(filepath.Join(c.jail.Real(), dir))
 	if err != nil {
-		return "", fsError("mkdir", dir, err)
+		return nil, "", workspace.FSError("mkdir", dir, err)
 	}
 	for _, p := range filepath.SplitList(os.Getenv("PATH")) {
 		if rp, err := filepath.EvalSymlinks(p); err == nil && rp == abs {
-			return "", legate.Errorf(legate.CodePermissionDenied, "host: fetch_dir %s is on PATH: downloads must not be runnable by name", dir)
+			return nil, "", legate.Errorf(legate.CodePermissionDenied, "host: fetch_dir %s is on PATH: downloads must not be runnable by name", dir)
 		}
 	}
-	return dir, nil
+	return root, dir, nil
 }
 
 func (c *fetcher) netFetch(ctx context.Context, call *connectors.Call, in *fetchArgs) (*legate.Result, error) {
@@ -169,7 +170,7 @@ func (c *fetcher) netFetch(ctx context.Context, call *connectors.Call, in *fetch
 	if name == "" || name == "." || name == "/" || !filepath.IsLocal(name) || strings.ContainsAny(name, "/\\\x00") {
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "host: name %q: give a plain file name", name)
 	}
-	dir, err := c.fetchDir()
+	root, dir, err := c.fetchDir()
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +198,7 @@ func (c *fetcher) netFetch(ctx context.Context, call *connectors.Call, in *fetch
 	if resp.ContentLength > max {
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "host: the download is %d bytes, over fetch_max_bytes (%d)", resp.ContentLength, max)
 	}
-	out, err := c.save(dir, name, resp.Body, max)
+	out, err := c.save(root, dir, name, resp.Body, max)
 	if err != nil {
 		return nil, err
 	}
@@ -205,15 +206,15 @@ func (c *fetcher) netFetch(ctx context.Context, call *connectors.Call, in *fetch
 	return &legate.Result{Structured: out}, nil
 }
 
-// save writes body, at most max bytes, to dir/name: to a new file first,
-// renamed over name once whole, so that a refused or broken download
-// leaves nothing and a symlink at name is replaced, never written through.
-func (c *fetcher) save(dir, name string, body io.Reader, max int64) (*FetchResult, error) {
-	root := c.jail.root
+// save writes body, at most max bytes, to dir/name of root: to a new file
+// first, renamed over name once whole, so that a refused or broken
+// download leaves nothing and a symlink at name is replaced, never written
+// through.
+func (c *fetcher) save(root *os.Root, dir, name string, body io.Reader, max int64) (*FetchResult, error) {
 	tmp := filepath.Join(dir, ".net_fetch-"+rand.Text()[:12])
 	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
-		return nil, fsError("write", tmp, err)
+		return nil, workspace.FSError("write", tmp, err)
 	}
 	keep := false
 	defer func() {
@@ -231,14 +232,14 @@ func (c *fetcher) save(dir, name string, body io.Reader, max int64) (*FetchResul
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "host: the download is over fetch_max_bytes (%d); nothing was kept", max)
 	}
 	if err := f.Chmod(0o644); err != nil { // whatever the umask, never executable
-		return nil, fsError("write", tmp, err)
+		return nil, workspace.FSError("write", tmp, err)
 	}
 	if err := f.Close(); err != nil {
-		return nil, fsError("write", tmp, err)
+		return nil, workspace.FSError("write", tmp, err)
 	}
 	target := filepath.Join(dir, name)
 	if err := root.Rename(tmp, target); err != nil {
-		return nil, fsError("write", target, err)
+		return nil, workspace.FSError("write", target, err)
 	}
 	keep = true
 	return &FetchResult{Path: filepath.ToSlash(target), Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil)), Mode: "0644"}, nil

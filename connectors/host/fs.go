@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -16,6 +17,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
+	"github.com/legate-mcp/legate/connectors/host/workspace"
 )
 
 type readArgs struct {
@@ -114,7 +116,7 @@ type DeleteResult struct {
 // files is an instance's fs_* tools: its configuration and its workspace.
 type files struct {
 	cfg  *Config
-	jail *jail
+	jail *workspace.Jail
 }
 
 func (c *files) fsTools() []connectors.Tool {
@@ -133,14 +135,14 @@ func (c *files) fsRead(_ context.Context, _ *connectors.Call, in *readArgs) (*le
 	if in.Offset < 0 || in.Limit < 0 {
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "host: offset and limit must not be negative")
 	}
-	f, st, err := c.jail.openRead(in.Path)
+	f, st, err := c.jail.OpenRead(in.Path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	b, cut, err := readCapped(f, c.cfg.MaxFileBytes)
 	if err != nil {
-		return nil, fsError("read", in.Path, err)
+		return nil, workspace.FSError("read", in.Path, err)
 	}
 	if binary(b) {
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "host: %s is a binary file", in.Path)
@@ -188,17 +190,17 @@ func (cfg *Config) budget() int { return max(cfg.MaxToolOutputBytes-512, 256) }
 // fn gets each entry's path relative to the workspace and relative to p; a
 // p naming a file is visited alone.
 func (c *files) walk(p string, depth int, fn func(rel, sub string, d fs.DirEntry) error) error {
-	root, err := c.jail.open()
+	root, err := c.jail.Open()
 	if err != nil {
 		return err
 	}
-	r, err := c.jail.rel(p)
+	r, err := c.jail.Rel(p)
 	if err != nil {
 		return err
 	}
 	st, err := root.Stat(r)
 	if err != nil {
-		return fsError("list", p, err)
+		return workspace.FSError("list", p, err)
 	}
 	if !st.IsDir() {
 		err := fn(filepath.ToSlash(filepath.Clean(r)), path.Base(filepath.ToSlash(r)), fs.FileInfoToDirEntry(st))
@@ -211,7 +213,7 @@ func (c *files) walk(p string, depth int, fn func(rel, sub string, d fs.DirEntry
 	// WalkDir never follows the links it meets below it.
 	sub, err := root.OpenRoot(r)
 	if err != nil {
-		return fsError("list", p, err)
+		return workspace.FSError("list", p, err)
 	}
 	defer sub.Close()
 	base := filepath.ToSlash(filepath.Clean(r))
@@ -234,7 +236,7 @@ func (c *files) walk(p string, depth int, fn func(rel, sub string, d fs.DirEntry
 		return fn(path.Join(base, name), name, d)
 	})
 	if err != nil && !errors.Is(err, errFull) {
-		return fsError("list", p, err)
+		return workspace.FSError("list", p, err)
 	}
 	return nil
 }
@@ -315,7 +317,7 @@ func (c *files) fsGrep(ctx context.Context, _ *connectors.Call, in *grepArgs) (*
 	}
 	out := &GrepResult{Matches: []Match{}}
 	size, budget := 0, c.cfg.budget()
-	root, err := c.jail.open()
+	root, err := c.jail.Open()
 	if err != nil {
 		return nil, err
 	}
@@ -363,30 +365,30 @@ func (c *files) fsWrite(_ context.Context, _ *connectors.Call, in *writeArgs) (*
 	if len(in.Content) > c.cfg.MaxFileBytes {
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "host: content is %d bytes, over max_file_bytes (%d)", len(in.Content), c.cfg.MaxFileBytes)
 	}
-	root, err := c.jail.open()
+	root, err := c.jail.Open()
 	if err != nil {
 		return nil, err
 	}
-	r, err := c.jail.rel(in.Path)
+	r, err := c.jail.Rel(in.Path)
 	if err != nil {
 		return nil, err
 	}
 	if err := makeParents(root, r, in.Path); err != nil {
 		return nil, err
 	}
-	f, created, err := c.jail.openWrite(r, in.Path, os.O_WRONLY|os.O_CREATE)
+	f, created, err := c.jail.OpenWrite(r, in.Path, os.O_WRONLY|os.O_CREATE)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	if err := f.Truncate(0); err != nil {
-		return nil, fsError("write", in.Path, err)
+		return nil, workspace.FSError("write", in.Path, err)
 	}
 	if _, err := f.WriteString(in.Content); err != nil {
-		return nil, fsError("write", in.Path, err)
+		return nil, workspace.FSError("write", in.Path, err)
 	}
 	if err := f.Close(); err != nil {
-		return nil, fsError("write", in.Path, err)
+		return nil, workspace.FSError("write", in.Path, err)
 	}
 	return &legate.Result{Structured: &WriteResult{Path: in.Path, Bytes: len(in.Content), Created: created}}, nil
 }
@@ -395,18 +397,18 @@ func (c *files) fsEdit(_ context.Context, _ *connectors.Call, in *editArgs) (*le
 	if in.OldString == "" {
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "host: old_string is empty")
 	}
-	r, err := c.jail.rel(in.Path)
+	r, err := c.jail.Rel(in.Path)
 	if err != nil {
 		return nil, err
 	}
-	f, _, err := c.jail.openWrite(r, in.Path, os.O_RDWR)
+	f, _, err := c.jail.OpenWrite(r, in.Path, os.O_RDWR)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	b, cut, err := readCapped(f, c.cfg.MaxFileBytes)
 	if err != nil {
-		return nil, fsError("edit", in.Path, err)
+		return nil, workspace.FSError("edit", in.Path, err)
 	}
 	if cut {
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "host: %s is over max_file_bytes (%d)", in.Path, c.cfg.MaxFileBytes)
@@ -422,23 +424,23 @@ func (c *files) fsEdit(_ context.Context, _ *connectors.Call, in *editArgs) (*le
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "host: the edit would make %s larger than max_file_bytes (%d)", in.Path, c.cfg.MaxFileBytes)
 	}
 	if err := f.Truncate(0); err != nil {
-		return nil, fsError("edit", in.Path, err)
+		return nil, workspace.FSError("edit", in.Path, err)
 	}
 	if _, err := f.WriteAt([]byte(next), 0); err != nil {
-		return nil, fsError("edit", in.Path, err)
+		return nil, workspace.FSError("edit", in.Path, err)
 	}
 	if err := f.Close(); err != nil {
-		return nil, fsError("edit", in.Path, err)
+		return nil, workspace.FSError("edit", in.Path, err)
 	}
 	return &legate.Result{Structured: &WriteResult{Path: in.Path, Bytes: len(next)}}, nil
 }
 
 func (c *files) fsDelete(_ context.Context, _ *connectors.Call, in *deleteArgs) (*legate.Result, error) {
-	root, err := c.jail.open()
+	root, err := c.jail.Open()
 	if err != nil {
 		return nil, err
 	}
-	r, err := c.jail.rel(in.Path)
+	r, err := c.jail.Rel(in.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -447,11 +449,11 @@ func (c *files) fsDelete(_ context.Context, _ *connectors.Call, in *deleteArgs) 
 	}
 	st, err := root.Lstat(r)
 	if err != nil {
-		return nil, fsError("delete", in.Path, err)
+		return nil, workspace.FSError("delete", in.Path, err)
 	}
 	e := entryOf(in.Path, fs.FileInfoToDirEntry(st))
 	if err := root.Remove(r); err != nil {
-		return nil, fsError("delete", in.Path, err)
+		return nil, workspace.FSError("delete", in.Path, err)
 	}
 	return &legate.Result{Structured: &DeleteResult{Path: in.Path, Type: e.Type}}, nil
 }
@@ -492,7 +494,7 @@ func makeParents(root *os.Root, r, p string) error {
 		case errors.Is(err, fs.ErrNotExist) && part != "..":
 			missing = true
 		case err != nil:
-			return fsError("write", p, err)
+			return workspace.FSError("write", p, err)
 		case !st.IsDir():
 			return legate.Errorf(legate.CodeInvalidArgument, "host: write %s: %s is not a directory", p, prefix)
 		}
@@ -501,7 +503,7 @@ func makeParents(root *os.Root, r, p string) error {
 		return nil
 	}
 	if err := root.MkdirAll(prefix, 0o755); err != nil {
-		return fsError("write", p, err)
+		return workspace.FSError("write", p, err)
 	}
 	return nil
 }
@@ -520,6 +522,39 @@ func readRegular(root *os.Root, name string, max int) ([]byte, error) {
 	}
 	b, _, err := readCapped(f, max)
 	return b, err
+}
+
+// readCapped reads at most max bytes of f, reporting whether more remained.
+func readCapped(f io.Reader, max int) ([]byte, bool, error) {
+	b, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
+	if err != nil {
+		return nil, false, err
+	}
+	if len(b) > max {
+		return b[:max], true, nil
+	}
+	return b, false, nil
+}
+
+// capText cuts s to at most max bytes on a rune boundary, reporting whether
+// it was cut.
+func capText(s string, max int) (string, bool) {
+	if len(s) <= max {
+		return s, false
+	}
+	s = s[:max] // a rune cut in two becomes invalid UTF-8, dropped below
+	return strings.ToValidUTF8(s, ""), true
+}
+
+// binary reports whether b looks like a binary file's content.
+func binary(b []byte) bool {
+	n := min(len(b), 8000)
+	for _, c := range b[:n] {
+		if c == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // globMatcher checks a glob over slash-separated relative paths once and

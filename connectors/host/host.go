@@ -7,27 +7,27 @@
 // and sh_which (allow_shell), pkg_install (allow_install), net_fetch
 // (allow_fetch). The skills_* tools exist only while a skill is enabled.
 //
-// Every file operation goes through an [os.Root] opened on workspace_root:
-// a path is resolved beneath it, symlinks included, and one that would
-// leave it is refused, race-free where the kernel offers openat2 with
-// RESOLVE_BENEATH. The workspace root and the OS user Legate runs as are
-// the real boundary: run it as a user that owns nothing you would mind an
-// instruction touching.
+// Every file operation goes through the workspace jail (package
+// workspace), an [os.Root] opened on workspace_root: a path is resolved
+// beneath it, symlinks included, and one that would leave it is refused,
+// race-free where the kernel offers openat2 with RESOLVE_BENEATH. The
+// workspace root and the OS user Legate runs as are the real boundary:
+// run it as a user that owns nothing you would mind an instruction
+// touching.
 package host
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/connectors/host/sandbox"
 	"github.com/legate-mcp/legate/connectors/host/skills"
+	"github.com/legate-mcp/legate/connectors/host/workspace"
 )
 
 // Defaults and limits of the configuration.
@@ -102,7 +102,7 @@ type Connector struct {
 	cfg Config
 	// stateDir is the state directory the instance was built in.
 	stateDir string
-	jail     *jail
+	jail     *workspace.Jail
 	files    *files
 	skills   *skillTools
 	fetch    *fetcher
@@ -121,7 +121,7 @@ func New(inst connectors.Instance, cfg *Config) (connectors.Connector, error) {
 	if c.cfg.SkillsDir == "" {
 		c.cfg.SkillsDir = skills.DefaultDir(inst.StateDir)
 	}
-	c.jail = &jail{path: filepath.Clean(cfg.WorkspaceRoot)}
+	c.jail = workspace.New(cfg.WorkspaceRoot)
 	lib := skills.Open(c.cfg.SkillsDir)
 	c.skills = &skillTools{lib: lib, budget: c.cfg.budget(), maxFile: c.cfg.MaxFileBytes}
 	c.files = &files{cfg: &c.cfg, jail: c.jail}
@@ -204,24 +204,19 @@ func (c *Connector) Validate() error {
 		errs = append(errs, legate.Invalid("fetch_dir", "must be a relative path inside workspace_root, got %q", d))
 	}
 	if sd := c.cfg.SkillsDir; sd != "" && root != "" && filepath.IsAbs(sd) {
-		if within(filepath.Clean(root), filepath.Clean(sd)) || within(filepath.Clean(sd), filepath.Clean(root)) {
+		if workspace.Within(filepath.Clean(root), filepath.Clean(sd)) || workspace.Within(filepath.Clean(sd), filepath.Clean(root)) {
 			errs = append(errs, legate.Invalid("skills_dir", "must lie outside workspace_root: fs_write there would rewrite the standing orders of every later run"))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// within reports whether p is dir or lies beneath it (both clean, absolute).
-func within(dir, p string) bool {
-	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
-}
-
 // Test opens the workspace and says what the instance offers.
 func (c *Connector) Test(ctx context.Context, _ connectors.Credentials) error {
-	if _, err := c.jail.open(); err != nil {
+	if _, err := c.jail.Open(); err != nil {
 		return err
 	}
-	connectors.Reportf(ctx, "workspace %s: ok", c.jail.path)
+	connectors.Reportf(ctx, "workspace %s: ok", c.jail.Path())
 	connectors.Reportf(ctx, "shell %v, install %v, fetch %v, skills enabled %d", c.cfg.AllowShell, c.cfg.AllowInstall, c.cfg.AllowFetch, len(c.enabled))
 	return nil
 }
@@ -232,7 +227,7 @@ func (c *Connector) Tools() []connectors.Tool { return c.tools }
 // Close releases the workspace's directory handle.
 func (c *Connector) Close() error {
 	c.fetch.close()
-	return c.jail.close()
+	return c.jail.Close()
 }
 
 // Instructions is what this instance adds to the server's MCP
@@ -256,43 +251,6 @@ func (c *Connector) Instructions() string {
 func (c *Connector) Stale() bool { return c.skills.lib.Revision() != c.rev }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// jail is the workspace: an os.Root opened at the first use.
-type jail struct {
-	path string // as configured, cleaned
-	mu   sync.Mutex
-	root *os.Root
-	real string // path with its own symlinks resolved
-}
-
-func (j *jail) open() (*os.Root, error) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if j.root != nil {
-		return j.root, nil
-	}
-	r, err := os.OpenRoot(j.path)
-	if err != nil {
-		return nil, legate.Errorf(legate.CodeNotFound, "host: workspace_root %s cannot be opened: %v", j.path, err)
-	}
-	j.real, err = filepath.EvalSymlinks(j.path)
-	if err != nil {
-		j.real = j.path
-	}
-	j.root = r
-	return r, nil
-}
-
-func (j *jail) close() error {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if j.root == nil {
-		return nil
-	}
-	err := j.root.Close()
-	j.root = nil
-	return err
-}
 
 // AdapterVersion is the version of the host connector's own code.
 const AdapterVersion = "1.0.0"

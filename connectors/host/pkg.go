@@ -93,7 +93,7 @@ func (c *Connector) pkgInstall(ctx context.Context, _ *connectors.Call, in *inst
 	if err != nil {
 		return nil, err
 	}
-	res, err := c.run(ctx, argv[0], time.Duration(c.cfg.InstallTimeout), sandbox.Direct(argv, c.jail.path, append(childEnv(), "PWD="+c.jail.path, "DEBIAN_FRONTEND=noninteractive")))
+	res, err := c.run(ctx, argv[0], time.Duration(c.cfg.InstallTimeout), sandbox.Direct(argv, c.jail.Path(), append(childEnv(), "PWD="+c.jail.Path(), "DEBIAN_FRONTEND=noninteractive")))
 	if err != nil {
 		return nil, err
 	}

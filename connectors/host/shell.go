@@ -12,6 +12,7 @@ import (
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/connectors/host/sandbox"
+	"github.com/legate-mcp/legate/connectors/host/workspace"
 )
 
 type execArgs struct {
@@ -76,7 +77,7 @@ func (c *Connector) shellCommand(command string) ([]string, error) {
 		return nil, legate.Errorf(legate.CodePermissionDenied, "host: %s is not on the shell allowlist (%s)", prog, strings.Join(c.cfg.ShellAllowlist, ", "))
 	}
 	ok, _ := sandbox.Confined()
-	if err := sandbox.CheckArgs(prog, argv[1:], ok, c.jail.inside); err != nil {
+	if err := sandbox.CheckArgs(prog, argv[1:], ok, c.jail.Inside); err != nil {
 		return nil, err
 	}
 	return argv, nil
@@ -109,23 +110,24 @@ func (c *Connector) shExec(ctx context.Context, _ *connectors.Call, in *execArgs
 // workdir is the absolute directory a command starts in: p resolved inside
 // the workspace.
 func (c *Connector) workdir(p string) (string, error) {
-	root, err := c.jail.open()
+	root, err := c.jail.Open()
 	if err != nil {
 		return "", err
 	}
-	r, err := c.jail.rel(p)
+	r, err := c.jail.Rel(p)
 	if err != nil {
 		return "", err
 	}
 	st, err := root.Stat(r)
 	if err != nil {
-		return "", fsError("dir", p, err)
+		return "", workspace.FSError("dir", p, err)
 	}
 	if !st.IsDir() {
 		return "", legate.Errorf(legate.CodeInvalidArgument, "host: %s is not a directory", p)
 	}
-	abs, err := filepath.EvalSymlinks(filepath.Join(c.jail.real, r))
-	if err != nil || !within(c.jail.real, abs) {
+	real := c.jail.Real()
+	abs, err := filepath.EvalSymlinks(filepath.Join(real, r))
+	if err != nil || !workspace.Within(real, abs) {
 		return "", legate.Errorf(legate.CodePermissionDenied, "host: dir %s: the path leads outside the workspace", p)
 	}
 	return abs, nil

@@ -10,6 +10,7 @@ import (
 	"github.com/legate-mcp/legate"
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/connectors/host/skills"
+	"github.com/legate-mcp/legate/connectors/host/workspace"
 )
 
 type skillArgs struct {
@@ -102,7 +103,7 @@ func (c *skillTools) skillsLoad(_ context.Context, _ *connectors.Call, in *skill
 	defer root.Close()
 	b, err := root.ReadFile(skills.SkillFile)
 	if err != nil {
-		return nil, fsError("read", skills.SkillFile, err)
+		return nil, workspace.FSError("read", skills.SkillFile, err)
 	}
 	out := &SkillLoadResult{Name: in.Name, Files: []string{}}
 	out.Content, out.Truncated = capText(string(b), c.budget)
@@ -124,14 +125,13 @@ func (c *skillTools) skillsFile(_ context.Context, _ *connectors.Call, in *skill
 		return nil, legate.Errorf(legate.CodeNotFound, "skills: %s: %v", in.Name, err)
 	}
 	defer root.Close()
-	j := &jail{path: filepath.Join(c.lib.Dir(), in.Name)}
-	r, err := j.rel(in.Path)
+	r, err := workspace.New(filepath.Join(c.lib.Dir(), in.Name)).Rel(in.Path)
 	if err != nil || filepath.IsAbs(in.Path) {
 		return nil, legate.Errorf(legate.CodeInvalidArgument, "skills: give a path relative to the skill")
 	}
 	f, err := root.OpenFile(r, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, fsError("read", in.Path, err)
+		return nil, workspace.FSError("read", in.Path, err)
 	}
 	defer f.Close()
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
@@ -139,7 +139,7 @@ func (c *skillTools) skillsFile(_ context.Context, _ *connectors.Call, in *skill
 	}
 	b, cut, err := readCapped(f, min(c.maxFile, c.budget))
 	if err != nil {
-		return nil, fsError("read", in.Path, err)
+		return nil, workspace.FSError("read", in.Path, err)
 	}
 	out := &SkillFileResult{Name: in.Name, Path: in.Path, Truncated: cut}
 	out.Content, _ = capText(string(b), c.budget)
