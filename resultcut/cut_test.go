@@ -1,6 +1,7 @@
 package resultcut
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -227,5 +228,47 @@ func TestCutCapsTheKeptDocument(t *testing.T) {
 	}
 	if text := out.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, "Only its first") {
 		t.Errorf("notice:\n%s", text)
+	}
+}
+
+// TestIndentedSizeBoundsIndent: indentedSize is never below what
+// json.Indent writes, and is exact for compact JSON without empty
+// objects or arrays.
+func TestIndentedSizeBoundsIndent(t *testing.T) {
+	for _, c := range []struct {
+		s     string
+		exact bool
+	}{
+		{`{"a":1}`, true},
+		{`[1,2,[3,[4,{"k":"v"}]]]`, true},
+		{`{"s":"brackets [{,:}] and \"quotes\" and \\ in a string","n":[true,false,null]}`, true},
+		{`{"empty":{},"none":[],"x":[{}]}`, false},
+		{"{ \"spaced\" : [ 1 , 2 ] ,\n \"k\" : { \"j\" : \"v\" } }", false},
+		{strings.Repeat("[", 50) + strings.Repeat("]", 50), false},
+	} {
+		var b bytes.Buffer
+		if err := json.Indent(&b, []byte(c.s), "", "  "); err != nil {
+			t.Fatal(err)
+		}
+		got := indentedSize(c.s)
+		if got < b.Len() || c.exact && got != b.Len() {
+			t.Errorf("indentedSize(%s) = %d, indented it is %d bytes", c.s, got, b.Len())
+		}
+	}
+}
+
+// TestCutKeepsDeepJSONUnindented: JSON nested thousands deep, whose
+// indentation would grow as the square of its depth (8 KB to 32 MB), is
+// kept as written; JSON of usual depth is indented.
+func TestCutKeepsDeepJSONUnindented(t *testing.T) {
+	deep := strings.Repeat("[", 4000) + strings.Repeat("]", 4000)
+	_, c := Cut(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: deep}}}, MinBudget, keep, false)
+	if !c.Cut || c.Document != deep {
+		t.Fatalf("deep JSON kept as %d bytes (cut %v), want the %d bytes as written", len(c.Document), c.Cut, len(deep))
+	}
+	flat := `[` + strings.Repeat(`{"id":1,"tags":["a","b"]},`, 400) + `{}]`
+	_, c = Cut(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: flat}}}, MinBudget, keep, false)
+	if !strings.Contains(c.Document, "\n  {\n    \"id\": 1,") {
+		t.Fatalf("JSON of usual depth kept unindented: %.80q", c.Document)
 	}
 }

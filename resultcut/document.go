@@ -61,10 +61,14 @@ func documentOf(res *mcp.CallToolResult) document {
 	return d
 }
 
-// indented is t indented if it is a JSON object or array.
+// indented is t indented if it is a JSON object or array, and if
+// indenting it would not make it more than four times as long (and 1 MiB):
+// each line of indented JSON starts with two spaces per level it is
+// nested, so deep nesting grows quadratically (8 KB of nested brackets
+// indent to 32 MB), and such JSON is kept as it was written.
 func indented(t string) (string, bool) {
 	s := strings.TrimSpace(t)
-	if s == "" || s[0] != '{' && s[0] != '[' || !json.Valid([]byte(s)) {
+	if s == "" || s[0] != '{' && s[0] != '[' || !json.Valid([]byte(s)) || indentedSize(s) > 4*len(s)+1<<20 {
 		return t, false
 	}
 	var b bytes.Buffer
@@ -72,6 +76,40 @@ func indented(t string) (string, bool) {
 		return t, false
 	}
 	return b.String(), true
+}
+
+// indentedSize is at most how long s, valid JSON, is once indented by two
+// spaces a level: each bracket and comma may start a new line, indented
+// by its depth, and each colon gains a space.
+func indentedSize(s string) int {
+	n, depth, inString, escaped := len(s), 0, false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+			n += 1 + 2*depth
+		case c == '}' || c == ']':
+			depth--
+			n += 1 + 2*depth
+		case c == ',':
+			n += 1 + 2*depth
+		case c == ':':
+			n++
+		}
+	}
+	return n
 }
 
 // capped is text cut to at most max bytes, at a line's end where one is
