@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/legate-mcp/legate/admin"
+	"github.com/legate-mcp/legate/internal/jsonindent"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/upstream"
 )
@@ -156,12 +157,12 @@ func (o *UpstreamOps) Quarantine(_ context.Context, id string) ([]admin.Quaranti
 }
 
 func quarantined(q upstream.Quarantined) admin.QuarantinedTool {
-	now, _ := json.MarshalIndent(q.Tool.Def, "", "  ")
+	now, _ := jsonindent.Marshal(q.Tool.Def)
 	var acc []byte
 	if len(q.Pinned) > 0 {
 		var v any
 		if json.Unmarshal(q.Pinned, &v) == nil {
-			acc, _ = json.MarshalIndent(v, "", "  ")
+			acc, _ = jsonindent.Marshal(v)
 		}
 	}
 	return admin.QuarantinedTool{Upstream: q.Tool.Upstream, Tool: q.Tool.Canonical(), Name: q.Tool.Name,

@@ -17,6 +17,7 @@ import (
 	"github.com/legate-mcp/legate/admin"
 	"github.com/legate-mcp/legate/config"
 	"github.com/legate-mcp/legate/connections"
+	"github.com/legate-mcp/legate/internal/jsonindent"
 	"github.com/legate-mcp/legate/quota"
 	"github.com/legate-mcp/legate/store"
 	"github.com/legate-mcp/legate/vault"
@@ -52,13 +53,10 @@ var funcs = template.FuncMap{
 
 // pretty is JSON indented, to be shown in a <pre> that scrolls rather
 // than wraps (panel.css): lines break only between members, never within
-// a word. What is not JSON is returned as it is.
+// a word. What is not a JSON object or array, or would indent to many
+// times its size (jsonindent), is returned as it is.
 func pretty(b json.RawMessage) string {
-	var v any
-	if len(b) == 0 || json.Unmarshal(b, &v) != nil {
-		return string(b)
-	}
-	out, _ := json.MarshalIndent(v, "", "  ")
+	out, _ := jsonindent.Indent(b)
 	return string(out)
 }
 
@@ -595,7 +593,7 @@ func (p *Panel) audit(w http.ResponseWriter, r *http.Request, s *session) {
 	slices.Reverse(page.Rows) // newest first
 	data["Rows"], data["Tool"], data["Principal"], data["Since"] = page.Rows, q.Get("tool"), q.Get("principal"), q.Get("since")
 	if q.Get("id") != "" && len(page.Rows) == 1 {
-		row, _ := json.MarshalIndent(page.Rows[0], "", "  ")
+		row, _ := jsonindent.Marshal(page.Rows[0])
 		data["Record"] = string(row)
 	}
 	p.render(w, "audit", s, data)

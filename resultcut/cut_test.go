@@ -1,7 +1,6 @@
 package resultcut
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -228,32 +227,6 @@ func TestCutCapsTheKeptDocument(t *testing.T) {
 	}
 	if text := out.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, "Only its first") {
 		t.Errorf("notice:\n%s", text)
-	}
-}
-
-// TestIndentedSizeBoundsIndent: indentedSize is never below what
-// json.Indent writes, and is exact for compact JSON without empty
-// objects or arrays.
-func TestIndentedSizeBoundsIndent(t *testing.T) {
-	for _, c := range []struct {
-		s     string
-		exact bool
-	}{
-		{`{"a":1}`, true},
-		{`[1,2,[3,[4,{"k":"v"}]]]`, true},
-		{`{"s":"brackets [{,:}] and \"quotes\" and \\ in a string","n":[true,false,null]}`, true},
-		{`{"empty":{},"none":[],"x":[{}]}`, false},
-		{"{ \"spaced\" : [ 1 , 2 ] ,\n \"k\" : { \"j\" : \"v\" } }", false},
-		{strings.Repeat("[", 50) + strings.Repeat("]", 50), false},
-	} {
-		var b bytes.Buffer
-		if err := json.Indent(&b, []byte(c.s), "", "  "); err != nil {
-			t.Fatal(err)
-		}
-		got := indentedSize(c.s)
-		if got < b.Len() || c.exact && got != b.Len() {
-			t.Errorf("indentedSize(%s) = %d, indented it is %d bytes", c.s, got, b.Len())
-		}
 	}
 }
 

@@ -1,12 +1,12 @@
 package resultcut
 
 import (
-	"bytes"
-	"encoding/json"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/legate-mcp/legate/internal/jsonindent"
 )
 
 // The document. What is kept of a cut result, and paged, is its text as
@@ -61,55 +61,14 @@ func documentOf(res *mcp.CallToolResult) document {
 	return d
 }
 
-// indented is t indented if it is a JSON object or array, and if
-// indenting it would not make it more than four times as long (and 1 MiB):
-// each line of indented JSON starts with two spaces per level it is
-// nested, so deep nesting grows quadratically (8 KB of nested brackets
-// indent to 32 MB), and such JSON is kept as it was written.
+// indented is t indented if it is a JSON object or array that indenting
+// does not blow up (jsonindent.Indent).
 func indented(t string) (string, bool) {
-	s := strings.TrimSpace(t)
-	if s == "" || s[0] != '{' && s[0] != '[' || !json.Valid([]byte(s)) || indentedSize(s) > 4*len(s)+1<<20 {
+	b, ok := jsonindent.Indent([]byte(t))
+	if !ok {
 		return t, false
 	}
-	var b bytes.Buffer
-	if json.Indent(&b, []byte(s), "", "  ") != nil {
-		return t, false
-	}
-	return b.String(), true
-}
-
-// indentedSize is at most how long s, valid JSON, is once indented by two
-// spaces a level: each bracket and comma may start a new line, indented
-// by its depth, and each colon gains a space.
-func indentedSize(s string) int {
-	n, depth, inString, escaped := len(s), 0, false, false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '{' || c == '[':
-			depth++
-			n += 1 + 2*depth
-		case c == '}' || c == ']':
-			depth--
-			n += 1 + 2*depth
-		case c == ',':
-			n += 1 + 2*depth
-		case c == ':':
-			n++
-		}
-	}
-	return n
+	return string(b), true
 }
 
 // capped is text cut to at most max bytes, at a line's end where one is
