@@ -112,7 +112,8 @@ func stem(w string) string {
 
 // compounds are words written with a hyphen or an underscore whose parts
 // alone say nothing (or are stop words: "to-do"), written as one.
-var compounds = strings.NewReplacer("to-do", "todo", "To-do", "Todo", "To-Do", "Todo", "to_do", "todo")
+var compounds = strings.NewReplacer("to-do", "todo", "To-do", "Todo", "To-Do", "Todo", "to_do", "todo",
+	"data-source", "datasource", "data_source", "datasource", "data source", "datasource", "Data source", "Datasource")
 
 // irregular holds the forms the stemmer would leave apart or bring
 // together wrongly.
@@ -195,11 +196,11 @@ var synonymGroups = [][]string{
 	{"user", "member", "person", "people", "account", "profile", "teammate", "colleague", "employee", "everyone", "who"},
 	{"page", "note", "wiki"},
 	{"email", "mail", "inbox", "gmail"},
-	{"database", "table", "sql", "schema"},
+	{"database", "table", "sql", "schema", "datasource"},
 	{"image", "picture", "photo", "screenshot", "illustration", "art", "drawing", "media"},
 	{"internet", "web", "online", "website", "site"},
 	{"browser", "web", "page", "website", "url", "tab"},
-	{"place", "location", "address", "venue", "nearby", "near", "nearest", "local", "around"},
+	{"place", "location", "address", "venue", "nearby", "near", "nearest", "local", "around", "spot"},
 	{"shop", "business", "store", "restaurant", "cafe", "pharmacy", "hotel", "place", "venue"},
 	{"customer", "client", "buyer"},
 	{"charge", "payment", "pay", "transaction", "paid"},
@@ -252,8 +253,8 @@ var phrasalVerbs = map[string]string{
 	"log in": "login", "sign in": "login", "log out": "logout", "sign out": "logout",
 	"find out": "find", "fill in": "fill", "fill out": "fill", "turn on": "enable", "turn off": "disable",
 	"shut down": "stop", "clean up": "delete", "write down": "note", "check out": "checkout",
-	"keep an eye": "monitor", "say back": "echo", "above sea level": "elevation", "open source": "repository",
-	"leave a note": "comment", "lined up": "schedule", "for later": "remember", "leave a comment": "comment", "going on": "history", "don t forget": "remind", "dont forget": "remind", "been saying": "history", "latest on": "news",
+	"keep an eye": "monitor", "say back": "echo", "above sea level": "elevation", "lat long": "coordinates", "lat and long": "coordinates", "lat lng": "coordinates", "lat and lng": "coordinates", "open source": "repository",
+	"leave a note": "comment", "lined up": "schedule", "for later": "remember", "leave a comment": "comment", "going on": "history", "don t forget": "remind", "dont forget": "remind", "been saying": "history", "latest on": "news", "what s in": "content",
 	"edit access": "share", "edit rights": "share", "view access": "share",
 	"give back": "refund", "pay back": "refund", "drop down": "dropdown", "to do": "todo",
 	"look for": "search", "hunt for": "search", "dig up": "search", "dig through": "search", "dig around": "search", "pull up": "show", "bring up": "show", "pull down": "download",
@@ -271,9 +272,9 @@ var (
 	urlPattern     = lazyRegexp(`\b(?:https?|ftp)://\S+|\bwww\.\S+`)
 	domainPattern  = lazyRegexp(`\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|dev|app|ai|co|edu|gov|info|biz|us|uk|de|fr|eu)\b(?:/\S*)?`)
 	emailPattern   = lazyRegexp(`\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b`)
-	filePattern    = lazyRegexp(`\b[\w-]+(?:\.[\w-]+)*\.(txt|md|markdown|json|ya?ml|toml|ini|csv|tsv|xlsx?|docx?|pdf|png|jpe?g|gif|svg|log|html?|xml|go|py|js|ts|java|rb|rs|c|h|cpp|sh|sql|zip|tar|gz|conf|cfg)\b`)
+	filePattern    = lazyRegexp(`\b(?:[\w.-]+/)*[\w-]+(?:\.[\w-]+)*\.(txt|md|markdown|json|ya?ml|toml|ini|csv|tsv|xlsx?|docx?|pdf|png|jpe?g|gif|svg|log|html?|xml|go|py|js|ts|java|rb|rs|c|h|cpp|sh|sql|zip|tar|gz|conf|cfg)\b`)
 	channelPattern = lazyRegexp(`(?:^|\s)#[a-z][\w-]*`)
-	numberPattern  = lazyRegexp(`(?:^|\s)#\d+\b`)
+	numberPattern  = lazyRegexp(`(?:^|\s)(?:[\w.-]+/[\w.-]+)?#\d+\b`)
 	emojiPattern   = lazyRegexp(`:[a-z][a-z0-9_+-]*:`)
 	latLngPattern  = lazyRegexp(`-?\b\d{1,3}\.\d+°?\s*[ns]?,\s*-?\d{1,3}\.\d+°?\s*[ew]?\b`)
 	mentionPattern = lazyRegexp(`(?:^|\s)@[a-z][\w.-]*`)
