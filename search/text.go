@@ -417,6 +417,14 @@ func queryWords(query string) []string {
 		}
 		out = append(out, ws[i])
 	}
+	// "the open pull requests", "is it still open": open as a state,
+	// not the verb (open a ticket, open a file).
+	for i, w := range out {
+		if w == "open" && i > 0 && !verbBefore[out[i-1]] &&
+			(i+1 < len(out) && trackedNouns[out[i+1]] || stateVerbs[out[i-1]] && slices.ContainsFunc(out, func(w string) bool { return trackedNouns[w] })) {
+			out[i] = "state"
+		}
+	}
 	// "where is the roadmap?" asks to find it.
 	if len(out) > 0 && (out[0] == "where" || out[0] == "wheres") {
 		out = append(out, "find")
@@ -568,6 +576,14 @@ var (
 )
 
 var verbBefore = set("and", "then", "to", "please", "you", "i", "we", "also", "just", "now", "first", "should", "must", "can", "could", "will", "would")
+
+// trackedNouns are the things "open" is the state of ("the open pull
+// requests", "which PRs are still open"), stateVerbs the words before it
+// as a state.
+var (
+	stateVerbs   = set("are", "is", "still", "remain", "remains", "stay", "stays")
+	trackedNouns = set("pull", "pulls", "pr", "prs", "issue", "issues", "ticket", "tickets", "bug", "bugs", "merge", "mr", "mrs", "incident", "incidents")
+)
 
 // questionWords open a request that asks rather than acts.
 var questionWords = set("what", "whats", "which", "who", "whose", "when", "where", "how", "is", "are", "did", "does", "do", "any", "was", "were")
