@@ -286,6 +286,7 @@ var (
 	dotfilePattern = lazyRegexp(`(?:^|\s)\.[a-z][a-z0-9_-]*(?:\.[a-z0-9]+)*\b/?`)
 	moneyPattern   = lazyRegexp(`[$€£]\s?\d[\d,.]*(?:\s*/\s*(?:mo|month|yr|year)\b)?`)
 	sizePattern    = lazyRegexp(`\b\d{2,5}\s*[x×]\s*\d{2,5}\b`)
+	hexPattern     = lazyRegexp(`\b[0-9a-f]{8,}(?:-[0-9a-f]{4,})*\b`)
 	stripePattern  = lazyRegexp(`\b(?:cus|sub|in|pi|ch|re|prod|price|dp|du|plink|pm|cs|po|acct|txn|evt|seti)_[a-z0-9]*[0-9][a-z0-9]*\b`)
 )
 
@@ -379,6 +380,16 @@ func queryWords(query string) []string {
 	if strings.ContainsRune(query, '/') {
 		query = dirPattern().ReplaceAllString(query, " path ")
 	}
+	// "page 8c1f2e4a5b6c…", "job 7f3c2a9e-1b4d-…": an id, whose letters
+	// and digits are no words.
+	if strings.ContainsAny(query, "0123456789") {
+		query = hexPattern().ReplaceAllStringFunc(query, func(id string) string {
+			if strings.IndexAny(id, "0123456789") < 0 || strings.IndexAny(id, "abcdef") < 0 {
+				return id
+			}
+			return " id "
+		})
+	}
 	if strings.ContainsRune(query, '#') {
 		query = channelPattern().ReplaceAllString(query, " channel ")
 		query = numberPattern().ReplaceAllString(query, " issue or pull request ")
@@ -424,6 +435,12 @@ func queryWords(query string) []string {
 			(i+1 < len(out) && trackedNouns[out[i+1]] || stateVerbs[out[i-1]] && slices.ContainsFunc(out, func(w string) bool { return trackedNouns[w] })) {
 			out[i] = "state"
 		}
+	}
+	// "every URL on docs.acme.com about webhooks", "just the links": a
+	// site's URLs asked for are URLs enumerated.
+	if slices.ContainsFunc(out, func(w string) bool { return w == "urls" || w == "links" }) &&
+		slices.ContainsFunc(out, func(w string) bool { return w == "every" || w == "all" || w == "list" || w == "which" || w == "what" }) {
+		out = append(out, "enumerate")
 	}
 	// "where is the roadmap?" asks to find it.
 	if len(out) > 0 && (out[0] == "where" || out[0] == "wheres") {
