@@ -254,7 +254,7 @@ var phrasalVerbs = map[string]string{
 	"find out": "find", "fill in": "fill", "fill out": "fill", "turn on": "enable", "turn off": "disable",
 	"shut down": "stop", "clean up": "delete", "write down": "note", "check out": "checkout",
 	"keep an eye": "monitor", "say back": "echo", "above sea level": "elevation", "lat long": "coordinates", "lat and long": "coordinates", "lat lng": "coordinates", "lat and lng": "coordinates", "open source": "repository",
-	"leave a note": "comment", "lined up": "schedule", "for later": "remember", "leave a comment": "comment", "going on": "history", "don t forget": "remind", "dont forget": "remind", "been saying": "history", "latest on": "news", "what s in": "content",
+	"leave a note": "comment", "lined up": "schedule", "for later": "remember", "from before": "remember", "leave a comment": "comment", "going on": "history", "don t forget": "remind", "dont forget": "remind", "been saying": "history", "latest on": "news", "what s in": "content",
 	"edit access": "share", "edit rights": "share", "view access": "share",
 	"give back": "refund", "pay back": "refund", "drop down": "dropdown", "to do": "todo",
 	"look for": "search", "hunt for": "search", "dig up": "search", "dig through": "search", "dig around": "search", "pull up": "show", "bring up": "show", "pull down": "download",
@@ -286,6 +286,7 @@ var (
 	dotfilePattern = lazyRegexp(`(?:^|\s)\.[a-z][a-z0-9_-]*(?:\.[a-z0-9]+)*\b/?`)
 	moneyPattern   = lazyRegexp(`[$€£]\s?\d[\d,.]*(?:\s*/\s*(?:mo|month|yr|year)\b)?`)
 	sizePattern    = lazyRegexp(`\b\d{2,5}\s*[x×]\s*\d{2,5}\b`)
+	branchPattern  = lazyRegexp(`\b(?:release|feature|hotfix|bugfix|fix|chore|feat|dev|develop)/[\w.-]+\b`)
 	hexPattern     = lazyRegexp(`\b[0-9a-f]{8,}(?:-[0-9a-f]{4,})*\b`)
 	stripePattern  = lazyRegexp(`\b(?:cus|sub|in|pi|ch|re|prod|price|dp|du|plink|pm|cs|po|acct|txn|evt|seti)_[a-z0-9]*[0-9][a-z0-9]*\b`)
 )
@@ -378,6 +379,7 @@ func queryWords(query string) []string {
 		})
 	}
 	if strings.ContainsRune(query, '/') {
+		query = branchPattern().ReplaceAllString(query, " branch ")
 		query = dirPattern().ReplaceAllString(query, " path ")
 	}
 	// "page 8c1f2e4a5b6c…", "job 7f3c2a9e-1b4d-…": an id, whose letters
