@@ -217,7 +217,7 @@ var synonymGroups = [][]string{
 	{"content", "text", "body", "contain"},
 	{"command", "shell", "terminal", "script", "program"},
 	{"machine", "host", "system", "server", "computer", "os"},
-	{"disk", "storage", "space"},
+	{"disk", "storage", "space", "drive"},
 	{"error", "exception", "failure", "crash", "broke", "broken", "red"},
 	{"environment", "variable", "setting", "configuration"},
 	{"commit", "change"},
@@ -226,6 +226,7 @@ var synonymGroups = [][]string{
 	{"geocode", "coordinate", "latitude", "longitude", "lat", "lng"},
 	{"elevation", "altitude", "height"},
 	{"select", "choose", "pick", "dropdown", "option"},
+	{"key", "keyboard", "keystroke", "escape", "esc", "shortcut"},
 	{"dialog", "alert", "popup", "modal", "confirm", "prompt"},
 	{"reaction", "emoji", "react"},
 	{"merge", "squash"},
@@ -258,7 +259,7 @@ var phrasalVerbs = map[string]string{
 	"edit access": "share", "edit rights": "share", "view access": "share",
 	"give back": "refund", "pay back": "refund", "drop down": "dropdown", "to do": "todo",
 	"look for": "search", "hunt for": "search", "dig up": "search", "dig through": "search", "dig around": "search", "pull up": "show", "bring up": "show", "pull down": "download",
-	"how far": "distance", "how long": "duration", "how big": "size", "how large": "size", "hold on": "wait", "laid out": "structure",
+	"how far": "distance", "out of room": "space", "room left": "space", "room is left": "space", "how long": "duration", "how big": "size", "how large": "size", "hold on": "wait", "laid out": "structure",
 	"to the bottom": "append", "at the bottom": "append", "to the end": "append", "at the end": "append",
 }
 
