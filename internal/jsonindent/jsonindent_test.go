@@ -64,3 +64,27 @@ func TestMarshal(t *testing.T) {
 		t.Errorf("Marshal = %q, %v", got, err)
 	}
 }
+
+// FuzzIndent: for any valid JSON, Size bounds what json.Indent writes,
+// and Indent either returns that indentation or the input unchanged.
+func FuzzIndent(f *testing.F) {
+	for _, s := range []string{`{"a":[1,{"b":"c\"]"}]}`, `[[],{}]`, " [ 1 , 2 ] ", `"x"`, strings.Repeat("[", 100) + strings.Repeat("]", 100)} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if !json.Valid(b) {
+			return
+		}
+		var want bytes.Buffer
+		if err := json.Indent(&want, bytes.TrimSpace(b), "", "  "); err != nil {
+			t.Fatal(err)
+		}
+		if n := jsonindent.Size(bytes.TrimSpace(b)); n < want.Len() {
+			t.Fatalf("Size = %d, below the %d bytes indented: %q", n, want.Len(), b)
+		}
+		got, ok := jsonindent.Indent(b)
+		if ok && !bytes.Equal(got, want.Bytes()) || !ok && !bytes.Equal(got, b) {
+			t.Fatalf("Indent(%q) = %q, %v", b, got, ok)
+		}
+	})
+}
