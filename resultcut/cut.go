@@ -86,6 +86,14 @@ type cutter struct {
 	pages         []int
 	kept          int // bytes of the document kept
 	truncated     bool
+	// decoded holds each JSON text decodeJSON read, by its text: a cut
+	// tries more than one budget, and decoding is half of a try.
+	decoded map[string]decodedJSON
+}
+
+type decodedJSON struct {
+	v   any
+	err error
 }
 
 // what a cut dropped, for the notice.
@@ -147,7 +155,7 @@ func (c *cutter) try(avail int) *mcp.CallToolResult {
 	forText, forStruct := share(avail, textTokens, structTokens)
 	var d dropped
 	if structTokens > forStruct {
-		b, jc, ok := trimJSON(raw, forStruct, !c.schema)
+		b, jc, ok := c.trimJSON(raw, forStruct, !c.schema)
 		out.StructuredContent, d.structured, d.noStruct = nil, jc, !ok
 		if ok {
 			out.StructuredContent = json.RawMessage(b)
@@ -160,7 +168,7 @@ func (c *cutter) try(avail int) *mcp.CallToolResult {
 	}
 	if len(units) == 1 {
 		if tc, ok := c.res.Content[units[0]].(*mcp.TextContent); ok {
-			if b, jc, ok := trimJSON([]byte(tc.Text), forText, true); ok && jc.any() {
+			if b, jc, ok := c.trimJSON([]byte(tc.Text), forText, true); ok && jc.any() {
 				d.json = jc
 				out.Content = make([]mcp.Content, 0, len(c.res.Content)+1)
 				for i, b0 := range c.res.Content {
@@ -196,16 +204,23 @@ func share(avail, t, s int) (forText, forStruct int) {
 
 // trimJSON trims the JSON b to budget tokens; ok is false if b is no JSON
 // object or array, or does not fit however trimmed.
-func trimJSON(b []byte, budget int, markers bool) ([]byte, jsonCut, bool) {
+func (c *cutter) trimJSON(b []byte, budget int, markers bool) ([]byte, jsonCut, bool) {
 	s := strings.TrimSpace(string(b))
 	if s == "" || s[0] != '{' && s[0] != '[' {
 		return nil, jsonCut{}, false
 	}
-	v, err := decodeJSON([]byte(s))
-	if err != nil {
+	d, ok := c.decoded[s]
+	if !ok {
+		d.v, d.err = decodeJSON([]byte(s))
+		if c.decoded == nil {
+			c.decoded = map[string]decodedJSON{}
+		}
+		c.decoded[s] = d
+	}
+	if d.err != nil {
 		return nil, jsonCut{}, false
 	}
-	return trimToFit(v, budget, markers)
+	return trimToFit(d.v, budget, markers)
 }
 
 // bare is the result with its media and the notice alone: what is left

@@ -50,27 +50,34 @@ func trimToFit(v any, budget int, markers bool) (out []byte, cut jsonCut, ok boo
 		b, err := json.Marshal(trim(v, k, l, markers, &c))
 		return b, c, err == nil && Tokens(string(b)) <= budget
 	}
-	for i, step := range ladder {
-		if out, cut, ok = try(step[0], step[1]); !ok {
-			continue
+	// The loosest step that fits. Each step cuts more than the one before
+	// it, so the steps that fit are the last ones: a binary search finds
+	// the first in four tries, rather than trying the loose ones, which
+	// cost the most (each is a near copy of the whole value), one by one.
+	i, hi := 0, len(ladder)
+	for i < hi {
+		mid := (i + hi) / 2
+		if b, c, fits := try(ladder[mid][0], ladder[mid][1]); fits {
+			hi, out, cut, ok = mid, b, c, true
+		} else {
+			i = mid + 1
 		}
-		if i == 0 {
-			return out, cut, true
-		}
-		// Between this step's item limit and the looser one before it,
-		// the most items that fit.
-		lo, hi := step[0], ladder[i-1][0]
-		for lo+1 < hi {
-			mid := (lo + hi) / 2
-			if b, c, fits := try(mid, step[1]); fits {
-				lo, out, cut = mid, b, c
-			} else {
-				hi = mid
-			}
-		}
-		return out, cut, true
 	}
-	return nil, jsonCut{}, false
+	if !ok || i == 0 {
+		return out, cut, ok
+	}
+	// Between this step's item limit and the looser one before it,
+	// the most items that fit.
+	lo, hi := ladder[i][0], ladder[i-1][0]
+	for lo+1 < hi {
+		mid := (lo + hi) / 2
+		if b, c, fits := try(mid, ladder[i][1]); fits {
+			lo, out, cut = mid, b, c
+		} else {
+			hi = mid
+		}
+	}
+	return out, cut, true
 }
 
 // trim is v with arrays longer than k and strings longer than l bytes cut
