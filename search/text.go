@@ -255,7 +255,7 @@ var phrasalVerbs = map[string]string{
 	"find out": "find", "fill in": "fill", "fill out": "fill", "turn on": "enable", "turn off": "disable",
 	"shut down": "stop", "clean up": "delete", "write down": "note", "check out": "checkout",
 	"keep an eye": "monitor", "say back": "echo", "above sea level": "elevation", "lat long": "coordinates", "lat and long": "coordinates", "lat lng": "coordinates", "lat and lng": "coordinates", "open source": "repository",
-	"leave a note": "comment", "lined up": "schedule", "for later": "remember", "from before": "remember", "leave a comment": "comment", "going on": "history", "don t forget": "remind", "dont forget": "remind", "been saying": "history", "latest on": "news", "what s in": "content",
+	"leave a note": "comment", "lined up": "schedule", "for later": "remember", "from before": "remember", "leave a comment": "comment", "going on": "history", "don t forget": "remind", "dont forget": "remind", "been saying": "history", "latest on": "news", "what s in": "content", "what s inside": "content", "checkout url": "payment link", "checkout link": "payment link",
 	"edit access": "share", "edit rights": "share", "view access": "share",
 	"give back": "refund", "pay back": "refund", "drop down": "dropdown", "to do": "todo",
 	"look for": "search", "hunt for": "search", "dig up": "search", "dig through": "search", "dig around": "search", "pull up": "show", "bring up": "show", "pull down": "download",
@@ -270,26 +270,27 @@ var phrasalVerbs = map[string]string{
 // not as the package initialises: every binary links this package, and
 // most processes never search (they took 4,000 allocations at every start).
 var (
-	urlPattern     = lazyRegexp(`\b(?:https?|ftp)://\S+|\bwww\.\S+`)
-	domainPattern  = lazyRegexp(`\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|dev|app|ai|co|edu|gov|info|biz|us|uk|de|fr|eu)\b(?:/\S*)?`)
-	emailPattern   = lazyRegexp(`\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b`)
-	filePattern    = lazyRegexp(`\b(?:[\w.-]+/)*[\w-]+(?:\.[\w-]+)*\.(txt|md|markdown|json|ya?ml|toml|ini|csv|tsv|xlsx?|docx?|pdf|png|jpe?g|gif|svg|log|html?|xml|go|py|js|ts|java|rb|rs|c|h|cpp|sh|sql|zip|tar|gz|conf|cfg)\b`)
-	channelPattern = lazyRegexp(`(?:^|\s)#[a-z][\w-]*`)
-	numberPattern  = lazyRegexp(`(?:^|\s)(?:[\w.-]+/[\w.-]+)?#\d+\b`)
-	emojiPattern   = lazyRegexp(`:[a-z][a-z0-9_+-]*:`)
-	latLngPattern  = lazyRegexp(`-?\b\d{1,3}\.\d+°?\s*[ns]?,\s*-?\d{1,3}\.\d+°?\s*[ew]?\b`)
-	mentionPattern = lazyRegexp(`(?:^|\s)@[a-z][\w.-]*`)
-	rangePattern   = lazyRegexp(`\b[a-z]{1,3}[0-9]+:[a-z]{1,3}[0-9]+\b`)
-	dirPattern     = lazyRegexp(`(?:^|\s)(?:~|\.\.?)?/(?:[\w.-]+/)*|\b[\w.-]+/[\w.-]+/(?:[\w.-]+/)*`)
-	codePattern    = lazyRegexp(`\b\w*[a-z][A-Z]\w*\.\w+|\b\w+\.\w*[a-z][A-Z]\w*|\b\w+\(\)`)
-	methodPattern  = lazyRegexp(`\b(?:GET|POST|PUT|PATCH|DELETE|HEAD)\s+(?:/|https?://)`)
-	sumPattern     = lazyRegexp(`\d\s*[+*×÷]\s*\d|\badd\s+-?\d[\d,.]*\s+(?:and|to)\s+-?\d|\d\s+plus\s+-?\d`)
-	dotfilePattern = lazyRegexp(`(?:^|\s)\.[a-z][a-z0-9_-]*(?:\.[a-z0-9]+)*\b/?`)
-	moneyPattern   = lazyRegexp(`[$€£]\s?\d[\d,.]*(?:\s*/\s*(?:mo|month|yr|year)\b)?`)
-	sizePattern    = lazyRegexp(`\b\d{2,5}\s*[x×]\s*\d{2,5}\b`)
-	branchPattern  = lazyRegexp(`\b(?:release|feature|hotfix|bugfix|fix|chore|feat|dev|develop)/[\w.-]+\b`)
-	hexPattern     = lazyRegexp(`\b[0-9a-f]{8,}(?:-[0-9a-f]{4,})*\b`)
-	stripePattern  = lazyRegexp(`\b(?:cus|sub|in|pi|ch|re|prod|price|dp|du|plink|pm|cs|po|acct|txn|evt|seti)_[a-z0-9]*[0-9][a-z0-9]*\b`)
+	urlPattern       = lazyRegexp(`\b(?:https?|ftp)://\S+|\bwww\.\S+`)
+	domainPattern    = lazyRegexp(`\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|dev|app|ai|co|edu|gov|info|biz|us|uk|de|fr|eu)\b(?:/\S*)?`)
+	emailPattern     = lazyRegexp(`\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b`)
+	filePattern      = lazyRegexp(`\b(?:[\w.-]+/)*[\w-]+(?:\.[\w-]+)*\.(txt|md|markdown|json|ya?ml|toml|ini|csv|tsv|xlsx?|docx?|pdf|png|jpe?g|gif|svg|log|html?|xml|go|py|js|ts|java|rb|rs|c|h|cpp|sh|sql|zip|tar|gz|conf|cfg)\b`)
+	channelPattern   = lazyRegexp(`(?:^|\s)#[a-z][\w-]*`)
+	numberPattern    = lazyRegexp(`(?:^|\s)(?:[\w.-]+/[\w.-]+)?#\d+\b`)
+	emojiPattern     = lazyRegexp(`:[a-z][a-z0-9_+-]*:`)
+	latLngPattern    = lazyRegexp(`-?\b\d{1,3}\.\d+°?\s*[ns]?,\s*-?\d{1,3}\.\d+°?\s*[ew]?\b`)
+	mentionPattern   = lazyRegexp(`(?:^|\s)@[a-z][\w.-]*`)
+	rangePattern     = lazyRegexp(`\b[a-z]{1,3}[0-9]+:[a-z]{1,3}[0-9]+\b`)
+	dirPattern       = lazyRegexp(`(?:^|\s)(?:~|\.\.?)?/(?:[\w.-]+/)*|\b[\w.-]+/[\w.-]+/(?:[\w.-]+/)*`)
+	codePattern      = lazyRegexp(`\b\w*[a-z][A-Z]\w*\.\w+|\b\w+\.\w*[a-z][A-Z]\w*|\b\w+\(\)`)
+	apiMethodPattern = lazyRegexp(`\b(?:GET|POST|PUT|PATCH|DELETE)\b`)
+	methodPattern    = lazyRegexp(`\b(?:GET|POST|PUT|PATCH|DELETE|HEAD)\s+(?:/|https?://)`)
+	sumPattern       = lazyRegexp(`\d\s*[+*×÷]\s*\d|\badd\s+-?\d[\d,.]*\s+(?:and|to)\s+-?\d|\d\s+plus\s+-?\d`)
+	dotfilePattern   = lazyRegexp(`(?:^|\s)\.[a-z][a-z0-9_-]*(?:\.[a-z0-9]+)*\b/?`)
+	moneyPattern     = lazyRegexp(`[$€£]\s?\d[\d,.]*(?:\s*/\s*(?:mo|month|yr|year)\b)?`)
+	sizePattern      = lazyRegexp(`\b\d{2,5}\s*[x×]\s*\d{2,5}\b`)
+	branchPattern    = lazyRegexp(`\b(?:release|feature|hotfix|bugfix|fix|chore|feat|dev|develop)/[\w.-]+\b`)
+	hexPattern       = lazyRegexp(`\b[0-9a-f]{8,}(?:-[0-9a-f]{4,})*\b`)
+	stripePattern    = lazyRegexp(`\b(?:cus|sub|in|pi|ch|re|prod|price|dp|du|plink|pm|cs|po|acct|txn|evt|seti)_[a-z0-9]*[0-9][a-z0-9]*\b`)
 )
 
 // stripeKinds are the objects Stripe's ids name by their prefix
@@ -334,7 +335,8 @@ var fileKinds = map[string]string{
 // navigated to, its phrasal verbs as one word.
 func queryWords(query string) []string {
 	var extra []string
-	if strings.ContainsRune(query, '/') && methodPattern().MatchString(query) {
+	if strings.ContainsRune(query, '/') && methodPattern().MatchString(query) ||
+		(strings.Contains(query, "API") || strings.Contains(query, "api")) && apiMethodPattern().MatchString(query) {
 		extra = append(extra, "http", "request")
 	}
 	// "where do we call legacyAuth.verifyToken?": a name as code writes
@@ -444,6 +446,11 @@ func queryWords(query string) []string {
 	if slices.ContainsFunc(out, func(w string) bool { return w == "urls" || w == "links" }) &&
 		slices.ContainsFunc(out, func(w string) bool { return w == "every" || w == "all" || w == "list" || w == "which" || w == "what" }) {
 		out = append(out, "enumerate")
+	}
+	// "the README of torvalds/linux", "our Dockerfile": files known by
+	// name, without an extension.
+	if slices.ContainsFunc(out, func(w string) bool { return namedFiles[w] }) {
+		out = append(out, "file")
 	}
 	// "where is the roadmap?" asks to find it.
 	if len(out) > 0 && (out[0] == "where" || out[0] == "wheres") {
@@ -604,6 +611,9 @@ var (
 	stateVerbs   = set("are", "is", "still", "remain", "remains", "stay", "stays")
 	trackedNouns = set("pull", "pulls", "pr", "prs", "issue", "issues", "ticket", "tickets", "bug", "bugs", "merge", "mr", "mrs", "incident", "incidents")
 )
+
+// namedFiles are files known by their name alone.
+var namedFiles = set("readme", "dockerfile", "makefile", "changelog", "procfile", "jenkinsfile", "gemfile", "vagrantfile", "codeowners")
 
 // questionWords open a request that asks rather than acts.
 var questionWords = set("what", "whats", "which", "who", "whose", "when", "where", "how", "is", "are", "did", "does", "do", "any", "was", "were")
