@@ -289,6 +289,7 @@ var (
 	moneyPattern     = lazyRegexp(`[$€£]\s?\d[\d,.]*(?:\s*/\s*(?:mo|month|yr|year)\b)?`)
 	sizePattern      = lazyRegexp(`\b\d{2,5}\s*[x×]\s*\d{2,5}\b`)
 	branchPattern    = lazyRegexp(`\b(?:release|feature|hotfix|bugfix|fix|chore|feat|dev|develop)/[\w.-]+\b`)
+	envNamePattern   = lazyRegexp(`\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b`)
 	hexPattern       = lazyRegexp(`\b[0-9a-f]{8,}(?:-[0-9a-f]{4,})*\b`)
 	stripePattern    = lazyRegexp(`\b(?:cus|sub|in|pi|ch|re|prod|price|dp|du|plink|pm|cs|po|acct|txn|evt|seti)_[a-z0-9]*[0-9][a-z0-9]*\b`)
 )
@@ -338,6 +339,11 @@ func queryWords(query string) []string {
 	if strings.ContainsRune(query, '/') && methodPattern().MatchString(query) ||
 		(strings.Contains(query, "API") || strings.Contains(query, "api")) && apiMethodPattern().MatchString(query) {
 		extra = append(extra, "http", "request")
+	}
+	// "DATABASE_URL and STRIPE_KEY": a name in capitals and underscores
+	// is a variable's, not words.
+	if strings.ContainsRune(query, '_') {
+		query = envNamePattern().ReplaceAllString(query, " variable ")
 	}
 	// "where do we call legacyAuth.verifyToken?": a name as code writes
 	// it (camelCase beside a dot, a call) is code's.
