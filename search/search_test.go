@@ -124,14 +124,14 @@ func TestTiesKeepOrder(t *testing.T) {
 
 func TestQueryWords(t *testing.T) {
 	for in, want := range map[string][]string{
-		"Set up a repo, then look up the docs":  {"setup", "a", "repo", "then", "lookup", "the", "docs"},
+		"Set up a repo, then look up the docs":  {"setup", "a", "repo", "and", "then", "lookup", "the", "docs"},
 		"get rid of the temp file":              {"delete", "the", "temp", "file"},
 		"reset upload asset update":             {"reset", "upload", "asset", "update"},
 		"open https://example.com/a?b=c now":    {"open", "url", "now"},
 		"mail bob@example.com the notes.txt":    {"mail", "email", "the", "text", "file", "send"},
 		"the mail from bob":                     {"the", "mail", "from", "bob"},
 		"what is at 48.8584, 2.2945?":           {"what", "is", "at", "coordinates"},
-		"how far is it, at 40.7 N, 74.0 W":      {"distance", "is", "it", "at", "coordinates"},
+		"how far is it, at 40.7 N, 74.0 W":      {"distance", "is", "it", "and", "at", "coordinates"},
 		"give back the charge":                  {"refund", "the", "charge"},
 		"add a to-do to the bottom of it":       {"add", "a", "todo", "append", "of", "it"},
 		"post in #general to @alice":            {"post", "in", "channel", "to", "user"},
@@ -167,7 +167,7 @@ func TestQueryWords(t *testing.T) {
 		"does it say 'sold out' anywhere?":      {"does", "it", "say", "sold", "out", "anywhere", "find", "text"},
 		"in nginx/site.conf change it":          {"in", "file", "change", "it"},
 		"read me acme/api#915":                  {"read", "me", "issue", "or", "pull", "request"},
-		"list the open PRs, then open a ticket": {"list", "the", "state", "prs", "then", "open", "a", "ticket"},
+		"list the open PRs, then open a ticket": {"list", "the", "state", "prs", "and", "then", "open", "a", "ticket"},
 		"which PRs are still open?":             {"which", "prs", "are", "still", "state"},
 		"lat/long of the Louvre":                {"coordinates", "of", "the", "louvre"},
 		"point the browser at https://a.io/x":   {"point", "the", "browser", "at", "url", "navigate"},

@@ -422,6 +422,9 @@ func queryWords(query string) []string {
 		}
 		query = b.String()
 	}
+	// "…got fixed by yesterday's deploy, close it out": a clause opens
+	// with a verb's place, as after "and".
+	query = clauseBreaks(query)
 	ws := words(query)
 	out := ws[:0]
 	for i := 0; i < len(ws); i++ {
@@ -617,6 +620,25 @@ var (
 	stateVerbs   = set("are", "is", "still", "remain", "remains", "stay", "stays")
 	trackedNouns = set("pull", "pulls", "pr", "prs", "issue", "issues", "ticket", "tickets", "bug", "bugs", "merge", "mr", "mrs", "incident", "incidents")
 )
+
+// clauseBreaks is q with an "and" where two clauses meet: at a comma, a
+// semicolon or a dash, and at a sentence's end (a full stop after a word,
+// not the dot of ". file" left where a path was read).
+func clauseBreaks(q string) string {
+	if !strings.ContainsAny(q, ",;.—–") {
+		return q
+	}
+	var b strings.Builder
+	for i := 0; i < len(q); i++ {
+		c := q[i]
+		if (c == ',' || c == ';' || c == '.' && i > 0 && q[i-1] != ' ') && i+1 < len(q) && q[i+1] == ' ' {
+			b.WriteString(" and")
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return strings.NewReplacer(" — ", " and ", " – ", " and ").Replace(b.String())
+}
 
 // namedFiles are files known by their name alone.
 var namedFiles = set("readme", "dockerfile", "makefile", "changelog", "procfile", "jenkinsfile", "gemfile", "vagrantfile", "codeowners")
