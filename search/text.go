@@ -625,20 +625,37 @@ var (
 // semicolon or a dash, and at a sentence's end (a full stop after a word,
 // not the dot of ". file" left where a path was read).
 func clauseBreaks(q string) string {
-	if !strings.ContainsAny(q, ",;.—–") {
-		return q
-	}
-	var b strings.Builder
-	for i := 0; i < len(q); i++ {
+	isBreak := func(i int) bool {
 		c := q[i]
-		if (c == ',' || c == ';' || c == '.' && i > 0 && q[i-1] != ' ') && i+1 < len(q) && q[i+1] == ' ' {
-			b.WriteString(" and")
-			continue
-		}
-		b.WriteByte(c)
+		return (c == ',' || c == ';' || c == '.' && i > 0 && q[i-1] != ' ') && i+1 < len(q) && q[i+1] == ' '
 	}
-	return strings.NewReplacer(" — ", " and ", " – ", " and ").Replace(b.String())
+	first := -1
+	for i := range len(q) {
+		if isBreak(i) {
+			first = i
+			break
+		}
+	}
+	if first >= 0 {
+		b := make([]byte, 0, len(q)+16)
+		b = append(b, q[:first]...)
+		for i := first; i < len(q); i++ {
+			if isBreak(i) {
+				b = append(b, " and"...)
+			} else {
+				b = append(b, q[i])
+			}
+		}
+		q = string(b)
+	}
+	if strings.Contains(q, " — ") || strings.Contains(q, " – ") {
+		q = dashes.Replace(q)
+	}
+	return q
 }
+
+// dashes are the dashes between clauses.
+var dashes = strings.NewReplacer(" — ", " and ", " – ", " and ")
 
 // namedFiles are files known by their name alone.
 var namedFiles = set("readme", "dockerfile", "makefile", "changelog", "procfile", "jenkinsfile", "gemfile", "vagrantfile", "codeowners")
