@@ -456,6 +456,11 @@ func queryWords(query string) []string {
 		slices.ContainsFunc(out, func(w string) bool { return w == "every" || w == "all" || w == "list" || w == "which" || w == "what" }) {
 		out = append(out, "enumerate")
 	}
+	// "read a.yaml, b.yaml and c.yaml together": three files or more
+	// named are several files.
+	if n := strings.Count(" "+strings.Join(out, " ")+" ", " file "); n >= 3 {
+		out = append(out, "multiple")
+	}
 	// "the README of torvalds/linux", "our Dockerfile": files known by
 	// name, without an extension.
 	if slices.ContainsFunc(out, func(w string) bool { return namedFiles[w] }) {
