@@ -51,7 +51,7 @@ func locate(doc *yaml.Node, errs []error) error {
 	}
 	out := make([]*Error, len(errs))
 	for i, err := range errs {
-		out[i] = &Error{Line: lineOf(idx, keyPath(err)), Err: err}
+		out[i] = &Error{Line: lineOf(idx, linePath(err)), Err: err}
 	}
 	slices.SortStableFunc(out, func(a, b *Error) int {
 		return cmp.Compare(lineOrLast(a.Line), lineOrLast(b.Line))
@@ -94,6 +94,20 @@ func keyPath(err error) string {
 	}
 	p, _, ok := strings.Cut(err.Error(), ": ")
 	if !ok || strings.ContainsAny(p, " \t\n") {
+		return ""
+	}
+	return p
+}
+
+// linePath is the key path to find err's line by: its keyPath, or, for a
+// path whose last key holds a space (`header_env.X API: …`), the path up to
+// that space, whose line lineOf finds from the keys above it.
+func linePath(err error) string {
+	if p := keyPath(err); p != "" {
+		return p
+	}
+	p, _, _ := strings.Cut(err.Error(), " ")
+	if !strings.ContainsAny(p, ".[") {
 		return ""
 	}
 	return p
