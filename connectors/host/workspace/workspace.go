@@ -167,14 +167,21 @@ func (j *Jail) OpenRead(p string) (*os.File, fs.FileInfo, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	f, err := root.OpenFile(r, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	return openRegular(root, r, p, "read", os.O_RDONLY, 0)
+}
+
+// openRegular opens r of root non-blocking (a FIFO planted there cannot
+// hold the call) and checks on the open descriptor that it is a regular
+// file; p names it in errors, op says what was being done.
+func openRegular(root *os.Root, r, p, op string, flag int, perm os.FileMode) (*os.File, fs.FileInfo, error) {
+	f, err := root.OpenFile(r, flag|syscall.O_NONBLOCK, perm)
 	if err != nil {
-		return nil, nil, FSError("read", p, err)
+		return nil, nil, FSError(op, p, err)
 	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, nil, FSError("read", p, err)
+		return nil, nil, FSError(op, p, err)
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
@@ -198,18 +205,9 @@ func (j *Jail) OpenWrite(r, p string, flag int) (*os.File, bool, error) {
 	if _, err := root.Lstat(r); errors.Is(err, fs.ErrNotExist) {
 		created = true
 	}
-	f, err := root.OpenFile(r, flag|syscall.O_NONBLOCK, 0o644)
+	f, st, err := openRegular(root, r, p, "write", flag, 0o644)
 	if err != nil {
-		return nil, false, FSError("write", p, err)
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, false, FSError("write", p, err)
-	}
-	if !st.Mode().IsRegular() {
-		f.Close()
-		return nil, false, legate.Errorf(legate.CodeInvalidArgument, "host: %s is not a regular file", p)
+		return nil, false, err
 	}
 	if n, ok := links(st); ok && n > 1 {
 		f.Close()
