@@ -24,6 +24,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -53,7 +54,7 @@ type Options struct {
 	// allow_private_networks setting.
 	AllowPrivate bool
 	// Timeout bounds a whole request, reading the body included; zero means
-	// DefaultTimeout.
+	// DefaultTimeout. A request whose context ends sooner is bounded by it.
 	Timeout time.Duration
 	// MaxRedirects is how many redirects are followed; zero means
 	// DefaultMaxRedirects, a negative value follows none (the 3xx response
@@ -114,11 +115,58 @@ func NewClient(opts Options) *http.Client {
 		ExpectContinueTimeout: 1 * time.Second,
 		TLSClientConfig:       &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: opts.RootCAs},
 	}
-	return &http.Client{
+	client := &http.Client{
 		Transport:     spans.Transport(transport), // traceparent, within a traced call
 		Timeout:       timeout,
 		CheckRedirect: g.checkRedirect,
 	}
+	if opts.MaxRedirects < 0 {
+		// One request is one round trip, so the transport can bound it
+		// instead of the client: Client.Timeout starts a goroutine, a timer
+		// and a channel for every request, even one whose context ends
+		// sooner (each attempt of the SaaS kit).
+		client.Transport = bounded{client.Transport, timeout}
+		client.Timeout = 0
+	}
+	return client
+}
+
+// bounded gives each request at most timeout, reading its body included,
+// as http.Client.Timeout does for a client that follows no redirects: a
+// request whose context ends within timeout is sent as it is; any other
+// gets a context that ends then and is cancelled when its body is closed.
+type bounded struct {
+	base    http.RoundTripper
+	timeout time.Duration
+}
+
+func (b bounded) RoundTrip(req *http.Request) (*http.Response, error) {
+	end := time.Now().Add(b.timeout)
+	if d, ok := req.Context().Deadline(); ok && !d.After(end) {
+		return b.base.RoundTrip(req)
+	}
+	ctx, cancel := context.WithDeadline(req.Context(), end)
+	resp, err := b.base.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+func (b bounded) Unwrap() http.RoundTripper { return b.base }
+
+// cancelOnClose ends a bounded request's context once its body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.cancel()
+	return err
 }
 
 type guard struct {

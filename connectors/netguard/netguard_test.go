@@ -386,6 +386,67 @@ func TestNoProxyFromEnvironment(t *testing.T) {
 	}
 }
 
+// TestTimeoutWithoutRedirects: a client that follows no redirects bounds
+// each request in its transport instead of with http.Client.Timeout, and
+// still ends one that is slow to answer or slow to send its body, as a
+// timeout; a request whose context ends sooner is bounded by that.
+func TestTimeoutWithoutRedirects(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow-body" {
+			w.Write([]byte("first"))
+			w.(http.Flusher).Flush()
+		}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	opts := netguard.WithAllowAddr(netguard.Options{Timeout: 200 * time.Millisecond, MaxRedirects: -1}, func(netip.AddrPort) bool { return true })
+	client := netguard.NewClient(opts)
+	if client.Timeout != 0 {
+		t.Fatalf("Client.Timeout = %v; want the transport to bound each request", client.Timeout)
+	}
+	timedOut := func(err error) bool {
+		var ne net.Error
+		return errors.As(err, &ne) && ne.Timeout()
+	}
+
+	start := time.Now()
+	_, err := client.Get(srv.URL + "/slow-headers")
+	if !timedOut(err) || time.Since(start) > 5*time.Second {
+		t.Errorf("slow headers: err %v after %v; want a timeout after 200ms", err, time.Since(start))
+	}
+
+	start = time.Now()
+	resp, err := client.Get(srv.URL + "/slow-body")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !timedOut(err) || time.Since(start) > 5*time.Second {
+		t.Errorf("slow body: err %v after %v; want a timeout after 200ms", err, time.Since(start))
+	}
+
+	// A context ending sooner than the timeout is the request's bound.
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/slow-headers", nil)
+	start = time.Now()
+	if _, err := client.Do(req); !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 150*time.Millisecond*10 {
+		t.Errorf("context deadline: err %v after %v", err, time.Since(start))
+	}
+
+	// A client that follows redirects keeps Client.Timeout, which bounds
+	// the whole chain.
+	if c := netguard.NewClient(netguard.Options{Timeout: time.Second}); c.Timeout != time.Second {
+		t.Errorf("redirecting client: Timeout = %v; want 1s", c.Timeout)
+	}
+}
+
 func TestCheckHost(t *testing.T) {
 	tests := map[string]struct {
 		host    string
@@ -494,4 +555,39 @@ func TestAllowHosts(t *testing.T) {
 		})
 	}
 	c.zero(t)
+}
+
+// BenchmarkGetWithDeadline: a GET whose context has a deadline (as each
+// attempt of the SaaS kit has), through a client that follows no
+// redirects: bounded in the transport (what NewClient builds) against
+// http.Client.Timeout (what it built before).
+func BenchmarkGetWithDeadline(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"ok":true}`))
+	}))
+	defer srv.Close()
+	opts := netguard.WithAllowAddr(netguard.Options{Timeout: 30 * time.Second, MaxRedirects: -1}, func(netip.AddrPort) bool { return true })
+	bounded := netguard.NewClient(opts)
+	timed := *bounded
+	timed.Transport = bounded.Transport.(interface{ Unwrap() http.RoundTripper }).Unwrap()
+	timed.Timeout = 30 * time.Second
+	for _, c := range []struct {
+		name   string
+		client *http.Client
+	}{{"transport", bounded}, {"client-timeout", &timed}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+				resp, err := c.client.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				cancel()
+			}
+		})
+	}
 }
