@@ -250,7 +250,7 @@ func sameText(stored, posted string) bool {
 // findPost looks for the message match tells in channel (or in the
 // thread of threadTS), posted since since: the post of an earlier attempt.
 func (c *base) findPost(ctx context.Context, token, channel, threadTS string, match func(slack.Message) bool, since time.Time) (*slack.Message, error) {
-	api := c.client(token)
+	api := c.reads(token)
 	oldest := strconv.FormatInt(since.Unix(), 10)
 	cursor := ""
 	// The channel's history comes newest first, and a lost post is

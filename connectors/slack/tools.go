@@ -82,7 +82,7 @@ func (c *Connector) listChannels(ctx context.Context, call *connectors.Call, in 
 	}
 	var out saas.List[model.Channel]
 	err = c.kit.Read(ctx, call, func(ctx context.Context, token string) error {
-		chans, next, err := c.client(token).GetConversationsContext(ctx, &slack.GetConversationsParameters{
+		chans, next, err := c.reads(token).GetConversationsContext(ctx, &slack.GetConversationsParameters{
 			Cursor: p.Token, Limit: p.Size, Types: c.channelTypes(), ExcludeArchived: !in.IncludeArchived})
 		if err != nil {
 			return mapError(ctx, err)
@@ -171,7 +171,7 @@ func (c *Connector) readThread(ctx context.Context, call *connectors.Call, in *r
 // page reads one page of channel's history, or of the thread of
 // threadTS.
 func (c *Connector) page(ctx context.Context, call *connectors.Call, token, channel, threadTS string, p saas.Paging) (saas.List[model.Message], error) {
-	api := c.client(token)
+	api := c.reads(token)
 	var msgs []slack.Message
 	var next string
 	if threadTS == "" {
