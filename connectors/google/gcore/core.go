@@ -163,10 +163,7 @@ func (h *held) client(c *Core) *http.Client {
 
 func (h *held) clientLocked(c *Core) *http.Client {
 	if h.hc == nil {
-		hc := *c.HTTP
-		// The kit bounds each attempt by its context (timeout): the client's
-		// own timer would only add a goroutine and a timer per request.
-		hc.Timeout = 0
+		hc := *c.HTTP // its transport bounds each request; no Client.Timeout
 		hc.Transport = &oauth2.Transport{Source: oauth2.StaticTokenSource(&oauth2.Token{AccessToken: h.access, TokenType: "Bearer"}),
 			Base: capped{c.HTTP.Transport}}
 		h.hc = &hc
