@@ -182,7 +182,7 @@ func (c *Connector) unreadOf(ctx context.Context, call *connectors.Call, token, 
 	}
 	u := &unread{Unread: ch.UnreadCountDisplay}
 	if u.Unread == 0 {
-		resp, err := api.GetConversationHistoryContext(ctx, &slack.GetConversationHistoryParameters{ChannelID: id, Oldest: ch.LastRead, Limit: maxUnreadCount})
+		resp, err := c.reads(token).GetConversationHistoryContext(ctx, &slack.GetConversationHistoryParameters{ChannelID: id, Oldest: ch.LastRead, Limit: maxUnreadCount})
 		if err != nil {
 			return nil, mapError(ctx, err)
 		}
