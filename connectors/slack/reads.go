@@ -64,21 +64,7 @@ func (r reads) GetConversationsContext(ctx context.Context, p *slack.GetConversa
 
 // GetConversationHistoryContext is slack-go's method of the same name.
 func (r reads) GetConversationHistoryContext(ctx context.Context, p *slack.GetConversationHistoryParameters) (*slack.GetConversationHistoryResponse, error) {
-	values := url.Values{"token": {r.token}, "channel": {p.ChannelID}}
-	if p.Cursor != "" {
-		values.Add("cursor", p.Cursor)
-	}
-	values.Add("inclusive", flag(p.Inclusive))
-	if p.Latest != "" {
-		values.Add("latest", p.Latest)
-	}
-	if p.Limit != 0 {
-		values.Add("limit", strconv.Itoa(p.Limit))
-	}
-	if p.Oldest != "" {
-		values.Add("oldest", p.Oldest)
-	}
-	values.Add("include_all_metadata", flag(p.IncludeAllMetadata))
+	values := r.messages(url.Values{"channel": {p.ChannelID}}, p.Cursor, p.Latest, p.Oldest, p.Limit, p.Inclusive, p.IncludeAllMetadata)
 	out := &slack.GetConversationHistoryResponse{}
 	if err := r.post(ctx, "conversations.history", values, out); err != nil {
 		return nil, err
@@ -88,21 +74,7 @@ func (r reads) GetConversationHistoryContext(ctx context.Context, p *slack.GetCo
 
 // GetConversationRepliesContext is slack-go's method of the same name.
 func (r reads) GetConversationRepliesContext(ctx context.Context, p *slack.GetConversationRepliesParameters) ([]slack.Message, bool, string, error) {
-	values := url.Values{"token": {r.token}, "channel": {p.ChannelID}, "ts": {p.Timestamp}}
-	if p.Cursor != "" {
-		values.Add("cursor", p.Cursor)
-	}
-	if p.Latest != "" {
-		values.Add("latest", p.Latest)
-	}
-	if p.Limit != 0 {
-		values.Add("limit", strconv.Itoa(p.Limit))
-	}
-	if p.Oldest != "" {
-		values.Add("oldest", p.Oldest)
-	}
-	values.Add("inclusive", flag(p.Inclusive))
-	values.Add("include_all_metadata", flag(p.IncludeAllMetadata))
+	values := r.messages(url.Values{"channel": {p.ChannelID}, "ts": {p.Timestamp}}, p.Cursor, p.Latest, p.Oldest, p.Limit, p.Inclusive, p.IncludeAllMetadata)
 	var out struct {
 		slack.SlackResponse
 		HasMore bool `json:"has_more"`
@@ -115,6 +87,27 @@ func (r reads) GetConversationRepliesContext(ctx context.Context, p *slack.GetCo
 		return nil, false, "", err
 	}
 	return out.Messages, out.HasMore, out.Meta.NextCursor, out.Err()
+}
+
+// messages adds to values the token and the options of a page of
+// messages, as slack-go's history and replies methods send them.
+func (r reads) messages(values url.Values, cursor, latest, oldest string, limit int, inclusive, metadata bool) url.Values {
+	values.Set("token", r.token)
+	if cursor != "" {
+		values.Set("cursor", cursor)
+	}
+	if latest != "" {
+		values.Set("latest", latest)
+	}
+	if limit != 0 {
+		values.Set("limit", strconv.Itoa(limit))
+	}
+	if oldest != "" {
+		values.Set("oldest", oldest)
+	}
+	values.Set("inclusive", flag(inclusive))
+	values.Set("include_all_metadata", flag(metadata))
+	return values
 }
 
 func flag(b bool) string {
