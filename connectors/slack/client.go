@@ -220,10 +220,6 @@ func hasMarker(m slack.Message, marker string) bool {
 	return m.Metadata.EventType == metadataEvent && m.Metadata.EventPayload[metadataKey] == marker
 }
 
-// findPages bounds the history read looking for a lost post;
-// findFirstPage is the size of the first page of a channel's.
-const findPages, findFirstPage = 5, 20
-
 // isPost returns the test that tells the post of an earlier attempt: its
 // marker when markers are on, else the same text by the token's own
 // account (its user, or its bot).
@@ -245,47 +241,6 @@ func (c *base) isPost(ctx context.Context, token, text, marker string) (func(sla
 // < and > that are not part of a link or mention.
 func sameText(stored, posted string) bool {
 	return stored == posted || html.UnescapeString(stored) == posted
-}
-
-// findPost looks for the message match tells in channel (or in the
-// thread of threadTS), posted since since: the post of an earlier attempt.
-func (c *base) findPost(ctx context.Context, token, channel, threadTS string, match func(slack.Message) bool, since time.Time) (*slack.Message, error) {
-	api := c.reads(token)
-	oldest := strconv.FormatInt(since.Unix(), 10)
-	cursor := ""
-	// The channel's history comes newest first, and a lost post is
-	// among the newest: a short first page, then full ones.
-	limit := findFirstPage
-	for range findPages {
-		var msgs []slack.Message
-		var next string
-		if threadTS == "" {
-			resp, err := api.GetConversationHistoryContext(ctx, &slack.GetConversationHistoryParameters{
-				ChannelID: channel, Oldest: oldest, Cursor: cursor, Limit: limit, IncludeAllMetadata: c.kit.Markers()})
-			limit = 200
-			if err != nil {
-				return nil, mapError(ctx, err)
-			}
-			msgs, next = resp.Messages, resp.ResponseMetaData.NextCursor
-		} else {
-			var err error
-			msgs, _, next, err = api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
-				ChannelID: channel, Timestamp: threadTS, Oldest: oldest, Cursor: cursor, Limit: 200, IncludeAllMetadata: c.kit.Markers()})
-			if err != nil {
-				return nil, mapError(ctx, err)
-			}
-		}
-		if i := slices.IndexFunc(msgs, match); i >= 0 {
-			return &msgs[i], nil
-		}
-		if next == "" {
-			return nil, nil
-		}
-		cursor = next
-	}
-	// Not in the pages read: so many messages since that the post, if
-	// any, is out of reach; sending again could duplicate it.
-	return nil, legate.Errorf(legate.CodeConflict, "slack: cannot tell whether an earlier attempt posted: more than %d pages of messages since; check the channel", findPages)
 }
 
 // scope is one OAuth scope and the tools that need it.

@@ -30,6 +30,7 @@ import (
 	"github.com/legate-mcp/legate/connectors/httpkit"
 	"github.com/legate-mcp/legate/connectors/netguard"
 	"github.com/legate-mcp/legate/connectors/saas"
+	"github.com/legate-mcp/legate/connectors/slack/webapi"
 	"github.com/legate-mcp/legate/connectors/slack/workspace"
 )
 
@@ -203,6 +204,9 @@ func (c *Connector) Test(ctx context.Context, creds connectors.Credentials) erro
 func (c *base) client(token string) *slack.Client {
 	return slack.New(token, slack.OptionAPIURL(c.cfg.APIURL), slack.OptionHTTPClient(c.http))
 }
+
+// reads is the Web API's reads of pages with token (package webapi).
+func (c *base) reads(token string) webapi.Reads { return webapi.New(c.http, c.cfg.APIURL, token) }
 
 // AdapterVersion is the version of the slack connector's own code.
 const AdapterVersion = "1.0.0"

@@ -12,6 +12,7 @@ import (
 	"github.com/legate-mcp/legate/connectors"
 	"github.com/legate-mcp/legate/connectors/saas"
 	"github.com/legate-mcp/legate/connectors/saas/model"
+	"github.com/legate-mcp/legate/connectors/slack/webapi"
 )
 
 type listChannelsIn struct {
@@ -273,9 +274,9 @@ func (c *Connector) post(ctx context.Context, call *connectors.Call, channel, th
 			if err != nil {
 				return nil, err
 			}
-			found, err := c.findPost(ctx, token, channel, threadTS, match, since)
+			found, err := webapi.FindPost(ctx, c.reads(token), channel, threadTS, match, since, c.kit.Markers())
 			if err != nil || found == nil {
-				return nil, err
+				return nil, mapError(ctx, err)
 			}
 			m, err := c.messageOf(call, channel, *found, c.dir.Names(ctx, c.client(token), []string{found.User}))
 			return &m, err

@@ -1,4 +1,4 @@
-package slack
+package webapi
 
 import (
 	"context"
@@ -51,7 +51,7 @@ const (
 "response_metadata":{"next_cursor":"bmV4dA=="}}`
 )
 
-// TestReadsMatchSlackGo holds reads to slack-go's methods of the same
+// TestReadsMatchSlackGo holds Reads to slack-go's methods of the same
 // names: against one server, each sends the same request (path, headers
 // the server reads, form) and gets the same result and the same error, for
 // an answer, a refusal by rate, a failure of the server, an answer that is
@@ -98,7 +98,7 @@ func TestReadsMatchSlackGo(t *testing.T) {
 	}))
 	defer srv.Close()
 	ctx := context.Background()
-	ours := reads{http: &http.Client{}, url: srv.URL + "/api/", token: "xoxb-1"}
+	ours := New(&http.Client{}, srv.URL+"/api/", "xoxb-1")
 	theirs := slack.New("xoxb-1", slack.OptionAPIURL(srv.URL+"/api/"), slack.OptionHTTPClient(&http.Client{}))
 
 	type result struct {
@@ -179,7 +179,7 @@ func TestReadsMatchSlackGo(t *testing.T) {
 
 // BenchmarkDecodeChannels decodes a page of 20 channels, as
 // conversations.list answers it, into slack-go's types: with
-// encoding/json, as slack-go does, and as reads does.
+// encoding/json, as slack-go does, and as Reads does.
 func BenchmarkDecodeChannels(b *testing.B) {
 	var chans []string
 	for i := range 20 {

@@ -1,4 +1,8 @@
-package slack
+// Package webapi makes the slack connector's reads of a page of channels
+// or of messages, its most frequent answers and its largest, as slack-go's
+// methods of the same names make them, decoding faster; and finds, by
+// those reads, a post an earlier attempt may have made.
+package webapi
 
 import (
 	"context"
@@ -12,9 +16,9 @@ import (
 	"github.com/slack-go/slack"
 )
 
-// reads makes the Web API reads of a page of channels or of messages, the
-// connector's most frequent answers and its largest, as slack-go's methods
-// of the same names make them: the same form, and the same errors
+// Reads makes the Web API reads of a page of channels or of messages as
+// slack-go's methods of the same names make them: the same form, and the
+// same errors
 // (*slack.RateLimitedError, slack.StatusCodeError,
 // slack.SlackErrorResponse). Each answer is decoded into slack-go's types
 // by segmentio/encoding/json (which the go-sdk links already) instead of
@@ -22,17 +26,20 @@ import (
 // as the rest of the read in Legate put together took
 // (BenchmarkDecodeChannels). TestReadsMatchSlackGo holds the two to the
 // same requests, results and errors.
-type reads struct {
+type Reads struct {
 	http  *http.Client
 	url   string // the Web API's base URL, ending in /
 	token string
 }
 
-// reads is the Web API's reads with token.
-func (c *base) reads(token string) reads { return reads{http: c.http, url: c.cfg.APIURL, token: token} }
+// New returns the reads with token on hc, of the Web API at baseURL
+// (ending in /).
+func New(hc *http.Client, baseURL, token string) Reads {
+	return Reads{http: hc, url: baseURL, token: token}
+}
 
 // GetConversationsContext is slack-go's method of the same name.
-func (r reads) GetConversationsContext(ctx context.Context, p *slack.GetConversationsParameters) ([]slack.Channel, string, error) {
+func (r Reads) GetConversationsContext(ctx context.Context, p *slack.GetConversationsParameters) ([]slack.Channel, string, error) {
 	values := url.Values{"token": {r.token}}
 	if p.Cursor != "" {
 		values.Add("cursor", p.Cursor)
@@ -63,7 +70,7 @@ func (r reads) GetConversationsContext(ctx context.Context, p *slack.GetConversa
 }
 
 // GetConversationHistoryContext is slack-go's method of the same name.
-func (r reads) GetConversationHistoryContext(ctx context.Context, p *slack.GetConversationHistoryParameters) (*slack.GetConversationHistoryResponse, error) {
+func (r Reads) GetConversationHistoryContext(ctx context.Context, p *slack.GetConversationHistoryParameters) (*slack.GetConversationHistoryResponse, error) {
 	values := r.messages(url.Values{"channel": {p.ChannelID}}, p.Cursor, p.Latest, p.Oldest, p.Limit, p.Inclusive, p.IncludeAllMetadata)
 	out := &slack.GetConversationHistoryResponse{}
 	if err := r.post(ctx, "conversations.history", values, out); err != nil {
@@ -73,7 +80,7 @@ func (r reads) GetConversationHistoryContext(ctx context.Context, p *slack.GetCo
 }
 
 // GetConversationRepliesContext is slack-go's method of the same name.
-func (r reads) GetConversationRepliesContext(ctx context.Context, p *slack.GetConversationRepliesParameters) ([]slack.Message, bool, string, error) {
+func (r Reads) GetConversationRepliesContext(ctx context.Context, p *slack.GetConversationRepliesParameters) ([]slack.Message, bool, string, error) {
 	values := r.messages(url.Values{"channel": {p.ChannelID}, "ts": {p.Timestamp}}, p.Cursor, p.Latest, p.Oldest, p.Limit, p.Inclusive, p.IncludeAllMetadata)
 	var out struct {
 		slack.SlackResponse
@@ -91,7 +98,7 @@ func (r reads) GetConversationRepliesContext(ctx context.Context, p *slack.GetCo
 
 // messages adds to values the token and the options of a page of
 // messages, as slack-go's history and replies methods send them.
-func (r reads) messages(values url.Values, cursor, latest, oldest string, limit int, inclusive, metadata bool) url.Values {
+func (r Reads) messages(values url.Values, cursor, latest, oldest string, limit int, inclusive, metadata bool) url.Values {
 	values.Set("token", r.token)
 	if cursor != "" {
 		values.Set("cursor", cursor)
@@ -120,7 +127,7 @@ func flag(b bool) string {
 // post sends method its form and decodes the answer into out, with
 // slack-go's errors for a refusal by rate and for a status other than 200
 // (whose body, often HTML, is not read).
-func (r reads) post(ctx context.Context, method string, values url.Values, out any) error {
+func (r Reads) post(ctx context.Context, method string, values url.Values, out any) error {
 	body := values.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url+method, strings.NewReader(body))
 	if err != nil {
