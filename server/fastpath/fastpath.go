@@ -206,7 +206,7 @@ type message struct {
 
 // decodeMessage reads b as a JSON-RPC 2.0 message, or reports false.
 func decodeMessage(b []byte) (msg message, ok bool) {
-	return msg, json.Unmarshal(b, &msg) == nil && msg.JSONRPC == "2.0"
+	return msg, unmarshal(b, &msg) == nil && msg.JSONRPC == "2.0"
 }
 
 // statelessMeta reports whether the _meta of a stateless request's params
@@ -218,7 +218,7 @@ func statelessMeta(params json.RawMessage) bool {
 			Capabilities json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
 		} `json:"_meta"`
 	}
-	return json.Unmarshal(params, &p) == nil && p.Meta.Version == statelessVersion &&
+	return unmarshal(params, &p) == nil && p.Meta.Version == statelessVersion &&
 		len(p.Meta.Capabilities) > 0 && p.Meta.Capabilities[0] == '{'
 }
 
@@ -234,7 +234,7 @@ func namesProtocol(params json.RawMessage) bool {
 	var p struct {
 		Meta map[string]any `json:"_meta"` // a second _meta adds to the first's keys
 	}
-	if json.Unmarshal(params, &p) != nil {
+	if unmarshal(params, &p) != nil {
 		return true
 	}
 	v, _ := p.Meta["io.modelcontextprotocol/protocolVersion"].(string)
@@ -281,7 +281,7 @@ func (f *Paths) list(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSessi
 	var p struct {
 		Cursor string `json:"cursor"`
 	}
-	if len(params) > 0 && json.Unmarshal(params, &p) != nil || p.Cursor != "" {
+	if len(params) > 0 && unmarshal(params, &p) != nil || p.Cursor != "" {
 		return false
 	}
 	list := f.gw.List(r.Context(), auth.PrincipalFromContext(r.Context()), ss)
@@ -323,7 +323,7 @@ type callParams struct {
 // reports false for the SDK to answer them: a later round of a
 // multi-round-trip call, arguments that are no object, a tool p cannot see.
 func (f *Paths) newCall(p *auth.Principal, ss *mcp.ServerSession, params json.RawMessage) (c Call, in callParams, ok bool) {
-	if json.Unmarshal(params, &in) != nil || in.Name == "" {
+	if unmarshal(params, &in) != nil || in.Name == "" {
 		return c, in, false
 	}
 	if bytes.Contains(params, []byte(`"requestState"`)) || bytes.Contains(params, []byte(`"inputResponses"`)) {
@@ -334,7 +334,7 @@ func (f *Paths) newCall(p *auth.Principal, ss *mcp.ServerSession, params json.Ra
 		Key           any             `json:"io.legate/idempotency-key"`      // legate.IdempotencyMetaKey
 		Budget        json.RawMessage `json:"io.legate/result-budget-tokens"` // resultcut.MetaKey
 	}
-	if len(in.Meta) > 0 && json.Unmarshal(in.Meta, &meta) != nil || f.Declines != nil && f.Declines(p, meta.Budget != nil) {
+	if len(in.Meta) > 0 && unmarshal(in.Meta, &meta) != nil || f.Declines != nil && f.Declines(p, meta.Budget != nil) {
 		return c, in, false
 	}
 	switch {
@@ -474,7 +474,7 @@ func (f *Paths) cancel(session any, params json.RawMessage) {
 	var p struct {
 		RequestID json.RawMessage `json:"requestId"`
 	}
-	if json.Unmarshal(params, &p) != nil {
+	if unmarshal(params, &p) != nil {
 		return
 	}
 	key := callKey{session, string(p.RequestID)}

@@ -59,7 +59,7 @@ func (f *Paths) Line(ctx context.Context, ss *mcp.ServerSession, line []byte, ou
 		var p struct {
 			Cursor string `json:"cursor"`
 		}
-		if !exactID(msg.ID) || len(msg.Params) > 0 && json.Unmarshal(msg.Params, &p) != nil || p.Cursor != "" {
+		if !exactID(msg.ID) || len(msg.Params) > 0 && unmarshal(msg.Params, &p) != nil || p.Cursor != "" {
 			return false
 		}
 		go func() {
@@ -109,7 +109,7 @@ func (f *Paths) Line(ctx context.Context, ss *mcp.ServerSession, line []byte, ou
 func exactID(id json.RawMessage) bool {
 	if len(id) > 0 && id[0] == '"' {
 		var s string
-		return json.Unmarshal(id, &s) == nil
+		return unmarshal(id, &s) == nil
 	}
 	digits := bytes.TrimPrefix(id, []byte("-"))
 	if len(digits) == 0 || len(digits) > 15 || len(digits) > 1 && digits[0] == '0' {
