@@ -94,6 +94,9 @@ func TestStdioFastPathIsTheSDKs(t *testing.T) {
 		`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"e.echo","arguments":{"text":"x"},"_meta":{"progressToken":"p1"}}}`,
 		`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"e.echo"}}`,
 		`{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"e.echo","arguments":null}}`,
+		// Keys in another case are not params or name: read as the SDK reads them.
+		`{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"e.echo","arguments":{"text":"a"}},"Params":{"name":"e.fail","arguments":{"text":"NOT_FOUND"}}}`,
+		`{"jsonrpc":"2.0","id":16,"method":"tools/call","params":{"name":"e.echo","NAME":"e.fail","arguments":{"text":"b"}}}`,
 		// Not the fast path's: the SDK answers, the same either way.
 		`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"no.such_tool","arguments":{}}}`,
 		`{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"e.echo","arguments":[1]}}`,
@@ -108,8 +111,8 @@ func TestStdioFastPathIsTheSDKs(t *testing.T) {
 			t.Errorf("%s:\nfast path  %q\nthe SDK's  %q", r, f, s)
 		}
 	}
-	if n := metric(t, url, `legate_fast_path_requests_total{method="tools/call"}`) - before; n != 9 {
-		t.Errorf("%v of the 9 native calls took the stdio fast path", n)
+	if n := metric(t, url, `legate_fast_path_requests_total{method="tools/call"}`) - before; n != 11 {
+		t.Errorf("%v of the 11 native calls took the stdio fast path", n)
 	}
 	if n := metric(t, url, `legate_fast_path_requests_total{method="tools/list"}`) - listBefore; n != 2 {
 		t.Errorf("%v of the 2 plain lists took the stdio fast path", n)
