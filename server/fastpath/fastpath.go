@@ -45,6 +45,7 @@ import (
 	"github.com/legate-mcp/legate/audit"
 	"github.com/legate-mcp/legate/auth"
 	"github.com/legate-mcp/legate/catalog"
+	"github.com/legate-mcp/legate/internal/mcpjson"
 	"github.com/legate-mcp/legate/opkey"
 	"github.com/legate-mcp/legate/paramheader"
 	"github.com/legate-mcp/legate/rounds"
@@ -206,7 +207,7 @@ type message struct {
 
 // decodeMessage reads b as a JSON-RPC 2.0 message, or reports false.
 func decodeMessage(b []byte) (msg message, ok bool) {
-	return msg, unmarshal(b, &msg) == nil && msg.JSONRPC == "2.0"
+	return msg, mcpjson.Unmarshal(b, &msg) == nil && msg.JSONRPC == "2.0"
 }
 
 // statelessMeta reports whether the _meta of a stateless request's params
@@ -218,7 +219,7 @@ func statelessMeta(params json.RawMessage) bool {
 			Capabilities json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
 		} `json:"_meta"`
 	}
-	return unmarshal(params, &p) == nil && p.Meta.Version == statelessVersion &&
+	return mcpjson.Unmarshal(params, &p) == nil && p.Meta.Version == statelessVersion &&
 		len(p.Meta.Capabilities) > 0 && p.Meta.Capabilities[0] == '{'
 }
 
@@ -234,7 +235,7 @@ func namesProtocol(params json.RawMessage) bool {
 	var p struct {
 		Meta map[string]any `json:"_meta"` // a second _meta adds to the first's keys
 	}
-	if unmarshal(params, &p) != nil {
+	if mcpjson.Unmarshal(params, &p) != nil {
 		return true
 	}
 	v, _ := p.Meta["io.modelcontextprotocol/protocolVersion"].(string)
@@ -281,7 +282,7 @@ func (f *Paths) list(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSessi
 	var p struct {
 		Cursor string `json:"cursor"`
 	}
-	if len(params) > 0 && unmarshal(params, &p) != nil || p.Cursor != "" {
+	if len(params) > 0 && mcpjson.Unmarshal(params, &p) != nil || p.Cursor != "" {
 		return false
 	}
 	list := f.gw.List(r.Context(), auth.PrincipalFromContext(r.Context()), ss)
@@ -323,7 +324,7 @@ type callParams struct {
 // reports false for the SDK to answer them: a later round of a
 // multi-round-trip call, arguments that are no object, a tool p cannot see.
 func (f *Paths) newCall(p *auth.Principal, ss *mcp.ServerSession, params json.RawMessage) (c Call, in callParams, ok bool) {
-	if unmarshal(params, &in) != nil || in.Name == "" {
+	if mcpjson.Unmarshal(params, &in) != nil || in.Name == "" {
 		return c, in, false
 	}
 	if bytes.Contains(params, []byte(`"requestState"`)) || bytes.Contains(params, []byte(`"inputResponses"`)) {
@@ -334,7 +335,7 @@ func (f *Paths) newCall(p *auth.Principal, ss *mcp.ServerSession, params json.Ra
 		Key           any             `json:"io.legate/idempotency-key"`      // legate.IdempotencyMetaKey
 		Budget        json.RawMessage `json:"io.legate/result-budget-tokens"` // resultcut.MetaKey
 	}
-	if len(in.Meta) > 0 && unmarshal(in.Meta, &meta) != nil || f.Declines != nil && f.Declines(p, meta.Budget != nil) {
+	if len(in.Meta) > 0 && mcpjson.Unmarshal(in.Meta, &meta) != nil || f.Declines != nil && f.Declines(p, meta.Budget != nil) {
 		return c, in, false
 	}
 	switch {
@@ -474,7 +475,7 @@ func (f *Paths) cancel(session any, params json.RawMessage) {
 	var p struct {
 		RequestID json.RawMessage `json:"requestId"`
 	}
-	if unmarshal(params, &p) != nil {
+	if mcpjson.Unmarshal(params, &p) != nil {
 		return
 	}
 	key := callKey{session, string(p.RequestID)}

@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/legate-mcp/legate/internal/mcpjson"
 	"github.com/legate-mcp/legate/server/jsonlines"
 )
 
@@ -59,7 +60,7 @@ func (f *Paths) Line(ctx context.Context, ss *mcp.ServerSession, line []byte, ou
 		var p struct {
 			Cursor string `json:"cursor"`
 		}
-		if !exactID(msg.ID) || len(msg.Params) > 0 && unmarshal(msg.Params, &p) != nil || p.Cursor != "" {
+		if !exactID(msg.ID) || len(msg.Params) > 0 && mcpjson.Unmarshal(msg.Params, &p) != nil || p.Cursor != "" {
 			return false
 		}
 		go func() {
@@ -109,7 +110,7 @@ func (f *Paths) Line(ctx context.Context, ss *mcp.ServerSession, line []byte, ou
 func exactID(id json.RawMessage) bool {
 	if len(id) > 0 && id[0] == '"' {
 		var s string
-		return unmarshal(id, &s) == nil
+		return mcpjson.Unmarshal(id, &s) == nil
 	}
 	digits := bytes.TrimPrefix(id, []byte("-"))
 	if len(digits) == 0 || len(digits) > 15 || len(digits) > 1 && digits[0] == '0' {

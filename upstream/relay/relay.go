@@ -42,6 +42,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/internal/mcpjson"
 	"github.com/legate-mcp/legate/upstream/msglimit"
 )
 
@@ -197,7 +198,7 @@ func (c *Conn) Post(ctx context.Context, body []byte, version, method, name stri
 		var answer struct {
 			Error *jsonrpc.Error `json:"error"`
 		}
-		if version >= StandardHeadersVersion && resp.StatusCode < 500 && json.Unmarshal(snippet, &answer) == nil && answer.Error != nil {
+		if version >= StandardHeadersVersion && resp.StatusCode < 500 && mcpjson.Unmarshal(snippet, &answer) == nil && answer.Error != nil {
 			return nil, answer.Error
 		}
 		snippet = snippet[:min(len(snippet), 512)]
@@ -358,7 +359,7 @@ func (c *Conn) handleMessage(data []byte, id string, hold bool) (raw json.RawMes
 		Result json.RawMessage `json:"result"`
 		Error  *jsonrpc.Error  `json:"error"`
 	}
-	if err := json.Unmarshal(data, &msg); err != nil {
+	if err := mcpjson.Unmarshal(data, &msg); err != nil {
 		return nil, false, fmt.Errorf("malformed message from the upstream: %w", err)
 	}
 	switch {

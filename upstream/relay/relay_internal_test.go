@@ -27,3 +27,19 @@ func TestOf(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswerReadAsTheSDKsClient: an upstream's answer naming both
+// "result" and "Result", or "Error", is read as the go-sdk's client reads
+// it, keys in their own case (encoding/json relayed the last of them).
+func TestAnswerReadAsTheSDKsClient(t *testing.T) {
+	c := &Conn{}
+	for _, answer := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":{"a":1},"Result":{"b":2}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"a":1},"ERROR":{"code":-32603,"message":"x"}}`,
+	} {
+		raw, done, err := c.handleMessage([]byte(answer), "1", false)
+		if err != nil || !done || string(raw) != `{"a":1}` {
+			t.Errorf("%s: %s, %v, %v; want the result {\"a\":1}", answer, raw, done, err)
+		}
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/legate-mcp/legate"
+	"github.com/legate-mcp/legate/internal/mcpjson"
 	"github.com/legate-mcp/legate/upstream/msglimit"
 )
 
@@ -45,18 +46,18 @@ func Notification(raw []byte, secrets *legate.Secrets) (*mcp.ProgressNotificatio
 	if masked, ok := secrets.DecodedLeak(raw); ok {
 		raw = masked
 	}
-	if json.Unmarshal(raw, &msg) != nil || msg.ID != nil {
+	if mcpjson.Unmarshal(raw, &msg) != nil || msg.ID != nil {
 		return nil, nil
 	}
 	switch msg.Method {
 	case "notifications/progress":
 		var p mcp.ProgressNotificationParams
-		if json.Unmarshal(msg.Params, &p) == nil {
+		if mcpjson.Unmarshal(msg.Params, &p) == nil {
 			return &p, nil
 		}
 	case "notifications/message":
 		var p mcp.LoggingMessageParams
-		if json.Unmarshal(msg.Params, &p) == nil {
+		if mcpjson.Unmarshal(msg.Params, &p) == nil {
 			return nil, &p
 		}
 	}
